@@ -1,0 +1,452 @@
+//! Host BLAS: a CBLAS library loaded at run time (OpenBLAS first, then BLIS, then any library
+//! exporting `cblas_dgemm`), or the pure-Rust `gemm` crate when none is found. Nothing is linked
+//! at build time, so the same binary runs with or without a system BLAS.
+
+use hetblas_core::{Error, Result, Trans};
+use libloading::Library;
+use std::path::PathBuf;
+
+/// Column-major GEMM on host memory, for one dtype pair (f32, f64).
+pub trait HostBlas: Send + Sync {
+    /// "OpenBLAS 0.3.21 (libopenblas.so.0)", "pure-Rust gemm".
+    fn describe(&self) -> &str;
+    /// Short identifier: "openblas", "blis", "cblas", "rust".
+    fn kind(&self) -> &'static str;
+    /// # Safety
+    /// `a`, `b`, `c` point to column-major matrices of the shapes BLAS derives from the other
+    /// arguments with the given leading dimensions (ld >= max(1, rows)), `c` valid for writes and
+    /// not aliasing `a` or `b`; with `beta == 0`, `c` need not be initialised.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn dgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f64,
+        a: *const f64,
+        lda: usize,
+        b: *const f64,
+        ldb: usize,
+        beta: f64,
+        c: *mut f64,
+        ldc: usize,
+    ) -> Result<()>;
+    /// # Safety
+    /// As [`HostBlas::dgemm`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn sgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f32,
+        a: *const f32,
+        lda: usize,
+        b: *const f32,
+        ldb: usize,
+        beta: f32,
+        c: *mut f32,
+        ldc: usize,
+    ) -> Result<()>;
+}
+
+const CBLAS_COL_MAJOR: i32 = 102;
+const CBLAS_NO_TRANS: i32 = 111;
+const CBLAS_TRANS: i32 = 112;
+
+type CblasDgemm = unsafe extern "C" fn(
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    f64,
+    *const f64,
+    i32,
+    *const f64,
+    i32,
+    f64,
+    *mut f64,
+    i32,
+);
+type CblasSgemm = unsafe extern "C" fn(
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    f32,
+    *const f32,
+    i32,
+    *const f32,
+    i32,
+    f32,
+    *mut f32,
+    i32,
+);
+type GetConfig = unsafe extern "C" fn() -> *const std::os::raw::c_char;
+type GetThreads = unsafe extern "C" fn() -> i32;
+
+/// A CBLAS library opened with libloading.
+pub struct Cblas {
+    _lib: Library,
+    dgemm: CblasDgemm,
+    sgemm: CblasSgemm,
+    kind: &'static str,
+    describe: String,
+    path: String,
+}
+
+/// Library names tried, in order, when `HETBLAS_CBLAS` is not set.
+pub const CBLAS_CANDIDATES: &[&str] = &[
+    "libopenblas.so.0",
+    "libopenblas.so",
+    "libblis.so.4",
+    "libblis.so.3",
+    "libblis.so",
+    "libcblas.so.3",
+    "libcblas.so",
+    "libblas.so.3",
+    "libblas.so",
+];
+
+impl Cblas {
+    /// Opens `path` (a file name searched by the dynamic loader, or a path) and resolves
+    /// `cblas_dgemm` / `cblas_sgemm`.
+    pub fn open(path: &str) -> Result<Cblas> {
+        // SAFETY: loading a shared library runs its initialisers; we only load BLAS libraries
+        // the user or the system named, which is what every BLAS consumer does.
+        let lib = unsafe { Library::new(path) }.map_err(|e| unavailable(format!("{path}: {e}")))?;
+        // SAFETY: the symbol types are the CBLAS prototypes (int = i32 on LP64 BLAS builds).
+        let dgemm: CblasDgemm = unsafe { lib.get::<CblasDgemm>(b"cblas_dgemm\0") }
+            .map(|s| *s)
+            .map_err(|e| unavailable(format!("{path} has no cblas_dgemm: {e}")))?;
+        // SAFETY: as above.
+        let sgemm: CblasSgemm = unsafe { lib.get::<CblasSgemm>(b"cblas_sgemm\0") }
+            .map(|s| *s)
+            .map_err(|e| unavailable(format!("{path} has no cblas_sgemm: {e}")))?;
+        let (kind, mut describe) = if path.contains("openblas") {
+            ("openblas", "OpenBLAS".to_string())
+        } else if path.contains("blis") {
+            ("blis", "BLIS".to_string())
+        } else {
+            ("cblas", "CBLAS".to_string())
+        };
+        // SAFETY: openblas_get_config takes nothing and returns a static NUL-terminated string.
+        if let Ok(f) = unsafe { lib.get::<GetConfig>(b"openblas_get_config\0") } {
+            // SAFETY: see above; the pointer is checked for null.
+            let p = unsafe { f() };
+            if !p.is_null() {
+                // SAFETY: a static C string owned by the library, alive while `lib` is.
+                let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+                describe = s.trim().to_string();
+            }
+        }
+        // SAFETY: openblas_get_num_threads takes nothing and returns an int.
+        if let Ok(f) = unsafe { lib.get::<GetThreads>(b"openblas_get_num_threads\0") } {
+            // SAFETY: see above.
+            let t = unsafe { f() };
+            describe = format!("{describe}, {t} threads");
+        }
+        Ok(Cblas {
+            dgemm,
+            sgemm,
+            kind,
+            describe: format!("{describe} ({path})"),
+            path: path.to_string(),
+            _lib: lib,
+        })
+    }
+
+    /// The library path or name it was opened from.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+fn unavailable(reason: String) -> Error {
+    Error::Unavailable {
+        backend: "cblas",
+        reason,
+    }
+}
+
+fn cblas_trans(t: Trans) -> i32 {
+    if t.is_transposed() {
+        CBLAS_TRANS
+    } else {
+        CBLAS_NO_TRANS
+    }
+}
+
+fn int(x: usize, what: &str) -> Result<i32> {
+    i32::try_from(x).map_err(|_| Error::Unsupported {
+        device: "cpu".into(),
+        detail: format!("{what} = {x} exceeds the 32-bit CBLAS interface"),
+    })
+}
+
+macro_rules! cblas_call {
+    ($self:ident, $f:ident, $ta:ident, $tb:ident, $m:ident, $n:ident, $k:ident, $alpha:ident,
+     $a:ident, $lda:ident, $b:ident, $ldb:ident, $beta:ident, $c:ident, $ldc:ident) => {{
+        let args = (
+            int($m, "m")?,
+            int($n, "n")?,
+            int($k, "k")?,
+            int($lda, "lda")?,
+            int($ldb, "ldb")?,
+            int($ldc, "ldc")?,
+        );
+        // SAFETY: the caller upholds the BLAS contract (see HostBlas); arguments fit in int.
+        unsafe {
+            ($self.$f)(
+                CBLAS_COL_MAJOR,
+                cblas_trans($ta),
+                cblas_trans($tb),
+                args.0,
+                args.1,
+                args.2,
+                $alpha,
+                $a,
+                args.3,
+                $b,
+                args.4,
+                $beta,
+                $c,
+                args.5,
+            )
+        };
+        Ok(())
+    }};
+}
+
+impl HostBlas for Cblas {
+    fn describe(&self) -> &str {
+        &self.describe
+    }
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+    unsafe fn dgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f64,
+        a: *const f64,
+        lda: usize,
+        b: *const f64,
+        ldb: usize,
+        beta: f64,
+        c: *mut f64,
+        ldc: usize,
+    ) -> Result<()> {
+        cblas_call!(self, dgemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+    }
+    unsafe fn sgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f32,
+        a: *const f32,
+        lda: usize,
+        b: *const f32,
+        ldb: usize,
+        beta: f32,
+        c: *mut f32,
+        ldc: usize,
+    ) -> Result<()> {
+        cblas_call!(self, sgemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+    }
+}
+
+/// The embedded fallback: the pure-Rust `gemm` crate (no system library needed).
+pub struct RustGemm {
+    threads: usize,
+    describe: String,
+}
+
+impl RustGemm {
+    /// `threads` = 0 uses every core.
+    pub fn new(threads: usize) -> RustGemm {
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            threads
+        };
+        RustGemm {
+            threads,
+            describe: format!("pure-Rust gemm crate, {threads} threads"),
+        }
+    }
+
+    fn parallelism(&self) -> gemm::Parallelism {
+        if self.threads > 1 {
+            gemm::Parallelism::Rayon(self.threads)
+        } else {
+            gemm::Parallelism::None
+        }
+    }
+}
+
+/// Strides (col stride, row stride) of op(X) for a stored column-major X.
+fn op_strides(t: Trans, ld: usize) -> (isize, isize) {
+    if t.is_transposed() {
+        (1, ld as isize)
+    } else {
+        (ld as isize, 1)
+    }
+}
+
+macro_rules! rust_gemm_call {
+    ($self:ident, $ta:ident, $tb:ident, $m:ident, $n:ident, $k:ident, $alpha:ident, $a:ident,
+     $lda:ident, $b:ident, $ldb:ident, $beta:ident, $c:ident, $ldc:ident, $zero:expr) => {{
+        let (acs, ars) = op_strides($ta, $lda);
+        let (bcs, brs) = op_strides($tb, $ldb);
+        // SAFETY: the caller upholds the BLAS contract; the gemm crate computes
+        // dst = alpha*dst + beta*lhs*rhs, so BLAS beta goes to its alpha and BLAS alpha to its
+        // beta; read_dst = false when BLAS beta == 0, so C is never read then.
+        unsafe {
+            gemm::gemm(
+                $m,
+                $n,
+                $k,
+                $c,
+                $ldc as isize,
+                1,
+                $beta != $zero,
+                $a,
+                acs,
+                ars,
+                $b,
+                bcs,
+                brs,
+                $beta,
+                $alpha,
+                false,
+                false,
+                false,
+                $self.parallelism(),
+            )
+        };
+        Ok(())
+    }};
+}
+
+impl HostBlas for RustGemm {
+    fn describe(&self) -> &str {
+        &self.describe
+    }
+    fn kind(&self) -> &'static str {
+        "rust"
+    }
+    unsafe fn dgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f64,
+        a: *const f64,
+        lda: usize,
+        b: *const f64,
+        ldb: usize,
+        beta: f64,
+        c: *mut f64,
+        ldc: usize,
+    ) -> Result<()> {
+        rust_gemm_call!(self, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0.0)
+    }
+    unsafe fn sgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f32,
+        a: *const f32,
+        lda: usize,
+        b: *const f32,
+        ldb: usize,
+        beta: f32,
+        c: *mut f32,
+        ldc: usize,
+    ) -> Result<()> {
+        rust_gemm_call!(self, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0.0)
+    }
+}
+
+/// Which host BLAS to use, and why.
+pub struct BlasChoice {
+    pub blas: std::sync::Arc<dyn HostBlas>,
+    /// Libraries tried and why each was not taken (empty when the first one worked).
+    pub tried: Vec<String>,
+}
+
+/// Picks the host BLAS: `HETBLAS_CBLAS=/path/lib.so` if set (an error if it fails to load: the
+/// user asked for it), else the first of [`CBLAS_CANDIDATES`] that loads, else the pure-Rust
+/// fallback. `HETBLAS_CBLAS=rust` forces the fallback.
+pub fn choose_blas() -> Result<BlasChoice> {
+    if let Ok(p) = std::env::var("HETBLAS_CBLAS") {
+        if p.eq_ignore_ascii_case("rust") || p.eq_ignore_ascii_case("none") {
+            return Ok(BlasChoice {
+                blas: std::sync::Arc::new(RustGemm::new(0)),
+                tried: vec!["HETBLAS_CBLAS=rust: fallback forced".into()],
+            });
+        }
+        let lib = Cblas::open(&p)?;
+        return Ok(BlasChoice {
+            blas: std::sync::Arc::new(lib),
+            tried: vec![],
+        });
+    }
+    let mut tried = Vec::new();
+    for name in CBLAS_CANDIDATES {
+        match Cblas::open(name) {
+            Ok(lib) => {
+                return Ok(BlasChoice {
+                    blas: std::sync::Arc::new(lib),
+                    tried,
+                })
+            }
+            Err(e) => tried.push(match e {
+                Error::Unavailable { reason, .. } => reason,
+                other => other.to_string(),
+            }),
+        }
+    }
+    Ok(BlasChoice {
+        blas: std::sync::Arc::new(RustGemm::new(0)),
+        tried,
+    })
+}
+
+/// Where a CBLAS library would be looked for (for messages).
+pub fn search_note() -> String {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Ok(p) = std::env::var("LD_LIBRARY_PATH") {
+        dirs.extend(std::env::split_paths(&p));
+    }
+    format!(
+        "searched {} via the dynamic loader{}",
+        CBLAS_CANDIDATES.join(", "),
+        if dirs.is_empty() {
+            String::new()
+        } else {
+            format!(" (LD_LIBRARY_PATH: {dirs:?})")
+        }
+    )
+}

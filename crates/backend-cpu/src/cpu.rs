@@ -1,0 +1,140 @@
+//! The CPU as a device: its memory space is the host, so host operands are used in place (no
+//! copies); it computes with the host BLAS on one queue (the BLAS library threads internally).
+
+use crate::blas::{choose_blas, HostBlas};
+use crate::buffer::HostBuffer;
+use crate::kernel::HostKernel;
+use hetblas_core::host_queue::HostQueue;
+use hetblas_core::{
+    Backend, Buffer, Device, DeviceInfo, DeviceKind, Discovery, Kernel, MemorySpace, Queue, Result,
+};
+use std::any::Any;
+use std::sync::Arc;
+
+/// The host CPU.
+pub struct CpuDevice {
+    info: DeviceInfo,
+    queues: Vec<Arc<dyn Queue>>,
+    kernel: HostKernel,
+    tried: Vec<String>,
+}
+
+impl std::fmt::Debug for CpuDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuDevice")
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+impl CpuDevice {
+    /// The CPU with the host BLAS chosen by [`choose_blas`].
+    pub fn new() -> Result<Arc<CpuDevice>> {
+        let choice = choose_blas()?;
+        Self::with_blas(choice.blas, choice.tried)
+    }
+
+    /// The CPU with a given host BLAS.
+    pub fn with_blas(blas: Arc<dyn HostBlas>, tried: Vec<String>) -> Result<Arc<CpuDevice>> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let info = DeviceInfo {
+            backend: "cpu".into(),
+            vendor: cpu_vendor(),
+            name: cpu_model().unwrap_or_else(|| "host CPU".into()),
+            index: 0,
+            kind: DeviceKind::Cpu,
+            memory_bytes: host_memory_bytes(),
+            detail: format!("{cores} cores; BLAS: {}", blas.describe()),
+        };
+        Ok(Arc::new(CpuDevice {
+            info,
+            queues: vec![HostQueue::new("cpu0/compute")? as Arc<dyn Queue>],
+            kernel: HostKernel::new(blas, None),
+            tried,
+        }))
+    }
+
+    /// The host BLAS in use.
+    pub fn blas(&self) -> &Arc<dyn HostBlas> {
+        self.kernel.blas()
+    }
+
+    /// Libraries tried before the one in use (why OpenBLAS was not taken, for instance).
+    pub fn blas_search(&self) -> &[String] {
+        &self.tried
+    }
+}
+
+impl Device for CpuDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn space(&self) -> MemorySpace {
+        MemorySpace::HOST
+    }
+    fn memory_budget(&self) -> u64 {
+        // Slots on the host are needed only for device-resident operands; half of RAM at most.
+        host_available_bytes() / 2
+    }
+    fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        Ok(Box::new(HostBuffer::new(bytes, MemorySpace::HOST, None)?))
+    }
+    fn compute_queues(&self) -> &[Arc<dyn Queue>] {
+        &self.queues
+    }
+    fn kernel(&self) -> &dyn Kernel {
+        &self.kernel
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Discovers the CPU (always present).
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn discover(&self) -> Result<Discovery> {
+        Ok(Discovery {
+            devices: vec![CpuDevice::new()? as Arc<dyn Device>],
+            links: vec![],
+        })
+    }
+}
+
+fn meminfo(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+}
+
+/// Total host RAM (bytes), 16 GiB when it cannot be read.
+pub fn host_memory_bytes() -> u64 {
+    meminfo("MemTotal:").unwrap_or(16 << 30)
+}
+
+fn host_available_bytes() -> u64 {
+    meminfo("MemAvailable:").unwrap_or_else(host_memory_bytes)
+}
+
+fn cpuinfo(field: &str) -> Option<String> {
+    let s = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|v| v.trim().to_string())
+}
+
+fn cpu_model() -> Option<String> {
+    cpuinfo("model name")
+}
+
+fn cpu_vendor() -> String {
+    cpuinfo("vendor_id").unwrap_or_else(|| "host".into())
+}

@@ -1,0 +1,267 @@
+//! Host-emulated devices: each has its own memory space (allocated in host RAM), is reached
+//! through copy links run by host threads, and computes with the host BLAS. Rates can be
+//! throttled (compute FLOP/s, link bandwidth and latency), so multi-device planning, caching,
+//! routing and balancing run for real, deterministically, on machines without GPUs (CI).
+
+use crate::blas::HostBlas;
+use crate::buffer::{copy_2d_host, HostBuffer};
+use crate::kernel::HostKernel;
+use hetblas_core::host_queue::HostQueue;
+use hetblas_core::link::check_copy;
+use hetblas_core::{
+    Buffer, Device, DeviceInfo, DeviceKind, Error, Kernel, Link, LinkKind, MemorySpace, Queue,
+    RawTile, Result,
+};
+use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How an emulated device behaves.
+#[derive(Debug, Clone)]
+pub struct EmulatedConfig {
+    /// Size of its memory space.
+    pub memory_bytes: u64,
+    /// Compute rate; `None` runs as fast as the host BLAS.
+    pub flops_per_sec: Option<f64>,
+    /// Bandwidth of host->device and device->host copies; `None` is memcpy speed.
+    pub host_link_bytes_per_sec: Option<f64>,
+    /// Bandwidth of device->device copies.
+    pub peer_link_bytes_per_sec: Option<f64>,
+    /// Fixed latency added to every copy.
+    pub link_latency: Duration,
+    /// Number of compute queues.
+    pub compute_queues: usize,
+}
+
+impl Default for EmulatedConfig {
+    fn default() -> Self {
+        EmulatedConfig {
+            memory_bytes: 1 << 30,
+            flops_per_sec: None,
+            host_link_bytes_per_sec: None,
+            peer_link_bytes_per_sec: None,
+            link_latency: Duration::ZERO,
+            compute_queues: 2,
+        }
+    }
+}
+
+/// A device emulated in host memory.
+pub struct EmulatedDevice {
+    info: DeviceInfo,
+    space: MemorySpace,
+    config: EmulatedConfig,
+    used: Arc<AtomicU64>,
+    queues: Vec<Arc<dyn Queue>>,
+    kernel: HostKernel,
+}
+
+impl std::fmt::Debug for EmulatedDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmulatedDevice")
+            .field("info", &self.info)
+            .field("space", &self.space)
+            .finish()
+    }
+}
+
+impl EmulatedDevice {
+    pub fn new(index: usize, config: EmulatedConfig, blas: Arc<dyn HostBlas>) -> Result<Arc<Self>> {
+        let space = MemorySpace::new_device();
+        let queues = (0..config.compute_queues.max(1))
+            .map(|q| HostQueue::new(format!("emu{index}/compute{q}")).map(|q| q as Arc<dyn Queue>))
+            .collect::<Result<Vec<_>>>()?;
+        let rate = config.flops_per_sec.map_or("host speed".to_string(), |r| {
+            format!("{:.2} GFLOP/s", r / 1e9)
+        });
+        Ok(Arc::new(EmulatedDevice {
+            info: DeviceInfo {
+                backend: "emulated".into(),
+                vendor: "hetblas".into(),
+                name: format!("emulated device {index}"),
+                index,
+                kind: DeviceKind::Emulated,
+                memory_bytes: config.memory_bytes,
+                detail: format!("{rate}; BLAS: {}", blas.describe()),
+            },
+            space,
+            kernel: HostKernel::new(blas, config.flops_per_sec),
+            config,
+            used: Arc::new(AtomicU64::new(0)),
+            queues,
+        }))
+    }
+
+    pub fn config(&self) -> &EmulatedConfig {
+        &self.config
+    }
+}
+
+impl Device for EmulatedDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn space(&self) -> MemorySpace {
+        self.space
+    }
+    fn memory_budget(&self) -> u64 {
+        self.config
+            .memory_bytes
+            .saturating_sub(self.used.load(Ordering::SeqCst))
+    }
+    fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        let used = self.used.load(Ordering::SeqCst);
+        if used + bytes as u64 > self.config.memory_bytes {
+            return Err(Error::OutOfMemory {
+                device: self.info.label(),
+                detail: format!(
+                    "{bytes} B requested, {} of {} B free",
+                    self.config.memory_bytes - used,
+                    self.config.memory_bytes
+                ),
+            });
+        }
+        Ok(Box::new(HostBuffer::new(
+            bytes,
+            self.space,
+            Some(self.used.clone()),
+        )?))
+    }
+    fn compute_queues(&self) -> &[Arc<dyn Queue>] {
+        &self.queues
+    }
+    fn kernel(&self) -> &dyn Kernel {
+        &self.kernel
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A copy link between two host-resident spaces, run by its own host thread.
+#[derive(Debug)]
+pub struct EmulatedLink {
+    src: MemorySpace,
+    dst: MemorySpace,
+    kind: LinkKind,
+    name: String,
+    queue: Arc<dyn Queue>,
+    bytes_per_sec: Option<f64>,
+    latency: Duration,
+}
+
+impl EmulatedLink {
+    pub fn new(
+        src: MemorySpace,
+        dst: MemorySpace,
+        kind: LinkKind,
+        name: String,
+        bytes_per_sec: Option<f64>,
+        latency: Duration,
+    ) -> Result<Arc<EmulatedLink>> {
+        Ok(Arc::new(EmulatedLink {
+            queue: HostQueue::new(name.clone())? as Arc<dyn Queue>,
+            src,
+            dst,
+            kind,
+            name,
+            bytes_per_sec,
+            latency,
+        }))
+    }
+}
+
+impl Link for EmulatedLink {
+    fn src(&self) -> MemorySpace {
+        self.src
+    }
+    fn dst(&self) -> MemorySpace {
+        self.dst
+    }
+    fn kind(&self) -> LinkKind {
+        self.kind
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn queue(&self) -> &Arc<dyn Queue> {
+        &self.queue
+    }
+    fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
+        check_copy(self, src, dst)?;
+        let hq = self
+            .queue
+            .as_any()
+            .downcast_ref::<HostQueue>()
+            .ok_or_else(|| Error::internal("emulated link without a host queue"))?;
+        let (src, dst) = (*src, *dst);
+        let min_time = self.latency
+            + self.bytes_per_sec.map_or(Duration::ZERO, |bw| {
+                Duration::from_secs_f64(src.bytes() as f64 / bw)
+            });
+        hq.enqueue(move || {
+            let start = Instant::now();
+            // SAFETY: both tiles are host memory (emulated spaces live in host RAM) that the
+            // executor keeps alive until this queue is synchronised; check_copy matched shapes.
+            unsafe { copy_2d_host(&src, &dst) };
+            let spent = start.elapsed();
+            if spent < min_time {
+                std::thread::sleep(min_time - spent);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Emulated devices and the links between them and the host.
+pub struct EmulatedNode {
+    pub devices: Vec<Arc<EmulatedDevice>>,
+    pub links: Vec<Arc<dyn Link>>,
+}
+
+/// Creates `configs.len()` emulated devices with links host<->each and each<->each.
+pub fn emulated_node(configs: &[EmulatedConfig], blas: Arc<dyn HostBlas>) -> Result<EmulatedNode> {
+    let devices = configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| EmulatedDevice::new(i, c.clone(), blas.clone()))
+        .collect::<Result<Vec<_>>>()?;
+    let mut links: Vec<Arc<dyn Link>> = Vec::new();
+    for (i, d) in devices.iter().enumerate() {
+        let c = &d.config;
+        links.push(EmulatedLink::new(
+            MemorySpace::HOST,
+            d.space,
+            LinkKind::HostToDevice,
+            format!("host->emu{i}"),
+            c.host_link_bytes_per_sec,
+            c.link_latency,
+        )?);
+        links.push(EmulatedLink::new(
+            d.space,
+            MemorySpace::HOST,
+            LinkKind::DeviceToHost,
+            format!("emu{i}->host"),
+            c.host_link_bytes_per_sec,
+            c.link_latency,
+        )?);
+        for (j, e) in devices.iter().enumerate() {
+            if i != j {
+                let bw = match (c.peer_link_bytes_per_sec, e.config.peer_link_bytes_per_sec) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                links.push(EmulatedLink::new(
+                    d.space,
+                    e.space,
+                    LinkKind::Peer,
+                    format!("emu{i}->emu{j}"),
+                    bw,
+                    c.link_latency,
+                )?);
+            }
+        }
+    }
+    Ok(EmulatedNode { devices, links })
+}

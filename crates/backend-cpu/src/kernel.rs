@@ -1,0 +1,110 @@
+//! The host GEMM kernel: runs the chosen host BLAS on a host queue, optionally throttled to an
+//! emulated rate (so emulated devices of unequal speed behave deterministically).
+
+use crate::blas::HostBlas;
+use hetblas_core::host_queue::HostQueue;
+use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, Result, ScalarValue};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// GEMM on host memory through a [`HostBlas`].
+pub struct HostKernel {
+    blas: Arc<dyn HostBlas>,
+    /// Emulated rate: each tile takes at least flops / rate seconds.
+    flops_per_sec: Option<f64>,
+}
+
+impl HostKernel {
+    pub fn new(blas: Arc<dyn HostBlas>, flops_per_sec: Option<f64>) -> HostKernel {
+        HostKernel {
+            blas,
+            flops_per_sec,
+        }
+    }
+
+    pub fn blas(&self) -> &Arc<dyn HostBlas> {
+        &self.blas
+    }
+}
+
+/// Runs one tile GEMM now, on the calling thread.
+///
+/// # Safety
+/// The tiles of `op` are valid host memory of their shapes (checked by `GemmTile::check` for
+/// consistency; their extent is guaranteed by the executor that built them from checked views).
+pub unsafe fn run_gemm(blas: &dyn HostBlas, op: &GemmTile) -> Result<()> {
+    match (op.alpha, op.beta) {
+        // SAFETY: forwarded caller contract.
+        (ScalarValue::F64(alpha), ScalarValue::F64(beta)) => unsafe {
+            blas.dgemm(
+                op.transa,
+                op.transb,
+                op.m,
+                op.n,
+                op.k,
+                alpha,
+                op.a.addr as *const f64,
+                op.a.ld,
+                op.b.addr as *const f64,
+                op.b.ld,
+                beta,
+                op.c.addr as *mut f64,
+                op.c.ld,
+            )
+        },
+        // SAFETY: forwarded caller contract.
+        (ScalarValue::F32(alpha), ScalarValue::F32(beta)) => unsafe {
+            blas.sgemm(
+                op.transa,
+                op.transb,
+                op.m,
+                op.n,
+                op.k,
+                alpha,
+                op.a.addr as *const f32,
+                op.a.ld,
+                op.b.addr as *const f32,
+                op.b.ld,
+                beta,
+                op.c.addr as *mut f32,
+                op.c.ld,
+            )
+        },
+        _ => Err(Error::internal("mixed scalar types in a gemm tile")),
+    }
+}
+
+impl Kernel for HostKernel {
+    fn supports(&self, dtype: DType) -> bool {
+        matches!(dtype, DType::F32 | DType::F64)
+    }
+
+    fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {
+        op.check()?;
+        let hq = queue
+            .as_any()
+            .downcast_ref::<HostQueue>()
+            .ok_or_else(|| Error::internal("host kernel given a queue that is not a host queue"))?;
+        if op.m == 0 || op.n == 0 {
+            return Ok(());
+        }
+        let blas = self.blas.clone();
+        let op = *op;
+        let min_time = self
+            .flops_per_sec
+            .map(|r| Duration::from_secs_f64(2.0 * op.m as f64 * op.n as f64 * op.k as f64 / r));
+        hq.enqueue(move || {
+            let start = Instant::now();
+            // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
+            // is synchronised, and built the tiles from checked operand views and slots.
+            unsafe { run_gemm(blas.as_ref(), &op) }?;
+            if let Some(t) = min_time {
+                let spent = start.elapsed();
+                if spent < t {
+                    std::thread::sleep(t - spent);
+                }
+            }
+            Ok(())
+        })
+    }
+}

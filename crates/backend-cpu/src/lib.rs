@@ -1,0 +1,26 @@
+//! # hetblas-cpu
+//!
+//! The CPU backend of hetblas, and the host-emulated devices.
+//!
+//! - [`CpuDevice`]: the CPU as a device. Its memory space is the host, so host operands are used
+//!   in place and no copy is ever made; it computes with a CBLAS library loaded at run time
+//!   (OpenBLAS first: `libopenblas.so.0`, `libopenblas.so`; then BLIS; then any `libcblas` /
+//!   `libblas` exporting `cblas_dgemm`; `HETBLAS_CBLAS=/path/lib.so` overrides), or with the
+//!   pure-Rust `gemm` crate when none is found. Nothing is linked at build time.
+//! - [`EmulatedDevice`]: a device with its own memory space inside host RAM, reached through
+//!   [`EmulatedLink`]s run by host threads, optionally throttled to chosen rates. They exist so
+//!   the planner, the tile caches and the executor run for real on machines without GPUs.
+//!
+//! Layout, as in every backend crate: `blas` (the library loading), `kernel` (the Kernel impl),
+//! `cpu` / `emulated` (the Device and Link impls), `buffer` (memory).
+
+pub mod blas;
+pub mod buffer;
+pub mod cpu;
+pub mod emulated;
+pub mod kernel;
+
+pub use blas::{choose_blas, Cblas, HostBlas, RustGemm};
+pub use cpu::{CpuBackend, CpuDevice};
+pub use emulated::{emulated_node, EmulatedConfig, EmulatedDevice, EmulatedLink, EmulatedNode};
+pub use kernel::HostKernel;

@@ -1,0 +1,588 @@
+//! The conformance cases. Each is a plain function over a [`Target`]; `run_case` is the one
+//! parametrised GEMM check the cases (and the property tests) are built from.
+
+use crate::check::{check_against_reference, Tolerance};
+use crate::data::{random_scalar, random_vec, rng};
+use crate::Target;
+use hetblas_core::{
+    DeviceMatrix, DevicePool, Error, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef,
+    Scalar, Trans,
+};
+
+/// Where an operand lives for a case: the host, or `Target::homes[i]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Home {
+    Host,
+    Device(usize),
+}
+
+/// Placement of (A, B, C).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub a: Home,
+    pub b: Home,
+    pub c: Home,
+}
+
+impl Placement {
+    pub const HOST: Placement = Placement {
+        a: Home::Host,
+        b: Home::Host,
+        c: Home::Host,
+    };
+}
+
+/// One GEMM to run and check.
+#[derive(Debug, Clone)]
+pub struct CaseSpec {
+    pub ta: Trans,
+    pub tb: Trans,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub alpha: f64,
+    pub beta: f64,
+    /// Extra leading dimension of A, B, C beyond their rows (host operands).
+    pub pad: (usize, usize, usize),
+    pub tile: Option<usize>,
+    pub seed: u64,
+    pub placement: Placement,
+    /// Fill C (and its padding) with NaN before the call.
+    pub nan_c: bool,
+    pub memory_limit: Option<u64>,
+}
+
+impl CaseSpec {
+    pub fn new(ta: Trans, tb: Trans, m: usize, n: usize, k: usize) -> CaseSpec {
+        CaseSpec {
+            ta,
+            tb,
+            m,
+            n,
+            k,
+            alpha: 1.0,
+            beta: 0.0,
+            pad: (0, 0, 0),
+            tile: None,
+            seed: 1,
+            placement: Placement::HOST,
+            nan_c: false,
+            memory_limit: None,
+        }
+    }
+}
+
+fn dev_in<T: Scalar>(
+    t: &Target,
+    home: Home,
+    host: MatRef<'_, T>,
+) -> Result<Option<DeviceMatrix<T>>, String> {
+    match home {
+        Home::Host => Ok(None),
+        Home::Device(i) => {
+            let d = *t.homes.get(i).ok_or("placement names a missing home")?;
+            t.pool
+                .upload(d, host)
+                .map(Some)
+                .map_err(|e| format!("upload to device {d}: {e}"))
+        }
+    }
+}
+
+/// Runs one GEMM on the target and checks it against the reference (and checks that host C's
+/// padding rows were not touched). Returns the report.
+pub fn run_case<T: Scalar>(t: &Target, s: &CaseSpec) -> Result<GemmReport, String> {
+    let mut r = rng(s.seed);
+    let (ar, ac) = s.ta.stored_shape(s.m, s.k);
+    let (br, bc) = s.tb.stored_shape(s.k, s.n);
+    let (lda, ldb, ldc) = (
+        ar.max(1) + s.pad.0,
+        br.max(1) + s.pad.1,
+        s.m.max(1) + s.pad.2,
+    );
+    let a: Vec<T> = random_vec(&mut r, lda * ac.max(1));
+    let b: Vec<T> = random_vec(&mut r, ldb * bc.max(1));
+    let mut c: Vec<T> = random_vec(&mut r, ldc * s.n.max(1));
+    if s.nan_c {
+        c.iter_mut().for_each(|x| *x = T::from_f64(f64::NAN));
+    }
+    let c0 = c.clone();
+    let alpha = T::from_f64(s.alpha);
+    let beta = T::from_f64(s.beta);
+    let av = MatRef::new(&a, ar, ac, lda).map_err(|e| e.to_string())?;
+    let bv = MatRef::new(&b, br, bc, ldb).map_err(|e| e.to_string())?;
+    let c0v = MatRef::new(&c0, s.m, s.n, ldc).map_err(|e| e.to_string())?;
+
+    let da = dev_in(t, s.placement.a, av)?;
+    let db = dev_in(t, s.placement.b, bv)?;
+    let mut dc = dev_in(t, s.placement.c, c0v)?;
+    let opts = GemmOptions {
+        tile: s.tile,
+        devices: Some(t.compute.clone()),
+        trace: false,
+        memory_limit: s.memory_limit,
+    };
+    let a_in: MatIn<'_, T> = da.as_ref().map_or(MatIn::Host(av), MatIn::Device);
+    let b_in: MatIn<'_, T> = db.as_ref().map_or(MatIn::Host(bv), MatIn::Device);
+    let report = {
+        let c_out: MatOut<'_, T> = match dc.as_mut() {
+            Some(d) => MatOut::Device(d),
+            None => MatOut::Host(MatMut::new(&mut c, s.m, s.n, ldc).map_err(|e| e.to_string())?),
+        };
+        t.pool
+            .gemm_with(s.ta, s.tb, alpha, a_in, b_in, beta, c_out, &opts)
+            .map_err(|e| format!("gemm failed: {e} ({s:?})"))?
+    };
+    if let Some(d) = &dc {
+        t.pool
+            .download(
+                d,
+                MatMut::new(&mut c, s.m, s.n, ldc).map_err(|e| e.to_string())?,
+            )
+            .map_err(|e| format!("download: {e}"))?;
+    } else {
+        // Host C: the rows between m and ldc belong to the caller and must be untouched.
+        for j in 0..s.n {
+            for i in s.m..ldc {
+                let (g, w) = (c[i + j * ldc], c0[i + j * ldc]);
+                if !(g == w || (g.to_f64().is_nan() && w.to_f64().is_nan())) {
+                    return Err(format!("padding C[{i} + {j}*ldc] was overwritten ({s:?})"));
+                }
+            }
+        }
+    }
+    let got = MatRef::new(&c, s.m, s.n, ldc).map_err(|e| e.to_string())?;
+    check_against_reference(
+        s.ta,
+        s.tb,
+        alpha,
+        av,
+        bv,
+        beta,
+        c0v,
+        got,
+        Tolerance::default(),
+    )
+    .map_err(|e| format!("{e} [{s:?}]"))?;
+    Ok(report)
+}
+
+const TRANS: [Trans; 3] = [Trans::N, Trans::T, Trans::C];
+
+fn transposes_for<T: Scalar>(t: &Target, seed: u64) -> Result<(), String> {
+    let mut r = rng(seed);
+    let ab = [
+        (1.0, 0.0),
+        (1.0, 1.0),
+        (random_scalar(&mut r), random_scalar(&mut r)),
+    ];
+    let mut n = 0;
+    for ta in TRANS {
+        for tb in TRANS {
+            for &(alpha, beta) in &ab {
+                n += 1;
+                let mut s = CaseSpec::new(ta, tb, 37, 29, 41);
+                s.alpha = alpha;
+                s.beta = beta;
+                s.tile = Some(t.small_tile);
+                s.seed = seed + n;
+                s.pad = (n as usize % 3, (n as usize + 1) % 3, (n as usize + 2) % 3);
+                run_case::<T>(t, &s)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every transpose pair (N, T, C) x alpha/beta in {(1, 0), (1, 1), random}, f64.
+pub fn all_transposes_f64(t: &Target) -> Result<(), String> {
+    transposes_for::<f64>(t, 100)
+}
+
+/// The same in f32.
+pub fn all_transposes_f32(t: &Target) -> Result<(), String> {
+    transposes_for::<f32>(t, 200)
+}
+
+/// beta == 0 must not read C: NaN in C does not reach the result, for host and device C.
+pub fn beta_zero_ignores_nan_in_c(t: &Target) -> Result<(), String> {
+    let mut homes = vec![Home::Host];
+    if !t.homes.is_empty() {
+        homes.push(Home::Device(0));
+    }
+    for (i, &home) in homes.iter().enumerate() {
+        for tile in [Some(t.small_tile), None] {
+            let mut s = CaseSpec::new(Trans::T, Trans::N, 33, 21, 18);
+            s.alpha = -1.5;
+            s.nan_c = true;
+            s.tile = tile;
+            s.placement.c = home;
+            s.seed = 300 + i as u64;
+            run_case::<f64>(t, &s)?;
+            run_case::<f32>(t, &s)?;
+        }
+    }
+    Ok(())
+}
+
+/// Leading dimensions well above the row counts, every operand.
+pub fn leading_dimensions_larger_than_rows(t: &Target) -> Result<(), String> {
+    for (i, (ta, tb)) in [(Trans::N, Trans::N), (Trans::T, Trans::T)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut s = CaseSpec::new(ta, tb, 26, 19, 23);
+        s.pad = (5, 7, 11);
+        s.alpha = 0.75;
+        s.beta = -0.5;
+        s.tile = Some(t.small_tile);
+        s.seed = 400 + i as u64;
+        run_case::<f64>(t, &s)?;
+        run_case::<f32>(t, &s)?;
+    }
+    Ok(())
+}
+
+/// m = 0, n = 0 (nothing happens), k = 0 and alpha = 0 (C = beta * C, exactly; beta = 0 writes
+/// zeros even over NaN).
+pub fn quick_returns(t: &Target) -> Result<(), String> {
+    let opts = GemmOptions {
+        devices: Some(t.compute.clone()),
+        ..Default::default()
+    };
+    let pool: &DevicePool = &t.pool;
+    // m = 0 and n = 0: C untouched.
+    for (m, n) in [(0usize, 5usize), (5, 0)] {
+        let a = vec![1.0f64; 5 * 4];
+        let b = vec![1.0f64; 5 * 4];
+        let mut c = vec![7.0f64; 25];
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::new(&a, m, 4, 5).map_err(|e| e.to_string())?,
+            MatRef::new(&b, 4, n, 4).map_err(|e| e.to_string())?,
+            1.0,
+            MatMut::new(&mut c, m, n, 5).map_err(|e| e.to_string())?,
+            &opts,
+        )
+        .map_err(|e| e.to_string())?;
+        if c.iter().any(|&x| x != 7.0) {
+            return Err(format!("m={m} n={n}: C was modified"));
+        }
+    }
+    // k = 0 or alpha = 0: C = beta * C.
+    for (k, alpha, beta, nan) in [
+        (0usize, 1.0f64, 0.5f64, false),
+        (0, 1.0, 0.0, true),
+        (3, 0.0, 1.0, false),
+        (3, 0.0, 0.0, true),
+        (3, 0.0, -2.0, false),
+    ] {
+        let a = vec![1.0f64; 6 * 3];
+        let b = vec![1.0f64; 3 * 4];
+        let mut r = rng(500 + k as u64);
+        let mut c: Vec<f64> = random_vec(&mut r, 6 * 4);
+        if nan {
+            c.iter_mut().for_each(|x| *x = f64::NAN);
+        }
+        let want: Vec<f64> = c
+            .iter()
+            .map(|&x| if beta == 0.0 { 0.0 } else { beta * x })
+            .collect();
+        let homes = if t.homes.is_empty() {
+            vec![Home::Host]
+        } else {
+            vec![Home::Host, Home::Device(0)]
+        };
+        for home in homes {
+            let mut cc = c.clone();
+            let av = MatRef::new(&a, 6, k, 6).map_err(|e| e.to_string())?;
+            let bv = MatRef::new(&b, k, 4, k.max(1)).map_err(|e| e.to_string())?;
+            match home {
+                Home::Host => {
+                    pool.gemm_with(
+                        Trans::N,
+                        Trans::N,
+                        alpha,
+                        av,
+                        bv,
+                        beta,
+                        MatMut::new(&mut cc, 6, 4, 6).map_err(|e| e.to_string())?,
+                        &opts,
+                    )
+                    .map_err(|e| e.to_string())?;
+                }
+                Home::Device(i) => {
+                    let mut dc = pool
+                        .upload(
+                            t.homes[i],
+                            MatRef::new(&c, 6, 4, 6).map_err(|e| e.to_string())?,
+                        )
+                        .map_err(|e| e.to_string())?;
+                    pool.gemm_with(Trans::N, Trans::N, alpha, av, bv, beta, &mut dc, &opts)
+                        .map_err(|e| e.to_string())?;
+                    pool.download(
+                        &dc,
+                        MatMut::new(&mut cc, 6, 4, 6).map_err(|e| e.to_string())?,
+                    )
+                    .map_err(|e| e.to_string())?;
+                }
+            }
+            if cc != want {
+                return Err(format!(
+                    "k={k} alpha={alpha} beta={beta} {home:?}: got {cc:?}, want {want:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// 1s, primes, skinny and fat shapes.
+pub fn tiny_and_skinny_shapes(t: &Target) -> Result<(), String> {
+    let shapes = [
+        (1, 1, 1),
+        (1, 23, 17),
+        (23, 1, 17),
+        (23, 17, 1),
+        (2, 3, 1),
+        (1, 1, 97),
+        (97, 1, 1),
+        (13, 17, 19),
+        (3, 61, 2),
+    ];
+    for (i, &(m, n, k)) in shapes.iter().enumerate() {
+        let ta = TRANS[i % 3];
+        let tb = TRANS[(i + 1) % 3];
+        let mut s = CaseSpec::new(ta, tb, m, n, k);
+        s.alpha = 1.25;
+        s.beta = if i % 2 == 0 { 0.0 } else { 0.5 };
+        s.tile = Some(t.small_tile);
+        s.seed = 600 + i as u64;
+        run_case::<f64>(t, &s)?;
+        run_case::<f32>(t, &s)?;
+    }
+    Ok(())
+}
+
+/// Shapes that are not multiples of anything, with the tile hetblas chooses.
+pub fn odd_shapes_default_tile(t: &Target) -> Result<(), String> {
+    for (i, &(m, n, k)) in [(129usize, 67usize, 201usize), (65, 130, 33)]
+        .iter()
+        .enumerate()
+    {
+        let mut s = CaseSpec::new(Trans::N, Trans::T, m, n, k);
+        s.alpha = -0.5;
+        s.beta = 2.0;
+        s.seed = 700 + i as u64;
+        run_case::<f64>(t, &s)?;
+        run_case::<f32>(t, &s)?;
+    }
+    Ok(())
+}
+
+/// All 8 placements of (A, B, C) over {host, device}; with two or more homes also mixed
+/// placements across devices.
+pub fn operand_placements(t: &Target) -> Result<(), String> {
+    let mut placements = Vec::new();
+    let choices: Vec<Home> = if t.homes.is_empty() {
+        vec![Home::Host]
+    } else {
+        vec![Home::Host, Home::Device(0)]
+    };
+    for &a in &choices {
+        for &b in &choices {
+            for &c in &choices {
+                placements.push(Placement { a, b, c });
+            }
+        }
+    }
+    if t.homes.len() >= 2 {
+        let (d0, d1) = (Home::Device(0), Home::Device(1));
+        placements.push(Placement {
+            a: d0,
+            b: d1,
+            c: Home::Host,
+        });
+        placements.push(Placement {
+            a: d1,
+            b: Home::Host,
+            c: d0,
+        });
+        placements.push(Placement {
+            a: d0,
+            b: d1,
+            c: d1,
+        });
+    }
+    for (i, &p) in placements.iter().enumerate() {
+        let mut s = CaseSpec::new(TRANS[i % 3], TRANS[(i + 2) % 3], 45, 38, 52);
+        s.placement = p;
+        s.alpha = 0.5;
+        s.beta = if i % 2 == 0 { 1.5 } else { 0.0 };
+        s.nan_c = s.beta == 0.0;
+        s.tile = Some(t.small_tile);
+        s.seed = 800 + i as u64;
+        run_case::<f64>(t, &s).map_err(|e| format!("placement {p:?}: {e}"))?;
+        run_case::<f32>(t, &s).map_err(|e| format!("placement {p:?}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn expect_param(r: Result<GemmReport, Error>, param: u32, what: &str) -> Result<(), String> {
+    match r {
+        Err(e) if e.blas_param() == Some(param) => Ok(()),
+        other => Err(format!(
+            "{what}: expected parameter {param} error, got {other:?}"
+        )),
+    }
+}
+
+/// Bad arguments give typed errors with the reference BLAS parameter numbers; nothing panics.
+pub fn bad_arguments_are_reported(t: &Target) -> Result<(), String> {
+    let pool = &t.pool;
+    let o = GemmOptions {
+        devices: Some(t.compute.clone()),
+        ..Default::default()
+    };
+    let a = vec![1.0f64; 100];
+    let b = vec![1.0f64; 100];
+    let mut c = vec![1.0f64; 100];
+    let mut g = |ta: u8, tb: u8, m: i64, n: i64, k: i64, lda: i64, ldb: i64, ldc: i64| {
+        pool.gemm_blas(ta, tb, m, n, k, 1.0, &a, lda, &b, ldb, 1.0, &mut c, ldc, &o)
+    };
+    expect_param(g(b'Q', b'N', 2, 2, 2, 2, 2, 2), 1, "transa")?;
+    expect_param(g(b'N', b'?', 2, 2, 2, 2, 2, 2), 2, "transb")?;
+    expect_param(g(b'N', b'N', -1, 2, 2, 2, 2, 2), 3, "m < 0")?;
+    expect_param(g(b'N', b'N', 2, -3, 2, 2, 2, 2), 4, "n < 0")?;
+    expect_param(g(b'N', b'N', 2, 2, -1, 2, 2, 2), 5, "k < 0")?;
+    expect_param(g(b'N', b'N', 3, 2, 2, 2, 2, 3), 8, "lda < m")?;
+    expect_param(g(b'T', b'N', 3, 2, 4, 3, 4, 3), 8, "lda < k (transposed)")?;
+    expect_param(g(b'N', b'N', 2, 2, 3, 2, 2, 2), 10, "ldb < k")?;
+    expect_param(g(b'N', b'T', 2, 5, 3, 2, 4, 2), 10, "ldb < n (transposed)")?;
+    expect_param(g(b'N', b'N', 4, 2, 2, 4, 2, 3), 13, "ldc < m")?;
+    match g(b'N', b'N', 20, 20, 20, 20, 20, 20) {
+        Err(Error::InvalidInput(_)) => {}
+        other => {
+            return Err(format!(
+                "short slices: expected InvalidInput, got {other:?}"
+            ))
+        }
+    }
+    // Views of inconsistent shapes: m, n, k.
+    let av = MatRef::new(&a, 4, 3, 4).map_err(|e| e.to_string())?;
+    let bv = MatRef::new(&b, 3, 5, 3).map_err(|e| e.to_string())?;
+    let bad_b = MatRef::new(&b, 2, 5, 2).map_err(|e| e.to_string())?;
+    let mut cm = vec![0.0f64; 100];
+    expect_param(
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            av,
+            bv,
+            0.0,
+            MatMut::new(&mut cm, 5, 5, 5).map_err(|e| e.to_string())?,
+            &o,
+        ),
+        3,
+        "op(A) rows vs C rows",
+    )?;
+    expect_param(
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            av,
+            bv,
+            0.0,
+            MatMut::new(&mut cm, 4, 4, 4).map_err(|e| e.to_string())?,
+            &o,
+        ),
+        4,
+        "op(B) cols vs C cols",
+    )?;
+    expect_param(
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            av,
+            bad_b,
+            0.0,
+            MatMut::new(&mut cm, 4, 5, 4).map_err(|e| e.to_string())?,
+            &o,
+        ),
+        5,
+        "op(A) cols vs op(B) rows",
+    )?;
+    // Options that cannot work are input errors, not panics.
+    for bad in [
+        GemmOptions {
+            devices: Some(vec![usize::MAX]),
+            ..Default::default()
+        },
+        GemmOptions {
+            devices: Some(vec![]),
+            ..Default::default()
+        },
+        GemmOptions {
+            tile: Some(0),
+            devices: Some(t.compute.clone()),
+            ..Default::default()
+        },
+    ] {
+        match pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            av,
+            bv,
+            0.0,
+            MatMut::new(&mut cm, 4, 5, 4).map_err(|e| e.to_string())?,
+            &bad,
+        ) {
+            Err(Error::InvalidInput(_)) => {}
+            other => {
+                return Err(format!(
+                    "options {bad:?}: expected InvalidInput, got {other:?}"
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The second identical call reuses the cached plan and gives the same result.
+pub fn repeated_call_reuses_plan(t: &Target) -> Result<(), String> {
+    let mut s = CaseSpec::new(Trans::N, Trans::N, 71, 53, 47);
+    s.tile = Some(t.small_tile);
+    s.beta = 1.0;
+    s.seed = 900;
+    let r1 = run_case::<f64>(t, &s)?;
+    let r2 = run_case::<f64>(t, &s)?;
+    if r1.plan_cached || !r2.plan_cached {
+        return Err(format!(
+            "plan cache: first call cached={}, second cached={}",
+            r1.plan_cached, r2.plan_cached
+        ));
+    }
+    Ok(())
+}
+
+/// Many tiles through a cache far smaller than the operands (out-of-core): still exact.
+pub fn multi_tile_with_small_cache(t: &Target) -> Result<(), String> {
+    let tile = t.small_tile;
+    for (i, beta) in [0.0, 1.0].into_iter().enumerate() {
+        let mut s = CaseSpec::new(Trans::N, Trans::T, tile * 4 + 3, tile * 3 + 1, tile * 5 + 2);
+        s.tile = Some(tile);
+        s.beta = beta;
+        s.alpha = 1.0;
+        // Room for 5 tiles of f64 per device: far less than A + B + C.
+        s.memory_limit = Some((5 * tile * tile * 8) as u64);
+        s.seed = 1000 + i as u64;
+        run_case::<f64>(t, &s)?;
+    }
+    Ok(())
+}

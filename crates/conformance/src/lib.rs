@@ -1,0 +1,92 @@
+//! # hetblas-conformance
+//!
+//! The one conformance suite, written once and instantiated for every backend (CPU, emulated
+//! devices, CUDA, HIP). "Conformant" means the same thing for all of them: every case here
+//! passes against the f64-accumulating reference GEMM, with relative error bounds per dtype.
+//!
+//! A backend's `tests/conformance.rs` is a single macro call:
+//!
+//! ```ignore
+//! hetblas_conformance::conformance_suite!(my_backend_targets);
+//! fn my_backend_targets() -> Option<Vec<hetblas_conformance::Target>> { ... }
+//! ```
+//!
+//! The function returns `None` when the backend's hardware is absent: each test then prints why
+//! it skipped, unless `HETBLAS_REQUIRE` names the backend, in which case it fails.
+
+pub mod cases;
+pub mod check;
+pub mod data;
+
+pub use cases::{run_case, CaseSpec, Placement};
+pub use check::{check_against_reference, Tolerance};
+
+use hetblas_core::DevicePool;
+use std::sync::Arc;
+
+/// One configuration the suite runs on: a pool and which of its devices compute.
+pub struct Target {
+    pub name: String,
+    pub pool: Arc<DevicePool>,
+    /// Devices that compute (indices into the pool).
+    pub compute: Vec<usize>,
+    /// Devices on which device-resident operands may be placed (may be empty, e.g. CPU only).
+    pub homes: Vec<usize>,
+    /// A tile size much smaller than the test matrices, to exercise edge tiles and caching.
+    pub small_tile: usize,
+}
+
+/// Whether `HETBLAS_REQUIRE` (a comma-separated list) names `backend`.
+pub fn required(backend: &str) -> bool {
+    std::env::var("HETBLAS_REQUIRE")
+        .map(|v| v.split(',').any(|b| b.trim().eq_ignore_ascii_case(backend)))
+        .unwrap_or(false)
+}
+
+/// Resolves a target factory: `Some(targets)`, or a skip (message printed), or a panic when the
+/// backend is required.
+pub fn targets_or_skip(
+    backend: &str,
+    make: impl FnOnce() -> Result<Vec<Target>, String>,
+) -> Option<Vec<Target>> {
+    match make() {
+        Ok(t) if !t.is_empty() => Some(t),
+        Ok(_) => skip(backend, "no device found"),
+        Err(why) => skip(backend, &why),
+    }
+}
+
+fn skip(backend: &str, why: &str) -> Option<Vec<Target>> {
+    if required(backend) {
+        panic!("HETBLAS_REQUIRE={backend} but the backend is unavailable: {why}");
+    }
+    eprintln!("SKIPPED ({backend} unavailable: {why})");
+    None
+}
+
+/// Instantiates every conformance case as a `#[test]` for the targets returned by `$make`
+/// (`fn() -> Option<Vec<Target>>`).
+#[macro_export]
+macro_rules! conformance_suite {
+    ($make:path) => {
+        $crate::conformance_suite!(@cases $make;
+            all_transposes_f64, all_transposes_f32, beta_zero_ignores_nan_in_c,
+            leading_dimensions_larger_than_rows, quick_returns, tiny_and_skinny_shapes,
+            odd_shapes_default_tile, operand_placements, bad_arguments_are_reported,
+            repeated_call_reuses_plan, multi_tile_with_small_cache
+        );
+    };
+    (@cases $make:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                let Some(targets) = $make() else { return };
+                for t in &targets {
+                    if let Err(e) = $crate::cases::$case(t) {
+                        panic!("[{}] {}: {}", t.name, stringify!($case), e);
+                    }
+                }
+            }
+        )*
+    };
+}

@@ -1,0 +1,103 @@
+//! The Device trait: what a backend implements for each processor it drives, and the Backend
+//! trait that discovers them.
+//!
+//! A device owns one memory space, allocates buffers in it, offers one or more compute queues
+//! and runs tile kernels ([`Kernel`]). Copies between spaces are [`Link`]s, provided by the
+//! backend that owns the DMA engine. Nothing here is vendor-specific: the CPU, the host-emulated
+//! devices, CUDA and HIP GPUs all fit the same shape.
+
+use crate::error::Result;
+use crate::kernel::Kernel;
+use crate::link::Link;
+use crate::memory::{Buffer, MemorySpace};
+use crate::queue::Queue;
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+/// What kind of processor a device is; the planner treats kinds alike, reports show them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum DeviceKind {
+    /// The host CPU, computing in place in host memory.
+    Cpu,
+    /// A discrete accelerator with its own memory.
+    Gpu,
+    /// A device emulated in host memory (tests, what-if runs on machines without GPUs).
+    Emulated,
+}
+
+/// Identity and capacity of a device.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct DeviceInfo {
+    /// Backend name: "cpu", "emulated", "cuda", "hip".
+    pub backend: String,
+    pub vendor: String,
+    pub name: String,
+    /// Index among the backend's devices (the vendor's device ordinal for GPUs).
+    pub index: usize,
+    pub kind: DeviceKind,
+    /// Size of the device's memory in bytes.
+    pub memory_bytes: u64,
+    /// Free-form detail: library in use, compute capability, emulated rates.
+    pub detail: String,
+}
+
+impl DeviceInfo {
+    /// "cuda:0", "cpu:0", "emulated:2".
+    pub fn label(&self) -> String {
+        format!("{}:{}", self.backend, self.index)
+    }
+}
+
+/// A processor hetblas can run tile kernels on.
+pub trait Device: Send + Sync + fmt::Debug {
+    fn info(&self) -> &DeviceInfo;
+    /// The memory space the device computes in.
+    fn space(&self) -> MemorySpace;
+    /// Bytes of its memory the planner may use for tiles.
+    fn memory_budget(&self) -> u64;
+    /// Allocates `bytes` in the device's space.
+    ///
+    /// # Errors
+    /// `OutOfMemory` when the space cannot provide it.
+    fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>>;
+    /// The queues kernels run on (at least one). Several let independent tiles run concurrently.
+    fn compute_queues(&self) -> &[Arc<dyn Queue>];
+    /// The tile kernels.
+    fn kernel(&self) -> &dyn Kernel;
+    /// Makes the host region `[addr, addr + bytes)` ready for this device's DMA engine
+    /// (page-locking for GPUs). Called once per host operand and call; backends cache the work.
+    fn prepare_host(&self, _addr: u64, _bytes: usize) -> Result<()> {
+        Ok(())
+    }
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// What a backend found on this machine.
+#[derive(Default)]
+pub struct Discovery {
+    pub devices: Vec<Arc<dyn Device>>,
+    /// Links touching the backend's devices: host<->device both ways, and device<->device peers.
+    pub links: Vec<Arc<dyn Link>>,
+}
+
+/// A family of devices behind one vendor library.
+pub trait Backend: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Finds the backend's devices.
+    ///
+    /// # Errors
+    /// `Unavailable` with the reason (library not found, no device, driver too old) when the
+    /// backend cannot run here. That is a normal outcome, not a failure of hetblas.
+    fn discover(&self) -> Result<Discovery>;
+}
+
+/// What discovery said about one backend, for `hetblas devices`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BackendStatus {
+    pub backend: String,
+    /// Number of devices taken from it.
+    pub devices: usize,
+    /// Why it contributes no device, when it does not.
+    pub reason: Option<String>,
+}

@@ -1,0 +1,79 @@
+//! The one error type of hetblas. Backends keep their own error enums and convert into this one,
+//! carrying their native code and message; nothing in hetblas panics across the API.
+
+use std::fmt;
+
+/// What went wrong, in the few categories a caller can act on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// A BLAS argument is invalid. `param` is the 1-based position reference BLAS (`xerbla`) would
+    /// report for the routine (for GEMM: transa 1, transb 2, m 3, n 4, k 5, lda 8, ldb 10, ldc 13).
+    #[error("{routine}: parameter {param} ({name}) is invalid: {reason}")]
+    InvalidArgument {
+        routine: &'static str,
+        param: u32,
+        name: &'static str,
+        reason: String,
+    },
+    /// An operand view or option does not fit what was asked (wrong slice length, bad device index,
+    /// mismatched locations). Not a BLAS parameter error: the call never reached BLAS semantics.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// A device (or the host) could not provide the memory the plan needs.
+    #[error("out of memory on {device}: {detail}")]
+    OutOfMemory { device: String, detail: String },
+    /// The device or backend cannot do this (dtype, operation, placement).
+    #[error("unsupported on {device}: {detail}")]
+    Unsupported { device: String, detail: String },
+    /// The backend library reported an error; `code` is the library's own status code.
+    #[error("{backend} error {code} ({name}) in {call}: {message}")]
+    Backend {
+        backend: &'static str,
+        call: String,
+        code: i64,
+        name: String,
+        message: String,
+    },
+    /// A device stopped working (driver reset, device lost, worker thread died).
+    #[error("device {device} lost: {detail}")]
+    DeviceLost { device: String, detail: String },
+    /// A backend is not available on this machine (library missing, no device, driver too old).
+    #[error("backend {backend} unavailable: {reason}")]
+    Unavailable {
+        backend: &'static str,
+        reason: String,
+    },
+    /// A machine profile or configuration file could not be read or does not match.
+    #[error("profile: {0}")]
+    Profile(String),
+    /// An internal invariant failed. This is a bug in hetblas; the message says which.
+    #[error("internal error (a hetblas bug): {0}")]
+    Internal(String),
+}
+
+/// Result alias used throughout hetblas.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A BLAS argument error for GEMM.
+    pub fn gemm_arg(param: u32, name: &'static str, reason: impl fmt::Display) -> Self {
+        Error::InvalidArgument {
+            routine: "GEMM",
+            param,
+            name,
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The BLAS parameter number, for argument errors (what `xerbla` prints as INFO).
+    pub fn blas_param(&self) -> Option<u32> {
+        match self {
+            Error::InvalidArgument { param, .. } => Some(*param),
+            _ => None,
+        }
+    }
+
+    pub fn internal(msg: impl fmt::Display) -> Self {
+        Error::Internal(msg.to_string())
+    }
+}

@@ -1,0 +1,467 @@
+//! The executor: one worker thread per device walks its part of the plan and issues every task on
+//! its queue, making the queue wait for the events of dependencies on other queues. Nothing waits
+//! on the host except a dependency on another backend's event; transfers of the next tiles thus
+//! run ahead of the compute of the current ones, bounded only by the slots the plan reuses.
+//!
+//! On any error the workers stop issuing, every queue used is synchronised (so no operation still
+//! touches the caller's memory), and the first error is returned.
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::kernel::GemmTile;
+use crate::link::Link;
+use crate::memory::{MemorySpace, RawTile};
+use crate::plan::{Plan, QueueId, Source, TaskId, TaskKind, TileLoc};
+use crate::queue::{Event, Queue};
+use crate::scalar::ScalarValue;
+use crate::tiling::TileKey;
+use crate::trace::{Activity, Interval, Trace};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Instant;
+
+/// A transfer the executor issued (for accounting and tests).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Transfer {
+    /// Plan device that fetched or wrote back.
+    pub device: u16,
+    pub key: TileKey,
+    /// `true` for a write-back, `false` for a fetch.
+    pub writeback: bool,
+    pub link: String,
+    pub bytes: u64,
+}
+
+/// Everything the executor needs besides the plan.
+pub struct ExecRequest<'a> {
+    pub plan: &'a Plan,
+    /// Plan device index -> device.
+    pub devices: &'a [Arc<dyn Device>],
+    /// Plan device index -> address of its slot workspace (ignored when it has no slots).
+    pub workspaces: &'a [u64],
+    pub links: &'a HashMap<(MemorySpace, MemorySpace), Arc<dyn Link>>,
+    /// The whole stored A, B and C, in their spaces.
+    pub operands: [RawTile; 3],
+    pub alpha: ScalarValue,
+    pub beta: ScalarValue,
+    pub trace: bool,
+}
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct ExecOutcome {
+    pub transfers: Vec<Transfer>,
+    pub trace: Option<Trace>,
+}
+
+struct Shared<'a> {
+    req: &'a ExecRequest<'a>,
+    issued: Vec<OnceLock<Option<Arc<dyn Event>>>>,
+    abort: AtomicBool,
+    wake: (Mutex<()>, Condvar),
+}
+
+struct TimedTask {
+    task: TaskId,
+    queue: Arc<dyn Queue>,
+    start: Arc<dyn Event>,
+    end: Arc<dyn Event>,
+}
+
+struct WorkerOut {
+    transfers: Vec<Transfer>,
+    timed: Vec<TimedTask>,
+    epoch: Option<(Arc<dyn Event>, Instant)>,
+}
+
+/// Runs the plan to completion.
+pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
+    let plan = req.plan;
+    if req.devices.len() != plan.devices.len() || req.workspaces.len() != plan.devices.len() {
+        return Err(Error::internal(
+            "executor: device lists do not match the plan",
+        ));
+    }
+    let shared = Shared {
+        req,
+        issued: (0..plan.tasks.len()).map(|_| OnceLock::new()).collect(),
+        abort: AtomicBool::new(false),
+        wake: (Mutex::new(()), Condvar::new()),
+    };
+    let t0 = Instant::now();
+    let results: Vec<Result<WorkerOut>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..plan.devices.len())
+            .map(|d| {
+                let shared = &shared;
+                std::thread::Builder::new()
+                    .name(format!("hetblas-issue{d}"))
+                    .spawn_scoped(s, move || {
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            worker(shared, d)
+                        }))
+                        .unwrap_or_else(|_| Err(Error::internal("issue worker panicked")));
+                        if r.is_err() {
+                            shared.abort.store(true, Ordering::SeqCst);
+                            let _g = shared.wake.0.lock();
+                            shared.wake.1.notify_all();
+                        }
+                        r
+                    })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(Error::internal("issue worker panicked"))),
+                Err(e) => Err(Error::internal(format!("cannot start issue worker: {e}"))),
+            })
+            .collect()
+    });
+
+    // Whatever happened, nothing may still run on the caller's memory when we return.
+    let mut first_err: Option<Error> = None;
+    let mut seen: Vec<QueueId> = Vec::new();
+    for t in &plan.tasks {
+        if !seen.contains(&t.queue) {
+            seen.push(t.queue);
+        }
+    }
+    for q in seen {
+        match queue_of(req, q) {
+            Ok(q) => {
+                if let Err(e) = q.synchronize() {
+                    first_err.get_or_insert(e);
+                }
+            }
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    let mut outs = Vec::new();
+    for r in results {
+        match r {
+            Ok(o) => outs.push(o),
+            Err(e) => {
+                // A worker's own error is the cause; an "aborted" note from the others is not.
+                let aborted_note = matches!(&e, Error::Internal(m) if m.starts_with("aborted"));
+                if first_err.is_none() || !aborted_note {
+                    first_err = Some(e);
+                }
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let mut outcome = ExecOutcome::default();
+    let mut trace = Trace::default();
+    let epochs: Vec<_> = outs.iter().map(|o| o.epoch.clone()).collect();
+    for o in outs {
+        outcome.transfers.extend(o.transfers);
+        for tt in o.timed {
+            trace.intervals.push(interval(req, &epochs, t0, &tt)?);
+        }
+    }
+    if req.trace {
+        trace.intervals.sort_by(|a, b| a.start.total_cmp(&b.start));
+        outcome.trace = Some(trace);
+    }
+    Ok(outcome)
+}
+
+fn queue_of(req: &ExecRequest<'_>, q: QueueId) -> Result<Arc<dyn Queue>> {
+    match q {
+        QueueId::Compute { device, index } => {
+            let qs = req.devices[device as usize].compute_queues();
+            if qs.is_empty() {
+                return Err(Error::internal("device has no compute queue"));
+            }
+            Ok(qs[index as usize % qs.len()].clone())
+        }
+        QueueId::Link { src, dst } => Ok(link_of(req, src, dst)?.queue().clone()),
+    }
+}
+
+fn link_of<'r>(
+    req: &'r ExecRequest<'_>,
+    src: MemorySpace,
+    dst: MemorySpace,
+) -> Result<&'r Arc<dyn Link>> {
+    req.links
+        .get(&(src, dst))
+        .ok_or_else(|| Error::internal(format!("plan uses missing link {src:?}->{dst:?}")))
+}
+
+/// The stored block of an operand, as a view into the operand itself.
+fn operand_view(req: &ExecRequest<'_>, key: TileKey) -> RawTile {
+    let b = req.plan.grid.stored_block(&req.plan.problem, key);
+    req.operands[key.op.index()].sub(b.row, b.col, b.rows, b.cols)
+}
+
+/// The stored block of a tile, held packed in a cache slot.
+fn slot_view(req: &ExecRequest<'_>, device: usize, slot: u32, key: TileKey) -> RawTile {
+    let plan = req.plan;
+    let b = plan.grid.stored_block(&plan.problem, key);
+    RawTile {
+        space: plan.devices[device].space,
+        addr: req.workspaces[device] + slot as u64 * plan.slot_bytes as u64,
+        rows: b.rows,
+        cols: b.cols,
+        ld: b.rows.max(1),
+        dtype: plan.problem.dtype,
+    }
+}
+
+fn tile_view(req: &ExecRequest<'_>, device: usize, loc: TileLoc, key: TileKey) -> RawTile {
+    match loc {
+        TileLoc::InPlace => operand_view(req, key),
+        TileLoc::Slot(s) => slot_view(req, device, s, key),
+    }
+}
+
+fn worker(sh: &Shared<'_>, d: usize) -> Result<WorkerOut> {
+    let req = sh.req;
+    let plan = req.plan;
+    let mut out = WorkerOut {
+        transfers: Vec::new(),
+        timed: Vec::new(),
+        epoch: None,
+    };
+    if req.trace {
+        let q = queue_of(
+            req,
+            QueueId::Compute {
+                device: d as u16,
+                index: 0,
+            },
+        )?;
+        q.synchronize()?;
+        let ev = q.record_timed()?;
+        ev.synchronize()?;
+        out.epoch = Some((ev, Instant::now()));
+    }
+    // Per queue of this worker: the last task of each other queue it already waited for.
+    let mut waited: HashMap<(QueueId, QueueId), TaskId> = HashMap::new();
+    let mut queues: HashMap<QueueId, Arc<dyn Queue>> = HashMap::new();
+    for &tid in &plan.order[d] {
+        if sh.abort.load(Ordering::SeqCst) {
+            return Err(Error::internal("aborted after another device failed"));
+        }
+        let task = &plan.tasks[tid as usize];
+        let q = match queues.get(&task.queue) {
+            Some(q) => q.clone(),
+            None => {
+                let q = queue_of(req, task.queue)?;
+                queues.insert(task.queue, q.clone());
+                q
+            }
+        };
+        // Wait for dependencies on other queues: only the newest task of each queue matters.
+        let mut newest: HashMap<QueueId, TaskId> = HashMap::new();
+        for &dep in &task.deps {
+            let dq = plan.tasks[dep as usize].queue;
+            if dq == task.queue {
+                continue; // in-order queue
+            }
+            let e = newest.entry(dq).or_insert(dep);
+            *e = (*e).max(dep);
+        }
+        for (dq, dep) in newest {
+            if waited.get(&(task.queue, dq)).is_some_and(|&w| w >= dep) {
+                continue;
+            }
+            let ev = wait_issued(sh, dep)?;
+            q.wait(&ev)?;
+            waited.insert((task.queue, dq), dep);
+        }
+        let start = if req.trace {
+            Some(q.record_timed()?)
+        } else {
+            None
+        };
+        issue(req, d, task.kind, &q, &mut out.transfers)?;
+        if let Some(start) = start {
+            out.timed.push(TimedTask {
+                task: tid,
+                queue: q.clone(),
+                start,
+                end: q.record_timed()?,
+            });
+        }
+        let ev = if task.signal { Some(q.record()?) } else { None };
+        if sh.issued[tid as usize].set(ev).is_err() {
+            return Err(Error::internal("task issued twice"));
+        }
+        if task.signal {
+            let _g = sh.wake.0.lock();
+            sh.wake.1.notify_all();
+        }
+    }
+    Ok(out)
+}
+
+/// The event of an issued task, blocking until its worker has issued it.
+fn wait_issued(sh: &Shared<'_>, dep: TaskId) -> Result<Arc<dyn Event>> {
+    let cell = &sh.issued[dep as usize];
+    let mut g = sh.wake.0.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        if let Some(ev) = cell.get() {
+            return ev
+                .clone()
+                .ok_or_else(|| Error::internal(format!("task {dep} has dependents but no event")));
+        }
+        if sh.abort.load(Ordering::SeqCst) {
+            return Err(Error::internal("aborted after another device failed"));
+        }
+        g = sh.wake.1.wait(g).unwrap_or_else(|p| p.into_inner());
+    }
+}
+
+fn issue(
+    req: &ExecRequest<'_>,
+    d: usize,
+    kind: TaskKind,
+    queue: &Arc<dyn Queue>,
+    transfers: &mut Vec<Transfer>,
+) -> Result<()> {
+    let plan = req.plan;
+    let p = &plan.problem;
+    match kind {
+        TaskKind::Fetch { key, source, slot } => {
+            let dst = slot_view(req, d, slot, key);
+            let (src, link) = match source {
+                Source::Origin => {
+                    let src = operand_view(req, key);
+                    (src, link_of(req, src.space, dst.space)?)
+                }
+                Source::Peer { device, slot } => {
+                    let src = slot_view(req, device as usize, slot, key);
+                    (src, link_of(req, src.space, dst.space)?)
+                }
+            };
+            link.copy(&src, &dst)?;
+            transfers.push(Transfer {
+                device: d as u16,
+                key,
+                writeback: false,
+                link: link.name().to_string(),
+                bytes: dst.bytes() as u64,
+            });
+        }
+        TaskKind::WriteBack { key, slot } => {
+            let src = slot_view(req, d, slot, key);
+            let dst = operand_view(req, key);
+            let link = link_of(req, src.space, dst.space)?;
+            link.copy(&src, &dst)?;
+            transfers.push(Transfer {
+                device: d as u16,
+                key,
+                writeback: true,
+                link: link.name().to_string(),
+                bytes: src.bytes() as u64,
+            });
+        }
+        TaskKind::Gemm {
+            i,
+            j,
+            l,
+            a,
+            b,
+            c,
+            first,
+        } => {
+            let (i, j, l) = (i as usize, j as usize, l as usize);
+            let ka = TileKey::a(i, l);
+            let kb = TileKey::b(l, j);
+            let kc = TileKey::c(i, j);
+            let op = GemmTile {
+                transa: p.transa.normalized_real(),
+                transb: p.transb.normalized_real(),
+                m: plan.grid.m_span(i).1,
+                n: plan.grid.n_span(j).1,
+                k: plan.grid.k_span(l).1,
+                alpha: req.alpha,
+                a: tile_view(req, d, a, ka),
+                b: tile_view(req, d, b, kb),
+                beta: if first {
+                    req.beta
+                } else {
+                    ScalarValue::one(p.dtype)
+                },
+                c: tile_view(req, d, c, kc),
+            };
+            req.devices[d].kernel().gemm(queue, &op)?;
+        }
+    }
+    Ok(())
+}
+
+fn interval(
+    req: &ExecRequest<'_>,
+    epochs: &[Option<(Arc<dyn Event>, Instant)>],
+    t0: Instant,
+    tt: &TimedTask,
+) -> Result<Interval> {
+    let plan = req.plan;
+    let task = &plan.tasks[tt.task as usize];
+    let d = task.device as usize;
+    // Prefer the task's own device epoch, then any comparable one.
+    let order = std::iter::once(d).chain((0..epochs.len()).filter(|&x| x != d));
+    let mut times = None;
+    for e in order {
+        if let Some((ev, host)) = &epochs[e] {
+            if let (Some(s), Some(en)) = (
+                tt.start.elapsed_since(ev.as_ref()),
+                tt.end.elapsed_since(ev.as_ref()),
+            ) {
+                let base = host.duration_since(t0).as_secs_f64();
+                times = Some((base + s, base + en));
+                break;
+            }
+        }
+    }
+    let (start, end) = times.ok_or_else(|| Error::internal("trace events not comparable"))?;
+    let es = plan.problem.dtype.size() as u64;
+    let (activity, label, bytes, flops) = match task.kind {
+        TaskKind::Fetch { key, .. } => {
+            let (r, c) = plan.grid.op_shape(key);
+            (
+                Activity::Fetch,
+                format!("fetch {:?}({},{})", key.op, key.r, key.c),
+                (r * c) as u64 * es,
+                0.0,
+            )
+        }
+        TaskKind::WriteBack { key, .. } => {
+            let (r, c) = plan.grid.op_shape(key);
+            (
+                Activity::WriteBack,
+                format!("writeback C({},{})", key.r, key.c),
+                (r * c) as u64 * es,
+                0.0,
+            )
+        }
+        TaskKind::Gemm { i, j, l, .. } => {
+            let g = &plan.grid;
+            let f = 2.0
+                * g.m_span(i as usize).1 as f64
+                * g.n_span(j as usize).1 as f64
+                * g.k_span(l as usize).1 as f64;
+            (Activity::Gemm, format!("gemm C({i},{j}) l={l}"), 0, f)
+        }
+    };
+    Ok(Interval {
+        device: req.devices[d].info().label(),
+        queue: tt.queue.name().to_string(),
+        activity,
+        label,
+        start,
+        end,
+        bytes,
+        flops,
+    })
+}

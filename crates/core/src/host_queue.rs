@@ -1,0 +1,269 @@
+//! A queue served by one host thread: the CPU device, the host-emulated devices and their copy
+//! links run on these. Pure Rust, no FFI; behaves like a stream (in order, asynchronous, events).
+
+use crate::error::{Error, Result};
+use crate::queue::{Event, Queue};
+use std::any::Any;
+use std::fmt;
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+type Job = Box<dyn FnOnce() -> Result<()> + Send>;
+
+/// An event completed by a host queue's thread.
+#[derive(Default)]
+pub struct HostEvent {
+    done: Mutex<Option<Instant>>,
+    cv: Condvar,
+}
+
+impl fmt::Debug for HostEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostEvent")
+            .field("done", &self.lock().is_some())
+            .finish()
+    }
+}
+
+impl HostEvent {
+    pub fn new() -> Arc<HostEvent> {
+        Arc::new(HostEvent::default())
+    }
+
+    /// An event that is already complete.
+    pub fn completed() -> Arc<HostEvent> {
+        let e = HostEvent::new();
+        e.complete();
+        e
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        // A poisoned lock only means another thread panicked while holding it; the Option
+        // inside is still meaningful.
+        self.done.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Marks the event complete now.
+    pub fn complete(&self) {
+        let mut g = self.lock();
+        if g.is_none() {
+            *g = Some(Instant::now());
+        }
+        self.cv.notify_all();
+    }
+
+    /// When it completed.
+    pub fn completed_at(&self) -> Option<Instant> {
+        *self.lock()
+    }
+
+    fn wait_done(&self) -> Instant {
+        let mut g = self.lock();
+        loop {
+            if let Some(t) = *g {
+                return t;
+            }
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Event for HostEvent {
+    fn synchronize(&self) -> Result<()> {
+        self.wait_done();
+        Ok(())
+    }
+    fn is_complete(&self) -> Result<bool> {
+        Ok(self.lock().is_some())
+    }
+    fn elapsed_since(&self, earlier: &dyn Event) -> Option<f64> {
+        let e = earlier.as_any().downcast_ref::<HostEvent>()?;
+        Some(
+            self.completed_at()?
+                .duration_since(e.completed_at()?)
+                .as_secs_f64(),
+        )
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// An in-order queue run by a dedicated host thread.
+pub struct HostQueue {
+    name: String,
+    tx: Mutex<Option<Sender<Job>>>,
+    error: Arc<Mutex<Option<Error>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl fmt::Debug for HostQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostQueue")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+impl HostQueue {
+    /// Starts the queue's thread.
+    pub fn new(name: impl Into<String>) -> Result<Arc<HostQueue>> {
+        let name = name.into();
+        let (tx, rx) = channel::<Job>();
+        let error: Arc<Mutex<Option<Error>>> = Arc::default();
+        let err2 = error.clone();
+        let qname = name.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("hetblas-{name}"))
+            .spawn(move || {
+                for job in rx {
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    let failure = match r {
+                        Ok(Ok(())) => None,
+                        Ok(Err(e)) => Some(e),
+                        Err(p) => Some(Error::DeviceLost {
+                            device: qname.clone(),
+                            detail: format!("queue operation panicked: {}", panic_message(&p)),
+                        }),
+                    };
+                    if let Some(e) = failure {
+                        let mut g = err2.lock().unwrap_or_else(|p| p.into_inner());
+                        if g.is_none() {
+                            *g = Some(e);
+                        }
+                    }
+                }
+            })
+            .map_err(|e| Error::DeviceLost {
+                device: name.clone(),
+                detail: format!("cannot start queue thread: {e}"),
+            })?;
+        Ok(Arc::new(HostQueue {
+            name,
+            tx: Mutex::new(Some(tx)),
+            error,
+            thread: Mutex::new(Some(thread)),
+        }))
+    }
+
+    /// Appends an operation. It runs after everything enqueued before it; its error is reported
+    /// by the next `synchronize`.
+    pub fn enqueue(&self, job: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
+        let g = self.tx.lock().unwrap_or_else(|p| p.into_inner());
+        let tx = g.as_ref().ok_or_else(|| Error::DeviceLost {
+            device: self.name.clone(),
+            detail: "queue is shut down".into(),
+        })?;
+        tx.send(Box::new(job)).map_err(|_| Error::DeviceLost {
+            device: self.name.clone(),
+            detail: "queue thread is gone".into(),
+        })
+    }
+
+    fn record_host(&self) -> Result<Arc<HostEvent>> {
+        let ev = HostEvent::new();
+        let e2 = ev.clone();
+        self.enqueue(move || {
+            e2.complete();
+            Ok(())
+        })?;
+        Ok(ev)
+    }
+}
+
+fn panic_message(p: &Box<dyn Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+impl Queue for HostQueue {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn record(&self) -> Result<Arc<dyn Event>> {
+        Ok(self.record_host()?)
+    }
+    fn wait(&self, event: &Arc<dyn Event>) -> Result<()> {
+        let ev = event.clone();
+        self.enqueue(move || ev.synchronize())
+    }
+    fn synchronize(&self) -> Result<()> {
+        self.record_host()?.wait_done();
+        let mut g = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        match g.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Drop for HostQueue {
+    fn drop(&mut self) {
+        // Closing the channel lets the thread drain what is queued and exit.
+        self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(t) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn runs_in_order_and_events_order_queues() {
+        let q1 = HostQueue::new("q1").unwrap();
+        let q2 = HostQueue::new("q2").unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        q1.enqueue(move || {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            l.lock().unwrap().push(1);
+            Ok(())
+        })
+        .unwrap();
+        let ev = q1.record().unwrap();
+        q2.wait(&ev).unwrap();
+        let l = log.clone();
+        q2.enqueue(move || {
+            l.lock().unwrap().push(2);
+            Ok(())
+        })
+        .unwrap();
+        q2.synchronize().unwrap();
+        assert_eq!(*log.lock().unwrap(), vec![1, 2]);
+    }
+
+    #[test]
+    fn errors_and_panics_are_reported_once() {
+        let q = HostQueue::new("q").unwrap();
+        let n = Arc::new(AtomicUsize::new(0));
+        q.enqueue(|| Err(Error::internal("boom"))).unwrap();
+        let n2 = n.clone();
+        q.enqueue(move || {
+            n2.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })
+        .unwrap();
+        assert!(q.synchronize().is_err());
+        assert_eq!(n.load(Ordering::SeqCst), 1);
+        assert!(q.synchronize().is_ok());
+        q.enqueue(|| panic!("kaboom")).unwrap();
+        match q.synchronize() {
+            Err(Error::DeviceLost { detail, .. }) => assert!(detail.contains("kaboom")),
+            other => panic!("expected DeviceLost, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The Kernel trait: the tile kernels a device runs on its own memory, asynchronously on one of
+//! its queues. GEMM for f32/f64 first; later routines arrive as new methods with default bodies
+//! that answer `Unsupported`, so existing backends keep compiling.
+
+use crate::error::{Error, Result};
+use crate::memory::RawTile;
+use crate::operand::Trans;
+use crate::queue::Queue;
+use crate::scalar::{DType, ScalarValue};
+use std::sync::Arc;
+
+/// One tile GEMM: `c = alpha * op(a) * op(b) + beta * c`, with `op(a)` `m x k`, `op(b)` `k x n`.
+/// `a`, `b` are the stored tiles (transposed by `transa`, `transb`). With `beta == 0`, `c` is
+/// never read: it may hold NaN or garbage.
+#[derive(Debug, Clone, Copy)]
+pub struct GemmTile {
+    pub transa: Trans,
+    pub transb: Trans,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub alpha: ScalarValue,
+    pub a: RawTile,
+    pub b: RawTile,
+    pub beta: ScalarValue,
+    pub c: RawTile,
+}
+
+impl GemmTile {
+    pub fn dtype(&self) -> DType {
+        self.c.dtype
+    }
+
+    /// Checks shapes, dtypes and leading dimensions; backends call it before their FFI so a
+    /// bad tile is an error, never a crash or a silent out-of-bounds access.
+    pub fn check(&self) -> Result<()> {
+        let dt = self.c.dtype;
+        let bad = |what: String| Err(Error::internal(format!("bad gemm tile: {what}")));
+        if self.a.dtype != dt
+            || self.b.dtype != dt
+            || self.alpha.dtype() != dt
+            || self.beta.dtype() != dt
+        {
+            return bad("mixed dtypes".into());
+        }
+        let (ar, ac) = self.transa.stored_shape(self.m, self.k);
+        let (br, bc) = self.transb.stored_shape(self.k, self.n);
+        if (self.a.rows, self.a.cols) != (ar, ac) && self.m * self.k > 0 {
+            return bad(format!(
+                "a is {}x{}, expected {ar}x{ac}",
+                self.a.rows, self.a.cols
+            ));
+        }
+        if (self.b.rows, self.b.cols) != (br, bc) && self.k * self.n > 0 {
+            return bad(format!(
+                "b is {}x{}, expected {br}x{bc}",
+                self.b.rows, self.b.cols
+            ));
+        }
+        if (self.c.rows, self.c.cols) != (self.m, self.n) {
+            return bad(format!(
+                "c is {}x{}, expected {}x{}",
+                self.c.rows, self.c.cols, self.m, self.n
+            ));
+        }
+        for (t, name) in [(&self.a, "a"), (&self.b, "b"), (&self.c, "c")] {
+            if t.ld < t.rows.max(1) {
+                return bad(format!("{name} ld {} < rows {}", t.ld, t.rows));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Tile kernels of one device.
+pub trait Kernel: Send + Sync {
+    /// Whether `gemm` accepts this dtype.
+    fn supports(&self, dtype: DType) -> bool;
+    /// Issues the tile GEMM on `queue` (one of the device's compute queues).
+    fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()>;
+}

@@ -1,0 +1,141 @@
+//! Device-resident matrices and the operand forms GEMM accepts: a host view or a matrix that
+//! lives in a device's memory. Any mix of the two is a valid placement of (A, B, C).
+
+use crate::device::Device;
+use crate::memory::{Buffer, MemorySpace, RawTile};
+use crate::operand::{MatMut, MatRef};
+use crate::scalar::Scalar;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A column-major matrix in a device's memory, created by [`crate::pool::DevicePool`]
+/// (`alloc_matrix`, `upload`) and read back with `download`.
+#[derive(Debug)]
+pub struct DeviceMatrix<T> {
+    pub(crate) device: Arc<dyn Device>,
+    pub(crate) buffer: Box<dyn Buffer>,
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) ld: usize,
+    pub(crate) _t: PhantomData<T>,
+}
+
+impl<T: Scalar> DeviceMatrix<T> {
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    pub fn ld(&self) -> usize {
+        self.ld
+    }
+    pub fn space(&self) -> MemorySpace {
+        self.buffer.space()
+    }
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.device
+    }
+    /// The whole matrix as a raw tile.
+    pub fn raw(&self) -> RawTile {
+        RawTile {
+            space: self.buffer.space(),
+            addr: self.buffer.addr(),
+            rows: self.rows,
+            cols: self.cols,
+            ld: self.ld,
+            dtype: T::DTYPE,
+        }
+    }
+}
+
+/// A GEMM input: a host view or a device matrix.
+#[derive(Debug, Clone, Copy)]
+pub enum MatIn<'a, T> {
+    Host(MatRef<'a, T>),
+    Device(&'a DeviceMatrix<T>),
+}
+
+/// The GEMM output C: a host view or a device matrix.
+#[derive(Debug)]
+pub enum MatOut<'a, T> {
+    Host(MatMut<'a, T>),
+    Device(&'a mut DeviceMatrix<T>),
+}
+
+impl<'a, T> From<MatRef<'a, T>> for MatIn<'a, T> {
+    fn from(m: MatRef<'a, T>) -> Self {
+        MatIn::Host(m)
+    }
+}
+impl<'a, T> From<&'a DeviceMatrix<T>> for MatIn<'a, T> {
+    fn from(m: &'a DeviceMatrix<T>) -> Self {
+        MatIn::Device(m)
+    }
+}
+impl<'a, T> From<MatMut<'a, T>> for MatOut<'a, T> {
+    fn from(m: MatMut<'a, T>) -> Self {
+        MatOut::Host(m)
+    }
+}
+impl<'a, T> From<&'a mut DeviceMatrix<T>> for MatOut<'a, T> {
+    fn from(m: &'a mut DeviceMatrix<T>) -> Self {
+        MatOut::Device(m)
+    }
+}
+
+impl<T: Scalar> MatIn<'_, T> {
+    pub fn rows(&self) -> usize {
+        match self {
+            MatIn::Host(m) => m.rows(),
+            MatIn::Device(m) => m.rows(),
+        }
+    }
+    pub fn cols(&self) -> usize {
+        match self {
+            MatIn::Host(m) => m.cols(),
+            MatIn::Device(m) => m.cols(),
+        }
+    }
+    pub fn raw(&self) -> RawTile {
+        match self {
+            MatIn::Host(m) => RawTile {
+                space: MemorySpace::HOST,
+                addr: m.as_ptr() as u64,
+                rows: m.rows(),
+                cols: m.cols(),
+                ld: m.ld(),
+                dtype: T::DTYPE,
+            },
+            MatIn::Device(m) => m.raw(),
+        }
+    }
+}
+
+impl<T: Scalar> MatOut<'_, T> {
+    pub fn rows(&self) -> usize {
+        match self {
+            MatOut::Host(m) => m.rows(),
+            MatOut::Device(m) => m.rows(),
+        }
+    }
+    pub fn cols(&self) -> usize {
+        match self {
+            MatOut::Host(m) => m.cols(),
+            MatOut::Device(m) => m.cols(),
+        }
+    }
+    pub fn raw(&mut self) -> RawTile {
+        match self {
+            MatOut::Host(m) => RawTile {
+                space: MemorySpace::HOST,
+                addr: m.as_mut_ptr() as u64,
+                rows: m.rows(),
+                cols: m.cols(),
+                ld: m.ld(),
+                dtype: T::DTYPE,
+            },
+            MatOut::Device(m) => m.raw(),
+        }
+    }
+}

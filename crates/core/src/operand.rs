@@ -1,0 +1,306 @@
+//! Column-major operand views over host memory, as BLAS defines them: a base, a shape and a
+//! leading dimension. `MatRef` is `Copy`; `MatMut` reborrows. Constructors check every bound, so a
+//! view that exists is a valid one; the raw-pointer constructors are `unsafe` with their contract.
+
+use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use std::marker::PhantomData;
+
+/// How an operand enters the product: as stored, or transposed (`C`, conjugate transpose, equals
+/// `T` for real types and is accepted as such).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Trans {
+    N,
+    T,
+    C,
+}
+
+impl Trans {
+    /// Parses a BLAS transpose character (`N`, `T`, `C`, either case).
+    pub fn from_blas_char(c: u8) -> Option<Trans> {
+        match c.to_ascii_uppercase() {
+            b'N' => Some(Trans::N),
+            b'T' => Some(Trans::T),
+            b'C' => Some(Trans::C),
+            _ => None,
+        }
+    }
+    /// Whether the stored matrix is transposed before use (T and C for real types).
+    pub fn is_transposed(self) -> bool {
+        !matches!(self, Trans::N)
+    }
+    /// The BLAS character.
+    pub fn as_char(self) -> char {
+        match self {
+            Trans::N => 'N',
+            Trans::T => 'T',
+            Trans::C => 'C',
+        }
+    }
+    /// For real types `C` means `T`; kernels receive the normalized form.
+    pub fn normalized_real(self) -> Trans {
+        match self {
+            Trans::C => Trans::T,
+            t => t,
+        }
+    }
+    /// (rows, cols) of the stored matrix for an operand used as `rows_op x cols_op`.
+    pub fn stored_shape(self, rows_op: usize, cols_op: usize) -> (usize, usize) {
+        if self.is_transposed() {
+            (cols_op, rows_op)
+        } else {
+            (rows_op, cols_op)
+        }
+    }
+}
+
+impl std::str::FromStr for Trans {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.as_bytes() {
+            [c] => Trans::from_blas_char(*c).ok_or_else(|| format!("bad transpose {s:?}")),
+            _ => Err(format!("bad transpose {s:?} (expected N, T or C)")),
+        }
+    }
+}
+
+/// Checks that a column-major `rows x cols` matrix with leading dimension `ld` fits in `len`
+/// elements; returns the number of elements it spans.
+pub fn required_len(rows: usize, cols: usize, ld: usize) -> Result<usize> {
+    if ld < rows.max(1) {
+        return Err(Error::InvalidInput(format!(
+            "leading dimension {ld} is smaller than max(1, rows = {rows})"
+        )));
+    }
+    if rows == 0 || cols == 0 {
+        return Ok(0);
+    }
+    (cols - 1)
+        .checked_mul(ld)
+        .and_then(|x| x.checked_add(rows))
+        .ok_or_else(|| Error::InvalidInput(format!("matrix {rows}x{cols} ld {ld} overflows usize")))
+}
+
+/// An immutable column-major view of a host matrix.
+#[derive(Debug, Clone, Copy)]
+pub struct MatRef<'a, T> {
+    ptr: *const T,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+    _life: PhantomData<&'a [T]>,
+}
+
+// SAFETY: a MatRef is a shared borrow of `[T]`; sharing it across threads is sharing `&[T]`.
+unsafe impl<T: Sync> Send for MatRef<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for MatRef<'_, T> {}
+
+impl<'a, T: Scalar> MatRef<'a, T> {
+    /// A view of `rows x cols` elements of `data`, column-major with leading dimension `ld`.
+    ///
+    /// # Errors
+    /// `InvalidInput` when `ld < max(1, rows)` or the matrix does not fit in `data`.
+    pub fn new(data: &'a [T], rows: usize, cols: usize, ld: usize) -> Result<Self> {
+        let need = required_len(rows, cols, ld)?;
+        if need > data.len() {
+            return Err(Error::InvalidInput(format!(
+                "matrix {rows}x{cols} with ld {ld} needs {need} elements, the slice has {}",
+                data.len()
+            )));
+        }
+        Ok(MatRef {
+            ptr: data.as_ptr(),
+            rows,
+            cols,
+            ld,
+            _life: PhantomData,
+        })
+    }
+
+    /// A view of a packed matrix (`ld = rows`).
+    pub fn packed(data: &'a [T], rows: usize, cols: usize) -> Result<Self> {
+        Self::new(data, rows, cols, rows.max(1))
+    }
+
+    /// # Safety
+    /// - `ptr` points to `(cols - 1) * ld + rows` initialized elements (or any pointer if the
+    ///   matrix is empty), valid for reads for `'a` and not written through another path for `'a`;
+    /// - `ld >= max(1, rows)`.
+    pub unsafe fn from_raw_parts(ptr: *const T, rows: usize, cols: usize, ld: usize) -> Self {
+        MatRef {
+            ptr,
+            rows,
+            cols,
+            ld,
+            _life: PhantomData,
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    pub fn ld(&self) -> usize {
+        self.ld
+    }
+    pub fn as_ptr(&self) -> *const T {
+        self.ptr
+    }
+
+    /// Element (i, j). Panics when out of range (a programming error in the caller, like slice
+    /// indexing); the library itself never calls it with unchecked indices.
+    pub fn get(&self, i: usize, j: usize) -> T {
+        assert!(
+            i < self.rows && j < self.cols,
+            "index ({i}, {j}) out of range"
+        );
+        // SAFETY: (i, j) is in range and the constructor checked the extent.
+        unsafe { *self.ptr.add(i + j * self.ld) }
+    }
+
+    /// Column `j` as a slice.
+    pub fn col(&self, j: usize) -> &'a [T] {
+        assert!(j < self.cols, "column {j} out of range");
+        // SAFETY: column j spans `rows` elements starting at j*ld, inside the checked extent.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(j * self.ld), self.rows) }
+    }
+}
+
+/// A mutable column-major view of a host matrix.
+#[derive(Debug)]
+pub struct MatMut<'a, T> {
+    ptr: *mut T,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+    _life: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a MatMut is a unique borrow of `[T]`; moving it to another thread moves `&mut [T]`.
+unsafe impl<T: Send> Send for MatMut<'_, T> {}
+// SAFETY: shared access to a MatMut only gives out shared reads.
+unsafe impl<T: Sync> Sync for MatMut<'_, T> {}
+
+impl<'a, T: Scalar> MatMut<'a, T> {
+    /// A mutable view; see [`MatRef::new`].
+    pub fn new(data: &'a mut [T], rows: usize, cols: usize, ld: usize) -> Result<Self> {
+        let need = required_len(rows, cols, ld)?;
+        if need > data.len() {
+            return Err(Error::InvalidInput(format!(
+                "matrix {rows}x{cols} with ld {ld} needs {need} elements, the slice has {}",
+                data.len()
+            )));
+        }
+        Ok(MatMut {
+            ptr: data.as_mut_ptr(),
+            rows,
+            cols,
+            ld,
+            _life: PhantomData,
+        })
+    }
+
+    pub fn packed(data: &'a mut [T], rows: usize, cols: usize) -> Result<Self> {
+        Self::new(data, rows, cols, rows.max(1))
+    }
+
+    /// # Safety
+    /// As [`MatRef::from_raw_parts`], and the memory is valid for writes and not accessed through
+    /// any other path for `'a`.
+    pub unsafe fn from_raw_parts(ptr: *mut T, rows: usize, cols: usize, ld: usize) -> Self {
+        MatMut {
+            ptr,
+            rows,
+            cols,
+            ld,
+            _life: PhantomData,
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+    pub fn ld(&self) -> usize {
+        self.ld
+    }
+    pub fn as_ptr(&self) -> *const T {
+        self.ptr
+    }
+    pub fn as_mut_ptr(&mut self) -> *mut T {
+        self.ptr
+    }
+
+    /// A shorter-lived mutable view of the same matrix.
+    pub fn rb_mut(&mut self) -> MatMut<'_, T> {
+        MatMut {
+            ptr: self.ptr,
+            rows: self.rows,
+            cols: self.cols,
+            ld: self.ld,
+            _life: PhantomData,
+        }
+    }
+
+    /// A shared view of the same matrix.
+    pub fn as_ref(&self) -> MatRef<'_, T> {
+        MatRef {
+            ptr: self.ptr,
+            rows: self.rows,
+            cols: self.cols,
+            ld: self.ld,
+            _life: PhantomData,
+        }
+    }
+
+    pub fn get(&self, i: usize, j: usize) -> T {
+        self.as_ref().get(i, j)
+    }
+
+    pub fn set(&mut self, i: usize, j: usize, v: T) {
+        assert!(
+            i < self.rows && j < self.cols,
+            "index ({i}, {j}) out of range"
+        );
+        // SAFETY: (i, j) is in range and the constructor checked the extent.
+        unsafe { *self.ptr.add(i + j * self.ld) = v }
+    }
+
+    /// Column `j` as a mutable slice.
+    pub fn col_mut(&mut self, j: usize) -> &mut [T] {
+        assert!(j < self.cols, "column {j} out of range");
+        // SAFETY: column j is inside the checked extent and we hold the unique borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(j * self.ld), self.rows) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_constructors() {
+        let v = vec![1.0f64; 10];
+        assert!(MatRef::new(&v, 3, 3, 3).is_ok());
+        assert!(MatRef::new(&v, 3, 3, 4).is_err()); // 2*4+3 = 11 > 10
+        assert!(MatRef::new(&v, 3, 3, 2).is_err());
+        assert!(MatRef::new(&v, 4, 3, 4).is_err());
+        assert!(MatRef::new(&v, 0, 5, 1).is_ok());
+        assert!(MatRef::new(&v, 0, 5, 0).is_err());
+        assert!(MatRef::new(&v, usize::MAX, 3, usize::MAX).is_err());
+        assert_eq!(required_len(3, 3, 4).unwrap(), 11);
+    }
+
+    #[test]
+    fn trans_chars() {
+        assert_eq!(Trans::from_blas_char(b'n'), Some(Trans::N));
+        assert_eq!(Trans::from_blas_char(b'C'), Some(Trans::C));
+        assert_eq!(Trans::from_blas_char(b'x'), None);
+        assert_eq!(Trans::T.stored_shape(2, 5), (5, 2));
+    }
+}

@@ -1,0 +1,543 @@
+//! `DevicePool`: a set of devices and the links between their memory spaces, with the plan cache
+//! and the per-device tile workspaces. Its `gemm` is the whole pipeline: check the arguments,
+//! take the quick returns, choose devices and tile, plan (or reuse the cached plan), execute.
+
+use crate::autotune;
+use crate::device::Device;
+use crate::distribute;
+use crate::error::{Error, Result};
+use crate::execute::{self, ExecRequest, Transfer};
+use crate::link::Link;
+use crate::matrix::{DeviceMatrix, MatIn, MatOut};
+use crate::memory::{Buffer, MemorySpace, RawTile};
+use crate::operand::{MatMut, MatRef, Trans};
+use crate::plan::{self, DeviceSpec, Plan, PlanRequest, PlanStats};
+use crate::problem::{check_gemm_args, GemmProblem};
+use crate::scalar::Scalar;
+use crate::tiling::TileGrid;
+use crate::trace::Trace;
+use std::collections::{HashMap, HashSet};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Per-call choices; the defaults let hetblas decide.
+#[derive(Debug, Clone, Default)]
+pub struct GemmOptions {
+    /// Force a square tile size.
+    pub tile: Option<usize>,
+    /// Use exactly these devices (indices into [`DevicePool::devices`]).
+    pub devices: Option<Vec<usize>>,
+    /// Record a timeline of every transfer and kernel.
+    pub trace: bool,
+    /// Use at most this many bytes of each device's memory for tiles (out-of-core below it).
+    pub memory_limit: Option<u64>,
+}
+
+/// What a GEMM call did.
+#[derive(Debug, Clone, Default)]
+pub struct GemmReport {
+    /// Devices that took part (labels).
+    pub devices: Vec<String>,
+    /// Tile sizes (tm, tn, tk); `None` for a quick return.
+    pub tile: Option<(usize, usize, usize)>,
+    /// The plan came from the cache.
+    pub plan_cached: bool,
+    pub planning_seconds: f64,
+    /// Wall time of the whole call.
+    pub seconds: f64,
+    pub stats: PlanStats,
+    pub transfers: Vec<Transfer>,
+    pub trace: Option<Trace>,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PlanKey {
+    problem: GemmProblem,
+    devices: Vec<usize>,
+    tile: (usize, usize, usize),
+    budget_slots: Vec<u64>,
+}
+
+/// A set of devices that GEMM runs on together.
+pub struct DevicePool {
+    devices: Vec<Arc<dyn Device>>,
+    links: HashMap<(MemorySpace, MemorySpace), Arc<dyn Link>>,
+    link_set: HashSet<(MemorySpace, MemorySpace)>,
+    workspaces: Vec<Mutex<Option<Box<dyn Buffer>>>>,
+    plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
+    /// One call at a time uses the workspaces.
+    call: Mutex<()>,
+}
+
+impl std::fmt::Debug for DevicePool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevicePool")
+            .field(
+                "devices",
+                &self
+                    .devices
+                    .iter()
+                    .map(|d| d.info().label())
+                    .collect::<Vec<_>>(),
+            )
+            .field("links", &self.links.len())
+            .finish()
+    }
+}
+
+impl DevicePool {
+    /// A pool over `devices`, with `links` between their spaces and the host.
+    ///
+    /// # Errors
+    /// `InvalidInput` when two devices share a memory space or two links the same direction.
+    pub fn new(devices: Vec<Arc<dyn Device>>, links: Vec<Arc<dyn Link>>) -> Result<DevicePool> {
+        let mut spaces = HashSet::new();
+        for d in &devices {
+            if !d.space().is_host() && !spaces.insert(d.space()) {
+                return Err(Error::InvalidInput(format!(
+                    "two devices share memory space {:?}",
+                    d.space()
+                )));
+            }
+        }
+        let mut map = HashMap::new();
+        for l in links {
+            if map.insert((l.src(), l.dst()), l.clone()).is_some() {
+                return Err(Error::InvalidInput(format!("duplicate link {}", l.name())));
+            }
+        }
+        let link_set = map.keys().copied().collect();
+        Ok(DevicePool {
+            workspaces: devices.iter().map(|_| Mutex::new(None)).collect(),
+            devices,
+            links: map,
+            link_set,
+            plans: Mutex::new(HashMap::new()),
+            call: Mutex::new(()),
+        })
+    }
+
+    pub fn devices(&self) -> &[Arc<dyn Device>] {
+        &self.devices
+    }
+
+    pub fn links(&self) -> impl Iterator<Item = &Arc<dyn Link>> {
+        self.links.values()
+    }
+
+    /// The link `src -> dst`, if there is one.
+    pub fn link(&self, src: MemorySpace, dst: MemorySpace) -> Option<&Arc<dyn Link>> {
+        self.links.get(&(src, dst))
+    }
+
+    /// Number of plans in the cache.
+    pub fn cached_plans(&self) -> usize {
+        lock(&self.plans).len()
+    }
+
+    fn device(&self, idx: usize) -> Result<&Arc<dyn Device>> {
+        self.devices.get(idx).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "device index {idx} out of range (pool has {})",
+                self.devices.len()
+            ))
+        })
+    }
+
+    // ---- device matrices -------------------------------------------------------------------
+
+    /// An uninitialised `rows x cols` matrix on device `idx` (packed, `ld = rows`).
+    pub fn alloc_matrix<T: Scalar>(
+        &self,
+        idx: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<DeviceMatrix<T>> {
+        let device = self.device(idx)?.clone();
+        let bytes = rows
+            .checked_mul(cols)
+            .and_then(|e| e.checked_mul(T::DTYPE.size()))
+            .ok_or_else(|| Error::InvalidInput(format!("matrix {rows}x{cols} too large")))?;
+        let buffer = device.allocate(bytes.max(T::DTYPE.size()))?;
+        Ok(DeviceMatrix {
+            device,
+            buffer,
+            rows,
+            cols,
+            ld: rows.max(1),
+            _t: PhantomData,
+        })
+    }
+
+    /// Copies a host matrix to device `idx`.
+    pub fn upload<T: Scalar>(&self, idx: usize, host: MatRef<'_, T>) -> Result<DeviceMatrix<T>> {
+        let m = self.alloc_matrix::<T>(idx, host.rows(), host.cols())?;
+        self.copy_blocking(MatIn::Host(host).raw(), m.raw())?;
+        Ok(m)
+    }
+
+    /// Copies a device matrix back into a host view of the same shape.
+    pub fn download<T: Scalar>(&self, m: &DeviceMatrix<T>, mut host: MatMut<'_, T>) -> Result<()> {
+        if (host.rows(), host.cols()) != (m.rows(), m.cols()) {
+            return Err(Error::InvalidInput(format!(
+                "download of a {}x{} matrix into a {}x{} view",
+                m.rows(),
+                m.cols(),
+                host.rows(),
+                host.cols()
+            )));
+        }
+        self.copy_blocking(m.raw(), MatOut::Host(host.rb_mut()).raw())
+    }
+
+    /// A copy between any two spaces of the pool, waiting for completion.
+    fn copy_blocking(&self, src: RawTile, dst: RawTile) -> Result<()> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        if src.space == dst.space {
+            return Err(Error::Unsupported {
+                device: format!("{:?}", src.space),
+                detail: "copy within one space".into(),
+            });
+        }
+        for (addr, t) in [(src.addr, &src), (dst.addr, &dst)] {
+            if t.space.is_host() {
+                let bytes = ((t.cols - 1) * t.ld + t.rows) * t.dtype.size();
+                for d in &self.devices {
+                    if d.space() == src.space || d.space() == dst.space {
+                        d.prepare_host(addr, bytes)?;
+                    }
+                }
+            }
+        }
+        let link = self
+            .link(src.space, dst.space)
+            .ok_or_else(|| Error::Unsupported {
+                device: format!("{:?}", dst.space),
+                detail: format!("no link {:?}->{:?}", src.space, dst.space),
+            })?;
+        link.copy(&src, &dst)?;
+        link.queue().synchronize()
+    }
+
+    // ---- GEMM ------------------------------------------------------------------------------
+
+    /// BLAS-style GEMM on host slices: arguments checked exactly as reference BLAS checks them
+    /// (errors carry its parameter numbers), then `c = alpha*op(a)*op(b) + beta*c`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_blas<T: Scalar>(
+        &self,
+        transa: u8,
+        transb: u8,
+        m: i64,
+        n: i64,
+        k: i64,
+        alpha: T,
+        a: &[T],
+        lda: i64,
+        b: &[T],
+        ldb: i64,
+        beta: T,
+        c: &mut [T],
+        ldc: i64,
+        opts: &GemmOptions,
+    ) -> Result<GemmReport> {
+        let (ta, tb) = check_gemm_args(transa, transb, m, n, k, lda, ldb, ldc)?;
+        let to = |x: i64| {
+            usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
+        };
+        let (m, n, k) = (to(m)?, to(n)?, to(k)?);
+        let (ar, ac) = ta.stored_shape(m, k);
+        let (br, bc) = tb.stored_shape(k, n);
+        let av = MatRef::new(a, ar, ac, to(lda)?)?;
+        let bv = MatRef::new(b, br, bc, to(ldb)?)?;
+        let cv = MatMut::new(c, m, n, to(ldc)?)?;
+        self.gemm_with(ta, tb, alpha, av, bv, beta, cv, opts)
+    }
+
+    /// `c = alpha * op(a) * op(b) + beta * c` with default options.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm<'a, T: Scalar>(
+        &self,
+        transa: Trans,
+        transb: Trans,
+        alpha: T,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatIn<'a, T>>,
+        beta: T,
+        c: impl Into<MatOut<'a, T>>,
+    ) -> Result<GemmReport> {
+        self.gemm_with(
+            transa,
+            transb,
+            alpha,
+            a,
+            b,
+            beta,
+            c,
+            &GemmOptions::default(),
+        )
+    }
+
+    /// GEMM with explicit options. Shapes come from the operands: C is m x n, op(A) m x k,
+    /// op(B) k x n; a mismatch is reported as parameter 3 (m), 4 (n) or 5 (k).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_with<'a, T: Scalar>(
+        &self,
+        transa: Trans,
+        transb: Trans,
+        alpha: T,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatIn<'a, T>>,
+        beta: T,
+        c: impl Into<MatOut<'a, T>>,
+        opts: &GemmOptions,
+    ) -> Result<GemmReport> {
+        let started = Instant::now();
+        let (a, b, mut c) = (a.into(), b.into(), c.into());
+        let (m, n) = (c.rows(), c.cols());
+        let (am, ak) = if transa.is_transposed() {
+            (a.cols(), a.rows())
+        } else {
+            (a.rows(), a.cols())
+        };
+        let (bk, bn) = if transb.is_transposed() {
+            (b.cols(), b.rows())
+        } else {
+            (b.rows(), b.cols())
+        };
+        if am != m {
+            return Err(Error::gemm_arg(
+                3,
+                "m",
+                format!("op(A) has {am} rows but C has {m}"),
+            ));
+        }
+        if bn != n {
+            return Err(Error::gemm_arg(
+                4,
+                "n",
+                format!("op(B) has {bn} columns but C has {n}"),
+            ));
+        }
+        if ak != bk {
+            return Err(Error::gemm_arg(
+                5,
+                "k",
+                format!("op(A) has {ak} columns but op(B) has {bk} rows"),
+            ));
+        }
+        let k = ak;
+        let operands = [a.raw(), b.raw(), c.raw()];
+        for t in &operands {
+            if !t.space.is_host() && !self.devices.iter().any(|d| d.space() == t.space) {
+                return Err(Error::InvalidInput(format!(
+                    "operand lives in {:?}, which belongs to no device of this pool",
+                    t.space
+                )));
+            }
+        }
+        let mut report = GemmReport::default();
+        if m == 0 || n == 0 {
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
+        let _call = lock(&self.call);
+        if k == 0 || alpha == T::default() {
+            self.scale_c(&mut c, beta)?;
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
+
+        let problem = GemmProblem {
+            transa,
+            transb,
+            m,
+            n,
+            k,
+            dtype: T::DTYPE,
+            beta_zero: beta == T::default(),
+            locations: [operands[0].space, operands[1].space, operands[2].space],
+        };
+        let dev_idx = match &opts.devices {
+            Some(list) => {
+                if list.is_empty() {
+                    return Err(Error::InvalidInput("empty device list".into()));
+                }
+                let mut seen = HashSet::new();
+                for &i in list {
+                    self.device(i)?;
+                    if !seen.insert(i) {
+                        return Err(Error::InvalidInput(format!("device {i} listed twice")));
+                    }
+                }
+                list.clone()
+            }
+            None => autotune::default_devices(&self.devices, T::DTYPE),
+        };
+        if dev_idx.is_empty() {
+            return Err(Error::Unsupported {
+                device: "pool".into(),
+                detail: format!("no device supports {}", T::DTYPE),
+            });
+        }
+        let devs: Vec<&Arc<dyn Device>> = dev_idx.iter().map(|&i| &self.devices[i]).collect();
+        for d in &devs {
+            if !d.kernel().supports(T::DTYPE) {
+                return Err(Error::Unsupported {
+                    device: d.info().label(),
+                    detail: format!("no {} gemm kernel", T::DTYPE),
+                });
+            }
+        }
+        let budgets: Vec<u64> = dev_idx
+            .iter()
+            .map(|&i| {
+                // The workspace we already hold is ours to reuse.
+                let held = lock(&self.workspaces[i])
+                    .as_ref()
+                    .map_or(0, |b| b.len() as u64);
+                let b = self.devices[i].memory_budget().saturating_add(held);
+                opts.memory_limit.map_or(b, |l| b.min(l))
+            })
+            .collect();
+        let t = match opts.tile {
+            Some(0) => return Err(Error::InvalidInput("tile size 0".into())),
+            Some(t) => t,
+            None => autotune::default_tile(&problem, &devs, &budgets),
+        };
+        let grid = TileGrid::square(m, n, k, t);
+        let plan_start = Instant::now();
+        let (plan, cached) = self.plan(&problem, &grid, &dev_idx, &budgets)?;
+        report.planning_seconds = plan_start.elapsed().as_secs_f64();
+        report.plan_cached = cached;
+        report.tile = Some((grid.tm, grid.tn, grid.tk));
+        report.devices = devs.iter().map(|d| d.info().label()).collect();
+
+        // Workspaces: one buffer of `slots` tile slots per device, kept between calls.
+        let mut guards = Vec::with_capacity(dev_idx.len());
+        let mut ws_addrs = Vec::with_capacity(dev_idx.len());
+        for (pd, &di) in plan.devices.iter().zip(&dev_idx) {
+            let need = pd.slots as usize * plan.slot_bytes;
+            let mut g = lock(&self.workspaces[di]);
+            if need > 0 && g.as_ref().is_none_or(|b| b.len() < need) {
+                *g = None; // free the old one first: device memory is precious
+                *g = Some(self.devices[di].allocate(need)?);
+            }
+            ws_addrs.push(g.as_ref().map_or(0, |b| b.addr()));
+            guards.push(g);
+        }
+        // Host operands must be ready for every device's DMA engine.
+        for t in &operands {
+            if t.space.is_host() && !t.is_empty() {
+                let bytes = ((t.cols - 1) * t.ld + t.rows) * t.dtype.size();
+                for d in &devs {
+                    if !d.space().is_host() {
+                        d.prepare_host(t.addr, bytes)?;
+                    }
+                }
+            }
+        }
+        let exec_devices: Vec<Arc<dyn Device>> = devs.iter().map(|d| (*d).clone()).collect();
+        let outcome = execute::execute(&ExecRequest {
+            plan: &plan,
+            devices: &exec_devices,
+            workspaces: &ws_addrs,
+            links: &self.links,
+            operands,
+            alpha: alpha.to_value(),
+            beta: beta.to_value(),
+            trace: opts.trace,
+        })?;
+        drop(guards);
+        report.stats = plan.stats();
+        report.transfers = outcome.transfers;
+        report.trace = outcome.trace;
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    fn plan(
+        &self,
+        problem: &GemmProblem,
+        grid: &TileGrid,
+        dev_idx: &[usize],
+        budgets: &[u64],
+    ) -> Result<(Arc<Plan>, bool)> {
+        let slot_bytes = (grid.max_tile_elems() * problem.dtype.size()).max(1) as u64;
+        let specs: Vec<DeviceSpec> = dev_idx
+            .iter()
+            .zip(budgets)
+            .map(|(&i, &budget)| {
+                let d = &self.devices[i];
+                DeviceSpec {
+                    space: d.space(),
+                    budget,
+                    compute_queues: d.compute_queues().len().max(1) as u16,
+                }
+            })
+            .collect();
+        let key = PlanKey {
+            problem: *problem,
+            devices: dev_idx.to_vec(),
+            tile: (grid.tm, grid.tn, grid.tk),
+            budget_slots: specs.iter().map(|s| s.budget / slot_bytes).collect(),
+        };
+        if let Some(p) = lock(&self.plans).get(&key) {
+            return Ok((p.clone(), true));
+        }
+        let assignment = distribute::block_cyclic(grid.mt(), grid.nt(), dev_idx.len());
+        let plan = Arc::new(plan::build(&PlanRequest {
+            problem: *problem,
+            grid: *grid,
+            devices: &specs,
+            assignment: &assignment,
+            links: &self.link_set,
+        })?);
+        let mut cache = lock(&self.plans);
+        if cache.len() >= 256 {
+            cache.clear(); // bounded: a long-running code with many shapes must not grow forever
+        }
+        cache.insert(key, plan.clone());
+        Ok((plan, false))
+    }
+
+    /// C = beta * C (the k = 0 / alpha = 0 quick return). beta == 0 writes zeros without
+    /// reading C, so NaN in C does not survive.
+    fn scale_c<T: Scalar>(&self, c: &mut MatOut<'_, T>, beta: T) -> Result<()> {
+        if beta == T::from_f64(1.0) {
+            return Ok(());
+        }
+        let scale = |v: &mut MatMut<'_, T>| {
+            for j in 0..v.cols() {
+                for x in v.col_mut(j) {
+                    *x = if beta == T::default() {
+                        T::default()
+                    } else {
+                        beta * *x
+                    };
+                }
+            }
+        };
+        match c {
+            MatOut::Host(h) => {
+                scale(h);
+                Ok(())
+            }
+            MatOut::Device(dm) => {
+                let (r, cc) = (dm.rows(), dm.cols());
+                let mut tmp = vec![T::default(); r * cc];
+                self.download(dm, MatMut::packed(&mut tmp, r, cc)?)?;
+                scale(&mut MatMut::packed(&mut tmp, r, cc)?);
+                self.copy_blocking(MatIn::Host(MatRef::packed(&tmp, r, cc)?).raw(), dm.raw())
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means a panic elsewhere; the data (caches, workspaces) stays valid.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -1,0 +1,182 @@
+//! The problem: routine, shape, transposes, alpha/beta, dtype and operand locations. The planner
+//! sees only this; the executor binds it to actual addresses.
+
+use crate::error::{Error, Result};
+use crate::memory::MemorySpace;
+use crate::operand::Trans;
+use crate::scalar::DType;
+
+/// Which GEMM operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub enum Operand {
+    A,
+    B,
+    C,
+}
+
+impl Operand {
+    pub const ALL: [Operand; 3] = [Operand::A, Operand::B, Operand::C];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A GEMM problem, independent of addresses: what a plan is made for and cached by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GemmProblem {
+    pub transa: Trans,
+    pub transb: Trans,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub dtype: DType,
+    /// beta == 0: C is never read.
+    pub beta_zero: bool,
+    /// Where the authoritative copy of A, B and C lives.
+    pub locations: [MemorySpace; 3],
+}
+
+impl GemmProblem {
+    /// Floating-point operations (2mnk).
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+
+    /// Stored (rows, cols) of an operand.
+    pub fn stored_shape(&self, op: Operand) -> (usize, usize) {
+        match op {
+            Operand::A => self.transa.stored_shape(self.m, self.k),
+            Operand::B => self.transb.stored_shape(self.k, self.n),
+            Operand::C => (self.m, self.n),
+        }
+    }
+
+    pub fn location(&self, op: Operand) -> MemorySpace {
+        self.locations[op.index()]
+    }
+
+    /// Bytes of an operand's elements.
+    pub fn operand_bytes(&self, op: Operand) -> usize {
+        let (r, c) = self.stored_shape(op);
+        r * c * self.dtype.size()
+    }
+}
+
+/// Checks GEMM arguments exactly as reference BLAS does, in its order, and returns the parsed
+/// transposes. Errors carry the parameter number `xerbla` would report.
+#[allow(clippy::too_many_arguments)]
+pub fn check_gemm_args(
+    transa: u8,
+    transb: u8,
+    m: i64,
+    n: i64,
+    k: i64,
+    lda: i64,
+    ldb: i64,
+    ldc: i64,
+) -> Result<(Trans, Trans)> {
+    let ta = Trans::from_blas_char(transa).ok_or_else(|| {
+        Error::gemm_arg(
+            1,
+            "transa",
+            format!("{:?} is not N, T or C", transa as char),
+        )
+    })?;
+    let tb = Trans::from_blas_char(transb).ok_or_else(|| {
+        Error::gemm_arg(
+            2,
+            "transb",
+            format!("{:?} is not N, T or C", transb as char),
+        )
+    })?;
+    if m < 0 {
+        return Err(Error::gemm_arg(3, "m", format!("m = {m} < 0")));
+    }
+    if n < 0 {
+        return Err(Error::gemm_arg(4, "n", format!("n = {n} < 0")));
+    }
+    if k < 0 {
+        return Err(Error::gemm_arg(5, "k", format!("k = {k} < 0")));
+    }
+    let nrowa = if ta.is_transposed() { k } else { m };
+    let nrowb = if tb.is_transposed() { n } else { k };
+    if lda < nrowa.max(1) {
+        return Err(Error::gemm_arg(
+            8,
+            "lda",
+            format!("lda = {lda} < max(1, {nrowa})"),
+        ));
+    }
+    if ldb < nrowb.max(1) {
+        return Err(Error::gemm_arg(
+            10,
+            "ldb",
+            format!("ldb = {ldb} < max(1, {nrowb})"),
+        ));
+    }
+    if ldc < m.max(1) {
+        return Err(Error::gemm_arg(
+            13,
+            "ldc",
+            format!("ldc = {ldc} < max(1, {m})"),
+        ));
+    }
+    Ok((ta, tb))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(r: Result<(Trans, Trans)>) -> Option<u32> {
+        r.err().and_then(|e| e.blas_param())
+    }
+
+    #[test]
+    fn reference_blas_order() {
+        assert_eq!(
+            param(check_gemm_args(b'X', b'N', 1, 1, 1, 1, 1, 1)),
+            Some(1)
+        );
+        assert_eq!(
+            param(check_gemm_args(b'N', b'Q', 1, 1, 1, 1, 1, 1)),
+            Some(2)
+        );
+        assert_eq!(
+            param(check_gemm_args(b'N', b'N', -1, 1, 1, 1, 1, 1)),
+            Some(3)
+        );
+        assert_eq!(
+            param(check_gemm_args(b'N', b'N', 1, -1, 1, 1, 1, 1)),
+            Some(4)
+        );
+        assert_eq!(
+            param(check_gemm_args(b'N', b'N', 1, 1, -1, 1, 1, 1)),
+            Some(5)
+        );
+        assert_eq!(
+            param(check_gemm_args(b'N', b'N', 5, 1, 1, 4, 1, 5)),
+            Some(8)
+        );
+        assert_eq!(param(check_gemm_args(b'T', b'N', 5, 1, 3, 3, 3, 5)), None);
+        assert_eq!(
+            param(check_gemm_args(b'N', b'N', 5, 1, 3, 5, 2, 5)),
+            Some(10)
+        );
+        assert_eq!(
+            param(check_gemm_args(b'N', b'T', 5, 7, 3, 5, 6, 5)),
+            Some(10)
+        );
+        assert_eq!(
+            param(check_gemm_args(b'N', b'N', 5, 1, 1, 5, 1, 4)),
+            Some(13)
+        );
+        // The first bad argument wins, as in xerbla.
+        assert_eq!(
+            param(check_gemm_args(b'N', b'N', -1, -1, 1, 0, 0, 0)),
+            Some(3)
+        );
+        // m = n = k = 0 with ld = 1 is legal.
+        assert!(check_gemm_args(b'n', b'c', 0, 0, 0, 1, 1, 1).is_ok());
+    }
+}

@@ -1,0 +1,177 @@
+//! Tile decomposition: the m, n, k dimensions cut into tiles of `tm`, `tn`, `tk` (the last tile of
+//! each dimension may be shorter: an edge tile). Tiles are named in the operation's coordinates
+//! (A: (i, l), B: (l, j), C: (i, j)); [`TileGrid::stored_block`] maps them to stored rows/cols.
+
+use crate::problem::{GemmProblem, Operand};
+
+/// A tile of one operand, in operation coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct TileKey {
+    pub op: Operand,
+    /// Block row in op(X) (i for A and C, l for B).
+    pub r: u32,
+    /// Block column in op(X) (l for A, j for B and C).
+    pub c: u32,
+}
+
+impl TileKey {
+    pub fn a(i: usize, l: usize) -> TileKey {
+        TileKey {
+            op: Operand::A,
+            r: i as u32,
+            c: l as u32,
+        }
+    }
+    pub fn b(l: usize, j: usize) -> TileKey {
+        TileKey {
+            op: Operand::B,
+            r: l as u32,
+            c: j as u32,
+        }
+    }
+    pub fn c(i: usize, j: usize) -> TileKey {
+        TileKey {
+            op: Operand::C,
+            r: i as u32,
+            c: j as u32,
+        }
+    }
+}
+
+/// A block of a stored matrix: first row, first column, rows, cols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    pub row: usize,
+    pub col: usize,
+    pub rows: usize,
+    pub cols: usize,
+}
+
+/// The tile decomposition of a GEMM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct TileGrid {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub tm: usize,
+    pub tn: usize,
+    pub tk: usize,
+}
+
+fn ceil_div(a: usize, b: usize) -> usize {
+    a.div_ceil(b.max(1))
+}
+
+fn span(len: usize, t: usize, idx: usize) -> (usize, usize) {
+    let start = idx * t;
+    (start, t.min(len.saturating_sub(start)))
+}
+
+impl TileGrid {
+    /// Square tiles of size `t` (clamped to each dimension so no tile is larger than the matrix).
+    pub fn square(m: usize, n: usize, k: usize, t: usize) -> TileGrid {
+        let t = t.max(1);
+        TileGrid {
+            m,
+            n,
+            k,
+            tm: t.min(m.max(1)),
+            tn: t.min(n.max(1)),
+            tk: t.min(k.max(1)),
+        }
+    }
+
+    pub fn mt(&self) -> usize {
+        ceil_div(self.m, self.tm)
+    }
+    pub fn nt(&self) -> usize {
+        ceil_div(self.n, self.tn)
+    }
+    pub fn kt(&self) -> usize {
+        ceil_div(self.k, self.tk)
+    }
+
+    /// (first row, rows) of block row `i` of C / op(A).
+    pub fn m_span(&self, i: usize) -> (usize, usize) {
+        span(self.m, self.tm, i)
+    }
+    pub fn n_span(&self, j: usize) -> (usize, usize) {
+        span(self.n, self.tn, j)
+    }
+    pub fn k_span(&self, l: usize) -> (usize, usize) {
+        span(self.k, self.tk, l)
+    }
+
+    /// (rows, cols) of a tile in operation coordinates.
+    pub fn op_shape(&self, key: TileKey) -> (usize, usize) {
+        let (r, c) = (key.r as usize, key.c as usize);
+        match key.op {
+            Operand::A => (self.m_span(r).1, self.k_span(c).1),
+            Operand::B => (self.k_span(r).1, self.n_span(c).1),
+            Operand::C => (self.m_span(r).1, self.n_span(c).1),
+        }
+    }
+
+    /// The stored block a tile occupies, given the problem's transposes.
+    pub fn stored_block(&self, p: &GemmProblem, key: TileKey) -> Block {
+        let (r, c) = (key.r as usize, key.c as usize);
+        let (rs, cs) = match key.op {
+            Operand::A => (self.m_span(r), self.k_span(c)),
+            Operand::B => (self.k_span(r), self.n_span(c)),
+            Operand::C => (self.m_span(r), self.n_span(c)),
+        };
+        let transposed = match key.op {
+            Operand::A => p.transa.is_transposed(),
+            Operand::B => p.transb.is_transposed(),
+            Operand::C => false,
+        };
+        let (rs, cs) = if transposed { (cs, rs) } else { (rs, cs) };
+        Block {
+            row: rs.0,
+            col: cs.0,
+            rows: rs.1,
+            cols: cs.1,
+        }
+    }
+
+    /// Elements of the largest tile (the size of a cache slot).
+    pub fn max_tile_elems(&self) -> usize {
+        let dims = [self.tm, self.tn, self.tk];
+        let mut best = 0;
+        for a in dims {
+            for b in dims {
+                best = best.max(a * b);
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemorySpace;
+    use crate::operand::Trans;
+    use crate::scalar::DType;
+
+    #[test]
+    fn edges_and_transposes() {
+        let g = TileGrid::square(10, 7, 5, 4);
+        assert_eq!((g.mt(), g.nt(), g.kt()), (3, 2, 2));
+        assert_eq!(g.m_span(2), (8, 2));
+        assert_eq!(g.op_shape(TileKey::a(2, 1)), (2, 1));
+        let p = GemmProblem {
+            transa: Trans::T,
+            transb: Trans::N,
+            m: 10,
+            n: 7,
+            k: 5,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: [MemorySpace::HOST; 3],
+        };
+        // A is stored k x m = 5 x 10; tile (i=2, l=1) is stored rows 4..5, cols 8..10.
+        let b = g.stored_block(&p, TileKey::a(2, 1));
+        assert_eq!((b.row, b.col, b.rows, b.cols), (4, 8, 1, 2));
+    }
+}

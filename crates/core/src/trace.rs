@@ -1,0 +1,169 @@
+//! Timelines of real runs (device-side timestamps from events around each operation) and of
+//! simulated ones, exportable as Chrome trace JSON (Perfetto, chrome://tracing).
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What an interval was doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Activity {
+    Fetch,
+    Gemm,
+    WriteBack,
+}
+
+/// One operation on one queue.
+#[derive(Debug, Clone, Serialize)]
+pub struct Interval {
+    pub device: String,
+    pub queue: String,
+    pub activity: Activity,
+    pub label: String,
+    /// Seconds from the start of the run.
+    pub start: f64,
+    pub end: f64,
+    pub bytes: u64,
+    pub flops: f64,
+}
+
+/// A timeline.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Trace {
+    pub intervals: Vec<Interval>,
+}
+
+/// Busy time of one queue.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueUsage {
+    pub queue: String,
+    pub busy: f64,
+    pub fraction: f64,
+}
+
+impl Trace {
+    /// First start to last end.
+    pub fn span(&self) -> (f64, f64) {
+        let s = self
+            .intervals
+            .iter()
+            .map(|i| i.start)
+            .fold(f64::INFINITY, f64::min);
+        let e = self.intervals.iter().map(|i| i.end).fold(0.0, f64::max);
+        if s.is_finite() {
+            (s, e)
+        } else {
+            (0.0, 0.0)
+        }
+    }
+
+    /// Per queue: time covered by its intervals (union) and its fraction of the span.
+    pub fn usage(&self) -> Vec<QueueUsage> {
+        let (s, e) = self.span();
+        let wall = (e - s).max(f64::MIN_POSITIVE);
+        let mut per: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+        for i in &self.intervals {
+            per.entry(&i.queue).or_default().push((i.start, i.end));
+        }
+        per.into_iter()
+            .map(|(q, iv)| {
+                let busy = union_length(iv);
+                QueueUsage {
+                    queue: q.to_string(),
+                    busy,
+                    fraction: busy / wall,
+                }
+            })
+            .collect()
+    }
+
+    /// Fraction of the span during which at least one queue whose name matches `pred` is busy.
+    pub fn busy_fraction(&self, pred: impl Fn(&Interval) -> bool) -> f64 {
+        let (s, e) = self.span();
+        let iv: Vec<_> = self
+            .intervals
+            .iter()
+            .filter(|i| pred(i))
+            .map(|i| (i.start, i.end))
+            .collect();
+        union_length(iv) / (e - s).max(f64::MIN_POSITIVE)
+    }
+
+    /// Chrome trace JSON ("X" complete events, one thread per queue, microseconds).
+    pub fn to_chrome_json(&self) -> String {
+        let mut tids: BTreeMap<&str, usize> = BTreeMap::new();
+        for i in &self.intervals {
+            let n = tids.len();
+            tids.entry(&i.queue).or_insert(n);
+        }
+        let mut events = Vec::new();
+        for (q, tid) in &tids {
+            events.push(serde_json::json!({
+                "ph": "M", "name": "thread_name", "pid": 0, "tid": tid,
+                "args": {"name": q}
+            }));
+        }
+        for i in &self.intervals {
+            events.push(serde_json::json!({
+                "ph": "X",
+                "name": i.label,
+                "cat": format!("{:?}", i.activity),
+                "pid": 0,
+                "tid": tids[i.queue.as_str()],
+                "ts": i.start * 1e6,
+                "dur": (i.end - i.start).max(0.0) * 1e6,
+                "args": {"device": i.device, "bytes": i.bytes, "flops": i.flops},
+            }));
+        }
+        serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" }).to_string()
+    }
+}
+
+fn union_length(mut iv: Vec<(f64, f64)>) -> f64 {
+    iv.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut total = 0.0;
+    let mut cur: Option<(f64, f64)> = None;
+    for (s, e) in iv {
+        match cur {
+            Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                total += ce - cs;
+                cur = Some((s, e));
+            }
+            None => cur = Some((s, e)),
+        }
+    }
+    if let Some((cs, ce)) = cur {
+        total += ce - cs;
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(q: &str, s: f64, e: f64) -> Interval {
+        Interval {
+            device: "d".into(),
+            queue: q.into(),
+            activity: Activity::Gemm,
+            label: "x".into(),
+            start: s,
+            end: e,
+            bytes: 0,
+            flops: 0.0,
+        }
+    }
+
+    #[test]
+    fn usage_is_union() {
+        let t = Trace {
+            intervals: vec![iv("a", 0.0, 2.0), iv("a", 1.0, 3.0), iv("b", 3.0, 4.0)],
+        };
+        let u = t.usage();
+        assert!((u[0].busy - 3.0).abs() < 1e-12);
+        assert!((u[0].fraction - 0.75).abs() < 1e-12);
+        assert!((t.busy_fraction(|i| i.queue == "b") - 0.25).abs() < 1e-12);
+        assert!(t.to_chrome_json().contains("traceEvents"));
+    }
+}
