@@ -1,0 +1,212 @@
+//! `hetblas gemm`: a GEMM on random host data, timed, optionally checked.
+
+use clap::Args;
+use hetblas::{DType, GemmOptions, MatMut, MatRef, Result, Runtime, Scalar, Trans};
+use hetblas_core::reference::gemm_error_bound;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct GemmArgs {
+    /// m = n = k = SIZE (overridden by -m/-n/-k).
+    #[arg(long, short = 's', default_value_t = 2048)]
+    size: usize,
+    #[arg(short = 'm')]
+    m: Option<usize>,
+    #[arg(short = 'n')]
+    n: Option<usize>,
+    #[arg(short = 'k')]
+    k: Option<usize>,
+    /// f64 or f32.
+    #[arg(long, default_value = "f64")]
+    dtype: DType,
+    #[arg(long, default_value = "N")]
+    transa: Trans,
+    #[arg(long, default_value = "N")]
+    transb: Trans,
+    #[arg(long, default_value_t = 1.0)]
+    alpha: f64,
+    #[arg(long, default_value_t = 0.0)]
+    beta: f64,
+    /// Devices to use: indices or labels ("0,1", "cuda:0,cpu:0"); default: hetblas decides.
+    #[arg(long)]
+    devices: Option<String>,
+    /// Force a square tile size.
+    #[arg(long)]
+    tile: Option<usize>,
+    /// Timed repetitions (after one warm-up call); the median is reported.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Verify the result against an f64-accumulated reference (sampled entries for big sizes).
+    #[arg(long)]
+    check: bool,
+    /// Write a Chrome trace of the last repetition to this file.
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
+    /// Random seed.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+}
+
+pub fn run(rt: &Runtime, a: GemmArgs) -> Result<()> {
+    match a.dtype {
+        DType::F64 => run_typed::<f64>(rt, a),
+        DType::F32 => run_typed::<f32>(rt, a),
+    }
+}
+
+fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
+    (0..n)
+        .map(|_| T::from_f64(rng.random_range(-1.0..1.0)))
+        .collect()
+}
+
+fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
+    let (m, n, k) = (
+        a.m.unwrap_or(a.size),
+        a.n.unwrap_or(a.size),
+        a.k.unwrap_or(a.size),
+    );
+    let (ar, ac) = a.transa.stored_shape(m, k);
+    let (br, bc) = a.transb.stored_shape(k, n);
+    let mut rng = StdRng::seed_from_u64(a.seed);
+    let av: Vec<T> = random(&mut rng, ar * ac);
+    let bv: Vec<T> = random(&mut rng, br * bc);
+    let c0: Vec<T> = random(&mut rng, m * n);
+    let mut c = c0.clone();
+    let devices = a
+        .devices
+        .as_deref()
+        .map(|s| crate::cli::parse_devices(rt, s))
+        .transpose()?;
+    let (alpha, beta) = (T::from_f64(a.alpha), T::from_f64(a.beta));
+    let mut times = Vec::new();
+    let mut last = None;
+    for rep in 0..=a.reps.max(1) {
+        c.copy_from_slice(&c0);
+        let opts = GemmOptions {
+            tile: a.tile,
+            devices: devices.clone(),
+            trace: a.trace.is_some() && rep == a.reps.max(1),
+            memory_limit: None,
+        };
+        let t = Instant::now();
+        let report = rt.gemm_with(
+            a.transa,
+            a.transb,
+            alpha,
+            MatRef::new(&av, ar, ac, ar.max(1))?,
+            MatRef::new(&bv, br, bc, br.max(1))?,
+            beta,
+            MatMut::new(&mut c, m, n, m.max(1))?,
+            &opts,
+        )?;
+        let secs = t.elapsed().as_secs_f64();
+        if rep > 0 {
+            times.push(secs);
+        }
+        last = Some(report);
+    }
+    times.sort_by(f64::total_cmp);
+    let med = times[times.len() / 2];
+    let flops = 2.0 * m as f64 * n as f64 * k as f64;
+    let report = last.unwrap_or_default();
+    println!(
+        "{}gemm {m}x{n}x{k} {}{} on [{}] tile {}: median {:.4} s over {} reps, {:.2} GFLOP/s",
+        T::DTYPE.blas_prefix(),
+        a.transa.as_char(),
+        a.transb.as_char(),
+        report.devices.join(", "),
+        report
+            .tile
+            .map_or("-".into(), |(x, y, z)| if x == y && y == z {
+                x.to_string()
+            } else {
+                format!("{x}x{y}x{z}")
+            }),
+        med,
+        times.len(),
+        flops / med / 1e9
+    );
+    if let Some(path) = &a.trace {
+        if let Some(tr) = &report.trace {
+            std::fs::write(path, tr.to_chrome_json()).map_err(|e| {
+                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+            })?;
+            println!(
+                "trace: {} ({} intervals)",
+                path.display(),
+                tr.intervals.len()
+            );
+        }
+    }
+    if a.check {
+        let (checked, worst) = check(&a, m, n, k, &av, &bv, &c0, &c, &mut rng)?;
+        println!("check: {checked} entries within the error bound (worst error/bound {worst:.3})");
+    }
+    Ok(())
+}
+
+/// Checks all entries (small problems) or 2000 random ones against f64-accumulated dot products.
+#[allow(clippy::too_many_arguments)]
+fn check<T: Scalar>(
+    a: &GemmArgs,
+    m: usize,
+    n: usize,
+    k: usize,
+    av: &[T],
+    bv: &[T],
+    c0: &[T],
+    c: &[T],
+    rng: &mut StdRng,
+) -> Result<(usize, f64)> {
+    let (ar, br) = (a.transa.stored_shape(m, k).0, a.transb.stored_shape(k, n).0);
+    let opa = |i: usize, l: usize| {
+        if a.transa.is_transposed() {
+            av[l + i * ar]
+        } else {
+            av[i + l * ar]
+        }
+        .to_f64()
+    };
+    let opb = |l: usize, j: usize| {
+        if a.transb.is_transposed() {
+            bv[j + l * br]
+        } else {
+            bv[l + j * br]
+        }
+        .to_f64()
+    };
+    let entries: Vec<(usize, usize)> = if m * n <= 4096 {
+        (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).collect()
+    } else {
+        (0..2000)
+            .map(|_| (rng.random_range(0..m), rng.random_range(0..n)))
+            .collect()
+    };
+    let mut worst = 0.0f64;
+    for &(i, j) in &entries {
+        let (mut s, mut abs) = (0.0, 0.0);
+        for l in 0..k {
+            let p = opa(i, l) * opb(l, j);
+            s += p;
+            abs += p.abs();
+        }
+        let c0v = c0[i + j * m].to_f64();
+        let want = a.alpha * s + if a.beta == 0.0 { 0.0 } else { a.beta * c0v };
+        let sum = a.alpha.abs() * abs + a.beta.abs() * c0v.abs();
+        let bound = gemm_error_bound(T::DTYPE, k, sum, 2.0)
+            + 2.0 * T::DTYPE.unit_roundoff() * want.abs()
+            + f64::MIN_POSITIVE;
+        let got = c[i + j * m].to_f64();
+        let err = (got - want).abs();
+        if err.is_nan() || err > bound {
+            return Err(hetblas::Error::Internal(format!(
+                "check FAILED at C({i},{j}): got {got:e}, want {want:e}, error {err:e} > bound {bound:e}"
+            )));
+        }
+        worst = worst.max(err / bound);
+    }
+    Ok((entries.len(), worst))
+}

@@ -1,0 +1,150 @@
+//! Counting the transfers the executor performs: each A and B tile crosses a link at most once
+//! per device that needs it, each C tile is fetched once (beta != 0) or never (beta == 0), and
+//! written back exactly once; the CPU device moves nothing for host operands.
+
+mod common;
+
+use hetblas_core::problem::Operand;
+use hetblas_core::tiling::TileKey;
+use hetblas_core::{GemmOptions, GemmReport, MatMut, MatRef, Trans};
+use std::collections::{HashMap, HashSet};
+
+fn run(
+    devices: Vec<usize>,
+    m: usize,
+    n: usize,
+    k: usize,
+    tile: usize,
+    beta: f64,
+    limit: Option<u64>,
+) -> GemmReport {
+    let pool = common::pool();
+    let a: Vec<f64> = (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| (i % 5) as f64 - 2.0).collect();
+    let mut c = vec![1.0f64; m * n];
+    pool.gemm_with(
+        Trans::N,
+        Trans::T,
+        1.0,
+        MatRef::packed(&a, m, k).unwrap(),
+        MatRef::packed(&b, n, k).unwrap(),
+        beta,
+        MatMut::packed(&mut c, m, n).unwrap(),
+        &GemmOptions {
+            tile: Some(tile),
+            devices: Some(devices),
+            memory_limit: limit,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+fn tiles(x: usize, t: usize) -> usize {
+    x.div_ceil(t)
+}
+
+#[test]
+fn each_tile_crosses_each_link_at_most_once_per_device() {
+    let (m, n, k, t) = (50, 41, 37, 8);
+    let (mt, nt, kt) = (tiles(m, t), tiles(n, t), tiles(k, t));
+    for ndev in 1..=4 {
+        for beta in [0.0, 1.0] {
+            let devices: Vec<usize> = (1..=ndev).collect();
+            let r = run(devices, m, n, k, t, beta, None);
+            let mut fetched: HashMap<(u16, TileKey), usize> = HashMap::new();
+            let mut written: HashMap<TileKey, usize> = HashMap::new();
+            let mut owner: HashMap<TileKey, u16> = HashMap::new();
+            for tr in &r.transfers {
+                if tr.writeback {
+                    *written.entry(tr.key).or_default() += 1;
+                    owner.insert(tr.key, tr.device);
+                } else {
+                    *fetched.entry((tr.device, tr.key)).or_default() += 1;
+                }
+            }
+            for ((d, key), count) in &fetched {
+                assert_eq!(
+                    *count, 1,
+                    "{ndev} devices: tile {key:?} fetched {count} times by device {d}"
+                );
+            }
+            assert_eq!(written.len(), mt * nt, "every C tile written back");
+            assert!(
+                written.values().all(|&c| c == 1),
+                "each C tile written back once"
+            );
+            // C fetched once per tile iff beta != 0, by the device that owns it.
+            let c_fetches: Vec<_> = fetched.keys().filter(|(_, k)| k.op == Operand::C).collect();
+            if beta == 0.0 {
+                assert!(c_fetches.is_empty(), "beta == 0 must not read C");
+            } else {
+                assert_eq!(c_fetches.len(), mt * nt);
+                for (d, key) in c_fetches {
+                    assert_eq!(
+                        owner[key], *d,
+                        "C tile fetched by a device that does not own it"
+                    );
+                }
+            }
+            // A device fetches exactly the A/B tiles its C tiles need.
+            for d in 0..ndev as u16 {
+                let mine: HashSet<TileKey> = owner
+                    .iter()
+                    .filter(|(_, &o)| o == d)
+                    .map(|(k, _)| *k)
+                    .collect();
+                let need_a: HashSet<(u32, u32)> = mine
+                    .iter()
+                    .flat_map(|c| (0..kt as u32).map(move |l| (c.r, l)))
+                    .collect();
+                let need_b: HashSet<(u32, u32)> = mine
+                    .iter()
+                    .flat_map(|c| (0..kt as u32).map(move |l| (l, c.c)))
+                    .collect();
+                let got_a: HashSet<(u32, u32)> = fetched
+                    .keys()
+                    .filter(|(dd, k)| *dd == d && k.op == Operand::A)
+                    .map(|(_, k)| (k.r, k.c))
+                    .collect();
+                let got_b: HashSet<(u32, u32)> = fetched
+                    .keys()
+                    .filter(|(dd, k)| *dd == d && k.op == Operand::B)
+                    .map(|(_, k)| (k.r, k.c))
+                    .collect();
+                assert_eq!(got_a, need_a, "device {d} A tiles");
+                assert_eq!(got_b, need_b, "device {d} B tiles");
+            }
+            assert_eq!(r.stats.writebacks, mt * nt);
+            assert_eq!(
+                r.transfers.len(),
+                r.stats.fetches.iter().sum::<usize>() + r.stats.writebacks
+            );
+        }
+    }
+}
+
+#[test]
+fn out_of_core_still_writes_each_c_tile_once() {
+    let (m, n, k, t) = (64, 48, 80, 8);
+    // Room for 5 tiles: A/B tiles must be refetched, C still goes back once.
+    let r = run(vec![1], m, n, k, t, 1.0, Some(5 * 8 * 8 * 8));
+    let mut written: HashMap<TileKey, usize> = HashMap::new();
+    for tr in r.transfers.iter().filter(|t| t.writeback) {
+        *written.entry(tr.key).or_default() += 1;
+    }
+    assert_eq!(written.len(), tiles(m, t) * tiles(n, t));
+    assert!(written.values().all(|&c| c == 1));
+    let ab = r.stats.fetches[0] + r.stats.fetches[1];
+    assert!(
+        ab > tiles(m, t) * tiles(k, t) + tiles(k, t) * tiles(n, t),
+        "small cache refetches"
+    );
+}
+
+#[test]
+fn cpu_device_moves_nothing_for_host_operands() {
+    let r = run(vec![0], 40, 30, 20, 8, 1.0, None);
+    assert!(r.transfers.is_empty());
+    assert_eq!(r.stats.gemms, 5 * 4 * 3);
+}
