@@ -146,7 +146,7 @@ impl RuntimeBuilder {
 /// The accelerator backends compiled into this build (all of them, always; each decides at run
 /// time whether it can work here).
 pub(crate) fn accelerator_backends() -> Vec<Box<dyn Backend>> {
-    vec![]
+    vec![Box::new(hetblas_cuda::CudaBackend)]
 }
 
 impl Runtime {

@@ -2,7 +2,7 @@
 
 use clap::Args;
 use hetblas::{DType, GemmOptions, MatMut, MatRef, Result, Runtime, Scalar, Trans};
-use hetblas_core::reference::gemm_error_bound;
+use hetblas_core::reference::check_sampled;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::time::Instant;
@@ -142,71 +142,20 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         }
     }
     if a.check {
-        let (checked, worst) = check(&a, m, n, k, &av, &bv, &c0, &c, &mut rng)?;
+        let (checked, worst) = check_sampled(
+            a.transa,
+            a.transb,
+            a.alpha,
+            MatRef::new(&av, ar, ac, ar.max(1))?,
+            MatRef::new(&bv, br, bc, br.max(1))?,
+            a.beta,
+            MatRef::new(&c0, m, n, m.max(1))?,
+            MatRef::new(&c, m, n, m.max(1))?,
+            4096,
+            a.seed,
+        )
+        .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
         println!("check: {checked} entries within the error bound (worst error/bound {worst:.3})");
     }
     Ok(())
-}
-
-/// Checks all entries (small problems) or 2000 random ones against f64-accumulated dot products.
-#[allow(clippy::too_many_arguments)]
-fn check<T: Scalar>(
-    a: &GemmArgs,
-    m: usize,
-    n: usize,
-    k: usize,
-    av: &[T],
-    bv: &[T],
-    c0: &[T],
-    c: &[T],
-    rng: &mut StdRng,
-) -> Result<(usize, f64)> {
-    let (ar, br) = (a.transa.stored_shape(m, k).0, a.transb.stored_shape(k, n).0);
-    let opa = |i: usize, l: usize| {
-        if a.transa.is_transposed() {
-            av[l + i * ar]
-        } else {
-            av[i + l * ar]
-        }
-        .to_f64()
-    };
-    let opb = |l: usize, j: usize| {
-        if a.transb.is_transposed() {
-            bv[j + l * br]
-        } else {
-            bv[l + j * br]
-        }
-        .to_f64()
-    };
-    let entries: Vec<(usize, usize)> = if m * n <= 4096 {
-        (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).collect()
-    } else {
-        (0..2000)
-            .map(|_| (rng.random_range(0..m), rng.random_range(0..n)))
-            .collect()
-    };
-    let mut worst = 0.0f64;
-    for &(i, j) in &entries {
-        let (mut s, mut abs) = (0.0, 0.0);
-        for l in 0..k {
-            let p = opa(i, l) * opb(l, j);
-            s += p;
-            abs += p.abs();
-        }
-        let c0v = c0[i + j * m].to_f64();
-        let want = a.alpha * s + if a.beta == 0.0 { 0.0 } else { a.beta * c0v };
-        let sum = a.alpha.abs() * abs + a.beta.abs() * c0v.abs();
-        let bound = gemm_error_bound(T::DTYPE, k, sum, 2.0)
-            + 2.0 * T::DTYPE.unit_roundoff() * want.abs()
-            + f64::MIN_POSITIVE;
-        let got = c[i + j * m].to_f64();
-        let err = (got - want).abs();
-        if err.is_nan() || err > bound {
-            return Err(hetblas::Error::Internal(format!(
-                "check FAILED at C({i},{j}): got {got:e}, want {want:e}, error {err:e} > bound {bound:e}"
-            )));
-        }
-        worst = worst.max(err / bound);
-    }
-    Ok((entries.len(), worst))
 }

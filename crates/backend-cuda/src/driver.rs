@@ -1,0 +1,308 @@
+//! The CUDA driver layer: library presence, error mapping (one helper, as wgpu-hal does), and the
+//! primary context of a device. Everything above this file speaks `hetblas_core::Error`.
+
+use cudarc::driver::sys;
+use hetblas_core::{Error, Result};
+use std::ffi::CStr;
+use std::sync::{Arc, OnceLock};
+
+/// Maps a driver status to `Ok` or a typed error carrying the driver's code, name and message.
+pub fn check(r: sys::CUresult, call: &str) -> Result<()> {
+    if r == sys::CUresult::CUDA_SUCCESS {
+        return Ok(());
+    }
+    Err(driver_error(r, call))
+}
+
+/// The typed error for a failed driver call. Out-of-memory and device loss get their own
+/// variants (what a caller can act on); the rest are `Backend` errors.
+pub fn driver_error(r: sys::CUresult, call: &str) -> Error {
+    let (name, message) = describe(r);
+    match r {
+        sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory {
+            device: "cuda".into(),
+            detail: format!("{call}: {message}"),
+        },
+        sys::CUresult::CUDA_ERROR_ECC_UNCORRECTABLE
+        | sys::CUresult::CUDA_ERROR_LAUNCH_FAILED
+        | sys::CUresult::CUDA_ERROR_ILLEGAL_ADDRESS
+        | sys::CUresult::CUDA_ERROR_HARDWARE_STACK_ERROR
+        | sys::CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION
+        | sys::CUresult::CUDA_ERROR_DEVICE_UNAVAILABLE => Error::DeviceLost {
+            device: "cuda".into(),
+            detail: format!("{call}: {name}: {message}"),
+        },
+        _ => Error::Backend {
+            backend: "cuda",
+            call: call.into(),
+            code: r as i64,
+            name,
+            message,
+        },
+    }
+}
+
+fn describe(r: sys::CUresult) -> (String, String) {
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    let mut msg: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: both calls only write a pointer to a static string (or leave it null).
+    unsafe {
+        sys::cuGetErrorName(r, &mut name);
+        sys::cuGetErrorString(r, &mut msg);
+    }
+    let s = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            format!("{r:?}")
+        } else {
+            // SAFETY: the driver returns static NUL-terminated strings.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    (s(name), s(msg))
+}
+
+/// Where the driver and cuBLAS libraries were found, or why not.
+#[derive(Debug, Clone)]
+pub struct Libraries {
+    pub driver_version: i32,
+}
+
+static PRELOADED: OnceLock<Vec<libloading::Library>> = OnceLock::new();
+
+/// Directories where CUDA libraries often live but the dynamic loader may not look.
+fn candidate_dirs() -> Vec<std::path::PathBuf> {
+    let mut dirs = Vec::new();
+    for var in [
+        "HETBLAS_CUDA_LIB_DIR",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "CUDA_ROOT",
+    ] {
+        if let Ok(v) = std::env::var(var) {
+            let p = std::path::PathBuf::from(v);
+            dirs.push(p.join("lib64"));
+            dirs.push(p.join("lib"));
+            dirs.push(p);
+        }
+    }
+    for d in [
+        "/usr/local/cuda/lib64",
+        "/usr/local/cuda/targets/x86_64-linux/lib",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/local/nvidia/lib64",
+        "/usr/local/nvidia/lib",
+    ] {
+        dirs.push(d.into());
+    }
+    // pip wheels (nvidia-cublas) put libcublas under site-packages/nvidia/cublas/lib.
+    for base in ["/usr/lib", "/usr/local/lib", "/opt"] {
+        if let Ok(rd) = std::fs::read_dir(base) {
+            for e in rd.flatten() {
+                let p = e.path();
+                for sub in [
+                    "site-packages/nvidia/cublas/lib",
+                    "dist-packages/nvidia/cublas/lib",
+                ] {
+                    dirs.push(p.join(sub));
+                }
+            }
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir("/opt") {
+        for e in rd.flatten() {
+            for py in ["lib/python3.12", "lib/python3.11", "lib/python3.10"] {
+                dirs.push(
+                    e.path()
+                        .join(".venv")
+                        .join(py)
+                        .join("site-packages/nvidia/cublas/lib"),
+                );
+            }
+        }
+    }
+    dirs
+}
+
+/// Makes libcuda and libcublas loadable by name: when the loader cannot find one by name, it is
+/// opened by full path from the usual install locations (its soname then resolves).
+fn preload() -> &'static Vec<libloading::Library> {
+    PRELOADED.get_or_init(|| {
+        let mut held = Vec::new();
+        // SAFETY: presence probes only open the libraries (running their initialisers).
+        let (cuda, cublas) = unsafe {
+            (
+                sys::is_culib_present(),
+                cudarc::cublas::sys::is_culib_present(),
+            )
+        };
+        for (present, names) in [
+            (cuda, &["libcuda.so.1", "libcuda.so"][..]),
+            (
+                cublas,
+                &["libcublas.so.13", "libcublasLt.so.13", "libcublas.so"][..],
+            ),
+        ] {
+            if present {
+                continue;
+            }
+            'names: for n in names {
+                for d in candidate_dirs() {
+                    let p = d.join(n);
+                    if p.exists() {
+                        // SAFETY: opening a CUDA library found at a known install location.
+                        if let Ok(l) = unsafe { libloading::Library::new(&p) } {
+                            held.push(l);
+                            continue 'names;
+                        }
+                    }
+                }
+            }
+        }
+        held
+    })
+}
+
+/// Checks that the driver and cuBLAS can be loaded and initialises the driver.
+///
+/// # Errors
+/// `Unavailable` with the reason (library not found, driver init failure).
+pub fn init() -> Result<Libraries> {
+    preload();
+    // SAFETY: probing opens the libraries without resolving any symbol.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::Unavailable {
+            backend: "cuda",
+            reason: "CUDA driver library (libcuda.so.1) not found".into(),
+        });
+    }
+    // SAFETY: as above.
+    if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+        return Err(Error::Unavailable {
+            backend: "cuda",
+            reason:
+                "cuBLAS (libcublas.so.13) not found; set HETBLAS_CUDA_LIB_DIR or LD_LIBRARY_PATH"
+                    .into(),
+        });
+    }
+    // SAFETY: cuInit may be called any number of times.
+    let r = unsafe { sys::cuInit(0) };
+    if r == sys::CUresult::CUDA_ERROR_NO_DEVICE {
+        return Err(Error::Unavailable {
+            backend: "cuda",
+            reason: "no CUDA device".into(),
+        });
+    }
+    if r != sys::CUresult::CUDA_SUCCESS {
+        let (name, msg) = describe(r);
+        return Err(Error::Unavailable {
+            backend: "cuda",
+            reason: format!("cuInit failed: {name}: {msg}"),
+        });
+    }
+    let mut v = 0;
+    // SAFETY: writes one int.
+    check(
+        unsafe { sys::cuDriverGetVersion(&mut v) },
+        "cuDriverGetVersion",
+    )?;
+    if v < 12000 {
+        return Err(Error::Unavailable {
+            backend: "cuda",
+            reason: format!(
+                "driver supports CUDA {}.{}; 12.0 or newer needed",
+                v / 1000,
+                v % 1000 / 10
+            ),
+        });
+    }
+    Ok(Libraries { driver_version: v })
+}
+
+/// The primary context of one device, retained for as long as anything uses it.
+#[derive(Debug)]
+pub struct Context {
+    pub ordinal: i32,
+    pub device: sys::CUdevice,
+    raw: sys::CUcontext,
+}
+
+// SAFETY: a CUcontext handle may be used from any thread (made current with cuCtxSetCurrent).
+unsafe impl Send for Context {}
+// SAFETY: as above; the handle is never mutated.
+unsafe impl Sync for Context {}
+
+thread_local! {
+    static CURRENT: std::cell::Cell<sys::CUcontext> = const { std::cell::Cell::new(std::ptr::null_mut()) };
+}
+
+impl Context {
+    /// Retains the primary context of device `ordinal`.
+    pub fn retain(ordinal: i32) -> Result<Arc<Context>> {
+        let mut device = 0;
+        // SAFETY: writes one CUdevice.
+        check(
+            unsafe { sys::cuDeviceGet(&mut device, ordinal) },
+            "cuDeviceGet",
+        )?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: writes one context handle; released in Drop.
+        check(
+            unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) },
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        Ok(Arc::new(Context {
+            ordinal,
+            device,
+            raw,
+        }))
+    }
+
+    pub fn raw(&self) -> sys::CUcontext {
+        self.raw
+    }
+
+    /// Makes the context current on this thread (cached per thread).
+    pub fn bind(&self) -> Result<()> {
+        if CURRENT.with(|c| c.get()) == self.raw {
+            return Ok(());
+        }
+        // SAFETY: the context is retained for self's lifetime.
+        check(unsafe { sys::cuCtxSetCurrent(self.raw) }, "cuCtxSetCurrent")?;
+        CURRENT.with(|c| c.set(self.raw));
+        Ok(())
+    }
+
+    /// (free, total) bytes of device memory.
+    pub fn mem_info(&self) -> Result<(usize, usize)> {
+        self.bind()?;
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: writes two sizes; context is current.
+        check(
+            unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) },
+            "cuMemGetInfo",
+        )?;
+        Ok((free, total))
+    }
+
+    pub fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32> {
+        let mut v = 0;
+        // SAFETY: writes one int.
+        check(
+            unsafe { sys::cuDeviceGetAttribute(&mut v, attr, self.device) },
+            "cuDeviceGetAttribute",
+        )?;
+        Ok(v)
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        CURRENT.with(|c| {
+            if c.get() == self.raw {
+                c.set(std::ptr::null_mut())
+            }
+        });
+        // SAFETY: balances the retain in `Context::retain`.
+        unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+    }
+}

@@ -1,0 +1,292 @@
+//! The host registration cache: user buffers are page-locked with cuMemHostRegister once and stay
+//! registered, so repeated calls on the same buffers pay no pinning. Ranges are page-aligned;
+//! a request is split into the pieces not yet covered, so neighbouring buffers that share a
+//! page never collide. When the OS refuses to lock more memory, the least recently used
+//! registrations are released and the registration retried; memory that still cannot be
+//! registered is copied through pinned staging buffers by the links.
+//!
+//! Contract (the same as cudaHostRegister's): a buffer must not be unmapped while registered.
+//! Registrations are released when the cache is dropped (with the runtime) or by
+//! [`PinCache::release_all`]; a long-running code that frees and reallocates large buffers
+//! should call it before freeing them, or set `HETBLAS_PIN=staging` to never register.
+
+use crate::driver::{check, driver_error, Context};
+use cudarc::driver::sys;
+use hetblas_core::Result;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+const PAGE: u64 = 4096;
+
+#[derive(Debug, Clone)]
+struct Region {
+    start: u64,
+    end: u64,
+    last_use: u64,
+    /// Registered by someone else (cuMemHostAlloc'd memory, an outside registration).
+    foreign: bool,
+}
+
+/// Counters of the cache, for reports and the acceptance "the second call pays no pinning".
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PinStats {
+    pub registrations: u64,
+    pub hits: u64,
+    pub failures: u64,
+    pub evictions: u64,
+    pub bytes_registered: u64,
+    pub seconds_registering: f64,
+}
+
+/// How host memory is prepared for DMA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinPolicy {
+    /// Register and keep registered (default).
+    Cache,
+    /// Never register; every host copy goes through pinned staging buffers.
+    Staging,
+}
+
+impl PinPolicy {
+    /// From `HETBLAS_PIN` (`cache`, `staging`).
+    pub fn from_env() -> PinPolicy {
+        match std::env::var("HETBLAS_PIN").as_deref() {
+            Ok("staging") | Ok("off") | Ok("0") => PinPolicy::Staging,
+            _ => PinPolicy::Cache,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    regions: Vec<Region>,
+    clock: u64,
+    stats: PinStats,
+}
+
+/// The registration cache, shared by every CUDA device of a runtime.
+#[derive(Debug)]
+pub struct PinCache {
+    ctx: Arc<Context>,
+    policy: PinPolicy,
+    state: Mutex<State>,
+}
+
+fn align(addr: u64, len: u64) -> (u64, u64) {
+    (addr / PAGE * PAGE, (addr + len).div_ceil(PAGE) * PAGE)
+}
+
+impl State {
+    /// Parts of [start, end) not covered by any region.
+    fn uncovered(&self, start: u64, end: u64) -> Vec<(u64, u64)> {
+        let mut regs: Vec<_> = self
+            .regions
+            .iter()
+            .filter(|r| r.start < end && r.end > start)
+            .map(|r| (r.start, r.end))
+            .collect();
+        regs.sort();
+        let mut out = Vec::new();
+        let mut cur = start;
+        for (s, e) in regs {
+            if s > cur {
+                out.push((cur, s.min(end)));
+            }
+            cur = cur.max(e);
+            if cur >= end {
+                break;
+            }
+        }
+        if cur < end {
+            out.push((cur, end));
+        }
+        out
+    }
+
+    fn touch(&mut self, start: u64, end: u64) {
+        self.clock += 1;
+        let now = self.clock;
+        for r in self
+            .regions
+            .iter_mut()
+            .filter(|r| r.start < end && r.end > start)
+        {
+            r.last_use = now;
+        }
+    }
+}
+
+impl PinCache {
+    pub fn new(ctx: Arc<Context>) -> PinCache {
+        PinCache {
+            ctx,
+            policy: PinPolicy::from_env(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn policy(&self) -> PinPolicy {
+        self.policy
+    }
+
+    /// Makes sure `[addr, addr + len)` is registered. Returns whether it now is (false: the
+    /// links will stage it). Call only while no copy is in flight (the pool calls it before
+    /// executing), since it may release least recently used registrations.
+    pub fn ensure(&self, addr: u64, len: usize) -> Result<bool> {
+        if len == 0 || self.policy == PinPolicy::Staging {
+            return Ok(len == 0);
+        }
+        let (start, end) = align(addr, len as u64);
+        let mut st = self.lock();
+        let missing = st.uncovered(start, end);
+        if missing.is_empty() {
+            st.stats.hits += 1;
+            st.touch(start, end);
+            return Ok(true);
+        }
+        self.ctx.bind()?;
+        let t = Instant::now();
+        let mut ok = true;
+        for (s, e) in missing {
+            match self.register(&mut st, s, e, start, end)? {
+                true => {}
+                false => ok = false,
+            }
+        }
+        st.stats.seconds_registering += t.elapsed().as_secs_f64();
+        st.touch(start, end);
+        Ok(ok)
+    }
+
+    fn register(&self, st: &mut State, s: u64, e: u64, keep_s: u64, keep_e: u64) -> Result<bool> {
+        loop {
+            // SAFETY: [s, e) is mapped host memory of the caller's operand (page-aligned
+            // outward; whole pages are what the OS locks anyway).
+            let r = unsafe {
+                sys::cuMemHostRegister_v2(
+                    s as *mut std::ffi::c_void,
+                    (e - s) as usize,
+                    sys::CU_MEMHOSTREGISTER_PORTABLE,
+                )
+            };
+            match r {
+                sys::CUresult::CUDA_SUCCESS => {
+                    st.regions.push(Region {
+                        start: s,
+                        end: e,
+                        last_use: st.clock,
+                        foreign: false,
+                    });
+                    st.stats.registrations += 1;
+                    st.stats.bytes_registered += e - s;
+                    return Ok(true);
+                }
+                sys::CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED => {
+                    st.regions.push(Region {
+                        start: s,
+                        end: e,
+                        last_use: st.clock,
+                        foreign: true,
+                    });
+                    return Ok(true);
+                }
+                sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY
+                | sys::CUresult::CUDA_ERROR_INVALID_VALUE => {
+                    // Evict the least recently used registration not in the current request.
+                    let victim = st
+                        .regions
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, r)| !r.foreign && (r.end <= keep_s || r.start >= keep_e))
+                        .min_by_key(|(_, r)| r.last_use)
+                        .map(|(i, _)| i);
+                    match victim {
+                        Some(i) if r == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                            let v = st.regions.swap_remove(i);
+                            // SAFETY: v was registered by us and no copy is in flight.
+                            unsafe { sys::cuMemHostUnregister(v.start as *mut std::ffi::c_void) };
+                            st.stats.evictions += 1;
+                        }
+                        _ => {
+                            st.stats.failures += 1;
+                            tracing::debug!(
+                                "cuMemHostRegister failed: {}",
+                                driver_error(r, "cuMemHostRegister")
+                            );
+                            return Ok(false);
+                        }
+                    }
+                }
+                other => return Err(driver_error(other, "cuMemHostRegister")),
+            }
+        }
+    }
+
+    /// Whether `[addr, addr + len)` is registered (so a copy can DMA it directly).
+    pub fn is_pinned(&self, addr: u64, len: usize) -> bool {
+        if len == 0 {
+            return true;
+        }
+        let (s, e) = align(addr, len as u64);
+        self.lock().uncovered(s, e).is_empty()
+    }
+
+    pub fn stats(&self) -> PinStats {
+        self.lock().stats.clone()
+    }
+
+    /// Unregisters everything this cache registered.
+    pub fn release_all(&self) -> Result<()> {
+        let mut st = self.lock();
+        self.ctx.bind()?;
+        for r in st.regions.drain(..) {
+            if !r.foreign {
+                // SAFETY: registered by us; the caller guarantees no copy is in flight.
+                check(
+                    unsafe { sys::cuMemHostUnregister(r.start as *mut std::ffi::c_void) },
+                    "cuMemHostUnregister",
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PinCache {
+    fn drop(&mut self) {
+        let _ = self.release_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncovered_pieces() {
+        let mut st = State::default();
+        st.regions.push(Region {
+            start: 4096,
+            end: 8192,
+            last_use: 0,
+            foreign: false,
+        });
+        st.regions.push(Region {
+            start: 12288,
+            end: 16384,
+            last_use: 0,
+            foreign: false,
+        });
+        assert_eq!(
+            st.uncovered(0, 20480),
+            vec![(0, 4096), (8192, 12288), (16384, 20480)]
+        );
+        assert!(st.uncovered(4096, 8192).is_empty());
+        assert_eq!(st.uncovered(6000, 13000), vec![(8192, 12288)]);
+        assert_eq!(align(4097, 10), (4096, 8192));
+    }
+}

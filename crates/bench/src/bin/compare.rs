@@ -1,0 +1,591 @@
+//! The comparison harness: hetblas next to its baselines in one process, on the same pinned host
+//! data, with every result checked against an f64 reference at sampled entries.
+//!
+//! Variants per problem:
+//! - `hetblas`: host operands, tile and devices chosen by hetblas (GPUs only);
+//! - `naive`:   copy A, B, C to GPU0, one cuBLAS GEMM, copy C back (no overlap);
+//! - `cublasxt`: cuBLASXt on the same GPUs, best of the block sizes;
+//! - `ceiling`: cuBLAS on device-resident operands (GPU0), the single-GPU compute bound.
+//!
+//! Prints a table (TFLOP/s, hetblas/cuBLASXt, hetblas/ceiling) and writes CSV.
+
+use clap::Parser;
+use hetblas::{DType, GemmOptions, MatMut, MatRef, Runtime, Scalar, Trans};
+use hetblas_bench::cublasxt::CublasXt;
+use hetblas_bench::{median, par_copy, random_data};
+use hetblas_core::reference::check_sampled;
+use hetblas_core::{GemmTile, Queue};
+use hetblas_cuda::CudaDevice;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Parser, Debug)]
+struct Args {
+    /// Square sizes.
+    #[arg(long, value_delimiter = ',', default_value = "8192,16384,32768")]
+    sizes: Vec<usize>,
+    /// Extra shapes MxNxK.
+    #[arg(long, value_delimiter = ',')]
+    shapes: Vec<String>,
+    /// f64, f32 or both.
+    #[arg(long, default_value = "f64")]
+    dtype: String,
+    /// Number of GPUs for hetblas and cuBLASXt.
+    #[arg(long, default_value_t = 1)]
+    gpus: usize,
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    #[arg(long, value_delimiter = ',', default_value = "2048,4096,8192")]
+    xt_blocks: Vec<i32>,
+    #[arg(long, default_value_t = 1.0)]
+    beta: f64,
+    /// Variants to run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "hetblas,cublasxt,naive,ceiling"
+    )]
+    variants: Vec<String>,
+    /// Force hetblas's tile size.
+    #[arg(long)]
+    tile: Option<usize>,
+    #[arg(long)]
+    csv: Option<std::path::PathBuf>,
+    /// Record a hetblas timeline at this size (f64) and write it here (Chrome JSON).
+    #[arg(long)]
+    trace_n: Option<usize>,
+    #[arg(long)]
+    trace_out: Option<std::path::PathBuf>,
+    /// Show the registration cache: two hetblas calls on fresh buffers of this size.
+    #[arg(long)]
+    pin_demo: Option<usize>,
+}
+
+struct Row {
+    shape: (usize, usize, usize),
+    dtype: DType,
+    variant: String,
+    tflops: f64,
+    seconds: f64,
+    detail: String,
+}
+
+fn tflops(m: usize, n: usize, k: usize, s: f64) -> f64 {
+    2.0 * m as f64 * n as f64 * k as f64 / s / 1e12
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(args) {
+        eprintln!("compare: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let rt = Runtime::builder()
+        .only(&["cuda"])
+        .without_cpu()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let gpus: Vec<usize> = rt
+        .devices()
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.info().backend == "cuda")
+        .map(|(i, _)| i)
+        .take(args.gpus)
+        .collect();
+    if gpus.len() < args.gpus {
+        return Err(format!("{} GPUs asked, {} found", args.gpus, gpus.len()));
+    }
+    for &g in &gpus {
+        let i = rt.devices()[g].info();
+        println!(
+            "GPU {}: {} ({:.0} GiB) {}",
+            g,
+            i.name,
+            i.memory_bytes as f64 / 1073741824.0,
+            i.detail
+        );
+    }
+    if let Some(n) = args.pin_demo {
+        pin_demo(&rt, &gpus, n)?;
+    }
+    if let Some(n) = args.trace_n {
+        trace_run(&rt, &gpus, n, &args)?;
+    }
+    let mut shapes: Vec<(usize, usize, usize)> = args.sizes.iter().map(|&s| (s, s, s)).collect();
+    for s in &args.shapes {
+        let v: Vec<usize> = s
+            .split('x')
+            .map(|x| x.parse().map_err(|_| format!("bad shape {s}")))
+            .collect::<Result<_, _>>()?;
+        if v.len() != 3 {
+            return Err(format!("bad shape {s}"));
+        }
+        shapes.push((v[0], v[1], v[2]));
+    }
+    let dtypes = match args.dtype.as_str() {
+        "both" => vec![DType::F64, DType::F32],
+        d => vec![d.parse::<DType>()?],
+    };
+    let mut rows = Vec::new();
+    for &dt in &dtypes {
+        for &shape in &shapes {
+            match dt {
+                DType::F64 => problem::<f64>(&rt, &gpus, shape, &args, &mut rows)?,
+                DType::F32 => problem::<f32>(&rt, &gpus, shape, &args, &mut rows)?,
+            }
+        }
+    }
+    println!();
+    println!("| shape | dtype | GPUs | variant | TFLOP/s | vs cuBLASXt | vs ceiling | detail |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for r in &rows {
+        let find = |v: &str| {
+            rows.iter()
+                .find(|x| x.shape == r.shape && x.dtype == r.dtype && x.variant == v)
+                .map(|x| x.tflops)
+        };
+        let ratio = |o: Option<f64>| o.map_or("-".into(), |o| format!("{:.2}x", r.tflops / o));
+        println!(
+            "| {}x{}x{} | {} | {} | {} | {:.2} | {} | {} | {} |",
+            r.shape.0,
+            r.shape.1,
+            r.shape.2,
+            r.dtype,
+            gpus.len(),
+            r.variant,
+            r.tflops,
+            ratio(find("cublasxt")),
+            ratio(find("ceiling")),
+            r.detail
+        );
+    }
+    if let Some(path) = &args.csv {
+        let mut f = std::fs::File::create(path).map_err(|e| e.to_string())?;
+        writeln!(f, "m,n,k,dtype,gpus,variant,tflops,seconds,detail").map_err(|e| e.to_string())?;
+        for r in &rows {
+            writeln!(
+                f,
+                "{},{},{},{},{},{},{:.4},{:.6},\"{}\"",
+                r.shape.0,
+                r.shape.1,
+                r.shape.2,
+                r.dtype,
+                gpus.len(),
+                r.variant,
+                r.tflops,
+                r.seconds,
+                r.detail
+            )
+            .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+fn prepare_host<T>(rt: &Runtime, gpus: &[usize], bufs: &[&[T]]) -> Result<(), String> {
+    for &g in gpus {
+        for b in bufs {
+            rt.devices()[g]
+                .prepare_host(b.as_ptr() as u64, std::mem::size_of_val(*b))
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check<T: Scalar>(
+    what: &str,
+    (m, n, k): (usize, usize, usize),
+    alpha: f64,
+    a: &[T],
+    b: &[T],
+    beta: f64,
+    c0: &[T],
+    c: &[T],
+) -> Result<String, String> {
+    let v = |x, r, cc| MatRef::packed(x, r, cc).map_err(|e| e.to_string());
+    let (checked, worst) = check_sampled(
+        Trans::N,
+        Trans::N,
+        alpha,
+        v(a, m, k)?,
+        v(b, k, n)?,
+        beta,
+        v(c0, m, n)?,
+        v(c, m, n)?,
+        256,
+        7,
+    )
+    .map_err(|e| format!("{what}: result check FAILED: {e}"))?;
+    Ok(format!("checked {checked} (worst {worst:.2} of bound)"))
+}
+
+fn problem<T: Scalar>(
+    rt: &Runtime,
+    gpus: &[usize],
+    (m, n, k): (usize, usize, usize),
+    args: &Args,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let t0 = Instant::now();
+    let a = random_data::<T>(1, m * k);
+    let b = random_data::<T>(2, k * n);
+    let c0 = random_data::<T>(3, m * n);
+    let mut c = c0.clone();
+    prepare_host(rt, gpus, &[&a, &b, &c])?;
+    println!(
+        "\n== {}gemm {m}x{n}x{k}, {} GPU(s); data ready in {:.1} s",
+        T::DTYPE.blas_prefix(),
+        gpus.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    let (alpha, beta) = (1.0, args.beta);
+    let shape = (m, n, k);
+    let want = |v: &str| args.variants.iter().any(|x| x == v);
+    let mut push = |variant: &str, secs: f64, detail: String| {
+        let tf = tflops(m, n, k, secs);
+        println!("  {variant:<9} {tf:8.2} TFLOP/s  ({secs:.4} s) {detail}");
+        rows.push(Row {
+            shape,
+            dtype: T::DTYPE,
+            variant: variant.into(),
+            tflops: tf,
+            seconds: secs,
+            detail,
+        });
+    };
+
+    if want("hetblas") {
+        let opts = GemmOptions {
+            devices: Some(gpus.to_vec()),
+            tile: args.tile,
+            ..Default::default()
+        };
+        let run = |c: &mut [T]| -> Result<(f64, hetblas::GemmReport), String> {
+            let t = Instant::now();
+            let r = rt
+                .gemm_with(
+                    Trans::N,
+                    Trans::N,
+                    T::from_f64(alpha),
+                    MatRef::packed(&a, m, k).map_err(|e| e.to_string())?,
+                    MatRef::packed(&b, k, n).map_err(|e| e.to_string())?,
+                    T::from_f64(beta),
+                    MatMut::packed(c, m, n).map_err(|e| e.to_string())?,
+                    &opts,
+                )
+                .map_err(|e| e.to_string())?;
+            Ok((t.elapsed().as_secs_f64(), r))
+        };
+        run(&mut c)?;
+        let mut times = Vec::new();
+        let mut last = None;
+        for _ in 0..args.reps {
+            let (s, r) = run(&mut c)?;
+            times.push(s);
+            last = Some(r);
+        }
+        par_copy(&mut c, &c0);
+        run(&mut c)?;
+        let ok = check("hetblas", shape, alpha, &a, &b, beta, &c0, &c)?;
+        let r = last.unwrap_or_default();
+        let bytes_in: u64 = r.stats.bytes_in.iter().sum();
+        push(
+            "hetblas",
+            median(&mut times),
+            format!(
+                "tile {:?}, planning {:.1} us (cached {}), in {:.2} GB, {ok}",
+                r.tile.map(|t| t.0),
+                r.planning_seconds * 1e6,
+                r.plan_cached,
+                bytes_in as f64 / 1e9
+            ),
+        );
+    }
+
+    if want("cublasxt") {
+        let ids: Vec<i32> = gpus
+            .iter()
+            .map(|&g| {
+                rt.devices()[g]
+                    .as_any()
+                    .downcast_ref::<CudaDevice>()
+                    .map_or(0, |d| d.context().ordinal)
+            })
+            .collect();
+        let xt = CublasXt::new(&ids)?;
+        let mut best: Option<(f64, i32)> = None;
+        let mut per_block = Vec::new();
+        for &blk in &args.xt_blocks {
+            xt.set_block_dim(blk)?;
+            let mut times = Vec::new();
+            for rep in 0..=args.reps.min(2) {
+                let t = Instant::now();
+                // SAFETY: packed host matrices of the given shapes; c distinct from a and b.
+                unsafe {
+                    xt.gemm(
+                        false,
+                        false,
+                        m,
+                        n,
+                        k,
+                        T::from_f64(alpha),
+                        a.as_ptr(),
+                        m,
+                        b.as_ptr(),
+                        k,
+                        T::from_f64(beta),
+                        c.as_mut_ptr(),
+                        m,
+                    )?
+                };
+                if rep > 0 {
+                    times.push(t.elapsed().as_secs_f64());
+                }
+            }
+            let s = median(&mut times);
+            per_block.push(format!("{blk}: {:.1}", tflops(m, n, k, s)));
+            if best.is_none_or(|(b, _)| s < b) {
+                best = Some((s, blk));
+            }
+        }
+        let (s, blk) = best.ok_or("no cuBLASXt block size")?;
+        xt.set_block_dim(blk)?;
+        par_copy(&mut c, &c0);
+        // SAFETY: as above.
+        unsafe {
+            xt.gemm(
+                false,
+                false,
+                m,
+                n,
+                k,
+                T::from_f64(alpha),
+                a.as_ptr(),
+                m,
+                b.as_ptr(),
+                k,
+                T::from_f64(beta),
+                c.as_mut_ptr(),
+                m,
+            )?
+        };
+        let ok = check("cublasxt", shape, alpha, &a, &b, beta, &c0, &c)?;
+        push(
+            "cublasxt",
+            s,
+            format!("best block {blk} [{}], {ok}", per_block.join(", ")),
+        );
+    }
+
+    if want("naive") || want("ceiling") {
+        let g = gpus[0];
+        let dev = rt.devices()[g].clone();
+        let da = rt.alloc_matrix::<T>(g, m, k).map_err(|e| e.to_string())?;
+        let db = rt.alloc_matrix::<T>(g, k, n).map_err(|e| e.to_string())?;
+        let dc = rt.alloc_matrix::<T>(g, m, n).map_err(|e| e.to_string())?;
+        let space = dev.space();
+        let h2d = rt
+            .link(hetblas_core::MemorySpace::HOST, space)
+            .ok_or("no h2d link")?
+            .clone();
+        let d2h = rt
+            .link(space, hetblas_core::MemorySpace::HOST)
+            .ok_or("no d2h link")?
+            .clone();
+        let host = |x: &[T], r: usize, cc: usize| hetblas_core::RawTile {
+            space: hetblas_core::MemorySpace::HOST,
+            addr: x.as_ptr() as u64,
+            rows: r,
+            cols: cc,
+            ld: r,
+            dtype: T::DTYPE,
+        };
+        let q: Arc<dyn Queue> = dev.compute_queues()[0].clone();
+        let op = GemmTile {
+            transa: Trans::N,
+            transb: Trans::N,
+            m,
+            n,
+            k,
+            alpha: T::from_f64(alpha).to_value(),
+            a: da.raw(),
+            b: db.raw(),
+            beta: T::from_f64(beta).to_value(),
+            c: dc.raw(),
+        };
+        let naive = |c: &mut [T]| -> Result<f64, String> {
+            let t = Instant::now();
+            let e = |r: hetblas::Result<()>| r.map_err(|e| e.to_string());
+            e(h2d.copy(&host(&a, m, k), &da.raw()))?;
+            e(h2d.copy(&host(&b, k, n), &db.raw()))?;
+            e(h2d.copy(&host(c, m, n), &dc.raw()))?;
+            let ev = h2d.queue().record().map_err(|e| e.to_string())?;
+            e(q.wait(&ev))?;
+            e(dev.kernel().gemm(&q, &op))?;
+            let ev = q.record().map_err(|e| e.to_string())?;
+            e(d2h.queue().wait(&ev))?;
+            e(d2h.copy(&dc.raw(), &host(c, m, n)))?;
+            e(d2h.queue().synchronize())?;
+            Ok(t.elapsed().as_secs_f64())
+        };
+        if want("naive") {
+            naive(&mut c)?;
+            let mut times = Vec::new();
+            for _ in 0..args.reps.min(2) {
+                times.push(naive(&mut c)?);
+            }
+            par_copy(&mut c, &c0);
+            naive(&mut c)?;
+            let ok = check("naive", shape, alpha, &a, &b, beta, &c0, &c)?;
+            push("naive", median(&mut times), ok);
+        }
+        if want("ceiling") {
+            let mut times = Vec::new();
+            for rep in 0..=args.reps {
+                let start = q.record_timed().map_err(|e| e.to_string())?;
+                dev.kernel().gemm(&q, &op).map_err(|e| e.to_string())?;
+                let end = q.record_timed().map_err(|e| e.to_string())?;
+                end.synchronize().map_err(|e| e.to_string())?;
+                if rep > 0 {
+                    times.push(end.elapsed_since(start.as_ref()).ok_or("no event timing")?);
+                }
+            }
+            push(
+                "ceiling",
+                median(&mut times),
+                "device-resident cuBLAS on GPU0".into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn pin_demo(rt: &Runtime, gpus: &[usize], n: usize) -> Result<(), String> {
+    let a = random_data::<f64>(11, n * n);
+    let b = random_data::<f64>(12, n * n);
+    let mut c = random_data::<f64>(13, n * n);
+    let cache = rt.devices()[gpus[0]]
+        .as_any()
+        .downcast_ref::<CudaDevice>()
+        .ok_or("GPU0 is not a CUDA device")?
+        .pin_cache()
+        .clone();
+    let opts = GemmOptions {
+        devices: Some(gpus.to_vec()),
+        ..Default::default()
+    };
+    println!("\n== registration cache: two identical dgemm {n}^3 calls on fresh host buffers");
+    for call in 1..=2 {
+        let before = cache.stats();
+        let t = Instant::now();
+        rt.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, n, n).map_err(|e| e.to_string())?,
+            MatRef::packed(&b, n, n).map_err(|e| e.to_string())?,
+            1.0,
+            MatMut::packed(&mut c, n, n).map_err(|e| e.to_string())?,
+            &opts,
+        )
+        .map_err(|e| e.to_string())?;
+        let s = t.elapsed().as_secs_f64();
+        let after = cache.stats();
+        println!(
+            "  call {call}: {s:.4} s ({:.2} TFLOP/s); registrations +{}, hits +{}, registered +{:.2} GB in {:.4} s",
+            tflops(n, n, n, s),
+            after.registrations - before.registrations,
+            after.hits - before.hits,
+            (after.bytes_registered - before.bytes_registered) as f64 / 1e9,
+            after.seconds_registering - before.seconds_registering
+        );
+    }
+    Ok(())
+}
+
+fn trace_run(rt: &Runtime, gpus: &[usize], n: usize, args: &Args) -> Result<(), String> {
+    let a = random_data::<f64>(21, n * n);
+    let b = random_data::<f64>(22, n * n);
+    let mut c = random_data::<f64>(23, n * n);
+    prepare_host(rt, gpus, &[&a, &b, &c])?;
+    let mut opts = GemmOptions {
+        devices: Some(gpus.to_vec()),
+        tile: args.tile,
+        ..Default::default()
+    };
+    let mut call = |opts: &GemmOptions| {
+        rt.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, n, n).map_err(|e| e.to_string())?,
+            MatRef::packed(&b, n, n).map_err(|e| e.to_string())?,
+            1.0,
+            MatMut::packed(&mut c, n, n).map_err(|e| e.to_string())?,
+            opts,
+        )
+        .map_err(|e| e.to_string())
+    };
+    call(&opts)?;
+    opts.trace = true;
+    let t = Instant::now();
+    let r = call(&opts)?;
+    let wall = t.elapsed().as_secs_f64();
+    let tr = r.trace.ok_or("no trace recorded")?;
+    let (s, e) = tr.span();
+    println!(
+        "\n== timeline: dgemm {n}^3 (tile {:?}), {} intervals, span {:.4} s (call {:.4} s)",
+        r.tile,
+        tr.intervals.len(),
+        e - s,
+        wall
+    );
+    let compute = tr.busy_fraction(|i| i.queue.contains("compute"));
+    let h2d = tr.busy_fraction(|i| i.queue.ends_with("h2d"));
+    let d2h = tr.busy_fraction(|i| i.queue.ends_with("d2h"));
+    println!(
+        "  any compute stream busy: {:.1}% of the span; h2d busy {:.1}%, d2h busy {:.1}%",
+        compute * 100.0,
+        h2d * 100.0,
+        d2h * 100.0
+    );
+    for u in tr.usage() {
+        println!(
+            "  {:<18} busy {:.4} s = {:.1}%",
+            u.queue,
+            u.busy,
+            u.fraction * 100.0
+        );
+    }
+    // Overlap: how much of the transfer time ran while a compute stream was busy.
+    let gemms: Vec<(f64, f64)> = tr
+        .intervals
+        .iter()
+        .filter(|i| i.queue.contains("compute"))
+        .map(|i| (i.start, i.end))
+        .collect();
+    let mut xfer = 0.0;
+    let mut overlapped = 0.0;
+    for i in tr.intervals.iter().filter(|i| !i.queue.contains("compute")) {
+        xfer += i.end - i.start;
+        for &(gs, ge) in &gemms {
+            overlapped += (i.end.min(ge) - i.start.max(gs)).max(0.0);
+        }
+    }
+    println!(
+        "  transfer time overlapped with compute: {:.1}% (summed over streams)",
+        100.0 * overlapped.min(xfer) / xfer.max(1e-12)
+    );
+    if let Some(p) = &args.trace_out {
+        std::fs::write(p, tr.to_chrome_json()).map_err(|e| e.to_string())?;
+        println!("  chrome trace written to {}", p.display());
+    }
+    Ok(())
+}
