@@ -148,3 +148,18 @@ fn cpu_device_moves_nothing_for_host_operands() {
     assert!(r.transfers.is_empty());
     assert_eq!(r.stats.gemms, 5 * 4 * 3);
 }
+
+#[test]
+fn workspace_growth_and_cached_plans_stay_correct() {
+    // A small call, a larger one (the workspace grows), then the small one again with new
+    // buffers (cached plan, larger workspace): results must stay exact.
+    use hetblas_conformance::{run_case, CaseSpec};
+    let t = common::target(1, 16);
+    for (n, tile) in [(64, 16), (160, 40), (64, 16), (160, 40), (64, 16)] {
+        let mut s = CaseSpec::new(Trans::N, Trans::N, n, n, n);
+        s.tile = Some(tile);
+        s.beta = 1.0;
+        s.seed = n as u64 + tile as u64;
+        run_case::<f64>(&t, &s).unwrap();
+    }
+}

@@ -6,7 +6,9 @@ use crate::memory::CudaBuffer;
 use crate::pinning::PinCache;
 use crate::stream::CudaStream;
 use cudarc::driver::sys;
-use hetblas_core::{Buffer, Device, DeviceInfo, DeviceKind, Kernel, MemorySpace, Queue, Result};
+use hetblas_core::{
+    Buffer, Device, DeviceInfo, DeviceKind, HostAccess, Kernel, MemorySpace, Queue, Result,
+};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -123,8 +125,8 @@ impl Device for CudaDevice {
     fn kernel(&self) -> &dyn Kernel {
         &self.kernel
     }
-    fn prepare_host(&self, addr: u64, bytes: usize) -> Result<()> {
-        self.pins.ensure(addr, bytes).map(|_| ())
+    fn prepare_host(&self, addr: u64, bytes: usize, access: HostAccess) -> Result<()> {
+        self.pins.ensure(addr, bytes, access).map(|_| ())
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -122,24 +122,32 @@ impl CudaLink {
                 sys::CUmemorytype::CU_MEMORYTYPE_DEVICE
             }
         };
-        // SAFETY: an all-zero CUDA_MEMCPY2D is a valid starting value (null pointers, zeros).
-        let mut p: sys::CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
-        p.srcMemoryType = host_or_dev(src);
-        p.dstMemoryType = host_or_dev(dst);
-        if src.space.is_host() {
-            p.srcHost = src.addr as *const std::ffi::c_void;
-        } else {
-            p.srcDevice = src.addr;
-        }
-        if dst.space.is_host() {
-            p.dstHost = dst.addr as *mut std::ffi::c_void;
-        } else {
-            p.dstDevice = dst.addr;
-        }
-        p.srcPitch = src.pitch();
-        p.dstPitch = dst.pitch();
-        p.WidthInBytes = src.row_bytes();
-        p.Height = src.cols;
+        let p = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: host_or_dev(src),
+            srcHost: if src.space.is_host() {
+                src.addr as *const std::ffi::c_void
+            } else {
+                std::ptr::null()
+            },
+            srcDevice: if src.space.is_host() { 0 } else { src.addr },
+            srcArray: std::ptr::null_mut(),
+            srcPitch: src.pitch(),
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: host_or_dev(dst),
+            dstHost: if dst.space.is_host() {
+                dst.addr as *mut std::ffi::c_void
+            } else {
+                std::ptr::null_mut()
+            },
+            dstDevice: if dst.space.is_host() { 0 } else { dst.addr },
+            dstArray: std::ptr::null_mut(),
+            dstPitch: dst.pitch(),
+            WidthInBytes: src.row_bytes(),
+            Height: src.cols,
+        };
         self.stream.context().bind()?;
         // SAFETY: the tiles are valid memory of their spaces (checked shapes); the executor
         // keeps them alive until the stream is synchronised.
@@ -170,21 +178,34 @@ impl CudaLink {
                 "cuMemcpyPeerAsync",
             );
         }
-        // SAFETY: all-zero is a valid starting value of the struct.
-        let mut p: sys::CUDA_MEMCPY3D_PEER = unsafe { std::mem::zeroed() };
-        p.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        p.srcDevice = src.addr;
-        p.srcContext = sc.raw();
-        p.srcPitch = src.pitch();
-        p.srcHeight = src.rows.max(1);
-        p.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        p.dstDevice = dst.addr;
-        p.dstContext = dc.raw();
-        p.dstPitch = dst.pitch();
-        p.dstHeight = dst.rows.max(1);
-        p.WidthInBytes = src.row_bytes();
-        p.Height = src.cols;
-        p.Depth = 1;
+        let dev = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        let p = sys::CUDA_MEMCPY3D_PEER {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcZ: 0,
+            srcLOD: 0,
+            srcMemoryType: dev,
+            srcHost: std::ptr::null(),
+            srcDevice: src.addr,
+            srcArray: std::ptr::null_mut(),
+            srcContext: sc.raw(),
+            srcPitch: src.pitch(),
+            srcHeight: src.rows.max(1),
+            dstXInBytes: 0,
+            dstY: 0,
+            dstZ: 0,
+            dstLOD: 0,
+            dstMemoryType: dev,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: dst.addr,
+            dstArray: std::ptr::null_mut(),
+            dstContext: dc.raw(),
+            dstPitch: dst.pitch(),
+            dstHeight: dst.rows.max(1),
+            WidthInBytes: src.row_bytes(),
+            Height: src.cols,
+            Depth: 1,
+        };
         // SAFETY: as for memcpy_2d.
         check(
             unsafe { sys::cuMemcpy3DPeerAsync(&p, self.stream.raw()) },

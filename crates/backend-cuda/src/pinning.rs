@@ -5,12 +5,20 @@
 //! registrations are released and the registration retried; memory that still cannot be
 //! registered is copied through pinned staging buffers by the links.
 //!
-//! Contract (the same as cudaHostRegister's): a buffer must not be unmapped while registered.
-//! Registrations are released when the cache is dropped (with the runtime) or by
-//! [`PinCache::release_all`]; a long-running code that frees and reallocates large buffers
-//! should call it before freeing them, or set `HETBLAS_PIN=staging` to never register.
+//! A registration outlives the call, but the caller's buffer may not: when it is freed and the
+//! address range is mapped again (or its pages are discarded with madvise), the registration
+//! still points at the old physical pages, and a DMA through it would silently read stale data
+//! or write where the caller never looks. So every cache hit is verified before use: a few
+//! words of the region are read through the GPU's mapping of the registered pages and compared
+//! with what the CPU sees at the same addresses; for memory the call will write, one word is
+//! also written through the GPU mapping and must appear at the CPU address (then restored). A
+//! region that fails is unregistered and registered again. Registrations are released when the
+//! cache is dropped (with the runtime) or by [`PinCache::release_all`]; `HETBLAS_PIN=staging`
+//! never registers at all.
 
 use crate::driver::{check, driver_error, Context};
+use crate::memory::PinnedHostBuffer;
+use hetblas_core::HostAccess;
 use cudarc::driver::sys;
 use hetblas_core::Result;
 use std::sync::{Arc, Mutex};
@@ -34,6 +42,8 @@ pub struct PinStats {
     pub hits: u64,
     pub failures: u64,
     pub evictions: u64,
+    /// Cached registrations found stale (memory freed and mapped again) and redone.
+    pub stale: u64,
     pub bytes_registered: u64,
     pub seconds_registering: f64,
 }
@@ -62,7 +72,12 @@ struct State {
     regions: Vec<Region>,
     clock: u64,
     stats: PinStats,
+    /// Pinned scratch the verification probes read into.
+    probe: Option<PinnedHostBuffer>,
 }
+
+/// Words compared per verification.
+const PROBES: usize = 16;
 
 /// The registration cache, shared by every CUDA device of a runtime.
 #[derive(Debug)]
@@ -133,33 +148,141 @@ impl PinCache {
         self.policy
     }
 
-    /// Makes sure `[addr, addr + len)` is registered. Returns whether it now is (false: the
-    /// links will stage it). Call only while no copy is in flight (the pool calls it before
-    /// executing), since it may release least recently used registrations.
-    pub fn ensure(&self, addr: u64, len: usize) -> Result<bool> {
+    /// Makes sure `[addr, addr + len)` is registered and that the registration still maps the
+    /// caller's pages. Returns whether it now is (false: the links will stage it). Call only
+    /// while no copy is in flight (the pool calls it before executing), since it may release
+    /// registrations.
+    pub fn ensure(&self, addr: u64, len: usize, access: HostAccess) -> Result<bool> {
         if len == 0 || self.policy == PinPolicy::Staging {
             return Ok(len == 0);
         }
         let (start, end) = align(addr, len as u64);
         let mut st = self.lock();
+        self.ctx.bind()?;
+        let overlapping = st.regions.iter().any(|r| !r.foreign && r.start < end && r.end > start);
+        if overlapping && !self.verify(&mut st, addr, len, access)? {
+            // Stale: the range was unmapped and mapped again since it was registered.
+            st.stats.stale += 1;
+            let stale: Vec<Region> = st
+                .regions
+                .iter()
+                .filter(|r| !r.foreign && r.start < end && r.end > start)
+                .cloned()
+                .collect();
+            st.regions.retain(|r| r.foreign || !(r.start < end && r.end > start));
+            for r in stale {
+                // SAFETY: registered by us; no copy is in flight (caller contract).
+                unsafe { sys::cuMemHostUnregister(r.start as *mut std::ffi::c_void) };
+            }
+        }
         let missing = st.uncovered(start, end);
         if missing.is_empty() {
             st.stats.hits += 1;
             st.touch(start, end);
             return Ok(true);
         }
-        self.ctx.bind()?;
         let t = Instant::now();
         let mut ok = true;
         for (s, e) in missing {
-            match self.register(&mut st, s, e, start, end)? {
-                true => {}
-                false => ok = false,
+            if !self.register(&mut st, s, e, start, end)? {
+                ok = false;
             }
         }
         st.stats.seconds_registering += t.elapsed().as_secs_f64();
         st.touch(start, end);
         Ok(ok)
+    }
+
+    /// Whether the registered pages behind `[addr, addr + len)` are the ones the CPU sees there.
+    fn verify(&self, st: &mut State, addr: u64, len: usize, access: HostAccess) -> Result<bool> {
+        let words = (len / 8).clamp(1, PROBES);
+        let stride = if words > 1 { ((len - 8) / (words - 1)) as u64 } else { 0 };
+        if len < 8 {
+            return Ok(true); // nothing a word-sized probe can check; too small to matter
+        }
+        if st.probe.is_none() {
+            st.probe = Some(PinnedHostBuffer::new(&self.ctx, PROBES * 8)?);
+        }
+        let probe = st.probe.as_ref().expect("allocated above").as_mut_ptr();
+        // Every probed word must lie in a region we registered (the GPU mapping exists).
+        let mut dev_ptr: sys::CUdeviceptr = 0;
+        // SAFETY: addr lies in a registered region (checked by the caller); writes one pointer.
+        let r = unsafe {
+            sys::cuMemHostGetDevicePointer_v2(&mut dev_ptr, addr as *mut std::ffi::c_void, 0)
+        };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Ok(false);
+        }
+        let ok = if stride <= 1 << 30 {
+            let copy = sys::CUDA_MEMCPY2D {
+                srcXInBytes: 0,
+                srcY: 0,
+                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                srcHost: std::ptr::null(),
+                srcDevice: dev_ptr,
+                srcArray: std::ptr::null_mut(),
+                srcPitch: stride.max(8) as usize,
+                dstXInBytes: 0,
+                dstY: 0,
+                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+                dstHost: probe as *mut std::ffi::c_void,
+                dstDevice: 0,
+                dstArray: std::ptr::null_mut(),
+                dstPitch: 8,
+                WidthInBytes: 8,
+                Height: words,
+            };
+            // SAFETY: reads `words` words of the registered range through its device mapping
+            // into our pinned probe buffer (PROBES * 8 bytes).
+            unsafe { sys::cuMemcpy2D_v2(&copy) == sys::CUresult::CUDA_SUCCESS }
+        } else {
+            // Pitches this large exceed what a 2D copy takes: one word at a time.
+            (0..words).all(|w| {
+                // SAFETY: as above, one word per copy.
+                unsafe {
+                    sys::cuMemcpyDtoH_v2(
+                        probe.add(w * 8) as *mut std::ffi::c_void,
+                        dev_ptr + w as u64 * stride,
+                        8,
+                    ) == sys::CUresult::CUDA_SUCCESS
+                }
+            })
+        };
+        if !ok {
+            return Ok(false);
+        }
+        for w in 0..words {
+            let off = w as u64 * stride;
+            // SAFETY: [addr + off, addr + off + 8) lies inside the caller's region; the probe
+            // buffer holds `words` words.
+            let (cpu, gpu) = unsafe {
+                (
+                    std::ptr::read_volatile((addr + off) as *const [u8; 8]),
+                    std::ptr::read_volatile(probe.add(w * 8) as *const [u8; 8]),
+                )
+            };
+            if cpu != gpu {
+                return Ok(false);
+            }
+        }
+        if access == HostAccess::ReadWrite {
+            // SAFETY: the caller holds the region exclusively for this call (it is the GEMM
+            // output); the word is written through the GPU mapping, read back on the CPU and
+            // restored before anything else can look at it.
+            unsafe {
+                let word = addr as *mut [u8; 8];
+                let old = std::ptr::read_volatile(word);
+                let mut flipped = old;
+                flipped[0] ^= 0x5a;
+                let r = sys::cuMemcpyHtoD_v2(dev_ptr, flipped.as_ptr() as *const std::ffi::c_void, 8);
+                let seen = std::ptr::read_volatile(word);
+                std::ptr::write_volatile(word, old);
+                if r != sys::CUresult::CUDA_SUCCESS || seen != flipped {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 
     fn register(&self, st: &mut State, s: u64, e: u64, keep_s: u64, keep_e: u64) -> Result<bool> {
@@ -170,7 +293,7 @@ impl PinCache {
                 sys::cuMemHostRegister_v2(
                     s as *mut std::ffi::c_void,
                     (e - s) as usize,
-                    sys::CU_MEMHOSTREGISTER_PORTABLE,
+                    sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP,
                 )
             };
             match r {

@@ -9,7 +9,7 @@
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::link::Link;
-use crate::memory::{Buffer, MemorySpace};
+use crate::memory::{Buffer, HostAccess, MemorySpace};
 use crate::queue::Queue;
 use std::any::Any;
 use std::fmt;
@@ -66,8 +66,9 @@ pub trait Device: Send + Sync + fmt::Debug {
     /// The tile kernels.
     fn kernel(&self) -> &dyn Kernel;
     /// Makes the host region `[addr, addr + bytes)` ready for this device's DMA engine
-    /// (page-locking for GPUs). Called once per host operand and call; backends cache the work.
-    fn prepare_host(&self, _addr: u64, _bytes: usize) -> Result<()> {
+    /// (page-locking for GPUs). Called once per host operand and call, while no copy is in
+    /// flight; backends cache the work. `access` says whether the call will write the region.
+    fn prepare_host(&self, _addr: u64, _bytes: usize, _access: HostAccess) -> Result<()> {
         Ok(())
     }
     fn as_any(&self) -> &dyn Any;

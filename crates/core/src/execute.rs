@@ -14,7 +14,7 @@ use crate::memory::{MemorySpace, RawTile};
 use crate::plan::{Plan, QueueId, Source, TaskId, TaskKind, TileLoc};
 use crate::queue::{Event, Queue};
 use crate::scalar::ScalarValue;
-use crate::tiling::TileKey;
+use crate::tiling::{TileGrid, TileKey};
 use crate::trace::{Activity, Interval, Trace};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -211,7 +211,7 @@ fn slot_view(req: &ExecRequest<'_>, device: usize, slot: u32, key: TileKey) -> R
         addr: req.workspaces[device] + slot as u64 * plan.slot_bytes as u64,
         rows: b.rows,
         cols: b.cols,
-        ld: b.rows.max(1),
+        ld: TileGrid::slot_ld(b.rows),
         dtype: plan.problem.dtype,
     }
 }

@@ -35,6 +35,7 @@
 //! operation still touches the caller's memory, on success or on error.
 
 pub mod autotune;
+pub mod calibrate;
 pub mod device;
 pub mod distribute;
 pub mod error;
@@ -44,10 +45,12 @@ pub mod kernel;
 pub mod link;
 pub mod matrix;
 pub mod memory;
+pub mod model;
 pub mod operand;
 pub mod plan;
 pub mod pool;
 pub mod problem;
+pub mod profile;
 pub mod queue;
 pub mod reference;
 pub mod scalar;
@@ -59,7 +62,7 @@ pub use error::{Error, Result};
 pub use kernel::{GemmTile, Kernel};
 pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};
-pub use memory::{Buffer, MemorySpace, RawTile};
+pub use memory::{Buffer, HostAccess, MemorySpace, RawTile};
 pub use operand::{MatMut, MatRef, Trans};
 pub use pool::{DevicePool, GemmOptions, GemmReport};
 pub use queue::{Event, Queue};

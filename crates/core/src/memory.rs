@@ -109,3 +109,11 @@ impl RawTile {
         self.ld == self.rows || self.cols <= 1
     }
 }
+
+/// How a call uses a host region it hands to a device (page-locking backends verify cached
+/// registrations differently for memory they will write).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostAccess {
+    Read,
+    ReadWrite,
+}

@@ -134,16 +134,27 @@ impl TileGrid {
         }
     }
 
-    /// Elements of the largest tile (the size of a cache slot).
-    pub fn max_tile_elems(&self) -> usize {
-        let dims = [self.tm, self.tn, self.tk];
-        let mut best = 0;
-        for a in dims {
-            for b in dims {
-                best = best.max(a * b);
-            }
+    /// Leading dimension of a tile with `rows` rows held in a cache slot: padded to a multiple
+    /// of 32 elements (128/256-byte aligned columns: what DMA engines and GEMM kernels like).
+    pub fn slot_ld(rows: usize) -> usize {
+        if rows <= 16 {
+            rows.max(1)
+        } else {
+            rows.div_ceil(32) * 32
         }
-        best
+    }
+
+    /// Bytes of one cache slot: the largest stored tile with its padded leading dimension,
+    /// rounded up to 512 bytes so every slot starts aligned.
+    pub fn slot_bytes(&self, elem: usize) -> usize {
+        let (tm, tn, tk) = (self.tm, self.tn, self.tk);
+        let shapes = [(tm, tk), (tk, tm), (tk, tn), (tn, tk), (tm, tn)];
+        let elems = shapes
+            .iter()
+            .map(|&(r, c)| Self::slot_ld(r) * c)
+            .max()
+            .unwrap_or(1);
+        (elems * elem).div_ceil(512).max(1) * 512
     }
 }
 

@@ -23,7 +23,7 @@ use std::time::Instant;
 #[derive(Parser, Debug)]
 struct Args {
     /// Square sizes.
-    #[arg(long, value_delimiter = ',', default_value = "8192,16384,32768")]
+    #[arg(long, value_delimiter = ',')]
     sizes: Vec<usize>,
     /// Extra shapes MxNxK.
     #[arg(long, value_delimiter = ',')]
@@ -132,11 +132,25 @@ fn run(args: Args) -> Result<(), String> {
         d => vec![d.parse::<DType>()?],
     };
     let mut rows = Vec::new();
+    // One cuBLASXt handle for the whole run (creating a second one in a process has failed with
+    // CUBLAS_STATUS_INTERNAL_ERROR on CUDA 13).
+    let xt = if args.variants.iter().any(|v| v == "cublasxt") {
+        let ids: Vec<i32> = gpus
+            .iter()
+            .map(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>().map_or(0, |d| d.context().ordinal))
+            .collect();
+        Some(CublasXt::new(&ids)?)
+    } else {
+        None
+    };
     for &dt in &dtypes {
         for &shape in &shapes {
             match dt {
-                DType::F64 => problem::<f64>(&rt, &gpus, shape, &args, &mut rows)?,
-                DType::F32 => problem::<f32>(&rt, &gpus, shape, &args, &mut rows)?,
+                DType::F64 => problem::<f64>(&rt, &gpus, shape, &args, xt.as_ref(), &mut rows)?,
+                DType::F32 => problem::<f32>(&rt, &gpus, shape, &args, xt.as_ref(), &mut rows)?,
+            }
+            if let Some(d) = gpus.first().and_then(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>()) {
+                println!("  registration cache: {:?}", d.pin_cache().stats());
             }
         }
     }
@@ -163,6 +177,9 @@ fn run(args: Args) -> Result<(), String> {
             ratio(find("ceiling")),
             r.detail
         );
+    }
+    if let Some(d) = gpus.first().and_then(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>()) {
+        println!("\nregistration cache: {:?}", d.pin_cache().stats());
     }
     if let Some(path) = &args.csv {
         let mut f = std::fs::File::create(path).map_err(|e| e.to_string())?;
@@ -191,7 +208,7 @@ fn prepare_host<T>(rt: &Runtime, gpus: &[usize], bufs: &[&[T]]) -> Result<(), St
     for &g in gpus {
         for b in bufs {
             rt.devices()[g]
-                .prepare_host(b.as_ptr() as u64, std::mem::size_of_val(*b))
+                .prepare_host(b.as_ptr() as u64, std::mem::size_of_val(*b), hetblas_core::HostAccess::Read)
                 .map_err(|e| e.to_string())?;
         }
     }
@@ -231,6 +248,7 @@ fn problem<T: Scalar>(
     gpus: &[usize],
     (m, n, k): (usize, usize, usize),
     args: &Args,
+    xt: Option<&CublasXt>,
     rows: &mut Vec<Row>,
 ) -> Result<(), String> {
     let t0 = Instant::now();
@@ -293,7 +311,22 @@ fn problem<T: Scalar>(
         }
         par_copy(&mut c, &c0);
         run(&mut c)?;
-        let ok = check("hetblas", shape, alpha, &a, &b, beta, &c0, &c)?;
+        let ok = match check("hetblas", shape, alpha, &a, &b, beta, &c0, &c) {
+            Ok(ok) => ok,
+            Err(e) => {
+                // Diagnose before failing: is it the registration cache?
+                let cache = rt.devices()[gpus[0]].as_any().downcast_ref::<CudaDevice>().map(|d| d.pin_cache().clone());
+                if let Some(cache) = cache {
+                    println!("  FAILED: {e}\n  registration cache: {:?}", cache.stats());
+                    cache.release_all().map_err(|e| e.to_string())?;
+                    par_copy(&mut c, &c0);
+                    run(&mut c)?;
+                    let again = check("hetblas", shape, alpha, &a, &b, beta, &c0, &c);
+                    println!("  after releasing every registration and re-running: {again:?}");
+                }
+                return Err(e);
+            }
+        };
         let r = last.unwrap_or_default();
         let bytes_in: u64 = r.stats.bytes_in.iter().sum();
         push(
@@ -309,17 +342,7 @@ fn problem<T: Scalar>(
         );
     }
 
-    if want("cublasxt") {
-        let ids: Vec<i32> = gpus
-            .iter()
-            .map(|&g| {
-                rt.devices()[g]
-                    .as_any()
-                    .downcast_ref::<CudaDevice>()
-                    .map_or(0, |d| d.context().ordinal)
-            })
-            .collect();
-        let xt = CublasXt::new(&ids)?;
+    if let Some(xt) = xt {
         let mut best: Option<(f64, i32)> = None;
         let mut per_block = Vec::new();
         for &blk in &args.xt_blocks {

@@ -1,0 +1,848 @@
+//! Calibration: micro-benchmarks that measure the numbers the models need, on any backend,
+//! through the core traits only ([`Device`], [`Link`], [`Queue`], [`crate::Event`]).
+//!
+//! - **Links**: square f64 tiles of growing size are copied over each link; each size repeats
+//!   until the 95% confidence interval of the mean is within 5% of the mean (CoCoPeLia's rule)
+//!   or a per-point time cap; `t = t_i + t_b b` is fitted to the means
+//!   ([`LinkModel::fit_relative`]: relative residuals, so the small sizes fix the latency).
+//! - **Bidirectional slowdown**: a link's largest tile is timed while its reverse link copies
+//!   continuously; `sl = t_busy / t_idle` (at least 1). With [`CalibrationOptions::cross_links`]
+//!   the same is done under every other host link (they share the host's memory and root
+//!   complex), giving [`LinkProfile::slowdown_under`].
+//! - **GEMM**: `T x T x T` tiles per dtype on a compute queue of each device, over growing T
+//!   (stopping once one run exceeds the point cap or memory runs out).
+//!
+//! Every time is taken with events recorded on the queue around the operation
+//! ([`crate::Event::elapsed_since`]), or the host clock around a synchronised run when the
+//! backend's events carry no timestamps.
+//!
+//! Host buffers for copies come from the caller (`host_alloc`): for a GPU backend they should be
+//! page-locked, as the executor's are. GEMM operands are initialised from host vectors through
+//! the device's host link when it has one (otherwise they hold whatever the allocation held,
+//! and `beta = 0` keeps the kernel from reading C).
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::kernel::GemmTile;
+use crate::link::{Link, LinkKind};
+use crate::memory::{Buffer, MemorySpace, RawTile};
+use crate::model::link::LinkModel;
+use crate::operand::Trans;
+use crate::profile::{DeviceProfile, GemmTimes, LinkProfile, MachineProfile, HOST_LABEL};
+use crate::queue::Queue;
+use crate::scalar::{DType, ScalarValue};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What to measure and how hard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrationOptions {
+    /// Edges of the square f64 tiles copied over links (`8 * side^2` bytes each), ascending.
+    /// Sizes that do not fit the link's memory limit are skipped.
+    pub link_sides: Vec<usize>,
+    /// Square GEMM tile sizes T, ascending.
+    pub gemm_tiles: Vec<usize>,
+    /// GEMM element types (those a device does not support are skipped for it).
+    pub dtypes: Vec<DType>,
+    /// Target relative half-width of the 95% confidence interval of each mean.
+    pub rel_ci: f64,
+    /// Repetitions before the interval is trusted.
+    pub min_reps: usize,
+    /// Repetitions at most.
+    pub max_reps: usize,
+    /// Time spent on one point at most (after `min_reps`).
+    pub point_time_cap: Duration,
+    /// Measure the slowdown of each link while its reverse link is busy.
+    pub bidirectional: bool,
+    /// Also measure each host link's slowdown while each other host link is busy.
+    pub cross_links: bool,
+    /// Largest buffer calibration allocates, in bytes (per buffer).
+    pub max_buffer_bytes: usize,
+}
+
+impl Default for CalibrationOptions {
+    /// The full calibration: links from 4 KiB to 512 MiB, GEMM tiles 128 to 8192.
+    fn default() -> Self {
+        CalibrationOptions {
+            link_sides: vec![
+                16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+            ],
+            gemm_tiles: vec![
+                128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+            ],
+            dtypes: vec![DType::F64, DType::F32],
+            rel_ci: 0.05,
+            min_reps: 5,
+            max_reps: 500,
+            point_time_cap: Duration::from_secs(2),
+            bidirectional: true,
+            cross_links: true,
+            max_buffer_bytes: 512 << 20,
+        }
+    }
+}
+
+impl CalibrationOptions {
+    /// A calibration of a few seconds: fewer, smaller points and short caps.
+    pub fn quick() -> CalibrationOptions {
+        CalibrationOptions {
+            link_sides: vec![16, 64, 256, 1024, 2048],
+            gemm_tiles: vec![256, 512, 1024, 2048],
+            dtypes: vec![DType::F64, DType::F32],
+            rel_ci: 0.05,
+            min_reps: 3,
+            max_reps: 100,
+            point_time_cap: Duration::from_millis(250),
+            bidirectional: true,
+            cross_links: false,
+            max_buffer_bytes: 64 << 20,
+        }
+    }
+}
+
+/// Where calibration is, for a progress bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Points measured (or skipped) so far.
+    pub done: usize,
+    /// Points planned.
+    pub total: usize,
+    /// Estimated time left, from the mean time per point so far.
+    pub eta: Option<Duration>,
+    /// What is being measured now ("link host->cuda0: 8 MiB").
+    pub stage: String,
+}
+
+/// A repeated measurement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measurement {
+    /// Mean seconds.
+    pub mean: f64,
+    /// Half-width of the 95% confidence interval of the mean (s).
+    pub half_width: f64,
+    /// Repetitions taken.
+    pub reps: usize,
+}
+
+/// Running mean and variance (Welford).
+#[derive(Debug, Default, Clone, Copy)]
+struct Stats {
+    n: usize,
+    mean: f64,
+    m2: f64,
+}
+
+impl Stats {
+    fn push(&mut self, x: f64) {
+        self.n += 1;
+        let d = x - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x - self.mean);
+    }
+
+    fn half_width95(&self) -> f64 {
+        if self.n < 2 {
+            return f64::INFINITY;
+        }
+        let var = self.m2 / (self.n - 1) as f64;
+        student_t975(self.n - 1) * (var / self.n as f64).sqrt()
+    }
+}
+
+/// The 97.5% quantile of Student's t with `df` degrees of freedom (two-sided 95%).
+fn student_t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        // Within 0.2% of the exact quantile for df > 30.
+        _ => 1.96 + 2.4 / df as f64,
+    }
+}
+
+/// Runs `once` (which returns the seconds of one repetition) after one discarded warm-up run,
+/// until the 95% confidence interval of the mean is within `opts.rel_ci` of it, or
+/// `opts.max_reps` repetitions, or `opts.point_time_cap` spent (never fewer than
+/// `opts.min_reps`, at least 2).
+///
+/// # Errors
+/// The first error of `once`; `Internal` if a repetition reports a negative or non-finite time.
+pub fn measure_until_confident(
+    opts: &CalibrationOptions,
+    once: &mut dyn FnMut() -> Result<f64>,
+) -> Result<Measurement> {
+    once()?;
+    let start = Instant::now();
+    let min_reps = opts.min_reps.max(2);
+    let mut s = Stats::default();
+    loop {
+        let t = once()?;
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(Error::internal(format!("calibration measured {t} s")));
+        }
+        s.push(t);
+        if s.n >= min_reps {
+            let hw = s.half_width95();
+            if hw <= opts.rel_ci * s.mean
+                || s.n >= opts.max_reps.max(min_reps)
+                || start.elapsed() >= opts.point_time_cap
+            {
+                return Ok(Measurement {
+                    mean: s.mean,
+                    half_width: hw,
+                    reps: s.n,
+                });
+            }
+        }
+    }
+}
+
+/// Seconds of the work `issue` puts on `queue`: events recorded before and after it, their
+/// device-side difference, or the host clock around it when the events carry no timestamps.
+/// The queue is synchronised afterwards so errors of the work surface here.
+///
+/// # Errors
+/// Errors of `issue`, of recording and of synchronising.
+pub fn time_on_queue(queue: &Arc<dyn Queue>, issue: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    queue.synchronize()?;
+    let host_start = Instant::now();
+    let e0 = queue.record_timed()?;
+    issue()?;
+    let e1 = queue.record_timed()?;
+    e1.synchronize()?;
+    let host = host_start.elapsed().as_secs_f64();
+    queue.synchronize()?;
+    Ok(e1.elapsed_since(e0.as_ref()).unwrap_or(host))
+}
+
+fn f64_tile(buf: &dyn Buffer, side: usize) -> RawTile {
+    RawTile {
+        space: buf.space(),
+        addr: buf.addr(),
+        rows: side,
+        cols: side,
+        ld: side.max(1),
+        dtype: DType::F64,
+    }
+}
+
+/// Measures one link: every size of `sides` (square f64 tiles) copied from `src` to `dst`
+/// (buffers in the link's spaces, large enough for the largest side), then the fit. Calls
+/// `tick` after each point. Returns the model (slowdown 1) and the `(bytes, mean seconds)`
+/// samples.
+///
+/// # Errors
+/// `InvalidInput` when a buffer is too small or in the wrong space, backend errors, or a failed
+/// fit (fewer than two sizes).
+pub fn measure_link(
+    link: &dyn Link,
+    src: &dyn Buffer,
+    dst: &dyn Buffer,
+    sides: &[usize],
+    opts: &CalibrationOptions,
+    tick: &mut dyn FnMut(String),
+) -> Result<(LinkModel, Vec<(usize, f64)>)> {
+    let mut samples = Vec::with_capacity(sides.len());
+    for &side in sides {
+        let bytes = side * side * 8;
+        if bytes > src.len() || bytes > dst.len() {
+            return Err(Error::InvalidInput(format!(
+                "calibration buffers of {} / {} B cannot hold a {side}x{side} f64 tile",
+                src.len(),
+                dst.len()
+            )));
+        }
+        let (s, d) = (f64_tile(src, side), f64_tile(dst, side));
+        let m = measure_until_confident(opts, &mut || {
+            time_on_queue(link.queue(), &mut || link.copy(&s, &d))
+        })?;
+        samples.push((bytes, m.mean));
+        tick(format!("link {}: {}", link.name(), human_bytes(bytes)));
+    }
+    let model = LinkModel::fit_relative(&samples)
+        .map_err(|e| Error::Profile(format!("link {}: {e}", link.name())))?;
+    Ok((model, samples))
+}
+
+/// The slowdown of copying `side x side` f64 tiles over `fg` while `bg` copies continuously:
+/// `t_busy / idle_seconds`, at least 1 (a busy neighbour never speeds a link up). `bg_time` is
+/// the expected time of one background copy, used to keep `bg` busy for the whole foreground
+/// copy. Buffers: `fg_src`/`fg_dst` in `fg`'s spaces, `bg_src`/`bg_dst` in `bg`'s.
+///
+/// # Errors
+/// Backend errors.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_slowdown(
+    fg: &dyn Link,
+    bg: &dyn Link,
+    fg_bufs: (&dyn Buffer, &dyn Buffer),
+    bg_bufs: (&dyn Buffer, &dyn Buffer),
+    side: usize,
+    idle_seconds: f64,
+    bg_time: f64,
+    opts: &CalibrationOptions,
+) -> Result<f64> {
+    let (fs, fd) = (f64_tile(fg_bufs.0, side), f64_tile(fg_bufs.1, side));
+    let (bs, bd) = (f64_tile(bg_bufs.0, side), f64_tile(bg_bufs.1, side));
+    // Enough background copies to outlast a foreground copy slowed down 2x, plus one in flight.
+    let nbg = if bg_time > 0.0 {
+        ((2.0 * idle_seconds / bg_time).ceil() as usize + 1).clamp(2, 1000)
+    } else {
+        2
+    };
+    let m = measure_until_confident(opts, &mut || {
+        for _ in 0..nbg {
+            bg.copy(&bs, &bd)?;
+        }
+        let t = time_on_queue(fg.queue(), &mut || fg.copy(&fs, &fd));
+        let b = bg.queue().synchronize();
+        let t = t?;
+        b?;
+        Ok(t)
+    })?;
+    Ok(if idle_seconds > 0.0 {
+        (m.mean / idle_seconds).max(1.0)
+    } else {
+        1.0
+    })
+}
+
+/// Host-side operand data of a GEMM tile, in the tile's dtype.
+enum HostData {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+}
+
+impl HostData {
+    /// `n` elements of moderate, non-zero, non-denormal values.
+    fn new(dtype: DType, n: usize, seed: usize) -> HostData {
+        let v = |i: usize| 0.25 + ((i * 7 + seed * 13) % 17) as f64 / 32.0;
+        match dtype {
+            DType::F64 => HostData::F64((0..n).map(v).collect()),
+            DType::F32 => HostData::F32((0..n).map(|i| v(i) as f32).collect()),
+        }
+    }
+
+    fn addr(&self) -> u64 {
+        match self {
+            HostData::F64(v) => v.as_ptr() as u64,
+            HostData::F32(v) => v.as_ptr() as u64,
+        }
+    }
+}
+
+fn square(space: MemorySpace, addr: u64, t: usize, dtype: DType) -> RawTile {
+    RawTile {
+        space,
+        addr,
+        rows: t,
+        cols: t,
+        ld: t.max(1),
+        dtype,
+    }
+}
+
+/// Times square GEMM tiles of each size of `tiles` and `dtype` on `device`'s first compute
+/// queue. `h2d` (a link from the host into the device's space) initialises the operands.
+/// Stops early (returning what it has) when the device runs out of memory or one run of a size
+/// takes longer than the point cap divided by `min_reps` (larger sizes would take longer still).
+/// Calls `tick` once per size, measured or skipped.
+///
+/// # Errors
+/// `Unsupported` when the device has no compute queue or does not support `dtype`; backend
+/// errors other than running out of memory.
+pub fn measure_gemm(
+    device: &dyn Device,
+    h2d: Option<&dyn Link>,
+    dtype: DType,
+    tiles: &[usize],
+    opts: &CalibrationOptions,
+    tick: &mut dyn FnMut(String),
+) -> Result<Vec<(usize, f64)>> {
+    let label = device.info().label();
+    if !device.kernel().supports(dtype) {
+        return Err(Error::Unsupported {
+            device: label,
+            detail: format!("gemm in {dtype}"),
+        });
+    }
+    let queue = device
+        .compute_queues()
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::Unsupported {
+            device: label.clone(),
+            detail: "no compute queue".into(),
+        })?;
+    let elem = dtype.size();
+    let mut out = Vec::new();
+    let mut stop = false;
+    for &t in tiles {
+        let bytes = t * t * elem;
+        let fits = t > 0
+            && bytes <= opts.max_buffer_bytes
+            && (device.space().is_host() || 3 * bytes as u64 <= device.memory_budget());
+        if stop || !fits {
+            tick(format!("gemm {label} {dtype} T={t}: skipped"));
+            continue;
+        }
+        match time_gemm_tile(device, h2d, &queue, dtype, t, opts) {
+            Ok((m, single)) => {
+                out.push((t, m.mean));
+                // One run already takes a good share of the cap: larger tiles would only exceed it.
+                if single * opts.min_reps.max(2) as f64 > opts.point_time_cap.as_secs_f64() {
+                    stop = true;
+                }
+                tick(format!("gemm {label} {dtype} T={t}"));
+            }
+            Err(Error::OutOfMemory { .. }) => {
+                stop = true;
+                tick(format!("gemm {label} {dtype} T={t}: out of memory"));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Measures one tile size; returns the measurement and the time of the warm-up-free first run.
+fn time_gemm_tile(
+    device: &dyn Device,
+    h2d: Option<&dyn Link>,
+    queue: &Arc<dyn Queue>,
+    dtype: DType,
+    t: usize,
+    opts: &CalibrationOptions,
+) -> Result<(Measurement, f64)> {
+    let n = t * t;
+    let data: Vec<HostData> = (0..3).map(|i| HostData::new(dtype, n, i)).collect();
+    let space = device.space();
+    // Device buffers (kept alive for the whole measurement), or the host data itself.
+    let mut bufs: Vec<Box<dyn Buffer>> = Vec::new();
+    let mut initialised = true;
+    let tiles: Vec<RawTile> = if space.is_host() {
+        data.iter()
+            .map(|d| square(MemorySpace::HOST, d.addr(), t, dtype))
+            .collect()
+    } else {
+        for _ in 0..3 {
+            bufs.push(device.allocate(n * dtype.size())?);
+        }
+        let tiles: Vec<RawTile> = bufs
+            .iter()
+            .map(|b| square(space, b.addr(), t, dtype))
+            .collect();
+        initialised = match h2d {
+            Some(link) => {
+                let r = (|| -> Result<()> {
+                    for (d, dst) in data.iter().zip(&tiles) {
+                        link.copy(&square(MemorySpace::HOST, d.addr(), t, dtype), dst)?;
+                    }
+                    link.queue().synchronize()
+                })();
+                if let Err(e) = &r {
+                    tracing::warn!(device = %device.info().label(), error = %e,
+                        "calibration: cannot initialise gemm operands; timing uninitialised memory");
+                    // Whatever was queued must be finished before `data` goes away.
+                    let _ = link.queue().synchronize();
+                }
+                r.is_ok()
+            }
+            None => false,
+        };
+        tiles
+    };
+    let op = GemmTile {
+        transa: Trans::N,
+        transb: Trans::N,
+        m: t,
+        n: t,
+        k: t,
+        alpha: ScalarValue::one(dtype),
+        a: tiles[0],
+        b: tiles[1],
+        // Accumulate as the executor does, unless C holds unknown bits.
+        beta: if initialised {
+            ScalarValue::one(dtype)
+        } else {
+            ScalarValue::zero(dtype)
+        },
+        c: tiles[2],
+    };
+    let kernel = device.kernel();
+    let mut first: Option<f64> = None;
+    let result = measure_until_confident(opts, &mut || {
+        let s = time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
+        first.get_or_insert(s);
+        Ok(s)
+    });
+    // Nothing may still run on the operands when they are dropped.
+    let sync = queue.synchronize();
+    let m = result?;
+    sync?;
+    drop(bufs);
+    drop(data);
+    Ok((m, first.unwrap_or(m.mean)))
+}
+
+fn human_bytes(b: usize) -> String {
+    if b >= 1 << 20 {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    } else if b >= 1 << 10 {
+        format!("{:.1} KiB", b as f64 / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// Counts points and reports progress.
+struct Tracker<'a> {
+    done: usize,
+    total: usize,
+    start: Instant,
+    progress: &'a mut dyn FnMut(Progress),
+}
+
+impl Tracker<'_> {
+    fn tick(&mut self, stage: String) {
+        self.done = (self.done + 1).min(self.total);
+        let eta = (self.done > 0).then(|| {
+            self.start
+                .elapsed()
+                .mul_f64((self.total - self.done) as f64 / self.done as f64)
+        });
+        (self.progress)(Progress {
+            done: self.done,
+            total: self.total,
+            eta,
+            stage,
+        });
+    }
+
+    fn skip_to(&mut self, done: usize, stage: String) {
+        if done > self.done {
+            self.done = done - 1;
+            self.tick(stage);
+        }
+    }
+}
+
+/// What was measured on a link.
+struct LinkRun {
+    link: Arc<dyn Link>,
+    side: usize,
+    model: LinkModel,
+    samples: Vec<(usize, f64)>,
+    slowdowns: Vec<(String, f64)>,
+    bid: f64,
+}
+
+/// Calibrates the machine: every link between known memory spaces (host and `devices`), and
+/// every device's GEMM, into a [`MachineProfile`]. `host_alloc` allocates host memory for copies
+/// (page-locked for GPU backends); `progress` is called after every point.
+///
+/// Links touching a space that is neither the host nor one of `devices` are skipped.
+///
+/// # Errors
+/// Allocation failures of the smallest link size, backend errors, failed fits.
+pub fn calibrate(
+    devices: &[Arc<dyn Device>],
+    links: &[Arc<dyn Link>],
+    host_alloc: &dyn Fn(usize) -> Result<Box<dyn Buffer>>,
+    opts: &CalibrationOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<MachineProfile> {
+    let by_space: HashMap<MemorySpace, &Arc<dyn Device>> =
+        devices.iter().map(|d| (d.space(), d)).collect();
+    let label_of = |s: MemorySpace| -> Option<String> {
+        if s.is_host() {
+            Some(HOST_LABEL.to_string())
+        } else {
+            by_space.get(&s).map(|d| d.info().label())
+        }
+    };
+    let limit_of = |s: MemorySpace| -> u64 {
+        if s.is_host() {
+            u64::MAX
+        } else {
+            by_space.get(&s).map_or(0, |d| d.memory_budget() / 4)
+        }
+    };
+    let alloc_in = |s: MemorySpace, bytes: usize| -> Result<Box<dyn Buffer>> {
+        if s.is_host() {
+            host_alloc(bytes)
+        } else {
+            match by_space.get(&s) {
+                Some(d) => d.allocate(bytes),
+                None => Err(Error::internal("no device for a calibrated space")),
+            }
+        }
+    };
+
+    // Plan: which links, which sizes, which slowdown pairs, which gemm points.
+    let usable: Vec<&Arc<dyn Link>> = links
+        .iter()
+        .filter(|l| label_of(l.src()).is_some() && label_of(l.dst()).is_some())
+        .collect();
+    let sides_of = |l: &Arc<dyn Link>| -> Vec<usize> {
+        let limit = limit_of(l.src())
+            .min(limit_of(l.dst()))
+            .min(opts.max_buffer_bytes as u64);
+        opts.link_sides
+            .iter()
+            .copied()
+            .filter(|&s| s > 0 && (s * s * 8) as u64 <= limit)
+            .collect()
+    };
+    let is_host_link =
+        |l: &Arc<dyn Link>| matches!(l.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost);
+    let pairs: Vec<(usize, usize)> = (0..usable.len())
+        .flat_map(|i| (0..usable.len()).map(move |j| (i, j)))
+        .filter(|&(i, j)| {
+            let (a, b) = (usable[i], usable[j]);
+            if i == j {
+                return false;
+            }
+            let reverse = a.src() == b.dst() && a.dst() == b.src();
+            (opts.bidirectional && reverse)
+                || (opts.cross_links && is_host_link(a) && is_host_link(b))
+        })
+        .collect();
+    let gemm_points = devices.len() * opts.dtypes.len() * opts.gemm_tiles.len();
+    let total = usable.iter().map(|l| sides_of(l).len()).sum::<usize>() + pairs.len() + gemm_points;
+    let mut tr = Tracker {
+        done: 0,
+        total,
+        start: Instant::now(),
+        progress,
+    };
+
+    // Unidirectional fits.
+    let mut runs: Vec<LinkRun> = Vec::new();
+    for l in &usable {
+        let sides = sides_of(l);
+        let expected_done = tr.done + sides.len();
+        let Some(&side) = sides.last() else {
+            tracing::warn!(
+                link = l.name(),
+                "calibration: no tile size fits; link skipped"
+            );
+            continue;
+        };
+        if sides.len() < 2 {
+            tracing::warn!(
+                link = l.name(),
+                "calibration: one tile size fits; link skipped"
+            );
+            tr.skip_to(expected_done, format!("link {}: skipped", l.name()));
+            continue;
+        }
+        let bytes = side * side * 8;
+        let src = alloc_in(l.src(), bytes)?;
+        let dst = alloc_in(l.dst(), bytes)?;
+        let (model, samples) = measure_link(
+            l.as_ref(),
+            src.as_ref(),
+            dst.as_ref(),
+            &sides,
+            opts,
+            &mut |s| tr.tick(s),
+        )?;
+        // Buffers live only while their link is measured: a device with many links would not
+        // hold them all at once.
+        drop((src, dst));
+        runs.push(LinkRun {
+            link: (*l).clone(),
+            side,
+            model,
+            samples,
+            slowdowns: Vec::new(),
+            bid: 1.0,
+        });
+    }
+
+    // Slowdowns under other busy links.
+    for &(i, j) in &pairs {
+        let (fg_name, bg_name) = (usable[i].name().to_string(), usable[j].name().to_string());
+        let fi = runs.iter().position(|r| r.link.name() == fg_name);
+        let bi = runs.iter().position(|r| r.link.name() == bg_name);
+        let stage = format!("slowdown of {fg_name} under {bg_name}");
+        let (Some(fi), Some(bi)) = (fi, bi) else {
+            tr.tick(format!("{stage}: skipped"));
+            continue;
+        };
+        let side = runs[fi].side.min(runs[bi].side);
+        let bytes = side * side * 8;
+        let idle = runs[fi]
+            .samples
+            .iter()
+            .find(|s| s.0 == bytes)
+            .map_or(runs[fi].model.time(bytes), |s| s.1);
+        let (f, b) = (&runs[fi], &runs[bi]);
+        let bufs = [
+            alloc_in(f.link.src(), bytes)?,
+            alloc_in(f.link.dst(), bytes)?,
+            alloc_in(b.link.src(), bytes)?,
+            alloc_in(b.link.dst(), bytes)?,
+        ];
+        let factor = measure_slowdown(
+            f.link.as_ref(),
+            b.link.as_ref(),
+            (bufs[0].as_ref(), bufs[1].as_ref()),
+            (bufs[2].as_ref(), bufs[3].as_ref()),
+            side,
+            idle,
+            b.model.time(bytes),
+            opts,
+        )?;
+        drop(bufs);
+        let reverse = f.link.src() == b.link.dst() && f.link.dst() == b.link.src();
+        let f = &mut runs[fi];
+        if reverse {
+            f.bid = factor;
+        }
+        f.slowdowns.push((bg_name, factor));
+        tr.tick(stage);
+    }
+
+    let mut profile = MachineProfile::new();
+    for r in &runs {
+        let (Some(src_label), Some(dst_label)) = (label_of(r.link.src()), label_of(r.link.dst()))
+        else {
+            continue;
+        };
+        profile.links.push(LinkProfile {
+            name: r.link.name().to_string(),
+            src_label,
+            dst_label,
+            kind: r.link.kind(),
+            latency_s: r.model.latency_s,
+            bytes_per_sec: r.model.bytes_per_sec(),
+            bid_slowdown: r.bid,
+            slowdown_under: r.slowdowns.clone(),
+            samples: r.samples.clone(),
+        });
+    }
+    drop(runs);
+
+    // GEMM per device and dtype.
+    for d in devices {
+        let info = d.info();
+        let h2d = links
+            .iter()
+            .find(|l| l.src().is_host() && l.dst() == d.space())
+            .map(|l| l.as_ref());
+        let mut gemm = Vec::new();
+        for &dtype in &opts.dtypes {
+            let expected_done = tr.done + opts.gemm_tiles.len();
+            if d.kernel().supports(dtype) && !d.compute_queues().is_empty() {
+                let times =
+                    measure_gemm(d.as_ref(), h2d, dtype, &opts.gemm_tiles, opts, &mut |s| {
+                        tr.tick(s)
+                    })?;
+                if !times.is_empty() {
+                    gemm.push(GemmTimes { dtype, times });
+                }
+            }
+            tr.skip_to(
+                expected_done,
+                format!("gemm {} {dtype}: done", info.label()),
+            );
+        }
+        profile.devices.push(DeviceProfile {
+            label: info.label(),
+            name: info.name.clone(),
+            backend: info.backend.clone(),
+            memory_bytes: info.memory_bytes,
+            gemm,
+        });
+    }
+    Ok(profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_quantiles() {
+        assert_eq!(student_t975(0), f64::INFINITY);
+        assert_eq!(student_t975(1), 12.706);
+        assert_eq!(student_t975(30), 2.042);
+        // Exact: df 60 -> 2.000, df 120 -> 1.980.
+        assert!((student_t975(60) - 2.000).abs() < 0.005);
+        assert!((student_t975(120) - 1.980).abs() < 0.005);
+    }
+
+    #[test]
+    fn stops_when_confident() {
+        let opts = CalibrationOptions {
+            min_reps: 3,
+            max_reps: 1000,
+            point_time_cap: Duration::from_secs(60),
+            ..CalibrationOptions::quick()
+        };
+        // Constant samples: confident at min_reps.
+        let mut calls = 0;
+        let m = measure_until_confident(&opts, &mut || {
+            calls += 1;
+            Ok(1e-3)
+        })
+        .unwrap();
+        assert_eq!(m.reps, 3);
+        assert_eq!(calls, 4, "one warm-up run");
+        assert!((m.mean - 1e-3).abs() < 1e-15);
+        // +-20% alternating noise: needs about (2 * 0.2 / 0.05)^2 = 64 reps.
+        let mut i = 0;
+        let m = measure_until_confident(&opts, &mut || {
+            i += 1;
+            Ok(if i % 2 == 0 { 1.2 } else { 0.8 })
+        })
+        .unwrap();
+        assert!(m.reps > 20 && m.reps < 100, "{m:?}");
+        assert!(m.half_width <= 0.05 * m.mean);
+        // max_reps bounds it.
+        let capped = CalibrationOptions {
+            max_reps: 10,
+            ..opts.clone()
+        };
+        let mut i = 0;
+        let m = measure_until_confident(&capped, &mut || {
+            i += 1;
+            Ok((i % 2) as f64 * 10.0)
+        })
+        .unwrap();
+        assert_eq!(m.reps, 10);
+        // Errors propagate.
+        assert!(measure_until_confident(&opts, &mut || Err(Error::internal("x"))).is_err());
+        assert!(measure_until_confident(&opts, &mut || Ok(f64::NAN)).is_err());
+    }
+
+    #[test]
+    fn progress_eta() {
+        let mut seen = Vec::new();
+        {
+            let mut cb = |p: Progress| seen.push(p);
+            let mut tr = Tracker {
+                done: 0,
+                total: 4,
+                start: Instant::now(),
+                progress: &mut cb,
+            };
+            tr.tick("a".into());
+            tr.skip_to(3, "b".into());
+            tr.skip_to(2, "ignored".into());
+            tr.tick("c".into());
+            tr.tick("over".into());
+        }
+        let done: Vec<usize> = seen.iter().map(|p| p.done).collect();
+        assert_eq!(done, vec![1, 3, 4, 4]);
+        assert!(seen.iter().all(|p| p.total == 4 && p.eta.is_some()));
+        assert_eq!(seen[2].eta, Some(Duration::ZERO));
+    }
+}

@@ -1,0 +1,203 @@
+//! The latency/bandwidth transfer model of one directed link (CoCoPeLia Section IV-A):
+//! `t(b) = t_i + t_b * b`, and `t_bid(b) = sl * t(b)` while the opposite direction is busy.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// Transfer time model of one link direction.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LinkModel {
+    /// Fixed cost of one transfer, seconds (`t_i`).
+    pub latency_s: f64,
+    /// Seconds per byte (`t_b`, the inverse of the bandwidth).
+    pub sec_per_byte: f64,
+    /// Factor applied to the transfer time while the opposite direction is busy for the whole
+    /// transfer (`sl`, 1.0 = no slowdown).
+    pub bid_slowdown: f64,
+}
+
+impl LinkModel {
+    /// A model from a latency (s), a bandwidth (bytes/s) and a bidirectional slowdown.
+    /// A non-positive bandwidth gives an infinitely slow link (`sec_per_byte = inf`).
+    pub fn new(latency_s: f64, bytes_per_sec: f64, bid_slowdown: f64) -> LinkModel {
+        LinkModel {
+            latency_s,
+            sec_per_byte: if bytes_per_sec > 0.0 {
+                1.0 / bytes_per_sec
+            } else {
+                f64::INFINITY
+            },
+            bid_slowdown,
+        }
+    }
+
+    /// Bandwidth in bytes per second (`1 / t_b`).
+    pub fn bytes_per_sec(&self) -> f64 {
+        1.0 / self.sec_per_byte
+    }
+
+    /// Seconds to move `bytes` when the opposite direction is idle. Moving nothing costs nothing
+    /// (no transfer is issued), so `time(0) == 0`.
+    pub fn time(&self, bytes: usize) -> f64 {
+        if bytes == 0 {
+            0.0
+        } else {
+            self.latency_s + self.sec_per_byte * bytes as f64
+        }
+    }
+
+    /// Seconds to move `bytes` while the opposite direction is busy for the whole transfer.
+    pub fn time_bidirectional(&self, bytes: usize) -> f64 {
+        self.bid_slowdown * self.time(bytes)
+    }
+
+    /// Fits `t = t_i + t_b * b` to `(bytes, seconds)` samples by ordinary least squares.
+    ///
+    /// The latency is constrained to be non-negative: when the unconstrained intercept comes out
+    /// negative, the fit is redone through the origin (`t_b = sum(b t) / sum(b^2)`), which is the
+    /// least-squares solution under that constraint. The slowdown of the result is 1.
+    ///
+    /// # Errors
+    /// `InvalidInput` with no usable sample (finite, non-negative), or when the fitted time does
+    /// not grow with the size (`t_b <= 0`): the samples do not describe a link.
+    pub fn fit(samples: &[(usize, f64)]) -> Result<LinkModel> {
+        fit_weighted(samples, |_| 1.0)
+    }
+
+    /// Like [`LinkModel::fit`], but minimising relative residuals (weights `1/t^2`): small
+    /// transfers, which fix the latency, count as much as large ones, which fix the bandwidth.
+    /// Calibration uses it because its sizes grow geometrically and an ordinary fit would let
+    /// the noise of the largest transfers swamp the latency.
+    ///
+    /// # Errors
+    /// As [`LinkModel::fit`].
+    pub fn fit_relative(samples: &[(usize, f64)]) -> Result<LinkModel> {
+        fit_weighted(samples, |t| if t > 0.0 { 1.0 / (t * t) } else { 0.0 })
+    }
+}
+
+/// Weighted least squares of `t = a + s*b` with `a >= 0`.
+fn fit_weighted(samples: &[(usize, f64)], weight: impl Fn(f64) -> f64) -> Result<LinkModel> {
+    let pts: Vec<(f64, f64, f64)> = samples
+        .iter()
+        .filter(|(_, t)| t.is_finite() && *t >= 0.0)
+        .map(|&(b, t)| (b as f64, t, weight(t)))
+        .filter(|(_, _, w)| w.is_finite() && *w > 0.0)
+        .collect();
+    if pts.is_empty() {
+        return Err(Error::InvalidInput(
+            "link fit: no usable (bytes, seconds) sample".into(),
+        ));
+    }
+    let sw: f64 = pts.iter().map(|p| p.2).sum();
+    let mb = pts.iter().map(|p| p.2 * p.0).sum::<f64>() / sw;
+    let mt = pts.iter().map(|p| p.2 * p.1).sum::<f64>() / sw;
+    let sbb: f64 = pts.iter().map(|p| p.2 * (p.0 - mb) * (p.0 - mb)).sum();
+    let sbt: f64 = pts.iter().map(|p| p.2 * (p.0 - mb) * (p.1 - mt)).sum();
+    let (mut latency, mut slope) = if sbb > 0.0 {
+        let s = sbt / sbb;
+        (mt - s * mb, s)
+    } else {
+        // One distinct size: no way to split latency from bandwidth; charge it all to bandwidth.
+        (-1.0, 0.0)
+    };
+    if latency < 0.0 {
+        let sb2: f64 = pts.iter().map(|p| p.2 * p.0 * p.0).sum();
+        let sbt0: f64 = pts.iter().map(|p| p.2 * p.0 * p.1).sum();
+        latency = 0.0;
+        slope = if sb2 > 0.0 { sbt0 / sb2 } else { 0.0 };
+    }
+    if !(slope > 0.0 && slope.is_finite()) {
+        return Err(Error::InvalidInput(format!(
+            "link fit: transfer time does not grow with size (t_b = {slope:e} s/B)"
+        )));
+    }
+    Ok(LinkModel {
+        latency_s: latency,
+        sec_per_byte: slope,
+        bid_slowdown: 1.0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, rel: f64) -> bool {
+        (a - b).abs() <= rel * b.abs().max(1e-300)
+    }
+
+    #[test]
+    fn time_and_bidirectional() {
+        let m = LinkModel::new(2.5e-6, 12.18e9, 1.27);
+        let b = 4096 * 4096 * 8;
+        let t = 2.5e-6 + b as f64 / 12.18e9;
+        assert!(close(m.time(b), t, 1e-12));
+        assert!(close(m.time_bidirectional(b), 1.27 * t, 1e-12));
+        assert_eq!(m.time(0), 0.0);
+        assert!(close(m.bytes_per_sec(), 12.18e9, 1e-12));
+    }
+
+    #[test]
+    fn fit_recovers_exact_line() {
+        let truth = LinkModel::new(2e-4, 2e9, 1.0);
+        let samples: Vec<(usize, f64)> = (0..12)
+            .map(|i| {
+                let b = 1024usize << i;
+                (b, truth.time(b))
+            })
+            .collect();
+        for m in [
+            LinkModel::fit(&samples).unwrap(),
+            LinkModel::fit_relative(&samples).unwrap(),
+        ] {
+            assert!(close(m.latency_s, 2e-4, 1e-9), "{m:?}");
+            assert!(close(m.bytes_per_sec(), 2e9, 1e-9), "{m:?}");
+            assert_eq!(m.bid_slowdown, 1.0);
+        }
+    }
+
+    #[test]
+    fn fit_with_noise() {
+        // Deterministic +-3% multiplicative noise.
+        let truth = LinkModel::new(5e-5, 10e9, 1.0);
+        let samples: Vec<(usize, f64)> = (0..40)
+            .map(|i| {
+                let b = 4096 * (i + 1) * (i + 1) * 64;
+                let noise = 1.0 + 0.03 * ((i as f64 * 2.399).sin());
+                (b, truth.time(b) * noise)
+            })
+            .collect();
+        let m = LinkModel::fit(&samples).unwrap();
+        assert!(close(m.bytes_per_sec(), 10e9, 0.05), "{m:?}");
+        let r = LinkModel::fit_relative(&samples).unwrap();
+        assert!(close(r.bytes_per_sec(), 10e9, 0.05), "{r:?}");
+        assert!(close(r.latency_s, 5e-5, 0.3), "{r:?}");
+    }
+
+    #[test]
+    fn latency_clamped_non_negative() {
+        // Points on t = -1e-3 + 1e-9 b: OLS intercept is negative; the fit goes through 0.
+        let samples: Vec<(usize, f64)> = [2_000_000usize, 4_000_000, 8_000_000]
+            .iter()
+            .map(|&b| (b, -1e-3 + 1e-9 * b as f64))
+            .collect();
+        let m = LinkModel::fit(&samples).unwrap();
+        assert_eq!(m.latency_s, 0.0);
+        let sb2: f64 = samples.iter().map(|s| (s.0 as f64).powi(2)).sum();
+        let sbt: f64 = samples.iter().map(|s| s.0 as f64 * s.1).sum();
+        assert!(close(m.sec_per_byte, sbt / sb2, 1e-12));
+    }
+
+    #[test]
+    fn fit_errors() {
+        assert!(LinkModel::fit(&[]).is_err());
+        assert!(LinkModel::fit(&[(100, f64::NAN)]).is_err());
+        // Decreasing time with size is not a link.
+        assert!(LinkModel::fit(&[(100, 2.0), (200, 1.0)]).is_err());
+        // A single size: all of it goes to bandwidth.
+        let m = LinkModel::fit(&[(1000, 1e-6), (1000, 1e-6)]).unwrap();
+        assert_eq!(m.latency_s, 0.0);
+        assert!(close(m.sec_per_byte, 1e-9, 1e-12));
+    }
+}

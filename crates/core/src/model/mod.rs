@@ -1,0 +1,15 @@
+//! Performance models: link transfers, kernel execution tables, CoCoPeLia's single-device
+//! overlap models (and the Werkhoven CSO model they are compared with), the ATGPU abstract cost
+//! model, and model-driven tile selection. Pure arithmetic on calibrated numbers
+//! ([`crate::profile`]); nothing here touches a device.
+
+pub mod atgpu;
+pub mod cocopelia;
+pub mod exec;
+pub mod link;
+pub mod select;
+
+pub use cocopelia::{ModelKind, Offload, SingleDeviceModel, Terms};
+pub use exec::{ExecTable, ExecTime, FixedRate};
+pub use link::LinkModel;
+pub use select::{select_tile, TileCandidate, TileSelection};

@@ -1,0 +1,629 @@
+//! The machine profile: what calibration measured on this machine (per link: latency,
+//! bandwidth, bidirectional slowdown and slowdown under other busy links; per device: GEMM times
+//! per tile size and dtype), as versioned JSON kept in the user's cache directory.
+//!
+//! A profile is keyed by the machine's devices through [`MachineProfile::fingerprint`]: when the
+//! devices change (a GPU added, swapped or with a different memory size), the fingerprint
+//! changes and the profile no longer applies.
+//!
+//! Location ([`default_path`]): `$HETBLAS_PROFILE` if set, else
+//! `$XDG_CACHE_HOME/hetblas/profile.json`, else `$HOME/.cache/hetblas/profile.json`.
+
+use crate::device::Device;
+use crate::error::Error;
+use crate::link::LinkKind;
+use crate::model::cocopelia::SingleDeviceModel;
+use crate::model::exec::ExecTable;
+use crate::model::link::LinkModel;
+use crate::scalar::DType;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The profile format this hetblas writes and reads.
+pub const PROFILE_VERSION: u32 = 1;
+
+/// The label of host memory in link profiles.
+pub const HOST_LABEL: &str = "host";
+
+/// Why a profile could not be found, read, written or used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProfileError {
+    /// No file at the path (calibrate to create one).
+    #[error("no profile at {path}")]
+    NotFound {
+        /// The path looked at.
+        path: String,
+    },
+    /// The file exists but could not be read.
+    #[error("cannot read {path}: {message}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The system's reason.
+        message: String,
+    },
+    /// The profile could not be written.
+    #[error("cannot write {path}: {message}")]
+    Write {
+        /// The file.
+        path: String,
+        /// The system's reason.
+        message: String,
+    },
+    /// The file is not a profile (bad JSON, missing fields).
+    #[error("{path} is not a valid profile: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// The file is a profile of another format version.
+    #[error(
+        "{path} has profile version {found}; this hetblas reads version {supported} (recalibrate)"
+    )]
+    Version {
+        /// The file.
+        path: String,
+        /// Its version.
+        found: u64,
+        /// The version this hetblas reads ([`PROFILE_VERSION`]).
+        supported: u32,
+    },
+    /// None of HETBLAS_PROFILE, XDG_CACHE_HOME, HOME is set.
+    #[error("no profile location: set HETBLAS_PROFILE, XDG_CACHE_HOME or HOME")]
+    NoLocation,
+    /// The profile was measured on a different set of devices.
+    #[error("profile is for another machine (fingerprint {profile}, this machine {machine}); recalibrate")]
+    Mismatch {
+        /// Fingerprint stored devices give.
+        profile: String,
+        /// Fingerprint of the devices present.
+        machine: String,
+    },
+}
+
+impl From<ProfileError> for Error {
+    fn from(e: ProfileError) -> Self {
+        Error::Profile(e.to_string())
+    }
+}
+
+/// Measured GEMM times of one dtype on one device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GemmTimes {
+    /// Element type.
+    pub dtype: DType,
+    /// `(T, seconds)` of a square `T x T x T` GEMM, ascending T.
+    pub times: Vec<(usize, f64)>,
+}
+
+/// What calibration measured on one device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceProfile {
+    /// "cuda:0" ([`crate::DeviceInfo::label`]).
+    pub label: String,
+    /// The device's name ("NVIDIA H200").
+    pub name: String,
+    /// Backend name ("cuda", "cpu", ...).
+    pub backend: String,
+    /// Memory size in bytes.
+    pub memory_bytes: u64,
+    /// GEMM times per dtype.
+    #[serde(default)]
+    pub gemm: Vec<GemmTimes>,
+}
+
+impl DeviceProfile {
+    /// The measured `(T, seconds)` points of a dtype, if any.
+    pub fn gemm_times(&self, dtype: DType) -> Option<&[(usize, f64)]> {
+        self.gemm
+            .iter()
+            .find(|g| g.dtype == dtype)
+            .map(|g| g.times.as_slice())
+    }
+
+    /// The interpolating execution table of a dtype; `None` when it was not measured (or the
+    /// stored points are unusable).
+    pub fn exec_table(&self, dtype: DType) -> Option<ExecTable> {
+        ExecTable::new(dtype, self.gemm_times(dtype)?.iter().copied()).ok()
+    }
+}
+
+/// What calibration measured on one directed link.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkProfile {
+    /// The link's name ("host->cuda0").
+    pub name: String,
+    /// Label of the source memory ([`HOST_LABEL`] or a device label).
+    pub src_label: String,
+    /// Label of the destination memory.
+    pub dst_label: String,
+    /// Host-to-device, device-to-host or peer.
+    pub kind: LinkKind,
+    /// Fitted latency `t_i` (s).
+    pub latency_s: f64,
+    /// Fitted bandwidth `1/t_b` (bytes/s).
+    pub bytes_per_sec: f64,
+    /// Slowdown while the opposite direction is busy (1.0 when unmeasured).
+    pub bid_slowdown: f64,
+    /// Slowdown while another link (by name) is busy.
+    #[serde(default)]
+    pub slowdown_under: Vec<(String, f64)>,
+    /// The `(bytes, seconds)` points the fit was made from.
+    #[serde(default)]
+    pub samples: Vec<(usize, f64)>,
+}
+
+impl LinkProfile {
+    /// The transfer model of the link.
+    pub fn model(&self) -> LinkModel {
+        LinkModel::new(self.latency_s, self.bytes_per_sec, self.bid_slowdown)
+    }
+
+    /// The slowdown while link `other` is busy (1.0 when not measured).
+    pub fn slowdown_under(&self, other: &str) -> f64 {
+        self.slowdown_under
+            .iter()
+            .find(|(n, _)| n == other)
+            .map_or(1.0, |s| s.1)
+    }
+}
+
+/// Everything calibration measured on a machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineProfile {
+    /// Format version ([`PROFILE_VERSION`]).
+    pub version: u32,
+    /// When it was measured (RFC 3339, UTC).
+    pub created: String,
+    /// The machine's host name.
+    pub host: String,
+    /// The devices.
+    pub devices: Vec<DeviceProfile>,
+    /// The links.
+    pub links: Vec<LinkProfile>,
+}
+
+impl MachineProfile {
+    /// An empty profile of this machine, created now.
+    pub fn new() -> MachineProfile {
+        MachineProfile {
+            version: PROFILE_VERSION,
+            created: rfc3339_utc(SystemTime::now()),
+            host: hostname(),
+            devices: Vec::new(),
+            links: Vec::new(),
+        }
+    }
+
+    /// Identifies the device set (labels, names, memory sizes); see [`fingerprint_of`].
+    pub fn fingerprint(&self) -> String {
+        fingerprint_of(
+            self.devices
+                .iter()
+                .map(|d| (d.label.as_str(), d.name.as_str(), d.memory_bytes)),
+        )
+    }
+
+    /// Whether the profile was measured on exactly these devices.
+    pub fn matches(&self, devices: &[Arc<dyn Device>]) -> bool {
+        self.fingerprint() == fingerprint_devices(devices)
+    }
+
+    /// Like [`MachineProfile::matches`], as an error saying both fingerprints.
+    ///
+    /// # Errors
+    /// [`ProfileError::Mismatch`] when the devices differ.
+    pub fn check_matches(&self, devices: &[Arc<dyn Device>]) -> Result<(), ProfileError> {
+        let (profile, machine) = (self.fingerprint(), fingerprint_devices(devices));
+        if profile == machine {
+            Ok(())
+        } else {
+            Err(ProfileError::Mismatch { profile, machine })
+        }
+    }
+
+    /// The device with this label.
+    pub fn device(&self, label: &str) -> Option<&DeviceProfile> {
+        self.devices.iter().find(|d| d.label == label)
+    }
+
+    /// The link from `src_label` to `dst_label`.
+    pub fn link(&self, src_label: &str, dst_label: &str) -> Option<&LinkProfile> {
+        self.links
+            .iter()
+            .find(|l| l.src_label == src_label && l.dst_label == dst_label)
+    }
+
+    /// The link with this name.
+    pub fn link_named(&self, name: &str) -> Option<&LinkProfile> {
+        self.links.iter().find(|l| l.name == name)
+    }
+
+    /// The host<->device transfer models of a device, for the single-device models.
+    pub fn single_device_model(&self, label: &str) -> Option<SingleDeviceModel> {
+        let h2d = self.link(HOST_LABEL, label)?.model();
+        let d2h = self.link(label, HOST_LABEL)?.model();
+        Some(SingleDeviceModel::new(h2d, d2h))
+    }
+
+    /// The profile as pretty JSON.
+    ///
+    /// # Errors
+    /// [`ProfileError::Write`] if serialisation fails (non-finite numbers become `null`, which
+    /// does not fail; this is for completeness).
+    pub fn to_json(&self) -> Result<String, ProfileError> {
+        serde_json::to_string_pretty(self).map_err(|e| ProfileError::Write {
+            path: "<memory>".into(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Parses a profile; `origin` names the source in errors.
+    ///
+    /// # Errors
+    /// [`ProfileError::Version`] for another format version, [`ProfileError::Parse`] otherwise.
+    pub fn from_json(text: &str, origin: &str) -> Result<MachineProfile, ProfileError> {
+        let parse = |e: serde_json::Error| ProfileError::Parse {
+            path: origin.to_string(),
+            message: e.to_string(),
+        };
+        let v: serde_json::Value = serde_json::from_str(text).map_err(parse)?;
+        let found = v
+            .get("version")
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| ProfileError::Parse {
+                path: origin.to_string(),
+                message: "no numeric \"version\" field".into(),
+            })?;
+        if found != u64::from(PROFILE_VERSION) {
+            return Err(ProfileError::Version {
+                path: origin.to_string(),
+                found,
+                supported: PROFILE_VERSION,
+            });
+        }
+        serde_json::from_value(v).map_err(parse)
+    }
+
+    /// Reads a profile file.
+    ///
+    /// # Errors
+    /// [`ProfileError::NotFound`] when there is no file, `Read`, `Parse` or `Version` otherwise.
+    pub fn load(path: &Path) -> Result<MachineProfile, ProfileError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ProfileError::NotFound {
+                    path: shown.clone(),
+                }
+            } else {
+                ProfileError::Read {
+                    path: shown.clone(),
+                    message: e.to_string(),
+                }
+            }
+        })?;
+        MachineProfile::from_json(&text, &shown)
+    }
+
+    /// Writes the profile atomically: to a temporary file next to `path`, flushed to disk, then
+    /// renamed over `path`, so a reader never sees half a profile. Creates missing directories.
+    ///
+    /// # Errors
+    /// [`ProfileError::Write`].
+    pub fn save(&self, path: &Path) -> Result<(), ProfileError> {
+        let shown = path.display().to_string();
+        let werr = |e: std::io::Error| ProfileError::Write {
+            path: shown.clone(),
+            message: e.to_string(),
+        };
+        let json = self.to_json()?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir).map_err(werr)?;
+        let file_name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .ok_or_else(|| ProfileError::Write {
+                path: shown.clone(),
+                message: "not a file path".into(),
+            })?;
+        let tmp = dir.join(format!(".{file_name}.tmp.{}", std::process::id()));
+        let write = || -> std::io::Result<()> {
+            use std::io::Write;
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(json.as_bytes())?;
+            f.write_all(b"\n")?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)
+        };
+        write().map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            werr(e)
+        })
+    }
+}
+
+impl Default for MachineProfile {
+    fn default() -> Self {
+        MachineProfile::new()
+    }
+}
+
+/// A stable fingerprint of a device set: FNV-1a (64 bit) over the sorted
+/// `label \t name \t memory_bytes` lines, as `"fnv1a64:<16 hex digits>"`. Independent of the
+/// order the devices are listed in, stable across Rust versions and platforms.
+pub fn fingerprint_of<'a>(devices: impl IntoIterator<Item = (&'a str, &'a str, u64)>) -> String {
+    let mut lines: Vec<String> = devices
+        .into_iter()
+        .map(|(label, name, mem)| format!("{label}\t{name}\t{mem}\n"))
+        .collect();
+    lines.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in lines.iter().flat_map(|l| l.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("fnv1a64:{h:016x}")
+}
+
+/// The fingerprint of live devices.
+pub fn fingerprint_devices(devices: &[Arc<dyn Device>]) -> String {
+    let infos: Vec<(String, String, u64)> = devices
+        .iter()
+        .map(|d| {
+            let i = d.info();
+            (i.label(), i.name.clone(), i.memory_bytes)
+        })
+        .collect();
+    fingerprint_of(infos.iter().map(|(l, n, m)| (l.as_str(), n.as_str(), *m)))
+}
+
+/// Where the profile lives: `$HETBLAS_PROFILE`, else `$XDG_CACHE_HOME/hetblas/profile.json`,
+/// else `$HOME/.cache/hetblas/profile.json` (empty variables count as unset; a relative
+/// `XDG_CACHE_HOME` is ignored, as the XDG spec says).
+///
+/// # Errors
+/// [`ProfileError::NoLocation`] when none is set.
+pub fn default_path() -> Result<PathBuf, ProfileError> {
+    default_path_with(|k| std::env::var_os(k).map(PathBuf::from))
+}
+
+fn default_path_with(var: impl Fn(&str) -> Option<PathBuf>) -> Result<PathBuf, ProfileError> {
+    let get = |k: &str| var(k).filter(|p| !p.as_os_str().is_empty());
+    if let Some(p) = get("HETBLAS_PROFILE") {
+        return Ok(p);
+    }
+    if let Some(x) = get("XDG_CACHE_HOME").filter(|p| p.is_absolute()) {
+        return Ok(x.join("hetblas").join("profile.json"));
+    }
+    if let Some(h) = get("HOME") {
+        return Ok(h.join(".cache").join("hetblas").join("profile.json"));
+    }
+    Err(ProfileError::NoLocation)
+}
+
+/// This machine's host name ("unknown" when it cannot be found).
+pub fn hostname() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_string())
+        .find(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
+        .or_else(|| std::env::var("COMPUTERNAME").ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// `t` as RFC 3339 in UTC, to the second ("2024-05-01T12:34:56Z"). Times before 1970 print as
+/// the epoch.
+pub fn rfc3339_utc(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// Proleptic Gregorian date of a day count since 1970-01-01 (the era arithmetic: 400-year eras
+/// of 146097 days, years starting in March so the leap day is last).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn sample() -> MachineProfile {
+        let mut p = MachineProfile::new();
+        p.devices.push(DeviceProfile {
+            label: "cuda:0".into(),
+            name: "NVIDIA H200".into(),
+            backend: "cuda".into(),
+            memory_bytes: 150_000_000_000,
+            gemm: vec![
+                GemmTimes {
+                    dtype: DType::F64,
+                    times: vec![(1024, 4e-4), (2048, 2.6e-3), (4096, 2e-2)],
+                },
+                GemmTimes {
+                    dtype: DType::F32,
+                    times: vec![(1024, 2e-4)],
+                },
+            ],
+        });
+        p.links.push(LinkProfile {
+            name: "host->cuda0".into(),
+            src_label: HOST_LABEL.into(),
+            dst_label: "cuda:0".into(),
+            kind: LinkKind::HostToDevice,
+            latency_s: 2.5e-6,
+            bytes_per_sec: 5.5e10,
+            bid_slowdown: 1.1,
+            slowdown_under: vec![("cuda0->host".into(), 1.1), ("host->cuda1".into(), 1.6)],
+            samples: vec![(4096, 3e-6), (1 << 20, 2.2e-5)],
+        });
+        p.links.push(LinkProfile {
+            name: "cuda0->host".into(),
+            src_label: "cuda:0".into(),
+            dst_label: HOST_LABEL.into(),
+            kind: LinkKind::DeviceToHost,
+            latency_s: 3e-6,
+            bytes_per_sec: 5.3e10,
+            bid_slowdown: 1.2,
+            slowdown_under: vec![],
+            samples: vec![],
+        });
+        p
+    }
+
+    fn temp_path(tag: &str) -> PathBuf {
+        std::env::temp_dir()
+            .join(format!("hetblas-profile-test-{}-{tag}", std::process::id()))
+            .join("sub")
+            .join("profile.json")
+    }
+
+    #[test]
+    fn round_trip_through_file() {
+        let p = sample();
+        let path = temp_path("rt");
+        p.save(&path).unwrap();
+        let q = MachineProfile::load(&path).unwrap();
+        assert_eq!(p, q);
+        assert_eq!(q.fingerprint(), p.fingerprint());
+        // Saving again replaces the file atomically and leaves no temporary behind.
+        p.save(&path).unwrap();
+        let dir = path.parent().unwrap();
+        let names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["profile.json".to_string()]);
+        let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+    }
+
+    #[test]
+    fn load_errors() {
+        let path = temp_path("missing");
+        assert!(matches!(
+            MachineProfile::load(&path),
+            Err(ProfileError::NotFound { .. })
+        ));
+        assert!(matches!(
+            MachineProfile::from_json("{", "x"),
+            Err(ProfileError::Parse { .. })
+        ));
+        let mut v: serde_json::Value = serde_json::from_str(&sample().to_json().unwrap()).unwrap();
+        v["version"] = serde_json::json!(99);
+        assert!(matches!(
+            MachineProfile::from_json(&v.to_string(), "x"),
+            Err(ProfileError::Version { found: 99, .. })
+        ));
+        let e: Error = ProfileError::NoLocation.into();
+        assert!(matches!(e, Error::Profile(_)));
+    }
+
+    #[test]
+    fn fingerprint_tracks_devices() {
+        let p = sample();
+        let f = p.fingerprint();
+        assert!(f.starts_with("fnv1a64:") && f.len() == 24, "{f}");
+        let mut q = p.clone();
+        q.links.clear();
+        q.created = "other".into();
+        assert_eq!(q.fingerprint(), f, "only devices count");
+        q.devices[0].memory_bytes += 1;
+        assert_ne!(q.fingerprint(), f);
+        // Order independent.
+        let a = fingerprint_of([("a", "x", 1), ("b", "y", 2)]);
+        let b = fingerprint_of([("b", "y", 2), ("a", "x", 1)]);
+        assert_eq!(a, b);
+        assert_ne!(a, fingerprint_of([("a", "x", 1)]));
+        // Known value: FNV-1a of the empty input is the offset basis.
+        assert_eq!(fingerprint_of([]), "fnv1a64:cbf29ce484222325");
+    }
+
+    #[test]
+    fn lookups_and_models() {
+        let p = sample();
+        let d = p.device("cuda:0").unwrap();
+        let e = d.exec_table(DType::F64).unwrap();
+        assert_eq!(e.time(2048), 2.6e-3);
+        assert!(d.exec_table(DType::F32).is_some());
+        let m = p.single_device_model("cuda:0").unwrap();
+        assert_eq!(m.h2d.latency_s, 2.5e-6);
+        assert!((m.h2d.bytes_per_sec() - 5.5e10).abs() < 1.0);
+        assert_eq!(m.d2h.bid_slowdown, 1.2);
+        let l = p.link_named("host->cuda0").unwrap();
+        assert_eq!(l.slowdown_under("host->cuda1"), 1.6);
+        assert_eq!(l.slowdown_under("nope"), 1.0);
+        assert!(p.single_device_model("cuda:1").is_none());
+    }
+
+    #[test]
+    fn default_path_rules() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| PathBuf::from(v))
+            }
+        };
+        assert_eq!(
+            default_path_with(env(&[("HETBLAS_PROFILE", "/x/p.json"), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/x/p.json")
+        );
+        assert_eq!(
+            default_path_with(env(&[("XDG_CACHE_HOME", "/c"), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/c/hetblas/profile.json")
+        );
+        assert_eq!(
+            default_path_with(env(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/h/.cache/hetblas/profile.json")
+        );
+        assert_eq!(
+            default_path_with(env(&[("HETBLAS_PROFILE", ""), ("HOME", "/h")])).unwrap(),
+            PathBuf::from("/h/.cache/hetblas/profile.json")
+        );
+        assert_eq!(default_path_with(env(&[])), Err(ProfileError::NoLocation));
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        // 2000-03-01 (after a 400-year leap day) and 2024-02-29 12:34:56.
+        assert_eq!(
+            rfc3339_utc(UNIX_EPOCH + Duration::from_secs(951_868_800)),
+            "2000-03-01T00:00:00Z"
+        );
+        assert_eq!(
+            rfc3339_utc(UNIX_EPOCH + Duration::from_secs(1_709_210_096)),
+            "2024-02-29T12:34:56Z"
+        );
+        assert!(!hostname().is_empty());
+    }
+}

@@ -1,0 +1,270 @@
+//! Calibration against host-emulated devices with throttled links and compute: the fitted
+//! bandwidth and GEMM rate must come back within 15% of what the device was given, and the
+//! fitted latency within 15% of the latency the emulated link really has (the configured one
+//! plus the host's sleep overshoot, measured here; see `effective_latency`).
+
+use hetblas_core::calibrate::{calibrate, CalibrationOptions, Progress};
+use hetblas_core::profile::{MachineProfile, HOST_LABEL};
+use hetblas_core::{Buffer, DType, Device, LinkKind, MemorySpace, Result};
+use hetblas_cpu::buffer::HostBuffer;
+use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig, HostBlas, RustGemm};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const LATENCY: Duration = Duration::from_micros(200);
+const BANDWIDTH: f64 = 2e9;
+const FLOPS: f64 = 5e9;
+
+/// The tests time things: one at a time, so neither disturbs the other's clocks.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What a throttled copy of "zero" bytes really costs here: the emulated link sleeps for the
+/// configured latency, and a sleep overshoots by the kernel's timer slack and wake-up time
+/// (tens of microseconds, more on a loaded machine). Calibration measures this real latency, so
+/// it is what the fit is compared with. The median of several batch means keeps a preempted
+/// batch from skewing it.
+fn effective_latency() -> f64 {
+    let mut batches: Vec<f64> = (0..7)
+        .map(|_| {
+            let n = 30;
+            let start = Instant::now();
+            for _ in 0..n {
+                std::thread::sleep(LATENCY);
+            }
+            start.elapsed().as_secs_f64() / n as f64
+        })
+        .collect();
+    batches.sort_by(f64::total_cmp);
+    batches[batches.len() / 2]
+}
+
+fn within(got: f64, want: f64, rel: f64) -> bool {
+    (got - want).abs() <= rel * want
+}
+
+#[test]
+fn calibration_recovers_emulated_rates() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // One host thread computes: a multi-threaded BLAS on a busy machine can fall below the
+    // throttle, and then the test would measure the host, not the emulated rate.
+    let blas: Arc<dyn HostBlas> = Arc::new(RustGemm::new(1));
+    let config = EmulatedConfig {
+        memory_bytes: 256 << 20,
+        flops_per_sec: Some(FLOPS),
+        host_link_bytes_per_sec: Some(BANDWIDTH),
+        peer_link_bytes_per_sec: None,
+        link_latency: LATENCY,
+        compute_queues: 1,
+    };
+    let node = emulated_node(&[config], blas).expect("emulated node");
+    let devices: Vec<Arc<dyn Device>> = node
+        .devices
+        .iter()
+        .map(|d| d.clone() as Arc<dyn Device>)
+        .collect();
+    let host_alloc = |bytes: usize| -> Result<Box<dyn Buffer>> {
+        Ok(Box::new(HostBuffer::new(bytes, MemorySpace::HOST, None)?))
+    };
+    let opts = CalibrationOptions {
+        // 2 KiB .. 2 MiB: 0.2 ms .. 1.3 ms per copy at 2 GB/s (the throttle, not the memcpy,
+        // sets the time even on a busy machine).
+        link_sides: vec![16, 64, 128, 256, 512],
+        // 384^3 takes 22.6 ms at 5 GFLOP/s, far more than the host BLAS needs: the throttle
+        // rules, and a busy machine's wake-up delays (a millisecond or two) stay small.
+        gemm_tiles: vec![128, 256, 384],
+        dtypes: vec![DType::F64],
+        rel_ci: 0.05,
+        min_reps: 5,
+        max_reps: 300,
+        point_time_cap: Duration::from_millis(300),
+        bidirectional: true,
+        cross_links: true,
+        max_buffer_bytes: 16 << 20,
+    };
+    let latency_before = effective_latency();
+    let mut updates: Vec<Progress> = Vec::new();
+    let start = Instant::now();
+    let profile = calibrate(&devices, &node.links, &host_alloc, &opts, &mut |p| {
+        updates.push(p)
+    })
+    .expect("calibration");
+    let took = start.elapsed();
+    let latency = (latency_before + effective_latency()) / 2.0;
+    eprintln!(
+        "calibration took {took:?}; effective emulated latency {:.1} us",
+        latency * 1e6
+    );
+    for l in &profile.links {
+        eprintln!(
+            "{}: latency {:.1} us, {:.3} GB/s, bid {:.3}, under {:?}",
+            l.name,
+            l.latency_s * 1e6,
+            l.bytes_per_sec / 1e9,
+            l.bid_slowdown,
+            l.slowdown_under
+        );
+    }
+
+    // Progress went from the first point to the last.
+    let last = updates.last().expect("progress was reported");
+    assert_eq!(last.done, last.total);
+    assert!(updates.windows(2).all(|w| w[0].done <= w[1].done));
+    assert!(updates.iter().all(|p| p.total == last.total));
+
+    // Both host links, fitted within 15%.
+    let label = devices[0].info().label();
+    assert_eq!(profile.links.len(), 2);
+    for (src, dst, kind) in [
+        (HOST_LABEL, label.as_str(), LinkKind::HostToDevice),
+        (label.as_str(), HOST_LABEL, LinkKind::DeviceToHost),
+    ] {
+        let l = profile.link(src, dst).expect("link profiled");
+        assert_eq!(l.kind, kind);
+        assert!(
+            within(l.bytes_per_sec, BANDWIDTH, 0.15),
+            "{}: bandwidth {:e}",
+            l.name,
+            l.bytes_per_sec
+        );
+        assert!(
+            within(l.latency_s, latency, 0.15),
+            "{}: latency {:e} s, emulated {:e} s",
+            l.name,
+            l.latency_s,
+            latency
+        );
+        // The fit never goes below what the link was configured with.
+        assert!(
+            l.latency_s >= 0.85 * LATENCY.as_secs_f64(),
+            "{}",
+            l.latency_s
+        );
+        // Emulated directions do not share a medium: no real slowdown.
+        assert!(
+            l.bid_slowdown >= 1.0 && l.bid_slowdown < 1.5,
+            "{}",
+            l.bid_slowdown
+        );
+        assert_eq!(l.slowdown_under.len(), 1);
+        assert_eq!(l.samples.len(), opts.link_sides.len());
+    }
+
+    // GEMM rate at the largest tile within 15%.
+    let d = profile.device(&label).expect("device profiled");
+    let exec = d.exec_table(DType::F64).expect("f64 gemm measured");
+    let rate = exec.rate(384);
+    eprintln!("gemm rate at 384: {:.3} GFLOP/s", rate / 1e9);
+    assert!(within(rate, FLOPS, 0.15), "gemm rate {rate:e}");
+    assert!(d.exec_table(DType::F32).is_none());
+
+    // The profile belongs to these devices and survives a file round trip.
+    assert!(profile.matches(&devices));
+    let path = std::env::temp_dir()
+        .join(format!("hetblas-calibrate-test-{}", std::process::id()))
+        .join("profile.json");
+    profile.save(&path).expect("save");
+    let back = MachineProfile::load(&path).expect("load");
+    // serde_json may round the last bit of a float; compare numbers to 1e-12.
+    assert_eq!(back.fingerprint(), profile.fingerprint());
+    assert_eq!(back.links.len(), profile.links.len());
+    for (a, b) in back.links.iter().zip(&profile.links) {
+        assert_eq!(
+            (&a.name, &a.src_label, &a.dst_label),
+            (&b.name, &b.src_label, &b.dst_label)
+        );
+        for (x, y) in [
+            (a.latency_s, b.latency_s),
+            (a.bytes_per_sec, b.bytes_per_sec),
+            (a.bid_slowdown, b.bid_slowdown),
+        ] {
+            assert!(within(x, y, 1e-12));
+        }
+        assert_eq!(a.samples.len(), b.samples.len());
+    }
+    let (ta, tb) = (
+        back.devices[0].gemm_times(DType::F64).expect("f64"),
+        profile.devices[0].gemm_times(DType::F64).expect("f64"),
+    );
+    assert_eq!(ta.len(), tb.len());
+    assert!(ta
+        .iter()
+        .zip(tb)
+        .all(|(x, y)| x.0 == y.0 && within(x.1, y.1, 1e-12)));
+    let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
+
+    assert!(took < Duration::from_secs(10), "calibration took {took:?}");
+}
+
+/// The CPU and two emulated devices: every link is profiled (host links and peers), host links
+/// get a slowdown under each other host link, peers under their reverse, and the CPU's GEMM is
+/// timed in host memory.
+#[test]
+fn calibration_covers_every_link_and_device() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let blas: Arc<dyn HostBlas> = Arc::new(RustGemm::new(1));
+    let config = EmulatedConfig {
+        memory_bytes: 64 << 20,
+        flops_per_sec: Some(FLOPS),
+        host_link_bytes_per_sec: Some(BANDWIDTH),
+        peer_link_bytes_per_sec: Some(2.0 * BANDWIDTH),
+        link_latency: Duration::from_micros(50),
+        compute_queues: 1,
+    };
+    let node = emulated_node(&[config.clone(), config], blas.clone()).expect("emulated node");
+    let mut devices: Vec<Arc<dyn Device>> = vec![CpuDevice::with_blas(blas, vec![]).expect("cpu")];
+    devices.extend(node.devices.iter().map(|d| d.clone() as Arc<dyn Device>));
+    let host_alloc = |bytes: usize| -> Result<Box<dyn Buffer>> {
+        Ok(Box::new(HostBuffer::new(bytes, MemorySpace::HOST, None)?))
+    };
+    let opts = CalibrationOptions {
+        link_sides: vec![16, 128, 512],
+        gemm_tiles: vec![64, 128],
+        dtypes: vec![DType::F64, DType::F32],
+        min_reps: 3,
+        max_reps: 50,
+        point_time_cap: Duration::from_millis(60),
+        max_buffer_bytes: 4 << 20,
+        ..CalibrationOptions::default()
+    };
+    let mut last: Option<Progress> = None;
+    let start = Instant::now();
+    let profile = calibrate(&devices, &node.links, &host_alloc, &opts, &mut |p| {
+        last = Some(p)
+    })
+    .expect("calibration");
+    let took = start.elapsed();
+    eprintln!("calibration of 3 devices took {took:?}");
+    let last = last.expect("progress");
+    assert_eq!(last.done, last.total);
+
+    assert_eq!(profile.devices.len(), 3);
+    assert!(profile.matches(&devices));
+    for d in &profile.devices {
+        for dtype in [DType::F64, DType::F32] {
+            let t = d.gemm_times(dtype).expect("gemm measured");
+            assert_eq!(t.iter().map(|p| p.0).collect::<Vec<_>>(), vec![64, 128]);
+        }
+    }
+    // 2 host links per device and a peer link each way.
+    assert_eq!(profile.links.len(), 6);
+    for l in &profile.links {
+        assert!(l.bytes_per_sec > 0.0 && l.latency_s >= 0.0, "{l:?}");
+        let expected_under = match l.kind {
+            LinkKind::HostToDevice | LinkKind::DeviceToHost => 3,
+            LinkKind::Peer => 1,
+        };
+        assert_eq!(l.slowdown_under.len(), expected_under, "{}", l.name);
+        assert!(l.slowdown_under.iter().all(|(_, f)| *f >= 1.0));
+    }
+    let peer = profile
+        .links
+        .iter()
+        .find(|l| l.kind == LinkKind::Peer)
+        .expect("peer link");
+    assert!(
+        within(peer.bytes_per_sec, 2.0 * BANDWIDTH, 0.25),
+        "peer bandwidth {:e}",
+        peer.bytes_per_sec
+    );
+    assert!(took < Duration::from_secs(10), "calibration took {took:?}");
+}
