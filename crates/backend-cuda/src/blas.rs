@@ -61,8 +61,8 @@ impl CublasHandle {
             ctx: ctx.clone(),
             raw,
         };
-        // SAFETY: valid handle and stream of the same context.
         check_blas(
+            // SAFETY: valid handle and stream of the same context.
             unsafe { cb::cublasSetStream_v2(raw, stream as cb::cudaStream_t) },
             "cublasSetStream",
         )?;

@@ -44,8 +44,8 @@ impl CudaDevice {
         driver: i32,
     ) -> Result<Arc<CudaDevice>> {
         let mut name = [0 as std::ffi::c_char; 256];
-        // SAFETY: writes at most 256 bytes, NUL-terminated.
         crate::driver::check(
+            // SAFETY: writes at most 256 bytes, NUL-terminated.
             unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), 256, ctx.device) },
             "cuDeviceGetName",
         )?;
@@ -54,8 +54,8 @@ impl CudaDevice {
             .to_string_lossy()
             .into_owned();
         let mut total = 0usize;
-        // SAFETY: writes one size.
         crate::driver::check(
+            // SAFETY: writes one size.
             unsafe { sys::cuDeviceTotalMem_v2(&mut total, ctx.device) },
             "cuDeviceTotalMem",
         )?;

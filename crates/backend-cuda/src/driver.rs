@@ -200,8 +200,8 @@ pub fn init() -> Result<Libraries> {
         });
     }
     let mut v = 0;
-    // SAFETY: writes one int.
     check(
+        // SAFETY: writes one int.
         unsafe { sys::cuDriverGetVersion(&mut v) },
         "cuDriverGetVersion",
     )?;
@@ -239,14 +239,14 @@ impl Context {
     /// Retains the primary context of device `ordinal`.
     pub fn retain(ordinal: i32) -> Result<Arc<Context>> {
         let mut device = 0;
-        // SAFETY: writes one CUdevice.
         check(
+            // SAFETY: writes one CUdevice.
             unsafe { sys::cuDeviceGet(&mut device, ordinal) },
             "cuDeviceGet",
         )?;
         let mut raw = std::ptr::null_mut();
-        // SAFETY: writes one context handle; released in Drop.
         check(
+            // SAFETY: writes one context handle; released in Drop.
             unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) },
             "cuDevicePrimaryCtxRetain",
         )?;
@@ -276,8 +276,8 @@ impl Context {
     pub fn mem_info(&self) -> Result<(usize, usize)> {
         self.bind()?;
         let (mut free, mut total) = (0usize, 0usize);
-        // SAFETY: writes two sizes; context is current.
         check(
+            // SAFETY: writes two sizes; context is current.
             unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) },
             "cuMemGetInfo",
         )?;
@@ -286,8 +286,8 @@ impl Context {
 
     pub fn attribute(&self, attr: sys::CUdevice_attribute) -> Result<i32> {
         let mut v = 0;
-        // SAFETY: writes one int.
         check(
+            // SAFETY: writes one int.
             unsafe { sys::cuDeviceGetAttribute(&mut v, attr, self.device) },
             "cuDeviceGetAttribute",
         )?;

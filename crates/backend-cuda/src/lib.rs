@@ -55,8 +55,8 @@ impl Backend for CudaBackend {
     fn discover(&self) -> Result<Discovery> {
         let libs = driver::init()?;
         let mut count = 0;
-        // SAFETY: writes one int.
         check(
+            // SAFETY: writes one int.
             unsafe { sys::cuDeviceGetCount(&mut count) },
             "cuDeviceGetCount",
         )?;
@@ -120,8 +120,8 @@ impl Backend for CudaBackend {
                     continue;
                 }
                 let mut can = 0;
-                // SAFETY: writes one int.
                 check(
+                    // SAFETY: writes one int.
                     unsafe {
                         sys::cuDeviceCanAccessPeer(&mut can, b.context().device, a.context().device)
                     },

@@ -18,8 +18,8 @@ impl CudaBuffer {
     pub fn new(ctx: &Arc<Context>, space: MemorySpace, len: usize) -> Result<CudaBuffer> {
         ctx.bind()?;
         let mut ptr = 0;
-        // SAFETY: writes one device pointer; freed in Drop.
         check(
+            // SAFETY: writes one device pointer; freed in Drop.
             unsafe { sys::cuMemAlloc_v2(&mut ptr, len.max(1)) },
             "cuMemAlloc",
         )?;
@@ -70,8 +70,8 @@ impl PinnedHostBuffer {
     pub fn new(ctx: &Arc<Context>, len: usize) -> Result<PinnedHostBuffer> {
         ctx.bind()?;
         let mut ptr = std::ptr::null_mut();
-        // SAFETY: writes one host pointer; freed in Drop.
         check(
+            // SAFETY: writes one host pointer; freed in Drop.
             unsafe { sys::cuMemHostAlloc(&mut ptr, len.max(1), sys::CU_MEMHOSTALLOC_PORTABLE) },
             "cuMemHostAlloc",
         )?;

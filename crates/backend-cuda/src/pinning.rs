@@ -18,8 +18,8 @@
 
 use crate::driver::{check, driver_error, Context};
 use crate::memory::PinnedHostBuffer;
-use hetblas_core::HostAccess;
 use cudarc::driver::sys;
+use hetblas_core::HostAccess;
 use hetblas_core::Result;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -159,7 +159,10 @@ impl PinCache {
         let (start, end) = align(addr, len as u64);
         let mut st = self.lock();
         self.ctx.bind()?;
-        let overlapping = st.regions.iter().any(|r| !r.foreign && r.start < end && r.end > start);
+        let overlapping = st
+            .regions
+            .iter()
+            .any(|r| !r.foreign && r.start < end && r.end > start);
         if overlapping && !self.verify(&mut st, addr, len, access)? {
             // Stale: the range was unmapped and mapped again since it was registered.
             st.stats.stale += 1;
@@ -169,7 +172,8 @@ impl PinCache {
                 .filter(|r| !r.foreign && r.start < end && r.end > start)
                 .cloned()
                 .collect();
-            st.regions.retain(|r| r.foreign || !(r.start < end && r.end > start));
+            st.regions
+                .retain(|r| r.foreign || !(r.start < end && r.end > start));
             for r in stale {
                 // SAFETY: registered by us; no copy is in flight (caller contract).
                 unsafe { sys::cuMemHostUnregister(r.start as *mut std::ffi::c_void) };
@@ -196,7 +200,11 @@ impl PinCache {
     /// Whether the registered pages behind `[addr, addr + len)` are the ones the CPU sees there.
     fn verify(&self, st: &mut State, addr: u64, len: usize, access: HostAccess) -> Result<bool> {
         let words = (len / 8).clamp(1, PROBES);
-        let stride = if words > 1 { ((len - 8) / (words - 1)) as u64 } else { 0 };
+        let stride = if words > 1 {
+            ((len - 8) / (words - 1)) as u64
+        } else {
+            0
+        };
         if len < 8 {
             return Ok(true); // nothing a word-sized probe can check; too small to matter
         }
@@ -274,7 +282,8 @@ impl PinCache {
                 let old = std::ptr::read_volatile(word);
                 let mut flipped = old;
                 flipped[0] ^= 0x5a;
-                let r = sys::cuMemcpyHtoD_v2(dev_ptr, flipped.as_ptr() as *const std::ffi::c_void, 8);
+                let r =
+                    sys::cuMemcpyHtoD_v2(dev_ptr, flipped.as_ptr() as *const std::ffi::c_void, 8);
                 let seen = std::ptr::read_volatile(word);
                 std::ptr::write_volatile(word, old);
                 if r != sys::CUresult::CUDA_SUCCESS || seen != flipped {
@@ -368,8 +377,8 @@ impl PinCache {
         self.ctx.bind()?;
         for r in st.regions.drain(..) {
             if !r.foreign {
-                // SAFETY: registered by us; the caller guarantees no copy is in flight.
                 check(
+                    // SAFETY: registered by us; the caller guarantees no copy is in flight.
                     unsafe { sys::cuMemHostUnregister(r.start as *mut std::ffi::c_void) },
                     "cuMemHostUnregister",
                 )?;

@@ -31,8 +31,8 @@ impl CudaEvent {
             sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
         };
         let mut raw = std::ptr::null_mut();
-        // SAFETY: writes one event handle; destroyed in Drop.
         check(
+            // SAFETY: writes one event handle; destroyed in Drop.
             unsafe { sys::cuEventCreate(&mut raw, flags as u32) },
             "cuEventCreate",
         )?;
@@ -117,8 +117,8 @@ impl CudaStream {
     pub fn new(ctx: &Arc<Context>, name: String, with_blas: bool) -> Result<Arc<CudaStream>> {
         ctx.bind()?;
         let mut raw = std::ptr::null_mut();
-        // SAFETY: writes one stream handle; destroyed in Drop.
         check(
+            // SAFETY: writes one stream handle; destroyed in Drop.
             unsafe {
                 sys::cuStreamCreate(&mut raw, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
             },
@@ -146,8 +146,8 @@ impl CudaStream {
 
     fn record_with(&self, timed: bool) -> Result<Arc<CudaEvent>> {
         let ev = CudaEvent::create(&self.ctx, timed)?;
-        // SAFETY: valid event and stream of the current context.
         check(
+            // SAFETY: valid event and stream of the current context.
             unsafe { sys::cuEventRecord(ev.raw, self.raw) },
             "cuEventRecord",
         )?;

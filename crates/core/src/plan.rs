@@ -150,8 +150,8 @@ struct DeviceState {
     /// Slots never used yet (taken first), and slots released by a write-back, oldest first.
     fresh: Vec<u32>,
     released: VecDeque<u32>,
-    /// C tile being accumulated: (slot or in place, last gemm).
-    acc: Option<(TileLoc, TaskId)>,
+    /// C tiles being accumulated: (slot or in place, last gemm, compute queue).
+    acc: HashMap<(usize, usize), (TileLoc, TaskId, u16)>,
     c_count: u16,
     compute_queues: u16,
 }
@@ -181,24 +181,25 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
     let mut states = Vec::with_capacity(req.devices.len());
     let mut plan_devices = Vec::with_capacity(req.devices.len());
     for (d, (spec, tiles)) in req.devices.iter().zip(req.assignment).enumerate() {
-        let mut steps = Vec::with_capacity(tiles.len() * kt);
-        for (t, &(i, j)) in tiles.iter().enumerate() {
-            // Serpentine over K: the tiles used last by one C tile are used first by the next.
-            for ll in 0..kt {
-                let l = if t % 2 == 0 { ll } else { kt - 1 - ll };
-                steps.push(Step {
-                    i,
-                    j,
-                    l,
-                    first: ll == 0,
-                    last: ll + 1 == kt,
-                });
+        let c_in_place = p.location(Operand::C) == spec.space;
+        // Tiles needing a slot (independent of the order they are used in).
+        let mut distinct: HashSet<TileKey> = HashSet::new();
+        for &(i, j) in tiles {
+            for l in 0..kt {
+                for key in [TileKey::a(i, l), TileKey::b(l, j)] {
+                    if p.location(key.op) != spec.space {
+                        distinct.insert(key);
+                    }
+                }
+            }
+            if !c_in_place {
+                distinct.insert(TileKey::c(i, j));
             }
         }
         let mut st = DeviceState {
             dev: d as u16,
             space: spec.space,
-            steps,
+            steps: Vec::new(),
             next: 0,
             resident: HashMap::new(),
             owner: Vec::new(),
@@ -207,23 +208,10 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
             uses: HashMap::new(),
             fresh: Vec::new(),
             released: VecDeque::new(),
-            acc: None,
+            acc: HashMap::new(),
             c_count: 0,
             compute_queues: spec.compute_queues.max(1),
         };
-        // Future uses, and the number of distinct tiles that need a slot.
-        let mut distinct: HashSet<TileKey> = HashSet::new();
-        for (s, step) in st.steps.iter().enumerate() {
-            for key in [TileKey::a(step.i, step.l), TileKey::b(step.l, step.j)] {
-                if !st.in_place(&p, key.op) {
-                    st.uses.entry(key).or_default().push_back(s);
-                    distinct.insert(key);
-                }
-            }
-            if step.first && !st.in_place(&p, Operand::C) {
-                distinct.insert(TileKey::c(step.i, step.j));
-            }
-        }
         for op in Operand::ALL {
             let loc = p.location(op);
             let needed = distinct.iter().any(|k| k.op == op);
@@ -250,6 +238,20 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         };
         let slots = (distinct.len() as u64).min(by_budget) as u32;
         let min_needed = distinct.len().min(3) as u32;
+        // C tiles accumulated together; each holds a slot until written back.
+        let group = if c_in_place {
+            GROUP
+        } else {
+            (slots as usize).saturating_sub(2).clamp(1, GROUP)
+        };
+        st.steps = build_steps(tiles, kt, group);
+        for (s, step) in st.steps.iter().enumerate() {
+            for key in [TileKey::a(step.i, step.l), TileKey::b(step.l, step.j)] {
+                if distinct.contains(&key) {
+                    st.uses.entry(key).or_default().push_back(s);
+                }
+            }
+        }
         if slots < min_needed {
             return Err(Error::OutOfMemory {
                 device: format!("{:?}", spec.space),
@@ -311,6 +313,33 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         tasks,
         order,
     })
+}
+
+/// C tiles accumulated together (k-loop outermost within the group): the first group of four
+/// (a 2x2 block in shell order) needs 4 new A/B tiles per 4 products instead of 2 per product,
+/// so transfers keep up with compute from the start.
+const GROUP: usize = 4;
+
+/// The gemm steps of a device: its C tiles in groups of `group`; within a group, for each k
+/// step, every tile of the group. K runs forward in even groups and backward in odd ones
+/// (serpentine: the tiles used last by one group are used first by the next).
+fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> Vec<Step> {
+    let mut steps = Vec::with_capacity(tiles.len() * kt);
+    for (g, chunk) in tiles.chunks(group.max(1)).enumerate() {
+        for ll in 0..kt {
+            let l = if g % 2 == 0 { ll } else { kt - 1 - ll };
+            for &(i, j) in chunk {
+                steps.push(Step {
+                    i,
+                    j,
+                    l,
+                    first: ll == 0,
+                    last: ll + 1 == kt,
+                });
+            }
+        }
+    }
+    steps
 }
 
 struct Builder {
@@ -454,21 +483,23 @@ impl Builder {
                 TileLoc::Slot(slot)
             };
             st.c_count += 1;
-            loc
+            (loc, (st.c_count - 1) % st.compute_queues)
         } else {
-            let (loc, prev) = st
+            let (loc, prev, q) = *st
                 .acc
+                .get(&(step.i, step.j))
                 .ok_or_else(|| Error::internal("accumulation step without a C tile"))?;
             deps.push(prev);
-            loc
+            (loc, q)
         };
+        let (c_loc, c_queue) = c_loc;
         let (a_loc, fa) = self.ensure(st, ka, &[kb, kc])?;
         let (b_loc, fb) = self.ensure(st, kb, &[ka, kc])?;
         deps.extend(fa);
         deps.extend(fb);
         let queue = QueueId::Compute {
             device: st.dev,
-            index: (st.c_count - 1) % st.compute_queues,
+            index: c_queue,
         };
         let gemm = self.push(
             st.dev,
@@ -489,9 +520,9 @@ impl Builder {
                 st.readers[sl as usize].push(gemm);
             }
         }
-        st.acc = Some((c_loc, gemm));
+        st.acc.insert((step.i, step.j), (c_loc, gemm, c_queue));
         if step.last {
-            st.acc = None;
+            st.acc.remove(&(step.i, step.j));
             if let TileLoc::Slot(slot) = c_loc {
                 let wb = self.push(
                     st.dev,

@@ -493,12 +493,16 @@ impl DevicePool {
             .collect();
         // Budgets enter the key only up to what the plan could use (every tile resident), so
         // ample memory that fluctuates between calls does not defeat the cache.
-        let all_tiles = (grid.mt() * grid.kt() + grid.kt() * grid.nt() + grid.mt() * grid.nt()) as u64;
+        let all_tiles =
+            (grid.mt() * grid.kt() + grid.kt() * grid.nt() + grid.mt() * grid.nt()) as u64;
         let key = PlanKey {
             problem: *problem,
             devices: dev_idx.to_vec(),
             tile: (grid.tm, grid.tn, grid.tk),
-            budget_slots: specs.iter().map(|s| (s.budget / slot_bytes).min(all_tiles)).collect(),
+            budget_slots: specs
+                .iter()
+                .map(|s| (s.budget / slot_bytes).min(all_tiles))
+                .collect(),
         };
         if let Some(p) = lock(&self.plans).get(&key) {
             return Ok((p.clone(), true));

@@ -76,7 +76,11 @@ pub fn check_sampled<T: Scalar>(
     seed: u64,
 ) -> Result<(usize, f64), String> {
     let (m, n) = (c.rows(), c.cols());
-    let k = if transa.is_transposed() { a.rows() } else { a.cols() };
+    let k = if transa.is_transposed() {
+        a.rows()
+    } else {
+        a.cols()
+    };
     let opa = |i: usize, l: usize| {
         if transa.is_transposed() {
             a.get(l, i)
@@ -119,7 +123,12 @@ pub fn check_sampled<T: Scalar>(
         }
         let c0v = c0.get(i, j).to_f64();
         let want = alpha * s + if beta == 0.0 { 0.0 } else { beta * c0v };
-        let sum = alpha.abs() * abs + if beta == 0.0 { 0.0 } else { beta.abs() * c0v.abs() };
+        let sum = alpha.abs() * abs
+            + if beta == 0.0 {
+                0.0
+            } else {
+                beta.abs() * c0v.abs()
+            };
         let bound = gemm_error_bound(T::DTYPE, k, sum, 2.0)
             + 2.0 * T::DTYPE.unit_roundoff() * want.abs()
             + f64::MIN_POSITIVE;

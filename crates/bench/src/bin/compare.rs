@@ -110,12 +110,6 @@ fn run(args: Args) -> Result<(), String> {
             i.detail
         );
     }
-    if let Some(n) = args.pin_demo {
-        pin_demo(&rt, &gpus, n)?;
-    }
-    if let Some(n) = args.trace_n {
-        trace_run(&rt, &gpus, n, &args)?;
-    }
     let mut shapes: Vec<(usize, usize, usize)> = args.sizes.iter().map(|&s| (s, s, s)).collect();
     for s in &args.shapes {
         let v: Vec<usize> = s
@@ -127,6 +121,9 @@ fn run(args: Args) -> Result<(), String> {
         }
         shapes.push((v[0], v[1], v[2]));
     }
+    // Largest first: hetblas's workspace is sized once, never regrown under cuBLASXt (a
+    // regrown workspace has been followed by CUBLAS_STATUS_INTERNAL_ERROR in cuBLASXt).
+    shapes.sort_by_key(|&(m, n, k)| std::cmp::Reverse(m * n * k));
     let dtypes = match args.dtype.as_str() {
         "both" => vec![DType::F64, DType::F32],
         d => vec![d.parse::<DType>()?],
@@ -137,7 +134,12 @@ fn run(args: Args) -> Result<(), String> {
     let xt = if args.variants.iter().any(|v| v == "cublasxt") {
         let ids: Vec<i32> = gpus
             .iter()
-            .map(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>().map_or(0, |d| d.context().ordinal))
+            .map(|&g| {
+                rt.devices()[g]
+                    .as_any()
+                    .downcast_ref::<CudaDevice>()
+                    .map_or(0, |d| d.context().ordinal)
+            })
             .collect();
         Some(CublasXt::new(&ids)?)
     } else {
@@ -149,10 +151,20 @@ fn run(args: Args) -> Result<(), String> {
                 DType::F64 => problem::<f64>(&rt, &gpus, shape, &args, xt.as_ref(), &mut rows)?,
                 DType::F32 => problem::<f32>(&rt, &gpus, shape, &args, xt.as_ref(), &mut rows)?,
             }
-            if let Some(d) = gpus.first().and_then(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>()) {
+            if let Some(d) = gpus
+                .first()
+                .and_then(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>())
+            {
                 println!("  registration cache: {:?}", d.pin_cache().stats());
             }
         }
+    }
+    drop(xt);
+    if let Some(n) = args.trace_n {
+        trace_run(&rt, &gpus, n, &args)?;
+    }
+    if let Some(n) = args.pin_demo {
+        pin_demo(&rt, &gpus, n)?;
     }
     println!();
     println!("| shape | dtype | GPUs | variant | TFLOP/s | vs cuBLASXt | vs ceiling | detail |");
@@ -178,7 +190,10 @@ fn run(args: Args) -> Result<(), String> {
             r.detail
         );
     }
-    if let Some(d) = gpus.first().and_then(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>()) {
+    if let Some(d) = gpus
+        .first()
+        .and_then(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>())
+    {
         println!("\nregistration cache: {:?}", d.pin_cache().stats());
     }
     if let Some(path) = &args.csv {
@@ -208,7 +223,11 @@ fn prepare_host<T>(rt: &Runtime, gpus: &[usize], bufs: &[&[T]]) -> Result<(), St
     for &g in gpus {
         for b in bufs {
             rt.devices()[g]
-                .prepare_host(b.as_ptr() as u64, std::mem::size_of_val(*b), hetblas_core::HostAccess::Read)
+                .prepare_host(
+                    b.as_ptr() as u64,
+                    std::mem::size_of_val(*b),
+                    hetblas_core::HostAccess::Read,
+                )
                 .map_err(|e| e.to_string())?;
         }
     }
@@ -315,7 +334,10 @@ fn problem<T: Scalar>(
             Ok(ok) => ok,
             Err(e) => {
                 // Diagnose before failing: is it the registration cache?
-                let cache = rt.devices()[gpus[0]].as_any().downcast_ref::<CudaDevice>().map(|d| d.pin_cache().clone());
+                let cache = rt.devices()[gpus[0]]
+                    .as_any()
+                    .downcast_ref::<CudaDevice>()
+                    .map(|d| d.pin_cache().clone());
                 if let Some(cache) = cache {
                     println!("  FAILED: {e}\n  registration cache: {:?}", cache.stats());
                     cache.release_all().map_err(|e| e.to_string())?;
