@@ -17,7 +17,7 @@
 //! never registers at all.
 
 use crate::driver::{check, driver_error, Context};
-use crate::memory::PinnedHostBuffer;
+use crate::memory::{CudaBuffer, PinnedHostBuffer};
 use cudarc::driver::sys;
 use hetblas_core::HostAccess;
 use hetblas_core::Result;
@@ -72,12 +72,13 @@ struct State {
     regions: Vec<Region>,
     clock: u64,
     stats: PinStats,
-    /// Pinned scratch the verification probes read into.
+    /// Pinned scratch the verification probes read into, and device scratch they pass through.
     probe: Option<PinnedHostBuffer>,
+    scratch: Option<CudaBuffer>,
 }
 
 /// Words compared per verification.
-const PROBES: usize = 16;
+const PROBES: usize = 32;
 
 /// The registration cache, shared by every CUDA device of a runtime.
 #[derive(Debug)]
@@ -198,95 +199,90 @@ impl PinCache {
     }
 
     /// Whether the registered pages behind `[addr, addr + len)` are the ones the CPU sees there.
+    ///
+    /// The probes take the same path as the data: copies from (and to) the registered host
+    /// pointer with host memory type, which the driver serves from the pages it pinned at
+    /// registration. (Reading through the mapped device pointer is NOT equivalent: on H200 /
+    /// driver 580 it saw the new pages while host-pointer copies still used the stale ones.)
     fn verify(&self, st: &mut State, addr: u64, len: usize, access: HostAccess) -> Result<bool> {
-        let words = (len / 8).clamp(1, PROBES);
-        let stride = if words > 1 {
-            ((len - 8) / (words - 1)) as u64
-        } else {
-            0
-        };
         if len < 8 {
             return Ok(true); // nothing a word-sized probe can check; too small to matter
         }
+        let words = (len / 8).clamp(1, PROBES);
+        let stride = if words > 1 { ((len - 8) / (words - 1)) as u64 } else { 0 };
         if st.probe.is_none() {
             st.probe = Some(PinnedHostBuffer::new(&self.ctx, PROBES * 8)?);
         }
-        let probe = st.probe.as_ref().expect("allocated above").as_mut_ptr();
-        // Every probed word must lie in a region we registered (the GPU mapping exists).
-        let mut dev_ptr: sys::CUdeviceptr = 0;
-        // SAFETY: addr lies in a registered region (checked by the caller); writes one pointer.
-        let r = unsafe {
-            sys::cuMemHostGetDevicePointer_v2(&mut dev_ptr, addr as *mut std::ffi::c_void, 0)
-        };
-        if r != sys::CUresult::CUDA_SUCCESS {
-            return Ok(false);
+        if st.scratch.is_none() {
+            st.scratch = Some(CudaBuffer::new(&self.ctx, hetblas_core::MemorySpace::HOST, PROBES * 8)?);
         }
-        let ok = if stride <= 1 << 30 {
-            let copy = sys::CUDA_MEMCPY2D {
+        let probe = st.probe.as_ref().expect("allocated above").as_mut_ptr();
+        let scratch = hetblas_core::Buffer::addr(st.scratch.as_ref().expect("allocated above"));
+        // Host words -> device scratch, through the registration, with the same kind of call
+        // the data takes (a 2D copy from a host-typed pointer).
+        let rows_per_copy = if stride <= 1 << 30 { words } else { 1 };
+        for first in (0..words).step_by(rows_per_copy) {
+            let p = sys::CUDA_MEMCPY2D {
                 srcXInBytes: 0,
                 srcY: 0,
-                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-                srcHost: std::ptr::null(),
-                srcDevice: dev_ptr,
+                srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+                srcHost: (addr + first as u64 * stride) as *const std::ffi::c_void,
+                srcDevice: 0,
                 srcArray: std::ptr::null_mut(),
                 srcPitch: stride.max(8) as usize,
                 dstXInBytes: 0,
                 dstY: 0,
-                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-                dstHost: probe as *mut std::ffi::c_void,
-                dstDevice: 0,
+                dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                dstHost: std::ptr::null_mut(),
+                dstDevice: scratch + (first * 8) as u64,
                 dstArray: std::ptr::null_mut(),
                 dstPitch: 8,
                 WidthInBytes: 8,
-                Height: words,
+                Height: rows_per_copy,
             };
-            // SAFETY: reads `words` words of the registered range through its device mapping
-            // into our pinned probe buffer (PROBES * 8 bytes).
-            unsafe { sys::cuMemcpy2D_v2(&copy) == sys::CUresult::CUDA_SUCCESS }
-        } else {
-            // Pitches this large exceed what a 2D copy takes: one word at a time.
-            (0..words).all(|w| {
-                // SAFETY: as above, one word per copy.
-                unsafe {
-                    sys::cuMemcpyDtoH_v2(
-                        probe.add(w * 8) as *mut std::ffi::c_void,
-                        dev_ptr + w as u64 * stride,
-                        8,
-                    ) == sys::CUresult::CUDA_SUCCESS
-                }
-            })
-        };
-        if !ok {
+            // SAFETY: the probed words lie in the caller's registered region; the scratch holds
+            // PROBES words. A failing copy means the range is not (or no longer) usable.
+            if unsafe { sys::cuMemcpy2D_v2(&p) } != sys::CUresult::CUDA_SUCCESS {
+                return Ok(false);
+            }
+        }
+        // Device scratch -> our own pinned probe buffer (always valid).
+        // SAFETY: both buffers hold PROBES * 8 bytes.
+        let r = unsafe { sys::cuMemcpyDtoH_v2(probe as *mut std::ffi::c_void, scratch, words * 8) };
+        if r != sys::CUresult::CUDA_SUCCESS {
             return Ok(false);
         }
         for w in 0..words {
             let off = w as u64 * stride;
             // SAFETY: [addr + off, addr + off + 8) lies inside the caller's region; the probe
             // buffer holds `words` words.
-            let (cpu, gpu) = unsafe {
+            let (cpu, dma) = unsafe {
                 (
                     std::ptr::read_volatile((addr + off) as *const [u8; 8]),
                     std::ptr::read_volatile(probe.add(w * 8) as *const [u8; 8]),
                 )
             };
-            if cpu != gpu {
+            if cpu != dma {
                 return Ok(false);
             }
         }
         if access == HostAccess::ReadWrite {
             // SAFETY: the caller holds the region exclusively for this call (it is the GEMM
-            // output); the word is written through the GPU mapping, read back on the CPU and
-            // restored before anything else can look at it.
+            // output); a flipped copy of its first word goes device -> registered host pointer
+            // (the write-back path), is read back on the CPU, and the original is restored
+            // before anything else can look at it. The scratch holds the flipped word.
             unsafe {
                 let word = addr as *mut [u8; 8];
                 let old = std::ptr::read_volatile(word);
                 let mut flipped = old;
                 flipped[0] ^= 0x5a;
-                let r =
-                    sys::cuMemcpyHtoD_v2(dev_ptr, flipped.as_ptr() as *const std::ffi::c_void, 8);
+                let ok = sys::cuMemcpyHtoD_v2(scratch, flipped.as_ptr() as *const std::ffi::c_void, 8)
+                    == sys::CUresult::CUDA_SUCCESS
+                    && sys::cuMemcpyDtoH_v2(addr as *mut std::ffi::c_void, scratch, 8)
+                        == sys::CUresult::CUDA_SUCCESS;
                 let seen = std::ptr::read_volatile(word);
                 std::ptr::write_volatile(word, old);
-                if r != sys::CUresult::CUDA_SUCCESS || seen != flipped {
+                if !ok || seen != flipped {
                     return Ok(false);
                 }
             }

@@ -2,9 +2,75 @@
 //! calibrated machine profile drives them (the models), these are fixed, documented rules.
 
 use crate::device::{Device, DeviceKind};
+use crate::model::cocopelia::Offload;
+use crate::model::pipeline::{PipelineModel, PipelinePrediction};
+use crate::model::select::candidate_tiles;
 use crate::problem::{GemmProblem, Operand};
+use crate::profile::{MachineProfile, HOST_LABEL};
 use crate::scalar::DType;
+use crate::tiling::TileGrid;
 use std::sync::Arc;
+
+/// The tile for a problem: the pipeline model's choice when a calibrated profile describes the
+/// (single) device, the fixed rule of [`default_tile`] otherwise.
+pub fn choose_tile(
+    p: &GemmProblem,
+    devices: &[&Arc<dyn Device>],
+    budgets: &[u64],
+    profile: Option<&MachineProfile>,
+) -> usize {
+    if let (Some(prof), [d], [budget]) = (profile, devices, budgets) {
+        if let Some(sel) = model_tile(p, d, *budget, prof) {
+            return sel.tile;
+        }
+    }
+    default_tile(p, devices, budgets)
+}
+
+/// A model-based tile choice and every candidate's prediction.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelChoice {
+    pub tile: usize,
+    pub predicted: PipelinePrediction,
+    pub candidates: Vec<(usize, PipelinePrediction)>,
+}
+
+/// Evaluates the pipeline model for every candidate tile that fits the budget (six tiles
+/// resident) and picks the fastest (ties to the larger tile). `None` when nothing needs tiling
+/// (every operand already in the device) or the profile lacks the device, its links or the
+/// dtype.
+pub fn model_tile(
+    p: &GemmProblem,
+    device: &Arc<dyn Device>,
+    budget: u64,
+    profile: &MachineProfile,
+) -> Option<ModelChoice> {
+    if Operand::ALL.iter().all(|&op| p.location(op) == device.space()) {
+        return None;
+    }
+    let label = device.info().label();
+    let exec = profile.device(&label)?.exec_table(p.dtype)?;
+    let model = PipelineModel {
+        h2d: profile.link(HOST_LABEL, &label)?.model(),
+        d2h: profile.link(&label, HOST_LABEL)?.model(),
+    };
+    let offload = Offload::from_problem(p, device.space());
+    let maxdim = p.m.max(p.n).max(p.k);
+    let candidates: Vec<(usize, PipelinePrediction)> = candidate_tiles(maxdim)
+        .into_iter()
+        .filter(|&t| 6 * TileGrid::square(p.m, p.n, p.k, t).slot_bytes(p.dtype.size()) as u64 <= budget)
+        .map(|t| (t, model.predict(&offload, t, &exec)))
+        .collect();
+    let (tile, predicted) = candidates
+        .iter()
+        .copied()
+        .min_by(|a, b| a.1.seconds.total_cmp(&b.1.seconds).then(b.0.cmp(&a.0)))?;
+    Some(ModelChoice {
+        tile,
+        predicted,
+        candidates,
+    })
+}
 
 /// Default device subset: the accelerators (GPUs, emulated devices) that support the dtype; the
 /// CPU alone when there are none. The CPU joins accelerators only when the balancer says so.

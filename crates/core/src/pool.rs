@@ -13,6 +13,7 @@ use crate::memory::{Buffer, HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, MatRef, Trans};
 use crate::plan::{self, DeviceSpec, Plan, PlanRequest, PlanStats};
 use crate::problem::{check_gemm_args, GemmProblem};
+use crate::profile::MachineProfile;
 use crate::scalar::Scalar;
 use crate::tiling::TileGrid;
 use crate::trace::Trace;
@@ -68,6 +69,10 @@ pub struct DevicePool {
     plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
     /// One call at a time uses the workspaces.
     call: Mutex<()>,
+    /// Tiles the autotuner chose, per problem and device set (a repeated call pays nothing).
+    tiles: Mutex<HashMap<(GemmProblem, Vec<usize>), usize>>,
+    /// The calibrated machine profile, when one matches these devices.
+    profile: std::sync::RwLock<Option<Arc<MachineProfile>>>,
 }
 
 impl std::fmt::Debug for DevicePool {
@@ -115,6 +120,8 @@ impl DevicePool {
             link_set,
             plans: Mutex::new(HashMap::new()),
             call: Mutex::new(()),
+            profile: std::sync::RwLock::new(None),
+            tiles: Mutex::new(HashMap::new()),
         })
     }
 
@@ -129,6 +136,19 @@ impl DevicePool {
     /// The link `src -> dst`, if there is one.
     pub fn link(&self, src: MemorySpace, dst: MemorySpace) -> Option<&Arc<dyn Link>> {
         self.links.get(&(src, dst))
+    }
+
+    /// Uses `profile` for model-driven decisions (tile size) from now on; `None` returns to the
+    /// built-in rules. Cached plans are dropped, since their tiles may change.
+    pub fn set_profile(&self, profile: Option<Arc<MachineProfile>>) {
+        *self.profile.write().unwrap_or_else(|p| p.into_inner()) = profile;
+        lock(&self.plans).clear();
+        lock(&self.tiles).clear();
+    }
+
+    /// The profile in use, if any.
+    pub fn profile(&self) -> Option<Arc<MachineProfile>> {
+        self.profile.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Number of plans in the cache.
@@ -392,6 +412,7 @@ impl DevicePool {
                 });
             }
         }
+        let plan_start = Instant::now();
         let budgets: Vec<u64> = dev_idx
             .iter()
             .map(|&i| {
@@ -406,10 +427,25 @@ impl DevicePool {
         let t = match opts.tile {
             Some(0) => return Err(Error::InvalidInput("tile size 0".into())),
             Some(t) => t,
-            None => autotune::default_tile(&problem, &devs, &budgets),
+            None => {
+                let key = (problem, dev_idx.clone());
+                let cached = lock(&self.tiles).get(&key).copied();
+                match cached {
+                    Some(t) => t,
+                    None => {
+                        let profile = self.profile();
+                        let t = autotune::choose_tile(&problem, &devs, &budgets, profile.as_deref());
+                        let mut tiles = lock(&self.tiles);
+                        if tiles.len() >= 1024 {
+                            tiles.clear();
+                        }
+                        tiles.insert(key, t);
+                        t
+                    }
+                }
+            }
         };
         let grid = TileGrid::square(m, n, k, t);
-        let plan_start = Instant::now();
         let (plan, cached) = self.plan(&problem, &grid, &dev_idx, &budgets)?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         report.plan_cached = cached;

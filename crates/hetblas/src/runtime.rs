@@ -10,6 +10,7 @@ use std::sync::Arc;
 pub struct Runtime {
     pool: DevicePool,
     statuses: Vec<BackendStatus>,
+    profile_status: String,
 }
 
 /// Chooses what [`Runtime`] discovers.
@@ -18,6 +19,7 @@ pub struct RuntimeBuilder {
     emulated: Option<Vec<EmulatedConfig>>,
     without_cpu: bool,
     only: Option<Vec<String>>,
+    no_profile: bool,
 }
 
 impl RuntimeBuilder {
@@ -43,6 +45,12 @@ impl RuntimeBuilder {
     /// the same.
     pub fn only(mut self, backends: &[&str]) -> Self {
         self.only = Some(backends.iter().map(|s| s.to_string()).collect());
+        self
+    }
+
+    /// Does not load the machine profile (calibration itself starts this way).
+    pub fn without_profile(mut self) -> Self {
+        self.no_profile = true;
         self
     }
 
@@ -136,9 +144,16 @@ impl RuntimeBuilder {
                 reason: "no usable device (every backend is unavailable or deselected)".into(),
             });
         }
+        let pool = DevicePool::new(devices, links)?;
+        let profile_status = if self.no_profile {
+            "profile not loaded (builder); built-in tile rule".to_string()
+        } else {
+            load_profile(&pool)
+        };
         Ok(Runtime {
-            pool: DevicePool::new(devices, links)?,
+            pool,
             statuses,
+            profile_status,
         })
     }
 }
@@ -149,7 +164,41 @@ pub(crate) fn accelerator_backends() -> Vec<Box<dyn Backend>> {
     vec![Box::new(hetblas_cuda::CudaBackend)]
 }
 
+/// Loads the profile at `profile::default_path()` when it describes exactly these devices.
+/// Returns what happened, for `hetblas devices`.
+fn load_profile(pool: &DevicePool) -> String {
+    use hetblas_core::profile::{default_path, MachineProfile, ProfileError};
+    let path = match default_path() {
+        Ok(p) => p,
+        Err(e) => return format!("no profile location ({e}); built-in tile rule"),
+    };
+    match MachineProfile::load(&path) {
+        Ok(p) => match p.check_matches(pool.devices()) {
+            Ok(()) => {
+                let s = format!("calibrated profile {} ({})", path.display(), p.created);
+                pool.set_profile(Some(Arc::new(p)));
+                s
+            }
+            Err(e) => format!(
+                "profile {} ignored: {e}; run `hetblas calibrate`; built-in tile rule",
+                path.display()
+            ),
+        },
+        Err(ProfileError::NotFound { .. }) => format!(
+            "no profile at {} (run `hetblas calibrate`): built-in tile rule (T = max dim / 4, \
+             power of two in [256, 4096])",
+            path.display()
+        ),
+        Err(e) => format!("profile {} unreadable: {e}; built-in tile rule", path.display()),
+    }
+}
+
 impl Runtime {
+    /// Whether a calibrated profile is in use, and from where (or why not).
+    pub fn profile_status(&self) -> &str {
+        &self.profile_status
+    }
+
     /// Discovers every backend's devices with the default configuration (see
     /// [`RuntimeBuilder`] for the environment variables it honours).
     pub fn discover() -> Result<Runtime> {

@@ -7,9 +7,11 @@ pub mod atgpu;
 pub mod cocopelia;
 pub mod exec;
 pub mod link;
+pub mod pipeline;
 pub mod select;
 
 pub use cocopelia::{ModelKind, Offload, SingleDeviceModel, Terms};
 pub use exec::{ExecTable, ExecTime, FixedRate};
 pub use link::LinkModel;
+pub use pipeline::{PipelineModel, PipelinePrediction};
 pub use select::{select_tile, TileCandidate, TileSelection};

@@ -13,7 +13,11 @@ pub struct DevicesArgs {
 pub fn run(rt: &Runtime, args: DevicesArgs) -> Result<()> {
     if args.json {
         let devices: Vec<_> = rt.devices().iter().map(|d| d.info().clone()).collect();
-        let v = serde_json::json!({ "devices": devices, "backends": rt.backends() });
+        let v = serde_json::json!({
+            "devices": devices,
+            "backends": rt.backends(),
+            "profile": rt.profile_status(),
+        });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return Ok(());
     }
@@ -36,5 +40,6 @@ pub fn run(rt: &Runtime, args: DevicesArgs) -> Result<()> {
             Some(r) => println!("  {:<9} absent: {r}", s.backend),
         }
     }
+    println!("model: {}", rt.profile_status());
     Ok(())
 }

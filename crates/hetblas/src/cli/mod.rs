@@ -1,7 +1,9 @@
 //! Command-line interface.
 
+mod calibrate;
 mod devices;
 mod gemm;
+mod predict;
 
 use clap::{Parser, Subcommand};
 use hetblas::{Result, Runtime};
@@ -26,6 +28,10 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Run a GEMM on random host data; print time and GFLOP/s.
     Gemm(gemm::GemmArgs),
+    /// Measure links and kernels; write the machine profile the models use.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Each model's predicted time per candidate tile for a problem, and hetblas's choice.
+    Predict(predict::PredictArgs),
 }
 
 fn runtime(emulated: usize) -> Result<Runtime> {
@@ -37,10 +43,15 @@ fn runtime(emulated: usize) -> Result<Runtime> {
 }
 
 pub fn run(cli: Cli) -> Result<()> {
+    if let Command::Calibrate(a) = cli.cmd {
+        return calibrate::run(cli.emulated, a);
+    }
     let rt = runtime(cli.emulated)?;
     match cli.cmd {
         Command::Devices(a) => devices::run(&rt, a),
         Command::Gemm(a) => gemm::run(&rt, a),
+        Command::Predict(a) => predict::run(&rt, a),
+        Command::Calibrate(_) => unreachable!("handled above"),
     }
 }
 

@@ -1,0 +1,222 @@
+//! Model validation on a GPU: for each problem of the validation set, the time predicted by the
+//! model hetblas uses, the time measured with the tile it chose, and a measured sweep of tile
+//! sizes (is the chosen tile the best one?). Writes CSV; `plot-validation` draws it.
+//!
+//! Needs a calibrated profile (`hetblas calibrate`).
+
+use clap::Parser;
+use hetblas::{DType, GemmOptions, MatIn, MatMut, MatOut, MatRef, Runtime, Scalar, Trans};
+use hetblas_bench::{median, random_data};
+use hetblas_core::autotune::model_tile;
+use hetblas_core::problem::GemmProblem;
+use hetblas_core::{DeviceKind, MemorySpace};
+use std::io::Write;
+use std::time::Instant;
+
+#[derive(Parser, Debug)]
+struct Args {
+    #[arg(long)]
+    csv: std::path::PathBuf,
+    /// Timed repetitions of the chosen tile (after a warm-up).
+    #[arg(long, default_value_t = 2)]
+    reps: usize,
+    /// Only the first N problems (quick checks).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Divide every dimension and tile by this (smoke tests on small machines).
+    #[arg(long, default_value_t = 1)]
+    scale: usize,
+    /// Use N host-emulated devices instead of the GPU (smoke tests without a GPU).
+    #[arg(long, default_value_t = 0)]
+    emulated: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Case {
+    m: usize,
+    n: usize,
+    k: usize,
+    dtype: DType,
+    placement: &'static str,
+    beta_zero: bool,
+}
+
+fn set() -> Vec<Case> {
+    let c = |m, n, k, dtype, placement, beta_zero| Case { m, n, k, dtype, placement, beta_zero };
+    let mut v = Vec::new();
+    for s in [4096, 6144, 8192, 12288, 16384, 20480, 24576, 32768] {
+        v.push(c(s, s, s, DType::F64, "hhh", false));
+    }
+    for s in [8192, 16384, 24576] {
+        v.push(c(s, s, s, DType::F32, "hhh", false));
+    }
+    // Fat-by-thin (large M = N, small K) and thin-by-fat (small M = N, large K).
+    for (m, k) in [(32768, 2048), (32768, 4096), (24576, 4096), (16384, 2048)] {
+        v.push(c(m, m, k, DType::F64, "hhh", false));
+    }
+    for (m, k) in [(4096, 32768), (2048, 32768), (4096, 16384), (8192, 32768)] {
+        v.push(c(m, m, k, DType::F64, "hhh", false));
+    }
+    v.push(c(32768, 4096, 4096, DType::F64, "hhh", false));
+    v.push(c(4096, 32768, 8192, DType::F64, "hhh", false));
+    // Placements and beta = 0.
+    v.push(c(16384, 16384, 16384, DType::F64, "ddh", false));
+    v.push(c(8192, 8192, 8192, DType::F64, "ddh", false));
+    v.push(c(16384, 16384, 16384, DType::F64, "hdh", false));
+    v.push(c(16384, 16384, 16384, DType::F64, "dhd", false));
+    v.push(c(16384, 16384, 16384, DType::F64, "hhd", false));
+    v.push(c(16384, 16384, 16384, DType::F64, "hhh", true));
+    v.push(c(8192, 8192, 8192, DType::F64, "hhh", true));
+    v.push(c(24576, 24576, 24576, DType::F64, "ddh", false));
+    v.push(c(12288, 12288, 12288, DType::F32, "hdh", false));
+    v
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(args) {
+        eprintln!("validate: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> Result<(), String> {
+    let rt = if args.emulated > 0 {
+        Runtime::builder().emulated(args.emulated).build()
+    } else {
+        Runtime::builder().only(&["cuda"]).build()
+    }
+    .map_err(|e| e.to_string())?;
+    println!("{}", rt.profile_status());
+    let profile = rt.profile().ok_or("no calibrated profile: run `hetblas calibrate` first")?;
+    let gpu = rt
+        .devices()
+        .iter()
+        .position(|d| d.info().kind != DeviceKind::Cpu)
+        .ok_or("no accelerator")?;
+    let mut f = std::fs::File::create(&args.csv).map_err(|e| e.to_string())?;
+    writeln!(
+        f,
+        "m,n,k,dtype,placement,beta_zero,chosen_tile,predicted_s,measured_s,error,best_tile,best_s,chosen_over_best,plan_new_us,plan_repeat_us,sweep,model"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut cases = set();
+    if let Some(l) = args.limit {
+        cases.truncate(l);
+    }
+    let sc = args.scale.max(1);
+    for c in &mut cases {
+        (c.m, c.n, c.k) = (c.m / sc, c.n / sc, c.k / sc);
+    }
+    for (i, c) in cases.iter().enumerate() {
+        let line = match c.dtype {
+            DType::F64 => case::<f64>(&rt, gpu, c, &profile, args.reps, sc)?,
+            DType::F32 => case::<f32>(&rt, gpu, c, &profile, args.reps, sc)?,
+        };
+        println!("[{:>2}/{}] {line}", i + 1, cases.len());
+        writeln!(f, "{line}").map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn case<T: Scalar>(
+    rt: &Runtime,
+    gpu: usize,
+    c: &Case,
+    profile: &hetblas_core::profile::MachineProfile,
+    reps: usize,
+    scale: usize,
+) -> Result<String, String> {
+    let (m, n, k) = (c.m, c.n, c.k);
+    let dev = rt.devices()[gpu].clone();
+    let p: Vec<char> = c.placement.chars().collect();
+    let a = random_data::<T>(1, m * k);
+    let b = random_data::<T>(2, k * n);
+    let mut ch = random_data::<T>(3, m * n);
+    let e = |x: hetblas::Error| x.to_string();
+    let da = if p[0] == 'd' { Some(rt.upload(gpu, MatRef::packed(&a, m, k).map_err(e)?).map_err(e)?) } else { None };
+    let db = if p[1] == 'd' { Some(rt.upload(gpu, MatRef::packed(&b, k, n).map_err(e)?).map_err(e)?) } else { None };
+    let mut dc = if p[2] == 'd' { Some(rt.upload(gpu, MatRef::packed(&ch, m, n).map_err(e)?).map_err(e)?) } else { None };
+    let beta = if c.beta_zero { T::default() } else { T::from_f64(1.0) };
+    let loc = |x: char| if x == 'h' { MemorySpace::HOST } else { dev.space() };
+    let problem = GemmProblem {
+        transa: Trans::N,
+        transb: Trans::N,
+        m,
+        n,
+        k,
+        dtype: T::DTYPE,
+        beta_zero: c.beta_zero,
+        locations: [loc(p[0]), loc(p[1]), loc(p[2])],
+    };
+    let choice = model_tile(&problem, &dev, dev.memory_budget(), profile)
+        .ok_or("the profile cannot model this problem")?;
+    let mut call = |tile: Option<usize>| -> Result<(f64, hetblas::GemmReport), String> {
+        let ai: MatIn<'_, T> = da.as_ref().map_or(MatIn::Host(MatRef::packed(&a, m, k).unwrap()), MatIn::Device);
+        let bi: MatIn<'_, T> = db.as_ref().map_or(MatIn::Host(MatRef::packed(&b, k, n).unwrap()), MatIn::Device);
+        let co: MatOut<'_, T> = match dc.as_mut() {
+            Some(d) => MatOut::Device(d),
+            None => MatOut::Host(MatMut::packed(&mut ch, m, n).unwrap()),
+        };
+        let opts = GemmOptions { devices: Some(vec![gpu]), tile, ..Default::default() };
+        let t = Instant::now();
+        let r = rt
+            .gemm_with(Trans::N, Trans::N, T::from_f64(1.0), ai, bi, beta, co, &opts)
+            .map_err(|e| e.to_string())?;
+        Ok((t.elapsed().as_secs_f64(), r))
+    };
+    // The chosen tile: the first call plans (new problem), the rest are timed.
+    let (_, first) = call(None)?;
+    let mut times = Vec::new();
+    let mut plan_repeat = 0.0;
+    for _ in 0..reps.max(1) {
+        let (s, r) = call(None)?;
+        times.push(s);
+        plan_repeat = r.planning_seconds;
+    }
+    let measured = median(&mut times);
+    let chosen = first.tile.map_or(0, |t| t.0);
+    // A measured sweep of tile sizes.
+    let maxdim = m.max(n).max(k);
+    let mut sweep = Vec::new();
+    for t in [1024usize, 2048, 3072, 4096, 6144, 8192] {
+        if t > maxdim * scale || (t == 1024 && maxdim * scale > 24576) {
+            continue;
+        }
+        let t = t / scale;
+        let s = if t == chosen {
+            measured
+        } else {
+            call(Some(t))?;
+            call(Some(t))?.0
+        };
+        sweep.push((t, s));
+    }
+    let (best_t, best_s) = sweep
+        .iter()
+        .copied()
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .unwrap_or((chosen, measured));
+    let predicted = choice.predicted.seconds;
+    let model = choice
+        .candidates
+        .iter()
+        .map(|(t, p)| format!("{t}:{:.5}", p.seconds))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Ok(format!(
+        "{m},{n},{k},{},{},{},{chosen},{predicted:.6},{measured:.6},{:.4},{best_t},{best_s:.6},{:.4},{:.1},{:.1},\"{}\",\"{model}\"",
+        T::DTYPE,
+        c.placement,
+        c.beta_zero,
+        (predicted - measured) / measured,
+        measured / best_s,
+        first.planning_seconds * 1e6,
+        plan_repeat * 1e6,
+        sweep
+            .iter()
+            .map(|(t, s)| format!("{t}:{s:.5}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    ))
+}

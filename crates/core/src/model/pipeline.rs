@@ -1,0 +1,175 @@
+//! The model of hetblas's own single-device pipeline, the one the autotuner uses.
+//!
+//! CoCoPeLia's models predict CoCoPeLia's schedule. hetblas runs a different one: every tile is
+//! fetched once and kept (while memory allows), C tiles are accumulated in groups of four in
+//! growing squares, and the copy queues run ahead of compute limited only by data dependencies.
+//! Its time is the longest of three paths:
+//!
+//! - compute: the first tiles' fetch (`t0`), then every tile product back to back (`Tc`),
+//!   plus the stalls of the first group where each k step brings 2 A + 2 B tiles for 4
+//!   products, then the last write-back;
+//! - host->device: every fetched byte (`Tin`, slowed where write-backs run at the same time),
+//!   then the last product and its write-back;
+//! - device->host: the first C tile is ready after `t0 + kt * t_gemm`, then every write-back.
+//!
+//! Edge tiles are counted at their real size (eight classes: full or edge in m, n, k).
+
+use crate::model::cocopelia::Offload;
+use crate::model::exec::ExecTime;
+use crate::model::link::LinkModel;
+
+/// Number of C tiles accumulated together by the planner (see `plan::GROUP`).
+const GROUP_SIDE: usize = 2;
+
+/// Host<->device link models of one device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PipelineModel {
+    pub h2d: LinkModel,
+    pub d2h: LinkModel,
+}
+
+/// The parts of a prediction, for `hetblas predict` and the validation report.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct PipelinePrediction {
+    pub seconds: f64,
+    pub compute: f64,
+    pub h2d: f64,
+    pub d2h: f64,
+    pub first_fetch: f64,
+    pub first_group_stall: f64,
+}
+
+/// (full tiles, edge size) of a dimension: `d = full * t + edge`.
+fn split(d: usize, t: usize) -> [(usize, usize); 2] {
+    let t = t.max(1);
+    [(d / t, t), (usize::from(d % t != 0), d % t)]
+}
+
+impl PipelineModel {
+    /// Predicted seconds of the offload with square tiles `t`.
+    pub fn predict(&self, o: &Offload, t: usize, exec: &dyn ExecTime) -> PipelinePrediction {
+        let t = t.max(1);
+        let e = o.elem_bytes;
+        let (tm, tn, tk) = (t.min(o.m.max(1)), t.min(o.n.max(1)), t.min(o.k.max(1)));
+        let (mt, nt, kt) = (o.m.div_ceil(tm), o.n.div_ceil(tn), o.k.div_ceil(tk));
+        if mt * nt * kt == 0 {
+            return PipelinePrediction::default();
+        }
+        // Compute: all tile products, by edge class.
+        let mut tc = 0.0;
+        for (cm, dm) in split(o.m, tm) {
+            for (cn, dn) in split(o.n, tn) {
+                for (ck, dk) in split(o.k, tk) {
+                    let c = cm * cn * ck;
+                    if c > 0 {
+                        tc += c as f64 * exec.gemm_time(dm, dn, dk);
+                    }
+                }
+            }
+        }
+        let t_gemm = exec.gemm_time(tm, tn, tk);
+        let fetch = |rows: usize, cols: usize| self.h2d.time(rows * cols * e);
+        let (ta, tb, tcin) = (fetch(tm, tk), fetch(tk, tn), fetch(tm, tn));
+        let t_wb = if o.set[2] { self.d2h.time(tm * tn * e) } else { 0.0 };
+        // Link totals: every tile once (latency per tile), bytes at the fitted bandwidth.
+        let tiles = o.tiles(t);
+        let mut tin = 0.0;
+        for (i, &n) in tiles.iter().enumerate() {
+            if o.get[i] {
+                tin += n as f64 * self.h2d.latency_s
+                    + o.operand_bytes(i) as f64 * self.h2d.sec_per_byte;
+            }
+        }
+        let tout = if o.set[2] {
+            tiles[2] as f64 * self.d2h.latency_s + o.operand_bytes(2) as f64 * self.d2h.sec_per_byte
+        } else {
+            0.0
+        };
+        let both = tin.min(tout);
+        let tin_eff = tin + (self.h2d.bid_slowdown - 1.0).max(0.0) * both;
+        let tout_eff = tout + (self.d2h.bid_slowdown - 1.0).max(0.0) * both;
+        // The first product waits for its C, A and B tiles.
+        let t0 = if o.get[2] { tcin } else { 0.0 }
+            + if o.get[0] { ta } else { 0.0 }
+            + if o.get[1] { tb } else { 0.0 };
+        // First group: per k step, its new A and B tiles against its products.
+        let (gr, gc) = (GROUP_SIDE.min(mt), GROUP_SIDE.min(nt));
+        let g = (gr * gc) as f64;
+        let per_step_in = if o.get[0] { gr as f64 * ta } else { 0.0 }
+            + if o.get[1] { gc as f64 * tb } else { 0.0 };
+        let c_in = if o.get[2] { g * tcin } else { 0.0 };
+        let mut stall = (per_step_in + c_in - t0 - g * t_gemm).max(0.0);
+        stall += (kt.saturating_sub(1)) as f64 * (per_step_in - g * t_gemm).max(0.0);
+        let compute_path = t0 + stall + tc + t_wb;
+        let h2d_path = tin_eff + t_gemm + t_wb;
+        let d2h_path = if o.set[2] { t0 + kt as f64 * t_gemm + tout_eff } else { 0.0 };
+        PipelinePrediction {
+            seconds: compute_path.max(h2d_path).max(d2h_path),
+            compute: tc,
+            h2d: tin_eff,
+            d2h: tout_eff,
+            first_fetch: t0,
+            first_group_stall: stall,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::exec::FixedRate;
+    use crate::scalar::DType;
+
+    fn link(gbps: f64) -> LinkModel {
+        LinkModel {
+            latency_s: 10e-6,
+            sec_per_byte: 1.0 / (gbps * 1e9),
+            bid_slowdown: 1.14,
+        }
+    }
+
+    #[test]
+    fn compute_bound_large_problem() {
+        let m = PipelineModel {
+            h2d: link(50.0),
+            d2h: link(50.0),
+        };
+        let o = Offload::from_host_flags(32768, 32768, 32768, DType::F64, [true; 3], false);
+        let exec = FixedRate { flops_per_sec: 55e12 };
+        let p = m.predict(&o, 4096, &exec);
+        let flops = 2.0 * 32768f64.powi(3);
+        assert!((p.compute - flops / 55e12).abs() / p.compute < 1e-9);
+        // Compute-bound: within a few percent of the pure compute time.
+        assert!(p.seconds > p.compute && p.seconds < p.compute * 1.05, "{p:?}");
+    }
+
+    #[test]
+    fn transfer_bound_thin_problem() {
+        let m = PipelineModel {
+            h2d: link(50.0),
+            d2h: link(50.0),
+        };
+        // 4096 x 4096 x 32768: 2.28 GB in, 0.13 GB out, 1.1 TFLOP.
+        let o = Offload::from_host_flags(4096, 4096, 32768, DType::F64, [true; 3], false);
+        let exec = FixedRate { flops_per_sec: 55e12 };
+        let p = m.predict(&o, 4096, &exec);
+        assert!(p.h2d > p.compute);
+        let bytes = (2 * 4096 * 32768 + 4096 * 4096) as f64 * 8.0;
+        assert!(p.seconds >= bytes / 50e9);
+        // Smaller tiles shorten the exposed first fetch and the tail.
+        assert!(m.predict(&o, 2048, &exec).seconds < p.seconds);
+    }
+
+    #[test]
+    fn device_resident_operands_move_nothing() {
+        let m = PipelineModel {
+            h2d: link(50.0),
+            d2h: link(50.0),
+        };
+        let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [false; 3], false);
+        let exec = FixedRate { flops_per_sec: 50e12 };
+        let p = m.predict(&o, 2048, &exec);
+        assert_eq!(p.h2d, 0.0);
+        assert!((p.seconds - p.compute).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,113 @@
+//! `hetblas calibrate`: measure every link and every device's GEMM, write the profile.
+
+use clap::Args;
+use hetblas::{Error, Result, Runtime};
+use hetblas_core::calibrate::{calibrate, CalibrationOptions, Progress};
+use hetblas_core::profile::default_path;
+use hetblas_core::{Buffer, Device, DeviceKind, HostAccess};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// A few-second calibration (fewer, smaller points).
+    #[arg(long)]
+    quick: bool,
+    /// Where to write the profile (default: $HETBLAS_PROFILE, else the user cache directory).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+    /// Do not measure the slowdown of each host link under every other one.
+    #[arg(long)]
+    no_cross_links: bool,
+}
+
+pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
+    let mut b = Runtime::builder().without_profile();
+    if emulated > 0 {
+        b = b.emulated(emulated);
+    }
+    let rt = b.build()?;
+    let mut opts = if args.quick {
+        CalibrationOptions::quick()
+    } else {
+        CalibrationOptions::default()
+    };
+    if args.no_cross_links {
+        opts.cross_links = false;
+    }
+    let devices: Vec<Arc<dyn Device>> = rt.devices().to_vec();
+    let links: Vec<_> = rt.links().cloned().collect();
+    let cpu = devices
+        .iter()
+        .find(|d| d.info().kind == DeviceKind::Cpu)
+        .cloned()
+        .ok_or_else(|| Error::Unsupported {
+            device: "host".into(),
+            detail: "calibration needs the CPU device for host buffers".into(),
+        })?;
+    // Host buffers for link measurements: page-locked by every device that DMAs them, as user
+    // buffers are during a call.
+    let dma: Vec<Arc<dyn Device>> = devices
+        .iter()
+        .filter(|d| !d.space().is_host())
+        .cloned()
+        .collect();
+    let host_alloc = |bytes: usize| -> Result<Box<dyn Buffer>> {
+        let b = cpu.allocate(bytes)?;
+        for d in &dma {
+            d.prepare_host(b.addr(), b.len(), HostAccess::ReadWrite)?;
+        }
+        Ok(b)
+    };
+    let bar = ProgressBar::new(1);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed:>4} [{bar:40}] {pos}/{len} ETA {eta} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let start = Instant::now();
+    let profile = calibrate(&devices, &links, &host_alloc, &opts, &mut |p: Progress| {
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+        bar.set_message(p.stage.clone());
+    })?;
+    bar.finish_and_clear();
+    let path = match args.out {
+        Some(p) => p,
+        None => default_path()?,
+    };
+    profile.save(&path)?;
+    println!(
+        "calibrated {} devices and {} links in {:.1} s; profile written to {}",
+        profile.devices.len(),
+        profile.links.len(),
+        start.elapsed().as_secs_f64(),
+        path.display()
+    );
+    for l in &profile.links {
+        println!(
+            "  link {:<16} latency {:>7.2} us  {:>7.2} GB/s  bidirectional x{:.2}",
+            l.name,
+            l.latency_s * 1e6,
+            l.bytes_per_sec / 1e9,
+            l.bid_slowdown
+        );
+    }
+    for d in &profile.devices {
+        for g in &d.gemm {
+            let best = g
+                .times
+                .iter()
+                .map(|&(t, s)| 2.0 * (t as f64).powi(3) / s / 1e12)
+                .fold(0.0, f64::max);
+            println!(
+                "  {} {} gemm: {} tile sizes, best {:.2} TFLOP/s",
+                d.label,
+                g.dtype,
+                g.times.len(),
+                best
+            );
+        }
+    }
+    Ok(())
+}

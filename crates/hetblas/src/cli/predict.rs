@@ -1,0 +1,127 @@
+//! `hetblas predict`: every model's predicted time for each candidate tile, and the choice.
+
+use clap::Args;
+use hetblas::{DType, Error, Result, Runtime, Trans};
+use hetblas_core::autotune::model_tile;
+use hetblas_core::model::cocopelia::{ModelKind, Offload, SingleDeviceModel};
+use hetblas_core::problem::GemmProblem;
+use hetblas_core::profile::HOST_LABEL;
+use hetblas_core::{DeviceKind, MemorySpace};
+
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// m = n = k = SIZE (overridden by -m/-n/-k).
+    #[arg(long, short = 's', default_value_t = 16384)]
+    size: usize,
+    #[arg(short = 'm')]
+    m: Option<usize>,
+    #[arg(short = 'n')]
+    n: Option<usize>,
+    #[arg(short = 'k')]
+    k: Option<usize>,
+    #[arg(long, default_value = "f64")]
+    dtype: DType,
+    /// Where A, B and C live: h (host) or d (the device), e.g. "hhh", "ddh".
+    #[arg(long, default_value = "hhh")]
+    placement: String,
+    /// beta == 0 (C is not read).
+    #[arg(long)]
+    beta_zero: bool,
+    /// Device (label or index); default: the first accelerator.
+    #[arg(long)]
+    device: Option<String>,
+}
+
+pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
+    let profile = rt.profile().ok_or_else(|| {
+        Error::Profile(format!("{} — nothing to predict with", rt.profile_status()))
+    })?;
+    let idx = match &a.device {
+        Some(s) => *crate::cli::parse_devices(rt, s)?
+            .first()
+            .ok_or_else(|| Error::InvalidInput("empty --device".into()))?,
+        None => rt
+            .devices()
+            .iter()
+            .position(|d| d.info().kind != DeviceKind::Cpu)
+            .unwrap_or(0),
+    };
+    let dev = rt.devices()[idx].clone();
+    let label = dev.info().label();
+    let p: Vec<char> = a.placement.chars().collect();
+    if p.len() != 3 || p.iter().any(|c| !matches!(c, 'h' | 'd')) {
+        return Err(Error::InvalidInput(format!(
+            "--placement {:?}: three of h/d",
+            a.placement
+        )));
+    }
+    let loc = |c: char| if c == 'h' { MemorySpace::HOST } else { dev.space() };
+    let problem = GemmProblem {
+        transa: Trans::N,
+        transb: Trans::N,
+        m: a.m.unwrap_or(a.size),
+        n: a.n.unwrap_or(a.size),
+        k: a.k.unwrap_or(a.size),
+        dtype: a.dtype,
+        beta_zero: a.beta_zero,
+        locations: [loc(p[0]), loc(p[1]), loc(p[2])],
+    };
+    let budget = dev.memory_budget();
+    let choice = model_tile(&problem, &dev, budget, &profile).ok_or_else(|| {
+        Error::Profile(format!(
+            "the profile has no {} gemm table or host links for {label} (or nothing moves)",
+            a.dtype
+        ))
+    })?;
+    let exec = profile
+        .device(&label)
+        .and_then(|d| d.exec_table(a.dtype))
+        .ok_or_else(|| Error::Profile(format!("no {} table for {label}", a.dtype)))?;
+    let sd = SingleDeviceModel::new(
+        profile
+            .link(HOST_LABEL, &label)
+            .map(|l| l.model())
+            .ok_or_else(|| Error::Profile("no host link".into()))?,
+        profile
+            .link(&label, HOST_LABEL)
+            .map(|l| l.model())
+            .ok_or_else(|| Error::Profile("no device link".into()))?,
+    );
+    let offload = Offload::from_problem(&problem, dev.space());
+    println!(
+        "{}gemm {}x{}x{} placement {} on {label}{}; predicted seconds per tile size:",
+        a.dtype.blas_prefix(),
+        problem.m,
+        problem.n,
+        problem.k,
+        a.placement,
+        if a.beta_zero { ", beta = 0" } else { "" }
+    );
+    print!("{:>7}", "T");
+    for k in ModelKind::ALL {
+        print!(" {:>10}", k.name());
+    }
+    println!(" {:>10}", "hetblas");
+    for &(t, pred) in &choice.candidates {
+        print!("{t:>7}");
+        for k in ModelKind::ALL {
+            print!(" {:>10.4}", sd.predict(k, &offload, t, &exec));
+        }
+        println!(" {:>10.4}{}", pred.seconds, if t == choice.tile { "  <- chosen" } else { "" });
+    }
+    let pr = choice.predicted;
+    println!(
+        "choice: T = {} ({:.4} s = {:.2} TFLOP/s; compute {:.4} s, h2d {:.4} s, d2h {:.4} s, first fetch {:.4} s, first-group stall {:.4} s)",
+        choice.tile,
+        pr.seconds,
+        problem.flops() / pr.seconds / 1e12,
+        pr.compute,
+        pr.h2d,
+        pr.d2h,
+        pr.first_fetch,
+        pr.first_group_stall
+    );
+    let bound = if pr.compute >= pr.h2d.max(pr.d2h) { "compute" } else { "transfer" };
+    println!("the problem is {bound}-bound on {label}");
+    Ok(())
+}
