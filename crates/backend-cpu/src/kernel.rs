@@ -3,7 +3,8 @@
 
 use crate::blas::HostBlas;
 use hetblas_core::host_queue::HostQueue;
-use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, Result, ScalarValue};
+use hetblas_core::kernel::check_add;
+use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -74,7 +75,59 @@ pub unsafe fn run_gemm(blas: &dyn HostBlas, op: &GemmTile) -> Result<()> {
     }
 }
 
+/// `y += beta * x` on host tiles.
+///
+/// # Safety
+/// `x` and `y` are valid host memory of their shapes, `y` writable and not overlapping `x`.
+unsafe fn add_tiles(beta: ScalarValue, x: &RawTile, y: &RawTile) {
+    macro_rules! axpy {
+        ($t:ty, $b:expr) => {
+            for j in 0..x.cols {
+                // SAFETY: column j of each tile lies inside it (caller contract).
+                let (xs, ys) = unsafe {
+                    (
+                        std::slice::from_raw_parts((x.addr as *const $t).add(j * x.ld), x.rows),
+                        std::slice::from_raw_parts_mut((y.addr as *mut $t).add(j * y.ld), y.rows),
+                    )
+                };
+                for (yv, xv) in ys.iter_mut().zip(xs) {
+                    *yv += $b * *xv;
+                }
+            }
+        };
+    }
+    match beta {
+        ScalarValue::F64(b) => axpy!(f64, b),
+        ScalarValue::F32(b) => axpy!(f32, b),
+    }
+}
+
 impl Kernel for HostKernel {
+    fn supports_add(&self) -> bool {
+        true
+    }
+
+    fn add(
+        &self,
+        queue: &Arc<dyn Queue>,
+        beta: ScalarValue,
+        x: &RawTile,
+        y: &RawTile,
+    ) -> Result<()> {
+        check_add(beta, x, y)?;
+        let hq = queue
+            .as_any()
+            .downcast_ref::<HostQueue>()
+            .ok_or_else(|| Error::internal("host kernel given a queue that is not a host queue"))?;
+        let (x, y) = (*x, *y);
+        hq.enqueue(move || {
+            // SAFETY: the executor keeps both slots alive until the queue is synchronised; they
+            // are distinct slots of the device's workspace.
+            unsafe { add_tiles(beta, &x, &y) };
+            Ok(())
+        })
+    }
+
     fn supports(&self, dtype: DType) -> bool {
         matches!(dtype, DType::F32 | DType::F64)
     }

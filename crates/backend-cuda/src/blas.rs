@@ -4,7 +4,7 @@ use crate::driver::Context;
 use crate::stream::CudaStream;
 use cudarc::cublas::sys as cb;
 use cudarc::driver::sys;
-use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, Result, ScalarValue, Trans};
+use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue, Trans};
 use std::ffi::CStr;
 use std::sync::Arc;
 
@@ -187,12 +187,78 @@ impl CublasHandle {
     }
 }
 
+impl CublasHandle {
+    /// `y += beta * x` (cublasDgeam/Sgeam in place on `y`).
+    pub fn add(&self, beta: ScalarValue, x: &RawTile, y: &RawTile) -> Result<()> {
+        self.ctx.bind()?;
+        let n = cb::cublasOperation_t::CUBLAS_OP_N;
+        let (m, c) = (x.rows as i32, x.cols as i32);
+        let (ldx, ldy) = (x.ld as i32, y.ld as i32);
+        // SAFETY: both tiles are device memory of their shapes (checked by check_add), kept
+        // alive by the executor; geam allows C == A with the same leading dimension.
+        let status = unsafe {
+            match beta {
+                ScalarValue::F64(b) => {
+                    let one = 1.0f64;
+                    let yp = y.addr as *mut f64;
+                    cb::cublasDgeam(
+                        self.raw,
+                        n,
+                        n,
+                        m,
+                        c,
+                        &one,
+                        yp,
+                        ldy,
+                        &b,
+                        x.addr as *const f64,
+                        ldx,
+                        yp,
+                        ldy,
+                    )
+                }
+                ScalarValue::F32(b) => {
+                    let one = 1.0f32;
+                    let yp = y.addr as *mut f32;
+                    cb::cublasSgeam(
+                        self.raw,
+                        n,
+                        n,
+                        m,
+                        c,
+                        &one,
+                        yp,
+                        ldy,
+                        &b,
+                        x.addr as *const f32,
+                        ldx,
+                        yp,
+                        ldy,
+                    )
+                }
+            }
+        };
+        check_blas(status, "cublasGeam")
+    }
+}
+
 impl Drop for CublasHandle {
     fn drop(&mut self) {
         let _ = self.ctx.bind();
         // SAFETY: destroys the handle once.
         unsafe { cb::cublasDestroy_v2(self.raw) };
     }
+}
+
+/// The cuBLAS handle bound to a compute stream.
+fn handle_of(queue: &Arc<dyn Queue>) -> Result<&std::sync::Mutex<CublasHandle>> {
+    let s = queue
+        .as_any()
+        .downcast_ref::<CudaStream>()
+        .ok_or_else(|| Error::internal("CUDA kernel given a queue that is not a CUDA stream"))?;
+    s.blas
+        .as_ref()
+        .ok_or_else(|| Error::internal("CUDA kernel given a stream without a cuBLAS handle"))
 }
 
 /// GEMM tiles through cuBLAS on the device's compute streams.
@@ -202,6 +268,35 @@ pub struct CudaKernel;
 impl Kernel for CudaKernel {
     fn supports(&self, dtype: DType) -> bool {
         matches!(dtype, DType::F32 | DType::F64)
+    }
+
+    fn supports_add(&self) -> bool {
+        true
+    }
+
+    fn add(
+        &self,
+        queue: &Arc<dyn Queue>,
+        beta: ScalarValue,
+        x: &RawTile,
+        y: &RawTile,
+    ) -> Result<()> {
+        hetblas_core::kernel::check_add(beta, x, y)?;
+        if x.is_empty() {
+            return Ok(());
+        }
+        if [x.rows, x.cols, x.ld, y.ld]
+            .iter()
+            .any(|&d| d > i32::MAX as usize)
+        {
+            return Err(Error::Unsupported {
+                device: "cuda".into(),
+                detail: "tile add beyond 32-bit dimensions".into(),
+            });
+        }
+        let h = handle_of(queue)?;
+        let h = h.lock().unwrap_or_else(|p| p.into_inner());
+        h.add(beta, x, y)
     }
 
     fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {

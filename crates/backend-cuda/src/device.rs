@@ -128,6 +128,9 @@ impl Device for CudaDevice {
     fn prepare_host(&self, addr: u64, bytes: usize, access: HostAccess) -> Result<()> {
         self.pins.ensure(addr, bytes, access).map(|_| ())
     }
+    fn release_host(&self, addr: u64, bytes: usize) -> Result<()> {
+        self.pins.release(addr, bytes)
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -209,12 +209,20 @@ impl PinCache {
             return Ok(true); // nothing a word-sized probe can check; too small to matter
         }
         let words = (len / 8).clamp(1, PROBES);
-        let stride = if words > 1 { ((len - 8) / (words - 1)) as u64 } else { 0 };
+        let stride = if words > 1 {
+            ((len - 8) / (words - 1)) as u64
+        } else {
+            0
+        };
         if st.probe.is_none() {
             st.probe = Some(PinnedHostBuffer::new(&self.ctx, PROBES * 8)?);
         }
         if st.scratch.is_none() {
-            st.scratch = Some(CudaBuffer::new(&self.ctx, hetblas_core::MemorySpace::HOST, PROBES * 8)?);
+            st.scratch = Some(CudaBuffer::new(
+                &self.ctx,
+                hetblas_core::MemorySpace::HOST,
+                PROBES * 8,
+            )?);
         }
         let probe = st.probe.as_ref().expect("allocated above").as_mut_ptr();
         let scratch = hetblas_core::Buffer::addr(st.scratch.as_ref().expect("allocated above"));
@@ -276,10 +284,11 @@ impl PinCache {
                 let old = std::ptr::read_volatile(word);
                 let mut flipped = old;
                 flipped[0] ^= 0x5a;
-                let ok = sys::cuMemcpyHtoD_v2(scratch, flipped.as_ptr() as *const std::ffi::c_void, 8)
-                    == sys::CUresult::CUDA_SUCCESS
-                    && sys::cuMemcpyDtoH_v2(addr as *mut std::ffi::c_void, scratch, 8)
-                        == sys::CUresult::CUDA_SUCCESS;
+                let ok =
+                    sys::cuMemcpyHtoD_v2(scratch, flipped.as_ptr() as *const std::ffi::c_void, 8)
+                        == sys::CUresult::CUDA_SUCCESS
+                        && sys::cuMemcpyDtoH_v2(addr as *mut std::ffi::c_void, scratch, 8)
+                            == sys::CUresult::CUDA_SUCCESS;
                 let seen = std::ptr::read_volatile(word);
                 std::ptr::write_volatile(word, old);
                 if !ok || seen != flipped {
@@ -298,7 +307,7 @@ impl PinCache {
                 sys::cuMemHostRegister_v2(
                     s as *mut std::ffi::c_void,
                     (e - s) as usize,
-                    sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP,
+                    sys::CU_MEMHOSTREGISTER_PORTABLE,
                 )
             };
             match r {
@@ -361,6 +370,33 @@ impl PinCache {
         }
         let (s, e) = align(addr, len as u64);
         self.lock().uncovered(s, e).is_empty()
+    }
+
+    /// Unregisters the registrations this cache made that overlap `[addr, addr + len)`. Call
+    /// only while no copy is in flight.
+    pub fn release(&self, addr: u64, len: usize) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let (start, end) = align(addr, len as u64);
+        let mut st = self.lock();
+        self.ctx.bind()?;
+        let mut keep = Vec::with_capacity(st.regions.len());
+        for r in st.regions.drain(..) {
+            if r.start < end && r.end > start {
+                if !r.foreign {
+                    check(
+                        // SAFETY: registered by us; no copy is in flight (caller contract).
+                        unsafe { sys::cuMemHostUnregister(r.start as *mut std::ffi::c_void) },
+                        "cuMemHostUnregister",
+                    )?;
+                }
+            } else {
+                keep.push(r);
+            }
+        }
+        st.regions = keep;
+        Ok(())
     }
 
     pub fn stats(&self) -> PinStats {

@@ -77,9 +77,18 @@ fn freed_and_reallocated_buffers_are_not_served_stale() {
     }
     let st = cache.stats();
     eprintln!("addresses per round: {addrs:x?}; cache: {st:?}");
-    assert!(st.hits > 0, "repeated calls must hit the registration cache");
-    let reused = addrs.windows(2).filter(|w| w[0].0 == w[1].0 || w[0].1 == w[1].1).count();
+    assert!(
+        st.hits > 0,
+        "repeated calls must hit the registration cache"
+    );
+    let reused = addrs
+        .windows(2)
+        .filter(|w| w[0].0 == w[1].0 || w[0].1 == w[1].1)
+        .count();
     if reused > 0 {
-        assert!(st.stale > 0, "addresses were reused but no stale registration was detected");
+        assert!(
+            st.stale > 0,
+            "addresses were reused but no stale registration was detected"
+        );
     }
 }

@@ -45,7 +45,10 @@ pub fn model_tile(
     budget: u64,
     profile: &MachineProfile,
 ) -> Option<ModelChoice> {
-    if Operand::ALL.iter().all(|&op| p.location(op) == device.space()) {
+    if Operand::ALL
+        .iter()
+        .all(|&op| p.location(op) == device.space())
+    {
         return None;
     }
     let label = device.info().label();
@@ -53,12 +56,15 @@ pub fn model_tile(
     let model = PipelineModel {
         h2d: profile.link(HOST_LABEL, &label)?.model(),
         d2h: profile.link(&label, HOST_LABEL)?.model(),
+        late_c: device.kernel().supports_add(),
     };
     let offload = Offload::from_problem(p, device.space());
     let maxdim = p.m.max(p.n).max(p.k);
     let candidates: Vec<(usize, PipelinePrediction)> = candidate_tiles(maxdim)
         .into_iter()
-        .filter(|&t| 6 * TileGrid::square(p.m, p.n, p.k, t).slot_bytes(p.dtype.size()) as u64 <= budget)
+        .filter(|&t| {
+            6 * TileGrid::square(p.m, p.n, p.k, t).slot_bytes(p.dtype.size()) as u64 <= budget
+        })
         .map(|t| (t, model.predict(&offload, t, &exec)))
         .collect();
     let (tile, predicted) = candidates

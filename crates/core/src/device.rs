@@ -71,6 +71,11 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn prepare_host(&self, _addr: u64, _bytes: usize, _access: HostAccess) -> Result<()> {
         Ok(())
     }
+    /// Forgets whatever `prepare_host` kept for `[addr, addr + bytes)` (page-locking): call it
+    /// before freeing a buffer that was passed to hetblas, while no call is running.
+    fn release_host(&self, _addr: u64, _bytes: usize) -> Result<()> {
+        Ok(())
+    }
     fn as_any(&self) -> &dyn Any;
 }
 

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::kernel::GemmTile;
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
-use crate::plan::{Plan, QueueId, Source, TaskId, TaskKind, TileLoc};
+use crate::plan::{BetaUse, Plan, QueueId, Source, TaskId, TaskKind, TileLoc};
 use crate::queue::{Event, Queue};
 use crate::scalar::ScalarValue;
 use crate::tiling::{TileGrid, TileKey};
@@ -372,7 +372,7 @@ fn issue(
             a,
             b,
             c,
-            first,
+            beta,
         } => {
             let (i, j, l) = (i as usize, j as usize, l as usize);
             let ka = TileKey::a(i, l);
@@ -387,14 +387,20 @@ fn issue(
                 alpha: req.alpha,
                 a: tile_view(req, d, a, ka),
                 b: tile_view(req, d, b, kb),
-                beta: if first {
-                    req.beta
-                } else {
-                    ScalarValue::one(p.dtype)
+                beta: match beta {
+                    BetaUse::Caller => req.beta,
+                    BetaUse::Zero => ScalarValue::zero(p.dtype),
+                    BetaUse::One => ScalarValue::one(p.dtype),
                 },
                 c: tile_view(req, d, c, kc),
             };
             req.devices[d].kernel().gemm(queue, &op)?;
+        }
+        TaskKind::AddC { i, j, acc, orig } => {
+            let key = TileKey::c(i as usize, j as usize);
+            let y = slot_view(req, d, acc, key);
+            let x = slot_view(req, d, orig, key);
+            req.devices[d].kernel().add(queue, req.beta, &x, &y)?;
         }
     }
     Ok(())
@@ -443,6 +449,15 @@ fn interval(
                 format!("writeback C({},{})", key.r, key.c),
                 (r * c) as u64 * es,
                 0.0,
+            )
+        }
+        TaskKind::AddC { i, j, .. } => {
+            let (r, c) = plan.grid.op_shape(TileKey::c(i as usize, j as usize));
+            (
+                Activity::Gemm,
+                format!("add C({i},{j})"),
+                0,
+                (2 * r * c) as f64,
             )
         }
         TaskKind::Gemm { i, j, l, .. } => {

@@ -78,4 +78,41 @@ pub trait Kernel: Send + Sync {
     fn supports(&self, dtype: DType) -> bool;
     /// Issues the tile GEMM on `queue` (one of the device's compute queues).
     fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()>;
+    /// Whether `add` is implemented (the planner then lets C arrive after the first products).
+    fn supports_add(&self) -> bool {
+        false
+    }
+    /// `y += beta * x` for two tiles of the same shape in the device's memory, on `queue`.
+    fn add(
+        &self,
+        _queue: &Arc<dyn Queue>,
+        _beta: ScalarValue,
+        _x: &RawTile,
+        _y: &RawTile,
+    ) -> Result<()> {
+        Err(Error::Unsupported {
+            device: "kernel".into(),
+            detail: "tile add".into(),
+        })
+    }
+}
+
+/// Checks an `add` request; backends call it before their FFI.
+pub fn check_add(beta: ScalarValue, x: &RawTile, y: &RawTile) -> Result<()> {
+    if x.rows != y.rows || x.cols != y.cols || x.dtype != y.dtype || beta.dtype() != x.dtype {
+        return Err(Error::internal(format!(
+            "bad add: {}x{} {} += {} * {}x{} {}",
+            y.rows,
+            y.cols,
+            y.dtype,
+            beta.dtype(),
+            x.rows,
+            x.cols,
+            x.dtype
+        )));
+    }
+    if x.ld < x.rows.max(1) || y.ld < y.rows.max(1) || x.space != y.space {
+        return Err(Error::internal("bad add: leading dimensions or spaces"));
+    }
+    Ok(())
 }

@@ -36,6 +36,17 @@ pub enum TileLoc {
     Slot(u32),
 }
 
+/// Which beta a tile product applies to its C tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BetaUse {
+    /// The caller's beta (first product on a C tile that holds the caller's C).
+    Caller,
+    /// 0: overwrite (beta == 0, or late C).
+    Zero,
+    /// 1: accumulate.
+    One,
+}
+
 /// Where a fetch reads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -52,8 +63,7 @@ pub enum TaskKind {
         source: Source,
         slot: u32,
     },
-    /// C(i, j) (+)= alpha * op(A)(i, l) * op(B)(l, j); `first` uses the caller's beta, later
-    /// steps accumulate (beta = 1).
+    /// C(i, j) (+)= alpha * op(A)(i, l) * op(B)(l, j), with the beta `beta` says.
     Gemm {
         i: u32,
         j: u32,
@@ -61,7 +71,15 @@ pub enum TaskKind {
         a: TileLoc,
         b: TileLoc,
         c: TileLoc,
-        first: bool,
+        beta: BetaUse,
+    },
+    /// acc += beta * orig: folds the caller's C (fetched into `orig`) into an accumulator that
+    /// was computed with beta = 0 ("late C": the first products need not wait for C).
+    AddC {
+        i: u32,
+        j: u32,
+        acc: u32,
+        orig: u32,
     },
     WriteBack {
         key: TileKey,
@@ -88,6 +106,8 @@ pub struct DeviceSpec {
     /// Bytes available for cache slots.
     pub budget: u64,
     pub compute_queues: u16,
+    /// The device's kernel can add a tile to a tile (`Kernel::add`), so C can arrive late.
+    pub late_c: bool,
 }
 
 /// A device's part of the plan.
@@ -130,6 +150,8 @@ struct Step {
     i: usize,
     j: usize,
     l: usize,
+    /// Position in the tile's k loop.
+    ll: usize,
     first: bool,
     last: bool,
 }
@@ -145,6 +167,7 @@ struct DeviceState {
     readers: Vec<Vec<TaskId>>,
     /// The fetch that filled each resident tile.
     filled_by: HashMap<TileKey, TaskId>,
+    /// Step index within its C tile's k loop (0-based), per step.
     /// Future step indices at which each A/B tile is used (Belady).
     uses: HashMap<TileKey, VecDeque<usize>>,
     /// Slots never used yet (taken first), and slots released by a write-back, oldest first.
@@ -152,6 +175,10 @@ struct DeviceState {
     released: VecDeque<u32>,
     /// C tiles being accumulated: (slot or in place, last gemm, compute queue).
     acc: HashMap<(usize, usize), (TileLoc, TaskId, u16)>,
+    /// Late C: the slot and fetch of the caller's C tile, fetched during the last k steps.
+    late: HashMap<(usize, usize), (u32, TaskId)>,
+    late_c: bool,
+    kt: usize,
     c_count: u16,
     compute_queues: u16,
 }
@@ -209,6 +236,9 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
             fresh: Vec::new(),
             released: VecDeque::new(),
             acc: HashMap::new(),
+            late: HashMap::new(),
+            late_c: spec.late_c,
+            kt,
             c_count: 0,
             compute_queues: spec.compute_queues.max(1),
         };
@@ -236,11 +266,18 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         } else {
             spec.budget / slot_bytes as u64
         };
-        let slots = (distinct.len() as u64).min(by_budget) as u32;
-        let min_needed = distinct.len().min(3) as u32;
+        let late_c = spec.late_c && !p.beta_zero && p.location(Operand::C) != spec.space;
+        // With late C a C tile can hold two slots (its accumulator and the caller's C).
+        let objects = distinct.len() + if late_c { tiles.len() } else { 0 };
+        let slots = (objects as u64).min(by_budget) as u32;
+        let min_needed = objects.min(if late_c { 4 } else { 3 }) as u32;
         // C tiles accumulated together; each holds a slot until written back.
+        let late = late_c;
         let group = if c_in_place {
             GROUP
+        } else if late {
+            // Each C tile may hold its accumulator and its late C at once.
+            ((slots as usize).saturating_sub(2) / 2).clamp(1, GROUP)
         } else {
             (slots as usize).saturating_sub(2).clamp(1, GROUP)
         };
@@ -333,6 +370,7 @@ fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> Vec<Step> {
                     i,
                     j,
                     l,
+                    ll,
                     first: ll == 0,
                     last: ll + 1 == kt,
                 });
@@ -406,7 +444,9 @@ impl Builder {
             }
         };
         st.owner[slot] = Some(key);
-        st.resident.insert(key, slot as u32);
+        if key.op != Operand::C {
+            st.resident.insert(key, slot as u32);
+        }
         let waits = std::mem::take(&mut st.readers[slot]);
         Ok((slot as u32, waits))
     }
@@ -469,16 +509,21 @@ impl Builder {
             }
         }
         let mut deps = Vec::new();
+        let late = !self.p.beta_zero && st.late_c && !st.in_place(&self.p, Operand::C);
+        let mut beta = BetaUse::One;
         let c_loc = if step.first {
             let loc = if st.in_place(&self.p, Operand::C) {
+                beta = BetaUse::Caller;
                 TileLoc::InPlace
             } else {
                 let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
-                if self.p.beta_zero {
-                    // C is never read: the slot only needs its previous readers gone.
+                if self.p.beta_zero || late {
+                    // C is not read now: the slot only needs its previous readers gone.
                     deps.extend(waits);
+                    beta = BetaUse::Zero;
                 } else {
                     deps.push(self.fetch(st, kc, slot, waits));
+                    beta = BetaUse::Caller;
                 }
                 TileLoc::Slot(slot)
             };
@@ -510,7 +555,7 @@ impl Builder {
                 a: a_loc,
                 b: b_loc,
                 c: c_loc,
-                first: step.first,
+                beta,
             },
             queue,
             deps,
@@ -521,6 +566,34 @@ impl Builder {
             }
         }
         st.acc.insert((step.i, step.j), (c_loc, gemm, c_queue));
+        if late && step.ll + 2 >= st.kt && !st.late.contains_key(&(step.i, step.j)) {
+            // Fetch the caller's C while the last products run.
+            let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
+            let f = self.fetch(st, kc, slot, waits);
+            st.late.insert((step.i, step.j), (slot, f));
+        }
+        let mut last_task = gemm;
+        if step.last {
+            if let (Some((orig, f)), TileLoc::Slot(acc)) =
+                (st.late.remove(&(step.i, step.j)), c_loc)
+            {
+                last_task = self.push(
+                    st.dev,
+                    TaskKind::AddC {
+                        i: step.i as u32,
+                        j: step.j as u32,
+                        acc,
+                        orig,
+                    },
+                    queue,
+                    vec![gemm, f],
+                );
+                st.owner[orig as usize] = None;
+                st.released.push_back(orig);
+                st.filled_by.remove(&kc);
+                st.readers[orig as usize] = vec![last_task];
+            }
+        }
         if step.last {
             st.acc.remove(&(step.i, step.j));
             if let TileLoc::Slot(slot) = c_loc {
@@ -531,7 +604,7 @@ impl Builder {
                         src: st.space,
                         dst: self.p.location(Operand::C),
                     },
-                    vec![gemm],
+                    vec![last_task],
                 );
                 st.owner[slot as usize] = None;
                 st.released.push_back(slot);
@@ -568,6 +641,7 @@ impl Plan {
         for t in &self.tasks {
             match t.kind {
                 TaskKind::Gemm { .. } => s.gemms += 1,
+                TaskKind::AddC { .. } => {}
                 TaskKind::Fetch { key, .. } => {
                     s.fetches[key.op.index()] += 1;
                     let (r, c) = self.grid.op_shape(key);
@@ -638,6 +712,7 @@ mod tests {
                 space: s,
                 budget,
                 compute_queues: 2,
+                late_c: true,
             })
             .collect();
         let assign = block_cyclic(g.mt(), g.nt(), ndev);
@@ -676,6 +751,33 @@ mod tests {
             assert_eq!(s.gemms, 4 * 3 * 4);
             assert_eq!(s.fetches[2], 12, "beta != 0 fetches each C tile once");
         }
+    }
+
+    #[test]
+    fn late_c_lets_first_products_start_without_c() {
+        let plan = plan_for(1, u64::MAX, false);
+        let c_fetches: HashSet<TaskId> = plan
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| matches!(t.kind, TaskKind::Fetch { key, .. } if key.op == Operand::C))
+            .map(|(i, _)| i as TaskId)
+            .collect();
+        let mut adds = 0;
+        for t in &plan.tasks {
+            match t.kind {
+                TaskKind::Gemm { beta, .. } => {
+                    assert_ne!(beta, BetaUse::Caller, "late C: products start at beta = 0");
+                    assert!(t.deps.iter().all(|d| !c_fetches.contains(d)));
+                }
+                TaskKind::AddC { .. } => {
+                    adds += 1;
+                    assert!(t.deps.iter().any(|d| c_fetches.contains(d)));
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(adds, 12, "one add per C tile");
     }
 
     #[test]

@@ -148,7 +148,23 @@ impl DevicePool {
 
     /// The profile in use, if any.
     pub fn profile(&self) -> Option<Arc<MachineProfile>> {
-        self.profile.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.profile
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Releases what the devices keep for a host buffer between calls (page-locked
+    /// registrations). Call it before freeing a large buffer that was passed to hetblas: a
+    /// registration left behind on freed memory occupies address space in the GPU driver
+    /// (hetblas verifies and redoes such registrations itself, but other CUDA code in the
+    /// process may trip over them).
+    pub fn release_host<T>(&self, buffer: &[T]) -> Result<()> {
+        let _call = lock(&self.call);
+        for d in &self.devices {
+            d.release_host(buffer.as_ptr() as u64, std::mem::size_of_val(buffer))?;
+        }
+        Ok(())
     }
 
     /// Number of plans in the cache.
@@ -434,7 +450,8 @@ impl DevicePool {
                     Some(t) => t,
                     None => {
                         let profile = self.profile();
-                        let t = autotune::choose_tile(&problem, &devs, &budgets, profile.as_deref());
+                        let t =
+                            autotune::choose_tile(&problem, &devs, &budgets, profile.as_deref());
                         let mut tiles = lock(&self.tiles);
                         if tiles.len() >= 1024 {
                             tiles.clear();
@@ -524,6 +541,7 @@ impl DevicePool {
                     } else {
                         d.compute_queues().len().max(1) as u16
                     },
+                    late_c: d.kernel().supports_add(),
                 }
             })
             .collect();

@@ -189,7 +189,10 @@ fn load_profile(pool: &DevicePool) -> String {
              power of two in [256, 4096])",
             path.display()
         ),
-        Err(e) => format!("profile {} unreadable: {e}; built-in tile rule", path.display()),
+        Err(e) => format!(
+            "profile {} unreadable: {e}; built-in tile rule",
+            path.display()
+        ),
     }
 }
 

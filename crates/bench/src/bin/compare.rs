@@ -552,6 +552,9 @@ fn pin_demo(rt: &Runtime, gpus: &[usize], n: usize) -> Result<(), String> {
             after.seconds_registering - before.seconds_registering
         );
     }
+    for buf in [&a, &b, &c] {
+        rt.release_host(buf).map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 
@@ -631,6 +634,9 @@ fn trace_run(rt: &Runtime, gpus: &[usize], n: usize, args: &Args) -> Result<(), 
     if let Some(p) = &args.trace_out {
         std::fs::write(p, tr.to_chrome_json()).map_err(|e| e.to_string())?;
         println!("  chrome trace written to {}", p.display());
+    }
+    for buf in [&a, &b, &c] {
+        rt.release_host(buf).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

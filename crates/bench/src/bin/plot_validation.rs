@@ -131,7 +131,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .fold(f64::INFINITY, f64::min)
         * 0.8;
     let mut chart = ChartBuilder::on(&root)
-        .caption("hetblas pipeline model: predicted vs measured (s)", ("sans-serif", 18))
+        .caption(
+            "hetblas pipeline model: predicted vs measured (s)",
+            ("sans-serif", 18),
+        )
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(48)
@@ -161,12 +164,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .fold(0.0f64, f64::max)
         * 1.1;
     let mut chart = ChartBuilder::on(&root)
-        .caption("time vs tile size: measured (points) and model (lines)", ("sans-serif", 18))
+        .caption(
+            "time vs tile size: measured (points) and model (lines)",
+            ("sans-serif", 18),
+        )
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(56)
         .build_cartesian_2d((256f64..16384f64).log_scale(), 0f64..ymax.max(1e-3))?;
-    chart.configure_mesh().x_desc("tile T").y_desc("seconds").draw()?;
+    chart
+        .configure_mesh()
+        .x_desc("tile T")
+        .y_desc("seconds")
+        .draw()?;
     let colors = [RED, BLUE, GREEN, MAGENTA];
     for (r, color) in picked.iter().zip(colors) {
         chart

@@ -42,7 +42,14 @@ struct Case {
 }
 
 fn set() -> Vec<Case> {
-    let c = |m, n, k, dtype, placement, beta_zero| Case { m, n, k, dtype, placement, beta_zero };
+    let c = |m, n, k, dtype, placement, beta_zero| Case {
+        m,
+        n,
+        k,
+        dtype,
+        placement,
+        beta_zero,
+    };
     let mut v = Vec::new();
     for s in [4096, 6144, 8192, 12288, 16384, 20480, 24576, 32768] {
         v.push(c(s, s, s, DType::F64, "hhh", false));
@@ -88,7 +95,9 @@ fn run(args: Args) -> Result<(), String> {
     }
     .map_err(|e| e.to_string())?;
     println!("{}", rt.profile_status());
-    let profile = rt.profile().ok_or("no calibrated profile: run `hetblas calibrate` first")?;
+    let profile = rt
+        .profile()
+        .ok_or("no calibrated profile: run `hetblas calibrate` first")?;
     let gpu = rt
         .devices()
         .iter()
@@ -134,11 +143,42 @@ fn case<T: Scalar>(
     let b = random_data::<T>(2, k * n);
     let mut ch = random_data::<T>(3, m * n);
     let e = |x: hetblas::Error| x.to_string();
-    let da = if p[0] == 'd' { Some(rt.upload(gpu, MatRef::packed(&a, m, k).map_err(e)?).map_err(e)?) } else { None };
-    let db = if p[1] == 'd' { Some(rt.upload(gpu, MatRef::packed(&b, k, n).map_err(e)?).map_err(e)?) } else { None };
-    let mut dc = if p[2] == 'd' { Some(rt.upload(gpu, MatRef::packed(&ch, m, n).map_err(e)?).map_err(e)?) } else { None };
-    let beta = if c.beta_zero { T::default() } else { T::from_f64(1.0) };
-    let loc = |x: char| if x == 'h' { MemorySpace::HOST } else { dev.space() };
+    let da = if p[0] == 'd' {
+        Some(
+            rt.upload(gpu, MatRef::packed(&a, m, k).map_err(e)?)
+                .map_err(e)?,
+        )
+    } else {
+        None
+    };
+    let db = if p[1] == 'd' {
+        Some(
+            rt.upload(gpu, MatRef::packed(&b, k, n).map_err(e)?)
+                .map_err(e)?,
+        )
+    } else {
+        None
+    };
+    let mut dc = if p[2] == 'd' {
+        Some(
+            rt.upload(gpu, MatRef::packed(&ch, m, n).map_err(e)?)
+                .map_err(e)?,
+        )
+    } else {
+        None
+    };
+    let beta = if c.beta_zero {
+        T::default()
+    } else {
+        T::from_f64(1.0)
+    };
+    let loc = |x: char| {
+        if x == 'h' {
+            MemorySpace::HOST
+        } else {
+            dev.space()
+        }
+    };
     let problem = GemmProblem {
         transa: Trans::N,
         transb: Trans::N,
@@ -152,16 +192,35 @@ fn case<T: Scalar>(
     let choice = model_tile(&problem, &dev, dev.memory_budget(), profile)
         .ok_or("the profile cannot model this problem")?;
     let mut call = |tile: Option<usize>| -> Result<(f64, hetblas::GemmReport), String> {
-        let ai: MatIn<'_, T> = da.as_ref().map_or(MatIn::Host(MatRef::packed(&a, m, k).unwrap()), MatIn::Device);
-        let bi: MatIn<'_, T> = db.as_ref().map_or(MatIn::Host(MatRef::packed(&b, k, n).unwrap()), MatIn::Device);
+        let ai: MatIn<'_, T> = da.as_ref().map_or(
+            MatIn::Host(MatRef::packed(&a, m, k).unwrap()),
+            MatIn::Device,
+        );
+        let bi: MatIn<'_, T> = db.as_ref().map_or(
+            MatIn::Host(MatRef::packed(&b, k, n).unwrap()),
+            MatIn::Device,
+        );
         let co: MatOut<'_, T> = match dc.as_mut() {
             Some(d) => MatOut::Device(d),
             None => MatOut::Host(MatMut::packed(&mut ch, m, n).unwrap()),
         };
-        let opts = GemmOptions { devices: Some(vec![gpu]), tile, ..Default::default() };
+        let opts = GemmOptions {
+            devices: Some(vec![gpu]),
+            tile,
+            ..Default::default()
+        };
         let t = Instant::now();
         let r = rt
-            .gemm_with(Trans::N, Trans::N, T::from_f64(1.0), ai, bi, beta, co, &opts)
+            .gemm_with(
+                Trans::N,
+                Trans::N,
+                T::from_f64(1.0),
+                ai,
+                bi,
+                beta,
+                co,
+                &opts,
+            )
             .map_err(|e| e.to_string())?;
         Ok((t.elapsed().as_secs_f64(), r))
     };
@@ -197,6 +256,9 @@ fn case<T: Scalar>(
         .copied()
         .min_by(|x, y| x.1.total_cmp(&y.1))
         .unwrap_or((chosen, measured));
+    for buf in [&a, &b, &ch] {
+        rt.release_host(buf).map_err(|e| e.to_string())?;
+    }
     let predicted = choice.predicted.seconds;
     let model = choice
         .candidates

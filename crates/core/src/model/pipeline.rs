@@ -26,6 +26,8 @@ const GROUP_SIDE: usize = 2;
 pub struct PipelineModel {
     pub h2d: LinkModel,
     pub d2h: LinkModel,
+    /// C arrives late (the device can add tiles): the first products do not wait for C.
+    pub late_c: bool,
 }
 
 /// The parts of a prediction, for `hetblas predict` and the validation report.
@@ -42,7 +44,7 @@ pub struct PipelinePrediction {
 /// (full tiles, edge size) of a dimension: `d = full * t + edge`.
 fn split(d: usize, t: usize) -> [(usize, usize); 2] {
     let t = t.max(1);
-    [(d / t, t), (usize::from(d % t != 0), d % t)]
+    [(d / t, t), (usize::from(!d.is_multiple_of(t)), d % t)]
 }
 
 impl PipelineModel {
@@ -70,7 +72,11 @@ impl PipelineModel {
         let t_gemm = exec.gemm_time(tm, tn, tk);
         let fetch = |rows: usize, cols: usize| self.h2d.time(rows * cols * e);
         let (ta, tb, tcin) = (fetch(tm, tk), fetch(tk, tn), fetch(tm, tn));
-        let t_wb = if o.set[2] { self.d2h.time(tm * tn * e) } else { 0.0 };
+        let t_wb = if o.set[2] {
+            self.d2h.time(tm * tn * e)
+        } else {
+            0.0
+        };
         // Link totals: every tile once (latency per tile), bytes at the fitted bandwidth.
         let tiles = o.tiles(t);
         let mut tin = 0.0;
@@ -88,8 +94,9 @@ impl PipelineModel {
         let both = tin.min(tout);
         let tin_eff = tin + (self.h2d.bid_slowdown - 1.0).max(0.0) * both;
         let tout_eff = tout + (self.d2h.bid_slowdown - 1.0).max(0.0) * both;
-        // The first product waits for its C, A and B tiles.
-        let t0 = if o.get[2] { tcin } else { 0.0 }
+        // The first product waits for its A and B tiles, and its C unless C arrives late.
+        let c_first = o.get[2] && !self.late_c;
+        let t0 = if c_first { tcin } else { 0.0 }
             + if o.get[0] { ta } else { 0.0 }
             + if o.get[1] { tb } else { 0.0 };
         // First group: per k step, its new A and B tiles against its products.
@@ -97,12 +104,16 @@ impl PipelineModel {
         let g = (gr * gc) as f64;
         let per_step_in = if o.get[0] { gr as f64 * ta } else { 0.0 }
             + if o.get[1] { gc as f64 * tb } else { 0.0 };
-        let c_in = if o.get[2] { g * tcin } else { 0.0 };
+        let c_in = if c_first { g * tcin } else { 0.0 };
         let mut stall = (per_step_in + c_in - t0 - g * t_gemm).max(0.0);
         stall += (kt.saturating_sub(1)) as f64 * (per_step_in - g * t_gemm).max(0.0);
         let compute_path = t0 + stall + tc + t_wb;
         let h2d_path = tin_eff + t_gemm + t_wb;
-        let d2h_path = if o.set[2] { t0 + kt as f64 * t_gemm + tout_eff } else { 0.0 };
+        let d2h_path = if o.set[2] {
+            t0 + kt as f64 * t_gemm + tout_eff
+        } else {
+            0.0
+        };
         PipelinePrediction {
             seconds: compute_path.max(h2d_path).max(d2h_path),
             compute: tc,
@@ -133,14 +144,20 @@ mod tests {
         let m = PipelineModel {
             h2d: link(50.0),
             d2h: link(50.0),
+            late_c: true,
         };
         let o = Offload::from_host_flags(32768, 32768, 32768, DType::F64, [true; 3], false);
-        let exec = FixedRate { flops_per_sec: 55e12 };
+        let exec = FixedRate {
+            flops_per_sec: 55e12,
+        };
         let p = m.predict(&o, 4096, &exec);
         let flops = 2.0 * 32768f64.powi(3);
         assert!((p.compute - flops / 55e12).abs() / p.compute < 1e-9);
         // Compute-bound: within a few percent of the pure compute time.
-        assert!(p.seconds > p.compute && p.seconds < p.compute * 1.05, "{p:?}");
+        assert!(
+            p.seconds > p.compute && p.seconds < p.compute * 1.05,
+            "{p:?}"
+        );
     }
 
     #[test]
@@ -148,10 +165,13 @@ mod tests {
         let m = PipelineModel {
             h2d: link(50.0),
             d2h: link(50.0),
+            late_c: true,
         };
         // 4096 x 4096 x 32768: 2.28 GB in, 0.13 GB out, 1.1 TFLOP.
         let o = Offload::from_host_flags(4096, 4096, 32768, DType::F64, [true; 3], false);
-        let exec = FixedRate { flops_per_sec: 55e12 };
+        let exec = FixedRate {
+            flops_per_sec: 55e12,
+        };
         let p = m.predict(&o, 4096, &exec);
         assert!(p.h2d > p.compute);
         let bytes = (2 * 4096 * 32768 + 4096 * 4096) as f64 * 8.0;
@@ -165,9 +185,12 @@ mod tests {
         let m = PipelineModel {
             h2d: link(50.0),
             d2h: link(50.0),
+            late_c: true,
         };
         let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [false; 3], false);
-        let exec = FixedRate { flops_per_sec: 50e12 };
+        let exec = FixedRate {
+            flops_per_sec: 50e12,
+        };
         let p = m.predict(&o, 2048, &exec);
         assert_eq!(p.h2d, 0.0);
         assert!((p.seconds - p.compute).abs() < 1e-12);

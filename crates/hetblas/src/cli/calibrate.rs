@@ -58,7 +58,10 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         for d in &dma {
             d.prepare_host(b.addr(), b.len(), HostAccess::ReadWrite)?;
         }
-        Ok(b)
+        Ok(Box::new(Registered {
+            inner: b,
+            devices: dma.clone(),
+        }))
     };
     let bar = ProgressBar::new(1);
     bar.set_style(
@@ -110,4 +113,31 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A host buffer registered with the GPUs for the time it lives.
+#[derive(Debug)]
+struct Registered {
+    inner: Box<dyn Buffer>,
+    devices: Vec<Arc<dyn Device>>,
+}
+
+impl Buffer for Registered {
+    fn space(&self) -> hetblas_core::MemorySpace {
+        self.inner.space()
+    }
+    fn addr(&self) -> u64 {
+        self.inner.addr()
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        for d in &self.devices {
+            let _ = d.release_host(self.inner.addr(), self.inner.len());
+        }
+    }
 }

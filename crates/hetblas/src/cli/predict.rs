@@ -55,7 +55,13 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
             a.placement
         )));
     }
-    let loc = |c: char| if c == 'h' { MemorySpace::HOST } else { dev.space() };
+    let loc = |c: char| {
+        if c == 'h' {
+            MemorySpace::HOST
+        } else {
+            dev.space()
+        }
+    };
     let problem = GemmProblem {
         transa: Trans::N,
         transb: Trans::N,
@@ -107,7 +113,11 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         for k in ModelKind::ALL {
             print!(" {:>10.4}", sd.predict(k, &offload, t, &exec));
         }
-        println!(" {:>10.4}{}", pred.seconds, if t == choice.tile { "  <- chosen" } else { "" });
+        println!(
+            " {:>10.4}{}",
+            pred.seconds,
+            if t == choice.tile { "  <- chosen" } else { "" }
+        );
     }
     let pr = choice.predicted;
     println!(
@@ -121,7 +131,11 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         pr.first_fetch,
         pr.first_group_stall
     );
-    let bound = if pr.compute >= pr.h2d.max(pr.d2h) { "compute" } else { "transfer" };
+    let bound = if pr.compute >= pr.h2d.max(pr.d2h) {
+        "compute"
+    } else {
+        "transfer"
+    };
     println!("the problem is {bound}-bound on {label}");
     Ok(())
 }
