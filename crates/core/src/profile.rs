@@ -208,21 +208,29 @@ impl MachineProfile {
         )
     }
 
-    /// Whether the profile was measured on exactly these devices.
+    /// Whether the profile describes every one of these devices (same label, name and memory
+    /// size). A runtime that uses a subset of the calibrated devices (only the GPUs, say) can
+    /// use the profile; one with a device the profile does not know cannot.
     pub fn matches(&self, devices: &[Arc<dyn Device>]) -> bool {
-        self.fingerprint() == fingerprint_devices(devices)
+        devices.iter().all(|d| {
+            let i = d.info();
+            self.device(&i.label())
+                .is_some_and(|p| p.name == i.name && p.memory_bytes == i.memory_bytes)
+        })
     }
 
     /// Like [`MachineProfile::matches`], as an error saying both fingerprints.
     ///
     /// # Errors
-    /// [`ProfileError::Mismatch`] when the devices differ.
+    /// [`ProfileError::Mismatch`] when a device is missing from the profile or differs.
     pub fn check_matches(&self, devices: &[Arc<dyn Device>]) -> Result<(), ProfileError> {
-        let (profile, machine) = (self.fingerprint(), fingerprint_devices(devices));
-        if profile == machine {
+        if self.matches(devices) {
             Ok(())
         } else {
-            Err(ProfileError::Mismatch { profile, machine })
+            Err(ProfileError::Mismatch {
+                profile: self.fingerprint(),
+                machine: fingerprint_devices(devices),
+            })
         }
     }
 

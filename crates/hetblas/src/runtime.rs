@@ -161,7 +161,10 @@ impl RuntimeBuilder {
 /// The accelerator backends compiled into this build (all of them, always; each decides at run
 /// time whether it can work here).
 pub(crate) fn accelerator_backends() -> Vec<Box<dyn Backend>> {
-    vec![Box::new(hetblas_cuda::CudaBackend)]
+    vec![
+        Box::new(hetblas_cuda::CudaBackend),
+        Box::new(hetblas_hip::HipBackend),
+    ]
 }
 
 /// Loads the profile at `profile::default_path()` when it describes exactly these devices.

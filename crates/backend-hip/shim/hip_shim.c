@@ -1,0 +1,872 @@
+/*
+ * hip_shim.c: the HIP-on-CUDA test shim of hetblas (see README.md).
+ *
+ * A TEST HARNESS, NOT A PRODUCT PATH. It lets the hetblas HIP backend's own code (loading,
+ * error mapping, streams, events, registration cache, staging, peer links, hipBLAS kernel) run
+ * on NVIDIA GPUs by providing, under the real library names and with the real exported ABI,
+ * exactly the hip* and hipblas* functions the backend loads, implemented on the CUDA runtime
+ * (cudart) and cuBLAS. Enum values are translated both ways: HIP's arguments to CUDA's, CUDA's
+ * status codes back to HIP's codes, and hipGetErrorName / hipGetErrorString answer with HIP's
+ * names ("hipErrorNoDevice").
+ *
+ * One source, two libraries:
+ *   -DHIPSHIM_RUNTIME   libamdhip64.so.6 (the HIP runtime functions; links cudart)
+ *   -DHIPSHIM_BLAS      libhipblas.so.2  (the hipBLAS functions; links cuBLAS and cudart)
+ * -DHIPSHIM_SYNTAX_ONLY replaces the CUDA headers with the few local declarations used, so the
+ * file can be syntax-checked on a machine without any CUDA toolkit (build.sh --check). The
+ * declarations follow the CUDA ABI (every value and the cudaDeviceProp offsets used were
+ * compared with the CUDA 13 headers), so -DHIPSHIM_LOCAL_DECLS builds real libraries with them
+ * where only the CUDA shared libraries are installed (build.sh falls back to it).
+ *
+ * The HIP values mirrored here are those of hip_runtime_api.h / driver_types.h (HIP 5.2 and
+ * current ROCm agree) and hipblas-common.h; they match crates/backend-hip/src/sys.rs.
+ */
+
+#if !defined(HIPSHIM_RUNTIME) && !defined(HIPSHIM_BLAS)
+#error "build with -DHIPSHIM_RUNTIME (libamdhip64) or -DHIPSHIM_BLAS (libhipblas)"
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* CUDA declarations                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+#if defined(HIPSHIM_SYNTAX_ONLY) || defined(HIPSHIM_LOCAL_DECLS)
+/* Only what this file uses, with the CUDA runtime's / cuBLAS's names, prototypes and values
+ * (driver_types.h, cuda_runtime_api.h, cublas_api.h of CUDA 13; unchanged since CUDA 11). */
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInitializationError = 3,
+    cudaErrorCudartUnloading = 4,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidPitchValue = 12,
+    cudaErrorInvalidSymbol = 13,
+    cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorInsufficientDriver = 35,
+    cudaErrorCallRequiresNewerDriver = 36,
+    cudaErrorStubLibrary = 34,
+    cudaErrorDevicesUnavailable = 46,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidKernelImage = 200,
+    cudaErrorNoKernelImageForDevice = 209,
+    cudaErrorECCUncorrectable = 214,
+    cudaErrorPeerAccessUnsupported = 217,
+    cudaErrorOperatingSystem = 304,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
+    cudaErrorSymbolNotFound = 500,
+    cudaErrorNotReady = 600,
+    cudaErrorIllegalAddress = 700,
+    cudaErrorLaunchOutOfResources = 701,
+    cudaErrorLaunchTimeout = 702,
+    cudaErrorPeerAccessAlreadyEnabled = 704,
+    cudaErrorPeerAccessNotEnabled = 705,
+    cudaErrorContextIsDestroyed = 709,
+    cudaErrorAssert = 710,
+    cudaErrorHostMemoryAlreadyRegistered = 712,
+    cudaErrorHostMemoryNotRegistered = 713,
+    cudaErrorLaunchFailure = 719,
+    cudaErrorNotSupported = 801,
+    cudaErrorSystemDriverMismatch = 803,
+    cudaErrorUnknown = 999
+} cudaError_t;
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4
+};
+enum cudaDeviceAttr {
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrCanMapHostMemory = 19,
+    cudaDevAttrPciBusId = 33,
+    cudaDevAttrPciDeviceId = 34,
+    cudaDevAttrPciDomainId = 50,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76
+};
+struct cudaDeviceProp { /* the leading members only; 1008 bytes in CUDA 13, padded here */
+    char name[256];
+    unsigned char uuid[16];
+    char luid[8];
+    unsigned int luidDeviceNodeMask;
+    size_t totalGlobalMem; /* offset 288 */
+    unsigned char rest_[4096];
+};
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
+typedef void (*cudaHostFn_t)(void *userData);
+typedef void (*cudaStreamCallback_t)(cudaStream_t stream, cudaError_t status, void *userData);
+#define cudaHostAllocDefault 0x00
+#define cudaHostAllocPortable 0x01
+#define cudaHostAllocMapped 0x02
+#define cudaHostAllocWriteCombined 0x04
+#define cudaHostRegisterDefault 0x00
+#define cudaHostRegisterPortable 0x01
+#define cudaHostRegisterMapped 0x02
+#define cudaHostRegisterIoMemory 0x04
+#define cudaHostRegisterReadOnly 0x08
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
+#define cudaEventDefault 0x00
+#define cudaEventBlockingSync 0x01
+#define cudaEventDisableTiming 0x02
+#define cudaEventInterprocess 0x04
+const char *cudaGetErrorName(cudaError_t error);
+const char *cudaGetErrorString(cudaError_t error);
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device);
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device);
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
+cudaError_t cudaMalloc(void **devPtr, size_t size);
+cudaError_t cudaFree(void *devPtr);
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags);
+cudaError_t cudaFreeHost(void *ptr);
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags);
+cudaError_t cudaHostUnregister(void *ptr);
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
+                                  void *userData, unsigned int flags);
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                         size_t height, enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
+                              size_t width, size_t height, enum cudaMemcpyKind kind,
+                              cudaStream_t stream);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream);
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
+                                size_t count, cudaStream_t stream);
+cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice);
+cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags);
+cudaError_t cudaDriverGetVersion(int *driverVersion);
+cudaError_t cudaRuntimeGetVersion(int *runtimeVersion);
+
+#ifdef HIPSHIM_BLAS
+typedef struct cublasContext *cublasHandle_t;
+typedef enum {
+    CUBLAS_STATUS_SUCCESS = 0,
+    CUBLAS_STATUS_NOT_INITIALIZED = 1,
+    CUBLAS_STATUS_ALLOC_FAILED = 3,
+    CUBLAS_STATUS_INVALID_VALUE = 7,
+    CUBLAS_STATUS_ARCH_MISMATCH = 8,
+    CUBLAS_STATUS_MAPPING_ERROR = 11,
+    CUBLAS_STATUS_EXECUTION_FAILED = 13,
+    CUBLAS_STATUS_INTERNAL_ERROR = 14,
+    CUBLAS_STATUS_NOT_SUPPORTED = 15,
+    CUBLAS_STATUS_LICENSE_ERROR = 16
+} cublasStatus_t;
+typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1, CUBLAS_OP_C = 2 } cublasOperation_t;
+cublasStatus_t cublasCreate_v2(cublasHandle_t *handle);
+cublasStatus_t cublasDestroy_v2(cublasHandle_t handle);
+cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t streamId);
+cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k, const double *alpha,
+                              const double *A, int lda, const double *B, int ldb,
+                              const double *beta, double *C, int ldc);
+cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k, const float *alpha,
+                              const float *A, int lda, const float *B, int ldb, const float *beta,
+                              float *C, int ldc);
+cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
+                                 cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                 const double *alpha, const double *A, int64_t lda,
+                                 const double *B, int64_t ldb, const double *beta, double *C,
+                                 int64_t ldc);
+cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
+                                 cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                 const float *alpha, const float *A, int64_t lda, const float *B,
+                                 int64_t ldb, const float *beta, float *C, int64_t ldc);
+cublasStatus_t cublasDgeam(cublasHandle_t handle, cublasOperation_t transa,
+                           cublasOperation_t transb, int m, int n, const double *alpha,
+                           const double *A, int lda, const double *beta, const double *B,
+                           int ldb, double *C, int ldc);
+cublasStatus_t cublasSgeam(cublasHandle_t handle, cublasOperation_t transa,
+                           cublasOperation_t transb, int m, int n, const float *alpha,
+                           const float *A, int lda, const float *beta, const float *B, int ldb,
+                           float *C, int ldc);
+#endif /* HIPSHIM_BLAS */
+
+#else /* the real headers */
+#include <cuda_runtime_api.h>
+#ifdef HIPSHIM_BLAS
+#include <cublas_v2.h>
+#endif
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* The HIP ABI: types and values exactly as the HIP headers define them                     */
+/* ---------------------------------------------------------------------------------------- */
+
+#define HIPSHIM_API __attribute__((visibility("default")))
+
+typedef int hipError_t; /* a C enum in hip_runtime_api.h */
+typedef struct ihipStream_t *hipStream_t;
+typedef struct ihipEvent_t *hipEvent_t;
+typedef int hipMemcpyKind;
+typedef int hipDeviceAttribute_t;
+typedef int hipDevice_t;
+typedef void (*hipHostFn_t)(void *userData);
+typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void *userData);
+
+enum {
+    hipSuccess = 0,
+    hipErrorInvalidValue = 1,
+    hipErrorOutOfMemory = 2,
+    hipErrorNotInitialized = 3,
+    hipErrorDeinitialized = 4,
+    hipErrorInvalidConfiguration = 9,
+    hipErrorInvalidPitchValue = 12,
+    hipErrorInvalidSymbol = 13,
+    hipErrorInvalidDevicePointer = 17,
+    hipErrorInvalidMemcpyDirection = 21,
+    hipErrorInsufficientDriver = 35,
+    hipErrorNoDevice = 100,
+    hipErrorInvalidDevice = 101,
+    hipErrorInvalidImage = 200,
+    hipErrorNoBinaryForGpu = 209,
+    hipErrorECCNotCorrectable = 214,
+    hipErrorPeerAccessUnsupported = 217,
+    hipErrorOperatingSystem = 304,
+    hipErrorInvalidHandle = 400,
+    hipErrorIllegalState = 401,
+    hipErrorNotFound = 500,
+    hipErrorNotReady = 600,
+    hipErrorIllegalAddress = 700,
+    hipErrorLaunchOutOfResources = 701,
+    hipErrorLaunchTimeOut = 702,
+    hipErrorPeerAccessAlreadyEnabled = 704,
+    hipErrorPeerAccessNotEnabled = 705,
+    hipErrorContextIsDestroyed = 709,
+    hipErrorAssert = 710,
+    hipErrorHostMemoryAlreadyRegistered = 712,
+    hipErrorHostMemoryNotRegistered = 713,
+    hipErrorLaunchFailure = 719,
+    hipErrorNotSupported = 801,
+    hipErrorUnknown = 999
+};
+
+/* hipMemcpyKind (driver_types.h) */
+enum {
+    hipMemcpyHostToHost = 0,
+    hipMemcpyHostToDevice = 1,
+    hipMemcpyDeviceToHost = 2,
+    hipMemcpyDeviceToDevice = 3,
+    hipMemcpyDefault = 4
+};
+
+/* hipDeviceAttribute_t: the members the backend queries (hip_runtime_api.h) */
+enum {
+    hipDeviceAttributeCanMapHostMemory = 3,
+    hipDeviceAttributeComputeCapabilityMajor = 23,
+    hipDeviceAttributeComputeCapabilityMinor = 61,
+    hipDeviceAttributeMultiprocessorCount = 63,
+    hipDeviceAttributePciBusId = 67,
+    hipDeviceAttributePciDeviceId = 68,
+    hipDeviceAttributePciDomainId = 69,
+    hipDeviceAttributeTotalGlobalMem = 84
+};
+
+/* Flag bits (hip_runtime_api.h #defines) */
+#define hipStreamNonBlocking 0x01u
+#define hipEventBlockingSync 0x01u
+#define hipEventDisableTiming 0x02u
+#define hipEventInterprocess 0x04u
+#define hipHostMallocPortable 0x01u
+#define hipHostMallocMapped 0x02u
+#define hipHostMallocWriteCombined 0x04u
+#define hipHostRegisterPortable 0x01u
+#define hipHostRegisterMapped 0x02u
+#define hipHostRegisterIoMemory 0x04u
+#define hipHostRegisterReadOnly 0x08u
+
+/* ======================================================================================== */
+#ifdef HIPSHIM_RUNTIME
+/* ======================================================================================== */
+
+/* The last CUDA status that had no HIP equivalent, per thread, for hipGetErrorString. */
+static _Thread_local cudaError_t last_unmapped = cudaSuccess;
+static _Thread_local char unmapped_text[512];
+
+/* CUDA status -> HIP status (HIP copied CUDA's numbering, but the shim never relies on that:
+ * every code is named on both sides). */
+static hipError_t tr(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return hipSuccess;
+    case cudaErrorInvalidValue: return hipErrorInvalidValue;
+    case cudaErrorMemoryAllocation: return hipErrorOutOfMemory;
+    case cudaErrorInitializationError: return hipErrorNotInitialized;
+    case cudaErrorCudartUnloading: return hipErrorDeinitialized;
+    case cudaErrorInvalidConfiguration: return hipErrorInvalidConfiguration;
+    case cudaErrorInvalidPitchValue: return hipErrorInvalidPitchValue;
+    case cudaErrorInvalidSymbol: return hipErrorInvalidSymbol;
+    case cudaErrorInvalidDevicePointer: return hipErrorInvalidDevicePointer;
+    case cudaErrorInvalidMemcpyDirection: return hipErrorInvalidMemcpyDirection;
+    case cudaErrorInsufficientDriver:
+    case cudaErrorCallRequiresNewerDriver:
+    case cudaErrorStubLibrary:
+    case cudaErrorSystemDriverMismatch: return hipErrorInsufficientDriver;
+    case cudaErrorNoDevice:
+    case cudaErrorDevicesUnavailable: return hipErrorNoDevice;
+    case cudaErrorInvalidDevice: return hipErrorInvalidDevice;
+    case cudaErrorInvalidKernelImage: return hipErrorInvalidImage;
+    case cudaErrorNoKernelImageForDevice: return hipErrorNoBinaryForGpu;
+    case cudaErrorECCUncorrectable: return hipErrorECCNotCorrectable;
+    case cudaErrorPeerAccessUnsupported: return hipErrorPeerAccessUnsupported;
+    case cudaErrorOperatingSystem: return hipErrorOperatingSystem;
+    case cudaErrorInvalidResourceHandle: return hipErrorInvalidHandle;
+    case cudaErrorIllegalState: return hipErrorIllegalState;
+    case cudaErrorSymbolNotFound: return hipErrorNotFound;
+    case cudaErrorNotReady: return hipErrorNotReady;
+    case cudaErrorIllegalAddress: return hipErrorIllegalAddress;
+    case cudaErrorLaunchOutOfResources: return hipErrorLaunchOutOfResources;
+    case cudaErrorLaunchTimeout: return hipErrorLaunchTimeOut;
+    case cudaErrorPeerAccessAlreadyEnabled: return hipErrorPeerAccessAlreadyEnabled;
+    case cudaErrorPeerAccessNotEnabled: return hipErrorPeerAccessNotEnabled;
+    case cudaErrorContextIsDestroyed: return hipErrorContextIsDestroyed;
+    case cudaErrorAssert: return hipErrorAssert;
+    case cudaErrorHostMemoryAlreadyRegistered: return hipErrorHostMemoryAlreadyRegistered;
+    case cudaErrorHostMemoryNotRegistered: return hipErrorHostMemoryNotRegistered;
+    case cudaErrorLaunchFailure: return hipErrorLaunchFailure;
+    case cudaErrorNotSupported: return hipErrorNotSupported;
+    default:
+        last_unmapped = e;
+        return hipErrorUnknown;
+    }
+}
+
+struct hip_error_text {
+    hipError_t code;
+    const char *name;
+    const char *text;
+};
+
+static const struct hip_error_text hip_errors[] = {
+    {hipSuccess, "hipSuccess", "no error"},
+    {hipErrorInvalidValue, "hipErrorInvalidValue", "invalid argument"},
+    {hipErrorOutOfMemory, "hipErrorOutOfMemory", "out of memory"},
+    {hipErrorNotInitialized, "hipErrorNotInitialized", "initialization error"},
+    {hipErrorDeinitialized, "hipErrorDeinitialized", "runtime is shutting down"},
+    {hipErrorInvalidConfiguration, "hipErrorInvalidConfiguration", "invalid configuration"},
+    {hipErrorInvalidPitchValue, "hipErrorInvalidPitchValue", "invalid pitch argument"},
+    {hipErrorInvalidSymbol, "hipErrorInvalidSymbol", "invalid device symbol"},
+    {hipErrorInvalidDevicePointer, "hipErrorInvalidDevicePointer", "invalid device pointer"},
+    {hipErrorInvalidMemcpyDirection, "hipErrorInvalidMemcpyDirection",
+     "invalid copy direction for memcpy"},
+    {hipErrorInsufficientDriver, "hipErrorInsufficientDriver",
+     "driver version is insufficient for runtime version"},
+    {hipErrorNoDevice, "hipErrorNoDevice", "no GPU device is detected"},
+    {hipErrorInvalidDevice, "hipErrorInvalidDevice", "invalid device ordinal"},
+    {hipErrorInvalidImage, "hipErrorInvalidImage", "device kernel image is invalid"},
+    {hipErrorNoBinaryForGpu, "hipErrorNoBinaryForGpu", "no kernel image for the device"},
+    {hipErrorECCNotCorrectable, "hipErrorECCNotCorrectable", "uncorrectable ECC error"},
+    {hipErrorPeerAccessUnsupported, "hipErrorPeerAccessUnsupported",
+     "peer access is not supported between these two devices"},
+    {hipErrorOperatingSystem, "hipErrorOperatingSystem", "OS call failed"},
+    {hipErrorInvalidHandle, "hipErrorInvalidHandle", "invalid resource handle"},
+    {hipErrorIllegalState, "hipErrorIllegalState", "operation not permitted in this state"},
+    {hipErrorNotFound, "hipErrorNotFound", "named symbol not found"},
+    {hipErrorNotReady, "hipErrorNotReady", "device not ready"},
+    {hipErrorIllegalAddress, "hipErrorIllegalAddress", "an illegal memory access was encountered"},
+    {hipErrorLaunchOutOfResources, "hipErrorLaunchOutOfResources",
+     "too many resources requested for launch"},
+    {hipErrorLaunchTimeOut, "hipErrorLaunchTimeOut", "the launch timed out"},
+    {hipErrorPeerAccessAlreadyEnabled, "hipErrorPeerAccessAlreadyEnabled",
+     "peer access is already enabled"},
+    {hipErrorPeerAccessNotEnabled, "hipErrorPeerAccessNotEnabled",
+     "peer access has not been enabled"},
+    {hipErrorContextIsDestroyed, "hipErrorContextIsDestroyed", "context is destroyed"},
+    {hipErrorAssert, "hipErrorAssert", "device-side assert triggered"},
+    {hipErrorHostMemoryAlreadyRegistered, "hipErrorHostMemoryAlreadyRegistered",
+     "part or all of the requested memory range is already mapped"},
+    {hipErrorHostMemoryNotRegistered, "hipErrorHostMemoryNotRegistered",
+     "pointer does not correspond to a registered memory region"},
+    {hipErrorLaunchFailure, "hipErrorLaunchFailure", "unspecified launch failure"},
+    {hipErrorNotSupported, "hipErrorNotSupported", "operation not supported"},
+    {hipErrorUnknown, "hipErrorUnknown", "unknown error"},
+};
+
+static const struct hip_error_text *find_error(hipError_t e)
+{
+    for (size_t i = 0; i < sizeof hip_errors / sizeof hip_errors[0]; i++)
+        if (hip_errors[i].code == e)
+            return &hip_errors[i];
+    return NULL;
+}
+
+HIPSHIM_API const char *hipGetErrorName(hipError_t e)
+{
+    const struct hip_error_text *t = find_error(e);
+    return t ? t->name : "hipErrorUnknown";
+}
+
+HIPSHIM_API const char *hipGetErrorString(hipError_t e)
+{
+    const struct hip_error_text *t = find_error(e);
+    if (e == hipErrorUnknown && last_unmapped != cudaSuccess) {
+        /* Say which CUDA status had no HIP equivalent (thread-local, stable until the next
+         * call on this thread). */
+        snprintf(unmapped_text, sizeof unmapped_text, "unknown error (CUDA %s: %s)",
+                 cudaGetErrorName(last_unmapped), cudaGetErrorString(last_unmapped));
+        return unmapped_text;
+    }
+    return t ? t->text : "unknown error";
+}
+
+static int kind_to_cuda(hipMemcpyKind k, enum cudaMemcpyKind *out)
+{
+    switch (k) {
+    case hipMemcpyHostToHost: *out = cudaMemcpyHostToHost; return 1;
+    case hipMemcpyHostToDevice: *out = cudaMemcpyHostToDevice; return 1;
+    case hipMemcpyDeviceToHost: *out = cudaMemcpyDeviceToHost; return 1;
+    case hipMemcpyDeviceToDevice: *out = cudaMemcpyDeviceToDevice; return 1;
+    case hipMemcpyDefault: *out = cudaMemcpyDefault; return 1;
+    default: return 0;
+    }
+}
+
+#define CS(s) ((cudaStream_t)(s))
+#define CE(e) ((cudaEvent_t)(e))
+
+HIPSHIM_API hipError_t hipInit(unsigned int flags)
+{
+    int n = 0;
+    if (flags != 0)
+        return hipErrorInvalidValue;
+    /* cudart initialises lazily; counting devices makes it initialise and report why not. */
+    return tr(cudaGetDeviceCount(&n));
+}
+
+HIPSHIM_API hipError_t hipGetDeviceCount(int *count)
+{
+    cudaError_t e;
+    if (!count)
+        return hipErrorInvalidValue;
+    e = cudaGetDeviceCount(count);
+    if (e != cudaSuccess)
+        *count = 0;
+    return tr(e);
+}
+
+HIPSHIM_API hipError_t hipSetDevice(int device) { return tr(cudaSetDevice(device)); }
+
+HIPSHIM_API hipError_t hipDeviceGetAttribute(int *value, hipDeviceAttribute_t attr, int device)
+{
+    enum cudaDeviceAttr a;
+    if (!value)
+        return hipErrorInvalidValue;
+    switch (attr) {
+    case hipDeviceAttributeCanMapHostMemory: a = cudaDevAttrCanMapHostMemory; break;
+    case hipDeviceAttributeComputeCapabilityMajor: a = cudaDevAttrComputeCapabilityMajor; break;
+    case hipDeviceAttributeComputeCapabilityMinor: a = cudaDevAttrComputeCapabilityMinor; break;
+    case hipDeviceAttributeMultiprocessorCount: a = cudaDevAttrMultiProcessorCount; break;
+    case hipDeviceAttributePciBusId: a = cudaDevAttrPciBusId; break;
+    case hipDeviceAttributePciDeviceId: a = cudaDevAttrPciDeviceId; break;
+    case hipDeviceAttributePciDomainId: a = cudaDevAttrPciDomainId; break;
+    case hipDeviceAttributeTotalGlobalMem: {
+        struct cudaDeviceProp p;
+        cudaError_t e = cudaGetDeviceProperties(&p, device);
+        if (e == cudaSuccess)
+            *value = p.totalGlobalMem > (size_t)0x7fffffff ? 0x7fffffff : (int)p.totalGlobalMem;
+        return tr(e);
+    }
+    default: return hipErrorInvalidValue; /* not needed by hetblas */
+    }
+    return tr(cudaDeviceGetAttribute(value, a, device));
+}
+
+HIPSHIM_API hipError_t hipDeviceGetName(char *name, int len, hipDevice_t device)
+{
+    struct cudaDeviceProp p;
+    cudaError_t e;
+    if (!name || len <= 0)
+        return hipErrorInvalidValue;
+    e = cudaGetDeviceProperties(&p, device);
+    if (e != cudaSuccess)
+        return tr(e);
+    strncpy(name, p.name, (size_t)len - 1);
+    name[len - 1] = '\0';
+    return hipSuccess;
+}
+
+HIPSHIM_API hipError_t hipDeviceTotalMem(size_t *bytes, hipDevice_t device)
+{
+    struct cudaDeviceProp p;
+    cudaError_t e;
+    if (!bytes)
+        return hipErrorInvalidValue;
+    e = cudaGetDeviceProperties(&p, device);
+    if (e == cudaSuccess)
+        *bytes = p.totalGlobalMem;
+    return tr(e);
+}
+
+HIPSHIM_API hipError_t hipMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    return tr(cudaMemGetInfo(free_bytes, total));
+}
+
+HIPSHIM_API hipError_t hipMalloc(void **ptr, size_t size) { return tr(cudaMalloc(ptr, size)); }
+
+HIPSHIM_API hipError_t hipFree(void *ptr) { return tr(cudaFree(ptr)); }
+
+HIPSHIM_API hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
+{
+    unsigned int f = cudaHostAllocDefault;
+    if (flags & hipHostMallocPortable)
+        f |= cudaHostAllocPortable;
+    if (flags & hipHostMallocMapped)
+        f |= cudaHostAllocMapped;
+    if (flags & hipHostMallocWriteCombined)
+        f |= cudaHostAllocWriteCombined;
+    /* HIP-only bits (coherent / non-coherent / NUMA placement) have no CUDA meaning. */
+    return tr(cudaHostAlloc(ptr, size, f));
+}
+
+HIPSHIM_API hipError_t hipHostFree(void *ptr) { return tr(cudaFreeHost(ptr)); }
+
+HIPSHIM_API hipError_t hipHostRegister(void *ptr, size_t size, unsigned int flags)
+{
+    unsigned int f = cudaHostRegisterDefault;
+    if (flags & hipHostRegisterPortable)
+        f |= cudaHostRegisterPortable;
+    if (flags & hipHostRegisterMapped)
+        f |= cudaHostRegisterMapped;
+    if (flags & hipHostRegisterIoMemory)
+        f |= cudaHostRegisterIoMemory;
+    if (flags & hipHostRegisterReadOnly)
+        f |= cudaHostRegisterReadOnly;
+    return tr(cudaHostRegister(ptr, size, f));
+}
+
+HIPSHIM_API hipError_t hipHostUnregister(void *ptr) { return tr(cudaHostUnregister(ptr)); }
+
+HIPSHIM_API hipError_t hipHostGetDevicePointer(void **dev, void *host, unsigned int flags)
+{
+    return tr(cudaHostGetDevicePointer(dev, host, flags));
+}
+
+HIPSHIM_API hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)
+{
+    unsigned int f = (flags & hipStreamNonBlocking) ? cudaStreamNonBlocking : cudaStreamDefault;
+    return tr(cudaStreamCreateWithFlags((cudaStream_t *)stream, f));
+}
+
+HIPSHIM_API hipError_t hipStreamDestroy(hipStream_t s) { return tr(cudaStreamDestroy(CS(s))); }
+
+HIPSHIM_API hipError_t hipStreamSynchronize(hipStream_t s)
+{
+    return tr(cudaStreamSynchronize(CS(s)));
+}
+
+HIPSHIM_API hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned int flags)
+{
+    if (flags != 0)
+        return hipErrorInvalidValue;
+    return tr(cudaStreamWaitEvent(CS(s), CE(e), 0));
+}
+
+HIPSHIM_API hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned int flags)
+{
+    unsigned int f = cudaEventDefault;
+    if (flags & hipEventBlockingSync)
+        f |= cudaEventBlockingSync;
+    if (flags & hipEventDisableTiming)
+        f |= cudaEventDisableTiming;
+    if (flags & hipEventInterprocess)
+        f |= cudaEventInterprocess;
+    return tr(cudaEventCreateWithFlags((cudaEvent_t *)event, f));
+}
+
+HIPSHIM_API hipError_t hipEventRecord(hipEvent_t e, hipStream_t s)
+{
+    return tr(cudaEventRecord(CE(e), CS(s)));
+}
+
+HIPSHIM_API hipError_t hipEventSynchronize(hipEvent_t e)
+{
+    return tr(cudaEventSynchronize(CE(e)));
+}
+
+HIPSHIM_API hipError_t hipEventQuery(hipEvent_t e) { return tr(cudaEventQuery(CE(e))); }
+
+HIPSHIM_API hipError_t hipEventElapsedTime(float *ms, hipEvent_t start, hipEvent_t stop)
+{
+    return tr(cudaEventElapsedTime(ms, CE(start), CE(stop)));
+}
+
+HIPSHIM_API hipError_t hipEventDestroy(hipEvent_t e) { return tr(cudaEventDestroy(CE(e))); }
+
+HIPSHIM_API hipError_t hipMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
+                                        size_t spitch, size_t width, size_t height,
+                                        hipMemcpyKind kind, hipStream_t s)
+{
+    enum cudaMemcpyKind k;
+    if (!kind_to_cuda(kind, &k))
+        return hipErrorInvalidMemcpyDirection;
+    return tr(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, k, CS(s)));
+}
+
+HIPSHIM_API hipError_t hipMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch,
+                                   size_t width, size_t height, hipMemcpyKind kind)
+{
+    enum cudaMemcpyKind k;
+    if (!kind_to_cuda(kind, &k))
+        return hipErrorInvalidMemcpyDirection;
+    return tr(cudaMemcpy2D(dst, dpitch, src, spitch, width, height, k));
+}
+
+HIPSHIM_API hipError_t hipMemcpyAsync(void *dst, const void *src, size_t bytes,
+                                      hipMemcpyKind kind, hipStream_t s)
+{
+    enum cudaMemcpyKind k;
+    if (!kind_to_cuda(kind, &k))
+        return hipErrorInvalidMemcpyDirection;
+    return tr(cudaMemcpyAsync(dst, src, bytes, k, CS(s)));
+}
+
+HIPSHIM_API hipError_t hipMemcpyPeerAsync(void *dst, int dst_dev, const void *src, int src_dev,
+                                          size_t bytes, hipStream_t s)
+{
+    return tr(cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, bytes, CS(s)));
+}
+
+HIPSHIM_API hipError_t hipDeviceCanAccessPeer(int *can, int device, int peer)
+{
+    return tr(cudaDeviceCanAccessPeer(can, device, peer));
+}
+
+HIPSHIM_API hipError_t hipDeviceEnablePeerAccess(int peer, unsigned int flags)
+{
+    return tr(cudaDeviceEnablePeerAccess(peer, flags));
+}
+
+HIPSHIM_API hipError_t hipLaunchHostFunc(hipStream_t s, hipHostFn_t fn, void *user)
+{
+    /* Same prototype on both sides: void (*)(void*). */
+    return tr(cudaLaunchHostFunc(CS(s), (cudaHostFn_t)fn, user));
+}
+
+/* hipStreamAddCallback: the callback receives the HIP stream handle and a HIP status. */
+struct callback_job {
+    hipStreamCallback_t fn;
+    void *user;
+};
+
+static void run_callback(cudaStream_t s, cudaError_t status, void *p)
+{
+    struct callback_job job = *(struct callback_job *)p;
+    free(p);
+    job.fn((hipStream_t)s, tr(status), job.user);
+}
+
+HIPSHIM_API hipError_t hipStreamAddCallback(hipStream_t s, hipStreamCallback_t fn, void *user,
+                                            unsigned int flags)
+{
+    struct callback_job *job;
+    cudaError_t e;
+    if (!fn || flags != 0)
+        return hipErrorInvalidValue;
+    job = malloc(sizeof *job);
+    if (!job)
+        return hipErrorOutOfMemory;
+    job->fn = fn;
+    job->user = user;
+    e = cudaStreamAddCallback(CS(s), run_callback, job, 0);
+    if (e != cudaSuccess)
+        free(job);
+    return tr(e);
+}
+
+HIPSHIM_API hipError_t hipDriverGetVersion(int *v) { return tr(cudaDriverGetVersion(v)); }
+
+HIPSHIM_API hipError_t hipRuntimeGetVersion(int *v) { return tr(cudaRuntimeGetVersion(v)); }
+
+#endif /* HIPSHIM_RUNTIME */
+
+/* ======================================================================================== */
+#ifdef HIPSHIM_BLAS
+/* ======================================================================================== */
+
+typedef void *hipblasHandle_t;
+typedef int hipblasStatus_t;    /* a C enum in hipblas-common.h */
+typedef int hipblasOperation_t; /* a C enum in hipblas-common.h */
+
+enum {
+    HIPBLAS_STATUS_SUCCESS = 0,
+    HIPBLAS_STATUS_NOT_INITIALIZED = 1,
+    HIPBLAS_STATUS_ALLOC_FAILED = 2,
+    HIPBLAS_STATUS_INVALID_VALUE = 3,
+    HIPBLAS_STATUS_MAPPING_ERROR = 4,
+    HIPBLAS_STATUS_EXECUTION_FAILED = 5,
+    HIPBLAS_STATUS_INTERNAL_ERROR = 6,
+    HIPBLAS_STATUS_NOT_SUPPORTED = 7,
+    HIPBLAS_STATUS_ARCH_MISMATCH = 8,
+    HIPBLAS_STATUS_HANDLE_IS_NULLPTR = 9,
+    HIPBLAS_STATUS_INVALID_ENUM = 10,
+    HIPBLAS_STATUS_UNKNOWN = 11
+};
+
+enum { HIPBLAS_OP_N = 111, HIPBLAS_OP_T = 112, HIPBLAS_OP_C = 113 };
+
+static hipblasStatus_t btr(cublasStatus_t s)
+{
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return HIPBLAS_STATUS_SUCCESS;
+    case CUBLAS_STATUS_NOT_INITIALIZED: return HIPBLAS_STATUS_NOT_INITIALIZED;
+    case CUBLAS_STATUS_ALLOC_FAILED: return HIPBLAS_STATUS_ALLOC_FAILED;
+    case CUBLAS_STATUS_INVALID_VALUE: return HIPBLAS_STATUS_INVALID_VALUE;
+    case CUBLAS_STATUS_ARCH_MISMATCH: return HIPBLAS_STATUS_ARCH_MISMATCH;
+    case CUBLAS_STATUS_MAPPING_ERROR: return HIPBLAS_STATUS_MAPPING_ERROR;
+    case CUBLAS_STATUS_EXECUTION_FAILED: return HIPBLAS_STATUS_EXECUTION_FAILED;
+    case CUBLAS_STATUS_INTERNAL_ERROR: return HIPBLAS_STATUS_INTERNAL_ERROR;
+    case CUBLAS_STATUS_NOT_SUPPORTED: return HIPBLAS_STATUS_NOT_SUPPORTED;
+    default: return HIPBLAS_STATUS_UNKNOWN;
+    }
+}
+
+static int op_to_cuda(hipblasOperation_t op, cublasOperation_t *out)
+{
+    switch (op) {
+    case HIPBLAS_OP_N: *out = CUBLAS_OP_N; return 1;
+    case HIPBLAS_OP_T: *out = CUBLAS_OP_T; return 1;
+    case HIPBLAS_OP_C: *out = CUBLAS_OP_C; return 1;
+    default: return 0;
+    }
+}
+
+#define CH(h) ((cublasHandle_t)(h))
+
+HIPSHIM_API hipblasStatus_t hipblasCreate(hipblasHandle_t *handle)
+{
+    if (!handle)
+        return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;
+    return btr(cublasCreate_v2((cublasHandle_t *)handle));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasDestroy(hipblasHandle_t handle)
+{
+    if (!handle)
+        return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;
+    return btr(cublasDestroy_v2(CH(handle)));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasSetStream(hipblasHandle_t handle, void *stream)
+{
+    if (!handle)
+        return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;
+    /* A shim hipStream_t is the cudaStream_t created by the runtime shim. */
+    return btr(cublasSetStream_v2(CH(handle), (cudaStream_t)stream));
+}
+
+#define GEMM_OPS()                                                                             \
+    cublasOperation_t ta, tb;                                                                  \
+    if (!handle)                                                                               \
+        return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;                                               \
+    if (!op_to_cuda(transa, &ta) || !op_to_cuda(transb, &tb))                                  \
+        return HIPBLAS_STATUS_INVALID_ENUM
+
+HIPSHIM_API hipblasStatus_t hipblasDgemm(hipblasHandle_t handle, hipblasOperation_t transa,
+                                         hipblasOperation_t transb, int m, int n, int k,
+                                         const double *alpha, const double *A, int lda,
+                                         const double *B, int ldb, const double *beta, double *C,
+                                         int ldc)
+{
+    GEMM_OPS();
+    return btr(cublasDgemm_v2(CH(handle), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasSgemm(hipblasHandle_t handle, hipblasOperation_t transa,
+                                         hipblasOperation_t transb, int m, int n, int k,
+                                         const float *alpha, const float *A, int lda,
+                                         const float *B, int ldb, const float *beta, float *C,
+                                         int ldc)
+{
+    GEMM_OPS();
+    return btr(cublasSgemm_v2(CH(handle), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasDgemm_64(hipblasHandle_t handle, hipblasOperation_t transa,
+                                            hipblasOperation_t transb, int64_t m, int64_t n,
+                                            int64_t k, const double *alpha, const double *A,
+                                            int64_t lda, const double *B, int64_t ldb,
+                                            const double *beta, double *C, int64_t ldc)
+{
+    GEMM_OPS();
+    return btr(
+        cublasDgemm_v2_64(CH(handle), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasSgemm_64(hipblasHandle_t handle, hipblasOperation_t transa,
+                                            hipblasOperation_t transb, int64_t m, int64_t n,
+                                            int64_t k, const float *alpha, const float *A,
+                                            int64_t lda, const float *B, int64_t ldb,
+                                            const float *beta, float *C, int64_t ldc)
+{
+    GEMM_OPS();
+    return btr(
+        cublasSgemm_v2_64(CH(handle), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasDgeam(hipblasHandle_t handle, hipblasOperation_t transa,
+                                         hipblasOperation_t transb, int m, int n,
+                                         const double *alpha, const double *A, int lda,
+                                         const double *beta, const double *B, int ldb, double *C,
+                                         int ldc)
+{
+    GEMM_OPS();
+    return btr(cublasDgeam(CH(handle), ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasSgeam(hipblasHandle_t handle, hipblasOperation_t transa,
+                                         hipblasOperation_t transb, int m, int n,
+                                         const float *alpha, const float *A, int lda,
+                                         const float *beta, const float *B, int ldb, float *C,
+                                         int ldc)
+{
+    GEMM_OPS();
+    return btr(cublasSgeam(CH(handle), ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc));
+}
+
+HIPSHIM_API const char *hipblasStatusToString(hipblasStatus_t s)
+{
+    switch (s) {
+    case HIPBLAS_STATUS_SUCCESS: return "HIPBLAS_STATUS_SUCCESS";
+    case HIPBLAS_STATUS_NOT_INITIALIZED: return "HIPBLAS_STATUS_NOT_INITIALIZED";
+    case HIPBLAS_STATUS_ALLOC_FAILED: return "HIPBLAS_STATUS_ALLOC_FAILED";
+    case HIPBLAS_STATUS_INVALID_VALUE: return "HIPBLAS_STATUS_INVALID_VALUE";
+    case HIPBLAS_STATUS_MAPPING_ERROR: return "HIPBLAS_STATUS_MAPPING_ERROR";
+    case HIPBLAS_STATUS_EXECUTION_FAILED: return "HIPBLAS_STATUS_EXECUTION_FAILED";
+    case HIPBLAS_STATUS_INTERNAL_ERROR: return "HIPBLAS_STATUS_INTERNAL_ERROR";
+    case HIPBLAS_STATUS_NOT_SUPPORTED: return "HIPBLAS_STATUS_NOT_SUPPORTED";
+    case HIPBLAS_STATUS_ARCH_MISMATCH: return "HIPBLAS_STATUS_ARCH_MISMATCH";
+    case HIPBLAS_STATUS_HANDLE_IS_NULLPTR: return "HIPBLAS_STATUS_HANDLE_IS_NULLPTR";
+    case HIPBLAS_STATUS_INVALID_ENUM: return "HIPBLAS_STATUS_INVALID_ENUM";
+    case HIPBLAS_STATUS_UNKNOWN: return "HIPBLAS_STATUS_UNKNOWN";
+    default: return "<undefined hipblasStatus_t value>";
+    }
+}
+
+#endif /* HIPSHIM_BLAS */
