@@ -80,6 +80,10 @@ fn calibration_recovers_emulated_rates() {
         bidirectional: true,
         cross_links: true,
         max_buffer_bytes: 16 << 20,
+        strided_sides: vec![64, 256],
+        // One product per sample: the throttle already makes each one long.
+        gemm_sample: Duration::ZERO,
+        gemm_warmup: Duration::ZERO,
     };
     let latency_before = effective_latency();
     let mut updates: Vec<Progress> = Vec::new();
@@ -224,6 +228,9 @@ fn calibration_covers_every_link_and_device() {
         max_reps: 50,
         point_time_cap: Duration::from_millis(60),
         max_buffer_bytes: 4 << 20,
+        strided_sides: vec![64, 256],
+        gemm_sample: Duration::ZERO,
+        gemm_warmup: Duration::from_millis(20),
         ..CalibrationOptions::default()
     };
     let mut last: Option<Progress> = None;

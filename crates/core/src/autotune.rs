@@ -54,8 +54,8 @@ pub fn model_tile(
     let label = device.info().label();
     let exec = profile.device(&label)?.exec_table(p.dtype)?;
     let model = PipelineModel {
-        h2d: profile.link(HOST_LABEL, &label)?.model(),
-        d2h: profile.link(&label, HOST_LABEL)?.model(),
+        h2d: profile.link(HOST_LABEL, &label)?.tile_link(),
+        d2h: profile.link(&label, HOST_LABEL)?.tile_link(),
         late_c: device.kernel().supports_add(),
     };
     let offload = Offload::from_problem(p, device.space());

@@ -59,6 +59,13 @@ pub struct CalibrationOptions {
     pub cross_links: bool,
     /// Largest buffer calibration allocates, in bytes (per buffer).
     pub max_buffer_bytes: usize,
+    /// Host links: column lengths (f64 elements) of the strided 2D tile copies measured.
+    pub strided_sides: Vec<usize>,
+    /// Each GEMM sample runs back-to-back products for at least this long (sustained clocks,
+    /// as in a long call, not the boost of a single product).
+    pub gemm_sample: Duration,
+    /// Continuous GEMM work on an accelerator before its GEMM points (clocks settle).
+    pub gemm_warmup: Duration,
 }
 
 impl Default for CalibrationOptions {
@@ -79,6 +86,9 @@ impl Default for CalibrationOptions {
             bidirectional: true,
             cross_links: true,
             max_buffer_bytes: 512 << 20,
+            strided_sides: vec![256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192],
+            gemm_sample: Duration::from_millis(40),
+            gemm_warmup: Duration::from_secs(2),
         }
     }
 }
@@ -97,6 +107,9 @@ impl CalibrationOptions {
             bidirectional: true,
             cross_links: false,
             max_buffer_bytes: 64 << 20,
+            strided_sides: vec![256, 1024, 2048],
+            gemm_sample: Duration::from_millis(5),
+            gemm_warmup: Duration::from_millis(100),
         }
     }
 }
@@ -475,10 +488,19 @@ fn time_gemm_tile(
         c: tiles[2],
     };
     let kernel = device.kernel();
+    // One product to size the batches, then samples of `batch` products back to back.
+    let single = time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
+    let batch =
+        ((opts.gemm_sample.as_secs_f64() / single.max(1e-9)).ceil() as usize).clamp(1, 10_000);
     let mut first: Option<f64> = None;
     let result = measure_until_confident(opts, &mut || {
-        let s = time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
-        first.get_or_insert(s);
+        let s = time_on_queue(queue, &mut || {
+            for _ in 0..batch {
+                kernel.gemm(queue, &op)?;
+            }
+            Ok(())
+        })? / batch as f64;
+        first.get_or_insert(single);
         Ok(s)
     });
     // Nothing may still run on the operands when they are dropped.
@@ -540,6 +562,86 @@ struct LinkRun {
     samples: Vec<(usize, f64)>,
     slowdowns: Vec<(String, f64)>,
     bid: f64,
+}
+
+fn h2d_of(links: &[Arc<dyn Link>], space: MemorySpace) -> Option<&dyn Link> {
+    links
+        .iter()
+        .find(|l| l.src().is_host() && l.dst() == space)
+        .map(|l| l.as_ref())
+}
+
+/// Keeps the device busy with back-to-back products for `opts.gemm_warmup`, so its clocks are
+/// those of a long call when the GEMM points are measured.
+fn warm_up(device: &dyn Device, h2d: Option<&dyn Link>, opts: &CalibrationOptions) -> Result<()> {
+    let t = opts
+        .gemm_tiles
+        .iter()
+        .copied()
+        .filter(|&t| t <= 4096)
+        .max()
+        .unwrap_or(1024);
+    let wopts = CalibrationOptions {
+        min_reps: 1,
+        max_reps: 1,
+        gemm_sample: opts.gemm_warmup,
+        ..opts.clone()
+    };
+    let Some(queue) = device.compute_queues().first().cloned() else {
+        return Ok(());
+    };
+    match time_gemm_tile(device, h2d, &queue, DType::F64, t, &wopts) {
+        Ok(_) | Err(Error::OutOfMemory { .. }) | Err(Error::Unsupported { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Bandwidth of 2D host<->device copies of square f64 tiles whose host side is a column block of
+/// a larger matrix (leading dimension side + 64), per column length in bytes.
+fn measure_strided(
+    link: &dyn Link,
+    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+    opts: &CalibrationOptions,
+    device_limit: u64,
+) -> Result<Vec<(usize, f64)>> {
+    let mut out = Vec::new();
+    for &side in &opts.strided_sides {
+        let ld = side + 64;
+        let host_bytes = ld * side * 8;
+        if host_bytes > opts.max_buffer_bytes || (side * side * 8) as u64 > device_limit {
+            break;
+        }
+        let src = alloc_in(
+            link.src(),
+            if link.src().is_host() {
+                host_bytes
+            } else {
+                side * side * 8
+            },
+        )?;
+        let dst = alloc_in(
+            link.dst(),
+            if link.dst().is_host() {
+                host_bytes
+            } else {
+                side * side * 8
+            },
+        )?;
+        let tile = |b: &dyn Buffer| RawTile {
+            space: b.space(),
+            addr: b.addr(),
+            rows: side,
+            cols: side,
+            ld: if b.space().is_host() { ld } else { side },
+            dtype: DType::F64,
+        };
+        let (s, d) = (tile(src.as_ref()), tile(dst.as_ref()));
+        let q = link.queue().clone();
+        let m =
+            measure_until_confident(opts, &mut || time_on_queue(&q, &mut || link.copy(&s, &d)))?;
+        out.push((side * 8, (side * side * 8) as f64 / m.mean));
+    }
+    Ok(out)
 }
 
 /// Calibrates the machine: every link between known memory spaces (host and `devices`), and
@@ -726,13 +828,33 @@ pub fn calibrate(
             bid_slowdown: r.bid,
             slowdown_under: r.slowdowns.clone(),
             samples: r.samples.clone(),
+            strided: Vec::new(),
         });
     }
     drop(runs);
 
+    // Host links: 2D copies of tiles that are columns of a larger host matrix.
+    for lp in profile.links.iter_mut() {
+        let Some(l) = usable.iter().find(|l| l.name() == lp.name) else {
+            continue;
+        };
+        if !matches!(l.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost) {
+            continue;
+        }
+        lp.strided = measure_strided(
+            l.as_ref(),
+            &alloc_in,
+            opts,
+            limit_of(if l.src().is_host() { l.dst() } else { l.src() }),
+        )?;
+    }
+
     // GEMM per device and dtype.
     for d in devices {
         let info = d.info();
+        if !d.space().is_host() && !opts.gemm_warmup.is_zero() {
+            warm_up(d.as_ref(), h2d_of(links, d.space()), opts)?;
+        }
         let h2d = links
             .iter()
             .find(|l| l.src().is_host() && l.dst() == d.space())

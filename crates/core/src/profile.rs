@@ -155,12 +155,24 @@ pub struct LinkProfile {
     /// The `(bytes, seconds)` points the fit was made from.
     #[serde(default)]
     pub samples: Vec<(usize, f64)>,
+    /// Host links: `(bytes per column, bytes per second)` of 2D copies of tiles that are
+    /// columns of a larger host matrix, by column length.
+    #[serde(default)]
+    pub strided: Vec<(usize, f64)>,
 }
 
 impl LinkProfile {
     /// The transfer model of the link.
     pub fn model(&self) -> LinkModel {
         LinkModel::new(self.latency_s, self.bytes_per_sec, self.bid_slowdown)
+    }
+
+    /// The link as tiles use it (contiguous model plus the strided table).
+    pub fn tile_link(&self) -> crate::model::link::TileLink {
+        crate::model::link::TileLink {
+            model: self.model(),
+            strided: self.strided.clone(),
+        }
     }
 
     /// The slowdown while link `other` is busy (1.0 when not measured).
@@ -492,6 +504,7 @@ mod tests {
             bid_slowdown: 1.1,
             slowdown_under: vec![("cuda0->host".into(), 1.1), ("host->cuda1".into(), 1.6)],
             samples: vec![(4096, 3e-6), (1 << 20, 2.2e-5)],
+            strided: vec![],
         });
         p.links.push(LinkProfile {
             name: "cuda0->host".into(),
@@ -503,6 +516,7 @@ mod tests {
             bid_slowdown: 1.2,
             slowdown_under: vec![],
             samples: vec![],
+            strided: vec![],
         });
         p
     }

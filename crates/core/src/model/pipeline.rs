@@ -16,16 +16,16 @@
 
 use crate::model::cocopelia::Offload;
 use crate::model::exec::ExecTime;
-use crate::model::link::LinkModel;
+use crate::model::link::TileLink;
 
 /// Number of C tiles accumulated together by the planner (see `plan::GROUP`).
 const GROUP_SIDE: usize = 2;
 
 /// Host<->device link models of one device.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PipelineModel {
-    pub h2d: LinkModel,
-    pub d2h: LinkModel,
+    pub h2d: TileLink,
+    pub d2h: TileLink,
     /// C arrives late (the device can add tiles): the first products do not wait for C.
     pub late_c: bool,
 }
@@ -70,30 +70,48 @@ impl PipelineModel {
             }
         }
         let t_gemm = exec.gemm_time(tm, tn, tk);
-        let fetch = |rows: usize, cols: usize| self.h2d.time(rows * cols * e);
-        let (ta, tb, tcin) = (fetch(tm, tk), fetch(tk, tn), fetch(tm, tn));
+        // Host tiles are column blocks of column-major operands (A: m x k, B: k x n, C: m x n
+        // as stored for N transposes): contiguous only when a tile spans whole columns.
+        let (a_contig, b_contig, c_contig) = (tm >= o.m, tk >= o.k, tm >= o.m);
+        let ta = self.h2d.tile_time(tm, tk, e, a_contig);
+        let tb = self.h2d.tile_time(tk, tn, e, b_contig);
+        let tcin = self.h2d.tile_time(tm, tn, e, c_contig);
         let t_wb = if o.set[2] {
-            self.d2h.time(tm * tn * e)
+            self.d2h.tile_time(tm, tn, e, c_contig)
         } else {
             0.0
         };
-        // Link totals: every tile once (latency per tile), bytes at the fitted bandwidth.
-        let tiles = o.tiles(t);
+        // Link totals: every tile once, each at its size (edge tiles by class).
+        let sum_tiles =
+            |link: &TileLink, rows: usize, tr: usize, cols: usize, tcl: usize, contig: bool| {
+                let mut total = 0.0;
+                for (cr, dr) in split(rows, tr) {
+                    for (cc, dc) in split(cols, tcl) {
+                        if cr * cc > 0 {
+                            total += (cr * cc) as f64 * link.tile_time(dr, dc, e, contig);
+                        }
+                    }
+                }
+                total
+            };
         let mut tin = 0.0;
-        for (i, &n) in tiles.iter().enumerate() {
-            if o.get[i] {
-                tin += n as f64 * self.h2d.latency_s
-                    + o.operand_bytes(i) as f64 * self.h2d.sec_per_byte;
-            }
+        if o.get[0] {
+            tin += sum_tiles(&self.h2d, o.m, tm, o.k, tk, a_contig);
+        }
+        if o.get[1] {
+            tin += sum_tiles(&self.h2d, o.k, tk, o.n, tn, b_contig);
+        }
+        if o.get[2] {
+            tin += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig);
         }
         let tout = if o.set[2] {
-            tiles[2] as f64 * self.d2h.latency_s + o.operand_bytes(2) as f64 * self.d2h.sec_per_byte
+            sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig)
         } else {
             0.0
         };
         let both = tin.min(tout);
-        let tin_eff = tin + (self.h2d.bid_slowdown - 1.0).max(0.0) * both;
-        let tout_eff = tout + (self.d2h.bid_slowdown - 1.0).max(0.0) * both;
+        let tin_eff = tin + (self.h2d.model.bid_slowdown - 1.0).max(0.0) * both;
+        let tout_eff = tout + (self.d2h.model.bid_slowdown - 1.0).max(0.0) * both;
         // The first product waits for its A and B tiles, and its C unless C arrives late.
         let c_first = o.get[2] && !self.late_c;
         let t0 = if c_first { tcin } else { 0.0 }
@@ -129,13 +147,17 @@ impl PipelineModel {
 mod tests {
     use super::*;
     use crate::model::exec::FixedRate;
+    use crate::model::link::LinkModel;
     use crate::scalar::DType;
 
-    fn link(gbps: f64) -> LinkModel {
-        LinkModel {
-            latency_s: 10e-6,
-            sec_per_byte: 1.0 / (gbps * 1e9),
-            bid_slowdown: 1.14,
+    fn link(gbps: f64) -> TileLink {
+        TileLink {
+            model: LinkModel {
+                latency_s: 10e-6,
+                sec_per_byte: 1.0 / (gbps * 1e9),
+                bid_slowdown: 1.14,
+            },
+            strided: vec![],
         }
     }
 
