@@ -125,8 +125,18 @@ impl PipelineModel {
         let c_in = if c_first { g * tcin } else { 0.0 };
         let mut stall = (per_step_in + c_in - t0 - g * t_gemm).max(0.0);
         stall += (kt.saturating_sub(1)) as f64 * (per_step_in - g * t_gemm).max(0.0);
-        let compute_path = t0 + stall + tc + t_wb;
-        let h2d_path = tin_eff + t_gemm + t_wb;
+        // The tail after the last product. With late C the last group's write-backs come
+        // together at the end (each after its add), overlapping only the group's remaining
+        // products.
+        let total_c = mt * nt;
+        let g_last = (total_c - 1) % (GROUP_SIDE * GROUP_SIDE) + 1;
+        let tail = if self.late_c && o.get[2] {
+            (g_last as f64 * t_wb - (g_last - 1) as f64 * t_gemm).max(t_wb)
+        } else {
+            t_wb
+        };
+        let compute_path = t0 + stall + tc + tail;
+        let h2d_path = tin_eff + t_gemm + tail;
         let d2h_path = if o.set[2] {
             t0 + kt as f64 * t_gemm + tout_eff
         } else {
