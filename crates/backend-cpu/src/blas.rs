@@ -12,6 +12,8 @@ pub trait HostBlas: Send + Sync {
     fn describe(&self) -> &str;
     /// Short identifier: "openblas", "blis", "cblas", "rust".
     fn kind(&self) -> &'static str;
+    /// Sets the number of threads the library uses (where it can be set at run time).
+    fn set_threads(&self, _threads: usize) {}
     /// # Safety
     /// `a`, `b`, `c` point to column-major matrices of the shapes BLAS derives from the other
     /// arguments with the given leading dimensions (ld >= max(1, rows)), `c` valid for writes and
@@ -92,6 +94,7 @@ type CblasSgemm = unsafe extern "C" fn(
 );
 type GetConfig = unsafe extern "C" fn() -> *const std::os::raw::c_char;
 type GetThreads = unsafe extern "C" fn() -> i32;
+type SetThreads = unsafe extern "C" fn(i32);
 
 /// A CBLAS library opened with libloading.
 pub struct Cblas {
@@ -101,6 +104,7 @@ pub struct Cblas {
     kind: &'static str,
     describe: String,
     path: String,
+    set_threads: Option<SetThreads>,
 }
 
 /// Library names tried, in order, when `HETBLAS_CBLAS` is not set.
@@ -154,7 +158,12 @@ impl Cblas {
             let t = unsafe { f() };
             describe = format!("{describe}, {t} threads");
         }
+        // SAFETY: openblas_set_num_threads takes an int and returns nothing.
+        let set_threads = unsafe { lib.get::<SetThreads>(b"openblas_set_num_threads\0") }
+            .ok()
+            .map(|f| *f);
         Ok(Cblas {
+            set_threads,
             dgemm,
             sgemm,
             kind,
@@ -232,6 +241,12 @@ impl HostBlas for Cblas {
     }
     fn kind(&self) -> &'static str {
         self.kind
+    }
+    fn set_threads(&self, threads: usize) {
+        if let Some(f) = self.set_threads {
+            // SAFETY: openblas_set_num_threads(int) may be called at any time between calls.
+            unsafe { f(threads.clamp(1, i32::MAX as usize) as i32) };
+        }
     }
     unsafe fn dgemm(
         &self,

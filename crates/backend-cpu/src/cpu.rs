@@ -85,6 +85,13 @@ impl Device for CpuDevice {
     fn kernel(&self) -> &dyn Kernel {
         &self.kernel
     }
+    fn share_host(&self, accelerators: usize) {
+        // One core per accelerator stays free for its issue thread and host-side copies.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.kernel
+            .blas()
+            .set_threads(cores.saturating_sub(accelerators).max(1));
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }

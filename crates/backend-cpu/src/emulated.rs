@@ -134,6 +134,9 @@ impl Device for EmulatedDevice {
     fn kernel(&self) -> &dyn Kernel {
         &self.kernel
     }
+    fn nominal_flops(&self, _dtype: hetblas_core::DType) -> Option<f64> {
+        self.config.flops_per_sec
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -187,6 +190,9 @@ impl Link for EmulatedLink {
     }
     fn queue(&self) -> &Arc<dyn Queue> {
         &self.queue
+    }
+    fn nominal_bandwidth(&self) -> Option<f64> {
+        self.bytes_per_sec
     }
     fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
         check_copy(self, src, dst)?;

@@ -11,8 +11,11 @@ use std::time::{Duration, Instant};
 /// GEMM on host memory through a [`HostBlas`].
 pub struct HostKernel {
     blas: Arc<dyn HostBlas>,
-    /// Emulated rate: each tile takes at least flops / rate seconds.
+    /// Emulated rate: the device is one server of this many flop/s; `clock` is when it is next
+    /// free (shared by its queues, so two queues do not double the rate, and sleep overshoot
+    /// does not accumulate).
     flops_per_sec: Option<f64>,
+    clock: Arc<std::sync::Mutex<Option<Instant>>>,
 }
 
 impl HostKernel {
@@ -20,6 +23,7 @@ impl HostKernel {
         HostKernel {
             blas,
             flops_per_sec,
+            clock: Arc::default(),
         }
     }
 
@@ -146,15 +150,23 @@ impl Kernel for HostKernel {
         let min_time = self
             .flops_per_sec
             .map(|r| Duration::from_secs_f64(2.0 * op.m as f64 * op.n as f64 * op.k as f64 / r));
+        let clock = self.clock.clone();
         hq.enqueue(move || {
             let start = Instant::now();
             // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
             // is synchronised, and built the tiles from checked operand views and slots.
             unsafe { run_gemm(blas.as_ref(), &op) }?;
             if let Some(t) = min_time {
-                let spent = start.elapsed();
-                if spent < t {
-                    std::thread::sleep(t - spent);
+                let end = {
+                    let mut c = clock.lock().unwrap_or_else(|p| p.into_inner());
+                    let begin = c.map_or(start, |free| free.max(start));
+                    let end = begin + t;
+                    *c = Some(end);
+                    end
+                };
+                let now = Instant::now();
+                if end > now {
+                    std::thread::sleep(end - now);
                 }
             }
             Ok(())

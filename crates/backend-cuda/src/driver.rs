@@ -231,10 +231,6 @@ unsafe impl Send for Context {}
 // SAFETY: as above; the handle is never mutated.
 unsafe impl Sync for Context {}
 
-thread_local! {
-    static CURRENT: std::cell::Cell<sys::CUcontext> = const { std::cell::Cell::new(std::ptr::null_mut()) };
-}
-
 impl Context {
     /// Retains the primary context of device `ordinal`.
     pub fn retain(ordinal: i32) -> Result<Arc<Context>> {
@@ -261,15 +257,18 @@ impl Context {
         self.raw
     }
 
-    /// Makes the context current on this thread (cached per thread).
+    /// Makes the context current on this thread. The driver is asked what is current (not a
+    /// cache of ours): other code in the process (the CUDA runtime, a HIP-on-CUDA layer) may
+    /// switch contexts behind our back.
     pub fn bind(&self) -> Result<()> {
-        if CURRENT.with(|c| c.get()) == self.raw {
+        let mut cur: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: writes one context handle.
+        let r = unsafe { sys::cuCtxGetCurrent(&mut cur) };
+        if r == sys::CUresult::CUDA_SUCCESS && cur == self.raw {
             return Ok(());
         }
         // SAFETY: the context is retained for self's lifetime.
-        check(unsafe { sys::cuCtxSetCurrent(self.raw) }, "cuCtxSetCurrent")?;
-        CURRENT.with(|c| c.set(self.raw));
-        Ok(())
+        check(unsafe { sys::cuCtxSetCurrent(self.raw) }, "cuCtxSetCurrent")
     }
 
     /// (free, total) bytes of device memory.
@@ -297,11 +296,6 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
-        CURRENT.with(|c| {
-            if c.get() == self.raw {
-                c.set(std::ptr::null_mut())
-            }
-        });
         // SAFETY: balances the retain in `Context::retain`.
         unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
     }

@@ -5,7 +5,6 @@
 
 use crate::sys::{self, err, HipError, HipEvent, HipMemcpyKind, HipStream, LoadError};
 use hetblas_core::{Error, Result};
-use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Arc;
 
@@ -180,14 +179,10 @@ pub fn init() -> Result<Libraries> {
     })
 }
 
-thread_local! {
-    /// The device this thread last made current through [`Context::bind`] (-1: none yet).
-    static CURRENT: Cell<c_int> = const { Cell::new(-1) };
-}
-
 /// One HIP device. HIP has no explicit contexts: each thread has a current device, set with
 /// hipSetDevice, and allocations, streams, events and hipBLAS handles belong to the device
-/// current when they are created. [`Context::bind`] sets it, cached per thread.
+/// current when they are created. [`Context::bind`] sets it every time: other code in the
+/// process (the CUDA backend, the CUDA runtime under a HIP-on-CUDA layer) may change it.
 #[derive(Debug)]
 pub struct Context {
     pub ordinal: c_int,
@@ -198,16 +193,11 @@ impl Context {
         Arc::new(Context { ordinal })
     }
 
-    /// Makes the device current on this thread (one hipSetDevice per thread and change).
+    /// Makes the device current on this thread.
     pub fn bind(&self) -> Result<()> {
-        if CURRENT.with(Cell::get) == self.ordinal {
-            return Ok(());
-        }
         let hip = api()?;
         // SAFETY: sets this thread's current device; the ordinal came from enumeration.
-        check(unsafe { (hip.hipSetDevice)(self.ordinal) }, "hipSetDevice")?;
-        CURRENT.with(|c| c.set(self.ordinal));
-        Ok(())
+        check(unsafe { (hip.hipSetDevice)(self.ordinal) }, "hipSetDevice")
     }
 
     /// (free, total) bytes of device memory.

@@ -121,6 +121,7 @@ pub fn run_case<T: Scalar>(t: &Target, s: &CaseSpec) -> Result<GemmReport, Strin
         devices: Some(t.compute.clone()),
         trace: false,
         memory_limit: s.memory_limit,
+        no_peer_forwarding: false,
     };
     let a_in: MatIn<'_, T> = da.as_ref().map_or(MatIn::Host(av), MatIn::Device);
     let b_in: MatIn<'_, T> = db.as_ref().map_or(MatIn::Host(bv), MatIn::Device);

@@ -1,7 +1,9 @@
 //! The autotuner's decisions: which devices take part and which tile size they use. Until a
 //! calibrated machine profile drives them (the models), these are fixed, documented rules.
 
+use crate::balance::{choose_subset, DeviceRate, SubsetChoice};
 use crate::device::{Device, DeviceKind};
+use crate::memory::MemorySpace;
 use crate::model::cocopelia::Offload;
 use crate::model::pipeline::{PipelineModel, PipelinePrediction};
 use crate::model::select::candidate_tiles;
@@ -145,4 +147,71 @@ mod tests {
         assert_eq!(super::prev_pow2(2047), 1024);
         assert_eq!(super::prev_pow2(0), 1);
     }
+}
+
+/// The rate model of each device for the balancer, from the profile (calibrated GEMM rate at the
+/// tile size in use, host link bandwidth) or what devices and links know of themselves. `None`
+/// when some device's rate is unknown (the balancer then stays out: equal shares).
+pub fn device_rates(
+    p: &GemmProblem,
+    devices: &[&Arc<dyn Device>],
+    tile: usize,
+    profile: Option<&MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+) -> Option<Vec<DeviceRate>> {
+    devices
+        .iter()
+        .map(|d| {
+            let label = d.info().label();
+            let t = tile.min(p.m.max(p.n).max(p.k)).max(1);
+            let flops = profile
+                .and_then(|pr| pr.device(&label))
+                .and_then(|dp| dp.exec_table(p.dtype))
+                .map(|e| e.rate(t))
+                .or_else(|| d.nominal_flops(p.dtype))?;
+            let (host, overhead) = if d.space().is_host() {
+                (None, 20e-6)
+            } else {
+                let bw = link_bw(MemorySpace::HOST, d.space()).unwrap_or(f64::INFINITY);
+                // Before its first product a device waits for one A and one B tile.
+                let first = 2.0 * (t * t * p.dtype.size()) as f64 / bw;
+                (Some(bw), 50e-6 + first)
+            };
+            Some(DeviceRate {
+                flops_per_sec: flops,
+                host_bytes_per_sec: host,
+                overhead,
+            })
+        })
+        .collect()
+}
+
+/// Devices and shares chosen by the balancer.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DeviceChoice {
+    /// Indices into the candidate list given.
+    pub devices: Vec<usize>,
+    pub weights: Vec<f64>,
+    pub predicted: f64,
+    /// Every subset evaluated, fastest first.
+    pub evaluated: Vec<SubsetChoice>,
+}
+
+/// Chooses the subset of `candidates` and their shares (see [`crate::balance`]); `None` when
+/// a rate is unknown.
+pub fn choose_devices(
+    p: &GemmProblem,
+    candidates: &[&Arc<dyn Device>],
+    tile: usize,
+    profile: Option<&MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+) -> Option<DeviceChoice> {
+    let rates = device_rates(p, candidates, tile, profile, link_bw)?;
+    let (chosen, evaluated) = choose_subset(p, &rates);
+    Some(DeviceChoice {
+        devices: chosen.devices,
+        weights: chosen.balance.weights,
+        predicted: chosen.balance.makespan,
+        evaluated,
+    })
 }

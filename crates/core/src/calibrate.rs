@@ -620,7 +620,9 @@ fn measure_strided(
         // matrix, stands for the large problems where transfers matter.
         let ld = side.max(16384);
         let host_bytes = ld * side * 8;
-        if host_bytes > opts.max_buffer_bytes.max(1 << 30) || (side * side * 8) as u64 > device_limit {
+        if host_bytes > opts.max_buffer_bytes.max(1 << 30)
+            || (side * side * 8) as u64 > device_limit
+        {
             break;
         }
         let src = alloc_in(

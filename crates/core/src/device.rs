@@ -76,6 +76,15 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn release_host(&self, _addr: u64, _bytes: usize) -> Result<()> {
         Ok(())
     }
+    /// GEMM rate (flop/s) known without calibration (emulated devices know theirs); `None`
+    /// when only calibration can tell.
+    fn nominal_flops(&self, _dtype: crate::scalar::DType) -> Option<f64> {
+        None
+    }
+    /// Called before a call in which the host also feeds `accelerators` other devices: a
+    /// device computing on the host (the CPU) leaves them cores for their issue threads and
+    /// staging copies.
+    fn share_host(&self, _accelerators: usize) {}
     fn as_any(&self) -> &dyn Any;
 }
 

@@ -40,6 +40,51 @@ pub fn block_cyclic(mt: usize, nt: usize, ndev: usize) -> Vec<Vec<(usize, usize)
     out
 }
 
+/// Assigns C tiles to devices in proportion to `weights` (fractions summing to 1). Equal
+/// weights give [`block_cyclic`]; otherwise the tile counts are the largest-remainder rounding
+/// of `weight * tiles`, and tiles are dealt in row-major serpentine order to the device furthest
+/// below its target (relative), which spreads every device over the whole matrix. Each
+/// device's tiles are then put in [`shell_order`].
+pub fn weighted(mt: usize, nt: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)>> {
+    let n = weights.len().max(1);
+    let total: f64 = weights.iter().sum();
+    let equal = weights
+        .iter()
+        .all(|&w| (w - total / n as f64).abs() <= 0.02 * total / n as f64);
+    if equal || total <= 0.0 {
+        return block_cyclic(mt, nt, n);
+    }
+    let tiles = mt * nt;
+    let exact: Vec<f64> = weights.iter().map(|w| w / total * tiles as f64).collect();
+    let mut count: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
+    let mut rest: Vec<usize> = (0..n).collect();
+    rest.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
+    for &d in rest.iter().take(tiles - count.iter().sum::<usize>()) {
+        count[d] += 1;
+    }
+    let mut out = vec![Vec::new(); n];
+    let mut given = vec![0usize; n];
+    for i in 0..mt {
+        for jj in 0..nt {
+            let j = if i % 2 == 0 { jj } else { nt - 1 - jj };
+            let d = (0..n)
+                .filter(|&d| given[d] < count[d])
+                .max_by(|&a, &b| {
+                    let da = (count[a] - given[a]) as f64 / count[a].max(1) as f64;
+                    let db = (count[b] - given[b]) as f64 / count[b].max(1) as f64;
+                    da.total_cmp(&db).then(b.cmp(&a))
+                })
+                .unwrap_or(0);
+            given[d] += 1;
+            out[d].push((i, j));
+        }
+    }
+    for t in &mut out {
+        shell_order(t);
+    }
+    out
+}
+
 /// Orders C tiles in growing squares ("shells") of the device's local tile grid: shell s holds
 /// the tiles whose larger local coordinate is s, walked along its L (row s left to right, then
 /// column s bottom to top) so consecutive tiles share an A row-panel or a B column-panel.
@@ -97,6 +142,17 @@ mod tests {
                 (0, 2)
             ]
         );
+    }
+
+    #[test]
+    fn weighted_counts() {
+        let a = weighted(8, 8, &[1.0, 2.0, 4.0]);
+        let c: Vec<usize> = a.iter().map(|v| v.len()).collect();
+        assert_eq!(c.iter().sum::<usize>(), 64);
+        assert_eq!(c, vec![9, 18, 37]);
+        assert_eq!(weighted(4, 4, &[0.5, 0.5]), block_cyclic(4, 4, 2));
+        let z = weighted(4, 4, &[1.0, 0.0]);
+        assert_eq!((z[0].len(), z[1].len()), (16, 0));
     }
 
     #[test]

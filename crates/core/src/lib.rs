@@ -35,6 +35,7 @@
 //! operation still touches the caller's memory, on success or on error.
 
 pub mod autotune;
+pub mod balance;
 pub mod calibrate;
 pub mod device;
 pub mod distribute;

@@ -31,6 +31,11 @@ pub trait Link: Send + Sync + fmt::Debug {
     /// # Errors
     /// `InvalidInput` if the tiles do not match or are not in this link's spaces; backend errors.
     fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()>;
+    /// Bandwidth (bytes/s) the link is known to have without calibration (emulated links know
+    /// theirs); `None` when only calibration can tell.
+    fn nominal_bandwidth(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Checks a copy request against a link; backends call it before touching their FFI.

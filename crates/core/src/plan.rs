@@ -142,6 +142,10 @@ pub struct PlanRequest<'a> {
     pub assignment: &'a [Vec<(usize, usize)>],
     /// Directed links that exist (src space, dst space).
     pub links: &'a HashSet<(MemorySpace, MemorySpace)>,
+    /// Bandwidth (bytes/s) of each link, when known: with it, a tile another device already
+    /// holds is forwarded over a faster peer link instead of fetched from its origin again.
+    /// `None`: never forward.
+    pub link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
 }
 
 /// One gemm step of a device's program.
@@ -313,17 +317,24 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
     let mut b = Builder {
         p,
         tasks: Vec::new(),
+        holders: HashMap::new(),
+        link_speed: req.link_speed,
     };
-    // Interleave devices step by step so task ids follow a plausible global timeline (cross-device
-    // dependencies, once they exist, then always point backwards).
+    // Interleave devices step by step so task ids follow a plausible global timeline: cross-device
+    // dependencies (peer forwarding) then always point backwards. The device that goes first
+    // rotates, so tiles several devices need are fetched from their origin by each in turn.
+    let n = states.len();
+    let mut round = 0usize;
     loop {
         let mut progressed = false;
-        for st in states.iter_mut() {
-            if st.next < st.steps.len() {
-                b.step(st)?;
+        for r in 0..n {
+            let d = (round + r) % n;
+            if states[d].next < states[d].steps.len() {
+                b.step(&mut states, d)?;
                 progressed = true;
             }
         }
+        round += 1;
         if !progressed {
             break;
         }
@@ -380,12 +391,15 @@ fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> Vec<Step> {
     steps
 }
 
-struct Builder {
+struct Builder<'a> {
     p: GemmProblem,
     tasks: Vec<Task>,
+    /// A/B tiles resident on some device: (device, slot, the task that filled it).
+    holders: HashMap<TileKey, Vec<(u16, u32, TaskId)>>,
+    link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
 }
 
-impl Builder {
+impl Builder<'_> {
     fn push(&mut self, device: u16, kind: TaskKind, queue: QueueId, deps: Vec<TaskId>) -> TaskId {
         let id = self.tasks.len() as TaskId;
         let mut deps = deps;
@@ -440,6 +454,9 @@ impl Builder {
                 let old = st.owner[s].take().expect("slot had an owner");
                 st.resident.remove(&old);
                 st.filled_by.remove(&old);
+                if let Some(h) = self.holders.get_mut(&old) {
+                    h.retain(|&(dev, _, _)| dev != st.dev);
+                }
                 s
             }
         };
@@ -455,19 +472,76 @@ impl Builder {
     /// that a reader must wait for.
     fn ensure(
         &mut self,
-        st: &mut DeviceState,
+        states: &mut [DeviceState],
+        d: usize,
         key: TileKey,
         pinned: &[TileKey],
     ) -> Result<(TileLoc, Option<TaskId>)> {
+        let st = &mut states[d];
         if st.in_place(&self.p, key.op) {
             return Ok((TileLoc::InPlace, None));
         }
         if let Some(&slot) = st.resident.get(&key) {
             return Ok((TileLoc::Slot(slot), st.filled_by.get(&key).copied()));
         }
+        let peer = self.best_peer(states, d, key);
+        let st = &mut states[d];
         let (slot, waits) = self.acquire(st, key, pinned)?;
-        let fetch = self.fetch(st, key, slot, waits);
+        let fetch = match peer {
+            None => self.fetch(st, key, slot, waits),
+            Some((e, e_slot, filled)) => {
+                let mut deps = waits;
+                deps.push(filled);
+                let id = self.push(
+                    st.dev,
+                    TaskKind::Fetch {
+                        key,
+                        source: Source::Peer {
+                            device: e,
+                            slot: e_slot,
+                        },
+                        slot,
+                    },
+                    QueueId::Link {
+                        src: states[e as usize].space,
+                        dst: states[d].space,
+                    },
+                    deps,
+                );
+                // The holder may not reuse its slot before this copy is done.
+                states[e as usize].readers[e_slot as usize].push(id);
+                states[d].filled_by.insert(key, id);
+                id
+            }
+        };
+        self.holders
+            .entry(key)
+            .or_default()
+            .push((states[d].dev, slot, fetch));
         Ok((TileLoc::Slot(slot), Some(fetch)))
+    }
+
+    /// The holder of `key` with the fastest link to device `d`, if that link beats the one
+    /// from the tile's origin (by 20%: forwarding adds a dependency on the holder's fetch).
+    fn best_peer(
+        &self,
+        states: &[DeviceState],
+        d: usize,
+        key: TileKey,
+    ) -> Option<(u16, u32, TaskId)> {
+        let speed = self.link_speed?;
+        let dst = states[d].space;
+        let origin = speed(self.p.location(key.op), dst).unwrap_or(0.0);
+        self.holders
+            .get(&key)?
+            .iter()
+            .filter(|&&(e, _, _)| e as usize != d)
+            .filter_map(|&(e, slot, filled)| {
+                speed(states[e as usize].space, dst).map(|bw| (bw, (e, slot, filled)))
+            })
+            .filter(|&(bw, _)| bw > 1.2 * origin)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, h)| h)
     }
 
     fn fetch(
@@ -492,7 +566,8 @@ impl Builder {
         id
     }
 
-    fn step(&mut self, st: &mut DeviceState) -> Result<()> {
+    fn step(&mut self, states: &mut [DeviceState], d: usize) -> Result<()> {
+        let st = &mut states[d];
         let s = st.next;
         st.next += 1;
         let step = st.steps[s];
@@ -538,8 +613,9 @@ impl Builder {
             (loc, q)
         };
         let (c_loc, c_queue) = c_loc;
-        let (a_loc, fa) = self.ensure(st, ka, &[kb, kc])?;
-        let (b_loc, fb) = self.ensure(st, kb, &[ka, kc])?;
+        let (a_loc, fa) = self.ensure(states, d, ka, &[kb, kc])?;
+        let (b_loc, fb) = self.ensure(states, d, kb, &[ka, kc])?;
+        let st = &mut states[d];
         deps.extend(fa);
         deps.extend(fb);
         let queue = QueueId::Compute {
@@ -621,11 +697,16 @@ impl Builder {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct PlanStats {
     pub gemms: usize,
+    /// C tiles per plan device.
+    pub c_tiles: Vec<usize>,
     /// Fetches per operand (A, B, C).
     pub fetches: [usize; 3],
     pub writebacks: usize,
-    /// Bytes fetched per plan device.
+    /// Bytes fetched per plan device from the operands' own locations (the host for host
+    /// operands).
     pub bytes_in: Vec<u64>,
+    /// Bytes fetched per plan device from another device that held the tile (forwarding).
+    pub bytes_peer: Vec<u64>,
     /// Bytes written back per plan device.
     pub bytes_out: Vec<u64>,
 }
@@ -633,7 +714,9 @@ pub struct PlanStats {
 impl Plan {
     pub fn stats(&self) -> PlanStats {
         let mut s = PlanStats {
+            c_tiles: self.devices.iter().map(|d| d.c_tiles).collect(),
             bytes_in: vec![0; self.devices.len()],
+            bytes_peer: vec![0; self.devices.len()],
             bytes_out: vec![0; self.devices.len()],
             ..Default::default()
         };
@@ -642,10 +725,14 @@ impl Plan {
             match t.kind {
                 TaskKind::Gemm { .. } => s.gemms += 1,
                 TaskKind::AddC { .. } => {}
-                TaskKind::Fetch { key, .. } => {
+                TaskKind::Fetch { key, source, .. } => {
                     s.fetches[key.op.index()] += 1;
                     let (r, c) = self.grid.op_shape(key);
-                    s.bytes_in[t.device as usize] += (r * c) as u64 * es;
+                    let b = (r * c) as u64 * es;
+                    match source {
+                        Source::Origin => s.bytes_in[t.device as usize] += b,
+                        Source::Peer { .. } => s.bytes_peer[t.device as usize] += b,
+                    }
                 }
                 TaskKind::WriteBack { key, .. } => {
                     s.writebacks += 1;
@@ -722,6 +809,7 @@ mod tests {
             devices: &devs,
             assignment: &assign,
             links: &all_links(&all),
+            link_speed: None,
         })
     }
 

@@ -33,6 +33,8 @@ pub struct GemmOptions {
     pub trace: bool,
     /// Use at most this many bytes of each device's memory for tiles (out-of-core below it).
     pub memory_limit: Option<u64>,
+    /// Never forward a tile from a device that holds it (always fetch from the operand).
+    pub no_peer_forwarding: bool,
 }
 
 /// What a GEMM call did.
@@ -48,8 +50,21 @@ pub struct GemmReport {
     /// Wall time of the whole call.
     pub seconds: f64,
     pub stats: PlanStats,
+    /// Share of the C tiles each device was given (the balancer's weights).
+    pub weights: Vec<f64>,
     pub transfers: Vec<Transfer>,
     pub trace: Option<Trace>,
+}
+
+type DecisionKey = (GemmProblem, Option<Vec<usize>>, Option<usize>, Option<u64>);
+
+/// Devices, their shares, the tile and the memory budgets for one problem.
+#[derive(Debug, Clone)]
+struct Decision {
+    devices: Vec<usize>,
+    weights: Vec<f64>,
+    tile: usize,
+    budgets: Vec<u64>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -58,6 +73,9 @@ struct PlanKey {
     devices: Vec<usize>,
     tile: (usize, usize, usize),
     budget_slots: Vec<u64>,
+    forward: bool,
+    /// Shares per device, in 1e-4.
+    weights: Vec<u32>,
 }
 
 /// A set of devices that GEMM runs on together.
@@ -69,8 +87,8 @@ pub struct DevicePool {
     plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
     /// One call at a time uses the workspaces.
     call: Mutex<()>,
-    /// Tiles the autotuner chose, per problem and device set (a repeated call pays nothing).
-    tiles: Mutex<HashMap<(GemmProblem, Vec<usize>), usize>>,
+    /// What the autotuner decided per problem and options (a repeated call pays nothing).
+    decisions: Mutex<HashMap<DecisionKey, Decision>>,
     /// The calibrated machine profile, when one matches these devices.
     profile: std::sync::RwLock<Option<Arc<MachineProfile>>>,
 }
@@ -121,7 +139,7 @@ impl DevicePool {
             plans: Mutex::new(HashMap::new()),
             call: Mutex::new(()),
             profile: std::sync::RwLock::new(None),
-            tiles: Mutex::new(HashMap::new()),
+            decisions: Mutex::new(HashMap::new()),
         })
     }
 
@@ -143,7 +161,7 @@ impl DevicePool {
     pub fn set_profile(&self, profile: Option<Arc<MachineProfile>>) {
         *self.profile.write().unwrap_or_else(|p| p.into_inner()) = profile;
         lock(&self.plans).clear();
-        lock(&self.tiles).clear();
+        lock(&self.decisions).clear();
     }
 
     /// The profile in use, if any.
@@ -397,77 +415,57 @@ impl DevicePool {
             beta_zero: beta == T::default(),
             locations: [operands[0].space, operands[1].space, operands[2].space],
         };
-        let dev_idx = match &opts.devices {
-            Some(list) => {
-                if list.is_empty() {
-                    return Err(Error::InvalidInput("empty device list".into()));
-                }
-                let mut seen = HashSet::new();
-                for &i in list {
-                    self.device(i)?;
-                    if !seen.insert(i) {
-                        return Err(Error::InvalidInput(format!("device {i} listed twice")));
-                    }
-                }
-                list.clone()
+        if let Some(list) = &opts.devices {
+            if list.is_empty() {
+                return Err(Error::InvalidInput("empty device list".into()));
             }
-            None => autotune::default_devices(&self.devices, T::DTYPE),
-        };
-        if dev_idx.is_empty() {
-            return Err(Error::Unsupported {
-                device: "pool".into(),
-                detail: format!("no device supports {}", T::DTYPE),
-            });
+            let mut seen = HashSet::new();
+            for &i in list {
+                self.device(i)?;
+                if !seen.insert(i) {
+                    return Err(Error::InvalidInput(format!("device {i} listed twice")));
+                }
+            }
         }
-        let devs: Vec<&Arc<dyn Device>> = dev_idx.iter().map(|&i| &self.devices[i]).collect();
-        for d in &devs {
-            if !d.kernel().supports(T::DTYPE) {
-                return Err(Error::Unsupported {
-                    device: d.info().label(),
-                    detail: format!("no {} gemm kernel", T::DTYPE),
-                });
-            }
+        if opts.tile == Some(0) {
+            return Err(Error::InvalidInput("tile size 0".into()));
         }
         let plan_start = Instant::now();
-        let budgets: Vec<u64> = dev_idx
-            .iter()
-            .map(|&i| {
-                // The workspace we already hold is ours to reuse.
-                let held = lock(&self.workspaces[i])
-                    .as_ref()
-                    .map_or(0, |b| b.len() as u64);
-                let b = self.devices[i].memory_budget().saturating_add(held);
-                opts.memory_limit.map_or(b, |l| b.min(l))
-            })
-            .collect();
-        let t = match opts.tile {
-            Some(0) => return Err(Error::InvalidInput("tile size 0".into())),
-            Some(t) => t,
+        let key = (problem, opts.devices.clone(), opts.tile, opts.memory_limit);
+        let cached = lock(&self.decisions).get(&key).cloned();
+        let decision = match cached {
+            Some(d) => d,
             None => {
-                let key = (problem, dev_idx.clone());
-                let cached = lock(&self.tiles).get(&key).copied();
-                match cached {
-                    Some(t) => t,
-                    None => {
-                        let profile = self.profile();
-                        let t =
-                            autotune::choose_tile(&problem, &devs, &budgets, profile.as_deref());
-                        let mut tiles = lock(&self.tiles);
-                        if tiles.len() >= 1024 {
-                            tiles.clear();
-                        }
-                        tiles.insert(key, t);
-                        t
-                    }
+                let d = self.decide(&problem, opts)?;
+                let mut c = lock(&self.decisions);
+                if c.len() >= 1024 {
+                    c.clear(); // bounded, like the plan cache
                 }
+                c.insert(key, d.clone());
+                d
             }
         };
+        let (dev_idx, weights, t, budgets) = (
+            decision.devices,
+            decision.weights,
+            decision.tile,
+            decision.budgets,
+        );
+        let devs: Vec<&Arc<dyn Device>> = dev_idx.iter().map(|&i| &self.devices[i]).collect();
         let grid = TileGrid::square(m, n, k, t);
-        let (plan, cached) = self.plan(&problem, &grid, &dev_idx, &budgets)?;
+        let (plan, cached) = self.plan(
+            &problem,
+            &grid,
+            &dev_idx,
+            &weights,
+            &budgets,
+            !opts.no_peer_forwarding,
+        )?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         report.plan_cached = cached;
         report.tile = Some((grid.tm, grid.tn, grid.tk));
         report.devices = devs.iter().map(|d| d.info().label()).collect();
+        report.weights = weights.clone();
 
         // Workspaces: one buffer of `slots` tile slots per device, kept between calls.
         let mut guards = Vec::with_capacity(dev_idx.len());
@@ -499,6 +497,10 @@ impl DevicePool {
                 }
             }
         }
+        let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
+        for d in &devs {
+            d.share_host(accelerators);
+        }
         let exec_devices: Vec<Arc<dyn Device>> = devs.iter().map(|d| (*d).clone()).collect();
         let outcome = execute::execute(&ExecRequest {
             plan: &plan,
@@ -518,12 +520,85 @@ impl DevicePool {
         Ok(report)
     }
 
+    /// The autotuner: device subset and shares (balancer, when rates are known), tile size
+    /// (model, when a profile describes the device), memory budgets.
+    fn decide(&self, problem: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
+        let dtype = problem.dtype;
+        let profile = self.profile();
+        let link_bw = |s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d);
+        // A provisional tile for the rates (the balancer's inputs).
+        let maxdim = problem.m.max(problem.n).max(problem.k);
+        let t0 = opts.tile.unwrap_or(4096).min(maxdim).max(1);
+        let (devices, weights) = match &opts.devices {
+            Some(list) => {
+                let devs: Vec<&Arc<dyn Device>> = list.iter().map(|&i| &self.devices[i]).collect();
+                let w = autotune::device_rates(problem, &devs, t0, profile.as_deref(), &link_bw)
+                    .map(|r| crate::balance::balance(problem, &r).weights)
+                    .unwrap_or_else(|| vec![1.0 / list.len() as f64; list.len()]);
+                (list.clone(), w)
+            }
+            None => {
+                let cands: Vec<usize> = (0..self.devices.len())
+                    .filter(|&i| self.devices[i].kernel().supports(dtype))
+                    .collect();
+                let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &self.devices[i]).collect();
+                match autotune::choose_devices(problem, &devs, t0, profile.as_deref(), &link_bw) {
+                    Some(c) => (c.devices.iter().map(|&i| cands[i]).collect(), c.weights),
+                    None => {
+                        let d = autotune::default_devices(&self.devices, dtype);
+                        let n = d.len().max(1);
+                        (d, vec![1.0 / n as f64; n])
+                    }
+                }
+            }
+        };
+        if devices.is_empty() {
+            return Err(Error::Unsupported {
+                device: "pool".into(),
+                detail: format!("no device supports {dtype}"),
+            });
+        }
+        for &i in &devices {
+            let d = &self.devices[i];
+            if !d.kernel().supports(dtype) {
+                return Err(Error::Unsupported {
+                    device: d.info().label(),
+                    detail: format!("no {dtype} gemm kernel"),
+                });
+            }
+        }
+        let budgets: Vec<u64> = devices
+            .iter()
+            .map(|&i| {
+                // The workspace we already hold is ours to reuse.
+                let held = lock(&self.workspaces[i])
+                    .as_ref()
+                    .map_or(0, |b| b.len() as u64);
+                let b = self.devices[i].memory_budget().saturating_add(held);
+                opts.memory_limit.map_or(b, |l| b.min(l))
+            })
+            .collect();
+        let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &self.devices[i]).collect();
+        let tile = match opts.tile {
+            Some(t) => t,
+            None => autotune::choose_tile(problem, &devs, &budgets, profile.as_deref()),
+        };
+        Ok(Decision {
+            devices,
+            weights,
+            tile,
+            budgets,
+        })
+    }
+
     fn plan(
         &self,
         problem: &GemmProblem,
         grid: &TileGrid,
         dev_idx: &[usize],
+        weights: &[f64],
         budgets: &[u64],
+        forward: bool,
     ) -> Result<(Arc<Plan>, bool)> {
         let slot_bytes = grid.slot_bytes(problem.dtype.size()) as u64;
         let specs: Vec<DeviceSpec> = dev_idx
@@ -557,17 +632,25 @@ impl DevicePool {
                 .iter()
                 .map(|s| (s.budget / slot_bytes).min(all_tiles))
                 .collect(),
+            forward,
+            weights: weights.iter().map(|w| (w * 1e4).round() as u32).collect(),
         };
         if let Some(p) = lock(&self.plans).get(&key) {
             return Ok((p.clone(), true));
         }
-        let assignment = distribute::block_cyclic(grid.mt(), grid.nt(), dev_idx.len());
+        let assignment = distribute::weighted(grid.mt(), grid.nt(), weights);
+        let speed = |src: MemorySpace, dst: MemorySpace| self.link_bandwidth(src, dst);
         let plan = Arc::new(plan::build(&PlanRequest {
             problem: *problem,
             grid: *grid,
             devices: &specs,
             assignment: &assignment,
             links: &self.link_set,
+            link_speed: if forward && dev_idx.len() > 1 {
+                Some(&speed)
+            } else {
+                None
+            },
         })?);
         let mut cache = lock(&self.plans);
         if cache.len() >= 256 {
@@ -575,6 +658,18 @@ impl DevicePool {
         }
         cache.insert(key, plan.clone());
         Ok((plan, false))
+    }
+
+    /// The bandwidth of the link `src -> dst`: calibrated when the profile has it, else what the
+    /// link knows of itself.
+    pub fn link_bandwidth(&self, src: MemorySpace, dst: MemorySpace) -> Option<f64> {
+        let link = self.link(src, dst)?;
+        if let Some(p) = self.profile() {
+            if let Some(lp) = p.link_named(link.name()) {
+                return Some(lp.bytes_per_sec);
+            }
+        }
+        link.nominal_bandwidth()
     }
 
     /// C = beta * C (the k = 0 / alpha = 0 quick return). beta == 0 writes zeros without

@@ -60,6 +60,13 @@ struct Args {
     /// Show the registration cache: two hetblas calls on fresh buffers of this size.
     #[arg(long)]
     pin_demo: Option<usize>,
+    /// Operand placement for A, B, C: h (host) or a GPU number, e.g. "00h" or "1h0". Runs
+    /// hetblas and cuBLASXt (which takes device pointers) on the same placement.
+    #[arg(long)]
+    placement: Option<String>,
+    /// Report the host and peer traffic of each GPU, with and without peer forwarding.
+    #[arg(long)]
+    traffic: bool,
 }
 
 struct Row {
@@ -145,7 +152,15 @@ fn run(args: Args) -> Result<(), String> {
     } else {
         None
     };
+    if let Some(pl) = &args.placement {
+        for &shape in &shapes {
+            placement_problem(&rt, &gpus, shape, pl, &args, xt.as_ref(), &mut rows)?;
+        }
+    }
     for &dt in &dtypes {
+        if args.placement.is_some() {
+            break;
+        }
         for &shape in &shapes {
             match dt {
                 DType::F64 => problem::<f64>(&rt, &gpus, shape, &args, xt.as_ref(), &mut rows)?,
@@ -350,6 +365,31 @@ fn problem<T: Scalar>(
             }
         };
         let r = last.unwrap_or_default();
+        if args.traffic && gpus.len() > 1 {
+            let mut o2 = opts.clone();
+            o2.no_peer_forwarding = true;
+            let r2 = rt
+                .gemm_with(
+                    Trans::N,
+                    Trans::N,
+                    T::from_f64(alpha),
+                    MatRef::packed(&a, m, k).map_err(|e| e.to_string())?,
+                    MatRef::packed(&b, k, n).map_err(|e| e.to_string())?,
+                    T::from_f64(beta),
+                    MatMut::packed(&mut c, m, n).map_err(|e| e.to_string())?,
+                    &o2,
+                )
+                .map_err(|e| e.to_string())?;
+            for g in 0..gpus.len() {
+                println!(
+                    "  traffic GPU{g}: from host {:.2} GB, from peers {:.2} GB (without forwarding: from host {:.2} GB); C tiles {}",
+                    r.stats.bytes_in[g] as f64 / 1e9,
+                    r.stats.bytes_peer[g] as f64 / 1e9,
+                    r2.stats.bytes_in[g] as f64 / 1e9,
+                    r.stats.c_tiles[g]
+                );
+            }
+        }
         let bytes_in: u64 = r.stats.bytes_in.iter().sum();
         push(
             "hetblas",
@@ -508,6 +548,201 @@ fn problem<T: Scalar>(
                 "device-resident cuBLAS on GPU0".into(),
             );
         }
+    }
+    Ok(())
+}
+
+/// hetblas and cuBLASXt with operands placed on GPUs / the host (f64).
+#[allow(clippy::too_many_arguments)]
+fn placement_problem(
+    rt: &Runtime,
+    gpus: &[usize],
+    (m, n, k): (usize, usize, usize),
+    placement: &str,
+    args: &Args,
+    xt: Option<&CublasXt>,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    let p: Vec<char> = placement.chars().collect();
+    if p.len() != 3 {
+        return Err(format!("placement {placement:?}: three of h/0/1/..."));
+    }
+    let home = |ch: char| -> Result<Option<usize>, String> {
+        match ch {
+            'h' => Ok(None),
+            d => {
+                let i = d.to_digit(10).ok_or(format!("bad placement {placement}"))? as usize;
+                gpus.get(i).copied().map(Some).ok_or(format!("no GPU {i}"))
+            }
+        }
+    };
+    let (ha, hb, hc) = (home(p[0])?, home(p[1])?, home(p[2])?);
+    let a = random_data::<f64>(1, m * k);
+    let b = random_data::<f64>(2, k * n);
+    let c0 = random_data::<f64>(3, m * n);
+    let mut c = c0.clone();
+    let e = |x: hetblas::Error| x.to_string();
+    let up = |h: Option<usize>,
+              v: &[f64],
+              r: usize,
+              cc: usize|
+     -> Result<Option<hetblas::DeviceMatrix<f64>>, String> {
+        match h {
+            None => Ok(None),
+            Some(g) => rt
+                .upload(g, MatRef::packed(v, r, cc).map_err(e)?)
+                .map(Some)
+                .map_err(e),
+        }
+    };
+    let da = up(ha, &a, m, k)?;
+    let db = up(hb, &b, k, n)?;
+    let mut dc = up(hc, &c0, m, n)?;
+    prepare_host(rt, gpus, &[&a, &b, &c])?;
+    println!(
+        "\n== dgemm {m}x{n}x{k}, placement {placement}, {} GPU(s)",
+        gpus.len()
+    );
+    let shape = (m, n, k);
+    let opts = GemmOptions {
+        devices: Some(gpus.to_vec()),
+        tile: args.tile,
+        ..Default::default()
+    };
+    let mut times = Vec::new();
+    for rep in 0..=args.reps {
+        // Restore C each time: the result of the last run is checked.
+        match dc.as_mut() {
+            Some(d) => {
+                let fresh = rt
+                    .upload(hc.unwrap_or(0), MatRef::packed(&c0, m, n).map_err(e)?)
+                    .map_err(e)?;
+                *d = fresh;
+            }
+            None => par_copy(&mut c, &c0),
+        }
+        let ai = da.as_ref().map_or(
+            hetblas::MatIn::Host(MatRef::packed(&a, m, k).map_err(e)?),
+            hetblas::MatIn::Device,
+        );
+        let bi = db.as_ref().map_or(
+            hetblas::MatIn::Host(MatRef::packed(&b, k, n).map_err(e)?),
+            hetblas::MatIn::Device,
+        );
+        let co = match dc.as_mut() {
+            Some(d) => hetblas::MatOut::Device(d),
+            None => hetblas::MatOut::Host(MatMut::packed(&mut c, m, n).map_err(e)?),
+        };
+        let t = Instant::now();
+        rt.gemm_with(Trans::N, Trans::N, 1.0, ai, bi, 1.0, co, &opts)
+            .map_err(e)?;
+        if rep > 0 {
+            times.push(t.elapsed().as_secs_f64());
+        }
+    }
+    if let Some(d) = &dc {
+        rt.download(d, MatMut::packed(&mut c, m, n).map_err(e)?)
+            .map_err(e)?;
+    }
+    let ok = check("hetblas", shape, 1.0, &a, &b, 1.0, &c0, &c)?;
+    let s = median(&mut times);
+    let tf = tflops(m, n, k, s);
+    println!("  hetblas   {tf:8.2} TFLOP/s  ({s:.4} s) {ok}");
+    rows.push(Row {
+        shape,
+        dtype: DType::F64,
+        variant: "hetblas".into(),
+        tflops: tf,
+        seconds: s,
+        detail: format!("placement {placement}, {ok}"),
+    });
+    if let Some(xt) = xt {
+        let ptr = |d: &Option<hetblas::DeviceMatrix<f64>>, h: &[f64]| {
+            d.as_ref().map_or(h.as_ptr() as u64, |x| x.raw().addr)
+        };
+        let (pa, pb) = (ptr(&da, &a), ptr(&db, &b));
+        let mut best: Option<(f64, i32)> = None;
+        for &blk in &args.xt_blocks {
+            xt.set_block_dim(blk)?;
+            let mut times = Vec::new();
+            for rep in 0..=args.reps.min(2) {
+                let pc = dc.as_ref().map_or(c.as_mut_ptr() as u64, |x| x.raw().addr);
+                let t = Instant::now();
+                // SAFETY: host or device pointers of packed matrices of these shapes.
+                unsafe {
+                    xt.gemm(
+                        false,
+                        false,
+                        m,
+                        n,
+                        k,
+                        1.0f64,
+                        pa as *const f64,
+                        m,
+                        pb as *const f64,
+                        k,
+                        1.0,
+                        pc as *mut f64,
+                        m,
+                    )?
+                };
+                if rep > 0 {
+                    times.push(t.elapsed().as_secs_f64());
+                }
+            }
+            let s = median(&mut times);
+            if best.is_none_or(|(b, _)| s < b) {
+                best = Some((s, blk));
+            }
+        }
+        let (s, blk) = best.ok_or("no block size")?;
+        // Check cuBLASXt too, on a fresh C.
+        xt.set_block_dim(blk)?;
+        match dc.as_mut() {
+            Some(d) => {
+                *d = rt
+                    .upload(hc.unwrap_or(0), MatRef::packed(&c0, m, n).map_err(e)?)
+                    .map_err(e)?
+            }
+            None => par_copy(&mut c, &c0),
+        }
+        let pc = dc.as_ref().map_or(c.as_mut_ptr() as u64, |x| x.raw().addr);
+        // SAFETY: as above.
+        unsafe {
+            xt.gemm(
+                false,
+                false,
+                m,
+                n,
+                k,
+                1.0f64,
+                pa as *const f64,
+                m,
+                pb as *const f64,
+                k,
+                1.0,
+                pc as *mut f64,
+                m,
+            )?
+        };
+        if let Some(d) = &dc {
+            rt.download(d, MatMut::packed(&mut c, m, n).map_err(e)?)
+                .map_err(e)?;
+        }
+        let ok = check("cublasxt", shape, 1.0, &a, &b, 1.0, &c0, &c)?;
+        let tf = tflops(m, n, k, s);
+        println!("  cublasxt  {tf:8.2} TFLOP/s  ({s:.4} s) block {blk}, {ok}");
+        rows.push(Row {
+            shape,
+            dtype: DType::F64,
+            variant: "cublasxt".into(),
+            tflops: tf,
+            seconds: s,
+            detail: format!("placement {placement}, block {blk}, {ok}"),
+        });
+    }
+    for buf in [&a, &b, &c] {
+        rt.release_host(buf).map_err(e)?;
     }
     Ok(())
 }

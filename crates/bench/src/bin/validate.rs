@@ -238,8 +238,8 @@ fn case<T: Scalar>(
     // A measured sweep of tile sizes.
     let maxdim = m.max(n).max(k);
     let mut sweep = Vec::new();
-    for t in [1024usize, 2048, 3072, 4096, 6144, 8192] {
-        if t > maxdim * scale || (t == 1024 && maxdim * scale > 24576) {
+    for t in [1024usize, 2048, 4096, 8192] {
+        if t > maxdim * scale || (t == 1024 && maxdim * scale > 8192) {
             continue;
         }
         let t = t / scale;

@@ -90,6 +90,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             devices: devices.clone(),
             trace: a.trace.is_some() && rep == a.reps.max(1),
             memory_limit: None,
+            no_peer_forwarding: false,
         };
         let t = Instant::now();
         let report = rt.gemm_with(

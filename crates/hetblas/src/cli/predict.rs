@@ -2,7 +2,7 @@
 
 use clap::Args;
 use hetblas::{DType, Error, Result, Runtime, Trans};
-use hetblas_core::autotune::model_tile;
+use hetblas_core::autotune::{choose_devices, model_tile};
 use hetblas_core::model::cocopelia::{ModelKind, Offload, SingleDeviceModel};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::HOST_LABEL;
@@ -137,5 +137,42 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         "transfer"
     };
     println!("the problem is {bound}-bound on {label}");
+
+    // Device subsets (host operands): which devices take part, and why.
+    let hostp = GemmProblem {
+        locations: [MemorySpace::HOST; 3],
+        ..problem
+    };
+    let cands: Vec<_> = rt
+        .devices()
+        .iter()
+        .filter(|d| d.kernel().supports(a.dtype))
+        .collect();
+    let bw = |s: MemorySpace, d: MemorySpace| rt.link_bandwidth(s, d);
+    if let Some(c) = choose_devices(&hostp, &cands, choice.tile, Some(&profile), &bw) {
+        println!("device subsets for host operands (balanced shares; predicted seconds):");
+        for s in &c.evaluated {
+            let names: Vec<String> = s
+                .devices
+                .iter()
+                .zip(&s.balance.weights)
+                .map(|(&i, w)| format!("{} {:.0}%", cands[i].info().label(), w * 100.0))
+                .collect();
+            println!(
+                "  {:.4} s  {}{}",
+                s.balance.makespan,
+                names.join(" + "),
+                if s.devices == c.devices {
+                    "  <- chosen"
+                } else {
+                    ""
+                }
+            );
+        }
+        println!(
+            "(a larger subset is taken only when it is predicted {:.0}% faster)",
+            hetblas_core::balance::MIN_GAIN * 100.0
+        );
+    }
     Ok(())
 }

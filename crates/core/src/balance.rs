@@ -1,0 +1,220 @@
+//! The balancer: per-device shares of the C tiles from rate models, and the choice of the device
+//! subset (PARALiA, HDGEMM).
+//!
+//! A device's predicted time for a share `w` of the work is the longer of its compute
+//! (`w * flops / rate`) and its host traffic (the A and B panels its tiles touch, about
+//! `sqrt(w)` of each for a 2D block of C, plus its share of C in and out, over its host link);
+//! a device that computes in host memory (the CPU) moves nothing and runs at its in-situ rate
+//! (it also feeds the GPUs, HDGEMM's observation). Shares start equal and are scaled by
+//! `mean time / own time` until every device's time is within 5% of the others'. The subset
+//! is the fastest of all non-empty subsets; a larger subset must win by `MIN_GAIN` to be taken,
+//! so a device is only added where the model predicts a real gain.
+
+use crate::problem::{GemmProblem, Operand};
+use serde::Serialize;
+
+/// What the balancer knows of one device.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DeviceRate {
+    /// Sustained GEMM rate at the tile size in use (flop/s).
+    pub flops_per_sec: f64,
+    /// Host link bandwidth (bytes/s) for devices with their own memory; `None` for a device
+    /// computing in host memory.
+    pub host_bytes_per_sec: Option<f64>,
+    /// Fixed cost of taking part (first tiles' latency, launch, synchronisation), seconds.
+    pub overhead: f64,
+}
+
+/// Shares and predicted times.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Balance {
+    /// Fraction of the C tiles per device (sums to 1).
+    pub weights: Vec<f64>,
+    /// Predicted seconds per device.
+    pub times: Vec<f64>,
+    /// The longest of them.
+    pub makespan: f64,
+}
+
+/// Factor a CPU's rate drops by while it also feeds accelerators (HDGEMM measured 10-30%).
+pub const IN_SITU: f64 = 0.8;
+/// A larger subset must beat a smaller one by this fraction to be chosen.
+pub const MIN_GAIN: f64 = 0.03;
+
+fn device_time(p: &GemmProblem, r: &DeviceRate, w: f64, shared: bool) -> f64 {
+    if w <= 0.0 {
+        return 0.0;
+    }
+    let flops = p.flops() * w;
+    match r.host_bytes_per_sec {
+        None => {
+            let rate = if shared {
+                r.flops_per_sec * IN_SITU
+            } else {
+                r.flops_per_sec
+            };
+            r.overhead + flops / rate
+        }
+        Some(bw) => {
+            let e = p.dtype.size() as f64;
+            let touch = w.sqrt().min(1.0);
+            let host = |op: Operand| p.location(op).is_host();
+            let mut bytes = 0.0;
+            if host(Operand::A) {
+                bytes += (p.m * p.k) as f64 * e * touch;
+            }
+            if host(Operand::B) {
+                bytes += (p.k * p.n) as f64 * e * touch;
+            }
+            if host(Operand::C) {
+                let c = (p.m * p.n) as f64 * e * w;
+                bytes += c + if p.beta_zero { 0.0 } else { c };
+            }
+            r.overhead + (flops / r.flops_per_sec).max(bytes / bw)
+        }
+    }
+}
+
+/// Balances `p` over `rates` (every device takes part).
+pub fn balance(p: &GemmProblem, rates: &[DeviceRate]) -> Balance {
+    let n = rates.len().max(1);
+    let shared = rates.iter().any(|r| r.host_bytes_per_sec.is_some()) && rates.len() > 1;
+    let mut w = vec![1.0 / n as f64; rates.len()];
+    let times = |w: &[f64]| -> Vec<f64> {
+        rates
+            .iter()
+            .zip(w)
+            .map(|(r, &x)| device_time(p, r, x, shared))
+            .collect()
+    };
+    let mut t = times(&w);
+    for _ in 0..200 {
+        let active: Vec<f64> = t
+            .iter()
+            .zip(&w)
+            .filter(|(_, &x)| x > 1e-9)
+            .map(|(&ti, _)| ti)
+            .collect();
+        let (lo, hi) = active.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+        if active.is_empty() || hi <= lo * 1.05 {
+            break;
+        }
+        let mean = active.iter().sum::<f64>() / active.len() as f64;
+        for (wi, &ti) in w.iter_mut().zip(&t) {
+            if ti > 0.0 {
+                // Damped: compute-bound devices scale linearly, transfer-bound ones by sqrt.
+                *wi *= (mean / ti).powf(0.7);
+            }
+        }
+        let s: f64 = w.iter().sum();
+        w.iter_mut().for_each(|x| *x /= s);
+        t = times(&w);
+    }
+    let makespan = t.iter().copied().fold(0.0, f64::max);
+    Balance {
+        weights: w,
+        times: t,
+        makespan,
+    }
+}
+
+/// One evaluated subset, for `hetblas predict`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubsetChoice {
+    /// Indices into the candidate list.
+    pub devices: Vec<usize>,
+    pub balance: Balance,
+}
+
+/// Evaluates every non-empty subset of `rates` and returns the chosen one (fastest, with the
+/// `MIN_GAIN` rule favouring fewer devices) and all evaluated subsets sorted by makespan.
+pub fn choose_subset(p: &GemmProblem, rates: &[DeviceRate]) -> (SubsetChoice, Vec<SubsetChoice>) {
+    let n = rates.len().min(16);
+    let mut all = Vec::new();
+    for mask in 1u32..(1 << n) {
+        let devices: Vec<usize> = (0..n).filter(|&i| mask & (1 << i) != 0).collect();
+        let sub: Vec<DeviceRate> = devices.iter().map(|&i| rates[i]).collect();
+        all.push(SubsetChoice {
+            devices,
+            balance: balance(p, &sub),
+        });
+    }
+    all.sort_by(|a, b| a.balance.makespan.total_cmp(&b.balance.makespan));
+    // Among subsets within MIN_GAIN of the fastest, the one with the fewest devices.
+    let best = all[0].balance.makespan;
+    let chosen = all
+        .iter()
+        .filter(|s| s.balance.makespan <= best * (1.0 + MIN_GAIN))
+        .min_by(|a, b| {
+            a.devices
+                .len()
+                .cmp(&b.devices.len())
+                .then(a.balance.makespan.total_cmp(&b.balance.makespan))
+        })
+        .cloned()
+        .unwrap_or_else(|| all[0].clone());
+    (chosen, all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemorySpace;
+    use crate::operand::Trans;
+    use crate::scalar::DType;
+
+    fn problem(n: usize, locs: [MemorySpace; 3]) -> GemmProblem {
+        GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m: n,
+            n,
+            k: n,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: locs,
+        }
+    }
+
+    fn dev(rate: f64) -> DeviceRate {
+        DeviceRate {
+            flops_per_sec: rate,
+            host_bytes_per_sec: None,
+            overhead: 0.0,
+        }
+    }
+
+    #[test]
+    fn shares_follow_speed() {
+        let p = problem(4096, [MemorySpace::HOST; 3]);
+        let b = balance(&p, &[dev(1e9), dev(2e9), dev(4e9)]);
+        for (w, want) in b.weights.iter().zip([1.0 / 7.0, 2.0 / 7.0, 4.0 / 7.0]) {
+            assert!((w - want).abs() / want < 0.05, "{:?}", b.weights);
+        }
+        let ideal = p.flops() / 7e9;
+        assert!((b.makespan - ideal) / ideal < 0.06);
+    }
+
+    #[test]
+    fn slow_cpu_left_out_of_small_calls_and_big_gpu_calls() {
+        let host = [MemorySpace::HOST; 3];
+        let gpu = DeviceRate {
+            flops_per_sec: 55e12,
+            host_bytes_per_sec: Some(50e9),
+            overhead: 2e-3,
+        };
+        let cpu = DeviceRate {
+            flops_per_sec: 0.9e12,
+            host_bytes_per_sec: None,
+            overhead: 20e-6,
+        };
+        // Tiny: the GPU's fixed costs dominate, the CPU alone wins.
+        let (c, _) = choose_subset(&problem(256, host), &[gpu, cpu]);
+        assert_eq!(c.devices, vec![1]);
+        // Huge, compute-bound: the CPU adds under 2%, below MIN_GAIN: GPU alone.
+        let (c, _) = choose_subset(&problem(32768, host), &[gpu, cpu]);
+        assert_eq!(c.devices, vec![0]);
+    }
+}

@@ -1,0 +1,164 @@
+//! Multi-device execution on host-emulated devices of unequal speed: the balancer's shares, the
+//! makespan against the ideal, exact results, and peer forwarding used exactly when the peer
+//! link is faster than the host link.
+
+mod common;
+
+use hetblas_conformance::{run_case, CaseSpec, Target};
+use hetblas_core::{Device, DevicePool, GemmOptions, Link, MatMut, MatRef, Trans};
+use hetblas_cpu::{emulated_node, EmulatedConfig};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn pool(configs: &[EmulatedConfig]) -> Arc<DevicePool> {
+    let node = emulated_node(configs, common::blas()).unwrap();
+    let devices: Vec<Arc<dyn Device>> = node
+        .devices
+        .into_iter()
+        .map(|d| d as Arc<dyn Device>)
+        .collect();
+    let links: Vec<Arc<dyn Link>> = node.links;
+    Arc::new(DevicePool::new(devices, links).unwrap())
+}
+
+#[test]
+fn shares_follow_speeds_and_makespan_is_near_ideal() {
+    // Throttled 1x / 2x / 4x.
+    let rates = [5e7, 1e8, 2e8];
+    let configs: Vec<EmulatedConfig> = rates
+        .iter()
+        .map(|&r| EmulatedConfig {
+            flops_per_sec: Some(r),
+            ..Default::default()
+        })
+        .collect();
+    let pool = pool(&configs);
+    let (m, n, k) = (512usize, 512usize, 64usize);
+    let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
+    let mut c = vec![0.0f64; m * n];
+    let opts = GemmOptions {
+        devices: Some(vec![0, 1, 2]),
+        tile: Some(32),
+        ..Default::default()
+    };
+    let run = |c: &mut Vec<f64>| {
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, m, k).unwrap(),
+            MatRef::packed(&b, k, n).unwrap(),
+            0.0,
+            MatMut::packed(c, m, n).unwrap(),
+            &opts,
+        )
+        .unwrap()
+    };
+    run(&mut c); // warm-up: plan, workspaces
+    let r = run(&mut c);
+    let total: f64 = rates.iter().sum();
+    for (i, &rate) in rates.iter().enumerate() {
+        let want = rate / total;
+        let weight = r.weights[i];
+        let share = r.stats.c_tiles[i] as f64 / r.stats.c_tiles.iter().sum::<usize>() as f64;
+        assert!(
+            (weight - want).abs() / want < 0.10,
+            "weights {:?}",
+            r.weights
+        );
+        assert!(
+            (share - want).abs() / want < 0.10,
+            "tile shares {:?}",
+            r.stats.c_tiles
+        );
+    }
+    let ideal = 2.0 * (m * n * k) as f64 / total;
+    assert!(
+        r.seconds < ideal * 1.10,
+        "makespan {:.4} s, ideal {ideal:.4} s",
+        r.seconds
+    );
+    // Exact results against the reference on the same devices.
+    let t = Target {
+        name: "emulated 1x/2x/4x".into(),
+        pool: pool.clone(),
+        compute: vec![0, 1, 2],
+        homes: vec![0, 1],
+        small_tile: 16,
+    };
+    for (i, (ta, tb)) in [(Trans::N, Trans::T), (Trans::T, Trans::N)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut s = CaseSpec::new(ta, tb, 97, 83, 41);
+        s.tile = Some(16);
+        s.alpha = 0.5;
+        s.beta = if i == 0 { 0.0 } else { 1.5 };
+        s.seed = 77 + i as u64;
+        run_case::<f64>(&t, &s).unwrap();
+    }
+}
+
+fn forwarding_case(host_bw: f64, peer_bw: f64) -> (u64, u64, u64) {
+    let cfg = EmulatedConfig {
+        host_link_bytes_per_sec: Some(host_bw),
+        peer_link_bytes_per_sec: Some(peer_bw),
+        link_latency: Duration::from_micros(20),
+        ..Default::default()
+    };
+    let pool = pool(&[cfg.clone(), cfg]);
+    let t = Target {
+        name: "2 emulated".into(),
+        pool: pool.clone(),
+        compute: vec![0, 1],
+        homes: vec![0, 1],
+        small_tile: 32,
+    };
+    let mut s = CaseSpec::new(Trans::N, Trans::N, 256, 256, 192);
+    s.tile = Some(32);
+    s.beta = 1.0;
+    s.seed = 5;
+    let with = run_case::<f64>(&t, &s).unwrap();
+    // The same call without forwarding, for the host traffic it would have needed.
+    let (m, n, k) = (256, 256, 192);
+    let a = vec![1.0f64; m * k];
+    let b = vec![1.0f64; k * n];
+    let mut c = vec![0.0f64; m * n];
+    let without = pool
+        .gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, m, k).unwrap(),
+            MatRef::packed(&b, k, n).unwrap(),
+            1.0,
+            MatMut::packed(&mut c, m, n).unwrap(),
+            &GemmOptions {
+                devices: Some(vec![0, 1]),
+                tile: Some(32),
+                no_peer_forwarding: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(c.iter().all(|&x| x == 192.0));
+    (
+        with.stats.bytes_peer.iter().sum(),
+        with.stats.bytes_in.iter().sum(),
+        without.stats.bytes_in.iter().sum(),
+    )
+}
+
+#[test]
+fn peer_forwarding_when_the_peer_link_is_faster() {
+    let (peer, host_with, host_without) = forwarding_case(0.5e9, 4e9);
+    assert!(peer > 0, "a faster peer link must be used");
+    assert!(
+        host_with < host_without,
+        "host traffic {host_with} vs {host_without} without forwarding"
+    );
+    let (peer, host_with, host_without) = forwarding_case(4e9, 0.5e9);
+    assert_eq!(peer, 0, "a slower peer link must not be used");
+    assert_eq!(host_with, host_without);
+}
