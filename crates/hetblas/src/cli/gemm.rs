@@ -130,6 +130,34 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         times.len(),
         flops / med / 1e9
     );
+    if report.devices.len() > 1 {
+        let total: usize = report.stats.c_tiles.iter().sum::<usize>().max(1);
+        let shares: Vec<String> = report
+            .devices
+            .iter()
+            .zip(&report.stats.c_tiles)
+            .zip(&report.weights)
+            .map(|((d, &c), w)| {
+                format!(
+                    "{d} {c} C tiles ({:.1}%, balancer {:.1}%)",
+                    100.0 * c as f64 / total as f64,
+                    w * 100.0
+                )
+            })
+            .collect();
+        println!("shares: {}", shares.join(", "));
+        let gb = |v: &[u64]| {
+            v.iter()
+                .map(|b| format!("{:.2}", *b as f64 / 1e9))
+                .collect::<Vec<_>>()
+                .join("/")
+        };
+        println!(
+            "traffic GB per device: from operands {}, from peers {}",
+            gb(&report.stats.bytes_in),
+            gb(&report.stats.bytes_peer)
+        );
+    }
     if let Some(path) = &a.trace {
         if let Some(tr) = &report.trace {
             std::fs::write(path, tr.to_chrome_json()).map_err(|e| {
