@@ -83,7 +83,7 @@ impl Backend for CudaBackend {
             .iter()
             .map(|&o| Context::retain(o))
             .collect::<Result<Vec<_>>>()?;
-        let pins = Arc::new(PinCache::new(contexts[0].clone()));
+        let pins = Arc::new(pinning::CudaRegistrar::cache(contexts[0].clone()));
         let mut devices = Vec::new();
         let mut links: Vec<Arc<dyn Link>> = Vec::new();
         for (i, ctx) in contexts.iter().enumerate() {

@@ -79,7 +79,7 @@ impl Backend for HipBackend {
             });
         }
         let contexts: Vec<Arc<Context>> = ordinals.iter().map(|&o| Context::new(o)).collect();
-        let pins = Arc::new(PinCache::new(contexts[0].clone()));
+        let pins = Arc::new(pinning::HipRegistrar::cache(contexts[0].clone()));
         let mut devices = Vec::new();
         let mut links: Vec<Arc<dyn Link>> = Vec::new();
         for (i, ctx) in contexts.iter().enumerate() {

@@ -120,6 +120,34 @@ pub fn balance(p: &GemmProblem, rates: &[DeviceRate]) -> Balance {
     }
 }
 
+/// Whole tile counts for `tiles` C tiles: the floors of `weights * tiles`, then each remaining
+/// tile to the device whose predicted time is lowest with it. A slow device (the CPU) gets a
+/// tile only where it still finishes before the others: the continuous shares cannot be
+/// followed below one tile, and rounding up could make it the last to finish.
+pub fn tile_counts(
+    p: &GemmProblem,
+    rates: &[DeviceRate],
+    weights: &[f64],
+    tiles: usize,
+) -> Vec<usize> {
+    let shared = rates.iter().any(|r| r.host_bytes_per_sec.is_some()) && rates.len() > 1;
+    let mut count: Vec<usize> = weights
+        .iter()
+        .map(|w| (w * tiles as f64 + 1e-9).floor() as usize)
+        .collect();
+    while count.iter().sum::<usize>() < tiles {
+        let d = (0..rates.len())
+            .min_by(|&a, &b| {
+                let ta = device_time(p, &rates[a], (count[a] + 1) as f64 / tiles as f64, shared);
+                let tb = device_time(p, &rates[b], (count[b] + 1) as f64 / tiles as f64, shared);
+                ta.total_cmp(&tb)
+            })
+            .unwrap_or(0);
+        count[d] += 1;
+    }
+    count
+}
+
 /// One evaluated subset, for `hetblas predict`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SubsetChoice {
@@ -184,6 +212,37 @@ mod tests {
             host_bytes_per_sec: None,
             overhead: 0.0,
         }
+    }
+
+    #[test]
+    fn whole_tiles_never_slow_the_call() {
+        let host = [MemorySpace::HOST; 3];
+        let gpu = DeviceRate {
+            flops_per_sec: 55e12,
+            host_bytes_per_sec: Some(50e9),
+            overhead: 2e-3,
+        };
+        let cpu = DeviceRate {
+            flops_per_sec: 0.9e12,
+            host_bytes_per_sec: None,
+            overhead: 20e-6,
+        };
+        // 64 tiles of a 32768^3 problem: one C tile (1.1 TFLOP over all of K) would keep the
+        // CPU busy 1.5 s against 0.64 s for the GPUs: it gets none.
+        let p = problem(32768, host);
+        let b = balance(&p, &[gpu, gpu, cpu]);
+        assert!(b.weights[2] > 0.0);
+        let c = tile_counts(&p, &[gpu, gpu, cpu], &b.weights, 64);
+        assert_eq!(c, vec![32, 32, 0]);
+        // A CPU a fifth as fast as a GPU takes its whole-tile share.
+        let fast_cpu = DeviceRate {
+            flops_per_sec: 11e12,
+            ..cpu
+        };
+        let b = balance(&p, &[gpu, gpu, fast_cpu]);
+        let c = tile_counts(&p, &[gpu, gpu, fast_cpu], &b.weights, 64);
+        assert_eq!(c.iter().sum::<usize>(), 64);
+        assert!(c[2] >= 3 && c[2] <= 6, "{c:?}");
     }
 
     #[test]

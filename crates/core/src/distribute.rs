@@ -40,44 +40,50 @@ pub fn block_cyclic(mt: usize, nt: usize, ndev: usize) -> Vec<Vec<(usize, usize)
     out
 }
 
-/// Assigns C tiles to devices in proportion to `weights` (fractions summing to 1). Equal
-/// weights give [`block_cyclic`]; otherwise the tile counts are the largest-remainder rounding
-/// of `weight * tiles`, and tiles are dealt in row-major serpentine order to the device furthest
-/// below its target (relative), which spreads every device over the whole matrix. Each
-/// device's tiles are then put in [`shell_order`].
+/// Assigns C tiles to devices in proportion to `weights` (fractions summing to 1). Tile counts
+/// are the largest-remainder rounding of `weight * tiles` (callers that know device speeds pass
+/// weights that are already whole tile counts, see `balance::tile_counts`). The devices with a
+/// large share ("major": at least half the largest count) get the tiles 2D block-cyclically,
+/// as with equal weights, so each still touches only its grid row's A panels and grid column's
+/// B panels; the other devices, and majors that are short, then take tiles from the ends of the
+/// majors' lists (the last shells, furthest from the start). Each device's tiles end in
+/// [`shell_order`].
 pub fn weighted(mt: usize, nt: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)>> {
     let n = weights.len().max(1);
     let total: f64 = weights.iter().sum();
-    let equal = weights
-        .iter()
-        .all(|&w| (w - total / n as f64).abs() <= 0.02 * total / n as f64);
-    if equal || total <= 0.0 {
+    if total <= 0.0 {
         return block_cyclic(mt, nt, n);
     }
     let tiles = mt * nt;
     let exact: Vec<f64> = weights.iter().map(|w| w / total * tiles as f64).collect();
-    let mut count: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
+    let mut count: Vec<usize> = exact.iter().map(|x| (x + 1e-9).floor() as usize).collect();
     let mut rest: Vec<usize> = (0..n).collect();
     rest.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
-    for &d in rest.iter().take(tiles - count.iter().sum::<usize>()) {
+    let short = tiles.saturating_sub(count.iter().sum::<usize>());
+    for &d in rest.iter().take(short) {
         count[d] += 1;
     }
+    let max = count.iter().copied().max().unwrap_or(0);
+    let majors: Vec<usize> = (0..n)
+        .filter(|&d| count[d] > 0 && 2 * count[d] >= max)
+        .collect();
     let mut out = vec![Vec::new(); n];
-    let mut given = vec![0usize; n];
-    for i in 0..mt {
-        for jj in 0..nt {
-            let j = if i % 2 == 0 { jj } else { nt - 1 - jj };
-            let d = (0..n)
-                .filter(|&d| given[d] < count[d])
-                .max_by(|&a, &b| {
-                    let da = (count[a] - given[a]) as f64 / count[a].max(1) as f64;
-                    let db = (count[b] - given[b]) as f64 / count[b].max(1) as f64;
-                    da.total_cmp(&db).then(b.cmp(&a))
-                })
-                .unwrap_or(0);
-            given[d] += 1;
-            out[d].push((i, j));
-        }
+    for (k, list) in block_cyclic(mt, nt, majors.len()).into_iter().enumerate() {
+        out[majors[k]] = list;
+    }
+    // Move tiles from majors with a surplus to everyone short, taking the last ones.
+    loop {
+        let Some(dst) = (0..n).find(|&d| out[d].len() < count[d]) else {
+            break;
+        };
+        let Some(src) = (0..n)
+            .filter(|&d| out[d].len() > count[d])
+            .max_by_key(|&d| out[d].len() - count[d])
+        else {
+            break;
+        };
+        let t = out[src].pop().expect("surplus tile");
+        out[dst].push(t);
     }
     for t in &mut out {
         shell_order(t);
@@ -150,6 +156,17 @@ mod tests {
         let c: Vec<usize> = a.iter().map(|v| v.len()).collect();
         assert_eq!(c.iter().sum::<usize>(), 64);
         assert_eq!(c, vec![9, 18, 37]);
+        // Two large and one tiny share: the large ones keep a block-cyclic split.
+        let a = weighted(8, 8, &[31.0 / 64.0, 32.0 / 64.0, 1.0 / 64.0]);
+        assert_eq!(
+            a.iter().map(|v| v.len()).collect::<Vec<_>>(),
+            vec![31, 32, 1]
+        );
+        let cols0: std::collections::HashSet<usize> = a[0].iter().map(|t| t.1).collect();
+        assert!(
+            cols0.len() <= 4,
+            "device 0 stays on its half of the columns: {cols0:?}"
+        );
         assert_eq!(weighted(4, 4, &[0.5, 0.5]), block_cyclic(4, 4, 2));
         let z = weighted(4, 4, &[1.0, 0.0]);
         assert_eq!((z[0].len(), z[1].len()), (16, 0));

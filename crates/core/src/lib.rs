@@ -48,6 +48,7 @@ pub mod matrix;
 pub mod memory;
 pub mod model;
 pub mod operand;
+pub mod pin;
 pub mod plan;
 pub mod pool;
 pub mod problem;

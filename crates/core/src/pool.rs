@@ -583,6 +583,18 @@ impl DevicePool {
             Some(t) => t,
             None => autotune::choose_tile(problem, &devs, &budgets, profile.as_deref()),
         };
+        // Whole tiles: the continuous shares rounded so that no device finishes late.
+        let mut weights = weights;
+        if devices.len() > 1 {
+            if let Some(rates) =
+                autotune::device_rates(problem, &devs, tile, profile.as_deref(), &link_bw)
+            {
+                let g = TileGrid::square(problem.m, problem.n, problem.k, tile);
+                let n = g.mt() * g.nt();
+                let counts = crate::balance::tile_counts(problem, &rates, &weights, n);
+                weights = counts.iter().map(|&c| c as f64 / n as f64).collect();
+            }
+        }
         Ok(Decision {
             devices,
             weights,

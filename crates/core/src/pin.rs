@@ -1,0 +1,431 @@
+//! The host registration cache, vendor-neutral: user buffers are page-locked once and stay
+//! registered, so repeated calls on the same buffers pay no pinning. A backend supplies the
+//! three driver operations ([`Registrar`]); the bookkeeping lives here, once.
+//!
+//! Invariants, each learnt on real GPUs:
+//! - **One registration per buffer.** A copy whose host range spans two registrations is
+//!   rejected by the CUDA driver (`CUDA_ERROR_INVALID_VALUE`), so a request overlapping
+//!   registrations it is not wholly inside of replaces them with one registration of the union
+//!   (or of the request alone when the union cannot be registered).
+//! - **Verified hits.** A registration outlives the call but the caller's buffer may not: freed
+//!   and mapped again (or its pages discarded), the registration still points at the old
+//!   physical pages and a DMA through it silently reads stale data or writes where the caller
+//!   never looks (seen on H200). Every hit is verified by the backend (probes on the data's own
+//!   copy path) and a stale registration is redone.
+//! - **Eviction under pressure.** When the OS refuses to lock more memory, the least recently
+//!   used registrations are released and the registration retried; memory that still cannot be
+//!   registered is copied through pinned staging buffers by the backend's links.
+//!
+//! Call `ensure` and `release` only while no copy is in flight (the pool calls them between
+//! operations).
+
+use crate::error::Result;
+use crate::memory::HostAccess;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Page size registrations are aligned to.
+pub const PAGE: u64 = 4096;
+
+/// What a registration attempt gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registered {
+    /// Registered by this call.
+    Yes,
+    /// The memory is already page-locked by someone else (pinned allocation, another cache).
+    Foreign,
+    /// The OS or driver cannot lock this memory now (limit reached, or not registrable).
+    Refused,
+}
+
+/// The driver operations behind the cache.
+pub trait Registrar: Send + Sync {
+    /// Page-locks `[start, start + len)` (page-aligned) for every device of the backend.
+    fn register(&self, start: u64, len: usize) -> Result<Registered>;
+    /// Releases the registration that starts at `start`.
+    fn unregister(&self, start: u64) -> Result<()>;
+    /// Whether the registration covering `[addr, addr + len)` still maps the pages the CPU sees
+    /// there (probing through the copy path the data takes; for `ReadWrite`, writing too).
+    fn verify(&self, addr: u64, len: usize, access: HostAccess) -> Result<bool>;
+}
+
+/// Counters of the cache, for reports and the acceptance "the second call pays no pinning".
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PinStats {
+    pub registrations: u64,
+    pub hits: u64,
+    pub failures: u64,
+    pub evictions: u64,
+    /// Cached registrations found stale (memory freed and mapped again) and redone.
+    pub stale: u64,
+    /// Registrations replaced by one covering their union (buffers sharing pages).
+    pub merges: u64,
+    pub bytes_registered: u64,
+    pub seconds_registering: f64,
+}
+
+/// How host memory is prepared for DMA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PinPolicy {
+    /// Register and keep registered (default).
+    Cache,
+    /// Never register; every host copy goes through pinned staging buffers.
+    Staging,
+}
+
+impl PinPolicy {
+    /// From `HETBLAS_PIN` (`cache`, `staging`).
+    pub fn from_env() -> PinPolicy {
+        match std::env::var("HETBLAS_PIN").as_deref() {
+            Ok("staging") | Ok("off") | Ok("0") => PinPolicy::Staging,
+            _ => PinPolicy::Cache,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Region {
+    start: u64,
+    end: u64,
+    last_use: u64,
+    foreign: bool,
+}
+
+impl Region {
+    fn overlaps(&self, s: u64, e: u64) -> bool {
+        self.start < e && self.end > s
+    }
+    fn contains(&self, s: u64, e: u64) -> bool {
+        self.start <= s && self.end >= e
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    regions: Vec<Region>,
+    clock: u64,
+    stats: PinStats,
+}
+
+/// Page-aligned `[start, end)` around `[addr, addr + len)`.
+pub fn align(addr: u64, len: u64) -> (u64, u64) {
+    (addr / PAGE * PAGE, (addr + len).div_ceil(PAGE) * PAGE)
+}
+
+/// The registration cache of one backend.
+pub struct PinCache<R: Registrar> {
+    registrar: R,
+    policy: PinPolicy,
+    state: Mutex<State>,
+}
+
+impl<R: Registrar> std::fmt::Debug for PinCache<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PinCache")
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
+impl<R: Registrar> PinCache<R> {
+    pub fn new(registrar: R, policy: PinPolicy) -> PinCache<R> {
+        PinCache {
+            registrar,
+            policy,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    pub fn registrar(&self) -> &R {
+        &self.registrar
+    }
+
+    pub fn policy(&self) -> PinPolicy {
+        self.policy
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Makes `[addr, addr + len)` lie inside one registration that maps the caller's pages.
+    /// Returns whether it does (false: copies must be staged).
+    pub fn ensure(&self, addr: u64, len: usize, access: HostAccess) -> Result<bool> {
+        if len == 0 {
+            return Ok(true);
+        }
+        if self.policy == PinPolicy::Staging {
+            return Ok(false);
+        }
+        let (s, e) = align(addr, len as u64);
+        let mut st = self.lock();
+        st.clock += 1;
+        let now = st.clock;
+        let over: Vec<usize> = (0..st.regions.len())
+            .filter(|&i| st.regions[i].overlaps(s, e))
+            .collect();
+        if let [i] = over[..] {
+            if st.regions[i].contains(s, e) {
+                if st.regions[i].foreign || self.registrar.verify(addr, len, access)? {
+                    st.regions[i].last_use = now;
+                    st.stats.hits += 1;
+                    return Ok(true);
+                }
+                st.stats.stale += 1;
+            }
+        }
+        if over.iter().any(|&i| st.regions[i].foreign) {
+            // Someone else's registration in the way: cannot be merged; stage.
+            st.stats.failures += 1;
+            return Ok(false);
+        }
+        // Replace every overlapping registration by one covering the union.
+        let (mut us, mut ue) = (s, e);
+        for &i in &over {
+            us = us.min(st.regions[i].start);
+            ue = ue.max(st.regions[i].end);
+        }
+        if over.len() > 1 || (over.len() == 1 && (us, ue) != (s, e)) {
+            st.stats.merges += 1;
+        }
+        let mut olds: Vec<Region> = Vec::new();
+        for &i in over.iter().rev() {
+            olds.push(st.regions.swap_remove(i));
+        }
+        for r in &olds {
+            self.registrar.unregister(r.start)?;
+        }
+        let t = Instant::now();
+        let mut ok = self.register(&mut st, us, ue, now)?;
+        if !ok && (us, ue) != (s, e) {
+            // Parts of the union may no longer be mapped (stale neighbours): the request alone.
+            ok = self.register(&mut st, s, e, now)?;
+        }
+        st.stats.seconds_registering += t.elapsed().as_secs_f64();
+        Ok(ok)
+    }
+
+    /// Registers `[s, e)`, evicting least recently used registrations while the OS refuses.
+    fn register(&self, st: &mut State, s: u64, e: u64, now: u64) -> Result<bool> {
+        loop {
+            match self.registrar.register(s, (e - s) as usize)? {
+                Registered::Yes => {
+                    st.regions.push(Region {
+                        start: s,
+                        end: e,
+                        last_use: now,
+                        foreign: false,
+                    });
+                    st.stats.registrations += 1;
+                    st.stats.bytes_registered += e - s;
+                    return Ok(true);
+                }
+                Registered::Foreign => {
+                    st.regions.push(Region {
+                        start: s,
+                        end: e,
+                        last_use: now,
+                        foreign: true,
+                    });
+                    return Ok(true);
+                }
+                Registered::Refused => {
+                    let victim = (0..st.regions.len())
+                        .filter(|&i| !st.regions[i].foreign && !st.regions[i].overlaps(s, e))
+                        .min_by_key(|&i| st.regions[i].last_use);
+                    match victim {
+                        Some(i) => {
+                            let v = st.regions.swap_remove(i);
+                            self.registrar.unregister(v.start)?;
+                            st.stats.evictions += 1;
+                        }
+                        None => {
+                            st.stats.failures += 1;
+                            return Ok(false);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `[addr, addr + len)` lies inside one registration (a copy can DMA it directly).
+    pub fn is_pinned(&self, addr: u64, len: usize) -> bool {
+        if len == 0 {
+            return true;
+        }
+        let (s, e) = align(addr, len as u64);
+        self.lock().regions.iter().any(|r| r.contains(s, e))
+    }
+
+    /// Forgets (and unregisters, when ours) every registration overlapping `[addr, addr + len)`.
+    pub fn release(&self, addr: u64, len: usize) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let (s, e) = align(addr, len as u64);
+        let mut st = self.lock();
+        let mut keep = Vec::with_capacity(st.regions.len());
+        let mut result = Ok(());
+        for r in st.regions.drain(..) {
+            if r.overlaps(s, e) {
+                if !r.foreign {
+                    if let Err(err) = self.registrar.unregister(r.start) {
+                        result = Err(err);
+                    }
+                }
+            } else {
+                keep.push(r);
+            }
+        }
+        st.regions = keep;
+        result
+    }
+
+    pub fn stats(&self) -> PinStats {
+        self.lock().stats.clone()
+    }
+
+    /// Unregisters everything this cache registered.
+    pub fn release_all(&self) -> Result<()> {
+        let mut st = self.lock();
+        let mut result = Ok(());
+        for r in st.regions.drain(..) {
+            if !r.foreign {
+                if let Err(err) = self.registrar.unregister(r.start) {
+                    result = Err(err);
+                }
+            }
+        }
+        result
+    }
+}
+
+impl<R: Registrar> Drop for PinCache<R> {
+    fn drop(&mut self) {
+        // Registrations are released with the cache (the runtime); the registrar holds what it
+        // needs (the driver context) until after this.
+        let _ = self.release_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A driver stand-in: registrations may not overlap (as in CUDA), a capacity limit, and
+    /// memory "generations" for staleness.
+    #[derive(Default)]
+    struct Fake {
+        regs: Mutex<BTreeMap<u64, u64>>,
+        capacity: u64,
+        stale_pages: Mutex<Vec<u64>>,
+    }
+
+    impl Registrar for Fake {
+        fn register(&self, start: u64, len: usize) -> Result<Registered> {
+            let mut r = self.regs.lock().unwrap();
+            let end = start + len as u64;
+            assert!(
+                r.iter().all(|(&s, &e)| e <= start || s >= end),
+                "overlapping registration [{start:x}, {end:x})"
+            );
+            let used: u64 = r.iter().map(|(s, e)| e - s).sum();
+            if used + len as u64 > self.capacity {
+                return Ok(Registered::Refused);
+            }
+            r.insert(start, end);
+            Ok(Registered::Yes)
+        }
+        fn unregister(&self, start: u64) -> Result<()> {
+            let mut r = self.regs.lock().unwrap();
+            let end = r
+                .remove(&start)
+                .expect("unregister of an unknown registration");
+            // Registering again maps the pages now there.
+            self.stale_pages
+                .lock()
+                .unwrap()
+                .retain(|&p| p < start || p >= end);
+            Ok(())
+        }
+        fn verify(&self, addr: u64, len: usize, _: HostAccess) -> Result<bool> {
+            let (s, e) = align(addr, len as u64);
+            Ok(!self
+                .stale_pages
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|&p| p >= s && p < e))
+        }
+    }
+
+    fn cache(capacity: u64) -> PinCache<Fake> {
+        PinCache::new(
+            Fake {
+                capacity,
+                ..Default::default()
+            },
+            PinPolicy::Cache,
+        )
+    }
+
+    fn one_registration_covers(c: &PinCache<Fake>, addr: u64, len: u64) -> bool {
+        let (s, e) = align(addr, len);
+        c.registrar()
+            .regs
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(&rs, &re)| rs <= s && re >= e)
+    }
+
+    #[test]
+    fn buffers_sharing_pages_end_in_one_registration_each() {
+        let c = cache(u64::MAX);
+        // Two buffers sharing a page, then one spanning both.
+        assert!(c.ensure(0x1000_0100, 0x2000, HostAccess::Read).unwrap());
+        assert!(c.ensure(0x1000_2200, 0x2000, HostAccess::Read).unwrap());
+        assert!(one_registration_covers(&c, 0x1000_2200, 0x2000));
+        assert!(c
+            .ensure(0x1000_0000, 0x5000, HostAccess::ReadWrite)
+            .unwrap());
+        assert!(one_registration_covers(&c, 0x1000_0000, 0x5000));
+        assert!(c.is_pinned(0x1000_0100, 0x100));
+        assert!(c.stats().merges >= 1);
+        // A hit the second time.
+        let hits = c.stats().hits;
+        assert!(c.ensure(0x1000_0000, 0x5000, HostAccess::Read).unwrap());
+        assert_eq!(c.stats().hits, hits + 1);
+    }
+
+    #[test]
+    fn stale_registrations_are_redone() {
+        let c = cache(u64::MAX);
+        assert!(c.ensure(0x2000_0000, 0x10000, HostAccess::Read).unwrap());
+        c.registrar().stale_pages.lock().unwrap().push(0x2000_3000);
+        assert!(c.ensure(0x2000_0000, 0x10000, HostAccess::Read).unwrap());
+        assert_eq!(c.stats().stale, 1);
+        assert!(one_registration_covers(&c, 0x2000_0000, 0x10000));
+    }
+
+    #[test]
+    fn lru_eviction_and_refusal() {
+        let c = cache(0x3000);
+        assert!(c.ensure(0x10_0000, 0x1000, HostAccess::Read).unwrap());
+        assert!(c.ensure(0x20_0000, 0x1000, HostAccess::Read).unwrap());
+        assert!(c.ensure(0x30_0000, 0x1000, HostAccess::Read).unwrap());
+        assert!(c.ensure(0x10_0000, 0x1000, HostAccess::Read).unwrap()); // refresh the first
+        assert!(c.ensure(0x40_0000, 0x1000, HostAccess::Read).unwrap()); // evicts 0x20_0000
+        assert_eq!(c.stats().evictions, 1);
+        assert!(!c.is_pinned(0x20_0000, 8));
+        assert!(c.is_pinned(0x10_0000, 8));
+        // Larger than the capacity: refused, stage.
+        assert!(!c.ensure(0x50_0000, 0x10000, HostAccess::Read).unwrap());
+        c.release(0x10_0000, 0x1000).unwrap();
+        assert!(!c.is_pinned(0x10_0000, 8));
+        c.release_all().unwrap();
+        assert!(c.registrar().regs.lock().unwrap().is_empty());
+    }
+}
