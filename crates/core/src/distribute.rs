@@ -72,10 +72,7 @@ pub fn weighted(mt: usize, nt: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)
         out[majors[k]] = list;
     }
     // Move tiles from majors with a surplus to everyone short, taking the last ones.
-    loop {
-        let Some(dst) = (0..n).find(|&d| out[d].len() < count[d]) else {
-            break;
-        };
+    while let Some(dst) = (0..n).find(|&d| out[d].len() < count[d]) {
         let Some(src) = (0..n)
             .filter(|&d| out[d].len() > count[d])
             .max_by_key(|&d| out[d].len() - count[d])
