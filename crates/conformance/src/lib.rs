@@ -56,6 +56,36 @@ pub fn targets_or_skip(
     }
 }
 
+/// The targets of a GPU backend: its first device alone, and all its devices together when there
+/// are several (device-resident operands on each), from the backend's discovery.
+pub fn gpu_targets(
+    backend: &str,
+    discover: impl FnOnce() -> hetblas_core::Result<hetblas_core::Discovery>,
+) -> Option<Vec<Target>> {
+    targets_or_skip(backend, || {
+        let d = discover().map_err(|e| e.to_string())?;
+        let n = d.devices.len();
+        let pool = Arc::new(DevicePool::new(d.devices, d.links).map_err(|e| e.to_string())?);
+        let mut t = vec![Target {
+            name: format!("{backend}:0"),
+            pool: pool.clone(),
+            compute: vec![0],
+            homes: vec![0],
+            small_tile: 64,
+        }];
+        if n > 1 {
+            t.push(Target {
+                name: format!("{backend} x{n}"),
+                pool,
+                compute: (0..n).collect(),
+                homes: (0..n).collect(),
+                small_tile: 64,
+            });
+        }
+        Ok(t)
+    })
+}
+
 fn skip(backend: &str, why: &str) -> Option<Vec<Target>> {
     if required(backend) {
         panic!("HETBLAS_REQUIRE={backend} but the backend is unavailable: {why}");

@@ -75,6 +75,24 @@ pub fn check_sampled<T: Scalar>(
     samples: usize,
     seed: u64,
 ) -> Result<(usize, f64), String> {
+    check_entries(transa, transb, alpha, a, b, beta, c0, c, samples, seed, 2.0)
+}
+
+/// [`check_sampled`] with the bound's safety `factor` chosen by the caller.
+#[allow(clippy::too_many_arguments)]
+pub fn check_entries<T: Scalar>(
+    transa: Trans,
+    transb: Trans,
+    alpha: f64,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    beta: f64,
+    c0: MatRef<'_, T>,
+    c: MatRef<'_, T>,
+    samples: usize,
+    seed: u64,
+    factor: f64,
+) -> Result<(usize, f64), String> {
     let (m, n) = (c.rows(), c.cols());
     let k = if transa.is_transposed() {
         a.rows()
@@ -129,7 +147,7 @@ pub fn check_sampled<T: Scalar>(
             } else {
                 beta.abs() * c0v.abs()
             };
-        let bound = gemm_error_bound(T::DTYPE, k, sum, 2.0)
+        let bound = gemm_error_bound(T::DTYPE, k, sum, factor)
             + 2.0 * T::DTYPE.unit_roundoff() * want.abs()
             + f64::MIN_POSITIVE;
         let got = c.get(i, j).to_f64();
