@@ -288,14 +288,6 @@ impl CudaLink {
     }
 }
 
-fn host_extent(t: &RawTile) -> usize {
-    if t.is_empty() {
-        0
-    } else {
-        ((t.cols - 1) * t.ld + t.rows) * t.dtype.size()
-    }
-}
-
 impl Link for CudaLink {
     fn src(&self) -> MemorySpace {
         self.src
@@ -320,14 +312,14 @@ impl Link for CudaLink {
         match self.kind {
             LinkKind::Peer => self.memcpy_peer(src, dst),
             LinkKind::HostToDevice => {
-                if self.pins.is_pinned(src.addr, host_extent(src)) {
+                if self.pins.is_pinned(src.addr, src.extent_bytes()) {
                     self.memcpy_2d(src, dst)
                 } else {
                     self.copy_h2d_staged(src, dst)
                 }
             }
             LinkKind::DeviceToHost => {
-                if self.pins.is_pinned(dst.addr, host_extent(dst)) {
+                if self.pins.is_pinned(dst.addr, dst.extent_bytes()) {
                     self.memcpy_2d(src, dst)
                 } else {
                     self.copy_d2h_staged(src, dst)

@@ -67,14 +67,6 @@ unsafe fn host_copy_2d(src: &RawTile, dst: &RawTile) {
     }
 }
 
-fn host_extent(t: &RawTile) -> usize {
-    if t.is_empty() {
-        0
-    } else {
-        ((t.cols - 1) * t.ld + t.rows) * t.dtype.size()
-    }
-}
-
 impl HipLink {
     #[allow(
         clippy::too_many_arguments,
@@ -247,14 +239,14 @@ impl Link for HipLink {
         match self.kind {
             LinkKind::Peer => self.memcpy_peer(src, dst),
             LinkKind::HostToDevice => {
-                if self.pins.is_pinned(src.addr, host_extent(src)) {
+                if self.pins.is_pinned(src.addr, src.extent_bytes()) {
                     self.memcpy_2d(src, dst)
                 } else {
                     self.copy_h2d_staged(src, dst)
                 }
             }
             LinkKind::DeviceToHost => {
-                if self.pins.is_pinned(dst.addr, host_extent(dst)) {
+                if self.pins.is_pinned(dst.addr, dst.extent_bytes()) {
                     self.memcpy_2d(src, dst)
                 } else {
                     self.copy_d2h_staged(src, dst)

@@ -90,6 +90,16 @@ impl RawTile {
         self.rows * self.cols * self.dtype.size()
     }
 
+    /// Bytes from the first element to the last one inclusive (what a host operand spans in
+    /// memory: `(cols - 1) * ld + rows` elements).
+    pub fn extent_bytes(&self) -> usize {
+        if self.is_empty() {
+            0
+        } else {
+            ((self.cols - 1) * self.ld + self.rows) * self.dtype.size()
+        }
+    }
+
     /// Bytes of one column.
     pub fn row_bytes(&self) -> usize {
         self.rows * self.dtype.size()

@@ -258,10 +258,9 @@ impl DevicePool {
         }
         for (t, access) in [(&src, HostAccess::Read), (&dst, HostAccess::ReadWrite)] {
             if t.space.is_host() {
-                let bytes = ((t.cols - 1) * t.ld + t.rows) * t.dtype.size();
                 for d in &self.devices {
                     if d.space() == src.space || d.space() == dst.space {
-                        d.prepare_host(t.addr, bytes, access)?;
+                        d.prepare_host(t.addr, t.extent_bytes(), access)?;
                     }
                 }
             }
@@ -432,7 +431,54 @@ impl DevicePool {
         }
         let plan_start = Instant::now();
         let key = (problem, opts.devices.clone(), opts.tile, opts.memory_limit);
-        let cached = lock(&self.decisions).get(&key).cloned();
+        match self.run(
+            &problem,
+            &key,
+            opts,
+            &operands,
+            alpha,
+            beta,
+            &mut report,
+            plan_start,
+        ) {
+            // A cached decision carries the memory budgets of its time: when the devices have
+            // less free memory now, decide again with today's budgets, once.
+            Err(Error::OutOfMemory { .. }) => {
+                lock(&self.decisions).remove(&key);
+                self.run(
+                    &problem,
+                    &key,
+                    opts,
+                    &operands,
+                    alpha,
+                    beta,
+                    &mut report,
+                    plan_start,
+                )?;
+            }
+            r => r?,
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Decision (cached), plan (cached), workspaces, host preparation, execution.
+    #[allow(clippy::too_many_arguments)]
+    fn run<T: Scalar>(
+        &self,
+        problem: &GemmProblem,
+        key: &DecisionKey,
+        opts: &GemmOptions,
+        operands: &[RawTile; 3],
+        alpha: T,
+        beta: T,
+        report: &mut GemmReport,
+        plan_start: Instant,
+    ) -> Result<()> {
+        let (m, n, k) = (problem.m, problem.n, problem.k);
+        let problem = *problem;
+        let operands = *operands;
+        let cached = lock(&self.decisions).get(key).cloned();
         let decision = match cached {
             Some(d) => d,
             None => {
@@ -441,7 +487,7 @@ impl DevicePool {
                 if c.len() >= 1024 {
                     c.clear(); // bounded, like the plan cache
                 }
-                c.insert(key, d.clone());
+                c.insert(key.clone(), d.clone());
                 d
             }
         };
@@ -484,7 +530,7 @@ impl DevicePool {
         // unless beta == 0).
         for (i, t) in operands.iter().enumerate() {
             if t.space.is_host() && !t.is_empty() {
-                let bytes = ((t.cols - 1) * t.ld + t.rows) * t.dtype.size();
+                let bytes = t.extent_bytes();
                 let access = if i == 2 {
                     HostAccess::ReadWrite
                 } else {
@@ -516,8 +562,7 @@ impl DevicePool {
         report.stats = plan.stats();
         report.transfers = outcome.transfers;
         report.trace = outcome.trace;
-        report.seconds = started.elapsed().as_secs_f64();
-        Ok(report)
+        Ok(())
     }
 
     /// The autotuner: device subset and shares (balancer, when rates are known), tile size
