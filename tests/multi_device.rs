@@ -162,3 +162,59 @@ fn peer_forwarding_when_the_peer_link_is_faster() {
     assert_eq!(peer, 0, "a slower peer link must not be used");
     assert_eq!(host_with, host_without);
 }
+
+#[test]
+fn devices_without_a_link_between_them_route_through_host_memory() {
+    // Two separately created emulated nodes: no peer links between them, as between GPUs of two
+    // backends. Operands on one node's device, computed on the other's: two hops through host
+    // staging both ways, exact results.
+    let a = emulated_node(&[EmulatedConfig::default()], common::blas()).unwrap();
+    let b = emulated_node(&[EmulatedConfig::default()], common::blas()).unwrap();
+    let mut devices: Vec<Arc<dyn Device>> = vec![a.devices[0].clone(), b.devices[0].clone()];
+    let mut links: Vec<Arc<dyn Link>> = a.links;
+    links.extend(b.links);
+    let pool = Arc::new(DevicePool::new(std::mem::take(&mut devices), links).unwrap());
+    assert!(pool
+        .link(pool.devices()[0].space(), pool.devices()[1].space())
+        .is_none());
+    let t = Target {
+        name: "two nodes".into(),
+        pool: pool.clone(),
+        compute: vec![1],
+        homes: vec![0],
+        small_tile: 16,
+    };
+    use hetblas_conformance::cases::{Home, Placement};
+    for (i, placement) in [
+        Placement {
+            a: Home::Device(0),
+            b: Home::Host,
+            c: Home::Host,
+        },
+        Placement {
+            a: Home::Device(0),
+            b: Home::Device(0),
+            c: Home::Device(0),
+        },
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut s = CaseSpec::new(Trans::N, Trans::T, 53, 47, 38);
+        s.tile = Some(16);
+        s.beta = if i == 0 { 1.0 } else { 0.5 };
+        s.placement = placement;
+        s.seed = 31 + i as u64;
+        let r = run_case::<f64>(&t, &s).unwrap();
+        assert!(r
+            .transfers
+            .iter()
+            .any(|t| t.link.contains("->host") || t.link.contains("host->")));
+        if i == 1 {
+            // C on the other node: every C tile goes back through host memory, once.
+            let wb: Vec<_> = r.transfers.iter().filter(|t| t.writeback).collect();
+            assert_eq!(wb.len(), 4 * 3);
+            assert!(wb.iter().all(|t| t.link.starts_with("host->")));
+        }
+    }
+}

@@ -43,6 +43,8 @@ pub struct ExecRequest<'a> {
     pub links: &'a HashMap<(MemorySpace, MemorySpace), Arc<dyn Link>>,
     /// The whole stored A, B and C, in their spaces.
     pub operands: [RawTile; 3],
+    /// Address of the host staging workspace (`plan.host_slots` slots), when the plan has any.
+    pub host_workspace: u64,
     pub alpha: ScalarValue,
     pub beta: ScalarValue,
     pub trace: bool,
@@ -216,6 +218,20 @@ fn slot_view(req: &ExecRequest<'_>, device: usize, slot: u32, key: TileKey) -> R
     }
 }
 
+/// The stored block of a tile, held packed in a host staging slot.
+fn host_view(req: &ExecRequest<'_>, host: u32, key: TileKey) -> RawTile {
+    let plan = req.plan;
+    let b = plan.grid.stored_block(&plan.problem, key);
+    RawTile {
+        space: MemorySpace::HOST,
+        addr: req.host_workspace + host as u64 * plan.slot_bytes as u64,
+        rows: b.rows,
+        cols: b.cols,
+        ld: TileGrid::slot_ld(b.rows),
+        dtype: plan.problem.dtype,
+    }
+}
+
 fn tile_view(req: &ExecRequest<'_>, device: usize, loc: TileLoc, key: TileKey) -> RawTile {
     match loc {
         TileLoc::InPlace => operand_view(req, key),
@@ -245,7 +261,7 @@ fn worker(sh: &Shared<'_>, d: usize) -> Result<WorkerOut> {
         out.epoch = Some((ev, Instant::now()));
     }
     // Per queue of this worker: the last task of each other queue it already waited for.
-    let mut waited: HashMap<(QueueId, QueueId), TaskId> = HashMap::new();
+    let mut waited: HashMap<(QueueId, QueueId, u16), TaskId> = HashMap::new();
     let mut queues: HashMap<QueueId, Arc<dyn Queue>> = HashMap::new();
     for &tid in &plan.order[d] {
         if sh.abort.load(Ordering::SeqCst) {
@@ -260,23 +276,24 @@ fn worker(sh: &Shared<'_>, d: usize) -> Result<WorkerOut> {
                 q
             }
         };
-        // Wait for dependencies on other queues: only the newest task of each queue matters.
-        let mut newest: HashMap<QueueId, TaskId> = HashMap::new();
+        // Wait for dependencies on other queues (or issued by other threads): of the tasks one
+        // thread put on one queue, only the newest matters (they complete in order).
+        let mut newest: HashMap<(QueueId, u16), TaskId> = HashMap::new();
         for &dep in &task.deps {
-            let dq = plan.tasks[dep as usize].queue;
-            if dq == task.queue {
-                continue; // in-order queue
+            let dt = &plan.tasks[dep as usize];
+            if dt.queue == task.queue && dt.device == task.device {
+                continue; // in-order queue, issued earlier by this thread
             }
-            let e = newest.entry(dq).or_insert(dep);
+            let e = newest.entry((dt.queue, dt.device)).or_insert(dep);
             *e = (*e).max(dep);
         }
-        for (dq, dep) in newest {
-            if waited.get(&(task.queue, dq)).is_some_and(|&w| w >= dep) {
+        for ((dq, dd), dep) in newest {
+            if waited.get(&(task.queue, dq, dd)).is_some_and(|&w| w >= dep) {
                 continue;
             }
             let ev = wait_issued(sh, dep)?;
             q.wait(&ev)?;
-            waited.insert((task.queue, dq), dep);
+            waited.insert((task.queue, dq, dd), dep);
         }
         let start = if req.trace {
             Some(q.record_timed()?)
@@ -342,6 +359,10 @@ fn issue(
                     let src = slot_view(req, device as usize, slot, key);
                     (src, link_of(req, src.space, dst.space)?)
                 }
+                Source::Staged { host } => {
+                    let src = host_view(req, host, key);
+                    (src, link_of(req, src.space, dst.space)?)
+                }
             };
             link.copy(&src, &dst)?;
             transfers.push(Transfer {
@@ -396,6 +417,29 @@ fn issue(
             };
             req.devices[d].kernel().gemm(queue, &op)?;
         }
+        TaskKind::StageIn { key, host } => {
+            let src = operand_view(req, key);
+            let dst = host_view(req, host, key);
+            link_of(req, src.space, dst.space)?.copy(&src, &dst)?;
+        }
+        TaskKind::StageOut { key, slot, host } => {
+            let src = slot_view(req, d, slot, key);
+            let dst = host_view(req, host, key);
+            link_of(req, src.space, dst.space)?.copy(&src, &dst)?;
+        }
+        TaskKind::Unstage { key, host } => {
+            let src = host_view(req, host, key);
+            let dst = operand_view(req, key);
+            let link = link_of(req, src.space, dst.space)?;
+            link.copy(&src, &dst)?;
+            transfers.push(Transfer {
+                device: d as u16,
+                key,
+                writeback: true,
+                link: link.name().to_string(),
+                bytes: src.bytes() as u64,
+            });
+        }
         TaskKind::AddC { i, j, acc, orig } => {
             let key = TileKey::c(i as usize, j as usize);
             let y = slot_view(req, d, acc, key);
@@ -447,6 +491,17 @@ fn interval(
             (
                 Activity::WriteBack,
                 format!("writeback C({},{})", key.r, key.c),
+                (r * c) as u64 * es,
+                0.0,
+            )
+        }
+        TaskKind::StageIn { key, .. }
+        | TaskKind::StageOut { key, .. }
+        | TaskKind::Unstage { key, .. } => {
+            let (r, c) = plan.grid.op_shape(key);
+            (
+                Activity::Fetch,
+                format!("stage {:?}({},{})", key.op, key.r, key.c),
                 (r * c) as u64 * es,
                 0.0,
             )

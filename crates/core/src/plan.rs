@@ -54,6 +54,8 @@ pub enum Source {
     Origin,
     /// A slot of another plan device that holds the tile (peer forwarding).
     Peer { device: u16, slot: u32 },
+    /// A host staging slot a `StageIn` filled (second hop of a route through host memory).
+    Staged { host: u32 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +86,23 @@ pub enum TaskKind {
     WriteBack {
         key: TileKey,
         slot: u32,
+    },
+    /// First hop of a fetch between spaces with no direct link (devices of two backends):
+    /// operand -> host staging slot `host`.
+    StageIn {
+        key: TileKey,
+        host: u32,
+    },
+    /// First hop of a write-back with no direct link: device slot -> host staging slot.
+    StageOut {
+        key: TileKey,
+        slot: u32,
+        host: u32,
+    },
+    /// Second hop of that write-back: host staging slot -> C.
+    Unstage {
+        key: TileKey,
+        host: u32,
     },
 }
 
@@ -127,6 +146,8 @@ pub struct Plan {
     pub problem: GemmProblem,
     pub grid: TileGrid,
     pub slot_bytes: usize,
+    /// Host staging slots (of `slot_bytes`) for routes through host memory.
+    pub host_slots: u32,
     pub devices: Vec<PlanDevice>,
     pub tasks: Vec<Task>,
     /// Per device, its task ids in issue order.
@@ -249,17 +270,21 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         for op in Operand::ALL {
             let loc = p.location(op);
             let needed = distinct.iter().any(|k| k.op == op);
-            if needed && loc != spec.space && !req.links.contains(&(loc, spec.space)) {
+            let reachable = req.links.contains(&(loc, spec.space))
+                || (req.links.contains(&(loc, MemorySpace::HOST))
+                    && req.links.contains(&(MemorySpace::HOST, spec.space)));
+            if needed && loc != spec.space && !reachable {
                 return Err(Error::Unsupported {
                     device: format!("{:?}", spec.space),
                     detail: format!("no link from {loc:?} (operand {op:?}) to {:?}", spec.space),
                 });
             }
         }
-        if !st.in_place(&p, Operand::C)
-            && !tiles.is_empty()
-            && !req.links.contains(&(spec.space, p.location(Operand::C)))
-        {
+        let c_loc = p.location(Operand::C);
+        let back = req.links.contains(&(spec.space, c_loc))
+            || (req.links.contains(&(spec.space, MemorySpace::HOST))
+                && req.links.contains(&(MemorySpace::HOST, c_loc)));
+        if !st.in_place(&p, Operand::C) && !tiles.is_empty() && !back {
             return Err(Error::Unsupported {
                 device: format!("{:?}", spec.space),
                 detail: format!("no link back to C's location {:?}", p.location(Operand::C)),
@@ -319,6 +344,10 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         tasks: Vec::new(),
         holders: HashMap::new(),
         link_speed: req.link_speed,
+        links: req.links,
+        host_ring: vec![Vec::new(); 4 * req.devices.len().max(1)],
+        host_next: 0,
+        host_used: false,
     };
     // Interleave devices step by step so task ids follow a plausible global timeline: cross-device
     // dependencies (peer forwarding) then always point backwards. The device that goes first
@@ -340,11 +369,17 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         }
     }
 
+    let host_slots = if b.host_used {
+        b.host_ring.len() as u32
+    } else {
+        0
+    };
     let mut tasks = b.tasks;
     for t in 0..tasks.len() {
         for di in 0..tasks[t].deps.len() {
             let d = tasks[t].deps[di] as usize;
-            if tasks[d].queue != tasks[t].queue {
+            // Same queue and same issuing thread: in order without an event.
+            if tasks[d].queue != tasks[t].queue || tasks[d].device != tasks[t].device {
                 tasks[d].signal = true;
             }
         }
@@ -357,6 +392,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         problem: p,
         grid: g,
         slot_bytes,
+        host_slots,
         devices: plan_devices,
         tasks,
         order,
@@ -397,9 +433,21 @@ struct Builder<'a> {
     /// A/B tiles resident on some device: (device, slot, the task that filled it).
     holders: HashMap<TileKey, Vec<(u16, u32, TaskId)>>,
     link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
+    links: &'a HashSet<(MemorySpace, MemorySpace)>,
+    /// Host staging slots for two-hop routes: each slot's last readers (a refill waits).
+    host_ring: Vec<Vec<TaskId>>,
+    host_next: usize,
+    host_used: bool,
 }
 
 impl Builder<'_> {
+    /// The next host staging slot and what its previous use must finish first.
+    fn host_slot(&mut self) -> (u32, Vec<TaskId>) {
+        let h = self.host_next;
+        self.host_next = (h + 1) % self.host_ring.len();
+        self.host_used = true;
+        (h as u32, std::mem::take(&mut self.host_ring[h]))
+    }
     fn push(&mut self, device: u16, kind: TaskKind, queue: QueueId, deps: Vec<TaskId>) -> TaskId {
         let id = self.tasks.len() as TaskId;
         let mut deps = deps;
@@ -552,16 +600,47 @@ impl Builder<'_> {
         waits: Vec<TaskId>,
     ) -> TaskId {
         let src = self.p.location(key.op);
-        let id = self.push(
-            st.dev,
-            TaskKind::Fetch {
-                key,
-                source: Source::Origin,
-                slot,
-            },
-            QueueId::Link { src, dst: st.space },
-            waits,
-        );
+        let id = if self.links.contains(&(src, st.space)) {
+            self.push(
+                st.dev,
+                TaskKind::Fetch {
+                    key,
+                    source: Source::Origin,
+                    slot,
+                },
+                QueueId::Link { src, dst: st.space },
+                waits,
+            )
+        } else {
+            // No direct link (devices of two backends): through a host staging slot.
+            let (host, host_waits) = self.host_slot();
+            let stage = self.push(
+                st.dev,
+                TaskKind::StageIn { key, host },
+                QueueId::Link {
+                    src,
+                    dst: MemorySpace::HOST,
+                },
+                host_waits,
+            );
+            let mut deps = waits;
+            deps.push(stage);
+            let id = self.push(
+                st.dev,
+                TaskKind::Fetch {
+                    key,
+                    source: Source::Staged { host },
+                    slot,
+                },
+                QueueId::Link {
+                    src: MemorySpace::HOST,
+                    dst: st.space,
+                },
+                deps,
+            );
+            self.host_ring[host as usize].push(id);
+            id
+        };
         st.filled_by.insert(key, id);
         id
     }
@@ -673,15 +752,45 @@ impl Builder<'_> {
         if step.last {
             st.acc.remove(&(step.i, step.j));
             if let TileLoc::Slot(slot) = c_loc {
-                let wb = self.push(
-                    st.dev,
-                    TaskKind::WriteBack { key: kc, slot },
-                    QueueId::Link {
-                        src: st.space,
-                        dst: self.p.location(Operand::C),
-                    },
-                    vec![last_task],
-                );
+                let c_space = self.p.location(Operand::C);
+                let wb = if self.links.contains(&(st.space, c_space)) {
+                    self.push(
+                        st.dev,
+                        TaskKind::WriteBack { key: kc, slot },
+                        QueueId::Link {
+                            src: st.space,
+                            dst: c_space,
+                        },
+                        vec![last_task],
+                    )
+                } else {
+                    let (host, mut host_waits) = self.host_slot();
+                    host_waits.push(last_task);
+                    let out = self.push(
+                        st.dev,
+                        TaskKind::StageOut {
+                            key: kc,
+                            slot,
+                            host,
+                        },
+                        QueueId::Link {
+                            src: st.space,
+                            dst: MemorySpace::HOST,
+                        },
+                        host_waits,
+                    );
+                    let un = self.push(
+                        st.dev,
+                        TaskKind::Unstage { key: kc, host },
+                        QueueId::Link {
+                            src: MemorySpace::HOST,
+                            dst: c_space,
+                        },
+                        vec![out],
+                    );
+                    self.host_ring[host as usize].push(un);
+                    out
+                };
                 st.owner[slot as usize] = None;
                 st.released.push_back(slot);
                 st.resident.remove(&kc);
@@ -730,11 +839,14 @@ impl Plan {
                     let (r, c) = self.grid.op_shape(key);
                     let b = (r * c) as u64 * es;
                     match source {
-                        Source::Origin => s.bytes_in[t.device as usize] += b,
+                        Source::Origin | Source::Staged { .. } => {
+                            s.bytes_in[t.device as usize] += b
+                        }
                         Source::Peer { .. } => s.bytes_peer[t.device as usize] += b,
                     }
                 }
-                TaskKind::WriteBack { key, .. } => {
+                TaskKind::StageIn { .. } | TaskKind::StageOut { .. } => {}
+                TaskKind::WriteBack { key, .. } | TaskKind::Unstage { key, .. } => {
                     s.writebacks += 1;
                     let (r, c) = self.grid.op_shape(key);
                     s.bytes_out[t.device as usize] += (r * c) as u64 * es;

@@ -87,6 +87,8 @@ pub struct DevicePool {
     plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
     /// One call at a time uses the workspaces.
     call: Mutex<()>,
+    /// Host staging slots for two-hop routes (u64 for 8-byte alignment).
+    host_workspace: Mutex<Option<Vec<u64>>>,
     /// What the autotuner decided per problem and options (a repeated call pays nothing).
     decisions: Mutex<HashMap<DecisionKey, Decision>>,
     /// The calibrated machine profile, when one matches these devices.
@@ -138,6 +140,7 @@ impl DevicePool {
             link_set,
             plans: Mutex::new(HashMap::new()),
             call: Mutex::new(()),
+            host_workspace: Mutex::new(None),
             profile: std::sync::RwLock::new(None),
             decisions: Mutex::new(HashMap::new()),
         })
@@ -543,6 +546,24 @@ impl DevicePool {
                 }
             }
         }
+        // Host staging slots for routes through host memory (devices of two backends), kept
+        // between calls and page-locked for the devices that copy through them.
+        let mut host_guard = lock(&self.host_workspace);
+        let need = plan.host_slots as usize * plan.slot_bytes;
+        if need > 0 && host_guard.as_ref().is_none_or(|v| v.len() * 8 < need) {
+            if let Some(old) = host_guard.take() {
+                for d in &self.devices {
+                    d.release_host(old.as_ptr() as u64, old.len() * 8)?;
+                }
+            }
+            *host_guard = Some(vec![0u64; need.div_ceil(8)]);
+        }
+        let host_ws = host_guard.as_ref().map_or(0, |v| v.as_ptr() as u64);
+        if let Some(v) = host_guard.as_ref().filter(|_| need > 0) {
+            for d in devs.iter().filter(|d| !d.space().is_host()) {
+                d.prepare_host(v.as_ptr() as u64, v.len() * 8, HostAccess::ReadWrite)?;
+            }
+        }
         let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
         for d in &devs {
             d.share_host(accelerators);
@@ -554,11 +575,13 @@ impl DevicePool {
             workspaces: &ws_addrs,
             links: &self.links,
             operands,
+            host_workspace: host_ws,
             alpha: alpha.to_value(),
             beta: beta.to_value(),
             trace: opts.trace,
         })?;
         drop(guards);
+        drop(host_guard);
         report.stats = plan.stats();
         report.transfers = outcome.transfers;
         report.trace = outcome.trace;
@@ -757,6 +780,17 @@ impl DevicePool {
                 self.download(dm, MatMut::packed(&mut tmp, r, cc)?)?;
                 scale(&mut MatMut::packed(&mut tmp, r, cc)?);
                 self.copy_blocking(MatIn::Host(MatRef::packed(&tmp, r, cc)?).raw(), dm.raw())
+            }
+        }
+    }
+}
+
+impl Drop for DevicePool {
+    fn drop(&mut self) {
+        // The staging workspace may be page-locked by the devices: release before freeing.
+        if let Some(v) = lock(&self.host_workspace).take() {
+            for d in &self.devices {
+                let _ = d.release_host(v.as_ptr() as u64, v.len() * 8);
             }
         }
     }
