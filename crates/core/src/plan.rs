@@ -9,6 +9,10 @@
 //! Invariants (tested): each A/B tile is fetched at most once per device unless the cache is too
 //! small to keep it until its next use; each C tile is accumulated over all of K on one device and
 //! written back once; with beta == 0, C is never fetched or read.
+//!
+//! Also planned here: late C (products start at beta = 0 and the caller's C is added at the end,
+//! when the kernel can add tiles), peer forwarding (a tile another device holds comes over a
+//! faster peer link), and routes through host staging slots between spaces with no link.
 
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
@@ -192,7 +196,6 @@ struct DeviceState {
     readers: Vec<Vec<TaskId>>,
     /// The fetch that filled each resident tile.
     filled_by: HashMap<TileKey, TaskId>,
-    /// Step index within its C tile's k loop (0-based), per step.
     /// Future step indices at which each A/B tile is used (Belady).
     uses: HashMap<TileKey, VecDeque<usize>>,
     /// Slots never used yet (taken first), and slots released by a write-back, oldest first.
