@@ -47,14 +47,7 @@ pub struct HipBackend;
 
 /// Parses a device filter such as "0,2" (`HETBLAS_HIP_DEVICES`).
 pub fn parse_filter(v: &str) -> Result<Vec<i32>> {
-    v.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            s.parse::<i32>()
-                .map_err(|_| Error::InvalidInput(format!("bad device ordinal {s:?} in {v:?}")))
-        })
-        .collect()
+    hetblas_core::device::parse_device_filter(v)
 }
 
 impl Backend for HipBackend {

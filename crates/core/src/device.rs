@@ -116,3 +116,29 @@ pub struct BackendStatus {
     /// Why it contributes no device, when it does not.
     pub reason: Option<String>,
 }
+
+/// Parses a device-ordinal filter such as `"0,2"` (`HETBLAS_CUDA_DEVICES`, `HETBLAS_HIP_DEVICES`).
+///
+/// # Errors
+/// `InvalidInput` naming the entry that is not an ordinal.
+pub fn parse_device_filter(v: &str) -> Result<Vec<i32>> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<i32>().map_err(|_| {
+                crate::error::Error::InvalidInput(format!("bad device ordinal {s:?} in {v:?}"))
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn device_filter() {
+        assert_eq!(super::parse_device_filter("0, 2").unwrap(), vec![0, 2]);
+        assert_eq!(super::parse_device_filter("").unwrap(), Vec::<i32>::new());
+        assert!(super::parse_device_filter("x").is_err());
+    }
+}
