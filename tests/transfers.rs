@@ -1,6 +1,7 @@
 //! Counting the transfers the executor performs: each A and B tile crosses a link at most once
-//! per device that needs it, each C tile is fetched once (beta != 0) or never (beta == 0), and
-//! written back exactly once; the CPU device moves nothing for host operands.
+//! per device that needs it, each C tile is fetched once (beta != 0, C added on the device) or
+//! never (beta == 0, or host C folded on the host), and written back exactly once; the CPU
+//! device moves nothing for host operands.
 
 mod common;
 
@@ -9,6 +10,7 @@ use hetblas_core::tiling::TileKey;
 use hetblas_core::{GemmOptions, GemmReport, MatMut, MatRef, Trans};
 use std::collections::{HashMap, HashSet};
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     devices: Vec<usize>,
     m: usize,
@@ -17,6 +19,7 @@ fn run(
     tile: usize,
     beta: f64,
     limit: Option<u64>,
+    no_host_fold: bool,
 ) -> GemmReport {
     let pool = common::pool();
     let a: Vec<f64> = (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect();
@@ -34,6 +37,7 @@ fn run(
             tile: Some(tile),
             devices: Some(devices),
             memory_limit: limit,
+            no_host_fold,
             ..Default::default()
         },
     )
@@ -48,10 +52,12 @@ fn tiles(x: usize, t: usize) -> usize {
 fn each_tile_crosses_each_link_at_most_once_per_device() {
     let (m, n, k, t) = (50, 41, 37, 8);
     let (mt, nt, kt) = (tiles(m, t), tiles(n, t), tiles(k, t));
-    for ndev in 1..=4 {
-        for beta in [0.0, 1.0] {
+    for (ndev, beta, no_host_fold) in
+        (1..=4).flat_map(|d| [(d, 0.0, false), (d, 1.0, false), (d, 1.0, true)])
+    {
+        {
             let devices: Vec<usize> = (1..=ndev).collect();
-            let r = run(devices, m, n, k, t, beta, None);
+            let r = run(devices, m, n, k, t, beta, None, no_host_fold);
             let mut fetched: HashMap<(u16, TileKey), usize> = HashMap::new();
             let mut written: HashMap<TileKey, usize> = HashMap::new();
             let mut owner: HashMap<TileKey, u16> = HashMap::new();
@@ -74,10 +80,13 @@ fn each_tile_crosses_each_link_at_most_once_per_device() {
                 written.values().all(|&c| c == 1),
                 "each C tile written back once"
             );
-            // C fetched once per tile iff beta != 0, by the device that owns it.
+            // C fetched once per tile iff beta != 0 and C is added on the device, by the device
+            // that owns it.
             let c_fetches: Vec<_> = fetched.keys().filter(|(_, k)| k.op == Operand::C).collect();
             if beta == 0.0 {
                 assert!(c_fetches.is_empty(), "beta == 0 must not read C");
+            } else if !no_host_fold {
+                assert!(c_fetches.is_empty(), "host C is folded on the host");
             } else {
                 assert_eq!(c_fetches.len(), mt * nt);
                 for (d, key) in c_fetches {
@@ -128,7 +137,7 @@ fn each_tile_crosses_each_link_at_most_once_per_device() {
 fn out_of_core_still_writes_each_c_tile_once() {
     let (m, n, k, t) = (64, 48, 80, 8);
     // Room for 5 tiles: A/B tiles must be refetched, C still goes back once.
-    let r = run(vec![1], m, n, k, t, 1.0, Some(5 * 8 * 8 * 8));
+    let r = run(vec![1], m, n, k, t, 1.0, Some(5 * 8 * 8 * 8), true);
     let mut written: HashMap<TileKey, usize> = HashMap::new();
     for tr in r.transfers.iter().filter(|t| t.writeback) {
         *written.entry(tr.key).or_default() += 1;
@@ -144,7 +153,7 @@ fn out_of_core_still_writes_each_c_tile_once() {
 
 #[test]
 fn cpu_device_moves_nothing_for_host_operands() {
-    let r = run(vec![0], 40, 30, 20, 8, 1.0, None);
+    let r = run(vec![0], 40, 30, 20, 8, 1.0, None, false);
     assert!(r.transfers.is_empty());
     assert_eq!(r.stats.gemms, 5 * 4 * 3);
 }

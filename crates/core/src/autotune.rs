@@ -20,9 +20,10 @@ pub fn choose_tile(
     devices: &[&Arc<dyn Device>],
     budgets: &[u64],
     profile: Option<&MachineProfile>,
+    host_fold: bool,
 ) -> usize {
     if let (Some(prof), [d], [budget]) = (profile, devices, budgets) {
-        if let Some(sel) = model_tile(p, d, *budget, prof) {
+        if let Some(sel) = model_tile(p, d, *budget, prof, host_fold) {
             return sel.tile;
         }
     }
@@ -40,12 +41,13 @@ pub struct ModelChoice {
 /// Evaluates the pipeline model for every candidate tile that fits the budget (six tiles
 /// resident) and picks the fastest (ties to the larger tile). `None` when nothing needs tiling
 /// (every operand already in the device) or the profile lacks the device, its links or the
-/// dtype.
+/// dtype. `host_fold`: C in host memory is folded there (the pool's default).
 pub fn model_tile(
     p: &GemmProblem,
     device: &Arc<dyn Device>,
     budget: u64,
     profile: &MachineProfile,
+    host_fold: bool,
 ) -> Option<ModelChoice> {
     if Operand::ALL
         .iter()
@@ -59,6 +61,7 @@ pub fn model_tile(
         h2d: profile.link(HOST_LABEL, &label)?.tile_link(),
         d2h: profile.link(&label, HOST_LABEL)?.tile_link(),
         late_c: device.kernel().supports_add(),
+        host_fold: host_fold.then(|| fold_rate(Some(profile))),
     };
     let offload = Offload::from_problem(p, device.space());
     let maxdim = p.m.max(p.n).max(p.k);
@@ -78,6 +81,13 @@ pub fn model_tile(
         predicted,
         candidates,
     })
+}
+
+/// Bytes of C per second a host fold achieves: calibrated, else a conservative estimate.
+pub fn fold_rate(profile: Option<&MachineProfile>) -> f64 {
+    profile
+        .and_then(|p| p.host_fold_bytes_per_sec)
+        .unwrap_or(crate::fold::DEFAULT_BYTES_PER_SEC)
 }
 
 /// Default device subset: the accelerators (GPUs, emulated devices) that support the dtype; the
@@ -190,6 +200,7 @@ pub fn device_rates(
                 flops_per_sec: flops,
                 host_bytes_per_sec: host,
                 overhead,
+                host_fold: crate::fold::enabled_by_env(),
             })
         })
         .collect()

@@ -863,6 +863,11 @@ pub fn calibrate(
         )?;
     }
 
+    // Host folds (C in host memory folded there, see crate::fold): only accelerators need them.
+    if devices.iter().any(|d| !d.space().is_host()) {
+        profile.host_fold_bytes_per_sec = Some(crate::fold::measure_rate(2048, 5)?);
+    }
+
     // GEMM per device and dtype.
     for d in devices {
         let info = d.info();

@@ -8,6 +8,7 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::host_queue::{HostEvent, HostQueue};
 use crate::kernel::GemmTile;
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
@@ -45,6 +46,8 @@ pub struct ExecRequest<'a> {
     pub operands: [RawTile; 3],
     /// Address of the host staging workspace (`plan.host_slots` slots), when the plan has any.
     pub host_workspace: u64,
+    /// The queue host folds run on (plans with `FoldC` tasks need one).
+    pub host_fold: Option<Arc<HostQueue>>,
     pub alpha: ScalarValue,
     pub beta: ScalarValue,
     pub trace: bool,
@@ -185,6 +188,11 @@ fn queue_of(req: &ExecRequest<'_>, q: QueueId) -> Result<Arc<dyn Queue>> {
             Ok(qs[index as usize % qs.len()].clone())
         }
         QueueId::Link { src, dst } => Ok(link_of(req, src, dst)?.queue().clone()),
+        QueueId::HostFold => req
+            .host_fold
+            .clone()
+            .map(|q| q as Arc<dyn Queue>)
+            .ok_or_else(|| Error::internal("plan folds on the host but no fold queue was given")),
     }
 }
 
@@ -446,6 +454,28 @@ fn issue(
             let x = slot_view(req, d, orig, key);
             req.devices[d].kernel().add(queue, req.beta, &x, &y)?;
         }
+        TaskKind::FoldC { key, host } => {
+            let c = operand_view(req, key);
+            let staged = host_view(req, host, key);
+            let q = queue
+                .as_any()
+                .downcast_ref::<HostQueue>()
+                .ok_or_else(|| Error::internal("host fold on a queue that is not a host queue"))?;
+            let beta = req.beta;
+            let threads = crate::fold::fold_threads();
+            // SAFETY: C is the caller's host matrix, borrowed for the whole call (the executor
+            // synchronises every queue before returning); the planner gives each C tile to one
+            // fold and the staging slot is not refilled before this fold completes.
+            q.enqueue(move || unsafe { crate::fold::fold_into(&c, &staged, beta, threads) })?;
+            let link = link_of(req, plan.devices[d].space, MemorySpace::HOST)?;
+            transfers.push(Transfer {
+                device: d as u16,
+                key,
+                writeback: true,
+                link: link.name().to_string(),
+                bytes: staged.bytes() as u64,
+            });
+        }
     }
     Ok(())
 }
@@ -472,6 +502,18 @@ fn interval(
                 times = Some((base + s, base + en));
                 break;
             }
+        }
+    }
+    // Host queues (folds) report host instants.
+    let host_instant = |e: &Arc<dyn Event>| {
+        e.as_any()
+            .downcast_ref::<HostEvent>()
+            .and_then(|h| h.completed_at())
+            .map(|t| t.saturating_duration_since(t0).as_secs_f64())
+    };
+    if times.is_none() {
+        if let (Some(s), Some(e)) = (host_instant(&tt.start), host_instant(&tt.end)) {
+            times = Some((s, e));
         }
     }
     let (start, end) = times.ok_or_else(|| Error::internal("trace events not comparable"))?;
@@ -502,6 +544,15 @@ fn interval(
             (
                 Activity::Fetch,
                 format!("stage {:?}({},{})", key.op, key.r, key.c),
+                (r * c) as u64 * es,
+                0.0,
+            )
+        }
+        TaskKind::FoldC { key, .. } => {
+            let (r, c) = plan.grid.op_shape(key);
+            (
+                Activity::WriteBack,
+                format!("fold C({},{})", key.r, key.c),
                 (r * c) as u64 * es,
                 0.0,
             )

@@ -41,6 +41,7 @@ pub mod device;
 pub mod distribute;
 pub mod error;
 pub mod execute;
+pub mod fold;
 pub mod host_queue;
 pub mod kernel;
 pub mod link;

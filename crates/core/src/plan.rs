@@ -29,6 +29,8 @@ pub enum QueueId {
     Compute { device: u16, index: u16 },
     /// The copy queue of the link `src -> dst`.
     Link { src: MemorySpace, dst: MemorySpace },
+    /// The host queue that folds returned products into C in host memory.
+    HostFold,
 }
 
 /// Where a tile used by a gemm is.
@@ -108,6 +110,12 @@ pub enum TaskKind {
         key: TileKey,
         host: u32,
     },
+    /// Host fold: C = beta * C + the product a `StageOut` returned into host staging slot `host`
+    /// (C in host memory; its tile never crosses the link towards the device).
+    FoldC {
+        key: TileKey,
+        host: u32,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -131,6 +139,9 @@ pub struct DeviceSpec {
     pub compute_queues: u16,
     /// The device's kernel can add a tile to a tile (`Kernel::add`), so C can arrive late.
     pub late_c: bool,
+    /// With C in host memory and beta != 0, fold the product into C on the host instead of
+    /// sending C to the device ([`crate::fold`]).
+    pub host_fold: bool,
 }
 
 /// A device's part of the plan.
@@ -206,6 +217,8 @@ struct DeviceState {
     /// Late C: the slot and fetch of the caller's C tile, fetched during the last k steps.
     late: HashMap<(usize, usize), (u32, TaskId)>,
     late_c: bool,
+    /// This device's C tiles are folded on the host (see [`DeviceSpec::host_fold`]).
+    host_fold: bool,
     kt: usize,
     c_count: u16,
     compute_queues: u16,
@@ -237,6 +250,11 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
     let mut plan_devices = Vec::with_capacity(req.devices.len());
     for (d, (spec, tiles)) in req.devices.iter().zip(req.assignment).enumerate() {
         let c_in_place = p.location(Operand::C) == spec.space;
+        let host_fold = spec.host_fold
+            && !p.beta_zero
+            && !c_in_place
+            && p.location(Operand::C).is_host()
+            && req.links.contains(&(spec.space, MemorySpace::HOST));
         // Tiles needing a slot (independent of the order they are used in).
         let mut distinct: HashSet<TileKey> = HashSet::new();
         for &(i, j) in tiles {
@@ -265,7 +283,8 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
             released: VecDeque::new(),
             acc: HashMap::new(),
             late: HashMap::new(),
-            late_c: spec.late_c,
+            late_c: spec.late_c && !host_fold,
+            host_fold,
             kt,
             c_count: 0,
             compute_queues: spec.compute_queues.max(1),
@@ -298,7 +317,8 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         } else {
             spec.budget / slot_bytes as u64
         };
-        let late_c = spec.late_c && !p.beta_zero && p.location(Operand::C) != spec.space;
+        let late_c =
+            spec.late_c && !host_fold && !p.beta_zero && p.location(Operand::C) != spec.space;
         // With late C a C tile can hold two slots (its accumulator and the caller's C).
         let objects = distinct.len() + if late_c { tiles.len() } else { 0 };
         let slots = (objects as u64).min(by_budget) as u32;
@@ -348,7 +368,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         holders: HashMap::new(),
         link_speed: req.link_speed,
         links: req.links,
-        host_ring: vec![Vec::new(); 4 * req.devices.len().max(1)],
+        host_ring: vec![Vec::new(); host_ring_len(&states, slot_bytes)],
         host_next: 0,
         host_used: false,
     };
@@ -400,6 +420,18 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         tasks,
         order,
     })
+}
+
+/// Host staging slots: 4 per device for routes between backends; with host folds, 8 per device
+/// (C tiles finish in groups of four and each holds its slot until folded), within 4 GiB.
+fn host_ring_len(states: &[DeviceState], slot_bytes: usize) -> usize {
+    let n = states.len().max(1);
+    if states.iter().any(|s| s.host_fold) {
+        let cap = (4usize << 30) / slot_bytes.max(1);
+        (8 * n).min(cap).max(2 * n)
+    } else {
+        4 * n
+    }
 }
 
 /// C tiles accumulated together (k-loop outermost within the group): the first group of four
@@ -667,6 +699,7 @@ impl Builder<'_> {
         }
         let mut deps = Vec::new();
         let late = !self.p.beta_zero && st.late_c && !st.in_place(&self.p, Operand::C);
+        let fold = st.host_fold;
         let mut beta = BetaUse::One;
         let c_loc = if step.first {
             let loc = if st.in_place(&self.p, Operand::C) {
@@ -674,7 +707,7 @@ impl Builder<'_> {
                 TileLoc::InPlace
             } else {
                 let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
-                if self.p.beta_zero || late {
+                if self.p.beta_zero || late || fold {
                     // C is not read now: the slot only needs its previous readers gone.
                     deps.extend(waits);
                     beta = BetaUse::Zero;
@@ -756,7 +789,31 @@ impl Builder<'_> {
             st.acc.remove(&(step.i, step.j));
             if let TileLoc::Slot(slot) = c_loc {
                 let c_space = self.p.location(Operand::C);
-                let wb = if self.links.contains(&(st.space, c_space)) {
+                let wb = if fold {
+                    let (host, mut host_waits) = self.host_slot();
+                    host_waits.push(last_task);
+                    let out = self.push(
+                        st.dev,
+                        TaskKind::StageOut {
+                            key: kc,
+                            slot,
+                            host,
+                        },
+                        QueueId::Link {
+                            src: st.space,
+                            dst: MemorySpace::HOST,
+                        },
+                        host_waits,
+                    );
+                    let f = self.push(
+                        st.dev,
+                        TaskKind::FoldC { key: kc, host },
+                        QueueId::HostFold,
+                        vec![out],
+                    );
+                    self.host_ring[host as usize].push(f);
+                    out
+                } else if self.links.contains(&(st.space, c_space)) {
                     self.push(
                         st.dev,
                         TaskKind::WriteBack { key: kc, slot },
@@ -849,7 +906,9 @@ impl Plan {
                     }
                 }
                 TaskKind::StageIn { .. } | TaskKind::StageOut { .. } => {}
-                TaskKind::WriteBack { key, .. } | TaskKind::Unstage { key, .. } => {
+                TaskKind::WriteBack { key, .. }
+                | TaskKind::Unstage { key, .. }
+                | TaskKind::FoldC { key, .. } => {
                     s.writebacks += 1;
                     let (r, c) = self.grid.op_shape(key);
                     s.bytes_out[t.device as usize] += (r * c) as u64 * es;
@@ -903,6 +962,10 @@ mod tests {
     }
 
     fn try_plan(ndev: usize, budget: u64, beta_zero: bool) -> Result<Plan> {
+        try_plan_with(ndev, budget, beta_zero, false)
+    }
+
+    fn try_plan_with(ndev: usize, budget: u64, beta_zero: bool, host_fold: bool) -> Result<Plan> {
         let spaces: Vec<_> = (0..ndev).map(|_| MemorySpace::new_device()).collect();
         let mut all = spaces.clone();
         all.push(MemorySpace::HOST);
@@ -915,6 +978,7 @@ mod tests {
                 budget,
                 compute_queues: 2,
                 late_c: true,
+                host_fold,
             })
             .collect();
         let assign = block_cyclic(g.mt(), g.nt(), ndev);
@@ -981,6 +1045,51 @@ mod tests {
             }
         }
         assert_eq!(adds, 12, "one add per C tile");
+    }
+
+    #[test]
+    fn host_fold_never_sends_c_to_the_device() {
+        for ndev in 1..=3 {
+            let plan = try_plan_with(ndev, u64::MAX, false, true).unwrap();
+            let s = plan.stats();
+            assert_eq!(s.fetches[2], 0, "C stays on the host");
+            assert_eq!(s.writebacks, 12, "each product folded once");
+            assert!(plan.host_slots >= 2 * ndev as u32);
+            let mut folded = HashSet::new();
+            for t in &plan.tasks {
+                match t.kind {
+                    TaskKind::Gemm { beta, .. } => assert_ne!(beta, BetaUse::Caller),
+                    TaskKind::AddC { .. } | TaskKind::WriteBack { .. } => {
+                        panic!("no device-side C with host fold: {t:?}")
+                    }
+                    TaskKind::FoldC { key, host } => {
+                        assert_eq!(t.queue, QueueId::HostFold);
+                        assert!(folded.insert(key));
+                        // It reads what its StageOut brought into the same slot.
+                        let out = &plan.tasks[t.deps[0] as usize];
+                        assert!(matches!(out.kind,
+                            TaskKind::StageOut { key: k, host: h, .. } if k == key && h == host));
+                    }
+                    TaskKind::StageOut { host, .. } => {
+                        // A reused staging slot waits for the fold that read it before.
+                        for &d in &t.deps {
+                            if let TaskKind::FoldC { host: h, .. } = plan.tasks[d as usize].kind {
+                                assert_eq!(h, host);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            assert_eq!(folded.len(), 12);
+        }
+        // beta == 0 needs no fold: plain write-backs.
+        let plan = try_plan_with(1, u64::MAX, true, true).unwrap();
+        assert!(plan
+            .tasks
+            .iter()
+            .all(|t| !matches!(t.kind, TaskKind::FoldC { .. })));
+        assert_eq!(plan.host_slots, 0);
     }
 
     #[test]

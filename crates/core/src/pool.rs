@@ -7,6 +7,7 @@ use crate::device::Device;
 use crate::distribute;
 use crate::error::{Error, Result};
 use crate::execute::{self, ExecRequest, Transfer};
+use crate::host_queue::HostQueue;
 use crate::link::Link;
 use crate::matrix::{DeviceMatrix, MatIn, MatOut};
 use crate::memory::{Buffer, HostAccess, MemorySpace, RawTile};
@@ -35,6 +36,9 @@ pub struct GemmOptions {
     pub memory_limit: Option<u64>,
     /// Never forward a tile from a device that holds it (always fetch from the operand).
     pub no_peer_forwarding: bool,
+    /// Send C to the devices and add it there, instead of folding the products into C on the
+    /// host ([`crate::fold`]; also off with `HETBLAS_HOST_FOLD=0`).
+    pub no_host_fold: bool,
 }
 
 /// What a GEMM call did.
@@ -74,6 +78,7 @@ struct PlanKey {
     tile: (usize, usize, usize),
     budget_slots: Vec<u64>,
     forward: bool,
+    host_fold: bool,
     /// Shares per device, in 1e-4.
     weights: Vec<u32>,
 }
@@ -87,8 +92,10 @@ pub struct DevicePool {
     plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
     /// One call at a time uses the workspaces.
     call: Mutex<()>,
-    /// Host staging slots for two-hop routes (u64 for 8-byte alignment).
+    /// Host staging slots for two-hop routes and host folds (u64 for 8-byte alignment).
     host_workspace: Mutex<Option<Vec<u64>>>,
+    /// The queue host folds run on, started on first use.
+    fold_queue: Mutex<Option<Arc<HostQueue>>>,
     /// What the autotuner decided per problem and options (a repeated call pays nothing).
     decisions: Mutex<HashMap<DecisionKey, Decision>>,
     /// The calibrated machine profile, when one matches these devices.
@@ -141,6 +148,7 @@ impl DevicePool {
             plans: Mutex::new(HashMap::new()),
             call: Mutex::new(()),
             host_workspace: Mutex::new(None),
+            fold_queue: Mutex::new(None),
             profile: std::sync::RwLock::new(None),
             decisions: Mutex::new(HashMap::new()),
         })
@@ -509,6 +517,7 @@ impl DevicePool {
             &weights,
             &budgets,
             !opts.no_peer_forwarding,
+            host_fold_enabled(opts),
         )?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         report.plan_cached = cached;
@@ -569,6 +578,19 @@ impl DevicePool {
             d.share_host(accelerators);
         }
         let exec_devices: Vec<Arc<dyn Device>> = devs.iter().map(|d| (*d).clone()).collect();
+        let folds = plan
+            .tasks
+            .iter()
+            .any(|t| matches!(t.kind, crate::plan::TaskKind::FoldC { .. }));
+        let host_fold = if folds {
+            let mut q = lock(&self.fold_queue);
+            if q.is_none() {
+                *q = Some(HostQueue::new("host-fold")?);
+            }
+            q.clone()
+        } else {
+            None
+        };
         let outcome = execute::execute(&ExecRequest {
             plan: &plan,
             devices: &exec_devices,
@@ -576,6 +598,7 @@ impl DevicePool {
             links: &self.links,
             operands,
             host_workspace: host_ws,
+            host_fold,
             alpha: alpha.to_value(),
             beta: beta.to_value(),
             trace: opts.trace,
@@ -649,7 +672,13 @@ impl DevicePool {
         let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &self.devices[i]).collect();
         let tile = match opts.tile {
             Some(t) => t,
-            None => autotune::choose_tile(problem, &devs, &budgets, profile.as_deref()),
+            None => autotune::choose_tile(
+                problem,
+                &devs,
+                &budgets,
+                profile.as_deref(),
+                host_fold_enabled(opts),
+            ),
         };
         // Whole tiles: the continuous shares rounded so that no device finishes late.
         let mut weights = weights;
@@ -671,6 +700,7 @@ impl DevicePool {
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn plan(
         &self,
         problem: &GemmProblem,
@@ -679,6 +709,7 @@ impl DevicePool {
         weights: &[f64],
         budgets: &[u64],
         forward: bool,
+        host_fold: bool,
     ) -> Result<(Arc<Plan>, bool)> {
         let slot_bytes = grid.slot_bytes(problem.dtype.size()) as u64;
         let specs: Vec<DeviceSpec> = dev_idx
@@ -697,6 +728,7 @@ impl DevicePool {
                         d.compute_queues().len().max(1) as u16
                     },
                     late_c: d.kernel().supports_add(),
+                    host_fold,
                 }
             })
             .collect();
@@ -713,6 +745,7 @@ impl DevicePool {
                 .map(|s| (s.budget / slot_bytes).min(all_tiles))
                 .collect(),
             forward,
+            host_fold,
             weights: weights.iter().map(|w| (w * 1e4).round() as u32).collect(),
         };
         if let Some(p) = lock(&self.plans).get(&key) {
@@ -794,6 +827,11 @@ impl Drop for DevicePool {
             }
         }
     }
+}
+
+/// Host folds are on unless the call or `HETBLAS_HOST_FOLD=0` turns them off.
+fn host_fold_enabled(opts: &GemmOptions) -> bool {
+    !opts.no_host_fold && crate::fold::enabled_by_env()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -197,6 +197,10 @@ pub struct MachineProfile {
     pub devices: Vec<DeviceProfile>,
     /// The links.
     pub links: Vec<LinkProfile>,
+    /// Host fold speed ([`crate::fold`]): bytes of C folded per second with the fold's threads.
+    /// Absent in profiles from before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_fold_bytes_per_sec: Option<f64>,
 }
 
 impl MachineProfile {
@@ -208,6 +212,7 @@ impl MachineProfile {
             host: hostname(),
             devices: Vec::new(),
             links: Vec::new(),
+            host_fold_bytes_per_sec: None,
         }
     }
 

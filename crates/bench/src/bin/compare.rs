@@ -313,10 +313,15 @@ fn problem<T: Scalar>(
         });
     };
 
-    if want("hetblas") {
+    // "hetblas-nofold": the same with C sent to the GPUs instead of folded on the host.
+    for (name, no_host_fold) in [("hetblas", false), ("hetblas-nofold", true)] {
+        if !want(name) {
+            continue;
+        }
         let opts = GemmOptions {
             devices: Some(gpus.to_vec()),
             tile: args.tile,
+            no_host_fold,
             ..Default::default()
         };
         let run = |c: &mut [T]| -> Result<(f64, hetblas::GemmReport), String> {
@@ -345,7 +350,7 @@ fn problem<T: Scalar>(
         }
         par_copy(&mut c, &c0);
         run(&mut c)?;
-        let ok = match check("hetblas", shape, alpha, &a, &b, beta, &c0, &c) {
+        let ok = match check(name, shape, alpha, &a, &b, beta, &c0, &c) {
             Ok(ok) => ok,
             Err(e) => {
                 // Diagnose before failing: is it the registration cache?
@@ -358,14 +363,14 @@ fn problem<T: Scalar>(
                     cache.release_all().map_err(|e| e.to_string())?;
                     par_copy(&mut c, &c0);
                     run(&mut c)?;
-                    let again = check("hetblas", shape, alpha, &a, &b, beta, &c0, &c);
+                    let again = check(name, shape, alpha, &a, &b, beta, &c0, &c);
                     println!("  after releasing every registration and re-running: {again:?}");
                 }
                 return Err(e);
             }
         };
         let r = last.unwrap_or_default();
-        if args.traffic && gpus.len() > 1 {
+        if args.traffic && gpus.len() > 1 && !no_host_fold {
             let mut o2 = opts.clone();
             o2.no_peer_forwarding = true;
             let r2 = rt
@@ -392,7 +397,7 @@ fn problem<T: Scalar>(
         }
         let bytes_in: u64 = r.stats.bytes_in.iter().sum();
         push(
-            "hetblas",
+            name,
             median(&mut times),
             format!(
                 "tile {:?}, planning {:.1} us (cached {}), in {:.2} GB, {ok}",

@@ -189,8 +189,14 @@ fn case<T: Scalar>(
         beta_zero: c.beta_zero,
         locations: [loc(p[0]), loc(p[1]), loc(p[2])],
     };
-    let choice = model_tile(&problem, &dev, dev.memory_budget(), profile)
-        .ok_or("the profile cannot model this problem")?;
+    let choice = model_tile(
+        &problem,
+        &dev,
+        dev.memory_budget(),
+        profile,
+        hetblas_core::fold::enabled_by_env(),
+    )
+    .ok_or("the profile cannot model this problem")?;
     let mut call = |tile: Option<usize>| -> Result<(f64, hetblas::GemmReport), String> {
         let ai: MatIn<'_, T> = da.as_ref().map_or(
             MatIn::Host(MatRef::packed(&a, m, k).unwrap()),

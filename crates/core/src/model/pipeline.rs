@@ -11,6 +11,8 @@
 //! - host->device: every fetched byte (`Tin`, slowed where write-backs run at the same time),
 //!   then the last product and its write-back;
 //! - device->host: the first C tile is ready after `t0 + kt * t_gemm`, then every write-back.
+//! - host fold (C in host memory, beta != 0, folded on the host): C never goes in; the first
+//!   product is back after `t0 + kt * t_gemm + t_wb`, then every fold, one after the other.
 //!
 //! Edge tiles are counted at their real size (eight classes: full or edge in m, n, k).
 
@@ -28,6 +30,9 @@ pub struct PipelineModel {
     pub d2h: TileLink,
     /// C arrives late (the device can add tiles): the first products do not wait for C.
     pub late_c: bool,
+    /// C in host memory is not sent: products come back and are folded on the host at this
+    /// many bytes of C per second ([`crate::fold`]). Applies when the offload reads C.
+    pub host_fold: Option<f64>,
 }
 
 /// The parts of a prediction, for `hetblas predict` and the validation report.
@@ -50,6 +55,22 @@ fn split(d: usize, t: usize) -> [(usize, usize); 2] {
 impl PipelineModel {
     /// Predicted seconds of the offload with square tiles `t`.
     pub fn predict(&self, o: &Offload, t: usize, exec: &dyn ExecTime) -> PipelinePrediction {
+        let fold = self.host_fold.filter(|_| o.get[2] && o.set[2]);
+        if fold.is_some() {
+            let mut o = *o;
+            o.get[2] = false;
+            return self.predict_inner(&o, t, exec, fold);
+        }
+        self.predict_inner(o, t, exec, None)
+    }
+
+    fn predict_inner(
+        &self,
+        o: &Offload,
+        t: usize,
+        exec: &dyn ExecTime,
+        fold: Option<f64>,
+    ) -> PipelinePrediction {
         let t = t.max(1);
         let e = o.elem_bytes;
         let (tm, tn, tk) = (t.min(o.m.max(1)), t.min(o.n.max(1)), t.min(o.k.max(1)));
@@ -130,7 +151,13 @@ impl PipelineModel {
         // products.
         let total_c = mt * nt;
         let g_last = (total_c - 1) % (GROUP_SIDE * GROUP_SIDE) + 1;
-        let tail = if self.late_c && o.get[2] {
+        let t_fold = fold.map_or(0.0, |bw| (tm * tn * e) as f64 / bw);
+        let tail = if fold.is_some() {
+            // The last group's products come back one after the other and are folded in turn.
+            let slow = t_wb.max(t_fold);
+            let fast = t_wb.min(t_fold);
+            (g_last as f64 * slow + fast - (g_last - 1) as f64 * t_gemm).max(t_wb + t_fold)
+        } else if self.late_c && o.get[2] {
             (g_last as f64 * t_wb - (g_last - 1) as f64 * t_gemm).max(t_wb)
         } else {
             t_wb
@@ -138,12 +165,19 @@ impl PipelineModel {
         let compute_path = t0 + stall + tc + tail;
         let h2d_path = tin_eff + t_gemm + tail;
         let d2h_path = if o.set[2] {
-            t0 + kt as f64 * t_gemm + tout_eff
+            t0 + kt as f64 * t_gemm + tout_eff + t_fold
         } else {
             0.0
         };
+        let fold_path = match fold {
+            Some(bw) => {
+                let c_bytes = (o.m * o.n * e) as f64;
+                t0 + kt as f64 * t_gemm + t_wb + c_bytes / bw
+            }
+            None => 0.0,
+        };
         PipelinePrediction {
-            seconds: compute_path.max(h2d_path).max(d2h_path),
+            seconds: compute_path.max(h2d_path).max(d2h_path).max(fold_path),
             compute: tc,
             h2d: tin_eff,
             d2h: tout_eff,
@@ -177,6 +211,7 @@ mod tests {
             h2d: link(50.0),
             d2h: link(50.0),
             late_c: true,
+            host_fold: None,
         };
         let o = Offload::from_host_flags(32768, 32768, 32768, DType::F64, [true; 3], false);
         let exec = FixedRate {
@@ -198,6 +233,7 @@ mod tests {
             h2d: link(50.0),
             d2h: link(50.0),
             late_c: true,
+            host_fold: None,
         };
         // 4096 x 4096 x 32768: 2.28 GB in, 0.13 GB out, 1.1 TFLOP.
         let o = Offload::from_host_flags(4096, 4096, 32768, DType::F64, [true; 3], false);
@@ -218,6 +254,7 @@ mod tests {
             h2d: link(50.0),
             d2h: link(50.0),
             late_c: true,
+            host_fold: None,
         };
         let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [false; 3], false);
         let exec = FixedRate {
@@ -226,5 +263,35 @@ mod tests {
         let p = m.predict(&o, 2048, &exec);
         assert_eq!(p.h2d, 0.0);
         assert!((p.seconds - p.compute).abs() < 1e-12);
+    }
+
+    #[test]
+    fn host_fold_removes_c_from_the_host_to_device_path() {
+        let mut m = PipelineModel {
+            h2d: link(50.0),
+            d2h: link(50.0),
+            late_c: true,
+            host_fold: None,
+        };
+        let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [true; 3], false);
+        let exec = FixedRate {
+            flops_per_sec: 60e12,
+        };
+        let without = m.predict(&o, 2048, &exec);
+        m.host_fold = Some(40e9);
+        let with = m.predict(&o, 2048, &exec);
+        let c_bytes = 8192.0 * 8192.0 * 8.0;
+        // C no longer crosses towards the device: a third less host->device time.
+        assert!((without.h2d - with.h2d - c_bytes / 50e9).abs() < 0.1 * c_bytes / 50e9);
+        assert!(with.seconds < without.seconds, "{with:?} vs {without:?}");
+        // A slow fold is the bottleneck.
+        m.host_fold = Some(5e9);
+        assert!(m.predict(&o, 2048, &exec).seconds >= c_bytes / 5e9);
+        // beta == 0 (C not read): the fold changes nothing.
+        let o0 = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [true; 3], true);
+        assert_eq!(m.predict(&o0, 2048, &exec), {
+            m.host_fold = None;
+            m.predict(&o0, 2048, &exec)
+        });
     }
 }

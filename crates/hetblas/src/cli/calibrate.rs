@@ -96,6 +96,9 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
             l.bid_slowdown
         );
     }
+    if let Some(f) = profile.host_fold_bytes_per_sec {
+        println!("  host fold {:.2} GB/s of C", f / 1e9);
+    }
     for d in &profile.devices {
         for g in &d.gemm {
             let best = g

@@ -45,6 +45,9 @@ pub struct GemmArgs {
     #[arg(long)]
     trace: Option<std::path::PathBuf>,
     /// Random seed.
+    /// Send C to the devices instead of folding products into it on the host.
+    #[arg(long)]
+    pub no_host_fold: bool,
     #[arg(long, default_value_t = 42)]
     seed: u64,
 }
@@ -91,6 +94,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             trace: a.trace.is_some() && rep == a.reps.max(1),
             memory_limit: None,
             no_peer_forwarding: false,
+            no_host_fold: a.no_host_fold,
         };
         let t = Instant::now();
         let report = rt.gemm_with(

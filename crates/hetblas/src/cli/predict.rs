@@ -73,7 +73,14 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         locations: [loc(p[0]), loc(p[1]), loc(p[2])],
     };
     let budget = dev.memory_budget();
-    let choice = model_tile(&problem, &dev, budget, &profile).ok_or_else(|| {
+    let choice = model_tile(
+        &problem,
+        &dev,
+        budget,
+        &profile,
+        hetblas_core::fold::enabled_by_env(),
+    )
+    .ok_or_else(|| {
         Error::Profile(format!(
             "the profile has no {} gemm table or host links for {label} (or nothing moves)",
             a.dtype

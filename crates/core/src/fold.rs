@@ -1,0 +1,196 @@
+//! Host fold: `C = beta * C + P` for a C tile in host memory and its product `P` returned by a
+//! device into a host staging slot.
+//!
+//! Why: with C in host memory and beta != 0, sending C to the device costs as much link time as
+//! bringing the product back. Folding on the host trades that host->device traffic (a third of
+//! a square GEMM's) for host memory bandwidth, which a server has far more of. The fold runs on
+//! its own host queue with several threads, so the devices never wait for it.
+
+use crate::error::{Error, Result};
+use crate::memory::RawTile;
+use crate::scalar::{DType, ScalarValue};
+
+/// Fold speed assumed without a calibrated one (bytes of C per second): what a few threads of
+/// a server reach with room to spare.
+pub const DEFAULT_BYTES_PER_SEC: f64 = 20e9;
+
+/// Host folds are on unless `HETBLAS_HOST_FOLD=0` (the pool also honours
+/// `GemmOptions::no_host_fold`).
+pub fn enabled_by_env() -> bool {
+    std::env::var("HETBLAS_HOST_FOLD").as_deref() != Ok("0")
+}
+
+/// Threads one fold uses: memory-bound, so a handful saturate the host's bandwidth.
+pub fn fold_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 12)
+}
+
+/// `c = beta * c + p`, both host tiles of the same shape and dtype.
+///
+/// # Errors
+/// `Internal` when the tiles do not describe host memory of one shape and dtype.
+///
+/// # Safety
+/// Both tiles must describe valid host memory (`ld >= rows`, `cols` columns), `c` writable, and
+/// no other thread may access `c` or write `p` during the call.
+pub unsafe fn fold_into(c: &RawTile, p: &RawTile, beta: ScalarValue, threads: usize) -> Result<()> {
+    if !c.space.is_host()
+        || !p.space.is_host()
+        || c.rows != p.rows
+        || c.cols != p.cols
+        || c.dtype != p.dtype
+        || beta.dtype() != c.dtype
+        || c.ld < c.rows
+        || p.ld < p.rows
+    {
+        return Err(Error::internal(format!(
+            "host fold of mismatched tiles: {c:?} <- {p:?}"
+        )));
+    }
+    if c.rows == 0 || c.cols == 0 {
+        return Ok(());
+    }
+    let threads = threads.clamp(1, c.cols);
+    let per = c.cols.div_ceil(threads);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (j0, j1) = (t * per, ((t + 1) * per).min(c.cols));
+            if j0 >= j1 {
+                continue;
+            }
+            let (c, p) = (*c, *p);
+            s.spawn(move || match (c.dtype, beta) {
+                // SAFETY: the caller guarantees valid, exclusive memory; threads take disjoint
+                // column ranges of c.
+                (DType::F32, ScalarValue::F32(b)) => unsafe { fold_cols::<f32>(&c, &p, b, j0, j1) },
+                // SAFETY: as above.
+                (DType::F64, ScalarValue::F64(b)) => unsafe { fold_cols::<f64>(&c, &p, b, j0, j1) },
+                _ => {}
+            });
+        }
+    });
+    Ok(())
+}
+
+/// Columns `j0..j1` of the fold.
+///
+/// # Safety
+/// As [`fold_into`], for those columns.
+unsafe fn fold_cols<T>(c: &RawTile, p: &RawTile, beta: T, j0: usize, j1: usize)
+where
+    T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T> + PartialEq + From<u8>,
+{
+    let one = T::from(1u8);
+    for j in j0..j1 {
+        // SAFETY: column j of each tile lies within the memory the caller vouched for.
+        let (cc, pc) = unsafe {
+            (
+                std::slice::from_raw_parts_mut((c.addr as *mut T).add(j * c.ld), c.rows),
+                std::slice::from_raw_parts((p.addr as *const T).add(j * p.ld), c.rows),
+            )
+        };
+        if beta == one {
+            for (x, &y) in cc.iter_mut().zip(pc) {
+                *x = *x + y;
+            }
+        } else {
+            for (x, &y) in cc.iter_mut().zip(pc) {
+                *x = beta * *x + y;
+            }
+        }
+    }
+}
+
+/// Measures the host fold speed (bytes of C per second) on `side x side` f64 tiles with
+/// [`fold_threads`] threads: the median of `reps` folds after one warm-up. For calibration.
+pub fn measure_rate(side: usize, reps: usize) -> Result<f64> {
+    let n = side * side;
+    let mut c: Vec<f64> = (0..n).map(|i| (i % 1009) as f64 * 0.5).collect();
+    let mut p: Vec<f64> = (0..n).map(|i| (i % 997) as f64 * 0.25).collect();
+    let tile = |v: &mut Vec<f64>| RawTile {
+        space: crate::memory::MemorySpace::HOST,
+        addr: v.as_mut_ptr() as u64,
+        rows: side,
+        cols: side,
+        ld: side,
+        dtype: DType::F64,
+    };
+    let (ct, pt) = (tile(&mut c), tile(&mut p));
+    let threads = fold_threads();
+    let mut times = Vec::with_capacity(reps);
+    for r in 0..=reps.max(1) {
+        let t = std::time::Instant::now();
+        // SAFETY: both vectors live to the end of this function and nothing else touches them.
+        unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), threads)? };
+        if r > 0 {
+            times.push(t.elapsed().as_secs_f64());
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let med = times[times.len() / 2].max(1e-9);
+    Ok((n * 8) as f64 / med)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemorySpace;
+
+    fn tile<T>(v: &mut [T], rows: usize, cols: usize, ld: usize, dtype: DType) -> RawTile {
+        RawTile {
+            space: MemorySpace::HOST,
+            addr: v.as_mut_ptr() as u64,
+            rows,
+            cols,
+            ld,
+            dtype,
+        }
+    }
+
+    #[test]
+    fn folds_with_leading_dimensions_and_threads() {
+        let (rows, cols, ldc, ldp) = (37, 23, 41, 40);
+        let c0: Vec<f64> = (0..ldc * cols).map(|x| (x as f64 * 0.37).sin()).collect();
+        let mut p: Vec<f64> = (0..ldp * cols).map(|x| (x as f64 * 0.11).cos()).collect();
+        for (beta, threads) in [(1.0, 1), (1.0, 5), (-0.75, 3), (2.5, 64)] {
+            let mut c = c0.clone();
+            let ct = tile(&mut c, rows, cols, ldc, DType::F64);
+            let pt = tile(&mut p, rows, cols, ldp, DType::F64);
+            // SAFETY: both vectors outlive the call and are not shared.
+            unsafe { fold_into(&ct, &pt, ScalarValue::F64(beta), threads) }.unwrap();
+            for j in 0..cols {
+                for i in 0..ldc {
+                    let want = if i < rows {
+                        beta * c0[j * ldc + i] + p[j * ldp + i]
+                    } else {
+                        c0[j * ldc + i] // padding untouched
+                    };
+                    assert_eq!(
+                        c[j * ldc + i],
+                        want,
+                        "({i},{j}) beta {beta} threads {threads}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn f32_and_mismatches() {
+        let mut c = vec![1.0f32; 6];
+        let mut p = vec![2.0f32; 6];
+        let ct = tile(&mut c, 2, 3, 2, DType::F32);
+        let pt = tile(&mut p, 2, 3, 2, DType::F32);
+        // SAFETY: valid, unshared vectors.
+        unsafe { fold_into(&ct, &pt, ScalarValue::F32(0.5), 2) }.unwrap();
+        assert!(c.iter().all(|&x| x == 2.5));
+        let bad = tile(&mut p, 3, 2, 3, DType::F32);
+        // SAFETY: rejected before any access.
+        assert!(unsafe { fold_into(&ct, &bad, ScalarValue::F32(1.0), 1) }.is_err());
+        // SAFETY: rejected before any access.
+        assert!(unsafe { fold_into(&ct, &pt, ScalarValue::F64(1.0), 1) }.is_err());
+    }
+}
