@@ -19,7 +19,7 @@ fn run(
     tile: usize,
     beta: f64,
     limit: Option<u64>,
-    no_host_fold: bool,
+    host_fold: bool,
 ) -> GemmReport {
     let pool = common::pool();
     let a: Vec<f64> = (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect();
@@ -37,7 +37,7 @@ fn run(
             tile: Some(tile),
             devices: Some(devices),
             memory_limit: limit,
-            no_host_fold,
+            host_fold: Some(host_fold),
             ..Default::default()
         },
     )
@@ -52,12 +52,12 @@ fn tiles(x: usize, t: usize) -> usize {
 fn each_tile_crosses_each_link_at_most_once_per_device() {
     let (m, n, k, t) = (50, 41, 37, 8);
     let (mt, nt, kt) = (tiles(m, t), tiles(n, t), tiles(k, t));
-    for (ndev, beta, no_host_fold) in
-        (1..=4).flat_map(|d| [(d, 0.0, false), (d, 1.0, false), (d, 1.0, true)])
+    for (ndev, beta, host_fold) in
+        (1..=4).flat_map(|d| [(d, 0.0, true), (d, 1.0, true), (d, 1.0, false)])
     {
         {
             let devices: Vec<usize> = (1..=ndev).collect();
-            let r = run(devices, m, n, k, t, beta, None, no_host_fold);
+            let r = run(devices, m, n, k, t, beta, None, host_fold);
             let mut fetched: HashMap<(u16, TileKey), usize> = HashMap::new();
             let mut written: HashMap<TileKey, usize> = HashMap::new();
             let mut owner: HashMap<TileKey, u16> = HashMap::new();
@@ -85,7 +85,7 @@ fn each_tile_crosses_each_link_at_most_once_per_device() {
             let c_fetches: Vec<_> = fetched.keys().filter(|(_, k)| k.op == Operand::C).collect();
             if beta == 0.0 {
                 assert!(c_fetches.is_empty(), "beta == 0 must not read C");
-            } else if !no_host_fold {
+            } else if host_fold {
                 assert!(c_fetches.is_empty(), "host C is folded on the host");
             } else {
                 assert_eq!(c_fetches.len(), mt * nt);
@@ -137,7 +137,7 @@ fn each_tile_crosses_each_link_at_most_once_per_device() {
 fn out_of_core_still_writes_each_c_tile_once() {
     let (m, n, k, t) = (64, 48, 80, 8);
     // Room for 5 tiles: A/B tiles must be refetched, C still goes back once.
-    let r = run(vec![1], m, n, k, t, 1.0, Some(5 * 8 * 8 * 8), true);
+    let r = run(vec![1], m, n, k, t, 1.0, Some(5 * 8 * 8 * 8), false);
     let mut written: HashMap<TileKey, usize> = HashMap::new();
     for tr in r.transfers.iter().filter(|t| t.writeback) {
         *written.entry(tr.key).or_default() += 1;

@@ -50,8 +50,9 @@ pub struct CaseSpec {
     /// Fill C (and its padding) with NaN before the call.
     pub nan_c: bool,
     pub memory_limit: Option<u64>,
-    /// Add C on the devices instead of folding products into host C on the host.
-    pub no_host_fold: bool,
+    /// Host C: `Some(true)` folded on the host, `Some(false)` added on the devices, `None` the
+    /// model's choice.
+    pub host_fold: Option<bool>,
 }
 
 impl CaseSpec {
@@ -70,7 +71,7 @@ impl CaseSpec {
             placement: Placement::HOST,
             nan_c: false,
             memory_limit: None,
-            no_host_fold: false,
+            host_fold: None,
         }
     }
 }
@@ -125,7 +126,7 @@ pub fn run_case<T: Scalar>(t: &Target, s: &CaseSpec) -> Result<GemmReport, Strin
         trace: false,
         memory_limit: s.memory_limit,
         no_peer_forwarding: false,
-        no_host_fold: s.no_host_fold,
+        host_fold: s.host_fold,
     };
     let a_in: MatIn<'_, T> = da.as_ref().map_or(MatIn::Host(av), MatIn::Device);
     let b_in: MatIn<'_, T> = db.as_ref().map_or(MatIn::Host(bv), MatIn::Device);
@@ -193,7 +194,7 @@ fn transposes_for<T: Scalar>(t: &Target, seed: u64) -> Result<(), String> {
                 s.seed = seed + n;
                 s.pad = (n as usize % 3, (n as usize + 1) % 3, (n as usize + 2) % 3);
                 // Host C: folded on the host, or sent to the device and added there.
-                s.no_host_fold = n % 2 == 0;
+                s.host_fold = Some(n % 2 == 0);
                 run_case::<T>(t, &s)?;
             }
         }
@@ -244,8 +245,8 @@ pub fn leading_dimensions_larger_than_rows(t: &Target) -> Result<(), String> {
         s.beta = -0.5;
         s.tile = Some(t.small_tile);
         s.seed = 400 + i as u64;
-        for no_host_fold in [false, true] {
-            s.no_host_fold = no_host_fold;
+        for host_fold in [Some(true), Some(false)] {
+            s.host_fold = host_fold;
             run_case::<f64>(t, &s)?;
             run_case::<f32>(t, &s)?;
         }

@@ -13,41 +13,76 @@ use crate::scalar::DType;
 use crate::tiling::TileGrid;
 use std::sync::Arc;
 
-/// The tile for a problem: the pipeline model's choice when a calibrated profile describes the
-/// (single) device, the fixed rule of [`default_tile`] otherwise.
+/// The tile for a problem (`tile` when the caller fixed it) and whether C is folded on the
+/// host: the pipeline model's choice when a calibrated profile describes the (single) device;
+/// else the fixed rule of [`default_tile`] and no host fold (without a measured host memory
+/// speed there is no case for it). `fold`: `Some` forces host folds on or off, `None` lets the
+/// model decide.
 pub fn choose_tile(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
     budgets: &[u64],
     profile: Option<&MachineProfile>,
-    host_fold: bool,
-) -> usize {
+    tile: Option<usize>,
+    fold: Option<bool>,
+) -> (usize, bool) {
     if let (Some(prof), [d], [budget]) = (profile, devices, budgets) {
-        if let Some(sel) = model_tile(p, d, *budget, prof, host_fold) {
-            return sel.tile;
+        let sel = match tile {
+            Some(t) => evaluate(p, d, prof, &[t], fold),
+            None => model_tile(p, d, *budget, prof, fold),
+        };
+        if let Some(sel) = sel {
+            return (sel.tile, fold.unwrap_or(sel.host_fold));
         }
     }
-    default_tile(p, devices, budgets)
+    (
+        tile.unwrap_or_else(|| default_tile(p, devices, budgets)),
+        fold.unwrap_or(false),
+    )
 }
 
 /// A model-based tile choice and every candidate's prediction.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ModelChoice {
     pub tile: usize,
+    /// Products folded into host C on the host (see [`crate::fold`]).
+    pub host_fold: bool,
     pub predicted: PipelinePrediction,
+    /// Every candidate tile's prediction, in the chosen fold mode.
     pub candidates: Vec<(usize, PipelinePrediction)>,
+    /// The best of the other fold mode, when both apply: (tile, prediction).
+    pub other_mode: Option<(usize, PipelinePrediction)>,
 }
 
 /// Evaluates the pipeline model for every candidate tile that fits the budget (six tiles
-/// resident) and picks the fastest (ties to the larger tile). `None` when nothing needs tiling
-/// (every operand already in the device) or the profile lacks the device, its links or the
-/// dtype. `host_fold`: C in host memory is folded there (the pool's default).
+/// resident), with and without host fold where it applies (C in host memory, beta != 0; `fold`
+/// = `Some` evaluates only that mode), and picks the fastest (ties to the larger tile; a fold
+/// must win by 2%). `None` when nothing needs tiling (every operand already in the device) or
+/// the profile lacks the device, its links or the dtype.
 pub fn model_tile(
     p: &GemmProblem,
     device: &Arc<dyn Device>,
     budget: u64,
     profile: &MachineProfile,
-    host_fold: bool,
+    fold: Option<bool>,
+) -> Option<ModelChoice> {
+    let maxdim = p.m.max(p.n).max(p.k);
+    let tiles: Vec<usize> = candidate_tiles(maxdim)
+        .into_iter()
+        .filter(|&t| {
+            6 * TileGrid::square(p.m, p.n, p.k, t).slot_bytes(p.dtype.size()) as u64 <= budget
+        })
+        .collect();
+    evaluate(p, device, profile, &tiles, fold)
+}
+
+/// [`model_tile`] over the given tiles.
+pub fn evaluate(
+    p: &GemmProblem,
+    device: &Arc<dyn Device>,
+    profile: &MachineProfile,
+    tiles: &[usize],
+    fold: Option<bool>,
 ) -> Option<ModelChoice> {
     if Operand::ALL
         .iter()
@@ -57,30 +92,62 @@ pub fn model_tile(
     }
     let label = device.info().label();
     let exec = profile.device(&label)?.exec_table(p.dtype)?;
-    let model = PipelineModel {
+    let mut model = PipelineModel {
         h2d: profile.link(HOST_LABEL, &label)?.tile_link(),
         d2h: profile.link(&label, HOST_LABEL)?.tile_link(),
         late_c: device.kernel().supports_add(),
-        host_fold: host_fold.then(|| fold_rate(Some(profile))),
+        host_fold: None,
     };
     let offload = Offload::from_problem(p, device.space());
-    let maxdim = p.m.max(p.n).max(p.k);
-    let candidates: Vec<(usize, PipelinePrediction)> = candidate_tiles(maxdim)
-        .into_iter()
-        .filter(|&t| {
-            6 * TileGrid::square(p.m, p.n, p.k, t).slot_bytes(p.dtype.size()) as u64 <= budget
-        })
-        .map(|t| (t, model.predict(&offload, t, &exec)))
-        .collect();
-    let (tile, predicted) = candidates
+    let fold_applies = fold != Some(false)
+        && !p.beta_zero
+        && p.location(Operand::C).is_host()
+        && !device.space().is_host();
+    let best = |c: &[(usize, PipelinePrediction)]| {
+        c.iter()
+            .copied()
+            .min_by(|a, b| a.1.seconds.total_cmp(&b.1.seconds).then(b.0.cmp(&a.0)))
+    };
+    let plain: Vec<(usize, PipelinePrediction)> = tiles
         .iter()
-        .copied()
-        .min_by(|a, b| a.1.seconds.total_cmp(&b.1.seconds).then(b.0.cmp(&a.0)))?;
-    Some(ModelChoice {
-        tile,
-        predicted,
-        candidates,
-    })
+        .map(|&t| (t, model.predict(&offload, t, &exec)))
+        .collect();
+    let plain_best = best(&plain)?;
+    if !fold_applies {
+        return Some(ModelChoice {
+            tile: plain_best.0,
+            host_fold: false,
+            predicted: plain_best.1,
+            candidates: plain,
+            other_mode: None,
+        });
+    }
+    model.host_fold = Some(fold_rate(Some(profile)));
+    let folded: Vec<(usize, PipelinePrediction)> = tiles
+        .iter()
+        .map(|&t| (t, model.predict(&offload, t, &exec)))
+        .collect();
+    let fold_best = best(&folded)?;
+    // Folding must win clearly (2%): it spends host memory bandwidth and cores.
+    Some(
+        if fold == Some(true) || fold_best.1.seconds < 0.98 * plain_best.1.seconds {
+            ModelChoice {
+                tile: fold_best.0,
+                host_fold: true,
+                predicted: fold_best.1,
+                candidates: folded,
+                other_mode: Some(plain_best),
+            }
+        } else {
+            ModelChoice {
+                tile: plain_best.0,
+                host_fold: false,
+                predicted: plain_best.1,
+                candidates: plain,
+                other_mode: Some(fold_best),
+            }
+        },
+    )
 }
 
 /// Bytes of C per second a host fold achieves: calibrated, else a conservative estimate.
@@ -200,7 +267,9 @@ pub fn device_rates(
                 flops_per_sec: flops,
                 host_bytes_per_sec: host,
                 overhead,
-                host_fold: crate::fold::enabled_by_env(),
+                // Multi-device calls send C to the devices (host folds are a single-device
+                // decision of the pipeline model).
+                host_fold: false,
             })
         })
         .collect()

@@ -46,8 +46,8 @@ pub struct ExecRequest<'a> {
     pub operands: [RawTile; 3],
     /// Address of the host staging workspace (`plan.host_slots` slots), when the plan has any.
     pub host_workspace: u64,
-    /// The queue host folds run on (plans with `FoldC` tasks need one).
-    pub host_fold: Option<Arc<HostQueue>>,
+    /// What host folds run on (plans with `FoldC` tasks need it).
+    pub host_fold: Option<Arc<crate::fold::HostFolder>>,
     pub alpha: ScalarValue,
     pub beta: ScalarValue,
     pub trace: bool,
@@ -190,8 +190,8 @@ fn queue_of(req: &ExecRequest<'_>, q: QueueId) -> Result<Arc<dyn Queue>> {
         QueueId::Link { src, dst } => Ok(link_of(req, src, dst)?.queue().clone()),
         QueueId::HostFold => req
             .host_fold
-            .clone()
-            .map(|q| q as Arc<dyn Queue>)
+            .as_ref()
+            .map(|f| f.queue.clone() as Arc<dyn Queue>)
             .ok_or_else(|| Error::internal("plan folds on the host but no fold queue was given")),
     }
 }
@@ -462,11 +462,15 @@ fn issue(
                 .downcast_ref::<HostQueue>()
                 .ok_or_else(|| Error::internal("host fold on a queue that is not a host queue"))?;
             let beta = req.beta;
-            let threads = crate::fold::fold_threads();
+            let workers = req
+                .host_fold
+                .as_ref()
+                .map(|f| f.workers.clone())
+                .ok_or_else(|| Error::internal("host fold without fold workers"))?;
             // SAFETY: C is the caller's host matrix, borrowed for the whole call (the executor
             // synchronises every queue before returning); the planner gives each C tile to one
             // fold and the staging slot is not refilled before this fold completes.
-            q.enqueue(move || unsafe { crate::fold::fold_into(&c, &staged, beta, threads) })?;
+            q.enqueue(move || unsafe { crate::fold::fold_into(&c, &staged, beta, &workers) })?;
             let link = link_of(req, plan.devices[d].space, MemorySpace::HOST)?;
             transfers.push(Transfer {
                 device: d as u16,

@@ -14,10 +14,14 @@ use crate::scalar::{DType, ScalarValue};
 /// a server reach with room to spare.
 pub const DEFAULT_BYTES_PER_SEC: f64 = 20e9;
 
-/// Host folds are on unless `HETBLAS_HOST_FOLD=0` (the pool also honours
-/// `GemmOptions::no_host_fold`).
-pub fn enabled_by_env() -> bool {
-    std::env::var("HETBLAS_HOST_FOLD").as_deref() != Ok("0")
+/// `HETBLAS_HOST_FOLD`: `0` never folds, `1` always folds (where C is in host memory and
+/// beta != 0); unset or anything else: the model decides. `GemmOptions::host_fold` wins over it.
+pub fn mode_from_env() -> Option<bool> {
+    match std::env::var("HETBLAS_HOST_FOLD").as_deref() {
+        Ok("0") => Some(false),
+        Ok("1") => Some(true),
+        _ => None,
+    }
 }
 
 /// Threads one fold uses: memory-bound, so a handful saturate the host's bandwidth.
@@ -28,7 +32,41 @@ pub fn fold_threads() -> usize {
         .clamp(1, 12)
 }
 
-/// `c = beta * c + p`, both host tiles of the same shape and dtype.
+/// What host folds run on: an in-order queue (a fold waits for its product's copy) and the
+/// worker threads that do the arithmetic. Started once per pool, on first use.
+pub struct HostFolder {
+    pub queue: std::sync::Arc<crate::host_queue::HostQueue>,
+    pub workers: std::sync::Arc<rayon::ThreadPool>,
+}
+
+impl HostFolder {
+    pub fn new() -> Result<HostFolder> {
+        Ok(HostFolder {
+            queue: crate::host_queue::HostQueue::new("host-fold")?,
+            workers: std::sync::Arc::new(fold_workers()?),
+        })
+    }
+}
+
+impl std::fmt::Debug for HostFolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostFolder")
+            .field("threads", &self.workers.current_num_threads())
+            .finish()
+    }
+}
+
+/// The worker threads host folds run on (a fold of a small tile must not pay for starting
+/// threads: on H200 that cost dominated folds of 2048^2 tiles).
+pub fn fold_workers() -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(fold_threads())
+        .thread_name(|i| format!("hetblas-fold{i}"))
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start fold threads: {e}")))
+}
+
+/// `c = beta * c + p`, both host tiles of the same shape and dtype, on `workers`.
 ///
 /// # Errors
 /// `Internal` when the tiles do not describe host memory of one shape and dtype.
@@ -36,7 +74,13 @@ pub fn fold_threads() -> usize {
 /// # Safety
 /// Both tiles must describe valid host memory (`ld >= rows`, `cols` columns), `c` writable, and
 /// no other thread may access `c` or write `p` during the call.
-pub unsafe fn fold_into(c: &RawTile, p: &RawTile, beta: ScalarValue, threads: usize) -> Result<()> {
+pub unsafe fn fold_into(
+    c: &RawTile,
+    p: &RawTile,
+    beta: ScalarValue,
+    workers: &rayon::ThreadPool,
+) -> Result<()> {
+    use rayon::prelude::*;
     if !c.space.is_host()
         || !p.space.is_host()
         || c.rows != p.rows
@@ -53,24 +97,22 @@ pub unsafe fn fold_into(c: &RawTile, p: &RawTile, beta: ScalarValue, threads: us
     if c.rows == 0 || c.cols == 0 {
         return Ok(());
     }
-    let threads = threads.clamp(1, c.cols);
-    let per = c.cols.div_ceil(threads);
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let (j0, j1) = (t * per, ((t + 1) * per).min(c.cols));
-            if j0 >= j1 {
-                continue;
-            }
-            let (c, p) = (*c, *p);
-            s.spawn(move || match (c.dtype, beta) {
-                // SAFETY: the caller guarantees valid, exclusive memory; threads take disjoint
+    // Chunks of about 1 MiB of C each: enough per task, enough tasks to balance.
+    let per = ((1 << 20) / (c.rows * c.dtype.size()).max(1)).clamp(1, c.cols);
+    let chunks = c.cols.div_ceil(per);
+    let (c, p) = (*c, *p);
+    workers.install(|| {
+        (0..chunks).into_par_iter().for_each(|ch| {
+            let (j0, j1) = (ch * per, ((ch + 1) * per).min(c.cols));
+            match (c.dtype, beta) {
+                // SAFETY: the caller guarantees valid, exclusive memory; tasks take disjoint
                 // column ranges of c.
                 (DType::F32, ScalarValue::F32(b)) => unsafe { fold_cols::<f32>(&c, &p, b, j0, j1) },
                 // SAFETY: as above.
                 (DType::F64, ScalarValue::F64(b)) => unsafe { fold_cols::<f64>(&c, &p, b, j0, j1) },
                 _ => {}
-            });
-        }
+            }
+        })
     });
     Ok(())
 }
@@ -119,12 +161,12 @@ pub fn measure_rate(side: usize, reps: usize) -> Result<f64> {
         dtype: DType::F64,
     };
     let (ct, pt) = (tile(&mut c), tile(&mut p));
-    let threads = fold_threads();
+    let workers = fold_workers()?;
     let mut times = Vec::with_capacity(reps);
     for r in 0..=reps.max(1) {
         let t = std::time::Instant::now();
         // SAFETY: both vectors live to the end of this function and nothing else touches them.
-        unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), threads)? };
+        unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), &workers)? };
         if r > 0 {
             times.push(t.elapsed().as_secs_f64());
         }
@@ -156,11 +198,15 @@ mod tests {
         let c0: Vec<f64> = (0..ldc * cols).map(|x| (x as f64 * 0.37).sin()).collect();
         let mut p: Vec<f64> = (0..ldp * cols).map(|x| (x as f64 * 0.11).cos()).collect();
         for (beta, threads) in [(1.0, 1), (1.0, 5), (-0.75, 3), (2.5, 64)] {
+            let workers = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
             let mut c = c0.clone();
             let ct = tile(&mut c, rows, cols, ldc, DType::F64);
             let pt = tile(&mut p, rows, cols, ldp, DType::F64);
             // SAFETY: both vectors outlive the call and are not shared.
-            unsafe { fold_into(&ct, &pt, ScalarValue::F64(beta), threads) }.unwrap();
+            unsafe { fold_into(&ct, &pt, ScalarValue::F64(beta), &workers) }.unwrap();
             for j in 0..cols {
                 for i in 0..ldc {
                     let want = if i < rows {
@@ -184,13 +230,14 @@ mod tests {
         let mut p = vec![2.0f32; 6];
         let ct = tile(&mut c, 2, 3, 2, DType::F32);
         let pt = tile(&mut p, 2, 3, 2, DType::F32);
+        let w = fold_workers().unwrap();
         // SAFETY: valid, unshared vectors.
-        unsafe { fold_into(&ct, &pt, ScalarValue::F32(0.5), 2) }.unwrap();
+        unsafe { fold_into(&ct, &pt, ScalarValue::F32(0.5), &w) }.unwrap();
         assert!(c.iter().all(|&x| x == 2.5));
         let bad = tile(&mut p, 3, 2, 3, DType::F32);
         // SAFETY: rejected before any access.
-        assert!(unsafe { fold_into(&ct, &bad, ScalarValue::F32(1.0), 1) }.is_err());
+        assert!(unsafe { fold_into(&ct, &bad, ScalarValue::F32(1.0), &w) }.is_err());
         // SAFETY: rejected before any access.
-        assert!(unsafe { fold_into(&ct, &pt, ScalarValue::F64(1.0), 1) }.is_err());
+        assert!(unsafe { fold_into(&ct, &pt, ScalarValue::F64(1.0), &w) }.is_err());
     }
 }

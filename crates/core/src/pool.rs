@@ -7,7 +7,6 @@ use crate::device::Device;
 use crate::distribute;
 use crate::error::{Error, Result};
 use crate::execute::{self, ExecRequest, Transfer};
-use crate::host_queue::HostQueue;
 use crate::link::Link;
 use crate::matrix::{DeviceMatrix, MatIn, MatOut};
 use crate::memory::{Buffer, HostAccess, MemorySpace, RawTile};
@@ -36,9 +35,10 @@ pub struct GemmOptions {
     pub memory_limit: Option<u64>,
     /// Never forward a tile from a device that holds it (always fetch from the operand).
     pub no_peer_forwarding: bool,
-    /// Send C to the devices and add it there, instead of folding the products into C on the
-    /// host ([`crate::fold`]; also off with `HETBLAS_HOST_FOLD=0`).
-    pub no_host_fold: bool,
+    /// With C in host memory and beta != 0: `Some(true)` folds the products into C on the host
+    /// ([`crate::fold`]), `Some(false)` sends C to the devices and adds it there, `None` lets the
+    /// model decide (also set by `HETBLAS_HOST_FOLD=1` / `0`).
+    pub host_fold: Option<bool>,
 }
 
 /// What a GEMM call did.
@@ -56,11 +56,20 @@ pub struct GemmReport {
     pub stats: PlanStats,
     /// Share of the C tiles each device was given (the balancer's weights).
     pub weights: Vec<f64>,
+    /// Products were folded into host C on the host ([`crate::fold`]).
+    pub host_fold: bool,
     pub transfers: Vec<Transfer>,
     pub trace: Option<Trace>,
 }
 
-type DecisionKey = (GemmProblem, Option<Vec<usize>>, Option<usize>, Option<u64>);
+/// (problem, devices asked for, tile asked for, memory limit, host fold mode asked for).
+type DecisionKey = (
+    GemmProblem,
+    Option<Vec<usize>>,
+    Option<usize>,
+    Option<u64>,
+    Option<bool>,
+);
 
 /// Devices, their shares, the tile and the memory budgets for one problem.
 #[derive(Debug, Clone)]
@@ -69,6 +78,8 @@ struct Decision {
     weights: Vec<f64>,
     tile: usize,
     budgets: Vec<u64>,
+    /// Fold products into host C on the host (the model found it faster).
+    host_fold: bool,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -94,8 +105,8 @@ pub struct DevicePool {
     call: Mutex<()>,
     /// Host staging slots for two-hop routes and host folds (u64 for 8-byte alignment).
     host_workspace: Mutex<Option<Vec<u64>>>,
-    /// The queue host folds run on, started on first use.
-    fold_queue: Mutex<Option<Arc<HostQueue>>>,
+    /// What host folds run on, started on first use.
+    folder: Mutex<Option<Arc<crate::fold::HostFolder>>>,
     /// What the autotuner decided per problem and options (a repeated call pays nothing).
     decisions: Mutex<HashMap<DecisionKey, Decision>>,
     /// The calibrated machine profile, when one matches these devices.
@@ -148,7 +159,7 @@ impl DevicePool {
             plans: Mutex::new(HashMap::new()),
             call: Mutex::new(()),
             host_workspace: Mutex::new(None),
-            fold_queue: Mutex::new(None),
+            folder: Mutex::new(None),
             profile: std::sync::RwLock::new(None),
             decisions: Mutex::new(HashMap::new()),
         })
@@ -441,7 +452,13 @@ impl DevicePool {
             return Err(Error::InvalidInput("tile size 0".into()));
         }
         let plan_start = Instant::now();
-        let key = (problem, opts.devices.clone(), opts.tile, opts.memory_limit);
+        let key = (
+            problem,
+            opts.devices.clone(),
+            opts.tile,
+            opts.memory_limit,
+            host_fold_mode(opts),
+        );
         match self.run(
             &problem,
             &key,
@@ -502,11 +519,12 @@ impl DevicePool {
                 d
             }
         };
-        let (dev_idx, weights, t, budgets) = (
+        let (dev_idx, weights, t, budgets, host_fold) = (
             decision.devices,
             decision.weights,
             decision.tile,
             decision.budgets,
+            decision.host_fold,
         );
         let devs: Vec<&Arc<dyn Device>> = dev_idx.iter().map(|&i| &self.devices[i]).collect();
         let grid = TileGrid::square(m, n, k, t);
@@ -517,7 +535,7 @@ impl DevicePool {
             &weights,
             &budgets,
             !opts.no_peer_forwarding,
-            host_fold_enabled(opts),
+            host_fold,
         )?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         report.plan_cached = cached;
@@ -582,12 +600,13 @@ impl DevicePool {
             .tasks
             .iter()
             .any(|t| matches!(t.kind, crate::plan::TaskKind::FoldC { .. }));
+        report.host_fold = folds;
         let host_fold = if folds {
-            let mut q = lock(&self.fold_queue);
-            if q.is_none() {
-                *q = Some(HostQueue::new("host-fold")?);
+            let mut f = lock(&self.folder);
+            if f.is_none() {
+                *f = Some(Arc::new(crate::fold::HostFolder::new()?));
             }
-            q.clone()
+            f.clone()
         } else {
             None
         };
@@ -670,16 +689,14 @@ impl DevicePool {
             })
             .collect();
         let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &self.devices[i]).collect();
-        let tile = match opts.tile {
-            Some(t) => t,
-            None => autotune::choose_tile(
-                problem,
-                &devs,
-                &budgets,
-                profile.as_deref(),
-                host_fold_enabled(opts),
-            ),
-        };
+        let (tile, host_fold) = autotune::choose_tile(
+            problem,
+            &devs,
+            &budgets,
+            profile.as_deref(),
+            opts.tile,
+            host_fold_mode(opts),
+        );
         // Whole tiles: the continuous shares rounded so that no device finishes late.
         let mut weights = weights;
         if devices.len() > 1 {
@@ -697,6 +714,7 @@ impl DevicePool {
             weights,
             tile,
             budgets,
+            host_fold,
         })
     }
 
@@ -829,9 +847,9 @@ impl Drop for DevicePool {
     }
 }
 
-/// Host folds are on unless the call or `HETBLAS_HOST_FOLD=0` turns them off.
-fn host_fold_enabled(opts: &GemmOptions) -> bool {
-    !opts.no_host_fold && crate::fold::enabled_by_env()
+/// The host fold mode asked for: the call's, else the environment's, else `None` (the model).
+fn host_fold_mode(opts: &GemmOptions) -> Option<bool> {
+    opts.host_fold.or_else(crate::fold::mode_from_env)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

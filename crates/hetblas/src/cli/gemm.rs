@@ -45,9 +45,10 @@ pub struct GemmArgs {
     #[arg(long)]
     trace: Option<std::path::PathBuf>,
     /// Random seed.
-    /// Send C to the devices instead of folding products into it on the host.
-    #[arg(long)]
-    pub no_host_fold: bool,
+    /// Host C with beta != 0: `on` folds the products into C on the host, `off` sends C to the
+    /// devices; default: the model decides.
+    #[arg(long, value_parser = ["on", "off"])]
+    pub host_fold: Option<String>,
     #[arg(long, default_value_t = 42)]
     seed: u64,
 }
@@ -94,7 +95,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             trace: a.trace.is_some() && rep == a.reps.max(1),
             memory_limit: None,
             no_peer_forwarding: false,
-            no_host_fold: a.no_host_fold,
+            host_fold: a.host_fold.as_deref().map(|f| f == "on"),
         };
         let t = Instant::now();
         let report = rt.gemm_with(
@@ -118,7 +119,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
     let report = last.unwrap_or_default();
     println!(
-        "{}gemm {m}x{n}x{k} {}{} on [{}] tile {}: median {:.4} s over {} reps, {:.2} GFLOP/s",
+        "{}gemm {m}x{n}x{k} {}{} on [{}] tile {}{}: median {:.4} s over {} reps, {:.2} GFLOP/s",
         T::DTYPE.blas_prefix(),
         a.transa.as_char(),
         a.transb.as_char(),
@@ -130,6 +131,11 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             } else {
                 format!("{x}x{y}x{z}")
             }),
+        if report.host_fold {
+            " (C folded on the host)"
+        } else {
+            ""
+        },
         med,
         times.len(),
         flops / med / 1e9

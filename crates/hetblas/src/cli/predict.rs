@@ -78,7 +78,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         &dev,
         budget,
         &profile,
-        hetblas_core::fold::enabled_by_env(),
+        hetblas_core::fold::mode_from_env(),
     )
     .ok_or_else(|| {
         Error::Profile(format!(
@@ -144,6 +144,17 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         "transfer"
     };
     println!("the problem is {bound}-bound on {label}");
+    match (choice.host_fold, choice.other_mode) {
+        (true, Some((t, o))) => println!(
+            "host C is folded on the host: predicted {:.4} s against {:.4} s (T = {t}) sending C to the device",
+            pr.seconds, o.seconds
+        ),
+        (false, Some((t, o))) => println!(
+            "C is sent to the device: predicted {:.4} s against {:.4} s (T = {t}) folding on the host",
+            pr.seconds, o.seconds
+        ),
+        _ => {}
+    }
 
     // Device subsets (host operands): which devices take part, and why.
     let hostp = GemmProblem {
