@@ -218,3 +218,74 @@ fn devices_without_a_link_between_them_route_through_host_memory() {
         }
     }
 }
+
+/// A CPU whose share is too small for whole tiles takes a strip of C's last rows (instead of
+/// nothing), sized from the balancer's share; the result is exact.
+#[test]
+fn a_slow_cpu_takes_a_strip_of_rows() {
+    use hetblas_core::profile::{DeviceProfile, GemmTimes, MachineProfile};
+    use hetblas_core::DType;
+    let fast = EmulatedConfig {
+        flops_per_sec: Some(2e8),
+        ..Default::default()
+    };
+    let node = emulated_node(&[fast.clone(), fast], common::blas()).unwrap();
+    let cpu: Arc<dyn Device> = hetblas_cpu::CpuDevice::with_blas(common::blas(), vec![]).unwrap();
+    let mut devices = vec![cpu.clone()];
+    devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
+    let pool = DevicePool::new(devices, node.links).unwrap();
+    // The CPU as calibrated: 2.6e7 flop/s, about 5% of the three devices together (in situ).
+    let mut profile = MachineProfile::new();
+    profile.devices.push(DeviceProfile {
+        label: cpu.info().label(),
+        name: cpu.info().name.clone(),
+        backend: cpu.info().backend.clone(),
+        memory_bytes: cpu.info().memory_bytes,
+        gemm: vec![GemmTimes {
+            dtype: DType::F64,
+            times: [64usize, 128, 256, 512]
+                .iter()
+                .map(|&t| (t, 2.0 * (t as f64).powi(3) / 2.6e7))
+                .collect(),
+        }],
+        gemm_under_dma: Vec::new(),
+    });
+    pool.set_profile(Some(Arc::new(profile)));
+    let (m, n, k) = (1024usize, 128usize, 64usize);
+    let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
+    let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
+    let mut c = c0.clone();
+    let r = pool
+        .gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, m, k).unwrap(),
+            MatRef::packed(&b, k, n).unwrap(),
+            -1.0,
+            MatMut::packed(&mut c, m, n).unwrap(),
+            &GemmOptions {
+                devices: Some(vec![0, 1, 2]),
+                tile: Some(256),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let bal = r.balancer_weights[0];
+    assert!(bal > 0.02 && bal < 0.08, "balancer CPU share {bal}");
+    // 32 rows of 1024 (3/4 of the share, in multiples of 32): the last tile row.
+    let (tm, _, _) = r.tile.unwrap();
+    assert_eq!(m - 4 * tm, 32, "tile rows {tm}");
+    assert_eq!(r.stats.c_tiles[0], 1);
+    assert!((r.stats.c_share[0] - 32.0 / 1024.0).abs() < 1e-12);
+    assert!((r.stats.c_share.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    // Exact: small integers.
+    for j in 0..n {
+        for i in 0..m {
+            let want: f64 =
+                (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum::<f64>() - c0[j * m + i];
+            assert_eq!(c[j * m + i], want, "({i},{j})");
+        }
+    }
+}

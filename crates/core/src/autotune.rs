@@ -97,6 +97,9 @@ pub fn evaluate(
         d2h: profile.link(&label, HOST_LABEL)?.tile_link(),
         late_c: device.kernel().supports_add(),
         host_fold: None,
+        dma_slowdown: profile
+            .device(&label)
+            .map_or(1.0, |d| d.gemm_slowdown_under_dma(p.dtype)),
     };
     let offload = Offload::from_problem(p, device.space());
     let fold_applies = fold != Some(false)

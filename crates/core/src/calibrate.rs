@@ -302,6 +302,19 @@ pub fn measure_slowdown(
 ) -> Result<f64> {
     let (fs, fd) = (f64_tile(fg_bufs.0, side), f64_tile(fg_bufs.1, side));
     let (bs, bd) = (f64_tile(bg_bufs.0, side), f64_tile(bg_bufs.1, side));
+    slowdown_of(fg, bg, (fs, fd), (bs, bd), idle_seconds, bg_time, opts)
+}
+
+/// [`measure_slowdown`] on given tiles (contiguous or 2D).
+fn slowdown_of(
+    fg: &dyn Link,
+    bg: &dyn Link,
+    (fs, fd): (RawTile, RawTile),
+    (bs, bd): (RawTile, RawTile),
+    idle_seconds: f64,
+    bg_time: f64,
+    opts: &CalibrationOptions,
+) -> Result<f64> {
     // Enough background copies to outlast a foreground copy slowed down 2x, plus one in flight.
     let nbg = if bg_time > 0.0 {
         ((2.0 * idle_seconds / bg_time).ceil() as usize + 1).clamp(2, 1000)
@@ -658,6 +671,146 @@ fn measure_strided(
     Ok(out)
 }
 
+/// Slowdown of 2D tile copies over `fg` (square f64 tiles of `side`, host side a column block
+/// of a matrix with 16384 rows) while `bg`, the opposite direction, runs the same copies: what
+/// a pipeline that fetches and writes back tiles at once sees.
+fn measure_strided_duplex(
+    fg: &dyn Link,
+    bg: &dyn Link,
+    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+    side: usize,
+    opts: &CalibrationOptions,
+) -> Result<f64> {
+    let ld = side.max(16384);
+    let bytes_of = |s: MemorySpace| {
+        if s.is_host() {
+            ld * side * 8
+        } else {
+            side * side * 8
+        }
+    };
+    let bufs = [
+        alloc_in(fg.src(), bytes_of(fg.src()))?,
+        alloc_in(fg.dst(), bytes_of(fg.dst()))?,
+        alloc_in(bg.src(), bytes_of(bg.src()))?,
+        alloc_in(bg.dst(), bytes_of(bg.dst()))?,
+    ];
+    let tile = |b: &dyn Buffer| RawTile {
+        space: b.space(),
+        addr: b.addr(),
+        rows: side,
+        cols: side,
+        ld: if b.space().is_host() { ld } else { side },
+        dtype: DType::F64,
+    };
+    let t: Vec<RawTile> = bufs.iter().map(|b| tile(b.as_ref())).collect();
+    let idle = measure_until_confident(opts, &mut || {
+        time_on_queue(fg.queue(), &mut || fg.copy(&t[0], &t[1]))
+    })?
+    .mean;
+    let bg_time = measure_until_confident(opts, &mut || {
+        time_on_queue(bg.queue(), &mut || bg.copy(&t[2], &t[3]))
+    })?
+    .mean;
+    slowdown_of(fg, bg, (t[0], t[1]), (t[2], t[3]), idle, bg_time, opts)
+}
+
+/// How much longer `side^3` tile products of `dtype` take on `device` while its host links
+/// copy in both directions (contiguous copies of up to 64 MiB, kept busy for the whole
+/// measurement; `copy_bps` sizes their number): the median ratio of three paired measurements
+/// (batches of `6 * gemm_sample`), at least 1.
+fn measure_gemm_under_dma(
+    device: &dyn Device,
+    links: (&dyn Link, &dyn Link),
+    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+    dtype: DType,
+    side: usize,
+    copy_bps: f64,
+    opts: &CalibrationOptions,
+) -> Result<f64> {
+    let (h2d, d2h) = links;
+    let queue = device
+        .compute_queues()
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::internal("no compute queue"))?;
+    let n = side * side;
+    let data: Vec<HostData> = (0..3).map(|i| HostData::new(dtype, n, 7 + i)).collect();
+    let space = device.space();
+    let bufs: Vec<Box<dyn Buffer>> = (0..3)
+        .map(|_| device.allocate(n * dtype.size()))
+        .collect::<Result<_>>()?;
+    let tiles: Vec<RawTile> = bufs
+        .iter()
+        .map(|b| square(space, b.addr(), side, dtype))
+        .collect();
+    for (d, dst) in data.iter().zip(&tiles) {
+        h2d.copy(&square(MemorySpace::HOST, d.addr(), side, dtype), dst)?;
+    }
+    h2d.queue().synchronize()?;
+    let op = GemmTile {
+        transa: Trans::N,
+        transb: Trans::N,
+        m: side,
+        n: side,
+        k: side,
+        alpha: ScalarValue::one(dtype),
+        a: tiles[0],
+        b: tiles[1],
+        beta: ScalarValue::one(dtype),
+        c: tiles[2],
+    };
+    let kernel = device.kernel();
+    // Copy buffers: up to 64 MiB each way.
+    let cside = ((opts.max_buffer_bytes.min(64 << 20) / 8) as f64).sqrt() as usize;
+    let cbytes = cside * cside * 8;
+    let cb = [
+        alloc_in(MemorySpace::HOST, cbytes)?,
+        alloc_in(space, cbytes)?,
+        alloc_in(space, cbytes)?,
+        alloc_in(MemorySpace::HOST, cbytes)?,
+    ];
+    let ct: Vec<RawTile> = cb.iter().map(|b| f64_tile(b.as_ref(), cside)).collect();
+    let single = time_on_queue(&queue, &mut || kernel.gemm(&queue, &op))?;
+    // Batches long enough for clocks to follow the load (0.24 s in a full calibration); copies
+    // for twice as long, so that they outlast the batch even when it slows down.
+    let span = 6.0 * opts.gemm_sample.as_secs_f64();
+    let batch = ((span / single.max(1e-9)).ceil() as usize).clamp(1, 10_000);
+    let copy_time = cbytes as f64 / copy_bps.max(1.0);
+    let ncopies = ((2.0 * span / copy_time).ceil() as usize).clamp(2, 4000);
+    let run = |busy: bool| -> Result<f64> {
+        if busy {
+            for _ in 0..ncopies {
+                h2d.copy(&ct[0], &ct[1])?;
+                d2h.copy(&ct[2], &ct[3])?;
+            }
+        }
+        let t = time_on_queue(&queue, &mut || {
+            for _ in 0..batch {
+                kernel.gemm(&queue, &op)?;
+            }
+            Ok(())
+        });
+        let s1 = h2d.queue().synchronize();
+        let s2 = d2h.queue().synchronize();
+        let t = t?;
+        s1?;
+        s2?;
+        Ok(t)
+    };
+    let mut ratios = Vec::new();
+    for _ in 0..3 {
+        let alone = run(false)?;
+        let busy = run(true)?;
+        ratios.push(busy / alone.max(1e-12));
+    }
+    queue.synchronize()?;
+    ratios.sort_by(f64::total_cmp);
+    drop(bufs);
+    drop(data);
+    Ok(ratios[1].max(1.0))
+}
+
 /// Calibrates the machine: every link between known memory spaces (host and `devices`), and
 /// every device's GEMM, into a [`MachineProfile`]. `host_alloc` allocates host memory for copies
 /// (page-locked for GPU backends); `progress` is called after every point.
@@ -843,6 +996,7 @@ pub fn calibrate(
             slowdown_under: r.slowdowns.clone(),
             samples: r.samples.clone(),
             strided: Vec::new(),
+            strided_bid_slowdown: None,
         });
     }
     drop(runs);
@@ -861,6 +1015,43 @@ pub fn calibrate(
             opts,
             limit_of(if l.src().is_host() { l.dst() } else { l.src() }),
         )?;
+    }
+    // Host links in both directions at once, on 2D tile copies (4096-row f64 tiles).
+    if opts.bidirectional {
+        for lp in profile.links.iter_mut() {
+            let Some(fg) = usable.iter().find(|l| l.name() == lp.name) else {
+                continue;
+            };
+            if !matches!(fg.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost) {
+                continue;
+            }
+            let Some(bg) = usable
+                .iter()
+                .find(|l| l.src() == fg.dst() && l.dst() == fg.src())
+            else {
+                continue;
+            };
+            // The largest strided side up to 4096 that measure_strided could allocate.
+            let dev = if fg.src().is_host() {
+                fg.dst()
+            } else {
+                fg.src()
+            };
+            let Some(side) = opts.strided_sides.iter().copied().rev().find(|&s| {
+                s <= 4096
+                    && s.max(16384) * s * 8 <= opts.max_buffer_bytes.max(1 << 30)
+                    && ((s * s * 8) as u64) * 2 <= limit_of(dev)
+            }) else {
+                continue;
+            };
+            lp.strided_bid_slowdown = Some(measure_strided_duplex(
+                fg.as_ref(),
+                bg.as_ref(),
+                &alloc_in,
+                side,
+                opts,
+            )?);
+        }
     }
 
     // Host folds (C in host memory folded there, see crate::fold): only accelerators need them.
@@ -895,12 +1086,47 @@ pub fn calibrate(
                 format!("gemm {} {dtype}: done", info.label()),
             );
         }
+        // Products while the host links copy both ways (accelerators only), at the largest
+        // measured tile up to 4096.
+        let mut gemm_under_dma = Vec::new();
+        let d2h = links
+            .iter()
+            .find(|l| l.dst().is_host() && l.src() == d.space())
+            .map(|l| l.as_ref());
+        if let (false, Some(h2d), Some(d2h)) = (d.space().is_host(), h2d, d2h) {
+            let bps = profile
+                .links
+                .iter()
+                .filter(|l| l.name == h2d.name() || l.name == d2h.name())
+                .map(|l| l.bytes_per_sec)
+                .fold(f64::INFINITY, f64::min);
+            let bps = if bps.is_finite() { bps } else { 10e9 };
+            for g in &gemm {
+                let Some(&(t, _)) = g.times.iter().rev().find(|(t, _)| *t <= 4096) else {
+                    continue;
+                };
+                match measure_gemm_under_dma(
+                    d.as_ref(),
+                    (h2d, d2h),
+                    &alloc_in,
+                    g.dtype,
+                    t,
+                    bps,
+                    opts,
+                ) {
+                    Ok(s) => gemm_under_dma.push((g.dtype, s)),
+                    Err(Error::OutOfMemory { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         profile.devices.push(DeviceProfile {
             label: info.label(),
             name: info.name.clone(),
             backend: info.backend.clone(),
             memory_bytes: info.memory_bytes,
             gemm,
+            gemm_under_dma,
         });
     }
     Ok(profile)

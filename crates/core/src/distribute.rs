@@ -2,6 +2,8 @@
 //! (PARALiA), so A row-panels and B column-panels are shared along grid rows and columns. Each C
 //! tile belongs to exactly one device, which accumulates it over all of K and writes it back once.
 
+use crate::tiling::TileGrid;
+
 /// The shape of the device grid for `ndev` devices and a `mt x nt` tile grid: the factorisation
 /// `pr x pc = ndev` closest to square, with more devices along the longer dimension.
 pub fn device_grid(ndev: usize, mt: usize, nt: usize) -> (usize, usize) {
@@ -84,6 +86,87 @@ pub fn weighted(mt: usize, nt: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)
     }
     for t in &mut out {
         shell_order(t);
+    }
+    out
+}
+
+/// A strip of C's last rows for a device that computes in host memory (the CPU) when its
+/// share is too small for whole tiles: the grid's row tiles shrink so that the rows left below
+/// them are about that share, and that device takes the last tile row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostStrip {
+    /// The grid: `tm` shortened, the last tile row `m - (mt - 1) * tm` rows high.
+    pub grid: TileGrid,
+    /// Index of the strip's device in the device list.
+    pub device: usize,
+    /// Shares of C (by area) per device, the strip's device holding `rows / m`.
+    pub weights: Vec<f64>,
+    pub rows: usize,
+}
+
+/// The strip for device `device` with continuous share `weights[device]`, square tiles `t`:
+/// `None` when that share already makes two whole tiles (the tile distribution serves it), or
+/// is under 32 rows. The strip takes 3/4 of the share (a thin GEMM runs below the rate the
+/// balancer used), at least 32 rows; row tiles stay multiples of 8.
+pub fn host_strip(
+    m: usize,
+    n: usize,
+    k: usize,
+    t: usize,
+    weights: &[f64],
+    device: usize,
+) -> Option<HostStrip> {
+    let total: f64 = weights.iter().sum();
+    let w = *weights.get(device)? / total.max(f64::MIN_POSITIVE);
+    let g = TileGrid::square(m, n, k, t);
+    if w.is_nan() || w <= 0.0 || w * (g.mt() * g.nt()) as f64 >= 2.0 || weights.len() < 2 {
+        return None;
+    }
+    let target = ((0.75 * w * m as f64) as usize / 32) * 32;
+    if target < 32 || target >= m {
+        return None;
+    }
+    let q = (((m - target) as f64 / t.max(1) as f64).round() as usize).max(1);
+    let tm = ((m - target) / q / 8) * 8;
+    if tm == 0 || tm < t / 2 {
+        return None; // the other devices' tiles would shrink too much
+    }
+    let rows = m - q * tm;
+    let share = rows as f64 / m as f64;
+    let weights = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            if i == device {
+                share
+            } else {
+                x / (total - weights[device]).max(f64::MIN_POSITIVE) * (1.0 - share)
+            }
+        })
+        .collect();
+    Some(HostStrip {
+        grid: TileGrid { tm, ..g },
+        device,
+        weights,
+        rows,
+    })
+}
+
+/// The assignment with a host strip on `grid`: `device` takes the last tile row, the others
+/// share the rest by their `weights` (as [`weighted`]).
+pub fn with_strip(grid: &TileGrid, device: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)>> {
+    let (mt, nt) = (grid.mt(), grid.nt());
+    let others: Vec<usize> = (0..weights.len()).filter(|&d| d != device).collect();
+    let w: Vec<f64> = others.iter().map(|&d| weights[d]).collect();
+    let mut out = vec![Vec::new(); weights.len()];
+    for (list, &d) in weighted(mt.saturating_sub(1), nt, &w)
+        .into_iter()
+        .zip(&others)
+    {
+        out[d] = list;
+    }
+    if let Some(out) = out.get_mut(device) {
+        *out = (0..nt).map(|j| (mt - 1, j)).collect();
     }
     out
 }
@@ -179,5 +262,26 @@ mod tests {
             assert_eq!(all.len(), 35);
             assert_eq!(a.iter().map(|v| v.len()).sum::<usize>(), 35);
         }
+    }
+
+    #[test]
+    fn host_strip_gives_the_cpu_its_rows() {
+        // 16384^2, tiles 4096: a 0.9% CPU share is under two of the 16 tiles.
+        let s = host_strip(16384, 16384, 16384, 4096, &[0.495, 0.496, 0.009], 2).unwrap();
+        assert_eq!(s.rows, 16384 - 4 * s.grid.tm);
+        assert!(s.rows >= 64 && s.rows < 128, "{}", s.rows);
+        assert_eq!(s.grid.tm % 8, 0);
+        assert_eq!((s.grid.mt(), s.grid.nt()), (5, 4));
+        assert!((s.weights.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        let a = with_strip(&s.grid, s.device, &s.weights);
+        assert_eq!(a[2], vec![(4, 0), (4, 1), (4, 2), (4, 3)]);
+        let mut all: Vec<(usize, usize)> = a.concat();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 20, "every tile exactly once");
+        assert!(a[0].iter().chain(&a[1]).all(|&(i, _)| i < 4));
+        // A share of two tiles or more, or under 32 rows: no strip.
+        assert!(host_strip(16384, 16384, 16384, 4096, &[0.4, 0.4, 0.2], 2).is_none());
+        assert!(host_strip(4096, 4096, 4096, 1024, &[0.999, 0.001], 1).is_none());
     }
 }

@@ -868,6 +868,8 @@ pub struct PlanStats {
     pub gemms: usize,
     /// C tiles per plan device.
     pub c_tiles: Vec<usize>,
+    /// Share of C's elements per plan device (tiles differ in size with edges and strips).
+    pub c_share: Vec<f64>,
     /// Fetches per operand (A, B, C).
     pub fetches: [usize; 3],
     pub writebacks: usize,
@@ -887,12 +889,21 @@ impl Plan {
             bytes_in: vec![0; self.devices.len()],
             bytes_peer: vec![0; self.devices.len()],
             bytes_out: vec![0; self.devices.len()],
+            c_share: vec![0.0; self.devices.len()],
             ..Default::default()
         };
+        let c_total = (self.problem.m * self.problem.n).max(1) as f64;
         let es = self.problem.dtype.size() as u64;
         for t in &self.tasks {
             match t.kind {
-                TaskKind::Gemm { .. } => s.gemms += 1,
+                TaskKind::Gemm { i, j, l, .. } => {
+                    s.gemms += 1;
+                    if l == 0 {
+                        let g = &self.grid;
+                        let area = g.m_span(i as usize).1 * g.n_span(j as usize).1;
+                        s.c_share[t.device as usize] += area as f64 / c_total;
+                    }
+                }
                 TaskKind::AddC { .. } => {}
                 TaskKind::Fetch { key, source, .. } => {
                     s.fetches[key.op.index()] += 1;

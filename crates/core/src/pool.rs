@@ -54,8 +54,10 @@ pub struct GemmReport {
     /// Wall time of the whole call.
     pub seconds: f64,
     pub stats: PlanStats,
-    /// Share of the C tiles each device was given (the balancer's weights).
+    /// Share of C each device was given (whole tiles or a strip; see `stats.c_share`).
     pub weights: Vec<f64>,
+    /// The balancer's continuous shares, before rounding to whole tiles or a strip.
+    pub balancer_weights: Vec<f64>,
     /// Products were folded into host C on the host ([`crate::fold`]).
     pub host_fold: bool,
     pub transfers: Vec<Transfer>,
@@ -76,10 +78,13 @@ type DecisionKey = (
 struct Decision {
     devices: Vec<usize>,
     weights: Vec<f64>,
-    tile: usize,
+    grid: TileGrid,
     budgets: Vec<u64>,
     /// Fold products into host C on the host (the model found it faster).
     host_fold: bool,
+    /// The device (index into `devices`) that takes a strip of C's last rows.
+    strip: Option<usize>,
+    balancer_weights: Vec<f64>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -90,6 +95,7 @@ struct PlanKey {
     budget_slots: Vec<u64>,
     forward: bool,
     host_fold: bool,
+    strip: Option<usize>,
     /// Shares per device, in 1e-4.
     weights: Vec<u32>,
 }
@@ -519,15 +525,16 @@ impl DevicePool {
                 d
             }
         };
-        let (dev_idx, weights, t, budgets, host_fold) = (
+        let (dev_idx, weights, grid, budgets, host_fold, strip) = (
             decision.devices,
             decision.weights,
-            decision.tile,
+            decision.grid,
             decision.budgets,
             decision.host_fold,
+            decision.strip,
         );
         let devs: Vec<&Arc<dyn Device>> = dev_idx.iter().map(|&i| &self.devices[i]).collect();
-        let grid = TileGrid::square(m, n, k, t);
+        debug_assert_eq!((grid.m, grid.n, grid.k), (m, n, k));
         let (plan, cached) = self.plan(
             &problem,
             &grid,
@@ -536,12 +543,14 @@ impl DevicePool {
             &budgets,
             !opts.no_peer_forwarding,
             host_fold,
+            strip,
         )?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         report.plan_cached = cached;
         report.tile = Some((grid.tm, grid.tn, grid.tk));
         report.devices = devs.iter().map(|d| d.info().label()).collect();
         report.weights = weights.clone();
+        report.balancer_weights = decision.balancer_weights.clone();
 
         // Workspaces: one buffer of `slots` tile slots per device, kept between calls.
         let mut guards = Vec::with_capacity(dev_idx.len());
@@ -697,24 +706,41 @@ impl DevicePool {
             opts.tile,
             host_fold_mode(opts),
         );
-        // Whole tiles: the continuous shares rounded so that no device finishes late.
+        // Whole tiles: the continuous shares rounded so that no device finishes late; a device
+        // computing in host memory whose share is under two tiles gets a strip of rows instead.
+        let balancer_weights = weights.clone();
         let mut weights = weights;
+        let mut grid = TileGrid::square(problem.m, problem.n, problem.k, tile);
+        let mut strip = None;
         if devices.len() > 1 {
             if let Some(rates) =
                 autotune::device_rates(problem, &devs, tile, profile.as_deref(), &link_bw)
             {
-                let g = TileGrid::square(problem.m, problem.n, problem.k, tile);
-                let n = g.mt() * g.nt();
-                let counts = crate::balance::tile_counts(problem, &rates, &weights, n);
-                weights = counts.iter().map(|&c| c as f64 / n as f64).collect();
+                let host_dev = devs.iter().position(|d| d.space().is_host());
+                match host_dev.and_then(|c| {
+                    distribute::host_strip(problem.m, problem.n, problem.k, tile, &weights, c)
+                }) {
+                    Some(s) => {
+                        grid = s.grid;
+                        weights = s.weights;
+                        strip = Some(s.device);
+                    }
+                    None => {
+                        let n = grid.mt() * grid.nt();
+                        let counts = crate::balance::tile_counts(problem, &rates, &weights, n);
+                        weights = counts.iter().map(|&c| c as f64 / n as f64).collect();
+                    }
+                }
             }
         }
         Ok(Decision {
             devices,
             weights,
-            tile,
+            grid,
             budgets,
             host_fold,
+            strip,
+            balancer_weights,
         })
     }
 
@@ -728,6 +754,7 @@ impl DevicePool {
         budgets: &[u64],
         forward: bool,
         host_fold: bool,
+        strip: Option<usize>,
     ) -> Result<(Arc<Plan>, bool)> {
         let slot_bytes = grid.slot_bytes(problem.dtype.size()) as u64;
         let specs: Vec<DeviceSpec> = dev_idx
@@ -764,12 +791,16 @@ impl DevicePool {
                 .collect(),
             forward,
             host_fold,
+            strip,
             weights: weights.iter().map(|w| (w * 1e4).round() as u32).collect(),
         };
         if let Some(p) = lock(&self.plans).get(&key) {
             return Ok((p.clone(), true));
         }
-        let assignment = distribute::weighted(grid.mt(), grid.nt(), weights);
+        let assignment = match strip {
+            Some(c) => distribute::with_strip(grid, c, weights),
+            None => distribute::weighted(grid.mt(), grid.nt(), weights),
+        };
         let speed = |src: MemorySpace, dst: MemorySpace| self.link_bandwidth(src, dst);
         let plan = Arc::new(plan::build(&PlanRequest {
             problem: *problem,

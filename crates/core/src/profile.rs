@@ -114,6 +114,11 @@ pub struct DeviceProfile {
     /// GEMM times per dtype.
     #[serde(default)]
     pub gemm: Vec<GemmTimes>,
+    /// Per dtype: how much longer a tile product takes while the device's host links copy in
+    /// both directions (>= 1; absent: not measured). DGEMM on H200 is power-bound, and DMA
+    /// traffic costs it clock speed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gemm_under_dma: Vec<(DType, f64)>,
 }
 
 impl DeviceProfile {
@@ -129,6 +134,14 @@ impl DeviceProfile {
     /// stored points are unusable).
     pub fn exec_table(&self, dtype: DType) -> Option<ExecTable> {
         ExecTable::new(dtype, self.gemm_times(dtype)?.iter().copied()).ok()
+    }
+
+    /// The slowdown of a tile product under DMA traffic (1.0 when not measured).
+    pub fn gemm_slowdown_under_dma(&self, dtype: DType) -> f64 {
+        self.gemm_under_dma
+            .iter()
+            .find(|(d, _)| *d == dtype)
+            .map_or(1.0, |x| x.1.max(1.0))
     }
 }
 
@@ -159,6 +172,10 @@ pub struct LinkProfile {
     /// columns of a larger host matrix, by column length.
     #[serde(default)]
     pub strided: Vec<(usize, f64)>,
+    /// Host links: slowdown of those 2D tile copies while the opposite direction runs the same
+    /// (full duplex on tile copies costs more than `bid_slowdown`, measured on contiguous ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strided_bid_slowdown: Option<f64>,
 }
 
 impl LinkProfile {
@@ -169,8 +186,12 @@ impl LinkProfile {
 
     /// The link as tiles use it (contiguous model plus the strided table).
     pub fn tile_link(&self) -> crate::model::link::TileLink {
+        let mut model = self.model();
+        if let Some(s) = self.strided_bid_slowdown {
+            model.bid_slowdown = model.bid_slowdown.max(s);
+        }
         crate::model::link::TileLink {
-            model: self.model(),
+            model,
             strided: self.strided.clone(),
         }
     }
@@ -484,6 +505,7 @@ mod tests {
     fn sample() -> MachineProfile {
         let mut p = MachineProfile::new();
         p.devices.push(DeviceProfile {
+            gemm_under_dma: Vec::new(),
             label: "cuda:0".into(),
             name: "NVIDIA H200".into(),
             backend: "cuda".into(),
@@ -500,6 +522,7 @@ mod tests {
             ],
         });
         p.links.push(LinkProfile {
+            strided_bid_slowdown: None,
             name: "host->cuda0".into(),
             src_label: HOST_LABEL.into(),
             dst_label: "cuda:0".into(),
@@ -512,6 +535,7 @@ mod tests {
             strided: vec![],
         });
         p.links.push(LinkProfile {
+            strided_bid_slowdown: None,
             name: "cuda0->host".into(),
             src_label: "cuda:0".into(),
             dst_label: HOST_LABEL.into(),

@@ -33,6 +33,9 @@ pub struct PipelineModel {
     /// C in host memory is not sent: products come back and are folded on the host at this
     /// many bytes of C per second ([`crate::fold`]). Applies when the offload reads C.
     pub host_fold: Option<f64>,
+    /// How much longer a tile product takes while the host links copy (calibrated, >= 1):
+    /// applied in proportion to the time the busier link is busy during compute.
+    pub dma_slowdown: f64,
 }
 
 /// The parts of a prediction, for `hetblas predict` and the validation report.
@@ -90,7 +93,7 @@ impl PipelineModel {
                 }
             }
         }
-        let t_gemm = exec.gemm_time(tm, tn, tk);
+        let mut t_gemm = exec.gemm_time(tm, tn, tk);
         // Host tiles are column blocks of column-major operands (A: m x k, B: k x n, C: m x n
         // as stored for N transposes): contiguous only when a tile spans whole columns.
         let (a_contig, b_contig, c_contig) = (tm >= o.m, tk >= o.k, tm >= o.m);
@@ -133,6 +136,13 @@ impl PipelineModel {
         let both = tin.min(tout);
         let tin_eff = tin + (self.h2d.model.bid_slowdown - 1.0).max(0.0) * both;
         let tout_eff = tout + (self.d2h.model.bid_slowdown - 1.0).max(0.0) * both;
+        // Products run slower while the links copy, for the share of compute they overlap.
+        if tc > 0.0 {
+            let busy = (tin_eff.max(tout_eff) / tc).min(1.0);
+            let f = 1.0 + (self.dma_slowdown - 1.0).max(0.0) * busy;
+            tc *= f;
+            t_gemm *= f;
+        }
         // The first product waits for its A and B tiles, and its C unless C arrives late.
         let c_first = o.get[2] && !self.late_c;
         let t0 = if c_first { tcin } else { 0.0 }
@@ -212,6 +222,7 @@ mod tests {
             d2h: link(50.0),
             late_c: true,
             host_fold: None,
+            dma_slowdown: 1.0,
         };
         let o = Offload::from_host_flags(32768, 32768, 32768, DType::F64, [true; 3], false);
         let exec = FixedRate {
@@ -234,6 +245,7 @@ mod tests {
             d2h: link(50.0),
             late_c: true,
             host_fold: None,
+            dma_slowdown: 1.0,
         };
         // 4096 x 4096 x 32768: 2.28 GB in, 0.13 GB out, 1.1 TFLOP.
         let o = Offload::from_host_flags(4096, 4096, 32768, DType::F64, [true; 3], false);
@@ -255,6 +267,7 @@ mod tests {
             d2h: link(50.0),
             late_c: true,
             host_fold: None,
+            dma_slowdown: 1.0,
         };
         let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [false; 3], false);
         let exec = FixedRate {
@@ -272,6 +285,7 @@ mod tests {
             d2h: link(50.0),
             late_c: true,
             host_fold: None,
+            dma_slowdown: 1.0,
         };
         let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [true; 3], false);
         let exec = FixedRate {
@@ -293,5 +307,28 @@ mod tests {
             m.host_fold = None;
             m.predict(&o0, 2048, &exec)
         });
+    }
+
+    #[test]
+    fn dma_slowdown_applies_only_while_links_copy() {
+        let mut m = PipelineModel {
+            h2d: link(50.0),
+            d2h: link(50.0),
+            late_c: true,
+            host_fold: None,
+            dma_slowdown: 1.0,
+        };
+        let exec = FixedRate {
+            flops_per_sec: 55e12,
+        };
+        let host = Offload::from_host_flags(16384, 16384, 16384, DType::F64, [true; 3], false);
+        let dev = Offload::from_host_flags(16384, 16384, 16384, DType::F64, [false; 3], false);
+        let (h0, d0) = (m.predict(&host, 4096, &exec), m.predict(&dev, 4096, &exec));
+        m.dma_slowdown = 1.1;
+        let (h1, d1) = (m.predict(&host, 4096, &exec), m.predict(&dev, 4096, &exec));
+        assert_eq!(d0, d1, "nothing moves: no slowdown");
+        let busy = (h0.h2d.max(h0.d2h) / h0.compute).min(1.0);
+        assert!((h1.compute / h0.compute - (1.0 + 0.1 * busy)).abs() < 1e-9);
+        assert!(h1.seconds > h0.seconds);
     }
 }

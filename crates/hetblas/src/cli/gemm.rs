@@ -141,17 +141,16 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         flops / med / 1e9
     );
     if report.devices.len() > 1 {
-        let total: usize = report.stats.c_tiles.iter().sum::<usize>().max(1);
         let shares: Vec<String> = report
             .devices
             .iter()
-            .zip(&report.stats.c_tiles)
-            .zip(&report.weights)
-            .map(|((d, &c), w)| {
+            .enumerate()
+            .map(|(i, d)| {
                 format!(
-                    "{d} {c} C tiles ({:.1}%, balancer {:.1}%)",
-                    100.0 * c as f64 / total as f64,
-                    w * 100.0
+                    "{d} {} C tiles = {:.2}% of C (balancer {:.2}%)",
+                    report.stats.c_tiles[i],
+                    100.0 * report.stats.c_share[i],
+                    100.0 * report.balancer_weights.get(i).copied().unwrap_or(f64::NAN)
                 )
             })
             .collect();
