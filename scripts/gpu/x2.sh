@@ -13,9 +13,9 @@ L=$OUT/x2.log
 {
 echo "== calibration"; timeout 120 $H calibrate --quick --no-cross-links 2>&1 | tail -12
 echo "== tests"; timeout 200 bash .device/run-tests.sh 2>&1 | grep -E "test result: F|FAILED|panicked|device tests"
-echo "== 2 GPUs"; timeout 150 $C --gpus 2 --sizes 32768,16384 --reps 2 --xt-blocks 4096,8192 --variants hetblas,cublasxt --traffic 2>&1 | grep -E "hetblas |cublasxt |traffic|FAILED|^\| [0-9]"
-echo "== placements"; for p in 00h 1h0; do timeout 90 $C --gpus 2 --shapes 16384x16384x16384 --placement $p --reps 2 --xt-blocks 4096,8192 2>&1 | grep -E "hetblas |cublasxt |FAILED|compare:"; done
-echo "== hybrid (GPU0 + CPU)"; HETBLAS_CUDA_DEVICES=0 timeout 150 .device/bin/hybrid --sizes 512,1024,2048,4096,8192,16384 --reps 10 --big-reps 3 --skip-over 5 2>&1
+echo "== 2 GPUs"; timeout 170 $C --gpus 2 --sizes 32768,16384 --reps 3 --xt-blocks 4096,8192 --variants hetblas,cublasxt --traffic 2>&1 | grep -E "hetblas |cublasxt |traffic|FAILED|^\| [0-9]"
+echo "== placements"; for p in 00h 1h0; do timeout 90 $C --gpus 2 --shapes 8192x8192x8192,16384x16384x16384 --placement $p --reps 3 --xt-blocks 2048,4096,8192 2>&1 | grep -E "hetblas |cublasxt |FAILED|compare:"; done
+echo "== hybrid (GPU0 + CPU)"; HETBLAS_CUDA_DEVICES=0 timeout 150 .device/bin/hybrid --sizes 512,1024,2048,4096,8192,16384 --reps 10 --big-reps 10 --skip-over 5 2>&1
 echo "== HIP shim"; bash crates/backend-hip/shim/build.sh /tmp/hipshim 2>&1 | tail -3
 export HETBLAS_HIP_LIB_DIR=/tmp/hipshim
 for t in .device/tests/conformance__* .device/tests/no_device__* .device/tests/pinning__*; do
