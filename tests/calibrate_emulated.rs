@@ -167,6 +167,15 @@ fn calibration_recovers_emulated_rates() {
     // thread, so copies barely touch it; the 2-core CI machine gets some slack).
     let under = d.gemm_slowdown_under_dma(DType::F64);
     assert_eq!(d.gemm_under_dma.len(), 1);
+    assert_eq!(d.copy_under_gemm.len(), 1);
+    let c = d.copy_slowdown_under_gemm(DType::F64);
+    assert!((1.0..2.0).contains(&c), "copies under gemm x{c}");
+    // Host folds measured (an accelerator is present), strided copies at both pitches.
+    assert!(profile.host_fold_bytes_per_sec.is_some_and(|r| r > 1e8));
+    for l in &profile.links {
+        assert_eq!(l.strided.len(), opts.strided_sides.len(), "{}", l.name);
+        assert_eq!(l.strided_wide.len(), opts.strided_sides.len(), "{}", l.name);
+    }
     assert!((1.0..2.0).contains(&under), "gemm under DMA x{under}");
 
     // The profile belongs to these devices and survives a file round trip.

@@ -249,6 +249,7 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
                 .collect(),
         }],
         gemm_under_dma: Vec::new(),
+        copy_under_gemm: Vec::new(),
     });
     pool.set_profile(Some(Arc::new(profile)));
     let (m, n, k) = (1024usize, 128usize, 64usize);

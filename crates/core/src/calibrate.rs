@@ -625,17 +625,19 @@ fn measure_strided(
     alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
     opts: &CalibrationOptions,
     device_limit: u64,
+    pitch_rows: usize,
 ) -> Result<Vec<(usize, f64)>> {
     let mut out = Vec::new();
     for &side in &opts.strided_sides {
         // The host pitch of a tile of a large matrix: DMA speed depends on it as well as on the
-        // column length (short columns far apart cost page walks): 128 KiB, a 16384-row f64
-        // matrix, stands for the large problems where transfers matter.
-        let ld = side.max(16384);
+        // column length (short columns far apart cost page walks): `pitch_rows` f64 rows
+        // (16384 and 32768: 128 and 256 KiB).
+        let ld = side.max(pitch_rows);
         let host_bytes = ld * side * 8;
-        if host_bytes > opts.max_buffer_bytes.max(1 << 30)
-            || (side * side * 8) as u64 > device_limit
-        {
+        // Host buffers up to 1 GiB (2 GiB at the wide pitch, whose tiles of large problems
+        // are as wide as 8192 columns).
+        let host_cap = opts.max_buffer_bytes.max(1 << 30) * ld.div_ceil(16384).clamp(1, 2);
+        if host_bytes > host_cap || (side * side * 8) as u64 > device_limit {
             break;
         }
         let src = alloc_in(
@@ -718,7 +720,8 @@ fn measure_strided_duplex(
 /// How much longer `side^3` tile products of `dtype` take on `device` while its host links
 /// copy in both directions (contiguous copies of up to 64 MiB, kept busy for the whole
 /// measurement; `copy_bps` sizes their number): the median ratio of three paired measurements
-/// (batches of `6 * gemm_sample`), at least 1.
+/// (batches of `6 * gemm_sample`), at least 1. Second: how much longer host->device copies
+/// take while those products run (the same pairing), at least 1.
 fn measure_gemm_under_dma(
     device: &dyn Device,
     links: (&dyn Link, &dyn Link),
@@ -727,7 +730,7 @@ fn measure_gemm_under_dma(
     side: usize,
     copy_bps: f64,
     opts: &CalibrationOptions,
-) -> Result<f64> {
+) -> Result<(f64, f64)> {
     let (h2d, d2h) = links;
     let queue = device
         .compute_queues()
@@ -804,11 +807,37 @@ fn measure_gemm_under_dma(
         let busy = run(true)?;
         ratios.push(busy / alone.max(1e-12));
     }
+    // Copies for half a batch, alone and under a running batch.
+    let nhalf = ((0.5 * span / copy_time).ceil() as usize).clamp(1, 2000);
+    let copies = |busy: bool| -> Result<f64> {
+        if busy {
+            for _ in 0..batch {
+                kernel.gemm(&queue, &op)?;
+            }
+        }
+        let t = time_on_queue(h2d.queue(), &mut || {
+            for _ in 0..nhalf {
+                h2d.copy(&ct[0], &ct[1])?;
+            }
+            Ok(())
+        });
+        let s = queue.synchronize();
+        let t = t?;
+        s?;
+        Ok(t)
+    };
+    let mut copy_ratios = Vec::new();
+    for _ in 0..3 {
+        let alone = copies(false)?;
+        let busy = copies(true)?;
+        copy_ratios.push(busy / alone.max(1e-12));
+    }
     queue.synchronize()?;
     ratios.sort_by(f64::total_cmp);
+    copy_ratios.sort_by(f64::total_cmp);
     drop(bufs);
     drop(data);
-    Ok(ratios[1].max(1.0))
+    Ok((ratios[1].max(1.0), copy_ratios[1].max(1.0)))
 }
 
 /// Calibrates the machine: every link between known memory spaces (host and `devices`), and
@@ -996,6 +1025,7 @@ pub fn calibrate(
             slowdown_under: r.slowdowns.clone(),
             samples: r.samples.clone(),
             strided: Vec::new(),
+            strided_wide: Vec::new(),
             strided_bid_slowdown: None,
         });
     }
@@ -1009,11 +1039,20 @@ pub fn calibrate(
         if !matches!(l.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost) {
             continue;
         }
+        let limit = limit_of(if l.src().is_host() { l.dst() } else { l.src() });
         lp.strided = measure_strided(
             l.as_ref(),
             &alloc_in,
             opts,
-            limit_of(if l.src().is_host() { l.dst() } else { l.src() }),
+            limit,
+            crate::model::link::STRIDED_PITCH / 8,
+        )?;
+        lp.strided_wide = measure_strided(
+            l.as_ref(),
+            &alloc_in,
+            opts,
+            limit,
+            crate::model::link::WIDE_PITCH / 8,
         )?;
     }
     // Host links in both directions at once, on 2D tile copies (4096-row f64 tiles).
@@ -1055,8 +1094,43 @@ pub fn calibrate(
     }
 
     // Host folds (C in host memory folded there, see crate::fold): only accelerators need them.
+    // In a pipeline products land in host memory while earlier ones are folded: the rate is the
+    // lower of the fold alone and the fold while a device->host link copies.
     if devices.iter().any(|d| !d.space().is_host()) {
-        profile.host_fold_bytes_per_sec = Some(crate::fold::measure_rate(2048, 5)?);
+        let alone = crate::fold::measure_rate(2048, 5)?;
+        let mut rate = alone;
+        let d2h = usable
+            .iter()
+            .find(|l| l.kind() == LinkKind::DeviceToHost && l.dst().is_host());
+        if let Some(l) = d2h {
+            let bps = profile
+                .links
+                .iter()
+                .find(|p| p.name == l.name())
+                .map_or(10e9, |p| p.bytes_per_sec);
+            let side = ((opts.max_buffer_bytes.min(64 << 20) / 8) as f64).sqrt() as usize;
+            let (src, dst) = (
+                alloc_in(l.src(), side * side * 8)?,
+                alloc_in(l.dst(), side * side * 8)?,
+            );
+            let (s, d) = (f64_tile(src.as_ref(), side), f64_tile(dst.as_ref(), side));
+            // Copies for about three folds at the lone rate (a 2048^2 f64 tile each).
+            let fold_s = (2048.0 * 2048.0 * 8.0) / alone.max(1.0);
+            let n = ((3.0 * fold_s * bps / (side * side * 8) as f64).ceil() as usize).clamp(1, 500);
+            let busy = crate::fold::measure_rate_with(
+                2048,
+                5,
+                &mut || {
+                    for _ in 0..n {
+                        l.copy(&s, &d)?;
+                    }
+                    Ok(())
+                },
+                &mut || l.queue().synchronize(),
+            )?;
+            rate = rate.min(busy);
+        }
+        profile.host_fold_bytes_per_sec = Some(rate);
     }
 
     // GEMM per device and dtype.
@@ -1089,6 +1163,7 @@ pub fn calibrate(
         // Products while the host links copy both ways (accelerators only), at the largest
         // measured tile up to 4096.
         let mut gemm_under_dma = Vec::new();
+        let mut copy_under_gemm = Vec::new();
         let d2h = links
             .iter()
             .find(|l| l.dst().is_host() && l.src() == d.space())
@@ -1114,7 +1189,10 @@ pub fn calibrate(
                     bps,
                     opts,
                 ) {
-                    Ok(s) => gemm_under_dma.push((g.dtype, s)),
+                    Ok((s, c)) => {
+                        gemm_under_dma.push((g.dtype, s));
+                        copy_under_gemm.push((g.dtype, c));
+                    }
                     Err(Error::OutOfMemory { .. }) => {}
                     Err(e) => return Err(e),
                 }
@@ -1127,6 +1205,7 @@ pub fn calibrate(
             memory_bytes: info.memory_bytes,
             gemm,
             gemm_under_dma,
+            copy_under_gemm,
         });
     }
     Ok(profile)

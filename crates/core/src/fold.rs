@@ -149,6 +149,18 @@ where
 /// Measures the host fold speed (bytes of C per second) on `side x side` f64 tiles with
 /// [`fold_threads`] threads: the median of `reps` folds after one warm-up. For calibration.
 pub fn measure_rate(side: usize, reps: usize) -> Result<f64> {
+    measure_rate_with(side, reps, &mut || Ok(()), &mut || Ok(()))
+}
+
+/// [`measure_rate`] with `start` called before each fold and `finish` after it (calibration
+/// keeps a device->host link busy in between: in a pipeline, products land in host memory
+/// while earlier ones are folded).
+pub fn measure_rate_with(
+    side: usize,
+    reps: usize,
+    start: &mut dyn FnMut() -> Result<()>,
+    finish: &mut dyn FnMut() -> Result<()>,
+) -> Result<f64> {
     let n = side * side;
     let mut c: Vec<f64> = (0..n).map(|i| (i % 1009) as f64 * 0.5).collect();
     let mut p: Vec<f64> = (0..n).map(|i| (i % 997) as f64 * 0.25).collect();
@@ -164,11 +176,15 @@ pub fn measure_rate(side: usize, reps: usize) -> Result<f64> {
     let workers = fold_workers()?;
     let mut times = Vec::with_capacity(reps);
     for r in 0..=reps.max(1) {
+        start()?;
         let t = std::time::Instant::now();
         // SAFETY: both vectors live to the end of this function and nothing else touches them.
-        unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), &workers)? };
+        let folded = unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), &workers) };
+        let s = t.elapsed().as_secs_f64();
+        finish()?;
+        folded?;
         if r > 0 {
-            times.push(t.elapsed().as_secs_f64());
+            times.push(s);
         }
     }
     times.sort_by(f64::total_cmp);

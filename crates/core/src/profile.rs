@@ -119,6 +119,10 @@ pub struct DeviceProfile {
     /// traffic costs it clock speed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gemm_under_dma: Vec<(DType, f64)>,
+    /// Per dtype: how much longer host->device copies take while tile products of that dtype
+    /// run (>= 1; absent: not measured): the products' memory traffic competes with DMA.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copy_under_gemm: Vec<(DType, f64)>,
 }
 
 impl DeviceProfile {
@@ -134,6 +138,15 @@ impl DeviceProfile {
     /// stored points are unusable).
     pub fn exec_table(&self, dtype: DType) -> Option<ExecTable> {
         ExecTable::new(dtype, self.gemm_times(dtype)?.iter().copied()).ok()
+    }
+
+    /// The slowdown of host->device copies while products of `dtype` run (1.0 when not
+    /// measured).
+    pub fn copy_slowdown_under_gemm(&self, dtype: DType) -> f64 {
+        self.copy_under_gemm
+            .iter()
+            .find(|(d, _)| *d == dtype)
+            .map_or(1.0, |x| x.1.max(1.0))
     }
 
     /// The slowdown of a tile product under DMA traffic (1.0 when not measured).
@@ -172,6 +185,9 @@ pub struct LinkProfile {
     /// columns of a larger host matrix, by column length.
     #[serde(default)]
     pub strided: Vec<(usize, f64)>,
+    /// The same at a wider host pitch ([`crate::model::link::WIDE_PITCH`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strided_wide: Vec<(usize, f64)>,
     /// Host links: slowdown of those 2D tile copies while the opposite direction runs the same
     /// (full duplex on tile copies costs more than `bid_slowdown`, measured on contiguous ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -193,6 +209,7 @@ impl LinkProfile {
         crate::model::link::TileLink {
             model,
             strided: self.strided.clone(),
+            wide: self.strided_wide.clone(),
         }
     }
 
@@ -506,6 +523,7 @@ mod tests {
         let mut p = MachineProfile::new();
         p.devices.push(DeviceProfile {
             gemm_under_dma: Vec::new(),
+            copy_under_gemm: Vec::new(),
             label: "cuda:0".into(),
             name: "NVIDIA H200".into(),
             backend: "cuda".into(),
@@ -523,6 +541,7 @@ mod tests {
         });
         p.links.push(LinkProfile {
             strided_bid_slowdown: None,
+            strided_wide: Vec::new(),
             name: "host->cuda0".into(),
             src_label: HOST_LABEL.into(),
             dst_label: "cuda:0".into(),
@@ -536,6 +555,7 @@ mod tests {
         });
         p.links.push(LinkProfile {
             strided_bid_slowdown: None,
+            strided_wide: Vec::new(),
             name: "cuda0->host".into(),
             src_label: "cuda:0".into(),
             dst_label: HOST_LABEL.into(),

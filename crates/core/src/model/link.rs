@@ -209,13 +209,31 @@ mod tests {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TileLink {
     pub model: LinkModel,
+    /// At a host pitch of [`STRIDED_PITCH`] bytes.
     pub strided: Vec<(usize, f64)>,
+    /// The same at a host pitch of [`WIDE_PITCH`] bytes (empty: as `strided`). Wider pitches
+    /// are slower for the same column length (H200: 32 KiB columns 55 GB/s at a 128 KiB pitch,
+    /// about 40 GB/s at 256 KiB).
+    pub wide: Vec<(usize, f64)>,
 }
 
+/// Host pitch (bytes) of [`TileLink::strided`]: a 16384-row f64 matrix.
+pub const STRIDED_PITCH: usize = 16384 * 8;
+/// Host pitch (bytes) of [`TileLink::wide`]: a 32768-row f64 matrix.
+pub const WIDE_PITCH: usize = 32768 * 8;
+
 impl TileLink {
-    /// Seconds to move a `rows x cols` tile of `elem`-byte elements; `contiguous` when the
-    /// host side is one run of memory (the tile spans whole columns).
-    pub fn tile_time(&self, rows: usize, cols: usize, elem: usize, contiguous: bool) -> f64 {
+    /// Seconds to move a `rows x cols` tile of `elem`-byte elements whose host side has a
+    /// pitch of `pitch_bytes`; `contiguous` when the host side is one run of memory (the tile
+    /// spans whole columns).
+    pub fn tile_time(
+        &self,
+        rows: usize,
+        cols: usize,
+        elem: usize,
+        contiguous: bool,
+        pitch_bytes: usize,
+    ) -> f64 {
         let bytes = rows * cols * elem;
         if bytes == 0 {
             return 0.0;
@@ -223,14 +241,34 @@ impl TileLink {
         if contiguous || self.strided.is_empty() {
             return self.model.time(bytes);
         }
-        self.model.latency_s + bytes as f64 / self.strided_bandwidth(rows * elem)
+        self.model.latency_s + bytes as f64 / self.pitched_bandwidth(rows * elem, pitch_bytes)
     }
 
-    /// Bandwidth of 2D copies with `row_bytes` per column: interpolated linearly in
-    /// log(row bytes) between measured points, clamped at the ends, never above contiguous.
+    /// Bandwidth of 2D copies with `row_bytes` per column at host pitch `pitch_bytes`: the
+    /// strided table up to [`STRIDED_PITCH`], the wide one from [`WIDE_PITCH`], log-linear
+    /// in between.
+    pub fn pitched_bandwidth(&self, row_bytes: usize, pitch_bytes: usize) -> f64 {
+        let base = Self::table_bandwidth(&self.strided, self.model.bytes_per_sec(), row_bytes);
+        if self.wide.is_empty() || pitch_bytes <= STRIDED_PITCH {
+            return base;
+        }
+        let wide = Self::table_bandwidth(&self.wide, self.model.bytes_per_sec(), row_bytes);
+        if pitch_bytes >= WIDE_PITCH {
+            return wide;
+        }
+        let f = ((pitch_bytes as f64).ln() - (STRIDED_PITCH as f64).ln())
+            / ((WIDE_PITCH as f64).ln() - (STRIDED_PITCH as f64).ln());
+        base + (wide - base) * f
+    }
+
+    /// Bandwidth of 2D copies with `row_bytes` per column at [`STRIDED_PITCH`].
     pub fn strided_bandwidth(&self, row_bytes: usize) -> f64 {
-        let contiguous = self.model.bytes_per_sec();
-        let pts = &self.strided;
+        Self::table_bandwidth(&self.strided, self.model.bytes_per_sec(), row_bytes)
+    }
+
+    /// Interpolated linearly in log(row bytes) between measured points, clamped at the ends,
+    /// never above contiguous.
+    fn table_bandwidth(pts: &[(usize, f64)], contiguous: f64, row_bytes: usize) -> f64 {
         let x = (row_bytes.max(1) as f64).ln();
         let bw = match pts.iter().position(|&(rb, _)| rb >= row_bytes) {
             None => pts.last().map_or(contiguous, |p| p.1),
@@ -254,13 +292,21 @@ mod tile_link_tests {
         let l = TileLink {
             model: LinkModel::new(1e-5, 50e9, 1.0),
             strided: vec![(4096, 20e9), (16384, 40e9), (65536, 60e9)],
+            wide: vec![(4096, 10e9), (65536, 30e9)],
         };
         assert!((l.strided_bandwidth(1024) - 20e9).abs() < 1.0);
         assert!((l.strided_bandwidth(8192) - 30e9).abs() < 1e3);
         // Never above the contiguous bandwidth.
         assert!((l.strided_bandwidth(1 << 20) - 50e9).abs() < 1.0);
-        let t = l.tile_time(1024, 1024, 8, false);
+        let t = l.tile_time(1024, 1024, 8, false, STRIDED_PITCH);
         assert!((t - (1e-5 + 8.0 * 1048576.0 / 30e9)).abs() < 1e-9);
-        assert!((l.tile_time(1024, 1024, 8, true) - l.model.time(8 << 20)).abs() < 1e-12);
+        assert!(
+            (l.tile_time(1024, 1024, 8, true, STRIDED_PITCH) - l.model.time(8 << 20)).abs() < 1e-12
+        );
+        // Pitch: the base table up to 128 KiB, the wide one from 256 KiB, log-linear between.
+        assert_eq!(l.pitched_bandwidth(4096, 8192), 20e9);
+        assert_eq!(l.pitched_bandwidth(4096, WIDE_PITCH * 2), 10e9);
+        let mid = ((STRIDED_PITCH as f64) * (WIDE_PITCH as f64)).sqrt() as usize;
+        assert!((l.pitched_bandwidth(4096, mid) - 15e9).abs() < 1e6);
     }
 }

@@ -36,6 +36,11 @@ pub struct PipelineModel {
     /// How much longer a tile product takes while the host links copy (calibrated, >= 1):
     /// applied in proportion to the time the busier link is busy during compute.
     pub dma_slowdown: f64,
+    /// How much longer host<->device copies take while products run (calibrated, >= 1):
+    /// applied in proportion to the time compute overlaps the link.
+    pub copy_slowdown: f64,
+    /// Fixed cost of a call on the device (issue threads, events, final synchronisation).
+    pub setup_s: f64,
 }
 
 /// The parts of a prediction, for `hetblas predict` and the validation report.
@@ -97,22 +102,25 @@ impl PipelineModel {
         // Host tiles are column blocks of column-major operands (A: m x k, B: k x n, C: m x n
         // as stored for N transposes): contiguous only when a tile spans whole columns.
         let (a_contig, b_contig, c_contig) = (tm >= o.m, tk >= o.k, tm >= o.m);
-        let ta = self.h2d.tile_time(tm, tk, e, a_contig);
-        let tb = self.h2d.tile_time(tk, tn, e, b_contig);
-        let tcin = self.h2d.tile_time(tm, tn, e, c_contig);
-        let t_wb = if o.set[2] {
-            self.d2h.tile_time(tm, tn, e, c_contig)
+        // Host pitches (N transposes): A and C have m rows, B has k.
+        let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
+        let mut ta = self.h2d.tile_time(tm, tk, e, a_contig, pa);
+        let mut tb = self.h2d.tile_time(tk, tn, e, b_contig, pb);
+        let mut tcin = self.h2d.tile_time(tm, tn, e, c_contig, pc);
+        let mut t_wb = if o.set[2] {
+            self.d2h.tile_time(tm, tn, e, c_contig, pc)
         } else {
             0.0
         };
         // Link totals: every tile once, each at its size (edge tiles by class).
+        // Every tile of a `rows x cols` operand (its host pitch `rows * e`).
         let sum_tiles =
             |link: &TileLink, rows: usize, tr: usize, cols: usize, tcl: usize, contig: bool| {
                 let mut total = 0.0;
                 for (cr, dr) in split(rows, tr) {
                     for (cc, dc) in split(cols, tcl) {
                         if cr * cc > 0 {
-                            total += (cr * cc) as f64 * link.tile_time(dr, dc, e, contig);
+                            total += (cr * cc) as f64 * link.tile_time(dr, dc, e, contig, rows * e);
                         }
                     }
                 }
@@ -128,11 +136,26 @@ impl PipelineModel {
         if o.get[2] {
             tin += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig);
         }
-        let tout = if o.set[2] {
+        let mut tout = if o.set[2] {
             sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig)
         } else {
             0.0
         };
+        // Copies run slower while products run, for the share of link time compute overlaps.
+        let under = |t: f64| {
+            if t > 0.0 {
+                1.0 + (self.copy_slowdown - 1.0).max(0.0) * (tc / t).min(1.0)
+            } else {
+                1.0
+            }
+        };
+        let (fi, fo) = (under(tin), under(tout));
+        tin *= fi;
+        ta *= fi;
+        tb *= fi;
+        tcin *= fi;
+        tout *= fo;
+        t_wb *= fo;
         let both = tin.min(tout);
         let tin_eff = tin + (self.h2d.model.bid_slowdown - 1.0).max(0.0) * both;
         let tout_eff = tout + (self.d2h.model.bid_slowdown - 1.0).max(0.0) * both;
@@ -156,6 +179,12 @@ impl PipelineModel {
         let c_in = if c_first { g * tcin } else { 0.0 };
         let mut stall = (per_step_in + c_in - t0 - g * t_gemm).max(0.0);
         stall += (kt.saturating_sub(1)) as f64 * (per_step_in - g * t_gemm).max(0.0);
+        // Late C still crosses during the first group (its last steps), delaying the A and B
+        // tiles behind it on the same link, beyond whatever slack the group's products leave.
+        if o.get[2] && self.late_c {
+            let slack = kt as f64 * (g * t_gemm - per_step_in).max(0.0);
+            stall += (g * tcin - slack).max(0.0);
+        }
         // The tail after the last product. With late C the last group's write-backs come
         // together at the end (each after its add), overlapping only the group's remaining
         // products.
@@ -187,7 +216,7 @@ impl PipelineModel {
             None => 0.0,
         };
         PipelinePrediction {
-            seconds: compute_path.max(h2d_path).max(d2h_path).max(fold_path),
+            seconds: self.setup_s + compute_path.max(h2d_path).max(d2h_path).max(fold_path),
             compute: tc,
             h2d: tin_eff,
             d2h: tout_eff,
@@ -212,6 +241,7 @@ mod tests {
                 bid_slowdown: 1.14,
             },
             strided: vec![],
+            wide: vec![],
         }
     }
 
@@ -223,6 +253,8 @@ mod tests {
             late_c: true,
             host_fold: None,
             dma_slowdown: 1.0,
+            copy_slowdown: 1.0,
+            setup_s: 0.0,
         };
         let o = Offload::from_host_flags(32768, 32768, 32768, DType::F64, [true; 3], false);
         let exec = FixedRate {
@@ -246,6 +278,8 @@ mod tests {
             late_c: true,
             host_fold: None,
             dma_slowdown: 1.0,
+            copy_slowdown: 1.0,
+            setup_s: 0.0,
         };
         // 4096 x 4096 x 32768: 2.28 GB in, 0.13 GB out, 1.1 TFLOP.
         let o = Offload::from_host_flags(4096, 4096, 32768, DType::F64, [true; 3], false);
@@ -268,6 +302,8 @@ mod tests {
             late_c: true,
             host_fold: None,
             dma_slowdown: 1.0,
+            copy_slowdown: 1.0,
+            setup_s: 0.0,
         };
         let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [false; 3], false);
         let exec = FixedRate {
@@ -286,6 +322,8 @@ mod tests {
             late_c: true,
             host_fold: None,
             dma_slowdown: 1.0,
+            copy_slowdown: 1.0,
+            setup_s: 0.0,
         };
         let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [true; 3], false);
         let exec = FixedRate {
@@ -317,6 +355,8 @@ mod tests {
             late_c: true,
             host_fold: None,
             dma_slowdown: 1.0,
+            copy_slowdown: 1.0,
+            setup_s: 0.0,
         };
         let exec = FixedRate {
             flops_per_sec: 55e12,
