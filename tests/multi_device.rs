@@ -234,7 +234,7 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
     let mut devices = vec![cpu.clone()];
     devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
     let pool = DevicePool::new(devices, node.links).unwrap();
-    // The CPU as calibrated: 2.6e7 flop/s, about 5% of the three devices together (in situ).
+    // The CPU as calibrated: 8e7 flop/s, about 9% of the three devices together (in situ).
     let mut profile = MachineProfile::new();
     profile.devices.push(DeviceProfile {
         label: cpu.info().label(),
@@ -245,7 +245,7 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
             dtype: DType::F64,
             times: [64usize, 128, 256, 512]
                 .iter()
-                .map(|&t| (t, 2.0 * (t as f64).powi(3) / 2.6e7))
+                .map(|&t| (t, 2.0 * (t as f64).powi(3) / 8e7))
                 .collect(),
         }],
         gemm_under_dma: Vec::new(),
@@ -274,8 +274,8 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
         )
         .unwrap();
     let bal = r.balancer_weights[0];
-    assert!(bal > 0.02 && bal < 0.08, "balancer CPU share {bal}");
-    // 32 rows of 1024 (3/4 of the share, in multiples of 32): the last tile row.
+    assert!(bal > 0.05 && bal < 0.15, "balancer CPU share {bal}");
+    // 32 rows of 1024 (half the share, in multiples of 32): the last tile row.
     let (tm, _, _) = r.tile.unwrap();
     assert_eq!(m - 4 * tm, 32, "tile rows {tm}");
     assert_eq!(r.stats.c_tiles[0], 1);

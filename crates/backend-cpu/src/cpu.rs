@@ -86,11 +86,16 @@ impl Device for CpuDevice {
         &self.kernel
     }
     fn share_host(&self, accelerators: usize) {
-        // One core per accelerator stays free for its issue thread and host-side copies.
+        // Beside accelerators the CPU's share is small and bound by host memory, which their
+        // DMA also streams through: half the cores do it as fast, and the rest keep the issue
+        // threads, driver threads and host folds responsive.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.kernel
-            .blas()
-            .set_threads(cores.saturating_sub(accelerators).max(1));
+        let threads = if accelerators == 0 {
+            cores
+        } else {
+            (cores / 2).saturating_sub(accelerators).max(1)
+        };
+        self.kernel.blas().set_threads(threads);
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -190,7 +190,9 @@ impl CudaLink {
             srcArray: std::ptr::null_mut(),
             srcContext: sc.raw(),
             srcPitch: src.pitch(),
-            srcHeight: src.rows.max(1),
+            // Height of a slice in memcpy rows (our columns): must be at least `Height`, or
+            // the driver rejects copies of tiles with fewer rows than columns.
+            srcHeight: src.cols.max(1),
             dstXInBytes: 0,
             dstY: 0,
             dstZ: 0,
@@ -201,7 +203,7 @@ impl CudaLink {
             dstArray: std::ptr::null_mut(),
             dstContext: dc.raw(),
             dstPitch: dst.pitch(),
-            dstHeight: dst.rows.max(1),
+            dstHeight: dst.cols.max(1),
             WidthInBytes: src.row_bytes(),
             Height: src.cols,
             Depth: 1,

@@ -106,8 +106,9 @@ pub struct HostStrip {
 
 /// The strip for device `device` with continuous share `weights[device]`, square tiles `t`:
 /// `None` when that share already makes two whole tiles (the tile distribution serves it), or
-/// is under 32 rows. The strip takes 3/4 of the share (a thin GEMM runs below the rate the
-/// balancer used), at least 32 rows; row tiles stay multiples of 8.
+/// is under 32 rows. The strip takes half the share (a thin GEMM streams all of B through host
+/// memory and runs below the rate the balancer used), at least 32 rows; row tiles stay
+/// multiples of 8.
 pub fn host_strip(
     m: usize,
     n: usize,
@@ -122,7 +123,7 @@ pub fn host_strip(
     if w.is_nan() || w <= 0.0 || w * (g.mt() * g.nt()) as f64 >= 2.0 || weights.len() < 2 {
         return None;
     }
-    let target = ((0.75 * w * m as f64) as usize / 32) * 32;
+    let target = ((0.5 * w * m as f64) as usize / 32) * 32;
     if target < 32 || target >= m {
         return None;
     }
