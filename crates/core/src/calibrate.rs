@@ -510,6 +510,9 @@ fn time_gemm_tile(
         c: tiles[2],
     };
     let kernel = device.kernel();
+    // One untimed product first: the first call of a dtype loads its kernels (on H200 the
+    // first f32 product took long enough to stop a quick calibration after one tile size).
+    time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
     // One product to size the batches, then samples of `batch` products back to back.
     let single = time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
     let batch =
