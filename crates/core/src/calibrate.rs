@@ -659,21 +659,29 @@ fn measure_strided(
                 side * side * 8
             },
         )?;
-        let tile = |b: &dyn Buffer| RawTile {
-            space: b.space(),
-            addr: b.addr(),
-            rows: side,
-            cols: side,
-            ld: if b.space().is_host() { ld } else { side },
-            dtype: DType::F64,
-        };
-        let (s, d) = (tile(src.as_ref()), tile(dst.as_ref()));
+        let (s, d) = (
+            pitched_tile(src.as_ref(), side, ld),
+            pitched_tile(dst.as_ref(), side, ld),
+        );
         let q = link.queue().clone();
         let m =
             measure_until_confident(opts, &mut || time_on_queue(&q, &mut || link.copy(&s, &d)))?;
         out.push((side * 8, (side * side * 8) as f64 / m.mean));
     }
     Ok(out)
+}
+
+/// A square f64 tile of `side` at the start of `b`: in host memory a column block of a matrix
+/// with `ld` rows, on a device packed.
+fn pitched_tile(b: &dyn Buffer, side: usize, ld: usize) -> RawTile {
+    RawTile {
+        space: b.space(),
+        addr: b.addr(),
+        rows: side,
+        cols: side,
+        ld: if b.space().is_host() { ld } else { side },
+        dtype: DType::F64,
+    }
 }
 
 /// Slowdown of 2D tile copies over `fg` (square f64 tiles of `side`, host side a column block
@@ -700,15 +708,10 @@ fn measure_strided_duplex(
         alloc_in(bg.src(), bytes_of(bg.src()))?,
         alloc_in(bg.dst(), bytes_of(bg.dst()))?,
     ];
-    let tile = |b: &dyn Buffer| RawTile {
-        space: b.space(),
-        addr: b.addr(),
-        rows: side,
-        cols: side,
-        ld: if b.space().is_host() { ld } else { side },
-        dtype: DType::F64,
-    };
-    let t: Vec<RawTile> = bufs.iter().map(|b| tile(b.as_ref())).collect();
+    let t: Vec<RawTile> = bufs
+        .iter()
+        .map(|b| pitched_tile(b.as_ref(), side, ld))
+        .collect();
     let idle = measure_until_confident(opts, &mut || {
         time_on_queue(fg.queue(), &mut || fg.copy(&t[0], &t[1]))
     })?
@@ -804,12 +807,17 @@ fn measure_gemm_under_dma(
         s2?;
         Ok(t)
     };
-    let mut ratios = Vec::new();
-    for _ in 0..3 {
-        let alone = run(false)?;
-        let busy = run(true)?;
-        ratios.push(busy / alone.max(1e-12));
-    }
+    // Median of three paired (busy / alone) ratios, at least 1.
+    let paired = |f: &dyn Fn(bool) -> Result<f64>| -> Result<f64> {
+        let mut r = Vec::with_capacity(3);
+        for _ in 0..3 {
+            let alone = f(false)?;
+            r.push(f(true)? / alone.max(1e-12));
+        }
+        r.sort_by(f64::total_cmp);
+        Ok(r[1].max(1.0))
+    };
+    let gemm_ratio = paired(&run)?;
     // Copies for half a batch, alone and under a running batch.
     let nhalf = ((0.5 * span / copy_time).ceil() as usize).clamp(1, 2000);
     let copies = |busy: bool| -> Result<f64> {
@@ -829,18 +837,11 @@ fn measure_gemm_under_dma(
         s?;
         Ok(t)
     };
-    let mut copy_ratios = Vec::new();
-    for _ in 0..3 {
-        let alone = copies(false)?;
-        let busy = copies(true)?;
-        copy_ratios.push(busy / alone.max(1e-12));
-    }
+    let copy_ratio = paired(&copies)?;
     queue.synchronize()?;
-    ratios.sort_by(f64::total_cmp);
-    copy_ratios.sort_by(f64::total_cmp);
     drop(bufs);
     drop(data);
-    Ok((ratios[1].max(1.0), copy_ratios[1].max(1.0)))
+    Ok((gemm_ratio, copy_ratio))
 }
 
 /// Calibrates the machine: every link between known memory spaces (host and `devices`), and

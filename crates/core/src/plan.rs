@@ -680,6 +680,29 @@ impl Builder<'_> {
         id
     }
 
+    /// A finished C tile from device slot `slot` into the next host staging slot, after
+    /// `after`; returns the task and the staging slot.
+    fn stage_out(
+        &mut self,
+        st: &DeviceState,
+        key: TileKey,
+        slot: u32,
+        after: TaskId,
+    ) -> (TaskId, u32) {
+        let (host, mut waits) = self.host_slot();
+        waits.push(after);
+        let out = self.push(
+            st.dev,
+            TaskKind::StageOut { key, slot, host },
+            QueueId::Link {
+                src: st.space,
+                dst: MemorySpace::HOST,
+            },
+            waits,
+        );
+        (out, host)
+    }
+
     fn step(&mut self, states: &mut [DeviceState], d: usize) -> Result<()> {
         let st = &mut states[d];
         let s = st.next;
@@ -790,21 +813,7 @@ impl Builder<'_> {
             if let TileLoc::Slot(slot) = c_loc {
                 let c_space = self.p.location(Operand::C);
                 let wb = if fold {
-                    let (host, mut host_waits) = self.host_slot();
-                    host_waits.push(last_task);
-                    let out = self.push(
-                        st.dev,
-                        TaskKind::StageOut {
-                            key: kc,
-                            slot,
-                            host,
-                        },
-                        QueueId::Link {
-                            src: st.space,
-                            dst: MemorySpace::HOST,
-                        },
-                        host_waits,
-                    );
+                    let (out, host) = self.stage_out(st, kc, slot, last_task);
                     let f = self.push(
                         st.dev,
                         TaskKind::FoldC { key: kc, host },
@@ -824,21 +833,7 @@ impl Builder<'_> {
                         vec![last_task],
                     )
                 } else {
-                    let (host, mut host_waits) = self.host_slot();
-                    host_waits.push(last_task);
-                    let out = self.push(
-                        st.dev,
-                        TaskKind::StageOut {
-                            key: kc,
-                            slot,
-                            host,
-                        },
-                        QueueId::Link {
-                            src: st.space,
-                            dst: MemorySpace::HOST,
-                        },
-                        host_waits,
-                    );
+                    let (out, host) = self.stage_out(st, kc, slot, last_task);
                     let un = self.push(
                         st.dev,
                         TaskKind::Unstage { key: kc, host },

@@ -233,6 +233,19 @@ mod tests {
     use crate::model::link::LinkModel;
     use crate::scalar::DType;
 
+    /// 50 GB/s both ways, late C, no fold, no interference, no setup.
+    fn model() -> PipelineModel {
+        PipelineModel {
+            h2d: link(50.0),
+            d2h: link(50.0),
+            late_c: true,
+            host_fold: None,
+            dma_slowdown: 1.0,
+            copy_slowdown: 1.0,
+            setup_s: 0.0,
+        }
+    }
+
     fn link(gbps: f64) -> TileLink {
         TileLink {
             model: LinkModel {
@@ -247,15 +260,7 @@ mod tests {
 
     #[test]
     fn compute_bound_large_problem() {
-        let m = PipelineModel {
-            h2d: link(50.0),
-            d2h: link(50.0),
-            late_c: true,
-            host_fold: None,
-            dma_slowdown: 1.0,
-            copy_slowdown: 1.0,
-            setup_s: 0.0,
-        };
+        let m = model();
         let o = Offload::from_host_flags(32768, 32768, 32768, DType::F64, [true; 3], false);
         let exec = FixedRate {
             flops_per_sec: 55e12,
@@ -272,15 +277,7 @@ mod tests {
 
     #[test]
     fn transfer_bound_thin_problem() {
-        let m = PipelineModel {
-            h2d: link(50.0),
-            d2h: link(50.0),
-            late_c: true,
-            host_fold: None,
-            dma_slowdown: 1.0,
-            copy_slowdown: 1.0,
-            setup_s: 0.0,
-        };
+        let m = model();
         // 4096 x 4096 x 32768: 2.28 GB in, 0.13 GB out, 1.1 TFLOP.
         let o = Offload::from_host_flags(4096, 4096, 32768, DType::F64, [true; 3], false);
         let exec = FixedRate {
@@ -296,15 +293,7 @@ mod tests {
 
     #[test]
     fn device_resident_operands_move_nothing() {
-        let m = PipelineModel {
-            h2d: link(50.0),
-            d2h: link(50.0),
-            late_c: true,
-            host_fold: None,
-            dma_slowdown: 1.0,
-            copy_slowdown: 1.0,
-            setup_s: 0.0,
-        };
+        let m = model();
         let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [false; 3], false);
         let exec = FixedRate {
             flops_per_sec: 50e12,
@@ -316,15 +305,7 @@ mod tests {
 
     #[test]
     fn host_fold_removes_c_from_the_host_to_device_path() {
-        let mut m = PipelineModel {
-            h2d: link(50.0),
-            d2h: link(50.0),
-            late_c: true,
-            host_fold: None,
-            dma_slowdown: 1.0,
-            copy_slowdown: 1.0,
-            setup_s: 0.0,
-        };
+        let mut m = model();
         let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [true; 3], false);
         let exec = FixedRate {
             flops_per_sec: 60e12,
@@ -349,15 +330,7 @@ mod tests {
 
     #[test]
     fn dma_slowdown_applies_only_while_links_copy() {
-        let mut m = PipelineModel {
-            h2d: link(50.0),
-            d2h: link(50.0),
-            late_c: true,
-            host_fold: None,
-            dma_slowdown: 1.0,
-            copy_slowdown: 1.0,
-            setup_s: 0.0,
-        };
+        let mut m = model();
         let exec = FixedRate {
             flops_per_sec: 55e12,
         };
