@@ -172,3 +172,52 @@ fn workspace_growth_and_cached_plans_stay_correct() {
         run_case::<f64>(&t, &s).unwrap();
     }
 }
+
+/// A traced call with host folds: every fold is on the timeline (host-queue events), after the
+/// copy that brought its product back, and the result is exact.
+#[test]
+fn host_folds_appear_on_the_timeline() {
+    let pool = common::pool();
+    let (m, n, k, t) = (48usize, 40usize, 24usize, 8usize);
+    let a: Vec<f64> = (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| (i % 5) as f64 - 2.0).collect();
+    let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
+    let mut c = c0.clone();
+    let r = pool
+        .gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, m, k).unwrap(),
+            MatRef::packed(&b, k, n).unwrap(),
+            2.0,
+            MatMut::packed(&mut c, m, n).unwrap(),
+            &GemmOptions {
+                tile: Some(t),
+                devices: Some(vec![1, 2]),
+                trace: true,
+                host_fold: Some(true),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(r.host_fold);
+    let trace = r.trace.expect("trace");
+    let folds: Vec<_> = trace
+        .intervals
+        .iter()
+        .filter(|i| i.label.starts_with("fold C("))
+        .collect();
+    assert_eq!(folds.len(), tiles(m, t) * tiles(n, t));
+    for f in &folds {
+        assert!(f.end >= f.start && f.start >= 0.0, "{f:?}");
+        assert_eq!(f.queue, "host-fold");
+    }
+    for j in 0..n {
+        for i in 0..m {
+            let want: f64 =
+                (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum::<f64>() + 2.0 * c0[j * m + i];
+            assert_eq!(c[j * m + i], want, "({i},{j})");
+        }
+    }
+}
