@@ -304,13 +304,7 @@ impl Kernel for CudaKernel {
         if op.m == 0 || op.n == 0 {
             return Ok(());
         }
-        let s = queue.as_any().downcast_ref::<CudaStream>().ok_or_else(|| {
-            Error::internal("CUDA kernel given a queue that is not a CUDA stream")
-        })?;
-        let h = s
-            .blas
-            .as_ref()
-            .ok_or_else(|| Error::internal("CUDA kernel given a stream without a cuBLAS handle"))?;
+        let h = handle_of(queue)?;
         let h = h.lock().unwrap_or_else(|p| p.into_inner());
         h.gemm(op)
     }

@@ -59,19 +59,13 @@ impl Backend for CudaBackend {
                 reason: "no CUDA device".into(),
             });
         }
-        let ordinals: Vec<i32> = match std::env::var("HETBLAS_CUDA_DEVICES") {
-            Ok(v) => parse_filter(&v)?
-                .into_iter()
-                .filter(|&o| (0..count).contains(&o))
-                .collect(),
-            Err(_) => (0..count).collect(),
-        };
-        if ordinals.is_empty() {
-            return Err(Error::Unavailable {
-                backend: "cuda",
-                reason: format!("HETBLAS_CUDA_DEVICES selects none of the {count} GPUs"),
-            });
-        }
+        const FILTER: &str = "HETBLAS_CUDA_DEVICES";
+        let ordinals = hetblas_core::device::select_ordinals(
+            "cuda",
+            FILTER,
+            std::env::var(FILTER).ok().as_deref(),
+            count,
+        )?;
         let contexts = ordinals
             .iter()
             .map(|&o| Context::retain(o))

@@ -35,7 +35,7 @@ pub mod sys;
 pub use device::HipDevice;
 pub use pinning::{PinCache, PinStats};
 
-use hetblas_core::{Backend, Device, Discovery, Error, Link, LinkKind, MemorySpace, Result};
+use hetblas_core::{Backend, Device, Discovery, Link, LinkKind, MemorySpace, Result};
 use link::HipLink;
 use result::Context;
 use std::sync::Arc;
@@ -58,19 +58,13 @@ impl Backend for HipBackend {
     fn discover(&self) -> Result<Discovery> {
         let libs = result::init()?;
         let count = libs.device_count;
-        let ordinals: Vec<i32> = match std::env::var("HETBLAS_HIP_DEVICES") {
-            Ok(v) => parse_filter(&v)?
-                .into_iter()
-                .filter(|&o| (0..count).contains(&o))
-                .collect(),
-            Err(_) => (0..count).collect(),
-        };
-        if ordinals.is_empty() {
-            return Err(Error::Unavailable {
-                backend: "hip",
-                reason: format!("HETBLAS_HIP_DEVICES selects none of the {count} GPUs"),
-            });
-        }
+        const FILTER: &str = "HETBLAS_HIP_DEVICES";
+        let ordinals = hetblas_core::device::select_ordinals(
+            "hip",
+            FILTER,
+            std::env::var(FILTER).ok().as_deref(),
+            count,
+        )?;
         let contexts: Vec<Arc<Context>> = ordinals.iter().map(|&o| Context::new(o)).collect();
         let pins = Arc::new(pinning::HipRegistrar::cache(contexts[0].clone()));
         let mut devices = Vec::new();

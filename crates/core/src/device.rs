@@ -133,8 +133,47 @@ pub fn parse_device_filter(v: &str) -> Result<Vec<i32>> {
         .collect()
 }
 
+/// The ordinals a backend takes of its `count` devices: those `filter` (the value of `env_var`,
+/// when set) lists that exist, else all of them.
+///
+/// # Errors
+/// `InvalidInput` for a malformed filter; `Unavailable` when it selects none of the devices.
+pub fn select_ordinals(
+    backend: &'static str,
+    env_var: &str,
+    filter: Option<&str>,
+    count: i32,
+) -> Result<Vec<i32>> {
+    let ordinals: Vec<i32> = match filter {
+        Some(v) => parse_device_filter(v)?
+            .into_iter()
+            .filter(|&o| (0..count).contains(&o))
+            .collect(),
+        None => (0..count).collect(),
+    };
+    if ordinals.is_empty() {
+        return Err(crate::error::Error::Unavailable {
+            backend,
+            reason: format!("{env_var} selects none of the {count} GPUs"),
+        });
+    }
+    Ok(ordinals)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ordinals_follow_the_filter() {
+        let sel = |f: Option<&str>, n| super::select_ordinals("x", "X_DEVICES", f, n);
+        assert_eq!(sel(None, 3).unwrap(), vec![0, 1, 2]);
+        assert_eq!(sel(Some("2,0,7"), 3).unwrap(), vec![2, 0]);
+        assert!(matches!(
+            sel(Some("5"), 2),
+            Err(crate::error::Error::Unavailable { .. })
+        ));
+        assert!(sel(Some("a"), 2).is_err());
+    }
+
     #[test]
     fn device_filter() {
         assert_eq!(super::parse_device_filter("0, 2").unwrap(), vec![0, 2]);
