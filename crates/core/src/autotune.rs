@@ -57,8 +57,8 @@ pub struct ModelChoice {
 /// Evaluates the pipeline model for every candidate tile that fits the budget (six tiles
 /// resident), with and without host fold where it applies (C in host memory, beta != 0; `fold`
 /// = `Some` evaluates only that mode), and picks the fastest (ties to the larger tile; a fold
-/// must win by [`FOLD_MARGIN`]). `None` when nothing needs tiling (every operand already in the device) or
-/// the profile lacks the device, its links or the dtype.
+/// must win by [`FOLD_MARGIN`]). `None` when nothing needs tiling (every operand already in
+/// the device) or the profile lacks the device, its links or the dtype.
 pub fn model_tile(
     p: &GemmProblem,
     device: &Arc<dyn Device>,
@@ -91,18 +91,15 @@ pub fn evaluate(
         return None;
     }
     let label = device.info().label();
-    let exec = profile.device(&label)?.exec_table(p.dtype)?;
+    let calibrated = profile.device(&label)?;
+    let exec = calibrated.exec_table(p.dtype)?;
     let mut model = PipelineModel {
         h2d: profile.link(HOST_LABEL, &label)?.tile_link(),
         d2h: profile.link(&label, HOST_LABEL)?.tile_link(),
         late_c: device.kernel().supports_add(),
         host_fold: None,
-        dma_slowdown: profile
-            .device(&label)
-            .map_or(1.0, |d| d.gemm_slowdown_under_dma(p.dtype)),
-        copy_slowdown: profile
-            .device(&label)
-            .map_or(1.0, |d| d.copy_slowdown_under_gemm(p.dtype)),
+        dma_slowdown: calibrated.gemm_slowdown_under_dma(p.dtype),
+        copy_slowdown: calibrated.copy_slowdown_under_gemm(p.dtype),
         setup_s: if device.info().kind == DeviceKind::Gpu {
             GPU_CALL_SETUP_S
         } else {
@@ -119,10 +116,13 @@ pub fn evaluate(
             .copied()
             .min_by(|a, b| a.1.seconds.total_cmp(&b.1.seconds).then(b.0.cmp(&a.0)))
     };
-    let plain: Vec<(usize, PipelinePrediction)> = tiles
-        .iter()
-        .map(|&t| (t, model.predict(&offload, t, &exec)))
-        .collect();
+    let predict_all = |model: &PipelineModel| -> Vec<(usize, PipelinePrediction)> {
+        tiles
+            .iter()
+            .map(|&t| (t, model.predict(&offload, t, &exec)))
+            .collect()
+    };
+    let plain = predict_all(&model);
     let plain_best = best(&plain)?;
     if !fold_applies {
         return Some(ModelChoice {
@@ -134,10 +134,7 @@ pub fn evaluate(
         });
     }
     model.host_fold = Some(fold_rate(Some(profile)));
-    let folded: Vec<(usize, PipelinePrediction)> = tiles
-        .iter()
-        .map(|&t| (t, model.predict(&offload, t, &exec)))
-        .collect();
+    let folded = predict_all(&model);
     let fold_best = best(&folded)?;
     // Folding must win clearly (10%): its host memory traffic also slows the host->device
     // copies, which the model does not see (H200: +25% at 8192^3, -13% on 32768x32768x4096,
@@ -272,9 +269,7 @@ pub fn device_rates(
             } else {
                 let bw = link_bw(MemorySpace::HOST, d.space()).unwrap_or(f64::INFINITY);
                 // Before its first product a device waits for one A and one B tile; every call
-                // on a device with its own memory also pays its setup (registration checks,
-                // issue thread, events, final synchronisation): 2 ms for a 512^3 DGEMM on
-                // H200, of which 1.5 ms is independent of the size. Emulated devices, whose
+                // on a GPU also pays its setup ([`GPU_CALL_SETUP_S`]). Emulated devices, whose
                 // rates are nominal, pay what their links charge.
                 let setup = if d.info().kind == DeviceKind::Gpu {
                     GPU_CALL_SETUP_S
@@ -288,9 +283,6 @@ pub fn device_rates(
                 flops_per_sec: flops,
                 host_bytes_per_sec: host,
                 overhead,
-                // Multi-device calls send C to the devices (host folds are a single-device
-                // decision of the pipeline model).
-                host_fold: false,
             })
         })
         .collect()

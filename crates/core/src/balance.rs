@@ -23,8 +23,6 @@ pub struct DeviceRate {
     pub host_bytes_per_sec: Option<f64>,
     /// Fixed cost of taking part (first tiles' latency, launch, synchronisation), seconds.
     pub overhead: f64,
-    /// C in host memory is folded on the host: it crosses the link only on its way back.
-    pub host_fold: bool,
 }
 
 /// Shares and predicted times.
@@ -78,7 +76,7 @@ fn device_time(p: &GemmProblem, r: &DeviceRate, w: f64, shared: bool) -> f64 {
             }
             if host(Operand::C) {
                 let c = (p.m * p.n) as f64 * e * w;
-                bytes += c + if p.beta_zero || r.host_fold { 0.0 } else { c };
+                bytes += c + if p.beta_zero { 0.0 } else { c };
             }
             r.overhead + (flops / r.flops_per_sec).max(bytes / bw)
         }
@@ -221,7 +219,6 @@ mod tests {
             flops_per_sec: rate,
             host_bytes_per_sec: None,
             overhead: 0.0,
-            host_fold: false,
         }
     }
 
@@ -232,13 +229,11 @@ mod tests {
             flops_per_sec: 55e12,
             host_bytes_per_sec: Some(50e9),
             overhead: 2e-3,
-            host_fold: false,
         };
         let cpu = DeviceRate {
             flops_per_sec: 0.9e12,
             host_bytes_per_sec: None,
             overhead: 20e-6,
-            host_fold: false,
         };
         // 64 tiles of a 32768^3 problem: one C tile (1.1 TFLOP over all of K) would keep the
         // CPU busy 1.5 s against 0.64 s for the GPUs: it gets none.
@@ -276,13 +271,11 @@ mod tests {
             flops_per_sec: 55e12,
             host_bytes_per_sec: Some(50e9),
             overhead: 2e-3,
-            host_fold: false,
         };
         let cpu = DeviceRate {
             flops_per_sec: 0.9e12,
             host_bytes_per_sec: None,
             overhead: 20e-6,
-            host_fold: false,
         };
         // Tiny: the GPU's fixed costs dominate, the CPU alone wins.
         let (c, _) = choose_subset(&problem(256, host), &[gpu, cpu]);

@@ -445,6 +445,89 @@ pub fn measure_gemm(
     Ok(out)
 }
 
+/// The three `t x t` operands of a timed product on `device` (random data with `seed`: on the
+/// host for a device computing there, else uploaded over `h2d` into device buffers) and the
+/// product itself, `C += A * B`, or `C = A * B` when C could not be initialised.
+struct GemmOperands {
+    op: GemmTile,
+    initialised: bool,
+    // Kept alive for as long as products run on them.
+    _data: Vec<HostData>,
+    _bufs: Vec<Box<dyn Buffer>>,
+}
+
+impl GemmOperands {
+    fn new(
+        device: &dyn Device,
+        h2d: Option<&dyn Link>,
+        dtype: DType,
+        t: usize,
+        seed: usize,
+    ) -> Result<GemmOperands> {
+        let n = t * t;
+        let data: Vec<HostData> = (0..3).map(|i| HostData::new(dtype, n, seed + i)).collect();
+        let space = device.space();
+        // Device buffers (kept alive for the whole measurement), or the host data itself.
+        let mut bufs: Vec<Box<dyn Buffer>> = Vec::new();
+        let mut initialised = true;
+        let tiles: Vec<RawTile> = if space.is_host() {
+            data.iter()
+                .map(|d| square(MemorySpace::HOST, d.addr(), t, dtype))
+                .collect()
+        } else {
+            for _ in 0..3 {
+                bufs.push(device.allocate(n * dtype.size())?);
+            }
+            let tiles: Vec<RawTile> = bufs
+                .iter()
+                .map(|b| square(space, b.addr(), t, dtype))
+                .collect();
+            initialised = match h2d {
+                Some(link) => {
+                    let r = (|| -> Result<()> {
+                        for (d, dst) in data.iter().zip(&tiles) {
+                            link.copy(&square(MemorySpace::HOST, d.addr(), t, dtype), dst)?;
+                        }
+                        link.queue().synchronize()
+                    })();
+                    if let Err(e) = &r {
+                        tracing::warn!(device = %device.info().label(), error = %e,
+                            "calibration: cannot initialise gemm operands; timing uninitialised memory");
+                        // Whatever was queued must be finished before `data` goes away.
+                        let _ = link.queue().synchronize();
+                    }
+                    r.is_ok()
+                }
+                None => false,
+            };
+            tiles
+        };
+        let op = GemmTile {
+            transa: Trans::N,
+            transb: Trans::N,
+            m: t,
+            n: t,
+            k: t,
+            alpha: ScalarValue::one(dtype),
+            a: tiles[0],
+            b: tiles[1],
+            // Accumulate as the executor does, unless C holds unknown bits.
+            beta: if initialised {
+                ScalarValue::one(dtype)
+            } else {
+                ScalarValue::zero(dtype)
+            },
+            c: tiles[2],
+        };
+        Ok(GemmOperands {
+            op,
+            initialised,
+            _data: data,
+            _bufs: bufs,
+        })
+    }
+}
+
 /// Measures one tile size; returns the measurement and the time of the warm-up-free first run.
 fn time_gemm_tile(
     device: &dyn Device,
@@ -454,61 +537,8 @@ fn time_gemm_tile(
     t: usize,
     opts: &CalibrationOptions,
 ) -> Result<(Measurement, f64)> {
-    let n = t * t;
-    let data: Vec<HostData> = (0..3).map(|i| HostData::new(dtype, n, i)).collect();
-    let space = device.space();
-    // Device buffers (kept alive for the whole measurement), or the host data itself.
-    let mut bufs: Vec<Box<dyn Buffer>> = Vec::new();
-    let mut initialised = true;
-    let tiles: Vec<RawTile> = if space.is_host() {
-        data.iter()
-            .map(|d| square(MemorySpace::HOST, d.addr(), t, dtype))
-            .collect()
-    } else {
-        for _ in 0..3 {
-            bufs.push(device.allocate(n * dtype.size())?);
-        }
-        let tiles: Vec<RawTile> = bufs
-            .iter()
-            .map(|b| square(space, b.addr(), t, dtype))
-            .collect();
-        initialised = match h2d {
-            Some(link) => {
-                let r = (|| -> Result<()> {
-                    for (d, dst) in data.iter().zip(&tiles) {
-                        link.copy(&square(MemorySpace::HOST, d.addr(), t, dtype), dst)?;
-                    }
-                    link.queue().synchronize()
-                })();
-                if let Err(e) = &r {
-                    tracing::warn!(device = %device.info().label(), error = %e,
-                        "calibration: cannot initialise gemm operands; timing uninitialised memory");
-                    // Whatever was queued must be finished before `data` goes away.
-                    let _ = link.queue().synchronize();
-                }
-                r.is_ok()
-            }
-            None => false,
-        };
-        tiles
-    };
-    let op = GemmTile {
-        transa: Trans::N,
-        transb: Trans::N,
-        m: t,
-        n: t,
-        k: t,
-        alpha: ScalarValue::one(dtype),
-        a: tiles[0],
-        b: tiles[1],
-        // Accumulate as the executor does, unless C holds unknown bits.
-        beta: if initialised {
-            ScalarValue::one(dtype)
-        } else {
-            ScalarValue::zero(dtype)
-        },
-        c: tiles[2],
-    };
+    let ops = GemmOperands::new(device, h2d, dtype, t, 0)?;
+    let op = ops.op;
     let kernel = device.kernel();
     // One untimed product first: the first call of a dtype loads its kernels (on H200 the
     // first f32 product took long enough to stop a quick calibration after one tile size).
@@ -532,8 +562,7 @@ fn time_gemm_tile(
     let sync = queue.synchronize();
     let m = result?;
     sync?;
-    drop(bufs);
-    drop(data);
+    drop(ops);
     Ok((m, first.unwrap_or(m.mean)))
 }
 
@@ -593,6 +622,14 @@ fn h2d_of(links: &[Arc<dyn Link>], space: MemorySpace) -> Option<&dyn Link> {
     links
         .iter()
         .find(|l| l.src().is_host() && l.dst() == space)
+        .map(|l| l.as_ref())
+}
+
+/// The link from `space` to the host, if any.
+fn d2h_of(links: &[Arc<dyn Link>], space: MemorySpace) -> Option<&dyn Link> {
+    links
+        .iter()
+        .find(|l| l.dst().is_host() && l.src() == space)
         .map(|l| l.as_ref())
 }
 
@@ -743,32 +780,14 @@ fn measure_gemm_under_dma(
         .first()
         .cloned()
         .ok_or_else(|| Error::internal("no compute queue"))?;
-    let n = side * side;
-    let data: Vec<HostData> = (0..3).map(|i| HostData::new(dtype, n, 7 + i)).collect();
-    let space = device.space();
-    let bufs: Vec<Box<dyn Buffer>> = (0..3)
-        .map(|_| device.allocate(n * dtype.size()))
-        .collect::<Result<_>>()?;
-    let tiles: Vec<RawTile> = bufs
-        .iter()
-        .map(|b| square(space, b.addr(), side, dtype))
-        .collect();
-    for (d, dst) in data.iter().zip(&tiles) {
-        h2d.copy(&square(MemorySpace::HOST, d.addr(), side, dtype), dst)?;
+    let ops = GemmOperands::new(device, Some(h2d), dtype, side, 7)?;
+    if !ops.initialised {
+        return Err(Error::internal(
+            "calibration: cannot initialise the operands of the GEMM under DMA",
+        ));
     }
-    h2d.queue().synchronize()?;
-    let op = GemmTile {
-        transa: Trans::N,
-        transb: Trans::N,
-        m: side,
-        n: side,
-        k: side,
-        alpha: ScalarValue::one(dtype),
-        a: tiles[0],
-        b: tiles[1],
-        beta: ScalarValue::one(dtype),
-        c: tiles[2],
-    };
+    let op = ops.op;
+    let space = device.space();
     let kernel = device.kernel();
     // Copy buffers: up to 64 MiB each way.
     let cside = ((opts.max_buffer_bytes.min(64 << 20) / 8) as f64).sqrt() as usize;
@@ -839,8 +858,7 @@ fn measure_gemm_under_dma(
     };
     let copy_ratio = paired(&copies)?;
     queue.synchronize()?;
-    drop(bufs);
-    drop(data);
+    drop(ops);
     Ok((gemm_ratio, copy_ratio))
 }
 
@@ -1140,13 +1158,10 @@ pub fn calibrate(
     // GEMM per device and dtype.
     for d in devices {
         let info = d.info();
+        let h2d = h2d_of(links, d.space());
         if !d.space().is_host() && !opts.gemm_warmup.is_zero() {
-            warm_up(d.as_ref(), h2d_of(links, d.space()), opts)?;
+            warm_up(d.as_ref(), h2d, opts)?;
         }
-        let h2d = links
-            .iter()
-            .find(|l| l.src().is_host() && l.dst() == d.space())
-            .map(|l| l.as_ref());
         let mut gemm = Vec::new();
         for &dtype in &opts.dtypes {
             let expected_done = tr.done + opts.gemm_tiles.len();
@@ -1168,10 +1183,7 @@ pub fn calibrate(
         // measured tile up to 4096.
         let mut gemm_under_dma = Vec::new();
         let mut copy_under_gemm = Vec::new();
-        let d2h = links
-            .iter()
-            .find(|l| l.dst().is_host() && l.src() == d.space())
-            .map(|l| l.as_ref());
+        let d2h = d2h_of(links, d.space());
         if let (false, Some(h2d), Some(d2h)) = (d.space().is_host(), h2d, d2h) {
             let bps = profile
                 .links

@@ -69,7 +69,8 @@ pub fn fold_workers() -> Result<rayon::ThreadPool> {
 /// `c = beta * c + p`, both host tiles of the same shape and dtype, on `workers`.
 ///
 /// # Errors
-/// `Internal` when the tiles do not describe host memory of one shape and dtype.
+/// `Internal` when the tiles do not describe host memory of one shape and dtype
+/// ([`crate::kernel::check_add`]'s checks, plus host memory).
 ///
 /// # Safety
 /// Both tiles must describe valid host memory (`ld >= rows`, `cols` columns), `c` writable, and
@@ -81,17 +82,10 @@ pub unsafe fn fold_into(
     workers: &rayon::ThreadPool,
 ) -> Result<()> {
     use rayon::prelude::*;
-    if !c.space.is_host()
-        || !p.space.is_host()
-        || c.rows != p.rows
-        || c.cols != p.cols
-        || c.dtype != p.dtype
-        || beta.dtype() != c.dtype
-        || c.ld < c.rows
-        || p.ld < p.rows
-    {
+    crate::kernel::check_add(beta, p, c)?;
+    if !c.space.is_host() {
         return Err(Error::internal(format!(
-            "host fold of mismatched tiles: {c:?} <- {p:?}"
+            "host fold of device memory: {c:?}"
         )));
     }
     if c.rows == 0 || c.cols == 0 {
@@ -123,9 +117,8 @@ pub unsafe fn fold_into(
 /// As [`fold_into`], for those columns.
 unsafe fn fold_cols<T>(c: &RawTile, p: &RawTile, beta: T, j0: usize, j1: usize)
 where
-    T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T> + PartialEq + From<u8>,
+    T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
 {
-    let one = T::from(1u8);
     for j in j0..j1 {
         // SAFETY: column j of each tile lies within the memory the caller vouched for.
         let (cc, pc) = unsafe {
@@ -134,14 +127,10 @@ where
                 std::slice::from_raw_parts((p.addr as *const T).add(j * p.ld), c.rows),
             )
         };
-        if beta == one {
-            for (x, &y) in cc.iter_mut().zip(pc) {
-                *x = *x + y;
-            }
-        } else {
-            for (x, &y) in cc.iter_mut().zip(pc) {
-                *x = beta * *x + y;
-            }
+        // beta == 1 needs no branch of its own: 1 * x is x exactly, and the loop is
+        // memory-bound.
+        for (x, &y) in cc.iter_mut().zip(pc) {
+            *x = beta * *x + y;
         }
     }
 }

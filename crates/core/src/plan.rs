@@ -163,6 +163,8 @@ pub struct Plan {
     pub slot_bytes: usize,
     /// Host staging slots (of `slot_bytes`) for routes through host memory.
     pub host_slots: u32,
+    /// Some device's products are folded into C on the host (`FoldC` tasks).
+    pub host_folds: bool,
     pub devices: Vec<PlanDevice>,
     pub tasks: Vec<Task>,
     /// Per device, its task ids in issue order.
@@ -216,6 +218,8 @@ struct DeviceState {
     acc: HashMap<(usize, usize), (TileLoc, TaskId, u16)>,
     /// Late C: the slot and fetch of the caller's C tile, fetched during the last k steps.
     late: HashMap<(usize, usize), (u32, TaskId)>,
+    /// C arrives late on this device: its kernel adds tiles, beta != 0, C lives elsewhere and
+    /// is not folded on the host.
     late_c: bool,
     /// This device's C tiles are folded on the host (see [`DeviceSpec::host_fold`]).
     host_fold: bool,
@@ -255,6 +259,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
             && !c_in_place
             && p.location(Operand::C).is_host()
             && req.links.contains(&(spec.space, MemorySpace::HOST));
+        let late_c = spec.late_c && !host_fold && !p.beta_zero && !c_in_place;
         // Tiles needing a slot (independent of the order they are used in).
         let mut distinct: HashSet<TileKey> = HashSet::new();
         for &(i, j) in tiles {
@@ -283,7 +288,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
             released: VecDeque::new(),
             acc: HashMap::new(),
             late: HashMap::new(),
-            late_c: spec.late_c && !host_fold,
+            late_c,
             host_fold,
             kt,
             c_count: 0,
@@ -317,17 +322,14 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         } else {
             spec.budget / slot_bytes as u64
         };
-        let late_c =
-            spec.late_c && !host_fold && !p.beta_zero && p.location(Operand::C) != spec.space;
         // With late C a C tile can hold two slots (its accumulator and the caller's C).
         let objects = distinct.len() + if late_c { tiles.len() } else { 0 };
         let slots = (objects as u64).min(by_budget) as u32;
         let min_needed = objects.min(if late_c { 4 } else { 3 }) as u32;
         // C tiles accumulated together; each holds a slot until written back.
-        let late = late_c;
         let group = if c_in_place {
             GROUP
-        } else if late {
+        } else if late_c {
             // Each C tile may hold its accumulator and its late C at once.
             ((slots as usize).saturating_sub(2) / 2).clamp(1, GROUP)
         } else {
@@ -392,6 +394,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         }
     }
 
+    let host_folds = states.iter().any(|s| s.host_fold && !s.steps.is_empty());
     let host_slots = if b.host_used {
         b.host_ring.len() as u32
     } else {
@@ -416,6 +419,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         grid: g,
         slot_bytes,
         host_slots,
+        host_folds,
         devices: plan_devices,
         tasks,
         order,
@@ -721,8 +725,7 @@ impl Builder<'_> {
             }
         }
         let mut deps = Vec::new();
-        let late = !self.p.beta_zero && st.late_c && !st.in_place(&self.p, Operand::C);
-        let fold = st.host_fold;
+        let (late, fold) = (st.late_c, st.host_fold);
         let mut beta = BetaUse::One;
         let c_loc = if step.first {
             let loc = if st.in_place(&self.p, Operand::C) {
@@ -1061,6 +1064,7 @@ mod tests {
             assert_eq!(s.fetches[2], 0, "C stays on the host");
             assert_eq!(s.writebacks, 12, "each product folded once");
             assert!(plan.host_slots >= 2 * ndev as u32);
+            assert!(plan.host_folds);
             let mut folded = HashSet::new();
             for t in &plan.tasks {
                 match t.kind {
@@ -1096,6 +1100,7 @@ mod tests {
             .iter()
             .all(|t| !matches!(t.kind, TaskKind::FoldC { .. })));
         assert_eq!(plan.host_slots, 0);
+        assert!(!plan.host_folds);
     }
 
     #[test]

@@ -605,12 +605,8 @@ impl DevicePool {
             d.share_host(accelerators);
         }
         let exec_devices: Vec<Arc<dyn Device>> = devs.iter().map(|d| (*d).clone()).collect();
-        let folds = plan
-            .tasks
-            .iter()
-            .any(|t| matches!(t.kind, crate::plan::TaskKind::FoldC { .. }));
-        report.host_fold = folds;
-        let host_fold = if folds {
+        report.host_fold = plan.host_folds;
+        let host_fold = if plan.host_folds {
             let mut f = lock(&self.folder);
             if f.is_none() {
                 *f = Some(Arc::new(crate::fold::HostFolder::new()?));

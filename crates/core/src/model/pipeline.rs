@@ -63,22 +63,11 @@ fn split(d: usize, t: usize) -> [(usize, usize); 2] {
 impl PipelineModel {
     /// Predicted seconds of the offload with square tiles `t`.
     pub fn predict(&self, o: &Offload, t: usize, exec: &dyn ExecTime) -> PipelinePrediction {
+        // A host fold applies where C is read and written; then C is not fetched.
         let fold = self.host_fold.filter(|_| o.get[2] && o.set[2]);
-        if fold.is_some() {
-            let mut o = *o;
-            o.get[2] = false;
-            return self.predict_inner(&o, t, exec, fold);
-        }
-        self.predict_inner(o, t, exec, None)
-    }
-
-    fn predict_inner(
-        &self,
-        o: &Offload,
-        t: usize,
-        exec: &dyn ExecTime,
-        fold: Option<f64>,
-    ) -> PipelinePrediction {
+        let mut o = *o;
+        o.get[2] &= fold.is_none();
+        let o = &o;
         let t = t.max(1);
         let e = o.elem_bytes;
         let (tm, tn, tk) = (t.min(o.m.max(1)), t.min(o.n.max(1)), t.min(o.k.max(1)));
@@ -112,8 +101,8 @@ impl PipelineModel {
         } else {
             0.0
         };
-        // Link totals: every tile once, each at its size (edge tiles by class).
-        // Every tile of a `rows x cols` operand (its host pitch `rows * e`).
+        // Link totals: every tile of a `rows x cols` operand once, each at its size (edge tiles
+        // by class) and its host pitch `rows * e`.
         let sum_tiles =
             |link: &TileLink, rows: usize, tr: usize, cols: usize, tcl: usize, contig: bool| {
                 let mut total = 0.0;
