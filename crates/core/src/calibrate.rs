@@ -676,7 +676,9 @@ fn measure_strided(
         let host_bytes = ld * side * 8;
         // Host buffers up to 1 GiB (2 GiB at the wide pitch, whose tiles of large problems
         // are as wide as 8192 columns).
-        let host_cap = opts.max_buffer_bytes.max(1 << 30) * ld.div_ceil(16384).clamp(1, 2);
+        let host_cap = opts.max_buffer_bytes.max(1 << 30)
+            * ld.div_ceil(crate::model::link::STRIDED_PITCH / 8)
+                .clamp(1, 2);
         if host_bytes > host_cap || (side * side * 8) as u64 > device_limit {
             break;
         }
@@ -722,7 +724,7 @@ fn pitched_tile(b: &dyn Buffer, side: usize, ld: usize) -> RawTile {
 }
 
 /// Slowdown of 2D tile copies over `fg` (square f64 tiles of `side`, host side a column block
-/// of a matrix with 16384 rows) while `bg`, the opposite direction, runs the same copies: what
+/// of a matrix at [`crate::model::link::STRIDED_PITCH`]) while `bg`, the opposite direction, runs the same copies: what
 /// a pipeline that fetches and writes back tiles at once sees.
 fn measure_strided_duplex(
     fg: &dyn Link,
@@ -731,7 +733,7 @@ fn measure_strided_duplex(
     side: usize,
     opts: &CalibrationOptions,
 ) -> Result<f64> {
-    let ld = side.max(16384);
+    let ld = side.max(crate::model::link::STRIDED_PITCH / 8);
     let bytes_of = |s: MemorySpace| {
         if s.is_host() {
             ld * side * 8
@@ -1077,7 +1079,8 @@ pub fn calibrate(
             crate::model::link::WIDE_PITCH / 8,
         )?;
     }
-    // Host links in both directions at once, on 2D tile copies (4096-row f64 tiles).
+    // Host links in both directions at once, on 2D tile copies (the largest strided side
+    // measured, up to 4096).
     if opts.bidirectional {
         for lp in profile.links.iter_mut() {
             let Some(fg) = usable.iter().find(|l| l.name() == lp.name) else {
@@ -1092,17 +1095,19 @@ pub fn calibrate(
             else {
                 continue;
             };
-            // The largest strided side up to 4096 that measure_strided could allocate.
+            // Two device tiles at once here (one each way).
             let dev = if fg.src().is_host() {
                 fg.dst()
             } else {
                 fg.src()
             };
-            let Some(side) = opts.strided_sides.iter().copied().rev().find(|&s| {
-                s <= 4096
-                    && s.max(16384) * s * 8 <= opts.max_buffer_bytes.max(1 << 30)
-                    && ((s * s * 8) as u64) * 2 <= limit_of(dev)
-            }) else {
+            let Some(side) = lp
+                .strided
+                .iter()
+                .rev()
+                .map(|&(col, _)| col / 8)
+                .find(|&s| s <= 4096 && ((s * s * 8) as u64) * 2 <= limit_of(dev))
+            else {
                 continue;
             };
             lp.strided_bid_slowdown = Some(measure_strided_duplex(

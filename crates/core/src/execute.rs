@@ -8,7 +8,7 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::host_queue::{HostEvent, HostQueue};
+use crate::host_queue::HostEvent;
 use crate::kernel::GemmTile;
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
@@ -457,20 +457,19 @@ fn issue(
         TaskKind::FoldC { key, host } => {
             let c = operand_view(req, key);
             let staged = host_view(req, host, key);
-            let q = queue
-                .as_any()
-                .downcast_ref::<HostQueue>()
-                .ok_or_else(|| Error::internal("host fold on a queue that is not a host queue"))?;
-            let beta = req.beta;
-            let workers = req
+            // `queue` is this folder's queue (see `queue_of`): the waits went there.
+            let folder = req
                 .host_fold
                 .as_ref()
-                .map(|f| f.workers.clone())
-                .ok_or_else(|| Error::internal("host fold without fold workers"))?;
-            // SAFETY: C is the caller's host matrix, borrowed for the whole call (the executor
-            // synchronises every queue before returning); the planner gives each C tile to one
-            // fold and the staging slot is not refilled before this fold completes.
-            q.enqueue(move || unsafe { crate::fold::fold_into(&c, &staged, beta, &workers) })?;
+                .ok_or_else(|| Error::internal("plan folds on the host but no folder was given"))?;
+            let (beta, workers) = (req.beta, folder.workers.clone());
+            let fold = move || {
+                // SAFETY: C is the caller's host matrix, borrowed for the whole call (the
+                // executor synchronises every queue before returning); the planner gives each C
+                // tile to one fold and the staging slot is not refilled before this fold is done.
+                unsafe { crate::fold::fold_into(&c, &staged, beta, &workers) }
+            };
+            folder.queue.enqueue(fold)?;
             let link = link_of(req, plan.devices[d].space, MemorySpace::HOST)?;
             transfers.push(Transfer {
                 device: d as u16,

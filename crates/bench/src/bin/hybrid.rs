@@ -122,16 +122,18 @@ fn run(args: Args) -> Result<(), String> {
             // same decisions. Its runs and that configuration's runs are samples of one thing,
             // so both report the median of all of them (interleaving alone moved the medians of
             // identical configurations 3-10% apart on H200).
-            let label = |c: &str| match c {
-                "cpu" => rt.devices()[cpu].info().label(),
-                "gpu" => rt.devices()[gpu].info().label(),
-                _ => format!(
-                    "{}+{}",
-                    rt.devices()[gpu].info().label(),
-                    rt.devices()[cpu].info().label()
-                ),
+            let label = |devs: &[usize]| -> String {
+                devs.iter()
+                    .map(|&d| rt.devices()[d].info().label())
+                    .collect::<Vec<_>>()
+                    .join("+")
             };
-            let same = (0..3).find(|&i| label(configs[i].0) == chosen_devices);
+            let same = (0..3).find(|&i| {
+                configs[i]
+                    .1
+                    .as_deref()
+                    .is_some_and(|devs| label(devs) == chosen_devices)
+            });
             if let Some(i) = same {
                 let pooled: Vec<f64> = times[i].iter().chain(&times[3]).copied().collect();
                 times[i] = pooled.clone();

@@ -211,9 +211,9 @@ pub struct TileLink {
     pub model: LinkModel,
     /// At a host pitch of [`STRIDED_PITCH`] bytes.
     pub strided: Vec<(usize, f64)>,
-    /// The same at a host pitch of [`WIDE_PITCH`] bytes (empty: as `strided`). Wider pitches
-    /// are slower for the same column length (H200: 32 KiB columns 55 GB/s at a 128 KiB pitch,
-    /// about 40 GB/s at 256 KiB).
+    /// The same at a host pitch of [`WIDE_PITCH`] bytes (empty: as `strided`). Measured because
+    /// fat-by-thin problems with 32768-row operands ran slower than the model; on H200 the two
+    /// tables came out the same (run S2-7), so the pitch was not the cause.
     pub wide: Vec<(usize, f64)>,
 }
 
@@ -261,11 +261,6 @@ impl TileLink {
         base + (wide - base) * f
     }
 
-    /// Bandwidth of 2D copies with `row_bytes` per column at [`STRIDED_PITCH`].
-    pub fn strided_bandwidth(&self, row_bytes: usize) -> f64 {
-        Self::table_bandwidth(&self.strided, self.model.bytes_per_sec(), row_bytes)
-    }
-
     /// Interpolated linearly in log(row bytes) between measured points, clamped at the ends,
     /// never above contiguous.
     fn table_bandwidth(pts: &[(usize, f64)], contiguous: f64, row_bytes: usize) -> f64 {
@@ -294,10 +289,10 @@ mod tile_link_tests {
             strided: vec![(4096, 20e9), (16384, 40e9), (65536, 60e9)],
             wide: vec![(4096, 10e9), (65536, 30e9)],
         };
-        assert!((l.strided_bandwidth(1024) - 20e9).abs() < 1.0);
-        assert!((l.strided_bandwidth(8192) - 30e9).abs() < 1e3);
+        assert!((l.pitched_bandwidth(1024, STRIDED_PITCH) - 20e9).abs() < 1.0);
+        assert!((l.pitched_bandwidth(8192, STRIDED_PITCH) - 30e9).abs() < 1e3);
         // Never above the contiguous bandwidth.
-        assert!((l.strided_bandwidth(1 << 20) - 50e9).abs() < 1.0);
+        assert!((l.pitched_bandwidth(1 << 20, STRIDED_PITCH) - 50e9).abs() < 1.0);
         let t = l.tile_time(1024, 1024, 8, false, STRIDED_PITCH);
         assert!((t - (1e-5 + 8.0 * 1048576.0 / 30e9)).abs() < 1e-9);
         assert!(
