@@ -281,18 +281,8 @@ impl Kernel for CudaKernel {
         x: &RawTile,
         y: &RawTile,
     ) -> Result<()> {
-        hetblas_core::kernel::check_add(beta, x, y)?;
-        if x.is_empty() {
+        if !hetblas_core::kernel::check_add_i32(beta, x, y, "cuda")? {
             return Ok(());
-        }
-        if [x.rows, x.cols, x.ld, y.ld]
-            .iter()
-            .any(|&d| d > i32::MAX as usize)
-        {
-            return Err(Error::Unsupported {
-                device: "cuda".into(),
-                detail: "tile add beyond 32-bit dimensions".into(),
-            });
         }
         let h = handle_of(queue)?;
         let h = h.lock().unwrap_or_else(|p| p.into_inner());

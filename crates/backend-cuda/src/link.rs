@@ -11,7 +11,7 @@ use crate::pinning::PinCache;
 use crate::stream::{CudaEvent, CudaStream};
 use cudarc::driver::sys;
 use hetblas_core::link::check_copy;
-use hetblas_core::{Event, Link, LinkKind, MemorySpace, Queue, RawTile, Result};
+use hetblas_core::{Error, Event, Link, LinkKind, MemorySpace, Queue, RawTile, Result};
 use std::sync::{Arc, Mutex};
 
 const STAGING_SLOTS: usize = 4;
@@ -234,19 +234,23 @@ impl CudaLink {
         Ok((st, i))
     }
 
-    fn copy_h2d_staged(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
-        let (mut st, i) = self.staging_slot(src.bytes())?;
+    /// The packed host tile of staging slot `i` shaped like `like`.
+    fn slot_tile(st: &Staging, i: usize, like: &RawTile) -> Result<RawTile> {
         let buf = st.slots[i]
             .buf
             .as_ref()
-            .expect("slot allocated")
-            .as_mut_ptr() as u64;
-        let packed = RawTile {
+            .ok_or_else(|| Error::internal("staging slot not allocated"))?;
+        Ok(RawTile {
             space: MemorySpace::HOST,
-            addr: buf,
-            ld: src.rows.max(1),
-            ..*src
-        };
+            addr: buf.as_mut_ptr() as u64,
+            ld: like.rows.max(1),
+            ..*like
+        })
+    }
+
+    fn copy_h2d_staged(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
+        let (mut st, i) = self.staging_slot(src.bytes())?;
+        let packed = Self::slot_tile(&st, i, src)?;
         // SAFETY: src is the caller's host tile; packed is a staging buffer of >= its bytes.
         unsafe { host_copy_2d(src, &packed) };
         self.memcpy_2d(&packed, dst)?;
@@ -256,17 +260,7 @@ impl CudaLink {
 
     fn copy_d2h_staged(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
         let (mut st, i) = self.staging_slot(src.bytes())?;
-        let buf = st.slots[i]
-            .buf
-            .as_ref()
-            .expect("slot allocated")
-            .as_mut_ptr() as u64;
-        let packed = RawTile {
-            space: MemorySpace::HOST,
-            addr: buf,
-            ld: src.rows.max(1),
-            ..*src
-        };
+        let packed = Self::slot_tile(&st, i, src)?;
         self.memcpy_2d(src, &packed)?;
         let job = Box::into_raw(Box::new(HostFnCopy {
             src: packed,

@@ -320,18 +320,8 @@ impl Kernel for HipKernel {
         x: &RawTile,
         y: &RawTile,
     ) -> Result<()> {
-        hetblas_core::kernel::check_add(beta, x, y)?;
-        if x.is_empty() {
+        if !hetblas_core::kernel::check_add_i32(beta, x, y, "hip")? {
             return Ok(());
-        }
-        if [x.rows, x.cols, x.ld, y.ld]
-            .iter()
-            .any(|&d| d > i32::MAX as usize)
-        {
-            return Err(Error::Unsupported {
-                device: "hip".into(),
-                detail: "tile add beyond 32-bit dimensions".into(),
-            });
         }
         let h = handle_of(queue)?;
         let h = h.lock().unwrap_or_else(|p| p.into_inner());

@@ -521,45 +521,23 @@ fn interval(
     }
     let (start, end) = times.ok_or_else(|| Error::internal("trace events not comparable"))?;
     let es = plan.problem.dtype.size() as u64;
+    // A tile moving (or folded): its label and bytes.
+    let moved = |activity: Activity, verb: &str, key: TileKey| {
+        let (r, c) = plan.grid.op_shape(key);
+        (
+            activity,
+            format!("{verb} {:?}({},{})", key.op, key.r, key.c),
+            (r * c) as u64 * es,
+            0.0,
+        )
+    };
     let (activity, label, bytes, flops) = match task.kind {
-        TaskKind::Fetch { key, .. } => {
-            let (r, c) = plan.grid.op_shape(key);
-            (
-                Activity::Fetch,
-                format!("fetch {:?}({},{})", key.op, key.r, key.c),
-                (r * c) as u64 * es,
-                0.0,
-            )
-        }
-        TaskKind::WriteBack { key, .. } => {
-            let (r, c) = plan.grid.op_shape(key);
-            (
-                Activity::WriteBack,
-                format!("writeback C({},{})", key.r, key.c),
-                (r * c) as u64 * es,
-                0.0,
-            )
-        }
+        TaskKind::Fetch { key, .. } => moved(Activity::Fetch, "fetch", key),
+        TaskKind::WriteBack { key, .. } => moved(Activity::WriteBack, "writeback", key),
         TaskKind::StageIn { key, .. }
         | TaskKind::StageOut { key, .. }
-        | TaskKind::Unstage { key, .. } => {
-            let (r, c) = plan.grid.op_shape(key);
-            (
-                Activity::Fetch,
-                format!("stage {:?}({},{})", key.op, key.r, key.c),
-                (r * c) as u64 * es,
-                0.0,
-            )
-        }
-        TaskKind::FoldC { key, .. } => {
-            let (r, c) = plan.grid.op_shape(key);
-            (
-                Activity::WriteBack,
-                format!("fold C({},{})", key.r, key.c),
-                (r * c) as u64 * es,
-                0.0,
-            )
-        }
+        | TaskKind::Unstage { key, .. } => moved(Activity::Fetch, "stage", key),
+        TaskKind::FoldC { key, .. } => moved(Activity::WriteBack, "fold", key),
         TaskKind::AddC { i, j, .. } => {
             let (r, c) = plan.grid.op_shape(TileKey::c(i as usize, j as usize));
             (

@@ -116,3 +116,54 @@ pub fn check_add(beta: ScalarValue, x: &RawTile, y: &RawTile) -> Result<()> {
     }
     Ok(())
 }
+
+/// [`check_add`] for a library whose tile add takes 32-bit dimensions (cuBLAS/hipBLAS geam):
+/// `Ok(false)` when there is nothing to add, `Unsupported` (naming `device`) beyond 32 bits.
+pub fn check_add_i32(beta: ScalarValue, x: &RawTile, y: &RawTile, device: &str) -> Result<bool> {
+    check_add(beta, x, y)?;
+    if x.is_empty() {
+        return Ok(false);
+    }
+    if [x.rows, x.cols, x.ld, y.ld]
+        .iter()
+        .any(|&d| d > i32::MAX as usize)
+    {
+        return Err(Error::Unsupported {
+            device: device.into(),
+            detail: "tile add beyond 32-bit dimensions".into(),
+        });
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemorySpace;
+
+    fn tile(rows: usize, cols: usize, ld: usize) -> RawTile {
+        RawTile {
+            space: MemorySpace::HOST,
+            addr: 0,
+            rows,
+            cols,
+            ld,
+            dtype: crate::scalar::DType::F64,
+        }
+    }
+
+    #[test]
+    fn add_for_32_bit_libraries() {
+        let b = ScalarValue::F64(2.0);
+        assert!(check_add_i32(b, &tile(4, 3, 4), &tile(4, 3, 8), "gpu").unwrap());
+        assert!(!check_add_i32(b, &tile(0, 3, 1), &tile(0, 3, 1), "gpu").unwrap());
+        assert!(matches!(
+            check_add_i32(b, &tile(4, 3, 1 << 31), &tile(4, 3, 4), "gpu"),
+            Err(Error::Unsupported { .. })
+        ));
+        assert!(check_add_i32(b, &tile(4, 3, 4), &tile(3, 3, 4), "gpu").is_err());
+        assert!(
+            check_add_i32(ScalarValue::F32(1.0), &tile(4, 3, 4), &tile(4, 3, 4), "gpu").is_err()
+        );
+    }
+}

@@ -465,30 +465,17 @@ impl DevicePool {
             opts.memory_limit,
             host_fold_mode(opts),
         );
-        match self.run(
-            &problem,
-            &key,
-            opts,
-            &operands,
-            alpha,
-            beta,
-            &mut report,
-            plan_start,
-        ) {
+        let attempt = |report: &mut GemmReport| {
+            self.run(
+                &problem, &key, opts, &operands, alpha, beta, report, plan_start,
+            )
+        };
+        match attempt(&mut report) {
             // A cached decision carries the memory budgets of its time: when the devices have
             // less free memory now, decide again with today's budgets, once.
             Err(Error::OutOfMemory { .. }) => {
                 lock(&self.decisions).remove(&key);
-                self.run(
-                    &problem,
-                    &key,
-                    opts,
-                    &operands,
-                    alpha,
-                    beta,
-                    &mut report,
-                    plan_start,
-                )?;
+                attempt(&mut report)?;
             }
             r => r?,
         }

@@ -438,26 +438,15 @@ fn problem<T: Scalar>(
             }
         };
         let measure_xt = |c: &mut Vec<T>| -> Result<(f64, String), String> {
-            let mut best: Option<(f64, i32)> = None;
-            let mut per_block = Vec::new();
-            for &blk in &args.xt_blocks {
-                xt.set_block_dim(blk)?;
-                let mut times = Vec::new();
-                for rep in 0..=args.reps.min(2) {
-                    let t = Instant::now();
-                    xt_gemm(c)?;
-                    if rep > 0 {
-                        times.push(t.elapsed().as_secs_f64());
-                    }
-                }
-                let s = median(&mut times);
-                per_block.push(format!("{blk}: {:.1}", tflops(m, n, k, s)));
-                if best.is_none_or(|(b, _)| s < b) {
-                    best = Some((s, blk));
-                }
-            }
-            let (s, blk) = best.ok_or("no cuBLASXt block size")?;
-            xt.set_block_dim(blk)?;
+            let XtSweep {
+                seconds: s,
+                block: blk,
+                per_block,
+            } = best_xt_block(xt, &args.xt_blocks, args.reps, &mut || xt_gemm(c))?;
+            let per_block: Vec<String> = per_block
+                .iter()
+                .map(|&(b, s)| format!("{b}: {:.1}", tflops(m, n, k, s)))
+                .collect();
             par_copy(c, &c0);
             xt_gemm(c)?;
             let ok = check("cublasxt", shape, alpha, &a, &b, beta, &c0, c)?;
@@ -677,43 +666,35 @@ fn placement_problem(
             d.as_ref().map_or(h.as_ptr() as u64, |x| x.raw().addr)
         };
         let (pa, pb) = (ptr(&da, &a), ptr(&db, &b));
-        let mut best: Option<(f64, i32)> = None;
-        for &blk in &args.xt_blocks {
-            xt.set_block_dim(blk)?;
-            let mut times = Vec::new();
-            for rep in 0..=args.reps.min(2) {
-                let pc = dc.as_ref().map_or(c.as_mut_ptr() as u64, |x| x.raw().addr);
-                let t = Instant::now();
-                // SAFETY: host or device pointers of packed matrices of these shapes.
-                unsafe {
-                    xt.gemm(
-                        false,
-                        false,
-                        m,
-                        n,
-                        k,
-                        1.0f64,
-                        pa as *const f64,
-                        m,
-                        pb as *const f64,
-                        k,
-                        1.0,
-                        pc as *mut f64,
-                        m,
-                    )?
-                };
-                if rep > 0 {
-                    times.push(t.elapsed().as_secs_f64());
-                }
+        // One cuBLASXt call on host or device pointers of packed matrices of these shapes.
+        let xt_gemm = |pc: u64| -> Result<(), String> {
+            // SAFETY: host or device pointers of packed matrices of these shapes.
+            unsafe {
+                xt.gemm(
+                    false,
+                    false,
+                    m,
+                    n,
+                    k,
+                    1.0f64,
+                    pa as *const f64,
+                    m,
+                    pb as *const f64,
+                    k,
+                    1.0,
+                    pc as *mut f64,
+                    m,
+                )
             }
-            let s = median(&mut times);
-            if best.is_none_or(|(b, _)| s < b) {
-                best = Some((s, blk));
-            }
-        }
-        let (s, blk) = best.ok_or("no block size")?;
-        // Check cuBLASXt too, on a fresh C.
-        xt.set_block_dim(blk)?;
+        };
+        let XtSweep {
+            seconds: s,
+            block: blk,
+            ..
+        } = best_xt_block(xt, &args.xt_blocks, args.reps, &mut || {
+            xt_gemm(dc.as_ref().map_or(c.as_mut_ptr() as u64, |x| x.raw().addr))
+        })?;
+        // Check cuBLASXt too, on a fresh C (the sweep left the best block set).
         match dc.as_mut() {
             Some(d) => {
                 *d = rt
@@ -722,25 +703,7 @@ fn placement_problem(
             }
             None => par_copy(&mut c, &c0),
         }
-        let pc = dc.as_ref().map_or(c.as_mut_ptr() as u64, |x| x.raw().addr);
-        // SAFETY: as above.
-        unsafe {
-            xt.gemm(
-                false,
-                false,
-                m,
-                n,
-                k,
-                1.0f64,
-                pa as *const f64,
-                m,
-                pb as *const f64,
-                k,
-                1.0,
-                pc as *mut f64,
-                m,
-            )?
-        };
+        xt_gemm(dc.as_ref().map_or(c.as_mut_ptr() as u64, |x| x.raw().addr))?;
         if let Some(d) = &dc {
             rt.download(d, MatMut::packed(&mut c, m, n).map_err(e)?)
                 .map_err(e)?;
@@ -890,4 +853,46 @@ fn trace_run(rt: &Runtime, gpus: &[usize], n: usize, args: &Args) -> Result<(), 
         rt.release_host(buf).map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// The outcome of a cuBLASXt block-size sweep.
+struct XtSweep {
+    /// Median seconds at the fastest block.
+    seconds: f64,
+    block: i32,
+    /// (block, median seconds) of every block tried.
+    per_block: Vec<(i32, f64)>,
+}
+
+/// Times cuBLASXt over `blocks` (the median of up to two runs after a warm-up each, `run` being
+/// one call) and leaves the fastest block size set.
+fn best_xt_block(
+    xt: &CublasXt,
+    blocks: &[i32],
+    reps: usize,
+    run: &mut dyn FnMut() -> Result<(), String>,
+) -> Result<XtSweep, String> {
+    let mut per_block = Vec::new();
+    for &blk in blocks {
+        xt.set_block_dim(blk)?;
+        let mut times = Vec::new();
+        for rep in 0..=reps.min(2) {
+            let t = Instant::now();
+            run()?;
+            if rep > 0 {
+                times.push(t.elapsed().as_secs_f64());
+            }
+        }
+        per_block.push((blk, median(&mut times)));
+    }
+    let &(blk, s) = per_block
+        .iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .ok_or("no cuBLASXt block size")?;
+    xt.set_block_dim(blk)?;
+    Ok(XtSweep {
+        seconds: s,
+        block: blk,
+        per_block,
+    })
 }
