@@ -36,6 +36,22 @@ pub struct GemmProblem {
     pub locations: [MemorySpace; 3],
 }
 
+/// Operand locations (A, B, C) from a placement such as `"hhd"`: each of three letters `h`
+/// (host memory) or `d` (`device`'s memory); `None` for anything else.
+pub fn placement_locations(placement: &str, device: MemorySpace) -> Option<[MemorySpace; 3]> {
+    let mut out = [MemorySpace::HOST; 3];
+    let mut n = 0;
+    for ch in placement.chars() {
+        *out.get_mut(n)? = match ch {
+            'h' => MemorySpace::HOST,
+            'd' => device,
+            _ => return None,
+        };
+        n += 1;
+    }
+    (n == 3).then_some(out)
+}
+
 impl GemmProblem {
     /// Floating-point operations (2mnk).
     pub fn flops(&self) -> f64 {
@@ -127,6 +143,17 @@ pub fn check_gemm_args(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placements() {
+        let d = MemorySpace::new_device();
+        let h = MemorySpace::HOST;
+        assert_eq!(placement_locations("hhd", d), Some([h, h, d]));
+        assert_eq!(placement_locations("dhd", d), Some([d, h, d]));
+        for bad in ["hh", "hhdd", "hxd", ""] {
+            assert_eq!(placement_locations(bad, d), None, "{bad:?}");
+        }
+    }
 
     fn param(r: Result<(Trans, Trans)>) -> Option<u32> {
         r.err().and_then(|e| e.blas_param())

@@ -9,7 +9,7 @@ use hetblas::{DType, GemmOptions, MatIn, MatMut, MatOut, MatRef, Runtime, Scalar
 use hetblas_bench::{median, random_data};
 use hetblas_core::autotune::model_tile;
 use hetblas_core::problem::GemmProblem;
-use hetblas_core::{DeviceKind, MemorySpace};
+use hetblas_core::DeviceKind;
 use std::io::Write;
 use std::time::Instant;
 
@@ -172,13 +172,8 @@ fn case<T: Scalar>(
     } else {
         T::from_f64(1.0)
     };
-    let loc = |x: char| {
-        if x == 'h' {
-            MemorySpace::HOST
-        } else {
-            dev.space()
-        }
-    };
+    let locations = hetblas_core::problem::placement_locations(c.placement, dev.space())
+        .ok_or_else(|| format!("bad placement {:?}", c.placement))?;
     let problem = GemmProblem {
         transa: Trans::N,
         transb: Trans::N,
@@ -187,7 +182,7 @@ fn case<T: Scalar>(
         k,
         dtype: T::DTYPE,
         beta_zero: c.beta_zero,
-        locations: [loc(p[0]), loc(p[1]), loc(p[2])],
+        locations,
     };
     let choice = model_tile(
         &problem,

@@ -48,20 +48,10 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
     };
     let dev = rt.devices()[idx].clone();
     let label = dev.info().label();
-    let p: Vec<char> = a.placement.chars().collect();
-    if p.len() != 3 || p.iter().any(|c| !matches!(c, 'h' | 'd')) {
-        return Err(Error::InvalidInput(format!(
-            "--placement {:?}: three of h/d",
-            a.placement
-        )));
-    }
-    let loc = |c: char| {
-        if c == 'h' {
-            MemorySpace::HOST
-        } else {
-            dev.space()
-        }
-    };
+    let locations = hetblas_core::problem::placement_locations(&a.placement, dev.space())
+        .ok_or_else(|| {
+            Error::InvalidInput(format!("--placement {:?}: three of h/d", a.placement))
+        })?;
     let problem = GemmProblem {
         transa: Trans::N,
         transb: Trans::N,
@@ -70,7 +60,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         k: a.k.unwrap_or(a.size),
         dtype: a.dtype,
         beta_zero: a.beta_zero,
-        locations: [loc(p[0]), loc(p[1]), loc(p[2])],
+        locations,
     };
     let budget = dev.memory_budget();
     let choice = model_tile(
