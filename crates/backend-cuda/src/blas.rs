@@ -84,94 +84,43 @@ impl CublasHandle {
         let small = dims.iter().all(|&d| d <= i32::MAX as usize);
         let i = |x: usize| x as i32;
         let l = |x: usize| x as i64;
+        // Every entry point takes the same arguments; `$n` converts the dimensions.
+        macro_rules! gemm {
+            ($f:expr, $n:expr, $al:expr, $be:expr, $t:ty) => {
+                $f(
+                    self.raw,
+                    ta,
+                    tb,
+                    $n(op.m),
+                    $n(op.n),
+                    $n(op.k),
+                    &$al,
+                    op.a.addr as *const $t,
+                    $n(op.a.ld),
+                    op.b.addr as *const $t,
+                    $n(op.b.ld),
+                    &$be,
+                    op.c.addr as *mut $t,
+                    $n(op.c.ld),
+                )
+            };
+        }
         // SAFETY: tiles were checked by GemmTile::check (shapes, lds); their device memory is
         // kept alive by the executor until the stream is synchronised. Scalars are read from
         // host memory (the default pointer mode) before the call returns.
         let status = unsafe {
             match (op.alpha, op.beta) {
+                (ScalarValue::F64(al), ScalarValue::F64(be)) if small => {
+                    gemm!(cb::cublasDgemm_v2, i, al, be, f64)
+                }
                 (ScalarValue::F64(al), ScalarValue::F64(be)) => {
-                    let (a, b, c) = (
-                        op.a.addr as *const f64,
-                        op.b.addr as *const f64,
-                        op.c.addr as *mut f64,
-                    );
-                    if small {
-                        cb::cublasDgemm_v2(
-                            self.raw,
-                            ta,
-                            tb,
-                            i(op.m),
-                            i(op.n),
-                            i(op.k),
-                            &al,
-                            a,
-                            i(op.a.ld),
-                            b,
-                            i(op.b.ld),
-                            &be,
-                            c,
-                            i(op.c.ld),
-                        )
-                    } else {
-                        cb::cublasDgemm_v2_64(
-                            self.raw,
-                            ta,
-                            tb,
-                            l(op.m),
-                            l(op.n),
-                            l(op.k),
-                            &al,
-                            a,
-                            l(op.a.ld),
-                            b,
-                            l(op.b.ld),
-                            &be,
-                            c,
-                            l(op.c.ld),
-                        )
-                    }
+                    gemm!(cb::cublasDgemm_v2_64, l, al, be, f64)
+                }
+                (ScalarValue::F32(al), ScalarValue::F32(be)) if small => {
+                    gemm!(cb::cublasSgemm_v2, i, al, be, f32)
                 }
                 (ScalarValue::F32(al), ScalarValue::F32(be)) => {
-                    let (a, b, c) = (
-                        op.a.addr as *const f32,
-                        op.b.addr as *const f32,
-                        op.c.addr as *mut f32,
-                    );
-                    if small {
-                        cb::cublasSgemm_v2(
-                            self.raw,
-                            ta,
-                            tb,
-                            i(op.m),
-                            i(op.n),
-                            i(op.k),
-                            &al,
-                            a,
-                            i(op.a.ld),
-                            b,
-                            i(op.b.ld),
-                            &be,
-                            c,
-                            i(op.c.ld),
-                        )
-                    } else {
-                        cb::cublasSgemm_v2_64(
-                            self.raw,
-                            ta,
-                            tb,
-                            l(op.m),
-                            l(op.n),
-                            l(op.k),
-                            &al,
-                            a,
-                            l(op.a.ld),
-                            b,
-                            l(op.b.ld),
-                            &be,
-                            c,
-                            l(op.c.ld),
-                        )
-                    }
+                    gemm!(cb::cublasSgemm_v2_64, l, al, be, f32)
                 }
                 _ => return Err(Error::internal("mixed scalar types in a gemm tile")),
             }

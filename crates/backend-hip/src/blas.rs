@@ -122,88 +122,43 @@ impl HipblasHandle {
         let i = |x: usize| x as i32;
         let l = |x: usize| x as i64;
         let (a, b, c) = (op.a.addr, op.b.addr, op.c.addr);
+        // Every entry point takes the same arguments; `$n` converts the dimensions.
+        macro_rules! gemm {
+            ($f:expr, $n:expr, $al:expr, $be:expr, $t:ty) => {
+                $f(
+                    self.raw,
+                    ta,
+                    tb,
+                    $n(op.m),
+                    $n(op.n),
+                    $n(op.k),
+                    &$al,
+                    a as *const $t,
+                    $n(op.a.ld),
+                    b as *const $t,
+                    $n(op.b.ld),
+                    &$be,
+                    c as *mut $t,
+                    $n(op.c.ld),
+                )
+            };
+        }
         // SAFETY: tiles were checked by GemmTile::check (shapes, lds); their device memory is
         // kept alive by the executor until the stream is synchronised. Scalars are read from
         // host memory (the default pointer mode) before the call returns.
         let status = unsafe {
             match (op.alpha, op.beta) {
+                (ScalarValue::F64(al), ScalarValue::F64(be)) if small => {
+                    gemm!((api.hipblasDgemm), i, al, be, f64)
+                }
                 (ScalarValue::F64(al), ScalarValue::F64(be)) => {
-                    let (a, b, c) = (a as *const f64, b as *const f64, c as *mut f64);
-                    if small {
-                        (api.hipblasDgemm)(
-                            self.raw,
-                            ta,
-                            tb,
-                            i(op.m),
-                            i(op.n),
-                            i(op.k),
-                            &al,
-                            a,
-                            i(op.a.ld),
-                            b,
-                            i(op.b.ld),
-                            &be,
-                            c,
-                            i(op.c.ld),
-                        )
-                    } else {
-                        let f = api.hipblasDgemm_64.ok_or_else(too_large)?;
-                        f(
-                            self.raw,
-                            ta,
-                            tb,
-                            l(op.m),
-                            l(op.n),
-                            l(op.k),
-                            &al,
-                            a,
-                            l(op.a.ld),
-                            b,
-                            l(op.b.ld),
-                            &be,
-                            c,
-                            l(op.c.ld),
-                        )
-                    }
+                    gemm!(api.hipblasDgemm_64.ok_or_else(too_large)?, l, al, be, f64)
+                }
+                (ScalarValue::F32(al), ScalarValue::F32(be)) if small => {
+                    gemm!((api.hipblasSgemm), i, al, be, f32)
                 }
                 (ScalarValue::F32(al), ScalarValue::F32(be)) => {
-                    let (a, b, c) = (a as *const f32, b as *const f32, c as *mut f32);
-                    if small {
-                        (api.hipblasSgemm)(
-                            self.raw,
-                            ta,
-                            tb,
-                            i(op.m),
-                            i(op.n),
-                            i(op.k),
-                            &al,
-                            a,
-                            i(op.a.ld),
-                            b,
-                            i(op.b.ld),
-                            &be,
-                            c,
-                            i(op.c.ld),
-                        )
-                    } else {
-                        let f = api.hipblasSgemm_64.ok_or_else(too_large)?;
-                        f(
-                            self.raw,
-                            ta,
-                            tb,
-                            l(op.m),
-                            l(op.n),
-                            l(op.k),
-                            &al,
-                            a,
-                            l(op.a.ld),
-                            b,
-                            l(op.b.ld),
-                            &be,
-                            c,
-                            l(op.c.ld),
-                        )
-                    }
+                    gemm!(api.hipblasSgemm_64.ok_or_else(too_large)?, l, al, be, f32)
                 }
                 _ => return Err(Error::internal("mixed scalar types in a gemm tile")),
             }
