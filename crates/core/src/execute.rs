@@ -357,42 +357,17 @@ fn issue(
     let p = &plan.problem;
     match kind {
         TaskKind::Fetch { key, source, slot } => {
-            let dst = slot_view(req, d, slot, key);
-            let (src, link) = match source {
-                Source::Origin => {
-                    let src = operand_view(req, key);
-                    (src, link_of(req, src.space, dst.space)?)
-                }
-                Source::Peer { device, slot } => {
-                    let src = slot_view(req, device as usize, slot, key);
-                    (src, link_of(req, src.space, dst.space)?)
-                }
-                Source::Staged { host } => {
-                    let src = host_view(req, host, key);
-                    (src, link_of(req, src.space, dst.space)?)
-                }
+            let src = match source {
+                Source::Origin => operand_view(req, key),
+                Source::Peer { device, slot } => slot_view(req, device as usize, slot, key),
+                Source::Staged { host } => host_view(req, host, key),
             };
-            link.copy(&src, &dst)?;
-            transfers.push(Transfer {
-                device: d as u16,
-                key,
-                writeback: false,
-                link: link.name().to_string(),
-                bytes: dst.bytes() as u64,
-            });
+            let dst = slot_view(req, d, slot, key);
+            copy_recorded(req, d, key, &src, &dst, false, transfers)?;
         }
         TaskKind::WriteBack { key, slot } => {
             let src = slot_view(req, d, slot, key);
-            let dst = operand_view(req, key);
-            let link = link_of(req, src.space, dst.space)?;
-            link.copy(&src, &dst)?;
-            transfers.push(Transfer {
-                device: d as u16,
-                key,
-                writeback: true,
-                link: link.name().to_string(),
-                bytes: src.bytes() as u64,
-            });
+            copy_recorded(req, d, key, &src, &operand_view(req, key), true, transfers)?;
         }
         TaskKind::Gemm {
             i,
@@ -437,16 +412,7 @@ fn issue(
         }
         TaskKind::Unstage { key, host } => {
             let src = host_view(req, host, key);
-            let dst = operand_view(req, key);
-            let link = link_of(req, src.space, dst.space)?;
-            link.copy(&src, &dst)?;
-            transfers.push(Transfer {
-                device: d as u16,
-                key,
-                writeback: true,
-                link: link.name().to_string(),
-                bytes: src.bytes() as u64,
-            });
+            copy_recorded(req, d, key, &src, &operand_view(req, key), true, transfers)?;
         }
         TaskKind::AddC { i, j, acc, orig } => {
             let key = TileKey::c(i as usize, j as usize);
@@ -480,6 +446,28 @@ fn issue(
             });
         }
     }
+    Ok(())
+}
+
+/// Copies `src` to `dst` over the link between their spaces and records the transfer.
+fn copy_recorded(
+    req: &ExecRequest<'_>,
+    d: usize,
+    key: TileKey,
+    src: &RawTile,
+    dst: &RawTile,
+    writeback: bool,
+    transfers: &mut Vec<Transfer>,
+) -> Result<()> {
+    let link = link_of(req, src.space, dst.space)?;
+    link.copy(src, dst)?;
+    transfers.push(Transfer {
+        device: d as u16,
+        key,
+        writeback,
+        link: link.name().to_string(),
+        bytes: src.bytes() as u64,
+    });
     Ok(())
 }
 
