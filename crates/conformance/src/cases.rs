@@ -5,8 +5,8 @@ use crate::check::{check_against_reference, Tolerance};
 use crate::data::{random_scalar, random_vec, rng};
 use crate::Target;
 use hetblas_core::{
-    DeviceMatrix, DevicePool, Error, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef,
-    Scalar, Trans,
+    Blocking, DeviceMatrix, DevicePool, Error, GemmOptions, GemmReport, MatIn, MatMut, MatOut,
+    MatRef, Scalar, Trans,
 };
 
 /// Where an operand lives for a case: the host, or `Target::homes[i]`.
@@ -45,6 +45,8 @@ pub struct CaseSpec {
     /// Extra leading dimension of A, B, C beyond their rows (host operands).
     pub pad: (usize, usize, usize),
     pub tile: Option<usize>,
+    /// Non-square tiles and their group (takes precedence over `tile`).
+    pub blocking: Option<Blocking>,
     pub seed: u64,
     pub placement: Placement,
     /// Fill C (and its padding) with NaN before the call.
@@ -67,6 +69,7 @@ impl CaseSpec {
             beta: 0.0,
             pad: (0, 0, 0),
             tile: None,
+            blocking: None,
             seed: 1,
             placement: Placement::HOST,
             nan_c: false,
@@ -122,6 +125,7 @@ pub fn run_case<T: Scalar>(t: &Target, s: &CaseSpec) -> Result<GemmReport, Strin
     let mut dc = dev_in(t, s.placement.c, c0v)?;
     let opts = GemmOptions {
         tile: s.tile,
+        blocking: s.blocking,
         devices: Some(t.compute.clone()),
         trace: false,
         memory_limit: s.memory_limit,
@@ -594,6 +598,46 @@ pub fn multi_tile_with_small_cache(t: &Target) -> Result<(), String> {
         s.memory_limit = Some((5 * tile * tile * 8) as u64);
         s.seed = 1000 + i as u64;
         run_case::<f64>(t, &s)?;
+    }
+    Ok(())
+}
+
+/// Non-square tiles accumulated one C tile at a time (the streaming blocking of thin-by-fat
+/// problems) and in groups, with edge tiles in every dimension, every transpose of A and B,
+/// beta 0 and not, C folded on the host or added on the device, and a small cache.
+pub fn non_square_blockings(t: &Target) -> Result<(), String> {
+    let tile = t.small_tile;
+    let mut n = 0u64;
+    for (ta, tb) in [
+        (Trans::N, Trans::N),
+        (Trans::T, Trans::N),
+        (Trans::N, Trans::C),
+    ] {
+        for group in [1, 4] {
+            for beta in [0.0, 0.5] {
+                n += 1;
+                let mut s = CaseSpec::new(ta, tb, tile + 3, tile * 3 + 1, tile * 6 + 5);
+                s.blocking = Some(Blocking {
+                    tm: tile + 3,
+                    tn: (tile / 2).max(1),
+                    tk: tile * 2,
+                    group,
+                });
+                s.alpha = 0.75;
+                s.beta = beta;
+                s.seed = 3000 + n;
+                s.host_fold = Some(n.is_multiple_of(2));
+                if n.is_multiple_of(3) {
+                    // Room for 6 of the largest tiles: A tiles are evicted and fetched again.
+                    s.memory_limit = Some((6 * (tile + 35) * tile * 2 * 8) as u64);
+                }
+                let r = run_case::<f64>(t, &s)?;
+                let b = s.blocking.expect("set above");
+                if r.tile != Some((b.tm, b.tn, b.tk)) {
+                    return Err(format!("asked for blocking {b}, ran {:?}", r.tile));
+                }
+            }
+        }
     }
     Ok(())
 }

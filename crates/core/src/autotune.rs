@@ -5,30 +5,31 @@ use crate::balance::{choose_subset, DeviceRate, SubsetChoice};
 use crate::device::{Device, DeviceKind};
 use crate::memory::MemorySpace;
 use crate::model::cocopelia::Offload;
+use crate::model::exec::{ExecTable, ExecTime};
 use crate::model::pipeline::{PipelineModel, PipelinePrediction};
 use crate::model::select::candidate_tiles;
 use crate::problem::{GemmProblem, Operand};
 use crate::profile::{MachineProfile, HOST_LABEL};
 use crate::scalar::DType;
-use crate::tiling::TileGrid;
+use crate::tiling::Blocking;
 use std::sync::Arc;
 
-/// The tile for a problem (`tile` when the caller fixed it) and whether C is folded on the
-/// host: the pipeline model's choice when a calibrated profile describes the (single) device;
-/// else the fixed rule of [`default_tile`] and no host fold (without a measured host memory
-/// speed there is no case for it). `fold`: `Some` forces host folds on or off, `None` lets the
-/// model decide.
+/// The blocking for a problem (`forced` when the caller fixed it) and whether C is folded on
+/// the host: the pipeline model's choice when a calibrated profile describes the (single)
+/// device; else square tiles of the fixed rule of [`default_tile`] and no host fold (without a
+/// measured host memory speed there is no case for it). `fold`: `Some` forces host folds on or
+/// off, `None` lets the model decide.
 pub fn choose_tile(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
     budgets: &[u64],
     profile: Option<&MachineProfile>,
-    tile: Option<usize>,
+    forced: Option<Blocking>,
     fold: Option<bool>,
-) -> (usize, bool) {
+) -> (Blocking, bool) {
     if let (Some(prof), [d], [budget]) = (profile, devices, budgets) {
-        let sel = match tile {
-            Some(t) => evaluate(p, d, prof, &[t], fold),
+        let sel = match forced {
+            Some(b) => evaluate(p, d, prof, &[b], fold),
             None => model_tile(p, d, *budget, prof, fold),
         };
         if let Some(sel) = sel {
@@ -36,22 +37,49 @@ pub fn choose_tile(
         }
     }
     (
-        tile.unwrap_or_else(|| default_tile(p, devices, budgets)),
+        forced.unwrap_or_else(|| Blocking::square(default_tile(p, devices, budgets))),
         fold.unwrap_or(false),
     )
 }
 
-/// A model-based tile choice and every candidate's prediction.
+/// A model-based blocking choice and every candidate's prediction.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ModelChoice {
-    pub tile: usize,
+    pub tile: Blocking,
     /// Products folded into host C on the host (see [`crate::fold`]).
     pub host_fold: bool,
     pub predicted: PipelinePrediction,
-    /// Every candidate tile's prediction, in the chosen fold mode.
-    pub candidates: Vec<(usize, PipelinePrediction)>,
-    /// The best of the other fold mode, when both apply: (tile, prediction).
-    pub other_mode: Option<(usize, PipelinePrediction)>,
+    /// Every candidate's prediction, in the chosen fold mode.
+    pub candidates: Vec<(Blocking, PipelinePrediction)>,
+    /// The best of the other fold mode, when both apply: (blocking, prediction).
+    pub other_mode: Option<(Blocking, PipelinePrediction)>,
+}
+
+/// Thin-by-fat problems (K at least twice M and N) also try streaming blockings: C tiles
+/// `tm x tn` with `tm` covering M when M is at most 8192 (A tiles are then whole columns:
+/// contiguous copies), narrow `tn`, deep `tk` (long columns of B: full-speed 2D copies), one
+/// C tile at a time.
+pub fn streaming_candidates(m: usize, n: usize, k: usize) -> Vec<Blocking> {
+    if k < 2 * m.max(n) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for tm in [m.min(4096), m.min(8192)] {
+        for tk in [4096, 8192] {
+            for tn in [512, 1024, 2048] {
+                let b = Blocking {
+                    tm,
+                    tn: tn.min(n),
+                    tk: tk.min(k),
+                    group: 1,
+                };
+                if tn < n && tk <= k && !out.contains(&b) {
+                    out.push(b);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Evaluates the pipeline model for every candidate tile that fits the budget (six tiles
@@ -66,22 +94,27 @@ pub fn model_tile(
     profile: &MachineProfile,
     fold: Option<bool>,
 ) -> Option<ModelChoice> {
-    let maxdim = p.m.max(p.n).max(p.k);
-    let tiles: Vec<usize> = candidate_tiles(maxdim)
-        .into_iter()
-        .filter(|&t| {
-            6 * TileGrid::square(p.m, p.n, p.k, t).slot_bytes(p.dtype.size()) as u64 <= budget
-        })
-        .collect();
-    evaluate(p, device, profile, &tiles, fold)
+    evaluate(p, device, profile, &model_tile_candidates(p, budget), fold)
 }
 
-/// [`model_tile`] over the given tiles.
+/// The blockings [`model_tile`] considers: square candidates and, for thin-by-fat problems,
+/// [`streaming_candidates`]; those whose six largest tiles fit `budget` bytes.
+pub fn model_tile_candidates(p: &GemmProblem, budget: u64) -> Vec<Blocking> {
+    let maxdim = p.m.max(p.n).max(p.k);
+    candidate_tiles(maxdim)
+        .into_iter()
+        .map(Blocking::square)
+        .chain(streaming_candidates(p.m, p.n, p.k))
+        .filter(|b| 6 * b.grid(p.m, p.n, p.k).slot_bytes(p.dtype.size()) as u64 <= budget)
+        .collect()
+}
+
+/// [`model_tile`] over the given blockings.
 pub fn evaluate(
     p: &GemmProblem,
     device: &Arc<dyn Device>,
     profile: &MachineProfile,
-    tiles: &[usize],
+    tiles: &[Blocking],
     fold: Option<bool>,
 ) -> Option<ModelChoice> {
     if Operand::ALL
@@ -90,38 +123,78 @@ pub fn evaluate(
     {
         return None;
     }
-    let label = device.info().label();
-    let calibrated = profile.device(&label)?;
-    let exec = calibrated.exec_table(p.dtype)?;
-    let mut model = PipelineModel {
-        h2d: profile.link(HOST_LABEL, &label)?.tile_link(),
-        d2h: profile.link(&label, HOST_LABEL)?.tile_link(),
-        late_c: device.kernel().supports_add(),
-        host_fold: None,
-        dma_slowdown: calibrated.gemm_slowdown_under_dma(p.dtype),
-        copy_slowdown: calibrated.copy_slowdown_under_gemm(p.dtype),
-        setup_s: if device.info().kind == DeviceKind::Gpu {
-            GPU_CALL_SETUP_S
-        } else {
-            0.0
-        },
-    };
+    let (model, exec) = pipeline_model(
+        profile,
+        &device.info().label(),
+        p.dtype,
+        device.kernel().supports_add(),
+        device.info().kind == DeviceKind::Gpu,
+    )?;
     let offload = Offload::from_problem(p, device.space());
-    let fold_applies = fold != Some(false)
-        && !p.beta_zero
-        && p.location(Operand::C).is_host()
-        && !device.space().is_host();
-    let best = |c: &[(usize, PipelinePrediction)]| {
-        c.iter()
-            .copied()
-            .min_by(|a, b| a.1.seconds.total_cmp(&b.1.seconds).then(b.0.cmp(&a.0)))
+    let fold_applies =
+        !p.beta_zero && p.location(Operand::C).is_host() && !device.space().is_host();
+    choose(
+        &model,
+        &exec,
+        &offload,
+        tiles,
+        fold_applies,
+        fold,
+        fold_rate(Some(profile)),
+    )
+}
+
+/// The pipeline model of the device labelled `label` in `profile` and its GEMM table for
+/// `dtype`; `late_c`: the device adds tiles (C may arrive late); `gpu`: calls pay
+/// [`GPU_CALL_SETUP_S`]. `None` when the profile lacks the device, its host links or the dtype.
+pub fn pipeline_model(
+    profile: &MachineProfile,
+    label: &str,
+    dtype: DType,
+    late_c: bool,
+    gpu: bool,
+) -> Option<(PipelineModel, ExecTable)> {
+    let calibrated = profile.device(label)?;
+    let exec = calibrated.exec_table(dtype)?;
+    let model = PipelineModel {
+        h2d: profile.link(HOST_LABEL, label)?.tile_link(),
+        d2h: profile.link(label, HOST_LABEL)?.tile_link(),
+        late_c,
+        host_fold: None,
+        dma_slowdown: calibrated.gemm_slowdown_under_dma(dtype),
+        copy_slowdown: calibrated.copy_slowdown_under_gemm(dtype),
+        setup_s: if gpu { GPU_CALL_SETUP_S } else { 0.0 },
     };
-    let predict_all = |model: &PipelineModel| -> Vec<(usize, PipelinePrediction)> {
+    Some((model, exec))
+}
+
+/// Predicts every blocking with and without host fold (`fold_applies`: C in host memory and
+/// beta != 0; `fold` = `Some` evaluates only that mode) and picks the fastest: ties to the
+/// larger tile, a fold must win by [`FOLD_MARGIN`].
+pub fn choose(
+    model: &PipelineModel,
+    exec: &dyn ExecTime,
+    offload: &Offload,
+    tiles: &[Blocking],
+    fold_applies: bool,
+    fold: Option<bool>,
+    fold_bytes_per_sec: f64,
+) -> Option<ModelChoice> {
+    let best = |c: &[(Blocking, PipelinePrediction)]| {
+        c.iter().copied().min_by(|a, b| {
+            a.1.seconds
+                .total_cmp(&b.1.seconds)
+                .then((b.0.tm * b.0.tn).cmp(&(a.0.tm * a.0.tn)))
+        })
+    };
+    let predict_all = |model: &PipelineModel| -> Vec<(Blocking, PipelinePrediction)> {
         tiles
             .iter()
-            .map(|&t| (t, model.predict(&offload, t, &exec)))
+            .map(|&t| (t, model.predict(offload, t, exec)))
             .collect()
     };
+    let fold_applies = fold_applies && fold != Some(false);
+    let mut model = model.clone();
     let plain = predict_all(&model);
     let plain_best = best(&plain)?;
     if !fold_applies {
@@ -133,7 +206,7 @@ pub fn evaluate(
             other_mode: None,
         });
     }
-    model.host_fold = Some(fold_rate(Some(profile)));
+    model.host_fold = Some(fold_bytes_per_sec);
     let folded = predict_all(&model);
     let fold_best = best(&folded)?;
     // Folding must win clearly (10%): its host memory traffic also slows the host->device

@@ -70,3 +70,4 @@ pub use operand::{MatMut, MatRef, Trans};
 pub use pool::{DevicePool, GemmOptions, GemmReport};
 pub use queue::{Event, Queue};
 pub use scalar::{DType, Scalar, ScalarValue};
+pub use tiling::Blocking;

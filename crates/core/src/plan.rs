@@ -142,6 +142,9 @@ pub struct DeviceSpec {
     /// With C in host memory and beta != 0, fold the product into C on the host instead of
     /// sending C to the device ([`crate::fold`]).
     pub host_fold: bool,
+    /// C tiles accumulated together (see [`crate::tiling::Blocking`]); at most
+    /// [`crate::tiling::DEFAULT_GROUP`], fewer when the budget holds fewer slots.
+    pub group: usize,
 }
 
 /// A device's part of the plan.
@@ -327,13 +330,14 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         let slots = (objects as u64).min(by_budget) as u32;
         let min_needed = objects.min(if late_c { 4 } else { 3 }) as u32;
         // C tiles accumulated together; each holds a slot until written back.
+        let most = spec.group.clamp(1, GROUP);
         let group = if c_in_place {
-            GROUP
+            most
         } else if late_c {
             // Each C tile may hold its accumulator and its late C at once.
-            ((slots as usize).saturating_sub(2) / 2).clamp(1, GROUP)
+            ((slots as usize).saturating_sub(2) / 2).clamp(1, most)
         } else {
-            (slots as usize).saturating_sub(2).clamp(1, GROUP)
+            (slots as usize).saturating_sub(2).clamp(1, most)
         };
         st.steps = build_steps(tiles, kt, group);
         for (s, step) in st.steps.iter().enumerate() {
@@ -438,10 +442,8 @@ fn host_ring_len(states: &[DeviceState], slot_bytes: usize) -> usize {
     }
 }
 
-/// C tiles accumulated together (k-loop outermost within the group): the first group of four
-/// (a 2x2 block in shell order) needs 4 new A/B tiles per 4 products instead of 2 per product,
-/// so transfers keep up with compute from the start.
-const GROUP: usize = 4;
+/// The most C tiles accumulated together (k-loop outermost within the group).
+const GROUP: usize = crate::tiling::DEFAULT_GROUP;
 
 /// The gemm steps of a device: its C tiles in groups of `group`; within a group, for each k
 /// step, every tile of the group. K runs forward in even groups and backward in odd ones
@@ -988,6 +990,7 @@ mod tests {
                 compute_queues: 2,
                 late_c: true,
                 host_fold,
+                group: crate::tiling::DEFAULT_GROUP,
             })
             .collect();
         let assign = block_cyclic(g.mt(), g.nt(), ndev);

@@ -15,7 +15,7 @@ use crate::plan::{self, DeviceSpec, Plan, PlanRequest, PlanStats};
 use crate::problem::{check_gemm_args, GemmProblem};
 use crate::profile::MachineProfile;
 use crate::scalar::Scalar;
-use crate::tiling::TileGrid;
+use crate::tiling::{Blocking, TileGrid};
 use crate::trace::Trace;
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
@@ -27,6 +27,8 @@ use std::time::Instant;
 pub struct GemmOptions {
     /// Force a square tile size.
     pub tile: Option<usize>,
+    /// Force tile sizes and group (takes precedence over `tile`).
+    pub blocking: Option<Blocking>,
     /// Use exactly these devices (indices into [`DevicePool::devices`]).
     pub devices: Option<Vec<usize>>,
     /// Record a timeline of every transfer and kernel.
@@ -64,11 +66,11 @@ pub struct GemmReport {
     pub trace: Option<Trace>,
 }
 
-/// (problem, devices asked for, tile asked for, memory limit, host fold mode asked for).
+/// (problem, devices asked for, blocking asked for, memory limit, host fold mode asked for).
 type DecisionKey = (
     GemmProblem,
     Option<Vec<usize>>,
-    Option<usize>,
+    Option<Blocking>,
     Option<u64>,
     Option<bool>,
 );
@@ -79,6 +81,8 @@ struct Decision {
     devices: Vec<usize>,
     weights: Vec<f64>,
     grid: TileGrid,
+    /// C tiles accumulated together.
+    group: usize,
     budgets: Vec<u64>,
     /// Fold products into host C on the host (the model found it faster).
     host_fold: bool,
@@ -92,6 +96,7 @@ struct PlanKey {
     problem: GemmProblem,
     devices: Vec<usize>,
     tile: (usize, usize, usize),
+    group: usize,
     budget_slots: Vec<u64>,
     forward: bool,
     host_fold: bool,
@@ -457,11 +462,18 @@ impl DevicePool {
         if opts.tile == Some(0) {
             return Err(Error::InvalidInput("tile size 0".into()));
         }
+        if let Some(b) = opts.blocking {
+            if b.tm == 0 || b.tn == 0 || b.tk == 0 || b.group == 0 {
+                return Err(Error::InvalidInput(format!(
+                    "blocking {b}: tile sizes and group must be positive"
+                )));
+            }
+        }
         let plan_start = Instant::now();
         let key = (
             problem,
             opts.devices.clone(),
-            opts.tile,
+            opts.blocking.or(opts.tile.map(Blocking::square)),
             opts.memory_limit,
             host_fold_mode(opts),
         );
@@ -525,6 +537,7 @@ impl DevicePool {
         let (plan, cached) = self.plan(
             &problem,
             &grid,
+            decision.group,
             &dev_idx,
             &weights,
             &budgets,
@@ -630,7 +643,8 @@ impl DevicePool {
         let link_bw = |s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d);
         // A provisional tile for the rates (the balancer's inputs).
         let maxdim = problem.m.max(problem.n).max(problem.k);
-        let t0 = opts.tile.unwrap_or(4096).min(maxdim).max(1);
+        let forced = opts.blocking.or(opts.tile.map(Blocking::square));
+        let t0 = forced.map_or(4096, |b| b.tm).min(maxdim).max(1);
         let (devices, weights) = match &opts.devices {
             Some(list) => {
                 let devs: Vec<&Arc<dyn Device>> = list.iter().map(|&i| &self.devices[i]).collect();
@@ -681,21 +695,22 @@ impl DevicePool {
             })
             .collect();
         let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &self.devices[i]).collect();
-        let (tile, host_fold) = autotune::choose_tile(
+        let (blocking, host_fold) = autotune::choose_tile(
             problem,
             &devs,
             &budgets,
             profile.as_deref(),
-            opts.tile,
+            forced,
             host_fold_mode(opts),
         );
         // Whole tiles: the continuous shares rounded so that no device finishes late; a device
         // computing in host memory whose share is under two tiles gets a strip of rows instead.
         let balancer_weights = weights.clone();
         let mut weights = weights;
-        let mut grid = TileGrid::square(problem.m, problem.n, problem.k, tile);
+        let mut grid = blocking.grid(problem.m, problem.n, problem.k);
+        let tile = blocking.tm;
         let mut strip = None;
-        if devices.len() > 1 {
+        if devices.len() > 1 && blocking.is_square() {
             if let Some(rates) =
                 autotune::device_rates(problem, &devs, tile, profile.as_deref(), &link_bw)
             {
@@ -720,6 +735,7 @@ impl DevicePool {
             devices,
             weights,
             grid,
+            group: blocking.group,
             budgets,
             host_fold,
             strip,
@@ -732,6 +748,7 @@ impl DevicePool {
         &self,
         problem: &GemmProblem,
         grid: &TileGrid,
+        group: usize,
         dev_idx: &[usize],
         weights: &[f64],
         budgets: &[u64],
@@ -757,6 +774,7 @@ impl DevicePool {
                     },
                     late_c: d.kernel().supports_add(),
                     host_fold,
+                    group,
                 }
             })
             .collect();
@@ -768,6 +786,7 @@ impl DevicePool {
             problem: *problem,
             devices: dev_idx.to_vec(),
             tile: (grid.tm, grid.tn, grid.tk),
+            group,
             budget_slots: specs
                 .iter()
                 .map(|s| (s.budget / slot_bytes).min(all_tiles))

@@ -47,6 +47,104 @@ pub struct Block {
     pub cols: usize,
 }
 
+/// How many C tiles the planner accumulates together by default: the first group of four
+/// (a 2x2 block) needs 4 new A/B tiles per 4 products instead of 2 per product, so transfers
+/// keep up with compute from the start.
+pub const DEFAULT_GROUP: usize = 4;
+
+/// Tile sizes and how many C tiles accumulate together (the k loop runs outermost within a
+/// group, so a group's C tiles finish together). Square tiles in groups of four suit most
+/// problems; thin-by-fat ones (K much larger than M and N) stream: narrow C tiles one at a
+/// time, so C tiles finish (and go back) while A and B still arrive and only the last narrow
+/// tile's write-back is left at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Blocking {
+    pub tm: usize,
+    pub tn: usize,
+    pub tk: usize,
+    pub group: usize,
+}
+
+impl Blocking {
+    /// Square tiles of `t` in groups of [`DEFAULT_GROUP`].
+    pub fn square(t: usize) -> Blocking {
+        Blocking {
+            tm: t,
+            tn: t,
+            tk: t,
+            group: DEFAULT_GROUP,
+        }
+    }
+
+    /// Square tiles in the default group.
+    pub fn is_square(&self) -> bool {
+        self.tm == self.tn && self.tn == self.tk && self.group == DEFAULT_GROUP
+    }
+
+    /// The decomposition of an `m x n x k` problem (tiles clamped to the dimensions).
+    pub fn grid(&self, m: usize, n: usize, k: usize) -> TileGrid {
+        TileGrid {
+            m,
+            n,
+            k,
+            tm: self.tm.max(1).min(m.max(1)),
+            tn: self.tn.max(1).min(n.max(1)),
+            tk: self.tk.max(1).min(k.max(1)),
+        }
+    }
+}
+
+impl From<usize> for Blocking {
+    fn from(t: usize) -> Blocking {
+        Blocking::square(t)
+    }
+}
+
+impl std::fmt::Display for Blocking {
+    /// `4096` for square tiles in the default group, else `TMxTNxTK/gGROUP`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_square() {
+            write!(f, "{}", self.tm)
+        } else {
+            write!(f, "{}x{}x{}/g{}", self.tm, self.tn, self.tk, self.group)
+        }
+    }
+}
+
+impl std::str::FromStr for Blocking {
+    type Err = String;
+    /// `T` (square, default group) or `TMxTNxTK` with an optional `/gG` (default group).
+    fn from_str(s: &str) -> Result<Blocking, String> {
+        let (dims, group) = match s.split_once("/g") {
+            Some((d, g)) => (
+                d,
+                g.parse::<usize>()
+                    .map_err(|_| format!("bad group in blocking {s:?}"))?,
+            ),
+            None => (s, DEFAULT_GROUP),
+        };
+        let v: Vec<usize> = dims
+            .split('x')
+            .map(|x| x.trim().parse::<usize>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| format!("bad blocking {s:?}: expected T or TMxTNxTK[/gG]"))?;
+        let b = match v[..] {
+            [t] => Blocking {
+                group,
+                ..Blocking::square(t)
+            },
+            [tm, tn, tk] => Blocking { tm, tn, tk, group },
+            _ => return Err(format!("bad blocking {s:?}: expected T or TMxTNxTK[/gG]")),
+        };
+        if b.tm == 0 || b.tn == 0 || b.tk == 0 || b.group == 0 {
+            return Err(format!(
+                "bad blocking {s:?}: sizes and group must be positive"
+            ));
+        }
+        Ok(b)
+    }
+}
+
 /// The tile decomposition of a GEMM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct TileGrid {
@@ -184,5 +282,26 @@ mod tests {
         // A is stored k x m = 5 x 10; tile (i=2, l=1) is stored rows 4..5, cols 8..10.
         let b = g.stored_block(&p, TileKey::a(2, 1));
         assert_eq!((b.row, b.col, b.rows, b.cols), (4, 8, 1, 2));
+    }
+
+    #[test]
+    fn blocking_parses_and_prints() {
+        let sq: Blocking = "4096".parse().unwrap();
+        assert_eq!(sq, Blocking::square(4096));
+        assert_eq!(sq.to_string(), "4096");
+        let ks: Blocking = "4096x512x8192/g1".parse().unwrap();
+        assert_eq!((ks.tm, ks.tn, ks.tk, ks.group), (4096, 512, 8192, 1));
+        assert_eq!(ks.to_string(), "4096x512x8192/g1");
+        assert_eq!("64x32x16".parse::<Blocking>().unwrap().group, DEFAULT_GROUP);
+        for bad in ["", "0", "4x4", "4x4x4/g0", "ax4x4", "4x4x4/gx"] {
+            assert!(bad.parse::<Blocking>().is_err(), "{bad}");
+        }
+        let g = ks.grid(4096, 4096, 32768);
+        assert_eq!((g.mt(), g.nt(), g.kt()), (1, 8, 4));
+        // Tiles never exceed the matrix.
+        assert_eq!(
+            Blocking::square(4096).grid(100, 50, 10),
+            TileGrid::square(100, 50, 10, 4096)
+        );
     }
 }

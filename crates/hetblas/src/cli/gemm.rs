@@ -35,6 +35,10 @@ pub struct GemmArgs {
     /// Force a square tile size.
     #[arg(long)]
     tile: Option<usize>,
+    /// Force tile sizes and group: `T`, or `TMxTNxTK` with an optional `/gG` (C tiles
+    /// accumulated together), e.g. `4096x512x8192/g1`.
+    #[arg(long)]
+    blocking: Option<hetblas_core::Blocking>,
     /// Timed repetitions (after one warm-up call); the median is reported.
     #[arg(long, default_value_t = 3)]
     reps: usize,
@@ -91,6 +95,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         c.copy_from_slice(&c0);
         let opts = GemmOptions {
             tile: a.tile,
+            blocking: a.blocking,
             devices: devices.clone(),
             trace: a.trace.is_some() && rep == a.reps.max(1),
             memory_limit: None,

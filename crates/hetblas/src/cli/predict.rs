@@ -100,15 +100,20 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         a.placement,
         if a.beta_zero { ", beta = 0" } else { "" }
     );
-    print!("{:>7}", "T");
+    print!("{:>18}", "T");
     for k in ModelKind::ALL {
         print!(" {:>10}", k.name());
     }
     println!(" {:>10}", "hetblas");
     for &(t, pred) in &choice.candidates {
-        print!("{t:>7}");
+        print!("{:>18}", t.to_string());
         for k in ModelKind::ALL {
-            print!(" {:>10.4}", sd.predict(k, &offload, t, &exec));
+            // CoCoPeLia's models are for square tiles.
+            if t.is_square() {
+                print!(" {:>10.4}", sd.predict(k, &offload, t.tm, &exec));
+            } else {
+                print!(" {:>10}", "-");
+            }
         }
         println!(
             " {:>10.4}{}",
@@ -157,7 +162,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         .filter(|d| d.kernel().supports(a.dtype))
         .collect();
     let bw = |s: MemorySpace, d: MemorySpace| rt.link_bandwidth(s, d);
-    if let Some(c) = choose_devices(&hostp, &cands, choice.tile, Some(&profile), &bw) {
+    if let Some(c) = choose_devices(&hostp, &cands, choice.tile.tm, Some(&profile), &bw) {
         println!("device subsets for host operands (balanced shares; predicted seconds):");
         for s in &c.evaluated {
             let names: Vec<String> = s
