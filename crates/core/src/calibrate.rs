@@ -658,6 +658,20 @@ fn warm_up(device: &dyn Device, h2d: Option<&dyn Link>, opts: &CalibrationOption
     }
 }
 
+/// Largest GEMM tile measured on a device computing in host memory: a CPU's rate is flat
+/// beyond a few thousand (the table's last point stands for larger tiles there), while one
+/// 8192^3 DGEMM takes over a second on 16 cores and every point repeats.
+const HOST_GEMM_MAX_TILE: usize = 4096;
+
+/// The GEMM tiles calibrated on `d`.
+fn gemm_tiles_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<usize> {
+    opts.gemm_tiles
+        .iter()
+        .copied()
+        .filter(|&t| !d.space().is_host() || t <= HOST_GEMM_MAX_TILE)
+        .collect()
+}
+
 /// Bandwidth of 2D host<->device copies of square f64 tiles whose host side is a column block of
 /// a larger matrix (leading dimension side + 64), per column length in bytes.
 fn measure_strided(
@@ -668,7 +682,12 @@ fn measure_strided(
     pitch_rows: usize,
 ) -> Result<Vec<(usize, f64)>> {
     let mut out = Vec::new();
-    for &side in &opts.strided_sides {
+    // Columns as long as the pitch are one contiguous run: nothing to learn there.
+    for &side in opts
+        .strided_sides
+        .iter()
+        .filter(|&&s| s < pitch_rows || pitch_rows >= 16384)
+    {
         // The host pitch of a tile of a large matrix: DMA speed depends on it as well as on the
         // column length (short columns far apart cost page walks): `pitch_rows` f64 rows
         // (16384 and 32768: 128 and 256 KiB).
@@ -935,7 +954,10 @@ pub fn calibrate(
                 || (opts.cross_links && is_host_link(a) && is_host_link(b))
         })
         .collect();
-    let gemm_points = devices.len() * opts.dtypes.len() * opts.gemm_tiles.len();
+    let gemm_points: usize = devices
+        .iter()
+        .map(|d| opts.dtypes.len() * gemm_tiles_for(d.as_ref(), opts).len())
+        .sum();
     let total = usable.iter().map(|l| sides_of(l).len()).sum::<usize>() + pairs.len() + gemm_points;
     let mut tr = Tracker {
         done: 0,
@@ -1050,6 +1072,7 @@ pub fn calibrate(
             samples: r.samples.clone(),
             strided: Vec::new(),
             strided_wide: Vec::new(),
+            strided_narrow: Vec::new(),
             strided_bid_slowdown: None,
         });
     }
@@ -1071,12 +1094,15 @@ pub fn calibrate(
             limit,
             crate::model::link::STRIDED_PITCH / 8,
         )?;
-        lp.strided_wide = measure_strided(
+        // Short columns close together (matrices of a few thousand rows) move faster than the
+        // strided table says. (The wide pitch, measured until 2026-11-22, came out as the
+        // strided table on H200 and is no longer measured; profiles that have it still use it.)
+        lp.strided_narrow = measure_strided(
             l.as_ref(),
             &alloc_in,
             opts,
             limit,
-            crate::model::link::WIDE_PITCH / 8,
+            crate::model::link::NARROW_PITCH / 8,
         )?;
     }
     // Host links in both directions at once, on 2D tile copies (the largest strided side
@@ -1168,13 +1194,12 @@ pub fn calibrate(
             warm_up(d.as_ref(), h2d, opts)?;
         }
         let mut gemm = Vec::new();
+        let tiles = gemm_tiles_for(d.as_ref(), opts);
         for &dtype in &opts.dtypes {
-            let expected_done = tr.done + opts.gemm_tiles.len();
+            let expected_done = tr.done + tiles.len();
             if d.kernel().supports(dtype) && !d.compute_queues().is_empty() {
                 let times =
-                    measure_gemm(d.as_ref(), h2d, dtype, &opts.gemm_tiles, opts, &mut |s| {
-                        tr.tick(s)
-                    })?;
+                    measure_gemm(d.as_ref(), h2d, dtype, &tiles, opts, &mut |s| tr.tick(s))?;
                 if !times.is_empty() {
                     gemm.push(GemmTimes { dtype, times });
                 }

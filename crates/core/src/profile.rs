@@ -188,6 +188,10 @@ pub struct LinkProfile {
     /// The same at a wider host pitch ([`crate::model::link::WIDE_PITCH`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strided_wide: Vec<(usize, f64)>,
+    /// The same at a narrow host pitch ([`crate::model::link::NARROW_PITCH`]), for columns
+    /// shorter than that pitch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strided_narrow: Vec<(usize, f64)>,
     /// Host links: slowdown of those 2D tile copies while the opposite direction runs the same
     /// (full duplex on tile copies costs more than `bid_slowdown`, measured on contiguous ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -210,6 +214,7 @@ impl LinkProfile {
             model,
             strided: self.strided.clone(),
             wide: self.strided_wide.clone(),
+            narrow: self.strided_narrow.clone(),
         }
     }
 
@@ -542,6 +547,7 @@ mod tests {
         p.links.push(LinkProfile {
             strided_bid_slowdown: None,
             strided_wide: Vec::new(),
+            strided_narrow: Vec::new(),
             name: "host->cuda0".into(),
             src_label: HOST_LABEL.into(),
             dst_label: "cuda:0".into(),
@@ -556,6 +562,7 @@ mod tests {
         p.links.push(LinkProfile {
             strided_bid_slowdown: None,
             strided_wide: Vec::new(),
+            strided_narrow: Vec::new(),
             name: "cuda0->host".into(),
             src_label: "cuda:0".into(),
             dst_label: HOST_LABEL.into(),
