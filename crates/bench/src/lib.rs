@@ -5,6 +5,7 @@
 //! print ratios. Shared helpers live here.
 
 pub mod cublasxt;
+pub mod rescore;
 
 use hetblas_core::Scalar;
 use rand::rngs::StdRng;

@@ -50,11 +50,17 @@ struct Args {
     /// Force hetblas's tile size.
     #[arg(long)]
     tile: Option<usize>,
+    /// Force hetblas's tile sizes and group, e.g. `4096x512x4096/g1`.
+    #[arg(long)]
+    blocking: Option<hetblas_core::Blocking>,
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
     /// Record a hetblas timeline at this size (f64) and write it here (Chrome JSON).
     #[arg(long)]
     trace_n: Option<usize>,
+    /// Record a hetblas timeline of this MxNxK problem (f64) instead.
+    #[arg(long)]
+    trace_shape: Option<String>,
     #[arg(long)]
     trace_out: Option<std::path::PathBuf>,
     /// Show the registration cache: two hetblas calls on fresh buffers of this size.
@@ -119,14 +125,7 @@ fn run(args: Args) -> Result<(), String> {
     }
     let mut shapes: Vec<(usize, usize, usize)> = args.sizes.iter().map(|&s| (s, s, s)).collect();
     for s in &args.shapes {
-        let v: Vec<usize> = s
-            .split('x')
-            .map(|x| x.parse().map_err(|_| format!("bad shape {s}")))
-            .collect::<Result<_, _>>()?;
-        if v.len() != 3 {
-            return Err(format!("bad shape {s}"));
-        }
-        shapes.push((v[0], v[1], v[2]));
+        shapes.push(parse_shape(s)?);
     }
     // Largest first: hetblas's workspace is sized once, never regrown under cuBLASXt (a
     // regrown workspace has been followed by CUBLAS_STATUS_INTERNAL_ERROR in cuBLASXt).
@@ -175,8 +174,13 @@ fn run(args: Args) -> Result<(), String> {
         }
     }
     drop(xt);
-    if let Some(n) = args.trace_n {
-        trace_run(&rt, &gpus, n, &args)?;
+    let trace_shape = match (&args.trace_shape, args.trace_n) {
+        (Some(s), _) => Some(parse_shape(s)?),
+        (None, Some(n)) => Some((n, n, n)),
+        (None, None) => None,
+    };
+    if let Some(shape) = trace_shape {
+        trace_run(&rt, &gpus, shape, &args)?;
     }
     if let Some(n) = args.pin_demo {
         pin_demo(&rt, &gpus, n)?;
@@ -326,6 +330,7 @@ fn problem<T: Scalar>(
         let opts = GemmOptions {
             devices: Some(gpus.to_vec()),
             tile: args.tile,
+            blocking: args.blocking,
             host_fold,
             ..Default::default()
         };
@@ -612,6 +617,7 @@ fn placement_problem(
     let opts = GemmOptions {
         devices: Some(gpus.to_vec()),
         tile: args.tile,
+        blocking: args.blocking,
         ..Default::default()
     };
     let mut times = Vec::new();
@@ -726,6 +732,18 @@ fn placement_problem(
     Ok(())
 }
 
+/// `MxNxK`.
+fn parse_shape(s: &str) -> Result<(usize, usize, usize), String> {
+    let v: Vec<usize> = s
+        .split('x')
+        .map(|x| x.parse().map_err(|_| format!("bad shape {s}")))
+        .collect::<Result<_, _>>()?;
+    match v[..] {
+        [m, n, k] => Ok((m, n, k)),
+        _ => Err(format!("bad shape {s}")),
+    }
+}
+
 fn pin_demo(rt: &Runtime, gpus: &[usize], n: usize) -> Result<(), String> {
     let a = random_data::<f64>(11, n * n);
     let b = random_data::<f64>(12, n * n);
@@ -772,14 +790,20 @@ fn pin_demo(rt: &Runtime, gpus: &[usize], n: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn trace_run(rt: &Runtime, gpus: &[usize], n: usize, args: &Args) -> Result<(), String> {
-    let a = random_data::<f64>(21, n * n);
-    let b = random_data::<f64>(22, n * n);
-    let mut c = random_data::<f64>(23, n * n);
+fn trace_run(
+    rt: &Runtime,
+    gpus: &[usize],
+    (m, n, k): (usize, usize, usize),
+    args: &Args,
+) -> Result<(), String> {
+    let a = random_data::<f64>(21, m * k);
+    let b = random_data::<f64>(22, k * n);
+    let mut c = random_data::<f64>(23, m * n);
     prepare_host(rt, gpus, &[&a, &b, &c])?;
     let mut opts = GemmOptions {
         devices: Some(gpus.to_vec()),
         tile: args.tile,
+        blocking: args.blocking,
         ..Default::default()
     };
     let mut call = |opts: &GemmOptions| {
@@ -803,8 +827,9 @@ fn trace_run(rt: &Runtime, gpus: &[usize], n: usize, args: &Args) -> Result<(), 
     let tr = r.trace.ok_or("no trace recorded")?;
     let (s, e) = tr.span();
     println!(
-        "\n== timeline: dgemm {n}^3 (tile {:?}), {} intervals, span {:.4} s (call {:.4} s)",
+        "\n== timeline: dgemm {m}x{n}x{k} (tile {:?}, fold {}), {} intervals, span {:.4} s (call {:.4} s)",
         r.tile,
+        r.host_fold,
         tr.intervals.len(),
         e - s,
         wall
@@ -819,11 +844,24 @@ fn trace_run(rt: &Runtime, gpus: &[usize], n: usize, args: &Args) -> Result<(), 
         d2h * 100.0
     );
     for u in tr.usage() {
+        let (bytes, flops, first, last) = tr
+            .intervals
+            .iter()
+            .filter(|i| i.queue == u.queue)
+            .fold((0u64, 0.0, f64::INFINITY, 0.0f64), |(b, f, s, e), i| {
+                (b + i.bytes, f + i.flops, s.min(i.start), e.max(i.end))
+            });
         println!(
-            "  {:<18} busy {:.4} s = {:.1}%",
+            "  {:<18} busy {:.4} s = {:.1}%; {:.2} GB at {:.2} GB/s busy, {:.2} TFLOP at {:.2} TFLOP/s busy; first start {:.4} s, last end {:.4} s",
             u.queue,
             u.busy,
-            u.fraction * 100.0
+            u.fraction * 100.0,
+            bytes as f64 / 1e9,
+            bytes as f64 / u.busy.max(1e-12) / 1e9,
+            flops / 1e12,
+            flops / u.busy.max(1e-12) / 1e12,
+            first - s,
+            last - s
         );
     }
     // Overlap: how much of the transfer time ran while a compute stream was busy.

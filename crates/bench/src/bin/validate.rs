@@ -9,14 +9,20 @@ use hetblas::{DType, GemmOptions, MatIn, MatMut, MatOut, MatRef, Runtime, Scalar
 use hetblas_bench::{median, random_data};
 use hetblas_core::autotune::model_tile;
 use hetblas_core::problem::GemmProblem;
+use hetblas_core::Blocking;
 use hetblas_core::DeviceKind;
 use std::io::Write;
 use std::time::Instant;
 
 #[derive(Parser, Debug)]
 struct Args {
+    /// Where to write the results (with `--rescore`: the validation CSV to read).
     #[arg(long)]
     csv: std::path::PathBuf,
+    /// No GPU: predict every measured point of `--csv` again with this profile (the model as
+    /// built now) and report the errors and the choices. For model work between GPU runs.
+    #[arg(long)]
+    rescore: Option<std::path::PathBuf>,
     /// Timed repetitions of the chosen tile (after a warm-up).
     #[arg(long, default_value_t = 2)]
     reps: usize,
@@ -88,6 +94,9 @@ fn main() {
 }
 
 fn run(args: Args) -> Result<(), String> {
+    if let Some(profile) = &args.rescore {
+        return hetblas_bench::rescore::run(&args.csv, profile);
+    }
     let rt = if args.emulated > 0 {
         Runtime::builder().emulated(args.emulated).build()
     } else {
@@ -235,7 +244,8 @@ fn case<T: Scalar>(
         plan_repeat = r.planning_seconds;
     }
     let measured = median(&mut times);
-    let chosen = first.tile.map_or(0, |t| t.0);
+    let chosen = choice.tile;
+    debug_assert_eq!(first.tile.map(|t| t.0), Some(chosen.tm.min(m)));
     // A measured sweep of tile sizes.
     let maxdim = m.max(n).max(k);
     let mut sweep = Vec::new();
@@ -244,7 +254,7 @@ fn case<T: Scalar>(
             continue;
         }
         let t = t / scale;
-        let s = if t == chosen {
+        let s = if Blocking::square(t) == chosen {
             measured
         } else {
             call(Some(t))?;
@@ -256,6 +266,7 @@ fn case<T: Scalar>(
         .iter()
         .copied()
         .min_by(|x, y| x.1.total_cmp(&y.1))
+        .map(|(t, s)| (Blocking::square(t), s))
         .unwrap_or((chosen, measured));
     for buf in [&a, &b, &ch] {
         rt.release_host(buf).map_err(|e| e.to_string())?;

@@ -1,0 +1,201 @@
+//! Offline model check: the measured points of a validation CSV (`validate --csv`) predicted
+//! again by the model as built now, with a given profile. No GPU needed: between GPU runs this
+//! shows whether a model change moves the predictions towards what was measured (the next GPU
+//! validation is what counts).
+
+use hetblas_core::autotune::{choose, fold_rate, model_tile_candidates, pipeline_model};
+use hetblas_core::model::cocopelia::Offload;
+use hetblas_core::problem::{placement_locations, GemmProblem, Operand};
+use hetblas_core::profile::MachineProfile;
+use hetblas_core::{Blocking, DType, MemorySpace, Trans};
+use std::path::Path;
+
+/// One row of a validation CSV.
+struct Row {
+    problem: GemmProblem,
+    label: String,
+    measured_chosen: (Blocking, f64),
+    sweep: Vec<(Blocking, f64)>,
+}
+
+fn split_csv(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    for ch in line.chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            c => out.last_mut().expect("starts non-empty").push(c),
+        }
+    }
+    out
+}
+
+fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
+    let mut lines = csv.lines();
+    let head = split_csv(lines.next().ok_or("empty CSV")?);
+    let col = |name: &str| {
+        head.iter()
+            .position(|h| h == name)
+            .ok_or(format!("CSV lacks column {name}"))
+    };
+    let (m, n, k, dt, pl, bz, ch, meas, sw) = (
+        col("m")?,
+        col("n")?,
+        col("k")?,
+        col("dtype")?,
+        col("placement")?,
+        col("beta_zero")?,
+        col("chosen_tile")?,
+        col("measured_s")?,
+        col("sweep")?,
+    );
+    let mut rows = Vec::new();
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        let f = split_csv(line);
+        let num = |i: usize| f[i].parse::<usize>().map_err(|e| format!("{line}: {e}"));
+        let dtype: DType = f[dt].parse().map_err(|e| format!("{line}: {e}"))?;
+        let locations =
+            placement_locations(&f[pl], device).ok_or(format!("bad placement in {line}"))?;
+        let problem = GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m: num(m)?,
+            n: num(n)?,
+            k: num(k)?,
+            dtype,
+            beta_zero: f[bz] == "true",
+            locations,
+        };
+        let chosen: Blocking = f[ch].parse()?;
+        let measured: f64 = f[meas].parse().map_err(|e| format!("{line}: {e}"))?;
+        let mut sweep = Vec::new();
+        for p in f[sw].split_whitespace() {
+            let (t, s) = p.split_once(':').ok_or(format!("bad sweep point {p}"))?;
+            sweep.push((
+                t.parse::<Blocking>()?,
+                s.parse::<f64>().map_err(|e| e.to_string())?,
+            ));
+        }
+        if !sweep.iter().any(|s| s.0 == chosen) {
+            sweep.push((chosen, measured));
+        }
+        rows.push(Row {
+            label: format!(
+                "{}x{}x{} {} {}{}",
+                problem.m,
+                problem.n,
+                problem.k,
+                dtype,
+                f[pl],
+                if problem.beta_zero { " beta=0" } else { "" }
+            ),
+            problem,
+            measured_chosen: (chosen, measured),
+            sweep,
+        });
+    }
+    Ok(rows)
+}
+
+fn percentile(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+/// Prints, per problem, each measured point's prediction error and the model's choice now;
+/// then the median and 90th percentile of |error| at the tiles the model would choose (where
+/// measured) and over all points.
+pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
+    let prof = MachineProfile::load(profile).map_err(|e| e.to_string())?;
+    let label = prof
+        .devices
+        .iter()
+        .map(|d| d.label.clone())
+        .find(|l| l != hetblas_core::profile::HOST_LABEL)
+        .ok_or("the profile has no accelerator")?;
+    let device = MemorySpace::new_device();
+    let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
+    let rows = parse_rows(&text, device)?;
+    let (mut chosen_err, mut all_err, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for r in &rows {
+        let p = &r.problem;
+        let (model, exec) = pipeline_model(&prof, &label, p.dtype, true, true)
+            .ok_or(format!("profile cannot model {}", r.label))?;
+        let offload = Offload::from_problem(p, device);
+        let fold_applies = !p.beta_zero && p.location(Operand::C).is_host();
+        let rate = fold_rate(Some(&prof));
+        let predict = |b: Blocking| {
+            choose(&model, &exec, &offload, &[b], fold_applies, None, rate)
+                .map(|c| (c.predicted.seconds, c.host_fold))
+        };
+        let cands = model_tile_candidates(p, u64::MAX);
+        let pick = choose(&model, &exec, &offload, &cands, fold_applies, None, rate)
+            .ok_or("no candidate")?;
+        let best = r
+            .sweep
+            .iter()
+            .copied()
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("sweep holds the chosen point");
+        let mut line = format!("{:<32}", r.label);
+        for &(b, s) in &r.sweep {
+            let (pred, fold) = predict(b).ok_or("no prediction")?;
+            if std::env::var("RESCORE_DEBUG").is_ok_and(|v| r.label.contains(&v)) {
+                let c = choose(&model, &exec, &offload, &[b], fold_applies, None, rate).unwrap();
+                eprintln!("{} {b}: measured {s:.4} {:?}", r.label, c.predicted);
+            }
+            let e = (pred - s) / s;
+            all_err.push(e.abs());
+            line += &format!(" {b}{}:{:+.0}%", if fold { "f" } else { "" }, 100.0 * e);
+        }
+        let known = r.sweep.iter().find(|s| s.0 == pick.tile);
+        match known {
+            Some(&(_, s)) => {
+                let e = (pick.predicted.seconds - s) / s;
+                chosen_err.push(e.abs());
+                ratios.push(s / best.1);
+                line += &format!(
+                    " | choice {}{} err {:+.1}% vs best {} {:.3}",
+                    pick.tile,
+                    if pick.host_fold { " fold" } else { "" },
+                    100.0 * e,
+                    best.0,
+                    s / best.1
+                );
+            }
+            None => {
+                line += &format!(
+                    " | choice {}{} (not measured; predicted {:.4} s, best measured {} {:.4} s)",
+                    pick.tile,
+                    if pick.host_fold { " fold" } else { "" },
+                    pick.predicted.seconds,
+                    best.0,
+                    best.1
+                )
+            }
+        }
+        println!("{line}");
+        let _ = r.measured_chosen;
+    }
+    let n = chosen_err.len();
+    println!(
+        "\nat the model's choice ({n} of {} problems measured there): |error| median {:.1}%, p90 {:.1}%, max {:.1}%; choice/best median {:.3}, max {:.3}",
+        rows.len(),
+        100.0 * percentile(&mut chosen_err.clone(), 0.5),
+        100.0 * percentile(&mut chosen_err.clone(), 0.9),
+        100.0 * percentile(&mut chosen_err, 1.0),
+        percentile(&mut ratios.clone(), 0.5),
+        percentile(&mut ratios, 1.0),
+    );
+    println!(
+        "over all {} measured points: |error| median {:.1}%, p90 {:.1}%",
+        all_err.len(),
+        100.0 * percentile(&mut all_err.clone(), 0.5),
+        100.0 * percentile(&mut all_err, 0.9)
+    );
+    Ok(())
+}
