@@ -170,23 +170,16 @@ fn calibration_recovers_emulated_rates() {
     assert_eq!(d.copy_under_gemm.len(), 1);
     let c = d.copy_slowdown_under_gemm(DType::F64);
     assert!((1.0..2.0).contains(&c), "copies under gemm x{c}");
-    // Host folds measured (an accelerator is present), strided copies at both pitches (the
-    // narrow one for columns shorter than its pitch).
+    // Host folds measured (an accelerator is present), strided copies alone and while the
+    // device computes.
     assert!(profile.host_fold_bytes_per_sec.is_some_and(|r| r > 1e8));
-    let narrow_rows = hetblas_core::model::link::NARROW_PITCH / 8;
-    let short = opts
-        .strided_sides
-        .iter()
-        .filter(|&&s| s < narrow_rows)
-        .count();
-    assert!(short > 0);
     for l in &profile.links {
         assert_eq!(l.strided.len(), opts.strided_sides.len(), "{}", l.name);
-        assert_eq!(l.strided_narrow.len(), short, "{}", l.name);
-        assert!(l
-            .strided_narrow
-            .iter()
-            .all(|p| p.0 < narrow_rows * 8 && p.1 > 0.0));
+        assert_eq!(l.strided_busy.len(), l.strided.len(), "{}", l.name);
+        for (a, b) in l.strided.iter().zip(&l.strided_busy) {
+            assert_eq!(a.0, b.0);
+            assert!(b.1 > 0.0 && b.1.is_finite(), "{}: {b:?}", l.name);
+        }
     }
     assert!((1.0..2.0).contains(&under), "gemm under DMA x{under}");
 

@@ -729,6 +729,71 @@ fn measure_strided(
     Ok(out)
 }
 
+/// The strided table of [`measure_strided`] (host pitch [`crate::model::link::STRIDED_PITCH`])
+/// measured while `device`, at the link's device end, runs f64 products of the copy's tile
+/// size (at most 4096) back to back: what a pipeline's copies see. On H200 the
+/// difference is large for short columns (16 KiB columns of 2048 tiles: 49 GB/s alone, 33 in
+/// the pipeline's timeline) and small for long ones.
+fn measure_strided_busy(
+    link: &dyn Link,
+    device: &dyn Device,
+    h2d: &dyn Link,
+    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+    opts: &CalibrationOptions,
+    alone: &[(usize, f64)],
+) -> Result<Vec<(usize, f64)>> {
+    let Some(queue) = device.compute_queues().first().cloned() else {
+        return Ok(Vec::new());
+    };
+    let kernel = device.kernel();
+    let pitch_rows = crate::model::link::STRIDED_PITCH / 8;
+    let mut out = Vec::new();
+    for &(col_bytes, alone_bps) in alone {
+        let side = col_bytes / 8;
+        let ld = side.max(pitch_rows);
+        let gside = side.min(4096);
+        let ops = match GemmOperands::new(device, Some(h2d), DType::F64, gside, 13) {
+            Ok(o) if o.initialised => o,
+            Ok(_) | Err(Error::OutOfMemory { .. }) => break,
+            Err(e) => return Err(e),
+        };
+        let op = ops.op;
+        let single = time_on_queue(&queue, &mut || kernel.gemm(&queue, &op))?;
+        let bytes_of = |sp: MemorySpace| {
+            if sp.is_host() {
+                ld * side * 8
+            } else {
+                side * side * 8
+            }
+        };
+        let (src, dst) = (
+            alloc_in(link.src(), bytes_of(link.src()))?,
+            alloc_in(link.dst(), bytes_of(link.dst()))?,
+        );
+        let (st, dt) = (
+            pitched_tile(src.as_ref(), side, ld),
+            pitched_tile(dst.as_ref(), side, ld),
+        );
+        // Products for twice the copy's time alone, so the copy runs under them throughout.
+        let copy_s = (side * side * 8) as f64 / alone_bps.max(1.0);
+        let n = ((2.0 * copy_s / single.max(1e-9)).ceil() as usize + 1).clamp(2, 10_000);
+        let q = link.queue().clone();
+        let m = measure_until_confident(opts, &mut || {
+            for _ in 0..n {
+                kernel.gemm(&queue, &op)?;
+            }
+            let t = time_on_queue(&q, &mut || link.copy(&st, &dt));
+            let s = queue.synchronize();
+            let t = t?;
+            s?;
+            Ok(t)
+        })?;
+        out.push((col_bytes, (side * side * 8) as f64 / m.mean));
+        drop(ops);
+    }
+    Ok(out)
+}
+
 /// A square f64 tile of `side` at the start of `b`: in host memory a column block of a matrix
 /// with `ld` rows, on a device packed.
 fn pitched_tile(b: &dyn Buffer, side: usize, ld: usize) -> RawTile {
@@ -1073,6 +1138,7 @@ pub fn calibrate(
             strided: Vec::new(),
             strided_wide: Vec::new(),
             strided_narrow: Vec::new(),
+            strided_busy: Vec::new(),
             strided_bid_slowdown: None,
         });
     }
@@ -1094,16 +1160,27 @@ pub fn calibrate(
             limit,
             crate::model::link::STRIDED_PITCH / 8,
         )?;
-        // Short columns close together (matrices of a few thousand rows) move faster than the
-        // strided table says. (The wide pitch, measured until 2026-11-22, came out as the
-        // strided table on H200 and is no longer measured; profiles that have it still use it.)
-        lp.strided_narrow = measure_strided(
-            l.as_ref(),
-            &alloc_in,
-            opts,
-            limit,
-            crate::model::link::NARROW_PITCH / 8,
-        )?;
+        // The same copies while the device computes, as in a pipeline. (The wide and narrow
+        // pitches, measured earlier on 2026-11-22, are no longer measured: the wide one came
+        // out as the strided table and the narrow one held only for copies alone. Profiles
+        // that have them still use them where this table is absent.)
+        let dev_space = if l.src().is_host() { l.dst() } else { l.src() };
+        let dev = by_space.get(&dev_space);
+        let h2d = usable
+            .iter()
+            .find(|x| x.src().is_host() && x.dst() == dev_space);
+        if let (Some(dev), Some(h2d)) = (dev, h2d) {
+            if !dev.space().is_host() {
+                lp.strided_busy = measure_strided_busy(
+                    l.as_ref(),
+                    dev.as_ref(),
+                    h2d.as_ref(),
+                    &alloc_in,
+                    opts,
+                    &lp.strided,
+                )?;
+            }
+        }
     }
     // Host links in both directions at once, on 2D tile copies (the largest strided side
     // measured, up to 4096).

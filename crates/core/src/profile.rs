@@ -192,6 +192,10 @@ pub struct LinkProfile {
     /// shorter than that pitch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strided_narrow: Vec<(usize, f64)>,
+    /// The strided table measured while the device computes (what a pipeline's copies see);
+    /// when present the model uses it for every 2D tile copy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strided_busy: Vec<(usize, f64)>,
     /// Host links: slowdown of those 2D tile copies while the opposite direction runs the same
     /// (full duplex on tile copies costs more than `bid_slowdown`, measured on contiguous ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -215,6 +219,7 @@ impl LinkProfile {
             strided: self.strided.clone(),
             wide: self.strided_wide.clone(),
             narrow: self.strided_narrow.clone(),
+            busy: self.strided_busy.clone(),
         }
     }
 
@@ -548,6 +553,7 @@ mod tests {
             strided_bid_slowdown: None,
             strided_wide: Vec::new(),
             strided_narrow: Vec::new(),
+            strided_busy: Vec::new(),
             name: "host->cuda0".into(),
             src_label: HOST_LABEL.into(),
             dst_label: "cuda:0".into(),
@@ -563,6 +569,7 @@ mod tests {
             strided_bid_slowdown: None,
             strided_wide: Vec::new(),
             strided_narrow: Vec::new(),
+            strided_busy: Vec::new(),
             name: "cuda0->host".into(),
             src_label: "cuda:0".into(),
             dst_label: HOST_LABEL.into(),

@@ -811,10 +811,10 @@ fn trace_run(
             Trans::N,
             Trans::N,
             1.0,
-            MatRef::packed(&a, n, n).map_err(|e| e.to_string())?,
-            MatRef::packed(&b, n, n).map_err(|e| e.to_string())?,
+            MatRef::packed(&a, m, k).map_err(|e| e.to_string())?,
+            MatRef::packed(&b, k, n).map_err(|e| e.to_string())?,
             1.0,
-            MatMut::packed(&mut c, n, n).map_err(|e| e.to_string())?,
+            MatMut::packed(&mut c, m, n).map_err(|e| e.to_string())?,
             opts,
         )
         .map_err(|e| e.to_string())

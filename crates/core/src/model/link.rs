@@ -220,6 +220,11 @@ pub struct TileLink {
     /// columns: 55 GB/s at a 32 KiB pitch, 34 GB/s at 128 KiB): without it the model ruled
     /// out 1024 tiles of 4096-row matrices, the fastest there.
     pub narrow: Vec<(usize, f64)>,
+    /// 2D copies at [`STRIDED_PITCH`] while the device computes (empty: not measured). When
+    /// present it gives every 2D tile copy's speed, whatever the pitch: in a pipeline copies
+    /// run under products, and there short columns are slow at every pitch (H200 timelines:
+    /// 8-16 KiB columns at 30-35 GB/s at 64-256 KiB pitches).
+    pub busy: Vec<(usize, f64)>,
 }
 
 /// Host pitch (bytes) of [`TileLink::narrow`]: a 4096-row f64 matrix.
@@ -256,6 +261,9 @@ impl TileLink {
     /// narrow table up to [`NARROW_PITCH`], the strided one at [`STRIDED_PITCH`], the wide one
     /// from [`WIDE_PITCH`], log-linear in the pitch between them.
     pub fn pitched_bandwidth(&self, row_bytes: usize, pitch_bytes: usize) -> f64 {
+        if !self.busy.is_empty() {
+            return Self::table_bandwidth(&self.busy, self.model.bytes_per_sec(), row_bytes);
+        }
         let base = Self::table_bandwidth(&self.strided, self.model.bytes_per_sec(), row_bytes);
         if pitch_bytes < STRIDED_PITCH && !self.narrow.is_empty() {
             // Columns longer than the narrow table's are as good as contiguous there.
@@ -311,6 +319,7 @@ mod tile_link_tests {
             strided: vec![(4096, 20e9), (16384, 40e9), (65536, 60e9)],
             wide: vec![(4096, 10e9), (65536, 30e9)],
             narrow: vec![(4096, 40e9), (16384, 45e9)],
+            busy: vec![],
         };
         assert!((l.pitched_bandwidth(1024, STRIDED_PITCH) - 20e9).abs() < 1.0);
         assert!((l.pitched_bandwidth(8192, STRIDED_PITCH) - 30e9).abs() < 1e3);
@@ -332,5 +341,14 @@ mod tile_link_tests {
         assert_eq!(l.pitched_bandwidth(32768, NARROW_PITCH), 50e9);
         let mid = ((NARROW_PITCH as f64) * (STRIDED_PITCH as f64)).sqrt() as usize;
         assert!((l.pitched_bandwidth(4096, mid) - 30e9).abs() < 1e6);
+        // Measured under products: that table, whatever the pitch.
+        let busy = TileLink {
+            busy: vec![(8192, 25e9), (32768, 45e9)],
+            ..l
+        };
+        for pitch in [NARROW_PITCH, STRIDED_PITCH, WIDE_PITCH * 2] {
+            assert_eq!(busy.pitched_bandwidth(8192, pitch), 25e9);
+            assert!((busy.pitched_bandwidth(16384, pitch) - 35e9).abs() < 1e3);
+        }
     }
 }

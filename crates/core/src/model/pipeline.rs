@@ -289,6 +289,7 @@ mod tests {
             strided: vec![],
             wide: vec![],
             narrow: vec![],
+            busy: vec![],
         }
     }
 
