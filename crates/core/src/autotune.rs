@@ -97,12 +97,14 @@ pub fn model_tile(
     evaluate(p, device, profile, &model_tile_candidates(p, budget), fold)
 }
 
-/// The blockings [`model_tile`] considers: square candidates and, for thin-by-fat problems,
+/// The blockings [`model_tile`] considers: square candidates (at least [`MIN_GPU_TILE`] for
+/// problems of 4096 and more) and, for thin-by-fat problems,
 /// [`streaming_candidates`]; those whose six largest tiles fit `budget` bytes.
 pub fn model_tile_candidates(p: &GemmProblem, budget: u64) -> Vec<Blocking> {
     let maxdim = p.m.max(p.n).max(p.k);
     candidate_tiles(maxdim)
         .into_iter()
+        .filter(|&t| maxdim < 4 * MIN_GPU_TILE || t >= MIN_GPU_TILE)
         .map(Blocking::square)
         .chain(streaming_candidates(p.m, p.n, p.k))
         .filter(|b| 6 * b.grid(p.m, p.n, p.k).slot_bytes(p.dtype.size()) as u64 <= budget)
@@ -164,6 +166,7 @@ pub fn pipeline_model(
         dma_slowdown: calibrated.gemm_slowdown_under_dma(dtype),
         copy_slowdown: calibrated.copy_slowdown_under_gemm(dtype),
         setup_s: if gpu { GPU_CALL_SETUP_S } else { 0.0 },
+        task_issue_s: if gpu { GPU_TASK_ISSUE_S } else { 0.0 },
     };
     Some((model, exec))
 }
@@ -235,6 +238,15 @@ pub fn choose(
 /// the final synchronisation): a repeated 512^3 DGEMM on host operands took 0.4 ms on H200, of
 /// which 0.1 ms moves data.
 pub const GPU_CALL_SETUP_S: f64 = 0.3e-3;
+
+/// Smallest square tile weighed for problems of 4096 and more: smaller tiles never won a
+/// measured sweep on H200 (512 tiles took 2x the best on 4096^3), and the model, which sees
+/// their per-task costs only roughly, rated 512 and 768 best there.
+pub const MIN_GPU_TILE: usize = 1024;
+
+/// Host time to issue one task of a GPU plan (events, stream waits, the library call):
+/// on H200, 4096^3 DGEMM in 512 tiles (768 tasks) took 16.4 ms where the pipeline needs 9.
+pub const GPU_TASK_ISSUE_S: f64 = 15e-6;
 
 /// A host fold is chosen when the model predicts it at most this fraction of the time without
 /// (measurement noise). It was 0.9 while folds started threads per tile and their speed was
