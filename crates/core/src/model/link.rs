@@ -220,10 +220,9 @@ pub struct TileLink {
     /// columns: 55 GB/s at a 32 KiB pitch, 34 GB/s at 128 KiB): without it the model ruled
     /// out 1024 tiles of 4096-row matrices, the fastest there.
     pub narrow: Vec<(usize, f64)>,
-    /// 2D copies at [`STRIDED_PITCH`] while the device computes (empty: not measured). When
-    /// present it gives every 2D tile copy's speed, whatever the pitch: in a pipeline copies
-    /// run under products, and there short columns are slow at every pitch (H200 timelines:
-    /// 8-16 KiB columns at 30-35 GB/s at 64-256 KiB pitches).
+    /// 2D copies at [`STRIDED_PITCH`] while the device computes (empty: not measured). Copies
+    /// that run under products take this speed whatever the pitch (H200 timelines: 8-16 KiB
+    /// columns at 30-35 GB/s at 64-256 KiB pitches, against 49-55 alone).
     pub busy: Vec<(usize, f64)>,
 }
 
@@ -238,7 +237,8 @@ pub const WIDE_PITCH: usize = 32768 * 8;
 impl TileLink {
     /// Seconds to move a `rows x cols` tile of `elem`-byte elements whose host side has a
     /// pitch of `pitch_bytes`; `contiguous` when the host side is one run of memory (the tile
-    /// spans whole columns).
+    /// spans whole columns). `load`: the share of the copy that runs while the device computes
+    /// (0 to 1), blending the alone and [`TileLink::busy`] speeds of 2D copies.
     pub fn tile_time(
         &self,
         rows: usize,
@@ -246,6 +246,7 @@ impl TileLink {
         elem: usize,
         contiguous: bool,
         pitch_bytes: usize,
+        load: f64,
     ) -> f64 {
         let bytes = rows * cols * elem;
         if bytes == 0 {
@@ -254,16 +255,20 @@ impl TileLink {
         if contiguous || self.strided.is_empty() {
             return self.model.time(bytes);
         }
-        self.model.latency_s + bytes as f64 / self.pitched_bandwidth(rows * elem, pitch_bytes)
+        let alone = self.pitched_bandwidth(rows * elem, pitch_bytes);
+        let bw = if self.busy.is_empty() {
+            alone
+        } else {
+            let busy = Self::table_bandwidth(&self.busy, self.model.bytes_per_sec(), rows * elem);
+            alone + (busy - alone) * load.clamp(0.0, 1.0)
+        };
+        self.model.latency_s + bytes as f64 / bw
     }
 
     /// Bandwidth of 2D copies with `row_bytes` per column at host pitch `pitch_bytes`: the
     /// narrow table up to [`NARROW_PITCH`], the strided one at [`STRIDED_PITCH`], the wide one
     /// from [`WIDE_PITCH`], log-linear in the pitch between them.
     pub fn pitched_bandwidth(&self, row_bytes: usize, pitch_bytes: usize) -> f64 {
-        if !self.busy.is_empty() {
-            return Self::table_bandwidth(&self.busy, self.model.bytes_per_sec(), row_bytes);
-        }
         let base = Self::table_bandwidth(&self.strided, self.model.bytes_per_sec(), row_bytes);
         if pitch_bytes < STRIDED_PITCH && !self.narrow.is_empty() {
             // Columns longer than the narrow table's are as good as contiguous there.
@@ -325,10 +330,11 @@ mod tile_link_tests {
         assert!((l.pitched_bandwidth(8192, STRIDED_PITCH) - 30e9).abs() < 1e3);
         // Never above the contiguous bandwidth.
         assert!((l.pitched_bandwidth(1 << 20, STRIDED_PITCH) - 50e9).abs() < 1.0);
-        let t = l.tile_time(1024, 1024, 8, false, STRIDED_PITCH);
+        let t = l.tile_time(1024, 1024, 8, false, STRIDED_PITCH, 0.0);
         assert!((t - (1e-5 + 8.0 * 1048576.0 / 30e9)).abs() < 1e-9);
         assert!(
-            (l.tile_time(1024, 1024, 8, true, STRIDED_PITCH) - l.model.time(8 << 20)).abs() < 1e-12
+            (l.tile_time(1024, 1024, 8, true, STRIDED_PITCH, 0.0) - l.model.time(8 << 20)).abs()
+                < 1e-12
         );
         // Pitch: the base table at 128 KiB, the wide one from 256 KiB, log-linear between.
         assert_eq!(l.pitched_bandwidth(4096, WIDE_PITCH * 2), 10e9);
@@ -341,14 +347,19 @@ mod tile_link_tests {
         assert_eq!(l.pitched_bandwidth(32768, NARROW_PITCH), 50e9);
         let mid = ((NARROW_PITCH as f64) * (STRIDED_PITCH as f64)).sqrt() as usize;
         assert!((l.pitched_bandwidth(4096, mid) - 30e9).abs() < 1e6);
-        // Measured under products: that table, whatever the pitch.
+        // Under products: the busy table, whatever the pitch, blended by the share of the
+        // copy that runs under them.
         let busy = TileLink {
             busy: vec![(8192, 25e9), (32768, 45e9)],
             ..l
         };
+        let bytes = 2048.0 * 1024.0 * 8.0;
         for pitch in [NARROW_PITCH, STRIDED_PITCH, WIDE_PITCH * 2] {
-            assert_eq!(busy.pitched_bandwidth(8192, pitch), 25e9);
-            assert!((busy.pitched_bandwidth(16384, pitch) - 35e9).abs() < 1e3);
+            let alone = busy.pitched_bandwidth(16384, pitch);
+            let at = |load| busy.tile_time(2048, 1024, 8, false, pitch, load) - 1e-5;
+            assert!((at(0.0) - bytes / alone).abs() < 1e-12);
+            assert!((at(1.0) - bytes / 35e9).abs() < 1e-9);
+            assert!((at(0.5) - bytes / (0.5 * (alone + 35e9))).abs() < 1e-9);
         }
     }
 }

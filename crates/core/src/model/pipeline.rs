@@ -119,43 +119,59 @@ impl PipelineModel {
         let (a_contig, b_contig, c_contig) = (tm >= o.m, tk >= o.k, tm >= o.m);
         // Host pitches (N transposes): A and C have m rows, B has k.
         let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
-        let mut ta = self.h2d.tile_time(tm, tk, e, a_contig, pa);
-        let mut tb = self.h2d.tile_time(tk, tn, e, b_contig, pb);
-        let mut tcin = self.h2d.tile_time(tm, tn, e, c_contig, pc);
-        let mut t_wb = if o.set[2] {
-            self.d2h.tile_time(tm, tn, e, c_contig, pc)
-        } else {
-            0.0
-        };
-        // Link totals: every tile of a `rows x cols` operand once, each at its size (edge tiles
-        // by class) and its host pitch `rows * e`.
-        let sum_tiles =
-            |link: &TileLink, rows: usize, tr: usize, cols: usize, tcl: usize, contig: bool| {
+        // Link times with the share `lin` / `lout` of each direction's copies running under
+        // products (see `TileLink::busy`): first as if all were, then with the share compute
+        // covers.
+        let link_times = |lin: f64, lout: f64| {
+            let ta = self.h2d.tile_time(tm, tk, e, a_contig, pa, lin);
+            let tb = self.h2d.tile_time(tk, tn, e, b_contig, pb, lin);
+            let tcin = self.h2d.tile_time(tm, tn, e, c_contig, pc, lin);
+            let t_wb = if o.set[2] {
+                self.d2h.tile_time(tm, tn, e, c_contig, pc, lout)
+            } else {
+                0.0
+            };
+            // Totals: every tile of a `rows x cols` operand once, each at its size (edge tiles
+            // by class) and its host pitch `rows * e`.
+            let sum_tiles = |link: &TileLink,
+                             rows: usize,
+                             tr: usize,
+                             cols: usize,
+                             tcl: usize,
+                             contig: bool,
+                             load: f64| {
                 let mut total = 0.0;
                 for (cr, dr) in split(rows, tr) {
                     for (cc, dc) in split(cols, tcl) {
                         if cr * cc > 0 {
-                            total += (cr * cc) as f64 * link.tile_time(dr, dc, e, contig, rows * e);
+                            total += (cr * cc) as f64
+                                * link.tile_time(dr, dc, e, contig, rows * e, load);
                         }
                     }
                 }
                 total
             };
-        let mut tin = 0.0;
-        if o.get[0] {
-            tin += sum_tiles(&self.h2d, o.m, tm, o.k, tk, a_contig);
-        }
-        if o.get[1] {
-            tin += sum_tiles(&self.h2d, o.k, tk, o.n, tn, b_contig);
-        }
-        if o.get[2] {
-            tin += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig);
-        }
-        let mut tout = if o.set[2] {
-            sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig)
-        } else {
-            0.0
+            let mut tin = 0.0;
+            if o.get[0] {
+                tin += sum_tiles(&self.h2d, o.m, tm, o.k, tk, a_contig, lin);
+            }
+            if o.get[1] {
+                tin += sum_tiles(&self.h2d, o.k, tk, o.n, tn, b_contig, lin);
+            }
+            if o.get[2] {
+                tin += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig, lin);
+            }
+            let tout = if o.set[2] {
+                sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig, lout)
+            } else {
+                0.0
+            };
+            (ta, tb, tcin, t_wb, tin, tout)
         };
+        let (_, _, _, _, tin1, tout1) = link_times(1.0, 1.0);
+        let share = |t: f64| if t > 0.0 { (tc / t).min(1.0) } else { 0.0 };
+        let (mut ta, mut tb, mut tcin, mut t_wb, mut tin, mut tout) =
+            link_times(share(tin1), share(tout1));
         // Copies run slower while products run, for the share of link time compute overlaps.
         let under = |t: f64| {
             if t > 0.0 {
