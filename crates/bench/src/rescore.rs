@@ -152,6 +152,15 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
             all_err.push(e.abs());
             line += &format!(" {b}{}:{:+.0}%", if fold { "f" } else { "" }, 100.0 * e);
         }
+        if std::env::var("RESCORE_DEBUG").is_ok_and(|v| r.label.contains(&v)) {
+            for (b, pr) in &pick.candidates {
+                eprintln!("  candidate {b}: {:.4} s", pr.seconds);
+            }
+            eprintln!(
+                "  other fold mode: {:?}",
+                pick.other_mode.map(|o| (o.0, o.1.seconds))
+            );
+        }
         let known = r.sweep.iter().find(|s| s.0 == pick.tile);
         match known {
             Some(&(_, s)) => {
