@@ -328,6 +328,43 @@ mod tests {
         assert_eq!(super::prev_pow2(2047), 1024);
         assert_eq!(super::prev_pow2(0), 1);
     }
+
+    #[test]
+    fn candidates() {
+        use super::*;
+        use crate::memory::MemorySpace;
+        use crate::operand::Trans;
+        // Thin-by-fat: streaming blockings, one C tile at a time, A tiles whole columns.
+        let s = streaming_candidates(4096, 4096, 32768);
+        assert!(!s.is_empty());
+        assert!(s
+            .iter()
+            .all(|b| b.group == 1 && b.tm == 4096 && b.tn < 4096));
+        assert!(s.iter().all(|b| b.tk == 4096 || b.tk == 8192));
+        // Square or fat-by-thin: none.
+        assert!(streaming_candidates(8192, 8192, 8192).is_empty());
+        assert!(streaming_candidates(32768, 32768, 4096).is_empty());
+        let p = |m, n, k| GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m,
+            n,
+            k,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: [MemorySpace::HOST; 3],
+        };
+        // From 4096 on, no square tile under MIN_GPU_TILE; smaller problems keep them.
+        let big = model_tile_candidates(&p(4096, 4096, 4096), u64::MAX);
+        assert!(big.iter().all(|b| b.tm >= MIN_GPU_TILE));
+        assert!(model_tile_candidates(&p(2048, 2048, 2048), u64::MAX)
+            .iter()
+            .any(|b| b.tm < MIN_GPU_TILE));
+        // The budget holds six of the largest tiles.
+        let tight = model_tile_candidates(&p(16384, 16384, 16384), 6 * 4096 * 4096 * 8);
+        assert!(tight.iter().all(|b| b.tm <= 4096));
+        assert!(model_tile_candidates(&p(4096, 4096, 32768), u64::MAX).contains(&s[0]));
+    }
 }
 
 /// The rate model of each device for the balancer, from the profile (calibrated GEMM rate at the
