@@ -23,9 +23,16 @@ struct Args {
     /// built now) and report the errors and the choices. For model work between GPU runs.
     #[arg(long)]
     rescore: Option<std::path::PathBuf>,
-    /// Timed repetitions of the chosen tile (after a warm-up).
+    /// Timed repetitions of the chosen tile and of every sweep point (after a warm-up), at
+    /// least; short problems get more, up to `--max-reps`, so that each point is about
+    /// `--point-seconds` of timed calls (medians of single calls of a 10 ms problem vary by
+    /// 10-20% on H200).
     #[arg(long, default_value_t = 2)]
     reps: usize,
+    #[arg(long, default_value_t = 9)]
+    max_reps: usize,
+    #[arg(long, default_value_t = 0.25)]
+    point_seconds: f64,
     /// Only the first N problems (quick checks).
     #[arg(long)]
     limit: Option<usize>,
@@ -128,8 +135,8 @@ fn run(args: Args) -> Result<(), String> {
     }
     for (i, c) in cases.iter().enumerate() {
         let line = match c.dtype {
-            DType::F64 => case::<f64>(&rt, gpu, c, &profile, args.reps, sc)?,
-            DType::F32 => case::<f32>(&rt, gpu, c, &profile, args.reps, sc)?,
+            DType::F64 => case::<f64>(&rt, gpu, c, &profile, &args)?,
+            DType::F32 => case::<f32>(&rt, gpu, c, &profile, &args)?,
         };
         println!("[{:>2}/{}] {line}", i + 1, cases.len());
         writeln!(f, "{line}").map_err(|e| e.to_string())?;
@@ -142,9 +149,9 @@ fn case<T: Scalar>(
     gpu: usize,
     c: &Case,
     profile: &hetblas_core::profile::MachineProfile,
-    reps: usize,
-    scale: usize,
+    args: &Args,
 ) -> Result<String, String> {
+    let scale = args.scale.max(1);
     let (m, n, k) = (c.m, c.n, c.k);
     let dev = rt.devices()[gpu].clone();
     let p: Vec<char> = c.placement.chars().collect();
@@ -236,9 +243,13 @@ fn case<T: Scalar>(
     };
     // The chosen tile: the first call plans (new problem), the rest are timed.
     let (_, first) = call(None)?;
-    let mut times = Vec::new();
-    let mut plan_repeat = 0.0;
-    for _ in 0..reps.max(1) {
+    let (once, r) = call(None)?;
+    let mut plan_repeat = r.planning_seconds;
+    // Every point (chosen and sweep) is the median of the same number of timed calls.
+    let reps = ((args.point_seconds / once.max(1e-6)).ceil() as usize)
+        .clamp(args.reps.max(1), args.max_reps.max(args.reps.max(1)));
+    let mut times = vec![once];
+    for _ in 1..reps {
         let (s, r) = call(None)?;
         times.push(s);
         plan_repeat = r.planning_seconds;
@@ -258,7 +269,11 @@ fn case<T: Scalar>(
             measured
         } else {
             call(Some(t))?;
-            call(Some(t))?.0
+            let mut v = Vec::with_capacity(reps);
+            for _ in 0..reps {
+                v.push(call(Some(t))?.0);
+            }
+            median(&mut v)
         };
         sweep.push((t, s));
     }
