@@ -226,6 +226,10 @@ pub struct TileLink {
     pub busy: Vec<(usize, f64)>,
 }
 
+/// Columns up to this many bytes move at the [`TileLink::busy`] speed whether or not products
+/// run (when that table is measured).
+pub const SHORT_COLUMN_BYTES: usize = 12 * 1024;
+
 /// Host pitch (bytes) of [`TileLink::narrow`]: a 4096-row f64 matrix.
 pub const NARROW_PITCH: usize = 4096 * 8;
 
@@ -260,7 +264,13 @@ impl TileLink {
             alone
         } else {
             let busy = Self::table_bandwidth(&self.busy, self.model.bytes_per_sec(), rows * elem);
-            alone + (busy - alone) * load.clamp(0.0, 1.0)
+            if rows * elem <= SHORT_COLUMN_BYTES {
+                // Short columns alone run at one of two speeds from copy to copy (H200, 8 KiB:
+                // 33 or 48 GB/s); in every pipeline timeline they ran at the busy speed.
+                busy
+            } else {
+                alone + (busy - alone) * load.clamp(0.0, 1.0)
+            }
         };
         self.model.latency_s + bytes as f64 / bw
     }
@@ -360,6 +370,9 @@ mod tile_link_tests {
             assert!((at(0.0) - bytes / alone).abs() < 1e-12);
             assert!((at(1.0) - bytes / 35e9).abs() < 1e-9);
             assert!((at(0.5) - bytes / (0.5 * (alone + 35e9))).abs() < 1e-9);
+            // Short columns: the busy speed, loaded or not.
+            let short = busy.tile_time(1024, 1024, 8, false, pitch, 0.0) - 1e-5;
+            assert!((short - 8.0 * 1048576.0 / 25e9).abs() < 1e-9);
         }
     }
 }
