@@ -3,6 +3,7 @@
 //! shows whether a model change moves the predictions towards what was measured (the next GPU
 //! validation is what counts).
 
+use crate::validation_csv::{fields, percentile, points};
 use hetblas_core::autotune::{choose, fold_rate, model_tile_candidates, pipeline_model};
 use hetblas_core::model::cocopelia::Offload;
 use hetblas_core::problem::{placement_locations, GemmProblem, Operand};
@@ -14,26 +15,12 @@ use std::path::Path;
 struct Row {
     problem: GemmProblem,
     label: String,
-    measured_chosen: (Blocking, f64),
     sweep: Vec<(Blocking, f64)>,
-}
-
-fn split_csv(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    for ch in line.chars() {
-        match ch {
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(String::new()),
-            c => out.last_mut().expect("starts non-empty").push(c),
-        }
-    }
-    out
 }
 
 fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
     let mut lines = csv.lines();
-    let head = split_csv(lines.next().ok_or("empty CSV")?);
+    let head = fields(lines.next().ok_or("empty CSV")?);
     let col = |name: &str| {
         head.iter()
             .position(|h| h == name)
@@ -52,7 +39,7 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
     );
     let mut rows = Vec::new();
     for line in lines.filter(|l| !l.trim().is_empty()) {
-        let f = split_csv(line);
+        let f = fields(line);
         let num = |i: usize| f[i].parse::<usize>().map_err(|e| format!("{line}: {e}"));
         let dtype: DType = f[dt].parse().map_err(|e| format!("{line}: {e}"))?;
         let locations =
@@ -69,14 +56,7 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
         };
         let chosen: Blocking = f[ch].parse()?;
         let measured: f64 = f[meas].parse().map_err(|e| format!("{line}: {e}"))?;
-        let mut sweep = Vec::new();
-        for p in f[sw].split_whitespace() {
-            let (t, s) = p.split_once(':').ok_or(format!("bad sweep point {p}"))?;
-            sweep.push((
-                t.parse::<Blocking>()?,
-                s.parse::<f64>().map_err(|e| e.to_string())?,
-            ));
-        }
+        let mut sweep = points(&f[sw])?;
         if !sweep.iter().any(|s| s.0 == chosen) {
             sweep.push((chosen, measured));
         }
@@ -91,19 +71,10 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
                 if problem.beta_zero { " beta=0" } else { "" }
             ),
             problem,
-            measured_chosen: (chosen, measured),
             sweep,
         });
     }
     Ok(rows)
-}
-
-fn percentile(v: &mut [f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
 /// Prints, per problem, each measured point's prediction error and the model's choice now;
@@ -188,23 +159,22 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
             }
         }
         println!("{line}");
-        let _ = r.measured_chosen;
     }
     let n = chosen_err.len();
     println!(
         "\nat the model's choice ({n} of {} problems measured there): |error| median {:.1}%, p90 {:.1}%, max {:.1}%; choice/best median {:.3}, max {:.3}",
         rows.len(),
-        100.0 * percentile(&mut chosen_err.clone(), 0.5),
-        100.0 * percentile(&mut chosen_err.clone(), 0.9),
-        100.0 * percentile(&mut chosen_err, 1.0),
-        percentile(&mut ratios.clone(), 0.5),
-        percentile(&mut ratios, 1.0),
+        100.0 * percentile(&chosen_err, 0.5),
+        100.0 * percentile(&chosen_err, 0.9),
+        100.0 * percentile(&chosen_err, 1.0),
+        percentile(&ratios, 0.5),
+        percentile(&ratios, 1.0),
     );
     println!(
         "over all {} measured points: |error| median {:.1}%, p90 {:.1}%",
         all_err.len(),
-        100.0 * percentile(&mut all_err.clone(), 0.5),
-        100.0 * percentile(&mut all_err, 0.9)
+        100.0 * percentile(&all_err, 0.5),
+        100.0 * percentile(&all_err, 0.9)
     );
     Ok(())
 }

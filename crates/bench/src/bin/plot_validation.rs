@@ -3,6 +3,8 @@
 //! model curve for a few problems).
 
 use clap::Parser;
+use hetblas_bench::validation_csv::{fields, percentile, points};
+use hetblas_core::Blocking;
 use plotters::prelude::*;
 
 #[derive(Parser, Debug)]
@@ -14,11 +16,11 @@ struct Args {
 
 struct Row {
     label: String,
-    chosen: usize,
+    chosen: Blocking,
     predicted: f64,
     measured: f64,
     error: f64,
-    best_tile: usize,
+    best_tile: Blocking,
     chosen_over_best: f64,
     plan_new_us: f64,
     plan_repeat_us: f64,
@@ -26,37 +28,13 @@ struct Row {
     model: Vec<(usize, f64)>,
 }
 
-/// Splits a CSV line on commas outside double quotes.
-fn fields(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    for ch in line.chars() {
-        match ch {
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(String::new()),
-            c => out.last_mut().expect("nonempty").push(c),
-        }
-    }
-    out
-}
-
-fn pairs(s: &str) -> Vec<(usize, f64)> {
-    s.split_whitespace()
-        .filter_map(|p| {
-            let (t, v) = p.split_once(':')?;
-            Some((t.parse().ok()?, v.parse().ok()?))
-        })
+/// The square tiles of `blocking:seconds` pairs, by tile size: what a time-vs-T curve shows.
+fn square(points: Vec<(Blocking, f64)>) -> Vec<(usize, f64)> {
+    points
+        .into_iter()
+        .filter(|p| p.0.is_square())
+        .map(|(b, s)| (b.tm, s))
         .collect()
-}
-
-fn percentile(v: &[f64], q: f64) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((v.len() as f64 - 1.0) * q).round() as usize;
-    v[i]
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -79,8 +57,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             chosen_over_best: f[12].parse()?,
             plan_new_us: f[13].parse()?,
             plan_repeat_us: f[14].parse()?,
-            sweep: pairs(&f[15]),
-            model: pairs(&f[16]),
+            sweep: square(points(&f[15])?),
+            model: square(points(&f[16])?),
         });
     }
     println!("| problem | tile | predicted s | measured s | error | best tile (sweep) | chosen/best | plan new us | plan repeat us |");
