@@ -1159,7 +1159,6 @@ pub fn calibrate(
             samples: r.samples.clone(),
             strided: Vec::new(),
             strided_wide: Vec::new(),
-            strided_narrow: Vec::new(),
             strided_busy: Vec::new(),
             strided_bid_slowdown: None,
         });
@@ -1182,10 +1181,9 @@ pub fn calibrate(
             limit,
             crate::model::link::STRIDED_PITCH / 8,
         )?;
-        // The same copies while the device computes, as in a pipeline. (The wide and narrow
-        // pitches, measured earlier on 2026-11-22, are no longer measured: the wide one came
-        // out as the strided table and the narrow one held only for copies alone. Profiles
-        // that have them still use them where this table is absent.)
+        // The same copies while the device computes, as in a pipeline. (The wide pitch,
+        // measured until 2026-11-22, came out as the strided table and is no longer measured;
+        // profiles that have it still use it.)
         let dev_space = if l.src().is_host() { l.dst() } else { l.src() };
         let dev = by_space.get(&dev_space);
         let h2d = usable

@@ -188,10 +188,6 @@ pub struct LinkProfile {
     /// The same at a wider host pitch ([`crate::model::link::WIDE_PITCH`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strided_wide: Vec<(usize, f64)>,
-    /// The same at a narrow host pitch ([`crate::model::link::NARROW_PITCH`]), for columns
-    /// shorter than that pitch.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub strided_narrow: Vec<(usize, f64)>,
     /// The strided table measured while the device computes (what a pipeline's copies see);
     /// when present the model uses it for every 2D tile copy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -218,7 +214,6 @@ impl LinkProfile {
             model,
             strided: self.strided.clone(),
             wide: self.strided_wide.clone(),
-            narrow: self.strided_narrow.clone(),
             busy: self.strided_busy.clone(),
         }
     }
@@ -552,7 +547,6 @@ mod tests {
         p.links.push(LinkProfile {
             strided_bid_slowdown: None,
             strided_wide: Vec::new(),
-            strided_narrow: Vec::new(),
             strided_busy: Vec::new(),
             name: "host->cuda0".into(),
             src_label: HOST_LABEL.into(),
@@ -568,7 +562,6 @@ mod tests {
         p.links.push(LinkProfile {
             strided_bid_slowdown: None,
             strided_wide: Vec::new(),
-            strided_narrow: Vec::new(),
             strided_busy: Vec::new(),
             name: "cuda0->host".into(),
             src_label: "cuda:0".into(),

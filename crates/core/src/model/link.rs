@@ -215,11 +215,6 @@ pub struct TileLink {
     /// fat-by-thin problems with 32768-row operands ran slower than the model; on H200 the two
     /// tables came out the same (run S2-7), so the pitch was not the cause.
     pub wide: Vec<(usize, f64)>,
-    /// The same at a host pitch of [`NARROW_PITCH`] bytes (empty: as `strided`). Short columns
-    /// close together move far faster than far apart (H200, registered memory, 8 KiB
-    /// columns: 55 GB/s at a 32 KiB pitch, 34 GB/s at 128 KiB): without it the model ruled
-    /// out 1024 tiles of 4096-row matrices, the fastest there.
-    pub narrow: Vec<(usize, f64)>,
     /// 2D copies at [`STRIDED_PITCH`] while the device computes (empty: not measured). Copies
     /// that run under products take this speed whatever the pitch (H200 timelines: 8-16 KiB
     /// columns at 30-35 GB/s at 64-256 KiB pitches, against 49-55 alone).
@@ -229,9 +224,6 @@ pub struct TileLink {
 /// Columns up to this many bytes move at the [`TileLink::busy`] speed whether or not products
 /// run (when that table is measured).
 pub const SHORT_COLUMN_BYTES: usize = 12 * 1024;
-
-/// Host pitch (bytes) of [`TileLink::narrow`]: a 4096-row f64 matrix.
-pub const NARROW_PITCH: usize = 4096 * 8;
 
 /// Host pitch (bytes) of [`TileLink::strided`]: a 16384-row f64 matrix.
 pub const STRIDED_PITCH: usize = 16384 * 8;
@@ -276,24 +268,11 @@ impl TileLink {
     }
 
     /// Bandwidth of 2D copies with `row_bytes` per column at host pitch `pitch_bytes`: the
-    /// narrow table up to [`NARROW_PITCH`], the strided one at [`STRIDED_PITCH`], the wide one
-    /// from [`WIDE_PITCH`], log-linear in the pitch between them.
+    /// strided table up to [`STRIDED_PITCH`], the wide one from [`WIDE_PITCH`], log-linear
+    /// in between. (A table at a 32 KiB pitch, measured in runs S3-2/S3-3, held only for copies
+    /// alone and is gone; the busy table covers what it was for.)
     pub fn pitched_bandwidth(&self, row_bytes: usize, pitch_bytes: usize) -> f64 {
         let base = Self::table_bandwidth(&self.strided, self.model.bytes_per_sec(), row_bytes);
-        if pitch_bytes < STRIDED_PITCH && !self.narrow.is_empty() {
-            // Columns longer than the narrow table's are as good as contiguous there.
-            let narrow = if row_bytes > self.narrow.last().map_or(0, |p| p.0) {
-                self.model.bytes_per_sec()
-            } else {
-                Self::table_bandwidth(&self.narrow, self.model.bytes_per_sec(), row_bytes)
-            };
-            if pitch_bytes <= NARROW_PITCH {
-                return narrow;
-            }
-            let f = ((pitch_bytes as f64).ln() - (NARROW_PITCH as f64).ln())
-                / ((STRIDED_PITCH as f64).ln() - (NARROW_PITCH as f64).ln());
-            return narrow + (base - narrow) * f;
-        }
         if self.wide.is_empty() || pitch_bytes <= STRIDED_PITCH {
             return base;
         }
@@ -333,7 +312,6 @@ mod tile_link_tests {
             model: LinkModel::new(1e-5, 50e9, 1.0),
             strided: vec![(4096, 20e9), (16384, 40e9), (65536, 60e9)],
             wide: vec![(4096, 10e9), (65536, 30e9)],
-            narrow: vec![(4096, 40e9), (16384, 45e9)],
             busy: vec![],
         };
         assert!((l.pitched_bandwidth(1024, STRIDED_PITCH) - 20e9).abs() < 1.0);
@@ -346,17 +324,11 @@ mod tile_link_tests {
             (l.tile_time(1024, 1024, 8, true, STRIDED_PITCH, 0.0) - l.model.time(8 << 20)).abs()
                 < 1e-12
         );
-        // Pitch: the base table at 128 KiB, the wide one from 256 KiB, log-linear between.
+        // Pitch: the base table up to 128 KiB, the wide one from 256 KiB, log-linear between.
+        assert_eq!(l.pitched_bandwidth(4096, 8192), 20e9);
         assert_eq!(l.pitched_bandwidth(4096, WIDE_PITCH * 2), 10e9);
         let mid = ((STRIDED_PITCH as f64) * (WIDE_PITCH as f64)).sqrt() as usize;
         assert!((l.pitched_bandwidth(4096, mid) - 15e9).abs() < 1e6);
-        // Narrow pitches: the narrow table at 32 KiB and below, log-linear up to 128 KiB;
-        // columns longer than the narrow table's move as contiguous there.
-        assert_eq!(l.pitched_bandwidth(4096, NARROW_PITCH), 40e9);
-        assert_eq!(l.pitched_bandwidth(4096, 8192), 40e9);
-        assert_eq!(l.pitched_bandwidth(32768, NARROW_PITCH), 50e9);
-        let mid = ((NARROW_PITCH as f64) * (STRIDED_PITCH as f64)).sqrt() as usize;
-        assert!((l.pitched_bandwidth(4096, mid) - 30e9).abs() < 1e6);
         // Under products: the busy table, whatever the pitch, blended by the share of the
         // copy that runs under them.
         let busy = TileLink {
@@ -364,7 +336,7 @@ mod tile_link_tests {
             ..l
         };
         let bytes = 2048.0 * 1024.0 * 8.0;
-        for pitch in [NARROW_PITCH, STRIDED_PITCH, WIDE_PITCH * 2] {
+        for pitch in [8192, STRIDED_PITCH, WIDE_PITCH * 2] {
             let alone = busy.pitched_bandwidth(16384, pitch);
             let at = |load| busy.tile_time(2048, 1024, 8, false, pitch, load) - 1e-5;
             assert!((at(0.0) - bytes / alone).abs() < 1e-12);

@@ -305,7 +305,6 @@ mod tests {
             },
             strided: vec![],
             wide: vec![],
-            narrow: vec![],
             busy: vec![],
         }
     }
