@@ -673,31 +673,22 @@ fn gemm_tiles_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<usize> {
 }
 
 /// Bandwidth of 2D host<->device copies of square f64 tiles whose host side is a column block of
-/// a larger matrix (leading dimension side + 64), per column length in bytes.
+/// a larger matrix (host pitch [`crate::model::link::STRIDED_PITCH`]), per column length in
+/// bytes.
 fn measure_strided(
     link: &dyn Link,
     alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
     opts: &CalibrationOptions,
     device_limit: u64,
-    pitch_rows: usize,
 ) -> Result<Vec<(usize, f64)>> {
     let mut out = Vec::new();
-    // Columns as long as the pitch are one contiguous run: nothing to learn there.
-    for &side in opts
-        .strided_sides
-        .iter()
-        .filter(|&&s| s < pitch_rows || pitch_rows >= 16384)
-    {
+    for &side in &opts.strided_sides {
         // The host pitch of a tile of a large matrix: DMA speed depends on it as well as on the
-        // column length (short columns far apart cost page walks): `pitch_rows` f64 rows
-        // (16384 and 32768: 128 and 256 KiB).
-        let ld = side.max(pitch_rows);
+        // column length (short columns far apart cost page walks).
+        let ld = side.max(crate::model::link::STRIDED_PITCH / 8);
         let host_bytes = ld * side * 8;
-        // Host buffers up to 1 GiB (2 GiB at the wide pitch, whose tiles of large problems
-        // are as wide as 8192 columns).
-        let host_cap = opts.max_buffer_bytes.max(1 << 30)
-            * ld.div_ceil(crate::model::link::STRIDED_PITCH / 8)
-                .clamp(1, 2);
+        // Host buffers up to 1 GiB.
+        let host_cap = opts.max_buffer_bytes.max(1 << 30);
         if host_bytes > host_cap || (side * side * 8) as u64 > device_limit {
             break;
         }
@@ -724,32 +715,10 @@ fn measure_strided(
         let q = link.queue().clone();
         let m =
             measure_until_confident(opts, &mut || time_on_queue(&q, &mut || link.copy(&s, &d)))?;
-        let mut seconds = m.mean;
-        if side * 8 <= SHORT_COLUMN_BYTES {
-            // Short columns move at one of two speeds depending on how the fresh host buffer's
-            // pages were laid out (H200: 33 or 48 GB/s for 8 KiB columns, from one calibration
-            // to the next); user operands ran at the slower one in every timeline. A second
-            // buffer, and the slower of the two.
-            let host_side = if link.src().is_host() {
-                link.src()
-            } else {
-                link.dst()
-            };
-            let other = alloc_in(host_side, host_bytes)?;
-            let t = pitched_tile(other.as_ref(), side, ld);
-            let (s2, d2) = if link.src().is_host() { (t, d) } else { (s, t) };
-            let m2 = measure_until_confident(opts, &mut || {
-                time_on_queue(&q, &mut || link.copy(&s2, &d2))
-            })?;
-            seconds = seconds.max(m2.mean);
-        }
-        out.push((side * 8, (side * side * 8) as f64 / seconds));
+        out.push((side * 8, (side * side * 8) as f64 / m.mean));
     }
     Ok(out)
 }
-
-/// Columns up to this many bytes are measured on two host buffers ([`measure_strided`]).
-const SHORT_COLUMN_BYTES: usize = 12 * 1024;
 
 /// The strided table of [`measure_strided`] (host pitch [`crate::model::link::STRIDED_PITCH`])
 /// measured while `device`, at the link's device end, runs f64 products of the copy's tile
@@ -1174,13 +1143,7 @@ pub fn calibrate(
             continue;
         }
         let limit = limit_of(if l.src().is_host() { l.dst() } else { l.src() });
-        lp.strided = measure_strided(
-            l.as_ref(),
-            &alloc_in,
-            opts,
-            limit,
-            crate::model::link::STRIDED_PITCH / 8,
-        )?;
+        lp.strided = measure_strided(l.as_ref(), &alloc_in, opts, limit)?;
         // The same copies while the device computes, as in a pipeline. (The wide pitch,
         // measured until 2026-11-22, came out as the strided table and is no longer measured;
         // profiles that have it still use it.)
