@@ -73,13 +73,6 @@ fn split(d: usize, t: usize) -> [(usize, usize); 2] {
     [(d / t, t), (usize::from(!d.is_multiple_of(t)), d % t)]
 }
 
-/// The longest path. (Until run S3-5 the paths were combined by a soft maximum, p = 6, which
-/// stood in for copies slowed by concurrent products; with those measured, the plain maximum
-/// fits better: median error 2.3% against 7.2% at the chosen tiles of S3-5.)
-fn combine(paths: &[f64]) -> f64 {
-    paths.iter().copied().fold(0.0, f64::max)
-}
-
 impl PipelineModel {
     /// Predicted seconds of the offload with blocking `b` (a number: square tiles).
     pub fn predict(
@@ -263,8 +256,15 @@ impl PipelineModel {
             None => 0.0,
         };
         PipelinePrediction {
+            // The longest path. (Runs S3-2..S3-3 combined them by a soft maximum, p = 6, which
+            // stood in for copies slowed by concurrent products; with those measured, the plain
+            // maximum fit S3-5 better: median error 2.3% against 7.2% at the chosen tiles.)
             seconds: self.setup_s
-                + combine(&[compute_path, h2d_path, d2h_path, fold_path, issue_path]),
+                + compute_path
+                    .max(h2d_path)
+                    .max(d2h_path)
+                    .max(fold_path)
+                    .max(issue_path),
             compute: tc,
             h2d: tin_eff,
             d2h: tout_eff,
