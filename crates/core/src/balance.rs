@@ -222,19 +222,27 @@ mod tests {
         }
     }
 
-    #[test]
-    fn whole_tiles_never_slow_the_call() {
-        let host = [MemorySpace::HOST; 3];
-        let gpu = DeviceRate {
+    /// An H200 offloading from host memory, and the 16-core host beside it.
+    fn h200_gpu() -> DeviceRate {
+        DeviceRate {
             flops_per_sec: 55e12,
             host_bytes_per_sec: Some(50e9),
             overhead: 2e-3,
-        };
-        let cpu = DeviceRate {
+        }
+    }
+
+    fn host_cpu() -> DeviceRate {
+        DeviceRate {
             flops_per_sec: 0.9e12,
             host_bytes_per_sec: None,
             overhead: 20e-6,
-        };
+        }
+    }
+
+    #[test]
+    fn whole_tiles_never_slow_the_call() {
+        let host = [MemorySpace::HOST; 3];
+        let (gpu, cpu) = (h200_gpu(), host_cpu());
         // 64 tiles of a 32768^3 problem: one C tile (1.1 TFLOP over all of K) would keep the
         // CPU busy 1.5 s against 0.64 s for the GPUs: it gets none.
         let p = problem(32768, host);
@@ -267,16 +275,7 @@ mod tests {
     #[test]
     fn slow_cpu_left_out_of_small_calls_and_big_gpu_calls() {
         let host = [MemorySpace::HOST; 3];
-        let gpu = DeviceRate {
-            flops_per_sec: 55e12,
-            host_bytes_per_sec: Some(50e9),
-            overhead: 2e-3,
-        };
-        let cpu = DeviceRate {
-            flops_per_sec: 0.9e12,
-            host_bytes_per_sec: None,
-            overhead: 20e-6,
-        };
+        let (gpu, cpu) = (h200_gpu(), host_cpu());
         // Tiny: the GPU's fixed costs dominate, the CPU alone wins.
         let (c, _) = choose_subset(&problem(256, host), &[gpu, cpu]);
         assert_eq!(c.devices, vec![1]);
