@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use hetblas_conformance::Target;
-use hetblas_core::{Device, DevicePool, Link};
+use hetblas_core::{Device, DevicePool, GemmOptions, GemmReport, Link, MatMut, MatRef, Trans};
 use hetblas_cpu::{choose_blas, emulated_node, CpuDevice, EmulatedConfig, HostBlas};
 use std::sync::{Arc, OnceLock};
 
@@ -48,4 +48,30 @@ pub fn target(ndev: usize, tile: usize) -> Target {
         homes,
         small_tile: tile,
     }
+}
+
+/// `c = alpha * a * b + beta * c` with packed column-major `a` (m x k), `b` (k x n) and
+/// `c` (m x n), no transposes.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_nn(
+    pool: &DevicePool,
+    (m, n, k): (usize, usize, usize),
+    alpha: f64,
+    a: &[f64],
+    b: &[f64],
+    beta: f64,
+    c: &mut [f64],
+    opts: &GemmOptions,
+) -> GemmReport {
+    pool.gemm_with(
+        Trans::N,
+        Trans::N,
+        alpha,
+        MatRef::packed(a, m, k).unwrap(),
+        MatRef::packed(b, k, n).unwrap(),
+        beta,
+        MatMut::packed(c, m, n).unwrap(),
+        opts,
+    )
+    .unwrap()
 }

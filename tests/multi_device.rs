@@ -5,7 +5,7 @@
 mod common;
 
 use hetblas_conformance::{run_case, CaseSpec, Target};
-use hetblas_core::{Device, DevicePool, GemmOptions, Link, MatMut, MatRef, Trans};
+use hetblas_core::{Device, DevicePool, GemmOptions, Link, Trans};
 use hetblas_cpu::{emulated_node, EmulatedConfig};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,19 +42,7 @@ fn shares_follow_speeds_and_makespan_is_near_ideal() {
         tile: Some(32),
         ..Default::default()
     };
-    let run = |c: &mut Vec<f64>| {
-        pool.gemm_with(
-            Trans::N,
-            Trans::N,
-            1.0,
-            MatRef::packed(&a, m, k).unwrap(),
-            MatRef::packed(&b, k, n).unwrap(),
-            0.0,
-            MatMut::packed(c, m, n).unwrap(),
-            &opts,
-        )
-        .unwrap()
-    };
+    let run = |c: &mut Vec<f64>| common::gemm_nn(&pool, (m, n, k), 1.0, &a, &b, 0.0, c, &opts);
     run(&mut c); // warm-up: plan, workspaces
     let r = run(&mut c);
     let total: f64 = rates.iter().sum();
@@ -125,23 +113,21 @@ fn forwarding_case(host_bw: f64, peer_bw: f64) -> (u64, u64, u64) {
     let a = vec![1.0f64; m * k];
     let b = vec![1.0f64; k * n];
     let mut c = vec![0.0f64; m * n];
-    let without = pool
-        .gemm_with(
-            Trans::N,
-            Trans::N,
-            1.0,
-            MatRef::packed(&a, m, k).unwrap(),
-            MatRef::packed(&b, k, n).unwrap(),
-            1.0,
-            MatMut::packed(&mut c, m, n).unwrap(),
-            &GemmOptions {
-                devices: Some(vec![0, 1]),
-                tile: Some(32),
-                no_peer_forwarding: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let without = common::gemm_nn(
+        &pool,
+        (m, n, k),
+        1.0,
+        &a,
+        &b,
+        1.0,
+        &mut c,
+        &GemmOptions {
+            devices: Some(vec![0, 1]),
+            tile: Some(32),
+            no_peer_forwarding: true,
+            ..Default::default()
+        },
+    );
     assert!(c.iter().all(|&x| x == 192.0));
     (
         with.stats.bytes_peer.iter().sum(),
@@ -257,22 +243,20 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
     let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
     let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
     let mut c = c0.clone();
-    let r = pool
-        .gemm_with(
-            Trans::N,
-            Trans::N,
-            1.0,
-            MatRef::packed(&a, m, k).unwrap(),
-            MatRef::packed(&b, k, n).unwrap(),
-            -1.0,
-            MatMut::packed(&mut c, m, n).unwrap(),
-            &GemmOptions {
-                devices: Some(vec![0, 1, 2]),
-                tile: Some(256),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let r = common::gemm_nn(
+        &pool,
+        (m, n, k),
+        1.0,
+        &a,
+        &b,
+        -1.0,
+        &mut c,
+        &GemmOptions {
+            devices: Some(vec![0, 1, 2]),
+            tile: Some(256),
+            ..Default::default()
+        },
+    );
     let bal = r.balancer_weights[0];
     assert!(bal > 0.05 && bal < 0.15, "balancer CPU share {bal}");
     // 32 rows of 1024 (half the share, in multiples of 32): the last tile row.

@@ -183,24 +183,22 @@ fn host_folds_appear_on_the_timeline() {
     let b: Vec<f64> = (0..k * n).map(|i| (i % 5) as f64 - 2.0).collect();
     let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
     let mut c = c0.clone();
-    let r = pool
-        .gemm_with(
-            Trans::N,
-            Trans::N,
-            1.0,
-            MatRef::packed(&a, m, k).unwrap(),
-            MatRef::packed(&b, k, n).unwrap(),
-            2.0,
-            MatMut::packed(&mut c, m, n).unwrap(),
-            &GemmOptions {
-                tile: Some(t),
-                devices: Some(vec![1, 2]),
-                trace: true,
-                host_fold: Some(true),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let r = common::gemm_nn(
+        &pool,
+        (m, n, k),
+        1.0,
+        &a,
+        &b,
+        2.0,
+        &mut c,
+        &GemmOptions {
+            tile: Some(t),
+            devices: Some(vec![1, 2]),
+            trace: true,
+            host_fold: Some(true),
+            ..Default::default()
+        },
+    );
     assert!(r.host_fold);
     let trace = r.trace.expect("trace");
     let folds: Vec<_> = trace
