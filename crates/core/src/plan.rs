@@ -191,14 +191,14 @@ pub struct PlanRequest<'a> {
 
 /// One gemm step of a device's program.
 #[derive(Debug, Clone, Copy)]
-struct Step {
-    i: usize,
-    j: usize,
-    l: usize,
+pub(crate) struct Step {
+    pub(crate) i: usize,
+    pub(crate) j: usize,
+    pub(crate) l: usize,
     /// Position in the tile's k loop.
-    ll: usize,
-    first: bool,
-    last: bool,
+    pub(crate) ll: usize,
+    pub(crate) first: bool,
+    pub(crate) last: bool,
 }
 
 struct DeviceState {
@@ -448,7 +448,7 @@ const GROUP: usize = crate::tiling::DEFAULT_GROUP;
 /// The gemm steps of a device: its C tiles in groups of `group`; within a group, for each k
 /// step, every tile of the group. K runs forward in even groups and backward in odd ones
 /// (serpentine: the tiles used last by one group are used first by the next).
-fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> Vec<Step> {
+pub(crate) fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> Vec<Step> {
     let mut steps = Vec::with_capacity(tiles.len() * kt);
     for (g, chunk) in tiles.chunks(group.max(1)).enumerate() {
         for ll in 0..kt {

@@ -8,6 +8,7 @@ pub mod cocopelia;
 pub mod exec;
 pub mod link;
 pub mod pipeline;
+mod replay;
 pub mod select;
 
 pub use cocopelia::{ModelKind, Offload, SingleDeviceModel, Terms};

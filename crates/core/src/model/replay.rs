@@ -1,0 +1,227 @@
+//! Replays the planner's step order on one device against per-tile copy and product times.
+//!
+//! The pipeline model's closed form sees the first group and the totals. What happens between
+//! them depends on the order: with shell-ordered C tiles the second tile of a narrow grid needs
+//! a whole new A row-panel before much compute has run (8192x8192x32768 with 4096x512 C tiles:
+//! 39 ms of copies for 5 ms of products), and a late C tile fetched at the first of two k steps
+//! delays the second step's A and B (12288^3 with 6144 tiles). Replaying the order catches both.
+//!
+//! The replay follows the plan's rules: steps from [`crate::plan::build_steps`] over the C tiles in
+//! [`crate::distribute::shell_order`]; the host->device queue fetches each A and B tile at its
+//! first use (C before them at a tile's first step when C is read there, or after the step's
+//! product from the second-last k step on when C arrives late), as far ahead of compute as data
+//! allows; one compute engine runs products in order; the device->host queue writes each C tile
+//! back after its last product (and its add), and host folds run one after another. Memory is
+//! taken as ample (tiles are fetched once), as in the closed form.
+
+use crate::distribute::shell_order;
+use crate::plan::build_steps;
+
+/// Edge class of index `x` in a dimension of `count` tiles whose last tile is an edge.
+fn class(x: usize, count: usize, has_edge: bool) -> usize {
+    usize::from(has_edge && x + 1 == count)
+}
+
+/// Per-tile times by edge class (`[full, edge]` per dimension), already slowed by whatever
+/// runs beside them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TileTimes {
+    /// A tile (m class, k class); 0 when A is not fetched.
+    pub a: [[f64; 2]; 2],
+    /// B tile (k class, n class); 0 when B is not fetched.
+    pub b: [[f64; 2]; 2],
+    /// C tile fetch (m class, n class); 0 when C is not fetched.
+    pub c_in: [[f64; 2]; 2],
+    /// C tile write-back (m class, n class); 0 when C is not written back.
+    pub c_out: [[f64; 2]; 2],
+    /// Host fold of a C tile (m class, n class); 0 without a host fold.
+    pub fold: [[f64; 2]; 2],
+    /// Tile product (m class, n class, k class).
+    pub gemm: [[[f64; 2]; 2]; 2],
+}
+
+/// The grid and the plan's choices that shape the order.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReplayGrid {
+    pub mt: usize,
+    pub nt: usize,
+    pub kt: usize,
+    /// The last tile of each dimension (m, n, k) is an edge tile.
+    pub edge: [bool; 3],
+    pub group: usize,
+    /// C is read by the device: fetched at the first step, or late (see `late_c`).
+    pub fetch_c: bool,
+    pub late_c: bool,
+}
+
+/// When each queue finishes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Replay {
+    /// Start of the first product.
+    pub first_start: f64,
+    /// Compute idle time after the first product started.
+    pub idle: f64,
+    /// End of the last product or add.
+    pub compute_end: f64,
+    pub h2d_end: f64,
+    pub d2h_end: f64,
+    pub fold_end: f64,
+}
+
+impl Replay {
+    /// When the last queue finishes.
+    pub fn end(&self) -> f64 {
+        self.compute_end
+            .max(self.h2d_end)
+            .max(self.d2h_end)
+            .max(self.fold_end)
+    }
+}
+
+pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
+    let (mt, nt, kt) = (g.mt, g.nt, g.kt);
+    let mut tiles: Vec<(usize, usize)> =
+        (0..mt).flat_map(|i| (0..nt).map(move |j| (i, j))).collect();
+    shell_order(&mut tiles);
+    let steps = build_steps(&tiles, kt, g.group);
+    // Arrival time of each fetched tile (negative: not fetched yet).
+    let mut a_at = vec![-1.0f64; mt * kt];
+    let mut b_at = vec![-1.0f64; kt * nt];
+    let mut c_at = vec![-1.0f64; mt * nt];
+    let mut r = Replay::default();
+    let (mut h2d, mut compute, mut d2h, mut fold) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let mut started = false;
+    for s in &steps {
+        let (ci, cj, cl) = (
+            class(s.i, mt, g.edge[0]),
+            class(s.j, nt, g.edge[1]),
+            class(s.l, kt, g.edge[2]),
+        );
+        let mut ready = 0.0f64;
+        if s.first && g.fetch_c && !g.late_c {
+            h2d += t.c_in[ci][cj];
+            ready = ready.max(h2d);
+        }
+        let a = &mut a_at[s.i * kt + s.l];
+        if *a < 0.0 {
+            h2d += t.a[ci][cl];
+            *a = h2d;
+        }
+        ready = ready.max(*a);
+        let b = &mut b_at[s.l * nt + s.j];
+        if *b < 0.0 {
+            h2d += t.b[cl][cj];
+            *b = h2d;
+        }
+        ready = ready.max(*b);
+        let start = compute.max(ready);
+        if started {
+            r.idle += start - compute;
+        } else {
+            r.first_start = start;
+            started = true;
+        }
+        compute = start + t.gemm[ci][cj][cl];
+        let late = &mut c_at[s.i * nt + s.j];
+        if g.fetch_c && g.late_c && s.ll + 2 >= kt && *late < 0.0 {
+            h2d += t.c_in[ci][cj];
+            *late = h2d;
+        }
+        if s.last {
+            if g.fetch_c && g.late_c {
+                // The add waits for the caller's C (its own time is negligible).
+                compute = compute.max(*late);
+            }
+            if t.c_out[ci][cj] > 0.0 {
+                d2h = d2h.max(compute) + t.c_out[ci][cj];
+                if t.fold[ci][cj] > 0.0 {
+                    fold = fold.max(d2h) + t.fold[ci][cj];
+                }
+            }
+        }
+    }
+    r.compute_end = compute;
+    r.h2d_end = h2d;
+    r.d2h_end = d2h;
+    r.fold_end = fold;
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uniform(copy: f64, gemm: f64) -> TileTimes {
+        TileTimes {
+            a: [[copy; 2]; 2],
+            b: [[copy; 2]; 2],
+            c_in: [[copy; 2]; 2],
+            c_out: [[copy; 2]; 2],
+            fold: [[0.0; 2]; 2],
+            gemm: [[[gemm; 2]; 2]; 2],
+        }
+    }
+
+    fn grid(mt: usize, nt: usize, kt: usize, late_c: bool) -> ReplayGrid {
+        ReplayGrid {
+            mt,
+            nt,
+            kt,
+            edge: [false; 3],
+            group: 4,
+            fetch_c: true,
+            late_c,
+        }
+    }
+
+    #[test]
+    fn one_tile_by_hand() {
+        // C first, then A, then B: 3 copies; the product; the write-back.
+        let r = replay(&grid(1, 1, 1, false), &uniform(1.0, 5.0));
+        assert_eq!(r.first_start, 3.0);
+        assert_eq!(r.compute_end, 8.0);
+        assert_eq!(r.d2h_end, 9.0);
+        assert_eq!(r.end(), 9.0);
+        // Late C: A and B first, the product, C crosses under it, the write-back after.
+        let r = replay(&grid(1, 1, 1, true), &uniform(1.0, 5.0));
+        assert_eq!(r.first_start, 2.0);
+        assert_eq!(r.h2d_end, 3.0);
+        assert_eq!(r.end(), 8.0);
+    }
+
+    #[test]
+    fn late_c_at_the_first_of_two_k_steps_delays_the_second() {
+        // 2x2x2 tiles, one group of four, copies 1, products 1.5. Late C is fetched from the
+        // second-last k step on, i.e. during the first; the second step's A and B queue
+        // behind it. Shell order (0,0) (1,0) (1,1) (0,1); by hand the h2d order is
+        // A00 B00 C00 A10 C10 B01 C11 C01 | A01 B10 A11 B11.
+        let r = replay(&grid(2, 2, 2, true), &uniform(1.0, 1.5));
+        assert_eq!(r.first_start, 2.0);
+        assert_eq!(r.h2d_end, 12.0);
+        // Products: 2-3.5, A10 at 4 -> 4-5.5, B01 at 6 -> 6-7.5, 7.5-9; second step: A01
+        // at 9, B10 at 10 -> 10-11.5, A11 at 11 -> 11.5-13, B11 at 12 -> 13-14.5, 14.5-16.
+        assert_eq!(r.compute_end, 16.0);
+        assert_eq!(r.idle, 0.5 + 0.5 + 1.0);
+        assert_eq!(r.d2h_end, 17.0);
+    }
+
+    #[test]
+    fn products_wait_for_a_new_row_panel() {
+        // A 2x1 grid of C tiles, one at a time: the second tile needs a new A row-panel
+        // (kt tiles), and each of its products waits for its A tile.
+        let g = ReplayGrid {
+            group: 1,
+            ..grid(2, 1, 4, false)
+        };
+        let t = TileTimes {
+            b: [[0.0; 2]; 2],
+            c_in: [[0.0; 2]; 2],
+            c_out: [[0.0; 2]; 2],
+            ..uniform(1.0, 0.25)
+        };
+        let r = replay(&g, &t);
+        // A tiles arrive at 1..8; each product starts when its A arrives.
+        assert_eq!(r.h2d_end, 8.0);
+        assert_eq!(r.compute_end, 8.25);
+    }
+}
