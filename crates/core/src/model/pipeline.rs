@@ -275,7 +275,8 @@ impl PipelineModel {
         if b.group == 1 && mt * nt * kt <= REPLAY_MAX_STEPS {
             // One C tile at a time: every tile in the plan's order, per tile class at the same
             // slowed times as above.
-            let dims = |d: usize, t: usize| [t, d % t];
+            // [full, edge] tile sizes per dimension, as `split` counts them.
+            let dims = |d: usize, t: usize| split(d, t).map(|(_, size)| size);
             let (dm, dn, dk) = (dims(o.m, tm), dims(o.n, tn), dims(o.k, tk));
             let slow_in = if tin > 0.0 { fi * tin_eff / tin } else { fi };
             let slow_out = if tout > 0.0 { fo * tout_eff / tout } else { fo };
