@@ -14,8 +14,14 @@ use rand::{RngExt, SeedableRng};
 
 /// `len` random values in [-1, 1), seeded; filled in parallel chunks (GPU-sized matrices hold
 /// billions of elements).
+/// With `HETBLAS_BENCH_HUGEPAGES=1` the buffer is advised for transparent huge pages before it
+/// is first touched (see [`huge_pages_requested`]).
 pub fn random_data<T: Scalar>(seed: u64, len: usize) -> Vec<T> {
+    // Zeroed allocations of this size are fresh mappings: no page is touched before the advice.
     let mut v = vec![T::default(); len];
+    if huge_pages_requested() {
+        advise_huge_pages(&mut v);
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = len.div_ceil(threads).max(1 << 16);
     std::thread::scope(|s| {
@@ -30,6 +36,42 @@ pub fn random_data<T: Scalar>(seed: u64, len: usize) -> Vec<T> {
         }
     });
     v
+}
+
+/// `HETBLAS_BENCH_HUGEPAGES=1`: host operands of the harness are backed by transparent huge
+/// pages where the kernel grants them (DMA of short strided columns depends on the page layout
+/// of registered memory; this measures how much).
+pub fn huge_pages_requested() -> bool {
+    std::env::var("HETBLAS_BENCH_HUGEPAGES").is_ok_and(|v| v == "1")
+}
+
+/// Advises the 2 MiB-aligned interior of `v` for transparent huge pages (Linux; elsewhere a
+/// no-op). Best effort: a refusal only leaves normal pages.
+pub fn advise_huge_pages<T>(v: &mut [T]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = v.as_mut_ptr() as usize;
+        let end = start + std::mem::size_of_val(v);
+        let lo = start.next_multiple_of(HUGE);
+        let hi = end / HUGE * HUGE;
+        if hi > lo {
+            // SAFETY: [lo, hi) lies inside `v`'s allocation, which we borrow mutably; the advice
+            // changes only how the kernel backs the pages, not their contents.
+            unsafe {
+                libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+}
+
+/// Anonymous memory of this process backed by transparent huge pages, in bytes (Linux's
+/// `/proc/self/smaps_rollup`); `None` where it cannot be read.
+pub fn anon_huge_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+    let line = s.lines().find(|l| l.starts_with("AnonHugePages:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Parallel copy of a large slice.

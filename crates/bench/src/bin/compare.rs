@@ -55,10 +55,11 @@ struct Args {
     blocking: Option<hetblas_core::Blocking>,
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
-    /// Record a hetblas timeline at this size (f64) and write it here (Chrome JSON).
+    /// Record a hetblas timeline at this size (`--dtype`, f64 unless f32) and write it here
+    /// (Chrome JSON).
     #[arg(long)]
     trace_n: Option<usize>,
-    /// Record a hetblas timeline of this MxNxK problem (f64) instead.
+    /// Record a hetblas timeline of this MxNxK problem instead.
     #[arg(long)]
     trace_shape: Option<String>,
     #[arg(long)]
@@ -82,6 +83,15 @@ struct Row {
     tflops: f64,
     seconds: f64,
     detail: String,
+}
+
+/// `T` for square tiles, `TMxTNxTK` otherwise, `-` for none.
+fn tile_label(t: Option<(usize, usize, usize)>) -> String {
+    match t {
+        Some((a, b, c)) if a == b && b == c => a.to_string(),
+        Some((a, b, c)) => format!("{a}x{b}x{c}"),
+        None => "-".into(),
+    }
 }
 
 fn tflops(m: usize, n: usize, k: usize, s: f64) -> f64 {
@@ -180,7 +190,10 @@ fn run(args: Args) -> Result<(), String> {
         (None, None) => None,
     };
     if let Some(shape) = trace_shape {
-        trace_run(&rt, &gpus, shape, &args)?;
+        match args.dtype.as_str() {
+            "f32" => trace_run::<f32>(&rt, &gpus, shape, &args)?,
+            _ => trace_run::<f64>(&rt, &gpus, shape, &args)?,
+        }
     }
     if let Some(n) = args.pin_demo {
         pin_demo(&rt, &gpus, n)?;
@@ -293,13 +306,16 @@ fn problem<T: Scalar>(
     let a = random_data::<T>(1, m * k);
     let b = random_data::<T>(2, k * n);
     let c0 = random_data::<T>(3, m * n);
-    let mut c = c0.clone();
+    // The same values as C0, allocated like the operands (a clone would not get the page advice).
+    let mut c = random_data::<T>(3, m * n);
     prepare_host(rt, gpus, &[&a, &b, &c])?;
     println!(
-        "\n== {}gemm {m}x{n}x{k}, {} GPU(s); data ready in {:.1} s",
+        "\n== {}gemm {m}x{n}x{k}, {} GPU(s); data ready in {:.1} s; huge pages asked {}, held {:.2} GB",
         T::DTYPE.blas_prefix(),
         gpus.len(),
-        t0.elapsed().as_secs_f64()
+        t0.elapsed().as_secs_f64(),
+        hetblas_bench::huge_pages_requested(),
+        hetblas_bench::anon_huge_bytes().unwrap_or(0) as f64 / 1e9
     );
     let (alpha, beta) = (1.0, args.beta);
     let shape = (m, n, k);
@@ -410,8 +426,8 @@ fn problem<T: Scalar>(
             name,
             median(&mut times),
             format!(
-                "tile {:?}{}, planning {:.1} us (cached {}), in {:.2} GB, {ok}",
-                r.tile.map(|t| t.0),
+                "tile {}{}, planning {:.1} us (cached {}), in {:.2} GB, {ok}",
+                tile_label(r.tile),
                 if r.host_fold { " host-fold" } else { "" },
                 r.planning_seconds * 1e6,
                 r.plan_cached,
@@ -790,15 +806,15 @@ fn pin_demo(rt: &Runtime, gpus: &[usize], n: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn trace_run(
+fn trace_run<T: Scalar>(
     rt: &Runtime,
     gpus: &[usize],
     (m, n, k): (usize, usize, usize),
     args: &Args,
 ) -> Result<(), String> {
-    let a = random_data::<f64>(21, m * k);
-    let b = random_data::<f64>(22, k * n);
-    let mut c = random_data::<f64>(23, m * n);
+    let a = random_data::<T>(21, m * k);
+    let b = random_data::<T>(22, k * n);
+    let mut c = random_data::<T>(23, m * n);
     prepare_host(rt, gpus, &[&a, &b, &c])?;
     let mut opts = GemmOptions {
         devices: Some(gpus.to_vec()),
@@ -810,10 +826,10 @@ fn trace_run(
         rt.gemm_with(
             Trans::N,
             Trans::N,
-            1.0,
+            T::from_f64(1.0),
             MatRef::packed(&a, m, k).map_err(|e| e.to_string())?,
             MatRef::packed(&b, k, n).map_err(|e| e.to_string())?,
-            1.0,
+            T::from_f64(1.0),
             MatMut::packed(&mut c, m, n).map_err(|e| e.to_string())?,
             opts,
         )
@@ -827,7 +843,8 @@ fn trace_run(
     let tr = r.trace.ok_or("no trace recorded")?;
     let (s, e) = tr.span();
     println!(
-        "\n== timeline: dgemm {m}x{n}x{k} (tile {:?}, fold {}), {} intervals, span {:.4} s (call {:.4} s)",
+        "\n== timeline: {}gemm {m}x{n}x{k} (tile {:?}, fold {}), {} intervals, span {:.4} s (call {:.4} s)",
+        T::DTYPE.blas_prefix(),
         r.tile,
         r.host_fold,
         tr.intervals.len(),
