@@ -7,7 +7,7 @@ use crate::pinning::PinCache;
 use crate::stream::CudaStream;
 use cudarc::driver::sys;
 use hetblas_core::{
-    Buffer, Device, DeviceInfo, DeviceKind, HostAccess, Kernel, MemorySpace, Queue, Result,
+    Buffer, Device, DeviceInfo, DeviceKind, Error, HostAccess, Kernel, MemorySpace, Queue, Result,
 };
 use std::any::Any;
 use std::sync::Arc;
@@ -117,7 +117,17 @@ impl Device for CudaDevice {
         }
     }
     fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
-        Ok(Box::new(CudaBuffer::new(&self.ctx, self.space, bytes)?))
+        match CudaBuffer::new(&self.ctx, self.space, bytes) {
+            // Registrations of host memory the caller freed collide with the driver's new
+            // mappings (see `PinCache::release_unmapped`): drop them and try once more.
+            Err(Error::Backend { code, .. })
+                if code == sys::CUresult::CUDA_ERROR_ALREADY_MAPPED as i64
+                    && self.pins.release_unmapped() > 0 =>
+            {
+                Ok(Box::new(CudaBuffer::new(&self.ctx, self.space, bytes)?))
+            }
+            r => Ok(Box::new(r?)),
+        }
     }
     fn compute_queues(&self) -> &[Arc<dyn Queue>] {
         &self.queues

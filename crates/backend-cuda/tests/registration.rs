@@ -92,3 +92,74 @@ fn freed_and_reallocated_buffers_are_not_served_stale() {
         );
     }
 }
+
+/// Host buffers registered and then freed without `release_host` (what the comparison harness
+/// did between problems) leave their ranges in the driver's address map; in run S5-3 a later
+/// `cuMemAlloc` failed with `CUDA_ERROR_ALREADY_MAPPED`. The device drops registrations of
+/// unmapped memory and retries: every allocation here must succeed, and a GEMM afterwards on
+/// fresh buffers must be right.
+#[test]
+fn device_allocations_survive_freed_registered_buffers() {
+    let Some(pool) = pool() else { return };
+    let dev = pool.devices()[0].clone();
+    let cache = dev
+        .as_any()
+        .downcast_ref::<CudaDevice>()
+        .unwrap()
+        .pin_cache()
+        .clone();
+    // Shrinking problems, as the harness ran them: 8192^2 f64 (512 MiB) down to 1024^2.
+    let sides = [
+        8192usize, 8192, 7168, 6144, 6144, 5120, 4096, 4096, 3072, 2048, 2048, 1024,
+    ];
+    for (round, &n) in sides.iter().enumerate() {
+        let host: Vec<Vec<f64>> = (0..3).map(|_| vec![1.0f64; n * n]).collect();
+        for h in &host {
+            dev.prepare_host(
+                h.as_ptr() as u64,
+                std::mem::size_of_val(h.as_slice()),
+                hetblas_core::HostAccess::Read,
+            )
+            .unwrap();
+        }
+        let mats: Vec<_> = (0..3)
+            .map(|_| pool.alloc_matrix::<f64>(0, n, n))
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("round {round} (n = {n}): {e}; cache {:?}", cache.stats()));
+        drop(mats);
+        // Freed while still registered.
+        drop(host);
+    }
+    eprintln!("after freeing registered buffers: {:?}", cache.stats());
+    let n = 1536;
+    let (a, b, c0) = (data(91, n * n), data(92, n * n), data(93, n * n));
+    let mut c = c0.clone();
+    pool.gemm_with(
+        Trans::N,
+        Trans::N,
+        1.0,
+        MatRef::packed(&a, n, n).unwrap(),
+        MatRef::packed(&b, n, n).unwrap(),
+        -1.5,
+        MatMut::packed(&mut c, n, n).unwrap(),
+        &GemmOptions {
+            devices: Some(vec![0]),
+            tile: Some(512),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    check_sampled(
+        Trans::N,
+        Trans::N,
+        1.0,
+        MatRef::packed(&a, n, n).unwrap(),
+        MatRef::packed(&b, n, n).unwrap(),
+        -1.5,
+        MatRef::packed(&c0, n, n).unwrap(),
+        MatRef::packed(&c, n, n).unwrap(),
+        512,
+        7,
+    )
+    .unwrap();
+}

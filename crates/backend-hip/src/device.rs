@@ -7,7 +7,7 @@ use crate::result::{format_version, Context, Libraries};
 use crate::stream::HipStream;
 use crate::sys::attr;
 use hetblas_core::{
-    Buffer, Device, DeviceInfo, DeviceKind, HostAccess, Kernel, MemorySpace, Queue, Result,
+    Buffer, Device, DeviceInfo, DeviceKind, Error, HostAccess, Kernel, MemorySpace, Queue, Result,
 };
 use std::any::Any;
 use std::sync::Arc;
@@ -114,7 +114,17 @@ impl Device for HipDevice {
         }
     }
     fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
-        Ok(Box::new(HipBuffer::new(&self.ctx, self.space, bytes)?))
+        match HipBuffer::new(&self.ctx, self.space, bytes) {
+            // Registrations of host memory the caller freed may collide with the runtime's new
+            // mappings (seen with CUDA; see `PinCache::release_unmapped`): drop them, retry once.
+            Err(Error::Backend { code, .. })
+                if code == crate::sys::err::ALREADY_MAPPED as i64
+                    && self.pins.release_unmapped() > 0 =>
+            {
+                Ok(Box::new(HipBuffer::new(&self.ctx, self.space, bytes)?))
+            }
+            r => Ok(Box::new(r?)),
+        }
     }
     fn compute_queues(&self) -> &[Arc<dyn Queue>] {
         &self.queues

@@ -55,6 +55,7 @@ pub mod err {
     pub const INSUFFICIENT_DRIVER: HipError = 35;
     pub const NO_DEVICE: HipError = 100;
     pub const INVALID_DEVICE: HipError = 101;
+    pub const ALREADY_MAPPED: HipError = 208;
     pub const ECC_NOT_CORRECTABLE: HipError = 214;
     pub const NOT_READY: HipError = 600;
     pub const ILLEGAL_ADDRESS: HipError = 700;

@@ -60,6 +60,9 @@ pub struct PinStats {
     pub stale: u64,
     /// Registrations replaced by one covering their union (buffers sharing pages).
     pub merges: u64,
+    /// Registrations of memory the caller freed without releasing it, dropped
+    /// ([`PinCache::release_unmapped`]).
+    pub released_unmapped: u64,
     pub bytes_registered: u64,
     pub seconds_registering: f64,
 }
@@ -105,6 +108,26 @@ struct State {
     regions: Vec<Region>,
     clock: u64,
     stats: PinStats,
+}
+
+/// Whether every page of `[start, start + len)` (page-aligned) is mapped in this process:
+/// `msync` fails with `ENOMEM` where some page is not. Elsewhere than Unix: assumed mapped.
+pub fn is_mapped(start: u64, len: u64) -> bool {
+    #[cfg(unix)]
+    {
+        if len == 0 {
+            return true;
+        }
+        // SAFETY: msync with MS_ASYNC only inspects the mapping of the range (no data is read or
+        // written); an unmapped range is reported through the return value.
+        let r = unsafe { libc::msync(start as *mut libc::c_void, len as usize, libc::MS_ASYNC) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOMEM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (start, len);
+        true
+    }
 }
 
 /// Page-aligned `[start, end)` around `[addr, addr + len)`.
@@ -286,6 +309,32 @@ impl<R: Registrar> PinCache<R> {
         self.lock().stats.clone()
     }
 
+    /// Releases the registrations whose memory is no longer mapped in this process (the caller
+    /// freed the buffer without [`release`](Self::release)); returns how many. The driver keeps
+    /// such ranges in its address map, and when the OS hands the addresses out again its own
+    /// mappings collide: on H200 a later `cuMemAlloc` failed with `CUDA_ERROR_ALREADY_MAPPED`
+    /// (run S5-3). Safe while other operations run: none can use memory that no longer exists.
+    pub fn release_unmapped(&self) -> usize {
+        let mut st = self.lock();
+        let mut keep = Vec::with_capacity(st.regions.len());
+        let mut released = 0;
+        for r in st.regions.drain(..) {
+            if r.foreign || is_mapped(r.start, r.end - r.start) {
+                keep.push(r);
+            } else {
+                // The driver may object to unregistering vanished memory; the entry goes either
+                // way (keeping it would keep the collision).
+                if let Err(e) = self.registrar.unregister(r.start) {
+                    tracing::debug!("unregistering unmapped host range {:#x}: {e}", r.start);
+                }
+                released += 1;
+            }
+        }
+        st.regions = keep;
+        st.stats.released_unmapped += released as u64;
+        released
+    }
+
     /// Unregisters everything this cache registered.
     pub fn release_all(&self) -> Result<()> {
         let mut st = self.lock();
@@ -379,6 +428,44 @@ mod tests {
             .unwrap()
             .iter()
             .any(|(&rs, &re)| rs <= s && re >= e)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn registrations_of_freed_memory_are_released() {
+        let len = 16 * PAGE as usize;
+        let map = || {
+            // SAFETY: a fresh anonymous private mapping; unmapped below.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert_ne!(p, libc::MAP_FAILED);
+            p as u64
+        };
+        let (freed, kept) = (map(), map());
+        let c = cache(u64::MAX);
+        assert!(c.ensure(freed, len, HostAccess::Read).unwrap());
+        assert!(c.ensure(kept, len, HostAccess::Read).unwrap());
+        assert!(is_mapped(freed, len as u64));
+        // SAFETY: unmaps the first mapping, which nothing else refers to.
+        assert_eq!(unsafe { libc::munmap(freed as *mut libc::c_void, len) }, 0);
+        assert!(!is_mapped(freed, len as u64));
+        assert_eq!(c.release_unmapped(), 1);
+        assert!(!one_registration_covers(&c, freed, len as u64));
+        assert!(one_registration_covers(&c, kept, len as u64));
+        assert!(c.is_pinned(kept, len));
+        assert_eq!(c.stats().released_unmapped, 1);
+        assert_eq!(c.release_unmapped(), 0);
+        c.release_all().unwrap();
+        // SAFETY: unmaps the second mapping, released from the cache above.
+        assert_eq!(unsafe { libc::munmap(kept as *mut libc::c_void, len) }, 0);
     }
 
     #[test]

@@ -575,6 +575,11 @@ fn problem<T: Scalar>(
             );
         }
     }
+    // The buffers are freed next: their registrations go first (a registration outliving its
+    // memory collides with later driver mappings).
+    for buf in [&a, &b, &c] {
+        rt.release_host(buf).map_err(|e| e.to_string())?;
+    }
     Ok(())
 }
 
