@@ -14,6 +14,7 @@ use rand::{RngExt, SeedableRng};
 
 /// `len` random values in [-1, 1), seeded; filled in parallel chunks (GPU-sized matrices hold
 /// billions of elements).
+///
 /// With `HETBLAS_BENCH_HUGEPAGES=1` the buffer is advised for transparent huge pages before it
 /// is first touched (see [`huge_pages_requested`]).
 pub fn random_data<T: Scalar>(seed: u64, len: usize) -> Vec<T> {

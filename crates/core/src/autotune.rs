@@ -83,8 +83,7 @@ pub fn streaming_candidates(m: usize, n: usize, k: usize) -> Vec<Blocking> {
 }
 
 /// Blockings whose copies have long columns: A tiles of `tm` rows and B tiles of `tk` rows make
-/// 32 KiB columns (4096 f64, 8192 f32; whole columns when the matrix is shorter), narrow C tiles
-/// (`tn` 512..2048) in groups of four. Square tiles of 2048-3072 move 16-24 KiB columns, which
+/// 32 KiB columns (4096 f64, 8192 f32), narrow C tiles (`tn` 512..2048) in groups of four. Square tiles of 2048-3072 move 16-24 KiB columns, which
 /// run at 28-40 GB/s while products run against 46 at 32 KiB (S3-4 timelines); on H200,
 /// 8192^3 DGEMM took 30.5 ms in 4096x1024x4096/g4 against 33.7 in 3072 tiles (S5-1).
 pub fn deep_candidates(m: usize, n: usize, k: usize, elem_bytes: usize) -> Vec<Blocking> {
@@ -97,14 +96,13 @@ pub fn deep_candidates(m: usize, n: usize, k: usize, elem_bytes: usize) -> Vec<B
     }
     let mut out = Vec::new();
     for tn in [512, 1024, 2048] {
-        let b = Blocking {
-            tm: rows.min(m),
-            tn: tn.min(n),
-            tk: rows.min(k),
-            group: crate::tiling::DEFAULT_GROUP,
-        };
-        if tn < n && !out.contains(&b) {
-            out.push(b);
+        if tn < n {
+            out.push(Blocking {
+                tm: rows,
+                tn,
+                tk: rows,
+                group: crate::tiling::DEFAULT_GROUP,
+            });
         }
     }
     out
