@@ -21,7 +21,7 @@
 //! the device's host link when it has one (otherwise they hold whatever the allocation held,
 //! and `beta = 0` keeps the kernel from reading C).
 
-use crate::device::Device;
+use crate::device::{Device, DeviceKind};
 use crate::error::{Error, Result};
 use crate::kernel::GemmTile;
 use crate::link::{Link, LinkKind};
@@ -1246,34 +1246,66 @@ pub fn calibrate(
         profile.host_fold_bytes_per_sec = Some(rate);
     }
 
-    // GEMM per device and dtype.
-    for d in devices {
-        let info = d.info();
+    // GEMM per device and dtype. GPUs are measured at once, one thread each: their products
+    // share nothing (each has its memory, clocks and power limit), and one after the other the
+    // tables took most of a 4-GPU calibration. Devices computing on host cores (the CPU,
+    // emulated devices) are measured alone, after.
+    let gemm_of = |d: &Arc<dyn Device>, tick: &mut dyn FnMut(String)| -> Result<Vec<GemmTimes>> {
         let h2d = h2d_of(links, d.space());
         if !d.space().is_host() && !opts.gemm_warmup.is_zero() {
             warm_up(d.as_ref(), h2d, opts)?;
         }
-        let mut gemm = Vec::new();
         let tiles = gemm_tiles_for(d.as_ref(), opts);
+        let mut gemm = Vec::new();
         for &dtype in &opts.dtypes {
-            let expected_done = tr.done + tiles.len();
             if d.kernel().supports(dtype) && !d.compute_queues().is_empty() {
-                let times =
-                    measure_gemm(d.as_ref(), h2d, dtype, &tiles, opts, &mut |s| tr.tick(s))?;
+                let times = measure_gemm(d.as_ref(), h2d, dtype, &tiles, opts, tick)?;
                 if !times.is_empty() {
                     gemm.push(GemmTimes { dtype, times });
                 }
             }
-            tr.skip_to(
-                expected_done,
-                format!("gemm {} {dtype}: done", info.label()),
-            );
         }
+        Ok(gemm)
+    };
+    let gpus: Vec<usize> = (0..devices.len())
+        .filter(|&i| devices[i].info().kind == DeviceKind::Gpu)
+        .collect();
+    let mut tables: Vec<Option<Result<Vec<GemmTimes>>>> = devices.iter().map(|_| None).collect();
+    if gpus.len() > 1 {
+        let gemm_of = &gemm_of;
+        let done: Vec<(usize, Result<Vec<GemmTimes>>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = gpus
+                .iter()
+                .map(|&i| (i, s.spawn(move || gemm_of(&devices[i], &mut |_| {}))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|(i, h)| {
+                    let r = h.join().unwrap_or_else(|_| {
+                        Err(Error::internal("a GEMM calibration thread panicked"))
+                    });
+                    (i, r)
+                })
+                .collect()
+        });
+        for (i, r) in done {
+            tables[i] = Some(r);
+        }
+    }
+    for (d, table) in devices.iter().zip(tables) {
+        let info = d.info();
+        let points = opts.dtypes.len() * gemm_tiles_for(d.as_ref(), opts).len();
+        let expected_done = tr.done + points;
+        let gemm = match table {
+            Some(r) => r?,
+            None => gemm_of(d, &mut |s| tr.tick(s))?,
+        };
+        tr.skip_to(expected_done, format!("gemm {}: done", info.label()));
         // Products while the host links copy both ways (accelerators only), at the largest
         // measured tile up to 4096.
         let mut gemm_under_dma = Vec::new();
         let mut copy_under_gemm = Vec::new();
-        let d2h = d2h_of(links, d.space());
+        let (h2d, d2h) = (h2d_of(links, d.space()), d2h_of(links, d.space()));
         if let (false, Some(h2d), Some(d2h)) = (d.space().is_host(), h2d, d2h) {
             let bps = profile
                 .links
