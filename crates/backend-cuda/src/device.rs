@@ -117,17 +117,13 @@ impl Device for CudaDevice {
         }
     }
     fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
-        match CudaBuffer::new(&self.ctx, self.space, bytes) {
-            // Registrations of host memory the caller freed collide with the driver's new
-            // mappings (see `PinCache::release_unmapped`): drop them and try once more.
-            Err(Error::Backend { code, .. })
-                if code == sys::CUresult::CUDA_ERROR_ALREADY_MAPPED as i64
-                    && self.pins.release_unmapped() > 0 =>
-            {
-                Ok(Box::new(CudaBuffer::new(&self.ctx, self.space, bytes)?))
-            }
-            r => Ok(Box::new(r?)),
-        }
+        // A freed buffer's registration can collide with the driver's new mapping.
+        const ALREADY_MAPPED: i64 = sys::CUresult::CUDA_ERROR_ALREADY_MAPPED as i64;
+        let buffer = self.pins.retry_after_unmapped(
+            || CudaBuffer::new(&self.ctx, self.space, bytes),
+            |e| matches!(e, Error::Backend { code, .. } if *code == ALREADY_MAPPED),
+        )?;
+        Ok(Box::new(buffer))
     }
     fn compute_queues(&self) -> &[Arc<dyn Queue>] {
         &self.queues

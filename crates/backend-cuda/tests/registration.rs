@@ -23,23 +23,66 @@ fn data(seed: u64, n: usize) -> Vec<f64> {
     hetblas_conformance::data::random_vec(&mut hetblas_conformance::data::rng(seed), n)
 }
 
-#[test]
-fn freed_and_reallocated_buffers_are_not_served_stale() {
-    let Some(pool) = pool() else { return };
-    let cache = pool.devices()[0]
+/// The registration cache of the pool's first device.
+fn cache_of(pool: &DevicePool) -> Arc<hetblas_cuda::PinCache> {
+    pool.devices()[0]
         .as_any()
         .downcast_ref::<CudaDevice>()
         .unwrap()
         .pin_cache()
-        .clone();
-    // 2048^2 f64 = 32 MiB per matrix: mmapped by malloc, so freeing unmaps and the next
-    // allocation of the same size tends to land at the same address.
-    let n = 2048;
+        .clone()
+}
+
+/// `c = A B + beta c0` (n x n) on GPU 0 in 512 tiles, checked at 512 sampled entries.
+#[allow(clippy::too_many_arguments)]
+fn gemm_checked(
+    pool: &DevicePool,
+    n: usize,
+    a: &[f64],
+    b: &[f64],
+    beta: f64,
+    c0: &[f64],
+    c: &mut [f64],
+    seed: u64,
+) -> Result<(usize, f64), String> {
+    c.copy_from_slice(c0);
     let opts = GemmOptions {
         devices: Some(vec![0]),
         tile: Some(512),
         ..Default::default()
     };
+    pool.gemm_with(
+        Trans::N,
+        Trans::N,
+        1.0,
+        MatRef::packed(a, n, n).unwrap(),
+        MatRef::packed(b, n, n).unwrap(),
+        beta,
+        MatMut::packed(c, n, n).unwrap(),
+        &opts,
+    )
+    .map_err(|e| e.to_string())?;
+    check_sampled(
+        Trans::N,
+        Trans::N,
+        1.0,
+        MatRef::packed(a, n, n).unwrap(),
+        MatRef::packed(b, n, n).unwrap(),
+        beta,
+        MatRef::packed(c0, n, n).unwrap(),
+        MatRef::packed(c, n, n).unwrap(),
+        512,
+        seed,
+    )
+}
+
+#[test]
+fn freed_and_reallocated_buffers_are_not_served_stale() {
+    let Some(pool) = pool() else { return };
+    let cache = cache_of(&pool);
+    // 2048^2 f64 = 32 MiB per matrix: mmapped by malloc, so freeing unmaps and the next
+    // allocation of the same size tends to land at the same address.
+    let n = 2048;
     let mut addrs = Vec::new();
     for round in 0..4u64 {
         let a = data(10 * round + 1, n * n);
@@ -48,31 +91,8 @@ fn freed_and_reallocated_buffers_are_not_served_stale() {
         let mut c = c0.clone();
         addrs.push((a.as_ptr() as usize, c.as_ptr() as usize));
         for _ in 0..2 {
-            c.copy_from_slice(&c0);
-            pool.gemm_with(
-                Trans::N,
-                Trans::N,
-                1.0,
-                MatRef::packed(&a, n, n).unwrap(),
-                MatRef::packed(&b, n, n).unwrap(),
-                0.5,
-                MatMut::packed(&mut c, n, n).unwrap(),
-                &opts,
-            )
-            .unwrap();
-            check_sampled(
-                Trans::N,
-                Trans::N,
-                1.0,
-                MatRef::packed(&a, n, n).unwrap(),
-                MatRef::packed(&b, n, n).unwrap(),
-                0.5,
-                MatRef::packed(&c0, n, n).unwrap(),
-                MatRef::packed(&c, n, n).unwrap(),
-                512,
-                round,
-            )
-            .unwrap_or_else(|e| panic!("round {round}: {e}; cache {:?}", cache.stats()));
+            gemm_checked(&pool, n, &a, &b, 0.5, &c0, &mut c, round)
+                .unwrap_or_else(|e| panic!("round {round}: {e}; cache {:?}", cache.stats()));
         }
     }
     let st = cache.stats();
@@ -102,12 +122,7 @@ fn freed_and_reallocated_buffers_are_not_served_stale() {
 fn device_allocations_survive_freed_registered_buffers() {
     let Some(pool) = pool() else { return };
     let dev = pool.devices()[0].clone();
-    let cache = dev
-        .as_any()
-        .downcast_ref::<CudaDevice>()
-        .unwrap()
-        .pin_cache()
-        .clone();
+    let cache = cache_of(&pool);
     // Shrinking problems, as the harness ran them: 8192^2 f64 (512 MiB) down to 1024^2.
     let sides = [
         8192usize, 8192, 7168, 6144, 6144, 5120, 4096, 4096, 3072, 2048, 2048, 1024,
@@ -133,33 +148,6 @@ fn device_allocations_survive_freed_registered_buffers() {
     eprintln!("after freeing registered buffers: {:?}", cache.stats());
     let n = 1536;
     let (a, b, c0) = (data(91, n * n), data(92, n * n), data(93, n * n));
-    let mut c = c0.clone();
-    pool.gemm_with(
-        Trans::N,
-        Trans::N,
-        1.0,
-        MatRef::packed(&a, n, n).unwrap(),
-        MatRef::packed(&b, n, n).unwrap(),
-        -1.5,
-        MatMut::packed(&mut c, n, n).unwrap(),
-        &GemmOptions {
-            devices: Some(vec![0]),
-            tile: Some(512),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    check_sampled(
-        Trans::N,
-        Trans::N,
-        1.0,
-        MatRef::packed(&a, n, n).unwrap(),
-        MatRef::packed(&b, n, n).unwrap(),
-        -1.5,
-        MatRef::packed(&c0, n, n).unwrap(),
-        MatRef::packed(&c, n, n).unwrap(),
-        512,
-        7,
-    )
-    .unwrap();
+    let mut c = vec![0.0; n * n];
+    gemm_checked(&pool, n, &a, &b, -1.5, &c0, &mut c, 7).unwrap();
 }

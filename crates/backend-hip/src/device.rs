@@ -114,17 +114,13 @@ impl Device for HipDevice {
         }
     }
     fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
-        match HipBuffer::new(&self.ctx, self.space, bytes) {
-            // Registrations of host memory the caller freed may collide with the runtime's new
-            // mappings (seen with CUDA; see `PinCache::release_unmapped`): drop them, retry once.
-            Err(Error::Backend { code, .. })
-                if code == crate::sys::err::ALREADY_MAPPED as i64
-                    && self.pins.release_unmapped() > 0 =>
-            {
-                Ok(Box::new(HipBuffer::new(&self.ctx, self.space, bytes)?))
-            }
-            r => Ok(Box::new(r?)),
-        }
+        // A freed buffer's registration can collide with the driver's new mapping.
+        const ALREADY_MAPPED: i64 = crate::sys::err::ALREADY_MAPPED as i64;
+        let buffer = self.pins.retry_after_unmapped(
+            || HipBuffer::new(&self.ctx, self.space, bytes),
+            |e| matches!(e, Error::Backend { code, .. } if *code == ALREADY_MAPPED),
+        )?;
+        Ok(Box::new(buffer))
     }
     fn compute_queues(&self) -> &[Arc<dyn Queue>] {
         &self.queues

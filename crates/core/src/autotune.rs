@@ -83,9 +83,10 @@ pub fn streaming_candidates(m: usize, n: usize, k: usize) -> Vec<Blocking> {
 }
 
 /// Blockings whose copies have long columns: A tiles of `tm` rows and B tiles of `tk` rows make
-/// 32 KiB columns (4096 f64, 8192 f32), narrow C tiles (`tn` 512..2048) in groups of four. Square tiles of 2048-3072 move 16-24 KiB columns, which
-/// run at 28-40 GB/s while products run against 46 at 32 KiB (S3-4 timelines); on H200,
-/// 8192^3 DGEMM took 30.5 ms in 4096x1024x4096/g4 against 33.7 in 3072 tiles (S5-1).
+/// 32 KiB columns (4096 f64, 8192 f32), narrow C tiles (`tn` 512..2048) in groups of four.
+/// Square tiles of 2048-3072 move 16-24 KiB columns, which run at 28-40 GB/s while products run
+/// against 46 at 32 KiB (S3-4 timelines); on H200, 8192^3 DGEMM took 30.5 ms in
+/// 4096x1024x4096/g4 against 33.7 in 3072 tiles (S5-1).
 pub fn deep_candidates(m: usize, n: usize, k: usize, elem_bytes: usize) -> Vec<Blocking> {
     let rows = DEEP_COLUMN_BYTES / elem_bytes.max(1);
     // Only with two k steps or more (with one, every C tile crosses both ways per product:

@@ -1273,24 +1273,17 @@ pub fn calibrate(
     let mut tables: Vec<Option<Result<Vec<GemmTimes>>>> = devices.iter().map(|_| None).collect();
     if gpus.len() > 1 {
         let gemm_of = &gemm_of;
-        let done: Vec<(usize, Result<Vec<GemmTimes>>)> = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let handles: Vec<_> = gpus
                 .iter()
                 .map(|&i| (i, s.spawn(move || gemm_of(&devices[i], &mut |_| {}))))
                 .collect();
-            handles
-                .into_iter()
-                .map(|(i, h)| {
-                    let r = h.join().unwrap_or_else(|_| {
-                        Err(Error::internal("a GEMM calibration thread panicked"))
-                    });
-                    (i, r)
-                })
-                .collect()
+            for (i, h) in handles {
+                tables[i] = Some(h.join().unwrap_or_else(|_| {
+                    Err(Error::internal("a GEMM calibration thread panicked"))
+                }));
+            }
         });
-        for (i, r) in done {
-            tables[i] = Some(r);
-        }
     }
     for (d, table) in devices.iter().zip(tables) {
         let info = d.info();

@@ -112,7 +112,7 @@ struct State {
 
 /// Whether every page of `[start, start + len)` (page-aligned) is mapped in this process:
 /// `msync` fails with `ENOMEM` where some page is not. Elsewhere than Unix: assumed mapped.
-pub fn is_mapped(start: u64, len: u64) -> bool {
+fn is_mapped(start: u64, len: u64) -> bool {
     #[cfg(unix)]
     {
         if len == 0 {
@@ -335,6 +335,21 @@ impl<R: Registrar> PinCache<R> {
         released
     }
 
+    /// Runs `alloc` (a device allocation); when it fails with an error `collides` recognises as
+    /// the driver's address map colliding with a freed buffer's registration, releases the
+    /// registrations of unmapped memory ([`release_unmapped`](Self::release_unmapped)) and, if
+    /// there were any, runs `alloc` once more. Backends name their own error code.
+    pub fn retry_after_unmapped<T>(
+        &self,
+        alloc: impl Fn() -> Result<T>,
+        collides: impl Fn(&crate::error::Error) -> bool,
+    ) -> Result<T> {
+        match alloc() {
+            Err(e) if collides(&e) && self.release_unmapped() > 0 => alloc(),
+            r => r,
+        }
+    }
+
     /// Unregisters everything this cache registered.
     pub fn release_all(&self) -> Result<()> {
         let mut st = self.lock();
@@ -430,26 +445,62 @@ mod tests {
             .any(|(&rs, &re)| rs <= s && re >= e)
     }
 
+    /// A fresh anonymous mapping of `len` bytes (the caller unmaps it).
+    #[cfg(unix)]
+    fn map(len: usize) -> u64 {
+        // SAFETY: a fresh anonymous private mapping; the caller unmaps it.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        p as u64
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn allocation_is_retried_only_after_releasing_unmapped_memory() {
+        use crate::error::Error;
+        let len = 16 * PAGE as usize;
+        let buf = map(len);
+        let c = cache(u64::MAX);
+        assert!(c.ensure(buf, len, HostAccess::Read).unwrap());
+        let calls = std::cell::Cell::new(0);
+        let alloc = || {
+            calls.set(calls.get() + 1);
+            if calls.get() == 1 {
+                Err(Error::internal("collides"))
+            } else {
+                Ok(calls.get())
+            }
+        };
+        let collides = |e: &Error| matches!(e, Error::Internal(_));
+        // Nothing freed: no retry, the error stands.
+        assert!(c.retry_after_unmapped(alloc, collides).is_err());
+        assert_eq!(calls.get(), 1);
+        // Another error: no retry either.
+        calls.set(0);
+        assert!(c.retry_after_unmapped(alloc, |_| false).is_err());
+        assert_eq!(calls.get(), 1);
+        // SAFETY: unmaps the mapping, which nothing else refers to.
+        assert_eq!(unsafe { libc::munmap(buf as *mut libc::c_void, len) }, 0);
+        calls.set(0);
+        assert_eq!(c.retry_after_unmapped(alloc, collides).unwrap(), 2);
+        assert_eq!(c.stats().released_unmapped, 1);
+        assert!(!c.is_pinned(buf, len));
+    }
+
     #[cfg(unix)]
     #[test]
     fn registrations_of_freed_memory_are_released() {
         let len = 16 * PAGE as usize;
-        let map = || {
-            // SAFETY: a fresh anonymous private mapping; unmapped below.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            assert_ne!(p, libc::MAP_FAILED);
-            p as u64
-        };
-        let (freed, kept) = (map(), map());
+        let (freed, kept) = (map(len), map(len));
         let c = cache(u64::MAX);
         assert!(c.ensure(freed, len, HostAccess::Read).unwrap());
         assert!(c.ensure(kept, len, HostAccess::Read).unwrap());
