@@ -1,13 +1,44 @@
 #!/usr/bin/env bash
-# Issue 4 validation on one GPU with the committed H200 profile, then issue 3's comparison with
-# model-chosen tiles, and an 8192^3 timeline.
-set -o pipefail
-source scripts/gpu/env.sh > $OUT/env.txt 2>&1
-export HETBLAS_PROFILE=$PWD/docs/profiles/nvidia-h200-x1.json
-.device/bin/hetblas devices | tail -1
-.device/bin/validate --csv $OUT/validate.csv 2>&1 | tee $OUT/validate.txt | tail -35
-C=.device/bin/compare
-$C --sizes 8192 --variants hetblas --reps 3 --trace-n 8192 --trace-out $OUT/trace8k.json 2>&1 | grep -E "busy|hetblas "
-( $C --sizes 8192,16384,32768 --reps 3 --csv $OUT/dgemm.csv
-  $C --sizes 8192,16384,32768 --dtype f32 --reps 3
-  $C --shapes 32768x32768x4096,4096x4096x32768 --reps 3 ) 2>&1 | tee $OUT/compare.txt | grep -E "^\| [0-9]"
+# The model against measurements: the validation set (`validate`: for each problem the time the
+# model predicts, the time measured with its choice, and a measured sweep of tile sizes), its
+# plots, the model's view of one problem (`hetblas predict`), and optionally the hybrid and
+# offload decisions of one GPU + the CPU (`hybrid`).
+#
+#   bash scripts/gpu/validate.sh [options]
+#     --reps N           timed calls per point at least (default 3; short problems get more)
+#     --limit N          only the first N problems of the set
+#     --predict SHAPE    the problem `hetblas predict` explains (default 16384^3: -s 16384)
+#     --hybrid           also the hybrid decisions, GPU0 + the CPU
+#     --hybrid-sizes L   their sizes (default 512,1024,2048,4096,8192,16384)
+#     --no-validate      skip the validation set (e.g. only --hybrid)
+#     plus env.sh's options (--profile, --hugepages, --out, --timeout, --dry-run)
+# Results: $OUT/validate.csv and .txt, $OUT/plots/*.svg, $OUT/predict.txt, $OUT/hybrid.log.
+
+# shellcheck source=scripts/gpu/env.sh
+source "$(dirname "$0")/env.sh"
+REPS=3 LIMIT=() PREDICT=(-s 16384) HYBRID=0 HYBRID_SIZES=512,1024,2048,4096,8192,16384 VALIDATE=1
+while (($#)); do
+    case $1 in
+        --reps) REPS=$2; shift 2 ;;
+        --limit) LIMIT=(--limit "$2"); shift 2 ;;
+        --predict) IFS=x read -r m n k <<<"$2"; PREDICT=(-m "$m" -n "$n" -k "$k"); shift 2 ;;
+        --hybrid) HYBRID=1; shift ;;
+        --hybrid-sizes) HYBRID_SIZES=$2; shift 2 ;;
+        --no-validate) VALIDATE=0; shift ;;
+        -h | --help) usage 0 ;;
+        *) common_option "$@" || usage; shift "$SHIFT" ;;
+    esac
+done
+start validate
+use_profile cuda
+if ((VALIDATE)); then
+    run --limit "$((TIMEOUT > 540 ? TIMEOUT : 540))" --log "$OUT/validate.txt" \
+        --grep "profile|tile rule" "$BIN/validate" --csv "$OUT/validate.csv" --reps "$REPS" "${LIMIT[@]}"
+    run --grep "problems:|plots written" "$BIN/plot-validation" "$OUT/validate.csv" --out-dir "$OUT/plots"
+fi
+run --log "$OUT/predict.txt" --grep "^choice|-bound|folded|sent to the device" "$H" predict "${PREDICT[@]}"
+if ((HYBRID)); then
+    run --limit "$((TIMEOUT > 400 ? TIMEOUT : 400))" --log "$OUT/hybrid.log" --grep "^\| [0-9]" \
+        env HETBLAS_CUDA_DEVICES=0 "$BIN/hybrid" --sizes "$HYBRID_SIZES" --reps 10 --big-reps 10 --skip-over 5
+fi
+finish

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Every bundled test binary with HETBLAS_REQUIRE=cuda (a missing GPU fails instead of skipping),
+# then the HIP backend's tests through the HIP-on-CUDA shim with HETBLAS_REQUIRE=hip.
+#
+#   bash scripts/gpu/tests.sh [options] [-- test-filter...]
+#     --no-hip           skip the HIP part
+#     --hip-only         only the HIP part
+#     --hip-tests LIST   test targets run through the shim (default conformance,no_device,pinning;
+#                        "all" runs every binary)
+#     --require B        backend the first part requires (default cuda)
+#     plus env.sh's options (--out, --timeout, --dry-run)
+# Per-binary logs in $OUT/tests/; a summary of passed and failed tests at the end. With two or
+# more GPUs the HIP suite sees two HIP GPUs and runs its multi-GPU cases too.
+
+# shellcheck source=scripts/gpu/env.sh
+source "$(dirname "$0")/env.sh"
+CUDA_PART=1 HIP_PART=1 HIP_TESTS=conformance,no_device,pinning REQUIRE=cuda FILTER=()
+while (($#)); do
+    case $1 in
+        --no-hip) HIP_PART=0; shift ;;
+        --hip-only) CUDA_PART=0; shift ;;
+        --hip-tests) HIP_TESTS=$2; shift 2 ;;
+        --require) REQUIRE=$2; shift 2 ;;
+        --) shift; FILTER=("$@"); break ;;
+        -h | --help) usage 0 ;;
+        *) common_option "$@" || usage; shift "$SHIFT" ;;
+    esac
+done
+start tests
+mkdir -p "$OUT/tests"
+PASSED=0 FAILED_TESTS=0
+
+# run_tests LABEL BINARY...: each binary one test at a time; counts tests passed and failed.
+run_tests() {
+    local label=$1 t name p f
+    shift
+    for t in "$@"; do
+        name=$(basename "$t")
+        run --log "$OUT/tests/$label-$name.log" --grep "^test result|found hip|device tests" \
+            "$t" --test-threads=1 "${FILTER[@]}"
+        ((DRY_RUN)) && continue
+        p=$(grep -oE "[0-9]+ passed" "$OUT/tests/$label-$name.log" | awk '{ s += $1 } END { print s + 0 }')
+        f=$(grep -oE "[0-9]+ failed" "$OUT/tests/$label-$name.log" | awk '{ s += $1 } END { print s + 0 }')
+        PASSED=$((PASSED + p)) FAILED_TESTS=$((FAILED_TESTS + f))
+    done
+}
+
+shopt -s nullglob
+if ((CUDA_PART)); then
+    bins=("$TESTS"/*)
+    ((${#bins[@]})) || { echo "no test binaries in $TESTS"; FAILED=$((FAILED + 1)); }
+    echo "== ${#bins[@]} test binaries, HETBLAS_REQUIRE=$REQUIRE"
+    HETBLAS_REQUIRE=$REQUIRE run_tests "$REQUIRE" "${bins[@]}"
+fi
+if ((HIP_PART)); then
+    echo "== HIP backend through the HIP-on-CUDA shim, HETBLAS_REQUIRE=hip"
+    if build_hip_shim; then
+        bins=()
+        if [[ $HIP_TESTS == all ]]; then
+            bins=("$TESTS"/*)
+        else
+            for target in ${HIP_TESTS//,/ }; do bins+=("$TESTS/${target}__"*); done
+        fi
+        HETBLAS_REQUIRE=hip run_tests hip "${bins[@]}"
+    fi
+fi
+echo "== tests: $PASSED passed, $FAILED_TESTS failed"
+finish
