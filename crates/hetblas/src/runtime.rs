@@ -113,6 +113,24 @@ impl Runtime {
     ///
     /// Run it while no other call uses the runtime: it times the devices.
     ///
+    /// ```
+    /// use hetblas::{CalibrationOptions, DType, Runtime};
+    /// use std::sync::Arc;
+    /// let rt = Runtime::builder().only(&["cpu"]).without_profile().build()?;
+    /// // A small calibration (the CLI's `--quick` is `CalibrationOptions::quick()`).
+    /// let opts = CalibrationOptions {
+    ///     gemm_tiles: vec![64, 128],
+    ///     dtypes: vec![DType::F64],
+    ///     ..CalibrationOptions::quick()
+    /// };
+    /// let profile = rt.calibrate(&opts, &mut |p| eprintln!("{}/{} {}", p.done, p.total, p.stage))?;
+    /// assert!(profile.check_matches(rt.devices()).is_ok());
+    /// // `profile.save(path)` keeps it for later runs; this one uses it from now on.
+    /// rt.set_profile(Some(Arc::new(profile)));
+    /// assert!(rt.profile().is_some());
+    /// # Ok::<(), hetblas::Error>(())
+    /// ```
+    ///
     /// # Errors
     /// Allocation failures of the smallest sizes, backend errors, failed fits.
     pub fn calibrate(
