@@ -271,3 +271,37 @@ pub fn emulated_node(configs: &[EmulatedConfig], blas: Arc<dyn HostBlas>) -> Res
     }
     Ok(EmulatedNode { devices, links })
 }
+
+/// Discovers host-emulated devices: the ones asked for, with the host BLAS chosen by
+/// [`crate::choose_blas`], and the links between them and the host.
+#[derive(Debug, Clone, Default)]
+pub struct EmulatedBackend {
+    configs: Vec<EmulatedConfig>,
+}
+
+impl EmulatedBackend {
+    /// One emulated device per configuration.
+    pub fn new(configs: Vec<EmulatedConfig>) -> EmulatedBackend {
+        EmulatedBackend { configs }
+    }
+}
+
+impl hetblas_core::Backend for EmulatedBackend {
+    fn name(&self) -> &'static str {
+        "emulated"
+    }
+    fn discover(&self) -> Result<hetblas_core::Discovery> {
+        if self.configs.is_empty() {
+            return Ok(hetblas_core::Discovery::default());
+        }
+        let node = emulated_node(&self.configs, crate::choose_blas()?.blas)?;
+        Ok(hetblas_core::Discovery {
+            devices: node
+                .devices
+                .into_iter()
+                .map(|d| d as Arc<dyn Device>)
+                .collect(),
+            links: node.links,
+        })
+    }
+}

@@ -11,6 +11,9 @@
 //!   [`EmulatedLink`]s run by host threads, optionally throttled to chosen rates. They exist so
 //!   the planner, the tile caches and the executor run for real on machines without GPUs.
 //!
+//! The runtime finds both through the same [`hetblas_core::Backend`] trait as the GPUs:
+//! [`CpuBackend`] (always one device) and [`EmulatedBackend`] (the devices asked for).
+//!
 //! Layout, as in every backend crate: `blas` (the library loading), `kernel` (the Kernel impl),
 //! `cpu` / `emulated` (the Device and Link impls), `buffer` (memory).
 
@@ -22,5 +25,7 @@ pub mod kernel;
 
 pub use blas::{choose_blas, Cblas, HostBlas, RustGemm};
 pub use cpu::{CpuBackend, CpuDevice};
-pub use emulated::{emulated_node, EmulatedConfig, EmulatedDevice, EmulatedLink, EmulatedNode};
+pub use emulated::{
+    emulated_node, EmulatedBackend, EmulatedConfig, EmulatedDevice, EmulatedLink, EmulatedNode,
+};
 pub use kernel::HostKernel;

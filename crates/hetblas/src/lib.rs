@@ -21,14 +21,23 @@
 //! assert!(c.iter().all(|&x| (x - 16.0).abs() < 1e-12));
 //! ```
 //!
-//! [`Runtime::discover`] asks every backend compiled in (all of them, always) for its devices;
-//! a backend whose library or hardware is absent reports why and the others run. The runtime
-//! derefs to [`hetblas_core::DevicePool`], which holds the whole pipeline.
+//! [`Runtime::discover`] asks every backend compiled in (all of them, always: the GPU vendors,
+//! the CPU, and the host-emulated devices when asked for) for its devices; a backend whose
+//! library or hardware is absent reports why and the others run. [`Runtime::calibrate`]
+//! measures the node for the models; [`Runtime::set_profile`] puts a profile in use.
+//!
+//! This crate is the library only; the `hetblas` command is the `hetblas-cli` package.
 
+mod builder;
+mod calibrate;
 pub mod runtime;
 
+pub use builder::RuntimeBuilder;
+pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
+pub use hetblas_core::profile::MachineProfile;
 pub use hetblas_core::{
-    DType, DeviceMatrix, DevicePool, Error, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef,
-    Result, Scalar, Trans,
+    BackendStatus, DType, DeviceMatrix, Error, GemmOptions, GemmReport, MatIn, MatMut, MatOut,
+    MatRef, Result, Scalar, Trans,
 };
-pub use runtime::{Runtime, RuntimeBuilder};
+pub use hetblas_cpu::EmulatedConfig;
+pub use runtime::Runtime;

@@ -1,218 +1,75 @@
-//! `Runtime`: discovery of every compiled backend's devices, and the device pool they form.
+//! `Runtime`: the devices of this node, and the calls users make on them.
+//!
+//! The runtime owns a [`DevicePool`] (the pipeline) and exposes what users call, method by
+//! method: GEMM, device matrices, host-buffer release, the devices and links found, the machine
+//! profile, and calibration. The pool stays an implementation detail.
 
-use hetblas_core::{Backend, BackendStatus, Device, DevicePool, Error, Link, Result};
-use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig};
-use std::ops::Deref;
-use std::sync::Arc;
+use hetblas_core::calibrate::{CalibrationOptions, Progress};
+use hetblas_core::profile::MachineProfile;
+use hetblas_core::{
+    BackendStatus, Device, DeviceMatrix, DevicePool, GemmOptions, GemmReport, Link, MatIn, MatMut,
+    MatOut, MatRef, MemorySpace, Result, Scalar, Trans,
+};
+use std::sync::{Arc, RwLock};
+
+use crate::builder::RuntimeBuilder;
 
 /// The devices of this node, ready for BLAS calls.
 #[derive(Debug)]
 pub struct Runtime {
     pool: DevicePool,
     statuses: Vec<BackendStatus>,
-    profile_status: String,
-}
-
-/// Chooses what [`Runtime`] discovers.
-#[derive(Debug, Clone, Default)]
-pub struct RuntimeBuilder {
-    emulated: Option<Vec<EmulatedConfig>>,
-    without_cpu: bool,
-    only: Option<Vec<String>>,
-    no_profile: bool,
-}
-
-impl RuntimeBuilder {
-    /// Adds `n` host-emulated devices (default configuration). `HETBLAS_EMULATED=n` does the same.
-    pub fn emulated(mut self, n: usize) -> Self {
-        self.emulated = Some(vec![EmulatedConfig::default(); n]);
-        self
-    }
-
-    /// Adds emulated devices with explicit configurations.
-    pub fn emulated_with(mut self, configs: Vec<EmulatedConfig>) -> Self {
-        self.emulated = Some(configs);
-        self
-    }
-
-    /// Leaves the CPU device out.
-    pub fn without_cpu(mut self) -> Self {
-        self.without_cpu = true;
-        self
-    }
-
-    /// Discovers only these backends ("cpu", "cuda", "hip"). `HETBLAS_BACKENDS=cuda,cpu` does
-    /// the same.
-    pub fn only(mut self, backends: &[&str]) -> Self {
-        self.only = Some(backends.iter().map(|s| s.to_string()).collect());
-        self
-    }
-
-    /// Does not load the machine profile (calibration itself starts this way).
-    pub fn without_profile(mut self) -> Self {
-        self.no_profile = true;
-        self
-    }
-
-    /// Runs discovery.
-    ///
-    /// # Errors
-    /// Only when no device at all can be used (the CPU backend failed too), or when the
-    /// environment asks for something malformed (`HETBLAS_EMULATED=x`).
-    pub fn build(self) -> Result<Runtime> {
-        let only = self.only.or_else(|| {
-            std::env::var("HETBLAS_BACKENDS").ok().map(|v| {
-                v.split(',')
-                    .map(|s| s.trim().to_ascii_lowercase())
-                    .collect()
-            })
-        });
-        let wanted = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|b| b == name));
-        let mut devices: Vec<Arc<dyn Device>> = Vec::new();
-        let mut links: Vec<Arc<dyn Link>> = Vec::new();
-        let mut statuses = Vec::new();
-        for backend in crate::runtime::accelerator_backends() {
-            let name = backend.name();
-            if !wanted(name) {
-                statuses.push(BackendStatus {
-                    backend: name.into(),
-                    devices: 0,
-                    reason: Some("not selected (HETBLAS_BACKENDS / builder)".into()),
-                });
-                continue;
-            }
-            match backend.discover() {
-                Ok(d) if d.devices.is_empty() => statuses.push(BackendStatus {
-                    backend: name.into(),
-                    devices: 0,
-                    reason: Some("no device found".into()),
-                }),
-                Ok(d) => {
-                    statuses.push(BackendStatus {
-                        backend: name.into(),
-                        devices: d.devices.len(),
-                        reason: None,
-                    });
-                    devices.extend(d.devices);
-                    links.extend(d.links);
-                }
-                Err(e) => statuses.push(BackendStatus {
-                    backend: name.into(),
-                    devices: 0,
-                    reason: Some(match e {
-                        Error::Unavailable { reason, .. } => reason,
-                        other => other.to_string(),
-                    }),
-                }),
-            }
-        }
-        if !self.without_cpu && wanted("cpu") {
-            let cpu = CpuDevice::new()?;
-            statuses.push(BackendStatus {
-                backend: "cpu".into(),
-                devices: 1,
-                reason: None,
-            });
-            devices.push(cpu);
-        }
-        let emulated = match self.emulated {
-            Some(c) => c,
-            None => match std::env::var("HETBLAS_EMULATED") {
-                Ok(v) if !v.trim().is_empty() => {
-                    let n: usize = v.trim().parse().map_err(|_| {
-                        Error::InvalidInput(format!("HETBLAS_EMULATED={v:?} is not a count"))
-                    })?;
-                    vec![EmulatedConfig::default(); n]
-                }
-                _ => vec![],
-            },
-        };
-        if !emulated.is_empty() {
-            let blas = hetblas_cpu::choose_blas()?.blas;
-            let node = emulated_node(&emulated, blas)?;
-            statuses.push(BackendStatus {
-                backend: "emulated".into(),
-                devices: node.devices.len(),
-                reason: None,
-            });
-            devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
-            links.extend(node.links);
-        }
-        if devices.is_empty() {
-            return Err(Error::Unavailable {
-                backend: "all",
-                reason: "no usable device (every backend is unavailable or deselected)".into(),
-            });
-        }
-        let pool = DevicePool::new(devices, links)?;
-        let profile_status = if self.no_profile {
-            "profile not loaded (builder); built-in tile rule".to_string()
-        } else {
-            load_profile(&pool)
-        };
-        Ok(Runtime {
-            pool,
-            statuses,
-            profile_status,
-        })
-    }
-}
-
-/// The accelerator backends compiled into this build (all of them, always; each decides at run
-/// time whether it can work here).
-pub(crate) fn accelerator_backends() -> Vec<Box<dyn Backend>> {
-    vec![
-        Box::new(hetblas_cuda::CudaBackend),
-        Box::new(hetblas_hip::HipBackend),
-    ]
-}
-
-/// Loads the profile at `profile::default_path()` when it describes exactly these devices.
-/// Returns what happened, for `hetblas devices`.
-fn load_profile(pool: &DevicePool) -> String {
-    use hetblas_core::profile::{default_path, MachineProfile, ProfileError};
-    let path = match default_path() {
-        Ok(p) => p,
-        Err(e) => return format!("no profile location ({e}); built-in tile rule"),
-    };
-    match MachineProfile::load(&path) {
-        Ok(p) => match p.check_matches(pool.devices()) {
-            Ok(()) => {
-                let s = format!("calibrated profile {} ({})", path.display(), p.created);
-                pool.set_profile(Some(Arc::new(p)));
-                s
-            }
-            Err(e) => format!(
-                "profile {} ignored: {e}; run `hetblas calibrate`; built-in tile rule",
-                path.display()
-            ),
-        },
-        Err(ProfileError::NotFound { .. }) => format!(
-            "no profile at {} (run `hetblas calibrate`): built-in tile rule (T = max dim / 4, \
-             power of two in [256, 4096])",
-            path.display()
-        ),
-        Err(e) => format!(
-            "profile {} unreadable: {e}; built-in tile rule",
-            path.display()
-        ),
-    }
+    profile_status: RwLock<String>,
 }
 
 impl Runtime {
-    /// Whether a calibrated profile is in use, and from where (or why not).
-    pub fn profile_status(&self) -> &str {
-        &self.profile_status
+    pub(crate) fn from_parts(
+        pool: DevicePool,
+        statuses: Vec<BackendStatus>,
+        profile_status: String,
+    ) -> Runtime {
+        Runtime {
+            pool,
+            statuses,
+            profile_status: RwLock::new(profile_status),
+        }
     }
 
     /// Discovers every backend's devices with the default configuration (see
     /// [`RuntimeBuilder`] for the environment variables it honours).
+    ///
+    /// # Errors
+    /// As [`RuntimeBuilder::build`].
     pub fn discover() -> Result<Runtime> {
         RuntimeBuilder::default().build()
     }
 
+    /// A builder to choose what discovery takes (backends, emulated devices, the profile).
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
+    }
+
+    // ---- what was found --------------------------------------------------------------------
+
+    /// The devices, in the order of the indices every other method takes.
+    pub fn devices(&self) -> &[Arc<dyn Device>] {
+        self.pool.devices()
+    }
+
+    /// The links between the devices' memory spaces and the host.
+    pub fn links(&self) -> impl Iterator<Item = &Arc<dyn Link>> {
+        self.pool.links()
+    }
+
+    /// The link `src -> dst`, if there is one.
+    pub fn link(&self, src: MemorySpace, dst: MemorySpace) -> Option<&Arc<dyn Link>> {
+        self.pool.link(src, dst)
+    }
+
+    /// The bandwidth of the link `src -> dst` (bytes/s): calibrated when the profile has it,
+    /// else what the link knows of itself.
+    pub fn link_bandwidth(&self, src: MemorySpace, dst: MemorySpace) -> Option<f64> {
+        self.pool.link_bandwidth(src, dst)
     }
 
     /// What each backend contributed, or why it did not.
@@ -220,15 +77,183 @@ impl Runtime {
         &self.statuses
     }
 
-    /// The device pool (also reachable through `Deref`).
-    pub fn pool(&self) -> &DevicePool {
-        &self.pool
-    }
-}
+    // ---- the machine profile ---------------------------------------------------------------
 
-impl Deref for Runtime {
-    type Target = DevicePool;
-    fn deref(&self) -> &DevicePool {
-        &self.pool
+    /// Whether a calibrated profile is in use, and from where (or why not).
+    pub fn profile_status(&self) -> String {
+        self.profile_status
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The profile in use, if any.
+    pub fn profile(&self) -> Option<Arc<MachineProfile>> {
+        self.pool.profile()
+    }
+
+    /// Uses `profile` for the model-driven decisions (tile sizes, device subsets, shares) from
+    /// now on; `None` returns to the built-in rules. Cached plans are dropped.
+    pub fn set_profile(&self, profile: Option<Arc<MachineProfile>>) {
+        let status = match &profile {
+            Some(p) => format!("profile set by the caller ({})", p.created),
+            None => "no profile (set by the caller); built-in tile rule".to_string(),
+        };
+        self.pool.set_profile(profile);
+        *self
+            .profile_status
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = status;
+    }
+
+    /// Measures this runtime's links and every device's GEMM (see
+    /// [`hetblas_core::calibrate`]) and returns the profile; `progress` is called after every
+    /// point. The profile is not put in use: pass it to [`Runtime::set_profile`], and save it
+    /// ([`MachineProfile::save`]) for later runs to load.
+    ///
+    /// Run it while no other call uses the runtime: it times the devices.
+    ///
+    /// ```
+    /// use hetblas::{CalibrationOptions, DType, Runtime};
+    /// use std::sync::Arc;
+    /// let rt = Runtime::builder().only(&["cpu"]).without_profile().build()?;
+    /// // A small calibration (the CLI's `--quick` is `CalibrationOptions::quick()`).
+    /// let opts = CalibrationOptions {
+    ///     gemm_tiles: vec![64, 128],
+    ///     dtypes: vec![DType::F64],
+    ///     ..CalibrationOptions::quick()
+    /// };
+    /// let profile = rt.calibrate(&opts, &mut |p| eprintln!("{}/{} {}", p.done, p.total, p.stage))?;
+    /// assert!(profile.check_matches(rt.devices()).is_ok());
+    /// // `profile.save(path)` keeps it for later runs; this one uses it from now on.
+    /// rt.set_profile(Some(Arc::new(profile)));
+    /// assert!(rt.profile().is_some());
+    /// # Ok::<(), hetblas::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Allocation failures of the smallest sizes, backend errors, failed fits.
+    pub fn calibrate(
+        &self,
+        opts: &CalibrationOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<MachineProfile> {
+        let links: Vec<Arc<dyn Link>> = self.links().cloned().collect();
+        crate::calibrate::calibrate(self.devices(), &links, opts, progress)
+    }
+
+    // ---- GEMM ------------------------------------------------------------------------------
+
+    /// `c = alpha * op(a) * op(b) + beta * c` with default options. Operands are host views
+    /// or device matrices, in any mix.
+    ///
+    /// # Errors
+    /// Shape mismatches as BLAS parameters 3 (m), 4 (n) or 5 (k); device errors.
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
+    pub fn gemm<'a, T: Scalar>(
+        &self,
+        transa: Trans,
+        transb: Trans,
+        alpha: T,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatIn<'a, T>>,
+        beta: T,
+        c: impl Into<MatOut<'a, T>>,
+    ) -> Result<GemmReport> {
+        self.pool.gemm(transa, transb, alpha, a, b, beta, c)
+    }
+
+    /// GEMM with explicit options (devices, forced tiles, trace, memory limit, host fold).
+    /// Shapes come from the operands: C is m x n, op(A) m x k, op(B) k x n.
+    ///
+    /// # Errors
+    /// As [`Runtime::gemm`], and bad options (a device index out of range).
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list and the options
+    pub fn gemm_with<'a, T: Scalar>(
+        &self,
+        transa: Trans,
+        transb: Trans,
+        alpha: T,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatIn<'a, T>>,
+        beta: T,
+        c: impl Into<MatOut<'a, T>>,
+        opts: &GemmOptions,
+    ) -> Result<GemmReport> {
+        self.pool
+            .gemm_with(transa, transb, alpha, a, b, beta, c, opts)
+    }
+
+    /// BLAS-style GEMM on host slices: arguments checked exactly as reference BLAS checks them
+    /// (errors carry its parameter numbers), then `c = alpha*op(a)*op(b) + beta*c`.
+    ///
+    /// # Errors
+    /// A bad argument with its BLAS parameter number; device errors.
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
+    pub fn gemm_blas<T: Scalar>(
+        &self,
+        transa: u8,
+        transb: u8,
+        m: i64,
+        n: i64,
+        k: i64,
+        alpha: T,
+        a: &[T],
+        lda: i64,
+        b: &[T],
+        ldb: i64,
+        beta: T,
+        c: &mut [T],
+        ldc: i64,
+        opts: &GemmOptions,
+    ) -> Result<GemmReport> {
+        self.pool.gemm_blas(
+            transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts,
+        )
+    }
+
+    /// Number of plans in the plan cache (a repeated call reuses its plan).
+    pub fn cached_plans(&self) -> usize {
+        self.pool.cached_plans()
+    }
+
+    // ---- device matrices and host buffers --------------------------------------------------
+
+    /// An uninitialised `rows x cols` matrix on device `idx` (packed, `ld = rows`).
+    ///
+    /// # Errors
+    /// `InvalidInput` for an index out of range or a size that overflows; `OutOfMemory`.
+    pub fn alloc_matrix<T: Scalar>(
+        &self,
+        idx: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<DeviceMatrix<T>> {
+        self.pool.alloc_matrix(idx, rows, cols)
+    }
+
+    /// Copies a host matrix to a new matrix on device `idx`.
+    ///
+    /// # Errors
+    /// As [`Runtime::alloc_matrix`], and copy failures.
+    pub fn upload<T: Scalar>(&self, idx: usize, host: MatRef<'_, T>) -> Result<DeviceMatrix<T>> {
+        self.pool.upload(idx, host)
+    }
+
+    /// Copies a device matrix back into a host view of the same shape.
+    ///
+    /// # Errors
+    /// `InvalidInput` when the shapes differ; copy failures.
+    pub fn download<T: Scalar>(&self, m: &DeviceMatrix<T>, host: MatMut<'_, T>) -> Result<()> {
+        self.pool.download(m, host)
+    }
+
+    /// Releases what the devices keep for a host buffer between calls (page-locked
+    /// registrations). Call it before freeing a large buffer that was passed to hetblas.
+    ///
+    /// # Errors
+    /// The backend's error when a registration cannot be undone.
+    pub fn release_host<T>(&self, buffer: &[T]) -> Result<()> {
+        self.pool.release_host(buffer)
     }
 }

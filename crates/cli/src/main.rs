@@ -1,6 +1,12 @@
-//! The `hetblas` command: list devices, run a GEMM (and, as they arrive, calibrate and predict).
+//! The `hetblas` command: list devices, run a GEMM, calibrate the node, show the models'
+//! predictions.
 
+mod calibrate;
 mod cli;
+mod devices;
+mod gemm;
+mod predict;
+mod shape;
 
 use clap::Parser;
 

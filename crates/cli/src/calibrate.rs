@@ -1,12 +1,9 @@
 //! `hetblas calibrate`: measure every link and every device's GEMM, write the profile.
 
 use clap::Args;
-use hetblas::{Error, Result, Runtime};
-use hetblas_core::calibrate::{calibrate, CalibrationOptions, Progress};
+use hetblas::{CalibrationOptions, Progress, Result, Runtime};
 use hetblas_core::profile::default_path;
-use hetblas_core::{Buffer, Device, DeviceKind, HostAccess};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(Args, Debug)]
@@ -36,40 +33,13 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     if args.no_cross_links {
         opts.cross_links = false;
     }
-    let devices: Vec<Arc<dyn Device>> = rt.devices().to_vec();
-    let links: Vec<_> = rt.links().cloned().collect();
-    let cpu = devices
-        .iter()
-        .find(|d| d.info().kind == DeviceKind::Cpu)
-        .cloned()
-        .ok_or_else(|| Error::Unsupported {
-            device: "host".into(),
-            detail: "calibration needs the CPU device for host buffers".into(),
-        })?;
-    // Host buffers for link measurements: page-locked by every device that DMAs them, as user
-    // buffers are during a call.
-    let dma: Vec<Arc<dyn Device>> = devices
-        .iter()
-        .filter(|d| !d.space().is_host())
-        .cloned()
-        .collect();
-    let host_alloc = |bytes: usize| -> Result<Box<dyn Buffer>> {
-        let b = cpu.allocate(bytes)?;
-        for d in &dma {
-            d.prepare_host(b.addr(), b.len(), HostAccess::ReadWrite)?;
-        }
-        Ok(Box::new(Registered {
-            inner: b,
-            devices: dma.clone(),
-        }))
-    };
     let bar = ProgressBar::new(1);
     bar.set_style(
         ProgressStyle::with_template("{elapsed:>4} [{bar:40}] {pos}/{len} ETA {eta} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = Instant::now();
-    let profile = calibrate(&devices, &links, &host_alloc, &opts, &mut |p: Progress| {
+    let profile = rt.calibrate(&opts, &mut |p: Progress| {
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);
         bar.set_message(p.stage.clone());
@@ -116,31 +86,4 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// A host buffer registered with the GPUs for the time it lives.
-#[derive(Debug)]
-struct Registered {
-    inner: Box<dyn Buffer>,
-    devices: Vec<Arc<dyn Device>>,
-}
-
-impl Buffer for Registered {
-    fn space(&self) -> hetblas_core::MemorySpace {
-        self.inner.space()
-    }
-    fn addr(&self) -> u64 {
-        self.inner.addr()
-    }
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        for d in &self.devices {
-            let _ = d.release_host(self.inner.addr(), self.inner.len());
-        }
-    }
 }

@@ -1,7 +1,8 @@
 //! `hetblas gemm`: a GEMM on random host data, timed, optionally checked.
 
+use crate::shape::ShapeArgs;
 use clap::Args;
-use hetblas::{DType, GemmOptions, MatMut, MatRef, Result, Runtime, Scalar, Trans};
+use hetblas::{DType, GemmOptions, MatMut, MatRef, Result, Runtime, Scalar};
 use hetblas_core::reference::check_sampled;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -9,56 +10,44 @@ use std::time::Instant;
 
 #[derive(Args, Debug)]
 pub struct GemmArgs {
-    /// m = n = k = SIZE (overridden by -m/-n/-k).
-    #[arg(long, short = 's', default_value_t = 2048)]
-    size: usize,
-    #[arg(short = 'm')]
-    m: Option<usize>,
-    #[arg(short = 'n')]
-    n: Option<usize>,
-    #[arg(short = 'k')]
-    k: Option<usize>,
-    /// f64 or f32.
-    #[arg(long, default_value = "f64")]
-    dtype: DType,
-    #[arg(long, default_value = "N")]
-    transa: Trans,
-    #[arg(long, default_value = "N")]
-    transb: Trans,
-    #[arg(long, default_value_t = 1.0)]
-    alpha: f64,
-    #[arg(long, default_value_t = 0.0)]
-    beta: f64,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// The scalar alpha (negative values welcome: --alpha -1.5).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub alpha: f64,
+    /// The scalar beta; 0 never reads C (negative values welcome: --beta -0.5).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub beta: f64,
     /// Devices to use: indices or labels ("0,1", "cuda:0,cpu:0"); default: hetblas decides.
     #[arg(long)]
-    devices: Option<String>,
+    pub devices: Option<String>,
     /// Force a square tile size.
     #[arg(long)]
-    tile: Option<usize>,
+    pub tile: Option<usize>,
     /// Force tile sizes and group: `T`, or `TMxTNxTK` with an optional `/gG` (C tiles
     /// accumulated together), e.g. `4096x512x8192/g1`.
     #[arg(long)]
-    blocking: Option<hetblas_core::Blocking>,
+    pub blocking: Option<hetblas_core::Blocking>,
     /// Timed repetitions (after one warm-up call); the median is reported.
     #[arg(long, default_value_t = 3)]
-    reps: usize,
+    pub reps: usize,
     /// Verify the result against an f64-accumulated reference (sampled entries for big sizes).
     #[arg(long)]
-    check: bool,
+    pub check: bool,
     /// Write a Chrome trace of the last repetition to this file.
     #[arg(long)]
-    trace: Option<std::path::PathBuf>,
-    /// Random seed.
+    pub trace: Option<std::path::PathBuf>,
     /// Host C with beta != 0: `on` folds the products into C on the host, `off` sends C to the
     /// devices; default: the model decides.
     #[arg(long, value_parser = ["on", "off"])]
     pub host_fold: Option<String>,
+    /// Seed of the random A, B and C.
     #[arg(long, default_value_t = 42)]
-    seed: u64,
+    pub seed: u64,
 }
 
 pub fn run(rt: &Runtime, a: GemmArgs) -> Result<()> {
-    match a.dtype {
+    match a.shape.dtype {
         DType::F64 => run_typed::<f64>(rt, a),
         DType::F32 => run_typed::<f32>(rt, a),
     }
@@ -71,13 +60,10 @@ fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
 }
 
 fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
-    let (m, n, k) = (
-        a.m.unwrap_or(a.size),
-        a.n.unwrap_or(a.size),
-        a.k.unwrap_or(a.size),
-    );
-    let (ar, ac) = a.transa.stored_shape(m, k);
-    let (br, bc) = a.transb.stored_shape(k, n);
+    let (m, n, k) = a.shape.mnk();
+    let (transa, transb) = (a.shape.transa, a.shape.transb);
+    let (ar, ac) = transa.stored_shape(m, k);
+    let (br, bc) = transb.stored_shape(k, n);
     let mut rng = StdRng::seed_from_u64(a.seed);
     let av: Vec<T> = random(&mut rng, ar * ac);
     let bv: Vec<T> = random(&mut rng, br * bc);
@@ -98,14 +84,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             blocking: a.blocking,
             devices: devices.clone(),
             trace: a.trace.is_some() && rep == a.reps.max(1),
-            memory_limit: None,
-            no_peer_forwarding: false,
             host_fold: a.host_fold.as_deref().map(|f| f == "on"),
+            ..Default::default()
         };
         let t = Instant::now();
         let report = rt.gemm_with(
-            a.transa,
-            a.transb,
+            transa,
+            transb,
             alpha,
             MatRef::new(&av, ar, ac, ar.max(1))?,
             MatRef::new(&bv, br, bc, br.max(1))?,
@@ -126,8 +111,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     println!(
         "{}gemm {m}x{n}x{k} {}{} on [{}] tile {}{}: median {:.4} s over {} reps, {:.2} GFLOP/s",
         T::DTYPE.blas_prefix(),
-        a.transa.as_char(),
-        a.transb.as_char(),
+        transa.as_char(),
+        transb.as_char(),
         report.devices.join(", "),
         report
             .tile
@@ -186,8 +171,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     }
     if a.check {
         let (checked, worst) = check_sampled(
-            a.transa,
-            a.transb,
+            transa,
+            transb,
             a.alpha,
             MatRef::new(&av, ar, ac, ar.max(1))?,
             MatRef::new(&bv, br, bc, br.max(1))?,

@@ -1,7 +1,8 @@
 //! `hetblas predict`: every model's predicted time for each candidate tile, and the choice.
 
+use crate::shape::ShapeArgs;
 use clap::Args;
-use hetblas::{DType, Error, Result, Runtime, Trans};
+use hetblas::{Error, Result, Runtime};
 use hetblas_core::autotune::{choose_devices, model_tile};
 use hetblas_core::model::cocopelia::{ModelKind, Offload, SingleDeviceModel};
 use hetblas_core::problem::GemmProblem;
@@ -9,27 +10,19 @@ use hetblas_core::profile::HOST_LABEL;
 use hetblas_core::{DeviceKind, MemorySpace};
 
 #[derive(Args, Debug)]
+#[command(mut_arg("size", |a| a.default_value("16384")))]
 pub struct PredictArgs {
-    /// m = n = k = SIZE (overridden by -m/-n/-k).
-    #[arg(long, short = 's', default_value_t = 16384)]
-    size: usize,
-    #[arg(short = 'm')]
-    m: Option<usize>,
-    #[arg(short = 'n')]
-    n: Option<usize>,
-    #[arg(short = 'k')]
-    k: Option<usize>,
-    #[arg(long, default_value = "f64")]
-    dtype: DType,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
     /// Where A, B and C live: h (host) or d (the device), e.g. "hhh", "ddh".
     #[arg(long, default_value = "hhh")]
-    placement: String,
+    pub placement: String,
     /// beta == 0 (C is not read).
     #[arg(long)]
-    beta_zero: bool,
+    pub beta_zero: bool,
     /// Device (label or index); default: the first accelerator.
     #[arg(long)]
-    device: Option<String>,
+    pub device: Option<String>,
 }
 
 pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
@@ -52,13 +45,15 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         .ok_or_else(|| {
             Error::InvalidInput(format!("--placement {:?}: three of h/d", a.placement))
         })?;
+    let (m, n, k) = a.shape.mnk();
+    let dtype = a.shape.dtype;
     let problem = GemmProblem {
-        transa: Trans::N,
-        transb: Trans::N,
-        m: a.m.unwrap_or(a.size),
-        n: a.n.unwrap_or(a.size),
-        k: a.k.unwrap_or(a.size),
-        dtype: a.dtype,
+        transa: a.shape.transa,
+        transb: a.shape.transb,
+        m,
+        n,
+        k,
+        dtype,
         beta_zero: a.beta_zero,
         locations,
     };
@@ -73,13 +68,13 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
     .ok_or_else(|| {
         Error::Profile(format!(
             "the profile has no {} gemm table or host links for {label} (or nothing moves)",
-            a.dtype
+            dtype
         ))
     })?;
     let exec = profile
         .device(&label)
-        .and_then(|d| d.exec_table(a.dtype))
-        .ok_or_else(|| Error::Profile(format!("no {} table for {label}", a.dtype)))?;
+        .and_then(|d| d.exec_table(dtype))
+        .ok_or_else(|| Error::Profile(format!("no {} table for {label}", dtype)))?;
     let sd = SingleDeviceModel::new(
         profile
             .link(HOST_LABEL, &label)
@@ -92,11 +87,13 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
     );
     let offload = Offload::from_problem(&problem, dev.space());
     println!(
-        "{}gemm {}x{}x{} placement {} on {label}{}; predicted seconds per tile size:",
-        a.dtype.blas_prefix(),
+        "{}gemm {}x{}x{} {}{} placement {} on {label}{}; predicted seconds per tile size:",
+        dtype.blas_prefix(),
         problem.m,
         problem.n,
         problem.k,
+        problem.transa.as_char(),
+        problem.transb.as_char(),
         a.placement,
         if a.beta_zero { ", beta = 0" } else { "" }
     );
@@ -159,7 +156,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
     let cands: Vec<_> = rt
         .devices()
         .iter()
-        .filter(|d| d.kernel().supports(a.dtype))
+        .filter(|d| d.kernel().supports(dtype))
         .collect();
     let bw = |s: MemorySpace, d: MemorySpace| rt.link_bandwidth(s, d);
     if let Some(c) = choose_devices(&hostp, &cands, choice.tile.tm, Some(&profile), &bw) {

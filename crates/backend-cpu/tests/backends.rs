@@ -1,0 +1,49 @@
+//! The CPU and the emulated devices found through the `Backend` trait, as the runtime finds
+//! every backend.
+
+use hetblas_core::{Backend, DeviceKind, LinkKind, MemorySpace};
+use hetblas_cpu::{CpuBackend, EmulatedBackend, EmulatedConfig};
+use std::collections::HashSet;
+
+#[test]
+fn cpu_backend_finds_the_host_cpu() {
+    let d = CpuBackend.discover().expect("the CPU is always there");
+    assert_eq!(CpuBackend.name(), "cpu");
+    assert_eq!(d.devices.len(), 1);
+    assert!(
+        d.links.is_empty(),
+        "the CPU computes in host memory: no links"
+    );
+    let cpu = &d.devices[0];
+    assert_eq!(cpu.info().kind, DeviceKind::Cpu);
+    assert!(cpu.space().is_host());
+}
+
+#[test]
+fn emulated_backend_finds_the_devices_asked_for() {
+    let n = 3;
+    let config = EmulatedConfig {
+        memory_bytes: 8 << 20,
+        ..Default::default()
+    };
+    let backend = EmulatedBackend::new(vec![config; n]);
+    assert_eq!(backend.name(), "emulated");
+    let d = backend.discover().expect("emulated devices");
+    assert_eq!(d.devices.len(), n);
+    let spaces: HashSet<MemorySpace> = d.devices.iter().map(|x| x.space()).collect();
+    assert_eq!(spaces.len(), n, "one memory space each");
+    assert!(spaces.iter().all(|s| !s.is_host()));
+    for (i, dev) in d.devices.iter().enumerate() {
+        assert_eq!(dev.info().kind, DeviceKind::Emulated);
+        assert_eq!(dev.info().index, i);
+        assert_eq!(dev.memory_budget(), 8 << 20);
+    }
+    // Host to each and back, and each to every other.
+    let count = |k: LinkKind| d.links.iter().filter(|l| l.kind() == k).count();
+    assert_eq!(count(LinkKind::HostToDevice), n);
+    assert_eq!(count(LinkKind::DeviceToHost), n);
+    assert_eq!(count(LinkKind::Peer), n * (n - 1));
+    // None asked for: nothing found, and no error.
+    let none = EmulatedBackend::new(vec![]).discover().expect("empty");
+    assert!(none.devices.is_empty() && none.links.is_empty());
+}

@@ -1,0 +1,208 @@
+//! The command line: global options, subcommands, and what they share.
+
+use crate::{calibrate, devices, gemm, predict};
+use clap::{Parser, Subcommand};
+use hetblas::{Result, Runtime};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "hetblas",
+    version,
+    about = "Heterogeneous BLAS: GEMM on every GPU and the CPU of the node"
+)]
+pub struct Cli {
+    /// Add N host-emulated devices (testing the multi-device pipeline without GPUs).
+    #[arg(long, global = true, default_value_t = 0)]
+    emulated: usize,
+    #[command(subcommand)]
+    cmd: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the devices found, and each backend that is absent with the reason.
+    Devices(devices::DevicesArgs),
+    /// Run a GEMM on random host data; print time and GFLOP/s.
+    Gemm(gemm::GemmArgs),
+    /// Measure links and kernels; write the machine profile the models use.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Each model's predicted time per candidate tile for a problem, and hetblas's choice.
+    Predict(predict::PredictArgs),
+}
+
+fn runtime(emulated: usize) -> Result<Runtime> {
+    let mut b = Runtime::builder();
+    if emulated > 0 {
+        b = b.emulated(emulated);
+    }
+    b.build()
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Command::Calibrate(a) => calibrate::run(cli.emulated, a),
+        Command::Devices(a) => devices::run(&runtime(cli.emulated)?, a),
+        Command::Gemm(a) => gemm::run(&runtime(cli.emulated)?, a),
+        Command::Predict(a) => predict::run(&runtime(cli.emulated)?, a),
+    }
+}
+
+/// Parses "0,2" or "cuda:0,cpu:0" into device indices.
+pub fn parse_devices(rt: &Runtime, spec: &str) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let idx = match part.parse::<usize>() {
+            Ok(i) => i,
+            Err(_) => rt
+                .devices()
+                .iter()
+                .position(|d| d.info().label().eq_ignore_ascii_case(part))
+                .ok_or_else(|| {
+                    hetblas::Error::InvalidInput(format!(
+                        "no device {part:?} (see `hetblas devices`)"
+                    ))
+                })?,
+        };
+        out.push(idx);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every argument of every (sub)command, with the path of commands that holds it.
+    fn all_args(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
+        let path = format!("{path} {}", cmd.get_name());
+        for a in cmd.get_arguments() {
+            out.push((path.clone(), a.clone()));
+        }
+        for sub in cmd.get_subcommands() {
+            all_args(sub, &path, out);
+        }
+    }
+
+    #[test]
+    fn command_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_option_has_help() {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut args = Vec::new();
+        all_args(&cmd, "", &mut args);
+        // The subcommands' own arguments are there, not only the global ones.
+        assert!(args.len() > 20, "only {} arguments found", args.len());
+        let missing: Vec<String> = args
+            .iter()
+            .filter(|(_, a)| a.get_help().is_none_or(|h| h.to_string().trim().is_empty()))
+            .map(|(p, a)| format!("{p}: {}", a.get_id()))
+            .collect();
+        assert!(missing.is_empty(), "options without help: {missing:?}");
+    }
+
+    #[test]
+    fn help_texts_belong_to_their_option() {
+        let cmd = Cli::command();
+        let gemm = cmd.find_subcommand("gemm").expect("gemm subcommand");
+        let help = |id: &str| {
+            gemm.get_arguments()
+                .find(|a| a.get_id() == id)
+                .and_then(|a| a.get_help())
+                .map(|h| h.to_string())
+                .unwrap_or_default()
+        };
+        assert!(
+            help("seed").to_lowercase().contains("seed"),
+            "{}",
+            help("seed")
+        );
+        assert!(!help("host_fold").to_lowercase().contains("seed"));
+        assert!(help("host_fold").contains("host"), "{}", help("host_fold"));
+    }
+
+    fn parse(args: &[&str]) -> std::result::Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("hetblas").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn negative_scalars_are_accepted() {
+        let cli = parse(&["gemm", "--alpha", "-1.5", "--beta", "-0.25", "-m", "7"])
+            .expect("negative alpha and beta parse");
+        let Command::Gemm(g) = cli.cmd else {
+            panic!("not gemm: {:?}", cli.cmd)
+        };
+        assert_eq!((g.alpha, g.beta), (-1.5, -0.25));
+        assert_eq!(g.shape.mnk(), (7, 2048, 2048));
+        // The = form, and a negative exponent.
+        let cli = parse(&["gemm", "--alpha=-2e-3"]).expect("--alpha=-2e-3 parses");
+        let Command::Gemm(g) = cli.cmd else {
+            panic!("not gemm")
+        };
+        assert_eq!(g.alpha, -2e-3);
+        // A negative number is still refused where it is not a number the option takes.
+        assert!(parse(&["gemm", "--size", "-4"]).is_err());
+        assert!(parse(&["gemm", "--alpha", "-x"]).is_err());
+    }
+
+    #[test]
+    fn shape_options_are_the_same_in_every_shaped_subcommand() {
+        let shape = [
+            "-m", "100", "-n", "200", "-k", "300", "--dtype", "f32", "--transa", "T", "--transb",
+            "C",
+        ];
+        let gemm = parse(&[&["gemm"][..], &shape[..]].concat()).expect("gemm shape");
+        let predict = parse(&[&["predict"][..], &shape[..]].concat()).expect("predict shape");
+        let (Command::Gemm(g), Command::Predict(p)) = (gemm.cmd, predict.cmd) else {
+            panic!("wrong subcommands")
+        };
+        // Only SIZE's default differs, and -m/-n/-k override it.
+        assert_eq!(g.shape.mnk(), (100, 200, 300));
+        assert_eq!(g.shape.mnk(), p.shape.mnk());
+        assert_eq!(
+            (g.shape.dtype, g.shape.transa, g.shape.transb),
+            (p.shape.dtype, p.shape.transa, p.shape.transb)
+        );
+        assert_eq!(g.shape.dtype, hetblas::DType::F32);
+        assert_eq!(
+            (g.shape.transa, g.shape.transb),
+            (hetblas::Trans::T, hetblas::Trans::C)
+        );
+        // Each subcommand keeps its own default size.
+        let Command::Gemm(g) = parse(&["gemm"]).expect("gemm").cmd else {
+            panic!("not gemm")
+        };
+        let Command::Predict(p) = parse(&["predict"]).expect("predict").cmd else {
+            panic!("not predict")
+        };
+        assert_eq!(g.shape.mnk(), (2048, 2048, 2048));
+        assert_eq!(p.shape.mnk(), (16384, 16384, 16384));
+        // One definition: the shape options carry the same help in both.
+        let cmd = Cli::command();
+        let help_of = |sub: &str| -> Vec<(String, String)> {
+            let mut v: Vec<_> = cmd
+                .find_subcommand(sub)
+                .expect("subcommand")
+                .get_arguments()
+                .filter(|a| {
+                    ["size", "m", "n", "k", "dtype", "transa", "transb"]
+                        .contains(&a.get_id().as_str())
+                })
+                .map(|a| {
+                    (
+                        a.get_id().to_string(),
+                        a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(help_of("gemm").len(), 7);
+        assert_eq!(help_of("gemm"), help_of("predict"));
+    }
+}
