@@ -211,7 +211,8 @@ fn mixed_precision_dots() {
         };
         // Products of f32 are exact in f64: DSDOT differs from the exact sum by f64 rounding.
         assert!((d - exact).abs() <= 1e-14 * (n as f64 + 1.0), "dsdot n={n}");
-        assert_eq!(s, (0.25 + d) as f32, "sdsdot n={n}");
+        let sum_from_sb = (0..n).fold(0.25f64, |acc, i| acc + x.get(i) as f64 * y.get(i) as f64);
+        assert_eq!(s, sum_from_sb as f32, "sdsdot n={n}");
         assert!(
             (plain as f64 - exact).abs() <= 1e-5 * (n as f64 + 1.0),
             "sdot n={n}"
