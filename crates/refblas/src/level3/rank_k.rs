@@ -1,6 +1,7 @@
 //! The rank-k and rank-2k updates SYRK, HERK, SYR2K, HER2K, in one routine: column-oriented
 //! loops over the referenced triangle, in the reference's order.
 
+use crate::level3::gemm::gemm_slices;
 use crate::options::Trans;
 use crate::options::{lsame, Uplo};
 use crate::scalar::Scalar;
@@ -300,6 +301,160 @@ unsafe fn rank_update<T: Scalar>(
         // SAFETY: as above.
         (unsafe { slice(b, mat_len(ar, ac, ldb)) }, ldb)
     });
+    let shape = Shape {
+        herm,
+        upper,
+        notrans,
+        k,
+    };
+    if n >= 2 * BLOCK && k > 0 {
+        blocked(shape, n, alpha, beta, a, lda, b, c, ldc);
+    } else {
+        looped(shape, n, alpha, beta, a, lda, b, c, ldc);
+    }
+}
+
+/// Column-block width of the blocked update: the diagonal blocks run in loops, the rectangles
+/// beside them through GEMM.
+const BLOCK: usize = 64;
+
+/// The options of a rank-k update past the quick returns.
+#[derive(Clone, Copy)]
+struct Shape {
+    herm: bool,
+    upper: bool,
+    notrans: bool,
+    k: usize,
+}
+
+/// The update by column blocks of width BLOCK: the block's rectangle off the diagonal is a
+/// GEMM (two for a rank-2k update), its diagonal block the loops of [`looped`].
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+fn blocked<T: Scalar>(
+    shape: Shape,
+    n: usize,
+    alpha: T,
+    beta: T,
+    a: &[T],
+    lda: usize,
+    b: Option<(&[T], usize)>,
+    c: &mut [T],
+    ldc: usize,
+) {
+    let Shape {
+        herm,
+        upper,
+        notrans,
+        k,
+    } = shape;
+    // C(rows, cols) += alpha * op(X)(rows, :) * op(Y)(cols, :)^T (conjugated for herm), where
+    // op(X) is X for 'N' and X^T (X^H) otherwise: one GEMM per term.
+    let t = if herm { Trans::ConjTrans } else { Trans::Trans };
+    let (ta, tb) = if notrans {
+        (Trans::No, t)
+    } else {
+        (t, Trans::No)
+    };
+    // Start of row block r0.. of op(X) in X's storage.
+    let at = |ld: usize, r0: usize| if notrans { r0 } else { r0 * ld };
+    let alpha2 = if herm { alpha.conj() } else { alpha };
+    for j0 in (0..n).step_by(BLOCK) {
+        let j1 = (j0 + BLOCK).min(n);
+        let (r0, r1) = if upper { (0, j0) } else { (j1, n) };
+        if r1 > r0 {
+            let cr = &mut c[r0 + j0 * ldc..];
+            let (m, nb) = (r1 - r0, j1 - j0);
+            match b {
+                None => gemm_slices(
+                    ta,
+                    tb,
+                    m,
+                    nb,
+                    k,
+                    alpha,
+                    &a[at(lda, r0)..],
+                    lda,
+                    &a[at(lda, j0)..],
+                    lda,
+                    beta,
+                    cr,
+                    ldc,
+                ),
+                Some((b, ldb)) => {
+                    gemm_slices(
+                        ta,
+                        tb,
+                        m,
+                        nb,
+                        k,
+                        alpha,
+                        &a[at(lda, r0)..],
+                        lda,
+                        &b[at(ldb, j0)..],
+                        ldb,
+                        beta,
+                        cr,
+                        ldc,
+                    );
+                    gemm_slices(
+                        ta,
+                        tb,
+                        m,
+                        nb,
+                        k,
+                        alpha2,
+                        &b[at(ldb, r0)..],
+                        ldb,
+                        &a[at(lda, j0)..],
+                        lda,
+                        T::one(),
+                        cr,
+                        ldc,
+                    );
+                }
+            }
+        }
+        let b = b.map(|(b, ldb)| (&b[at(ldb, j0)..], ldb));
+        looped(
+            shape,
+            j1 - j0,
+            alpha,
+            beta,
+            &a[at(lda, j0)..],
+            lda,
+            b,
+            &mut c[j0 + j0 * ldc..],
+            ldc,
+        );
+    }
+}
+
+/// The update of the n x n triangle of `c` in the reference's loops: columns of A for 'N', dot
+/// products down columns otherwise.
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+fn looped<T: Scalar>(
+    shape: Shape,
+    n: usize,
+    alpha: T,
+    beta: T,
+    a: &[T],
+    lda: usize,
+    b: Option<(&[T], usize)>,
+    c: &mut [T],
+    ldc: usize,
+) {
+    let Shape {
+        herm,
+        upper,
+        notrans,
+        k,
+    } = shape;
+    let rows = |j: usize| if upper { 0..j + 1 } else { j..n };
+    let real_diag = |c: &mut [T], j: usize| {
+        if herm {
+            c[j + j * ldc] = T::from_real(c[j + j * ldc].re());
+        }
+    };
     let cj = |v: T| if herm { v.conj() } else { v };
     // The second term's scalar: conj(alpha) for HER2K, alpha for SYR2K.
     let alpha2 = cj(alpha);
