@@ -437,6 +437,9 @@ fn op_tri<T: Scalar>(t: u8, a: &Mat<T>, uplo: u8, diag: u8, i: usize, l: usize) 
     cj(v, t == b'C')
 }
 
+/// Shapes whose triangular order (m for side 'L', n for 'R') runs the blocked TRMM / TRSM.
+const BLOCKED_TRI: [(usize, usize); 2] = [(140, 20), (20, 140)];
+
 fn trmm_trsm_case<T: Scalar>() {
     let mut rng = rng(34);
     for solve in [false, true] {
@@ -444,8 +447,12 @@ fn trmm_trsm_case<T: Scalar>() {
             for uplo in [b'U', b'L'] {
                 for transa in [b'N', b'T', b'C'] {
                     for diag in [b'U', b'N'] {
-                        for (m, n) in SHAPES2 {
+                        for (m, n) in SHAPES2.into_iter().chain(BLOCKED_TRI) {
                             for alpha in scalars::<T>() {
+                                if m.max(n) > 100 && alpha != scalars::<T>()[2] {
+                                    // The blocked shapes with a general alpha only.
+                                    continue;
+                                }
                                 let name = if solve { "trsm" } else { "trmm" };
                                 let ctx = format!(
                                     "{name} {} {}{}{}{} m={m} n={n} alpha={alpha:?}",
