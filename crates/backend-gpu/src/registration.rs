@@ -67,6 +67,9 @@ impl<A: GpuRuntime> Registrar for GpuRegistrar<A> {
 
     fn unregister(&self, start: u64) -> Result<()> {
         A::bind(&self.ctx)?;
+        if !A::host_registered(start) {
+            return Ok(()); // already dropped by the runtime (verification found it gone)
+        }
         // SAFETY: `start` begins a registration of ours; no copy is in flight (cache contract).
         unsafe { A::host_unregister(start) }
     }
@@ -102,7 +105,7 @@ impl<A: GpuRuntime> Registrar for GpuRegistrar<A> {
         for first in (0..words).step_by(per_copy) {
             let copy = Copy2D {
                 src: addr + (first * stride) as u64,
-                src_pitch: stride,
+                src_pitch: if per_copy > 1 { stride } else { 8 },
                 dst: scratch + (first * 8) as u64,
                 dst_pitch: 8,
                 width: 8,
