@@ -1,5 +1,5 @@
 //! The tile kernels of a GPU device, over the runtime's BLAS. A kernel runs on one of the
-//! device's own compute streams, found by identity among its typed streams: no downcast, and a
+//! device's own compute streams, found by identity among its typed streams: no run-time type test, and a
 //! queue of another device is an error, not a crash.
 //!
 //! Adding a routine: one method on [`GpuRuntime`] (the vendor's BLAS call) and one wrapper

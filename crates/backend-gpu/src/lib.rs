@@ -7,7 +7,7 @@
 //!
 //! - [`device`]: [`GpuDevice`], the hetblas `Device` and `Kernel` (its compute streams, typed);
 //! - [`kernel`]: the tile kernels (gemm, add) over the runtime's BLAS, each on a stream the
-//!   device finds among its own by identity, so a kernel never downcasts to find its stream;
+//!   device finds among its own by identity, so a kernel never tests its stream's type at run time;
 //! - [`memory`]: device buffers and page-locked host buffers;
 //! - [`stream`]: streams and events as hetblas queues and events; a stream waits on the device
 //!   for any event of its runtime and refuses another backend's (the executor waits for those
