@@ -112,9 +112,9 @@ fn freed_and_reallocated_buffers_are_not_served_stale() {
 
 /// Host buffers registered and then freed without `release_host` (what the comparison harness
 /// did between problems) leave their ranges in the driver's address map; on H200 a later
-/// `cuMemAlloc` failed with `CUDA_ERROR_ALREADY_MAPPED` after a run of shrinking problems. The device drops registrations of
-/// unmapped memory and retries: every allocation here must succeed, and a GEMM afterwards on
-/// fresh buffers must be right.
+/// `cuMemAlloc` failed with `CUDA_ERROR_ALREADY_MAPPED` after a run of shrinking problems. The
+/// device drops registrations of unmapped memory and retries: every allocation here must
+/// succeed, and a GEMM afterwards on fresh buffers must be right.
 #[test]
 fn device_allocations_survive_freed_registered_buffers() {
     let Some((pool, cache)) = pool() else { return };

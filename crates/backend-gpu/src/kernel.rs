@@ -1,6 +1,6 @@
 //! The tile kernels of a GPU device, over the runtime's BLAS. A kernel runs on one of the
-//! device's own compute streams, found by identity among its typed streams: no run-time type test, and a
-//! queue of another device is an error, not a crash.
+//! device's own compute streams, found by identity among its typed streams: no run-time type
+//! test, and a queue of another device is an error, not a crash.
 //!
 //! Adding a routine: one method on [`GpuRuntime`] (the vendor's BLAS call) and one wrapper
 //! here that checks the tile, finds the stream and issues it.
@@ -14,7 +14,7 @@ use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, Scala
 use std::sync::Arc;
 
 impl<A: GpuRuntime> GpuDevice<A> {
-    /// The compute stream behind `queue` (one of [`compute_queues`](hetblas_core::Device::compute_queues)).
+    /// The compute stream behind `queue` (one of the device's compute queues).
     fn compute_stream(&self, queue: &Arc<dyn Queue>) -> Result<&GpuStream<A>> {
         own_queue(&self.streams, queue).ok_or_else(|| Error::Unsupported {
             device: self.info.label(),

@@ -56,8 +56,8 @@ pub trait Queue: Send + Sync + fmt::Debug {
 }
 
 /// The queue of `own` (a device's typed queues) that `queue` is, by identity: how a device
-/// finds its own typed queue behind the core `Queue` it was handed, with no run-time type test. `None`
-/// for a queue of another device.
+/// finds its own typed queue behind the core `Queue` it was handed, with no run-time type
+/// test. `None` for a queue of another device.
 pub fn own_queue<'a, Q: Queue>(own: &'a [Arc<Q>], queue: &Arc<dyn Queue>) -> Option<&'a Q> {
     own.iter()
         .find(|q| std::ptr::addr_eq(Arc::as_ptr(q), Arc::as_ptr(queue)))
