@@ -178,6 +178,9 @@ impl GpuRuntime for Cuda {
     unsafe fn host_unregister(start: u64) -> Result<()> {
         // SAFETY: caller contract.
         let r = unsafe { sys::cuMemHostUnregister(start as *mut c_void) };
+        if r == sys::CUresult::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED {
+            return Ok(());
+        }
         check(r, "cuMemHostUnregister")
     }
     fn host_registered(page: u64) -> bool {

@@ -67,9 +67,6 @@ impl<A: GpuRuntime> Registrar for GpuRegistrar<A> {
 
     fn unregister(&self, start: u64) -> Result<()> {
         A::bind(&self.ctx)?;
-        if !A::host_registered(start) {
-            return Ok(()); // already dropped by the runtime (verification found it gone)
-        }
         // SAFETY: `start` begins a registration of ours; no copy is in flight (cache contract).
         unsafe { A::host_unregister(start) }
     }

@@ -138,6 +138,9 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     /// # Safety
     /// The range is mapped host memory that stays mapped while registered.
     unsafe fn host_register(start: u64, len: usize) -> Result<Registered>;
+    /// Releases a registration; one the runtime no longer holds (dropped behind the cache's
+    /// back, which verification then finds) is `Ok`.
+    ///
     /// # Safety
     /// `start` begins a registration of ours and no copy through it is in flight.
     unsafe fn host_unregister(start: u64) -> Result<()>;

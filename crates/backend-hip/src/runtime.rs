@@ -117,7 +117,12 @@ impl GpuRuntime for Hip {
     }
     unsafe fn host_unregister(start: u64) -> Result<()> {
         // SAFETY: caller contract.
-        unsafe { result::host_unregister(start as *mut c_void) }
+        match unsafe { result::host_unregister(start as *mut c_void) } {
+            Err(Error::Backend { code, .. }) if code == err::HOST_MEMORY_NOT_REGISTERED as i64 => {
+                Ok(())
+            }
+            r => r,
+        }
     }
     fn host_registered(page: u64) -> bool {
         result::host_device_pointer(page).is_ok()
