@@ -14,7 +14,6 @@ use std::sync::Arc;
 /// The host CPU.
 pub struct CpuDevice {
     info: DeviceInfo,
-    queues: Vec<Arc<dyn Queue>>,
     kernel: HostKernel,
     tried: Vec<String>,
 }
@@ -48,8 +47,7 @@ impl CpuDevice {
         };
         Ok(Arc::new(CpuDevice {
             info,
-            queues: vec![HostQueue::new("cpu0/compute")? as Arc<dyn Queue>],
-            kernel: HostKernel::new(blas, None),
+            kernel: HostKernel::new(blas, None, vec![HostQueue::new("cpu0/compute")?]),
             tried,
         }))
     }
@@ -80,7 +78,7 @@ impl Device for CpuDevice {
         Ok(Box::new(HostBuffer::new(bytes, MemorySpace::HOST, None)?))
     }
     fn compute_queues(&self) -> &[Arc<dyn Queue>] {
-        &self.queues
+        self.kernel.queues()
     }
     fn kernel(&self) -> &dyn Kernel {
         &self.kernel

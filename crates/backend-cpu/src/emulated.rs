@@ -53,7 +53,6 @@ pub struct EmulatedDevice {
     space: MemorySpace,
     config: EmulatedConfig,
     used: Arc<AtomicU64>,
-    queues: Vec<Arc<dyn Queue>>,
     kernel: HostKernel,
 }
 
@@ -70,7 +69,7 @@ impl EmulatedDevice {
     pub fn new(index: usize, config: EmulatedConfig, blas: Arc<dyn HostBlas>) -> Result<Arc<Self>> {
         let space = MemorySpace::new_device();
         let queues = (0..config.compute_queues.max(1))
-            .map(|q| HostQueue::new(format!("emu{index}/compute{q}")).map(|q| q as Arc<dyn Queue>))
+            .map(|q| HostQueue::new(format!("emu{index}/compute{q}")))
             .collect::<Result<Vec<_>>>()?;
         let rate = config.flops_per_sec.map_or("host speed".to_string(), |r| {
             format!("{:.2} GFLOP/s", r / 1e9)
@@ -86,10 +85,9 @@ impl EmulatedDevice {
                 detail: format!("{rate}; BLAS: {}", blas.describe()),
             },
             space,
-            kernel: HostKernel::new(blas, config.flops_per_sec),
+            kernel: HostKernel::new(blas, config.flops_per_sec, queues),
             config,
             used: Arc::new(AtomicU64::new(0)),
-            queues,
         }))
     }
 
@@ -129,7 +127,7 @@ impl Device for EmulatedDevice {
         )?))
     }
     fn compute_queues(&self) -> &[Arc<dyn Queue>] {
-        &self.queues
+        self.kernel.queues()
     }
     fn kernel(&self) -> &dyn Kernel {
         &self.kernel
@@ -149,6 +147,8 @@ pub struct EmulatedLink {
     dst: MemorySpace,
     kind: LinkKind,
     name: String,
+    /// The link's thread, typed (copies are enqueued on it) and as a core queue.
+    host: Arc<HostQueue>,
     queue: Arc<dyn Queue>,
     bytes_per_sec: Option<f64>,
     latency: Duration,
@@ -163,8 +163,10 @@ impl EmulatedLink {
         bytes_per_sec: Option<f64>,
         latency: Duration,
     ) -> Result<Arc<EmulatedLink>> {
+        let host = HostQueue::new(name.clone())?;
         Ok(Arc::new(EmulatedLink {
-            queue: HostQueue::new(name.clone())? as Arc<dyn Queue>,
+            queue: host.clone(),
+            host,
             src,
             dst,
             kind,
@@ -196,11 +198,7 @@ impl Link for EmulatedLink {
     }
     fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
         check_copy(self, src, dst)?;
-        let hq = self
-            .queue
-            .as_any()
-            .downcast_ref::<HostQueue>()
-            .ok_or_else(|| Error::internal("emulated link without a host queue"))?;
+        let hq = &self.host;
         let (src, dst) = (*src, *dst);
         let min_time = self.latency
             + self.bytes_per_sec.map_or(Duration::ZERO, |bw| {

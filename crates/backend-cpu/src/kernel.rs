@@ -4,13 +4,18 @@
 use crate::blas::HostBlas;
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::kernel::check_add;
+use hetblas_core::queue::own_queue;
 use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// GEMM on host memory through a [`HostBlas`].
+/// GEMM on host memory through a [`HostBlas`], on the device's own host queues.
 pub struct HostKernel {
     blas: Arc<dyn HostBlas>,
+    /// The device's compute queues, typed (tiles are enqueued on them) and as core queues (the
+    /// same objects, what the executor hands back).
+    queues: Vec<Arc<HostQueue>>,
+    dyn_queues: Vec<Arc<dyn Queue>>,
     /// Emulated rate: the device is one server of this many flop/s; `clock` is when it is next
     /// free (shared by its queues, so two queues do not double the rate, and sleep overshoot
     /// does not accumulate).
@@ -19,9 +24,16 @@ pub struct HostKernel {
 }
 
 impl HostKernel {
-    pub fn new(blas: Arc<dyn HostBlas>, flops_per_sec: Option<f64>) -> HostKernel {
+    /// The kernel of a device computing on `queues`.
+    pub fn new(
+        blas: Arc<dyn HostBlas>,
+        flops_per_sec: Option<f64>,
+        queues: Vec<Arc<HostQueue>>,
+    ) -> HostKernel {
         HostKernel {
             blas,
+            dyn_queues: queues.iter().map(|q| q.clone() as Arc<dyn Queue>).collect(),
+            queues,
             flops_per_sec,
             clock: Arc::default(),
         }
@@ -29,6 +41,21 @@ impl HostKernel {
 
     pub fn blas(&self) -> &Arc<dyn HostBlas> {
         &self.blas
+    }
+
+    /// The device's compute queues.
+    pub fn queues(&self) -> &[Arc<dyn Queue>] {
+        &self.dyn_queues
+    }
+
+    /// The host queue behind `queue`, found by identity among the device's own.
+    fn host_queue(&self, queue: &Arc<dyn Queue>) -> Result<&HostQueue> {
+        own_queue(&self.queues, queue).ok_or_else(|| {
+            Error::internal(format!(
+                "host kernel given {}, not one of its device's queues",
+                queue.name()
+            ))
+        })
     }
 }
 
@@ -119,10 +146,7 @@ impl Kernel for HostKernel {
         y: &RawTile,
     ) -> Result<()> {
         check_add(beta, x, y)?;
-        let hq = queue
-            .as_any()
-            .downcast_ref::<HostQueue>()
-            .ok_or_else(|| Error::internal("host kernel given a queue that is not a host queue"))?;
+        let hq = self.host_queue(queue)?;
         let (x, y) = (*x, *y);
         hq.enqueue(move || {
             // SAFETY: the executor keeps both slots alive until the queue is synchronised; they
@@ -138,10 +162,7 @@ impl Kernel for HostKernel {
 
     fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {
         op.check()?;
-        let hq = queue
-            .as_any()
-            .downcast_ref::<HostQueue>()
-            .ok_or_else(|| Error::internal("host kernel given a queue that is not a host queue"))?;
+        let hq = self.host_queue(queue)?;
         if op.m == 0 || op.n == 0 {
             return Ok(());
         }

@@ -4,7 +4,7 @@
 use cudarc::driver::sys;
 use hetblas_core::{Error, Result};
 use std::ffi::CStr;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// Maps a driver status to `Ok` or a typed error carrying the driver's code, name and message.
 pub fn check(r: sys::CUresult, call: &str) -> Result<()> {
@@ -233,7 +233,7 @@ unsafe impl Sync for Context {}
 
 impl Context {
     /// Retains the primary context of device `ordinal`.
-    pub fn retain(ordinal: i32) -> Result<Arc<Context>> {
+    pub fn retain(ordinal: i32) -> Result<Context> {
         let mut device = 0;
         check(
             // SAFETY: writes one CUdevice.
@@ -246,11 +246,11 @@ impl Context {
             unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) },
             "cuDevicePrimaryCtxRetain",
         )?;
-        Ok(Arc::new(Context {
+        Ok(Context {
             ordinal,
             device,
             raw,
-        }))
+        })
     }
 
     pub fn raw(&self) -> sys::CUcontext {
@@ -299,4 +299,40 @@ impl Drop for Context {
         // SAFETY: balances the retain in `Context::retain`.
         unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
     }
+}
+
+/// Maps a cuBLAS status to a typed error with the library's name and message.
+pub fn check_blas(s: cudarc::cublas::sys::cublasStatus_t, call: &str) -> Result<()> {
+    use cudarc::cublas::sys as cb;
+    if s == cb::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+        return Ok(());
+    }
+    let text = |p: *const std::ffi::c_char| {
+        if p.is_null() {
+            format!("{s:?}")
+        } else {
+            // SAFETY: cuBLAS returns static NUL-terminated strings.
+            unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+        }
+    };
+    // SAFETY: both take any status and return a static string (or null).
+    let (name, message) = unsafe {
+        (
+            text(cb::cublasGetStatusName(s)),
+            text(cb::cublasGetStatusString(s)),
+        )
+    };
+    if s == cb::cublasStatus_t::CUBLAS_STATUS_ALLOC_FAILED {
+        return Err(Error::OutOfMemory {
+            device: "cuda".into(),
+            detail: format!("{call}: {message}"),
+        });
+    }
+    Err(Error::Backend {
+        backend: "cublas",
+        call: call.into(),
+        code: s as i64,
+        name,
+        message,
+    })
 }

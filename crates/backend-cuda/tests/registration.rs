@@ -4,13 +4,21 @@
 
 use hetblas_conformance::required;
 use hetblas_core::reference::check_sampled;
-use hetblas_core::{Backend, DevicePool, GemmOptions, MatMut, MatRef, Trans};
-use hetblas_cuda::{CudaBackend, CudaDevice};
+use hetblas_core::{DevicePool, GemmOptions, MatMut, MatRef, Trans};
+use hetblas_cuda::{CudaBackend, PinCache};
 use std::sync::Arc;
 
-fn pool() -> Option<Arc<DevicePool>> {
-    match CudaBackend.discover() {
-        Ok(d) => Some(Arc::new(DevicePool::new(d.devices, d.links).unwrap())),
+/// The pool of the CUDA GPUs, and the registration cache they share.
+fn pool() -> Option<(Arc<DevicePool>, Arc<PinCache>)> {
+    match CudaBackend.discover_gpus() {
+        Ok(d) => {
+            let cache = d.devices[0].pin_cache().clone();
+            let d = d.into_discovery();
+            Some((
+                Arc::new(DevicePool::new(d.devices, d.links).unwrap()),
+                cache,
+            ))
+        }
         Err(e) => {
             assert!(!required("cuda"), "HETBLAS_REQUIRE=cuda: {e}");
             eprintln!("SKIPPED (cuda unavailable: {e})");
@@ -21,16 +29,6 @@ fn pool() -> Option<Arc<DevicePool>> {
 
 fn data(seed: u64, n: usize) -> Vec<f64> {
     hetblas_conformance::data::random_vec(&mut hetblas_conformance::data::rng(seed), n)
-}
-
-/// The registration cache of the pool's first device.
-fn cache_of(pool: &DevicePool) -> Arc<hetblas_cuda::PinCache> {
-    pool.devices()[0]
-        .as_any()
-        .downcast_ref::<CudaDevice>()
-        .unwrap()
-        .pin_cache()
-        .clone()
 }
 
 /// `c = A B + beta c0` (n x n) on GPU 0 in 512 tiles, checked at 512 sampled entries.
@@ -78,8 +76,7 @@ fn gemm_checked(
 
 #[test]
 fn freed_and_reallocated_buffers_are_not_served_stale() {
-    let Some(pool) = pool() else { return };
-    let cache = cache_of(&pool);
+    let Some((pool, cache)) = pool() else { return };
     // 2048^2 f64 = 32 MiB per matrix: mmapped by malloc, so freeing unmaps and the next
     // allocation of the same size tends to land at the same address.
     let n = 2048;
@@ -114,15 +111,14 @@ fn freed_and_reallocated_buffers_are_not_served_stale() {
 }
 
 /// Host buffers registered and then freed without `release_host` (what the comparison harness
-/// did between problems) leave their ranges in the driver's address map; in run S5-3 a later
-/// `cuMemAlloc` failed with `CUDA_ERROR_ALREADY_MAPPED`. The device drops registrations of
-/// unmapped memory and retries: every allocation here must succeed, and a GEMM afterwards on
-/// fresh buffers must be right.
+/// did between problems) leave their ranges in the driver's address map; on H200 a later
+/// `cuMemAlloc` failed with `CUDA_ERROR_ALREADY_MAPPED` after a run of shrinking problems. The
+/// device drops registrations of unmapped memory and retries: every allocation here must
+/// succeed, and a GEMM afterwards on fresh buffers must be right.
 #[test]
 fn device_allocations_survive_freed_registered_buffers() {
-    let Some(pool) = pool() else { return };
+    let Some((pool, cache)) = pool() else { return };
     let dev = pool.devices()[0].clone();
-    let cache = cache_of(&pool);
     // Shrinking problems, as the harness ran them: 8192^2 f64 (512 MiB) down to 1024^2.
     let sides = [
         8192usize, 8192, 7168, 6144, 6144, 5120, 4096, 4096, 3072, 2048, 2048, 1024,

@@ -3,10 +3,10 @@
 //! current device ([`Context::bind`]), and a `Result`-returning wrapper for every runtime call
 //! the safe types make. Everything above this file speaks `hetblas_core::Error`.
 
-use crate::sys::{self, err, HipError, HipEvent, HipMemcpyKind, HipStream, LoadError};
+use crate::sys::{self, blas_status as st, err, HipError, HipEvent, HipMemcpyKind, HipStream};
+use crate::sys::{HipblasStatus, LoadError};
 use hetblas_core::{Error, Result};
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::Arc;
 
 /// The reason given when the runtime library is absent.
 pub const NO_RUNTIME: &str = "HIP runtime (libamdhip64.so) not found";
@@ -189,8 +189,8 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(ordinal: c_int) -> Arc<Context> {
-        Arc::new(Context { ordinal })
+    pub fn new(ordinal: c_int) -> Context {
+        Context { ordinal }
     }
 
     /// Makes the device current on this thread.
@@ -509,17 +509,11 @@ pub unsafe fn memcpy_peer_async(
     check(r, "hipMemcpyPeerAsync")
 }
 
-/// A host function run in stream order, on a runtime thread.
-pub type HostJob = Box<dyn FnOnce() + Send + 'static>;
-
-unsafe extern "C" fn run_host_fn(user: *mut c_void) {
-    // SAFETY: `user` is the Box<HostJob> leaked by `launch_host_fn`, consumed once here.
-    let job = unsafe { Box::from_raw(user as *mut HostJob) };
-    job();
-}
+use hetblas_gpu::run_host_job as run_host_fn;
+pub use hetblas_gpu::HostJob;
 
 unsafe extern "C" fn run_stream_callback(_s: HipStream, status: HipError, user: *mut c_void) {
-    // SAFETY: as in `run_host_fn`.
+    // SAFETY: `user` is the Box<HostJob> leaked by `launch_host_fn`, consumed once here.
     let job = unsafe { Box::from_raw(user as *mut HostJob) };
     // After a failed operation the stream reports the error at its next synchronisation; the
     // job (a staging copy-out) would only copy garbage, so it is dropped.
@@ -551,6 +545,66 @@ pub unsafe fn launch_host_fn(s: HipStream, job: HostJob) -> Result<()> {
     check(r, "hipLaunchHostFunc")
 }
 
+/// The status's name and a short description (hipBLAS's own `hipblasStatusToString` gives the
+/// name when the library has it).
+fn describe_blas(s: HipblasStatus) -> (String, String) {
+    let (name, msg) = match s {
+        st::SUCCESS => ("HIPBLAS_STATUS_SUCCESS", "success"),
+        st::NOT_INITIALIZED => ("HIPBLAS_STATUS_NOT_INITIALIZED", "library not initialized"),
+        st::ALLOC_FAILED => ("HIPBLAS_STATUS_ALLOC_FAILED", "resource allocation failed"),
+        st::INVALID_VALUE => ("HIPBLAS_STATUS_INVALID_VALUE", "unsupported value passed"),
+        st::MAPPING_ERROR => (
+            "HIPBLAS_STATUS_MAPPING_ERROR",
+            "access to GPU memory failed",
+        ),
+        st::EXECUTION_FAILED => ("HIPBLAS_STATUS_EXECUTION_FAILED", "GPU program failed"),
+        st::INTERNAL_ERROR => ("HIPBLAS_STATUS_INTERNAL_ERROR", "internal operation failed"),
+        st::NOT_SUPPORTED => ("HIPBLAS_STATUS_NOT_SUPPORTED", "function not implemented"),
+        st::ARCH_MISMATCH => ("HIPBLAS_STATUS_ARCH_MISMATCH", "architecture mismatch"),
+        st::HANDLE_IS_NULLPTR => ("HIPBLAS_STATUS_HANDLE_IS_NULLPTR", "handle is null"),
+        st::INVALID_ENUM => ("HIPBLAS_STATUS_INVALID_ENUM", "unsupported enum value"),
+        st::UNKNOWN => (
+            "HIPBLAS_STATUS_UNKNOWN",
+            "back-end returned an unknown status",
+        ),
+        _ => ("", "unknown status"),
+    };
+    let mut name = name.to_string();
+    if let Some(f) = blas_api().ok().and_then(|b| b.hipblasStatusToString) {
+        // SAFETY: takes any status value and returns a static string (or null).
+        let p = unsafe { f(s) };
+        if !p.is_null() {
+            // SAFETY: NUL-terminated static string.
+            name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        }
+    }
+    if name.is_empty() {
+        name = format!("hipblasStatus {s}");
+    }
+    (name, msg.to_string())
+}
+
+/// Maps a hipBLAS status to a typed error with the library's name and message.
+pub fn check_blas(s: HipblasStatus, call: &str) -> Result<()> {
+    if s == st::SUCCESS {
+        return Ok(());
+    }
+    let (name, message) = describe_blas(s);
+    if s == st::ALLOC_FAILED {
+        return Err(Error::OutOfMemory {
+            device: "hip".into(),
+            detail: format!("{call}: {message}"),
+        });
+    }
+    Err(Error::Backend {
+        backend: "hipblas",
+        call: call.into(),
+        code: s as i64,
+        name,
+        message,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -560,5 +614,26 @@ mod tests {
         assert_eq!(format_version(50221153), "5.2.21153");
         assert_eq!(format_version(60241133), "6.2.41133");
         assert_eq!(format_version(13000), "13000");
+    }
+
+    #[test]
+    fn statuses_have_names() {
+        // Without the library the built-in table answers.
+        if blas_api().is_err() {
+            assert_eq!(
+                describe_blas(st::ALLOC_FAILED).0,
+                "HIPBLAS_STATUS_ALLOC_FAILED"
+            );
+            assert_eq!(describe_blas(42).0, "hipblasStatus 42");
+        }
+        assert!(matches!(
+            check_blas(st::ALLOC_FAILED, "hipblasDgemm"),
+            Err(Error::OutOfMemory { .. })
+        ));
+        assert!(matches!(
+            check_blas(st::INVALID_VALUE, "hipblasDgemm"),
+            Err(Error::Backend { code: 3, .. })
+        ));
+        assert!(check_blas(st::SUCCESS, "hipblasDgemm").is_ok());
     }
 }

@@ -4,10 +4,8 @@
 //! (mmap MAP_FIXED over a registered range, as a free + re-allocation does) still uploads its
 //! new contents, not the stale pinned pages.
 
-use hetblas_core::{
-    Backend, DType, Device, Error, HostAccess, Link, LinkKind, MemorySpace, RawTile,
-};
-use hetblas_hip::{HipBackend, HipDevice};
+use hetblas_core::{DType, Device, Error, HostAccess, Link, LinkKind, MemorySpace, RawTile};
+use hetblas_hip::{HipBackend, PinCache};
 use std::sync::Arc;
 
 const ROWS: usize = 128;
@@ -16,12 +14,13 @@ const BYTES: usize = ROWS * COLS * 8;
 
 struct Setup {
     dev: Arc<dyn Device>,
+    pins: Arc<PinCache>,
     h2d: Arc<dyn Link>,
     d2h: Arc<dyn Link>,
 }
 
 fn setup() -> Option<Setup> {
-    let d = match HipBackend.discover() {
+    let d = match HipBackend.discover_gpus() {
         Ok(d) => d,
         Err(Error::Unavailable { reason, .. }) => {
             assert!(
@@ -33,6 +32,8 @@ fn setup() -> Option<Setup> {
         }
         Err(other) => panic!("HIP discovery failed: {other}"),
     };
+    let pins = d.devices[0].pin_cache().clone();
+    let d = d.into_discovery();
     let dev = d.devices[0].clone();
     let find = |kind: LinkKind| {
         d.links
@@ -45,6 +46,7 @@ fn setup() -> Option<Setup> {
         h2d: find(LinkKind::HostToDevice),
         d2h: find(LinkKind::DeviceToHost),
         dev,
+        pins,
     })
 }
 
@@ -139,12 +141,7 @@ fn read(p: *mut f64) -> Vec<f64> {
 #[test]
 fn registered_and_staged_copies_survive_remapping() {
     let Some(s) = setup() else { return };
-    let hip = s
-        .dev
-        .as_any()
-        .downcast_ref::<HipDevice>()
-        .expect("a HIP device");
-    let pins = hip.pin_cache().clone();
+    let pins = s.pins.clone();
     let p = map(None);
     let addr = p as u64;
 

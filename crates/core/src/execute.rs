@@ -8,7 +8,6 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::host_queue::HostEvent;
 use crate::kernel::GemmTile;
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
@@ -300,7 +299,13 @@ fn worker(sh: &Shared<'_>, d: usize) -> Result<WorkerOut> {
                 continue;
             }
             let ev = wait_issued(sh, dep)?;
-            q.wait(&ev)?;
+            if q.can_wait(ev.as_ref()) {
+                q.wait(&ev)?;
+            } else {
+                // Another backend's event (a mixed-vendor plan): no device can wait for it, so
+                // this issuing thread does, here and on purpose.
+                ev.synchronize()?;
+            }
             waited.insert((task.queue, dq, dd), dep);
         }
         let start = if req.trace {
@@ -497,9 +502,7 @@ fn interval(
     }
     // Host queues (folds) report host instants.
     let host_instant = |e: &Arc<dyn Event>| {
-        e.as_any()
-            .downcast_ref::<HostEvent>()
-            .and_then(|h| h.completed_at())
+        e.host_instant()
             .map(|t| t.saturating_duration_since(t0).as_secs_f64())
     };
     if times.is_none() {

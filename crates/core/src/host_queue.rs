@@ -79,12 +79,17 @@ impl Event for HostEvent {
         Ok(self.lock().is_some())
     }
     fn elapsed_since(&self, earlier: &dyn Event) -> Option<f64> {
-        let e = earlier.as_any().downcast_ref::<HostEvent>()?;
         Some(
             self.completed_at()?
-                .duration_since(e.completed_at()?)
+                .duration_since(earlier.host_instant()?)
                 .as_secs_f64(),
         )
+    }
+    fn backend(&self) -> &'static str {
+        "host"
+    }
+    fn host_instant(&self) -> Option<Instant> {
+        self.completed_at()
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -190,6 +195,10 @@ impl Queue for HostQueue {
     fn record(&self) -> Result<Arc<dyn Event>> {
         Ok(self.record_host()?)
     }
+    /// Every event: the queue's own thread waits for it, so the issuing thread never blocks.
+    fn can_wait(&self, _event: &dyn Event) -> bool {
+        true
+    }
     fn wait(&self, event: &Arc<dyn Event>) -> Result<()> {
         let ev = event.clone();
         self.enqueue(move || ev.synchronize())
@@ -201,9 +210,6 @@ impl Queue for HostQueue {
             Some(e) => Err(e),
             None => Ok(()),
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

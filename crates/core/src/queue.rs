@@ -2,8 +2,9 @@
 //!
 //! A queue runs its operations in order, asynchronously to the host (a CUDA/HIP stream, a host
 //! worker thread). An event marks a point in a queue; another queue can wait for it. Waiting for an
-//! event of another backend cannot happen on the device, so queues fall back to a host-side wait:
-//! dependencies across backends are resolved on the host, as DESIGN.md says.
+//! event of another backend cannot happen on a device: such a queue refuses the event
+//! ([`Queue::can_wait`]) and the executor resolves the dependency on the host, on purpose, as
+//! DESIGN.md says.
 
 use crate::error::Result;
 use std::any::Any;
@@ -19,6 +20,13 @@ pub trait Event: Send + Sync + fmt::Debug {
     /// Seconds from `earlier` to `self`, when both are timing events the backend can compare
     /// (same device). `None` otherwise.
     fn elapsed_since(&self, earlier: &dyn Event) -> Option<f64>;
+    /// The backend whose queues can wait for the event on their device ("cuda", "host").
+    fn backend(&self) -> &'static str;
+    /// When the event completed, for events completed by a host thread (traces of host queues).
+    fn host_instant(&self) -> Option<std::time::Instant> {
+        None
+    }
+    /// The concrete event, for the backend that made it.
     fn as_any(&self) -> &dyn Any;
 }
 
@@ -33,11 +41,25 @@ pub trait Queue: Send + Sync + fmt::Debug {
     fn record_timed(&self) -> Result<Arc<dyn Event>> {
         self.record()
     }
-    /// Makes later work on this queue wait for `event`. Events of another backend are waited for
-    /// on the host (correct, but it blocks the issuing thread).
+    /// Whether [`wait`](Queue::wait) takes `event`: events of its own backend (a queue run by a
+    /// host thread takes every event). The executor waits on the host for the others.
+    fn can_wait(&self, event: &dyn Event) -> bool;
+    /// Makes later work on this queue wait for `event`, without blocking the calling thread.
+    ///
+    /// # Errors
+    /// `Unsupported` for an event [`can_wait`](Queue::can_wait) refuses (another backend's):
+    /// a silent host wait would stall the issuing thread where nobody looks for it.
     fn wait(&self, event: &Arc<dyn Event>) -> Result<()>;
     /// Blocks until everything issued so far is done; reports the first error an operation hit
     /// since the last synchronize.
     fn synchronize(&self) -> Result<()>;
-    fn as_any(&self) -> &dyn Any;
+}
+
+/// The queue of `own` (a device's typed queues) that `queue` is, by identity: how a device
+/// finds its own typed queue behind the core `Queue` it was handed, with no run-time type
+/// test. `None` for a queue of another device.
+pub fn own_queue<'a, Q: Queue>(own: &'a [Arc<Q>], queue: &Arc<dyn Queue>) -> Option<&'a Q> {
+    own.iter()
+        .find(|q| std::ptr::addr_eq(Arc::as_ptr(q), Arc::as_ptr(queue)))
+        .map(|q| q.as_ref())
 }

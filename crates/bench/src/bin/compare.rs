@@ -151,12 +151,7 @@ fn run(args: Args) -> Result<(), String> {
     let xt = if args.variants.iter().any(|v| v == "cublasxt") {
         let ids: Vec<i32> = gpus
             .iter()
-            .map(|&g| {
-                rt.devices()[g]
-                    .as_any()
-                    .downcast_ref::<CudaDevice>()
-                    .map_or(0, |d| d.context().ordinal)
-            })
+            .map(|&g| CudaDevice::of(rt.devices()[g].as_ref()).map_or(0, |d| d.context().ordinal))
             .collect();
         Some(CublasXt::new(&ids)?)
     } else {
@@ -178,7 +173,7 @@ fn run(args: Args) -> Result<(), String> {
             }
             if let Some(d) = gpus
                 .first()
-                .and_then(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>())
+                .and_then(|&g| CudaDevice::of(rt.devices()[g].as_ref()))
             {
                 println!("  registration cache: {:?}", d.pin_cache().stats());
             }
@@ -225,7 +220,7 @@ fn run(args: Args) -> Result<(), String> {
     }
     if let Some(d) = gpus
         .first()
-        .and_then(|&g| rt.devices()[g].as_any().downcast_ref::<CudaDevice>())
+        .and_then(|&g| CudaDevice::of(rt.devices()[g].as_ref()))
     {
         println!("\nregistration cache: {:?}", d.pin_cache().stats());
     }
@@ -381,10 +376,8 @@ fn problem<T: Scalar>(
             Ok(ok) => ok,
             Err(e) => {
                 // Diagnose before failing: is it the registration cache?
-                let cache = rt.devices()[gpus[0]]
-                    .as_any()
-                    .downcast_ref::<CudaDevice>()
-                    .map(|d| d.pin_cache().clone());
+                let cache =
+                    CudaDevice::of(rt.devices()[gpus[0]].as_ref()).map(|d| d.pin_cache().clone());
                 if let Some(cache) = cache {
                     println!("  FAILED: {e}\n  registration cache: {:?}", cache.stats());
                     cache.release_all().map_err(|e| e.to_string())?;
@@ -483,7 +476,7 @@ fn problem<T: Scalar>(
         let r = measure_xt(&mut c).or_else(|e| {
             println!("  cublasxt failed: {e}; releasing hetblas's registrations and retrying");
             for &g in gpus {
-                if let Some(d) = rt.devices()[g].as_any().downcast_ref::<CudaDevice>() {
+                if let Some(d) = CudaDevice::of(rt.devices()[g].as_ref()) {
                     d.pin_cache().release_all().map_err(|e| e.to_string())?;
                 }
             }
@@ -792,9 +785,7 @@ fn pin_demo(rt: &Runtime, gpus: &[usize], n: usize) -> Result<(), String> {
     let a = random_data::<f64>(11, n * n);
     let b = random_data::<f64>(12, n * n);
     let mut c = random_data::<f64>(13, n * n);
-    let cache = rt.devices()[gpus[0]]
-        .as_any()
-        .downcast_ref::<CudaDevice>()
+    let cache = CudaDevice::of(rt.devices()[gpus[0]].as_ref())
         .ok_or("GPU0 is not a CUDA device")?
         .pin_cache()
         .clone();

@@ -1,0 +1,124 @@
+//! A GPU of runtime `A` as a hetblas device.
+
+use crate::memory::DeviceBuffer;
+use crate::registration::PinCache;
+use crate::runtime::GpuRuntime;
+use crate::stream::GpuStream;
+use hetblas_core::{
+    Buffer, Device, DeviceInfo, DeviceKind, Error, HostAccess, Kernel, MemorySpace, Queue, Result,
+};
+use std::any::Any;
+use std::sync::Arc;
+
+/// Compute streams per GPU: two let a small tile's GEMM overlap the next one's.
+pub const COMPUTE_STREAMS: usize = 2;
+
+/// Device memory kept free for BLAS workspaces and the runtime.
+const RESERVE_BYTES: u64 = 1 << 30;
+
+/// One GPU.
+pub struct GpuDevice<A: GpuRuntime> {
+    pub(crate) info: DeviceInfo,
+    ctx: Arc<A::Context>,
+    space: MemorySpace,
+    /// The compute streams, typed (kernels run on them) and as core queues (the same objects).
+    pub(crate) streams: Vec<Arc<GpuStream<A>>>,
+    queues: Vec<Arc<dyn Queue>>,
+    pins: Arc<PinCache<A>>,
+}
+
+impl<A: GpuRuntime> std::fmt::Debug for GpuDevice<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuDevice")
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+impl<A: GpuRuntime> GpuDevice<A> {
+    /// Device `index` of the runtime's devices taken, on `ctx`.
+    pub fn new(
+        lib: &A::Library,
+        index: usize,
+        ctx: Arc<A::Context>,
+        pins: Arc<PinCache<A>>,
+    ) -> Result<Arc<Self>> {
+        let d = A::describe(lib, &ctx)?;
+        let streams = (0..COMPUTE_STREAMS)
+            .map(|q| GpuStream::new(&ctx, format!("{}{index}/compute{q}", A::NAME), true))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(GpuDevice {
+            info: DeviceInfo {
+                backend: A::NAME.into(),
+                vendor: d.vendor,
+                name: d.name,
+                index,
+                kind: DeviceKind::Gpu,
+                memory_bytes: d.memory_bytes,
+                detail: d.detail,
+            },
+            space: MemorySpace::new_device(),
+            ctx,
+            queues: streams
+                .iter()
+                .map(|s| s.clone() as Arc<dyn Queue>)
+                .collect(),
+            streams,
+            pins,
+        }))
+    }
+
+    /// The device's context (its ordinal, for libraries that take one).
+    pub fn context(&self) -> &Arc<A::Context> {
+        &self.ctx
+    }
+
+    /// The registration cache (shared by every device of the runtime).
+    pub fn pin_cache(&self) -> &Arc<PinCache<A>> {
+        &self.pins
+    }
+
+    /// The device behind `device` when it is a GPU of runtime `A` (tools and tests that reach
+    /// a runtime's own services, such as its registration cache).
+    pub fn of(device: &dyn Device) -> Option<&Self> {
+        device.as_any().downcast_ref::<Self>()
+    }
+}
+
+impl<A: GpuRuntime> Device for GpuDevice<A> {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn space(&self) -> MemorySpace {
+        self.space
+    }
+    fn memory_budget(&self) -> u64 {
+        match A::mem_info(&self.ctx) {
+            Ok((free, _)) => (free as u64).saturating_sub(RESERVE_BYTES),
+            Err(_) => 0,
+        }
+    }
+    fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        // A freed buffer's registration can collide with the runtime's new mapping.
+        let buffer = self.pins.retry_after_unmapped(
+            || DeviceBuffer::<A>::new(&self.ctx, self.space, bytes),
+            |e| matches!(e, Error::Backend { code, .. } if *code == A::ALREADY_MAPPED),
+        )?;
+        Ok(Box::new(buffer))
+    }
+    fn compute_queues(&self) -> &[Arc<dyn Queue>] {
+        &self.queues
+    }
+    fn kernel(&self) -> &dyn Kernel {
+        self
+    }
+    fn prepare_host(&self, addr: u64, bytes: usize, access: HostAccess) -> Result<()> {
+        self.pins.ensure(addr, bytes, access).map(|_| ())
+    }
+    fn release_host(&self, addr: u64, bytes: usize) -> Result<()> {
+        self.pins.release(addr, bytes)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -1,0 +1,138 @@
+//! Discovery of a runtime's GPUs: devices (those `A::DEVICES_VAR` selects), one host->device
+//! and one device->host link per GPU, each on its own stream, and a peer link (on a stream of
+//! the destination) for every ordered pair of GPUs with direct access.
+
+use crate::device::GpuDevice;
+use crate::link::{End, GpuLink};
+use crate::registration::GpuRegistrar;
+use crate::runtime::GpuRuntime;
+use crate::stream::GpuStream;
+use hetblas_core::{Backend, Device, Discovery, Link, Result};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// What discovery found, typed (tests and tools reach the runtime's own services through it).
+pub struct GpuDiscovery<A: GpuRuntime> {
+    pub devices: Vec<Arc<GpuDevice<A>>>,
+    pub links: Vec<Arc<GpuLink<A>>>,
+}
+
+impl<A: GpuRuntime> GpuDiscovery<A> {
+    /// Loads the runtime and finds its devices and links.
+    ///
+    /// # Errors
+    /// `Unavailable` with the reason (library not found, no device, a filter selecting none).
+    pub fn find() -> Result<Self> {
+        let lib = A::init()?;
+        let count = A::device_count(&lib)?;
+        let filter = std::env::var(A::DEVICES_VAR).ok();
+        let ordinals = hetblas_core::device::select_ordinals(
+            A::NAME,
+            A::DEVICES_VAR,
+            filter.as_deref(),
+            count,
+        )?;
+        let contexts = ordinals
+            .iter()
+            .map(|&o| A::open(o).map(Arc::new))
+            .collect::<Result<Vec<_>>>()?;
+        let pins = Arc::new(GpuRegistrar::<A>::cache(contexts[0].clone()));
+        let name = A::NAME;
+        let mut devices = Vec::new();
+        let mut links = Vec::new();
+        for (i, ctx) in contexts.iter().enumerate() {
+            let dev = GpuDevice::<A>::new(&lib, i, ctx.clone(), pins.clone())?;
+            let end = || End::Device(dev.space(), ctx.clone());
+            let h2d = GpuStream::new(ctx, format!("{name}{i}/h2d"), false)?;
+            let d2h = GpuStream::new(ctx, format!("{name}{i}/d2h"), false)?;
+            links.push(GpuLink::new(
+                format!("host->{name}{i}"),
+                End::Host,
+                end(),
+                h2d,
+                pins.clone(),
+            ));
+            links.push(GpuLink::new(
+                format!("{name}{i}->host"),
+                end(),
+                End::Host,
+                d2h,
+                pins.clone(),
+            ));
+            devices.push(dev);
+        }
+        for (i, a) in devices.iter().enumerate() {
+            for (j, b) in devices.iter().enumerate() {
+                if i == j || !A::can_access_peer(b.context(), a.context())? {
+                    continue;
+                }
+                // The copy a -> b runs on a stream of b, which must be able to reach a's memory.
+                A::bind(b.context())?;
+                A::enable_peer_access(b.context(), a.context())?;
+                let s = GpuStream::new(b.context(), format!("{name}{j}<-{name}{i}"), false)?;
+                let (src, dst) = (
+                    End::Device(a.space(), a.context().clone()),
+                    End::Device(b.space(), b.context().clone()),
+                );
+                links.push(GpuLink::new(
+                    format!("{name}{i}->{name}{j}"),
+                    src,
+                    dst,
+                    s,
+                    pins.clone(),
+                ));
+            }
+        }
+        Ok(GpuDiscovery { devices, links })
+    }
+
+    /// The untyped form the device pool takes.
+    pub fn into_discovery(self) -> Discovery {
+        Discovery {
+            devices: self
+                .devices
+                .into_iter()
+                .map(|d| d as Arc<dyn Device>)
+                .collect(),
+            links: self.links.into_iter().map(|l| l as Arc<dyn Link>).collect(),
+        }
+    }
+}
+
+/// The hetblas [`Backend`] of runtime `A` (adapters name it: `hetblas_cuda::CudaBackend`).
+pub struct GpuBackend<A>(PhantomData<fn() -> A>);
+
+impl<A> GpuBackend<A> {
+    pub const fn new() -> Self {
+        GpuBackend(PhantomData)
+    }
+}
+
+impl<A> Default for GpuBackend<A> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<A: GpuRuntime> std::fmt::Debug for GpuBackend<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GpuBackend<{}>", A::NAME)
+    }
+}
+
+impl<A: GpuRuntime> GpuBackend<A> {
+    /// Discovery with the devices and links typed (tests and tools reach the registration
+    /// cache through it).
+    pub fn discover_gpus(&self) -> Result<GpuDiscovery<A>> {
+        GpuDiscovery::find()
+    }
+}
+
+impl<A: GpuRuntime> Backend for GpuBackend<A> {
+    fn name(&self) -> &'static str {
+        A::NAME
+    }
+    fn discover(&self) -> Result<Discovery> {
+        Ok(self.discover_gpus()?.into_discovery())
+    }
+}

@@ -1,0 +1,74 @@
+//! The tile kernels of a GPU device, over the runtime's BLAS. A kernel runs on one of the
+//! device's own compute streams, found by identity among its typed streams: no run-time type
+//! test, and a queue of another device is an error, not a crash.
+//!
+//! Adding a routine: one method on [`GpuRuntime`] (the vendor's BLAS call) and one wrapper
+//! here that checks the tile, finds the stream and issues it.
+
+use crate::device::GpuDevice;
+use crate::runtime::GpuRuntime;
+use crate::stream::GpuStream;
+use hetblas_core::kernel::check_add_i32;
+use hetblas_core::queue::own_queue;
+use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue};
+use std::sync::Arc;
+
+impl<A: GpuRuntime> GpuDevice<A> {
+    /// The compute stream behind `queue` (one of the device's compute queues).
+    fn compute_stream(&self, queue: &Arc<dyn Queue>) -> Result<&GpuStream<A>> {
+        own_queue(&self.streams, queue).ok_or_else(|| Error::Unsupported {
+            device: self.info.label(),
+            detail: format!("queue {} is not one of its compute streams", queue.name()),
+        })
+    }
+
+    /// Runs `call` with the BLAS handle of `queue`'s stream, locked.
+    fn with_blas(
+        &self,
+        queue: &Arc<dyn Queue>,
+        call: impl FnOnce(A::Blas) -> Result<()>,
+    ) -> Result<()> {
+        let stream = self.compute_stream(queue)?;
+        let blas = stream
+            .blas
+            .as_ref()
+            .ok_or_else(|| Error::internal("compute stream without a BLAS handle"))?;
+        let h = blas.lock().unwrap_or_else(|p| p.into_inner());
+        A::bind(stream.context())?;
+        call(h.raw)
+    }
+}
+
+impl<A: GpuRuntime> Kernel for GpuDevice<A> {
+    fn supports(&self, dtype: DType) -> bool {
+        matches!(dtype, DType::F32 | DType::F64)
+    }
+
+    fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {
+        op.check()?;
+        if op.m == 0 || op.n == 0 {
+            return Ok(());
+        }
+        // SAFETY: checked tiles of device memory the executor keeps alive until the stream is
+        // synchronised.
+        self.with_blas(queue, |h| unsafe { A::gemm(h, op) })
+    }
+
+    fn supports_add(&self) -> bool {
+        A::supports_add()
+    }
+
+    fn add(
+        &self,
+        queue: &Arc<dyn Queue>,
+        beta: ScalarValue,
+        x: &RawTile,
+        y: &RawTile,
+    ) -> Result<()> {
+        if !check_add_i32(beta, x, y, A::NAME)? {
+            return Ok(());
+        }
+        // SAFETY: as for gemm; check_add_i32 matched the shapes and 32-bit dimensions.
+        self.with_blas(queue, |h| unsafe { A::add(h, beta, x, y) })
+    }
+}

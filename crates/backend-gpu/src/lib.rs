@@ -1,0 +1,41 @@
+//! # hetblas-gpu
+//!
+//! One GPU layer for every stream-based GPU runtime (CUDA, HIP, and the next vendor). A vendor
+//! adapter crate loads its libraries and implements [`GpuRuntime`]: the raw runtime and BLAS
+//! calls, with the handle types as associated types (`Stream`, `Event`, `Blas`, `Context`).
+//! Everything above those calls is written here once, generically:
+//!
+//! - [`device`]: [`GpuDevice`], the hetblas `Device` and `Kernel` (its compute streams, typed);
+//! - [`kernel`]: the tile kernels (gemm, add) over the runtime's BLAS, each on a stream the
+//!   device finds among its own by identity, so a kernel never tests its stream's type at run time;
+//! - [`memory`]: device buffers and page-locked host buffers;
+//! - [`stream`]: streams and events as hetblas queues and events; a stream waits on the device
+//!   for any event of its runtime and refuses another backend's (the executor waits for those
+//!   on the host, on purpose);
+//! - [`link`]: host<->device and peer links, with the ring of pinned staging buffers for host
+//!   memory that is not registered;
+//! - [`registration`]: the runtime's side of the host registration cache, with the one
+//!   verification of cached registrations;
+//! - [`discovery`]: devices, links and peer access.
+//!
+//! Per GPU: two compute streams with a BLAS handle each, one host->device and one
+//! device->host stream (both DMA engines busy at once), and one stream per peer link.
+
+pub mod device;
+pub mod discovery;
+pub mod kernel;
+pub mod link;
+pub mod memory;
+pub mod registration;
+pub mod runtime;
+pub mod stream;
+
+pub use device::GpuDevice;
+pub use discovery::{GpuBackend, GpuDiscovery};
+pub use link::{End, GpuLink};
+pub use memory::{DeviceBuffer, PinnedBuffer};
+pub use registration::{GpuRegistrar, PinCache};
+pub use runtime::{run_host_job, Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob};
+pub use stream::{GpuEvent, GpuStream};
+
+pub use hetblas_core::pin::{PinPolicy, PinStats};

@@ -1,0 +1,221 @@
+//! Links of runtime `A`: host->device and device->host (2D copies on a dedicated stream of the
+//! device, one per direction so both DMA engines work at once) and device->device peers (on a
+//! stream of the destination device, which has peer access to the source).
+//!
+//! Host memory that is not registered goes through a ring of pinned staging buffers:
+//! host->device packs the tile into a staging buffer on the issuing thread, then DMA;
+//! device->host DMAs into a staging buffer and a host function, run in stream order, copies it
+//! out. Either way the copy stays ordered on the link's stream.
+
+use crate::memory::PinnedBuffer;
+use crate::registration::PinCache;
+use crate::runtime::{Copy2D, GpuRuntime, HostJob};
+use crate::stream::{GpuEvent, GpuStream};
+use hetblas_core::link::check_copy;
+use hetblas_core::{Buffer, Error, Event, Link, LinkKind, MemorySpace, Queue, RawTile, Result};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Staging buffers per link: enough for the copies of a few tiles to be in flight.
+const STAGING_SLOTS: usize = 4;
+
+struct StagingSlot<A: GpuRuntime> {
+    buf: Option<PinnedBuffer<A>>,
+    /// Recorded after the slot's last copy; the slot is reused once it completes.
+    done: Option<Arc<GpuEvent<A>>>,
+}
+
+struct Staging<A: GpuRuntime> {
+    slots: Vec<StagingSlot<A>>,
+    next: usize,
+}
+
+/// What a link connects: the host, or a device (its context).
+pub enum End<A: GpuRuntime> {
+    Host,
+    Device(MemorySpace, Arc<A::Context>),
+}
+
+impl<A: GpuRuntime> End<A> {
+    fn space(&self) -> MemorySpace {
+        match self {
+            End::Host => MemorySpace::HOST,
+            End::Device(space, _) => *space,
+        }
+    }
+}
+
+/// A directed copy channel of runtime `A`.
+pub struct GpuLink<A: GpuRuntime> {
+    src: End<A>,
+    dst: End<A>,
+    kind: LinkKind,
+    name: String,
+    stream: Arc<GpuStream<A>>,
+    queue: Arc<dyn Queue>,
+    pins: Arc<PinCache<A>>,
+    staging: Mutex<Staging<A>>,
+}
+
+impl<A: GpuRuntime> std::fmt::Debug for GpuLink<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuLink").field("name", &self.name).finish()
+    }
+}
+
+/// Column-by-column copy between host tiles (staging).
+///
+/// # Safety
+/// Both tiles are valid, non-overlapping host memory of their shapes.
+unsafe fn host_copy_2d(src: &RawTile, dst: &RawTile) {
+    for j in 0..src.cols {
+        // SAFETY: column j lies inside both tiles (caller contract).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (src.addr + (j * src.pitch()) as u64) as *const u8,
+                (dst.addr + (j * dst.pitch()) as u64) as *mut u8,
+                src.row_bytes(),
+            )
+        };
+    }
+}
+
+impl<A: GpuRuntime> GpuLink<A> {
+    /// A link `src -> dst` named `name` ("host->cuda0"), copying on `stream` (of the device
+    /// that is not the host; for peers, of the destination).
+    pub fn new(
+        name: String,
+        src: End<A>,
+        dst: End<A>,
+        stream: Arc<GpuStream<A>>,
+        pins: Arc<PinCache<A>>,
+    ) -> Arc<Self> {
+        let kind = match (&src, &dst) {
+            (End::Host, _) => LinkKind::HostToDevice,
+            (_, End::Host) => LinkKind::DeviceToHost,
+            _ => LinkKind::Peer,
+        };
+        Arc::new(GpuLink {
+            name,
+            src,
+            dst,
+            kind,
+            queue: stream.clone(),
+            stream,
+            pins,
+            staging: Mutex::new(Staging {
+                slots: (0..STAGING_SLOTS)
+                    .map(|_| StagingSlot {
+                        buf: None,
+                        done: None,
+                    })
+                    .collect(),
+                next: 0,
+            }),
+        })
+    }
+
+    /// The link's stream, typed.
+    pub fn stream(&self) -> &Arc<GpuStream<A>> {
+        &self.stream
+    }
+
+    fn copy_2d(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
+        A::bind(self.stream.context())?;
+        // SAFETY: the tiles are valid memory of their spaces (checked shapes, pitch >= column
+        // bytes); the executor keeps them alive until the stream is synchronised.
+        unsafe { A::copy_2d_async(&Copy2D::tiles(src, dst), self.stream.raw()) }
+    }
+
+    fn copy_peer(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
+        let (End::Device(_, sc), End::Device(_, dc)) = (&self.src, &self.dst) else {
+            return Err(Error::internal("peer link without devices"));
+        };
+        A::bind(self.stream.context())?;
+        // SAFETY: as for copy_2d; discovery enabled peer access from dst's device to src's.
+        unsafe { A::copy_peer_async(src, sc, dst, dc, self.stream.raw()) }
+    }
+
+    /// The next staging slot, free of its earlier copy and large enough for `bytes`, with the
+    /// packed host tile shaped like `like` in it.
+    fn staging_slot(&self, like: &RawTile) -> Result<(MutexGuard<'_, Staging<A>>, usize, RawTile)> {
+        let mut st = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        let i = st.next;
+        st.next = (i + 1) % STAGING_SLOTS;
+        if let Some(ev) = st.slots[i].done.take() {
+            ev.synchronize()?;
+        }
+        let slot = &mut st.slots[i];
+        if slot.buf.as_ref().is_none_or(|b| b.len() < like.bytes()) {
+            slot.buf = None;
+            slot.buf = Some(PinnedBuffer::new(self.stream.context(), like.bytes())?);
+        }
+        let addr = slot.buf.as_ref().map_or(0, |b| b.as_mut_ptr() as u64);
+        let packed = RawTile {
+            space: MemorySpace::HOST,
+            addr,
+            ld: like.rows.max(1),
+            ..*like
+        };
+        Ok((st, i, packed))
+    }
+
+    fn copy_h2d_staged(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
+        let (mut st, i, packed) = self.staging_slot(src)?;
+        // SAFETY: src is the caller's host tile; packed is a staging buffer of >= its bytes,
+        // not in use (its previous copy finished).
+        unsafe { host_copy_2d(src, &packed) };
+        self.copy_2d(&packed, dst)?;
+        st.slots[i].done = Some(self.stream.record_typed(false)?);
+        Ok(())
+    }
+
+    fn copy_d2h_staged(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
+        let (mut st, i, packed) = self.staging_slot(src)?;
+        self.copy_2d(src, &packed)?;
+        let out = *dst;
+        let job: HostJob = Box::new(move || {
+            // SAFETY: runs after the DMA into the staging buffer, in stream order; the buffer
+            // (kept by the link until the slot's event completes) and the destination (kept by
+            // the executor until the stream is synchronised) outlive it; they do not overlap.
+            unsafe { host_copy_2d(&packed, &out) }
+        });
+        // SAFETY: a live stream; the job calls no runtime API and touches only the above.
+        unsafe { A::launch_host_fn(self.stream.raw(), job) }?;
+        st.slots[i].done = Some(self.stream.record_typed(false)?);
+        Ok(())
+    }
+}
+
+impl<A: GpuRuntime> Link for GpuLink<A> {
+    fn src(&self) -> MemorySpace {
+        self.src.space()
+    }
+    fn dst(&self) -> MemorySpace {
+        self.dst.space()
+    }
+    fn kind(&self) -> LinkKind {
+        self.kind
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn queue(&self) -> &Arc<dyn Queue> {
+        &self.queue
+    }
+    fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
+        check_copy(self, src, dst)?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        match self.kind {
+            LinkKind::Peer => self.copy_peer(src, dst),
+            LinkKind::HostToDevice if !self.pins.is_pinned(src.addr, src.extent_bytes()) => {
+                self.copy_h2d_staged(src, dst)
+            }
+            LinkKind::DeviceToHost if !self.pins.is_pinned(dst.addr, dst.extent_bytes()) => {
+                self.copy_d2h_staged(src, dst)
+            }
+            LinkKind::HostToDevice | LinkKind::DeviceToHost => self.copy_2d(src, dst),
+        }
+    }
+}

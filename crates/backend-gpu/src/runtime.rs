@@ -1,0 +1,287 @@
+//! The vendor trait: the raw runtime and BLAS calls a GPU vendor provides, with the handle types
+//! as associated types. Everything else (device, memory, streams and events, links, host
+//! registration, kernels, discovery) is written once, generically, over it.
+//!
+//! Contract shared by every method: the generic layer makes the device's context current
+//! ([`GpuRuntime::bind`]) before a call that needs one; methods that take raw addresses or
+//! handles are `unsafe fn`s whose callers keep them valid; failures come back as
+//! `hetblas_core::Error` (the adapter maps its status codes in one helper).
+
+use hetblas_core::pin::Registered;
+use hetblas_core::{GemmTile, RawTile, Result, ScalarValue};
+use std::fmt;
+
+/// What a GPU device says about itself (for [`hetblas_core::DeviceInfo`]).
+#[derive(Debug, Clone)]
+pub struct DeviceDescription {
+    pub name: String,
+    pub vendor: String,
+    pub memory_bytes: u64,
+    /// Ordinal, architecture, library versions.
+    pub detail: String,
+}
+
+/// The direction of a copy, as the runtimes' 2D copies want it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyKind {
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+}
+
+impl CopyKind {
+    /// The kind of a copy between two tiles (host -> host does not reach a GPU runtime).
+    pub fn between(src: &RawTile, dst: &RawTile) -> CopyKind {
+        match (src.space.is_host(), dst.space.is_host()) {
+            (true, _) => CopyKind::HostToDevice,
+            (false, true) => CopyKind::DeviceToHost,
+            (false, false) => CopyKind::DeviceToDevice,
+        }
+    }
+}
+
+/// A 2D copy: `height` columns of `width` bytes, each `src_pitch` / `dst_pitch` bytes apart.
+#[derive(Debug, Clone, Copy)]
+pub struct Copy2D {
+    pub src: u64,
+    pub src_pitch: usize,
+    pub dst: u64,
+    pub dst_pitch: usize,
+    pub width: usize,
+    pub height: usize,
+    pub kind: CopyKind,
+}
+
+impl Copy2D {
+    /// The copy of tile `src` onto tile `dst` (same shape and dtype).
+    pub fn tiles(src: &RawTile, dst: &RawTile) -> Copy2D {
+        Copy2D {
+            src: src.addr,
+            src_pitch: src.pitch(),
+            dst: dst.addr,
+            dst_pitch: dst.pitch(),
+            width: src.row_bytes(),
+            height: src.cols,
+            kind: CopyKind::between(src, dst),
+        }
+    }
+}
+
+/// A host function run in stream order (the copy-out of a staged device->host copy). It must
+/// not call the GPU runtime.
+pub type HostJob = Box<dyn FnOnce() + Send + 'static>;
+
+/// The C trampoline of a [`HostJob`]: pass `Box::into_raw(Box::new(job))` as its user data.
+///
+/// # Safety
+/// `user` is a `Box<HostJob>` leaked as described, and the trampoline runs once for it.
+pub unsafe extern "C" fn run_host_job(user: *mut std::ffi::c_void) {
+    // SAFETY: caller contract: a leaked Box<HostJob>, consumed once here.
+    let job = unsafe { Box::from_raw(user as *mut HostJob) };
+    job();
+}
+
+/// One GPU vendor's runtime and BLAS, raw. Implemented by a unit type in each adapter crate
+/// (`hetblas_cuda::Cuda`, `hetblas_hip::Hip`).
+pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
+    /// Backend name ("cuda"): device labels, queue and link names, error messages.
+    const NAME: &'static str;
+    /// The variable that restricts the device ordinals taken ("HETBLAS_CUDA_DEVICES").
+    const DEVICES_VAR: &'static str;
+    /// The status code (as in `Error::Backend::code`) of a device allocation that collides
+    /// with the registration of host memory the caller freed (`PinCache::retry_after_unmapped`).
+    const ALREADY_MAPPED: i64;
+
+    /// What loading the libraries found (versions, paths), for device descriptions.
+    type Library: Send + Sync;
+    /// One device, made current on a thread with [`bind`](Self::bind).
+    type Context: Send + Sync + fmt::Debug;
+    type Stream: Copy + fmt::Debug;
+    type Event: Copy + fmt::Debug;
+    /// A BLAS handle, bound to one stream.
+    type Blas: Copy + fmt::Debug;
+
+    // Libraries and devices.
+
+    /// Loads the runtime and BLAS libraries and initialises the runtime.
+    ///
+    /// # Errors
+    /// `Unavailable` with the reason: library not found, no device, driver too old.
+    fn init() -> Result<Self::Library>;
+    /// How many devices the runtime sees (`Unavailable` "no ... device" when none).
+    fn device_count(lib: &Self::Library) -> Result<i32>;
+    fn open(ordinal: i32) -> Result<Self::Context>;
+    fn ordinal(ctx: &Self::Context) -> i32;
+    fn describe(lib: &Self::Library, ctx: &Self::Context) -> Result<DeviceDescription>;
+    /// Makes `ctx` current on the calling thread.
+    fn bind(ctx: &Self::Context) -> Result<()>;
+    /// (free, total) bytes of device memory; binds `ctx`.
+    fn mem_info(ctx: &Self::Context) -> Result<(usize, usize)>;
+    /// Whether `dst` can read `src`'s memory directly (NVLink, xGMI, PCIe P2P).
+    fn can_access_peer(dst: &Self::Context, src: &Self::Context) -> Result<bool>;
+    /// Lets `dst` (bound by the caller) access `src`'s memory; "already enabled" is success.
+    fn enable_peer_access(dst: &Self::Context, src: &Self::Context) -> Result<()>;
+
+    // Memory.
+
+    fn malloc(bytes: usize) -> Result<u64>;
+    /// # Safety
+    /// `ptr` came from [`malloc`](Self::malloc), is freed once, and nothing queued uses it.
+    unsafe fn free(ptr: u64);
+    /// Page-locked host memory every device can DMA (portable).
+    fn host_alloc(bytes: usize) -> Result<*mut u8>;
+    /// # Safety
+    /// `ptr` came from [`host_alloc`](Self::host_alloc), is freed once, and nothing queued uses it.
+    unsafe fn host_free(ptr: *mut u8);
+    /// Page-locks `[start, start + len)` for every device (portable, mapped).
+    ///
+    /// # Safety
+    /// The range is mapped host memory that stays mapped while registered.
+    unsafe fn host_register(start: u64, len: usize) -> Result<Registered>;
+    /// Releases a registration; one the runtime no longer holds (dropped behind the cache's
+    /// back, which verification then finds) is `Ok`.
+    ///
+    /// # Safety
+    /// `start` begins a registration of ours and no copy through it is in flight.
+    unsafe fn host_unregister(start: u64) -> Result<()>;
+    /// Whether the runtime still holds a registration of the page at `page`.
+    fn host_registered(page: u64) -> bool;
+    /// A synchronous 2D copy (used by the registration probes).
+    ///
+    /// # Safety
+    /// Both ranges are valid for the copy in the memory its kind names.
+    unsafe fn copy_2d(copy: &Copy2D) -> Result<()>;
+    /// A 2D copy, asynchronous on `stream`.
+    ///
+    /// # Safety
+    /// As [`copy_2d`](Self::copy_2d), and the ranges stay valid until `stream` has run it.
+    unsafe fn copy_2d_async(copy: &Copy2D, stream: Self::Stream) -> Result<()>;
+    /// A copy of tile `src` (device memory of `src_ctx`) onto tile `dst` (of `dst_ctx`), on
+    /// `stream` of the destination device.
+    ///
+    /// # Safety
+    /// As [`copy_2d_async`](Self::copy_2d_async); peer access from `dst_ctx` to `src_ctx` is on.
+    unsafe fn copy_peer_async(
+        src: &RawTile,
+        src_ctx: &Self::Context,
+        dst: &RawTile,
+        dst_ctx: &Self::Context,
+        stream: Self::Stream,
+    ) -> Result<()>;
+
+    // Streams and events.
+
+    /// A non-blocking stream on the current device.
+    fn stream_create() -> Result<Self::Stream>;
+    /// # Safety
+    /// `s` is live and destroyed once, after its work finished.
+    unsafe fn stream_destroy(s: Self::Stream);
+    /// # Safety
+    /// `s` is live.
+    unsafe fn stream_synchronize(s: Self::Stream) -> Result<()>;
+    /// Later work on `s` waits for `e` (an event of any device of this runtime).
+    ///
+    /// # Safety
+    /// `s` and `e` are live.
+    unsafe fn stream_wait_event(s: Self::Stream, e: Self::Event) -> Result<()>;
+    /// Runs `job` on the host once the work issued to `s` before it is done.
+    ///
+    /// # Safety
+    /// `s` is live; what `job` touches stays valid until it has run.
+    unsafe fn launch_host_fn(s: Self::Stream, job: HostJob) -> Result<()>;
+    /// An event on the current device; `timed` ones carry timestamps.
+    fn event_create(timed: bool) -> Result<Self::Event>;
+    /// # Safety
+    /// `e` and `s` are live and belong to the current device.
+    unsafe fn event_record(e: Self::Event, s: Self::Stream) -> Result<()>;
+    /// # Safety
+    /// `e` is live.
+    unsafe fn event_synchronize(e: Self::Event) -> Result<()>;
+    /// # Safety
+    /// `e` is live.
+    unsafe fn event_query(e: Self::Event) -> Result<bool>;
+    /// Milliseconds from `start` to `end`.
+    ///
+    /// # Safety
+    /// Both are live, completed timing events of one device.
+    unsafe fn event_elapsed_ms(start: Self::Event, end: Self::Event) -> Result<f32>;
+    /// # Safety
+    /// `e` is live and destroyed once.
+    unsafe fn event_destroy(e: Self::Event);
+
+    // BLAS: one method per kernel. A new routine is one method here and one generic wrapper in
+    // `kernel.rs`.
+
+    /// A BLAS handle on the current device issuing on `s`.
+    ///
+    /// # Safety
+    /// `s` is a live stream of the current device that outlives the handle.
+    unsafe fn blas_create(s: Self::Stream) -> Result<Self::Blas>;
+    /// # Safety
+    /// `h` is live and destroyed once.
+    unsafe fn blas_destroy(h: Self::Blas);
+    /// Whether `add` (geam) is available.
+    fn supports_add() -> bool {
+        true
+    }
+    /// Issues the checked, non-empty tile GEMM `op` on `h`'s stream.
+    ///
+    /// # Safety
+    /// The tiles are device memory of their shapes (checked by `GemmTile::check`) that stays
+    /// valid until the stream has run the kernel.
+    unsafe fn gemm(h: Self::Blas, op: &GemmTile) -> Result<()>;
+    /// `y += beta * x` (geam in place on `y`) for checked, non-empty tiles within 32 bits.
+    ///
+    /// # Safety
+    /// As [`gemm`](Self::gemm).
+    unsafe fn add(h: Self::Blas, beta: ScalarValue, x: &RawTile, y: &RawTile) -> Result<()>;
+}
+
+/// The arguments every BLAS GEMM entry point takes, in the reference order, with dimensions
+/// converted by `$n` (`i32` or `i64`) and transposes by `$op`: adapters write each call once.
+#[macro_export]
+macro_rules! gemm_args {
+    ($f:expr, $h:expr, $op:expr, $g:expr, $t:ty, $n:ty, $alpha:expr, $beta:expr) => {{
+        let g: &hetblas_core::GemmTile = $g;
+        $f(
+            $h,
+            $op(g.transa),
+            $op(g.transb),
+            g.m as $n,
+            g.n as $n,
+            g.k as $n,
+            &$alpha,
+            g.a.addr as *const $t,
+            g.a.ld as $n,
+            g.b.addr as *const $t,
+            g.b.ld as $n,
+            &$beta,
+            g.c.addr as *mut $t,
+            g.c.ld as $n,
+        )
+    }};
+}
+
+/// The arguments of a BLAS geam computing `y = 1 * y + beta * x` in place, as [`gemm_args`].
+#[macro_export]
+macro_rules! add_args {
+    ($f:expr, $h:expr, $n_op:expr, $t:ty, $beta:expr, $x:expr, $y:expr) => {{
+        let (x, y): (&hetblas_core::RawTile, &hetblas_core::RawTile) = ($x, $y);
+        let one: $t = 1.0;
+        $f(
+            $h,
+            $n_op,
+            $n_op,
+            x.rows as i32,
+            x.cols as i32,
+            &one,
+            y.addr as *const $t,
+            y.ld as i32,
+            &$beta,
+            x.addr as *const $t,
+            x.ld as i32,
+            y.addr as *mut $t,
+            y.ld as i32,
+        )
+    }};
+}

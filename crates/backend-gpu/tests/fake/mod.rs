@@ -1,0 +1,280 @@
+//! A GPU runtime faked in host memory, so that every generic path of the GPU layer (discovery,
+//! links with staging and registration, the registration probes, kernels on their streams,
+//! events) runs on CI. "Device" memory is host memory; every stream operation runs at once on
+//! the calling thread (a legal in-order stream); the BLAS is a naive loop. Two devices, with
+//! peer access between them.
+
+use hetblas_core::pin::Registered;
+use hetblas_core::{Error, GemmTile, RawTile, Result, ScalarValue, Trans};
+use hetblas_gpu::{Copy2D, DeviceDescription, GpuRuntime, HostJob};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
+
+#[derive(Debug, Default)]
+pub struct Fake;
+
+pub type FakeBackend = hetblas_gpu::GpuBackend<Fake>;
+
+#[derive(Default)]
+struct State {
+    /// Live allocations (device and pinned): address -> words.
+    allocs: HashMap<u64, usize>,
+    /// Registered host ranges: start -> length.
+    registered: HashMap<u64, usize>,
+    /// When each recorded event was recorded.
+    events: HashMap<u64, Instant>,
+}
+
+fn state() -> MutexGuard<'static, State> {
+    static STATE: OnceLock<Mutex<State>> = OnceLock::new();
+    STATE
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+fn next_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Forgets the registration starting at `start` behind the cache's back (as another library
+/// unregistering it would).
+#[allow(
+    dead_code,
+    reason = "used by layer.rs; conformance.rs shares the module"
+)]
+pub fn forget_registration(start: u64) -> bool {
+    state().registered.remove(&start).is_some()
+}
+
+fn alloc(bytes: usize) -> u64 {
+    let words = bytes.div_ceil(8).max(1);
+    let p = Box::into_raw(vec![0u64; words].into_boxed_slice()) as *mut u64 as u64;
+    state().allocs.insert(p, words);
+    p
+}
+
+fn free(p: u64) {
+    if let Some(words) = state().allocs.remove(&p) {
+        let slice = std::ptr::slice_from_raw_parts_mut(p as *mut u64, words);
+        // SAFETY: allocated by `alloc` as a boxed slice of `words` words, freed once.
+        drop(unsafe { Box::from_raw(slice) });
+    }
+}
+
+/// `c = alpha op(a) op(b) + beta c`, never reading C when beta is 0.
+///
+/// # Safety
+/// The tiles are valid host memory of their shapes.
+unsafe fn naive_gemm<T>(g: &GemmTile, alpha: T, beta: T)
+where
+    T: Copy + Default + PartialEq + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    let at = |t: &RawTile, tr: Trans, i: usize, j: usize| {
+        let (r, c) = if tr.is_transposed() { (j, i) } else { (i, j) };
+        // SAFETY: inside the tile (caller contract).
+        unsafe { *(t.addr as *const T).add(r + c * t.ld) }
+    };
+    for j in 0..g.n {
+        for i in 0..g.m {
+            let mut sum = T::default();
+            for l in 0..g.k {
+                sum = sum + at(&g.a, g.transa, i, l) * at(&g.b, g.transb, l, j);
+            }
+            // SAFETY: inside C (caller contract).
+            let c = unsafe { &mut *(g.c.addr as *mut T).add(i + j * g.c.ld) };
+            *c = if beta == T::default() {
+                alpha * sum
+            } else {
+                alpha * sum + beta * *c
+            };
+        }
+    }
+}
+
+impl GpuRuntime for Fake {
+    const NAME: &'static str = "fake";
+    const DEVICES_VAR: &'static str = "HETBLAS_FAKE_DEVICES";
+    const ALREADY_MAPPED: i64 = 208;
+    type Library = ();
+    type Context = i32;
+    type Stream = u64;
+    type Event = u64;
+    type Blas = u64;
+
+    fn init() -> Result<()> {
+        Ok(())
+    }
+    fn device_count(_: &()) -> Result<i32> {
+        Ok(2)
+    }
+    fn open(ordinal: i32) -> Result<i32> {
+        Ok(ordinal)
+    }
+    fn ordinal(ctx: &i32) -> i32 {
+        *ctx
+    }
+    fn describe(_: &(), ctx: &i32) -> Result<DeviceDescription> {
+        Ok(DeviceDescription {
+            name: format!("fake GPU {ctx}"),
+            vendor: "hetblas".into(),
+            memory_bytes: 1 << 30,
+            detail: "host memory".into(),
+        })
+    }
+    fn bind(_: &i32) -> Result<()> {
+        Ok(())
+    }
+    fn mem_info(_: &i32) -> Result<(usize, usize)> {
+        Ok((3 << 30, 4 << 30))
+    }
+    fn can_access_peer(dst: &i32, src: &i32) -> Result<bool> {
+        Ok(dst != src)
+    }
+    fn enable_peer_access(_: &i32, _: &i32) -> Result<()> {
+        Ok(())
+    }
+    fn malloc(bytes: usize) -> Result<u64> {
+        Ok(alloc(bytes))
+    }
+    unsafe fn free(ptr: u64) {
+        free(ptr)
+    }
+    fn host_alloc(bytes: usize) -> Result<*mut u8> {
+        Ok(alloc(bytes) as *mut u8)
+    }
+    unsafe fn host_free(ptr: *mut u8) {
+        free(ptr as u64)
+    }
+    unsafe fn host_register(start: u64, len: usize) -> Result<Registered> {
+        let mut st = state();
+        if st
+            .registered
+            .iter()
+            .any(|(&s, &l)| start < s + l as u64 && s < start + len as u64)
+        {
+            return Ok(Registered::Foreign);
+        }
+        st.registered.insert(start, len);
+        Ok(Registered::Yes)
+    }
+    unsafe fn host_unregister(start: u64) -> Result<()> {
+        state().registered.remove(&start);
+        Ok(())
+    }
+    fn host_registered(page: u64) -> bool {
+        state()
+            .registered
+            .iter()
+            .any(|(&s, &l)| (s..s + l as u64).contains(&page))
+    }
+    unsafe fn copy_2d(c: &Copy2D) -> Result<()> {
+        for j in 0..c.height {
+            // SAFETY: caller contract (all fake memory is host memory).
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    (c.src + (j * c.src_pitch) as u64) as *const u8,
+                    (c.dst + (j * c.dst_pitch) as u64) as *mut u8,
+                    c.width,
+                )
+            };
+        }
+        Ok(())
+    }
+    unsafe fn copy_2d_async(c: &Copy2D, _: u64) -> Result<()> {
+        // SAFETY: caller contract.
+        unsafe { Self::copy_2d(c) }
+    }
+    unsafe fn copy_peer_async(
+        src: &RawTile,
+        _: &i32,
+        dst: &RawTile,
+        _: &i32,
+        s: u64,
+    ) -> Result<()> {
+        // SAFETY: caller contract.
+        unsafe { Self::copy_2d_async(&Copy2D::tiles(src, dst), s) }
+    }
+    fn stream_create() -> Result<u64> {
+        Ok(next_id())
+    }
+    unsafe fn stream_destroy(_: u64) {}
+    unsafe fn stream_synchronize(_: u64) -> Result<()> {
+        Ok(())
+    }
+    unsafe fn stream_wait_event(_: u64, _: u64) -> Result<()> {
+        Ok(())
+    }
+    unsafe fn launch_host_fn(_: u64, job: HostJob) -> Result<()> {
+        job();
+        Ok(())
+    }
+    fn event_create(_: bool) -> Result<u64> {
+        Ok(next_id())
+    }
+    unsafe fn event_record(e: u64, _: u64) -> Result<()> {
+        state().events.insert(e, Instant::now());
+        Ok(())
+    }
+    unsafe fn event_synchronize(_: u64) -> Result<()> {
+        Ok(())
+    }
+    unsafe fn event_query(_: u64) -> Result<bool> {
+        Ok(true)
+    }
+    unsafe fn event_elapsed_ms(start: u64, end: u64) -> Result<f32> {
+        let st = state();
+        match (st.events.get(&start), st.events.get(&end)) {
+            (Some(s), Some(e)) => Ok(e.duration_since(*s).as_secs_f32() * 1e3),
+            _ => Err(Error::internal("event not recorded")),
+        }
+    }
+    unsafe fn event_destroy(e: u64) {
+        state().events.remove(&e);
+    }
+    unsafe fn blas_create(_: u64) -> Result<u64> {
+        Ok(next_id())
+    }
+    unsafe fn blas_destroy(_: u64) {}
+    unsafe fn gemm(_: u64, g: &GemmTile) -> Result<()> {
+        match (g.alpha, g.beta) {
+            // SAFETY: caller contract.
+            (ScalarValue::F64(a), ScalarValue::F64(b)) => unsafe { naive_gemm(g, a, b) },
+            // SAFETY: caller contract.
+            (ScalarValue::F32(a), ScalarValue::F32(b)) => unsafe { naive_gemm(g, a, b) },
+            _ => return Err(Error::internal("mixed scalar types")),
+        }
+        Ok(())
+    }
+    unsafe fn add(_: u64, beta: ScalarValue, x: &RawTile, y: &RawTile) -> Result<()> {
+        /// `y += b * x`, column by column.
+        ///
+        /// # Safety
+        /// Both tiles are valid host memory of their shapes.
+        unsafe fn axpy<T: Copy + std::ops::AddAssign + std::ops::Mul<Output = T>>(
+            b: T,
+            x: &RawTile,
+            y: &RawTile,
+        ) {
+            for j in 0..x.cols {
+                for i in 0..x.rows {
+                    // SAFETY: inside both tiles (caller contract).
+                    unsafe {
+                        *(y.addr as *mut T).add(i + j * y.ld) +=
+                            b * *(x.addr as *const T).add(i + j * x.ld)
+                    };
+                }
+            }
+        }
+        match beta {
+            // SAFETY: caller contract.
+            ScalarValue::F64(b) => unsafe { axpy(b, x, y) },
+            // SAFETY: caller contract.
+            ScalarValue::F32(b) => unsafe { axpy(b, x, y) },
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,307 @@
+//! [`GpuRuntime`] for HIP: each method is the checked runtime or hipBLAS call of `result`.
+
+use crate::result::{self, blas_api, check_blas, format_version, hip_error, Context, Libraries};
+use crate::sys::{attr, err, memcpy, op as hop, HipEvent, HipStream, HipblasHandle};
+use crate::Hip;
+use hetblas_core::pin::Registered;
+use hetblas_core::{DType, Error, GemmTile, RawTile, Result, ScalarValue, Trans};
+use hetblas_gpu::{Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob};
+use std::ffi::c_void;
+
+fn kind(k: CopyKind) -> crate::sys::HipMemcpyKind {
+    match k {
+        CopyKind::HostToDevice => memcpy::HOST_TO_DEVICE,
+        CopyKind::DeviceToHost => memcpy::DEVICE_TO_HOST,
+        CopyKind::DeviceToDevice => memcpy::DEVICE_TO_DEVICE,
+    }
+}
+
+fn op(t: Trans) -> crate::sys::HipblasOperation {
+    if t.is_transposed() {
+        hop::T
+    } else {
+        hop::N
+    }
+}
+
+impl GpuRuntime for Hip {
+    const NAME: &'static str = "hip";
+    const DEVICES_VAR: &'static str = "HETBLAS_HIP_DEVICES";
+    const ALREADY_MAPPED: i64 = err::ALREADY_MAPPED as i64;
+    type Library = Libraries;
+    type Context = Context;
+    type Stream = HipStream;
+    type Event = HipEvent;
+    type Blas = HipblasHandle;
+
+    fn init() -> Result<Libraries> {
+        result::init()
+    }
+    fn device_count(lib: &Libraries) -> Result<i32> {
+        Ok(lib.device_count)
+    }
+    fn open(ordinal: i32) -> Result<Context> {
+        Ok(Context::new(ordinal))
+    }
+    fn ordinal(ctx: &Context) -> i32 {
+        ctx.ordinal
+    }
+    fn describe(libs: &Libraries, ctx: &Context) -> Result<DeviceDescription> {
+        let name = ctx.name()?;
+        // Informational only: a runtime that does not answer one of these still works.
+        let a = |x| ctx.attribute(x).unwrap_or(-1);
+        let (major, minor) = (
+            a(attr::COMPUTE_CAPABILITY_MAJOR),
+            a(attr::COMPUTE_CAPABILITY_MINOR),
+        );
+        let (cus, bus) = (a(attr::MULTIPROCESSOR_COUNT), a(attr::PCI_BUS_ID));
+        // HIP also runs on NVIDIA GPUs (and the test shim does); say whose GPU it is.
+        let vendor = if name.to_ascii_uppercase().contains("NVIDIA") {
+            "NVIDIA"
+        } else {
+            "AMD"
+        };
+        Ok(DeviceDescription {
+            vendor: vendor.into(),
+            memory_bytes: ctx.total_mem()? as u64,
+            detail: format!(
+                "ordinal {}, arch {major}.{minor}, {cus} CUs, PCI bus {bus:#04x}, \
+                 HIP runtime {} (driver {}), {} + {}",
+                ctx.ordinal,
+                format_version(libs.runtime_version),
+                format_version(libs.driver_version),
+                libs.runtime_path,
+                libs.blas_path,
+            ),
+            name,
+        })
+    }
+    fn bind(ctx: &Context) -> Result<()> {
+        ctx.bind()
+    }
+    fn mem_info(ctx: &Context) -> Result<(usize, usize)> {
+        ctx.mem_info()
+    }
+    fn can_access_peer(dst: &Context, src: &Context) -> Result<bool> {
+        dst.can_access_peer(src)
+    }
+    fn enable_peer_access(dst: &Context, src: &Context) -> Result<()> {
+        dst.enable_peer_access(src)
+    }
+
+    fn malloc(bytes: usize) -> Result<u64> {
+        result::malloc(bytes).map(|p| p as u64)
+    }
+    unsafe fn free(ptr: u64) {
+        // SAFETY: caller contract.
+        let _ = unsafe { result::free(ptr as *mut c_void) };
+    }
+    fn host_alloc(bytes: usize) -> Result<*mut u8> {
+        result::host_malloc(bytes).map(|p| p as *mut u8)
+    }
+    unsafe fn host_free(ptr: *mut u8) {
+        // SAFETY: caller contract.
+        let _ = unsafe { result::host_free(ptr as *mut c_void) };
+    }
+    unsafe fn host_register(start: u64, len: usize) -> Result<Registered> {
+        // SAFETY: caller contract.
+        match unsafe { result::host_register(start as *mut c_void, len) }? {
+            err::SUCCESS => Ok(Registered::Yes),
+            err::HOST_MEMORY_ALREADY_REGISTERED => Ok(Registered::Foreign),
+            r @ (err::OUT_OF_MEMORY | err::INVALID_VALUE) => {
+                tracing::debug!("{}", hip_error(r, "hipHostRegister"));
+                Ok(Registered::Refused)
+            }
+            other => Err(hip_error(other, "hipHostRegister")),
+        }
+    }
+    unsafe fn host_unregister(start: u64) -> Result<()> {
+        // SAFETY: caller contract.
+        match unsafe { result::host_unregister(start as *mut c_void) } {
+            Err(Error::Backend { code, .. }) if code == err::HOST_MEMORY_NOT_REGISTERED as i64 => {
+                Ok(())
+            }
+            r => r,
+        }
+    }
+    fn host_registered(page: u64) -> bool {
+        result::host_device_pointer(page).is_ok()
+    }
+    unsafe fn copy_2d(c: &Copy2D) -> Result<()> {
+        let (dst, src) = (c.dst as *mut c_void, c.src as *const c_void);
+        // SAFETY: caller contract.
+        unsafe {
+            result::memcpy_2d(
+                dst,
+                c.dst_pitch,
+                src,
+                c.src_pitch,
+                c.width,
+                c.height,
+                kind(c.kind),
+            )
+        }
+    }
+    unsafe fn copy_2d_async(c: &Copy2D, s: HipStream) -> Result<()> {
+        let (dst, src, k) = (c.dst as *mut c_void, c.src as *const c_void, kind(c.kind));
+        // SAFETY: caller contract.
+        unsafe {
+            result::memcpy_2d_async(dst, c.dst_pitch, src, c.src_pitch, c.width, c.height, k, s)
+        }
+    }
+    unsafe fn copy_peer_async(
+        src: &RawTile,
+        src_ctx: &Context,
+        dst: &RawTile,
+        dst_ctx: &Context,
+        s: HipStream,
+    ) -> Result<()> {
+        if src.is_contiguous() && dst.is_contiguous() {
+            let (d, sp) = (dst.addr as *mut c_void, src.addr as *const c_void);
+            let (dd, sd) = (dst_ctx.ordinal, src_ctx.ordinal);
+            // SAFETY: caller contract: contiguous device ranges of `bytes` on their devices.
+            return unsafe { result::memcpy_peer_async(d, dd, sp, sd, src.bytes(), s) };
+        }
+        // Strided: one 2D copy; the destination device has peer access to the source enabled,
+        // so the source addresses are reachable from it.
+        // SAFETY: caller contract.
+        unsafe { Self::copy_2d_async(&Copy2D::tiles(src, dst), s) }
+    }
+
+    fn stream_create() -> Result<HipStream> {
+        result::stream_create()
+    }
+    unsafe fn stream_destroy(s: HipStream) {
+        // SAFETY: caller contract.
+        let _ = unsafe { result::stream_destroy(s) };
+    }
+    unsafe fn stream_synchronize(s: HipStream) -> Result<()> {
+        // SAFETY: caller contract.
+        unsafe { result::stream_synchronize(s) }
+    }
+    unsafe fn stream_wait_event(s: HipStream, e: HipEvent) -> Result<()> {
+        // SAFETY: caller contract.
+        unsafe { result::stream_wait_event(s, e) }
+    }
+    unsafe fn launch_host_fn(s: HipStream, job: HostJob) -> Result<()> {
+        // SAFETY: caller contract.
+        unsafe { result::launch_host_fn(s, job) }
+    }
+    fn event_create(timed: bool) -> Result<HipEvent> {
+        result::event_create(timed)
+    }
+    unsafe fn event_record(e: HipEvent, s: HipStream) -> Result<()> {
+        // SAFETY: caller contract.
+        unsafe { result::event_record(e, s) }
+    }
+    unsafe fn event_synchronize(e: HipEvent) -> Result<()> {
+        // SAFETY: caller contract.
+        unsafe { result::event_synchronize(e) }
+    }
+    unsafe fn event_query(e: HipEvent) -> Result<bool> {
+        // SAFETY: caller contract.
+        unsafe { result::event_query(e) }
+    }
+    unsafe fn event_elapsed_ms(start: HipEvent, end: HipEvent) -> Result<f32> {
+        // SAFETY: caller contract.
+        unsafe { result::event_elapsed_ms(start, end) }
+    }
+    unsafe fn event_destroy(e: HipEvent) {
+        // SAFETY: caller contract.
+        let _ = unsafe { result::event_destroy(e) };
+    }
+
+    unsafe fn blas_create(s: HipStream) -> Result<HipblasHandle> {
+        let api = blas_api()?;
+        let mut h = std::ptr::null_mut();
+        // SAFETY: writes one handle; destroyed by `blas_destroy`.
+        check_blas(unsafe { (api.hipblasCreate)(&mut h) }, "hipblasCreate")?;
+        // SAFETY: a live handle and stream of the current device.
+        if let Err(e) = check_blas(unsafe { (api.hipblasSetStream)(h, s) }, "hipblasSetStream") {
+            // SAFETY: the handle was created above and is not used again.
+            unsafe { (api.hipblasDestroy)(h) };
+            return Err(e);
+        }
+        Ok(h)
+    }
+    unsafe fn blas_destroy(h: HipblasHandle) {
+        if let Ok(api) = blas_api() {
+            // SAFETY: caller contract.
+            unsafe { (api.hipblasDestroy)(h) };
+        }
+    }
+    fn supports_add() -> bool {
+        blas_api().is_ok_and(|b| b.hipblasDgeam.is_some() && b.hipblasSgeam.is_some())
+    }
+    unsafe fn gemm(h: HipblasHandle, g: &GemmTile) -> Result<()> {
+        let api = blas_api()?;
+        let small = [g.m, g.n, g.k, g.a.ld, g.b.ld, g.c.ld]
+            .iter()
+            .all(|&d| d <= i32::MAX as usize);
+        let too_large = || Error::Unsupported {
+            device: "hip".into(),
+            detail: format!(
+                "a gemm tile with a dimension over 2^31 needs hipblas{}gemm_64 (hipBLAS 2.2+)",
+                if g.dtype() == DType::F64 { 'D' } else { 'S' }
+            ),
+        };
+        use hetblas_gpu::gemm_args as call;
+        use ScalarValue::{F32, F64};
+        // SAFETY: caller contract; scalars are read from host memory (the default pointer
+        // mode) before the call returns.
+        let (status, name) = unsafe {
+            match (g.alpha, g.beta) {
+                (F64(al), F64(be)) if small => (
+                    call!(api.hipblasDgemm, h, op, g, f64, i32, al, be),
+                    "hipblasDgemm",
+                ),
+                (F64(al), F64(be)) => {
+                    let f = api.hipblasDgemm_64.ok_or_else(too_large)?;
+                    (call!(f, h, op, g, f64, i64, al, be), "hipblasDgemm_64")
+                }
+                (F32(al), F32(be)) if small => (
+                    call!(api.hipblasSgemm, h, op, g, f32, i32, al, be),
+                    "hipblasSgemm",
+                ),
+                (F32(al), F32(be)) => {
+                    let f = api.hipblasSgemm_64.ok_or_else(too_large)?;
+                    (call!(f, h, op, g, f32, i64, al, be), "hipblasSgemm_64")
+                }
+                _ => return Err(Error::internal("mixed scalar types in a gemm tile")),
+            }
+        };
+        check_blas(status, name)
+    }
+    unsafe fn add(h: HipblasHandle, beta: ScalarValue, x: &RawTile, y: &RawTile) -> Result<()> {
+        let api = blas_api()?;
+        let missing = || Error::Unsupported {
+            device: "hip".into(),
+            detail: format!("{} has no hipblasDgeam/Sgeam", api.path),
+        };
+        use hetblas_gpu::add_args as call;
+        // SAFETY: caller contract; geam allows C == A with the same leading dimension.
+        let status = unsafe {
+            match beta {
+                ScalarValue::F64(b) => call!(
+                    api.hipblasDgeam.ok_or_else(missing)?,
+                    h,
+                    hop::N,
+                    f64,
+                    b,
+                    x,
+                    y
+                ),
+                ScalarValue::F32(b) => call!(
+                    api.hipblasSgeam.ok_or_else(missing)?,
+                    h,
+                    hop::N,
+                    f32,
+                    b,
+                    x,
+                    y
+                ),
+            }
+        };
+        check_blas(status, "hipblasGeam")
+    }
+}
