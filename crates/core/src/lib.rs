@@ -34,31 +34,22 @@
 //! Nothing panics across the API: every failure is an [`Error`]. When a call returns, no queued
 //! operation still touches the caller's memory, on success or on error.
 
-pub mod autotune;
-pub mod balance;
-pub mod calibrate;
-pub mod device;
-pub mod distribute;
+pub mod backend;
 pub mod error;
-pub mod execute;
-pub mod fold;
-pub mod host_queue;
-pub mod kernel;
-pub mod link;
-pub mod matrix;
-pub mod memory;
+pub mod exec;
 pub mod model;
-pub mod operand;
-pub mod pin;
 pub mod plan;
 pub mod pool;
 pub mod problem;
-pub mod profile;
-pub mod queue;
-pub mod reference;
-pub mod scalar;
-pub mod tiling;
-pub mod trace;
+pub mod tuning;
+
+// The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
+// folders: backends and the CLI name them so.
+pub use backend::{device, host_queue, kernel, link, memory, pin, queue};
+pub use exec::{execute, trace};
+pub use plan::{balance, distribute, fold, tiling};
+pub use problem::{matrix, operand, reference, scalar};
+pub use tuning::{autotune, calibrate, profile};
 
 pub use device::{Backend, BackendStatus, Device, DeviceInfo, DeviceKind, Discovery};
 pub use error::{Error, Result};

@@ -7,7 +7,6 @@ use crate::memory::MemorySpace;
 use crate::model::cocopelia::Offload;
 use crate::model::exec::{ExecTable, ExecTime};
 use crate::model::pipeline::{PipelineModel, PipelinePrediction};
-use crate::model::select::candidate_tiles;
 use crate::problem::{GemmProblem, Operand};
 use crate::profile::{MachineProfile, HOST_LABEL};
 use crate::scalar::DType;
@@ -126,6 +125,31 @@ pub fn model_tile(
     fold: Option<bool>,
 ) -> Option<ModelChoice> {
     evaluate(p, device, profile, &model_tile_candidates(p, budget), fold)
+}
+
+/// Smallest regular square candidate tile.
+pub const MIN_TILE: usize = 256;
+/// Largest square candidate tile.
+pub const MAX_TILE: usize = 16384;
+
+/// The regular square candidates `256 * 2^i` and `384 * 2^i` up to `min(max_dim, MAX_TILE)`,
+/// ascending (a tile larger than the problem is the same single sub-kernel); `[max_dim]` when
+/// `max_dim < MIN_TILE` (and `[1]` for an empty problem).
+pub fn candidate_tiles(max_dim: usize) -> Vec<usize> {
+    if max_dim < MIN_TILE {
+        return vec![max_dim.max(1)];
+    }
+    let mut out = Vec::with_capacity(20);
+    let mut p = MIN_TILE;
+    while p <= MAX_TILE {
+        for t in [p, p + p / 2] {
+            if t <= MAX_TILE && t <= max_dim {
+                out.push(t);
+            }
+        }
+        p *= 2;
+    }
+    out
 }
 
 /// The blockings [`model_tile`] considers: square candidates (at least [`MIN_GPU_TILE`] for
@@ -356,6 +380,17 @@ fn prev_pow2(x: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn square_candidates() {
+        assert_eq!(
+            super::candidate_tiles(100_000),
+            vec![256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384]
+        );
+        assert_eq!(super::candidate_tiles(1000), vec![256, 384, 512, 768]);
+        assert_eq!(super::candidate_tiles(100), vec![100]);
+        assert_eq!(super::candidate_tiles(0), vec![1]);
+    }
+
     #[test]
     fn pow2() {
         assert_eq!(super::prev_pow2(2048), 2048);
