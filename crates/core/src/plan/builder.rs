@@ -12,182 +12,17 @@
 //!
 //! Also planned here: late C (products start at beta = 0 and the caller's C is added at the end,
 //! when the kernel can add tiles), peer forwarding (a tile another device holds comes over a
-//! faster peer link), and routes through host staging slots between spaces with no link.
+//! faster peer link), and routes through host staging slots between spaces with no link (see
+//! `route`).
 
+use super::task::{
+    BetaUse, Plan, PlanDevice, PlanRequest, QueueId, Task, TaskId, TaskKind, TileLoc,
+};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::problem::{GemmProblem, Operand};
-use crate::tiling::{TileGrid, TileKey};
+use crate::tiling::TileKey;
 use std::collections::{HashMap, HashSet, VecDeque};
-
-pub type TaskId = u32;
-
-/// The queue a task is issued on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum QueueId {
-    /// Compute queue `index` of plan device `device`.
-    Compute { device: u16, index: u16 },
-    /// The copy queue of the link `src -> dst`.
-    Link { src: MemorySpace, dst: MemorySpace },
-    /// The host queue that folds returned products into C in host memory.
-    HostFold,
-}
-
-/// Where a tile used by a gemm is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TileLoc {
-    /// In the operand itself: the operand lives in the device's own space.
-    InPlace,
-    /// In a cache slot of the device.
-    Slot(u32),
-}
-
-/// Which beta a tile product applies to its C tile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BetaUse {
-    /// The caller's beta (first product on a C tile that holds the caller's C).
-    Caller,
-    /// 0: overwrite (beta == 0, or late C).
-    Zero,
-    /// 1: accumulate.
-    One,
-}
-
-/// Where a fetch reads from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    /// The operand's authoritative copy.
-    Origin,
-    /// A slot of another plan device that holds the tile (peer forwarding).
-    Peer { device: u16, slot: u32 },
-    /// A host staging slot a `StageIn` filled (second hop of a route through host memory).
-    Staged { host: u32 },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskKind {
-    Fetch {
-        key: TileKey,
-        source: Source,
-        slot: u32,
-    },
-    /// C(i, j) (+)= alpha * op(A)(i, l) * op(B)(l, j), with the beta `beta` says.
-    Gemm {
-        i: u32,
-        j: u32,
-        l: u32,
-        a: TileLoc,
-        b: TileLoc,
-        c: TileLoc,
-        beta: BetaUse,
-    },
-    /// acc += beta * orig: folds the caller's C (fetched into `orig`) into an accumulator that
-    /// was computed with beta = 0 ("late C": the first products need not wait for C).
-    AddC {
-        i: u32,
-        j: u32,
-        acc: u32,
-        orig: u32,
-    },
-    WriteBack {
-        key: TileKey,
-        slot: u32,
-    },
-    /// First hop of a fetch between spaces with no direct link (devices of two backends):
-    /// operand -> host staging slot `host`.
-    StageIn {
-        key: TileKey,
-        host: u32,
-    },
-    /// First hop of a write-back with no direct link: device slot -> host staging slot.
-    StageOut {
-        key: TileKey,
-        slot: u32,
-        host: u32,
-    },
-    /// Second hop of that write-back: host staging slot -> C.
-    Unstage {
-        key: TileKey,
-        host: u32,
-    },
-    /// Host fold: C = beta * C + the product a `StageOut` returned into host staging slot `host`
-    /// (C in host memory; its tile never crosses the link towards the device).
-    FoldC {
-        key: TileKey,
-        host: u32,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub struct Task {
-    /// Plan device index.
-    pub device: u16,
-    pub kind: TaskKind,
-    pub queue: QueueId,
-    /// Tasks that must complete first (all with smaller ids).
-    pub deps: Vec<TaskId>,
-    /// Whether a task on another queue waits for this one (the executor records an event).
-    pub signal: bool,
-}
-
-/// What the planner needs to know about a participating device.
-#[derive(Debug, Clone)]
-pub struct DeviceSpec {
-    pub space: MemorySpace,
-    /// Bytes available for cache slots.
-    pub budget: u64,
-    pub compute_queues: u16,
-    /// The device's kernel can add a tile to a tile (`Kernel::add`), so C can arrive late.
-    pub late_c: bool,
-    /// With C in host memory and beta != 0, fold the product into C on the host instead of
-    /// sending C to the device ([`crate::fold`]).
-    pub host_fold: bool,
-    /// C tiles accumulated together (see [`crate::tiling::Blocking`]); at most
-    /// [`crate::tiling::DEFAULT_GROUP`], fewer when the budget holds fewer slots.
-    pub group: usize,
-}
-
-/// A device's part of the plan.
-#[derive(Debug, Clone)]
-pub struct PlanDevice {
-    pub space: MemorySpace,
-    /// Number of cache slots of `Plan::slot_bytes` each.
-    pub slots: u32,
-    pub compute_queues: u16,
-    /// C tiles this device computes.
-    pub c_tiles: usize,
-}
-
-/// A complete, address-free execution plan; cached per problem signature and reused.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    pub problem: GemmProblem,
-    pub grid: TileGrid,
-    pub slot_bytes: usize,
-    /// Host staging slots (of `slot_bytes`) for routes through host memory.
-    pub host_slots: u32,
-    /// Some device's products are folded into C on the host (`FoldC` tasks).
-    pub host_folds: bool,
-    pub devices: Vec<PlanDevice>,
-    pub tasks: Vec<Task>,
-    /// Per device, its task ids in issue order.
-    pub order: Vec<Vec<TaskId>>,
-}
-
-/// Input to [`build`].
-pub struct PlanRequest<'a> {
-    pub problem: GemmProblem,
-    pub grid: TileGrid,
-    pub devices: &'a [DeviceSpec],
-    /// Per device, its C tiles in execution order. Every tile exactly once over all devices.
-    pub assignment: &'a [Vec<(usize, usize)>],
-    /// Directed links that exist (src space, dst space).
-    pub links: &'a HashSet<(MemorySpace, MemorySpace)>,
-    /// Bandwidth (bytes/s) of each link, when known: with it, a tile another device already
-    /// holds is forwarded over a faster peer link instead of fetched from its origin again.
-    /// `None`: never forward.
-    pub link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
-}
 
 /// One gemm step of a device's program.
 #[derive(Debug, Clone, Copy)]
@@ -201,38 +36,38 @@ pub(crate) struct Step {
     pub(crate) last: bool,
 }
 
-struct DeviceState {
-    dev: u16,
-    space: MemorySpace,
-    steps: Vec<Step>,
-    next: usize,
-    resident: HashMap<TileKey, u32>,
-    owner: Vec<Option<TileKey>>,
+pub(super) struct DeviceState {
+    pub(super) dev: u16,
+    pub(super) space: MemorySpace,
+    pub(super) steps: Vec<Step>,
+    pub(super) next: usize,
+    pub(super) resident: HashMap<TileKey, u32>,
+    pub(super) owner: Vec<Option<TileKey>>,
     /// Tasks reading the slot's current content: a refill must wait for them.
-    readers: Vec<Vec<TaskId>>,
+    pub(super) readers: Vec<Vec<TaskId>>,
     /// The fetch that filled each resident tile.
-    filled_by: HashMap<TileKey, TaskId>,
+    pub(super) filled_by: HashMap<TileKey, TaskId>,
     /// Future step indices at which each A/B tile is used (Belady).
-    uses: HashMap<TileKey, VecDeque<usize>>,
+    pub(super) uses: HashMap<TileKey, VecDeque<usize>>,
     /// Slots never used yet (taken first), and slots released by a write-back, oldest first.
-    fresh: Vec<u32>,
-    released: VecDeque<u32>,
+    pub(super) fresh: Vec<u32>,
+    pub(super) released: VecDeque<u32>,
     /// C tiles being accumulated: (slot or in place, last gemm, compute queue).
-    acc: HashMap<(usize, usize), (TileLoc, TaskId, u16)>,
+    pub(super) acc: HashMap<(usize, usize), (TileLoc, TaskId, u16)>,
     /// Late C: the slot and fetch of the caller's C tile, fetched during the last k steps.
-    late: HashMap<(usize, usize), (u32, TaskId)>,
+    pub(super) late: HashMap<(usize, usize), (u32, TaskId)>,
     /// C arrives late on this device: its kernel adds tiles, beta != 0, C lives elsewhere and
     /// is not folded on the host.
-    late_c: bool,
+    pub(super) late_c: bool,
     /// This device's C tiles are folded on the host (see [`DeviceSpec::host_fold`]).
-    host_fold: bool,
-    kt: usize,
-    c_count: u16,
-    compute_queues: u16,
+    pub(super) host_fold: bool,
+    pub(super) kt: usize,
+    pub(super) c_count: u16,
+    pub(super) compute_queues: u16,
 }
 
 impl DeviceState {
-    fn in_place(&self, p: &GemmProblem, op: Operand) -> bool {
+    pub(super) fn in_place(&self, p: &GemmProblem, op: Operand) -> bool {
         p.location(op) == self.space
     }
 }
@@ -305,7 +140,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
                     && req.links.contains(&(MemorySpace::HOST, spec.space)));
             if needed && loc != spec.space && !reachable {
                 return Err(Error::Unsupported {
-                    device: format!("{:?}", spec.space),
+                    device: spec.label.clone(),
                     detail: format!("no link from {loc:?} (operand {op:?}) to {:?}", spec.space),
                 });
             }
@@ -349,7 +184,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         }
         if slots < min_needed {
             return Err(Error::OutOfMemory {
-                device: format!("{:?}", spec.space),
+                device: spec.label.clone(),
                 detail: format!(
                     "budget {} B holds {slots} tiles of {slot_bytes} B; one tile product needs {min_needed}",
                     spec.budget
@@ -468,28 +303,34 @@ pub(crate) fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> 
     steps
 }
 
-struct Builder<'a> {
-    p: GemmProblem,
-    tasks: Vec<Task>,
+pub(super) struct Builder<'a> {
+    pub(super) p: GemmProblem,
+    pub(super) tasks: Vec<Task>,
     /// A/B tiles resident on some device: (device, slot, the task that filled it).
-    holders: HashMap<TileKey, Vec<(u16, u32, TaskId)>>,
-    link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
-    links: &'a HashSet<(MemorySpace, MemorySpace)>,
+    pub(super) holders: HashMap<TileKey, Vec<(u16, u32, TaskId)>>,
+    pub(super) link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
+    pub(super) links: &'a HashSet<(MemorySpace, MemorySpace)>,
     /// Host staging slots for two-hop routes: each slot's last readers (a refill waits).
-    host_ring: Vec<Vec<TaskId>>,
-    host_next: usize,
-    host_used: bool,
+    pub(super) host_ring: Vec<Vec<TaskId>>,
+    pub(super) host_next: usize,
+    pub(super) host_used: bool,
 }
 
 impl Builder<'_> {
     /// The next host staging slot and what its previous use must finish first.
-    fn host_slot(&mut self) -> (u32, Vec<TaskId>) {
+    pub(super) fn host_slot(&mut self) -> (u32, Vec<TaskId>) {
         let h = self.host_next;
         self.host_next = (h + 1) % self.host_ring.len();
         self.host_used = true;
         (h as u32, std::mem::take(&mut self.host_ring[h]))
     }
-    fn push(&mut self, device: u16, kind: TaskKind, queue: QueueId, deps: Vec<TaskId>) -> TaskId {
+    pub(super) fn push(
+        &mut self,
+        device: u16,
+        kind: TaskKind,
+        queue: QueueId,
+        deps: Vec<TaskId>,
+    ) -> TaskId {
         let id = self.tasks.len() as TaskId;
         let mut deps = deps;
         deps.sort_unstable();
@@ -506,7 +347,7 @@ impl Builder<'_> {
 
     /// Picks a slot for `key`: a free one, else the resident tile used furthest in the future
     /// (never one in `pinned`). Returns the slot and the tasks its refill must wait for.
-    fn acquire(
+    pub(super) fn acquire(
         &mut self,
         st: &mut DeviceState,
         key: TileKey,
@@ -555,158 +396,6 @@ impl Builder<'_> {
         }
         let waits = std::mem::take(&mut st.readers[slot]);
         Ok((slot as u32, waits))
-    }
-
-    /// Makes an A or B tile available on the device; returns its location and the fetch (if any)
-    /// that a reader must wait for.
-    fn ensure(
-        &mut self,
-        states: &mut [DeviceState],
-        d: usize,
-        key: TileKey,
-        pinned: &[TileKey],
-    ) -> Result<(TileLoc, Option<TaskId>)> {
-        let st = &mut states[d];
-        if st.in_place(&self.p, key.op) {
-            return Ok((TileLoc::InPlace, None));
-        }
-        if let Some(&slot) = st.resident.get(&key) {
-            return Ok((TileLoc::Slot(slot), st.filled_by.get(&key).copied()));
-        }
-        let peer = self.best_peer(states, d, key);
-        let st = &mut states[d];
-        let (slot, waits) = self.acquire(st, key, pinned)?;
-        let fetch = match peer {
-            None => self.fetch(st, key, slot, waits),
-            Some((e, e_slot, filled)) => {
-                let mut deps = waits;
-                deps.push(filled);
-                let id = self.push(
-                    st.dev,
-                    TaskKind::Fetch {
-                        key,
-                        source: Source::Peer {
-                            device: e,
-                            slot: e_slot,
-                        },
-                        slot,
-                    },
-                    QueueId::Link {
-                        src: states[e as usize].space,
-                        dst: states[d].space,
-                    },
-                    deps,
-                );
-                // The holder may not reuse its slot before this copy is done.
-                states[e as usize].readers[e_slot as usize].push(id);
-                states[d].filled_by.insert(key, id);
-                id
-            }
-        };
-        self.holders
-            .entry(key)
-            .or_default()
-            .push((states[d].dev, slot, fetch));
-        Ok((TileLoc::Slot(slot), Some(fetch)))
-    }
-
-    /// The holder of `key` with the fastest link to device `d`, if that link beats the one
-    /// from the tile's origin (by 20%: forwarding adds a dependency on the holder's fetch).
-    fn best_peer(
-        &self,
-        states: &[DeviceState],
-        d: usize,
-        key: TileKey,
-    ) -> Option<(u16, u32, TaskId)> {
-        let speed = self.link_speed?;
-        let dst = states[d].space;
-        let origin = speed(self.p.location(key.op), dst).unwrap_or(0.0);
-        self.holders
-            .get(&key)?
-            .iter()
-            .filter(|&&(e, _, _)| e as usize != d)
-            .filter_map(|&(e, slot, filled)| {
-                speed(states[e as usize].space, dst).map(|bw| (bw, (e, slot, filled)))
-            })
-            .filter(|&(bw, _)| bw > 1.2 * origin)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, h)| h)
-    }
-
-    fn fetch(
-        &mut self,
-        st: &mut DeviceState,
-        key: TileKey,
-        slot: u32,
-        waits: Vec<TaskId>,
-    ) -> TaskId {
-        let src = self.p.location(key.op);
-        let id = if self.links.contains(&(src, st.space)) {
-            self.push(
-                st.dev,
-                TaskKind::Fetch {
-                    key,
-                    source: Source::Origin,
-                    slot,
-                },
-                QueueId::Link { src, dst: st.space },
-                waits,
-            )
-        } else {
-            // No direct link (devices of two backends): through a host staging slot.
-            let (host, host_waits) = self.host_slot();
-            let stage = self.push(
-                st.dev,
-                TaskKind::StageIn { key, host },
-                QueueId::Link {
-                    src,
-                    dst: MemorySpace::HOST,
-                },
-                host_waits,
-            );
-            let mut deps = waits;
-            deps.push(stage);
-            let id = self.push(
-                st.dev,
-                TaskKind::Fetch {
-                    key,
-                    source: Source::Staged { host },
-                    slot,
-                },
-                QueueId::Link {
-                    src: MemorySpace::HOST,
-                    dst: st.space,
-                },
-                deps,
-            );
-            self.host_ring[host as usize].push(id);
-            id
-        };
-        st.filled_by.insert(key, id);
-        id
-    }
-
-    /// A finished C tile from device slot `slot` into the next host staging slot, after
-    /// `after`; returns the task and the staging slot.
-    fn stage_out(
-        &mut self,
-        st: &DeviceState,
-        key: TileKey,
-        slot: u32,
-        after: TaskId,
-    ) -> (TaskId, u32) {
-        let (host, mut waits) = self.host_slot();
-        waits.push(after);
-        let out = self.push(
-            st.dev,
-            TaskKind::StageOut { key, slot, host },
-            QueueId::Link {
-                src: st.space,
-                dst: MemorySpace::HOST,
-            },
-            waits,
-        );
-        (out, host)
     }
 
     fn step(&mut self, states: &mut [DeviceState], d: usize) -> Result<()> {
@@ -862,80 +551,14 @@ impl Builder<'_> {
     }
 }
 
-/// Counts of what a plan moves, for reports and tests.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct PlanStats {
-    pub gemms: usize,
-    /// C tiles per plan device.
-    pub c_tiles: Vec<usize>,
-    /// Share of C's elements per plan device (tiles differ in size with edges and strips).
-    pub c_share: Vec<f64>,
-    /// Fetches per operand (A, B, C).
-    pub fetches: [usize; 3],
-    pub writebacks: usize,
-    /// Bytes fetched per plan device from the operands' own locations (the host for host
-    /// operands).
-    pub bytes_in: Vec<u64>,
-    /// Bytes fetched per plan device from another device that held the tile (forwarding).
-    pub bytes_peer: Vec<u64>,
-    /// Bytes written back per plan device.
-    pub bytes_out: Vec<u64>,
-}
-
-impl Plan {
-    pub fn stats(&self) -> PlanStats {
-        let mut s = PlanStats {
-            c_tiles: self.devices.iter().map(|d| d.c_tiles).collect(),
-            bytes_in: vec![0; self.devices.len()],
-            bytes_peer: vec![0; self.devices.len()],
-            bytes_out: vec![0; self.devices.len()],
-            c_share: vec![0.0; self.devices.len()],
-            ..Default::default()
-        };
-        let c_total = (self.problem.m * self.problem.n).max(1) as f64;
-        let es = self.problem.dtype.size() as u64;
-        for t in &self.tasks {
-            match t.kind {
-                TaskKind::Gemm { i, j, l, .. } => {
-                    s.gemms += 1;
-                    if l == 0 {
-                        let g = &self.grid;
-                        let area = g.m_span(i as usize).1 * g.n_span(j as usize).1;
-                        s.c_share[t.device as usize] += area as f64 / c_total;
-                    }
-                }
-                TaskKind::AddC { .. } => {}
-                TaskKind::Fetch { key, source, .. } => {
-                    s.fetches[key.op.index()] += 1;
-                    let (r, c) = self.grid.op_shape(key);
-                    let b = (r * c) as u64 * es;
-                    match source {
-                        Source::Origin | Source::Staged { .. } => {
-                            s.bytes_in[t.device as usize] += b
-                        }
-                        Source::Peer { .. } => s.bytes_peer[t.device as usize] += b,
-                    }
-                }
-                TaskKind::StageIn { .. } | TaskKind::StageOut { .. } => {}
-                TaskKind::WriteBack { key, .. }
-                | TaskKind::Unstage { key, .. }
-                | TaskKind::FoldC { key, .. } => {
-                    s.writebacks += 1;
-                    let (r, c) = self.grid.op_shape(key);
-                    s.bytes_out[t.device as usize] += (r * c) as u64 * es;
-                }
-            }
-        }
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::distribute::block_cyclic;
     use crate::operand::Trans;
+    use crate::plan::DeviceSpec;
     use crate::scalar::DType;
+    use crate::tiling::TileGrid;
 
     fn problem(
         m: usize,
@@ -984,7 +607,9 @@ mod tests {
         let g = TileGrid::square(10, 9, 11, 3);
         let devs: Vec<_> = spaces
             .iter()
-            .map(|&s| DeviceSpec {
+            .enumerate()
+            .map(|(i, &s)| DeviceSpec {
+                label: format!("emulated:{i}"),
                 space: s,
                 budget,
                 compute_queues: 2,
@@ -1126,9 +751,9 @@ mod tests {
                 assert!(d < plan.tasks.len() as u32);
             }
         }
-        assert!(matches!(
-            try_plan(1, 2 * slot, false),
-            Err(Error::OutOfMemory { .. })
-        ));
+        match try_plan(1, 2 * slot, false) {
+            Err(Error::OutOfMemory { device, .. }) => assert_eq!(device, "emulated:0"),
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
     }
 }

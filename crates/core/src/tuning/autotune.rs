@@ -1,8 +1,12 @@
-//! The autotuner's decisions: which devices take part and which tile size they use. Until a
-//! calibrated machine profile drives them (the models), these are fixed, documented rules.
+//! The autotuner: for one problem, which devices take part and with which shares, the tile,
+//! the memory budgets and whether C is folded on the host ([`decide`]). With a calibrated
+//! machine profile the models choose (the balancer for the shares, the pipeline model for the
+//! tile); without one, fixed, documented rules do.
 
 use crate::balance::{choose_subset, DeviceRate, SubsetChoice};
 use crate::device::{Device, DeviceKind};
+use crate::distribute;
+use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::model::cocopelia::Offload;
 use crate::model::exec::{ExecTable, ExecTime};
@@ -10,8 +14,149 @@ use crate::model::pipeline::{PipelineModel, PipelinePrediction};
 use crate::problem::{GemmProblem, Operand};
 use crate::profile::{MachineProfile, HOST_LABEL};
 use crate::scalar::DType;
-use crate::tiling::Blocking;
+use crate::tiling::{Blocking, TileGrid};
 use std::sync::Arc;
+
+/// What the autotuner decides for one problem.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// The devices that take part (indices into the pool's devices).
+    pub devices: Vec<usize>,
+    /// Each device's share of C, in whole tiles (or a strip).
+    pub weights: Vec<f64>,
+    pub grid: TileGrid,
+    /// C tiles accumulated together.
+    pub group: usize,
+    /// Bytes of each device's memory the plan may use.
+    pub budgets: Vec<u64>,
+    /// Fold products into host C on the host (the model found it faster, or the caller asked).
+    pub host_fold: bool,
+    /// The device (index into `devices`) that takes a strip of C's last rows.
+    pub strip: Option<usize>,
+    /// The balancer's continuous shares, before rounding to whole tiles or a strip.
+    pub balancer_weights: Vec<f64>,
+}
+
+/// The inputs of [`decide`]: the problem, the pool's devices and what the caller fixed.
+pub struct DecisionRequest<'a> {
+    pub problem: &'a GemmProblem,
+    /// Every device of the pool.
+    pub devices: &'a [Arc<dyn Device>],
+    /// Bytes of device memory the pool already holds per device (its workspace, ours to reuse).
+    pub held: &'a [u64],
+    pub profile: Option<&'a MachineProfile>,
+    /// Bandwidth of the link `src -> dst` (calibrated, else nominal).
+    pub link_bandwidth: &'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+    /// Use exactly these devices.
+    pub only: Option<&'a [usize]>,
+    /// The blocking the caller fixed.
+    pub forced: Option<Blocking>,
+    /// The per-device memory cap the caller set.
+    pub memory_limit: Option<u64>,
+    /// Host fold forced on or off; `None` lets the model decide.
+    pub host_fold: Option<bool>,
+}
+
+/// Decides the device subset and shares (balancer, when rates are known), the tile (model,
+/// when a profile describes the device), the memory budgets and the host fold; then rounds the
+/// shares to whole tiles (or gives a host device a strip of rows).
+///
+/// # Errors
+/// `Unsupported` when no device (or a device asked for) has a GEMM kernel for the dtype.
+pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
+    let problem = req.problem;
+    let dtype = problem.dtype;
+    let pool = req.devices;
+    let profile = req.profile;
+    let link_bw = req.link_bandwidth;
+    // A provisional tile for the rates (the balancer's inputs).
+    let maxdim = problem.m.max(problem.n).max(problem.k);
+    let t0 = req.forced.map_or(4096, |b| b.tm).min(maxdim).max(1);
+    let (devices, weights) = match req.only {
+        Some(list) => {
+            let devs: Vec<&Arc<dyn Device>> = list.iter().map(|&i| &pool[i]).collect();
+            let w = device_rates(problem, &devs, t0, profile, link_bw)
+                .map(|r| crate::balance::balance(problem, &r).weights)
+                .unwrap_or_else(|| vec![1.0 / list.len() as f64; list.len()]);
+            (list.to_vec(), w)
+        }
+        None => {
+            let cands: Vec<usize> = (0..pool.len())
+                .filter(|&i| pool[i].kernel().supports(dtype))
+                .collect();
+            let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
+            match choose_devices(problem, &devs, t0, profile, link_bw) {
+                Some(c) => (c.devices.iter().map(|&i| cands[i]).collect(), c.weights),
+                None => {
+                    let d = default_devices(pool, dtype);
+                    let n = d.len().max(1);
+                    (d, vec![1.0 / n as f64; n])
+                }
+            }
+        }
+    };
+    if devices.is_empty() {
+        return Err(Error::Unsupported {
+            device: "pool".into(),
+            detail: format!("no device supports {dtype}"),
+        });
+    }
+    for &i in &devices {
+        let d = &pool[i];
+        if !d.kernel().supports(dtype) {
+            return Err(Error::Unsupported {
+                device: d.info().label(),
+                detail: format!("no {dtype} gemm kernel"),
+            });
+        }
+    }
+    let budgets: Vec<u64> = devices
+        .iter()
+        .map(|&i| {
+            let b = pool[i].memory_budget().saturating_add(req.held[i]);
+            req.memory_limit.map_or(b, |l| b.min(l))
+        })
+        .collect();
+    let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &pool[i]).collect();
+    let (blocking, host_fold) =
+        choose_tile(problem, &devs, &budgets, profile, req.forced, req.host_fold);
+    // Whole tiles: the continuous shares rounded so that no device finishes late; a device
+    // computing in host memory whose share is under two tiles gets a strip of rows instead.
+    let balancer_weights = weights.clone();
+    let mut weights = weights;
+    let mut grid = blocking.grid(problem.m, problem.n, problem.k);
+    let tile = blocking.tm;
+    let mut strip = None;
+    if devices.len() > 1 && blocking.is_square() {
+        if let Some(rates) = device_rates(problem, &devs, tile, profile, link_bw) {
+            let host_dev = devs.iter().position(|d| d.space().is_host());
+            match host_dev.and_then(|c| {
+                distribute::host_strip(problem.m, problem.n, problem.k, tile, &weights, c)
+            }) {
+                Some(s) => {
+                    grid = s.grid;
+                    weights = s.weights;
+                    strip = Some(s.device);
+                }
+                None => {
+                    let n = grid.mt() * grid.nt();
+                    let counts = crate::balance::tile_counts(problem, &rates, &weights, n);
+                    weights = counts.iter().map(|&c| c as f64 / n as f64).collect();
+                }
+            }
+        }
+    }
+    Ok(Decision {
+        devices,
+        weights,
+        grid,
+        group: blocking.group,
+        budgets,
+        host_fold,
+        strip,
+        balancer_weights,
+    })
+}
 
 /// The blocking for a problem (`forced` when the caller fixed it) and whether C is folded on
 /// the host: the pipeline model's choice when a calibrated profile describes the (single)
@@ -378,78 +523,6 @@ fn prev_pow2(x: usize) -> usize {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn square_candidates() {
-        assert_eq!(
-            super::candidate_tiles(100_000),
-            vec![256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384]
-        );
-        assert_eq!(super::candidate_tiles(1000), vec![256, 384, 512, 768]);
-        assert_eq!(super::candidate_tiles(100), vec![100]);
-        assert_eq!(super::candidate_tiles(0), vec![1]);
-    }
-
-    #[test]
-    fn pow2() {
-        assert_eq!(super::prev_pow2(2048), 2048);
-        assert_eq!(super::prev_pow2(2047), 1024);
-        assert_eq!(super::prev_pow2(0), 1);
-    }
-
-    #[test]
-    fn candidates() {
-        use super::*;
-        use crate::memory::MemorySpace;
-        use crate::operand::Trans;
-        // Thin-by-fat: streaming blockings, one C tile at a time, A tiles whole columns.
-        let s = streaming_candidates(4096, 4096, 32768);
-        assert!(!s.is_empty());
-        assert!(s
-            .iter()
-            .all(|b| b.group == 1 && b.tm == 4096 && b.tn < 4096));
-        assert!(s.iter().all(|b| b.tk == 4096 || b.tk == 8192));
-        // Square or fat-by-thin: none.
-        assert!(streaming_candidates(8192, 8192, 8192).is_empty());
-        assert!(streaming_candidates(32768, 32768, 4096).is_empty());
-        let p = |m, n, k| GemmProblem {
-            transa: Trans::N,
-            transb: Trans::N,
-            m,
-            n,
-            k,
-            dtype: DType::F64,
-            beta_zero: false,
-            locations: [MemorySpace::HOST; 3],
-        };
-        // From 4096 on, no square tile under MIN_GPU_TILE; smaller problems keep them.
-        let big = model_tile_candidates(&p(4096, 4096, 4096), u64::MAX);
-        assert!(big.iter().all(|b| b.tm >= MIN_GPU_TILE));
-        assert!(model_tile_candidates(&p(2048, 2048, 2048), u64::MAX)
-            .iter()
-            .any(|b| b.tm < MIN_GPU_TILE));
-        // The budget holds six of the largest tiles.
-        let tight = model_tile_candidates(&p(16384, 16384, 16384), 6 * 4096 * 4096 * 8);
-        assert!(tight.iter().all(|b| b.tm <= 4096));
-        assert!(model_tile_candidates(&p(4096, 4096, 32768), u64::MAX).contains(&s[0]));
-        // Deep blockings: 32 KiB columns for A and B (4096 rows f64, 8192 f32), narrow C tiles
-        // in groups of four, only with two k steps or more.
-        let d = deep_candidates(8192, 8192, 8192, 8);
-        assert_eq!(d.len(), 3);
-        assert!(d
-            .iter()
-            .all(|b| b.tm == 4096 && b.tk == 4096 && b.tn <= 2048 && b.group == 4));
-        assert!(model_tile_candidates(&p(8192, 8192, 8192), u64::MAX).contains(&d[1]));
-        assert!(deep_candidates(16384, 16384, 16384, 4)
-            .iter()
-            .all(|b| b.tm == 8192 && b.tk == 8192));
-        assert!(deep_candidates(8192, 8192, 8192, 4).is_empty());
-        assert!(deep_candidates(32768, 4096, 4096, 8).is_empty());
-        assert!(deep_candidates(8192, 1024, 8192, 8).is_empty());
-    }
-}
-
 /// The rate model of each device for the balancer, from the profile (calibrated GEMM rate at the
 /// tile size in use, host link bandwidth) or what devices and links know of themselves. `None`
 /// when some device's rate is unknown (the balancer then stays out: equal shares).
@@ -522,4 +595,76 @@ pub fn choose_devices(
         predicted: chosen.balance.makespan,
         evaluated,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn square_candidates() {
+        assert_eq!(
+            super::candidate_tiles(100_000),
+            vec![256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384]
+        );
+        assert_eq!(super::candidate_tiles(1000), vec![256, 384, 512, 768]);
+        assert_eq!(super::candidate_tiles(100), vec![100]);
+        assert_eq!(super::candidate_tiles(0), vec![1]);
+    }
+
+    #[test]
+    fn pow2() {
+        assert_eq!(super::prev_pow2(2048), 2048);
+        assert_eq!(super::prev_pow2(2047), 1024);
+        assert_eq!(super::prev_pow2(0), 1);
+    }
+
+    #[test]
+    fn candidates() {
+        use super::*;
+        use crate::memory::MemorySpace;
+        use crate::operand::Trans;
+        // Thin-by-fat: streaming blockings, one C tile at a time, A tiles whole columns.
+        let s = streaming_candidates(4096, 4096, 32768);
+        assert!(!s.is_empty());
+        assert!(s
+            .iter()
+            .all(|b| b.group == 1 && b.tm == 4096 && b.tn < 4096));
+        assert!(s.iter().all(|b| b.tk == 4096 || b.tk == 8192));
+        // Square or fat-by-thin: none.
+        assert!(streaming_candidates(8192, 8192, 8192).is_empty());
+        assert!(streaming_candidates(32768, 32768, 4096).is_empty());
+        let p = |m, n, k| GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m,
+            n,
+            k,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: [MemorySpace::HOST; 3],
+        };
+        // From 4096 on, no square tile under MIN_GPU_TILE; smaller problems keep them.
+        let big = model_tile_candidates(&p(4096, 4096, 4096), u64::MAX);
+        assert!(big.iter().all(|b| b.tm >= MIN_GPU_TILE));
+        assert!(model_tile_candidates(&p(2048, 2048, 2048), u64::MAX)
+            .iter()
+            .any(|b| b.tm < MIN_GPU_TILE));
+        // The budget holds six of the largest tiles.
+        let tight = model_tile_candidates(&p(16384, 16384, 16384), 6 * 4096 * 4096 * 8);
+        assert!(tight.iter().all(|b| b.tm <= 4096));
+        assert!(model_tile_candidates(&p(4096, 4096, 32768), u64::MAX).contains(&s[0]));
+        // Deep blockings: 32 KiB columns for A and B (4096 rows f64, 8192 f32), narrow C tiles
+        // in groups of four, only with two k steps or more.
+        let d = deep_candidates(8192, 8192, 8192, 8);
+        assert_eq!(d.len(), 3);
+        assert!(d
+            .iter()
+            .all(|b| b.tm == 4096 && b.tk == 4096 && b.tn <= 2048 && b.group == 4));
+        assert!(model_tile_candidates(&p(8192, 8192, 8192), u64::MAX).contains(&d[1]));
+        assert!(deep_candidates(16384, 16384, 16384, 4)
+            .iter()
+            .all(|b| b.tm == 8192 && b.tk == 8192));
+        assert!(deep_candidates(8192, 8192, 8192, 4).is_empty());
+        assert!(deep_candidates(32768, 4096, 4096, 8).is_empty());
+        assert!(deep_candidates(8192, 1024, 8192, 8).is_empty());
+    }
 }
