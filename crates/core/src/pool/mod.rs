@@ -2,6 +2,7 @@
 //! host, the machine profile) and the GEMM call path over it ([`gemm`]: argument checks, quick
 //! returns, the autotuner's decision and the plan, each cached, the workspaces, execution).
 
+mod calibrate;
 mod decisions;
 mod gemm;
 mod matrices;
