@@ -17,7 +17,7 @@
 //! Edge tiles are counted at their real size (eight classes: full or edge in m, n, k).
 //!
 //! Blockings of one C tile at a time are replayed in the plan's order instead
-//! ([`REPLAY_MAX_STEPS`] says why).
+//! (`REPLAY_MAX_STEPS` says why).
 
 use crate::model::cocopelia::Offload;
 use crate::model::exec::ExecTime;
@@ -28,9 +28,9 @@ use crate::tiling::Blocking;
 /// Blockings of one C tile at a time (group 1, the streaming candidates) with at most this many
 /// tile products are replayed step by step ([`replay`]): the closed form sees only the first C
 /// tile, while shell order puts a new A row-panel at the second (8192x8192x32768 with 4096x512
-/// C tiles: predicted 10% fast in S3-10 and S3-11, 7% slow replayed). Square blockings keep the
-/// closed form: replayed, 4096^3..8192^3 came out 10-25% slow against S3-11 while the closed
-/// form was within 8% there.
+/// C tiles, measured on H200: the closed form predicted 10% fast, the replay 7% slow). Square
+/// blockings keep the closed form: replayed, 4096^3..8192^3 came out 10-25% slow against the
+/// same measurements while the closed form was within 8%.
 const REPLAY_MAX_STEPS: usize = 4096;
 
 /// Rows and columns of C tiles in a group of `group` (the planner's groups are 2x2 blocks in
@@ -329,9 +329,9 @@ impl PipelineModel {
             };
         }
         PipelinePrediction {
-            // The longest path. (Runs S3-2..S3-3 combined them by a soft maximum, p = 6, which
-            // stood in for copies slowed by concurrent products; with those measured, the plain
-            // maximum fit S3-5 better: median error 2.3% against 7.2% at the chosen tiles.)
+            // The longest path. (A soft maximum, p = 6, once stood in for copies slowed by
+            // concurrent products; with those measured, the plain maximum fits H200 runs
+            // better: median error 2.3% against 7.2% at the chosen tiles.)
             seconds: self.setup_s
                 + compute_path
                     .max(h2d_path)

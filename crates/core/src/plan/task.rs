@@ -163,7 +163,7 @@ pub struct Plan {
     pub order: Vec<Vec<TaskId>>,
 }
 
-/// Input to [`build`].
+/// Input to [`super::build`].
 pub struct PlanRequest<'a> {
     pub problem: GemmProblem,
     pub grid: TileGrid,

@@ -1,5 +1,5 @@
 //! `DevicePool`: the device registry (devices, the links between their memory spaces and the
-//! host, the machine profile) and the GEMM call path over it ([`gemm`]: argument checks, quick
+//! host, the machine profile) and the GEMM call path over it (`gemm`: argument checks, quick
 //! returns, the autotuner's decision and the plan, each cached, the workspaces, execution).
 
 mod calibrate;

@@ -1,7 +1,7 @@
 //! The problem and its operands: element types ([`scalar`]), host views ([`operand`]),
 //! device-resident matrices and the operand forms GEMM accepts ([`matrix`]), the GEMM problem
 //! and its argument checks ([`gemm`]), and the f64-accumulated reference GEMM that tests compare
-//! against ([`reference`]).
+//! against ([`mod@reference`]).
 
 pub mod gemm;
 pub mod matrix;

@@ -229,13 +229,13 @@ pub fn streaming_candidates(m: usize, n: usize, k: usize) -> Vec<Blocking> {
 /// Blockings whose copies have long columns: A tiles of `tm` rows and B tiles of `tk` rows make
 /// 32 KiB columns (4096 f64, 8192 f32), narrow C tiles (`tn` 512..2048) in groups of four.
 /// Square tiles of 2048-3072 move 16-24 KiB columns, which run at 28-40 GB/s while products run
-/// against 46 at 32 KiB (S3-4 timelines); on H200, 8192^3 DGEMM took 30.5 ms in
-/// 4096x1024x4096/g4 against 33.7 in 3072 tiles (S5-1).
+/// against 46 at 32 KiB (H200 timelines); on H200, 8192^3 DGEMM took 30.5 ms in
+/// 4096x1024x4096/g4 against 33.7 in 3072 tiles.
 pub fn deep_candidates(m: usize, n: usize, k: usize, elem_bytes: usize) -> Vec<Blocking> {
     let rows = DEEP_COLUMN_BYTES / elem_bytes.max(1);
     // Only with two k steps or more (with one, every C tile crosses both ways per product:
     // 32768x4096x4096 DGEMM in 4096x512x4096/g4 took 50 ms where the model said 36, against
-    // 46 for square 2048 tiles, S5-2) and several C tiles.
+    // 46 for square 2048 tiles, on H200) and several C tiles.
     if m < rows || k < 2 * rows || n < 4 * 512 {
         return Vec::new();
     }
@@ -452,9 +452,9 @@ pub const GPU_TASK_ISSUE_S: f64 = 15e-6;
 /// A host fold is chosen when the model predicts it at most this fraction of the time without
 /// (measurement noise). It was 0.9 while folds started threads per tile and their speed was
 /// measured without concurrent DMA; with both fixed, on H200 the fold on 4096x4096x32768 won
-/// 3-5% measured (runs S3-2, S3-3, S3-4) where the model predicted 2%. At 0.98 the replay
-/// model's 1.9% for that problem fell under the margin (S4-2: 1.17x cuBLASXt without the
-/// fold, 1.20-1.23x with it in S3-5..S3-11); 0.99 changes no other choice in S3-10..S4-2.
+/// 3-5% measured where the model predicted 2%. At 0.98 the replay model's 1.9% for that
+/// problem fell under the margin (measured: 1.17x cuBLASXt without the fold, 1.20-1.23x with
+/// it); 0.99 changes no other choice among the problems measured since.
 pub const FOLD_MARGIN: f64 = 0.99;
 
 /// Bytes of C per second a host fold achieves: calibrated, else a conservative estimate.

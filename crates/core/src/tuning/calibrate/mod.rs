@@ -6,7 +6,7 @@
 //!    bandwidth fitted to the means.
 //! 2. **Link slowdowns** (`links`): each link timed while its reverse link (and, with
 //!    [`CalibrationOptions::cross_links`], every other host link) copies, giving
-//!    [`LinkProfile::slowdown_under`].
+//!    [`crate::profile::LinkProfile::slowdown_under`].
 //! 3. **2D host-link copies** (`strided`): column blocks of a larger host matrix, as the executor
 //!    copies them, alone, while the device computes, and both ways at once.
 //! 4. **Host fold** (`host_fold`): the rate at which the host adds products into C.
