@@ -22,7 +22,7 @@
 use crate::model::cocopelia::Offload;
 use crate::model::exec::ExecTime;
 use crate::model::link::TileLink;
-use crate::model::replay::{replay, ReplayGrid, TileTimes};
+use crate::model::replay::{replay, Replay, ReplayGrid, TileTimes};
 use crate::tiling::Blocking;
 
 /// Blockings of one C tile at a time (group 1, the streaming candidates) with at most this many
@@ -106,77 +106,23 @@ impl PipelineModel {
         if mt * nt * kt == 0 {
             return PipelinePrediction::default();
         }
-        // Compute: all tile products, by edge class.
-        let mut tc = 0.0;
-        for (cm, dm) in split(o.m, tm) {
-            for (cn, dn) in split(o.n, tn) {
-                for (ck, dk) in split(o.k, tk) {
-                    let c = cm * cn * ck;
-                    if c > 0 {
-                        tc += c as f64 * exec.gemm_time(dm, dn, dk);
-                    }
-                }
-            }
-        }
+        let mut tc = compute_time(o, (tm, tn, tk), exec);
         let mut t_gemm = exec.gemm_time(tm, tn, tk);
-        // Host tiles are column blocks of column-major operands (A: m x k, B: k x n, C: m x n
-        // as stored for N transposes): contiguous only when a tile spans whole columns.
-        let (a_contig, b_contig, c_contig) = (tm >= o.m, tk >= o.k, tm >= o.m);
-        // Host pitches (N transposes): A and C have m rows, B has k.
-        let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
         // Link times with the share `lin` / `lout` of each direction's copies running under
         // products (see `TileLink::busy`): first as if all were, then with the share compute
         // covers.
-        let link_times = |lin: f64, lout: f64| {
-            let ta = self.h2d.tile_time(tm, tk, e, a_contig, pa, lin);
-            let tb = self.h2d.tile_time(tk, tn, e, b_contig, pb, lin);
-            let tcin = self.h2d.tile_time(tm, tn, e, c_contig, pc, lin);
-            let t_wb = if o.set[2] {
-                self.d2h.tile_time(tm, tn, e, c_contig, pc, lout)
-            } else {
-                0.0
-            };
-            // Totals: every tile of a `rows x cols` operand once, each at its size (edge tiles
-            // by class) and its host pitch `rows * e`.
-            let sum_tiles = |link: &TileLink,
-                             rows: usize,
-                             tr: usize,
-                             cols: usize,
-                             tcl: usize,
-                             contig: bool,
-                             load: f64| {
-                let mut total = 0.0;
-                for (cr, dr) in split(rows, tr) {
-                    for (cc, dc) in split(cols, tcl) {
-                        if cr * cc > 0 {
-                            total += (cr * cc) as f64
-                                * link.tile_time(dr, dc, e, contig, rows * e, load);
-                        }
-                    }
-                }
-                total
-            };
-            let mut tin = 0.0;
-            if o.get[0] {
-                tin += sum_tiles(&self.h2d, o.m, tm, o.k, tk, a_contig, lin);
-            }
-            if o.get[1] {
-                tin += sum_tiles(&self.h2d, o.k, tk, o.n, tn, b_contig, lin);
-            }
-            if o.get[2] {
-                tin += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig, lin);
-            }
-            let tout = if o.set[2] {
-                sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig, lout)
-            } else {
-                0.0
-            };
-            (ta, tb, tcin, t_wb, tin, tout)
-        };
-        let (_, _, _, _, tin1, tout1) = link_times(1.0, 1.0);
+        let tiles = (tm, tn, tk);
+        let all_busy = self.link_times(o, tiles, 1.0, 1.0);
         let share = |t: f64| if t > 0.0 { (tc / t).min(1.0) } else { 0.0 };
-        let (lin, lout) = (share(tin1), share(tout1));
-        let (mut ta, mut tb, mut tcin, mut t_wb, mut tin, mut tout) = link_times(lin, lout);
+        let (lin, lout) = (share(all_busy.total_in), share(all_busy.total_out));
+        let LinkTimes {
+            a: mut ta,
+            b: mut tb,
+            c_in: mut tcin,
+            c_out: mut t_wb,
+            total_in: mut tin,
+            total_out: mut tout,
+        } = self.link_times(o, tiles, lin, lout);
         // Copies run slower while products run, for the share of link time compute overlaps.
         let under = |t: f64| {
             if t > 0.0 {
@@ -273,52 +219,14 @@ impl PipelineModel {
             None => 0.0,
         };
         if b.group == 1 && mt * nt * kt <= REPLAY_MAX_STEPS {
-            // One C tile at a time: every tile in the plan's order, per tile class at the same
-            // slowed times as above.
-            // [full, edge] tile sizes per dimension, as `split` counts them.
-            let dims = |d: usize, t: usize| split(d, t).map(|(_, size)| size);
-            let (dm, dn, dk) = (dims(o.m, tm), dims(o.n, tn), dims(o.k, tk));
-            let slow_in = if tin > 0.0 { fi * tin_eff / tin } else { fi };
-            let slow_out = if tout > 0.0 { fo * tout_eff / tout } else { fo };
-            let mut t = TileTimes::default();
-            for x in 0..2 {
-                for y in 0..2 {
-                    let h2d = |rows: usize, cols: usize, contig: bool, pitch: usize| {
-                        self.h2d.tile_time(rows, cols, e, contig, pitch, lin) * slow_in
-                    };
-                    if o.get[0] {
-                        t.a[x][y] = h2d(dm[x], dk[y], a_contig, pa);
-                    }
-                    if o.get[1] {
-                        t.b[x][y] = h2d(dk[x], dn[y], b_contig, pb);
-                    }
-                    if o.get[2] {
-                        t.c_in[x][y] = h2d(dm[x], dn[y], c_contig, pc);
-                    }
-                    if o.set[2] {
-                        t.c_out[x][y] =
-                            self.d2h.tile_time(dm[x], dn[y], e, c_contig, pc, lout) * slow_out;
-                    }
-                    if let Some(bw) = fold {
-                        t.fold[x][y] = (dm[x] * dn[y] * e) as f64 / bw;
-                    }
-                    for (z, &dz) in dk.iter().enumerate() {
-                        if dm[x] * dn[y] * dz > 0 {
-                            t.gemm[x][y][z] = exec.gemm_time(dm[x], dn[y], dz) * gemm_factor;
-                        }
-                    }
-                }
-            }
-            let grid = ReplayGrid {
-                mt,
-                nt,
-                kt,
-                edge: [dm[1] > 0, dn[1] > 0, dk[1] > 0],
-                group: b.group,
-                fetch_c: o.get[2],
-                late_c: self.late_c,
+            let slowed = Slowed {
+                lin,
+                lout,
+                slow_in: if tin > 0.0 { fi * tin_eff / tin } else { fi },
+                slow_out: if tout > 0.0 { fo * tout_eff / tout } else { fo },
+                gemm_factor,
             };
-            let r = replay(&grid, &t);
+            let r = self.replayed(o, b, fold, &slowed, exec);
             return PipelinePrediction {
                 seconds: self.setup_s + r.end().max(issue_path),
                 compute: tc,
@@ -345,6 +253,173 @@ impl PipelineModel {
             first_group_stall: stall,
         }
     }
+
+    /// One tile's link times (A, B and C in, C out) and the totals of every tile of the
+    /// offload, with the share `lin` / `lout` of each direction's copies running under
+    /// products.
+    fn link_times(
+        &self,
+        o: &Offload,
+        (tm, tn, tk): (usize, usize, usize),
+        lin: f64,
+        lout: f64,
+    ) -> LinkTimes {
+        let e = o.elem_bytes;
+        let (a_contig, b_contig, c_contig) = contiguity(o, tm, tk);
+        // Host pitches (N transposes): A and C have m rows, B has k.
+        let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
+        // Totals: every tile of a `rows x cols` operand once, each at its size (edge tiles by
+        // class) and its host pitch `rows * e`.
+        let sum_tiles = |link: &TileLink,
+                         rows: usize,
+                         tr: usize,
+                         cols: usize,
+                         tcl: usize,
+                         contig: bool,
+                         load: f64| {
+            let mut total = 0.0;
+            for (cr, dr) in split(rows, tr) {
+                for (cc, dc) in split(cols, tcl) {
+                    if cr * cc > 0 {
+                        total +=
+                            (cr * cc) as f64 * link.tile_time(dr, dc, e, contig, rows * e, load);
+                    }
+                }
+            }
+            total
+        };
+        let mut total_in = 0.0;
+        if o.get[0] {
+            total_in += sum_tiles(&self.h2d, o.m, tm, o.k, tk, a_contig, lin);
+        }
+        if o.get[1] {
+            total_in += sum_tiles(&self.h2d, o.k, tk, o.n, tn, b_contig, lin);
+        }
+        if o.get[2] {
+            total_in += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig, lin);
+        }
+        LinkTimes {
+            a: self.h2d.tile_time(tm, tk, e, a_contig, pa, lin),
+            b: self.h2d.tile_time(tk, tn, e, b_contig, pb, lin),
+            c_in: self.h2d.tile_time(tm, tn, e, c_contig, pc, lin),
+            c_out: if o.set[2] {
+                self.d2h.tile_time(tm, tn, e, c_contig, pc, lout)
+            } else {
+                0.0
+            },
+            total_in,
+            total_out: if o.set[2] {
+                sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig, lout)
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// One C tile at a time: every tile in the plan's order ([`replay`]), per tile class at
+    /// the slowed times the closed form uses.
+    fn replayed(
+        &self,
+        o: &Offload,
+        b: Blocking,
+        fold: Option<f64>,
+        slowed: &Slowed,
+        exec: &dyn ExecTime,
+    ) -> Replay {
+        let e = o.elem_bytes;
+        let g = b.grid(o.m, o.n, o.k);
+        let (tm, tn, tk) = (g.tm, g.tn, g.tk);
+        let (mt, nt, kt) = (o.m.div_ceil(tm), o.n.div_ceil(tn), o.k.div_ceil(tk));
+        let (a_contig, b_contig, c_contig) = contiguity(o, tm, tk);
+        let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
+        // [full, edge] tile sizes per dimension, as `split` counts them.
+        let dims = |d: usize, t: usize| split(d, t).map(|(_, size)| size);
+        let (dm, dn, dk) = (dims(o.m, tm), dims(o.n, tn), dims(o.k, tk));
+        let mut t = TileTimes::default();
+        for x in 0..2 {
+            for y in 0..2 {
+                let h2d = |rows: usize, cols: usize, contig: bool, pitch: usize| {
+                    self.h2d.tile_time(rows, cols, e, contig, pitch, slowed.lin) * slowed.slow_in
+                };
+                if o.get[0] {
+                    t.a[x][y] = h2d(dm[x], dk[y], a_contig, pa);
+                }
+                if o.get[1] {
+                    t.b[x][y] = h2d(dk[x], dn[y], b_contig, pb);
+                }
+                if o.get[2] {
+                    t.c_in[x][y] = h2d(dm[x], dn[y], c_contig, pc);
+                }
+                if o.set[2] {
+                    t.c_out[x][y] = self
+                        .d2h
+                        .tile_time(dm[x], dn[y], e, c_contig, pc, slowed.lout)
+                        * slowed.slow_out;
+                }
+                if let Some(bw) = fold {
+                    t.fold[x][y] = (dm[x] * dn[y] * e) as f64 / bw;
+                }
+                for (z, &dz) in dk.iter().enumerate() {
+                    if dm[x] * dn[y] * dz > 0 {
+                        t.gemm[x][y][z] = exec.gemm_time(dm[x], dn[y], dz) * slowed.gemm_factor;
+                    }
+                }
+            }
+        }
+        let grid = ReplayGrid {
+            mt,
+            nt,
+            kt,
+            edge: [dm[1] > 0, dn[1] > 0, dk[1] > 0],
+            group: b.group,
+            fetch_c: o.get[2],
+            late_c: self.late_c,
+        };
+        replay(&grid, &t)
+    }
+}
+
+/// Per tile: link seconds of one A, B and C tile in and one C tile out; per offload: every
+/// tile in, every tile out.
+struct LinkTimes {
+    a: f64,
+    b: f64,
+    c_in: f64,
+    c_out: f64,
+    total_in: f64,
+    total_out: f64,
+}
+
+/// What the closed form found about interference, for the replay: link loads (share of copies
+/// under products), how much slower copies run each way, and how much slower products run.
+struct Slowed {
+    lin: f64,
+    lout: f64,
+    slow_in: f64,
+    slow_out: f64,
+    gemm_factor: f64,
+}
+
+/// Seconds of every tile product of the offload, edge tiles by class.
+fn compute_time(o: &Offload, (tm, tn, tk): (usize, usize, usize), exec: &dyn ExecTime) -> f64 {
+    let mut tc = 0.0;
+    for (cm, dm) in split(o.m, tm) {
+        for (cn, dn) in split(o.n, tn) {
+            for (ck, dk) in split(o.k, tk) {
+                let c = cm * cn * ck;
+                if c > 0 {
+                    tc += c as f64 * exec.gemm_time(dm, dn, dk);
+                }
+            }
+        }
+    }
+    tc
+}
+
+/// Host tiles are column blocks of column-major operands (A: m x k, B: k x n, C: m x n as
+/// stored for N transposes): contiguous only when a tile spans whole columns. (A, B, C).
+fn contiguity(o: &Offload, tm: usize, tk: usize) -> (bool, bool, bool) {
+    (tm >= o.m, tk >= o.k, tm >= o.m)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! `route`).
 
 use super::task::{
-    BetaUse, Plan, PlanDevice, PlanRequest, QueueId, Task, TaskId, TaskKind, TileLoc,
+    BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, QueueId, Task, TaskId, TaskKind, TileLoc,
 };
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
@@ -81,126 +81,17 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
     let p = req.problem;
     let g = req.grid;
     let slot_bytes = g.slot_bytes(p.dtype.size());
-    let kt = g.kt();
     if req.assignment.len() != req.devices.len() {
         return Err(Error::internal(
             "assignment and device list differ in length",
         ));
     }
-
     let mut states = Vec::with_capacity(req.devices.len());
     let mut plan_devices = Vec::with_capacity(req.devices.len());
     for (d, (spec, tiles)) in req.devices.iter().zip(req.assignment).enumerate() {
-        let c_in_place = p.location(Operand::C) == spec.space;
-        let host_fold = spec.host_fold
-            && !p.beta_zero
-            && !c_in_place
-            && p.location(Operand::C).is_host()
-            && req.links.contains(&(spec.space, MemorySpace::HOST));
-        let late_c = spec.late_c && !host_fold && !p.beta_zero && !c_in_place;
-        // Tiles needing a slot (independent of the order they are used in).
-        let mut distinct: HashSet<TileKey> = HashSet::new();
-        for &(i, j) in tiles {
-            for l in 0..kt {
-                for key in [TileKey::a(i, l), TileKey::b(l, j)] {
-                    if p.location(key.op) != spec.space {
-                        distinct.insert(key);
-                    }
-                }
-            }
-            if !c_in_place {
-                distinct.insert(TileKey::c(i, j));
-            }
-        }
-        let mut st = DeviceState {
-            dev: d as u16,
-            space: spec.space,
-            steps: Vec::new(),
-            next: 0,
-            resident: HashMap::new(),
-            owner: Vec::new(),
-            readers: Vec::new(),
-            filled_by: HashMap::new(),
-            uses: HashMap::new(),
-            fresh: Vec::new(),
-            released: VecDeque::new(),
-            acc: HashMap::new(),
-            late: HashMap::new(),
-            late_c,
-            host_fold,
-            kt,
-            c_count: 0,
-            compute_queues: spec.compute_queues.max(1),
-        };
-        for op in Operand::ALL {
-            let loc = p.location(op);
-            let needed = distinct.iter().any(|k| k.op == op);
-            let reachable = req.links.contains(&(loc, spec.space))
-                || (req.links.contains(&(loc, MemorySpace::HOST))
-                    && req.links.contains(&(MemorySpace::HOST, spec.space)));
-            if needed && loc != spec.space && !reachable {
-                return Err(Error::Unsupported {
-                    device: spec.label.clone(),
-                    detail: format!("no link from {loc:?} (operand {op:?}) to {:?}", spec.space),
-                });
-            }
-        }
-        let c_loc = p.location(Operand::C);
-        let back = req.links.contains(&(spec.space, c_loc))
-            || (req.links.contains(&(spec.space, MemorySpace::HOST))
-                && req.links.contains(&(MemorySpace::HOST, c_loc)));
-        if !st.in_place(&p, Operand::C) && !tiles.is_empty() && !back {
-            return Err(Error::Unsupported {
-                device: format!("{:?}", spec.space),
-                detail: format!("no link back to C's location {:?}", p.location(Operand::C)),
-            });
-        }
-        let by_budget = if slot_bytes == 0 {
-            u64::MAX
-        } else {
-            spec.budget / slot_bytes as u64
-        };
-        // With late C a C tile can hold two slots (its accumulator and the caller's C).
-        let objects = distinct.len() + if late_c { tiles.len() } else { 0 };
-        let slots = (objects as u64).min(by_budget) as u32;
-        let min_needed = objects.min(if late_c { 4 } else { 3 }) as u32;
-        // C tiles accumulated together; each holds a slot until written back.
-        let most = spec.group.clamp(1, GROUP);
-        let group = if c_in_place {
-            most
-        } else if late_c {
-            // Each C tile may hold its accumulator and its late C at once.
-            ((slots as usize).saturating_sub(2) / 2).clamp(1, most)
-        } else {
-            (slots as usize).saturating_sub(2).clamp(1, most)
-        };
-        st.steps = build_steps(tiles, kt, group);
-        for (s, step) in st.steps.iter().enumerate() {
-            for key in [TileKey::a(step.i, step.l), TileKey::b(step.l, step.j)] {
-                if distinct.contains(&key) {
-                    st.uses.entry(key).or_default().push_back(s);
-                }
-            }
-        }
-        if slots < min_needed {
-            return Err(Error::OutOfMemory {
-                device: spec.label.clone(),
-                detail: format!(
-                    "budget {} B holds {slots} tiles of {slot_bytes} B; one tile product needs {min_needed}",
-                    spec.budget
-                ),
-            });
-        }
-        st.owner = vec![None; slots as usize];
-        st.fresh = (0..slots).rev().collect();
-        st.readers = vec![Vec::new(); slots as usize];
-        plan_devices.push(PlanDevice {
-            space: spec.space,
-            slots,
-            compute_queues: st.compute_queues,
-            c_tiles: tiles.len(),
-        });
+        let (st, pd) = device_state(req, d, spec, tiles, slot_bytes)?;
         states.push(st);
+        plan_devices.push(pd);
     }
 
     let mut b = Builder {
@@ -213,25 +104,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         host_next: 0,
         host_used: false,
     };
-    // Interleave devices step by step so task ids follow a plausible global timeline: cross-device
-    // dependencies (peer forwarding) then always point backwards. The device that goes first
-    // rotates, so tiles several devices need are fetched from their origin by each in turn.
-    let n = states.len();
-    let mut round = 0usize;
-    loop {
-        let mut progressed = false;
-        for r in 0..n {
-            let d = (round + r) % n;
-            if states[d].next < states[d].steps.len() {
-                b.step(&mut states, d)?;
-                progressed = true;
-            }
-        }
-        round += 1;
-        if !progressed {
-            break;
-        }
-    }
+    b.all_steps(&mut states)?;
 
     let host_folds = states.iter().any(|s| s.host_fold && !s.steps.is_empty());
     let host_slots = if b.host_used {
@@ -240,15 +113,7 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         0
     };
     let mut tasks = b.tasks;
-    for t in 0..tasks.len() {
-        for di in 0..tasks[t].deps.len() {
-            let d = tasks[t].deps[di] as usize;
-            // Same queue and same issuing thread: in order without an event.
-            if tasks[d].queue != tasks[t].queue || tasks[d].device != tasks[t].device {
-                tasks[d].signal = true;
-            }
-        }
-    }
+    mark_signals(&mut tasks);
     let mut order = vec![Vec::new(); req.devices.len()];
     for (id, t) in tasks.iter().enumerate() {
         order[t.device as usize].push(id as TaskId);
@@ -263,6 +128,164 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         tasks,
         order,
     })
+}
+
+/// Plan device `d`'s starting state: its program of steps, the future uses of each tile
+/// (Belady), and its cache slots (as many as its tiles need, within its budget).
+fn device_state(
+    req: &PlanRequest<'_>,
+    d: usize,
+    spec: &DeviceSpec,
+    tiles: &[(usize, usize)],
+    slot_bytes: usize,
+) -> Result<(DeviceState, PlanDevice)> {
+    let p = req.problem;
+    let kt = req.grid.kt();
+    let c_in_place = p.location(Operand::C) == spec.space;
+    let host_fold = spec.host_fold
+        && !p.beta_zero
+        && !c_in_place
+        && p.location(Operand::C).is_host()
+        && req.links.contains(&(spec.space, MemorySpace::HOST));
+    let late_c = spec.late_c && !host_fold && !p.beta_zero && !c_in_place;
+    let distinct = distinct_tiles(&p, spec.space, tiles, kt);
+    check_routes(req, spec, &distinct, !tiles.is_empty())?;
+    let by_budget = if slot_bytes == 0 {
+        u64::MAX
+    } else {
+        spec.budget / slot_bytes as u64
+    };
+    // With late C a C tile can hold two slots (its accumulator and the caller's C).
+    let objects = distinct.len() + if late_c { tiles.len() } else { 0 };
+    let slots = (objects as u64).min(by_budget) as u32;
+    let min_needed = objects.min(if late_c { 4 } else { 3 }) as u32;
+    // C tiles accumulated together; each holds a slot until written back.
+    let most = spec.group.clamp(1, GROUP);
+    let group = if c_in_place {
+        most
+    } else if late_c {
+        // Each C tile may hold its accumulator and its late C at once.
+        ((slots as usize).saturating_sub(2) / 2).clamp(1, most)
+    } else {
+        (slots as usize).saturating_sub(2).clamp(1, most)
+    };
+    let steps = build_steps(tiles, kt, group);
+    let mut uses: HashMap<TileKey, VecDeque<usize>> = HashMap::new();
+    for (s, step) in steps.iter().enumerate() {
+        for key in [TileKey::a(step.i, step.l), TileKey::b(step.l, step.j)] {
+            if distinct.contains(&key) {
+                uses.entry(key).or_default().push_back(s);
+            }
+        }
+    }
+    if slots < min_needed {
+        return Err(Error::OutOfMemory {
+            device: spec.label.clone(),
+            detail: format!(
+                "budget {} B holds {slots} tiles of {slot_bytes} B; one tile product needs {min_needed}",
+                spec.budget
+            ),
+        });
+    }
+    let st = DeviceState {
+        dev: d as u16,
+        space: spec.space,
+        steps,
+        next: 0,
+        resident: HashMap::new(),
+        owner: vec![None; slots as usize],
+        readers: vec![Vec::new(); slots as usize],
+        filled_by: HashMap::new(),
+        uses,
+        fresh: (0..slots).rev().collect(),
+        released: VecDeque::new(),
+        acc: HashMap::new(),
+        late: HashMap::new(),
+        late_c,
+        host_fold,
+        kt,
+        c_count: 0,
+        compute_queues: spec.compute_queues.max(1),
+    };
+    let pd = PlanDevice {
+        space: spec.space,
+        slots,
+        compute_queues: st.compute_queues,
+        c_tiles: tiles.len(),
+    };
+    Ok((st, pd))
+}
+
+/// The tiles of a device's C tiles that need a slot there (those not already in its space),
+/// whatever the order they are used in.
+fn distinct_tiles(
+    p: &GemmProblem,
+    space: MemorySpace,
+    tiles: &[(usize, usize)],
+    kt: usize,
+) -> HashSet<TileKey> {
+    let c_in_place = p.location(Operand::C) == space;
+    let mut distinct: HashSet<TileKey> = HashSet::new();
+    for &(i, j) in tiles {
+        for l in 0..kt {
+            for key in [TileKey::a(i, l), TileKey::b(l, j)] {
+                if p.location(key.op) != space {
+                    distinct.insert(key);
+                }
+            }
+        }
+        if !c_in_place {
+            distinct.insert(TileKey::c(i, j));
+        }
+    }
+    distinct
+}
+
+/// Every operand a device needs reaches it (directly or through host memory), and its C tiles
+/// (if it has any) reach C's location back.
+fn check_routes(
+    req: &PlanRequest<'_>,
+    spec: &DeviceSpec,
+    distinct: &HashSet<TileKey>,
+    has_tiles: bool,
+) -> Result<()> {
+    let p = req.problem;
+    let reaches = |from: MemorySpace, to: MemorySpace| {
+        req.links.contains(&(from, to))
+            || (req.links.contains(&(from, MemorySpace::HOST))
+                && req.links.contains(&(MemorySpace::HOST, to)))
+    };
+    for op in Operand::ALL {
+        let loc = p.location(op);
+        let needed = distinct.iter().any(|k| k.op == op);
+        if needed && loc != spec.space && !reaches(loc, spec.space) {
+            return Err(Error::Unsupported {
+                device: spec.label.clone(),
+                detail: format!("no link from {loc:?} (operand {op:?}) to {:?}", spec.space),
+            });
+        }
+    }
+    let c_loc = p.location(Operand::C);
+    if c_loc != spec.space && has_tiles && !reaches(spec.space, c_loc) {
+        return Err(Error::Unsupported {
+            device: spec.label.clone(),
+            detail: format!("no link back to C's location {c_loc:?}"),
+        });
+    }
+    Ok(())
+}
+
+/// A dependency on another queue, or on another device's issuing thread, needs an event: its
+/// task signals. (Same queue and same thread: in order without one.)
+fn mark_signals(tasks: &mut [Task]) {
+    for t in 0..tasks.len() {
+        for di in 0..tasks[t].deps.len() {
+            let d = tasks[t].deps[di] as usize;
+            if tasks[d].queue != tasks[t].queue || tasks[d].device != tasks[t].device {
+                tasks[d].signal = true;
+            }
+        }
+    }
 }
 
 /// Host staging slots: 4 per device for routes between backends; with host folds, 8 per device
@@ -398,6 +421,31 @@ impl Builder<'_> {
         Ok((slot as u32, waits))
     }
 
+    /// Every device's steps, interleaved step by step so task ids follow a plausible global
+    /// timeline: cross-device dependencies (peer forwarding) then always point backwards. The
+    /// device that goes first rotates, so tiles several devices need are fetched from their
+    /// origin by each in turn.
+    fn all_steps(&mut self, states: &mut [DeviceState]) -> Result<()> {
+        let n = states.len();
+        let mut round = 0usize;
+        loop {
+            let mut progressed = false;
+            for r in 0..n {
+                let d = (round + r) % n;
+                if states[d].next < states[d].steps.len() {
+                    self.step(states, d)?;
+                    progressed = true;
+                }
+            }
+            round += 1;
+            if !progressed {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Device `d`'s next step: its C tile (fetched, zeroed or accumulated), its A and B tiles,
+    /// the product, and when the step is the tile's last, its late C and its write-back.
     fn step(&mut self, states: &mut [DeviceState], d: usize) -> Result<()> {
         let st = &mut states[d];
         let s = st.next;
@@ -416,35 +464,7 @@ impl Builder<'_> {
             }
         }
         let mut deps = Vec::new();
-        let (late, fold) = (st.late_c, st.host_fold);
-        let mut beta = BetaUse::One;
-        let c_loc = if step.first {
-            let loc = if st.in_place(&self.p, Operand::C) {
-                beta = BetaUse::Caller;
-                TileLoc::InPlace
-            } else {
-                let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
-                if self.p.beta_zero || late || fold {
-                    // C is not read now: the slot only needs its previous readers gone.
-                    deps.extend(waits);
-                    beta = BetaUse::Zero;
-                } else {
-                    deps.push(self.fetch(st, kc, slot, waits));
-                    beta = BetaUse::Caller;
-                }
-                TileLoc::Slot(slot)
-            };
-            st.c_count += 1;
-            (loc, (st.c_count - 1) % st.compute_queues)
-        } else {
-            let (loc, prev, q) = *st
-                .acc
-                .get(&(step.i, step.j))
-                .ok_or_else(|| Error::internal("accumulation step without a C tile"))?;
-            deps.push(prev);
-            (loc, q)
-        };
-        let (c_loc, c_queue) = c_loc;
+        let (c_loc, c_queue, beta) = self.c_tile(st, &step, [ka, kb, kc], &mut deps)?;
         let (a_loc, fa) = self.ensure(states, d, ka, &[kb, kc])?;
         let (b_loc, fb) = self.ensure(states, d, kb, &[ka, kc])?;
         let st = &mut states[d];
@@ -474,80 +494,92 @@ impl Builder<'_> {
             }
         }
         st.acc.insert((step.i, step.j), (c_loc, gemm, c_queue));
-        if late && step.ll + 2 >= st.kt && !st.late.contains_key(&(step.i, step.j)) {
+        if st.late_c && step.ll + 2 >= st.kt && !st.late.contains_key(&(step.i, step.j)) {
             // Fetch the caller's C while the last products run.
             let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
             let f = self.fetch(st, kc, slot, waits);
             st.late.insert((step.i, step.j), (slot, f));
         }
-        let mut last_task = gemm;
         if step.last {
-            if let (Some((orig, f)), TileLoc::Slot(acc)) =
-                (st.late.remove(&(step.i, step.j)), c_loc)
-            {
-                last_task = self.push(
-                    st.dev,
-                    TaskKind::AddC {
-                        i: step.i as u32,
-                        j: step.j as u32,
-                        acc,
-                        orig,
-                    },
-                    queue,
-                    vec![gemm, f],
-                );
-                st.owner[orig as usize] = None;
-                st.released.push_back(orig);
-                st.filled_by.remove(&kc);
-                st.readers[orig as usize] = vec![last_task];
-            }
-        }
-        if step.last {
-            st.acc.remove(&(step.i, step.j));
-            if let TileLoc::Slot(slot) = c_loc {
-                let c_space = self.p.location(Operand::C);
-                let wb = if fold {
-                    let (out, host) = self.stage_out(st, kc, slot, last_task);
-                    let f = self.push(
-                        st.dev,
-                        TaskKind::FoldC { key: kc, host },
-                        QueueId::HostFold,
-                        vec![out],
-                    );
-                    self.host_ring[host as usize].push(f);
-                    out
-                } else if self.links.contains(&(st.space, c_space)) {
-                    self.push(
-                        st.dev,
-                        TaskKind::WriteBack { key: kc, slot },
-                        QueueId::Link {
-                            src: st.space,
-                            dst: c_space,
-                        },
-                        vec![last_task],
-                    )
-                } else {
-                    let (out, host) = self.stage_out(st, kc, slot, last_task);
-                    let un = self.push(
-                        st.dev,
-                        TaskKind::Unstage { key: kc, host },
-                        QueueId::Link {
-                            src: MemorySpace::HOST,
-                            dst: c_space,
-                        },
-                        vec![out],
-                    );
-                    self.host_ring[host as usize].push(un);
-                    out
-                };
-                st.owner[slot as usize] = None;
-                st.released.push_back(slot);
-                st.resident.remove(&kc);
-                st.filled_by.remove(&kc);
-                st.readers[slot as usize] = vec![wb];
-            }
+            self.finish_c(st, &step, kc, c_loc, gemm, queue);
         }
         Ok(())
+    }
+
+    /// Where the step's C tile accumulates, on which compute queue, and how the product treats
+    /// it; what the product must wait for goes into `deps`. A tile's first step takes a slot
+    /// (fetching the caller's C unless beta == 0, C arrives late or is folded on the host);
+    /// later steps follow the previous product.
+    fn c_tile(
+        &mut self,
+        st: &mut DeviceState,
+        step: &Step,
+        [ka, kb, kc]: [TileKey; 3],
+        deps: &mut Vec<TaskId>,
+    ) -> Result<(TileLoc, u16, BetaUse)> {
+        if !step.first {
+            let (loc, prev, q) = *st
+                .acc
+                .get(&(step.i, step.j))
+                .ok_or_else(|| Error::internal("accumulation step without a C tile"))?;
+            deps.push(prev);
+            return Ok((loc, q, BetaUse::One));
+        }
+        let (loc, beta) = if st.in_place(&self.p, Operand::C) {
+            (TileLoc::InPlace, BetaUse::Caller)
+        } else {
+            let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
+            if self.p.beta_zero || st.late_c || st.host_fold {
+                // C is not read now: the slot only needs its previous readers gone.
+                deps.extend(waits);
+                (TileLoc::Slot(slot), BetaUse::Zero)
+            } else {
+                deps.push(self.fetch(st, kc, slot, waits));
+                (TileLoc::Slot(slot), BetaUse::Caller)
+            }
+        };
+        st.c_count += 1;
+        Ok((loc, (st.c_count - 1) % st.compute_queues, beta))
+    }
+
+    /// After a C tile's last product: the caller's C added (late C), then the tile written
+    /// back (or folded on the host) and its slot released.
+    fn finish_c(
+        &mut self,
+        st: &mut DeviceState,
+        step: &Step,
+        kc: TileKey,
+        c_loc: TileLoc,
+        gemm: TaskId,
+        queue: QueueId,
+    ) {
+        let mut last_task = gemm;
+        if let (Some((orig, f)), TileLoc::Slot(acc)) = (st.late.remove(&(step.i, step.j)), c_loc) {
+            last_task = self.push(
+                st.dev,
+                TaskKind::AddC {
+                    i: step.i as u32,
+                    j: step.j as u32,
+                    acc,
+                    orig,
+                },
+                queue,
+                vec![gemm, f],
+            );
+            st.owner[orig as usize] = None;
+            st.released.push_back(orig);
+            st.filled_by.remove(&kc);
+            st.readers[orig as usize] = vec![last_task];
+        }
+        st.acc.remove(&(step.i, step.j));
+        if let TileLoc::Slot(slot) = c_loc {
+            let wb = self.write_back(st, kc, slot, last_task);
+            st.owner[slot as usize] = None;
+            st.released.push_back(slot);
+            st.resident.remove(&kc);
+            st.filled_by.remove(&kc);
+            st.readers[slot as usize] = vec![wb];
+        }
     }
 }
 
@@ -556,7 +588,6 @@ mod tests {
     use super::*;
     use crate::distribute::block_cyclic;
     use crate::operand::Trans;
-    use crate::plan::DeviceSpec;
     use crate::scalar::DType;
     use crate::tiling::TileGrid;
 

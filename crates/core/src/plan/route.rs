@@ -7,6 +7,7 @@ use super::builder::{Builder, DeviceState};
 use super::task::{QueueId, Source, TaskId, TaskKind, TileLoc};
 use crate::error::Result;
 use crate::memory::MemorySpace;
+use crate::problem::Operand;
 use crate::tiling::TileKey;
 
 impl Builder<'_> {
@@ -160,5 +161,52 @@ impl Builder<'_> {
             waits,
         );
         (out, host)
+    }
+
+    /// A finished C tile from `slot` back to C's location after `after`: folded on the host
+    /// (through a staging slot), over the direct link, or staged through host memory when
+    /// there is none. Returns the task the slot's reuse must wait for.
+    pub(super) fn write_back(
+        &mut self,
+        st: &DeviceState,
+        kc: TileKey,
+        slot: u32,
+        after: TaskId,
+    ) -> TaskId {
+        let c_space = self.p.location(Operand::C);
+        if st.host_fold {
+            let (out, host) = self.stage_out(st, kc, slot, after);
+            let f = self.push(
+                st.dev,
+                TaskKind::FoldC { key: kc, host },
+                QueueId::HostFold,
+                vec![out],
+            );
+            self.host_ring[host as usize].push(f);
+            out
+        } else if self.links.contains(&(st.space, c_space)) {
+            self.push(
+                st.dev,
+                TaskKind::WriteBack { key: kc, slot },
+                QueueId::Link {
+                    src: st.space,
+                    dst: c_space,
+                },
+                vec![after],
+            )
+        } else {
+            let (out, host) = self.stage_out(st, kc, slot, after);
+            let un = self.push(
+                st.dev,
+                TaskKind::Unstage { key: kc, host },
+                QueueId::Link {
+                    src: MemorySpace::HOST,
+                    dst: c_space,
+                },
+                vec![out],
+            );
+            self.host_ring[host as usize].push(un);
+            out
+        }
     }
 }
