@@ -115,15 +115,6 @@ impl PlanCache {
         Ok((plan, false))
     }
 
-    /// Number of plans held.
-    pub fn len(&self) -> usize {
-        lock(&self.plans).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Drops every plan (their tiles or shares may no longer be what the autotuner decides).
     pub fn clear(&self) {
         lock(&self.plans).clear();

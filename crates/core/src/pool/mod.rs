@@ -115,11 +115,6 @@ impl DevicePool {
             .clone()
     }
 
-    /// Number of plans in the cache.
-    pub fn cached_plans(&self) -> usize {
-        self.plans.len()
-    }
-
     /// The bandwidth of the link `src -> dst`: calibrated when the profile has it, else what the
     /// link knows of itself.
     pub fn link_bandwidth(&self, src: MemorySpace, dst: MemorySpace) -> Option<f64> {
