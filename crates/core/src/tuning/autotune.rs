@@ -67,34 +67,10 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
     let problem = req.problem;
     let dtype = problem.dtype;
     let pool = req.devices;
-    let profile = req.profile;
-    let link_bw = req.link_bandwidth;
     // A provisional tile for the rates (the balancer's inputs).
     let maxdim = problem.m.max(problem.n).max(problem.k);
     let t0 = req.forced.map_or(4096, |b| b.tm).min(maxdim).max(1);
-    let (devices, weights) = match req.only {
-        Some(list) => {
-            let devs: Vec<&Arc<dyn Device>> = list.iter().map(|&i| &pool[i]).collect();
-            let w = device_rates(problem, &devs, t0, profile, link_bw)
-                .map(|r| crate::balance::balance(problem, &r).weights)
-                .unwrap_or_else(|| vec![1.0 / list.len() as f64; list.len()]);
-            (list.to_vec(), w)
-        }
-        None => {
-            let cands: Vec<usize> = (0..pool.len())
-                .filter(|&i| pool[i].kernel().supports(dtype))
-                .collect();
-            let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
-            match choose_devices(problem, &devs, t0, profile, link_bw) {
-                Some(c) => (c.devices.iter().map(|&i| cands[i]).collect(), c.weights),
-                None => {
-                    let d = default_devices(pool, dtype);
-                    let n = d.len().max(1);
-                    (d, vec![1.0 / n as f64; n])
-                }
-            }
-        }
-    };
+    let (devices, weights) = devices_and_shares(req, t0);
     if devices.is_empty() {
         return Err(Error::Unsupported {
             device: "pool".into(),
@@ -118,17 +94,75 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
         })
         .collect();
     let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &pool[i]).collect();
-    let (blocking, host_fold) =
-        choose_tile(problem, &devs, &budgets, profile, req.forced, req.host_fold);
-    // Whole tiles: the continuous shares rounded so that no device finishes late; a device
-    // computing in host memory whose share is under two tiles gets a strip of rows instead.
+    let (blocking, host_fold) = choose_tile(
+        problem,
+        &devs,
+        &budgets,
+        req.profile,
+        req.forced,
+        req.host_fold,
+    );
     let balancer_weights = weights.clone();
+    let (grid, weights, strip) = whole_tiles(req, &devs, blocking, weights);
+    Ok(Decision {
+        devices,
+        weights,
+        grid,
+        group: blocking.group,
+        budgets,
+        host_fold,
+        strip,
+        balancer_weights,
+    })
+}
+
+/// The devices asked for (with the balancer's shares when their rates are known, else equal
+/// ones), or the subset the balancer chooses among those with a kernel for the dtype, or the
+/// default devices with equal shares.
+fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<f64>) {
+    let (problem, pool, profile, link_bw) =
+        (req.problem, req.devices, req.profile, req.link_bandwidth);
+    match req.only {
+        Some(list) => {
+            let devs: Vec<&Arc<dyn Device>> = list.iter().map(|&i| &pool[i]).collect();
+            let w = device_rates(problem, &devs, t0, profile, link_bw)
+                .map(|r| crate::balance::balance(problem, &r).weights)
+                .unwrap_or_else(|| vec![1.0 / list.len() as f64; list.len()]);
+            (list.to_vec(), w)
+        }
+        None => {
+            let cands: Vec<usize> = (0..pool.len())
+                .filter(|&i| pool[i].kernel().supports(problem.dtype))
+                .collect();
+            let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
+            match choose_devices(problem, &devs, t0, profile, link_bw) {
+                Some(c) => (c.devices.iter().map(|&i| cands[i]).collect(), c.weights),
+                None => {
+                    let d = default_devices(pool, problem.dtype);
+                    let n = d.len().max(1);
+                    (d, vec![1.0 / n as f64; n])
+                }
+            }
+        }
+    }
+}
+
+/// Whole tiles: the continuous shares rounded so that no device finishes late; a device
+/// computing in host memory whose share is under two tiles gets a strip of rows instead.
+/// Returns the grid, the rounded shares and the strip's device (index into `devs`).
+fn whole_tiles(
+    req: &DecisionRequest<'_>,
+    devs: &[&Arc<dyn Device>],
+    blocking: Blocking,
+    weights: Vec<f64>,
+) -> (TileGrid, Vec<f64>, Option<usize>) {
+    let problem = req.problem;
     let mut weights = weights;
     let mut grid = blocking.grid(problem.m, problem.n, problem.k);
     let tile = blocking.tm;
     let mut strip = None;
-    if devices.len() > 1 && blocking.is_square() {
-        if let Some(rates) = device_rates(problem, &devs, tile, profile, link_bw) {
+    if devs.len() > 1 && blocking.is_square() {
+        if let Some(rates) = device_rates(problem, devs, tile, req.profile, req.link_bandwidth) {
             let host_dev = devs.iter().position(|d| d.space().is_host());
             match host_dev.and_then(|c| {
                 distribute::host_strip(problem.m, problem.n, problem.k, tile, &weights, c)
@@ -146,16 +180,7 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
             }
         }
     }
-    Ok(Decision {
-        devices,
-        weights,
-        grid,
-        group: blocking.group,
-        budgets,
-        host_fold,
-        strip,
-        balancer_weights,
-    })
+    (grid, weights, strip)
 }
 
 /// The blocking for a problem (`forced` when the caller fixed it) and whether C is folded on
