@@ -310,7 +310,9 @@ fn pool_calibrates_itself() {
         memory_bytes: 64 << 20,
         flops_per_sec: Some(FLOPS),
         host_link_bytes_per_sec: Some(BANDWIDTH),
-        peer_link_bytes_per_sec: None,
+        // Throttled peer links too: an unthrottled copy of a few hundred KiB is all latency
+        // and noise, and its fit can come out with a negative slope.
+        peer_link_bytes_per_sec: Some(2.0 * BANDWIDTH),
         link_latency: Duration::from_micros(50),
         compute_queues: 1,
     };
@@ -319,7 +321,7 @@ fn pool_calibrates_itself() {
     devices.extend(node.devices.iter().map(|d| d.clone() as Arc<dyn Device>));
     let pool = DevicePool::new(devices, node.links.clone()).expect("pool");
     let opts = CalibrationOptions {
-        link_sides: vec![16, 64, 256],
+        link_sides: vec![16, 128, 512],
         gemm_tiles: vec![64, 128],
         dtypes: vec![DType::F64],
         min_reps: 3,
