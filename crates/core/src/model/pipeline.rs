@@ -149,54 +149,13 @@ impl PipelineModel {
             tc *= gemm_factor;
             t_gemm *= gemm_factor;
         }
-        // The first product waits for its A and B tiles, and its C unless C arrives late.
-        let c_first = o.get[2] && !self.late_c;
-        let t0 = if c_first { tcin } else { 0.0 }
-            + if o.get[0] { ta } else { 0.0 }
-            + if o.get[1] { tb } else { 0.0 };
-        // First group: per k step, its new A and B tiles against its products.
-        let (gr, gc) = group_shape(b.group, mt, nt);
-        let g = (gr * gc) as f64;
-        let per_step_in = if o.get[0] { gr as f64 * ta } else { 0.0 }
-            + if o.get[1] { gc as f64 * tb } else { 0.0 };
-        let c_in = if c_first { g * tcin } else { 0.0 };
-        let mut stall = (per_step_in + c_in - t0 - g * t_gemm).max(0.0);
-        stall += (kt.saturating_sub(1)) as f64 * (per_step_in - g * t_gemm).max(0.0);
-        // Late C still crosses during the first group (its last steps), delaying the A and B
-        // tiles behind it on the same link, beyond whatever slack the group's products leave.
-        if o.get[2] && self.late_c {
-            // From three k steps on, the link has run ahead by the earlier steps' slack when C
-            // starts crossing (at the second-last step). With two, C crosses during the first
-            // step, between that step's A and B tiles: only the second step's slack is left.
-            let steps = if kt == 2 { 1 } else { kt };
-            let slack = steps as f64 * (g * t_gemm - per_step_in).max(0.0);
-            stall += (g * tcin - slack).max(0.0);
-        }
-        // The tail after the last product. With late C the last group's write-backs come
-        // together at the end (each after its add), overlapping only the group's remaining
-        // products.
-        let total_c = mt * nt;
-        let g_last = (total_c - 1) % b.group.max(1) + 1;
+        let (t0, stall) = self.first_group(o, b.group, (mt, nt, kt), (ta, tb, tcin), t_gemm);
         let t_fold = fold.map_or(0.0, |bw| (tm * tn * e) as f64 / bw);
-        let tail = if fold.is_some() {
-            // The last group's products come back one after the other and are folded in turn.
-            let slow = t_wb.max(t_fold);
-            let fast = t_wb.min(t_fold);
-            (g_last as f64 * slow + fast - (g_last - 1) as f64 * t_gemm).max(t_wb + t_fold)
-        } else if self.late_c && o.get[2] {
-            (g_last as f64 * t_wb - (g_last - 1) as f64 * t_gemm).max(t_wb)
-        } else {
-            t_wb
-        };
+        let g_last = (mt * nt - 1) % b.group.max(1) + 1;
+        let tail = self.tail(o, g_last, t_wb, fold.map(|_| t_fold), t_gemm);
         let compute_path = t0 + stall + tc + tail;
         // The host issues every task (events, waits, library calls) one after another.
-        let c_tiles = (mt * nt) as f64;
-        let tasks = (mt * nt * kt) as f64
-            + if o.get[0] { (mt * kt) as f64 } else { 0.0 }
-            + if o.get[1] { (kt * nt) as f64 } else { 0.0 }
-            + if o.get[2] { 2.0 * c_tiles } else { 0.0 }
-            + if o.set[2] { c_tiles } else { 0.0 }
-            + if fold.is_some() { c_tiles } else { 0.0 };
+        let tasks = issued_tasks(o, (mt, nt, kt), fold.is_some());
         let issue_path = tasks * self.task_issue_s;
         // After the last host->device copy: with one k step and late C that copy is the last
         // C tile (fetched after its A and B), and only its add and write-back remain; else it
@@ -251,6 +210,59 @@ impl PipelineModel {
             d2h: tout_eff,
             first_fetch: t0,
             first_group_stall: stall,
+        }
+    }
+
+    /// When the first product starts (its A and B tiles, and its C unless C arrives late, have
+    /// crossed: `t0`) and how long the first group's products then wait for their tiles
+    /// (`stall`): per k step, the group's new A and B tiles against its products.
+    fn first_group(
+        &self,
+        o: &Offload,
+        group: usize,
+        (mt, nt, kt): (usize, usize, usize),
+        (ta, tb, tcin): (f64, f64, f64),
+        t_gemm: f64,
+    ) -> (f64, f64) {
+        let c_first = o.get[2] && !self.late_c;
+        let t0 = if c_first { tcin } else { 0.0 }
+            + if o.get[0] { ta } else { 0.0 }
+            + if o.get[1] { tb } else { 0.0 };
+        let (gr, gc) = group_shape(group, mt, nt);
+        let g = (gr * gc) as f64;
+        let per_step_in = if o.get[0] { gr as f64 * ta } else { 0.0 }
+            + if o.get[1] { gc as f64 * tb } else { 0.0 };
+        let c_in = if c_first { g * tcin } else { 0.0 };
+        let mut stall = (per_step_in + c_in - t0 - g * t_gemm).max(0.0);
+        stall += (kt.saturating_sub(1)) as f64 * (per_step_in - g * t_gemm).max(0.0);
+        // Late C still crosses during the first group (its last steps), delaying the A and B
+        // tiles behind it on the same link, beyond whatever slack the group's products leave.
+        if o.get[2] && self.late_c {
+            // From three k steps on, the link has run ahead by the earlier steps' slack when C
+            // starts crossing (at the second-last step). With two, C crosses during the first
+            // step, between that step's A and B tiles: only the second step's slack is left.
+            let steps = if kt == 2 { 1 } else { kt };
+            let slack = steps as f64 * (g * t_gemm - per_step_in).max(0.0);
+            stall += (g * tcin - slack).max(0.0);
+        }
+        (t0, stall)
+    }
+
+    /// The tail after the last product, for a last group of `g_last` C tiles: its write-back,
+    /// and its host fold (`t_fold`, when C is folded). With late C the last group's write-backs
+    /// come together at the end (each after its add), overlapping only the group's remaining
+    /// products; folded, the group's products come back one after the other and are folded in
+    /// turn.
+    fn tail(&self, o: &Offload, g_last: usize, t_wb: f64, t_fold: Option<f64>, t_gemm: f64) -> f64 {
+        let g_last = g_last as f64;
+        match t_fold {
+            Some(t_fold) => {
+                let slow = t_wb.max(t_fold);
+                let fast = t_wb.min(t_fold);
+                (g_last * slow + fast - (g_last - 1.0) * t_gemm).max(t_wb + t_fold)
+            }
+            None if self.late_c && o.get[2] => (g_last * t_wb - (g_last - 1.0) * t_gemm).max(t_wb),
+            None => t_wb,
         }
     }
 
@@ -398,6 +410,18 @@ struct Slowed {
     slow_in: f64,
     slow_out: f64,
     gemm_factor: f64,
+}
+
+/// Tasks the host issues for the offload: products, fetches of A and B tiles, C in (and its
+/// add), write-backs, folds.
+fn issued_tasks(o: &Offload, (mt, nt, kt): (usize, usize, usize), fold: bool) -> f64 {
+    let c_tiles = (mt * nt) as f64;
+    (mt * nt * kt) as f64
+        + if o.get[0] { (mt * kt) as f64 } else { 0.0 }
+        + if o.get[1] { (kt * nt) as f64 } else { 0.0 }
+        + if o.get[2] { 2.0 * c_tiles } else { 0.0 }
+        + if o.set[2] { c_tiles } else { 0.0 }
+        + if fold { c_tiles } else { 0.0 }
 }
 
 /// Seconds of every tile product of the offload, edge tiles by class.
