@@ -5,7 +5,7 @@
 mod common;
 
 use hetblas_conformance::{run_case, CaseSpec, Target};
-use hetblas_core::{Device, DevicePool, GemmOptions, Link, Trans};
+use hetblas_core::{Device, DevicePool, GemmOptions, Link, MatMut, MatRef, Trans};
 use hetblas_cpu::{emulated_node, EmulatedConfig};
 use std::sync::Arc;
 use std::time::Duration;
@@ -261,6 +261,39 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
             let want: f64 =
                 (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum::<f64>() - c0[j * m + i];
             assert_eq!(c[j * m + i], want, "({i},{j})");
+        }
+    }
+}
+
+/// A device whose memory cannot hold one tile product fails with an out-of-memory error that
+/// names it, whichever of several devices it is.
+#[test]
+fn out_of_memory_names_the_device() {
+    let pool = common::pool();
+    let n = 64;
+    let a = vec![0.5f64; n * n];
+    let b = vec![0.25f64; n * n];
+    for dev in [2usize, 3] {
+        let mut c = vec![1.0f64; n * n];
+        let opts = GemmOptions::default()
+            .devices([dev])
+            .tile(32)
+            .memory_limit(1024);
+        let r = pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, n, n).unwrap(),
+            MatRef::packed(&b, n, n).unwrap(),
+            1.0,
+            MatMut::packed(&mut c, n, n).unwrap(),
+            &opts,
+        );
+        match r {
+            Err(hetblas_core::Error::OutOfMemory { device, .. }) => {
+                assert_eq!(device, pool.devices()[dev].info().label())
+            }
+            other => panic!("expected OutOfMemory, got {other:?}"),
         }
     }
 }
