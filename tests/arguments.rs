@@ -49,7 +49,7 @@ proptest! {
     ) {
         let pool = common::pool();
         let devices = if ndev == 0 { vec![0] } else { (1..=ndev).collect() };
-        let opts = GemmOptions { tile: Some(3), devices: Some(devices), ..Default::default() };
+        let opts = GemmOptions::default().tile(3).devices(devices);
         let a = vec![0.5f64; alen];
         let b = vec![0.25f64; blen];
         let mut c = vec![1.0f64; clen];

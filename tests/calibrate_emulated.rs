@@ -5,7 +5,9 @@
 
 use hetblas_core::calibrate::{calibrate, CalibrationOptions, Progress};
 use hetblas_core::profile::{MachineProfile, HOST_LABEL};
-use hetblas_core::{Buffer, DType, Device, LinkKind, MemorySpace, Result};
+use hetblas_core::{
+    Buffer, DType, Device, DevicePool, LinkKind, MatMut, MatRef, MemorySpace, Result, Trans,
+};
 use hetblas_cpu::buffer::HostBuffer;
 use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig, HostBlas, RustGemm};
 use std::sync::{Arc, Mutex};
@@ -296,4 +298,97 @@ fn calibration_covers_every_link_and_device() {
         peer.bytes_per_sec
     );
     assert!(took < Duration::from_secs(10), "calibration took {took:?}");
+}
+
+/// The library form: a pool calibrates its own devices and links, and the profile it returns
+/// describes that pool and drives correct GEMMs once in use.
+#[test]
+fn pool_calibrates_itself() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let blas: Arc<dyn HostBlas> = Arc::new(RustGemm::new(1));
+    let config = EmulatedConfig {
+        memory_bytes: 64 << 20,
+        flops_per_sec: Some(FLOPS),
+        host_link_bytes_per_sec: Some(BANDWIDTH),
+        // Throttled peer links too: an unthrottled copy of a few hundred KiB is all latency
+        // and noise, and its fit can come out with a negative slope.
+        peer_link_bytes_per_sec: Some(2.0 * BANDWIDTH),
+        link_latency: Duration::from_micros(50),
+        compute_queues: 1,
+    };
+    let node = emulated_node(&[config.clone(), config], blas.clone()).expect("emulated node");
+    let mut devices: Vec<Arc<dyn Device>> = vec![CpuDevice::with_blas(blas, vec![]).expect("cpu")];
+    devices.extend(node.devices.iter().map(|d| d.clone() as Arc<dyn Device>));
+    let pool = DevicePool::new(devices, node.links.clone()).expect("pool");
+    let opts = CalibrationOptions {
+        link_sides: vec![16, 128, 512],
+        gemm_tiles: vec![64, 128],
+        dtypes: vec![DType::F64],
+        min_reps: 3,
+        max_reps: 30,
+        point_time_cap: Duration::from_millis(50),
+        cross_links: false,
+        max_buffer_bytes: 4 << 20,
+        strided_sides: vec![64, 256],
+        gemm_sample: Duration::ZERO,
+        gemm_warmup: Duration::ZERO,
+        ..CalibrationOptions::quick()
+    };
+    let mut updates: Vec<Progress> = Vec::new();
+    let profile = pool
+        .calibrate(&opts, &mut |p| updates.push(p))
+        .expect("calibration");
+    let last = updates.last().expect("progress was reported");
+    assert_eq!(last.done, last.total);
+    assert!(
+        profile.matches(pool.devices()),
+        "profile describes the pool"
+    );
+    assert_eq!(profile.devices.len(), pool.devices().len());
+    assert_eq!(profile.links.len(), pool.links().count());
+    for l in &profile.links {
+        assert!(l.bytes_per_sec > 0.0 && l.latency_s >= 0.0, "{}", l.name);
+    }
+    for d in &profile.devices {
+        let g = d.gemm.first().expect("a GEMM table per device");
+        assert_eq!(g.times.len(), 2, "{}", d.label);
+        assert!(g.times.iter().all(|&(_, s)| s > 0.0));
+    }
+    // Emulated devices compute outside host memory: the host fold was measured for them.
+    assert!(profile.host_fold_bytes_per_sec.is_some_and(|r| r > 0.0));
+
+    // In use, the profile drives the autotuner; the result stays right.
+    pool.set_profile(Some(Arc::new(profile)));
+    let (m, n, k) = (150, 130, 170);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let a: Vec<f64> = (0..m * k).map(|_| rnd()).collect();
+    let b: Vec<f64> = (0..k * n).map(|_| rnd()).collect();
+    let c0: Vec<f64> = (0..m * n).map(|_| rnd()).collect();
+    let mut c = c0.clone();
+    pool.gemm(
+        Trans::N,
+        Trans::N,
+        1.5,
+        MatRef::packed(&a, m, k).unwrap(),
+        MatRef::packed(&b, k, n).unwrap(),
+        -0.5,
+        MatMut::packed(&mut c, m, n).unwrap(),
+    )
+    .expect("gemm");
+    for j in 0..n {
+        for i in 0..m {
+            let dot: f64 = (0..k).map(|l| a[i + l * m] * b[l + j * k]).sum();
+            let want = 1.5 * dot - 0.5 * c0[i + j * m];
+            assert!(
+                (c[i + j * m] - want).abs() <= 1e-12 * (1.0 + want.abs()),
+                "c[{i},{j}]"
+            );
+        }
+    }
 }

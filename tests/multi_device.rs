@@ -5,7 +5,7 @@
 mod common;
 
 use hetblas_conformance::{run_case, CaseSpec, Target};
-use hetblas_core::{Device, DevicePool, GemmOptions, Link, Trans};
+use hetblas_core::{Device, DevicePool, GemmOptions, Link, MatMut, MatRef, Trans};
 use hetblas_cpu::{emulated_node, EmulatedConfig};
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,11 +37,7 @@ fn shares_follow_speeds_and_makespan_is_near_ideal() {
     let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
     let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
     let mut c = vec![0.0f64; m * n];
-    let opts = GemmOptions {
-        devices: Some(vec![0, 1, 2]),
-        tile: Some(32),
-        ..Default::default()
-    };
+    let opts = GemmOptions::default().devices([0, 1, 2]).tile(32);
     let run = |c: &mut Vec<f64>| common::gemm_nn(&pool, (m, n, k), 1.0, &a, &b, 0.0, c, &opts);
     run(&mut c); // warm-up: plan, workspaces
     let r = run(&mut c);
@@ -121,12 +117,10 @@ fn forwarding_case(host_bw: f64, peer_bw: f64) -> (u64, u64, u64) {
         &b,
         1.0,
         &mut c,
-        &GemmOptions {
-            devices: Some(vec![0, 1]),
-            tile: Some(32),
-            no_peer_forwarding: true,
-            ..Default::default()
-        },
+        &GemmOptions::default()
+            .devices([0, 1])
+            .tile(32)
+            .no_peer_forwarding(true),
     );
     assert!(c.iter().all(|&x| x == 192.0));
     (
@@ -251,11 +245,7 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
         &b,
         -1.0,
         &mut c,
-        &GemmOptions {
-            devices: Some(vec![0, 1, 2]),
-            tile: Some(256),
-            ..Default::default()
-        },
+        &GemmOptions::default().devices([0, 1, 2]).tile(256),
     );
     let bal = r.balancer_weights[0];
     assert!(bal > 0.05 && bal < 0.15, "balancer CPU share {bal}");
@@ -271,6 +261,39 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
             let want: f64 =
                 (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum::<f64>() - c0[j * m + i];
             assert_eq!(c[j * m + i], want, "({i},{j})");
+        }
+    }
+}
+
+/// A device whose memory cannot hold one tile product fails with an out-of-memory error that
+/// names it, whichever of several devices it is.
+#[test]
+fn out_of_memory_names_the_device() {
+    let pool = pool(&[EmulatedConfig::default(), EmulatedConfig::default()]);
+    let n = 64;
+    let a = vec![0.5f64; n * n];
+    let b = vec![0.25f64; n * n];
+    for dev in [0usize, 1] {
+        let mut c = vec![1.0f64; n * n];
+        let opts = GemmOptions::default()
+            .devices([dev])
+            .tile(32)
+            .memory_limit(1024);
+        let r = pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, n, n).unwrap(),
+            MatRef::packed(&b, n, n).unwrap(),
+            1.0,
+            MatMut::packed(&mut c, n, n).unwrap(),
+            &opts,
+        );
+        match r {
+            Err(hetblas_core::Error::OutOfMemory { device, .. }) => {
+                assert_eq!(device, pool.devices()[dev].info().label())
+            }
+            other => panic!("expected OutOfMemory, got {other:?}"),
         }
     }
 }

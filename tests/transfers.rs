@@ -33,13 +33,11 @@ fn run(
         MatRef::packed(&b, n, k).unwrap(),
         beta,
         MatMut::packed(&mut c, m, n).unwrap(),
-        &GemmOptions {
-            tile: Some(tile),
-            devices: Some(devices),
-            memory_limit: limit,
-            host_fold: Some(host_fold),
-            ..Default::default()
-        },
+        &GemmOptions::default()
+            .tile(tile)
+            .devices(devices)
+            .memory_limit(limit)
+            .host_fold(host_fold),
     )
     .unwrap()
 }
@@ -191,13 +189,11 @@ fn host_folds_appear_on_the_timeline() {
         &b,
         2.0,
         &mut c,
-        &GemmOptions {
-            tile: Some(t),
-            devices: Some(vec![1, 2]),
-            trace: true,
-            host_fold: Some(true),
-            ..Default::default()
-        },
+        &GemmOptions::default()
+            .tile(t)
+            .devices([1, 2])
+            .trace(true)
+            .host_fold(true),
     );
     assert!(r.host_fold);
     let trace = r.trace.expect("trace");

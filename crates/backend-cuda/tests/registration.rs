@@ -44,11 +44,7 @@ fn gemm_checked(
     seed: u64,
 ) -> Result<(usize, f64), String> {
     c.copy_from_slice(c0);
-    let opts = GemmOptions {
-        devices: Some(vec![0]),
-        tile: Some(512),
-        ..Default::default()
-    };
+    let opts = GemmOptions::default().devices([0]).tile(512);
     pool.gemm_with(
         Trans::N,
         Trans::N,

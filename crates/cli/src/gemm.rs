@@ -79,14 +79,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     let mut last = None;
     for rep in 0..=a.reps.max(1) {
         c.copy_from_slice(&c0);
-        let opts = GemmOptions {
-            tile: a.tile,
-            blocking: a.blocking,
-            devices: devices.clone(),
-            trace: a.trace.is_some() && rep == a.reps.max(1),
-            host_fold: a.host_fold.as_deref().map(|f| f == "on"),
-            ..Default::default()
-        };
+        let opts = GemmOptions::default()
+            .tile(a.tile)
+            .blocking(a.blocking)
+            .device_list(devices.clone())
+            .trace(a.trace.is_some() && rep == a.reps.max(1))
+            .host_fold(a.host_fold.as_deref().map(|f| f == "on"));
         let t = Instant::now();
         let report = rt.gemm_with(
             transa,

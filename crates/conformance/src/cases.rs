@@ -123,15 +123,12 @@ pub fn run_case<T: Scalar>(t: &Target, s: &CaseSpec) -> Result<GemmReport, Strin
     let da = dev_in(t, s.placement.a, av)?;
     let db = dev_in(t, s.placement.b, bv)?;
     let mut dc = dev_in(t, s.placement.c, c0v)?;
-    let opts = GemmOptions {
-        tile: s.tile,
-        blocking: s.blocking,
-        devices: Some(t.compute.clone()),
-        trace: false,
-        memory_limit: s.memory_limit,
-        no_peer_forwarding: false,
-        host_fold: s.host_fold,
-    };
+    let opts = GemmOptions::default()
+        .tile(s.tile)
+        .blocking(s.blocking)
+        .devices(t.compute.iter().copied())
+        .memory_limit(s.memory_limit)
+        .host_fold(s.host_fold);
     let a_in: MatIn<'_, T> = da.as_ref().map_or(MatIn::Host(av), MatIn::Device);
     let b_in: MatIn<'_, T> = db.as_ref().map_or(MatIn::Host(bv), MatIn::Device);
     let report = {
@@ -261,10 +258,7 @@ pub fn leading_dimensions_larger_than_rows(t: &Target) -> Result<(), String> {
 /// m = 0, n = 0 (nothing happens), k = 0 and alpha = 0 (C = beta * C, exactly; beta = 0 writes
 /// zeros even over NaN).
 pub fn quick_returns(t: &Target) -> Result<(), String> {
-    let opts = GemmOptions {
-        devices: Some(t.compute.clone()),
-        ..Default::default()
-    };
+    let opts = GemmOptions::default().devices(t.compute.iter().copied());
     let pool: &DevicePool = &t.pool;
     // m = 0 and n = 0: C untouched.
     for (m, n) in [(0usize, 5usize), (5, 0)] {
@@ -457,10 +451,7 @@ fn expect_param(r: Result<GemmReport, Error>, param: u32, what: &str) -> Result<
 /// Bad arguments give typed errors with the reference BLAS parameter numbers; nothing panics.
 pub fn bad_arguments_are_reported(t: &Target) -> Result<(), String> {
     let pool = &t.pool;
-    let o = GemmOptions {
-        devices: Some(t.compute.clone()),
-        ..Default::default()
-    };
+    let o = GemmOptions::default().devices(t.compute.iter().copied());
     let a = vec![1.0f64; 100];
     let b = vec![1.0f64; 100];
     let mut c = vec![1.0f64; 100];
@@ -534,19 +525,11 @@ pub fn bad_arguments_are_reported(t: &Target) -> Result<(), String> {
     )?;
     // Options that cannot work are input errors, not panics.
     for bad in [
-        GemmOptions {
-            devices: Some(vec![usize::MAX]),
-            ..Default::default()
-        },
-        GemmOptions {
-            devices: Some(vec![]),
-            ..Default::default()
-        },
-        GemmOptions {
-            tile: Some(0),
-            devices: Some(t.compute.clone()),
-            ..Default::default()
-        },
+        GemmOptions::default().devices([usize::MAX]),
+        GemmOptions::default().devices([]),
+        GemmOptions::default()
+            .tile(0)
+            .devices(t.compute.iter().copied()),
     ] {
         match pool.gemm_with(
             Trans::N,

@@ -73,7 +73,63 @@ impl Error {
         }
     }
 
+    /// Names the device an out-of-memory or device-lost error happened on: a backend raises
+    /// them with what it knows (often its own name, "cuda"); the caller that knows which device
+    /// it asked puts the device's label ("cuda:1") in. An error that already names that device
+    /// (or a queue of it: "cpu:0 compute") and every other error pass unchanged.
+    pub fn on_device(self, label: &str) -> Self {
+        match self {
+            Error::OutOfMemory { device, detail } if !device.starts_with(label) => {
+                Error::OutOfMemory {
+                    device: label.to_string(),
+                    detail,
+                }
+            }
+            Error::DeviceLost { device, detail } if !device.starts_with(label) => {
+                Error::DeviceLost {
+                    device: label.to_string(),
+                    detail,
+                }
+            }
+            e => e,
+        }
+    }
+
     pub fn internal(msg: impl fmt::Display) -> Self {
         Error::Internal(msg.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn on_device_names_the_device() {
+        let oom = Error::OutOfMemory {
+            device: "cuda".into(),
+            detail: "cuMemAlloc: out of memory".into(),
+        };
+        assert_eq!(
+            oom.on_device("cuda:1"),
+            Error::OutOfMemory {
+                device: "cuda:1".into(),
+                detail: "cuMemAlloc: out of memory".into(),
+            }
+        );
+        let lost = Error::DeviceLost {
+            device: "cpu:0 compute".into(),
+            detail: "queue thread is gone".into(),
+        };
+        assert_eq!(lost.clone().on_device("cpu:0"), lost);
+        let other = Error::InvalidInput("x".into());
+        assert_eq!(other.clone().on_device("cuda:0"), other);
+        assert!(Error::DeviceLost {
+            device: "hip".into(),
+            detail: "d".into()
+        }
+        .on_device("hip:0")
+        .to_string()
+        .contains("device hip:0 lost"));
     }
 }

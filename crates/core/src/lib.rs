@@ -2,63 +2,70 @@
 //!
 //! The vendor-neutral heart of hetblas: operand views, the Device / Link / Kernel traits every
 //! backend implements, and the pipeline that turns a BLAS call into work on every device of the
-//! node. No vendor code and no FFI live here.
+//! node. No vendor code and no FFI live here. The folders are the pipeline, in order.
 //!
-//! ## The pipeline
+//! ## The pipeline, folder by folder
 //!
-//! 1. **Problem** ([`problem`]): routine, shape, transposes, alpha/beta, dtype and where each
-//!    operand lives ([`memory::MemorySpace`]). Arguments are checked as reference BLAS checks them;
-//!    errors carry the BLAS parameter number.
-//! 2. **Autotuner** ([`autotune`]): which devices take part and the tile size.
-//! 3. **Decomposition** ([`tiling`], [`distribute`]): the tile grid, and each C tile assigned to
-//!    one device (2D block-cyclic over a device grid).
-//! 4. **Planner** ([`plan`]): a DAG of fetch / gemm / write-back tasks per device. The planner
-//!    simulates each device's tile cache (Belady eviction under the device's memory budget), so
-//!    every A and B tile crosses a link at most once per device while it fits, every C tile is
-//!    accumulated over all of K on one device and written back once, and beta == 0 never reads C.
-//!    Plans carry no addresses and are cached per problem signature ([`pool`]).
-//! 5. **Executor** ([`execute`]): one issuing thread per device puts each task on its queue (link
-//!    queues for copies, compute queues for kernels) with event waits for dependencies on other
-//!    queues; the copies of later tiles run ahead of the compute of earlier ones.
-//! 6. **Trace** ([`trace`]): optional device-side timeline of every task, as Chrome trace JSON.
+//! 1. **[`backend`]: the device abstraction.** What a backend implements:
+//!    [`Device`] (memory space, allocation, compute queues, [`Kernel`]), [`Link`] (async 2D
+//!    copies between two memory spaces on a queue), [`Queue`] / [`Event`] (the only
+//!    synchronisation vocabulary) and discovery through [`Backend`]. [`pin`] keeps host memory
+//!    page-locked between calls; [`host_queue`] is a ready queue run by a host thread, for
+//!    backends that compute on the host.
+//! 2. **[`problem`]: the problem and its operands.** Element types ([`scalar`]), column-major
+//!    host views ([`MatRef`], [`MatMut`]), device-resident matrices ([`DeviceMatrix`]), and the
+//!    [`problem::GemmProblem`]: routine, shape, transposes, dtype and where each operand lives
+//!    ([`MemorySpace`]). Arguments are checked as reference BLAS checks them; errors carry the
+//!    BLAS parameter number. [`mod@reference`] is the f64-accumulated GEMM every test compares with.
+//! 3. **[`tuning`]: what the machine can do, and what to do with it.** [`calibrate`] measures
+//!    links and kernels into a [`profile::MachineProfile`]; the [`autotune`]r reads it through
+//!    the models to decide, per problem, the devices, their shares, the tile and whether C is
+//!    folded on the host ([`autotune::decide`]). Without a profile, fixed rules decide.
+//! 4. **[`model`]: the equations.** Link transfers, kernel tables, CoCoPeLia's single-device
+//!    overlap models, the pipeline model of a tiled call and the ATGPU cost model: pure
+//!    arithmetic on calibrated numbers, used by the autotuner.
+//! 5. **[`plan`]: the DAG.** The tile grid ([`tiling`]), the shares ([`balance`]) and the C
+//!    tiles placed on devices ([`distribute`], 2D block-cyclic), then fetch / gemm / write-back
+//!    tasks per device. The planner simulates each device's tile cache (Belady eviction under
+//!    its memory budget), so every A and B tile crosses a link at most once per device while it
+//!    fits (forwarded over a faster peer link when another device holds it, staged through host
+//!    memory between backends), every C tile is accumulated over all of K on one device and
+//!    written back once, and beta == 0 never reads C. Plans carry no addresses and are cached
+//!    per problem signature ([`plan::cache`]).
+//! 6. **[`exec`]: running it.** The executor ([`execute`]) has one issuing thread per device
+//!    put each task on its queue (link queues for copies, compute queues for kernels) with event
+//!    waits for dependencies on other queues, so the copies of later tiles run ahead of the
+//!    compute of earlier ones; [`trace`] records the device-side timeline as Chrome trace JSON.
+//! 7. **[`pool`]: the front door.** [`DevicePool`] holds the devices, their links and the
+//!    profile, and runs the call path: argument checks, quick returns, the autotuner's decision
+//!    and the plan (each cached), the workspaces kept between calls, execution. It is built
+//!    with [`GemmOptions`] and reports a [`GemmReport`]; [`DevicePool::calibrate`] measures its
+//!    own devices.
 //!
-//! ## What a backend provides
-//!
-//! [`device::Device`] (memory space, allocation, compute queues, [`kernel::Kernel`]),
-//! [`link::Link`] (async 2D copies between spaces on a queue) and [`queue::Queue`] /
-//! [`queue::Event`]; discovery through [`device::Backend`]. [`host_queue`] gives a ready queue
-//! run by a host thread for backends that compute on the host.
+//! The modules keep their short paths too (`hetblas_core::queue`, `hetblas_core::profile`, ...).
 //!
 //! ## Guarantees
 //!
-//! Nothing panics across the API: every failure is an [`Error`]. When a call returns, no queued
-//! operation still touches the caller's memory, on success or on error.
+//! Nothing panics across the API: every failure is an [`Error`]; out-of-memory and device-lost
+//! errors name the device. When a call returns, no queued operation still touches the caller's
+//! memory, on success or on error.
 
-pub mod autotune;
-pub mod balance;
-pub mod calibrate;
-pub mod device;
-pub mod distribute;
+pub mod backend;
 pub mod error;
-pub mod execute;
-pub mod fold;
-pub mod host_queue;
-pub mod kernel;
-pub mod link;
-pub mod matrix;
-pub mod memory;
+pub mod exec;
 pub mod model;
-pub mod operand;
-pub mod pin;
 pub mod plan;
 pub mod pool;
 pub mod problem;
-pub mod profile;
-pub mod queue;
-pub mod reference;
-pub mod scalar;
-pub mod tiling;
-pub mod trace;
+pub mod tuning;
+
+// The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
+// folders: backends and the CLI name them so.
+pub use backend::{device, host_queue, kernel, link, memory, pin, queue};
+pub use exec::{execute, trace};
+pub use plan::{balance, distribute, fold, tiling};
+pub use problem::{matrix, operand, reference, scalar};
+pub use tuning::{autotune, calibrate, profile};
 
 pub use device::{Backend, BackendStatus, Device, DeviceInfo, DeviceKind, Discovery};
 pub use error::{Error, Result};

@@ -29,7 +29,6 @@
 //! This crate is the library only; the `hetblas` command is the `hetblas-cli` package.
 
 mod builder;
-mod calibrate;
 pub mod runtime;
 
 pub use builder::RuntimeBuilder;

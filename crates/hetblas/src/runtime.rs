@@ -138,8 +138,7 @@ impl Runtime {
         opts: &CalibrationOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<MachineProfile> {
-        let links: Vec<Arc<dyn Link>> = self.links().cloned().collect();
-        crate::calibrate::calibrate(self.devices(), &links, opts, progress)
+        self.pool.calibrate(opts, progress)
     }
 
     // ---- GEMM ------------------------------------------------------------------------------

@@ -109,11 +109,7 @@ fn gemm_and_device_matrices_through_the_runtime() {
 
     // Host operands on both emulated devices, transposed A.
     let mut c = c0.clone();
-    let opts = GemmOptions {
-        devices: Some(vec![emu0, emu1]),
-        tile: Some(32),
-        ..Default::default()
-    };
+    let opts = GemmOptions::default().devices([emu0, emu1]).tile(32);
     let report = rt
         .gemm_with(
             Trans::T,

@@ -339,13 +339,11 @@ fn problem<T: Scalar>(
         if !want(name) {
             continue;
         }
-        let opts = GemmOptions {
-            devices: Some(gpus.to_vec()),
-            tile: args.tile,
-            blocking: args.blocking,
-            host_fold,
-            ..Default::default()
-        };
+        let opts = GemmOptions::default()
+            .devices(gpus.iter().copied())
+            .tile(args.tile)
+            .blocking(args.blocking)
+            .host_fold(host_fold);
         let run = |c: &mut [T]| -> Result<(f64, hetblas::GemmReport), String> {
             let t = Instant::now();
             let r = rt
@@ -651,12 +649,10 @@ fn placement_problem(
         gpus.len()
     );
     let shape = (m, n, k);
-    let opts = GemmOptions {
-        devices: Some(gpus.to_vec()),
-        tile: args.tile,
-        blocking: args.blocking,
-        ..Default::default()
-    };
+    let opts = GemmOptions::default()
+        .devices(gpus.iter().copied())
+        .tile(args.tile)
+        .blocking(args.blocking);
     let mut times = Vec::new();
     for rep in 0..=args.reps {
         // Restore C each time: the result of the last run is checked.
@@ -789,10 +785,7 @@ fn pin_demo(rt: &Runtime, gpus: &[usize], n: usize) -> Result<(), String> {
         .ok_or("GPU0 is not a CUDA device")?
         .pin_cache()
         .clone();
-    let opts = GemmOptions {
-        devices: Some(gpus.to_vec()),
-        ..Default::default()
-    };
+    let opts = GemmOptions::default().devices(gpus.iter().copied());
     println!("\n== registration cache: two identical dgemm {n}^3 calls on fresh host buffers");
     for call in 1..=2 {
         let before = cache.stats();
@@ -835,12 +828,10 @@ fn trace_run<T: Scalar>(
     let b = random_data::<T>(22, k * n);
     let mut c = random_data::<T>(23, m * n);
     prepare_host(rt, gpus, &[&a, &b, &c])?;
-    let mut opts = GemmOptions {
-        devices: Some(gpus.to_vec()),
-        tile: args.tile,
-        blocking: args.blocking,
-        ..Default::default()
-    };
+    let mut opts = GemmOptions::default()
+        .devices(gpus.iter().copied())
+        .tile(args.tile)
+        .blocking(args.blocking);
     let mut call = |opts: &GemmOptions| {
         rt.gemm_with(
             Trans::N,

@@ -93,10 +93,7 @@ fn run(args: Args) -> Result<(), String> {
                     if *p > args.skip_over {
                         continue;
                     }
-                    let opts = GemmOptions {
-                        devices: devs.clone(),
-                        ..Default::default()
-                    };
+                    let opts = GemmOptions::default().device_list(devs.clone());
                     let t = Instant::now();
                     let r = rt
                         .gemm_with(

@@ -221,11 +221,7 @@ fn case<T: Scalar>(
             Some(d) => MatOut::Device(d),
             None => MatOut::Host(MatMut::packed(&mut ch, m, n).unwrap()),
         };
-        let opts = GemmOptions {
-            devices: Some(vec![gpu]),
-            tile,
-            ..Default::default()
-        };
+        let opts = GemmOptions::default().devices([gpu]).tile(tile);
         let t = Instant::now();
         let r = rt
             .gemm_with(

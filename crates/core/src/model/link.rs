@@ -213,7 +213,7 @@ pub struct TileLink {
     pub strided: Vec<(usize, f64)>,
     /// The same at a host pitch of [`WIDE_PITCH`] bytes (empty: as `strided`). Measured because
     /// fat-by-thin problems with 32768-row operands ran slower than the model; on H200 the two
-    /// tables came out the same (run S2-7), so the pitch was not the cause.
+    /// tables came out the same, so the pitch was not the cause.
     pub wide: Vec<(usize, f64)>,
     /// 2D copies at [`STRIDED_PITCH`] while the device computes (empty: not measured). Copies
     /// that run under products take this speed whatever the pitch (H200 timelines: 8-16 KiB
@@ -269,8 +269,8 @@ impl TileLink {
 
     /// Bandwidth of 2D copies with `row_bytes` per column at host pitch `pitch_bytes`: the
     /// strided table up to [`STRIDED_PITCH`], the wide one from [`WIDE_PITCH`], log-linear
-    /// in between. (A table at a 32 KiB pitch, measured in runs S3-2/S3-3, held only for copies
-    /// alone and is gone; the busy table covers what it was for.)
+    /// in between. (A table at a 32 KiB pitch, once measured, held only for copies alone and is
+    /// gone; the busy table covers what it was for.)
     pub fn pitched_bandwidth(&self, row_bytes: usize, pitch_bytes: usize) -> f64 {
         let base = Self::table_bandwidth(&self.strided, self.model.bytes_per_sec(), row_bytes);
         if self.wide.is_empty() || pitch_bytes <= STRIDED_PITCH {

@@ -1,7 +1,7 @@
 //! Performance models: link transfers, kernel execution tables, CoCoPeLia's single-device
 //! overlap models (and the Werkhoven CSO model they are compared with), the ATGPU abstract cost
-//! model, and model-driven tile selection. Pure arithmetic on calibrated numbers
-//! ([`crate::profile`]); nothing here touches a device.
+//! model. Pure arithmetic on calibrated numbers ([`crate::profile`]); nothing here touches a
+//! device. Tile selection over these models is the autotuner's ([`crate::autotune`]).
 
 pub mod atgpu;
 pub mod cocopelia;
@@ -9,10 +9,8 @@ pub mod exec;
 pub mod link;
 pub mod pipeline;
 mod replay;
-pub mod select;
 
 pub use cocopelia::{ModelKind, Offload, SingleDeviceModel, Terms};
 pub use exec::{ExecTable, ExecTime, FixedRate};
 pub use link::LinkModel;
 pub use pipeline::{PipelineModel, PipelinePrediction};
-pub use select::{select_tile, TileCandidate, TileSelection};

@@ -17,20 +17,20 @@
 //! Edge tiles are counted at their real size (eight classes: full or edge in m, n, k).
 //!
 //! Blockings of one C tile at a time are replayed in the plan's order instead
-//! ([`REPLAY_MAX_STEPS`] says why).
+//! (`REPLAY_MAX_STEPS` says why).
 
 use crate::model::cocopelia::Offload;
 use crate::model::exec::ExecTime;
 use crate::model::link::TileLink;
-use crate::model::replay::{replay, ReplayGrid, TileTimes};
+use crate::model::replay::{replay, Replay, ReplayGrid, TileTimes};
 use crate::tiling::Blocking;
 
 /// Blockings of one C tile at a time (group 1, the streaming candidates) with at most this many
 /// tile products are replayed step by step ([`replay`]): the closed form sees only the first C
 /// tile, while shell order puts a new A row-panel at the second (8192x8192x32768 with 4096x512
-/// C tiles: predicted 10% fast in S3-10 and S3-11, 7% slow replayed). Square blockings keep the
-/// closed form: replayed, 4096^3..8192^3 came out 10-25% slow against S3-11 while the closed
-/// form was within 8% there.
+/// C tiles, measured on H200: the closed form predicted 10% fast, the replay 7% slow). Square
+/// blockings keep the closed form: replayed, 4096^3..8192^3 came out 10-25% slow against the
+/// same measurements while the closed form was within 8%.
 const REPLAY_MAX_STEPS: usize = 4096;
 
 /// Rows and columns of C tiles in a group of `group` (the planner's groups are 2x2 blocks in
@@ -106,77 +106,23 @@ impl PipelineModel {
         if mt * nt * kt == 0 {
             return PipelinePrediction::default();
         }
-        // Compute: all tile products, by edge class.
-        let mut tc = 0.0;
-        for (cm, dm) in split(o.m, tm) {
-            for (cn, dn) in split(o.n, tn) {
-                for (ck, dk) in split(o.k, tk) {
-                    let c = cm * cn * ck;
-                    if c > 0 {
-                        tc += c as f64 * exec.gemm_time(dm, dn, dk);
-                    }
-                }
-            }
-        }
+        let mut tc = compute_time(o, (tm, tn, tk), exec);
         let mut t_gemm = exec.gemm_time(tm, tn, tk);
-        // Host tiles are column blocks of column-major operands (A: m x k, B: k x n, C: m x n
-        // as stored for N transposes): contiguous only when a tile spans whole columns.
-        let (a_contig, b_contig, c_contig) = (tm >= o.m, tk >= o.k, tm >= o.m);
-        // Host pitches (N transposes): A and C have m rows, B has k.
-        let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
         // Link times with the share `lin` / `lout` of each direction's copies running under
         // products (see `TileLink::busy`): first as if all were, then with the share compute
         // covers.
-        let link_times = |lin: f64, lout: f64| {
-            let ta = self.h2d.tile_time(tm, tk, e, a_contig, pa, lin);
-            let tb = self.h2d.tile_time(tk, tn, e, b_contig, pb, lin);
-            let tcin = self.h2d.tile_time(tm, tn, e, c_contig, pc, lin);
-            let t_wb = if o.set[2] {
-                self.d2h.tile_time(tm, tn, e, c_contig, pc, lout)
-            } else {
-                0.0
-            };
-            // Totals: every tile of a `rows x cols` operand once, each at its size (edge tiles
-            // by class) and its host pitch `rows * e`.
-            let sum_tiles = |link: &TileLink,
-                             rows: usize,
-                             tr: usize,
-                             cols: usize,
-                             tcl: usize,
-                             contig: bool,
-                             load: f64| {
-                let mut total = 0.0;
-                for (cr, dr) in split(rows, tr) {
-                    for (cc, dc) in split(cols, tcl) {
-                        if cr * cc > 0 {
-                            total += (cr * cc) as f64
-                                * link.tile_time(dr, dc, e, contig, rows * e, load);
-                        }
-                    }
-                }
-                total
-            };
-            let mut tin = 0.0;
-            if o.get[0] {
-                tin += sum_tiles(&self.h2d, o.m, tm, o.k, tk, a_contig, lin);
-            }
-            if o.get[1] {
-                tin += sum_tiles(&self.h2d, o.k, tk, o.n, tn, b_contig, lin);
-            }
-            if o.get[2] {
-                tin += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig, lin);
-            }
-            let tout = if o.set[2] {
-                sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig, lout)
-            } else {
-                0.0
-            };
-            (ta, tb, tcin, t_wb, tin, tout)
-        };
-        let (_, _, _, _, tin1, tout1) = link_times(1.0, 1.0);
+        let tiles = (tm, tn, tk);
+        let all_busy = self.link_times(o, tiles, 1.0, 1.0);
         let share = |t: f64| if t > 0.0 { (tc / t).min(1.0) } else { 0.0 };
-        let (lin, lout) = (share(tin1), share(tout1));
-        let (mut ta, mut tb, mut tcin, mut t_wb, mut tin, mut tout) = link_times(lin, lout);
+        let (lin, lout) = (share(all_busy.total_in), share(all_busy.total_out));
+        let LinkTimes {
+            a: mut ta,
+            b: mut tb,
+            c_in: mut tcin,
+            c_out: mut t_wb,
+            total_in: mut tin,
+            total_out: mut tout,
+        } = self.link_times(o, tiles, lin, lout);
         // Copies run slower while products run, for the share of link time compute overlaps.
         let under = |t: f64| {
             if t > 0.0 {
@@ -203,54 +149,13 @@ impl PipelineModel {
             tc *= gemm_factor;
             t_gemm *= gemm_factor;
         }
-        // The first product waits for its A and B tiles, and its C unless C arrives late.
-        let c_first = o.get[2] && !self.late_c;
-        let t0 = if c_first { tcin } else { 0.0 }
-            + if o.get[0] { ta } else { 0.0 }
-            + if o.get[1] { tb } else { 0.0 };
-        // First group: per k step, its new A and B tiles against its products.
-        let (gr, gc) = group_shape(b.group, mt, nt);
-        let g = (gr * gc) as f64;
-        let per_step_in = if o.get[0] { gr as f64 * ta } else { 0.0 }
-            + if o.get[1] { gc as f64 * tb } else { 0.0 };
-        let c_in = if c_first { g * tcin } else { 0.0 };
-        let mut stall = (per_step_in + c_in - t0 - g * t_gemm).max(0.0);
-        stall += (kt.saturating_sub(1)) as f64 * (per_step_in - g * t_gemm).max(0.0);
-        // Late C still crosses during the first group (its last steps), delaying the A and B
-        // tiles behind it on the same link, beyond whatever slack the group's products leave.
-        if o.get[2] && self.late_c {
-            // From three k steps on, the link has run ahead by the earlier steps' slack when C
-            // starts crossing (at the second-last step). With two, C crosses during the first
-            // step, between that step's A and B tiles: only the second step's slack is left.
-            let steps = if kt == 2 { 1 } else { kt };
-            let slack = steps as f64 * (g * t_gemm - per_step_in).max(0.0);
-            stall += (g * tcin - slack).max(0.0);
-        }
-        // The tail after the last product. With late C the last group's write-backs come
-        // together at the end (each after its add), overlapping only the group's remaining
-        // products.
-        let total_c = mt * nt;
-        let g_last = (total_c - 1) % b.group.max(1) + 1;
+        let (t0, stall) = self.first_group(o, b.group, (mt, nt, kt), (ta, tb, tcin), t_gemm);
         let t_fold = fold.map_or(0.0, |bw| (tm * tn * e) as f64 / bw);
-        let tail = if fold.is_some() {
-            // The last group's products come back one after the other and are folded in turn.
-            let slow = t_wb.max(t_fold);
-            let fast = t_wb.min(t_fold);
-            (g_last as f64 * slow + fast - (g_last - 1) as f64 * t_gemm).max(t_wb + t_fold)
-        } else if self.late_c && o.get[2] {
-            (g_last as f64 * t_wb - (g_last - 1) as f64 * t_gemm).max(t_wb)
-        } else {
-            t_wb
-        };
+        let g_last = (mt * nt - 1) % b.group.max(1) + 1;
+        let tail = self.tail(o, g_last, t_wb, fold.map(|_| t_fold), t_gemm);
         let compute_path = t0 + stall + tc + tail;
         // The host issues every task (events, waits, library calls) one after another.
-        let c_tiles = (mt * nt) as f64;
-        let tasks = (mt * nt * kt) as f64
-            + if o.get[0] { (mt * kt) as f64 } else { 0.0 }
-            + if o.get[1] { (kt * nt) as f64 } else { 0.0 }
-            + if o.get[2] { 2.0 * c_tiles } else { 0.0 }
-            + if o.set[2] { c_tiles } else { 0.0 }
-            + if fold.is_some() { c_tiles } else { 0.0 };
+        let tasks = issued_tasks(o, (mt, nt, kt), fold.is_some());
         let issue_path = tasks * self.task_issue_s;
         // After the last host->device copy: with one k step and late C that copy is the last
         // C tile (fetched after its A and B), and only its add and write-back remain; else it
@@ -273,52 +178,14 @@ impl PipelineModel {
             None => 0.0,
         };
         if b.group == 1 && mt * nt * kt <= REPLAY_MAX_STEPS {
-            // One C tile at a time: every tile in the plan's order, per tile class at the same
-            // slowed times as above.
-            // [full, edge] tile sizes per dimension, as `split` counts them.
-            let dims = |d: usize, t: usize| split(d, t).map(|(_, size)| size);
-            let (dm, dn, dk) = (dims(o.m, tm), dims(o.n, tn), dims(o.k, tk));
-            let slow_in = if tin > 0.0 { fi * tin_eff / tin } else { fi };
-            let slow_out = if tout > 0.0 { fo * tout_eff / tout } else { fo };
-            let mut t = TileTimes::default();
-            for x in 0..2 {
-                for y in 0..2 {
-                    let h2d = |rows: usize, cols: usize, contig: bool, pitch: usize| {
-                        self.h2d.tile_time(rows, cols, e, contig, pitch, lin) * slow_in
-                    };
-                    if o.get[0] {
-                        t.a[x][y] = h2d(dm[x], dk[y], a_contig, pa);
-                    }
-                    if o.get[1] {
-                        t.b[x][y] = h2d(dk[x], dn[y], b_contig, pb);
-                    }
-                    if o.get[2] {
-                        t.c_in[x][y] = h2d(dm[x], dn[y], c_contig, pc);
-                    }
-                    if o.set[2] {
-                        t.c_out[x][y] =
-                            self.d2h.tile_time(dm[x], dn[y], e, c_contig, pc, lout) * slow_out;
-                    }
-                    if let Some(bw) = fold {
-                        t.fold[x][y] = (dm[x] * dn[y] * e) as f64 / bw;
-                    }
-                    for (z, &dz) in dk.iter().enumerate() {
-                        if dm[x] * dn[y] * dz > 0 {
-                            t.gemm[x][y][z] = exec.gemm_time(dm[x], dn[y], dz) * gemm_factor;
-                        }
-                    }
-                }
-            }
-            let grid = ReplayGrid {
-                mt,
-                nt,
-                kt,
-                edge: [dm[1] > 0, dn[1] > 0, dk[1] > 0],
-                group: b.group,
-                fetch_c: o.get[2],
-                late_c: self.late_c,
+            let slowed = Slowed {
+                lin,
+                lout,
+                slow_in: if tin > 0.0 { fi * tin_eff / tin } else { fi },
+                slow_out: if tout > 0.0 { fo * tout_eff / tout } else { fo },
+                gemm_factor,
             };
-            let r = replay(&grid, &t);
+            let r = self.replayed(o, b, fold, &slowed, exec);
             return PipelinePrediction {
                 seconds: self.setup_s + r.end().max(issue_path),
                 compute: tc,
@@ -329,9 +196,9 @@ impl PipelineModel {
             };
         }
         PipelinePrediction {
-            // The longest path. (Runs S3-2..S3-3 combined them by a soft maximum, p = 6, which
-            // stood in for copies slowed by concurrent products; with those measured, the plain
-            // maximum fit S3-5 better: median error 2.3% against 7.2% at the chosen tiles.)
+            // The longest path. (A soft maximum, p = 6, once stood in for copies slowed by
+            // concurrent products; with those measured, the plain maximum fits H200 runs
+            // better: median error 2.3% against 7.2% at the chosen tiles.)
             seconds: self.setup_s
                 + compute_path
                     .max(h2d_path)
@@ -345,6 +212,238 @@ impl PipelineModel {
             first_group_stall: stall,
         }
     }
+
+    /// When the first product starts (its A and B tiles, and its C unless C arrives late, have
+    /// crossed: `t0`) and how long the first group's products then wait for their tiles
+    /// (`stall`): per k step, the group's new A and B tiles against its products.
+    fn first_group(
+        &self,
+        o: &Offload,
+        group: usize,
+        (mt, nt, kt): (usize, usize, usize),
+        (ta, tb, tcin): (f64, f64, f64),
+        t_gemm: f64,
+    ) -> (f64, f64) {
+        let c_first = o.get[2] && !self.late_c;
+        let t0 = if c_first { tcin } else { 0.0 }
+            + if o.get[0] { ta } else { 0.0 }
+            + if o.get[1] { tb } else { 0.0 };
+        let (gr, gc) = group_shape(group, mt, nt);
+        let g = (gr * gc) as f64;
+        let per_step_in = if o.get[0] { gr as f64 * ta } else { 0.0 }
+            + if o.get[1] { gc as f64 * tb } else { 0.0 };
+        let c_in = if c_first { g * tcin } else { 0.0 };
+        let mut stall = (per_step_in + c_in - t0 - g * t_gemm).max(0.0);
+        stall += (kt.saturating_sub(1)) as f64 * (per_step_in - g * t_gemm).max(0.0);
+        // Late C still crosses during the first group (its last steps), delaying the A and B
+        // tiles behind it on the same link, beyond whatever slack the group's products leave.
+        if o.get[2] && self.late_c {
+            // From three k steps on, the link has run ahead by the earlier steps' slack when C
+            // starts crossing (at the second-last step). With two, C crosses during the first
+            // step, between that step's A and B tiles: only the second step's slack is left.
+            let steps = if kt == 2 { 1 } else { kt };
+            let slack = steps as f64 * (g * t_gemm - per_step_in).max(0.0);
+            stall += (g * tcin - slack).max(0.0);
+        }
+        (t0, stall)
+    }
+
+    /// The tail after the last product, for a last group of `g_last` C tiles: its write-back,
+    /// and its host fold (`t_fold`, when C is folded). With late C the last group's write-backs
+    /// come together at the end (each after its add), overlapping only the group's remaining
+    /// products; folded, the group's products come back one after the other and are folded in
+    /// turn.
+    fn tail(&self, o: &Offload, g_last: usize, t_wb: f64, t_fold: Option<f64>, t_gemm: f64) -> f64 {
+        let g_last = g_last as f64;
+        match t_fold {
+            Some(t_fold) => {
+                let slow = t_wb.max(t_fold);
+                let fast = t_wb.min(t_fold);
+                (g_last * slow + fast - (g_last - 1.0) * t_gemm).max(t_wb + t_fold)
+            }
+            None if self.late_c && o.get[2] => (g_last * t_wb - (g_last - 1.0) * t_gemm).max(t_wb),
+            None => t_wb,
+        }
+    }
+
+    /// One tile's link times (A, B and C in, C out) and the totals of every tile of the
+    /// offload, with the share `lin` / `lout` of each direction's copies running under
+    /// products.
+    fn link_times(
+        &self,
+        o: &Offload,
+        (tm, tn, tk): (usize, usize, usize),
+        lin: f64,
+        lout: f64,
+    ) -> LinkTimes {
+        let e = o.elem_bytes;
+        let (a_contig, b_contig, c_contig) = contiguity(o, tm, tk);
+        // Host pitches (N transposes): A and C have m rows, B has k.
+        let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
+        // Totals: every tile of a `rows x cols` operand once, each at its size (edge tiles by
+        // class) and its host pitch `rows * e`.
+        let sum_tiles = |link: &TileLink,
+                         rows: usize,
+                         tr: usize,
+                         cols: usize,
+                         tcl: usize,
+                         contig: bool,
+                         load: f64| {
+            let mut total = 0.0;
+            for (cr, dr) in split(rows, tr) {
+                for (cc, dc) in split(cols, tcl) {
+                    if cr * cc > 0 {
+                        total +=
+                            (cr * cc) as f64 * link.tile_time(dr, dc, e, contig, rows * e, load);
+                    }
+                }
+            }
+            total
+        };
+        let mut total_in = 0.0;
+        if o.get[0] {
+            total_in += sum_tiles(&self.h2d, o.m, tm, o.k, tk, a_contig, lin);
+        }
+        if o.get[1] {
+            total_in += sum_tiles(&self.h2d, o.k, tk, o.n, tn, b_contig, lin);
+        }
+        if o.get[2] {
+            total_in += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig, lin);
+        }
+        LinkTimes {
+            a: self.h2d.tile_time(tm, tk, e, a_contig, pa, lin),
+            b: self.h2d.tile_time(tk, tn, e, b_contig, pb, lin),
+            c_in: self.h2d.tile_time(tm, tn, e, c_contig, pc, lin),
+            c_out: if o.set[2] {
+                self.d2h.tile_time(tm, tn, e, c_contig, pc, lout)
+            } else {
+                0.0
+            },
+            total_in,
+            total_out: if o.set[2] {
+                sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig, lout)
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// One C tile at a time: every tile in the plan's order ([`replay`]), per tile class at
+    /// the slowed times the closed form uses.
+    fn replayed(
+        &self,
+        o: &Offload,
+        b: Blocking,
+        fold: Option<f64>,
+        slowed: &Slowed,
+        exec: &dyn ExecTime,
+    ) -> Replay {
+        let e = o.elem_bytes;
+        let g = b.grid(o.m, o.n, o.k);
+        let (tm, tn, tk) = (g.tm, g.tn, g.tk);
+        let (mt, nt, kt) = (o.m.div_ceil(tm), o.n.div_ceil(tn), o.k.div_ceil(tk));
+        let (a_contig, b_contig, c_contig) = contiguity(o, tm, tk);
+        let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
+        // [full, edge] tile sizes per dimension, as `split` counts them.
+        let dims = |d: usize, t: usize| split(d, t).map(|(_, size)| size);
+        let (dm, dn, dk) = (dims(o.m, tm), dims(o.n, tn), dims(o.k, tk));
+        let mut t = TileTimes::default();
+        for x in 0..2 {
+            for y in 0..2 {
+                let h2d = |rows: usize, cols: usize, contig: bool, pitch: usize| {
+                    self.h2d.tile_time(rows, cols, e, contig, pitch, slowed.lin) * slowed.slow_in
+                };
+                if o.get[0] {
+                    t.a[x][y] = h2d(dm[x], dk[y], a_contig, pa);
+                }
+                if o.get[1] {
+                    t.b[x][y] = h2d(dk[x], dn[y], b_contig, pb);
+                }
+                if o.get[2] {
+                    t.c_in[x][y] = h2d(dm[x], dn[y], c_contig, pc);
+                }
+                if o.set[2] {
+                    t.c_out[x][y] = self
+                        .d2h
+                        .tile_time(dm[x], dn[y], e, c_contig, pc, slowed.lout)
+                        * slowed.slow_out;
+                }
+                if let Some(bw) = fold {
+                    t.fold[x][y] = (dm[x] * dn[y] * e) as f64 / bw;
+                }
+                for (z, &dz) in dk.iter().enumerate() {
+                    if dm[x] * dn[y] * dz > 0 {
+                        t.gemm[x][y][z] = exec.gemm_time(dm[x], dn[y], dz) * slowed.gemm_factor;
+                    }
+                }
+            }
+        }
+        let grid = ReplayGrid {
+            mt,
+            nt,
+            kt,
+            edge: [dm[1] > 0, dn[1] > 0, dk[1] > 0],
+            group: b.group,
+            fetch_c: o.get[2],
+            late_c: self.late_c,
+        };
+        replay(&grid, &t)
+    }
+}
+
+/// Per tile: link seconds of one A, B and C tile in and one C tile out; per offload: every
+/// tile in, every tile out.
+struct LinkTimes {
+    a: f64,
+    b: f64,
+    c_in: f64,
+    c_out: f64,
+    total_in: f64,
+    total_out: f64,
+}
+
+/// What the closed form found about interference, for the replay: link loads (share of copies
+/// under products), how much slower copies run each way, and how much slower products run.
+struct Slowed {
+    lin: f64,
+    lout: f64,
+    slow_in: f64,
+    slow_out: f64,
+    gemm_factor: f64,
+}
+
+/// Tasks the host issues for the offload: products, fetches of A and B tiles, C in (and its
+/// add), write-backs, folds.
+fn issued_tasks(o: &Offload, (mt, nt, kt): (usize, usize, usize), fold: bool) -> f64 {
+    let c_tiles = (mt * nt) as f64;
+    (mt * nt * kt) as f64
+        + if o.get[0] { (mt * kt) as f64 } else { 0.0 }
+        + if o.get[1] { (kt * nt) as f64 } else { 0.0 }
+        + if o.get[2] { 2.0 * c_tiles } else { 0.0 }
+        + if o.set[2] { c_tiles } else { 0.0 }
+        + if fold { c_tiles } else { 0.0 }
+}
+
+/// Seconds of every tile product of the offload, edge tiles by class.
+fn compute_time(o: &Offload, (tm, tn, tk): (usize, usize, usize), exec: &dyn ExecTime) -> f64 {
+    let mut tc = 0.0;
+    for (cm, dm) in split(o.m, tm) {
+        for (cn, dn) in split(o.n, tn) {
+            for (ck, dk) in split(o.k, tk) {
+                let c = cm * cn * ck;
+                if c > 0 {
+                    tc += c as f64 * exec.gemm_time(dm, dn, dk);
+                }
+            }
+        }
+    }
+    tc
+}
+
+/// Host tiles are column blocks of column-major operands (A: m x k, B: k x n, C: m x n as
+/// stored for N transposes): contiguous only when a tile spans whole columns. (A, B, C).
+fn contiguity(o: &Offload, tm: usize, tk: usize) -> (bool, bool, bool) {
+    (tm >= o.m, tk >= o.k, tm >= o.m)
 }
 
 #[cfg(test)]

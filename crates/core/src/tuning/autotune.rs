@@ -1,18 +1,187 @@
-//! The autotuner's decisions: which devices take part and which tile size they use. Until a
-//! calibrated machine profile drives them (the models), these are fixed, documented rules.
+//! The autotuner: for one problem, which devices take part and with which shares, the tile,
+//! the memory budgets and whether C is folded on the host ([`decide`]). With a calibrated
+//! machine profile the models choose (the balancer for the shares, the pipeline model for the
+//! tile); without one, fixed, documented rules do.
 
 use crate::balance::{choose_subset, DeviceRate, SubsetChoice};
 use crate::device::{Device, DeviceKind};
+use crate::distribute;
+use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::model::cocopelia::Offload;
 use crate::model::exec::{ExecTable, ExecTime};
 use crate::model::pipeline::{PipelineModel, PipelinePrediction};
-use crate::model::select::candidate_tiles;
 use crate::problem::{GemmProblem, Operand};
 use crate::profile::{MachineProfile, HOST_LABEL};
 use crate::scalar::DType;
-use crate::tiling::Blocking;
+use crate::tiling::{Blocking, TileGrid};
 use std::sync::Arc;
+
+/// What the autotuner decides for one problem.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// The devices that take part (indices into the pool's devices).
+    pub devices: Vec<usize>,
+    /// Each device's share of C, in whole tiles (or a strip).
+    pub weights: Vec<f64>,
+    pub grid: TileGrid,
+    /// C tiles accumulated together.
+    pub group: usize,
+    /// Bytes of each device's memory the plan may use.
+    pub budgets: Vec<u64>,
+    /// Fold products into host C on the host (the model found it faster, or the caller asked).
+    pub host_fold: bool,
+    /// The device (index into `devices`) that takes a strip of C's last rows.
+    pub strip: Option<usize>,
+    /// The balancer's continuous shares, before rounding to whole tiles or a strip.
+    pub balancer_weights: Vec<f64>,
+}
+
+/// The inputs of [`decide`]: the problem, the pool's devices and what the caller fixed.
+pub struct DecisionRequest<'a> {
+    pub problem: &'a GemmProblem,
+    /// Every device of the pool.
+    pub devices: &'a [Arc<dyn Device>],
+    /// Bytes of device memory the pool already holds per device (its workspace, ours to reuse).
+    pub held: &'a [u64],
+    pub profile: Option<&'a MachineProfile>,
+    /// Bandwidth of the link `src -> dst` (calibrated, else nominal).
+    pub link_bandwidth: &'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+    /// Use exactly these devices.
+    pub only: Option<&'a [usize]>,
+    /// The blocking the caller fixed.
+    pub forced: Option<Blocking>,
+    /// The per-device memory cap the caller set.
+    pub memory_limit: Option<u64>,
+    /// Host fold forced on or off; `None` lets the model decide.
+    pub host_fold: Option<bool>,
+}
+
+/// Decides the device subset and shares (balancer, when rates are known), the tile (model,
+/// when a profile describes the device), the memory budgets and the host fold; then rounds the
+/// shares to whole tiles (or gives a host device a strip of rows).
+///
+/// # Errors
+/// `Unsupported` when no device (or a device asked for) has a GEMM kernel for the dtype.
+pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
+    let problem = req.problem;
+    let dtype = problem.dtype;
+    let pool = req.devices;
+    // A provisional tile for the rates (the balancer's inputs).
+    let maxdim = problem.m.max(problem.n).max(problem.k);
+    let t0 = req.forced.map_or(4096, |b| b.tm).min(maxdim).max(1);
+    let (devices, weights) = devices_and_shares(req, t0);
+    if devices.is_empty() {
+        return Err(Error::Unsupported {
+            device: "pool".into(),
+            detail: format!("no device supports {dtype}"),
+        });
+    }
+    for &i in &devices {
+        let d = &pool[i];
+        if !d.kernel().supports(dtype) {
+            return Err(Error::Unsupported {
+                device: d.info().label(),
+                detail: format!("no {dtype} gemm kernel"),
+            });
+        }
+    }
+    let budgets: Vec<u64> = devices
+        .iter()
+        .map(|&i| {
+            let b = pool[i].memory_budget().saturating_add(req.held[i]);
+            req.memory_limit.map_or(b, |l| b.min(l))
+        })
+        .collect();
+    let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &pool[i]).collect();
+    let (blocking, host_fold) = choose_tile(
+        problem,
+        &devs,
+        &budgets,
+        req.profile,
+        req.forced,
+        req.host_fold,
+    );
+    let balancer_weights = weights.clone();
+    let (grid, weights, strip) = whole_tiles(req, &devs, blocking, weights);
+    Ok(Decision {
+        devices,
+        weights,
+        grid,
+        group: blocking.group,
+        budgets,
+        host_fold,
+        strip,
+        balancer_weights,
+    })
+}
+
+/// The devices asked for (with the balancer's shares when their rates are known, else equal
+/// ones), or the subset the balancer chooses among those with a kernel for the dtype, or the
+/// default devices with equal shares.
+fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<f64>) {
+    let (problem, pool, profile, link_bw) =
+        (req.problem, req.devices, req.profile, req.link_bandwidth);
+    match req.only {
+        Some(list) => {
+            let devs: Vec<&Arc<dyn Device>> = list.iter().map(|&i| &pool[i]).collect();
+            let w = device_rates(problem, &devs, t0, profile, link_bw)
+                .map(|r| crate::balance::balance(problem, &r).weights)
+                .unwrap_or_else(|| vec![1.0 / list.len() as f64; list.len()]);
+            (list.to_vec(), w)
+        }
+        None => {
+            let cands: Vec<usize> = (0..pool.len())
+                .filter(|&i| pool[i].kernel().supports(problem.dtype))
+                .collect();
+            let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
+            match choose_devices(problem, &devs, t0, profile, link_bw) {
+                Some(c) => (c.devices.iter().map(|&i| cands[i]).collect(), c.weights),
+                None => {
+                    let d = default_devices(pool, problem.dtype);
+                    let n = d.len().max(1);
+                    (d, vec![1.0 / n as f64; n])
+                }
+            }
+        }
+    }
+}
+
+/// Whole tiles: the continuous shares rounded so that no device finishes late; a device
+/// computing in host memory whose share is under two tiles gets a strip of rows instead.
+/// Returns the grid, the rounded shares and the strip's device (index into `devs`).
+fn whole_tiles(
+    req: &DecisionRequest<'_>,
+    devs: &[&Arc<dyn Device>],
+    blocking: Blocking,
+    weights: Vec<f64>,
+) -> (TileGrid, Vec<f64>, Option<usize>) {
+    let problem = req.problem;
+    let mut weights = weights;
+    let mut grid = blocking.grid(problem.m, problem.n, problem.k);
+    let tile = blocking.tm;
+    let mut strip = None;
+    if devs.len() > 1 && blocking.is_square() {
+        if let Some(rates) = device_rates(problem, devs, tile, req.profile, req.link_bandwidth) {
+            let host_dev = devs.iter().position(|d| d.space().is_host());
+            match host_dev.and_then(|c| {
+                distribute::host_strip(problem.m, problem.n, problem.k, tile, &weights, c)
+            }) {
+                Some(s) => {
+                    grid = s.grid;
+                    weights = s.weights;
+                    strip = Some(s.device);
+                }
+                None => {
+                    let n = grid.mt() * grid.nt();
+                    let counts = crate::balance::tile_counts(problem, &rates, &weights, n);
+                    weights = counts.iter().map(|&c| c as f64 / n as f64).collect();
+                }
+            }
+        }
+    }
+    (grid, weights, strip)
+}
 
 /// The blocking for a problem (`forced` when the caller fixed it) and whether C is folded on
 /// the host: the pipeline model's choice when a calibrated profile describes the (single)
@@ -85,13 +254,13 @@ pub fn streaming_candidates(m: usize, n: usize, k: usize) -> Vec<Blocking> {
 /// Blockings whose copies have long columns: A tiles of `tm` rows and B tiles of `tk` rows make
 /// 32 KiB columns (4096 f64, 8192 f32), narrow C tiles (`tn` 512..2048) in groups of four.
 /// Square tiles of 2048-3072 move 16-24 KiB columns, which run at 28-40 GB/s while products run
-/// against 46 at 32 KiB (S3-4 timelines); on H200, 8192^3 DGEMM took 30.5 ms in
-/// 4096x1024x4096/g4 against 33.7 in 3072 tiles (S5-1).
+/// against 46 at 32 KiB (H200 timelines); on H200, 8192^3 DGEMM took 30.5 ms in
+/// 4096x1024x4096/g4 against 33.7 in 3072 tiles.
 pub fn deep_candidates(m: usize, n: usize, k: usize, elem_bytes: usize) -> Vec<Blocking> {
     let rows = DEEP_COLUMN_BYTES / elem_bytes.max(1);
     // Only with two k steps or more (with one, every C tile crosses both ways per product:
     // 32768x4096x4096 DGEMM in 4096x512x4096/g4 took 50 ms where the model said 36, against
-    // 46 for square 2048 tiles, S5-2) and several C tiles.
+    // 46 for square 2048 tiles, on H200) and several C tiles.
     if m < rows || k < 2 * rows || n < 4 * 512 {
         return Vec::new();
     }
@@ -126,6 +295,31 @@ pub fn model_tile(
     fold: Option<bool>,
 ) -> Option<ModelChoice> {
     evaluate(p, device, profile, &model_tile_candidates(p, budget), fold)
+}
+
+/// Smallest regular square candidate tile.
+pub const MIN_TILE: usize = 256;
+/// Largest square candidate tile.
+pub const MAX_TILE: usize = 16384;
+
+/// The regular square candidates `256 * 2^i` and `384 * 2^i` up to `min(max_dim, MAX_TILE)`,
+/// ascending (a tile larger than the problem is the same single sub-kernel); `[max_dim]` when
+/// `max_dim < MIN_TILE` (and `[1]` for an empty problem).
+pub fn candidate_tiles(max_dim: usize) -> Vec<usize> {
+    if max_dim < MIN_TILE {
+        return vec![max_dim.max(1)];
+    }
+    let mut out = Vec::with_capacity(20);
+    let mut p = MIN_TILE;
+    while p <= MAX_TILE {
+        for t in [p, p + p / 2] {
+            if t <= MAX_TILE && t <= max_dim {
+                out.push(t);
+            }
+        }
+        p *= 2;
+    }
+    out
 }
 
 /// The blockings [`model_tile`] considers: square candidates (at least [`MIN_GPU_TILE`] for
@@ -283,9 +477,9 @@ pub const GPU_TASK_ISSUE_S: f64 = 15e-6;
 /// A host fold is chosen when the model predicts it at most this fraction of the time without
 /// (measurement noise). It was 0.9 while folds started threads per tile and their speed was
 /// measured without concurrent DMA; with both fixed, on H200 the fold on 4096x4096x32768 won
-/// 3-5% measured (runs S3-2, S3-3, S3-4) where the model predicted 2%. At 0.98 the replay
-/// model's 1.9% for that problem fell under the margin (S4-2: 1.17x cuBLASXt without the
-/// fold, 1.20-1.23x with it in S3-5..S3-11); 0.99 changes no other choice in S3-10..S4-2.
+/// 3-5% measured where the model predicted 2%. At 0.98 the replay model's 1.9% for that
+/// problem fell under the margin (measured: 1.17x cuBLASXt without the fold, 1.20-1.23x with
+/// it); 0.99 changes no other choice among the problems measured since.
 pub const FOLD_MARGIN: f64 = 0.99;
 
 /// Bytes of C per second a host fold achieves: calibrated, else a conservative estimate.
@@ -351,67 +545,6 @@ fn prev_pow2(x: usize) -> usize {
         1
     } else {
         1 << (usize::BITS - 1 - x.leading_zeros())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn pow2() {
-        assert_eq!(super::prev_pow2(2048), 2048);
-        assert_eq!(super::prev_pow2(2047), 1024);
-        assert_eq!(super::prev_pow2(0), 1);
-    }
-
-    #[test]
-    fn candidates() {
-        use super::*;
-        use crate::memory::MemorySpace;
-        use crate::operand::Trans;
-        // Thin-by-fat: streaming blockings, one C tile at a time, A tiles whole columns.
-        let s = streaming_candidates(4096, 4096, 32768);
-        assert!(!s.is_empty());
-        assert!(s
-            .iter()
-            .all(|b| b.group == 1 && b.tm == 4096 && b.tn < 4096));
-        assert!(s.iter().all(|b| b.tk == 4096 || b.tk == 8192));
-        // Square or fat-by-thin: none.
-        assert!(streaming_candidates(8192, 8192, 8192).is_empty());
-        assert!(streaming_candidates(32768, 32768, 4096).is_empty());
-        let p = |m, n, k| GemmProblem {
-            transa: Trans::N,
-            transb: Trans::N,
-            m,
-            n,
-            k,
-            dtype: DType::F64,
-            beta_zero: false,
-            locations: [MemorySpace::HOST; 3],
-        };
-        // From 4096 on, no square tile under MIN_GPU_TILE; smaller problems keep them.
-        let big = model_tile_candidates(&p(4096, 4096, 4096), u64::MAX);
-        assert!(big.iter().all(|b| b.tm >= MIN_GPU_TILE));
-        assert!(model_tile_candidates(&p(2048, 2048, 2048), u64::MAX)
-            .iter()
-            .any(|b| b.tm < MIN_GPU_TILE));
-        // The budget holds six of the largest tiles.
-        let tight = model_tile_candidates(&p(16384, 16384, 16384), 6 * 4096 * 4096 * 8);
-        assert!(tight.iter().all(|b| b.tm <= 4096));
-        assert!(model_tile_candidates(&p(4096, 4096, 32768), u64::MAX).contains(&s[0]));
-        // Deep blockings: 32 KiB columns for A and B (4096 rows f64, 8192 f32), narrow C tiles
-        // in groups of four, only with two k steps or more.
-        let d = deep_candidates(8192, 8192, 8192, 8);
-        assert_eq!(d.len(), 3);
-        assert!(d
-            .iter()
-            .all(|b| b.tm == 4096 && b.tk == 4096 && b.tn <= 2048 && b.group == 4));
-        assert!(model_tile_candidates(&p(8192, 8192, 8192), u64::MAX).contains(&d[1]));
-        assert!(deep_candidates(16384, 16384, 16384, 4)
-            .iter()
-            .all(|b| b.tm == 8192 && b.tk == 8192));
-        assert!(deep_candidates(8192, 8192, 8192, 4).is_empty());
-        assert!(deep_candidates(32768, 4096, 4096, 8).is_empty());
-        assert!(deep_candidates(8192, 1024, 8192, 8).is_empty());
     }
 }
 
@@ -487,4 +620,76 @@ pub fn choose_devices(
         predicted: chosen.balance.makespan,
         evaluated,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn square_candidates() {
+        assert_eq!(
+            super::candidate_tiles(100_000),
+            vec![256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384]
+        );
+        assert_eq!(super::candidate_tiles(1000), vec![256, 384, 512, 768]);
+        assert_eq!(super::candidate_tiles(100), vec![100]);
+        assert_eq!(super::candidate_tiles(0), vec![1]);
+    }
+
+    #[test]
+    fn pow2() {
+        assert_eq!(super::prev_pow2(2048), 2048);
+        assert_eq!(super::prev_pow2(2047), 1024);
+        assert_eq!(super::prev_pow2(0), 1);
+    }
+
+    #[test]
+    fn candidates() {
+        use super::*;
+        use crate::memory::MemorySpace;
+        use crate::operand::Trans;
+        // Thin-by-fat: streaming blockings, one C tile at a time, A tiles whole columns.
+        let s = streaming_candidates(4096, 4096, 32768);
+        assert!(!s.is_empty());
+        assert!(s
+            .iter()
+            .all(|b| b.group == 1 && b.tm == 4096 && b.tn < 4096));
+        assert!(s.iter().all(|b| b.tk == 4096 || b.tk == 8192));
+        // Square or fat-by-thin: none.
+        assert!(streaming_candidates(8192, 8192, 8192).is_empty());
+        assert!(streaming_candidates(32768, 32768, 4096).is_empty());
+        let p = |m, n, k| GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m,
+            n,
+            k,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: [MemorySpace::HOST; 3],
+        };
+        // From 4096 on, no square tile under MIN_GPU_TILE; smaller problems keep them.
+        let big = model_tile_candidates(&p(4096, 4096, 4096), u64::MAX);
+        assert!(big.iter().all(|b| b.tm >= MIN_GPU_TILE));
+        assert!(model_tile_candidates(&p(2048, 2048, 2048), u64::MAX)
+            .iter()
+            .any(|b| b.tm < MIN_GPU_TILE));
+        // The budget holds six of the largest tiles.
+        let tight = model_tile_candidates(&p(16384, 16384, 16384), 6 * 4096 * 4096 * 8);
+        assert!(tight.iter().all(|b| b.tm <= 4096));
+        assert!(model_tile_candidates(&p(4096, 4096, 32768), u64::MAX).contains(&s[0]));
+        // Deep blockings: 32 KiB columns for A and B (4096 rows f64, 8192 f32), narrow C tiles
+        // in groups of four, only with two k steps or more.
+        let d = deep_candidates(8192, 8192, 8192, 8);
+        assert_eq!(d.len(), 3);
+        assert!(d
+            .iter()
+            .all(|b| b.tm == 4096 && b.tk == 4096 && b.tn <= 2048 && b.group == 4));
+        assert!(model_tile_candidates(&p(8192, 8192, 8192), u64::MAX).contains(&d[1]));
+        assert!(deep_candidates(16384, 16384, 16384, 4)
+            .iter()
+            .all(|b| b.tm == 8192 && b.tk == 8192));
+        assert!(deep_candidates(8192, 8192, 8192, 4).is_empty());
+        assert!(deep_candidates(32768, 4096, 4096, 8).is_empty());
+        assert!(deep_candidates(8192, 1024, 8192, 8).is_empty());
+    }
 }

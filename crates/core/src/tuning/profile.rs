@@ -12,7 +12,6 @@
 use crate::device::Device;
 use crate::error::Error;
 use crate::link::LinkKind;
-use crate::model::cocopelia::SingleDeviceModel;
 use crate::model::exec::ExecTable;
 use crate::model::link::LinkModel;
 use crate::scalar::DType;
@@ -309,13 +308,6 @@ impl MachineProfile {
     /// The link with this name.
     pub fn link_named(&self, name: &str) -> Option<&LinkProfile> {
         self.links.iter().find(|l| l.name == name)
-    }
-
-    /// The host<->device transfer models of a device, for the single-device models.
-    pub fn single_device_model(&self, label: &str) -> Option<SingleDeviceModel> {
-        let h2d = self.link(HOST_LABEL, label)?.model();
-        let d2h = self.link(label, HOST_LABEL)?.model();
-        Some(SingleDeviceModel::new(h2d, d2h))
     }
 
     /// The profile as pretty JSON.
@@ -651,14 +643,17 @@ mod tests {
         let e = d.exec_table(DType::F64).unwrap();
         assert_eq!(e.time(2048), 2.6e-3);
         assert!(d.exec_table(DType::F32).is_some());
-        let m = p.single_device_model("cuda:0").unwrap();
-        assert_eq!(m.h2d.latency_s, 2.5e-6);
-        assert!((m.h2d.bytes_per_sec() - 5.5e10).abs() < 1.0);
-        assert_eq!(m.d2h.bid_slowdown, 1.2);
+        let h2d = p.link(HOST_LABEL, "cuda:0").unwrap().model();
+        assert_eq!(h2d.latency_s, 2.5e-6);
+        assert!((h2d.bytes_per_sec() - 5.5e10).abs() < 1.0);
+        assert_eq!(
+            p.link("cuda:0", HOST_LABEL).unwrap().model().bid_slowdown,
+            1.2
+        );
         let l = p.link_named("host->cuda0").unwrap();
         assert_eq!(l.slowdown_under("host->cuda1"), 1.6);
         assert_eq!(l.slowdown_under("nope"), 1.0);
-        assert!(p.single_device_model("cuda:1").is_none());
+        assert!(p.link(HOST_LABEL, "cuda:1").is_none());
     }
 
     #[test]

@@ -1,0 +1,790 @@
+//! The planner: problem + tile grid + C-tile assignment -> a DAG of tasks per device.
+//!
+//! Tasks are fetch (a tile crosses a link into a cache slot), gemm (one tile product on a compute
+//! queue) and write-back (a finished C tile returns to C's location). The planner simulates each
+//! device's tile cache while it builds the DAG, so the plan already says which slot every tile
+//! lives in and which earlier tasks must finish before a slot is reused. Eviction is Belady's (the
+//! planner knows every future use): out-of-core runs refetch as little as possible.
+//!
+//! Invariants (tested): each A/B tile is fetched at most once per device unless the cache is too
+//! small to keep it until its next use; each C tile is accumulated over all of K on one device and
+//! written back once; with beta == 0, C is never fetched or read.
+//!
+//! Also planned here: late C (products start at beta = 0 and the caller's C is added at the end,
+//! when the kernel can add tiles), peer forwarding (a tile another device holds comes over a
+//! faster peer link), and routes through host staging slots between spaces with no link (see
+//! `route`).
+
+use super::task::{
+    BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, QueueId, Task, TaskId, TaskKind, TileLoc,
+};
+use crate::error::{Error, Result};
+use crate::memory::MemorySpace;
+use crate::problem::{GemmProblem, Operand};
+use crate::tiling::TileKey;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// One gemm step of a device's program.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Step {
+    pub(crate) i: usize,
+    pub(crate) j: usize,
+    pub(crate) l: usize,
+    /// Position in the tile's k loop.
+    pub(crate) ll: usize,
+    pub(crate) first: bool,
+    pub(crate) last: bool,
+}
+
+pub(super) struct DeviceState {
+    pub(super) dev: u16,
+    pub(super) space: MemorySpace,
+    pub(super) steps: Vec<Step>,
+    pub(super) next: usize,
+    pub(super) resident: HashMap<TileKey, u32>,
+    pub(super) owner: Vec<Option<TileKey>>,
+    /// Tasks reading the slot's current content: a refill must wait for them.
+    pub(super) readers: Vec<Vec<TaskId>>,
+    /// The fetch that filled each resident tile.
+    pub(super) filled_by: HashMap<TileKey, TaskId>,
+    /// Future step indices at which each A/B tile is used (Belady).
+    pub(super) uses: HashMap<TileKey, VecDeque<usize>>,
+    /// Slots never used yet (taken first), and slots released by a write-back, oldest first.
+    pub(super) fresh: Vec<u32>,
+    pub(super) released: VecDeque<u32>,
+    /// C tiles being accumulated: (slot or in place, last gemm, compute queue).
+    pub(super) acc: HashMap<(usize, usize), (TileLoc, TaskId, u16)>,
+    /// Late C: the slot and fetch of the caller's C tile, fetched during the last k steps.
+    pub(super) late: HashMap<(usize, usize), (u32, TaskId)>,
+    /// C arrives late on this device: its kernel adds tiles, beta != 0, C lives elsewhere and
+    /// is not folded on the host.
+    pub(super) late_c: bool,
+    /// This device's C tiles are folded on the host (see [`DeviceSpec::host_fold`]).
+    pub(super) host_fold: bool,
+    pub(super) kt: usize,
+    pub(super) c_count: u16,
+    pub(super) compute_queues: u16,
+}
+
+impl DeviceState {
+    pub(super) fn in_place(&self, p: &GemmProblem, op: Operand) -> bool {
+        p.location(op) == self.space
+    }
+}
+
+/// Builds the plan.
+///
+/// # Errors
+/// `OutOfMemory` when a device's budget holds fewer than the 3 slots one tile product needs;
+/// `Unsupported` when no link reaches a device from an operand's location.
+pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
+    let p = req.problem;
+    let g = req.grid;
+    let slot_bytes = g.slot_bytes(p.dtype.size());
+    if req.assignment.len() != req.devices.len() {
+        return Err(Error::internal(
+            "assignment and device list differ in length",
+        ));
+    }
+    let mut states = Vec::with_capacity(req.devices.len());
+    let mut plan_devices = Vec::with_capacity(req.devices.len());
+    for (d, (spec, tiles)) in req.devices.iter().zip(req.assignment).enumerate() {
+        let (st, pd) = device_state(req, d, spec, tiles, slot_bytes)?;
+        states.push(st);
+        plan_devices.push(pd);
+    }
+
+    let mut b = Builder {
+        p,
+        tasks: Vec::new(),
+        holders: HashMap::new(),
+        link_speed: req.link_speed,
+        links: req.links,
+        host_ring: vec![Vec::new(); host_ring_len(&states, slot_bytes)],
+        host_next: 0,
+        host_used: false,
+    };
+    b.all_steps(&mut states)?;
+
+    let host_folds = states.iter().any(|s| s.host_fold && !s.steps.is_empty());
+    let host_slots = if b.host_used {
+        b.host_ring.len() as u32
+    } else {
+        0
+    };
+    let mut tasks = b.tasks;
+    mark_signals(&mut tasks);
+    let mut order = vec![Vec::new(); req.devices.len()];
+    for (id, t) in tasks.iter().enumerate() {
+        order[t.device as usize].push(id as TaskId);
+    }
+    Ok(Plan {
+        problem: p,
+        grid: g,
+        slot_bytes,
+        host_slots,
+        host_folds,
+        devices: plan_devices,
+        tasks,
+        order,
+    })
+}
+
+/// Plan device `d`'s starting state: its program of steps, the future uses of each tile
+/// (Belady), and its cache slots (as many as its tiles need, within its budget).
+fn device_state(
+    req: &PlanRequest<'_>,
+    d: usize,
+    spec: &DeviceSpec,
+    tiles: &[(usize, usize)],
+    slot_bytes: usize,
+) -> Result<(DeviceState, PlanDevice)> {
+    let p = req.problem;
+    let kt = req.grid.kt();
+    let c_in_place = p.location(Operand::C) == spec.space;
+    let host_fold = spec.host_fold
+        && !p.beta_zero
+        && !c_in_place
+        && p.location(Operand::C).is_host()
+        && req.links.contains(&(spec.space, MemorySpace::HOST));
+    let late_c = spec.late_c && !host_fold && !p.beta_zero && !c_in_place;
+    let distinct = distinct_tiles(&p, spec.space, tiles, kt);
+    check_routes(req, spec, &distinct, !tiles.is_empty())?;
+    let by_budget = if slot_bytes == 0 {
+        u64::MAX
+    } else {
+        spec.budget / slot_bytes as u64
+    };
+    // With late C a C tile can hold two slots (its accumulator and the caller's C).
+    let objects = distinct.len() + if late_c { tiles.len() } else { 0 };
+    let slots = (objects as u64).min(by_budget) as u32;
+    let min_needed = objects.min(if late_c { 4 } else { 3 }) as u32;
+    // C tiles accumulated together; each holds a slot until written back.
+    let most = spec.group.clamp(1, GROUP);
+    let group = if c_in_place {
+        most
+    } else if late_c {
+        // Each C tile may hold its accumulator and its late C at once.
+        ((slots as usize).saturating_sub(2) / 2).clamp(1, most)
+    } else {
+        (slots as usize).saturating_sub(2).clamp(1, most)
+    };
+    let steps = build_steps(tiles, kt, group);
+    let mut uses: HashMap<TileKey, VecDeque<usize>> = HashMap::new();
+    for (s, step) in steps.iter().enumerate() {
+        for key in [TileKey::a(step.i, step.l), TileKey::b(step.l, step.j)] {
+            if distinct.contains(&key) {
+                uses.entry(key).or_default().push_back(s);
+            }
+        }
+    }
+    if slots < min_needed {
+        return Err(Error::OutOfMemory {
+            device: spec.label.clone(),
+            detail: format!(
+                "budget {} B holds {slots} tiles of {slot_bytes} B; one tile product needs {min_needed}",
+                spec.budget
+            ),
+        });
+    }
+    let st = DeviceState {
+        dev: d as u16,
+        space: spec.space,
+        steps,
+        next: 0,
+        resident: HashMap::new(),
+        owner: vec![None; slots as usize],
+        readers: vec![Vec::new(); slots as usize],
+        filled_by: HashMap::new(),
+        uses,
+        fresh: (0..slots).rev().collect(),
+        released: VecDeque::new(),
+        acc: HashMap::new(),
+        late: HashMap::new(),
+        late_c,
+        host_fold,
+        kt,
+        c_count: 0,
+        compute_queues: spec.compute_queues.max(1),
+    };
+    let pd = PlanDevice {
+        space: spec.space,
+        slots,
+        compute_queues: st.compute_queues,
+        c_tiles: tiles.len(),
+    };
+    Ok((st, pd))
+}
+
+/// The tiles of a device's C tiles that need a slot there (those not already in its space),
+/// whatever the order they are used in.
+fn distinct_tiles(
+    p: &GemmProblem,
+    space: MemorySpace,
+    tiles: &[(usize, usize)],
+    kt: usize,
+) -> HashSet<TileKey> {
+    let c_in_place = p.location(Operand::C) == space;
+    let mut distinct: HashSet<TileKey> = HashSet::new();
+    for &(i, j) in tiles {
+        for l in 0..kt {
+            for key in [TileKey::a(i, l), TileKey::b(l, j)] {
+                if p.location(key.op) != space {
+                    distinct.insert(key);
+                }
+            }
+        }
+        if !c_in_place {
+            distinct.insert(TileKey::c(i, j));
+        }
+    }
+    distinct
+}
+
+/// Every operand a device needs reaches it (directly or through host memory), and its C tiles
+/// (if it has any) reach C's location back.
+fn check_routes(
+    req: &PlanRequest<'_>,
+    spec: &DeviceSpec,
+    distinct: &HashSet<TileKey>,
+    has_tiles: bool,
+) -> Result<()> {
+    let p = req.problem;
+    let reaches = |from: MemorySpace, to: MemorySpace| {
+        req.links.contains(&(from, to))
+            || (req.links.contains(&(from, MemorySpace::HOST))
+                && req.links.contains(&(MemorySpace::HOST, to)))
+    };
+    for op in Operand::ALL {
+        let loc = p.location(op);
+        let needed = distinct.iter().any(|k| k.op == op);
+        if needed && loc != spec.space && !reaches(loc, spec.space) {
+            return Err(Error::Unsupported {
+                device: spec.label.clone(),
+                detail: format!("no link from {loc:?} (operand {op:?}) to {:?}", spec.space),
+            });
+        }
+    }
+    let c_loc = p.location(Operand::C);
+    if c_loc != spec.space && has_tiles && !reaches(spec.space, c_loc) {
+        return Err(Error::Unsupported {
+            device: spec.label.clone(),
+            detail: format!("no link back to C's location {c_loc:?}"),
+        });
+    }
+    Ok(())
+}
+
+/// A dependency on another queue, or on another device's issuing thread, needs an event: its
+/// task signals. (Same queue and same thread: in order without one.)
+fn mark_signals(tasks: &mut [Task]) {
+    for t in 0..tasks.len() {
+        for di in 0..tasks[t].deps.len() {
+            let d = tasks[t].deps[di] as usize;
+            if tasks[d].queue != tasks[t].queue || tasks[d].device != tasks[t].device {
+                tasks[d].signal = true;
+            }
+        }
+    }
+}
+
+/// Host staging slots: 4 per device for routes between backends; with host folds, 8 per device
+/// (C tiles finish in groups of four and each holds its slot until folded), within 4 GiB.
+fn host_ring_len(states: &[DeviceState], slot_bytes: usize) -> usize {
+    let n = states.len().max(1);
+    if states.iter().any(|s| s.host_fold) {
+        let cap = (4usize << 30) / slot_bytes.max(1);
+        (8 * n).min(cap).max(2 * n)
+    } else {
+        4 * n
+    }
+}
+
+/// The most C tiles accumulated together (k-loop outermost within the group).
+const GROUP: usize = crate::tiling::DEFAULT_GROUP;
+
+/// The gemm steps of a device: its C tiles in groups of `group`; within a group, for each k
+/// step, every tile of the group. K runs forward in even groups and backward in odd ones
+/// (serpentine: the tiles used last by one group are used first by the next).
+pub(crate) fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> Vec<Step> {
+    let mut steps = Vec::with_capacity(tiles.len() * kt);
+    for (g, chunk) in tiles.chunks(group.max(1)).enumerate() {
+        for ll in 0..kt {
+            let l = if g % 2 == 0 { ll } else { kt - 1 - ll };
+            for &(i, j) in chunk {
+                steps.push(Step {
+                    i,
+                    j,
+                    l,
+                    ll,
+                    first: ll == 0,
+                    last: ll + 1 == kt,
+                });
+            }
+        }
+    }
+    steps
+}
+
+pub(super) struct Builder<'a> {
+    pub(super) p: GemmProblem,
+    pub(super) tasks: Vec<Task>,
+    /// A/B tiles resident on some device: (device, slot, the task that filled it).
+    pub(super) holders: HashMap<TileKey, Vec<(u16, u32, TaskId)>>,
+    pub(super) link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
+    pub(super) links: &'a HashSet<(MemorySpace, MemorySpace)>,
+    /// Host staging slots for two-hop routes: each slot's last readers (a refill waits).
+    pub(super) host_ring: Vec<Vec<TaskId>>,
+    pub(super) host_next: usize,
+    pub(super) host_used: bool,
+}
+
+impl Builder<'_> {
+    /// The next host staging slot and what its previous use must finish first.
+    pub(super) fn host_slot(&mut self) -> (u32, Vec<TaskId>) {
+        let h = self.host_next;
+        self.host_next = (h + 1) % self.host_ring.len();
+        self.host_used = true;
+        (h as u32, std::mem::take(&mut self.host_ring[h]))
+    }
+    pub(super) fn push(
+        &mut self,
+        device: u16,
+        kind: TaskKind,
+        queue: QueueId,
+        deps: Vec<TaskId>,
+    ) -> TaskId {
+        let id = self.tasks.len() as TaskId;
+        let mut deps = deps;
+        deps.sort_unstable();
+        deps.dedup();
+        self.tasks.push(Task {
+            device,
+            kind,
+            queue,
+            deps,
+            signal: false,
+        });
+        id
+    }
+
+    /// Picks a slot for `key`: a free one, else the resident tile used furthest in the future
+    /// (never one in `pinned`). Returns the slot and the tasks its refill must wait for.
+    pub(super) fn acquire(
+        &mut self,
+        st: &mut DeviceState,
+        key: TileKey,
+        pinned: &[TileKey],
+    ) -> Result<(u32, Vec<TaskId>)> {
+        // A slot nobody used yet costs no wait; else the slot released longest ago (its readers
+        // are the most likely to be done by the time the refill runs); else evict.
+        let free = st.fresh.pop().or_else(|| st.released.pop_front());
+        let slot = match free.map(|s| s as usize) {
+            Some(s) => s,
+            None => {
+                let mut best: Option<(usize, usize)> = None; // (slot, next use)
+                for (s, o) in st.owner.iter().enumerate() {
+                    let Some(k) = o else { continue };
+                    if pinned.contains(k) || k.op == Operand::C {
+                        continue;
+                    }
+                    let next = st
+                        .uses
+                        .get(k)
+                        .and_then(|q| q.front().copied())
+                        .unwrap_or(usize::MAX);
+                    if best.is_none_or(|(_, n)| next > n) {
+                        best = Some((s, next));
+                    }
+                }
+                let (s, _) = best.ok_or_else(|| {
+                    Error::internal(format!(
+                        "no evictable slot on plan device {} ({} slots)",
+                        st.dev,
+                        st.owner.len()
+                    ))
+                })?;
+                let old = st.owner[s].take().expect("slot had an owner");
+                st.resident.remove(&old);
+                st.filled_by.remove(&old);
+                if let Some(h) = self.holders.get_mut(&old) {
+                    h.retain(|&(dev, _, _)| dev != st.dev);
+                }
+                s
+            }
+        };
+        st.owner[slot] = Some(key);
+        if key.op != Operand::C {
+            st.resident.insert(key, slot as u32);
+        }
+        let waits = std::mem::take(&mut st.readers[slot]);
+        Ok((slot as u32, waits))
+    }
+
+    /// Every device's steps, interleaved step by step so task ids follow a plausible global
+    /// timeline: cross-device dependencies (peer forwarding) then always point backwards. The
+    /// device that goes first rotates, so tiles several devices need are fetched from their
+    /// origin by each in turn.
+    fn all_steps(&mut self, states: &mut [DeviceState]) -> Result<()> {
+        let n = states.len();
+        let mut round = 0usize;
+        loop {
+            let mut progressed = false;
+            for r in 0..n {
+                let d = (round + r) % n;
+                if states[d].next < states[d].steps.len() {
+                    self.step(states, d)?;
+                    progressed = true;
+                }
+            }
+            round += 1;
+            if !progressed {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Device `d`'s next step: its C tile (fetched, zeroed or accumulated), its A and B tiles,
+    /// the product, and when the step is the tile's last, its late C and its write-back.
+    fn step(&mut self, states: &mut [DeviceState], d: usize) -> Result<()> {
+        let st = &mut states[d];
+        let s = st.next;
+        st.next += 1;
+        let step = st.steps[s];
+        let (ka, kb, kc) = (
+            TileKey::a(step.i, step.l),
+            TileKey::b(step.l, step.j),
+            TileKey::c(step.i, step.j),
+        );
+        for key in [ka, kb] {
+            if let Some(q) = st.uses.get_mut(&key) {
+                while q.front().is_some_and(|&u| u <= s) {
+                    q.pop_front();
+                }
+            }
+        }
+        let mut deps = Vec::new();
+        let (c_loc, c_queue, beta) = self.c_tile(st, &step, [ka, kb, kc], &mut deps)?;
+        let (a_loc, fa) = self.ensure(states, d, ka, &[kb, kc])?;
+        let (b_loc, fb) = self.ensure(states, d, kb, &[ka, kc])?;
+        let st = &mut states[d];
+        deps.extend(fa);
+        deps.extend(fb);
+        let queue = QueueId::Compute {
+            device: st.dev,
+            index: c_queue,
+        };
+        let gemm = self.push(
+            st.dev,
+            TaskKind::Gemm {
+                i: step.i as u32,
+                j: step.j as u32,
+                l: step.l as u32,
+                a: a_loc,
+                b: b_loc,
+                c: c_loc,
+                beta,
+            },
+            queue,
+            deps,
+        );
+        for loc in [a_loc, b_loc] {
+            if let TileLoc::Slot(sl) = loc {
+                st.readers[sl as usize].push(gemm);
+            }
+        }
+        st.acc.insert((step.i, step.j), (c_loc, gemm, c_queue));
+        if st.late_c && step.ll + 2 >= st.kt && !st.late.contains_key(&(step.i, step.j)) {
+            // Fetch the caller's C while the last products run.
+            let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
+            let f = self.fetch(st, kc, slot, waits);
+            st.late.insert((step.i, step.j), (slot, f));
+        }
+        if step.last {
+            self.finish_c(st, &step, kc, c_loc, gemm, queue);
+        }
+        Ok(())
+    }
+
+    /// Where the step's C tile accumulates, on which compute queue, and how the product treats
+    /// it; what the product must wait for goes into `deps`. A tile's first step takes a slot
+    /// (fetching the caller's C unless beta == 0, C arrives late or is folded on the host);
+    /// later steps follow the previous product.
+    fn c_tile(
+        &mut self,
+        st: &mut DeviceState,
+        step: &Step,
+        [ka, kb, kc]: [TileKey; 3],
+        deps: &mut Vec<TaskId>,
+    ) -> Result<(TileLoc, u16, BetaUse)> {
+        if !step.first {
+            let (loc, prev, q) = *st
+                .acc
+                .get(&(step.i, step.j))
+                .ok_or_else(|| Error::internal("accumulation step without a C tile"))?;
+            deps.push(prev);
+            return Ok((loc, q, BetaUse::One));
+        }
+        let (loc, beta) = if st.in_place(&self.p, Operand::C) {
+            (TileLoc::InPlace, BetaUse::Caller)
+        } else {
+            let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
+            if self.p.beta_zero || st.late_c || st.host_fold {
+                // C is not read now: the slot only needs its previous readers gone.
+                deps.extend(waits);
+                (TileLoc::Slot(slot), BetaUse::Zero)
+            } else {
+                deps.push(self.fetch(st, kc, slot, waits));
+                (TileLoc::Slot(slot), BetaUse::Caller)
+            }
+        };
+        st.c_count += 1;
+        Ok((loc, (st.c_count - 1) % st.compute_queues, beta))
+    }
+
+    /// After a C tile's last product: the caller's C added (late C), then the tile written
+    /// back (or folded on the host) and its slot released.
+    fn finish_c(
+        &mut self,
+        st: &mut DeviceState,
+        step: &Step,
+        kc: TileKey,
+        c_loc: TileLoc,
+        gemm: TaskId,
+        queue: QueueId,
+    ) {
+        let mut last_task = gemm;
+        if let (Some((orig, f)), TileLoc::Slot(acc)) = (st.late.remove(&(step.i, step.j)), c_loc) {
+            last_task = self.push(
+                st.dev,
+                TaskKind::AddC {
+                    i: step.i as u32,
+                    j: step.j as u32,
+                    acc,
+                    orig,
+                },
+                queue,
+                vec![gemm, f],
+            );
+            st.owner[orig as usize] = None;
+            st.released.push_back(orig);
+            st.filled_by.remove(&kc);
+            st.readers[orig as usize] = vec![last_task];
+        }
+        st.acc.remove(&(step.i, step.j));
+        if let TileLoc::Slot(slot) = c_loc {
+            let wb = self.write_back(st, kc, slot, last_task);
+            st.owner[slot as usize] = None;
+            st.released.push_back(slot);
+            st.resident.remove(&kc);
+            st.filled_by.remove(&kc);
+            st.readers[slot as usize] = vec![wb];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distribute::block_cyclic;
+    use crate::operand::Trans;
+    use crate::scalar::DType;
+    use crate::tiling::TileGrid;
+
+    fn problem(
+        m: usize,
+        n: usize,
+        k: usize,
+        beta_zero: bool,
+        locs: [MemorySpace; 3],
+    ) -> GemmProblem {
+        GemmProblem {
+            transa: Trans::N,
+            transb: Trans::T,
+            m,
+            n,
+            k,
+            dtype: DType::F64,
+            beta_zero,
+            locations: locs,
+        }
+    }
+
+    fn all_links(spaces: &[MemorySpace]) -> HashSet<(MemorySpace, MemorySpace)> {
+        let mut l = HashSet::new();
+        for &a in spaces {
+            for &b in spaces {
+                if a != b {
+                    l.insert((a, b));
+                }
+            }
+        }
+        l
+    }
+
+    fn plan_for(ndev: usize, budget: u64, beta_zero: bool) -> Plan {
+        try_plan(ndev, budget, beta_zero).unwrap()
+    }
+
+    fn try_plan(ndev: usize, budget: u64, beta_zero: bool) -> Result<Plan> {
+        try_plan_with(ndev, budget, beta_zero, false)
+    }
+
+    fn try_plan_with(ndev: usize, budget: u64, beta_zero: bool, host_fold: bool) -> Result<Plan> {
+        let spaces: Vec<_> = (0..ndev).map(|_| MemorySpace::new_device()).collect();
+        let mut all = spaces.clone();
+        all.push(MemorySpace::HOST);
+        let p = problem(10, 9, 11, beta_zero, [MemorySpace::HOST; 3]);
+        let g = TileGrid::square(10, 9, 11, 3);
+        let devs: Vec<_> = spaces
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| DeviceSpec {
+                label: format!("emulated:{i}"),
+                space: s,
+                budget,
+                compute_queues: 2,
+                late_c: true,
+                host_fold,
+                group: crate::tiling::DEFAULT_GROUP,
+            })
+            .collect();
+        let assign = block_cyclic(g.mt(), g.nt(), ndev);
+        build(&PlanRequest {
+            problem: p,
+            grid: g,
+            devices: &devs,
+            assignment: &assign,
+            links: &all_links(&all),
+            link_speed: None,
+        })
+    }
+
+    #[test]
+    fn each_tile_fetched_once_with_room() {
+        for ndev in 1..=3 {
+            let plan = plan_for(ndev, u64::MAX, false);
+            let mut seen = HashSet::new();
+            let mut wb = HashSet::new();
+            for t in &plan.tasks {
+                match t.kind {
+                    TaskKind::Fetch { key, .. } => {
+                        assert!(seen.insert((t.device, key)));
+                        // With room for every tile no fetch waits for anything: transfers run
+                        // as far ahead of compute as the link allows.
+                        assert!(t.deps.is_empty(), "fetch {key:?} waits for {:?}", t.deps);
+                    }
+                    TaskKind::WriteBack { key, .. } => assert!(wb.insert(key)),
+                    _ => {}
+                }
+                for &d in &t.deps {
+                    assert!((d as usize) < plan.tasks.len());
+                }
+            }
+            assert_eq!(wb.len(), 4 * 3);
+            let s = plan.stats();
+            assert_eq!(s.gemms, 4 * 3 * 4);
+            assert_eq!(s.fetches[2], 12, "beta != 0 fetches each C tile once");
+        }
+    }
+
+    #[test]
+    fn late_c_lets_first_products_start_without_c() {
+        let plan = plan_for(1, u64::MAX, false);
+        let c_fetches: HashSet<TaskId> = plan
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| matches!(t.kind, TaskKind::Fetch { key, .. } if key.op == Operand::C))
+            .map(|(i, _)| i as TaskId)
+            .collect();
+        let mut adds = 0;
+        for t in &plan.tasks {
+            match t.kind {
+                TaskKind::Gemm { beta, .. } => {
+                    assert_ne!(beta, BetaUse::Caller, "late C: products start at beta = 0");
+                    assert!(t.deps.iter().all(|d| !c_fetches.contains(d)));
+                }
+                TaskKind::AddC { .. } => {
+                    adds += 1;
+                    assert!(t.deps.iter().any(|d| c_fetches.contains(d)));
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(adds, 12, "one add per C tile");
+    }
+
+    #[test]
+    fn host_fold_never_sends_c_to_the_device() {
+        for ndev in 1..=3 {
+            let plan = try_plan_with(ndev, u64::MAX, false, true).unwrap();
+            let s = plan.stats();
+            assert_eq!(s.fetches[2], 0, "C stays on the host");
+            assert_eq!(s.writebacks, 12, "each product folded once");
+            assert!(plan.host_slots >= 2 * ndev as u32);
+            assert!(plan.host_folds);
+            let mut folded = HashSet::new();
+            for t in &plan.tasks {
+                match t.kind {
+                    TaskKind::Gemm { beta, .. } => assert_ne!(beta, BetaUse::Caller),
+                    TaskKind::AddC { .. } | TaskKind::WriteBack { .. } => {
+                        panic!("no device-side C with host fold: {t:?}")
+                    }
+                    TaskKind::FoldC { key, host } => {
+                        assert_eq!(t.queue, QueueId::HostFold);
+                        assert!(folded.insert(key));
+                        // It reads what its StageOut brought into the same slot.
+                        let out = &plan.tasks[t.deps[0] as usize];
+                        assert!(matches!(out.kind,
+                            TaskKind::StageOut { key: k, host: h, .. } if k == key && h == host));
+                    }
+                    TaskKind::StageOut { host, .. } => {
+                        // A reused staging slot waits for the fold that read it before.
+                        for &d in &t.deps {
+                            if let TaskKind::FoldC { host: h, .. } = plan.tasks[d as usize].kind {
+                                assert_eq!(h, host);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            assert_eq!(folded.len(), 12);
+        }
+        // beta == 0 needs no fold: plain write-backs.
+        let plan = try_plan_with(1, u64::MAX, true, true).unwrap();
+        assert!(plan
+            .tasks
+            .iter()
+            .all(|t| !matches!(t.kind, TaskKind::FoldC { .. })));
+        assert_eq!(plan.host_slots, 0);
+        assert!(!plan.host_folds);
+    }
+
+    #[test]
+    fn beta_zero_never_fetches_c() {
+        let plan = plan_for(2, u64::MAX, true);
+        assert_eq!(plan.stats().fetches[2], 0);
+        assert_eq!(plan.stats().writebacks, 12);
+    }
+
+    #[test]
+    fn small_budget_still_plans_and_refetches() {
+        let slot = 512; // 3x3 f64 tiles, one 512-byte-aligned slot each
+        let plan = plan_for(1, 4 * slot, false);
+        assert_eq!(plan.devices[0].slots, 4);
+        let s = plan.stats();
+        assert!(s.fetches[0] + s.fetches[1] > 16 + 12);
+        // Every gemm depends on the fetches of its slots and slot reuse waits for readers.
+        for t in &plan.tasks {
+            for &d in &t.deps {
+                assert!(d < plan.tasks.len() as u32);
+            }
+        }
+        match try_plan(1, 2 * slot, false) {
+            Err(Error::OutOfMemory { device, .. }) => assert_eq!(device, "emulated:0"),
+            other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+    }
+}

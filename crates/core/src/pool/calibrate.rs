@@ -1,0 +1,109 @@
+//! Calibration of the pool's own devices and links: the library form of `hetblas calibrate`.
+
+use super::workspace::lock;
+use super::DevicePool;
+use crate::calibrate::{calibrate, CalibrationOptions, Progress};
+use crate::device::Device;
+use crate::error::Result;
+use crate::link::Link;
+use crate::memory::{Buffer, HostAccess, MemorySpace};
+use crate::profile::MachineProfile;
+use std::sync::Arc;
+
+impl DevicePool {
+    /// Measures every link and every device of the pool ([`crate::calibrate`]) and returns the
+    /// profile: `CalibrationOptions::quick()` takes seconds, `CalibrationOptions::full()` (the
+    /// default) minutes. `progress` is called after every point. No GEMM of this pool runs
+    /// meanwhile. The profile is not put in use: pass it to [`DevicePool::set_profile`], or
+    /// save it ([`MachineProfile::save`]).
+    ///
+    /// Host buffers for the link measurements are page-locked by every accelerator, as the
+    /// operands of a call are.
+    ///
+    /// # Errors
+    /// Allocation failures, backend errors, failed fits.
+    pub fn calibrate(
+        &self,
+        opts: &CalibrationOptions,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<MachineProfile> {
+        let _call = lock(&self.call);
+        let links: Vec<Arc<dyn Link>> = self.links.values().cloned().collect();
+        let host = self.devices.iter().find(|d| d.space().is_host()).cloned();
+        let dma: Vec<Arc<dyn Device>> = self
+            .devices
+            .iter()
+            .filter(|d| !d.space().is_host())
+            .cloned()
+            .collect();
+        let host_alloc = |bytes: usize| -> Result<Box<dyn Buffer>> {
+            // The host device's allocation when there is one (aligned as its kernels like it),
+            // else plain host memory.
+            let inner: Box<dyn Buffer> = match &host {
+                Some(h) => h.allocate(bytes)?,
+                None => Box::new(HostVec(vec![0u64; bytes.div_ceil(8).max(1)])),
+            };
+            let registered = Registered {
+                inner,
+                devices: Vec::with_capacity(dma.len()),
+            };
+            registered.register(&dma)
+        };
+        calibrate(&self.devices, &links, &host_alloc, opts, progress)
+    }
+}
+
+/// Host memory of a pool without a host device (u64 for 8-byte alignment).
+#[derive(Debug)]
+struct HostVec(Vec<u64>);
+
+impl Buffer for HostVec {
+    fn space(&self) -> MemorySpace {
+        MemorySpace::HOST
+    }
+    fn addr(&self) -> u64 {
+        self.0.as_ptr() as u64
+    }
+    fn len(&self) -> usize {
+        self.0.len() * 8
+    }
+}
+
+/// A host buffer page-locked by the devices that copy it, released when dropped.
+#[derive(Debug)]
+struct Registered {
+    inner: Box<dyn Buffer>,
+    devices: Vec<Arc<dyn Device>>,
+}
+
+impl Registered {
+    /// Registers the buffer with each of `devices`; on failure, those done are released (drop).
+    fn register(mut self, devices: &[Arc<dyn Device>]) -> Result<Box<dyn Buffer>> {
+        for d in devices {
+            d.prepare_host(self.inner.addr(), self.inner.len(), HostAccess::ReadWrite)
+                .map_err(|e| e.on_device(&d.info().label()))?;
+            self.devices.push(d.clone());
+        }
+        Ok(Box::new(self))
+    }
+}
+
+impl Buffer for Registered {
+    fn space(&self) -> MemorySpace {
+        self.inner.space()
+    }
+    fn addr(&self) -> u64 {
+        self.inner.addr()
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        for d in &self.devices {
+            let _ = d.release_host(self.inner.addr(), self.inner.len());
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Device matrices: allocation, upload, download, and the blocking copies they use.
+
+use super::workspace::lock;
+use super::DevicePool;
+use crate::error::{Error, Result};
+use crate::matrix::{DeviceMatrix, MatIn, MatOut};
+use crate::memory::{HostAccess, RawTile};
+use crate::operand::{MatMut, MatRef};
+use crate::scalar::Scalar;
+use std::marker::PhantomData;
+
+impl DevicePool {
+    /// An uninitialised `rows x cols` matrix on device `idx` (packed, `ld = rows`).
+    ///
+    /// # Errors
+    /// `InvalidInput` for a bad index or a size that overflows; `OutOfMemory` naming the device.
+    pub fn alloc_matrix<T: Scalar>(
+        &self,
+        idx: usize,
+        rows: usize,
+        cols: usize,
+    ) -> Result<DeviceMatrix<T>> {
+        let device = self.device(idx)?.clone();
+        let bytes = rows
+            .checked_mul(cols)
+            .and_then(|e| e.checked_mul(T::DTYPE.size()))
+            .ok_or_else(|| Error::InvalidInput(format!("matrix {rows}x{cols} too large")))?;
+        let buffer = device
+            .allocate(bytes.max(T::DTYPE.size()))
+            .map_err(|e| e.on_device(&device.info().label()))?;
+        Ok(DeviceMatrix {
+            device,
+            buffer,
+            rows,
+            cols,
+            ld: rows.max(1),
+            _t: PhantomData,
+        })
+    }
+
+    /// Copies a host matrix to device `idx`.
+    pub fn upload<T: Scalar>(&self, idx: usize, host: MatRef<'_, T>) -> Result<DeviceMatrix<T>> {
+        let m = self.alloc_matrix::<T>(idx, host.rows(), host.cols())?;
+        self.copy_blocking(MatIn::Host(host).raw(), m.raw())?;
+        Ok(m)
+    }
+
+    /// Copies a device matrix back into a host view of the same shape.
+    pub fn download<T: Scalar>(&self, m: &DeviceMatrix<T>, mut host: MatMut<'_, T>) -> Result<()> {
+        if (host.rows(), host.cols()) != (m.rows(), m.cols()) {
+            return Err(Error::InvalidInput(format!(
+                "download of a {}x{} matrix into a {}x{} view",
+                m.rows(),
+                m.cols(),
+                host.rows(),
+                host.cols()
+            )));
+        }
+        self.copy_blocking(m.raw(), MatOut::Host(host.rb_mut()).raw())
+    }
+
+    /// A copy between any two spaces of the pool, waiting for completion.
+    pub(super) fn copy_blocking(&self, src: RawTile, dst: RawTile) -> Result<()> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        if src.space == dst.space {
+            return Err(Error::Unsupported {
+                device: format!("{:?}", src.space),
+                detail: "copy within one space".into(),
+            });
+        }
+        for (t, access) in [(&src, HostAccess::Read), (&dst, HostAccess::ReadWrite)] {
+            if t.space.is_host() {
+                for d in &self.devices {
+                    if d.space() == src.space || d.space() == dst.space {
+                        d.prepare_host(t.addr, t.extent_bytes(), access)
+                            .map_err(|e| e.on_device(&d.info().label()))?;
+                    }
+                }
+            }
+        }
+        let link = self
+            .link(src.space, dst.space)
+            .ok_or_else(|| Error::Unsupported {
+                device: format!("{:?}", dst.space),
+                detail: format!("no link {:?}->{:?}", src.space, dst.space),
+            })?;
+        link.copy(&src, &dst)?;
+        link.queue().synchronize()
+    }
+
+    /// Releases what the devices keep for a host buffer between calls (page-locked
+    /// registrations). Call it before freeing a large buffer that was passed to hetblas: a
+    /// registration left behind on freed memory occupies address space in the GPU driver
+    /// (hetblas verifies and redoes such registrations itself, but other CUDA code in the
+    /// process may trip over them).
+    pub fn release_host<T>(&self, buffer: &[T]) -> Result<()> {
+        let _call = lock(&self.call);
+        for d in &self.devices {
+            d.release_host(buffer.as_ptr() as u64, std::mem::size_of_val(buffer))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,121 @@
+//! What a GEMM call may be told ([`GemmOptions`]) and what it reports ([`GemmReport`]). Both are
+//! `#[non_exhaustive]`, so that options and report fields can be added without breaking callers:
+//! options are built from `Default` with the builder methods, reports are only read.
+
+use crate::exec::execute::Transfer;
+use crate::exec::trace::Trace;
+use crate::plan::tiling::Blocking;
+use crate::plan::PlanStats;
+
+/// Per-call choices; the defaults let hetblas decide.
+///
+/// ```
+/// use hetblas_core::GemmOptions;
+/// let opts = GemmOptions::default().devices([0, 1]).tile(2048).trace(true);
+/// assert_eq!(opts.devices, Some(vec![0, 1]));
+/// assert_eq!(opts.tile, Some(2048));
+/// ```
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct GemmOptions {
+    /// Force a square tile size.
+    pub tile: Option<usize>,
+    /// Force tile sizes and group (takes precedence over `tile`).
+    pub blocking: Option<Blocking>,
+    /// Use exactly these devices (indices into [`crate::DevicePool::devices`]).
+    pub devices: Option<Vec<usize>>,
+    /// Record a timeline of every transfer and kernel.
+    pub trace: bool,
+    /// Use at most this many bytes of each device's memory for tiles (out-of-core below it).
+    pub memory_limit: Option<u64>,
+    /// Never forward a tile from a device that holds it (always fetch from the operand).
+    pub no_peer_forwarding: bool,
+    /// With C in host memory and beta != 0: `Some(true)` folds the products into C on the host
+    /// ([`crate::fold`]), `Some(false)` sends C to the devices and adds it there, `None` lets the
+    /// model decide (also set by `HETBLAS_HOST_FOLD=1` / `0`).
+    pub host_fold: Option<bool>,
+}
+
+impl GemmOptions {
+    /// Forces a square tile size (`None`: the autotuner chooses).
+    pub fn tile(mut self, tile: impl Into<Option<usize>>) -> Self {
+        self.tile = tile.into();
+        self
+    }
+
+    /// Forces tile sizes and group; takes precedence over [`GemmOptions::tile`].
+    pub fn blocking(mut self, blocking: impl Into<Option<Blocking>>) -> Self {
+        self.blocking = blocking.into();
+        self
+    }
+
+    /// Uses exactly these devices (indices into [`crate::DevicePool::devices`]).
+    pub fn devices(mut self, devices: impl IntoIterator<Item = usize>) -> Self {
+        self.devices = Some(devices.into_iter().collect());
+        self
+    }
+
+    /// Uses these devices when `Some`, or lets the autotuner choose when `None`.
+    pub fn device_list(mut self, devices: Option<Vec<usize>>) -> Self {
+        self.devices = devices;
+        self
+    }
+
+    /// Records a timeline of every transfer and kernel ([`GemmReport::trace`]).
+    pub fn trace(mut self, trace: bool) -> Self {
+        self.trace = trace;
+        self
+    }
+
+    /// Uses at most this many bytes of each device's memory for tiles.
+    pub fn memory_limit(mut self, bytes: impl Into<Option<u64>>) -> Self {
+        self.memory_limit = bytes.into();
+        self
+    }
+
+    /// Never forwards a tile from a device that holds it (always fetches from the operand).
+    pub fn no_peer_forwarding(mut self, no: bool) -> Self {
+        self.no_peer_forwarding = no;
+        self
+    }
+
+    /// Host fold on (`true` / `Some(true)`), off, or chosen by the model (`None`).
+    pub fn host_fold(mut self, fold: impl Into<Option<bool>>) -> Self {
+        self.host_fold = fold.into();
+        self
+    }
+
+    /// The host fold mode asked for: the call's, else the environment's, else `None` (the model).
+    pub(crate) fn host_fold_mode(&self) -> Option<bool> {
+        self.host_fold.or_else(crate::fold::mode_from_env)
+    }
+
+    /// The blocking asked for: `blocking`, else a square `tile`.
+    pub(crate) fn forced_blocking(&self) -> Option<Blocking> {
+        self.blocking.or(self.tile.map(Blocking::square))
+    }
+}
+
+/// What a GEMM call did.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct GemmReport {
+    /// Devices that took part (labels).
+    pub devices: Vec<String>,
+    /// Tile sizes (tm, tn, tk); `None` for a quick return.
+    pub tile: Option<(usize, usize, usize)>,
+    /// The plan came from the cache.
+    pub plan_cached: bool,
+    pub planning_seconds: f64,
+    /// Wall time of the whole call.
+    pub seconds: f64,
+    pub stats: PlanStats,
+    /// Share of C each device was given (whole tiles or a strip; see `stats.c_share`).
+    pub weights: Vec<f64>,
+    /// The balancer's continuous shares, before rounding to whole tiles or a strip.
+    pub balancer_weights: Vec<f64>,
+    /// Products were folded into host C on the host ([`crate::fold`]).
+    pub host_fold: bool,
+    pub transfers: Vec<Transfer>,
+    pub trace: Option<Trace>,
+}

@@ -1,0 +1,12 @@
+//! The problem and its operands: element types ([`scalar`]), host views ([`operand`]),
+//! device-resident matrices and the operand forms GEMM accepts ([`matrix`]), the GEMM problem
+//! and its argument checks ([`gemm`]), and the f64-accumulated reference GEMM that tests compare
+//! against ([`mod@reference`]).
+
+pub mod gemm;
+pub mod matrix;
+pub mod operand;
+pub mod reference;
+pub mod scalar;
+
+pub use gemm::{check_gemm_args, placement_locations, GemmProblem, Operand};

@@ -1,0 +1,289 @@
+//! Phases 1 and 2, the links: square f64 tiles of growing size are copied over each link and
+//! `t = t_i + t_b b` is fitted to the means ([`LinkModel::fit_relative`]: relative residuals, so
+//! the small sizes fix the latency); then each link's largest tile is timed while its reverse
+//! link (and, with [`CalibrationOptions::cross_links`], every other host link) copies
+//! continuously: `sl = t_busy / t_idle`, at least 1.
+
+use super::stats::{measure_until_confident, time_on_queue};
+use super::{CalibrationOptions, Machine};
+
+use super::progress::human_bytes;
+use super::progress::Tracker;
+use crate::error::{Error, Result};
+use crate::link::{Link, LinkKind};
+use crate::memory::{Buffer, RawTile};
+use crate::model::link::LinkModel;
+use crate::profile::LinkProfile;
+use crate::scalar::DType;
+use std::sync::Arc;
+
+pub(super) fn f64_tile(buf: &dyn Buffer, side: usize) -> RawTile {
+    RawTile {
+        space: buf.space(),
+        addr: buf.addr(),
+        rows: side,
+        cols: side,
+        ld: side.max(1),
+        dtype: DType::F64,
+    }
+}
+
+/// Measures one link: every size of `sides` (square f64 tiles) copied from `src` to `dst`
+/// (buffers in the link's spaces, large enough for the largest side), then the fit. Calls
+/// `tick` after each point. Returns the model (slowdown 1) and the `(bytes, mean seconds)`
+/// samples.
+///
+/// # Errors
+/// `InvalidInput` when a buffer is too small or in the wrong space, backend errors, or a failed
+/// fit (fewer than two sizes).
+pub fn measure_link(
+    link: &dyn Link,
+    src: &dyn Buffer,
+    dst: &dyn Buffer,
+    sides: &[usize],
+    opts: &CalibrationOptions,
+    tick: &mut dyn FnMut(String),
+) -> Result<(LinkModel, Vec<(usize, f64)>)> {
+    let mut samples = Vec::with_capacity(sides.len());
+    for &side in sides {
+        let bytes = side * side * 8;
+        if bytes > src.len() || bytes > dst.len() {
+            return Err(Error::InvalidInput(format!(
+                "calibration buffers of {} / {} B cannot hold a {side}x{side} f64 tile",
+                src.len(),
+                dst.len()
+            )));
+        }
+        let (s, d) = (f64_tile(src, side), f64_tile(dst, side));
+        let m = measure_until_confident(opts, &mut || {
+            time_on_queue(link.queue(), &mut || link.copy(&s, &d))
+        })?;
+        samples.push((bytes, m.mean));
+        tick(format!("link {}: {}", link.name(), human_bytes(bytes)));
+    }
+    let model = LinkModel::fit_relative(&samples)
+        .map_err(|e| Error::Profile(format!("link {}: {e}", link.name())))?;
+    Ok((model, samples))
+}
+
+/// The slowdown of copying `side x side` f64 tiles over `fg` while `bg` copies continuously:
+/// `t_busy / idle_seconds`, at least 1 (a busy neighbour never speeds a link up). `bg_time` is
+/// the expected time of one background copy, used to keep `bg` busy for the whole foreground
+/// copy. Buffers: `fg_src`/`fg_dst` in `fg`'s spaces, `bg_src`/`bg_dst` in `bg`'s.
+///
+/// # Errors
+/// Backend errors.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_slowdown(
+    fg: &dyn Link,
+    bg: &dyn Link,
+    fg_bufs: (&dyn Buffer, &dyn Buffer),
+    bg_bufs: (&dyn Buffer, &dyn Buffer),
+    side: usize,
+    idle_seconds: f64,
+    bg_time: f64,
+    opts: &CalibrationOptions,
+) -> Result<f64> {
+    let (fs, fd) = (f64_tile(fg_bufs.0, side), f64_tile(fg_bufs.1, side));
+    let (bs, bd) = (f64_tile(bg_bufs.0, side), f64_tile(bg_bufs.1, side));
+    slowdown_of(fg, bg, (fs, fd), (bs, bd), idle_seconds, bg_time, opts)
+}
+
+/// [`measure_slowdown`] on given tiles (contiguous or 2D).
+pub(super) fn slowdown_of(
+    fg: &dyn Link,
+    bg: &dyn Link,
+    (fs, fd): (RawTile, RawTile),
+    (bs, bd): (RawTile, RawTile),
+    idle_seconds: f64,
+    bg_time: f64,
+    opts: &CalibrationOptions,
+) -> Result<f64> {
+    // Enough background copies to outlast a foreground copy slowed down 2x, plus one in flight.
+    let nbg = if bg_time > 0.0 {
+        ((2.0 * idle_seconds / bg_time).ceil() as usize + 1).clamp(2, 1000)
+    } else {
+        2
+    };
+    let m = measure_until_confident(opts, &mut || {
+        for _ in 0..nbg {
+            bg.copy(&bs, &bd)?;
+        }
+        let t = time_on_queue(fg.queue(), &mut || fg.copy(&fs, &fd));
+        let b = bg.queue().synchronize();
+        let t = t?;
+        b?;
+        Ok(t)
+    })?;
+    Ok(if idle_seconds > 0.0 {
+        (m.mean / idle_seconds).max(1.0)
+    } else {
+        1.0
+    })
+}
+
+/// What was measured on a link.
+pub(super) struct LinkRun {
+    link: Arc<dyn Link>,
+    side: usize,
+    model: LinkModel,
+    samples: Vec<(usize, f64)>,
+    slowdowns: Vec<(String, f64)>,
+    bid: f64,
+}
+
+/// The (foreground, background) pairs of usable links whose slowdown is measured: each link
+/// under its reverse (`opts.bidirectional`) and each host link under every other host link
+/// (`opts.cross_links`).
+pub(super) fn slowdown_pairs(
+    usable: &[&Arc<dyn Link>],
+    opts: &CalibrationOptions,
+) -> Vec<(usize, usize)> {
+    let is_host_link =
+        |l: &Arc<dyn Link>| matches!(l.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost);
+    (0..usable.len())
+        .flat_map(|i| (0..usable.len()).map(move |j| (i, j)))
+        .filter(|&(i, j)| {
+            let (a, b) = (usable[i], usable[j]);
+            if i == j {
+                return false;
+            }
+            let reverse = a.src() == b.dst() && a.dst() == b.src();
+            (opts.bidirectional && reverse)
+                || (opts.cross_links && is_host_link(a) && is_host_link(b))
+        })
+        .collect()
+}
+
+/// Phase 1: the latency and bandwidth of every usable link. A link on which fewer than two
+/// tile sizes fit is skipped (with a warning).
+pub(super) fn fit_links(
+    m: &Machine<'_>,
+    opts: &CalibrationOptions,
+    tr: &mut Tracker<'_>,
+) -> Result<Vec<LinkRun>> {
+    let mut runs: Vec<LinkRun> = Vec::new();
+    for l in &m.usable {
+        let sides = m.link_sides(l, opts);
+        let expected_done = tr.done + sides.len();
+        let Some(&side) = sides.last() else {
+            tracing::warn!(
+                link = l.name(),
+                "calibration: no tile size fits; link skipped"
+            );
+            continue;
+        };
+        if sides.len() < 2 {
+            tracing::warn!(
+                link = l.name(),
+                "calibration: one tile size fits; link skipped"
+            );
+            tr.skip_to(expected_done, format!("link {}: skipped", l.name()));
+            continue;
+        }
+        let bytes = side * side * 8;
+        let src = m.alloc_in(l.src(), bytes)?;
+        let dst = m.alloc_in(l.dst(), bytes)?;
+        let (model, samples) = measure_link(
+            l.as_ref(),
+            src.as_ref(),
+            dst.as_ref(),
+            &sides,
+            opts,
+            &mut |s| tr.tick(s),
+        )?;
+        // Buffers live only while their link is measured: a device with many links would not
+        // hold them all at once.
+        drop((src, dst));
+        runs.push(LinkRun {
+            link: (*l).clone(),
+            side,
+            model,
+            samples,
+            slowdowns: Vec::new(),
+            bid: 1.0,
+        });
+    }
+    Ok(runs)
+}
+
+/// Phase 2: the slowdown of each pair's foreground link while its background link copies.
+pub(super) fn measure_slowdowns(
+    m: &Machine<'_>,
+    pairs: &[(usize, usize)],
+    runs: &mut [LinkRun],
+    opts: &CalibrationOptions,
+    tr: &mut Tracker<'_>,
+) -> Result<()> {
+    for &(i, j) in pairs {
+        let (fg_name, bg_name) = (
+            m.usable[i].name().to_string(),
+            m.usable[j].name().to_string(),
+        );
+        let fi = runs.iter().position(|r| r.link.name() == fg_name);
+        let bi = runs.iter().position(|r| r.link.name() == bg_name);
+        let stage = format!("slowdown of {fg_name} under {bg_name}");
+        let (Some(fi), Some(bi)) = (fi, bi) else {
+            tr.tick(format!("{stage}: skipped"));
+            continue;
+        };
+        let side = runs[fi].side.min(runs[bi].side);
+        let bytes = side * side * 8;
+        let idle = runs[fi]
+            .samples
+            .iter()
+            .find(|s| s.0 == bytes)
+            .map_or(runs[fi].model.time(bytes), |s| s.1);
+        let (f, b) = (&runs[fi], &runs[bi]);
+        let bufs = [
+            m.alloc_in(f.link.src(), bytes)?,
+            m.alloc_in(f.link.dst(), bytes)?,
+            m.alloc_in(b.link.src(), bytes)?,
+            m.alloc_in(b.link.dst(), bytes)?,
+        ];
+        let factor = measure_slowdown(
+            f.link.as_ref(),
+            b.link.as_ref(),
+            (bufs[0].as_ref(), bufs[1].as_ref()),
+            (bufs[2].as_ref(), bufs[3].as_ref()),
+            side,
+            idle,
+            b.model.time(bytes),
+            opts,
+        )?;
+        drop(bufs);
+        let reverse = f.link.src() == b.link.dst() && f.link.dst() == b.link.src();
+        let f = &mut runs[fi];
+        if reverse {
+            f.bid = factor;
+        }
+        f.slowdowns.push((bg_name, factor));
+        tr.tick(stage);
+    }
+    Ok(())
+}
+
+/// The profile entries of the measured links (their 2D tables still empty).
+pub(super) fn link_profiles(m: &Machine<'_>, runs: Vec<LinkRun>) -> Vec<LinkProfile> {
+    runs.into_iter()
+        .filter_map(|r| {
+            let src_label = m.label_of(r.link.src())?;
+            let dst_label = m.label_of(r.link.dst())?;
+            Some(LinkProfile {
+                name: r.link.name().to_string(),
+                src_label,
+                dst_label,
+                kind: r.link.kind(),
+                latency_s: r.model.latency_s,
+                bytes_per_sec: r.model.bytes_per_sec(),
+                bid_slowdown: r.bid,
+                slowdown_under: r.slowdowns,
+                samples: r.samples,
+                strided: Vec::new(),
+                strided_wide: Vec::new(),
+                strided_busy: Vec::new(),
+                strided_bid_slowdown: None,
+            })
+        })
+        .collect()
+}

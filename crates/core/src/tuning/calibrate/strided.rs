@@ -1,0 +1,277 @@
+//! Phase 3, host links on 2D tiles: copies of square f64 tiles whose host side is a column
+//! block of a larger matrix, as the executor issues them; the same while the device computes;
+//! and both directions at once.
+
+use super::gemm::GemmOperands;
+use super::links::slowdown_of;
+use super::stats::{measure_until_confident, time_on_queue};
+use super::{CalibrationOptions, Machine};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::link::{Link, LinkKind};
+use crate::memory::{Buffer, MemorySpace, RawTile};
+use crate::profile::LinkProfile;
+use crate::scalar::DType;
+
+/// Bandwidth of 2D host<->device copies of square f64 tiles whose host side is a column block of
+/// a larger matrix (host pitch [`crate::model::link::STRIDED_PITCH`]), per column length in
+/// bytes.
+pub(super) fn measure_strided(
+    link: &dyn Link,
+    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+    opts: &CalibrationOptions,
+    device_limit: u64,
+) -> Result<Vec<(usize, f64)>> {
+    let mut out = Vec::new();
+    for &side in &opts.strided_sides {
+        // The host pitch of a tile of a large matrix: DMA speed depends on it as well as on the
+        // column length (short columns far apart cost page walks).
+        let ld = side.max(crate::model::link::STRIDED_PITCH / 8);
+        let host_bytes = ld * side * 8;
+        // Host buffers up to 1 GiB.
+        let host_cap = opts.max_buffer_bytes.max(1 << 30);
+        if host_bytes > host_cap || (side * side * 8) as u64 > device_limit {
+            break;
+        }
+        let src = alloc_in(
+            link.src(),
+            if link.src().is_host() {
+                host_bytes
+            } else {
+                side * side * 8
+            },
+        )?;
+        let dst = alloc_in(
+            link.dst(),
+            if link.dst().is_host() {
+                host_bytes
+            } else {
+                side * side * 8
+            },
+        )?;
+        let (s, d) = (
+            pitched_tile(src.as_ref(), side, ld),
+            pitched_tile(dst.as_ref(), side, ld),
+        );
+        let q = link.queue().clone();
+        let m =
+            measure_until_confident(opts, &mut || time_on_queue(&q, &mut || link.copy(&s, &d)))?;
+        out.push((side * 8, (side * side * 8) as f64 / m.mean));
+    }
+    Ok(out)
+}
+
+/// The strided table of [`measure_strided`] (host pitch [`crate::model::link::STRIDED_PITCH`])
+/// measured while `device`, at the link's device end, runs f64 products of the copy's tile
+/// size (at most 4096) back to back: what a pipeline's copies see. On H200 the
+/// difference is large for short columns (16 KiB columns of 2048 tiles: 49 GB/s alone, 33 in
+/// the pipeline's timeline) and small for long ones.
+pub(super) fn measure_strided_busy(
+    link: &dyn Link,
+    device: &dyn Device,
+    h2d: &dyn Link,
+    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+    opts: &CalibrationOptions,
+    alone: &[(usize, f64)],
+) -> Result<Vec<(usize, f64)>> {
+    let Some(queue) = device.compute_queues().first().cloned() else {
+        return Ok(Vec::new());
+    };
+    let kernel = device.kernel();
+    let pitch_rows = crate::model::link::STRIDED_PITCH / 8;
+    let mut out = Vec::new();
+    for &(col_bytes, alone_bps) in alone {
+        let side = col_bytes / 8;
+        let ld = side.max(pitch_rows);
+        let gside = side.min(4096);
+        let ops = match GemmOperands::new(device, Some(h2d), DType::F64, gside, 13) {
+            Ok(o) if o.initialised => o,
+            Ok(_) | Err(Error::OutOfMemory { .. }) => break,
+            Err(e) => return Err(e),
+        };
+        let op = ops.op;
+        let single = time_on_queue(&queue, &mut || kernel.gemm(&queue, &op))?;
+        let bytes_of = |sp: MemorySpace| {
+            if sp.is_host() {
+                ld * side * 8
+            } else {
+                side * side * 8
+            }
+        };
+        let (src, dst) = (
+            alloc_in(link.src(), bytes_of(link.src()))?,
+            alloc_in(link.dst(), bytes_of(link.dst()))?,
+        );
+        let (st, dt) = (
+            pitched_tile(src.as_ref(), side, ld),
+            pitched_tile(dst.as_ref(), side, ld),
+        );
+        // Products for twice the copy's time alone, so the copy runs under them throughout.
+        let copy_s = (side * side * 8) as f64 / alone_bps.max(1.0);
+        let n = ((2.0 * copy_s / single.max(1e-9)).ceil() as usize + 1).clamp(2, 10_000);
+        let q = link.queue().clone();
+        let m = measure_until_confident(opts, &mut || {
+            for _ in 0..n {
+                kernel.gemm(&queue, &op)?;
+            }
+            let t = time_on_queue(&q, &mut || link.copy(&st, &dt));
+            let s = queue.synchronize();
+            let t = t?;
+            s?;
+            Ok(t)
+        })?;
+        out.push((col_bytes, (side * side * 8) as f64 / m.mean));
+        drop(ops);
+    }
+    Ok(out)
+}
+
+/// A square f64 tile of `side` at the start of `b`: in host memory a column block of a matrix
+/// with `ld` rows, on a device packed.
+pub(super) fn pitched_tile(b: &dyn Buffer, side: usize, ld: usize) -> RawTile {
+    RawTile {
+        space: b.space(),
+        addr: b.addr(),
+        rows: side,
+        cols: side,
+        ld: if b.space().is_host() { ld } else { side },
+        dtype: DType::F64,
+    }
+}
+
+/// Slowdown of 2D tile copies over `fg` (square f64 tiles of `side`, host side a column block
+/// of a matrix at [`crate::model::link::STRIDED_PITCH`]) while `bg`, the opposite direction, runs the same copies: what
+/// a pipeline that fetches and writes back tiles at once sees.
+pub(super) fn measure_strided_duplex(
+    fg: &dyn Link,
+    bg: &dyn Link,
+    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+    side: usize,
+    opts: &CalibrationOptions,
+) -> Result<f64> {
+    let ld = side.max(crate::model::link::STRIDED_PITCH / 8);
+    let bytes_of = |s: MemorySpace| {
+        if s.is_host() {
+            ld * side * 8
+        } else {
+            side * side * 8
+        }
+    };
+    let bufs = [
+        alloc_in(fg.src(), bytes_of(fg.src()))?,
+        alloc_in(fg.dst(), bytes_of(fg.dst()))?,
+        alloc_in(bg.src(), bytes_of(bg.src()))?,
+        alloc_in(bg.dst(), bytes_of(bg.dst()))?,
+    ];
+    let t: Vec<RawTile> = bufs
+        .iter()
+        .map(|b| pitched_tile(b.as_ref(), side, ld))
+        .collect();
+    let idle = measure_until_confident(opts, &mut || {
+        time_on_queue(fg.queue(), &mut || fg.copy(&t[0], &t[1]))
+    })?
+    .mean;
+    let bg_time = measure_until_confident(opts, &mut || {
+        time_on_queue(bg.queue(), &mut || bg.copy(&t[2], &t[3]))
+    })?
+    .mean;
+    slowdown_of(fg, bg, (t[0], t[1]), (t[2], t[3]), idle, bg_time, opts)
+}
+
+/// The device end of a host link.
+fn device_end(l: &dyn Link) -> MemorySpace {
+    if l.src().is_host() {
+        l.dst()
+    } else {
+        l.src()
+    }
+}
+
+fn is_host_link(l: &dyn Link) -> bool {
+    matches!(l.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost)
+}
+
+/// Phase 3a: every host link's 2D tile copies (host side a column block of a larger matrix),
+/// alone and, for accelerators, while the device computes, as in a pipeline. (A wide host
+/// pitch, measured until 2026-11-22, gave the same table and is no longer measured; profiles
+/// that have it still use it.)
+pub(super) fn host_link_tiles(
+    m: &Machine<'_>,
+    links: &mut [LinkProfile],
+    opts: &CalibrationOptions,
+) -> Result<()> {
+    for lp in links.iter_mut() {
+        let Some(l) = m.usable_named(&lp.name) else {
+            continue;
+        };
+        if !is_host_link(l.as_ref()) {
+            continue;
+        }
+        let dev_space = device_end(l.as_ref());
+        lp.strided = measure_strided(
+            l.as_ref(),
+            &|s, b| m.alloc_in(s, b),
+            opts,
+            m.limit_of(dev_space),
+        )?;
+        let h2d = m
+            .usable
+            .iter()
+            .find(|x| x.src().is_host() && x.dst() == dev_space);
+        if let (Some(dev), Some(h2d)) = (m.device_in(dev_space), h2d) {
+            if !dev.space().is_host() {
+                lp.strided_busy = measure_strided_busy(
+                    l.as_ref(),
+                    dev.as_ref(),
+                    h2d.as_ref(),
+                    &|s, b| m.alloc_in(s, b),
+                    opts,
+                    &lp.strided,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Phase 3b: host links in both directions at once, on 2D tile copies (the largest strided side
+/// measured, up to 4096, with one device tile each way).
+pub(super) fn host_link_duplex(
+    m: &Machine<'_>,
+    links: &mut [LinkProfile],
+    opts: &CalibrationOptions,
+) -> Result<()> {
+    for lp in links.iter_mut() {
+        let Some(fg) = m.usable_named(&lp.name) else {
+            continue;
+        };
+        if !is_host_link(fg.as_ref()) {
+            continue;
+        }
+        let Some(bg) = m
+            .usable
+            .iter()
+            .find(|l| l.src() == fg.dst() && l.dst() == fg.src())
+        else {
+            continue;
+        };
+        let dev = device_end(fg.as_ref());
+        let Some(side) = lp
+            .strided
+            .iter()
+            .rev()
+            .map(|&(col, _)| col / 8)
+            .find(|&s| s <= 4096 && ((s * s * 8) as u64) * 2 <= m.limit_of(dev))
+        else {
+            continue;
+        };
+        lp.strided_bid_slowdown = Some(measure_strided_duplex(
+            fg.as_ref(),
+            bg.as_ref(),
+            &|s, b| m.alloc_in(s, b),
+            side,
+            opts,
+        )?);
+    }
+    Ok(())
+}
