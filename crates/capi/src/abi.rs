@@ -114,8 +114,12 @@ macro_rules! call_host {
                 // i32, four hidden character lengths at the end, which callees with fewer
                 // character arguments ignore). The caller's arguments passed the reference
                 // checks, so the host never reports an error in our place.
-                let f: unsafe extern "C" fn($(hty!($k, $T)),*, usize, usize, usize, usize) -> $ret =
-                    unsafe { std::mem::transmute::<usize, _>(addr) };
+                let f = unsafe {
+                    std::mem::transmute::<
+                        usize,
+                        unsafe extern "C" fn($(hty!($k, $T)),*, usize, usize, usize, usize) -> $ret,
+                    >(addr)
+                };
                 // SAFETY: as above; the pointers are the caller's, under the BLAS contract.
                 Some(unsafe { f($(harg!($k, $a)),*, 1, 1, 1, 1) })
             }
