@@ -108,7 +108,8 @@ macro_rules! fits {
 macro_rules! call_host {
     ($T:ty, $sym:expr, $ret:ty; $($k:ident $a:ident),*) => {{
         match crate::host::host().and_then(|h| h.addr(crate::symbols::index::<$T>($sym))) {
-            Some(addr) if $(fits!($k, $a) &&)* true => {
+            Some(addr) if $(fits!($k, $a) &&)* !crate::host::InHost::active() => {
+                let _in_host = crate::host::InHost::enter();
                 // SAFETY: `addr` is the host library's routine of this name for this type; its
                 // prototype is the reference BLAS one written here (all by reference, int =
                 // i32, four hidden character lengths at the end, which callees with fewer
