@@ -161,13 +161,14 @@ pub unsafe fn dot<R: Real>(n: i64, x: *const R, incx: i64, y: *const R, incy: i6
     unsafe { dotu(n, x, incx, y, incy) }
 }
 
-/// SDSDOT: `sb + sum x_i * y_i`, accumulated in f64 and rounded to f32 ( `sb` when `n <= 0`).
+/// SDSDOT: `sb + sum x_i * y_i`, accumulated in f64 from `sb` and rounded to f32 (`sb` when
+/// `n <= 0`).
 ///
 /// # Safety
 /// See the module's Safety section.
 pub unsafe fn sdsdot(n: i64, sb: f32, x: *const f32, incx: i64, y: *const f32, incy: i64) -> f32 {
     // SAFETY: the same contract.
-    (sb as f64 + unsafe { dsdot(n, x, incx, y, incy) }) as f32
+    unsafe { dot_in_f64(sb as f64, n, x, incx, y, incy) as f32 }
 }
 
 /// DSDOT: `sum x_i * y_i` of f32 vectors, accumulated and returned in f64; 0 when `n <= 0`.
@@ -175,7 +176,16 @@ pub unsafe fn sdsdot(n: i64, sb: f32, x: *const f32, incx: i64, y: *const f32, i
 /// # Safety
 /// See the module's Safety section.
 pub unsafe fn dsdot(n: i64, x: *const f32, incx: i64, y: *const f32, incy: i64) -> f64 {
-    let mut acc = 0.0f64;
+    // SAFETY: the same contract.
+    unsafe { dot_in_f64(0.0, n, x, incx, y, incy) }
+}
+
+/// `init + sum x_i * y_i` of f32 vectors, accumulated in f64 in the reference's order.
+///
+/// # Safety
+/// See the module's Safety section.
+unsafe fn dot_in_f64(init: f64, n: i64, x: *const f32, incx: i64, y: *const f32, incy: i64) -> f64 {
+    let mut acc = init;
     if n <= 0 {
         return acc;
     }

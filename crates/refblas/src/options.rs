@@ -18,6 +18,12 @@ pub enum Trans {
 }
 
 impl Trans {
+    /// The option named by `c`, which the routine's check has accepted (an invalid `c`, a broken
+    /// contract, reads as Trans::No, never a panic).
+    pub(crate) fn assume(c: u8) -> Trans {
+        Self::parse(c).unwrap_or(Trans::No)
+    }
+
     /// The option named by `c`, if it names one.
     pub fn parse(c: u8) -> Option<Trans> {
         match c.to_ascii_uppercase() {
@@ -39,6 +45,12 @@ pub enum Uplo {
 }
 
 impl Uplo {
+    /// The option named by `c`, which the routine's check has accepted (an invalid `c`, a broken
+    /// contract, reads as Uplo::Upper, never a panic).
+    pub(crate) fn assume(c: u8) -> Uplo {
+        Self::parse(c).unwrap_or(Uplo::Upper)
+    }
+
     /// The option named by `c`, if it names one.
     pub fn parse(c: u8) -> Option<Uplo> {
         match c.to_ascii_uppercase() {
@@ -59,6 +71,12 @@ pub enum Side {
 }
 
 impl Side {
+    /// The option named by `c`, which the routine's check has accepted (an invalid `c`, a broken
+    /// contract, reads as Side::Left, never a panic).
+    pub(crate) fn assume(c: u8) -> Side {
+        Self::parse(c).unwrap_or(Side::Left)
+    }
+
     /// The option named by `c`, if it names one.
     pub fn parse(c: u8) -> Option<Side> {
         match c.to_ascii_uppercase() {
@@ -79,6 +97,12 @@ pub enum Diag {
 }
 
 impl Diag {
+    /// The option named by `c`, which the routine's check has accepted (an invalid `c`, a broken
+    /// contract, reads as Diag::NonUnit, never a panic).
+    pub(crate) fn assume(c: u8) -> Diag {
+        Self::parse(c).unwrap_or(Diag::NonUnit)
+    }
+
     /// The option named by `c`, if it names one.
     pub fn parse(c: u8) -> Option<Diag> {
         match c.to_ascii_uppercase() {

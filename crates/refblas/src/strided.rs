@@ -37,7 +37,6 @@ impl Stride {
 }
 
 /// Number of elements a column-major `rows x cols` matrix with leading dimension `ld` spans.
-#[allow(dead_code)] // reason: used once the Level 2/3 bodies land
 pub(crate) fn mat_len(rows: usize, cols: usize, ld: usize) -> usize {
     if rows == 0 || cols == 0 {
         0
@@ -77,4 +76,16 @@ pub(crate) unsafe fn slice_mut<'a, T>(p: *mut T, len: usize) -> &'a mut [T] {
 /// `max(1, x)`, the reference's bound on leading dimensions.
 pub(crate) fn max1(x: i64) -> i64 {
     x.max(1)
+}
+
+/// `c := beta*c` over the `len` entries of column slice `c`, writing zeros without reading when
+/// `beta == 0` (the reference's rule: NaN in C does not survive `beta == 0`).
+pub(crate) fn scale_by_beta<T: crate::Scalar>(c: &mut [T], beta: T) {
+    if beta.is_zero() {
+        c.fill(T::zero());
+    } else if beta != T::one() {
+        for v in c {
+            *v *= beta;
+        }
+    }
 }

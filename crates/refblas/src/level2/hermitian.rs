@@ -2,9 +2,10 @@
 //! HPR2 SYR SPR SYR2 SPR2. Each is generic over every scalar type (for a real type the Hermitian
 //! routine is the symmetric one).
 
+use crate::level2::storage::Storage;
 use crate::options::Uplo;
 use crate::scalar::Scalar;
-use crate::strided::max1;
+use crate::strided::{max1, slice, slice_mut, vec_len, Stride};
 
 /// Argument check of HEMV (UPLO 1, N 2, LDA 5, INCX 7, INCY 10).
 pub fn hemv_check(uplo: u8, n: i64, lda: i64, incx: i64, incy: i64) -> i32 {
@@ -26,7 +27,7 @@ pub fn hemv_check(uplo: u8, n: i64, lda: i64, incx: i64, incy: i64) -> i32 {
 /// HEMV: `y := alpha*A*x + beta*y`, A Hermitian n x n, one triangle referenced.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn hemv<T: Scalar>(
     uplo: u8,
@@ -40,8 +41,15 @@ pub unsafe fn hemv<T: Scalar>(
     y: *mut T,
     incy: i64,
 ) {
-    let _ = (uplo, n, alpha, a, lda, x, incx, beta, y, incy);
-    unimplemented!()
+    let op = MatVec {
+        herm: true,
+        uplo,
+        n,
+        alpha,
+        beta,
+    };
+    // SAFETY: the same contract.
+    unsafe { sym_mv(op, a, Storage::Full { lda: lda as usize }, x, incx, y, incy) }
 }
 
 /// Argument check of SYMV (UPLO 1, N 2, LDA 5, INCX 7, INCY 10).
@@ -64,7 +72,7 @@ pub fn symv_check(uplo: u8, n: i64, lda: i64, incx: i64, incy: i64) -> i32 {
 /// SYMV: `y := alpha*A*x + beta*y`, A symmetric n x n, one triangle referenced.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn symv<T: Scalar>(
     uplo: u8,
@@ -78,8 +86,15 @@ pub unsafe fn symv<T: Scalar>(
     y: *mut T,
     incy: i64,
 ) {
-    let _ = (uplo, n, alpha, a, lda, x, incx, beta, y, incy);
-    unimplemented!()
+    let op = MatVec {
+        herm: false,
+        uplo,
+        n,
+        alpha,
+        beta,
+    };
+    // SAFETY: the same contract.
+    unsafe { sym_mv(op, a, Storage::Full { lda: lda as usize }, x, incx, y, incy) }
 }
 
 /// Argument check of HBMV (UPLO 1, N 2, K 3, LDA 6, INCX 8, INCY 11).
@@ -104,7 +119,7 @@ pub fn hbmv_check(uplo: u8, n: i64, k: i64, lda: i64, incx: i64, incy: i64) -> i
 /// HBMV: `y := alpha*A*x + beta*y`, A Hermitian band matrix with `k` off-diagonals, one triangle in band storage.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn hbmv<T: Scalar>(
     uplo: u8,
@@ -119,8 +134,28 @@ pub unsafe fn hbmv<T: Scalar>(
     y: *mut T,
     incy: i64,
 ) {
-    let _ = (uplo, n, k, alpha, a, lda, x, incx, beta, y, incy);
-    unimplemented!()
+    let op = MatVec {
+        herm: true,
+        uplo,
+        n,
+        alpha,
+        beta,
+    };
+    // SAFETY: the same contract.
+    unsafe {
+        sym_mv(
+            op,
+            a,
+            Storage::Band {
+                k: k as usize,
+                lda: lda as usize,
+            },
+            x,
+            incx,
+            y,
+            incy,
+        )
+    }
 }
 
 /// Argument check of SBMV (UPLO 1, N 2, K 3, LDA 6, INCX 8, INCY 11).
@@ -145,7 +180,7 @@ pub fn sbmv_check(uplo: u8, n: i64, k: i64, lda: i64, incx: i64, incy: i64) -> i
 /// SBMV: `y := alpha*A*x + beta*y`, A symmetric band matrix with `k` off-diagonals, one triangle in band storage.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn sbmv<T: Scalar>(
     uplo: u8,
@@ -160,8 +195,28 @@ pub unsafe fn sbmv<T: Scalar>(
     y: *mut T,
     incy: i64,
 ) {
-    let _ = (uplo, n, k, alpha, a, lda, x, incx, beta, y, incy);
-    unimplemented!()
+    let op = MatVec {
+        herm: false,
+        uplo,
+        n,
+        alpha,
+        beta,
+    };
+    // SAFETY: the same contract.
+    unsafe {
+        sym_mv(
+            op,
+            a,
+            Storage::Band {
+                k: k as usize,
+                lda: lda as usize,
+            },
+            x,
+            incx,
+            y,
+            incy,
+        )
+    }
 }
 
 /// Argument check of HPMV (UPLO 1, N 2, INCX 6, INCY 9).
@@ -182,7 +237,7 @@ pub fn hpmv_check(uplo: u8, n: i64, incx: i64, incy: i64) -> i32 {
 /// HPMV: `y := alpha*A*x + beta*y`, A Hermitian n x n in packed storage.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn hpmv<T: Scalar>(
     uplo: u8,
@@ -195,8 +250,15 @@ pub unsafe fn hpmv<T: Scalar>(
     y: *mut T,
     incy: i64,
 ) {
-    let _ = (uplo, n, alpha, ap, x, incx, beta, y, incy);
-    unimplemented!()
+    let op = MatVec {
+        herm: true,
+        uplo,
+        n,
+        alpha,
+        beta,
+    };
+    // SAFETY: the same contract.
+    unsafe { sym_mv(op, ap, Storage::Packed, x, incx, y, incy) }
 }
 
 /// Argument check of SPMV (UPLO 1, N 2, INCX 6, INCY 9).
@@ -217,7 +279,7 @@ pub fn spmv_check(uplo: u8, n: i64, incx: i64, incy: i64) -> i32 {
 /// SPMV: `y := alpha*A*x + beta*y`, A symmetric n x n in packed storage.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn spmv<T: Scalar>(
     uplo: u8,
@@ -230,8 +292,15 @@ pub unsafe fn spmv<T: Scalar>(
     y: *mut T,
     incy: i64,
 ) {
-    let _ = (uplo, n, alpha, ap, x, incx, beta, y, incy);
-    unimplemented!()
+    let op = MatVec {
+        herm: false,
+        uplo,
+        n,
+        alpha,
+        beta,
+    };
+    // SAFETY: the same contract.
+    unsafe { sym_mv(op, ap, Storage::Packed, x, incx, y, incy) }
 }
 
 /// Argument check of HER (UPLO 1, N 2, INCX 5, LDA 7).
@@ -252,7 +321,7 @@ pub fn her_check(uplo: u8, n: i64, incx: i64, lda: i64) -> i32 {
 /// HER: `A := alpha*x*x^H + A`, one triangle of the n x n A updated.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 pub unsafe fn her<T: Scalar>(
     uplo: u8,
     n: i64,
@@ -262,8 +331,22 @@ pub unsafe fn her<T: Scalar>(
     a: *mut T,
     lda: i64,
 ) {
-    let _ = (uplo, n, alpha, x, incx, a, lda);
-    unimplemented!()
+    // SAFETY: the same contract.
+    unsafe {
+        sym_rank(
+            Rank {
+                herm: true,
+                uplo,
+                n,
+                alpha: T::from_real(alpha),
+            },
+            x,
+            incx,
+            None,
+            a,
+            Storage::Full { lda: lda as usize },
+        )
+    }
 }
 
 /// Argument check of SYR (UPLO 1, N 2, INCX 5, LDA 7).
@@ -284,7 +367,7 @@ pub fn syr_check(uplo: u8, n: i64, incx: i64, lda: i64) -> i32 {
 /// SYR: `A := alpha*x*x^T + A`, one triangle of the n x n A updated.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 pub unsafe fn syr<T: Scalar>(
     uplo: u8,
     n: i64,
@@ -294,8 +377,22 @@ pub unsafe fn syr<T: Scalar>(
     a: *mut T,
     lda: i64,
 ) {
-    let _ = (uplo, n, alpha, x, incx, a, lda);
-    unimplemented!()
+    // SAFETY: the same contract.
+    unsafe {
+        sym_rank(
+            Rank {
+                herm: false,
+                uplo,
+                n,
+                alpha,
+            },
+            x,
+            incx,
+            None,
+            a,
+            Storage::Full { lda: lda as usize },
+        )
+    }
 }
 
 /// Argument check of HPR (UPLO 1, N 2, INCX 5).
@@ -314,10 +411,24 @@ pub fn hpr_check(uplo: u8, n: i64, incx: i64) -> i32 {
 /// HPR: `A := alpha*x*x^H + A`, A in packed storage.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 pub unsafe fn hpr<T: Scalar>(uplo: u8, n: i64, alpha: T::Real, x: *const T, incx: i64, ap: *mut T) {
-    let _ = (uplo, n, alpha, x, incx, ap);
-    unimplemented!()
+    // SAFETY: the same contract.
+    unsafe {
+        sym_rank(
+            Rank {
+                herm: true,
+                uplo,
+                n,
+                alpha: T::from_real(alpha),
+            },
+            x,
+            incx,
+            None,
+            ap,
+            Storage::Packed,
+        )
+    }
 }
 
 /// Argument check of SPR (UPLO 1, N 2, INCX 5).
@@ -336,10 +447,24 @@ pub fn spr_check(uplo: u8, n: i64, incx: i64) -> i32 {
 /// SPR: `A := alpha*x*x^T + A`, A in packed storage.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 pub unsafe fn spr<T: Scalar>(uplo: u8, n: i64, alpha: T, x: *const T, incx: i64, ap: *mut T) {
-    let _ = (uplo, n, alpha, x, incx, ap);
-    unimplemented!()
+    // SAFETY: the same contract.
+    unsafe {
+        sym_rank(
+            Rank {
+                herm: false,
+                uplo,
+                n,
+                alpha,
+            },
+            x,
+            incx,
+            None,
+            ap,
+            Storage::Packed,
+        )
+    }
 }
 
 /// Argument check of HER2 (UPLO 1, N 2, INCX 5, INCY 7, LDA 9).
@@ -362,7 +487,7 @@ pub fn her2_check(uplo: u8, n: i64, incx: i64, incy: i64, lda: i64) -> i32 {
 /// HER2: `A := alpha*x*y^H + conj(alpha)*y*x^H + A`, one triangle of the n x n A updated.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn her2<T: Scalar>(
     uplo: u8,
@@ -375,8 +500,23 @@ pub unsafe fn her2<T: Scalar>(
     a: *mut T,
     lda: i64,
 ) {
-    let _ = (uplo, n, alpha, x, incx, y, incy, a, lda);
-    unimplemented!()
+    let op = Rank {
+        herm: true,
+        uplo,
+        n,
+        alpha,
+    };
+    // SAFETY: the same contract.
+    unsafe {
+        sym_rank(
+            op,
+            x,
+            incx,
+            Some((y, incy)),
+            a,
+            Storage::Full { lda: lda as usize },
+        )
+    }
 }
 
 /// Argument check of SYR2 (UPLO 1, N 2, INCX 5, INCY 7, LDA 9).
@@ -399,7 +539,7 @@ pub fn syr2_check(uplo: u8, n: i64, incx: i64, incy: i64, lda: i64) -> i32 {
 /// SYR2: `A := alpha*x*y^T + alpha*y*x^T + A`, one triangle of the n x n A updated.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn syr2<T: Scalar>(
     uplo: u8,
@@ -412,8 +552,23 @@ pub unsafe fn syr2<T: Scalar>(
     a: *mut T,
     lda: i64,
 ) {
-    let _ = (uplo, n, alpha, x, incx, y, incy, a, lda);
-    unimplemented!()
+    let op = Rank {
+        herm: false,
+        uplo,
+        n,
+        alpha,
+    };
+    // SAFETY: the same contract.
+    unsafe {
+        sym_rank(
+            op,
+            x,
+            incx,
+            Some((y, incy)),
+            a,
+            Storage::Full { lda: lda as usize },
+        )
+    }
 }
 
 /// Argument check of HPR2 (UPLO 1, N 2, INCX 5, INCY 7).
@@ -434,7 +589,7 @@ pub fn hpr2_check(uplo: u8, n: i64, incx: i64, incy: i64) -> i32 {
 /// HPR2: `A := alpha*x*y^H + conj(alpha)*y*x^H + A`, A in packed storage.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn hpr2<T: Scalar>(
     uplo: u8,
@@ -446,8 +601,14 @@ pub unsafe fn hpr2<T: Scalar>(
     incy: i64,
     ap: *mut T,
 ) {
-    let _ = (uplo, n, alpha, x, incx, y, incy, ap);
-    unimplemented!()
+    let op = Rank {
+        herm: true,
+        uplo,
+        n,
+        alpha,
+    };
+    // SAFETY: the same contract.
+    unsafe { sym_rank(op, x, incx, Some((y, incy)), ap, Storage::Packed) }
 }
 
 /// Argument check of SPR2 (UPLO 1, N 2, INCX 5, INCY 7).
@@ -468,7 +629,7 @@ pub fn spr2_check(uplo: u8, n: i64, incx: i64, incy: i64) -> i32 {
 /// SPR2: `A := alpha*x*y^T + alpha*y*x^T + A`, A in packed storage.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 2 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn spr2<T: Scalar>(
     uplo: u8,
@@ -480,6 +641,159 @@ pub unsafe fn spr2<T: Scalar>(
     incy: i64,
     ap: *mut T,
 ) {
-    let _ = (uplo, n, alpha, x, incx, y, incy, ap);
-    unimplemented!()
+    let op = Rank {
+        herm: false,
+        uplo,
+        n,
+        alpha,
+    };
+    // SAFETY: the same contract.
+    unsafe { sym_rank(op, x, incx, Some((y, incy)), ap, Storage::Packed) }
+}
+/// The scalar arguments of a symmetric or Hermitian matrix-vector product.
+struct MatVec<T> {
+    herm: bool,
+    uplo: u8,
+    n: i64,
+    alpha: T,
+    beta: T,
+}
+
+/// SYMV, SBMV, SPMV, and with `herm` HEMV, HBMV, HPMV: `y := alpha*A*x + beta*y`, in the
+/// reference's order (each stored column used once, for its column and its reflected row).
+///
+/// # Safety
+/// See the level 2 Safety section.
+unsafe fn sym_mv<T: Scalar>(
+    op: MatVec<T>,
+    a: *const T,
+    storage: Storage,
+    x: *const T,
+    incx: i64,
+    y: *mut T,
+    incy: i64,
+) {
+    let MatVec {
+        herm,
+        uplo,
+        n,
+        alpha,
+        beta,
+    } = op;
+    if n == 0 || (alpha.is_zero() && beta == T::one()) {
+        return;
+    }
+    let n = n as usize;
+    let (incx, incy) = (incx as isize, incy as isize);
+    let (sx, sy) = (Stride::new(n, incx), Stride::new(n, incy));
+    // SAFETY: y spans vec_len(n, incy) elements, written by this routine only.
+    let y = unsafe { slice_mut(y, vec_len(n, incy)) };
+    if beta != T::one() {
+        scale_vec(y, sy, n, beta);
+    }
+    if alpha.is_zero() {
+        return;
+    }
+    // SAFETY: A spans its storage's length, x vec_len(n, incx) elements; both only read.
+    let (a, x) = unsafe { (slice(a, storage.len(n)), slice(x, vec_len(n, incx))) };
+    let upper = Uplo::assume(uplo) == Uplo::Upper;
+    let cj = |v: T| if herm { v.conj() } else { v };
+    for j in 0..n {
+        let temp1 = alpha * x[sx.at(j)];
+        let mut temp2 = T::zero();
+        for i in storage.off_diag(upper, n, j) {
+            let aij = a[storage.idx(upper, n, i, j)];
+            y[sy.at(i)] += temp1 * aij;
+            temp2 += cj(aij) * x[sx.at(i)];
+        }
+        let d = a[storage.idx(upper, n, j, j)];
+        let d = if herm { T::from_real(d.re()) } else { d };
+        y[sy.at(j)] += temp1 * d + alpha * temp2;
+    }
+}
+
+/// `y := beta*y` over a strided vector (zeros, not read, when `beta == 0`).
+pub(crate) fn scale_vec<T: Scalar>(y: &mut [T], sy: Stride, n: usize, beta: T) {
+    if beta.is_zero() {
+        for i in 0..n {
+            y[sy.at(i)] = T::zero();
+        }
+    } else {
+        for i in 0..n {
+            y[sy.at(i)] *= beta;
+        }
+    }
+}
+
+/// The scalar arguments of a symmetric or Hermitian rank-1 or rank-2 update.
+struct Rank<T> {
+    herm: bool,
+    uplo: u8,
+    n: i64,
+    alpha: T,
+}
+
+/// SYR, SPR (`y == None`), SYR2, SPR2, and with `herm` HER, HPR, HER2, HPR2:
+/// `A := alpha*x*cj(x)^T + A` or `A := alpha*x*cj(y)^T + cj(alpha)*y*cj(x)^T + A` on the stored
+/// triangle (for `herm` its diagonal made real).
+///
+/// # Safety
+/// See the level 2 Safety section.
+unsafe fn sym_rank<T: Scalar>(
+    op: Rank<T>,
+    x: *const T,
+    incx: i64,
+    y: Option<(*const T, i64)>,
+    a: *mut T,
+    storage: Storage,
+) {
+    let Rank {
+        herm,
+        uplo,
+        n,
+        alpha,
+    } = op;
+    if n == 0 || alpha.is_zero() {
+        return;
+    }
+    let n = n as usize;
+    let incx = incx as isize;
+    let sx = Stride::new(n, incx);
+    // SAFETY: A spans its storage's length, written by this routine only; x (and y) span their
+    // vec_len elements, only read.
+    let (a, x) = unsafe { (slice_mut(a, storage.len(n)), slice(x, vec_len(n, incx))) };
+    let y = y.map(|(y, incy)| {
+        let incy = incy as isize;
+        // SAFETY: as above.
+        (unsafe { slice(y, vec_len(n, incy)) }, Stride::new(n, incy))
+    });
+    let upper = Uplo::assume(uplo) == Uplo::Upper;
+    let cj = |v: T| if herm { v.conj() } else { v };
+    for j in 0..n {
+        let rows = storage.off_diag(upper, n, j);
+        let rows = if upper {
+            rows.start..j + 1
+        } else {
+            j..rows.end
+        };
+        match y {
+            None => {
+                let temp = alpha * cj(x[sx.at(j)]);
+                for i in rows {
+                    a[storage.idx(upper, n, i, j)] += x[sx.at(i)] * temp;
+                }
+            }
+            Some((y, sy)) => {
+                let temp1 = alpha * cj(y[sy.at(j)]);
+                let temp2 = cj(alpha * x[sx.at(j)]);
+                for i in rows {
+                    a[storage.idx(upper, n, i, j)] += x[sx.at(i)] * temp1 + y[sy.at(i)] * temp2;
+                }
+            }
+        }
+        if herm {
+            let d = &mut a[storage.idx(upper, n, j, j)];
+            *d = T::from_real(d.re());
+        }
+    }
 }

@@ -13,6 +13,7 @@
 
 mod general;
 mod hermitian;
+mod storage;
 mod triangular;
 
 pub use general::*;

@@ -2,7 +2,7 @@
 
 use crate::options::{lsame, Trans};
 use crate::scalar::Scalar;
-use crate::strided::max1;
+use crate::strided::{mat_len, max1, scale_by_beta, slice, slice_mut};
 
 /// Argument check of GEMM (TRANSA 1, TRANSB 2, M 3, N 4, K 5, LDA 8, LDB 10, LDC 13).
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
@@ -37,10 +37,15 @@ pub fn gemm_check(
     }
 }
 
+/// Below this many multiply-adds (`m*n*k`) GEMM runs in plain loops: the `gemm` crate's packing
+/// costs more than it saves on the tiny products the BLAS test programs make by the thousand.
+const BLOCKED_MIN_FLOPS: usize = 32 * 32 * 32;
+
 /// GEMM: `C := alpha*op(A)*op(B) + beta*C`, C m x n, op(A) m x k, op(B) k x n.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 3 Safety section (A is m x k for `transa == 'N'`, else k x m; B is k x n for
+/// `transb == 'N'`, else n x k; C is m x n).
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn gemm<T: Scalar>(
     transa: u8,
@@ -57,6 +62,165 @@ pub unsafe fn gemm<T: Scalar>(
     c: *mut T,
     ldc: i64,
 ) {
-    let _ = (transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    unimplemented!()
+    if m == 0 || n == 0 || ((alpha.is_zero() || k == 0) && beta == T::one()) {
+        return;
+    }
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let (lda, ldb, ldc) = (lda as usize, ldb as usize, ldc as usize);
+    let (ta, tb) = (Trans::assume(transa), Trans::assume(transb));
+    // SAFETY: C is m x n with leading dimension ldc, written by this routine only.
+    let c = unsafe { slice_mut(c, mat_len(m, n, ldc)) };
+    if alpha.is_zero() || k == 0 {
+        for j in 0..n {
+            scale_by_beta(&mut c[j * ldc..j * ldc + m], beta);
+        }
+        return;
+    }
+    let (ar, ac) = if ta == Trans::No { (m, k) } else { (k, m) };
+    let (br, bc) = if tb == Trans::No { (k, n) } else { (n, k) };
+    // SAFETY: A is ar x ac with leading dimension lda, B is br x bc with ldb; both only read.
+    let (a, b) = unsafe {
+        (
+            slice(a, mat_len(ar, ac, lda)),
+            slice(b, mat_len(br, bc, ldb)),
+        )
+    };
+    gemm_slices(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/// GEMM over slices, for `m, n, k > 0` and `alpha != 0` (the other Level 3 routines reuse it).
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+pub(crate) fn gemm_slices<T: Scalar>(
+    ta: Trans,
+    tb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: &[T],
+    lda: usize,
+    b: &[T],
+    ldb: usize,
+    beta: T,
+    c: &mut [T],
+    ldc: usize,
+) {
+    if m.saturating_mul(n).saturating_mul(k) >= BLOCKED_MIN_FLOPS {
+        blocked(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    } else {
+        looped(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
+}
+
+/// `op(A)(i, l)` for A stored column-major with leading dimension `lda`.
+#[inline(always)]
+pub(crate) fn op_at<T: Scalar>(t: Trans, a: &[T], lda: usize, i: usize, l: usize) -> T {
+    match t {
+        Trans::No => a[i + l * lda],
+        Trans::Trans => a[l + i * lda],
+        Trans::ConjTrans => a[l + i * lda].conj(),
+    }
+}
+
+/// GEMM in the reference's loop orders: for op(A) = A a column of C is updated by columns of A
+/// (unit stride innermost); otherwise each entry of C is a dot product down two columns.
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+fn looped<T: Scalar>(
+    ta: Trans,
+    tb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: &[T],
+    lda: usize,
+    b: &[T],
+    ldb: usize,
+    beta: T,
+    c: &mut [T],
+    ldc: usize,
+) {
+    for j in 0..n {
+        let cj = &mut c[j * ldc..j * ldc + m];
+        if ta == Trans::No {
+            scale_by_beta(cj, beta);
+            for l in 0..k {
+                let temp = alpha * op_at(tb, b, ldb, l, j);
+                let al = &a[l * lda..l * lda + m];
+                for (ci, &ai) in cj.iter_mut().zip(al) {
+                    *ci += temp * ai;
+                }
+            }
+        } else {
+            for (i, ci) in cj.iter_mut().enumerate() {
+                let mut temp = T::zero();
+                for l in 0..k {
+                    temp += op_at(ta, a, lda, i, l) * op_at(tb, b, ldb, l, j);
+                }
+                *ci = if beta.is_zero() {
+                    alpha * temp
+                } else {
+                    alpha * temp + beta * *ci
+                };
+            }
+        }
+    }
+}
+
+/// GEMM on the `gemm` crate's blocked, vectorised kernels, which compute
+/// `dst := s*dst + t*lhs*rhs` over arbitrary strides (and read nothing of dst when told not to).
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+fn blocked<T: Scalar>(
+    ta: Trans,
+    tb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: &[T],
+    lda: usize,
+    b: &[T],
+    ldb: usize,
+    beta: T,
+    c: &mut [T],
+    ldc: usize,
+) {
+    let strides = |t: Trans, ld: usize| -> (isize, isize) {
+        // (column stride, row stride) of op(X).
+        if t == Trans::No {
+            (ld as isize, 1)
+        } else {
+            (1, ld as isize)
+        }
+    };
+    let (a_cs, a_rs) = strides(ta, lda);
+    let (b_cs, b_rs) = strides(tb, ldb);
+    let conj_a = T::IS_COMPLEX && ta == Trans::ConjTrans;
+    let conj_b = T::IS_COMPLEX && tb == Trans::ConjTrans;
+    // SAFETY: the slices cover every element the strides address (op(A) is m x k, op(B) k x n,
+    // C m x n, each inside its slice's bounds by construction above); C does not overlap A or B;
+    // T is one of f32, f64, c32, c64, the types the crate implements.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            ldc as isize,
+            1,
+            !beta.is_zero(),
+            a.as_ptr(),
+            a_cs,
+            a_rs,
+            b.as_ptr(),
+            b_cs,
+            b_rs,
+            beta,
+            alpha,
+            false,
+            conj_a,
+            conj_b,
+            gemm::Parallelism::Rayon(0),
+        )
+    }
 }

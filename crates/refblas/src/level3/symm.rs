@@ -1,8 +1,14 @@
 //! SYMM and HEMM: a symmetric or Hermitian matrix times a general one.
+//!
+//! The referenced triangle of A is expanded into a full square matrix (the diagonal's imaginary
+//! part dropped for HEMM, as the reference does), and the product runs through GEMM. The
+//! expansion reads exactly the elements the reference reads, and costs `na^2` of the `na^2 * n`
+//! work.
 
-use crate::options::{lsame, Side, Uplo};
+use crate::level3::gemm::gemm_slices;
+use crate::options::{lsame, Side, Trans, Uplo};
 use crate::scalar::Scalar;
-use crate::strided::max1;
+use crate::strided::{mat_len, max1, scale_by_beta, slice, slice_mut};
 
 /// Argument check of SYMM (SIDE 1, UPLO 2, M 3, N 4, LDA 7, LDB 9, LDC 12).
 pub fn symm_check(side: u8, uplo: u8, m: i64, n: i64, lda: i64, ldb: i64, ldc: i64) -> i32 {
@@ -23,29 +29,6 @@ pub fn symm_check(side: u8, uplo: u8, m: i64, n: i64, lda: i64, ldb: i64, ldc: i
     } else {
         0
     }
-}
-
-/// SYMM: `C := alpha*A*B + beta*C` (side 'L') or `alpha*B*A + beta*C` (side 'R'), A symmetric, one triangle referenced.
-///
-/// # Safety
-/// See the level Safety section of this module's parent.
-#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
-pub unsafe fn symm<T: Scalar>(
-    side: u8,
-    uplo: u8,
-    m: i64,
-    n: i64,
-    alpha: T,
-    a: *const T,
-    lda: i64,
-    b: *const T,
-    ldb: i64,
-    beta: T,
-    c: *mut T,
-    ldc: i64,
-) {
-    let _ = (side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
-    unimplemented!()
 }
 
 /// Argument check of HEMM (SIDE 1, UPLO 2, M 3, N 4, LDA 7, LDB 9, LDC 12).
@@ -69,10 +52,35 @@ pub fn hemm_check(side: u8, uplo: u8, m: i64, n: i64, lda: i64, ldb: i64, ldc: i
     }
 }
 
-/// HEMM: `C := alpha*A*B + beta*C` (side 'L') or `alpha*B*A + beta*C` (side 'R'), A Hermitian, one triangle referenced.
+/// SYMM: `C := alpha*A*B + beta*C` (side 'L') or `alpha*B*A + beta*C` (side 'R'), A symmetric
+/// (m x m or n x n), one triangle referenced, B and C m x n.
 ///
 /// # Safety
-/// See the level Safety section of this module's parent.
+/// See the level 3 Safety section.
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+pub unsafe fn symm<T: Scalar>(
+    side: u8,
+    uplo: u8,
+    m: i64,
+    n: i64,
+    alpha: T,
+    a: *const T,
+    lda: i64,
+    b: *const T,
+    ldb: i64,
+    beta: T,
+    c: *mut T,
+    ldc: i64,
+) {
+    // SAFETY: the same contract.
+    unsafe { symm_or_hemm(false, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc) }
+}
+
+/// HEMM: `C := alpha*A*B + beta*C` (side 'L') or `alpha*B*A + beta*C` (side 'R'), A Hermitian
+/// (m x m or n x n), one triangle referenced, the imaginary part of its diagonal not read.
+///
+/// # Safety
+/// See the level 3 Safety section.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
 pub unsafe fn hemm<T: Scalar>(
     side: u8,
@@ -88,6 +96,85 @@ pub unsafe fn hemm<T: Scalar>(
     c: *mut T,
     ldc: i64,
 ) {
-    let _ = (side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
-    unimplemented!()
+    // SAFETY: the same contract.
+    unsafe { symm_or_hemm(true, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc) }
+}
+
+/// Element (i, j) of the full symmetric (or, with `herm`, Hermitian) matrix whose `uplo`
+/// triangle is stored in `a`.
+#[inline(always)]
+pub(crate) fn sym_at<T: Scalar>(
+    herm: bool,
+    uplo: Uplo,
+    a: &[T],
+    lda: usize,
+    i: usize,
+    j: usize,
+) -> T {
+    if i == j {
+        let d = a[i + j * lda];
+        return if herm { T::from_real(d.re()) } else { d };
+    }
+    let stored = if uplo == Uplo::Upper { i < j } else { i > j };
+    if stored {
+        a[i + j * lda]
+    } else {
+        let v = a[j + i * lda];
+        if herm {
+            v.conj()
+        } else {
+            v
+        }
+    }
+}
+
+/// SYMM (`herm == false`) or HEMM.
+///
+/// # Safety
+/// See the level 3 Safety section.
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+unsafe fn symm_or_hemm<T: Scalar>(
+    herm: bool,
+    side: u8,
+    uplo: u8,
+    m: i64,
+    n: i64,
+    alpha: T,
+    a: *const T,
+    lda: i64,
+    b: *const T,
+    ldb: i64,
+    beta: T,
+    c: *mut T,
+    ldc: i64,
+) {
+    if m == 0 || n == 0 || (alpha.is_zero() && beta == T::one()) {
+        return;
+    }
+    let (m, n) = (m as usize, n as usize);
+    let (lda, ldb, ldc) = (lda as usize, ldb as usize, ldc as usize);
+    let (side, uplo) = (Side::assume(side), Uplo::assume(uplo));
+    // SAFETY: C is m x n with leading dimension ldc, written by this routine only.
+    let c = unsafe { slice_mut(c, mat_len(m, n, ldc)) };
+    if alpha.is_zero() {
+        for j in 0..n {
+            scale_by_beta(&mut c[j * ldc..j * ldc + m], beta);
+        }
+        return;
+    }
+    let na = if side == Side::Left { m } else { n };
+    // SAFETY: A is na x na with leading dimension lda, B is m x n with ldb; both only read.
+    let (a, b) = unsafe { (slice(a, mat_len(na, na, lda)), slice(b, mat_len(m, n, ldb))) };
+    let mut full = Vec::with_capacity(na * na);
+    for j in 0..na {
+        for i in 0..na {
+            full.push(sym_at(herm, uplo, a, lda, i, j));
+        }
+    }
+    let no = Trans::No;
+    if side == Side::Left {
+        gemm_slices(no, no, m, n, m, alpha, &full, na, b, ldb, beta, c, ldc);
+    } else {
+        gemm_slices(no, no, m, n, n, alpha, b, ldb, &full, na, beta, c, ldc);
+    }
 }
