@@ -15,20 +15,38 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// The directory holding libhetblas.so (target/<profile>, next to this test's deps/).
+/// The directory holding libhetblas.so (target/<profile>, next to this test's deps/), after
+/// building it: cargo does not build a cdylib for integration tests, so the test does, with
+/// the test profile (whose artifacts are already there).
 fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .to_path_buf();
-    assert!(
-        dir.join("libhetblas.so").exists(),
-        "{} has no libhetblas.so (cargo builds it with this package's tests)",
-        dir.display()
-    );
-    dir
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "--profile",
+                "test",
+                "-p",
+                "hetblas-capi",
+            ])
+            .status()
+            .expect("run cargo to build libhetblas.so");
+        assert!(status.success(), "cargo build -p hetblas-capi failed");
+        let exe = std::env::current_exe().expect("test executable path");
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>")
+            .to_path_buf();
+        assert!(
+            dir.join("libhetblas.so").exists(),
+            "{} has no libhetblas.so",
+            dir.display()
+        );
+        dir
+    })
+    .clone()
 }
 
 struct Built {
@@ -39,7 +57,10 @@ struct Built {
 }
 
 fn cc(args: &[&str]) {
-    let out = Command::new("cc").args(args).output().expect("the system C compiler `cc`");
+    let out = Command::new("cc")
+        .args(args)
+        .output()
+        .expect("the system C compiler `cc`");
     assert!(
         out.status.success(),
         "cc {args:?} failed:\n{}",
@@ -56,22 +77,48 @@ fn built() -> &'static Built {
         std::fs::create_dir_all(&dir).unwrap();
         let s = |p: &Path| p.to_str().unwrap().to_string();
         let fixture = dir.join("libfixture.so");
-        cc(&["-O1", "-shared", "-fPIC", "-o", &s(&fixture), &s(&src.join("fixture.c"))]);
+        cc(&[
+            "-O1",
+            "-shared",
+            "-fPIC",
+            "-o",
+            &s(&fixture),
+            &s(&src.join("fixture.c")),
+        ]);
         let lib = lib_dir();
         // Linked against hetblas (as a program linked with -lhetblas), exporting its own
         // error handlers like a Fortran program linked against a BLAS does.
         let linked = dir.join("dropin_linked");
         cc(&[
-            "-O1", "-rdynamic", "-o", &s(&linked), &s(&src.join("dropin.c")),
-            &format!("-L{}", s(&lib)), "-lhetblas", &format!("-Wl,-rpath,{}", s(&lib)), "-lm",
+            "-O1",
+            "-rdynamic",
+            "-o",
+            &s(&linked),
+            &s(&src.join("dropin.c")),
+            &format!("-L{}", s(&lib)),
+            "-lhetblas",
+            &format!("-Wl,-rpath,{}", s(&lib)),
+            "-lm",
         ]);
         // Linked against the fixture only, for LD_PRELOAD=libhetblas.so.
         let preload = dir.join("dropin_preload");
         cc(&[
-            "-O1", "-DPRELOAD_ONLY", "-o", &s(&preload), &s(&src.join("dropin.c")),
-            &format!("-L{}", s(&dir)), "-lfixture", &format!("-Wl,-rpath,{}", s(&dir)), "-lm",
+            "-O1",
+            "-DPRELOAD_ONLY",
+            "-o",
+            &s(&preload),
+            &s(&src.join("dropin.c")),
+            &format!("-L{}", s(&dir)),
+            "-lfixture",
+            &format!("-Wl,-rpath,{}", s(&dir)),
+            "-lm",
         ]);
-        Built { dir, fixture, linked, preload }
+        Built {
+            dir,
+            fixture,
+            linked,
+            preload,
+        }
     })
 }
 
@@ -162,7 +209,12 @@ fn bad_arguments_reach_the_programs_handlers() {
 
 #[test]
 fn bad_arguments_without_host_blas() {
-    let out = run(&built().linked, "xerbla", false, &[("HETBLAS_CBLAS", "rust")]);
+    let out = run(
+        &built().linked,
+        "xerbla",
+        false,
+        &[("HETBLAS_CBLAS", "rust")],
+    );
     assert_ok(&out, "xerbla, HETBLAS_CBLAS=rust");
 }
 
