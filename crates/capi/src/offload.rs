@@ -59,9 +59,13 @@ pub fn verbose() -> bool {
 
 /// Whether a real GEMM of this shape passes the gate.
 pub fn wants_device(m: i64, n: i64, k: i64, elem_bytes: usize) -> bool {
+    passes(rule(), m, n, k, elem_bytes)
+}
+
+fn passes(rule: Rule, m: i64, n: i64, k: i64, elem_bytes: usize) -> bool {
     let (m, n, k) = (m as f64, n as f64, k as f64);
     let flops = 2.0 * m * n * k;
-    match rule() {
+    match rule {
         Rule::Flops(x) => flops >= x && flops > 0.0,
         Rule::Model {
             flops: min,
@@ -239,5 +243,40 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
             }
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{default_rule, passes, span, Rule};
+
+    #[test]
+    fn built_in_rule_needs_work_and_intensity() {
+        let wants_device = |m, n, k, b| passes(default_rule(), m, n, k, b);
+        assert!(!wants_device(64, 64, 64, 8), "0.5 MFLOP stays on the host");
+        assert!(
+            wants_device(4096, 4096, 4096, 8),
+            "137 GFLOP, 341 flop/B goes"
+        );
+        // Plenty of work, too little reuse: A alone is 20 GB for 40 GFLOP (2 flop/B).
+        assert!(!wants_device(50_000, 8, 50_000, 8));
+        // A skinny product with a dimension above 2^31: 0.5 flop/B.
+        assert!(!wants_device((1 << 31) + 7, 2, 2, 4));
+    }
+
+    #[test]
+    fn flop_threshold_replaces_the_rule() {
+        assert!(passes(Rule::Flops(0.0), 1, 1, 1, 8));
+        assert!(!passes(Rule::Flops(0.0), 1, 1, 0, 8), "no work, no offload");
+        assert!(passes(Rule::Flops(1e6), 50_000, 8, 50_000, 8));
+        assert!(!passes(Rule::Flops(1e6), 10, 10, 10, 8));
+    }
+
+    #[test]
+    fn span_counts_the_elements_blas_reads() {
+        assert_eq!(span(3, 2, 5), 8);
+        assert_eq!(span(0, 2, 5), 0);
+        assert_eq!(span(3, 0, 5), 0);
+        assert_eq!(span(50_000, 50_000, 50_000), 2_500_000_000);
     }
 }

@@ -219,3 +219,22 @@ pub unsafe extern "C" fn cblas_xerbla(info: c_int, rout: *const c_char, _form: *
     };
     print_cblas(info, &name);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::unswap;
+
+    #[test]
+    fn unswap_undoes_the_reference_row_major_numbering() {
+        // Row-major cblas_dgemm with a bad M is reported by the reference as 5 (N's place in
+        // the column-major call it makes); its handler shows 4.
+        assert_eq!(unswap("cblas_dgemm", 5), 4);
+        assert_eq!(unswap("cblas_dgemm", 11), 9);
+        assert_eq!(unswap("cblas_dgemm", 14), 14);
+        assert_eq!(unswap("cblas_zgerc", 8), 6);
+        assert_eq!(unswap("cblas_zher2", 6), 8);
+        assert_eq!(unswap("cblas_zher2k", 6), 6);
+        assert_eq!(unswap("cblas_strsm", 7), 6);
+        assert_eq!(unswap("cblas_ssyrk", 4), 4);
+    }
+}

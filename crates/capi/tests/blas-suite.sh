@@ -7,9 +7,12 @@
 #   LIBHETBLAS  the library (default: target/release/libhetblas.so)
 #   MODE        host      the host BLAS takes the calls (the default search)
 #               rust      HETBLAS_CBLAS=rust: hetblas-refblas answers every call
-#               emulated  two emulated devices take every real GEMM (HETBLAS_EMULATED=2,
-#                         HETBLAS_OFFLOAD_FLOPS=0)
-#               gpu       the machine's GPUs take the large calls (the built-in rule)
+#               emulated  two emulated devices (and nothing else) take every real GEMM
+#                         (HETBLAS_EMULATED=2 HETBLAS_BACKENDS=emulated HETBLAS_OFFLOAD_FLOPS=0)
+#               gpu       the machine's GPUs (and nothing else) take every real GEMM
+#                         (HETBLAS_BACKENDS=cuda,hip HETBLAS_OFFLOAD_FLOPS=0); the test
+#                         programs' matrices are small, so the built-in rule would keep
+#                         them all on the host
 #               (default: host rust emulated)
 # Environment:
 #   BLAS_TEST_DIR  where the test programs and their inputs are
@@ -59,10 +62,12 @@ run() {
 
 for mode in "${modes[@]}"; do
   case $mode in
-    host) unset HETBLAS_CBLAS HETBLAS_EMULATED HETBLAS_OFFLOAD_FLOPS || true ;;
-    rust) export HETBLAS_CBLAS=rust; unset HETBLAS_EMULATED HETBLAS_OFFLOAD_FLOPS || true ;;
-    emulated) unset HETBLAS_CBLAS || true; export HETBLAS_EMULATED=2 HETBLAS_OFFLOAD_FLOPS=0 ;;
-    gpu) unset HETBLAS_CBLAS HETBLAS_EMULATED HETBLAS_OFFLOAD_FLOPS || true ;;
+    host) unset HETBLAS_CBLAS HETBLAS_EMULATED HETBLAS_BACKENDS HETBLAS_OFFLOAD_FLOPS ;;
+    rust) export HETBLAS_CBLAS=rust; unset HETBLAS_EMULATED HETBLAS_BACKENDS HETBLAS_OFFLOAD_FLOPS ;;
+    emulated) unset HETBLAS_CBLAS
+      export HETBLAS_EMULATED=2 HETBLAS_BACKENDS=emulated HETBLAS_OFFLOAD_FLOPS=0 ;;
+    gpu) unset HETBLAS_CBLAS HETBLAS_EMULATED
+      export HETBLAS_BACKENDS=cuda,hip HETBLAS_OFFLOAD_FLOPS=0 ;;
     *) echo "unknown mode $mode" >&2; exit 2 ;;
   esac
   for p in s d c z; do

@@ -223,3 +223,43 @@ fn ilp64_symbols_compute() {
     let out = run(&built().linked, "ilp64", false, &[]);
     assert_ok(&out, "sgemm_64_");
 }
+
+#[test]
+fn header_compiles_and_links_both_widths() {
+    let b = built();
+    let lib = lib_dir();
+    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let src = b.dir.join("header.c");
+    std::fs::write(
+        &src,
+        "#include \"hetblas.h\"\n\
+         int main(void) {\n\
+           double a[4] = {1, 2, 3, 4}, c[4] = {0};\n\
+           cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1.0, a, 2, a, 2,\n\
+                       0.0, c, 2);\n\
+           return !(c[0] == 7 && c[1] == 10 && c[2] == 15 && c[3] == 22);\n\
+         }\n",
+    )
+    .unwrap();
+    for (name, def) in [
+        ("header32", "-DHETBLAS_LP64"),
+        ("header64", "-DHETBLAS_ILP64"),
+    ] {
+        let exe = b.dir.join(name);
+        cc(&[
+            "-Wall",
+            "-Werror",
+            def,
+            "-I",
+            inc.to_str().unwrap(),
+            "-o",
+            exe.to_str().unwrap(),
+            src.to_str().unwrap(),
+            &format!("-L{}", lib.display()),
+            "-lhetblas",
+            &format!("-Wl,-rpath,{}", lib.display()),
+        ]);
+        let out = run(&exe, "", false, &[]);
+        assert_ok(&out, name);
+    }
+}
