@@ -62,12 +62,12 @@ run() {
 
 for mode in "${modes[@]}"; do
   case $mode in
-    host) unset HETBLAS_CBLAS HETBLAS_EMULATED HETBLAS_BACKENDS HETBLAS_OFFLOAD_FLOPS ;;
+    host) unset HETBLAS_EMULATED HETBLAS_BACKENDS HETBLAS_OFFLOAD_FLOPS ;;
     rust) export HETBLAS_CBLAS=rust; unset HETBLAS_EMULATED HETBLAS_BACKENDS HETBLAS_OFFLOAD_FLOPS ;;
     emulated) unset HETBLAS_CBLAS
       export HETBLAS_EMULATED=2 HETBLAS_BACKENDS=emulated HETBLAS_OFFLOAD_FLOPS=0 ;;
     gpu) unset HETBLAS_CBLAS HETBLAS_EMULATED
-      export HETBLAS_BACKENDS=cuda,hip HETBLAS_OFFLOAD_FLOPS=0 ;;
+      export HETBLAS_BACKENDS=${BACKENDS:-cuda,hip} HETBLAS_OFFLOAD_FLOPS=0 ;;
     *) echo "unknown mode $mode" >&2; exit 2 ;;
   esac
   for p in s d c z; do
