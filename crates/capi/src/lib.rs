@@ -18,7 +18,9 @@
 //! 3. Everything else goes to the host BLAS ([`host`]): a library loaded with `RTLD_DEEPBIND`,
 //!    its symbols taken through its handle, resolved once: a plain indirect call. Without a
 //!    host BLAS (or with `HETBLAS_CBLAS=rust`) hetblas-refblas answers.
-//! 4. A device failure is reported (`HETBLAS_VERBOSE=1`: always) and the call completes on the
+//! 4. A large GEMM whose operands are CUDA device memory is detected ([`device_ptr`]) and
+//!    refused loudly, never read on the host.
+//! 5. A device failure is reported (`HETBLAS_VERBOSE=1`: always) and the call completes on the
 //!    host with a correct result.
 //!
 //! ## Layout
@@ -30,6 +32,7 @@
 mod abi;
 pub mod cblas;
 pub mod cblas1;
+pub mod device_ptr;
 pub mod elem;
 pub mod functions;
 pub mod host;

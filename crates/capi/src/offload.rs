@@ -179,6 +179,18 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
         }
         return false;
     }
+    if let Some(which) = crate::device_ptr::first_device_operand(&[
+        ("A", a as usize),
+        ("B", b as usize),
+        ("C", c as usize),
+    ]) {
+        eprintln!(
+            "hetblas: {name} {m}x{n}x{k}: {which} is GPU device memory; hetblas cannot yet \
+             compute on device operands it did not allocate, and does not read them on the \
+             host: the call was NOT performed"
+        );
+        return true;
+    }
     let Some(_active) = Active::enter() else {
         if verbose() {
             eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS (the device path is busy)");
