@@ -15,10 +15,16 @@
 //!   arithmetic is in `usize`/`isize`, so operands of more than 2^31 elements work.
 //! - Quick returns and the reading rules are the reference's: `n <= 0` (or any zero dimension)
 //!   returns at once, `beta == 0` overwrites without reading (NaN in C does not survive), `alpha ==
-//!   0` does not read A, B or x. Unlike the oldest reference versions, no zero entry of x or B is
-//!   skipped, so NaN and Inf propagate as IEEE arithmetic says.
-//! - GEMM of any useful size runs on the `gemm` crate's blocked kernels; the other Level 3 routines
-//!   run in column-oriented loops (unit-stride innermost).
+//!   0` does not read A, B or x. No zero entry of x, y or B is skipped, though the reference skips
+//!   some (in TRMV, GER, SYRK, TRMM, ...): results differ only where such a zero would multiply an
+//!   Inf or NaN, which here propagates as IEEE arithmetic says.
+//! - GEMM above 32^3 multiply-adds runs on the `gemm` crate's blocked kernels (threads from rayon's
+//!   global pool); SYMM/HEMM expand A's triangle and call it; SYRK/HERK/SYR2K/HER2K and TRMM/TRSM
+//!   from order 128 work by blocks of 64, the diagonal blocks in the reference's loops and the rest
+//!   through GEMM. Smaller calls, and Level 1 and 2, run in the reference's column-oriented loops.
+//! - Where the reference's behaviour and correctness part: ROTMG keeps H explicit across
+//!   several rescalings (see [`rotmg`]); NRM2 follows the current reference (nrm2.f90: a negative
+//!   increment walks from the end, `incx == 0` reads `x_1` n times).
 
 pub use num_complex;
 

@@ -223,6 +223,12 @@ pub unsafe fn rotm<R: Real>(n: i64, x: *mut R, incx: i64, y: *mut R, incy: i64, 
 /// `(sqrt(d1)*x1, sqrt(d2)*y1)`; updates `d1`, `d2`, `x1` and writes `param` (flag, h11, h21,
 /// h12, h22; the entries the flag implies are left as they were), rescaling by 4096 to keep `d1`
 /// and `d2` within `[4096^-2, 4096^2]`, as the reference does.
+///
+/// One deliberate difference: the reference's rescaling loops set h21 = -1 and h12 = 1 on every
+/// pass whose flag is not 0, also when H is already explicit (a second pass, or the d2 loop after
+/// the d1 loop), which discards the scaled entries; here H is made explicit once, so H stays the
+/// transformation whenever more than one rescaling is needed. With a single rescaling (all the
+/// reference's test cases) the results are the same.
 pub fn rotmg<R: Real>(d1: &mut R, d2: &mut R, x1: &mut R, y1: R, param: &mut [R; 5]) {
     let (zero, one) = (R::zero(), R::one());
     let gam = R::from_f64(4096.0);
@@ -276,7 +282,7 @@ pub fn rotmg<R: Real>(d1: &mut R, d2: &mut R, x1: &mut R, y1: R, param: &mut [R;
             *d1 = temp;
             *x1 = y1 * u;
         }
-        // Make H explicit (flag -1) before it is rescaled.
+        // Make H explicit (flag -1) before it is first rescaled; an explicit H is kept.
         let explicit = |flag: &mut R, h11: &mut R, h12: &mut R, h21: &mut R, h22: &mut R| {
             if *flag == zero {
                 *h11 = one;

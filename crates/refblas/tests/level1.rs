@@ -217,6 +217,15 @@ fn mixed_precision_dots() {
             (plain as f64 - exact).abs() <= 1e-5 * (n as f64 + 1.0),
             "sdot n={n}"
         );
+        // DDOT on the same values widened: exact products, f64 rounding of the sum.
+        let xd: Vec<f64> = x.data.iter().map(|&v| v as f64).collect();
+        let yd: Vec<f64> = y.data.iter().map(|&v| v as f64).collect();
+        // SAFETY: the widened copies have the layout of x and y.
+        let ddot = unsafe { rb::dot(n as i64, xd.as_ptr(), incx, yd.as_ptr(), incy) };
+        assert!(
+            (ddot - exact).abs() <= 1e-14 * (n as f64 + 1.0),
+            "ddot n={n}"
+        );
     }
 }
 
@@ -449,6 +458,13 @@ fn rotm_every_flag_and_increment() {
 
 #[test]
 fn rotmg_zeroes_the_second_component() {
+    rotmg_cases::<f64>(1e-12);
+    rotmg_cases::<f32>(1e-5);
+    rotmg_special_cases();
+}
+
+/// The property cases in precision R, checked in f64 with relative tolerance `tol`.
+fn rotmg_cases<R: Real>(tol: f64) {
     // (d1, d2, x1, y1), covering flag 0, flag 1, the rescaling loops, d1 < 0 and p2 == 0.
     let cases = [
         (0.5, 0.25, 1.0, 0.3),
@@ -460,22 +476,32 @@ fn rotmg_zeroes_the_second_component() {
         (4.0, -2.0, 1.0, 1.0),
     ];
     for (d1_0, d2_0, x1_0, y1) in cases {
-        let ctx = format!("rotmg d1={d1_0} d2={d2_0} x1={x1_0} y1={y1}");
-        let (mut d1, mut d2, mut x1) = (d1_0, d2_0, x1_0);
-        let mut p = [9.0; 5];
-        rb::rotmg(&mut d1, &mut d2, &mut x1, y1, &mut p);
+        let ctx = format!(
+            "rotmg {} d1={d1_0} d2={d2_0} x1={x1_0} y1={y1}",
+            type_name::<R>()
+        );
+        let f = R::from_f64;
+        // The inputs as R holds them.
+        let (d1_0, d2_0, x1_0, y1) = (
+            f(d1_0).to_f64(),
+            f(d2_0).to_f64(),
+            f(x1_0).to_f64(),
+            f(y1).to_f64(),
+        );
+        let (mut d1r, mut d2r, mut x1r) = (f(d1_0), f(d2_0), f(x1_0));
+        let mut pr = [f(9.0); 5];
+        rb::rotmg(&mut d1r, &mut d2r, &mut x1r, f(y1), &mut pr);
+        let (d1, d2, x1) = (d1r.to_f64(), d2r.to_f64(), x1r.to_f64());
+        let p = pr.map(|v| v.to_f64());
         let h = h_of(&p);
         // H (x1, y1) = (x1', 0).
         let hx = h[0][0] * x1_0 + h[0][1] * y1;
         let hy = h[1][0] * x1_0 + h[1][1] * y1;
         assert!(
-            hy.abs() <= 1e-12 * x1_0.abs().max(y1.abs()),
+            hy.abs() <= tol * x1_0.abs().max(y1.abs()),
             "{ctx}: second component {hy}"
         );
-        assert!(
-            (hx - x1).abs() <= 1e-12 * x1.abs(),
-            "{ctx}: x1 {x1} vs {hx}"
-        );
+        assert!((hx - x1).abs() <= tol * x1.abs(), "{ctx}: x1 {x1} vs {hx}");
         // H^T D' H = D: the scaled rotation is orthogonal.
         for (r, cc) in [(0, 0), (0, 1), (1, 1)] {
             let v = h[0][r] * d1 * h[0][cc] + h[1][r] * d2 * h[1][cc];
@@ -487,7 +513,7 @@ fn rotmg_zeroes_the_second_component() {
                 d2_0
             };
             assert!(
-                (v - want).abs() <= 1e-12 * d1_0.max(d2_0),
+                (v - want).abs() <= tol * d1_0.max(d2_0),
                 "{ctx}: (H^T D' H)({r},{cc}) = {v}"
             );
         }
@@ -499,6 +525,9 @@ fn rotmg_zeroes_the_second_component() {
             );
         }
     }
+}
+
+fn rotmg_special_cases() {
     // d1 < 0: everything zeroed, flag -1.
     let (mut d1, mut d2, mut x1) = (-1.0f64, 2.0, 3.0);
     let mut p = [9.0; 5];

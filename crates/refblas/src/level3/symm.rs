@@ -1,14 +1,18 @@
 //! SYMM and HEMM: a symmetric or Hermitian matrix times a general one.
 //!
-//! The referenced triangle of A is expanded into a full square matrix (the diagonal's imaginary
-//! part dropped for HEMM, as the reference does), and the product runs through GEMM. The
-//! expansion reads exactly the elements the reference reads, and costs `na^2` of the `na^2 * n`
-//! work.
+//! The referenced triangle of A is expanded, a panel of PANEL columns (side 'L') or rows (side
+//! 'R') at a time, into full storage (the diagonal's imaginary part dropped for HEMM, as the
+//! reference does), and each panel's product runs through GEMM. The expansion reads exactly the
+//! elements the reference reads, costs `na^2` of the `na^2 * n` work, and holds at most
+//! `na * PANEL` elements, so a huge A is not copied whole.
 
 use crate::level3::gemm::gemm_slices;
 use crate::options::{lsame, Side, Trans, Uplo};
 use crate::scalar::Scalar;
 use crate::strided::{mat_len, max1, scale_by_beta, slice, slice_mut};
+
+/// Width of the expanded panels of A.
+const PANEL: usize = 256;
 
 /// Argument check of SYMM (SIDE 1, UPLO 2, M 3, N 4, LDA 7, LDB 9, LDC 12).
 pub fn symm_check(side: u8, uplo: u8, m: i64, n: i64, lda: i64, ldb: i64, ldc: i64) -> i32 {
@@ -165,16 +169,56 @@ unsafe fn symm_or_hemm<T: Scalar>(
     let na = if side == Side::Left { m } else { n };
     // SAFETY: A is na x na with leading dimension lda, B is m x n with ldb; both only read.
     let (a, b) = unsafe { (slice(a, mat_len(na, na, lda)), slice(b, mat_len(m, n, ldb))) };
-    let mut full = Vec::with_capacity(na * na);
-    for j in 0..na {
-        for i in 0..na {
-            full.push(sym_at(herm, uplo, a, lda, i, j));
-        }
-    }
+    // A's columns (side 'L') or rows (side 'R') by panels of PANEL, each expanded and multiplied
+    // through GEMM: C = alpha * sum_P A(:, P) B(P, :) (or B(:, P) A(P, :)) + beta * C, with beta
+    // applied by the first panel only.
     let no = Trans::No;
-    if side == Side::Left {
-        gemm_slices(no, no, m, n, m, alpha, &full, na, b, ldb, beta, c, ldc);
-    } else {
-        gemm_slices(no, no, m, n, n, alpha, b, ldb, &full, na, beta, c, ldc);
+    let mut panel = Vec::with_capacity(na * PANEL.min(na));
+    for p0 in (0..na).step_by(PANEL) {
+        let p1 = (p0 + PANEL).min(na);
+        let w = p1 - p0;
+        let beta_p = if p0 == 0 { beta } else { T::one() };
+        panel.clear();
+        if side == Side::Left {
+            // A(:, P), na x w, leading dimension na.
+            for j in p0..p1 {
+                panel.extend((0..na).map(|i| sym_at(herm, uplo, a, lda, i, j)));
+            }
+            gemm_slices(
+                no,
+                no,
+                m,
+                n,
+                w,
+                alpha,
+                &panel,
+                na,
+                &b[p0..],
+                ldb,
+                beta_p,
+                c,
+                ldc,
+            );
+        } else {
+            // A(P, :), w x na, leading dimension w.
+            for j in 0..na {
+                panel.extend((p0..p1).map(|i| sym_at(herm, uplo, a, lda, i, j)));
+            }
+            gemm_slices(
+                no,
+                no,
+                m,
+                n,
+                w,
+                alpha,
+                &b[p0 * ldb..],
+                ldb,
+                &panel,
+                w,
+                beta_p,
+                c,
+                ldc,
+            );
+        }
     }
 }
