@@ -220,6 +220,37 @@ pub unsafe extern "C" fn cblas_xerbla(info: c_int, rout: *const c_char, _form: *
     print_cblas(info, &name);
 }
 
+/// The reference BLAS's LSAME: whether two characters are equal regardless of case (LAPACK
+/// built against a libblas.so.3 calls it there).
+///
+/// # Safety
+/// Both pointers point to a readable character.
+#[no_mangle]
+pub unsafe extern "C" fn lsame_(ca: *const c_char, cb: *const c_char) -> c_int {
+    // SAFETY: per the contract above.
+    let (a, b) = unsafe { (*ca as u8, *cb as u8) };
+    c_int::from(a.eq_ignore_ascii_case(&b))
+}
+
+/// The reference BLAS's XERBLA_ARRAY: XERBLA for callers holding the name as a character
+/// array of `srname_len` elements (C callers of LAPACK).
+///
+/// # Safety
+/// `srname` points to `*srname_len` readable bytes; `srname_len` and `info` are valid.
+#[no_mangle]
+pub unsafe extern "C" fn xerbla_array_(
+    srname: *const c_char,
+    srname_len: *const i32,
+    info: *const i32,
+) {
+    // SAFETY: per the contract above.
+    let (len, info) = unsafe { ((*srname_len).clamp(0, 32) as usize, *info) };
+    // SAFETY: `len` readable bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(srname.cast::<u8>(), len) };
+    let name = String::from_utf8_lossy(bytes).trim_end().to_string();
+    report::<i32>(&name, info);
+}
+
 #[cfg(test)]
 mod tests {
     use super::unswap;

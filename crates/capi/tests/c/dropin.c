@@ -15,6 +15,8 @@ void sgemm_64_(const char *, const char *, const int64_t *, const int64_t *, con
 void dgemv_(const char *, const int *, const int *, const double *, const double *,
             const int *, const double *, const int *, const double *, double *, const int *,
             size_t);
+int lsame_(const char *, const char *, size_t, size_t);
+void xerbla_array_(const char *, const int *, const int *, size_t);
 void cblas_dgemm(int, int, int, int, int, int, double, const double *, int, const double *,
                  int, double, double *, int);
 void cblas_dgemm64_(int, int, int, int64_t, int64_t, int64_t, double, const double *, int64_t,
@@ -126,6 +128,16 @@ int main(int argc, char **argv) {
     cblas_dgemm64_(102, 111, 111, 2, 2, 2, 1.0, a, 1, a, 2, 1.0, c, 2);
     if (seen_calls != 6 || seen_info != 9) {
       printf("cblas_dgemm64_ lda=1: saw %ld (want 9)\n", seen_info);
+      return 1;
+    }
+    if (!lsame_("t", "T", 1, 1) || lsame_("N", "T", 1, 1)) {
+      printf("lsame_ is wrong\n");
+      return 1;
+    }
+    int len = 6, info = 4;
+    xerbla_array_("ZGEQRFXX", &len, &info, 8);
+    if (seen_calls != 7 || strcmp(seen_name, "ZGEQRF") || seen_info != 4) {
+      printf("xerbla_array_: saw %s %ld (want ZGEQRF 4)\n", seen_name, seen_info);
       return 1;
     }
     for (int i = 0; i < 4; i++)
