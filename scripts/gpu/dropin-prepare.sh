@@ -2,7 +2,8 @@
 # Prepares what scripts/gpu/dropin.sh needs on the GPU machine (run here, from the repository
 # root): libhetblas.so and the large-index test program in .device/capi/, and Debian bookworm's
 # Python 3.11, NumPy, reference BLAS test programs and OpenBLAS as .deb files in .debs/
-# (git-ignored; about 20 MB). Carry .device and .debs.
+# (git-ignored; about 20 MB). Carry .device and .debs. Run it after ../shared/tools/device-bundle,
+# which empties .device/.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 cargo build --release -q -p hetblas -p hetblas-capi
