@@ -98,8 +98,15 @@ err = np.max(np.abs(c[i, j] - ref) / (np.abs(a[i, :]) @ np.abs(b[:, j])).diagona
 t = sorted(ts)[1]
 print(f"numpy a @ b n={n}: median {t:.3f} s, {2*n**3/t/1e12:.2f} TFLOP/s, sampled max rel err {err:.1e}")
 PY
-  "${pyenv[@]}" LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 "$py" "$OUT/big.py" 2> "$OUT/big.err" | tee -a "$report"
-  grep -m3 "runtime started\|devices \[" "$OUT/big.err" | tee -a "$report"
+  # NumPy allocates a fresh C for every product: page-locking it each time (the default) and
+  # copying through pinned staging buffers (HETBLAS_PIN=staging) are both measured.
+  for pin in default staging; do
+    pinenv=(); [ $pin = staging ] && pinenv=(HETBLAS_PIN=staging)
+    say "host buffers: $pin"
+    "${pyenv[@]}" "${pinenv[@]}" LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 "$py" "$OUT/big.py" \
+      2> "$OUT/big-$pin.err" | tee -a "$report"
+    grep -m3 "runtime started\|devices \[\|failed" "$OUT/big-$pin.err" | tee -a "$report"
+  done
   say "-- hetblas CLI, the same GEMM"
   (export LD_LIBRARY_PATH=$libpath HETBLAS_CBLAS=$openblas; "$CLI" gemm --size "$N" --dtype f64 --reps 3) 2>&1 | tail -3 | tee -a "$report"
   cat > "$OUT/small.py" <<PY
