@@ -107,12 +107,18 @@ pub fn report_cblas(name: &str, info: i32, row_major: bool) {
         print_cblas(info, name);
         return;
     }
-    type CblasXerbla = unsafe extern "C" fn(c_int, *const c_char, *const c_char, ...);
-    // SAFETY: the program's `void cblas_xerbla(int info, const char *rout, const char *form,
-    // ...)`, found by name.
+    // A program built for 64-bit CBLAS integers (the `ilp64` library) declares
+    // `cblas_xerbla(int64_t info, ...)`.
+    #[cfg(not(feature = "ilp64"))]
+    type Info = c_int;
+    #[cfg(feature = "ilp64")]
+    type Info = i64;
+    type CblasXerbla = unsafe extern "C" fn(Info, *const c_char, *const c_char, ...);
+    // SAFETY: the program's `void cblas_xerbla(CBLAS_INT info, const char *rout, const char
+    // *form, ...)`, found by name.
     let f: CblasXerbla = unsafe { std::mem::transmute::<usize, CblasXerbla>(addr) };
     // SAFETY: valid C strings; the format has no conversions.
-    unsafe { f(info, cname.as_ptr(), c"".as_ptr()) };
+    unsafe { f(Info::from(info), cname.as_ptr(), c"".as_ptr()) };
 }
 
 fn print_cblas(info: i32, name: &str) {
