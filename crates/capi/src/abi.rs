@@ -1,0 +1,247 @@
+//! The macros that turn one definition per routine into its generic Rust implementation and
+//! its Fortran entry points (LP64 `dgemm_`, ILP64 `dgemm_64_`, for every precision).
+//!
+//! A routine is written once as its argument list in Fortran order, each argument tagged with
+//! its kind:
+//! - `c`: a character option (`u8` inside; `*const c_char` in the ABI; hidden lengths unread),
+//! - `i`: an integer (`i64` inside; `*const i32` or `*const i64` in the ABI),
+//! - `v`: a scalar of the routine's type (by value inside, by reference in the ABI),
+//! - `r`: a real scalar of the routine's precision (HERK's alpha, CSSCAL's alpha, ...),
+//! - `p` / `m`: an array read / written.
+//!
+//! The generated implementation checks the arguments (the reference's own order and parameter
+//! numbers, from hetblas-refblas), gives the call to the device path where the routine has one,
+//! then calls the host BLAS through its handle (ints narrowed to 32 bits; a call whose ints do
+//! not fit goes to refblas) or, with no host BLAS, hetblas-refblas.
+
+/// The type of an argument inside hetblas.
+macro_rules! rty {
+    (c, $T:ty) => { u8 };
+    (i, $T:ty) => { i64 };
+    (v, $T:ty) => { $T };
+    (r, $T:ty) => { <$T as hetblas_refblas::Scalar>::Real };
+    (p, $T:ty) => { *const $T };
+    (m, $T:ty) => { *mut $T };
+}
+
+/// The type of an argument in the Fortran ABI, with integer type `$I`.
+macro_rules! fty {
+    (c, $T:ty, $I:ty) => { *const std::ffi::c_char };
+    (i, $T:ty, $I:ty) => { *const $I };
+    (v, $T:ty, $I:ty) => { *const $T };
+    (r, $T:ty, $I:ty) => { *const <$T as hetblas_refblas::Scalar>::Real };
+    (p, $T:ty, $I:ty) => { *const $T };
+    (m, $T:ty, $I:ty) => { *mut $T };
+}
+
+/// A Fortran argument read into its inside value (integers widened to i64).
+macro_rules! fval {
+    (c, $x:ident) => {
+        *$x as u8
+    };
+    (i, $x:ident) => {
+        *$x as i64
+    };
+    (v, $x:ident) => {
+        *$x
+    };
+    (r, $x:ident) => {
+        *$x
+    };
+    (p, $x:ident) => {
+        $x
+    };
+    (m, $x:ident) => {
+        $x
+    };
+}
+
+/// The type of an argument in the host's LP64 Fortran ABI.
+macro_rules! hty {
+    (c, $T:ty) => { *const u8 };
+    (i, $T:ty) => { *const i32 };
+    (v, $T:ty) => { *const $T };
+    (r, $T:ty) => { *const <$T as hetblas_refblas::Scalar>::Real };
+    (p, $T:ty) => { *const $T };
+    (m, $T:ty) => { *mut $T };
+    (q, $T:ty) => { *mut <$T as hetblas_refblas::Scalar>::Real };
+}
+
+/// An inside value passed to the host's LP64 Fortran ABI (by reference to a temporary that
+/// lives until the end of the call statement; integers were checked to fit by `fits!`).
+macro_rules! harg {
+    (c, $x:ident) => {
+        &$x as *const u8
+    };
+    (i, $x:ident) => {
+        &($x as i32) as *const i32
+    };
+    (v, $x:ident) => {
+        &$x as *const _
+    };
+    (r, $x:ident) => {
+        &$x as *const _
+    };
+    (p, $x:ident) => {
+        $x
+    };
+    (m, $x:ident) => {
+        $x
+    };
+    (q, $x:ident) => {
+        $x
+    };
+}
+
+/// Whether an inside value fits the host's LP64 ABI.
+macro_rules! fits {
+    (i, $x:ident) => {
+        i32::try_from($x).is_ok()
+    };
+    ($k:ident, $x:ident) => {
+        true
+    };
+}
+
+/// Calls host symbol `$sym` (a [`crate::symbols::Sym`]) for type `$T` with the given arguments
+/// when the host has it and the integers fit; evaluates to `Some(result)` or `None`.
+macro_rules! call_host {
+    ($T:ty, $sym:expr, $ret:ty; $($k:ident $a:ident),*) => {{
+        match crate::host::host().and_then(|h| h.addr(crate::symbols::index::<$T>($sym))) {
+            Some(addr) if $(fits!($k, $a) &&)* !crate::host::InHost::active() => {
+                let _in_host = crate::host::InHost::enter();
+                // SAFETY: `addr` is the host library's routine of this name for this type; its
+                // prototype is the reference BLAS one written here (all by reference, int =
+                // i32, four hidden character lengths at the end, which callees with fewer
+                // character arguments ignore). The caller's arguments passed the reference
+                // checks, so the host never reports an error in our place.
+                let f = unsafe {
+                    std::mem::transmute::<
+                        usize,
+                        unsafe extern "C" fn($(hty!($k, $T)),*, usize, usize, usize, usize) -> $ret,
+                    >(addr)
+                };
+                // SAFETY: as above; the pointers are the caller's, under the BLAS contract.
+                Some(unsafe { f($(harg!($k, $a)),*, 1, 1, 1, 1) })
+            }
+            _ => None,
+        }
+    }};
+}
+
+/// Catches a panic at an entry point: nothing unwinds into C or Fortran.
+pub(crate) fn guard<R: Default>(name: &str, f: impl FnOnce() -> R) -> R {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => {
+            eprintln!("hetblas: internal error (panic) in {name}; the call did nothing further");
+            R::default()
+        }
+    }
+}
+
+/// One BLAS subroutine: its generic implementation (in the calling module) and its Fortran
+/// entries for each `symbol type` pair, LP64 and ILP64.
+///
+/// `check(..)` names the arguments the reference checks (hetblas-refblas's `<name>_check`);
+/// `offload(hook)` names the [`crate::elem::Elem`] method that may take the call to a device.
+macro_rules! subroutine {
+    (
+        $name:ident [$($sym:ident $T:ty),+]
+        $(bound($bound:path))?
+        $(check($($chk:ident),*))?
+        $(checkt($($chkt:ident),*))?
+        $(offload($hook:ident))?
+        ($($args:tt)*)
+    ) => {
+        subroutine!(@fn $name [$($bound)?] [$(($($chk),*))?] [$(($($chkt),*))?] [$($hook)?]
+            ($($args)*) ($($args)*));
+        subroutine!(@entries $name ($($args)*) [$($sym $T),+]);
+    };
+    (@entries $name:ident $args:tt [$($sym:ident $T:ty),+]) => {
+        paste::paste! {
+            $(
+                fortran_entry!($name, [<$sym _>], $sym, $T, crate::abi::LpInt; $args);
+                #[cfg(not(feature = "ilp64"))]
+                fortran_entry!($name, [<$sym _64_>], $sym, $T, i64; $args);
+            )+
+        }
+    };
+    (
+        @fn $name:ident [$($bound:path)?] [$(($($chk:ident),*))?] [$(($($chkt:ident),*))?]
+        [$($hook:ident)?] $args:tt ($($k:ident $a:ident),* $(,)?)
+    ) => {
+        paste::paste! {
+            #[doc = concat!("The reference BLAS `", stringify!($name), "`, checked, then on the \
+                device, host or pure-Rust path. `Err(p)`: parameter `p` is invalid.")]
+            ///
+            /// # Safety
+            /// The arrays satisfy the reference BLAS contract for the given dimensions.
+            #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+            pub unsafe fn $name<T: crate::elem::Elem $(+ $bound)?>($($a: rty!($k, T)),*) -> Result<(), i32> {
+                $(
+                    let info = hetblas_refblas::[<$name _check>]($($chk),*);
+                    if info != 0 {
+                        return Err(info);
+                    }
+                )?
+                $(
+                    let info = hetblas_refblas::[<$name _check>]::<T>($($chkt),*);
+                    if info != 0 {
+                        return Err(info);
+                    }
+                )?
+                $(
+                    if hook_call!(T, $hook, $args) {
+                        return Ok(());
+                    }
+                )?
+                if call_host!(T, crate::symbols::Sym::[<$name:upper>], (); $($k $a),*).is_none() {
+                    // SAFETY: checked above; the caller upholds the array contract.
+                    unsafe { hetblas_refblas::$name::<T>($($a),*) };
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+/// Calls a device hook with a routine's arguments.
+macro_rules! hook_call {
+    ($T:ident, $hook:ident, ($($k:ident $a:ident),* $(,)?)) => {
+        // SAFETY: the arguments passed the reference checks; the caller upholds the array
+        // contract.
+        unsafe { $T::$hook($($a),*) }
+    };
+}
+
+/// One Fortran entry point: read the arguments, run the implementation, report a bad argument
+/// through `xerbla_`.
+macro_rules! fortran_entry {
+    ($name:ident, $export:ident, $sym:ident, $T:ty, $I:ty; ($($k:ident $a:ident),* $(,)?)) => {
+        paste::paste! {
+            #[doc = concat!("Fortran `", stringify!([<$sym:upper>]), "`.")]
+            ///
+            /// # Safety
+            /// The reference BLAS contract.
+            #[no_mangle]
+            #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+            pub unsafe extern "C" fn $export($($a: fty!($k, $T, $I)),*) {
+                crate::abi::guard(stringify!($export), || {
+                    // SAFETY: the Fortran caller passes valid references (the BLAS contract).
+                    let r = unsafe { $name::<$T>($(fval!($k, $a)),*) };
+                    if let Err(info) = r {
+                        crate::xerbla::report::<$I>(stringify!([<$sym:upper>]), info);
+                    }
+                })
+            }
+        }
+    };
+}
+
+/// The integer type of the unsuffixed symbols.
+#[cfg(not(feature = "ilp64"))]
+pub type LpInt = i32;
+/// The integer type of the unsuffixed symbols.
+#[cfg(feature = "ilp64")]
+pub type LpInt = i64;

@@ -1,0 +1,92 @@
+//! The four BLAS element types as hetblas's C ABI sees them.
+
+use hetblas_refblas::num_complex::{Complex32, Complex64};
+use hetblas_refblas::Scalar;
+
+/// f32, f64, Complex32, Complex64: their column in the symbol table, how CBLAS passes their
+/// scalars, and which routines have a device path for them.
+pub trait Elem: Scalar {
+    /// 0 = S, 1 = D, 2 = C, 3 = Z.
+    const IDX: usize;
+    /// How CBLAS passes alpha and beta: by value for a real type, by pointer for a complex one.
+    type CScalar: Copy;
+    /// Reads a CBLAS scalar.
+    ///
+    /// # Safety
+    /// For a complex type, `v` points to a valid value.
+    unsafe fn cscalar(v: Self::CScalar) -> Self;
+
+    /// Runs GEMM on the devices when the routing table sends it there and the model predicts a
+    /// gain; `false` leaves the call to the host path (also after a device failure, which it
+    /// reports when verbose). Complex GEMM has no device path yet.
+    ///
+    /// # Safety
+    /// The arguments passed the reference checks and the arrays satisfy the BLAS contract.
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+    unsafe fn offload_gemm(
+        _ta: u8,
+        _tb: u8,
+        _m: i64,
+        _n: i64,
+        _k: i64,
+        _alpha: Self,
+        _a: *const Self,
+        _lda: i64,
+        _b: *const Self,
+        _ldb: i64,
+        _beta: Self,
+        _c: *mut Self,
+        _ldc: i64,
+    ) -> bool {
+        false
+    }
+}
+
+macro_rules! real_elem {
+    ($T:ty, $idx:literal) => {
+        impl Elem for $T {
+            const IDX: usize = $idx;
+            type CScalar = $T;
+            unsafe fn cscalar(v: $T) -> $T {
+                v
+            }
+            unsafe fn offload_gemm(
+                ta: u8,
+                tb: u8,
+                m: i64,
+                n: i64,
+                k: i64,
+                alpha: $T,
+                a: *const $T,
+                lda: i64,
+                b: *const $T,
+                ldb: i64,
+                beta: $T,
+                c: *mut $T,
+                ldc: i64,
+            ) -> bool {
+                // SAFETY: forwarded contract.
+                unsafe {
+                    crate::offload::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+                }
+            }
+        }
+    };
+}
+real_elem!(f32, 0);
+real_elem!(f64, 1);
+
+macro_rules! complex_elem {
+    ($T:ty, $idx:literal) => {
+        impl Elem for $T {
+            const IDX: usize = $idx;
+            type CScalar = *const $T;
+            unsafe fn cscalar(v: *const $T) -> $T {
+                // SAFETY: the caller passes a valid pointer (the CBLAS contract).
+                unsafe { *v }
+            }
+        }
+    };
+}
+complex_elem!(Complex32, 2);
+complex_elem!(Complex64, 3);

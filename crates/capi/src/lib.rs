@@ -1,0 +1,42 @@
+//! # libhetblas.so: a drop-in BLAS
+//!
+//! The whole reference BLAS interface (every Level 1, 2 and 3 routine in S, D, C and Z, and the
+//! mixed ones: `dsdot`, `sdsdot`, `scasum`, `icamax`, `scabs1`, ...) with the gfortran calling
+//! convention, and the whole CBLAS interface (`cblas_*`, row- and column-major), each in LP64
+//! (unsuffixed symbols, 32-bit integers) and ILP64 (OpenBLAS's suffix: `dgemm_64_`,
+//! `cblas_dgemm64_`). With the `ilp64` feature the unsuffixed symbols take 64-bit integers and
+//! there are no suffixed ones, like Debian's `libblas64.so.3`.
+//!
+//! Preload it (`LD_PRELOAD=libhetblas.so program`) or link it; nothing is configured.
+//!
+//! ## Where a call goes
+//! 1. Its arguments are checked as the reference checks them (hetblas-refblas's checks, same
+//!    order, same parameter numbers). A bad one calls `xerbla_` (or `cblas_xerbla`), looked up
+//!    at the global scope so a program's own handler wins, and the call does nothing else.
+//! 2. Routines with a device path (real GEMM today; see [`routines`]) go to the hetblas
+//!    Runtime when [`offload`]'s rule says the devices gain. The Runtime starts then, once.
+//! 3. Everything else goes to the host BLAS ([`host`]): a library loaded with `RTLD_DEEPBIND`,
+//!    its symbols taken through its handle, resolved once: a plain indirect call. Without a
+//!    host BLAS (or with `HETBLAS_CBLAS=rust`) hetblas-refblas answers.
+//! 4. A large GEMM whose operands are CUDA device memory is detected ([`device_ptr`]) and
+//!    refused loudly, never read on the host.
+//! 5. A device failure is reported (`HETBLAS_VERBOSE=1`: always) and the call completes on the
+//!    host with a correct result.
+//!
+//! ## Layout
+//! `abi` (the macros that generate the entries), `routines` (one line per routine),
+//! `functions` (the Level 1 functions), `cblas` / `cblas1` (CBLAS), `xerbla`, `host`,
+//! `offload`, `elem` (the four element types), `symbols` (the host symbol table).
+
+#[macro_use]
+mod abi;
+pub mod cblas;
+pub mod cblas1;
+pub mod device_ptr;
+pub mod elem;
+pub mod functions;
+pub mod host;
+pub mod offload;
+pub mod routines;
+pub mod symbols;
+pub mod xerbla;

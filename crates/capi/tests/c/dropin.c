@@ -1,0 +1,165 @@
+/* Calls libhetblas.so's symbols as a program linked against a BLAS does, and checks what
+ * comes back. usage: dropin <case>; exits 0 on success, prints what went wrong otherwise. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *,
+            const double *, const int *, const double *, const int *, const double *, double *,
+            const int *, size_t, size_t);
+void sgemm_64_(const char *, const char *, const int64_t *, const int64_t *, const int64_t *,
+               const float *, const float *, const int64_t *, const float *, const int64_t *,
+               const float *, float *, const int64_t *, size_t, size_t);
+void dgemv_(const char *, const int *, const int *, const double *, const double *,
+            const int *, const double *, const int *, const double *, double *, const int *,
+            size_t);
+int lsame_(const char *, const char *, size_t, size_t);
+void xerbla_array_(const char *, const int *, const int *, size_t);
+void cblas_dgemm(int, int, int, int, int, int, double, const double *, int, const double *,
+                 int, double, double *, int);
+void cblas_dgemm64_(int, int, int, int64_t, int64_t, int64_t, double, const double *, int64_t,
+                    const double *, int64_t, double, double *, int64_t);
+
+#ifndef PRELOAD_ONLY
+/* The program's own error handlers: hetblas must call these, not its defaults. */
+static char seen_name[16];
+static long seen_info = 0;
+static int seen_calls = 0;
+void xerbla_(const char *name, const int *info, size_t len) {
+  size_t n = len < 15 ? len : 15;
+  memcpy(seen_name, name, n);
+  seen_name[n] = 0;
+  for (int i = (int)n - 1; i >= 0 && seen_name[i] == ' '; i--) seen_name[i] = 0;
+  seen_info = *info;
+  seen_calls++;
+}
+void xerbla_64_(const char *name, const int64_t *info, size_t len) {
+  int i = (int)*info;
+  xerbla_(name, &i, len);
+}
+void cblas_xerbla(int info, const char *rout, const char *form, ...) {
+  (void)form;
+  snprintf(seen_name, sizeof seen_name, "%s", rout);
+  seen_info = info;
+  seen_calls++;
+}
+
+#endif
+
+static double rnd(void) { return (double)rand() / RAND_MAX - 0.5; }
+
+/* C = alpha*A*B + beta*C, column-major, checked against a double-precision loop. */
+static int check_dgemm(int m, int n, int k, double beta, int row_major) {
+  double *a = malloc(sizeof(double) * m * k), *b = malloc(sizeof(double) * k * n);
+  double *c = malloc(sizeof(double) * m * n), *r = malloc(sizeof(double) * m * n);
+  for (int i = 0; i < m * k; i++) a[i] = rnd();
+  for (int i = 0; i < k * n; i++) b[i] = rnd();
+  for (int i = 0; i < m * n; i++) c[i] = r[i] = rnd();
+  double alpha = 0.7;
+  /* reference, column-major (for row-major the same numbers are read transposed) */
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++) {
+      double s = 0;
+      for (int l = 0; l < k; l++)
+        s += row_major ? a[i * k + l] * b[l * n + j] : a[i + l * m] * b[l + j * k];
+      double *z = row_major ? &r[i * n + j] : &r[i + j * m];
+      *z = alpha * s + beta * *z;
+    }
+  if (row_major)
+    cblas_dgemm(101, 111, 111, m, n, k, alpha, a, k, b, n, beta, c, n);
+  else
+    dgemm_("N", "N", &m, &n, &k, &alpha, a, &m, b, &k, &beta, c, &m, 1, 1);
+  double err = 0;
+  for (int i = 0; i < m * n; i++) err = fmax(err, fabs(c[i] - r[i]));
+  free(a); free(b); free(c); free(r);
+  if (err > 1e-12 * k) {
+    printf("dgemm %dx%dx%d: max error %g\n", m, n, k, err);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *what = argc > 1 ? argv[1] : "";
+  srand(7);
+  if (!strcmp(what, "gemm")) {
+    /* beta != 0: a failed device run must be redone from the original C */
+    return check_dgemm(300, 200, 250, 0.5, 0) | check_dgemm(64, 48, 40, 0.0, 0) |
+           check_dgemm(120, 90, 70, 1.5, 1);
+  }
+#ifndef PRELOAD_ONLY
+  if (!strcmp(what, "xerbla")) {
+    double a[4] = {1, 2, 3, 4}, c[4] = {9, 9, 9, 9};
+    double one = 1;
+    int m = -1, n = 2, k = 2, ld = 2;
+    dgemm_("N", "N", &m, &n, &k, &one, a, &ld, a, &ld, &one, c, &ld, 1, 1);
+    if (seen_calls != 1 || strcmp(seen_name, "DGEMM") || seen_info != 3) {
+      printf("dgemm_ m=-1: xerbla saw %d calls, %s, %ld (want 1, DGEMM, 3)\n", seen_calls,
+             seen_name, seen_info);
+      return 1;
+    }
+    int lda = 1;
+    m = 2;
+    dgemm_("T", "N", &m, &n, &k, &one, a, &lda, a, &ld, &one, c, &ld, 1, 1);
+    if (seen_calls != 2 || seen_info != 8) {
+      printf("dgemm_ lda=1 with k=2, trans: xerbla saw info %ld (want 8)\n", seen_info);
+      return 1;
+    }
+    char bad = 'X';
+    dgemv_(&bad, &m, &n, &one, a, &ld, a, &n, &one, c, &n, 1);
+    if (seen_calls != 3 || strcmp(seen_name, "DGEMV") || seen_info != 1) {
+      printf("dgemv_ trans=X: xerbla saw %s %ld (want DGEMV 1)\n", seen_name, seen_info);
+      return 1;
+    }
+    int64_t m64 = -5, n64 = 2, k64 = 2, ld64 = 2;
+    float fa[4] = {1, 2, 3, 4}, fc[4] = {9, 9, 9, 9}, fone = 1;
+    sgemm_64_("N", "N", &m64, &n64, &k64, &fone, fa, &ld64, fa, &ld64, &fone, fc, &ld64, 1, 1);
+    if (seen_calls != 4 || strcmp(seen_name, "SGEMM") || seen_info != 3) {
+      printf("sgemm_64_ m=-5: xerbla saw %s %ld (want SGEMM 3)\n", seen_name, seen_info);
+      return 1;
+    }
+    cblas_dgemm(7, 111, 111, 2, 2, 2, 1.0, a, 2, a, 2, 1.0, c, 2);
+    if (seen_calls != 5 || strcmp(seen_name, "cblas_dgemm") || seen_info != 1) {
+      printf("cblas_dgemm order=7: saw %s %ld (want cblas_dgemm 1)\n", seen_name, seen_info);
+      return 1;
+    }
+    cblas_dgemm64_(102, 111, 111, 2, 2, 2, 1.0, a, 1, a, 2, 1.0, c, 2);
+    if (seen_calls != 6 || seen_info != 9) {
+      printf("cblas_dgemm64_ lda=1: saw %ld (want 9)\n", seen_info);
+      return 1;
+    }
+    if (!lsame_("t", "T", 1, 1) || lsame_("N", "T", 1, 1)) {
+      printf("lsame_ is wrong\n");
+      return 1;
+    }
+    int len = 6, info = 4;
+    xerbla_array_("ZGEQRFXX", &len, &info, 8);
+    if (seen_calls != 7 || strcmp(seen_name, "ZGEQRF") || seen_info != 4) {
+      printf("xerbla_array_: saw %s %ld (want ZGEQRF 4)\n", seen_name, seen_info);
+      return 1;
+    }
+    for (int i = 0; i < 4; i++)
+      if (c[i] != 9 || fc[i] != 9) {
+        printf("a refused call wrote C\n");
+        return 1;
+      }
+    return 0;
+  }
+  if (!strcmp(what, "ilp64")) {
+    int64_t m = 3, n = 2, k = 2, lda = 3, ldb = 2, ldc = 3;
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[4] = {1, 0, 0, 1}, c[6] = {0};
+    float one = 1, zero = 0;
+    sgemm_64_("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c, &ldc, 1, 1);
+    for (int i = 0; i < 6; i++)
+      if (c[i] != a[i]) {
+        printf("sgemm_64_ with B = I: c[%d] = %g, want %g\n", i, c[i], a[i]);
+        return 1;
+      }
+    return 0;
+  }
+#endif
+  printf("unknown case %s\n", what);
+  return 2;
+}

@@ -1,0 +1,265 @@
+//! libhetblas.so as C programs see it: built here with the system `cc`, linked against the
+//! library or run with it preloaded, over a stand-in host BLAS (`c/fixture.c`) whose Fortran
+//! GEMM calls its CBLAS GEMM by global name.
+//!
+//! - no recursion: hetblas reaches the host through its handle and loads it with
+//!   RTLD_DEEPBIND, so the host's own call by global name stays inside the host (without
+//!   either, each case below would recurse until the stack overflows);
+//! - the device path (two emulated devices, every GEMM offloaded) gives correct results, and a
+//!   device failure (`HETBLAS_EMULATED_FAIL`) completes on the host, correctly, and says so;
+//! - bad arguments reach the program's own `xerbla_` / `xerbla_64_` / `cblas_xerbla` with the
+//!   reference's names and parameter numbers, and the call does nothing else;
+//! - the ILP64 (`sgemm_64_`) symbols compute.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The directory holding libhetblas.so (target/<profile>, next to this test's deps/), after
+/// building it: cargo does not build a cdylib for integration tests, so the test does, with
+/// the test profile (whose artifacts are already there).
+fn lib_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "--profile",
+                "test",
+                "-p",
+                "hetblas-capi",
+            ])
+            .status()
+            .expect("run cargo to build libhetblas.so");
+        assert!(status.success(), "cargo build -p hetblas-capi failed");
+        let exe = std::env::current_exe().expect("test executable path");
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>")
+            .to_path_buf();
+        assert!(
+            dir.join("libhetblas.so").exists(),
+            "{} has no libhetblas.so",
+            dir.display()
+        );
+        dir
+    })
+    .clone()
+}
+
+struct Built {
+    dir: PathBuf,
+    fixture: PathBuf,
+    linked: PathBuf,
+    preload: PathBuf,
+}
+
+fn cc(args: &[&str]) {
+    let out = Command::new("cc")
+        .args(args)
+        .output()
+        .expect("the system C compiler `cc`");
+    assert!(
+        out.status.success(),
+        "cc {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Builds the fixture library and the two test programs once.
+fn built() -> &'static Built {
+    static B: OnceLock<Built> = OnceLock::new();
+    B.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+        let dir = std::env::temp_dir().join(format!("hetblas-capi-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = |p: &Path| p.to_str().unwrap().to_string();
+        let fixture = dir.join("libfixture.so");
+        cc(&[
+            "-O1",
+            "-shared",
+            "-fPIC",
+            "-o",
+            &s(&fixture),
+            &s(&src.join("fixture.c")),
+        ]);
+        let lib = lib_dir();
+        // Linked against hetblas (as a program linked with -lhetblas), exporting its own
+        // error handlers like a Fortran program linked against a BLAS does.
+        let linked = dir.join("dropin_linked");
+        cc(&[
+            "-O1",
+            "-rdynamic",
+            "-o",
+            &s(&linked),
+            &s(&src.join("dropin.c")),
+            &format!("-L{}", s(&lib)),
+            "-lhetblas",
+            &format!("-Wl,-rpath,{}", s(&lib)),
+            "-lm",
+        ]);
+        // Linked against the fixture only, for LD_PRELOAD=libhetblas.so.
+        let preload = dir.join("dropin_preload");
+        cc(&[
+            "-O1",
+            "-DPRELOAD_ONLY",
+            "-o",
+            &s(&preload),
+            &s(&src.join("dropin.c")),
+            &format!("-L{}", s(&dir)),
+            "-lfixture",
+            &format!("-Wl,-rpath,{}", s(&dir)),
+            "-lm",
+        ]);
+        Built {
+            dir,
+            fixture,
+            linked,
+            preload,
+        }
+    })
+}
+
+/// Runs `prog case` with a clean hetblas environment plus `env`, killed after 60 s.
+fn run(prog: &Path, case: &str, preload: bool, env: &[(&str, &str)]) -> Output {
+    let b = built();
+    let mut cmd = Command::new("timeout");
+    cmd.arg("60").arg(prog).arg(case).current_dir(&b.dir);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("HETBLAS_") || k == "LD_PRELOAD" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("HETBLAS_CBLAS", &b.fixture);
+    if preload {
+        cmd.env("LD_PRELOAD", lib_dir().join("libhetblas.so"));
+    }
+    cmd.envs(env.iter().copied());
+    cmd.output().expect("run the test program")
+}
+
+fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: exit {:?} (124: timed out, 139: stack overflow from recursion)\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn host_forwarding_does_not_recurse_when_linked() {
+    let out = run(&built().linked, "gemm", false, &[]);
+    assert_ok(&out, "linked, host = fixture");
+}
+
+#[test]
+fn host_forwarding_does_not_recurse_when_preloaded() {
+    let out = run(&built().preload, "gemm", true, &[]);
+    assert_ok(&out, "preloaded, host = fixture");
+}
+
+#[test]
+fn device_path_computes_and_says_so() {
+    let env = [
+        ("HETBLAS_EMULATED", "2"),
+        ("HETBLAS_BACKENDS", "emulated"),
+        ("HETBLAS_OFFLOAD_FLOPS", "0"),
+        ("HETBLAS_VERBOSE", "1"),
+    ];
+    let out = run(&built().preload, "gemm", true, &env);
+    assert_ok(&out, "emulated devices");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("devices [emulated:0, emulated:1]"),
+        "the GEMMs did not go to the emulated devices:\n{err}"
+    );
+}
+
+#[test]
+fn device_failure_completes_on_the_host() {
+    let env = [
+        ("HETBLAS_EMULATED", "2"),
+        ("HETBLAS_BACKENDS", "emulated"),
+        ("HETBLAS_OFFLOAD_FLOPS", "0"),
+        ("HETBLAS_EMULATED_FAIL", "1"),
+        ("HETBLAS_VERBOSE", "1"),
+    ];
+    let out = run(&built().preload, "gemm", true, &env);
+    assert_ok(&out, "emulated device failing");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("device path failed") && err.contains("completed on the host BLAS"),
+        "the failure was not reported:\n{err}"
+    );
+    assert!(
+        err.contains("devices [emulated:0, emulated:1]"),
+        "after the failure the device path should work again:\n{err}"
+    );
+}
+
+#[test]
+fn bad_arguments_reach_the_programs_handlers() {
+    let out = run(&built().linked, "xerbla", false, &[]);
+    assert_ok(&out, "xerbla");
+}
+
+#[test]
+fn bad_arguments_without_host_blas() {
+    let out = run(
+        &built().linked,
+        "xerbla",
+        false,
+        &[("HETBLAS_CBLAS", "rust")],
+    );
+    assert_ok(&out, "xerbla, HETBLAS_CBLAS=rust");
+}
+
+#[test]
+fn ilp64_symbols_compute() {
+    let out = run(&built().linked, "ilp64", false, &[]);
+    assert_ok(&out, "sgemm_64_");
+}
+
+#[test]
+fn header_compiles_and_links_both_widths() {
+    let b = built();
+    let lib = lib_dir();
+    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let src = b.dir.join("header.c");
+    std::fs::write(
+        &src,
+        "#include \"hetblas.h\"\n\
+         int main(void) {\n\
+           double a[4] = {1, 2, 3, 4}, c[4] = {0};\n\
+           cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1.0, a, 2, a, 2,\n\
+                       0.0, c, 2);\n\
+           return !(c[0] == 7 && c[1] == 10 && c[2] == 15 && c[3] == 22);\n\
+         }\n",
+    )
+    .unwrap();
+    for (name, def) in [
+        ("header32", "-DHETBLAS_LP64"),
+        ("header64", "-DHETBLAS_ILP64"),
+    ] {
+        let exe = b.dir.join(name);
+        cc(&[
+            "-Wall",
+            "-Werror",
+            def,
+            "-I",
+            inc.to_str().unwrap(),
+            "-o",
+            exe.to_str().unwrap(),
+            src.to_str().unwrap(),
+            &format!("-L{}", lib.display()),
+            "-lhetblas",
+            &format!("-Wl,-rpath,{}", lib.display()),
+        ]);
+        let out = run(&exe, "", false, &[]);
+        assert_ok(&out, name);
+    }
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The drop-in library's acceptance runs on a GPU machine (issue 15). From the repository root:
+#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex numpy (default: all three)
+# Needs what scripts/gpu/dropin-prepare.sh put in .device/ and .debs/. Results: $OUT/dropin.txt
+# (and the logs beside it). Parameters (environment):
+#   LIB=.device/capi/libhetblas.so  BIGINDEX=.device/capi/bigindex  CLI=.device/bin/hetblas
+#   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  LOOP=100000 (small products)  SMALL=64 (their n)
+#   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+OUT=${OUT:-$root/dropin-out}
+LIB=$(realpath "${LIB:-.device/capi/libhetblas.so}")
+BIGINDEX=$(realpath "${BIGINDEX:-.device/capi/bigindex}")
+CLI=$(realpath "${CLI:-.device/bin/hetblas}")
+DEBS=$(realpath "${DEBS:-.debs}")
+N=${N:-16384}
+LOOP=${LOOP:-100000}
+SMALL=${SMALL:-64}
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(suite bigindex numpy)
+mkdir -p "$OUT"
+report="$OUT/dropin.txt"
+say() { echo "$*" | tee -a "$report"; }
+status=0
+
+# -- unpack the .debs into a private prefix (never /) ------------------------------------------
+prefix=${PREFIX:-$(mktemp -d)/root}
+mkdir -p "$prefix"
+extract() {  # dpkg-deb if present, else Python's ar + tar
+  if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$1" "$prefix"; return; fi
+  python3 - "$1" "$prefix" <<'PY'
+import io, sys, tarfile
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"!<arch>\n", "not a .deb"
+pos = 8
+while pos < len(data):
+    name = data[pos:pos + 16].decode().strip().rstrip("/")
+    size = int(data[pos + 48:pos + 58].decode().strip())
+    body = data[pos + 60:pos + 60 + size]
+    if name.startswith("data.tar"):
+        if name.endswith(".zst"):
+            import zstandard  # only if dpkg-deb is missing and the deb is zstd-compressed
+            body = zstandard.ZstdDecompressor().decompressobj().decompress(body)
+            tarfile.open(fileobj=io.BytesIO(body)).extractall(sys.argv[2])
+        else:
+            tarfile.open(fileobj=io.BytesIO(body)).extractall(sys.argv[2])
+    pos += 60 + size + (size & 1)
+PY
+}
+for d in "$DEBS"/*.deb; do extract "$d" || { say "cannot unpack $d"; exit 1; }; done
+ma=x86_64-linux-gnu
+usr=$prefix/usr/lib/$ma
+openblas=$usr/openblas-pthread/libblas.so.3
+libpath="$usr/openblas-pthread:$usr:$prefix/lib/$ma:$usr/lapack"
+say "== hetblas drop-in runs, $(date -u +%FT%TZ), $(hostname)"
+say "library $LIB; host BLAS for hetblas and the baseline: Debian OpenBLAS ($openblas)"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | sed 's/^/gpu: /' | tee -a "$report"
+
+for step in "${steps[@]}"; do
+case $step in
+suite)
+  # The reference BLAS and CBLAS test programs: host forwarding, then the GPUs taking every
+  # real GEMM (they are small: the built-in rule would keep them on the host).
+  say "-- reference BLAS/CBLAS test programs"
+  HETBLAS_CBLAS=$openblas BLAS_TEST_DIR=$usr/blas BLAS_LIB_PATH="$libpath:$usr/blas" \
+    KEEP="$OUT/suite" BACKENDS="${BACKENDS:-cuda,hip}" \
+    bash crates/capi/tests/blas-suite.sh "$LIB" host gpu 2>&1 | tee "$OUT/suite.txt" | tail -3 | tee -a "$report"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  ;;
+bigindex)
+  say "-- large indices (built-in rule: these skinny products stay on the host)"
+  (export HETBLAS_CBLAS=$openblas LD_LIBRARY_PATH=$libpath; "$BIGINDEX" sgemm64 cblas64 dgemm negative) \
+    2>&1 | tee -a "$report" || status=1
+  say "-- large indices, every GEMM forced to the devices (HETBLAS_OFFLOAD_FLOPS=0)"
+  (export HETBLAS_CBLAS=$openblas LD_LIBRARY_PATH=$libpath HETBLAS_OFFLOAD_FLOPS=0 HETBLAS_VERBOSE=1
+   "$BIGINDEX" sgemm64 dgemm) 2>&1 | grep -v "below the offload" | tee -a "$report" || status=1
+  ;;
+numpy)
+  py=$prefix/usr/bin/python3.11
+  pyenv=(env PYTHONHOME="$prefix/usr" PYTHONPATH="$prefix/usr/lib/python3/dist-packages"
+         PYTHONNOUSERSITE=1 LD_LIBRARY_PATH="$libpath" HETBLAS_CBLAS="$openblas")
+  "${pyenv[@]}" "$py" -c 'import numpy; numpy.show_config()' > "$OUT/numpy-config.txt" 2>&1 \
+    || { say "NumPy does not start:"; tail -5 "$OUT/numpy-config.txt" | tee -a "$report"; status=1; continue; }
+  say "-- NumPy $("${pyenv[@]}" "$py" -c 'import numpy; print(numpy.__version__)') (Debian), a @ b, n = $N, f64"
+  cat > "$OUT/big.py" <<PY
+import time, numpy as np
+n = $N
+rng = np.random.default_rng(1)
+a = rng.standard_normal((n, n)); b = rng.standard_normal((n, n))
+c = a @ b                      # warm-up (the runtime starts, buffers are registered)
+ts = []
+for _ in range(3):
+    t = time.perf_counter(); c = a @ b; ts.append(time.perf_counter() - t)
+i = rng.integers(0, n, 64); j = rng.integers(0, n, 64)
+ref = np.einsum("ik,ki->i", a[i, :], b[:, j])
+err = np.max(np.abs(c[i, j] - ref) / (np.abs(a[i, :]) @ np.abs(b[:, j])).diagonal())
+t = sorted(ts)[1]
+print(f"numpy a @ b n={n}: median {t:.3f} s, {2*n**3/t/1e12:.2f} TFLOP/s, sampled max rel err {err:.1e}")
+PY
+  # NumPy allocates a fresh C for every product: page-locking it each time (the default) and
+  # copying through pinned staging buffers (HETBLAS_PIN=staging) are both measured.
+  for pin in default staging; do
+    pinenv=(); [ $pin = staging ] && pinenv=(HETBLAS_PIN=staging)
+    say "host buffers: $pin"
+    "${pyenv[@]}" "${pinenv[@]}" LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 "$py" "$OUT/big.py" \
+      2> "$OUT/big-$pin.err" | tee -a "$report"
+    grep -m3 "runtime started\|devices \[\|failed" "$OUT/big-$pin.err" | tee -a "$report"
+  done
+  say "-- hetblas CLI, the same GEMM"
+  (export LD_LIBRARY_PATH=$libpath HETBLAS_CBLAS=$openblas; "$CLI" gemm --size "$N" --dtype f64 --reps 3) 2>&1 | tail -3 | tee -a "$report"
+  cat > "$OUT/small.py" <<PY
+import time, numpy as np
+rng = np.random.default_rng(2)
+sizes = [8, 16, 32, $SMALL]
+mats = [(rng.standard_normal((s, s)), rng.standard_normal((s, s))) for s in sizes]
+loop = $LOOP
+for a, b in mats: a @ b
+t = time.perf_counter()
+for i in range(loop):
+    a, b = mats[i % len(mats)]
+    c = a @ b
+print(f"{time.perf_counter() - t:.4f}")
+PY
+  say "-- $LOOP small products (n = 8, 16, 32, $SMALL in turn): seconds, without / with the preload (3 runs each, alternating)"
+  base=(); pre=()
+  for r in 1 2 3; do
+    base+=("$("${pyenv[@]}" "$py" "$OUT/small.py")")
+    pre+=("$("${pyenv[@]}" LD_PRELOAD="$LIB" "$py" "$OUT/small.py")")
+  done
+  say "without: ${base[*]}   with: ${pre[*]}"
+  python3 -c "import sys; b=min(map(float,sys.argv[1].split())); p=min(map(float,sys.argv[2].split())); print(f'best of 3: {b:.4f} s vs {p:.4f} s: the preload costs {100*(p/b-1):+.1f}%')" "${base[*]}" "${pre[*]}" | tee -a "$report"
+  ;;
+*) say "unknown step $step"; status=1 ;;
+esac
+done
+say "== done, status $status"
+exit $status
