@@ -87,11 +87,7 @@ fn runtime() -> Option<&'static Runtime> {
                 .iter()
                 .any(|d| d.info().kind != DeviceKind::Cpu);
             if verbose() {
-                let devs: Vec<String> = rt
-                    .devices()
-                    .iter()
-                    .map(|d| d.info().label())
-                    .collect();
+                let devs: Vec<String> = rt.devices().iter().map(|d| d.info().label()).collect();
                 eprintln!(
                     "hetblas: runtime started: devices [{}]; {}; host BLAS: {}",
                     devs.join(", "),
