@@ -1,11 +1,31 @@
 //! The `hetblas` binary run as a user runs it, on the CPU and host-emulated devices.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// The `hetblas` binary: cargo's, or, where the test runs from a bundle of binaries built on
+/// another machine (`../shared/tools/device-bundle`: tests in `.device/tests`, programs in
+/// `.device/bin`), the one beside it.
+fn binary() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_hetblas"));
+    if built.exists() {
+        return built;
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            exe.parent()
+                .and_then(Path::parent)
+                .map(|d| d.join("bin/hetblas"))
+        })
+        .filter(|p| p.exists())
+        .unwrap_or(built)
+}
 
 /// Runs `hetblas args..` with no GPU backend and no machine profile.
 fn hetblas(args: &[&str]) -> Output {
     let dir = std::env::temp_dir().join(format!("hetblas-cli-test-{}", std::process::id()));
-    Command::new(env!("CARGO_BIN_EXE_hetblas"))
+    Command::new(binary())
         .args(args)
         .env("HETBLAS_BACKENDS", "cpu")
         .env("HETBLAS_PROFILE", dir.join("absent-profile.json"))
