@@ -885,8 +885,8 @@ HIPSHIM_API hipblasStatus_t hipblasSgeam(hipblasHandle_t handle, hipblasOperatio
  * cuComplex / cuDoubleComplex, so pointers are passed through. */
 typedef struct { float x, y; } hipblasComplex;
 typedef struct { double x, y; } hipblasDoubleComplex;
-#define CC(p) ((const cuComplex *)(p))
-#define CZ(p) ((const cuDoubleComplex *)(p))
+#define CU_C(p) ((const cuComplex *)(p))
+#define CU_Z(p) ((const cuDoubleComplex *)(p))
 
 HIPSHIM_API hipblasStatus_t hipblasCgemm(hipblasHandle_t handle, hipblasOperation_t transa,
                                          hipblasOperation_t transb, int m, int n, int k,
@@ -895,8 +895,8 @@ HIPSHIM_API hipblasStatus_t hipblasCgemm(hipblasHandle_t handle, hipblasOperatio
                                          const hipblasComplex *beta, hipblasComplex *C, int ldc)
 {
     GEMM_OPS();
-    return btr(cublasCgemm_v2(CH(handle), ta, tb, m, n, k, CC(alpha), CC(A), lda, CC(B), ldb,
-                              CC(beta), (cuComplex *)C, ldc));
+    return btr(cublasCgemm_v2(CH(handle), ta, tb, m, n, k, CU_C(alpha), CU_C(A), lda, CU_C(B), ldb,
+                              CU_C(beta), (cuComplex *)C, ldc));
 }
 
 HIPSHIM_API hipblasStatus_t hipblasZgemm(hipblasHandle_t handle, hipblasOperation_t transa,
@@ -908,8 +908,8 @@ HIPSHIM_API hipblasStatus_t hipblasZgemm(hipblasHandle_t handle, hipblasOperatio
                                          hipblasDoubleComplex *C, int ldc)
 {
     GEMM_OPS();
-    return btr(cublasZgemm_v2(CH(handle), ta, tb, m, n, k, CZ(alpha), CZ(A), lda, CZ(B), ldb,
-                              CZ(beta), (cuDoubleComplex *)C, ldc));
+    return btr(cublasZgemm_v2(CH(handle), ta, tb, m, n, k, CU_Z(alpha), CU_Z(A), lda, CU_Z(B), ldb,
+                              CU_Z(beta), (cuDoubleComplex *)C, ldc));
 }
 
 HIPSHIM_API hipblasStatus_t hipblasCgemm_64(hipblasHandle_t handle, hipblasOperation_t transa,
@@ -921,8 +921,8 @@ HIPSHIM_API hipblasStatus_t hipblasCgemm_64(hipblasHandle_t handle, hipblasOpera
                                             int64_t ldc)
 {
     GEMM_OPS();
-    return btr(cublasCgemm_v2_64(CH(handle), ta, tb, m, n, k, CC(alpha), CC(A), lda, CC(B),
-                                 ldb, CC(beta), (cuComplex *)C, ldc));
+    return btr(cublasCgemm_v2_64(CH(handle), ta, tb, m, n, k, CU_C(alpha), CU_C(A), lda, CU_C(B),
+                                 ldb, CU_C(beta), (cuComplex *)C, ldc));
 }
 
 HIPSHIM_API hipblasStatus_t hipblasZgemm_64(hipblasHandle_t handle, hipblasOperation_t transa,
@@ -934,8 +934,8 @@ HIPSHIM_API hipblasStatus_t hipblasZgemm_64(hipblasHandle_t handle, hipblasOpera
                                             hipblasDoubleComplex *C, int64_t ldc)
 {
     GEMM_OPS();
-    return btr(cublasZgemm_v2_64(CH(handle), ta, tb, m, n, k, CZ(alpha), CZ(A), lda, CZ(B),
-                                 ldb, CZ(beta), (cuDoubleComplex *)C, ldc));
+    return btr(cublasZgemm_v2_64(CH(handle), ta, tb, m, n, k, CU_Z(alpha), CU_Z(A), lda, CU_Z(B),
+                                 ldb, CU_Z(beta), (cuDoubleComplex *)C, ldc));
 }
 
 HIPSHIM_API hipblasStatus_t hipblasCgeam(hipblasHandle_t handle, hipblasOperation_t transa,
@@ -946,7 +946,7 @@ HIPSHIM_API hipblasStatus_t hipblasCgeam(hipblasHandle_t handle, hipblasOperatio
                                          int ldc)
 {
     GEMM_OPS();
-    return btr(cublasCgeam(CH(handle), ta, tb, m, n, CC(alpha), CC(A), lda, CC(beta), CC(B),
+    return btr(cublasCgeam(CH(handle), ta, tb, m, n, CU_C(alpha), CU_C(A), lda, CU_C(beta), CU_C(B),
                            ldb, (cuComplex *)C, ldc));
 }
 
@@ -959,7 +959,7 @@ HIPSHIM_API hipblasStatus_t hipblasZgeam(hipblasHandle_t handle, hipblasOperatio
                                          hipblasDoubleComplex *C, int ldc)
 {
     GEMM_OPS();
-    return btr(cublasZgeam(CH(handle), ta, tb, m, n, CZ(alpha), CZ(A), lda, CZ(beta), CZ(B),
+    return btr(cublasZgeam(CH(handle), ta, tb, m, n, CU_Z(alpha), CU_Z(A), lda, CU_Z(beta), CU_Z(B),
                            ldb, (cuDoubleComplex *)C, ldc));
 }
 
