@@ -247,7 +247,7 @@ fn calibration_covers_every_link_and_device() {
     let opts = CalibrationOptions {
         link_sides: vec![16, 128, 512],
         gemm_tiles: vec![64, 128],
-        dtypes: vec![DType::F64, DType::F32],
+        dtypes: vec![DType::F64, DType::F32, DType::C64],
         min_reps: 3,
         max_reps: 50,
         point_time_cap: Duration::from_millis(60),
@@ -271,9 +271,24 @@ fn calibration_covers_every_link_and_device() {
     assert_eq!(profile.devices.len(), 3);
     assert!(profile.matches(&devices));
     for d in &profile.devices {
-        for dtype in [DType::F64, DType::F32] {
+        for dtype in [DType::F64, DType::F32, DType::C64] {
             let t = d.gemm_times(dtype).expect("gemm measured");
             assert_eq!(t.iter().map(|p| p.0).collect::<Vec<_>>(), vec![64, 128]);
+        }
+        assert!(d.exec_table_measured(DType::C32).is_none());
+        if d.label.starts_with("emulated") {
+            // An emulated device runs at a fixed real-flop rate: a complex multiply-add is 4
+            // real ones, so the c64 table shows the same rate and 4x the f64 time.
+            let (z, r) = (
+                d.exec_table(DType::C64).unwrap(),
+                d.exec_table(DType::F64).unwrap(),
+            );
+            assert!(
+                within(z.rate(128), FLOPS, 0.25),
+                "c64 rate {:e}",
+                z.rate(128)
+            );
+            assert!(within(z.time(128), 4.0 * r.time(128), 0.3), "{d:?}");
         }
     }
     // 2 host links per device and a peer link each way.

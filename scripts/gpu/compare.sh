@@ -6,7 +6,8 @@
 #   bash scripts/gpu/compare.sh [options]
 #     --sizes LIST       square sizes (default 8192,16384,32768, or none when --shapes is given)
 #     --shapes LIST      MxNxK problems, e.g. 32768x32768x4096,4096x4096x32768
-#     --dtypes LIST      f64 and/or f32 (default f64)
+#     --dtypes LIST      any of f64, f32, c64, c32 (default f64); e.g. --dtypes c64 --sizes 16384
+#                        is ZGEMM against cublasXtZgemm and device-resident cublasZgemm (ceiling)
 #     --gpus N           GPUs for hetblas and for cuBLASXt (default 1)
 #     --placement P      where A, B, C live: h (host) or a GPU number each, e.g. 000, 00h, 1h0
 #                        (default: all on the host)

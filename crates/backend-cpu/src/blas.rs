@@ -1,12 +1,16 @@
 //! Host BLAS: a CBLAS library loaded at run time (OpenBLAS first, then BLIS, then any library
 //! exporting `cblas_dgemm`), or the pure-Rust `gemm` crate when none is found. Nothing is linked
-//! at build time, so the same binary runs with or without a system BLAS.
+//! at build time, so the same binary runs with or without a system BLAS. Complex GEMM
+//! (`cblas_cgemm` / `cblas_zgemm`, scalars by pointer) comes from the same library, or from the
+//! `gemm` crate's complex path when the library lacks it.
 
+use hetblas_core::scalar::{c32, c64};
 use hetblas_core::{Error, Result, Trans};
 use libloading::Library;
 use std::path::PathBuf;
 
-/// Column-major GEMM on host memory, for one dtype pair (f32, f64).
+/// Column-major GEMM on host memory, in f32, f64, c32 and c64. `Trans::C` conjugates the
+/// complex operands (and equals `T` in the real methods).
 pub trait HostBlas: Send + Sync {
     /// "OpenBLAS 0.3.21 (libopenblas.so.0)", "pure-Rust gemm".
     fn describe(&self) -> &str;
@@ -54,11 +58,69 @@ pub trait HostBlas: Send + Sync {
         c: *mut f32,
         ldc: usize,
     ) -> Result<()>;
+    /// # Safety
+    /// As [`HostBlas::dgemm`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn cgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: c32,
+        a: *const c32,
+        lda: usize,
+        b: *const c32,
+        ldb: usize,
+        beta: c32,
+        c: *mut c32,
+        ldc: usize,
+    ) -> Result<()>;
+    /// # Safety
+    /// As [`HostBlas::dgemm`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn zgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: c64,
+        a: *const c64,
+        lda: usize,
+        b: *const c64,
+        ldb: usize,
+        beta: c64,
+        c: *mut c64,
+        ldc: usize,
+    ) -> Result<()>;
 }
 
 const CBLAS_COL_MAJOR: i32 = 102;
 const CBLAS_NO_TRANS: i32 = 111;
 const CBLAS_TRANS: i32 = 112;
+const CBLAS_CONJ_TRANS: i32 = 113;
+
+/// `cblas_cgemm` / `cblas_zgemm`: alpha, beta and the matrices through `void *` (the complex
+/// scalars by pointer).
+type CblasComplexGemm = unsafe extern "C" fn(
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    *const std::ffi::c_void,
+    *const std::ffi::c_void,
+    i32,
+    *const std::ffi::c_void,
+    i32,
+    *const std::ffi::c_void,
+    *mut std::ffi::c_void,
+    i32,
+);
 
 type CblasDgemm = unsafe extern "C" fn(
     i32,
@@ -101,6 +163,10 @@ pub struct Cblas {
     _lib: Library,
     dgemm: CblasDgemm,
     sgemm: CblasSgemm,
+    /// `None` when the library lacks them: complex products then go to [`RustGemm`].
+    cgemm: Option<CblasComplexGemm>,
+    zgemm: Option<CblasComplexGemm>,
+    complex_fallback: RustGemm,
     kind: &'static str,
     describe: String,
     path: String,
@@ -135,6 +201,15 @@ impl Cblas {
         let sgemm: CblasSgemm = unsafe { lib.get::<CblasSgemm>(b"cblas_sgemm\0") }
             .map(|s| *s)
             .map_err(|e| unavailable(format!("{path} has no cblas_sgemm: {e}")))?;
+        // SAFETY: the CBLAS prototypes of cblas_cgemm / cblas_zgemm (void * for the complex
+        // scalars and matrices, int = i32).
+        let cgemm = unsafe { lib.get::<CblasComplexGemm>(b"cblas_cgemm\0") }
+            .ok()
+            .map(|s| *s);
+        // SAFETY: as above.
+        let zgemm = unsafe { lib.get::<CblasComplexGemm>(b"cblas_zgemm\0") }
+            .ok()
+            .map(|s| *s);
         let (kind, mut describe) = if path.contains("openblas") {
             ("openblas", "OpenBLAS".to_string())
         } else if path.contains("blis") {
@@ -166,6 +241,9 @@ impl Cblas {
             set_threads,
             dgemm,
             sgemm,
+            cgemm,
+            zgemm,
+            complex_fallback: RustGemm::new(0),
             kind,
             describe: format!("{describe} ({path})"),
             path: path.to_string(),
@@ -186,11 +264,13 @@ fn unavailable(reason: String) -> Error {
     }
 }
 
+/// The CBLAS transpose code. `C` is passed as CBLAS_CONJ_TRANS, which real routines treat as
+/// a transpose (as CBLAS specifies).
 fn cblas_trans(t: Trans) -> i32 {
-    if t.is_transposed() {
-        CBLAS_TRANS
-    } else {
-        CBLAS_NO_TRANS
+    match t {
+        Trans::N => CBLAS_NO_TRANS,
+        Trans::T => CBLAS_TRANS,
+        Trans::C => CBLAS_CONJ_TRANS,
     }
 }
 
@@ -228,6 +308,52 @@ macro_rules! cblas_call {
                 args.4,
                 $beta,
                 $c,
+                args.5,
+            )
+        };
+        Ok(())
+    }};
+}
+
+/// A complex CBLAS call: alpha and beta by pointer; the library's routine `$f`, or the
+/// pure-Rust fallback's `$fallback` when the library lacks it.
+macro_rules! cblas_complex_call {
+    ($self:ident, $f:ident, $fallback:ident, $ta:ident, $tb:ident, $m:ident, $n:ident, $k:ident,
+     $alpha:ident, $a:ident, $lda:ident, $b:ident, $ldb:ident, $beta:ident, $c:ident,
+     $ldc:ident) => {{
+        let Some(f) = $self.$f else {
+            // SAFETY: forwarded caller contract.
+            return unsafe {
+                $self.complex_fallback.$fallback(
+                    $ta, $tb, $m, $n, $k, $alpha, $a, $lda, $b, $ldb, $beta, $c, $ldc,
+                )
+            };
+        };
+        let args = (
+            int($m, "m")?,
+            int($n, "n")?,
+            int($k, "k")?,
+            int($lda, "lda")?,
+            int($ldb, "ldb")?,
+            int($ldc, "ldc")?,
+        );
+        // SAFETY: the caller upholds the BLAS contract (see HostBlas); arguments fit in int;
+        // alpha and beta are locals that outlive the call, of the routine's complex type.
+        unsafe {
+            f(
+                CBLAS_COL_MAJOR,
+                cblas_trans($ta),
+                cblas_trans($tb),
+                args.0,
+                args.1,
+                args.2,
+                std::ptr::from_ref(&$alpha).cast(),
+                $a.cast(),
+                args.3,
+                $b.cast(),
+                args.4,
+                std::ptr::from_ref(&$beta).cast(),
+                $c.cast(),
                 args.5,
             )
         };
@@ -284,6 +410,46 @@ impl HostBlas for Cblas {
     ) -> Result<()> {
         cblas_call!(self, sgemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
     }
+    unsafe fn cgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: c32,
+        a: *const c32,
+        lda: usize,
+        b: *const c32,
+        ldb: usize,
+        beta: c32,
+        c: *mut c32,
+        ldc: usize,
+    ) -> Result<()> {
+        cblas_complex_call!(
+            self, cgemm, cgemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc
+        )
+    }
+    unsafe fn zgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: c64,
+        a: *const c64,
+        lda: usize,
+        b: *const c64,
+        ldb: usize,
+        beta: c64,
+        c: *mut c64,
+        ldc: usize,
+    ) -> Result<()> {
+        cblas_complex_call!(
+            self, zgemm, zgemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc
+        )
+    }
 }
 
 /// The embedded fallback: the pure-Rust `gemm` crate (no system library needed).
@@ -331,7 +497,8 @@ macro_rules! rust_gemm_call {
         let (bcs, brs) = op_strides($tb, $ldb);
         // SAFETY: the caller upholds the BLAS contract; the gemm crate computes
         // dst = alpha*dst + beta*lhs*rhs, so BLAS beta goes to its alpha and BLAS alpha to its
-        // beta; read_dst = false when BLAS beta == 0, so C is never read then.
+        // beta; read_dst = false when BLAS beta == 0, so C is never read then. `C` conjugates
+        // an operand (conj_lhs / conj_rhs; the flags are ignored for real types).
         unsafe {
             gemm::gemm(
                 $m,
@@ -350,8 +517,8 @@ macro_rules! rust_gemm_call {
                 $beta,
                 $alpha,
                 false,
-                false,
-                false,
+                $ta.is_conjugated(),
+                $tb.is_conjugated(),
                 $self.parallelism(),
             )
         };
@@ -401,6 +568,44 @@ impl HostBlas for RustGemm {
         ldc: usize,
     ) -> Result<()> {
         rust_gemm_call!(self, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0.0)
+    }
+    unsafe fn cgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: c32,
+        a: *const c32,
+        lda: usize,
+        b: *const c32,
+        ldb: usize,
+        beta: c32,
+        c: *mut c32,
+        ldc: usize,
+    ) -> Result<()> {
+        let zero = c32::new(0.0, 0.0);
+        rust_gemm_call!(self, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, zero)
+    }
+    unsafe fn zgemm(
+        &self,
+        ta: Trans,
+        tb: Trans,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: c64,
+        a: *const c64,
+        lda: usize,
+        b: *const c64,
+        ldb: usize,
+        beta: c64,
+        c: *mut c64,
+        ldc: usize,
+    ) -> Result<()> {
+        let zero = c64::new(0.0, 0.0);
+        rust_gemm_call!(self, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, zero)
     }
 }
 

@@ -5,6 +5,7 @@ use crate::blas::HostBlas;
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::kernel::check_add;
 use hetblas_core::queue::own_queue;
+use hetblas_core::scalar::{c32, c64};
 use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -102,6 +103,42 @@ pub unsafe fn run_gemm(blas: &dyn HostBlas, op: &GemmTile) -> Result<()> {
                 op.c.ld,
             )
         },
+        // SAFETY: forwarded caller contract.
+        (ScalarValue::C32(alpha), ScalarValue::C32(beta)) => unsafe {
+            blas.cgemm(
+                op.transa,
+                op.transb,
+                op.m,
+                op.n,
+                op.k,
+                alpha,
+                op.a.addr as *const c32,
+                op.a.ld,
+                op.b.addr as *const c32,
+                op.b.ld,
+                beta,
+                op.c.addr as *mut c32,
+                op.c.ld,
+            )
+        },
+        // SAFETY: forwarded caller contract.
+        (ScalarValue::C64(alpha), ScalarValue::C64(beta)) => unsafe {
+            blas.zgemm(
+                op.transa,
+                op.transb,
+                op.m,
+                op.n,
+                op.k,
+                alpha,
+                op.a.addr as *const c64,
+                op.a.ld,
+                op.b.addr as *const c64,
+                op.b.ld,
+                beta,
+                op.c.addr as *mut c64,
+                op.c.ld,
+            )
+        },
         _ => Err(Error::internal("mixed scalar types in a gemm tile")),
     }
 }
@@ -130,6 +167,8 @@ unsafe fn add_tiles(beta: ScalarValue, x: &RawTile, y: &RawTile) {
     match beta {
         ScalarValue::F64(b) => axpy!(f64, b),
         ScalarValue::F32(b) => axpy!(f32, b),
+        ScalarValue::C64(b) => axpy!(c64, b),
+        ScalarValue::C32(b) => axpy!(c32, b),
     }
 }
 
@@ -157,7 +196,7 @@ impl Kernel for HostKernel {
     }
 
     fn supports(&self, dtype: DType) -> bool {
-        matches!(dtype, DType::F32 | DType::F64)
+        matches!(dtype, DType::F32 | DType::F64 | DType::C32 | DType::C64)
     }
 
     fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {
@@ -170,7 +209,7 @@ impl Kernel for HostKernel {
         let op = *op;
         let min_time = self
             .flops_per_sec
-            .map(|r| Duration::from_secs_f64(2.0 * op.m as f64 * op.n as f64 * op.k as f64 / r));
+            .map(|r| Duration::from_secs_f64(op.dtype().gemm_flops(op.m, op.n, op.k) / r));
         let clock = self.clock.clone();
         hq.enqueue(move || {
             let start = Instant::now();

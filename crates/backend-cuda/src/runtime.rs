@@ -5,6 +5,7 @@ use crate::Cuda;
 use cudarc::cublas::sys as cb;
 use cudarc::driver::sys;
 use hetblas_core::pin::Registered;
+use hetblas_core::scalar::{c32, c64};
 use hetblas_core::{Error, GemmTile, RawTile, Result, ScalarValue, Trans};
 use hetblas_gpu::{run_host_job, Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob};
 use std::ffi::c_void;
@@ -45,12 +46,24 @@ fn memcpy_2d(c: &Copy2D) -> sys::CUDA_MEMCPY2D {
     }
 }
 
+/// The cuBLAS operation. `C` conjugates in the complex routines (the executor passes `T` for
+/// real ones; cuBLAS would read C as T there too).
 fn op(t: Trans) -> cb::cublasOperation_t {
-    if t.is_transposed() {
-        cb::cublasOperation_t::CUBLAS_OP_T
-    } else {
-        cb::cublasOperation_t::CUBLAS_OP_N
+    match t {
+        Trans::N => cb::cublasOperation_t::CUBLAS_OP_N,
+        Trans::T => cb::cublasOperation_t::CUBLAS_OP_T,
+        Trans::C => cb::cublasOperation_t::CUBLAS_OP_C,
     }
+}
+
+/// A `c32` as cuBLAS's `cuComplex` (float2: real part first, as num-complex lays it out).
+fn cu_c(z: c32) -> cb::cuComplex {
+    cb::cuComplex { x: z.re, y: z.im }
+}
+
+/// A `c64` as cuBLAS's `cuDoubleComplex`.
+fn cu_z(z: c64) -> cb::cuDoubleComplex {
+    cb::cuDoubleComplex { x: z.re, y: z.im }
 }
 
 /// Writes one value through `f` (the driver's getters), checked.
@@ -346,11 +359,58 @@ impl GpuRuntime for Cuda {
             .iter()
             .all(|&d| d <= i32::MAX as usize);
         use hetblas_gpu::gemm_args as call;
-        use ScalarValue::{F32, F64};
+        use ScalarValue::{C32, C64, F32, F64};
         // SAFETY: caller contract; scalars are read from host memory (the default pointer
-        // mode) before the call returns.
+        // mode) before the call returns; c32/c64 tiles have the layout of cuComplex /
+        // cuDoubleComplex.
         let (status, name) = unsafe {
             match (g.alpha, g.beta) {
+                (C64(al), C64(be)) if small => {
+                    let (al, be) = (cu_z(al), cu_z(be));
+                    (
+                        call!(
+                            cb::cublasZgemm_v2,
+                            h,
+                            op,
+                            g,
+                            cb::cuDoubleComplex,
+                            i32,
+                            al,
+                            be
+                        ),
+                        "cublasZgemm",
+                    )
+                }
+                (C64(al), C64(be)) => {
+                    let (al, be) = (cu_z(al), cu_z(be));
+                    (
+                        call!(
+                            cb::cublasZgemm_v2_64,
+                            h,
+                            op,
+                            g,
+                            cb::cuDoubleComplex,
+                            i64,
+                            al,
+                            be
+                        ),
+                        "cublasZgemm_64",
+                    )
+                }
+                (C32(al), C32(be)) if small => {
+                    let (al, be) = (cu_c(al), cu_c(be));
+                    (
+                        call!(cb::cublasCgemm_v2, h, op, g, cb::cuComplex, i32, al, be),
+                        "cublasCgemm",
+                    )
+                }
+                (C32(al), C32(be)) => {
+                    let (al, be) = (cu_c(al), cu_c(be));
+                    (
+                        call!(cb::cublasCgemm_v2_64, h, op, g, cb::cuComplex, i64, al, be),
+                        "cublasCgemm_64",
+                    )
+                }
                 (F64(al), F64(be)) if small => (
                     call!(cb::cublasDgemm_v2, h, op, g, f64, i32, al, be),
                     "cublasDgemm",
@@ -385,6 +445,14 @@ impl GpuRuntime for Cuda {
             match beta {
                 ScalarValue::F64(b) => call!(cb::cublasDgeam, h, n, f64, b, x, y),
                 ScalarValue::F32(b) => call!(cb::cublasSgeam, h, n, f32, b, x, y),
+                ScalarValue::C64(b) => {
+                    let (one, b) = (cu_z(c64::new(1.0, 0.0)), cu_z(b));
+                    call!(cb::cublasZgeam, h, n, cb::cuDoubleComplex, one, b, x, y)
+                }
+                ScalarValue::C32(b) => {
+                    let (one, b) = (cu_c(c32::new(1.0, 0.0)), cu_c(b));
+                    call!(cb::cublasCgeam, h, n, cb::cuComplex, one, b, x, y)
+                }
             }
         };
         check_blas(status, "cublasGeam")

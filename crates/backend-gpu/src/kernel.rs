@@ -41,11 +41,18 @@ impl<A: GpuRuntime> GpuDevice<A> {
 
 impl<A: GpuRuntime> Kernel for GpuDevice<A> {
     fn supports(&self, dtype: DType) -> bool {
-        matches!(dtype, DType::F32 | DType::F64)
+        matches!(dtype, DType::F32 | DType::F64 | DType::C32 | DType::C64)
+            && A::supports_dtype(dtype)
     }
 
     fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {
         op.check()?;
+        if !self.supports(op.dtype()) {
+            return Err(Error::Unsupported {
+                device: self.info.label(),
+                detail: format!("gemm in {}", op.dtype()),
+            });
+        }
         if op.m == 0 || op.n == 0 {
             return Ok(());
         }

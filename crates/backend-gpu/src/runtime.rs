@@ -220,11 +220,17 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     /// # Safety
     /// `h` is live and destroyed once.
     unsafe fn blas_destroy(h: Self::Blas);
-    /// Whether `add` (geam) is available.
+    /// Whether `add` (geam) is available, in every dtype `gemm` supports.
     fn supports_add() -> bool {
         true
     }
-    /// Issues the checked, non-empty tile GEMM `op` on `h`'s stream.
+    /// Whether `gemm` (and `add`) take this dtype: f32, f64, c32 and c64 unless the vendor
+    /// library lacks an entry point.
+    fn supports_dtype(_dtype: hetblas_core::DType) -> bool {
+        true
+    }
+    /// Issues the checked, non-empty tile GEMM `op` on `h`'s stream, in its dtype; `Trans::C`
+    /// conjugates a complex operand (the executor passes `T` for real ones).
     ///
     /// # Safety
     /// The tiles are device memory of their shapes (checked by `GemmTile::check`) that stays
@@ -263,11 +269,16 @@ macro_rules! gemm_args {
 }
 
 /// The arguments of a BLAS geam computing `y = 1 * y + beta * x` in place, as [`gemm_args`].
+/// A real `$t` writes its one as `1.0`; a complex one passes `$one` (its 1 + 0i) first.
 #[macro_export]
 macro_rules! add_args {
     ($f:expr, $h:expr, $n_op:expr, $t:ty, $beta:expr, $x:expr, $y:expr) => {{
-        let (x, y): (&hetblas_core::RawTile, &hetblas_core::RawTile) = ($x, $y);
         let one: $t = 1.0;
+        $crate::add_args!($f, $h, $n_op, $t, one, $beta, $x, $y)
+    }};
+    ($f:expr, $h:expr, $n_op:expr, $t:ty, $one:expr, $beta:expr, $x:expr, $y:expr) => {{
+        let (x, y): (&hetblas_core::RawTile, &hetblas_core::RawTile) = ($x, $y);
+        let one: $t = $one;
         $f(
             $h,
             $n_op,

@@ -206,6 +206,37 @@ cublasStatus_t cublasSgeam(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int m, int n, const float *alpha,
                            const float *A, int lda, const float *beta, const float *B, int ldb,
                            float *C, int ldc);
+/* cuComplex.h: float2 / double2, real part first. */
+typedef struct { float x, y; } cuComplex;
+typedef struct { double x, y; } cuDoubleComplex;
+cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k,
+                              const cuComplex *alpha, const cuComplex *A, int lda,
+                              const cuComplex *B, int ldb, const cuComplex *beta, cuComplex *C,
+                              int ldc);
+cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                              cublasOperation_t transb, int m, int n, int k,
+                              const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
+                              const cuDoubleComplex *B, int ldb, const cuDoubleComplex *beta,
+                              cuDoubleComplex *C, int ldc);
+cublasStatus_t cublasCgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
+                                 cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                 const cuComplex *alpha, const cuComplex *A, int64_t lda,
+                                 const cuComplex *B, int64_t ldb, const cuComplex *beta,
+                                 cuComplex *C, int64_t ldc);
+cublasStatus_t cublasZgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,
+                                 cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                 const cuDoubleComplex *alpha, const cuDoubleComplex *A,
+                                 int64_t lda, const cuDoubleComplex *B, int64_t ldb,
+                                 const cuDoubleComplex *beta, cuDoubleComplex *C, int64_t ldc);
+cublasStatus_t cublasCgeam(cublasHandle_t handle, cublasOperation_t transa,
+                           cublasOperation_t transb, int m, int n, const cuComplex *alpha,
+                           const cuComplex *A, int lda, const cuComplex *beta, const cuComplex *B,
+                           int ldb, cuComplex *C, int ldc);
+cublasStatus_t cublasZgeam(cublasHandle_t handle, cublasOperation_t transa,
+                           cublasOperation_t transb, int m, int n, const cuDoubleComplex *alpha,
+                           const cuDoubleComplex *A, int lda, const cuDoubleComplex *beta,
+                           const cuDoubleComplex *B, int ldb, cuDoubleComplex *C, int ldc);
 #endif /* HIPSHIM_BLAS */
 
 #else /* the real headers */
@@ -848,6 +879,88 @@ HIPSHIM_API hipblasStatus_t hipblasSgeam(hipblasHandle_t handle, hipblasOperatio
 {
     GEMM_OPS();
     return btr(cublasSgeam(CH(handle), ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc));
+}
+
+/* hipblasComplex / hipblasDoubleComplex: two floats / doubles, real part first, the layout of
+ * cuComplex / cuDoubleComplex, so pointers are passed through. */
+typedef struct { float x, y; } hipblasComplex;
+typedef struct { double x, y; } hipblasDoubleComplex;
+#define CU_C(p) ((const cuComplex *)(p))
+#define CU_Z(p) ((const cuDoubleComplex *)(p))
+
+HIPSHIM_API hipblasStatus_t hipblasCgemm(hipblasHandle_t handle, hipblasOperation_t transa,
+                                         hipblasOperation_t transb, int m, int n, int k,
+                                         const hipblasComplex *alpha, const hipblasComplex *A,
+                                         int lda, const hipblasComplex *B, int ldb,
+                                         const hipblasComplex *beta, hipblasComplex *C, int ldc)
+{
+    GEMM_OPS();
+    return btr(cublasCgemm_v2(CH(handle), ta, tb, m, n, k, CU_C(alpha), CU_C(A), lda, CU_C(B), ldb,
+                              CU_C(beta), (cuComplex *)C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasZgemm(hipblasHandle_t handle, hipblasOperation_t transa,
+                                         hipblasOperation_t transb, int m, int n, int k,
+                                         const hipblasDoubleComplex *alpha,
+                                         const hipblasDoubleComplex *A, int lda,
+                                         const hipblasDoubleComplex *B, int ldb,
+                                         const hipblasDoubleComplex *beta,
+                                         hipblasDoubleComplex *C, int ldc)
+{
+    GEMM_OPS();
+    return btr(cublasZgemm_v2(CH(handle), ta, tb, m, n, k, CU_Z(alpha), CU_Z(A), lda, CU_Z(B), ldb,
+                              CU_Z(beta), (cuDoubleComplex *)C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasCgemm_64(hipblasHandle_t handle, hipblasOperation_t transa,
+                                            hipblasOperation_t transb, int64_t m, int64_t n,
+                                            int64_t k, const hipblasComplex *alpha,
+                                            const hipblasComplex *A, int64_t lda,
+                                            const hipblasComplex *B, int64_t ldb,
+                                            const hipblasComplex *beta, hipblasComplex *C,
+                                            int64_t ldc)
+{
+    GEMM_OPS();
+    return btr(cublasCgemm_v2_64(CH(handle), ta, tb, m, n, k, CU_C(alpha), CU_C(A), lda, CU_C(B),
+                                 ldb, CU_C(beta), (cuComplex *)C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasZgemm_64(hipblasHandle_t handle, hipblasOperation_t transa,
+                                            hipblasOperation_t transb, int64_t m, int64_t n,
+                                            int64_t k, const hipblasDoubleComplex *alpha,
+                                            const hipblasDoubleComplex *A, int64_t lda,
+                                            const hipblasDoubleComplex *B, int64_t ldb,
+                                            const hipblasDoubleComplex *beta,
+                                            hipblasDoubleComplex *C, int64_t ldc)
+{
+    GEMM_OPS();
+    return btr(cublasZgemm_v2_64(CH(handle), ta, tb, m, n, k, CU_Z(alpha), CU_Z(A), lda, CU_Z(B),
+                                 ldb, CU_Z(beta), (cuDoubleComplex *)C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasCgeam(hipblasHandle_t handle, hipblasOperation_t transa,
+                                         hipblasOperation_t transb, int m, int n,
+                                         const hipblasComplex *alpha, const hipblasComplex *A,
+                                         int lda, const hipblasComplex *beta,
+                                         const hipblasComplex *B, int ldb, hipblasComplex *C,
+                                         int ldc)
+{
+    GEMM_OPS();
+    return btr(cublasCgeam(CH(handle), ta, tb, m, n, CU_C(alpha), CU_C(A), lda, CU_C(beta), CU_C(B),
+                           ldb, (cuComplex *)C, ldc));
+}
+
+HIPSHIM_API hipblasStatus_t hipblasZgeam(hipblasHandle_t handle, hipblasOperation_t transa,
+                                         hipblasOperation_t transb, int m, int n,
+                                         const hipblasDoubleComplex *alpha,
+                                         const hipblasDoubleComplex *A, int lda,
+                                         const hipblasDoubleComplex *beta,
+                                         const hipblasDoubleComplex *B, int ldb,
+                                         hipblasDoubleComplex *C, int ldc)
+{
+    GEMM_OPS();
+    return btr(cublasZgeam(CH(handle), ta, tb, m, n, CU_Z(alpha), CU_Z(A), lda, CU_Z(beta), CU_Z(B),
+                           ldb, (cuDoubleComplex *)C, ldc));
 }
 
 HIPSHIM_API const char *hipblasStatusToString(hipblasStatus_t s)

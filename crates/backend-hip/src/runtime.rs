@@ -4,6 +4,7 @@ use crate::result::{self, blas_api, check_blas, format_version, hip_error, Conte
 use crate::sys::{attr, err, memcpy, op as hop, HipEvent, HipStream, HipblasHandle};
 use crate::Hip;
 use hetblas_core::pin::Registered;
+use hetblas_core::scalar::{c32, c64};
 use hetblas_core::{DType, Error, GemmTile, RawTile, Result, ScalarValue, Trans};
 use hetblas_gpu::{Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob};
 use std::ffi::c_void;
@@ -16,11 +17,13 @@ fn kind(k: CopyKind) -> crate::sys::HipMemcpyKind {
     }
 }
 
+/// The hipBLAS operation. `C` conjugates in the complex routines (the executor passes `T` for
+/// real ones).
 fn op(t: Trans) -> crate::sys::HipblasOperation {
-    if t.is_transposed() {
-        hop::T
-    } else {
-        hop::N
+    match t {
+        Trans::N => hop::N,
+        Trans::T => hop::T,
+        Trans::C => hop::C,
     }
 }
 
@@ -231,7 +234,20 @@ impl GpuRuntime for Hip {
         }
     }
     fn supports_add() -> bool {
-        blas_api().is_ok_and(|b| b.hipblasDgeam.is_some() && b.hipblasSgeam.is_some())
+        // Late C needs the add in every dtype the device computes in.
+        blas_api().is_ok_and(|b| {
+            b.hipblasDgeam.is_some()
+                && b.hipblasSgeam.is_some()
+                && (b.hipblasCgemm.is_none() || b.hipblasCgeam.is_some())
+                && (b.hipblasZgemm.is_none() || b.hipblasZgeam.is_some())
+        })
+    }
+    fn supports_dtype(dtype: DType) -> bool {
+        match dtype {
+            DType::F32 | DType::F64 => true,
+            DType::C32 => blas_api().is_ok_and(|b| b.hipblasCgemm.is_some()),
+            DType::C64 => blas_api().is_ok_and(|b| b.hipblasZgemm.is_some()),
+        }
     }
     unsafe fn gemm(h: HipblasHandle, g: &GemmTile) -> Result<()> {
         let api = blas_api()?;
@@ -242,15 +258,35 @@ impl GpuRuntime for Hip {
             device: "hip".into(),
             detail: format!(
                 "a gemm tile with a dimension over 2^31 needs hipblas{}gemm_64 (hipBLAS 2.2+)",
-                if g.dtype() == DType::F64 { 'D' } else { 'S' }
+                g.dtype().blas_prefix().to_ascii_uppercase()
             ),
         };
         use hetblas_gpu::gemm_args as call;
-        use ScalarValue::{F32, F64};
+        use ScalarValue::{C32, C64, F32, F64};
+        let missing = |name: &str| Error::Unsupported {
+            device: "hip".into(),
+            detail: format!("{} has no {name}", api.path),
+        };
         // SAFETY: caller contract; scalars are read from host memory (the default pointer
-        // mode) before the call returns.
+        // mode) before the call returns; c32/c64 have the layout of hipBLAS's complex types.
         let (status, name) = unsafe {
             match (g.alpha, g.beta) {
+                (C64(al), C64(be)) if small => {
+                    let f = api.hipblasZgemm.ok_or_else(|| missing("hipblasZgemm"))?;
+                    (call!(f, h, op, g, c64, i32, al, be), "hipblasZgemm")
+                }
+                (C64(al), C64(be)) => {
+                    let f = api.hipblasZgemm_64.ok_or_else(too_large)?;
+                    (call!(f, h, op, g, c64, i64, al, be), "hipblasZgemm_64")
+                }
+                (C32(al), C32(be)) if small => {
+                    let f = api.hipblasCgemm.ok_or_else(|| missing("hipblasCgemm"))?;
+                    (call!(f, h, op, g, c32, i32, al, be), "hipblasCgemm")
+                }
+                (C32(al), C32(be)) => {
+                    let f = api.hipblasCgemm_64.ok_or_else(too_large)?;
+                    (call!(f, h, op, g, c32, i64, al, be), "hipblasCgemm_64")
+                }
                 (F64(al), F64(be)) if small => (
                     call!(api.hipblasDgemm, h, op, g, f64, i32, al, be),
                     "hipblasDgemm",
@@ -276,7 +312,7 @@ impl GpuRuntime for Hip {
         let api = blas_api()?;
         let missing = || Error::Unsupported {
             device: "hip".into(),
-            detail: format!("{} has no hipblasDgeam/Sgeam", api.path),
+            detail: format!("{} has no hipblas{{S,D,C,Z}}geam", api.path),
         };
         use hetblas_gpu::add_args as call;
         // SAFETY: caller contract; geam allows C == A with the same leading dimension.
@@ -296,6 +332,26 @@ impl GpuRuntime for Hip {
                     h,
                     hop::N,
                     f32,
+                    b,
+                    x,
+                    y
+                ),
+                ScalarValue::C64(b) => call!(
+                    api.hipblasZgeam.ok_or_else(missing)?,
+                    h,
+                    hop::N,
+                    c64,
+                    c64::new(1.0, 0.0),
+                    b,
+                    x,
+                    y
+                ),
+                ScalarValue::C32(b) => call!(
+                    api.hipblasCgeam.ok_or_else(missing)?,
+                    h,
+                    hop::N,
+                    c32,
+                    c32::new(1.0, 0.0),
                     b,
                     x,
                     y

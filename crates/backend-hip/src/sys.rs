@@ -18,6 +18,7 @@
 //! by soname through the dynamic loader (`LD_LIBRARY_PATH`, the ld cache), then under
 //! `$ROCM_PATH/lib`, `$HIP_PATH/lib` and `/opt/rocm/lib`; hipBLAS the same way.
 
+use hetblas_core::scalar::{c32, c64};
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::path::{Path, PathBuf};
@@ -280,6 +281,15 @@ pub struct BlasApi {
     /// `C = alpha * op(A) + beta * op(B)`, for the tile add of late C (in place on C == A).
     pub hipblasDgeam: Option<Geam<f64>>,
     pub hipblasSgeam: Option<Geam<f32>>,
+    /// Complex GEMM and geam (`hipblasComplex` / `hipblasDoubleComplex`: two reals, real part
+    /// first, the layout of `c32` / `c64`). Optional so that a library without them still
+    /// serves the real types; the device then reports the complex ones unsupported.
+    pub hipblasCgemm: Option<Gemm32<c32>>,
+    pub hipblasZgemm: Option<Gemm32<c64>>,
+    pub hipblasCgemm_64: Option<Gemm64<c32>>,
+    pub hipblasZgemm_64: Option<Gemm64<c64>>,
+    pub hipblasCgeam: Option<Geam<c32>>,
+    pub hipblasZgeam: Option<Geam<c64>>,
     _lib: Library,
 }
 
@@ -506,6 +516,12 @@ fn resolve_blas(lib: Library, path: String) -> Result<BlasApi, String> {
         hipblasStatusToString: optional!(lib, "hipblasStatusToString"),
         hipblasDgeam: optional!(lib, "hipblasDgeam"),
         hipblasSgeam: optional!(lib, "hipblasSgeam"),
+        hipblasCgemm: optional!(lib, "hipblasCgemm"),
+        hipblasZgemm: optional!(lib, "hipblasZgemm"),
+        hipblasCgemm_64: optional!(lib, "hipblasCgemm_64"),
+        hipblasZgemm_64: optional!(lib, "hipblasZgemm_64"),
+        hipblasCgeam: optional!(lib, "hipblasCgeam"),
+        hipblasZgeam: optional!(lib, "hipblasZgeam"),
         path,
         _lib: lib,
     })

@@ -1,6 +1,7 @@
 //! cuBLASXt, loaded from libcublas at run time: the baseline hetblas measures itself against
 //! (NVIDIA's multi-GPU, host-operand BLAS-3, which NVBLAS is built on).
 
+use hetblas_core::{DType, Scalar};
 use libloading::Library;
 use std::ffi::c_void;
 
@@ -9,36 +10,23 @@ type Create = unsafe extern "C" fn(*mut Handle) -> i32;
 type Destroy = unsafe extern "C" fn(Handle) -> i32;
 type DeviceSelect = unsafe extern "C" fn(Handle, i32, *const i32) -> i32;
 type SetBlockDim = unsafe extern "C" fn(Handle, i32) -> i32;
-type Dgemm = unsafe extern "C" fn(
+/// `cublasXt{S,D,C,Z}gemm`: the same prototype for every type, the scalars and matrices by
+/// pointer (`float`, `double`, `cuComplex`, `cuDoubleComplex`: the layouts of f32, f64, c32,
+/// c64).
+type XtGemm = unsafe extern "C" fn(
     Handle,
     i32,
     i32,
     usize,
     usize,
     usize,
-    *const f64,
-    *const f64,
+    *const c_void,
+    *const c_void,
     usize,
-    *const f64,
+    *const c_void,
     usize,
-    *const f64,
-    *mut f64,
-    usize,
-) -> i32;
-type Sgemm = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    usize,
-    usize,
-    usize,
-    *const f32,
-    *const f32,
-    usize,
-    *const f32,
-    usize,
-    *const f32,
-    *mut f32,
+    *const c_void,
+    *mut c_void,
     usize,
 ) -> i32;
 
@@ -48,8 +36,8 @@ pub struct CublasXt {
     handle: Handle,
     destroy: Destroy,
     set_block: SetBlockDim,
-    dgemm: Dgemm,
-    sgemm: Sgemm,
+    /// Per dtype: s, d, c, z.
+    gemm: [XtGemm; 4],
 }
 
 fn status(s: i32, call: &str) -> Result<(), String> {
@@ -79,8 +67,15 @@ impl CublasXt {
             let set_block: SetBlockDim = *lib
                 .get(b"cublasXtSetBlockDim\0")
                 .map_err(|e| e.to_string())?;
-            let dgemm: Dgemm = *lib.get(b"cublasXtDgemm\0").map_err(|e| e.to_string())?;
-            let sgemm: Sgemm = *lib.get(b"cublasXtSgemm\0").map_err(|e| e.to_string())?;
+            let get = |name: &[u8]| -> Result<XtGemm, String> {
+                Ok(*lib.get::<XtGemm>(name).map_err(|e| e.to_string())?)
+            };
+            let gemm = [
+                get(b"cublasXtSgemm\0")?,
+                get(b"cublasXtDgemm\0")?,
+                get(b"cublasXtCgemm\0")?,
+                get(b"cublasXtZgemm\0")?,
+            ];
             let mut handle = std::ptr::null_mut();
             status(create(&mut handle), "cublasXtCreate")?;
             let xt = CublasXt {
@@ -88,8 +83,7 @@ impl CublasXt {
                 handle,
                 destroy,
                 set_block,
-                dgemm,
-                sgemm,
+                gemm,
             };
             status(
                 select(handle, devices.len() as i32, devices.as_ptr()),
@@ -107,12 +101,13 @@ impl CublasXt {
         )
     }
 
-    /// Column-major DGEMM/SGEMM on host memory (blocking until done).
+    /// Column-major GEMM on host memory in T's dtype (S, D, C or Z; blocking until done).
+    /// A transposed operand is transposed, not conjugated (CUBLAS_OP_T).
     ///
     /// # Safety
     /// Pointers and leading dimensions describe valid host matrices for the given shapes.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn gemm<T: 'static>(
+    pub unsafe fn gemm<T: Scalar>(
         &self,
         ta: bool,
         tb: bool,
@@ -129,46 +124,31 @@ impl CublasXt {
         ldc: usize,
     ) -> Result<(), String> {
         let (ta, tb) = (ta as i32, tb as i32);
-        let any = |x: &T| x as *const T as *const c_void;
-        // SAFETY: T is f64 or f32 (checked by TypeId), matching the function called.
+        let f = self.gemm[match T::DTYPE {
+            DType::F32 => 0,
+            DType::F64 => 1,
+            DType::C32 => 2,
+            DType::C64 => 3,
+        }];
+        // SAFETY: the routine of T's dtype, whose pointee types have T's layout; alpha and
+        // beta are locals alive for the call; the caller vouches for the matrices.
         let s = unsafe {
-            if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>() {
-                (self.dgemm)(
-                    self.handle,
-                    ta,
-                    tb,
-                    m,
-                    n,
-                    k,
-                    any(&alpha) as *const f64,
-                    a as *const f64,
-                    lda,
-                    b as *const f64,
-                    ldb,
-                    any(&beta) as *const f64,
-                    c as *mut f64,
-                    ldc,
-                )
-            } else if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() {
-                (self.sgemm)(
-                    self.handle,
-                    ta,
-                    tb,
-                    m,
-                    n,
-                    k,
-                    any(&alpha) as *const f32,
-                    a as *const f32,
-                    lda,
-                    b as *const f32,
-                    ldb,
-                    any(&beta) as *const f32,
-                    c as *mut f32,
-                    ldc,
-                )
-            } else {
-                return Err("cuBLASXt: only f32 and f64".into());
-            }
+            f(
+                self.handle,
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                std::ptr::from_ref(&alpha).cast(),
+                a.cast(),
+                lda,
+                b.cast(),
+                ldb,
+                std::ptr::from_ref(&beta).cast(),
+                c.cast(),
+                ldc,
+            )
         };
         status(s, "cublasXtGemm")
     }

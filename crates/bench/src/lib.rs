@@ -31,7 +31,14 @@ pub fn random_data<T: Scalar>(seed: u64, len: usize) -> Vec<T> {
                 let mut r =
                     StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9).wrapping_add(i as u64));
                 for x in part {
-                    *x = T::from_f64(r.random_range(-1.0..1.0));
+                    // Both parts of a complex value: timings on random data (see DESIGN).
+                    let re = r.random_range(-1.0..1.0);
+                    let im = if T::DTYPE.is_complex() {
+                        r.random_range(-1.0..1.0)
+                    } else {
+                        0.0
+                    };
+                    *x = T::from_c64(hetblas_core::scalar::c64::new(re, im));
                 }
             });
         }

@@ -4,6 +4,7 @@ use crate::shape::ShapeArgs;
 use clap::Args;
 use hetblas::{DType, GemmOptions, MatMut, MatRef, Result, Runtime, Scalar};
 use hetblas_core::reference::check_sampled;
+use hetblas_core::scalar::{c32, c64};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::time::Instant;
@@ -18,6 +19,12 @@ pub struct GemmArgs {
     /// The scalar beta; 0 never reads C (negative values welcome: --beta -0.5).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub beta: f64,
+    /// Imaginary part of alpha (complex dtypes c32/c64 only).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub alpha_im: f64,
+    /// Imaginary part of beta (complex dtypes c32/c64 only).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub beta_im: f64,
     /// Devices to use: indices or labels ("0,1", "cuda:0,cpu:0"); default: hetblas decides.
     #[arg(long)]
     pub devices: Option<String>,
@@ -47,15 +54,32 @@ pub struct GemmArgs {
 }
 
 pub fn run(rt: &Runtime, a: GemmArgs) -> Result<()> {
+    if !a.shape.dtype.is_complex() && (a.alpha_im != 0.0 || a.beta_im != 0.0) {
+        return Err(hetblas::Error::InvalidInput(format!(
+            "--alpha-im/--beta-im need a complex --dtype (c32 or c64), not {}",
+            a.shape.dtype
+        )));
+    }
     match a.shape.dtype {
         DType::F64 => run_typed::<f64>(rt, a),
         DType::F32 => run_typed::<f32>(rt, a),
+        DType::C64 => run_typed::<c64>(rt, a),
+        DType::C32 => run_typed::<c32>(rt, a),
     }
 }
 
+/// Uniform in [-1, 1), both parts of a complex value.
 fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
     (0..n)
-        .map(|_| T::from_f64(rng.random_range(-1.0..1.0)))
+        .map(|_| {
+            let re = rng.random_range(-1.0..1.0);
+            let im = if T::DTYPE.is_complex() {
+                rng.random_range(-1.0..1.0)
+            } else {
+                0.0
+            };
+            T::from_c64(c64::new(re, im))
+        })
         .collect()
 }
 
@@ -74,7 +98,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         .as_deref()
         .map(|s| crate::cli::parse_devices(rt, s))
         .transpose()?;
-    let (alpha, beta) = (T::from_f64(a.alpha), T::from_f64(a.beta));
+    let alpha = T::from_c64(c64::new(a.alpha, a.alpha_im));
+    let beta = T::from_c64(c64::new(a.beta, a.beta_im));
     let mut times = Vec::new();
     let mut last = None;
     for rep in 0..=a.reps.max(1) {
@@ -104,7 +129,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     }
     times.sort_by(f64::total_cmp);
     let med = times[times.len() / 2];
-    let flops = 2.0 * m as f64 * n as f64 * k as f64;
+    // Real flops: 8 per complex multiply-add.
+    let flops = T::DTYPE.gemm_flops(m, n, k);
     let report = last.unwrap_or_default();
     println!(
         "{}gemm {m}x{n}x{k} {}{} on [{}] tile {}{}: median {:.4} s over {} reps, {:.2} GFLOP/s",
@@ -171,10 +197,10 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         let (checked, worst) = check_sampled(
             transa,
             transb,
-            a.alpha,
+            alpha.to_c64(),
             MatRef::new(&av, ar, ac, ar.max(1))?,
             MatRef::new(&bv, br, bc, br.max(1))?,
-            a.beta,
+            beta.to_c64(),
             MatRef::new(&c0, m, n, m.max(1))?,
             MatRef::new(&c, m, n, m.max(1))?,
             4096,

@@ -71,10 +71,17 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
             dtype
         ))
     })?;
-    let exec = profile
-        .device(&label)
+    let device_profile = profile.device(&label);
+    let exec = device_profile
         .and_then(|d| d.exec_table(dtype))
         .ok_or_else(|| Error::Profile(format!("no {} table for {label}", dtype)))?;
+    if device_profile.is_some_and(|d| d.exec_table_measured(dtype).is_none()) {
+        println!(
+            "note: no measured {dtype} gemm table for {label}: modelled from the {} table \
+             (4 real multiply-adds per complex one, at the same flop rate)",
+            dtype.real()
+        );
+    }
     let sd = SingleDeviceModel::new(
         profile
             .link(HOST_LABEL, &label)

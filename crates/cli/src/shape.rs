@@ -18,7 +18,7 @@ pub struct ShapeArgs {
     /// Inner dimension: columns of op(A), rows of op(B) (default: SIZE).
     #[arg(short = 'k')]
     pub k: Option<usize>,
-    /// Element type: f64 or f32.
+    /// Element type: f64, f32, c64 (double complex, ZGEMM) or c32 (single complex, CGEMM).
     #[arg(long, default_value = "f64")]
     pub dtype: DType,
     /// op(A): N (A), T (A transposed) or C (A conjugate-transposed).

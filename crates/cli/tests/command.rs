@@ -48,6 +48,51 @@ fn stdout_of(args: &[&str]) -> String {
 }
 
 #[test]
+fn complex_gemm_conjugates_and_checks() {
+    for dtype in ["c64", "c32"] {
+        let so = stdout_of(&[
+            "--emulated",
+            "2",
+            "gemm",
+            "--dtype",
+            dtype,
+            "-m",
+            "70",
+            "-n",
+            "50",
+            "-k",
+            "40",
+            "--transa",
+            "C",
+            "--transb",
+            "T",
+            "--alpha",
+            "0.5",
+            "--alpha-im",
+            "-1.5",
+            "--beta",
+            "-0.5",
+            "--beta-im",
+            "0.25",
+            "--devices",
+            "1,2",
+            "--tile",
+            "16",
+            "--reps",
+            "1",
+            "--check",
+        ]);
+        let name = format!("{}gemm 70x50x40 CT", if dtype == "c64" { 'z' } else { 'c' });
+        assert!(so.contains(&name), "{so}");
+        assert!(so.contains("within the error bound"), "{so}");
+    }
+    // An imaginary part needs a complex dtype.
+    let out = hetblas(&["gemm", "--dtype", "f64", "--alpha-im", "1", "--reps", "1"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("complex"));
+}
+
+#[test]
 fn gemm_with_negative_scalars_runs_and_checks() {
     let so = stdout_of(&[
         "--emulated",

@@ -4,6 +4,7 @@
 use crate::check::{check_against_reference, Tolerance};
 use crate::data::{random_scalar, random_vec, rng};
 use crate::Target;
+use hetblas_core::scalar::{c32, c64, Complex64};
 use hetblas_core::{
     Blocking, DeviceMatrix, DevicePool, Error, GemmOptions, GemmReport, MatIn, MatMut, MatOut,
     MatRef, Scalar, Trans,
@@ -42,6 +43,9 @@ pub struct CaseSpec {
     pub k: usize,
     pub alpha: f64,
     pub beta: f64,
+    /// Imaginary parts of alpha and beta (complex dtypes only; ignored for real ones).
+    pub alpha_im: f64,
+    pub beta_im: f64,
     /// Extra leading dimension of A, B, C beyond their rows (host operands).
     pub pad: (usize, usize, usize),
     pub tile: Option<usize>,
@@ -67,6 +71,8 @@ impl CaseSpec {
             k,
             alpha: 1.0,
             beta: 0.0,
+            alpha_im: 0.0,
+            beta_im: 0.0,
             pad: (0, 0, 0),
             tile: None,
             blocking: None,
@@ -114,8 +120,8 @@ pub fn run_case<T: Scalar>(t: &Target, s: &CaseSpec) -> Result<GemmReport, Strin
         c.iter_mut().for_each(|x| *x = T::from_f64(f64::NAN));
     }
     let c0 = c.clone();
-    let alpha = T::from_f64(s.alpha);
-    let beta = T::from_f64(s.beta);
+    let alpha = T::from_c64(Complex64::new(s.alpha, s.alpha_im));
+    let beta = T::from_c64(Complex64::new(s.beta, s.beta_im));
     let av = MatRef::new(&a, ar, ac, lda).map_err(|e| e.to_string())?;
     let bv = MatRef::new(&b, br, bc, ldb).map_err(|e| e.to_string())?;
     let c0v = MatRef::new(&c0, s.m, s.n, ldc).map_err(|e| e.to_string())?;
@@ -152,7 +158,7 @@ pub fn run_case<T: Scalar>(t: &Target, s: &CaseSpec) -> Result<GemmReport, Strin
         for j in 0..s.n {
             for i in s.m..ldc {
                 let (g, w) = (c[i + j * ldc], c0[i + j * ldc]);
-                if !(g == w || (g.to_f64().is_nan() && w.to_f64().is_nan())) {
+                if !(g == w || (g.is_nan() && w.is_nan())) {
                     return Err(format!("padding C[{i} + {j}*ldc] was overwritten ({s:?})"));
                 }
             }
@@ -178,19 +184,27 @@ const TRANS: [Trans; 3] = [Trans::N, Trans::T, Trans::C];
 
 fn transposes_for<T: Scalar>(t: &Target, seed: u64) -> Result<(), String> {
     let mut r = rng(seed);
-    let ab = [
-        (1.0, 0.0),
-        (1.0, 1.0),
-        (random_scalar(&mut r), random_scalar(&mut r)),
+    // (alpha, beta) as (re, im) pairs; complex types also get scalars off the real axis.
+    let mut ab = vec![
+        ((1.0, 0.0), (0.0, 0.0)),
+        ((1.0, 0.0), (1.0, 0.0)),
+        ((random_scalar(&mut r), 0.0), (random_scalar(&mut r), 0.0)),
     ];
+    if T::DTYPE.is_complex() {
+        ab.push((
+            (random_scalar(&mut r), random_scalar(&mut r)),
+            (random_scalar(&mut r), random_scalar(&mut r)),
+        ));
+        ab.push(((0.0, 1.0), (0.0, -1.0)));
+    }
     let mut n = 0;
     for ta in TRANS {
         for tb in TRANS {
             for &(alpha, beta) in &ab {
                 n += 1;
                 let mut s = CaseSpec::new(ta, tb, 37, 29, 41);
-                s.alpha = alpha;
-                s.beta = beta;
+                (s.alpha, s.alpha_im) = alpha;
+                (s.beta, s.beta_im) = beta;
                 s.tile = Some(t.small_tile);
                 s.seed = seed + n;
                 s.pad = (n as usize % 3, (n as usize + 1) % 3, (n as usize + 2) % 3);
@@ -211,6 +225,16 @@ pub fn all_transposes_f64(t: &Target) -> Result<(), String> {
 /// The same in f32.
 pub fn all_transposes_f32(t: &Target) -> Result<(), String> {
     transposes_for::<f32>(t, 200)
+}
+
+/// Every transpose pair in c32 (C conjugates), with complex alpha and beta too.
+pub fn all_transposes_c32(t: &Target) -> Result<(), String> {
+    transposes_for::<c32>(t, 250)
+}
+
+/// Every transpose pair in c64 (C conjugates), with complex alpha and beta too.
+pub fn all_transposes_c64(t: &Target) -> Result<(), String> {
+    transposes_for::<c64>(t, 260)
 }
 
 /// beta == 0 must not read C: NaN in C does not reach the result, for host and device C.
@@ -619,6 +643,236 @@ pub fn non_square_blockings(t: &Target) -> Result<(), String> {
                 if r.tile != Some((b.tm, b.tn, b.tk)) {
                     return Err(format!("asked for blocking {b}, ran {:?}", r.tile));
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `s` in c32 and c64.
+fn complex_both(t: &Target, s: &CaseSpec) -> Result<(), String> {
+    run_case::<c32>(t, s)?;
+    run_case::<c64>(t, s)?;
+    Ok(())
+}
+
+/// Complex GEMM at the edges: beta = 0 over a C full of NaN (host and device C, small and
+/// default tiles), leading dimensions above the rows, odd shapes with the default tile, every
+/// placement of the operands, a cache far smaller than the operands, and a conjugated operand
+/// whose result the reference for the unconjugated one rejects (so a backend that took C for
+/// T would fail here).
+pub fn complex_edge_cases(t: &Target) -> Result<(), String> {
+    let mut homes = vec![Home::Host];
+    if !t.homes.is_empty() {
+        homes.push(Home::Device(0));
+    }
+    let mut seed = 5000;
+    let mut next = || {
+        seed += 1;
+        seed
+    };
+    for &home in &homes {
+        for tile in [Some(t.small_tile), None] {
+            let mut s = CaseSpec::new(Trans::C, Trans::N, 33, 21, 18);
+            (s.alpha, s.alpha_im) = (-1.5, 0.25);
+            s.nan_c = true;
+            s.tile = tile;
+            s.placement.c = home;
+            s.seed = next();
+            complex_both(t, &s)?;
+        }
+    }
+    for (ta, tb) in [
+        (Trans::N, Trans::C),
+        (Trans::C, Trans::T),
+        (Trans::C, Trans::C),
+    ] {
+        let mut s = CaseSpec::new(ta, tb, 26, 19, 23);
+        s.pad = (5, 7, 11);
+        (s.alpha, s.alpha_im) = (0.75, -0.5);
+        (s.beta, s.beta_im) = (-0.5, 0.25);
+        s.tile = Some(t.small_tile);
+        s.seed = next();
+        for host_fold in [Some(true), Some(false)] {
+            s.host_fold = host_fold;
+            complex_both(t, &s)?;
+        }
+    }
+    for (m, n, k) in [
+        (129usize, 67usize, 201usize),
+        (1, 23, 17),
+        (23, 1, 1),
+        (3, 61, 2),
+    ] {
+        let mut s = CaseSpec::new(Trans::C, Trans::T, m, n, k);
+        (s.alpha, s.alpha_im) = (-0.5, 1.0);
+        (s.beta, s.beta_im) = (2.0, -1.0);
+        s.seed = next();
+        complex_both(t, &s)?;
+    }
+    let choices: Vec<Home> = homes.clone();
+    let mut i = 0;
+    for &a in &choices {
+        for &b in &choices {
+            for &c in &choices {
+                i += 1;
+                let mut s = CaseSpec::new(TRANS[i % 3], TRANS[(i + 2) % 3], 45, 38, 52);
+                s.placement = Placement { a, b, c };
+                (s.alpha, s.alpha_im) = (0.5, 0.5);
+                s.beta = if i % 2 == 0 { 1.5 } else { 0.0 };
+                s.nan_c = s.beta == 0.0;
+                s.tile = Some(t.small_tile);
+                s.seed = next();
+                complex_both(t, &s).map_err(|e| format!("placement {:?}: {e}", s.placement))?;
+            }
+        }
+    }
+    let tile = t.small_tile;
+    let mut s = CaseSpec::new(Trans::C, Trans::N, tile * 4 + 3, tile * 3 + 1, tile * 5 + 2);
+    s.tile = Some(tile);
+    (s.beta, s.beta_im) = (1.0, 1.0);
+    // Room for 5 tiles of c64 per device: far less than A + B + C.
+    s.memory_limit = Some((5 * tile * tile * 16) as u64);
+    s.seed = next();
+    run_case::<c64>(t, &s)?;
+    conjugation_is_checked(t)
+}
+
+/// A conjugate-transposed product passes the check for `C` and fails the one for `T`.
+fn conjugation_is_checked(t: &Target) -> Result<(), String> {
+    let (m, n, k) = (17, 13, 11);
+    let mut r = rng(5100);
+    let a: Vec<c64> = random_vec(&mut r, k * m);
+    let b: Vec<c64> = random_vec(&mut r, k * n);
+    let c0 = vec![c64::new(f64::NAN, f64::NAN); m * n];
+    let mut c = c0.clone();
+    let av = MatRef::packed(&a, k, m).map_err(|e| e.to_string())?;
+    let bv = MatRef::packed(&b, n, k).map_err(|e| e.to_string())?;
+    let one = c64::new(1.0, 0.0);
+    let zero = c64::new(0.0, 0.0);
+    let opts = GemmOptions::default()
+        .tile(Some(t.small_tile))
+        .devices(t.compute.iter().copied());
+    t.pool
+        .gemm_with(
+            Trans::C,
+            Trans::C,
+            one,
+            av,
+            bv,
+            zero,
+            MatMut::packed(&mut c, m, n).map_err(|e| e.to_string())?,
+            &opts,
+        )
+        .map_err(|e| e.to_string())?;
+    let got = MatRef::packed(&c, m, n).map_err(|e| e.to_string())?;
+    let c0v = MatRef::packed(&c0, m, n).map_err(|e| e.to_string())?;
+    let check =
+        |ta, tb| check_against_reference(ta, tb, one, av, bv, zero, c0v, got, Tolerance::default());
+    check(Trans::C, Trans::C)?;
+    for (ta, tb) in [
+        (Trans::T, Trans::C),
+        (Trans::C, Trans::T),
+        (Trans::T, Trans::T),
+    ] {
+        if check(ta, tb).is_ok() {
+            return Err(format!(
+                "the CC product also passes as {ta:?}{tb:?}: conjugation is not tested"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// alpha = 0 reads neither A nor B (both full of NaN) and gives C = beta * C exactly, in every
+/// dtype, for host and device C; beta = 0 then writes zeros over a C full of NaN.
+pub fn alpha_zero_reads_no_operands(t: &Target) -> Result<(), String> {
+    alpha_zero_for::<f64>(t)?;
+    alpha_zero_for::<f32>(t)?;
+    alpha_zero_for::<c32>(t)?;
+    alpha_zero_for::<c64>(t)
+}
+
+fn alpha_zero_for<T: Scalar>(t: &Target) -> Result<(), String> {
+    let opts = GemmOptions::default().devices(t.compute.iter().copied());
+    let nan = T::from_c64(Complex64::new(f64::NAN, f64::NAN));
+    let (m, n, k) = (6, 4, 3);
+    let a = vec![nan; m * k];
+    let b = vec![nan; k * n];
+    let betas = [
+        Complex64::new(0.0, 0.0),
+        Complex64::new(1.0, 0.0),
+        Complex64::new(-2.0, 0.5),
+    ];
+    let homes = if t.homes.is_empty() {
+        vec![Home::Host]
+    } else {
+        vec![Home::Host, Home::Device(0)]
+    };
+    for (i, &beta) in betas.iter().enumerate() {
+        let beta = T::from_c64(beta);
+        let mut c: Vec<T> = random_vec(&mut rng(5200 + i as u64), m * n);
+        let zero_beta = beta == T::default();
+        if zero_beta {
+            c.iter_mut().for_each(|x| *x = nan);
+        }
+        let want: Vec<T> = c
+            .iter()
+            .map(|&x| if zero_beta { T::default() } else { beta * x })
+            .collect();
+        // A stored k x m (used conjugate-transposed), B stored n x k (used transposed).
+        let av = MatRef::packed(&a, k, m).map_err(|e| e.to_string())?;
+        let bv = MatRef::packed(&b, n, k).map_err(|e| e.to_string())?;
+        for &home in &homes {
+            let mut cc = c.clone();
+            match home {
+                Home::Host => {
+                    t.pool
+                        .gemm_with(
+                            Trans::C,
+                            Trans::T,
+                            T::default(),
+                            av,
+                            bv,
+                            beta,
+                            MatMut::packed(&mut cc, m, n).map_err(|e| e.to_string())?,
+                            &opts,
+                        )
+                        .map_err(|e| e.to_string())?;
+                }
+                Home::Device(h) => {
+                    let mut dc = t
+                        .pool
+                        .upload(
+                            t.homes[h],
+                            MatRef::packed(&c, m, n).map_err(|e| e.to_string())?,
+                        )
+                        .map_err(|e| e.to_string())?;
+                    t.pool
+                        .gemm_with(
+                            Trans::C,
+                            Trans::T,
+                            T::default(),
+                            av,
+                            bv,
+                            beta,
+                            &mut dc,
+                            &opts,
+                        )
+                        .map_err(|e| e.to_string())?;
+                    t.pool
+                        .download(
+                            &dc,
+                            MatMut::packed(&mut cc, m, n).map_err(|e| e.to_string())?,
+                        )
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+            if cc != want {
+                return Err(format!(
+                    "{} alpha = 0, beta = {beta}, {home:?}: got {cc:?}, want {want:?}",
+                    T::DTYPE
+                ));
             }
         }
     }

@@ -38,10 +38,10 @@ pub fn check_against_reference<T: Scalar>(
     check_entries(
         ta,
         tb,
-        alpha.to_f64(),
+        alpha.to_c64(),
         a,
         b,
-        beta.to_f64(),
+        beta.to_c64(),
         c0,
         got,
         usize::MAX,

@@ -1,5 +1,6 @@
 //! Random test data: never zeros, never all-equal, seeded for reproducibility.
 
+use hetblas_core::scalar::Complex64;
 use hetblas_core::Scalar;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -9,15 +10,25 @@ pub fn rng(seed: u64) -> StdRng {
     StdRng::seed_from_u64(seed)
 }
 
-/// `len` values uniform in [-1, 1) (excluding exact zero).
+/// `len` values uniform in [-1, 1) (excluding exact zero); complex values have both parts so
+/// drawn (a conjugation always changes them).
 pub fn random_vec<T: Scalar>(rng: &mut StdRng, len: usize) -> Vec<T> {
+    let mut part = move || {
+        let v: f64 = rng.random_range(-1.0..1.0);
+        if v == 0.0 {
+            0.5
+        } else {
+            v
+        }
+    };
     (0..len)
         .map(|_| {
-            let mut v: f64 = rng.random_range(-1.0..1.0);
-            if v == 0.0 {
-                v = 0.5;
+            if T::DTYPE.is_complex() {
+                let re = part();
+                T::from_c64(Complex64::new(re, part()))
+            } else {
+                T::from_f64(part())
             }
-            T::from_f64(v)
         })
         .collect()
 }

@@ -2,7 +2,8 @@
 //!
 //! The one conformance suite, written once and instantiated for every backend (CPU, emulated
 //! devices, CUDA, HIP). "Conformant" means the same thing for all of them: every case here
-//! passes against the f64-accumulating reference GEMM, with relative error bounds per dtype.
+//! passes against the f64-accumulating reference GEMM, with relative error bounds per dtype, in
+//! f32, f64, c32 and c64 (`Trans::C` conjugating the complex operands).
 //!
 //! A backend's `tests/conformance.rs` is a single macro call:
 //!
@@ -100,7 +101,8 @@ fn skip(backend: &str, why: &str) -> Option<Vec<Target>> {
 macro_rules! conformance_suite {
     ($make:path) => {
         $crate::conformance_suite!(@cases $make;
-            all_transposes_f64, all_transposes_f32, beta_zero_ignores_nan_in_c,
+            all_transposes_f64, all_transposes_f32, all_transposes_c32, all_transposes_c64,
+            complex_edge_cases, alpha_zero_reads_no_operands, beta_zero_ignores_nan_in_c,
             leading_dimensions_larger_than_rows, quick_returns, tiny_and_skinny_shapes,
             odd_shapes_default_tile, operand_placements, bad_arguments_are_reported,
             repeated_call_reuses_plan, multi_tile_with_small_cache, non_square_blockings

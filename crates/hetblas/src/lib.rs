@@ -34,6 +34,8 @@ pub mod runtime;
 pub use builder::RuntimeBuilder;
 pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
 pub use hetblas_core::profile::MachineProfile;
+/// The complex element types (num-complex's `Complex32` / `Complex64`), for CGEMM / ZGEMM.
+pub use hetblas_core::scalar::{c32, c64};
 pub use hetblas_core::{
     BackendStatus, DType, DeviceMatrix, Error, GemmOptions, GemmReport, MatIn, MatMut, MatOut,
     MatRef, Result, Scalar, Trans,

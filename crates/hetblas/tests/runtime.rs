@@ -92,6 +92,103 @@ fn deselected_backends_say_so() {
     assert!(none.is_err());
 }
 
+/// ZGEMM and CGEMM through the BLAS-style entry (what the drop-in library calls), on the CPU
+/// and two emulated devices, with a conjugated A, complex scalars and ld > rows.
+#[test]
+fn complex_gemm_blas_through_the_runtime() {
+    use hetblas::{c32, c64};
+    let rt = Runtime::builder()
+        .only(&["cpu"])
+        .emulated(2)
+        .without_profile()
+        .build()
+        .expect("runtime");
+    let (m, n, k, lda, ldb, ldc) = (45usize, 31usize, 27usize, 30usize, 29usize, 50usize);
+    let mut r = StdRng::seed_from_u64(9);
+    let mut z = |len: usize| -> Vec<c64> {
+        (0..len)
+            .map(|_| c64::new(r.random_range(-1.0..1.0), r.random_range(-1.0..1.0)))
+            .collect()
+    };
+    // A stored k x m (op C), B stored k x n (op N).
+    let (a, b, c0) = (z(lda * m), z(ldb * n), z(ldc * n));
+    let (alpha, beta) = (c64::new(0.5, -2.0), c64::new(-1.0, 0.75));
+    let opts = GemmOptions::default().tile(16);
+    let mut c = c0.clone();
+    rt.gemm_blas(
+        b'C', b'N', m as i64, n as i64, k as i64, alpha, &a, lda as i64, &b, ldb as i64, beta,
+        &mut c, ldc as i64, &opts,
+    )
+    .expect("zgemm");
+    check_sampled(
+        Trans::C,
+        Trans::N,
+        alpha,
+        MatRef::new(&a, k, m, lda).unwrap(),
+        MatRef::new(&b, k, n, ldb).unwrap(),
+        beta,
+        MatRef::new(&c0, m, n, ldc).unwrap(),
+        MatRef::new(&c, m, n, ldc).unwrap(),
+        usize::MAX,
+        1,
+    )
+    .expect("zgemm within the bound");
+    // Rows m..ldc of C are the caller's.
+    for j in 0..n {
+        assert_eq!(
+            c[j * ldc + m..(j + 1) * ldc],
+            c0[j * ldc + m..(j + 1) * ldc]
+        );
+    }
+    // The same in single precision.
+    let to32 = |v: &[c64]| -> Vec<c32> {
+        v.iter()
+            .map(|x| c32::new(x.re as f32, x.im as f32))
+            .collect()
+    };
+    let (a32, b32, c032) = (to32(&a), to32(&b), to32(&c0));
+    let mut c32v = c032.clone();
+    let (alpha32, beta32) = (c32::new(0.5, -2.0), c32::new(-1.0, 0.75));
+    rt.gemm_blas(
+        b'c', b'n', m as i64, n as i64, k as i64, alpha32, &a32, lda as i64, &b32, ldb as i64,
+        beta32, &mut c32v, ldc as i64, &opts,
+    )
+    .expect("cgemm");
+    check_sampled(
+        Trans::C,
+        Trans::N,
+        alpha,
+        MatRef::new(&a32, k, m, lda).unwrap(),
+        MatRef::new(&b32, k, n, ldb).unwrap(),
+        beta,
+        MatRef::new(&c032, m, n, ldc).unwrap(),
+        MatRef::new(&c32v, m, n, ldc).unwrap(),
+        usize::MAX,
+        1,
+    )
+    .expect("cgemm within the bound");
+    // Bad arguments carry their BLAS parameter numbers in complex types too.
+    let err = rt
+        .gemm_blas(
+            b'C',
+            b'N',
+            m as i64,
+            n as i64,
+            k as i64,
+            alpha,
+            &a,
+            (k - 1) as i64,
+            &b,
+            ldb as i64,
+            beta,
+            &mut c,
+            ldc as i64,
+            &opts,
+        )
+        .unwrap_err();
+    assert_eq!(err.blas_param(), Some(8));
+}
+
 #[test]
 fn gemm_and_device_matrices_through_the_runtime() {
     let rt = Runtime::builder()

@@ -65,18 +65,20 @@ fn free(p: u64) {
     }
 }
 
-/// `c = alpha op(a) op(b) + beta c`, never reading C when beta is 0.
+/// `c = alpha op(a) op(b) + beta c` (`C` conjugating), never reading C when beta is 0.
 ///
 /// # Safety
 /// The tiles are valid host memory of their shapes.
-unsafe fn naive_gemm<T>(g: &GemmTile, alpha: T, beta: T)
-where
-    T: Copy + Default + PartialEq + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
-{
+unsafe fn naive_gemm<T: hetblas_core::Scalar>(g: &GemmTile, alpha: T, beta: T) {
     let at = |t: &RawTile, tr: Trans, i: usize, j: usize| {
         let (r, c) = if tr.is_transposed() { (j, i) } else { (i, j) };
         // SAFETY: inside the tile (caller contract).
-        unsafe { *(t.addr as *const T).add(r + c * t.ld) }
+        let x = unsafe { *(t.addr as *const T).add(r + c * t.ld) };
+        if tr.is_conjugated() {
+            x.conj()
+        } else {
+            x
+        }
     };
     for j in 0..g.n {
         for i in 0..g.m {
@@ -245,6 +247,10 @@ impl GpuRuntime for Fake {
             (ScalarValue::F64(a), ScalarValue::F64(b)) => unsafe { naive_gemm(g, a, b) },
             // SAFETY: caller contract.
             (ScalarValue::F32(a), ScalarValue::F32(b)) => unsafe { naive_gemm(g, a, b) },
+            // SAFETY: caller contract.
+            (ScalarValue::C64(a), ScalarValue::C64(b)) => unsafe { naive_gemm(g, a, b) },
+            // SAFETY: caller contract.
+            (ScalarValue::C32(a), ScalarValue::C32(b)) => unsafe { naive_gemm(g, a, b) },
             _ => return Err(Error::internal("mixed scalar types")),
         }
         Ok(())
@@ -274,6 +280,10 @@ impl GpuRuntime for Fake {
             ScalarValue::F64(b) => unsafe { axpy(b, x, y) },
             // SAFETY: caller contract.
             ScalarValue::F32(b) => unsafe { axpy(b, x, y) },
+            // SAFETY: caller contract.
+            ScalarValue::C64(b) => unsafe { axpy(b, x, y) },
+            // SAFETY: caller contract.
+            ScalarValue::C32(b) => unsafe { axpy(b, x, y) },
         }
         Ok(())
     }

@@ -15,6 +15,7 @@ use hetblas::{DType, GemmOptions, MatMut, MatRef, Runtime, Scalar, Trans};
 use hetblas_bench::cublasxt::CublasXt;
 use hetblas_bench::{median, par_copy, random_data};
 use hetblas_core::reference::check_sampled;
+use hetblas_core::scalar::{c32, c64};
 use hetblas_core::{GemmTile, Queue};
 use hetblas_cuda::CudaDevice;
 use std::io::Write;
@@ -29,7 +30,7 @@ struct Args {
     /// Extra shapes MxNxK.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
-    /// f64, f32 or both.
+    /// f64, f32, c64 (ZGEMM against cublasXtZgemm), c32, both (f64 and f32) or all.
     #[arg(long, default_value = "f64")]
     dtype: String,
     /// Number of GPUs for hetblas and cuBLASXt.
@@ -95,8 +96,9 @@ fn tile_label(t: Option<(usize, usize, usize)>) -> String {
     }
 }
 
-fn tflops(m: usize, n: usize, k: usize, s: f64) -> f64 {
-    2.0 * m as f64 * n as f64 * k as f64 / s / 1e12
+/// Real TFLOP/s: 8 flops per complex multiply-add, 2 per real one.
+fn tflops(dtype: DType, m: usize, n: usize, k: usize, s: f64) -> f64 {
+    dtype.gemm_flops(m, n, k) / s / 1e12
 }
 
 fn main() {
@@ -143,6 +145,7 @@ fn run(args: Args) -> Result<(), String> {
     shapes.sort_by_key(|&(m, n, k)| std::cmp::Reverse(m * n * k));
     let dtypes = match args.dtype.as_str() {
         "both" => vec![DType::F64, DType::F32],
+        "all" => vec![DType::F64, DType::F32, DType::C64, DType::C32],
         d => vec![d.parse::<DType>()?],
     };
     let mut rows = Vec::new();
@@ -170,6 +173,8 @@ fn run(args: Args) -> Result<(), String> {
             match dt {
                 DType::F64 => problem::<f64>(&rt, &gpus, shape, &args, xt.as_ref(), &mut rows)?,
                 DType::F32 => problem::<f32>(&rt, &gpus, shape, &args, xt.as_ref(), &mut rows)?,
+                DType::C64 => problem::<c64>(&rt, &gpus, shape, &args, xt.as_ref(), &mut rows)?,
+                DType::C32 => problem::<c32>(&rt, &gpus, shape, &args, xt.as_ref(), &mut rows)?,
             }
             if let Some(d) = gpus
                 .first()
@@ -188,6 +193,8 @@ fn run(args: Args) -> Result<(), String> {
     if let Some(shape) = trace_shape {
         match args.dtype.as_str() {
             "f32" => trace_run::<f32>(&rt, &gpus, shape, &args)?,
+            "c64" | "z" => trace_run::<c64>(&rt, &gpus, shape, &args)?,
+            "c32" | "c" => trace_run::<c32>(&rt, &gpus, shape, &args)?,
             _ => trace_run::<f64>(&rt, &gpus, shape, &args)?,
         }
     }
@@ -317,7 +324,7 @@ fn problem<T: Scalar>(
     let shape = (m, n, k);
     let want = |v: &str| args.variants.iter().any(|x| x == v);
     let mut push = |variant: &str, secs: f64, detail: String| {
-        let tf = tflops(m, n, k, secs);
+        let tf = tflops(T::DTYPE, m, n, k, secs);
         println!("  {variant:<9} {tf:8.2} TFLOP/s  ({secs:.4} s) {detail}");
         rows.push(Row {
             shape,
@@ -458,7 +465,7 @@ fn problem<T: Scalar>(
             } = best_xt_block(xt, &args.xt_blocks, args.reps, &mut || xt_gemm(c))?;
             let per_block: Vec<String> = per_block
                 .iter()
-                .map(|&(b, s)| format!("{b}: {:.1}", tflops(m, n, k, s)))
+                .map(|&(b, s)| format!("{b}: {:.1}", tflops(T::DTYPE, m, n, k, s)))
                 .collect();
             par_copy(c, &c0);
             xt_gemm(c)?;
@@ -690,7 +697,7 @@ fn placement_problem(
     }
     let ok = check("hetblas", shape, 1.0, &a, &b, 1.0, &c0, &c)?;
     let s = median(&mut times);
-    let tf = tflops(m, n, k, s);
+    let tf = tflops(DType::F64, m, n, k, s);
     println!("  hetblas   {tf:8.2} TFLOP/s  ({s:.4} s) {ok}");
     rows.push(Row {
         shape,
@@ -748,7 +755,7 @@ fn placement_problem(
                 .map_err(e)?;
         }
         let ok = check("cublasxt", shape, 1.0, &a, &b, 1.0, &c0, &c)?;
-        let tf = tflops(m, n, k, s);
+        let tf = tflops(DType::F64, m, n, k, s);
         println!("  cublasxt  {tf:8.2} TFLOP/s  ({s:.4} s) block {blk}, {ok}");
         rows.push(Row {
             shape,
@@ -805,7 +812,7 @@ fn pin_demo(rt: &Runtime, gpus: &[usize], n: usize) -> Result<(), String> {
         let after = cache.stats();
         println!(
             "  call {call}: {s:.4} s ({:.2} TFLOP/s); registrations +{}, hits +{}, registered +{:.2} GB in {:.4} s",
-            tflops(n, n, n, s),
+            tflops(DType::F64, n, n, n, s),
             after.registrations - before.registrations,
             after.hits - before.hits,
             (after.bytes_registered - before.bytes_registered) as f64 / 1e9,

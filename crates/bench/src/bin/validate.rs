@@ -137,6 +137,8 @@ fn run(args: Args) -> Result<(), String> {
         let line = match c.dtype {
             DType::F64 => case::<f64>(&rt, gpu, c, &profile, &args)?,
             DType::F32 => case::<f32>(&rt, gpu, c, &profile, &args)?,
+            DType::C64 => case::<hetblas_core::scalar::c64>(&rt, gpu, c, &profile, &args)?,
+            DType::C32 => case::<hetblas_core::scalar::c32>(&rt, gpu, c, &profile, &args)?,
         };
         println!("[{:>2}/{}] {line}", i + 1, cases.len());
         writeln!(f, "{line}").map_err(|e| e.to_string())?;

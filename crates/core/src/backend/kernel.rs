@@ -1,5 +1,6 @@
 //! The Kernel trait: the tile kernels a device runs on its own memory, asynchronously on one of
-//! its queues. GEMM for f32/f64 first; later routines arrive as new methods with default bodies
+//! its queues. GEMM in f32, f64, c32 and c64 first (`Trans::C` conjugates complex operands;
+//! the executor passes `T` for real ones); later routines arrive as new methods with default bodies
 //! that answer `Unsupported`, so existing backends keep compiling.
 
 use crate::error::{Error, Result};

@@ -388,8 +388,8 @@ fn issue(
             let kb = TileKey::b(l, j);
             let kc = TileKey::c(i, j);
             let op = GemmTile {
-                transa: p.transa.normalized_real(),
-                transb: p.transb.normalized_real(),
+                transa: p.transa.for_dtype(p.dtype),
+                transb: p.transb.for_dtype(p.dtype),
                 m: plan.grid.m_span(i).1,
                 n: plan.grid.n_span(j).1,
                 k: plan.grid.k_span(l).1,
@@ -535,12 +535,13 @@ fn interval(
                 Activity::Gemm,
                 format!("add C({i},{j})"),
                 0,
-                (2 * r * c) as f64,
+                // One multiply and one add per element: a multiply-add of the dtype.
+                plan.problem.dtype.flops_per_fma() * (r * c) as f64,
             )
         }
         TaskKind::Gemm { i, j, l, .. } => {
             let g = &plan.grid;
-            let f = 2.0
+            let f = plan.problem.dtype.flops_per_fma()
                 * g.m_span(i as usize).1 as f64
                 * g.n_span(j as usize).1 as f64
                 * g.k_span(l as usize).1 as f64;

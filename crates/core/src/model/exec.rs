@@ -14,6 +14,8 @@
 //! measured rate is used (a device does not get faster past its largest measured tile, and the
 //! smallest measured tile is the best guess below it).
 //!
+//! Rates are real flops: a complex multiply-add counts 8, a real one 2.
+//!
 //! **Non-square tiles** (`m x n x k` edge tiles): `2 m n k / r(s)` with `s = cbrt(m n k)`, the
 //! edge of the cube of the same volume. A thin edge tile thus gets the (lower) rate of a small
 //! square tile of the same work, not the rate of the full tile.
@@ -81,7 +83,7 @@ impl ExecTable {
         let log_t = merged.iter().map(|p| (p.0 as f64).log2()).collect();
         let rates = merged
             .iter()
-            .map(|&(t, s)| cube_flops(t as f64) / s)
+            .map(|&(t, s)| cube_flops(dtype, t as f64) / s)
             .collect();
         Ok(ExecTable {
             dtype,
@@ -140,7 +142,7 @@ impl ExecTable {
         if let Ok(i) = self.points.binary_search_by_key(&t, |p| p.0) {
             return self.points[i].1;
         }
-        cube_flops(t as f64) / self.rate(t)
+        cube_flops(self.dtype, t as f64) / self.rate(t)
     }
 
     /// Seconds for an `m x n x k` GEMM, from the rate of the cube of the same volume.
@@ -152,7 +154,7 @@ impl ExecTable {
             return self.time(m);
         }
         let vol = m as f64 * n as f64 * k as f64;
-        2.0 * vol / self.rate_at(vol.cbrt())
+        self.dtype.flops_per_fma() * vol / self.rate_at(vol.cbrt())
     }
 }
 
@@ -178,8 +180,9 @@ impl ExecTime for FixedRate {
     }
 }
 
-fn cube_flops(t: f64) -> f64 {
-    2.0 * t * t * t
+/// Real flops of a `t^3` product: 2 per multiply-add, 8 per complex one.
+fn cube_flops(dtype: DType, t: f64) -> f64 {
+    dtype.flops_per_fma() * t * t * t
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::memory::RawTile;
-use crate::scalar::{DType, ScalarValue};
+use crate::scalar::{c32, c64, DType, ScalarValue};
 
 /// Fold speed assumed without a calibrated one (bytes of C per second): what a few threads of
 /// a server reach with room to spare.
@@ -98,13 +98,17 @@ pub unsafe fn fold_into(
     workers.install(|| {
         (0..chunks).into_par_iter().for_each(|ch| {
             let (j0, j1) = (ch * per, ((ch + 1) * per).min(c.cols));
-            match (c.dtype, beta) {
+            // check_add made beta's dtype that of both tiles.
+            match beta {
                 // SAFETY: the caller guarantees valid, exclusive memory; tasks take disjoint
                 // column ranges of c.
-                (DType::F32, ScalarValue::F32(b)) => unsafe { fold_cols::<f32>(&c, &p, b, j0, j1) },
+                ScalarValue::F32(b) => unsafe { fold_cols::<f32>(&c, &p, b, j0, j1) },
                 // SAFETY: as above.
-                (DType::F64, ScalarValue::F64(b)) => unsafe { fold_cols::<f64>(&c, &p, b, j0, j1) },
-                _ => {}
+                ScalarValue::F64(b) => unsafe { fold_cols::<f64>(&c, &p, b, j0, j1) },
+                // SAFETY: as above.
+                ScalarValue::C32(b) => unsafe { fold_cols::<c32>(&c, &p, b, j0, j1) },
+                // SAFETY: as above.
+                ScalarValue::C64(b) => unsafe { fold_cols::<c64>(&c, &p, b, j0, j1) },
             }
         })
     });
@@ -244,5 +248,40 @@ mod tests {
         assert!(unsafe { fold_into(&ct, &bad, ScalarValue::F32(1.0), &w) }.is_err());
         // SAFETY: rejected before any access.
         assert!(unsafe { fold_into(&ct, &pt, ScalarValue::F64(1.0), &w) }.is_err());
+    }
+
+    #[test]
+    fn complex_fold_multiplies_as_complex_numbers() {
+        let (rows, cols, ld) = (5, 4, 7);
+        let c0: Vec<c64> = (0..ld * cols)
+            .map(|x| c64::new((x as f64 * 0.3).sin(), (x as f64 * 0.7).cos()))
+            .collect();
+        let mut p: Vec<c64> = (0..ld * cols)
+            .map(|x| c64::new((x as f64 * 0.2).cos(), -(x as f64 * 0.9).sin()))
+            .collect();
+        let beta = c64::new(0.5, -1.5);
+        let mut c = c0.clone();
+        let ct = tile(&mut c, rows, cols, ld, DType::C64);
+        let pt = tile(&mut p, rows, cols, ld, DType::C64);
+        let w = fold_workers().unwrap();
+        // SAFETY: valid, unshared vectors.
+        unsafe { fold_into(&ct, &pt, ScalarValue::C64(beta), &w) }.unwrap();
+        for j in 0..cols {
+            for i in 0..ld {
+                let x = j * ld + i;
+                let want = if i < rows { beta * c0[x] + p[x] } else { c0[x] };
+                assert_eq!(c[x], want, "({i},{j})");
+            }
+        }
+        let mut c32s = vec![c32::new(1.0, 2.0); 4];
+        let mut p32s = vec![c32::new(0.5, 0.0); 4];
+        let ct = tile(&mut c32s, 2, 2, 2, DType::C32);
+        let pt = tile(&mut p32s, 2, 2, 2, DType::C32);
+        // SAFETY: valid, unshared vectors.
+        unsafe { fold_into(&ct, &pt, ScalarValue::C32(c32::new(0.0, 1.0)), &w) }.unwrap();
+        // i * (1 + 2i) + 0.5 = -1.5 + i
+        assert!(c32s.iter().all(|&x| x == c32::new(-1.5, 1.0)));
+        // SAFETY: rejected before any access (beta of another dtype).
+        assert!(unsafe { fold_into(&ct, &pt, ScalarValue::C64(c64::new(1.0, 0.0)), &w) }.is_err());
     }
 }

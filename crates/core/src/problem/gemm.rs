@@ -53,9 +53,9 @@ pub fn placement_locations(placement: &str, device: MemorySpace) -> Option<[Memo
 }
 
 impl GemmProblem {
-    /// Floating-point operations (2mnk).
+    /// Real floating-point operations: 2mnk, or 8mnk for a complex dtype.
     pub fn flops(&self) -> f64 {
-        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+        self.dtype.gemm_flops(self.m, self.n, self.k)
     }
 
     /// Stored (rows, cols) of an operand.

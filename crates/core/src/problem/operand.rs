@@ -6,8 +6,8 @@ use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::marker::PhantomData;
 
-/// How an operand enters the product: as stored, or transposed (`C`, conjugate transpose, equals
-/// `T` for real types and is accepted as such).
+/// How an operand enters the product: as stored, transposed, or conjugate-transposed (`C`,
+/// which equals `T` for real types and is accepted as such).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Trans {
     N,
@@ -25,7 +25,8 @@ impl Trans {
             _ => None,
         }
     }
-    /// Whether the stored matrix is transposed before use (T and C for real types).
+    /// Whether the stored matrix is transposed before use (T and C): the layout question, the
+    /// same for every dtype (tiles of a `C` operand are cut as those of a `T` one).
     pub fn is_transposed(self) -> bool {
         !matches!(self, Trans::N)
     }
@@ -37,11 +38,24 @@ impl Trans {
             Trans::C => 'C',
         }
     }
+    /// Whether the elements are conjugated (C) when the dtype is complex.
+    pub fn is_conjugated(self) -> bool {
+        matches!(self, Trans::C)
+    }
     /// For real types `C` means `T`; kernels receive the normalized form.
     pub fn normalized_real(self) -> Trans {
         match self {
             Trans::C => Trans::T,
             t => t,
+        }
+    }
+    /// What a kernel of `dtype` receives: `C` stays `C` for complex types (conjugate
+    /// transpose), and becomes `T` for real ones.
+    pub fn for_dtype(self, dtype: crate::scalar::DType) -> Trans {
+        if dtype.is_complex() {
+            self
+        } else {
+            self.normalized_real()
         }
     }
     /// (rows, cols) of the stored matrix for an operand used as `rows_op x cols_op`.
@@ -302,5 +316,10 @@ mod tests {
         assert_eq!(Trans::from_blas_char(b'C'), Some(Trans::C));
         assert_eq!(Trans::from_blas_char(b'x'), None);
         assert_eq!(Trans::T.stored_shape(2, 5), (5, 2));
+        assert_eq!(Trans::C.stored_shape(2, 5), (5, 2));
+        use crate::scalar::DType;
+        assert_eq!(Trans::C.for_dtype(DType::F64), Trans::T);
+        assert_eq!(Trans::C.for_dtype(DType::C32), Trans::C);
+        assert_eq!(Trans::T.for_dtype(DType::C64), Trans::T);
     }
 }

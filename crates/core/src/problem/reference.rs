@@ -1,29 +1,39 @@
 //! The reference GEMM check: entries of C recomputed by a plain dot product accumulated in f64
-//! (slow and obviously right), compared with the error bound of [`gemm_error_bound`]. Tests and
-//! `hetblas gemm --check` use it.
+//! (complex<f64> for every dtype: a real one has no imaginary part), slow and obviously right,
+//! compared with the error bound of [`gemm_error_bound`]. `Trans::C` conjugates complex
+//! elements. Tests and `hetblas gemm --check` use it.
 
 use crate::operand::{MatRef, Trans};
-use crate::scalar::{DType, Scalar};
+use crate::scalar::{c64, DType, Scalar};
 
-/// Elementwise bound on |computed - exact| for a GEMM entry: `factor * (k + 2) * u *
+/// Elementwise bound on |computed - exact| for a GEMM entry: `factor * g * (k + 2) * u *
 /// (|alpha| * sum_l |a_il||b_lj| + |beta| |c_ij|)` plus rounding of the result itself. `factor`
-/// absorbs the summation order of blocked kernels; 2 is comfortable for BLAS libraries.
+/// absorbs the summation order of blocked kernels; 2 is comfortable for BLAS libraries. `g` is
+/// 1 for real types and 2*sqrt(2) for complex ones: a complex product carries up to sqrt(2) *
+/// 2u relative error against u for a real one (Higham, Accuracy and Stability, Lemma 3.5), and
+/// moduli are used for |.|.
 pub fn gemm_error_bound(dtype: DType, k: usize, abs_sum: f64, factor: f64) -> f64 {
     let u = dtype.unit_roundoff();
-    factor * (k as f64 + 2.0) * u * abs_sum
+    let g = if dtype.is_complex() {
+        2.0 * std::f64::consts::SQRT_2
+    } else {
+        1.0
+    };
+    factor * g * (k as f64 + 2.0) * u * abs_sum
 }
 
 /// Checks `c` (the result of `c = alpha*op(a)*op(b) + beta*c0`) at `samples` random entries (all
 /// entries when there are fewer), each against an f64-accumulated dot product with the bound of
 /// [`gemm_error_bound`]. Returns (entries checked, worst error / bound) or the first violation.
+/// `alpha` and `beta` are f64 for real calls (`x.to_c64()` for complex ones).
 #[allow(clippy::too_many_arguments)]
 pub fn check_sampled<T: Scalar>(
     transa: Trans,
     transb: Trans,
-    alpha: f64,
+    alpha: impl Into<c64>,
     a: MatRef<'_, T>,
     b: MatRef<'_, T>,
-    beta: f64,
+    beta: impl Into<c64>,
     c0: MatRef<'_, T>,
     c: MatRef<'_, T>,
     samples: usize,
@@ -37,37 +47,40 @@ pub fn check_sampled<T: Scalar>(
 pub fn check_entries<T: Scalar>(
     transa: Trans,
     transb: Trans,
-    alpha: f64,
+    alpha: impl Into<c64>,
     a: MatRef<'_, T>,
     b: MatRef<'_, T>,
-    beta: f64,
+    beta: impl Into<c64>,
     c0: MatRef<'_, T>,
     c: MatRef<'_, T>,
     samples: usize,
     seed: u64,
     factor: f64,
 ) -> Result<(usize, f64), String> {
+    let (alpha, beta) = (alpha.into(), beta.into());
     let (m, n) = (c.rows(), c.cols());
     let k = if transa.is_transposed() {
         a.rows()
     } else {
         a.cols()
     };
+    // Conjugation only means something for complex types (`conj` is the identity otherwise).
+    let elem = |x: T, t: Trans| if t.is_conjugated() { x.conj() } else { x }.to_c64();
     let opa = |i: usize, l: usize| {
-        if transa.is_transposed() {
+        let x = if transa.is_transposed() {
             a.get(l, i)
         } else {
             a.get(i, l)
-        }
-        .to_f64()
+        };
+        elem(x, transa)
     };
     let opb = |l: usize, j: usize| {
-        if transb.is_transposed() {
+        let x = if transb.is_transposed() {
             b.get(j, l)
         } else {
             b.get(l, j)
-        }
-        .to_f64()
+        };
+        elem(x, transb)
     };
     let entries: Vec<(usize, usize)> = if m * n <= samples {
         (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).collect()
@@ -85,27 +98,28 @@ pub fn check_entries<T: Scalar>(
             .map(|_| ((next() % m as u64) as usize, (next() % n as u64) as usize))
             .collect()
     };
+    let zero = c64::new(0.0, 0.0);
     let mut worst = 0.0f64;
     for &(i, j) in &entries {
-        let (mut s, mut abs) = (0.0, 0.0);
+        let (mut s, mut abs) = (zero, 0.0);
         for l in 0..k {
             let p = opa(i, l) * opb(l, j);
             s += p;
-            abs += p.abs();
+            abs += p.norm();
         }
-        let c0v = c0.get(i, j).to_f64();
-        let want = alpha * s + if beta == 0.0 { 0.0 } else { beta * c0v };
-        let sum = alpha.abs() * abs
-            + if beta == 0.0 {
+        let c0v = c0.get(i, j).to_c64();
+        let want = alpha * s + if beta == zero { zero } else { beta * c0v };
+        let sum = alpha.norm() * abs
+            + if beta == zero {
                 0.0
             } else {
-                beta.abs() * c0v.abs()
+                beta.norm() * c0v.norm()
             };
         let bound = gemm_error_bound(T::DTYPE, k, sum, factor)
-            + 2.0 * T::DTYPE.unit_roundoff() * want.abs()
+            + 2.0 * T::DTYPE.unit_roundoff() * want.norm()
             + f64::MIN_POSITIVE;
-        let got = c.get(i, j).to_f64();
-        let err = (got - want).abs();
+        let got = c.get(i, j).to_c64();
+        let err = (got - want).norm();
         if err.is_nan() || err > bound {
             return Err(format!(
                 "C({i},{j}) = {got:e}, expected {want:e}: error {err:e} exceeds bound {bound:e}"
@@ -114,4 +128,113 @@ pub fn check_entries<T: Scalar>(
         worst = worst.max(err / bound);
     }
     Ok((entries.len(), worst))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scalar::c32;
+
+    /// A plain product in the type itself, with `conj_a` deciding whether A is conjugated (so
+    /// a test can compute the wrong, unconjugated answer on purpose).
+    fn product<T: Scalar>(a: &[T], b: &[T], n: usize, conj_a: bool) -> Vec<T> {
+        // C = op(A) * B, A stored n x n and used transposed.
+        let mut c = vec![T::default(); n * n];
+        for j in 0..n {
+            for i in 0..n {
+                let mut s = T::default();
+                for l in 0..n {
+                    let x = a[l + i * n];
+                    s = s + if conj_a { x.conj() } else { x } * b[l + j * n];
+                }
+                c[i + j * n] = s;
+            }
+        }
+        c
+    }
+
+    fn view(v: &[c32], n: usize) -> MatRef<'_, c32> {
+        MatRef::packed(v, n, n).unwrap()
+    }
+
+    fn data(n: usize, seed: u64) -> Vec<c32> {
+        let mut s = seed;
+        let mut next = move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 33) as f64 / (1u64 << 31) as f64 - 0.5) as f32
+        };
+        (0..n).map(|_| c32::new(next(), next())).collect()
+    }
+
+    #[test]
+    fn conjugate_transpose_differs_from_transpose() {
+        let n = 9;
+        let (a, b) = (data(n * n, 1), data(n * n, 2));
+        let c0 = vec![c32::new(f32::NAN, f32::NAN); n * n];
+        let conj = product(&a, &b, n, true);
+        let plain = product(&a, &b, n, false);
+        let check = |transa: Trans, got: &[c32]| {
+            check_sampled(
+                transa,
+                Trans::N,
+                1.0,
+                view(&a, n),
+                view(&b, n),
+                0.0,
+                view(&c0, n),
+                view(got, n),
+                usize::MAX,
+                0,
+            )
+        };
+        let (checked, worst) = check(Trans::C, &conj).unwrap();
+        assert_eq!(checked, n * n);
+        assert!(worst < 1.0);
+        check(Trans::T, &plain).unwrap();
+        // C treated as T (and T as C) is caught.
+        assert!(check(Trans::C, &plain).is_err());
+        assert!(check(Trans::T, &conj).is_err());
+    }
+
+    #[test]
+    fn complex_scalars_and_bounds() {
+        let n = 5;
+        let (a, b) = (data(n * n, 3), data(n * n, 4));
+        let c0 = data(n * n, 5);
+        let (alpha, beta) = (c32::new(0.5, -1.25), c32::new(-0.75, 0.5));
+        let ab = product(&a, &b, n, false);
+        let got: Vec<c32> = ab
+            .iter()
+            .zip(&c0)
+            .map(|(&p, &c)| alpha * p + beta * c)
+            .collect();
+        let run = |alpha: c32, got: &[c32]| {
+            check_sampled(
+                Trans::T,
+                Trans::N,
+                alpha.to_c64(),
+                view(&a, n),
+                view(&b, n),
+                beta.to_c64(),
+                view(&c0, n),
+                view(got, n),
+                usize::MAX,
+                0,
+            )
+        };
+        run(alpha, &got).unwrap();
+        // The imaginary part of alpha matters.
+        assert!(run(c32::new(0.5, 1.25), &got).is_err());
+        // One ulp-scale change per entry is inside the bound; a 1e-4 relative one is not.
+        let near: Vec<c32> = got.iter().map(|&x| x * c32::new(1.0 + 1e-7, 0.0)).collect();
+        run(alpha, &near).unwrap();
+        let far: Vec<c32> = got.iter().map(|&x| x * c32::new(1.0, 1e-4)).collect();
+        assert!(run(alpha, &far).is_err());
+        assert!(
+            gemm_error_bound(DType::C64, 10, 1.0, 2.0)
+                > 2.0 * gemm_error_bound(DType::F64, 10, 1.0, 2.0)
+        );
+    }
 }

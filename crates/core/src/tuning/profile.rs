@@ -134,27 +134,43 @@ impl DeviceProfile {
     }
 
     /// The interpolating execution table of a dtype; `None` when it was not measured (or the
-    /// stored points are unusable).
+    /// stored points are unusable). A complex dtype that was not measured (quick calibrations
+    /// and older profiles measure f32 and f64 only) is modelled from the real type of its
+    /// precision: a complex multiply-add is four real ones, so each tile takes four times as
+    /// long (the same flop rate). See [`DeviceProfile::exec_table_measured`].
     pub fn exec_table(&self, dtype: DType) -> Option<ExecTable> {
+        self.exec_table_measured(dtype).or_else(|| {
+            let real = self.exec_table_measured(dtype.real())?;
+            if !dtype.is_complex() {
+                return None;
+            }
+            let times = real.points().iter().map(|&(t, s)| (t, 4.0 * s));
+            ExecTable::new(dtype, times).ok()
+        })
+    }
+
+    /// The execution table of a dtype only when it was measured.
+    pub fn exec_table_measured(&self, dtype: DType) -> Option<ExecTable> {
         ExecTable::new(dtype, self.gemm_times(dtype)?.iter().copied()).ok()
     }
 
-    /// The slowdown of host->device copies while products of `dtype` run (1.0 when not
-    /// measured).
+    /// The slowdown of host->device copies while products of `dtype` run (that of the real
+    /// type of its precision for an unmeasured complex one; 1.0 when neither was measured).
     pub fn copy_slowdown_under_gemm(&self, dtype: DType) -> f64 {
-        self.copy_under_gemm
-            .iter()
-            .find(|(d, _)| *d == dtype)
-            .map_or(1.0, |x| x.1.max(1.0))
+        per_dtype(&self.copy_under_gemm, dtype)
     }
 
-    /// The slowdown of a tile product under DMA traffic (1.0 when not measured).
+    /// The slowdown of a tile product under DMA traffic (as above: the real type's for an
+    /// unmeasured complex one, 1.0 when not measured).
     pub fn gemm_slowdown_under_dma(&self, dtype: DType) -> f64 {
-        self.gemm_under_dma
-            .iter()
-            .find(|(d, _)| *d == dtype)
-            .map_or(1.0, |x| x.1.max(1.0))
+        per_dtype(&self.gemm_under_dma, dtype)
     }
+}
+
+/// The factor of `dtype` in a per-dtype list, falling back to its real type, then to 1.
+fn per_dtype(list: &[(DType, f64)], dtype: DType) -> f64 {
+    let find = |d: DType| list.iter().find(|(x, _)| *x == d).map(|x| x.1.max(1.0));
+    find(dtype).or_else(|| find(dtype.real())).unwrap_or(1.0)
 }
 
 /// What calibration measured on one directed link.
@@ -643,6 +659,19 @@ mod tests {
         let e = d.exec_table(DType::F64).unwrap();
         assert_eq!(e.time(2048), 2.6e-3);
         assert!(d.exec_table(DType::F32).is_some());
+        // Complex tables were not measured: four real multiply-adds per complex one, at the
+        // real type's rate, so the same flop rate and four times the time.
+        assert!(d.exec_table_measured(DType::C64).is_none());
+        let z = d.exec_table(DType::C64).unwrap();
+        assert_eq!(z.dtype(), DType::C64);
+        assert!((z.time(2048) - 4.0 * 2.6e-3).abs() < 1e-15);
+        assert!((z.rate(2048) - e.rate(2048)).abs() <= 1e-9 * e.rate(2048));
+        let mut measured = d.clone();
+        measured.gemm.push(GemmTimes {
+            dtype: DType::C64,
+            times: vec![(2048, 9.0e-3)],
+        });
+        assert_eq!(measured.exec_table(DType::C64).unwrap().time(2048), 9.0e-3);
         let h2d = p.link(HOST_LABEL, "cuda:0").unwrap().model();
         assert_eq!(h2d.latency_s, 2.5e-6);
         assert!((h2d.bytes_per_sec() - 5.5e10).abs() < 1.0);

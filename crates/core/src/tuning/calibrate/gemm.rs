@@ -23,7 +23,8 @@ use crate::queue::Queue;
 use crate::scalar::{DType, ScalarValue};
 use std::sync::Arc;
 
-/// Host-side operand data of a GEMM tile, in the tile's dtype.
+/// Host-side operand data of a GEMM tile, in the tile's dtype: a complex element is its two
+/// real parts side by side, as BLAS stores it.
 pub(super) enum HostData {
     F64(Vec<f64>),
     F32(Vec<f32>),
@@ -42,9 +43,10 @@ impl HostData {
             z ^= z >> 31;
             (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
         };
-        match dtype {
-            DType::F64 => HostData::F64((0..n).map(v).collect()),
-            DType::F32 => HostData::F32((0..n).map(|i| v(i) as f32).collect()),
+        let reals = n * dtype.size() / dtype.real().size();
+        match dtype.real() {
+            DType::F32 => HostData::F32((0..reals).map(|i| v(i) as f32).collect()),
+            _ => HostData::F64((0..reals).map(v).collect()),
         }
     }
 

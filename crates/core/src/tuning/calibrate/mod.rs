@@ -10,8 +10,8 @@
 //! 3. **2D host-link copies** (`strided`): column blocks of a larger host matrix, as the executor
 //!    copies them, alone, while the device computes, and both ways at once.
 //! 4. **Host fold** (`host_fold`): the rate at which the host adds products into C.
-//! 5. **GEMM tables** (`gemm`): per device and dtype, the time of `T x T x T` products over
-//!    growing T (GPUs at once, one thread each), and products under copies.
+//! 5. **GEMM tables** (`gemm`): per device and dtype (f64, f32, c64, c32; quick: the real
+//!    ones), the time of `T x T x T` products over growing T (GPUs at once, one thread each), and products under copies.
 //!
 //! Every point repeats until its 95% confidence interval is within 5% of the mean or a time cap
 //! (`stats`); progress is reported after every point (`progress`).
@@ -50,7 +50,10 @@ pub struct CalibrationOptions {
     pub link_sides: Vec<usize>,
     /// Square GEMM tile sizes T, ascending.
     pub gemm_tiles: Vec<usize>,
-    /// GEMM element types (those a device does not support are skipped for it).
+    /// GEMM element types (those a device does not support are skipped for it). The full
+    /// calibration measures all four; the quick one f64 and f32 only, and the models take an
+    /// unmeasured complex type from the real one of its precision
+    /// ([`crate::profile::DeviceProfile::exec_table`]).
     pub dtypes: Vec<DType>,
     /// Target relative half-width of the 95% confidence interval of each mean.
     pub rel_ci: f64,
@@ -85,7 +88,7 @@ impl Default for CalibrationOptions {
             gemm_tiles: vec![
                 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
             ],
-            dtypes: vec![DType::F64, DType::F32],
+            dtypes: vec![DType::F64, DType::F32, DType::C64, DType::C32],
             rel_ci: 0.05,
             min_reps: 5,
             max_reps: 500,
