@@ -167,6 +167,19 @@ pub fn unswap(name: &str, info: i32) -> i32 {
     }
 }
 
+/// Reference CBLAS's flag, read by a program's `cblas_xerbla` to renumber a row-major call's
+/// errors. hetblas reports final numbers, so it stays 0. It is exported because programs built
+/// against the reference CBLAS (its test programs) refer to it, and a host BLAS that lacks it
+/// (OpenBLAS) would leave them with an undefined symbol.
+#[allow(non_upper_case_globals)] // the reference CBLAS's exported name
+#[no_mangle]
+pub static RowMajorStrg: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Reference CBLAS's other exported flag (set while a CBLAS routine runs); always 0 here.
+#[allow(non_upper_case_globals)] // the reference CBLAS's exported name
+#[no_mangle]
+pub static CBLAS_CallFromC: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
 /// The default Fortran error handler: prints the reference BLAS's message and returns.
 ///
 /// # Safety
