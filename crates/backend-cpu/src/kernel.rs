@@ -2,6 +2,7 @@
 //! emulated rate (so emulated devices of unequal speed behave deterministically).
 
 use crate::blas::HostBlas;
+use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::kernel::check_add;
 use hetblas_core::queue::own_queue;
@@ -21,6 +22,8 @@ pub struct HostKernel {
     /// does not accumulate).
     flops_per_sec: Option<f64>,
     clock: Arc<std::sync::Mutex<Option<Instant>>>,
+    /// Fault injection (emulated devices): checked before each kernel is issued.
+    faults: Option<Arc<FaultInjector>>,
 }
 
 impl HostKernel {
@@ -36,6 +39,20 @@ impl HostKernel {
             queues,
             flops_per_sec,
             clock: Arc::default(),
+            faults: None,
+        }
+    }
+
+    /// The same kernel, failing where `faults` says ([`hetblas_core::fault`]).
+    pub fn with_faults(mut self, faults: Arc<FaultInjector>) -> HostKernel {
+        self.faults = Some(faults);
+        self
+    }
+
+    fn inject(&self) -> Result<()> {
+        match &self.faults {
+            Some(f) => f.check(FaultOp::Kernel),
+            None => Ok(()),
         }
     }
 
@@ -147,6 +164,7 @@ impl Kernel for HostKernel {
     ) -> Result<()> {
         check_add(beta, x, y)?;
         let hq = self.host_queue(queue)?;
+        self.inject()?;
         let (x, y) = (*x, *y);
         hq.enqueue(move || {
             // SAFETY: the executor keeps both slots alive until the queue is synchronised; they
@@ -166,6 +184,7 @@ impl Kernel for HostKernel {
         if op.m == 0 || op.n == 0 {
             return Ok(());
         }
+        self.inject()?;
         let blas = self.blas.clone();
         let op = *op;
         let min_time = self

@@ -61,7 +61,7 @@ pub mod tuning;
 
 // The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
 // folders: backends and the CLI name them so.
-pub use backend::{device, host_queue, kernel, link, memory, pin, queue};
+pub use backend::{device, fault, host_queue, kernel, link, memory, pin, queue};
 pub use exec::{execute, trace};
 pub use plan::{balance, distribute, fold, tiling};
 pub use problem::{matrix, operand, reference, scalar};
@@ -74,7 +74,7 @@ pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};
 pub use memory::{Buffer, HostAccess, MemorySpace, RawTile};
 pub use operand::{MatMut, MatRef, Trans};
-pub use pool::{DevicePool, GemmOptions, GemmReport};
+pub use pool::{DeviceFault, DevicePool, GemmOptions, GemmReport};
 pub use queue::{Event, Queue};
 pub use scalar::{DType, Scalar, ScalarValue};
 pub use tiling::Blocking;
