@@ -146,6 +146,9 @@ impl Device for EmulatedDevice {
     fn nominal_flops(&self, _dtype: hetblas_core::DType) -> Option<f64> {
         self.config.flops_per_sec
     }
+    fn fault_injector(&self) -> Option<&Arc<FaultInjector>> {
+        Some(&self.faults)
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }
