@@ -351,6 +351,7 @@ fn every_injected_fault_ends_correct_or_untouched() {
         FaultKind::Lost,
         FaultKind::Oom,
         FaultKind::Panic,
+        FaultKind::Async,
     ];
     let whens = [
         (FaultOp::Kernel, 1),

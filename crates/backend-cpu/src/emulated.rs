@@ -234,9 +234,10 @@ impl Link for EmulatedLink {
     }
     fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
         check_copy(self, src, dst)?;
+        let mut deferred = None;
         for (i, f) in self.faults.iter().enumerate() {
             if i == 0 {
-                f.check(FaultOp::Copy)?;
+                deferred = f.check_queued(FaultOp::Copy)?;
             } else {
                 f.alive()?;
             }
@@ -248,6 +249,9 @@ impl Link for EmulatedLink {
                 Duration::from_secs_f64(src.bytes() as f64 / bw)
             });
         hq.enqueue(move || {
+            if let Some(e) = deferred {
+                return Err(e);
+            }
             let start = Instant::now();
             // SAFETY: both tiles are host memory (emulated spaces live in host RAM) that the
             // executor keeps alive until this queue is synchronised; check_copy matched shapes.

@@ -49,10 +49,11 @@ impl HostKernel {
         self
     }
 
-    fn inject(&self) -> Result<()> {
+    /// The injected fault of the next kernel: an error now, or one it returns when it runs.
+    fn inject(&self) -> Result<Option<Error>> {
         match &self.faults {
-            Some(f) => f.check(FaultOp::Kernel),
-            None => Ok(()),
+            Some(f) => f.check_queued(FaultOp::Kernel),
+            None => Ok(None),
         }
     }
 
@@ -164,9 +165,12 @@ impl Kernel for HostKernel {
     ) -> Result<()> {
         check_add(beta, x, y)?;
         let hq = self.host_queue(queue)?;
-        self.inject()?;
+        let deferred = self.inject()?;
         let (x, y) = (*x, *y);
         hq.enqueue(move || {
+            if let Some(e) = deferred {
+                return Err(e);
+            }
             // SAFETY: the executor keeps both slots alive until the queue is synchronised; they
             // are distinct slots of the device's workspace.
             unsafe { add_tiles(beta, &x, &y) };
@@ -184,7 +188,7 @@ impl Kernel for HostKernel {
         if op.m == 0 || op.n == 0 {
             return Ok(());
         }
-        self.inject()?;
+        let deferred = self.inject()?;
         let blas = self.blas.clone();
         let op = *op;
         let min_time = self
@@ -192,6 +196,9 @@ impl Kernel for HostKernel {
             .map(|r| Duration::from_secs_f64(2.0 * op.m as f64 * op.n as f64 * op.k as f64 / r));
         let clock = self.clock.clone();
         hq.enqueue(move || {
+            if let Some(e) = deferred {
+                return Err(e);
+            }
             let start = Instant::now();
             // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
             // is synchronised, and built the tiles from checked operand views and slots.

@@ -18,12 +18,14 @@
 //!   count for the device at the non-host end of the link, the destination of a peer copy).
 //! - `kind`: `error` (the operation fails with a backend error; default), `lost` (the device
 //!   is lost: that operation and every later one fails, allocations included, until the
-//!   injector is disarmed), `oom` (the operation fails out of memory) or `panic` (the backend
-//!   panics while issuing it).
+//!   injector is disarmed), `oom` (the operation fails out of memory), `panic` (the backend
+//!   panics while issuing it) or `async` (the operation is queued and fails when it runs, on
+//!   the emulated devices; the GPU layer fails it at issue).
 //!
-//! Faults are raised when the operation is issued, before anything is queued, so an operation
-//! issued before the fault completes normally: exactly the situation the executor must
-//! recover from. Unarmed, [`FaultInjector::check`] costs one relaxed atomic load.
+//! Faults other than `async` are raised when the operation is issued, before anything is
+//! queued, so an operation issued before the fault completes normally: exactly the situation
+//! the executor must recover from. Unarmed, [`FaultInjector::check`] costs one relaxed atomic
+//! load.
 
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -52,6 +54,10 @@ pub enum FaultKind {
     Oom,
     /// The backend panics while issuing the operation.
     Panic,
+    /// The operation is issued, then fails on its queue (like a kernel that faults on the
+    /// device): later work on that queue is skipped, and so is work on other queues that waits
+    /// for it. Backends that cannot defer a failure (the GPU layer) fail at issue instead.
+    Async,
 }
 
 /// Which device a fault is for.
@@ -139,6 +145,7 @@ impl FaultSpec {
                         "lost" => FaultKind::Lost,
                         "oom" => FaultKind::Oom,
                         "panic" => FaultKind::Panic,
+                        "async" => FaultKind::Async,
                         o => return Err(bad(&format!("kind \"{o}\""))),
                     }
                 }
@@ -261,8 +268,24 @@ impl FaultInjector {
     /// # Panics
     /// On purpose, for kind panic: the executor must catch it.
     pub fn check(&self, op: FaultOp) -> Result<()> {
+        match self.check_queued(op)? {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// [`FaultInjector::check`] for a backend that can fail an operation when it runs on its
+    /// queue: `Ok(Some(error))` for an `async` fault, which the operation must return when it
+    /// runs instead of doing its work.
+    ///
+    /// # Errors
+    /// As [`FaultInjector::check`].
+    ///
+    /// # Panics
+    /// As [`FaultInjector::check`].
+    pub fn check_queued(&self, op: FaultOp) -> Result<Option<Error>> {
         if !self.armed.load(Ordering::Relaxed) {
-            return Ok(());
+            return Ok(None);
         }
         self.alive()?;
         let counter = match op {
@@ -274,7 +297,7 @@ impl FaultInjector {
             let g = self.specs.lock().unwrap_or_else(|p| p.into_inner());
             match g.iter().find(|s| s.op == op && s.at == n) {
                 Some(s) => s.kind,
-                None => return Ok(()),
+                None => return Ok(None),
             }
         };
         let what = match op {
@@ -282,14 +305,16 @@ impl FaultInjector {
             FaultOp::Copy => "copy",
         };
         tracing::warn!(device = %self.label, "injected fault: {kind:?} at {what} {n}");
+        let backend_error = |message: &str| Error::Backend {
+            backend: "fault-injection",
+            call: format!("{what} {n} on {}", self.label),
+            code: -1,
+            name: "INJECTED_FAULT".into(),
+            message: message.into(),
+        };
         match kind {
-            FaultKind::Error => Err(Error::Backend {
-                backend: "fault-injection",
-                call: format!("{what} {n} on {}", self.label),
-                code: -1,
-                name: "INJECTED_FAULT".into(),
-                message: "injected fault".into(),
-            }),
+            FaultKind::Error => Err(backend_error("injected fault")),
+            FaultKind::Async => Ok(Some(backend_error("injected fault, raised on the queue"))),
             FaultKind::Lost => {
                 self.lost.store(true, Ordering::SeqCst);
                 Err(self.lost_error())
@@ -364,6 +389,12 @@ mod tests {
             inj.check(FaultOp::Copy),
             Err(Error::OutOfMemory { .. })
         ));
+        inj.arm([FaultSpec::new(0, FaultOp::Kernel, 1, FaultKind::Async)]);
+        assert!(matches!(
+            inj.check_queued(FaultOp::Kernel),
+            Ok(Some(Error::Backend { .. }))
+        ));
+        assert!(matches!(inj.check_queued(FaultOp::Kernel), Ok(None)));
         inj.arm([FaultSpec::new(0, FaultOp::Kernel, 1, FaultKind::Panic)]);
         let r = std::panic::catch_unwind(|| inj.check(FaultOp::Kernel));
         assert!(r.is_err());

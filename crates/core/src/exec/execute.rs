@@ -188,8 +188,7 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
             .collect()
     });
 
-    // Whatever happened, nothing may still run on the caller's memory when we return. A queue's
-    // error is the fault of the devices that issued on it (the host fold queue is no device's).
+    // Whatever happened, nothing may still run on the caller's memory when we return.
     let mut faults: Vec<(usize, Error)> = Vec::new();
     let mut fatal: Option<Error> = None;
     for (d, o) in outs.iter_mut().enumerate() {
@@ -204,6 +203,8 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
             Some(Stop::Halted) | None => {}
         }
     }
+    // A queue's error is the fault of the devices that issued on it (the host fold queue is
+    // no device's).
     let mut seen: Vec<(QueueId, Vec<usize>)> = Vec::new();
     for t in &plan.tasks {
         match seen.iter_mut().find(|(q, _)| *q == t.queue) {
@@ -218,11 +219,20 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
     for (q, devs) in seen {
         let r = queue_of(req, q).and_then(|q| q.synchronize());
         if let Err(e) = r {
-            if q == QueueId::HostFold || !is_device_fault(&e) {
-                fatal.get_or_insert(e);
-            } else {
-                for d in devs {
-                    faults.push((d, e.clone()));
+            // The device the error names (a failure that reached this queue through an event
+            // it waited for), else the devices that issued on the queue.
+            match blamed_device(req, &e) {
+                _ if !is_device_fault(&e) => {
+                    fatal.get_or_insert(e);
+                }
+                Some(d) => faults.push((d, e)),
+                None if q == QueueId::HostFold => {
+                    fatal.get_or_insert(e);
+                }
+                None => {
+                    for d in devs {
+                        faults.push((d, e.clone()));
+                    }
                 }
             }
         }
