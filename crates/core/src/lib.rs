@@ -46,9 +46,14 @@
 //!
 //! ## Guarantees
 //!
-//! Nothing panics across the API: every failure is an [`Error`]; out-of-memory and device-lost
-//! errors name the device. When a call returns, no queued operation still touches the caller's
-//! memory, on success or on error.
+//! Nothing panics across the API: every failure is an [`Error`] (a panic in a backend comes back
+//! with its message); out-of-memory and device-lost errors name the device. When a call
+//! returns, no queued operation still touches the caller's memory, on success or on error.
+//!
+//! A device that fails during a call costs no data: it stops getting work, the C tiles that
+//! were not final run again on the devices left ([`GemmReport::recovered`] says from what), and
+//! it is left out of later calls until [`DevicePool::reprobe`]. A tile of C is written only
+//! whole and final. [`fault`] injects such failures for tests.
 
 pub mod backend;
 pub mod error;

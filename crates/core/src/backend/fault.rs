@@ -239,6 +239,15 @@ impl FaultInjector {
         self.arm(Vec::new());
     }
 
+    /// Kernels and copies counted since the injector was armed (those refused because the
+    /// device was lost are not counted).
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.kernels.load(Ordering::SeqCst),
+            self.copies.load(Ordering::SeqCst),
+        )
+    }
+
     /// Whether the device was lost to an injected fault.
     pub fn is_lost(&self) -> bool {
         self.lost.load(Ordering::Relaxed)
