@@ -23,9 +23,13 @@ struct Node {
 }
 
 fn node(ndev: usize, memory_bytes: u64) -> Node {
+    // Peer links faster than host links, as NVLink beside PCIe: tiles another device holds
+    // are forwarded from it, so a failed device is also a source other devices wait for.
     let config = EmulatedConfig {
         memory_bytes,
         compute_queues: 1,
+        host_link_bytes_per_sec: Some(50e9),
+        peer_link_bytes_per_sec: Some(300e9),
         ..Default::default()
     };
     let node = emulated_node(&vec![config; ndev], blas()).expect("emulated node");

@@ -18,6 +18,7 @@ use crate::kernel::GemmTile;
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
 use crate::plan::{BetaUse, Plan, QueueId, Source, TaskId, TaskKind, TileLoc};
+use crate::problem::Operand;
 use crate::queue::{Event, Queue};
 use crate::scalar::ScalarValue;
 use crate::tiling::{TileGrid, TileKey};
@@ -428,11 +429,32 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             let e = newest.entry((dt.queue, dt.device)).or_insert(dep);
             *e = (*e).max(dep);
         }
+        // The tile this fetch was to copy from a peer that stopped: fetched from the operand.
+        let mut from_origin = false;
         for ((dq, dd), dep) in newest {
             if waited.get(&(task.queue, dq, dd)).is_some_and(|&w| w >= dep) {
                 continue;
             }
-            let ev = wait_issued(sh, dep)?;
+            let ev = match wait_issued(sh, dep) {
+                Ok(ev) => ev,
+                Err(Stop::Halted) => match after_stopped_peer(sh, task, dep) {
+                    PeerGone::Source => {
+                        from_origin = true;
+                        continue;
+                    }
+                    // The stopped device never reads this slot: wait only for the reads it
+                    // issued.
+                    PeerGone::Reader => {
+                        waited.insert((task.queue, dq, dd), dep);
+                        match newest_issued(sh, task, dq, dd) {
+                            Some(ev) => ev,
+                            None => continue,
+                        }
+                    }
+                    PeerGone::Needed => return Err(Stop::Halted),
+                },
+                Err(e) => return Err(e),
+            };
             if q.can_wait(ev.as_ref()) {
                 q.wait(&ev).map_err(Stop::Fault)?;
             } else {
@@ -460,7 +482,23 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         if let Some(t) = in_place_c {
             out.touched_in_place.insert(t);
         }
-        issue(req, d, task.kind, &q, &mut out.transfers).map_err(Stop::Fault)?;
+        if from_origin {
+            fetch_from_origin(req, d, task.kind, &q, &mut out.transfers).map_err(Stop::Fault)?;
+        } else if let Err(e) = issue(req, d, task.kind, &q, &mut out.transfers) {
+            // A copy from a peer that failed (lost with the tile) is done from the operand;
+            // the peer's own worker reports its failure.
+            match task.kind {
+                TaskKind::Fetch {
+                    key,
+                    source: Source::Peer { device, .. },
+                    ..
+                } if key.op != Operand::C && blamed_device(req, &e) == Some(device as usize) => {
+                    fetch_from_origin(req, d, task.kind, &q, &mut out.transfers)
+                        .map_err(Stop::Fault)?;
+                }
+                _ => return Err(Stop::Fault(e)),
+            }
+        }
         if let Some(start) = start {
             out.timed.push(TimedTask {
                 task: tid,
@@ -501,6 +539,80 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         }
     }
     Ok(())
+}
+
+/// What a task does without a dependency that a stopped device never issued.
+enum PeerGone {
+    /// It is the fill of the peer slot a fetch copies from: fetch from the operand instead.
+    Source,
+    /// It is the stopped device's read of this device's slot: nothing to wait for.
+    Reader,
+    /// Anything else: the task cannot run.
+    Needed,
+}
+
+fn after_stopped_peer(sh: &Shared<'_>, task: &crate::plan::Task, dep: TaskId) -> PeerGone {
+    let dt = &sh.req.plan.tasks[dep as usize];
+    let TaskKind::Fetch { key, source, .. } = task.kind else {
+        return PeerGone::Needed;
+    };
+    match (source, dt.kind) {
+        (Source::Peer { device, .. }, _) if device == dt.device && key.op != Operand::C => {
+            PeerGone::Source
+        }
+        (
+            _,
+            TaskKind::Fetch {
+                source: Source::Peer { device, .. },
+                ..
+            },
+        ) if device == task.device => PeerGone::Reader,
+        _ => PeerGone::Needed,
+    }
+}
+
+/// Of `task`'s dependencies on queue `dq` of device `dd`, the event of the newest one issued.
+fn newest_issued(
+    sh: &Shared<'_>,
+    task: &crate::plan::Task,
+    dq: QueueId,
+    dd: u16,
+) -> Option<Arc<dyn Event>> {
+    let plan = sh.req.plan;
+    task.deps
+        .iter()
+        .rev()
+        .filter(|&&dep| {
+            let t = &plan.tasks[dep as usize];
+            t.queue == dq && t.device == dd
+        })
+        .find_map(|&dep| sh.issued[dep as usize].get().cloned().flatten())
+}
+
+/// A fetch whose peer source stopped, done from the operand itself. On the fault path only, so
+/// it is simply made synchronous: whatever the fetch's queue was told to wait for (the slot's
+/// earlier readers) is done first, and the copy is done when this returns, before any task
+/// after it on that queue.
+fn fetch_from_origin(
+    req: &ExecRequest<'_>,
+    d: usize,
+    kind: TaskKind,
+    queue: &Arc<dyn Queue>,
+    transfers: &mut Vec<Transfer>,
+) -> Result<()> {
+    let TaskKind::Fetch { key, slot, .. } = kind else {
+        return Err(Error::internal(
+            "fetch from origin of a task that is no fetch",
+        ));
+    };
+    queue.record()?.synchronize()?;
+    let src = operand_view(req, key);
+    let dst = slot_view(req, d, slot, key);
+    copy_recorded(req, d, key, &src, &dst, false, transfers)?;
+    link_of(req, src.space, dst.space)?
+        .queue()
+        .record()?
+        .synchronize()
 }
 
 /// The event of an issued task, blocking until its worker has issued it; `Halted` when that
