@@ -22,7 +22,27 @@ struct Node {
     emus: Vec<Arc<EmulatedDevice>>,
 }
 
+/// Injected panics are expected by the hundred: their messages are not printed (others are).
+fn quiet_injected_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let p = info.payload();
+            let msg = p
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| p.downcast_ref::<&str>().copied())
+                .unwrap_or_default();
+            if !msg.starts_with("injected panic") {
+                default(info)
+            }
+        }));
+    });
+}
+
 fn node(ndev: usize, memory_bytes: u64) -> Node {
+    quiet_injected_panics();
     // Peer links faster than host links, as NVLink beside PCIe: tiles another device holds
     // are forwarded from it, so a failed device is also a source other devices wait for.
     let config = EmulatedConfig {
@@ -443,4 +463,51 @@ fn out_of_core_at_an_eighth_of_the_footprint() {
             );
         }
     }
+}
+
+/// With the CPU in the pool (as the Runtime builds it), the CPU takes the tiles when the only
+/// accelerator fails, and the call still returns the right C.
+#[test]
+fn the_cpu_takes_over_when_every_accelerator_failed() {
+    let node = emulated_node(&[EmulatedConfig::default()], blas()).unwrap();
+    let emu = node.devices[0].clone();
+    let devices: Vec<Arc<dyn Device>> = vec![
+        hetblas_cpu::CpuDevice::with_blas(blas(), vec![]).unwrap(),
+        emu.clone(),
+    ];
+    let pool = DevicePool::new(devices, node.links).unwrap();
+    let (m, n, k) = (150, 130, 120);
+    let (a, b, c0) = (values(m * k, 21), values(k * n, 22), values(m * n, 23));
+    let (want, bound) = reference((m, n, k), -1.5, &a, &b, 2.0, &c0);
+    let mut c = c0.clone();
+    emu.faults()
+        .arm([FaultSpec::new(0, FaultOp::Kernel, 5, FaultKind::Lost)]);
+    let report = pool
+        .gemm_with(
+            Trans::N,
+            Trans::N,
+            -1.5,
+            MatRef::packed(&a, m, k).unwrap(),
+            MatRef::packed(&b, k, n).unwrap(),
+            2.0,
+            MatMut::packed(&mut c, m, n).unwrap(),
+            &GemmOptions::default().tile(32),
+        )
+        .unwrap();
+    assert_eq!(report.recovered.len(), 1, "{:?}", report.recovered);
+    assert_eq!(report.recovered[0].device, "emulated:0");
+    assert!(
+        report.devices.contains(&"cpu:0".to_string()),
+        "{:?}",
+        report.devices
+    );
+    for x in 0..m * n {
+        assert!(
+            (c[x] - want[x]).abs() <= bound[x],
+            "C[{x}] {} vs {}",
+            c[x],
+            want[x]
+        );
+    }
+    assert_eq!(pool.failed_devices(), vec![1]);
 }
