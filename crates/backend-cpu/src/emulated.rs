@@ -6,6 +6,7 @@
 use crate::blas::HostBlas;
 use crate::buffer::{copy_2d_host, HostBuffer};
 use crate::kernel::HostKernel;
+use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::link::check_copy;
 use hetblas_core::{
@@ -54,6 +55,7 @@ pub struct EmulatedDevice {
     config: EmulatedConfig,
     used: Arc<AtomicU64>,
     kernel: HostKernel,
+    faults: Arc<FaultInjector>,
 }
 
 impl std::fmt::Debug for EmulatedDevice {
@@ -71,6 +73,7 @@ impl EmulatedDevice {
         let queues = (0..config.compute_queues.max(1))
             .map(|q| HostQueue::new(format!("emu{index}/compute{q}")))
             .collect::<Result<Vec<_>>>()?;
+        let faults = Arc::new(FaultInjector::from_env(format!("emulated:{index}"), index)?);
         let rate = config.flops_per_sec.map_or("host speed".to_string(), |r| {
             format!("{:.2} GFLOP/s", r / 1e9)
         });
@@ -85,7 +88,8 @@ impl EmulatedDevice {
                 detail: format!("{rate}; BLAS: {}", blas.describe()),
             },
             space,
-            kernel: HostKernel::new(blas, config.flops_per_sec, queues),
+            kernel: HostKernel::new(blas, config.flops_per_sec, queues).with_faults(faults.clone()),
+            faults,
             config,
             used: Arc::new(AtomicU64::new(0)),
         }))
@@ -93,6 +97,12 @@ impl EmulatedDevice {
 
     pub fn config(&self) -> &EmulatedConfig {
         &self.config
+    }
+
+    /// The device's fault injector: arm it to make this device fail at its n-th kernel or
+    /// copy, or be lost ([`hetblas_core::fault`]; `HETBLAS_FAULT` arms it at creation).
+    pub fn faults(&self) -> &Arc<FaultInjector> {
+        &self.faults
     }
 }
 
@@ -115,6 +125,7 @@ impl Device for EmulatedDevice {
                 detail: "failure injected by HETBLAS_EMULATED_FAIL".into(),
             });
         }
+        self.faults.alive()?;
         let used = self.used.load(Ordering::SeqCst);
         if used + bytes as u64 > self.config.memory_bytes {
             return Err(Error::OutOfMemory {
@@ -140,6 +151,9 @@ impl Device for EmulatedDevice {
     }
     fn nominal_flops(&self, _dtype: hetblas_core::DType) -> Option<f64> {
         self.config.flops_per_sec
+    }
+    fn fault_injector(&self) -> Option<&Arc<FaultInjector>> {
+        Some(&self.faults)
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -172,6 +186,9 @@ pub struct EmulatedLink {
     queue: Arc<dyn Queue>,
     bytes_per_sec: Option<f64>,
     latency: Duration,
+    /// Fault injectors of the devices at its ends: the copy counts for the first, and fails
+    /// when either end is lost.
+    faults: Vec<Arc<FaultInjector>>,
 }
 
 impl EmulatedLink {
@@ -193,7 +210,26 @@ impl EmulatedLink {
             name,
             bytes_per_sec,
             latency,
+            faults: Vec::new(),
         }))
+    }
+
+    /// The same link, failing where the injectors of its end devices say: `faults[0]` (the
+    /// device that issues on it) counts its copies, any lost end fails them.
+    pub fn with_faults(self: Arc<Self>, faults: Vec<Arc<FaultInjector>>) -> Arc<EmulatedLink> {
+        let mut link = Arc::try_unwrap(self).unwrap_or_else(|shared| EmulatedLink {
+            src: shared.src,
+            dst: shared.dst,
+            kind: shared.kind,
+            name: shared.name.clone(),
+            host: shared.host.clone(),
+            queue: shared.queue.clone(),
+            bytes_per_sec: shared.bytes_per_sec,
+            latency: shared.latency,
+            faults: shared.faults.clone(),
+        });
+        link.faults = faults;
+        Arc::new(link)
     }
 }
 
@@ -218,6 +254,14 @@ impl Link for EmulatedLink {
     }
     fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
         check_copy(self, src, dst)?;
+        let mut deferred = None;
+        for (i, f) in self.faults.iter().enumerate() {
+            if i == 0 {
+                deferred = f.check_queued(FaultOp::Copy)?;
+            } else {
+                f.alive()?;
+            }
+        }
         let hq = &self.host;
         let (src, dst) = (*src, *dst);
         let min_time = self.latency
@@ -225,6 +269,9 @@ impl Link for EmulatedLink {
                 Duration::from_secs_f64(src.bytes() as f64 / bw)
             });
         hq.enqueue(move || {
+            if let Some(e) = deferred {
+                return Err(e);
+            }
             let start = Instant::now();
             // SAFETY: both tiles are host memory (emulated spaces live in host RAM) that the
             // executor keeps alive until this queue is synchronised; check_copy matched shapes.
@@ -254,36 +301,46 @@ pub fn emulated_node(configs: &[EmulatedConfig], blas: Arc<dyn HostBlas>) -> Res
     let mut links: Vec<Arc<dyn Link>> = Vec::new();
     for (i, d) in devices.iter().enumerate() {
         let c = &d.config;
-        links.push(EmulatedLink::new(
-            MemorySpace::HOST,
-            d.space,
-            LinkKind::HostToDevice,
-            format!("host->emu{i}"),
-            c.host_link_bytes_per_sec,
-            c.link_latency,
-        )?);
-        links.push(EmulatedLink::new(
-            d.space,
-            MemorySpace::HOST,
-            LinkKind::DeviceToHost,
-            format!("emu{i}->host"),
-            c.host_link_bytes_per_sec,
-            c.link_latency,
-        )?);
+        links.push(
+            EmulatedLink::new(
+                MemorySpace::HOST,
+                d.space,
+                LinkKind::HostToDevice,
+                format!("host->emu{i}"),
+                c.host_link_bytes_per_sec,
+                c.link_latency,
+            )?
+            .with_faults(vec![d.faults.clone()]),
+        );
+        links.push(
+            EmulatedLink::new(
+                d.space,
+                MemorySpace::HOST,
+                LinkKind::DeviceToHost,
+                format!("emu{i}->host"),
+                c.host_link_bytes_per_sec,
+                c.link_latency,
+            )?
+            .with_faults(vec![d.faults.clone()]),
+        );
         for (j, e) in devices.iter().enumerate() {
             if i != j {
                 let bw = match (c.peer_link_bytes_per_sec, e.config.peer_link_bytes_per_sec) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 };
-                links.push(EmulatedLink::new(
-                    d.space,
-                    e.space,
-                    LinkKind::Peer,
-                    format!("emu{i}->emu{j}"),
-                    bw,
-                    c.link_latency,
-                )?);
+                // A peer copy is issued by the destination device and counts as its copy.
+                links.push(
+                    EmulatedLink::new(
+                        d.space,
+                        e.space,
+                        LinkKind::Peer,
+                        format!("emu{i}->emu{j}"),
+                        bw,
+                        c.link_latency,
+                    )?
+                    .with_faults(vec![e.faults.clone(), d.faults.clone()]),
+                );
             }
         }
     }

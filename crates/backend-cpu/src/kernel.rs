@@ -2,6 +2,7 @@
 //! emulated rate (so emulated devices of unequal speed behave deterministically).
 
 use crate::blas::HostBlas;
+use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::kernel::check_add;
 use hetblas_core::queue::own_queue;
@@ -22,6 +23,8 @@ pub struct HostKernel {
     /// does not accumulate).
     flops_per_sec: Option<f64>,
     clock: Arc<std::sync::Mutex<Option<Instant>>>,
+    /// Fault injection (emulated devices): checked before each kernel is issued.
+    faults: Option<Arc<FaultInjector>>,
 }
 
 impl HostKernel {
@@ -37,6 +40,21 @@ impl HostKernel {
             queues,
             flops_per_sec,
             clock: Arc::default(),
+            faults: None,
+        }
+    }
+
+    /// The same kernel, failing where `faults` says ([`hetblas_core::fault`]).
+    pub fn with_faults(mut self, faults: Arc<FaultInjector>) -> HostKernel {
+        self.faults = Some(faults);
+        self
+    }
+
+    /// The injected fault of the next kernel: an error now, or one it returns when it runs.
+    fn inject(&self) -> Result<Option<Error>> {
+        match &self.faults {
+            Some(f) => f.check_queued(FaultOp::Kernel),
+            None => Ok(None),
         }
     }
 
@@ -186,8 +204,12 @@ impl Kernel for HostKernel {
     ) -> Result<()> {
         check_add(beta, x, y)?;
         let hq = self.host_queue(queue)?;
+        let deferred = self.inject()?;
         let (x, y) = (*x, *y);
         hq.enqueue(move || {
+            if let Some(e) = deferred {
+                return Err(e);
+            }
             // SAFETY: the executor keeps both slots alive until the queue is synchronised; they
             // are distinct slots of the device's workspace.
             unsafe { add_tiles(beta, &x, &y) };
@@ -205,6 +227,7 @@ impl Kernel for HostKernel {
         if op.m == 0 || op.n == 0 {
             return Ok(());
         }
+        let deferred = self.inject()?;
         let blas = self.blas.clone();
         let op = *op;
         let min_time = self
@@ -212,6 +235,9 @@ impl Kernel for HostKernel {
             .map(|r| Duration::from_secs_f64(op.dtype().gemm_flops(op.m, op.n, op.k) / r));
         let clock = self.clock.clone();
         hq.enqueue(move || {
+            if let Some(e) = deferred {
+                return Err(e);
+            }
             let start = Instant::now();
             // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
             // is synchronised, and built the tiles from checked operand views and slots.

@@ -11,6 +11,11 @@
 //!   [`EmulatedLink`]s run by host threads, optionally throttled to chosen rates. They exist so
 //!   the planner, the tile caches and the executor run for real on machines without GPUs.
 //!
+//! Emulated devices inject faults for tests: [`EmulatedDevice::faults`] (or `HETBLAS_FAULT`,
+//! see [`hetblas_core::fault`]) makes a device fail at its n-th kernel or copy (an error, a lost
+//! device, out of memory, a panic, or an `async` failure raised when the operation runs on its
+//! queue), so that the executor's recovery runs for real in CI.
+//!
 //! The runtime finds both through the same [`hetblas_core::Backend`] trait as the GPUs:
 //! [`CpuBackend`] (always one device) and [`EmulatedBackend`] (the devices asked for).
 //!

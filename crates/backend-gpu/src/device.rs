@@ -4,6 +4,7 @@ use crate::memory::DeviceBuffer;
 use crate::registration::PinCache;
 use crate::runtime::GpuRuntime;
 use crate::stream::GpuStream;
+use hetblas_core::fault::FaultInjector;
 use hetblas_core::{
     Buffer, Device, DeviceInfo, DeviceKind, Error, HostAccess, Kernel, MemorySpace, Queue, Result,
 };
@@ -25,6 +26,9 @@ pub struct GpuDevice<A: GpuRuntime> {
     pub(crate) streams: Vec<Arc<GpuStream<A>>>,
     queues: Vec<Arc<dyn Queue>>,
     pins: Arc<PinCache<A>>,
+    /// Fault injection (`HETBLAS_FAULT`, [`hetblas_core::fault`]): checked before each kernel
+    /// and copy is issued; unarmed, one atomic load.
+    pub(crate) faults: Arc<FaultInjector>,
 }
 
 impl<A: GpuRuntime> std::fmt::Debug for GpuDevice<A> {
@@ -47,7 +51,12 @@ impl<A: GpuRuntime> GpuDevice<A> {
         let streams = (0..COMPUTE_STREAMS)
             .map(|q| GpuStream::new(&ctx, format!("{}{index}/compute{q}", A::NAME), true))
             .collect::<Result<Vec<_>>>()?;
+        let faults = Arc::new(FaultInjector::from_env(
+            format!("{}:{index}", A::NAME),
+            index,
+        )?);
         Ok(Arc::new(GpuDevice {
+            faults,
             info: DeviceInfo {
                 backend: A::NAME.into(),
                 vendor: d.vendor,
@@ -71,6 +80,12 @@ impl<A: GpuRuntime> GpuDevice<A> {
     /// The device's context (its ordinal, for libraries that take one).
     pub fn context(&self) -> &Arc<A::Context> {
         &self.ctx
+    }
+
+    /// The device's fault injector: arm it to make this GPU fail at its n-th kernel or copy,
+    /// or be lost ([`hetblas_core::fault`]; `HETBLAS_FAULT` arms it at discovery).
+    pub fn faults(&self) -> &Arc<FaultInjector> {
+        &self.faults
     }
 
     /// The registration cache (shared by every device of the runtime).
@@ -99,6 +114,7 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
         }
     }
     fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        self.faults.alive()?;
         // A freed buffer's registration can collide with the runtime's new mapping.
         let buffer = self.pins.retry_after_unmapped(
             || DeviceBuffer::<A>::new(&self.ctx, self.space, bytes),
@@ -117,6 +133,9 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
     }
     fn release_host(&self, addr: u64, bytes: usize) -> Result<()> {
         self.pins.release(addr, bytes)
+    }
+    fn fault_injector(&self) -> Option<&Arc<FaultInjector>> {
+        Some(&self.faults)
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -45,20 +45,24 @@ impl<A: GpuRuntime> GpuDiscovery<A> {
             let end = || End::Device(dev.space(), ctx.clone());
             let h2d = GpuStream::new(ctx, format!("{name}{i}/h2d"), false)?;
             let d2h = GpuStream::new(ctx, format!("{name}{i}/d2h"), false)?;
-            links.push(GpuLink::new(
+            let h2d = GpuLink::new(
                 format!("host->{name}{i}"),
                 End::Host,
                 end(),
                 h2d,
                 pins.clone(),
-            ));
-            links.push(GpuLink::new(
+            );
+            h2d.set_faults(vec![dev.faults().clone()]);
+            links.push(h2d);
+            let d2h = GpuLink::new(
                 format!("{name}{i}->host"),
                 end(),
                 End::Host,
                 d2h,
                 pins.clone(),
-            ));
+            );
+            d2h.set_faults(vec![dev.faults().clone()]);
+            links.push(d2h);
             devices.push(dev);
         }
         for (i, a) in devices.iter().enumerate() {
@@ -74,13 +78,10 @@ impl<A: GpuRuntime> GpuDiscovery<A> {
                     End::Device(a.space(), a.context().clone()),
                     End::Device(b.space(), b.context().clone()),
                 );
-                links.push(GpuLink::new(
-                    format!("{name}{i}->{name}{j}"),
-                    src,
-                    dst,
-                    s,
-                    pins.clone(),
-                ));
+                let peer = GpuLink::new(format!("{name}{i}->{name}{j}"), src, dst, s, pins.clone());
+                // A peer copy is issued by the destination device and counts as its copy.
+                peer.set_faults(vec![b.faults().clone(), a.faults().clone()]);
+                links.push(peer);
             }
         }
         Ok(GpuDiscovery { devices, links })

@@ -8,6 +8,7 @@
 use crate::device::GpuDevice;
 use crate::runtime::GpuRuntime;
 use crate::stream::GpuStream;
+use hetblas_core::fault::FaultOp;
 use hetblas_core::kernel::check_add_i32;
 use hetblas_core::queue::own_queue;
 use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue};
@@ -56,6 +57,7 @@ impl<A: GpuRuntime> Kernel for GpuDevice<A> {
         if op.m == 0 || op.n == 0 {
             return Ok(());
         }
+        self.faults.check(FaultOp::Kernel)?;
         // SAFETY: checked tiles of device memory the executor keeps alive until the stream is
         // synchronised.
         self.with_blas(queue, |h| unsafe { A::gemm(h, op) })
@@ -75,6 +77,7 @@ impl<A: GpuRuntime> Kernel for GpuDevice<A> {
         if !check_add_i32(beta, x, y, A::NAME)? {
             return Ok(());
         }
+        self.faults.check(FaultOp::Kernel)?;
         // SAFETY: as for gemm; check_add_i32 matched the shapes and 32-bit dimensions.
         self.with_blas(queue, |h| unsafe { A::add(h, beta, x, y) })
     }

@@ -11,6 +11,7 @@ use crate::memory::PinnedBuffer;
 use crate::registration::PinCache;
 use crate::runtime::{Copy2D, GpuRuntime, HostJob};
 use crate::stream::{GpuEvent, GpuStream};
+use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::link::check_copy;
 use hetblas_core::{Buffer, Error, Event, Link, LinkKind, MemorySpace, Queue, RawTile, Result};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -54,6 +55,8 @@ pub struct GpuLink<A: GpuRuntime> {
     queue: Arc<dyn Queue>,
     pins: Arc<PinCache<A>>,
     staging: Mutex<Staging<A>>,
+    /// Fault injectors of the devices at its ends (see [`GpuLink::set_faults`]).
+    faults: std::sync::OnceLock<Vec<Arc<FaultInjector>>>,
 }
 
 impl<A: GpuRuntime> std::fmt::Debug for GpuLink<A> {
@@ -111,7 +114,15 @@ impl<A: GpuRuntime> GpuLink<A> {
                     .collect(),
                 next: 0,
             }),
+            faults: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Fails copies where the injectors of its end devices say ([`hetblas_core::fault`]):
+    /// `faults[0]` (the device that issues on it) counts its copies, any lost end fails them.
+    /// Set once, at discovery.
+    pub fn set_faults(&self, faults: Vec<Arc<FaultInjector>>) {
+        let _ = self.faults.set(faults);
     }
 
     /// The link's stream, typed.
@@ -206,6 +217,13 @@ impl<A: GpuRuntime> Link for GpuLink<A> {
         check_copy(self, src, dst)?;
         if src.is_empty() {
             return Ok(());
+        }
+        for (i, f) in self.faults.get().into_iter().flatten().enumerate() {
+            if i == 0 {
+                f.check(FaultOp::Copy)?;
+            } else {
+                f.alive()?;
+            }
         }
         match self.kind {
             LinkKind::Peer => self.copy_peer(src, dst),

@@ -48,6 +48,17 @@ pub struct GemmArgs {
     /// devices; default: the model decides.
     #[arg(long, value_parser = ["on", "off"])]
     pub host_fold: Option<String>,
+    /// Use at most this many bytes of each device's memory for tiles (out-of-core below the
+    /// problem's footprint: tiles are evicted and fetched again).
+    #[arg(long)]
+    pub memory_limit: Option<u64>,
+    /// Inject a device fault before the first timed repetition (after the warm-up), in
+    /// `HETBLAS_FAULT`'s syntax: `dev=1,at=kernel:4,kind=lost` (`dev` is an index into
+    /// `hetblas devices`; kinds error, lost, oom, panic). The recovered repetition is timed
+    /// against the fault-free ones and checked with `--check`; later ones run without the
+    /// failed device.
+    #[arg(long)]
+    pub fault: Option<String>,
     /// Seed of the random A, B and C.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -101,13 +112,67 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     let alpha = T::from_c64(c64::new(a.alpha, a.alpha_im));
     let beta = T::from_c64(c64::new(a.beta, a.beta_im));
     let mut times = Vec::new();
+    let mut recovered: Vec<(usize, f64)> = Vec::new();
     let mut last = None;
+    let fault = a
+        .fault
+        .as_deref()
+        .map(|f| -> Result<_> {
+            let spec = hetblas_core::fault::FaultSpec::parse(f)?;
+            let (label, index) = match &spec.device {
+                hetblas_core::fault::FaultDevice::Index(i) => (None, *i),
+                hetblas_core::fault::FaultDevice::Label(l) => (Some(l.clone()), usize::MAX),
+            };
+            let dev = rt
+                .devices()
+                .iter()
+                .enumerate()
+                .find(|(i, d)| {
+                    label
+                        .as_deref()
+                        .map_or(*i == index, |l| d.info().label() == l)
+                })
+                .map(|(_, d)| d.clone())
+                .ok_or_else(|| hetblas::Error::InvalidInput(format!("--fault: no device {f}")))?;
+            let injector = dev.fault_injector().cloned().ok_or_else(|| {
+                hetblas::Error::InvalidInput(format!(
+                    "--fault: {} has no fault injection (emulated devices and GPUs do)",
+                    dev.info().label()
+                ))
+            })?;
+            Ok((injector, spec))
+        })
+        .transpose()?;
+    let check = |c: &[T]| -> Result<()> {
+        let (checked, worst) = check_sampled(
+            transa,
+            transb,
+            alpha.to_c64(),
+            MatRef::new(&av, ar, ac, ar.max(1))?,
+            MatRef::new(&bv, br, bc, br.max(1))?,
+            beta.to_c64(),
+            MatRef::new(&c0, m, n, m.max(1))?,
+            MatRef::new(c, m, n, m.max(1))?,
+            4096,
+            a.seed,
+        )
+        .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
+        println!("check: {checked} entries within the error bound (worst error/bound {worst:.3})");
+        Ok(())
+    };
     for rep in 0..=a.reps.max(1) {
         c.copy_from_slice(&c0);
+        if rep == 1 {
+            if let Some((injector, spec)) = &fault {
+                println!("injecting {spec:?} before rep 1");
+                injector.arm([spec.clone()]);
+            }
+        }
         let opts = GemmOptions::default()
             .tile(a.tile)
             .blocking(a.blocking)
             .device_list(devices.clone())
+            .memory_limit(a.memory_limit)
             .trace(a.trace.is_some() && rep == a.reps.max(1))
             .host_fold(a.host_fold.as_deref().map(|f| f == "on"));
         let t = Instant::now();
@@ -122,13 +187,36 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             &opts,
         )?;
         let secs = t.elapsed().as_secs_f64();
-        if rep > 0 {
+        // A call that recovered from a device failure is timed on its own, against the others.
+        for f in &report.recovered {
+            println!("rep {rep}: recovered in {secs:.4} s: {f}");
+        }
+        if !report.recovered.is_empty() {
+            recovered.push((rep, secs));
+            if a.check {
+                check(&c)?;
+            }
+        } else if rep > 0 {
             times.push(secs);
         }
         last = Some(report);
     }
+    if times.is_empty() {
+        times = recovered.iter().map(|r| r.1).collect();
+    }
     times.sort_by(f64::total_cmp);
     let med = times[times.len() / 2];
+    for (rep, secs) in &recovered {
+        println!(
+            "rep {rep} (recovered): {secs:.4} s, {:.2}x the median of the fault-free reps, \
+             {med:.4} s (those after it ran without the failed device)",
+            secs / med
+        );
+    }
+    let failed = rt.failed_devices();
+    if !failed.is_empty() {
+        println!("left out until re-probed: devices {failed:?}");
+    }
     // Real flops: 8 per complex multiply-add.
     let flops = T::DTYPE.gemm_flops(m, n, k);
     let report = last.unwrap_or_default();
@@ -194,20 +282,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         }
     }
     if a.check {
-        let (checked, worst) = check_sampled(
-            transa,
-            transb,
-            alpha.to_c64(),
-            MatRef::new(&av, ar, ac, ar.max(1))?,
-            MatRef::new(&bv, br, bc, br.max(1))?,
-            beta.to_c64(),
-            MatRef::new(&c0, m, n, m.max(1))?,
-            MatRef::new(&c, m, n, m.max(1))?,
-            4096,
-            a.seed,
-        )
-        .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
-        println!("check: {checked} entries within the error bound (worst error/bound {worst:.3})");
+        check(&c)?;
     }
     Ok(())
 }

@@ -46,9 +46,14 @@
 //!
 //! ## Guarantees
 //!
-//! Nothing panics across the API: every failure is an [`Error`]; out-of-memory and device-lost
-//! errors name the device. When a call returns, no queued operation still touches the caller's
-//! memory, on success or on error.
+//! Nothing panics across the API: every failure is an [`Error`] (a panic in a backend comes back
+//! with its message); out-of-memory and device-lost errors name the device. When a call
+//! returns, no queued operation still touches the caller's memory, on success or on error.
+//!
+//! A device that fails during a call costs no data: it stops getting work, the C tiles that
+//! were not final run again on the devices left ([`GemmReport::recovered`] says from what), and
+//! it is left out of later calls until [`DevicePool::reprobe`]. A tile of C is written only
+//! whole and final. [`fault`] injects such failures for tests.
 
 pub mod backend;
 pub mod error;
@@ -61,7 +66,7 @@ pub mod tuning;
 
 // The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
 // folders: backends and the CLI name them so.
-pub use backend::{device, host_queue, kernel, link, memory, pin, queue};
+pub use backend::{device, fault, host_queue, kernel, link, memory, pin, queue};
 pub use exec::{execute, trace};
 pub use plan::{balance, distribute, fold, tiling};
 pub use problem::{matrix, operand, reference, scalar};
@@ -74,7 +79,7 @@ pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};
 pub use memory::{Buffer, HostAccess, MemorySpace, RawTile};
 pub use operand::{MatMut, MatRef, Trans};
-pub use pool::{DevicePool, GemmOptions, GemmReport};
+pub use pool::{DeviceFault, DevicePool, GemmOptions, GemmReport};
 pub use queue::{Event, Queue};
 pub use scalar::{DType, Scalar, ScalarValue};
 pub use tiling::Blocking;

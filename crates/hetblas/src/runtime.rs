@@ -211,6 +211,18 @@ impl Runtime {
         )
     }
 
+    /// Devices that failed during a call: calls leave them out until [`Runtime::reprobe`]
+    /// finds them working (indices into [`Runtime::devices`]).
+    pub fn failed_devices(&self) -> Vec<usize> {
+        self.pool.failed_devices()
+    }
+
+    /// Probes the failed devices again and takes those that work back into calls; returns
+    /// the devices still failed.
+    pub fn reprobe(&self) -> Vec<usize> {
+        self.pool.reprobe()
+    }
+
     /// Number of plans in the plan cache (a repeated call reuses its plan).
     pub fn cached_plans(&self) -> usize {
         self.pool.cached_plans()

@@ -85,6 +85,11 @@ pub trait Device: Send + Sync + fmt::Debug {
     /// device computing on the host (the CPU) leaves them cores for their issue threads and
     /// staging copies.
     fn share_host(&self, _accelerators: usize) {}
+    /// The device's fault injector, for backends that support fault injection
+    /// ([`crate::fault`]: the emulated devices and the GPU layer).
+    fn fault_injector(&self) -> Option<&Arc<crate::fault::FaultInjector>> {
+        None
+    }
     fn as_any(&self) -> &dyn Any;
 }
 

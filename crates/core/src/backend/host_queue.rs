@@ -1,5 +1,11 @@
 //! A queue served by one host thread: the CPU device, the host-emulated devices and their copy
 //! links run on these. Pure Rust, no FFI; behaves like a stream (in order, asynchronous, events).
+//!
+//! After an operation fails, the queue runs nothing more until it is synchronised (like a CUDA
+//! stream after a kernel fault): later operations are skipped, and its events complete as
+//! *failed*, carrying the error. A queue that waits for a failed event fails the same way, so
+//! work that depends on a failed operation (the write-back of a tile whose product failed)
+//! never runs.
 
 use crate::error::{Error, Result};
 use crate::queue::{Event, Queue};
@@ -10,13 +16,23 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-type Job = Box<dyn FnOnce() -> Result<()> + Send>;
+type Work = Box<dyn FnOnce() -> Result<()> + Send>;
+
+enum Job {
+    Work(Work),
+    /// Completes the event (as failed when the queue is failed).
+    Record(Arc<HostEvent>),
+    /// As `Record`, then the queue runs operations again (a synchronize).
+    Sync(Arc<HostEvent>),
+}
 
 /// An event completed by a host queue's thread.
 #[derive(Default)]
 pub struct HostEvent {
     done: Mutex<Option<Instant>>,
     cv: Condvar,
+    /// The error of the operation that failed before the event, when one did.
+    failure: Mutex<Option<Error>>,
 }
 
 impl fmt::Debug for HostEvent {
@@ -54,6 +70,22 @@ impl HostEvent {
         self.cv.notify_all();
     }
 
+    /// Marks the event complete now, after work that failed with `error`.
+    pub fn fail(&self, error: Error) {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert(error);
+        self.complete();
+    }
+
+    fn failure(&self) -> Option<Error> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// When it completed.
     pub fn completed_at(&self) -> Option<Instant> {
         *self.lock()
@@ -71,9 +103,14 @@ impl HostEvent {
 }
 
 impl Event for HostEvent {
+    /// # Errors
+    /// The error of the operation that failed before the event.
     fn synchronize(&self) -> Result<()> {
         self.wait_done();
-        Ok(())
+        match self.failure() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
     fn is_complete(&self) -> Result<bool> {
         Ok(self.lock().is_some())
@@ -123,8 +160,27 @@ impl HostQueue {
         let thread = std::thread::Builder::new()
             .name(format!("hetblas-{name}"))
             .spawn(move || {
+                // The error that stopped the queue, until the next synchronize.
+                let mut failed: Option<Error> = None;
                 for job in rx {
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    let work = match job {
+                        Job::Record(ev) => {
+                            match &failed {
+                                Some(e) => ev.fail(e.clone()),
+                                None => ev.complete(),
+                            }
+                            continue;
+                        }
+                        Job::Sync(ev) => {
+                            // The synchronize reports the error; the queue runs again.
+                            failed = None;
+                            ev.complete();
+                            continue;
+                        }
+                        Job::Work(_) if failed.is_some() => continue,
+                        Job::Work(w) => w,
+                    };
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
                     let failure = match r {
                         Ok(Ok(())) => None,
                         Ok(Err(e)) => Some(e),
@@ -134,6 +190,7 @@ impl HostQueue {
                         }),
                     };
                     if let Some(e) = failure {
+                        failed = Some(e.clone());
                         let mut g = err2.lock().unwrap_or_else(|p| p.into_inner());
                         if g.is_none() {
                             *g = Some(e);
@@ -153,15 +210,20 @@ impl HostQueue {
         }))
     }
 
-    /// Appends an operation. It runs after everything enqueued before it; its error is reported
-    /// by the next `synchronize`.
+    /// Appends an operation. It runs after everything enqueued before it, unless one of those
+    /// failed (then it is skipped until the next `synchronize`); its error is reported by the
+    /// next `synchronize`.
     pub fn enqueue(&self, job: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
+        self.send(Job::Work(Box::new(job)))
+    }
+
+    fn send(&self, job: Job) -> Result<()> {
         let g = self.tx.lock().unwrap_or_else(|p| p.into_inner());
         let tx = g.as_ref().ok_or_else(|| Error::DeviceLost {
             device: self.name.clone(),
             detail: "queue is shut down".into(),
         })?;
-        tx.send(Box::new(job)).map_err(|_| Error::DeviceLost {
+        tx.send(job).map_err(|_| Error::DeviceLost {
             device: self.name.clone(),
             detail: "queue thread is gone".into(),
         })
@@ -169,11 +231,7 @@ impl HostQueue {
 
     fn record_host(&self) -> Result<Arc<HostEvent>> {
         let ev = HostEvent::new();
-        let e2 = ev.clone();
-        self.enqueue(move || {
-            e2.complete();
-            Ok(())
-        })?;
+        self.send(Job::Record(ev.clone()))?;
         Ok(ev)
     }
 }
@@ -204,7 +262,9 @@ impl Queue for HostQueue {
         self.enqueue(move || ev.synchronize())
     }
     fn synchronize(&self) -> Result<()> {
-        self.record_host()?.wait_done();
+        let ev = HostEvent::new();
+        self.send(Job::Sync(ev.clone()))?;
+        ev.wait_done();
         let mut g = self.error.lock().unwrap_or_else(|p| p.into_inner());
         match g.take() {
             Some(e) => Err(e),
@@ -263,9 +323,34 @@ mod tests {
             Ok(())
         })
         .unwrap();
+        let after = q.record().unwrap();
         assert!(q.synchronize().is_err());
-        assert_eq!(n.load(Ordering::SeqCst), 1);
+        // Skipped after the failure, and the event after it failed with the error.
+        assert_eq!(n.load(Ordering::SeqCst), 0);
+        assert!(matches!(after.synchronize(), Err(Error::Internal(m)) if m == "boom"));
         assert!(q.synchronize().is_ok());
+        // A queue that waits for a failed event fails too; synchronize starts it again.
+        let q2 = HostQueue::new("q2").unwrap();
+        q.enqueue(|| Err(Error::internal("first"))).unwrap();
+        let ev = q.record().unwrap();
+        q2.wait(&ev).unwrap();
+        let n2 = n.clone();
+        q2.enqueue(move || {
+            n2.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })
+        .unwrap();
+        assert!(matches!(q2.synchronize(), Err(Error::Internal(m)) if m == "first"));
+        assert_eq!(n.load(Ordering::SeqCst), 0);
+        assert!(q.synchronize().is_err());
+        let n2 = n.clone();
+        q2.enqueue(move || {
+            n2.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })
+        .unwrap();
+        assert!(q2.synchronize().is_ok());
+        assert_eq!(n.load(Ordering::SeqCst), 1);
         q.enqueue(|| panic!("kaboom")).unwrap();
         match q.synchronize() {
             Err(Error::DeviceLost { detail, .. }) => assert!(detail.contains("kaboom")),

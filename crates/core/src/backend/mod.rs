@@ -2,9 +2,10 @@
 //! ([`memory`]), runs [`kernel::Kernel`]s on its compute [`queue::Queue`]s and is found through a
 //! [`device::Backend`]; a [`link::Link`] copies 2D tiles between two spaces on a queue. [`pin`]
 //! keeps host memory page-locked between calls; [`host_queue`] is a ready queue run by a host
-//! thread, for backends that compute on the host.
+//! thread, for backends that compute on the host; [`fault`] injects device failures for tests.
 
 pub mod device;
+pub mod fault;
 pub mod host_queue;
 pub mod kernel;
 pub mod link;

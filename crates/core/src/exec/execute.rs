@@ -3,8 +3,14 @@
 //! on the host except a dependency on another backend's event; transfers of the next tiles thus
 //! run ahead of the compute of the current ones, bounded only by the slots the plan reuses.
 //!
-//! On any error the workers stop issuing, every queue used is synchronised (so no operation still
-//! touches the caller's memory), and the first error is returned.
+//! **Faults.** When a device fails (an error or a panic while issuing its task, or an error its
+//! queues report), its worker stops issuing at once; a worker that needs a task the failed
+//! device never issued stops too, and the others run on. Every queue used is then synchronised
+//! (so no operation still touches the caller's memory) and the outcome lists the device faults
+//! and the C tiles that are *final*: those whose last write into C (write-back, unstage, host
+//! fold, or the last in-place product) completed. A C tile is only ever written whole and
+//! final, so the caller can run the others again on the devices left ([`ExecOutcome::faults`]).
+//! An error that is no device's fault (a plan bug) is returned as an error.
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -12,11 +18,12 @@ use crate::kernel::GemmTile;
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
 use crate::plan::{BetaUse, Plan, QueueId, Source, TaskId, TaskKind, TileLoc};
+use crate::problem::Operand;
 use crate::queue::{Event, Queue};
 use crate::scalar::ScalarValue;
 use crate::tiling::{TileGrid, TileKey};
 use crate::trace::{Activity, Interval, Trace};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Instant;
@@ -57,13 +64,38 @@ pub struct ExecRequest<'a> {
 pub struct ExecOutcome {
     pub transfers: Vec<Transfer>,
     pub trace: Option<Trace>,
+    /// Devices that failed (plan device index, the error), in the order seen. Empty when the
+    /// whole plan ran.
+    pub faults: Vec<(usize, Error)>,
+    /// With faults: the C tiles (i, j) whose final values are in C. The others hold exactly
+    /// what they held before the call, except those in `lost`.
+    pub final_tiles: HashSet<(usize, usize)>,
+    /// With faults: C tiles that a failed device was accumulating in C itself (C in its own
+    /// memory): their values before the call are gone.
+    pub lost: Vec<(usize, usize)>,
 }
 
 struct Shared<'a> {
     req: &'a ExecRequest<'a>,
     issued: Vec<OnceLock<Option<Arc<dyn Event>>>>,
-    abort: AtomicBool,
+    /// Per plan device: its worker stopped before the end (a fault, or a task it needed was
+    /// never issued).
+    stopped: Vec<AtomicBool>,
     wake: (Mutex<()>, Condvar),
+}
+
+/// Why a worker stopped early.
+enum Stop {
+    /// Its device failed (or, for a copy from a peer, the device that the error names).
+    Fault(Error),
+    /// A task it depends on belongs to a device that stopped and will never be issued.
+    Halted,
+}
+
+/// A write into C that finishes a tile: its event completes once the tile is final.
+struct FinalWrite {
+    tile: (usize, usize),
+    event: Arc<dyn Event>,
 }
 
 struct TimedTask {
@@ -73,13 +105,22 @@ struct TimedTask {
     end: Arc<dyn Event>,
 }
 
+#[derive(Default)]
 struct WorkerOut {
     transfers: Vec<Transfer>,
     timed: Vec<TimedTask>,
     epoch: Option<(Arc<dyn Event>, Instant)>,
+    finals: Vec<FinalWrite>,
+    /// C tiles accumulated in C itself whose first product was issued.
+    touched_in_place: HashSet<(usize, usize)>,
+    stop: Option<Stop>,
 }
 
-/// Runs the plan to completion.
+/// Runs the plan to completion, or as far as the devices that did not fail can take it.
+///
+/// # Errors
+/// Errors that are no device's fault (a plan that does not fit the request, a missing link).
+/// A device's failure is not an error here: it is in [`ExecOutcome::faults`].
 pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
     let plan = req.plan;
     if req.devices.len() != plan.devices.len() || req.workspaces.len() != plan.devices.len() {
@@ -90,78 +131,142 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
     let shared = Shared {
         req,
         issued: (0..plan.tasks.len()).map(|_| OnceLock::new()).collect(),
-        abort: AtomicBool::new(false),
+        stopped: (0..plan.devices.len())
+            .map(|_| AtomicBool::new(false))
+            .collect(),
         wake: (Mutex::new(()), Condvar::new()),
     };
     let t0 = Instant::now();
-    let results: Vec<Result<WorkerOut>> = std::thread::scope(|s| {
+    let mut outs: Vec<WorkerOut> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..plan.devices.len())
             .map(|d| {
                 let shared = &shared;
                 std::thread::Builder::new()
                     .name(format!("hetblas-issue{d}"))
                     .spawn_scoped(s, move || {
+                        let mut out = WorkerOut::default();
+                        // A panic in a backend while issuing is that device's fault, with its
+                        // message; the partial record of what was issued survives it.
                         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            worker(shared, d)
-                        }))
-                        .unwrap_or_else(|_| Err(Error::internal("issue worker panicked")));
-                        if r.is_err() {
-                            shared.abort.store(true, Ordering::SeqCst);
+                            worker(shared, d, &mut out)
+                        }));
+                        let stop = match r {
+                            Ok(Ok(())) => None,
+                            Ok(Err(stop)) => Some(stop),
+                            Err(p) => Some(Stop::Fault(Error::DeviceLost {
+                                device: req.devices[d].info().label(),
+                                detail: format!("backend panicked: {}", panic_message(&p)),
+                            })),
+                        };
+                        if stop.is_some() {
+                            shared.stopped[d].store(true, Ordering::SeqCst);
                             let _g = shared.wake.0.lock();
                             shared.wake.1.notify_all();
                         }
-                        r
+                        out.stop = stop;
+                        out
                     })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .unwrap_or_else(|_| Err(Error::internal("issue worker panicked"))),
-                Err(e) => Err(Error::internal(format!("cannot start issue worker: {e}"))),
+            .enumerate()
+            .map(|(d, h)| match h {
+                Ok(h) => h.join().unwrap_or_else(|p| WorkerOut {
+                    stop: Some(Stop::Fault(Error::internal(format!(
+                        "issue worker panicked: {}",
+                        panic_message(&p)
+                    )))),
+                    ..WorkerOut::default()
+                }),
+                Err(e) => WorkerOut {
+                    stop: Some(Stop::Fault(Error::internal(format!(
+                        "cannot start issue worker {d}: {e}"
+                    )))),
+                    ..WorkerOut::default()
+                },
             })
             .collect()
     });
 
     // Whatever happened, nothing may still run on the caller's memory when we return.
-    let mut first_err: Option<Error> = None;
-    let mut seen: Vec<QueueId> = Vec::new();
+    let mut faults: Vec<(usize, Error)> = Vec::new();
+    let mut fatal: Option<Error> = None;
+    for (d, o) in outs.iter_mut().enumerate() {
+        match o.stop.take() {
+            Some(Stop::Fault(e)) if is_device_fault(&e) => {
+                let blamed = blamed_device(req, &e).unwrap_or(d);
+                faults.push((blamed, e));
+            }
+            Some(Stop::Fault(e)) => {
+                fatal.get_or_insert(e);
+            }
+            Some(Stop::Halted) | None => {}
+        }
+    }
+    // A queue's error is the fault of the devices that issued on it (the host fold queue is
+    // no device's).
+    let mut seen: Vec<(QueueId, Vec<usize>)> = Vec::new();
     for t in &plan.tasks {
-        if !seen.contains(&t.queue) {
-            seen.push(t.queue);
-        }
-    }
-    for q in seen {
-        match queue_of(req, q) {
-            Ok(q) => {
-                if let Err(e) = q.synchronize() {
-                    first_err.get_or_insert(e);
+        match seen.iter_mut().find(|(q, _)| *q == t.queue) {
+            Some((_, devs)) => {
+                if !devs.contains(&(t.device as usize)) {
+                    devs.push(t.device as usize);
                 }
             }
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
+            None => seen.push((t.queue, vec![t.device as usize])),
         }
     }
-    let mut outs = Vec::new();
-    for r in results {
-        match r {
-            Ok(o) => outs.push(o),
-            Err(e) => {
-                // A worker's own error is the cause; an "aborted" note from the others is not.
-                let aborted_note = matches!(&e, Error::Internal(m) if m.starts_with("aborted"));
-                if first_err.is_none() || !aborted_note {
-                    first_err = Some(e);
+    for (q, devs) in seen {
+        let r = queue_of(req, q).and_then(|q| q.synchronize());
+        if let Err(e) = r {
+            // The device the error names (a failure that reached this queue through an event
+            // it waited for), else the devices that issued on the queue.
+            match blamed_device(req, &e) {
+                _ if !is_device_fault(&e) => {
+                    fatal.get_or_insert(e);
+                }
+                Some(d) => faults.push((d, e)),
+                None if q == QueueId::HostFold => {
+                    fatal.get_or_insert(e);
+                }
+                None => {
+                    for d in devs {
+                        faults.push((d, e.clone()));
+                    }
                 }
             }
         }
     }
-    if let Some(e) = first_err {
+    if let Some(e) = fatal {
         return Err(e);
     }
+    // One entry per device, its first error.
+    let mut blamed = HashSet::new();
+    faults.retain(|(d, _)| blamed.insert(*d));
+
     let mut outcome = ExecOutcome::default();
+    if !faults.is_empty() {
+        for o in &outs {
+            for f in &o.finals {
+                if f.event.synchronize().is_ok() {
+                    outcome.final_tiles.insert(f.tile);
+                }
+            }
+        }
+        for o in &outs {
+            for &t in &o.touched_in_place {
+                if !outcome.final_tiles.contains(&t) {
+                    outcome.lost.push(t);
+                }
+            }
+        }
+        outcome.faults = faults;
+        for o in outs {
+            outcome.transfers.extend(o.transfers);
+        }
+        return Ok(outcome);
+    }
     let mut trace = Trace::default();
     let epochs: Vec<_> = outs.iter().map(|o| o.epoch.clone()).collect();
     for o in outs {
@@ -175,6 +280,40 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
         outcome.trace = Some(trace);
     }
     Ok(outcome)
+}
+
+/// Errors that mean a device failed (the call can go on without it), as opposed to errors in
+/// what hetblas asked of it.
+pub fn is_device_fault(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Backend { .. } | Error::DeviceLost { .. } | Error::OutOfMemory { .. }
+    )
+}
+
+/// The plan device an error names, when it names one (a copy from a lost peer fails on the
+/// device that issued it, but the peer is the one lost).
+fn blamed_device(req: &ExecRequest<'_>, e: &Error) -> Option<usize> {
+    let named = match e {
+        Error::DeviceLost { device, .. } | Error::OutOfMemory { device, .. } => device.as_str(),
+        // A backend call that names its device ("copy 4 on emulated:0").
+        Error::Backend { call, .. } => call.rsplit(" on ").next().unwrap_or_default(),
+        _ => return None,
+    };
+    req.devices.iter().position(|d| {
+        let label = d.info().label();
+        named == label || named.starts_with(&format!("{label} "))
+    })
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
 }
 
 fn queue_of(req: &ExecRequest<'_>, q: QueueId) -> Result<Arc<dyn Queue>> {
@@ -246,14 +385,9 @@ fn tile_view(req: &ExecRequest<'_>, device: usize, loc: TileLoc, key: TileKey) -
     }
 }
 
-fn worker(sh: &Shared<'_>, d: usize) -> Result<WorkerOut> {
+fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result<(), Stop> {
     let req = sh.req;
     let plan = req.plan;
-    let mut out = WorkerOut {
-        transfers: Vec::new(),
-        timed: Vec::new(),
-        epoch: None,
-    };
     if req.trace {
         let q = queue_of(
             req,
@@ -261,24 +395,25 @@ fn worker(sh: &Shared<'_>, d: usize) -> Result<WorkerOut> {
                 device: d as u16,
                 index: 0,
             },
-        )?;
-        q.synchronize()?;
-        let ev = q.record_timed()?;
-        ev.synchronize()?;
+        )
+        .map_err(Stop::Fault)?;
+        q.synchronize().map_err(Stop::Fault)?;
+        let ev = q.record_timed().map_err(Stop::Fault)?;
+        ev.synchronize().map_err(Stop::Fault)?;
         out.epoch = Some((ev, Instant::now()));
     }
+    let kt = plan.grid.kt();
+    // Products issued per C tile accumulated in C itself (final after the kt-th).
+    let mut in_place_done: HashMap<(usize, usize), usize> = HashMap::new();
     // Per queue of this worker: the last task of each other queue it already waited for.
     let mut waited: HashMap<(QueueId, QueueId, u16), TaskId> = HashMap::new();
     let mut queues: HashMap<QueueId, Arc<dyn Queue>> = HashMap::new();
     for &tid in &plan.order[d] {
-        if sh.abort.load(Ordering::SeqCst) {
-            return Err(Error::internal("aborted after another device failed"));
-        }
         let task = &plan.tasks[tid as usize];
         let q = match queues.get(&task.queue) {
             Some(q) => q.clone(),
             None => {
-                let q = queue_of(req, task.queue)?;
+                let q = queue_of(req, task.queue).map_err(Stop::Fault)?;
                 queues.insert(task.queue, q.clone());
                 q
             }
@@ -294,58 +429,208 @@ fn worker(sh: &Shared<'_>, d: usize) -> Result<WorkerOut> {
             let e = newest.entry((dt.queue, dt.device)).or_insert(dep);
             *e = (*e).max(dep);
         }
+        // The tile this fetch was to copy from a peer that stopped: fetched from the operand.
+        let mut from_origin = false;
         for ((dq, dd), dep) in newest {
             if waited.get(&(task.queue, dq, dd)).is_some_and(|&w| w >= dep) {
                 continue;
             }
-            let ev = wait_issued(sh, dep)?;
+            let ev = match wait_issued(sh, dep) {
+                Ok(ev) => ev,
+                Err(Stop::Halted) => match after_stopped_peer(sh, task, dep) {
+                    PeerGone::Source => {
+                        from_origin = true;
+                        continue;
+                    }
+                    // The stopped device never reads this slot: wait only for the reads it
+                    // issued.
+                    PeerGone::Reader => {
+                        waited.insert((task.queue, dq, dd), dep);
+                        match newest_issued(sh, task, dq, dd) {
+                            Some(ev) => ev,
+                            None => continue,
+                        }
+                    }
+                    PeerGone::Needed => return Err(Stop::Halted),
+                },
+                Err(e) => return Err(e),
+            };
             if q.can_wait(ev.as_ref()) {
-                q.wait(&ev)?;
+                q.wait(&ev).map_err(Stop::Fault)?;
             } else {
                 // Another backend's event (a mixed-vendor plan): no device can wait for it, so
                 // this issuing thread does, here and on purpose.
-                ev.synchronize()?;
+                ev.synchronize().map_err(Stop::Fault)?;
             }
             waited.insert((task.queue, dq, dd), dep);
         }
         let start = if req.trace {
-            Some(q.record_timed()?)
+            Some(q.record_timed().map_err(Stop::Fault)?)
         } else {
             None
         };
-        issue(req, d, task.kind, &q, &mut out.transfers)?;
+        // A product on C in place changes C from the first k step on.
+        let in_place_c = match task.kind {
+            TaskKind::Gemm {
+                i,
+                j,
+                c: TileLoc::InPlace,
+                ..
+            } => Some((i as usize, j as usize)),
+            _ => None,
+        };
+        if let Some(t) = in_place_c {
+            out.touched_in_place.insert(t);
+        }
+        if from_origin {
+            fetch_from_origin(req, d, task.kind, &q, &mut out.transfers).map_err(Stop::Fault)?;
+        } else if let Err(e) = issue(req, d, task.kind, &q, &mut out.transfers) {
+            // A copy from a peer that failed (lost with the tile) is done from the operand;
+            // the peer's own worker reports its failure.
+            match task.kind {
+                TaskKind::Fetch {
+                    key,
+                    source: Source::Peer { device, .. },
+                    ..
+                } if key.op != Operand::C && blamed_device(req, &e) == Some(device as usize) => {
+                    fetch_from_origin(req, d, task.kind, &q, &mut out.transfers)
+                        .map_err(Stop::Fault)?;
+                }
+                _ => return Err(Stop::Fault(e)),
+            }
+        }
         if let Some(start) = start {
             out.timed.push(TimedTask {
                 task: tid,
                 queue: q.clone(),
                 start,
-                end: q.record_timed()?,
+                end: q.record_timed().map_err(Stop::Fault)?,
             });
         }
-        let ev = if task.signal { Some(q.record()?) } else { None };
+        let ev = if task.signal {
+            Some(q.record().map_err(Stop::Fault)?)
+        } else {
+            None
+        };
+        // The write that makes a C tile final: its event says, after a fault, whether it ran.
+        let finished = match task.kind {
+            TaskKind::WriteBack { key, .. }
+            | TaskKind::Unstage { key, .. }
+            | TaskKind::FoldC { key, .. } => Some((key.r as usize, key.c as usize)),
+            _ => in_place_c.filter(|t| {
+                let n = in_place_done.entry(*t).or_insert(0);
+                *n += 1;
+                *n == kt
+            }),
+        };
+        if let Some(tile) = finished {
+            let event = match &ev {
+                Some(e) => e.clone(),
+                None => q.record().map_err(Stop::Fault)?,
+            };
+            out.finals.push(FinalWrite { tile, event });
+        }
         if sh.issued[tid as usize].set(ev).is_err() {
-            return Err(Error::internal("task issued twice"));
+            return Err(Stop::Fault(Error::internal("task issued twice")));
         }
         if task.signal {
             let _g = sh.wake.0.lock();
             sh.wake.1.notify_all();
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-/// The event of an issued task, blocking until its worker has issued it.
-fn wait_issued(sh: &Shared<'_>, dep: TaskId) -> Result<Arc<dyn Event>> {
+/// What a task does without a dependency that a stopped device never issued.
+enum PeerGone {
+    /// It is the fill of the peer slot a fetch copies from: fetch from the operand instead.
+    Source,
+    /// It is the stopped device's read of this device's slot: nothing to wait for.
+    Reader,
+    /// Anything else: the task cannot run.
+    Needed,
+}
+
+fn after_stopped_peer(sh: &Shared<'_>, task: &crate::plan::Task, dep: TaskId) -> PeerGone {
+    let dt = &sh.req.plan.tasks[dep as usize];
+    let TaskKind::Fetch { key, source, .. } = task.kind else {
+        return PeerGone::Needed;
+    };
+    match (source, dt.kind) {
+        (Source::Peer { device, .. }, _) if device == dt.device && key.op != Operand::C => {
+            PeerGone::Source
+        }
+        (
+            _,
+            TaskKind::Fetch {
+                source: Source::Peer { device, .. },
+                ..
+            },
+        ) if device == task.device => PeerGone::Reader,
+        _ => PeerGone::Needed,
+    }
+}
+
+/// Of `task`'s dependencies on queue `dq` of device `dd`, the event of the newest one issued.
+fn newest_issued(
+    sh: &Shared<'_>,
+    task: &crate::plan::Task,
+    dq: QueueId,
+    dd: u16,
+) -> Option<Arc<dyn Event>> {
+    let plan = sh.req.plan;
+    task.deps
+        .iter()
+        .rev()
+        .filter(|&&dep| {
+            let t = &plan.tasks[dep as usize];
+            t.queue == dq && t.device == dd
+        })
+        .find_map(|&dep| sh.issued[dep as usize].get().cloned().flatten())
+}
+
+/// A fetch whose peer source stopped, done from the operand itself. On the fault path only, so
+/// it is simply made synchronous: whatever the fetch's queue was told to wait for (the slot's
+/// earlier readers) is done first, and the copy is done when this returns, before any task
+/// after it on that queue.
+fn fetch_from_origin(
+    req: &ExecRequest<'_>,
+    d: usize,
+    kind: TaskKind,
+    queue: &Arc<dyn Queue>,
+    transfers: &mut Vec<Transfer>,
+) -> Result<()> {
+    let TaskKind::Fetch { key, slot, .. } = kind else {
+        return Err(Error::internal(
+            "fetch from origin of a task that is no fetch",
+        ));
+    };
+    queue.record()?.synchronize()?;
+    let src = operand_view(req, key);
+    let dst = slot_view(req, d, slot, key);
+    copy_recorded(req, d, key, &src, &dst, false, transfers)?;
+    link_of(req, src.space, dst.space)?
+        .queue()
+        .record()?
+        .synchronize()
+}
+
+/// The event of an issued task, blocking until its worker has issued it; `Halted` when that
+/// worker stopped without issuing it.
+fn wait_issued(sh: &Shared<'_>, dep: TaskId) -> std::result::Result<Arc<dyn Event>, Stop> {
     let cell = &sh.issued[dep as usize];
+    let owner = sh.req.plan.tasks[dep as usize].device as usize;
     let mut g = sh.wake.0.lock().unwrap_or_else(|p| p.into_inner());
     loop {
         if let Some(ev) = cell.get() {
-            return ev
-                .clone()
-                .ok_or_else(|| Error::internal(format!("task {dep} has dependents but no event")));
+            return ev.clone().ok_or_else(|| {
+                Stop::Fault(Error::internal(format!(
+                    "task {dep} has dependents but no event"
+                )))
+            });
         }
-        if sh.abort.load(Ordering::SeqCst) {
-            return Err(Error::internal("aborted after another device failed"));
+        if sh.stopped[owner].load(Ordering::SeqCst) {
+            return Err(Stop::Halted);
         }
         g = sh.wake.1.wait(g).unwrap_or_else(|p| p.into_inner());
     }

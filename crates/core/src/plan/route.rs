@@ -74,11 +74,18 @@ impl Builder<'_> {
     ) -> Option<(u16, u32, TaskId)> {
         let speed = self.link_speed?;
         let dst = states[d].space;
+        // A device that accumulates C in its own memory, in place, neither takes tiles from a
+        // peer nor gives them: its products must depend on no other device, or a device that
+        // fails would leave its C tiles half-accumulated, their old values gone.
+        let c_home = self.p.location(crate::problem::Operand::C);
+        if dst == c_home {
+            return None;
+        }
         let origin = speed(self.p.location(key.op), dst).unwrap_or(0.0);
         self.holders
             .get(&key)?
             .iter()
-            .filter(|&&(e, _, _)| e as usize != d)
+            .filter(|&&(e, _, _)| e as usize != d && states[e as usize].space != c_home)
             .filter_map(|&(e, slot, filled)| {
                 speed(states[e as usize].space, dst).map(|bw| (bw, (e, slot, filled)))
             })

@@ -2,7 +2,7 @@
 //! plan (cached), the workspaces, the host operands made ready for DMA, execution.
 
 use super::decisions::DecisionKey;
-use super::options::{GemmOptions, GemmReport};
+use super::options::{DeviceFault, GemmOptions, GemmReport};
 use super::workspace::lock;
 use super::DevicePool;
 use crate::autotune::{self, Decision, DecisionRequest};
@@ -129,14 +129,14 @@ impl DevicePool {
             opts.host_fold_mode(),
         );
         let attempt = |report: &mut GemmReport| {
-            self.run(
+            self.run_recovering(
                 &problem, &key, opts, &operands, alpha, beta, report, plan_start,
             )
         };
         match attempt(&mut report) {
             // A cached decision carries the memory budgets of its time: when the devices have
             // less free memory now, decide again with today's budgets, once.
-            Err(Error::OutOfMemory { .. }) => {
+            Err(Error::OutOfMemory { .. }) if report.recovered.is_empty() => {
                 self.decisions.forget(&key);
                 attempt(&mut report)?;
             }
@@ -186,7 +186,137 @@ impl DevicePool {
         Ok(())
     }
 
-    /// Decision (cached), plan (cached), workspaces, host preparation, execution.
+    /// [`DevicePool::run`], and when devices fail during it, their exclusion and the C tiles
+    /// that are not final run again on the devices left (recursively: a device that fails
+    /// during the re-run is left out in turn). With no device left, the error of the last
+    /// device that failed.
+    #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
+    fn run_recovering<T: Scalar>(
+        &self,
+        problem: &GemmProblem,
+        key: &DecisionKey,
+        opts: &GemmOptions,
+        operands: &[RawTile; 3],
+        alpha: T,
+        beta: T,
+        report: &mut GemmReport,
+        plan_start: Instant,
+    ) -> Result<()> {
+        let Some(f) = self.run(
+            problem, key, opts, operands, alpha, beta, report, plan_start,
+        )?
+        else {
+            return Ok(());
+        };
+        let unfinished: Vec<(usize, usize)> = (0..f.grid.mt())
+            .flat_map(|i| (0..f.grid.nt()).map(move |j| (i, j)))
+            .filter(|t| !f.final_tiles.contains(t))
+            .collect();
+        let mut last = None;
+        for (d, e) in f.faults {
+            let index = f.devices[d];
+            let label = self.devices[index].info().label();
+            let e = e.on_device(&label);
+            tracing::warn!(
+                device = %label, error = %e, tiles = unfinished.len(),
+                "device failed during GEMM; it is left out until re-probed, and the C tiles \
+                 that were not final run again on the devices left"
+            );
+            self.exclude(index);
+            report.recovered.push(DeviceFault {
+                device: label,
+                index,
+                error: e.clone(),
+                tiles_rerun: unfinished.len(),
+            });
+            last = Some(e);
+        }
+        let last = last.ok_or_else(|| Error::internal("faulted run without a fault"))?;
+        if !f.lost.is_empty() {
+            // C in a failed device's own memory, accumulated in place: its old values are gone.
+            return Err(match last {
+                Error::DeviceLost { device, detail } | Error::OutOfMemory { device, detail } => {
+                    Error::DeviceLost {
+                        device,
+                        detail: format!(
+                            "{detail}; {} tiles of C, accumulated in its own memory, are lost",
+                            f.lost.len()
+                        ),
+                    }
+                }
+                e => e,
+            });
+        }
+        // The devices left for this call: those asked for (or all), less the failed ones.
+        let failed = self.failed_devices();
+        // An operand in a failed device's memory cannot be read (or C written) any more.
+        if operands
+            .iter()
+            .any(|t| failed.iter().any(|&i| self.devices[i].space() == t.space))
+        {
+            return Err(last);
+        }
+        let left: Vec<usize> = match &opts.devices {
+            Some(list) => list.clone(),
+            None => (0..self.devices.len()).collect(),
+        }
+        .into_iter()
+        .filter(|i| !failed.contains(i) && self.devices[*i].kernel().supports(problem.dtype))
+        .collect();
+        if left.is_empty() {
+            return Err(last);
+        }
+        let sub_opts = GemmOptions {
+            devices: opts.devices.as_ref().map(|_| left.clone()),
+            trace: false,
+            ..opts.clone()
+        };
+        for (r0, mr, c0, nc) in unfinished_blocks(&f.grid, &unfinished) {
+            let sub = GemmProblem {
+                m: mr,
+                n: nc,
+                ..*problem
+            };
+            let [a, b, c] = *operands;
+            let k = problem.k;
+            let sub_ops = [
+                if problem.transa.is_transposed() {
+                    a.sub(0, r0, k, mr)
+                } else {
+                    a.sub(r0, 0, mr, k)
+                },
+                if problem.transb.is_transposed() {
+                    b.sub(c0, 0, nc, k)
+                } else {
+                    b.sub(0, c0, k, nc)
+                },
+                c.sub(r0, c0, mr, nc),
+            ];
+            let sub_key = (sub, sub_opts.devices.clone(), key.2, key.3, key.4);
+            let mut sub_report = GemmReport::default();
+            self.run_recovering(
+                &sub,
+                &sub_key,
+                &sub_opts,
+                &sub_ops,
+                alpha,
+                beta,
+                &mut sub_report,
+                Instant::now(),
+            )?;
+            report.recovered.extend(sub_report.recovered);
+            report.transfers.extend(sub_report.transfers);
+            for d in sub_report.devices {
+                if !report.devices.contains(&d) {
+                    report.devices.push(d);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decision (cached), plan (cached), workspaces, host preparation, execution. `Some` when
+    /// devices failed: what is needed to finish the call without them.
     #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
     fn run<T: Scalar>(
         &self,
@@ -198,7 +328,7 @@ impl DevicePool {
         beta: T,
         report: &mut GemmReport,
         plan_start: Instant,
-    ) -> Result<()> {
+    ) -> Result<Option<Faulted>> {
         let decision = self
             .decisions
             .get_or_decide(key, || self.decide(problem, opts))?;
@@ -252,12 +382,41 @@ impl DevicePool {
         report.stats = plan.stats();
         report.transfers = outcome.transfers;
         report.trace = outcome.trace;
-        Ok(())
+        if outcome.faults.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Faulted {
+            devices: decision.devices.clone(),
+            grid: plan.grid,
+            faults: outcome.faults,
+            final_tiles: outcome.final_tiles,
+            lost: outcome.lost,
+        }))
     }
 
     /// The autotuner's decision for `problem` under `opts`, on this pool's devices.
     fn decide(&self, problem: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
         let profile = self.profile();
+        let excluded = self.failed_devices();
+        // Devices asked for that failed are left out; none left is the caller's to hear.
+        let only: Option<Vec<usize>> = opts.devices.as_ref().map(|l| {
+            l.iter()
+                .copied()
+                .filter(|i| !excluded.contains(i))
+                .collect()
+        });
+        let any_left = (0..self.devices.len())
+            .any(|i| !excluded.contains(&i) && self.devices[i].kernel().supports(problem.dtype));
+        if only.as_ref().is_some_and(|l| l.is_empty()) || !any_left {
+            return Err(Error::Unavailable {
+                backend: "pool",
+                reason: format!(
+                    "every device asked for ({:?}, all when none) failed earlier \
+                     (failed: {excluded:?}); DevicePool::reprobe takes them back when they work",
+                    opts.devices.as_deref().unwrap_or_default()
+                ),
+            });
+        }
         let held: Vec<u64> = (0..self.devices.len())
             .map(|i| self.workspaces.held(i))
             .collect();
@@ -267,7 +426,8 @@ impl DevicePool {
             held: &held,
             profile: profile.as_deref(),
             link_bandwidth: &|s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d),
-            only: opts.devices.as_deref(),
+            only: only.as_deref(),
+            excluded: &excluded,
             forced: opts.forced_blocking(),
             memory_limit: opts.memory_limit,
             host_fold: opts.host_fold_mode(),
@@ -347,6 +507,37 @@ impl DevicePool {
             }
         }
     }
+}
+
+/// What a run that devices failed in leaves to do.
+struct Faulted {
+    /// Plan device index -> pool index.
+    devices: Vec<usize>,
+    grid: crate::tiling::TileGrid,
+    /// (plan device, error).
+    faults: Vec<(usize, Error)>,
+    final_tiles: HashSet<(usize, usize)>,
+    lost: Vec<(usize, usize)>,
+}
+
+/// The C tiles `tiles` (sorted by row, then column) as blocks of C: per tile row, each run of
+/// adjacent tiles is one block (row, rows, col, cols), so a re-run is few calls.
+fn unfinished_blocks(
+    grid: &crate::tiling::TileGrid,
+    tiles: &[(usize, usize)],
+) -> Vec<(usize, usize, usize, usize)> {
+    let mut blocks: Vec<(usize, usize, usize, usize)> = Vec::new();
+    let mut prev: Option<(usize, usize)> = None;
+    for &(i, j) in tiles {
+        let (r0, mr) = grid.m_span(i);
+        let (c0, nc) = grid.n_span(j);
+        match (prev, blocks.last_mut()) {
+            (Some((pi, pj)), Some(b)) if pi == i && pj + 1 == j => b.3 += nc,
+            _ => blocks.push((r0, mr, c0, nc)),
+        }
+        prev = Some((i, j));
+    }
+    blocks
 }
 
 /// (m, n, k) from the operands: C is m x n, op(A) m x k, op(B) k x n; a mismatch is reported

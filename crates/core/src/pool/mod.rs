@@ -9,7 +9,7 @@ mod matrices;
 mod options;
 mod workspace;
 
-pub use options::{GemmOptions, GemmReport};
+pub use options::{DeviceFault, GemmOptions, GemmReport};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -34,6 +34,8 @@ pub struct DevicePool {
     decisions: DecisionCache,
     /// The calibrated machine profile, when one matches these devices.
     profile: RwLock<Option<Arc<MachineProfile>>>,
+    /// Devices that failed during a call: no call uses them until [`DevicePool::reprobe`].
+    failed: Mutex<Vec<usize>>,
 }
 
 impl std::fmt::Debug for DevicePool {
@@ -83,6 +85,7 @@ impl DevicePool {
             plans: PlanCache::default(),
             decisions: DecisionCache::default(),
             profile: RwLock::new(None),
+            failed: Mutex::new(Vec::new()),
         })
     }
 
@@ -130,6 +133,39 @@ impl DevicePool {
             }
         }
         link.nominal_bandwidth()
+    }
+
+    /// Devices that failed during a call and are left out of calls until
+    /// [`DevicePool::reprobe`] finds them working (indices into [`DevicePool::devices`]).
+    pub fn failed_devices(&self) -> Vec<usize> {
+        workspace::lock(&self.failed).clone()
+    }
+
+    /// Leaves device `index` out of later calls (it failed).
+    fn exclude(&self, index: usize) {
+        let mut f = workspace::lock(&self.failed);
+        if !f.contains(&index) {
+            f.push(index);
+            // Decisions name devices; they are made again without this one.
+            self.decisions.clear();
+        }
+    }
+
+    /// Probes every failed device again (a small allocation, its compute queues synchronised)
+    /// and takes those that answer back into calls. Returns the devices still failed.
+    pub fn reprobe(&self) -> Vec<usize> {
+        let mut f = workspace::lock(&self.failed);
+        f.retain(|&i| {
+            let d = &self.devices[i];
+            let works = d.allocate(4096).is_ok()
+                && d.compute_queues().iter().all(|q| q.synchronize().is_ok());
+            if works {
+                tracing::info!(device = %d.info().label(), "device re-probed: back in use");
+            }
+            !works
+        });
+        self.decisions.clear();
+        f.clone()
     }
 
     fn device(&self, idx: usize) -> Result<&Arc<dyn Device>> {

@@ -118,4 +118,32 @@ pub struct GemmReport {
     pub host_fold: bool,
     pub transfers: Vec<Transfer>,
     pub trace: Option<Trace>,
+    /// Devices that failed during the call, which it recovered from: their unfinished C tiles
+    /// ran again on the devices left. Empty for a call that ran as planned.
+    pub recovered: Vec<DeviceFault>,
+}
+
+/// A device that failed during a call (see [`GemmReport::recovered`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DeviceFault {
+    /// Its label (`cuda:1`).
+    pub device: String,
+    /// Its index in [`crate::DevicePool::devices`].
+    pub index: usize,
+    /// What it failed with.
+    pub error: crate::Error,
+    /// C tiles that were not final when it failed and ran again (of every device that took
+    /// part, since a device that needed the failed one's tiles stops too).
+    pub tiles_rerun: usize,
+}
+
+impl std::fmt::Display for DeviceFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} failed ({}); {} C tiles ran again on the devices left",
+            self.device, self.error, self.tiles_rerun
+        )
+    }
 }

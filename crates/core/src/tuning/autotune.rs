@@ -49,6 +49,8 @@ pub struct DecisionRequest<'a> {
     pub link_bandwidth: &'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
     /// Use exactly these devices.
     pub only: Option<&'a [usize]>,
+    /// Devices that failed and are not to be used (until the pool re-probes them).
+    pub excluded: &'a [usize],
     /// The blocking the caller fixed.
     pub forced: Option<Blocking>,
     /// The per-device memory cap the caller set.
@@ -132,13 +134,13 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
         }
         None => {
             let cands: Vec<usize> = (0..pool.len())
-                .filter(|&i| pool[i].kernel().supports(problem.dtype))
+                .filter(|&i| pool[i].kernel().supports(problem.dtype) && !req.excluded.contains(&i))
                 .collect();
             let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
             match choose_devices(problem, &devs, t0, profile, link_bw) {
                 Some(c) => (c.devices.iter().map(|&i| cands[i]).collect(), c.weights),
                 None => {
-                    let d = default_devices(pool, problem.dtype);
+                    let d = default_devices_excluding(pool, problem.dtype, req.excluded);
                     let n = d.len().max(1);
                     (d, vec![1.0 / n as f64; n])
                 }
@@ -492,10 +494,22 @@ pub fn fold_rate(profile: Option<&MachineProfile>) -> f64 {
 /// Default device subset: the accelerators (GPUs, emulated devices) that support the dtype; the
 /// CPU alone when there are none. The CPU joins accelerators only when the balancer says so.
 pub fn default_devices(devices: &[Arc<dyn Device>], dtype: DType) -> Vec<usize> {
+    default_devices_excluding(devices, dtype, &[])
+}
+
+/// [`default_devices`] without the devices in `excluded` (failed ones): the CPU alone when
+/// every accelerator is excluded.
+pub fn default_devices_excluding(
+    devices: &[Arc<dyn Device>],
+    dtype: DType,
+    excluded: &[usize],
+) -> Vec<usize> {
+    let usable =
+        |i: usize, d: &Arc<dyn Device>| d.kernel().supports(dtype) && !excluded.contains(&i);
     let accel: Vec<usize> = devices
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.info().kind != DeviceKind::Cpu && d.kernel().supports(dtype))
+        .filter(|(i, d)| d.info().kind != DeviceKind::Cpu && usable(*i, d))
         .map(|(i, _)| i)
         .collect();
     if !accel.is_empty() {
@@ -504,7 +518,7 @@ pub fn default_devices(devices: &[Arc<dyn Device>], dtype: DType) -> Vec<usize> 
     devices
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.kernel().supports(dtype))
+        .filter(|(i, d)| usable(*i, d))
         .map(|(i, _)| i)
         .take(1)
         .collect()

@@ -1,0 +1,413 @@
+//! Fault injection: make a device fail at its n-th kernel or copy, or lose it, so that the
+//! executor's recovery can be tested (CI on emulated devices, a real GPU on the GPU machine).
+//!
+//! A backend that supports injection (the emulated devices, the GPU layer) holds one
+//! [`FaultInjector`] per device and calls [`FaultInjector::check`] before it issues each
+//! kernel or copy. The injector is armed either through its API ([`FaultInjector::arm`]) or by
+//! the environment variable `HETBLAS_FAULT`, read when the device is created:
+//!
+//! ```text
+//! HETBLAS_FAULT="dev=1,at=kernel:4,kind=error"        device index 1, its 4th kernel fails
+//! HETBLAS_FAULT="dev=cuda:1,at=copy:10,kind=lost"     cuda:1 is lost at its 10th copy
+//! HETBLAS_FAULT="dev=0,at=kernel:2,kind=panic;dev=2,at=copy:1,kind=oom"
+//! ```
+//!
+//! - `dev`: a device index (matches that index in every backend that injects faults) or a
+//!   label (`emulated:1`, `cuda:1`).
+//! - `at`: `kernel:N` or `copy:N`, 1-based, counted per device from when it was armed (copies
+//!   count for the device at the non-host end of the link, the destination of a peer copy).
+//! - `kind`: `error` (the operation fails with a backend error; default), `lost` (the device
+//!   is lost: that operation and every later one fails, allocations included, until the
+//!   injector is disarmed), `oom` (the operation fails out of memory), `panic` (the backend
+//!   panics while issuing it) or `async` (the operation is queued and fails when it runs, on
+//!   the emulated devices; the GPU layer fails it at issue).
+//!
+//! Faults other than `async` are raised when the operation is issued, before anything is
+//! queued, so an operation issued before the fault completes normally: exactly the situation
+//! the executor must recover from. Unarmed, [`FaultInjector::check`] costs one relaxed atomic
+//! load.
+
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// The environment variable that arms injectors when devices are created.
+pub const FAULT_ENV: &str = "HETBLAS_FAULT";
+
+/// What a fault interrupts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FaultOp {
+    /// A tile kernel (gemm, add).
+    Kernel,
+    /// A copy over a link.
+    Copy,
+}
+
+/// How the device fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    /// The operation fails with a backend error.
+    Error,
+    /// The device is lost: this and every later operation fails.
+    Lost,
+    /// The operation fails out of memory.
+    Oom,
+    /// The backend panics while issuing the operation.
+    Panic,
+    /// The operation is issued, then fails on its queue (like a kernel that faults on the
+    /// device): later work on that queue is skipped, and so is work on other queues that waits
+    /// for it. Backends that cannot defer a failure (the GPU layer) fail at issue instead.
+    Async,
+}
+
+/// Which device a fault is for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FaultDevice {
+    /// Device index `n` of any backend that injects faults.
+    Index(usize),
+    /// The device with this label (`cuda:1`).
+    Label(String),
+}
+
+/// One fault: device, operation, when, how.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FaultSpec {
+    pub device: FaultDevice,
+    pub op: FaultOp,
+    /// 1-based count of `op` on the device at which the fault happens.
+    pub at: u64,
+    pub kind: FaultKind,
+}
+
+impl FaultSpec {
+    /// A fault of `kind` at the `at`-th `op` of device index `device`.
+    pub fn new(device: usize, op: FaultOp, at: u64, kind: FaultKind) -> FaultSpec {
+        FaultSpec {
+            device: FaultDevice::Index(device),
+            op,
+            at,
+            kind,
+        }
+    }
+
+    /// Parses `HETBLAS_FAULT`'s syntax: faults separated by `;`, each `dev=..,at=..,kind=..`.
+    ///
+    /// # Errors
+    /// `InvalidInput` naming the part that is not understood.
+    pub fn parse_list(text: &str) -> Result<Vec<FaultSpec>> {
+        text.split(';')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(FaultSpec::parse)
+            .collect()
+    }
+
+    /// Parses one fault, `dev=1,at=kernel:4,kind=error`.
+    ///
+    /// # Errors
+    /// `InvalidInput` naming the part that is not understood.
+    pub fn parse(text: &str) -> Result<FaultSpec> {
+        let bad = |why: &str| Error::InvalidInput(format!("{FAULT_ENV} \"{text}\": {why}"));
+        let (mut device, mut at, mut kind) = (None, None, FaultKind::Error);
+        for part in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| bad(&format!("\"{part}\" is not key=value")))?;
+            match k.trim() {
+                "dev" | "device" => {
+                    let v = v.trim();
+                    device = Some(match v.parse::<usize>() {
+                        Ok(i) => FaultDevice::Index(i),
+                        Err(_) if v.contains(':') => FaultDevice::Label(v.to_string()),
+                        Err(_) => return Err(bad(&format!("device \"{v}\""))),
+                    });
+                }
+                "at" => {
+                    let (op, n) = v
+                        .trim()
+                        .split_once(':')
+                        .ok_or_else(|| bad("at must be kernel:N or copy:N"))?;
+                    let op = match op {
+                        "kernel" => FaultOp::Kernel,
+                        "copy" => FaultOp::Copy,
+                        o => return Err(bad(&format!("operation \"{o}\""))),
+                    };
+                    let n: u64 = n
+                        .parse()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| bad(&format!("count \"{n}\" (1, 2, ...)")))?;
+                    at = Some((op, n));
+                }
+                "kind" => {
+                    kind = match v.trim() {
+                        "error" => FaultKind::Error,
+                        "lost" => FaultKind::Lost,
+                        "oom" => FaultKind::Oom,
+                        "panic" => FaultKind::Panic,
+                        "async" => FaultKind::Async,
+                        o => return Err(bad(&format!("kind \"{o}\""))),
+                    }
+                }
+                o => return Err(bad(&format!("unknown key \"{o}\""))),
+            }
+        }
+        let device = device.ok_or_else(|| bad("no dev="))?;
+        let (op, at) = at.ok_or_else(|| bad("no at="))?;
+        Ok(FaultSpec {
+            device,
+            op,
+            at,
+            kind,
+        })
+    }
+
+    /// The faults of `HETBLAS_FAULT` (none when unset or empty).
+    ///
+    /// # Errors
+    /// `InvalidInput` when it is set but not understood.
+    pub fn from_env() -> Result<Vec<FaultSpec>> {
+        match std::env::var(FAULT_ENV) {
+            Ok(v) => FaultSpec::parse_list(&v),
+            Err(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// Whether this fault is for the device with `label` and index `index`.
+    pub fn matches(&self, label: &str, index: usize) -> bool {
+        match &self.device {
+            FaultDevice::Index(i) => *i == index,
+            FaultDevice::Label(l) => l == label,
+        }
+    }
+}
+
+/// One device's injector: counts its kernels and copies and fails the ones armed.
+#[derive(Debug)]
+pub struct FaultInjector {
+    label: String,
+    armed: AtomicBool,
+    lost: AtomicBool,
+    kernels: AtomicU64,
+    copies: AtomicU64,
+    specs: Mutex<Vec<FaultSpec>>,
+}
+
+impl FaultInjector {
+    /// An unarmed injector for the device `label`.
+    pub fn new(label: impl Into<String>) -> FaultInjector {
+        FaultInjector {
+            label: label.into(),
+            armed: AtomicBool::new(false),
+            lost: AtomicBool::new(false),
+            kernels: AtomicU64::new(0),
+            copies: AtomicU64::new(0),
+            specs: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// An injector armed with the faults of `HETBLAS_FAULT` that are for this device.
+    ///
+    /// # Errors
+    /// `InvalidInput` when `HETBLAS_FAULT` is set but not understood.
+    pub fn from_env(label: impl Into<String>, index: usize) -> Result<FaultInjector> {
+        let inj = FaultInjector::new(label);
+        let mine: Vec<FaultSpec> = FaultSpec::from_env()?
+            .into_iter()
+            .filter(|s| s.matches(&inj.label, index))
+            .collect();
+        if !mine.is_empty() {
+            tracing::warn!(device = %inj.label, faults = ?mine, "fault injection armed");
+            inj.arm(mine);
+        }
+        Ok(inj)
+    }
+
+    /// Arms `faults` (replacing any armed before) and restarts the counts; the device is no
+    /// longer lost. The device field of each spec is not checked: they are for this device.
+    pub fn arm(&self, faults: impl IntoIterator<Item = FaultSpec>) {
+        let mut g = self.specs.lock().unwrap_or_else(|p| p.into_inner());
+        *g = faults.into_iter().collect();
+        self.kernels.store(0, Ordering::SeqCst);
+        self.copies.store(0, Ordering::SeqCst);
+        self.lost.store(false, Ordering::SeqCst);
+        self.armed.store(!g.is_empty(), Ordering::SeqCst);
+    }
+
+    /// Removes every fault; a lost device works again.
+    pub fn disarm(&self) {
+        self.arm(Vec::new());
+    }
+
+    /// Kernels and copies counted since the injector was armed (those refused because the
+    /// device was lost are not counted).
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.kernels.load(Ordering::SeqCst),
+            self.copies.load(Ordering::SeqCst),
+        )
+    }
+
+    /// Whether the device was lost to an injected fault.
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// `DeviceLost` once an injected loss happened (for allocations and probes).
+    pub fn alive(&self) -> Result<()> {
+        if self.is_lost() {
+            return Err(self.lost_error());
+        }
+        Ok(())
+    }
+
+    fn lost_error(&self) -> Error {
+        Error::DeviceLost {
+            device: self.label.clone(),
+            detail: "lost (injected fault)".into(),
+        }
+    }
+
+    /// Called before issuing an `op`: fails it when a fault is armed for this one.
+    ///
+    /// # Errors
+    /// The injected error: `Backend` (kind error), `DeviceLost` (kind lost, and every operation
+    /// after it), `OutOfMemory` (kind oom).
+    ///
+    /// # Panics
+    /// On purpose, for kind panic: the executor must catch it.
+    pub fn check(&self, op: FaultOp) -> Result<()> {
+        match self.check_queued(op)? {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// [`FaultInjector::check`] for a backend that can fail an operation when it runs on its
+    /// queue: `Ok(Some(error))` for an `async` fault, which the operation must return when it
+    /// runs instead of doing its work.
+    ///
+    /// # Errors
+    /// As [`FaultInjector::check`].
+    ///
+    /// # Panics
+    /// As [`FaultInjector::check`].
+    pub fn check_queued(&self, op: FaultOp) -> Result<Option<Error>> {
+        if !self.armed.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        self.alive()?;
+        let counter = match op {
+            FaultOp::Kernel => &self.kernels,
+            FaultOp::Copy => &self.copies,
+        };
+        let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        let kind = {
+            let g = self.specs.lock().unwrap_or_else(|p| p.into_inner());
+            match g.iter().find(|s| s.op == op && s.at == n) {
+                Some(s) => s.kind,
+                None => return Ok(None),
+            }
+        };
+        let what = match op {
+            FaultOp::Kernel => "kernel",
+            FaultOp::Copy => "copy",
+        };
+        tracing::warn!(device = %self.label, "injected fault: {kind:?} at {what} {n}");
+        let backend_error = |message: &str| Error::Backend {
+            backend: "fault-injection",
+            call: format!("{what} {n} on {}", self.label),
+            code: -1,
+            name: "INJECTED_FAULT".into(),
+            message: message.into(),
+        };
+        match kind {
+            FaultKind::Error => Err(backend_error("injected fault")),
+            FaultKind::Async => Ok(Some(backend_error("injected fault, raised on the queue"))),
+            FaultKind::Lost => {
+                self.lost.store(true, Ordering::SeqCst);
+                Err(self.lost_error())
+            }
+            FaultKind::Oom => Err(Error::OutOfMemory {
+                device: self.label.clone(),
+                detail: format!("injected fault at {what} {n}"),
+            }),
+            FaultKind::Panic => panic!("injected panic at {what} {n} on {}", self.label),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_forms() {
+        let v =
+            FaultSpec::parse_list("dev=1,at=kernel:4,kind=error; dev=cuda:1,at=copy:10,kind=lost")
+                .unwrap();
+        assert_eq!(
+            v[0],
+            FaultSpec::new(1, FaultOp::Kernel, 4, FaultKind::Error)
+        );
+        assert_eq!(v[1].device, FaultDevice::Label("cuda:1".into()));
+        assert_eq!(
+            (v[1].op, v[1].at, v[1].kind),
+            (FaultOp::Copy, 10, FaultKind::Lost)
+        );
+        assert_eq!(
+            FaultSpec::parse("dev=0,at=copy:1").unwrap().kind,
+            FaultKind::Error
+        );
+        for bad in [
+            "dev=1",
+            "at=kernel:1",
+            "dev=1,at=kernel:0",
+            "dev=x,at=kernel:1",
+            "dev=1,at=gemm:1",
+            "dev=1,at=kernel:1,kind=melt",
+            "dev=1,at=kernel:1,when=now",
+        ] {
+            assert!(FaultSpec::parse(bad).is_err(), "{bad} accepted");
+        }
+        assert!(FaultSpec::parse_list("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn fails_the_nth_operation_and_a_lost_device_stays_lost() {
+        let inj = FaultInjector::new("emulated:0");
+        assert!(inj.check(FaultOp::Kernel).is_ok());
+        inj.arm([FaultSpec::new(0, FaultOp::Kernel, 3, FaultKind::Error)]);
+        assert!(inj.check(FaultOp::Copy).is_ok());
+        assert!(inj.check(FaultOp::Kernel).is_ok());
+        assert!(inj.check(FaultOp::Kernel).is_ok());
+        assert!(matches!(
+            inj.check(FaultOp::Kernel),
+            Err(Error::Backend { .. })
+        ));
+        assert!(inj.check(FaultOp::Kernel).is_ok());
+        inj.arm([FaultSpec::new(0, FaultOp::Copy, 1, FaultKind::Lost)]);
+        assert!(matches!(
+            inj.check(FaultOp::Copy),
+            Err(Error::DeviceLost { .. })
+        ));
+        assert!(inj.check(FaultOp::Kernel).is_err());
+        assert!(inj.alive().is_err());
+        inj.arm([FaultSpec::new(0, FaultOp::Copy, 1, FaultKind::Oom)]);
+        assert!(matches!(
+            inj.check(FaultOp::Copy),
+            Err(Error::OutOfMemory { .. })
+        ));
+        inj.arm([FaultSpec::new(0, FaultOp::Kernel, 1, FaultKind::Async)]);
+        assert!(matches!(
+            inj.check_queued(FaultOp::Kernel),
+            Ok(Some(Error::Backend { .. }))
+        ));
+        assert!(matches!(inj.check_queued(FaultOp::Kernel), Ok(None)));
+        inj.arm([FaultSpec::new(0, FaultOp::Kernel, 1, FaultKind::Panic)]);
+        let r = std::panic::catch_unwind(|| inj.check(FaultOp::Kernel));
+        assert!(r.is_err());
+        inj.disarm();
+        assert!(inj.check(FaultOp::Kernel).is_ok() && inj.alive().is_ok());
+    }
+}

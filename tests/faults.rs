@@ -1,0 +1,513 @@
+//! Device faults during a call: injected into emulated devices at their n-th kernel or copy
+//! (error, lost, out of memory, panic), on 1, 2 and 4 devices, C in host or device memory,
+//! beta 0, 1 and other. Every call must end with a correct C, or with an error and C untouched
+//! (tile-wise: every tile of C either exactly as before the call or final and correct — a
+//! device finishes whole tiles before another fails). And out-of-core: a budget of 1/8 of the
+//! problem's footprint.
+
+use hetblas_core::fault::{FaultKind, FaultOp, FaultSpec};
+use hetblas_core::reference::gemm_error_bound;
+use hetblas_core::{Device, DevicePool, Error, GemmOptions, Link, MatMut, MatRef, Trans};
+use hetblas_cpu::{choose_blas, emulated_node, EmulatedConfig, EmulatedDevice, HostBlas};
+use std::sync::{Arc, OnceLock};
+
+fn blas() -> Arc<dyn HostBlas> {
+    static B: OnceLock<Arc<dyn HostBlas>> = OnceLock::new();
+    B.get_or_init(|| choose_blas().expect("host BLAS").blas)
+        .clone()
+}
+
+struct Node {
+    pool: DevicePool,
+    emus: Vec<Arc<EmulatedDevice>>,
+}
+
+/// Injected panics are expected by the hundred: their messages are not printed (others are).
+fn quiet_injected_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let p = info.payload();
+            let msg = p
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| p.downcast_ref::<&str>().copied())
+                .unwrap_or_default();
+            if !msg.starts_with("injected panic") {
+                default(info)
+            }
+        }));
+    });
+}
+
+fn node(ndev: usize, memory_bytes: u64) -> Node {
+    quiet_injected_panics();
+    // Peer links faster than host links, as NVLink beside PCIe: tiles another device holds
+    // are forwarded from it, so a failed device is also a source other devices wait for.
+    let config = EmulatedConfig {
+        memory_bytes,
+        compute_queues: 1,
+        host_link_bytes_per_sec: Some(50e9),
+        peer_link_bytes_per_sec: Some(300e9),
+        ..Default::default()
+    };
+    let node = emulated_node(&vec![config; ndev], blas()).expect("emulated node");
+    let devices: Vec<Arc<dyn Device>> = node
+        .devices
+        .iter()
+        .map(|d| d.clone() as Arc<dyn Device>)
+        .collect();
+    let links: Vec<Arc<dyn Link>> = node.links;
+    Node {
+        pool: DevicePool::new(devices, links).expect("pool"),
+        emus: node.devices,
+    }
+}
+
+impl Node {
+    /// Every fault removed and every device back in use.
+    fn heal(&self) {
+        for d in &self.emus {
+            d.faults().disarm();
+        }
+        assert!(
+            self.pool.reprobe().is_empty(),
+            "a healed device stays excluded"
+        );
+    }
+}
+
+/// Deterministic pseudo-random values in [-1, 1).
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        })
+        .collect()
+}
+
+/// The exact-enough result (f64-accumulated dot products) and its elementwise error bound.
+fn reference(
+    (m, n, k): (usize, usize, usize),
+    alpha: f64,
+    a: &[f64],
+    b: &[f64],
+    beta: f64,
+    c0: &[f64],
+) -> (Vec<f64>, Vec<f64>) {
+    let mut want = vec![0.0; m * n];
+    let mut bound = vec![0.0; m * n];
+    for j in 0..n {
+        for i in 0..m {
+            let (mut s, mut abs) = (0.0, 0.0);
+            for l in 0..k {
+                s += a[i + l * m] * b[l + j * k];
+                abs += (a[i + l * m] * b[l + j * k]).abs();
+            }
+            let c = c0[i + j * m];
+            want[i + j * m] = alpha * s + if beta == 0.0 { 0.0 } else { beta * c };
+            bound[i + j * m] = gemm_error_bound(
+                hetblas_core::DType::F64,
+                k,
+                alpha.abs() * abs + beta.abs() * c.abs(),
+                4.0,
+            );
+        }
+    }
+    (want, bound)
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    cases: usize,
+    recovered: usize,
+    errors: usize,
+    untouched_on_error: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    shape: (usize, usize, usize),
+    beta: f64,
+    c_on_device: bool,
+    fault: (usize, FaultOp, u64, FaultKind),
+}
+
+/// Runs one case; panics (the test fails) on any wrong entry of C.
+fn run_case(node: &Node, case: Case, tile: usize, seed: u64, tally: &mut Tally) {
+    let (m, n, k) = case.shape;
+    let alpha = 0.75;
+    let a = values(m * k, seed);
+    let b = values(k * n, seed + 1);
+    let c0 = values(m * n, seed + 2);
+    let (want, bound) = reference(case.shape, alpha, &a, &b, case.beta, &c0);
+    let (dev, op, at, kind) = case.fault;
+    let arm = || {
+        node.emus[dev]
+            .faults()
+            .arm([FaultSpec::new(dev, op, at, kind)])
+    };
+    let opts = GemmOptions::default().tile(tile);
+    let av = MatRef::packed(&a, m, k).unwrap();
+    let bv = MatRef::packed(&b, k, n).unwrap();
+    let mut c = c0.clone();
+    let result = if case.c_on_device {
+        let mut dc = node
+            .pool
+            .upload(0, MatRef::packed(&c0, m, n).unwrap())
+            .unwrap();
+        arm();
+        let r = node
+            .pool
+            .gemm_with(Trans::N, Trans::N, alpha, av, bv, case.beta, &mut dc, &opts);
+        // Read C back from a working device 0.
+        node.heal();
+        node.pool
+            .download(&dc, MatMut::packed(&mut c, m, n).unwrap())
+            .unwrap();
+        r
+    } else {
+        arm();
+        let r = node.pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            alpha,
+            av,
+            bv,
+            case.beta,
+            MatMut::packed(&mut c, m, n).unwrap(),
+            &opts,
+        );
+        node.heal();
+        r
+    };
+    tally.cases += 1;
+    let correct = |x: usize| (c[x] - want[x]).abs() <= bound[x];
+    match result {
+        Ok(report) => {
+            if !report.recovered.is_empty() {
+                tally.recovered += 1;
+                assert!(
+                    // The failed device, or (a panic in a peer copy) the one whose worker
+                    // was issuing it, with the failed device in its message.
+                    report.recovered.iter().any(|f| f.index == dev
+                        || f.error.to_string().contains(&format!("emulated:{dev}"))),
+                    "{case:?}: recovered from {:?}, not from device {dev}",
+                    report.recovered
+                );
+            }
+            for x in 0..m * n {
+                assert!(
+                    correct(x),
+                    "{case:?}: C({}, {}) = {}, expected {} (report {:?})",
+                    x % m,
+                    x / m,
+                    c[x],
+                    want[x],
+                    report.recovered
+                );
+            }
+        }
+        Err(e) => {
+            tally.errors += 1;
+            assert!(
+                matches!(
+                    e,
+                    Error::Backend { .. } | Error::DeviceLost { .. } | Error::OutOfMemory { .. }
+                ),
+                "{case:?}: not a device error: {e}"
+            );
+            // C in the failed device's own memory, accumulated in place there, is lost with it.
+            if case.c_on_device && dev == 0 {
+                return;
+            }
+            if c == c0 {
+                tally.untouched_on_error += 1;
+            }
+            // Tile-wise: each tile of C exactly as before, or final and correct.
+            for j0 in (0..n).step_by(tile) {
+                for i0 in (0..m).step_by(tile) {
+                    let idx: Vec<usize> = (j0..(j0 + tile).min(n))
+                        .flat_map(|j| (i0..(i0 + tile).min(m)).map(move |i| i + j * m))
+                        .collect();
+                    let same = idx.iter().all(|&x| c[x].to_bits() == c0[x].to_bits());
+                    let done = idx.iter().all(|&x| correct(x));
+                    assert!(
+                        same || done,
+                        "{case:?} ({e}): tile at ({i0}, {j0}) is neither untouched nor final"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The reproduction of the issue: 200x180x160, tile 32, device 1 of 2 fails at its 4th tile
+/// product. Before fault tolerance every remaining tile was still issued, the failed tile was
+/// written back and 1,024 entries of C were wrong.
+#[test]
+fn kernel_error_at_fourth_tile_recovers_exactly() {
+    let node = node(2, 64 << 20);
+    for kind in [
+        FaultKind::Error,
+        FaultKind::Panic,
+        FaultKind::Lost,
+        FaultKind::Oom,
+    ] {
+        for beta in [0.0, 1.0, -0.5] {
+            let mut tally = Tally::default();
+            let case = Case {
+                shape: (200, 180, 160),
+                beta,
+                c_on_device: false,
+                fault: (1, FaultOp::Kernel, 4, kind),
+            };
+            run_case(&node, case, 32, 7, &mut tally);
+            assert_eq!(
+                tally.recovered, 1,
+                "{kind:?} beta {beta}: no recovery reported"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_failed_device_is_left_out_until_reprobed() {
+    let node = node(2, 64 << 20);
+    let (m, n, k) = (96, 96, 64);
+    let a = values(m * k, 1);
+    let b = values(k * n, 2);
+    let mut c = vec![0.0; m * n];
+    node.emus[1]
+        .faults()
+        .arm([FaultSpec::new(1, FaultOp::Copy, 2, FaultKind::Lost)]);
+    let opts = GemmOptions::default().tile(32);
+    let call = |c: &mut Vec<f64>| {
+        node.pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, m, k).unwrap(),
+            MatRef::packed(&b, k, n).unwrap(),
+            0.0,
+            MatMut::packed(c, m, n).unwrap(),
+            &opts,
+        )
+    };
+    let first = call(&mut c).unwrap();
+    assert_eq!(first.recovered.len(), 1);
+    assert!(matches!(first.recovered[0].error, Error::DeviceLost { .. }));
+    assert_eq!(node.pool.failed_devices(), vec![1]);
+    let second = call(&mut c).unwrap();
+    assert!(second.recovered.is_empty());
+    assert_eq!(second.devices, vec!["emulated:0".to_string()]);
+    // Still lost: the probe fails and it stays out.
+    assert_eq!(node.pool.reprobe(), vec![1]);
+    node.emus[1].faults().disarm();
+    assert!(node.pool.reprobe().is_empty());
+    let third = call(&mut c).unwrap();
+    assert_eq!(third.devices.len(), 2);
+    // Every device asked for has failed: a clear error, not a crash.
+    node.emus[0]
+        .faults()
+        .arm([FaultSpec::new(0, FaultOp::Kernel, 1, FaultKind::Error)]);
+    let mut c1 = vec![0.5; m * n];
+    let r = node.pool.gemm_with(
+        Trans::N,
+        Trans::N,
+        1.0,
+        MatRef::packed(&a, m, k).unwrap(),
+        MatRef::packed(&b, k, n).unwrap(),
+        1.0,
+        MatMut::packed(&mut c1, m, n).unwrap(),
+        &opts.clone().devices([0]),
+    );
+    assert!(matches!(r, Err(Error::Backend { .. })), "{r:?}");
+    assert!(
+        c1.iter().all(|&x| x == 0.5),
+        "C changed by a call that failed at its first product"
+    );
+    node.heal();
+}
+
+#[test]
+fn a_panic_in_a_backend_comes_back_with_its_message() {
+    let node = node(1, 64 << 20);
+    node.emus[0]
+        .faults()
+        .arm([FaultSpec::new(0, FaultOp::Kernel, 2, FaultKind::Panic)]);
+    let (m, n, k) = (64, 64, 64);
+    let a = values(m * k, 3);
+    let b = values(k * n, 4);
+    let mut c = vec![0.0; m * n];
+    let r = node.pool.gemm_with(
+        Trans::N,
+        Trans::N,
+        1.0,
+        MatRef::packed(&a, m, k).unwrap(),
+        MatRef::packed(&b, k, n).unwrap(),
+        0.0,
+        MatMut::packed(&mut c, m, n).unwrap(),
+        &GemmOptions::default().tile(32),
+    );
+    match r {
+        Err(Error::DeviceLost { device, detail }) => {
+            assert_eq!(device, "emulated:0");
+            assert!(detail.contains("injected panic at kernel 2"), "{detail}");
+        }
+        other => panic!("expected the panic's message, got {other:?}"),
+    }
+    node.heal();
+}
+
+/// More than 1,000 fault cases: kinds x devices x when x beta x C location x shapes.
+#[test]
+fn every_injected_fault_ends_correct_or_untouched() {
+    let shapes = [(40, 36, 30), (33, 47, 50)];
+    let tile = 16;
+    let kinds = [
+        FaultKind::Error,
+        FaultKind::Lost,
+        FaultKind::Oom,
+        FaultKind::Panic,
+        FaultKind::Async,
+    ];
+    let whens = [
+        (FaultOp::Kernel, 1),
+        (FaultOp::Kernel, 3),
+        (FaultOp::Copy, 1),
+        (FaultOp::Copy, 4),
+    ];
+    let mut tally = Tally::default();
+    let mut seed = 100;
+    for ndev in [1, 2, 4] {
+        let node = node(ndev, 16 << 20);
+        for dev in 0..ndev {
+            for kind in kinds {
+                for (op, at) in whens {
+                    for beta in [0.0, 1.0, 0.3] {
+                        for c_on_device in [false, true] {
+                            for shape in shapes {
+                                seed += 3;
+                                let case = Case {
+                                    shape,
+                                    beta,
+                                    c_on_device,
+                                    fault: (dev, op, at, kind),
+                                };
+                                run_case(&node, case, tile, seed, &mut tally);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{tally:?}");
+    assert!(tally.cases >= 1000, "{tally:?}");
+    assert!(tally.recovered > 200, "too few recoveries: {tally:?}");
+}
+
+/// Out-of-core: each device may use 1/8 of the problem's footprint; tiles are evicted and
+/// fetched again, and C is right.
+#[test]
+fn out_of_core_at_an_eighth_of_the_footprint() {
+    let (m, n, k) = (256, 224, 288);
+    let footprint = ((m * k + k * n + m * n) * 8) as u64;
+    for ndev in [1, 2] {
+        let node = node(ndev, 64 << 20);
+        for beta in [0.0, 0.5] {
+            let a = values(m * k, 11);
+            let b = values(k * n, 12);
+            let c0 = values(m * n, 13);
+            let (want, bound) = reference((m, n, k), 1.25, &a, &b, beta, &c0);
+            let mut c = c0.clone();
+            let report = node
+                .pool
+                .gemm_with(
+                    Trans::N,
+                    Trans::N,
+                    1.25,
+                    MatRef::packed(&a, m, k).unwrap(),
+                    MatRef::packed(&b, k, n).unwrap(),
+                    beta,
+                    MatMut::packed(&mut c, m, n).unwrap(),
+                    &GemmOptions::default().tile(32).memory_limit(footprint / 8),
+                )
+                .unwrap();
+            for x in 0..m * n {
+                assert!(
+                    (c[x] - want[x]).abs() <= bound[x],
+                    "C[{x}] {} vs {}",
+                    c[x],
+                    want[x]
+                );
+            }
+            // Tiles crossed the link more than once: evicted and fetched again.
+            let (tm, tn, tk) = report.tile.unwrap();
+            let distinct_ab = m.div_ceil(tm) * k.div_ceil(tk) + k.div_ceil(tk) * n.div_ceil(tn);
+            let fetched_ab = report.stats.fetches[0] + report.stats.fetches[1];
+            assert!(
+                fetched_ab > distinct_ab * ndev.min(2) / ndev.max(1),
+                "no re-fetch under the budget: {fetched_ab} fetches of {distinct_ab} tiles"
+            );
+            let slot = (tm * tk.max(tn) * 8) as u64;
+            assert!(
+                slot * 3 <= footprint / 8 + slot,
+                "tile too big for the budget"
+            );
+        }
+    }
+}
+
+/// With the CPU in the pool (as the Runtime builds it), the CPU takes the tiles when the only
+/// accelerator fails, and the call still returns the right C.
+#[test]
+fn the_cpu_takes_over_when_every_accelerator_failed() {
+    let node = emulated_node(&[EmulatedConfig::default()], blas()).unwrap();
+    let emu = node.devices[0].clone();
+    let devices: Vec<Arc<dyn Device>> = vec![
+        hetblas_cpu::CpuDevice::with_blas(blas(), vec![]).unwrap(),
+        emu.clone(),
+    ];
+    let pool = DevicePool::new(devices, node.links).unwrap();
+    let (m, n, k) = (150, 130, 120);
+    let (a, b, c0) = (values(m * k, 21), values(k * n, 22), values(m * n, 23));
+    let (want, bound) = reference((m, n, k), -1.5, &a, &b, 2.0, &c0);
+    let mut c = c0.clone();
+    emu.faults()
+        .arm([FaultSpec::new(0, FaultOp::Kernel, 5, FaultKind::Lost)]);
+    let report = pool
+        .gemm_with(
+            Trans::N,
+            Trans::N,
+            -1.5,
+            MatRef::packed(&a, m, k).unwrap(),
+            MatRef::packed(&b, k, n).unwrap(),
+            2.0,
+            MatMut::packed(&mut c, m, n).unwrap(),
+            &GemmOptions::default().tile(32),
+        )
+        .unwrap();
+    assert_eq!(report.recovered.len(), 1, "{:?}", report.recovered);
+    assert_eq!(report.recovered[0].device, "emulated:0");
+    assert!(
+        report.devices.contains(&"cpu:0".to_string()),
+        "{:?}",
+        report.devices
+    );
+    for x in 0..m * n {
+        assert!(
+            (c[x] - want[x]).abs() <= bound[x],
+            "C[{x}] {} vs {}",
+            c[x],
+            want[x]
+        );
+    }
+    assert_eq!(pool.failed_devices(), vec![1]);
+}
