@@ -1,6 +1,5 @@
 //! Device matrices: allocation, upload, download, and the blocking copies they use.
 
-use super::workspace::lock;
 use super::DevicePool;
 use crate::error::{Error, Result};
 use crate::matrix::{DeviceMatrix, MatIn, MatOut};
@@ -70,16 +69,19 @@ impl DevicePool {
                 detail: "copy within one space".into(),
             });
         }
-        for (t, access) in [(&src, HostAccess::Read), (&dst, HostAccess::ReadWrite)] {
-            if t.space.is_host() {
-                for d in &self.devices {
-                    if d.space() == src.space || d.space() == dst.space {
-                        d.prepare_host(t.addr, t.extent_bytes(), access)
-                            .map_err(|e| e.on_device(&d.info().label()))?;
-                    }
-                }
-            }
-        }
+        let users: Vec<_> = self
+            .devices
+            .iter()
+            .filter(|d| d.space() == src.space || d.space() == dst.space)
+            .cloned()
+            .collect();
+        let regions: Vec<(u64, usize, HostAccess)> =
+            [(&src, HostAccess::Read), (&dst, HostAccess::ReadWrite)]
+                .into_iter()
+                .filter(|(t, _)| t.space.is_host())
+                .map(|(t, access)| (t.addr, t.extent_bytes(), access))
+                .collect();
+        let _call = self.enter(&users, &regions)?;
         let link = self
             .link(src.space, dst.space)
             .ok_or_else(|| Error::Unsupported {
@@ -96,7 +98,7 @@ impl DevicePool {
     /// (hetblas verifies and redoes such registrations itself, but other CUDA code in the
     /// process may trip over them).
     pub fn release_host<T>(&self, buffer: &[T]) -> Result<()> {
-        let _call = lock(&self.call);
+        let _alone = self.alone();
         for d in &self.devices {
             d.release_host(buffer.as_ptr() as u64, std::mem::size_of_val(buffer))?;
         }
