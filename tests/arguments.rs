@@ -64,3 +64,35 @@ proptest! {
         }
     }
 }
+
+/// Options are validated on quick returns too: m = 0 with a device that does not exist was
+/// accepted.
+#[test]
+fn bad_options_are_refused_on_quick_returns() {
+    let pool = common::pool();
+    let (a, b) = (vec![1.0f64; 4], vec![1.0f64; 4]);
+    for (m, n, k) in [(0, 2, 2), (2, 0, 2), (2, 2, 0)] {
+        let mut c = vec![1.0f64; 4];
+        let r = pool.gemm_blas(
+            b'N',
+            b'N',
+            m,
+            n,
+            k,
+            1.0,
+            &a,
+            2,
+            &b,
+            2,
+            0.5,
+            &mut c,
+            2,
+            &GemmOptions::default().devices([99]),
+        );
+        assert!(
+            matches!(&r, Err(Error::InvalidInput(msg)) if msg.contains("99")),
+            "{m}x{n}x{k}: {r:?}"
+        );
+        assert_eq!(c, vec![1.0; 4], "C written by a refused call");
+    }
+}

@@ -97,6 +97,8 @@ impl DevicePool {
         let (m, n, k) = gemm_shape(transa, transb, &a, &b, &c)?;
         let operands = [a.raw(), b.raw(), c.raw()];
         self.check_locations(&operands)?;
+        // Options are checked on quick returns too: a bad device list is wrong at any size.
+        self.check_options(opts)?;
         let mut report = GemmReport::default();
         if m == 0 || n == 0 {
             report.seconds = started.elapsed().as_secs_f64();
@@ -118,7 +120,6 @@ impl DevicePool {
             beta_zero: beta == T::default(),
             locations: [operands[0].space, operands[1].space, operands[2].space],
         };
-        self.check_options(opts)?;
         let plan_start = Instant::now();
         let key = (
             problem,
