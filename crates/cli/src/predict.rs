@@ -62,6 +62,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         beta_zero: a.beta_zero,
         locations,
     };
+    problem.check_modelled()?;
     let budget = dev.memory_budget();
     let choice = model_tile(
         &problem,
