@@ -96,3 +96,24 @@ fn bad_options_are_refused_on_quick_returns() {
         assert_eq!(c, vec![1.0; 4], "C written by a refused call");
     }
 }
+
+/// A matrix on the CPU device (host memory) uploads and downloads: it was refused as "copy
+/// within one space".
+#[test]
+fn a_matrix_on_the_cpu_device_round_trips() {
+    use hetblas_core::{MatMut, MatRef};
+    let pool = common::pool();
+    let (r, c, ld) = (5, 3, 7);
+    let host: Vec<f64> = (0..ld * c).map(|i| i as f64 * 0.5 - 3.0).collect();
+    let m = pool
+        .upload(0, MatRef::new(&host, r, c, ld).unwrap())
+        .expect("upload to cpu:0");
+    let mut back = vec![f64::NAN; r * c];
+    pool.download(&m, MatMut::packed(&mut back, r, c).unwrap())
+        .expect("download from cpu:0");
+    for j in 0..c {
+        for i in 0..r {
+            assert_eq!(back[i + j * r], host[i + j * ld]);
+        }
+    }
+}

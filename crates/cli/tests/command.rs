@@ -223,3 +223,25 @@ fn an_unwritable_trace_path_is_refused_before_computing() {
     // Refused before the computation: no timing line.
     assert!(!String::from_utf8_lossy(&out.stdout).contains("GFLOP/s"));
 }
+
+#[test]
+fn empty_environment_variables_count_as_unset() {
+    // `HETBLAS_CBLAS=` was taken as a library named "" and `HETBLAS_BACKENDS=` as "no
+    // backend": either left no device at all.
+    for var in ["HETBLAS_CBLAS", "HETBLAS_BACKENDS"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hetblas"))
+            .args(["devices", "--json"])
+            .env("HETBLAS_BACKENDS", "cpu")
+            .env(var, "")
+            .env("HETBLAS_PROFILE", "/nonexistent/hetblas-profile.json")
+            .env_remove("HETBLAS_EMULATED")
+            .output()
+            .expect("hetblas runs");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{var}=: {se}");
+        assert!(so.contains("\"Cpu\""), "{var}=: {so}");
+    }
+}

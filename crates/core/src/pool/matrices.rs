@@ -63,6 +63,26 @@ impl DevicePool {
         if src.is_empty() {
             return Ok(());
         }
+        if src.space.is_host() && dst.space.is_host() {
+            // A matrix of a device computing in host memory (the CPU): a plain copy.
+            if (src.rows, src.cols, src.dtype) != (dst.rows, dst.cols, dst.dtype) {
+                return Err(Error::internal(
+                    "host copy between tiles of different shapes",
+                ));
+            }
+            let col = src.rows * src.dtype.size();
+            for j in 0..src.cols {
+                let at = |t: &RawTile| t.addr + (j * t.ld * t.dtype.size()) as u64;
+                // SAFETY: both tiles are host memory of the caller's views or of a
+                // DeviceMatrix, alive for this call; each column is `col` bytes inside its
+                // tile (checked by the views' constructors), and the two are distinct buffers
+                // (a shared view and a mutable one cannot alias).
+                unsafe {
+                    std::ptr::copy(at(&src) as *const u8, at(&dst) as *mut u8, col);
+                }
+            }
+            return Ok(());
+        }
         if src.space == dst.space {
             return Err(Error::Unsupported {
                 device: format!("{:?}", src.space),
