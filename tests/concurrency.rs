@@ -175,6 +175,11 @@ fn sixteen_threads_of_mixed_calls_on_three_devices_are_all_right() {
     // caches; 64 MiB leaves room for the allocator's own slack.
     let grown = after.saturating_sub(before);
     assert!(grown < 64 << 20, "RSS grew by {} MiB", grown >> 20);
+    // Every workspace went back: released, the devices' memory is whole again.
+    pool.release_workspaces().unwrap();
+    for d in pool.devices() {
+        assert_eq!(d.memory_budget(), 1 << 20, "{}", d.info().label());
+    }
 }
 
 /// Every call needs a whole device's memory: concurrent calls wait for each other's

@@ -134,9 +134,11 @@ impl Workspaces {
             .collect()
     }
 
-    /// The smallest idle buffer of at least `need` bytes on device `i`, else a new one.
+    /// The smallest idle buffer of at least `need` bytes on device `i`, else a new one (the
+    /// idle buffers smaller than `need` are freed first: device memory is precious, and so
+    /// the pool keeps at most one buffer per call that ran at once).
     fn device_buffer(&self, d: &Arc<dyn Device>, i: usize, need: usize) -> Result<Box<dyn Buffer>> {
-        {
+        let smaller: Vec<Box<dyn Buffer>> = {
             let mut idle = lock(&self.idle[i]);
             let best = (0..idle.len())
                 .filter(|&j| idle[j].len() >= need)
@@ -144,6 +146,13 @@ impl Workspaces {
             if let Some(j) = best {
                 return Ok(idle.swap_remove(j));
             }
+            std::mem::take(&mut *idle)
+        };
+        let freed: u64 = smaller.iter().map(|b| b.len() as u64).sum();
+        drop(smaller);
+        {
+            let mut owned = lock(&self.owned[i]);
+            *owned = owned.saturating_sub(freed);
         }
         let buffer = match d.allocate(need) {
             Ok(b) => b,
