@@ -64,3 +64,56 @@ proptest! {
         }
     }
 }
+
+/// Options are validated on quick returns too: m = 0 with a device that does not exist was
+/// accepted.
+#[test]
+fn bad_options_are_refused_on_quick_returns() {
+    let pool = common::pool();
+    let (a, b) = (vec![1.0f64; 4], vec![1.0f64; 4]);
+    for (m, n, k) in [(0, 2, 2), (2, 0, 2), (2, 2, 0)] {
+        let mut c = vec![1.0f64; 4];
+        let r = pool.gemm_blas(
+            b'N',
+            b'N',
+            m,
+            n,
+            k,
+            1.0,
+            &a,
+            2,
+            &b,
+            2,
+            0.5,
+            &mut c,
+            2,
+            &GemmOptions::default().devices([99]),
+        );
+        assert!(
+            matches!(&r, Err(Error::InvalidInput(msg)) if msg.contains("99")),
+            "{m}x{n}x{k}: {r:?}"
+        );
+        assert_eq!(c, vec![1.0; 4], "C written by a refused call");
+    }
+}
+
+/// A matrix on the CPU device (host memory) uploads and downloads: it was refused as "copy
+/// within one space".
+#[test]
+fn a_matrix_on_the_cpu_device_round_trips() {
+    use hetblas_core::{MatMut, MatRef};
+    let pool = common::pool();
+    let (r, c, ld) = (5, 3, 7);
+    let host: Vec<f64> = (0..ld * c).map(|i| i as f64 * 0.5 - 3.0).collect();
+    let m = pool
+        .upload(0, MatRef::new(&host, r, c, ld).unwrap())
+        .expect("upload to cpu:0");
+    let mut back = vec![f64::NAN; r * c];
+    pool.download(&m, MatMut::packed(&mut back, r, c).unwrap())
+        .expect("download from cpu:0");
+    for j in 0..c {
+        for i in 0..r {
+            assert_eq!(back[i + j * r], host[i + j * ld]);
+        }
+    }
+}

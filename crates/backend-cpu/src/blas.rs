@@ -618,9 +618,13 @@ pub struct BlasChoice {
 
 /// Picks the host BLAS: `HETBLAS_CBLAS=/path/lib.so` if set (an error if it fails to load: the
 /// user asked for it), else the first of [`CBLAS_CANDIDATES`] that loads, else the pure-Rust
-/// fallback. `HETBLAS_CBLAS=rust` forces the fallback.
+/// fallback. `HETBLAS_CBLAS=rust` forces the fallback; an empty value counts as unset.
 pub fn choose_blas() -> Result<BlasChoice> {
-    if let Ok(p) = std::env::var("HETBLAS_CBLAS") {
+    // An empty variable is no choice (as if unset), not a library named "".
+    if let Some(p) = std::env::var("HETBLAS_CBLAS")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+    {
         if p.eq_ignore_ascii_case("rust") || p.eq_ignore_ascii_case("none") {
             return Ok(BlasChoice {
                 blas: std::sync::Arc::new(RustGemm::new(0)),

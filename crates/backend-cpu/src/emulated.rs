@@ -126,22 +126,26 @@ impl Device for EmulatedDevice {
             });
         }
         self.faults.alive()?;
-        let used = self.used.load(Ordering::SeqCst);
-        if used + bytes as u64 > self.config.memory_bytes {
-            return Err(Error::OutOfMemory {
-                device: self.info.label(),
-                detail: format!(
-                    "{bytes} B requested, {} of {} B free",
-                    self.config.memory_bytes - used,
-                    self.config.memory_bytes
-                ),
-            });
-        }
-        Ok(Box::new(HostBuffer::new(
-            bytes,
-            self.space,
-            Some(self.used.clone()),
-        )?))
+        let out_of_memory = |used: u64| Error::OutOfMemory {
+            device: self.info.label(),
+            detail: format!(
+                "{bytes} B requested, {} of {} B free",
+                self.config.memory_bytes.saturating_sub(used),
+                self.config.memory_bytes
+            ),
+        };
+        // Reserve first (calls on several threads allocate at once), then allocate; the
+        // buffer's own accounting takes the reservation's place.
+        let wanted = bytes as u64;
+        self.used
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                used.checked_add(wanted)
+                    .filter(|&total| total <= self.config.memory_bytes)
+            })
+            .map_err(out_of_memory)?;
+        let buffer = HostBuffer::new(bytes, self.space, Some(self.used.clone()));
+        self.used.fetch_sub(wanted, Ordering::SeqCst);
+        Ok(Box::new(buffer?))
     }
     fn compute_queues(&self) -> &[Arc<dyn Queue>] {
         self.kernel.queues()

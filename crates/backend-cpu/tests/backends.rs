@@ -47,3 +47,40 @@ fn emulated_backend_finds_the_devices_asked_for() {
     let none = EmulatedBackend::new(vec![]).discover().expect("empty");
     assert!(none.devices.is_empty() && none.links.is_empty());
 }
+
+/// An allocation beyond the device's memory is an out-of-memory error, whatever its size: the
+/// accounting added without a check (a panic in debug builds for sizes near 2^64), and two
+/// threads could both pass the check and together exceed the memory.
+#[test]
+fn emulated_allocation_is_checked_and_accounted_exactly() {
+    let config = EmulatedConfig {
+        memory_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let d = EmulatedBackend::new(vec![config])
+        .discover()
+        .expect("emulated device");
+    let dev = &d.devices[0];
+    let held = dev.allocate(1 << 19).expect("half the memory");
+    for bytes in [usize::MAX, usize::MAX - (1 << 19) + 1, (1 << 19) + 1] {
+        assert!(
+            matches!(
+                dev.allocate(bytes),
+                Err(hetblas_core::Error::OutOfMemory { .. })
+            ),
+            "{bytes} B"
+        );
+    }
+    assert_eq!(dev.memory_budget(), 1 << 19);
+    // Many threads at once for the rest, in quarters: exactly two succeed.
+    let got: Vec<_> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..8)
+            .map(|_| s.spawn(|| dev.allocate(1 << 18).ok()))
+            .collect();
+        hs.into_iter().filter_map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(got.len(), 2);
+    assert_eq!(dev.memory_budget(), 0);
+    drop((got, held));
+    assert_eq!(dev.memory_budget(), 1 << 20);
+}

@@ -131,6 +131,9 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
     fn prepare_host(&self, addr: u64, bytes: usize, access: HostAccess) -> Result<()> {
         self.pins.ensure(addr, bytes, access).map(|_| ())
     }
+    fn host_prepared(&self, addr: u64, bytes: usize, access: HostAccess) -> Result<bool> {
+        self.pins.check(addr, bytes, access)
+    }
     fn release_host(&self, addr: u64, bytes: usize) -> Result<()> {
         self.pins.release(addr, bytes)
     }

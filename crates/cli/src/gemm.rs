@@ -36,8 +36,8 @@ pub struct GemmArgs {
     #[arg(long)]
     pub blocking: Option<hetblas_core::Blocking>,
     /// Timed repetitions (after one warm-up call); the median is reported.
-    #[arg(long, default_value_t = 3)]
-    pub reps: usize,
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    pub reps: u64,
     /// Verify the result against an f64-accumulated reference (sampled entries for big sizes).
     #[arg(long)]
     pub check: bool,
@@ -79,19 +79,56 @@ pub fn run(rt: &Runtime, a: GemmArgs) -> Result<()> {
     }
 }
 
-/// Uniform in [-1, 1), both parts of a complex value.
-fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Vec<T> {
-    (0..n)
-        .map(|_| {
-            let re = rng.random_range(-1.0..1.0);
-            let im = if T::DTYPE.is_complex() {
-                rng.random_range(-1.0..1.0)
-            } else {
-                0.0
-            };
-            T::from_c64(c64::new(re, im))
-        })
-        .collect()
+/// `n` random elements (uniform in [-1, 1), both parts of a complex value), or an error when the memory cannot be had (instead of the abort of a
+/// failed allocation).
+fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|e| {
+        hetblas::Error::InvalidInput(format!(
+            "not enough memory for a matrix of {n} elements ({e})"
+        ))
+    })?;
+    v.extend((0..n).map(|_| {
+        let re = rng.random_range(-1.0..1.0);
+        let im = if T::DTYPE.is_complex() {
+            rng.random_range(-1.0..1.0)
+        } else {
+            0.0
+        };
+        T::from_c64(c64::new(re, im))
+    }));
+    Ok(v)
+}
+
+/// Refuses a problem whose host matrices (A, B, C and the copy of C each repetition starts
+/// from) do not fit in the memory the system says is available, before allocating any.
+fn check_host_memory(elements: [Option<usize>; 4], size: usize) -> Result<()> {
+    let bytes = elements.iter().try_fold(0usize, |acc, e| {
+        acc.checked_add(e.as_ref()?.checked_mul(size)?)
+    });
+    let Some(bytes) = bytes else {
+        return Err(hetblas::Error::InvalidInput(
+            "the matrices would need more memory than can be addressed".into(),
+        ));
+    };
+    if let Some(available) = mem_available() {
+        if bytes as u64 > available {
+            return Err(hetblas::Error::InvalidInput(format!(
+                "A, B and C (and a copy of C) need {:.1} GB of host memory; {:.1} GB is available",
+                bytes as f64 / 1e9,
+                available as f64 / 1e9
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `MemAvailable` of /proc/meminfo, in bytes (`None` where there is no such file).
+fn mem_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
@@ -99,11 +136,30 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     let (transa, transb) = (a.shape.transa, a.shape.transb);
     let (ar, ac) = transa.stored_shape(m, k);
     let (br, bc) = transb.stored_shape(k, n);
+    let c_len = m.checked_mul(n);
+    check_host_memory(
+        [ar.checked_mul(ac), br.checked_mul(bc), c_len, c_len],
+        T::DTYPE.size(),
+    )?;
+    // Refused now rather than after the computation.
+    let mut trace_file = a
+        .trace
+        .as_ref()
+        .map(|path| {
+            std::fs::File::create(path).map_err(|e| {
+                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+            })
+        })
+        .transpose()?;
     let mut rng = StdRng::seed_from_u64(a.seed);
-    let av: Vec<T> = random(&mut rng, ar * ac);
-    let bv: Vec<T> = random(&mut rng, br * bc);
-    let c0: Vec<T> = random(&mut rng, m * n);
-    let mut c = c0.clone();
+    let av: Vec<T> = random(&mut rng, ar * ac)?;
+    let bv: Vec<T> = random(&mut rng, br * bc)?;
+    let c0: Vec<T> = random(&mut rng, m * n)?;
+    let mut c: Vec<T> = Vec::new();
+    c.try_reserve_exact(c0.len()).map_err(|e| {
+        hetblas::Error::InvalidInput(format!("not enough memory for a copy of C ({e})"))
+    })?;
+    c.extend_from_slice(&c0);
     let devices = a
         .devices
         .as_deref()
@@ -112,7 +168,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     let alpha = T::from_c64(c64::new(a.alpha, a.alpha_im));
     let beta = T::from_c64(c64::new(a.beta, a.beta_im));
     let mut times = Vec::new();
-    let mut recovered: Vec<(usize, f64)> = Vec::new();
+    let mut recovered: Vec<(u64, f64)> = Vec::new();
     let mut last = None;
     let fault = a
         .fault
@@ -160,7 +216,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         println!("check: {checked} entries within the error bound (worst error/bound {worst:.3})");
         Ok(())
     };
-    for rep in 0..=a.reps.max(1) {
+    for rep in 0..=a.reps {
         c.copy_from_slice(&c0);
         if rep == 1 {
             if let Some((injector, spec)) = &fault {
@@ -173,7 +229,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             .blocking(a.blocking)
             .device_list(devices.clone())
             .memory_limit(a.memory_limit)
-            .trace(a.trace.is_some() && rep == a.reps.max(1))
+            .trace(trace_file.is_some() && rep == a.reps)
             .host_fold(a.host_fold.as_deref().map(|f| f == "on"));
         let t = Instant::now();
         let report = rt.gemm_with(
@@ -269,11 +325,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             gb(&report.stats.bytes_peer)
         );
     }
-    if let Some(path) = &a.trace {
+    if let (Some(path), Some(file)) = (&a.trace, trace_file.as_mut()) {
         if let Some(tr) = &report.trace {
-            std::fs::write(path, tr.to_chrome_json()).map_err(|e| {
-                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-            })?;
+            use std::io::Write;
+            file.write_all(tr.to_chrome_json().as_bytes())
+                .map_err(|e| {
+                    hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+                })?;
             println!(
                 "trace: {} ({} intervals)",
                 path.display(),

@@ -26,9 +26,6 @@ pub struct PredictArgs {
 }
 
 pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
-    let profile = rt.profile().ok_or_else(|| {
-        Error::Profile(format!("{} — nothing to predict with", rt.profile_status()))
-    })?;
     let idx = match &a.device {
         Some(s) => *crate::cli::parse_devices(rt, s)?
             .first()
@@ -39,7 +36,15 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
             .position(|d| d.info().kind != DeviceKind::Cpu)
             .unwrap_or(0),
     };
-    let dev = rt.devices()[idx].clone();
+    let dev = rt.devices().get(idx).cloned().ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "--device {idx}: there are {} devices (see `hetblas devices`)",
+            rt.devices().len()
+        ))
+    })?;
+    let profile = rt.profile().ok_or_else(|| {
+        Error::Profile(format!("{} — nothing to predict with", rt.profile_status()))
+    })?;
     let label = dev.info().label();
     let locations = hetblas_core::problem::placement_locations(&a.placement, dev.space())
         .ok_or_else(|| {
@@ -57,6 +62,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         beta_zero: a.beta_zero,
         locations,
     };
+    problem.check_modelled()?;
     let budget = dev.memory_budget();
     let choice = model_tile(
         &problem,

@@ -7,16 +7,23 @@ use hetblas::{DType, Trans};
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct ShapeArgs {
     /// m = n = k = SIZE (each overridden by -m/-n/-k).
-    #[arg(long, short = 's', default_value_t = 2048)]
+    // Negative numbers are taken as values so that `-m -5` is refused as a bad size, not as an
+    // unknown option `-5`.
+    #[arg(
+        long,
+        short = 's',
+        default_value_t = 2048,
+        allow_negative_numbers = true
+    )]
     pub size: usize,
     /// Rows of C and of op(A) (default: SIZE).
-    #[arg(short = 'm')]
+    #[arg(short = 'm', allow_negative_numbers = true)]
     pub m: Option<usize>,
     /// Columns of C and of op(B) (default: SIZE).
-    #[arg(short = 'n')]
+    #[arg(short = 'n', allow_negative_numbers = true)]
     pub n: Option<usize>,
     /// Inner dimension: columns of op(A), rows of op(B) (default: SIZE).
-    #[arg(short = 'k')]
+    #[arg(short = 'k', allow_negative_numbers = true)]
     pub k: Option<usize>,
     /// Element type: f64, f32, c64 (double complex, ZGEMM) or c32 (single complex, CGEMM).
     #[arg(long, default_value = "f64")]

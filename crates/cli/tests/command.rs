@@ -167,3 +167,146 @@ fn refused_arguments_say_why() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("maybe"));
 }
+
+/// The exit of a refusal: status 1 (not a signal, not a panic's 101) and a message on stderr
+/// that contains every one of `words`.
+fn refused(out: &Output, words: &[&str]) {
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "status {:?}, stderr:\n{se}",
+        out.status
+    );
+    assert!(!se.contains("panicked"), "{se}");
+    for w in words {
+        assert!(se.contains(w), "{w:?} not in stderr:\n{se}");
+    }
+}
+
+#[test]
+fn sizes_that_do_not_fit_in_memory_are_refused_before_allocating() {
+    // 4 x 800 TB: aborted allocating.
+    refused(&hetblas(&["gemm", "--size", "10000000"]), &["memory"]);
+    // Sizes whose byte count does not even fit in 64 bits.
+    refused(
+        &hetblas(&[
+            "gemm",
+            "-m",
+            "4294967296",
+            "-n",
+            "4294967296",
+            "-k",
+            "4294967296",
+        ]),
+        &["memory"],
+    );
+}
+
+#[test]
+fn a_gemm_larger_than_an_address_space_limit_is_refused() {
+    // Under an 8 GB limit, --size 20000 (4 x 3.2 GB) aborted allocating.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 8388608 && exec '{}' gemm --size 20000 --reps 1",
+            env!("CARGO_BIN_EXE_hetblas")
+        ))
+        .env("HETBLAS_BACKENDS", "cpu")
+        .env("HETBLAS_PROFILE", "/nonexistent/hetblas-profile.json")
+        .env_remove("HETBLAS_EMULATED")
+        .output()
+        .expect("sh runs");
+    refused(&out, &["memory"]);
+}
+
+#[test]
+fn emulated_device_counts_that_cannot_be_built_are_refused() {
+    // Panicked (capacity overflow), and aborted.
+    refused(
+        &hetblas(&["--emulated", "18446744073709551615", "devices"]),
+        &["emulated"],
+    );
+    refused(
+        &hetblas(&["--emulated", "1000000000", "devices"]),
+        &["emulated"],
+    );
+}
+
+#[test]
+fn predict_on_a_device_that_does_not_exist_is_refused() {
+    // Panicked: index out of bounds.
+    refused(
+        &hetblas(&["--emulated", "2", "predict", "--device", "99"]),
+        &["99"],
+    );
+}
+
+#[test]
+fn negative_sizes_and_zero_reps_are_refused_as_such() {
+    // `-m -5` was refused as an unknown argument '-5'; say it is not a size.
+    let out = hetblas(&["gemm", "-m", "-5"]);
+    assert_eq!(out.status.code(), Some(2));
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        se.contains("invalid value '-5'") && !se.contains("unexpected argument"),
+        "{se}"
+    );
+    // `--reps 0` silently ran once.
+    let out = hetblas(&["gemm", "--size", "8", "--reps", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reps"));
+}
+
+#[test]
+fn check_accepts_a_correct_nan_or_infinite_result() {
+    // Reported "internal error (a hetblas bug): check FAILED: C(0,0) = NaN, expected NaN".
+    for scalars in [["--alpha=nan", "--beta=0"], ["--alpha=1", "--beta=1e400"]] {
+        let so = stdout_of(
+            &[
+                &["gemm", "--size", "16", "--reps", "1", "--check"][..],
+                &scalars[..],
+            ]
+            .concat(),
+        );
+        assert!(so.contains("check: "), "{so}");
+    }
+}
+
+#[test]
+fn an_unwritable_trace_path_is_refused_before_computing() {
+    let out = hetblas(&[
+        "gemm",
+        "--size",
+        "64",
+        "--reps",
+        "1",
+        "--trace",
+        "/nonexistent-dir/trace.json",
+    ]);
+    refused(&out, &["trace.json"]);
+    // Refused before the computation: no timing line.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("GFLOP/s"));
+}
+
+#[test]
+fn empty_environment_variables_count_as_unset() {
+    // `HETBLAS_CBLAS=` was taken as a library named "" and `HETBLAS_BACKENDS=` as "no
+    // backend": either left no device at all.
+    for var in ["HETBLAS_CBLAS", "HETBLAS_BACKENDS"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_hetblas"))
+            .args(["devices", "--json"])
+            .env("HETBLAS_BACKENDS", "cpu")
+            .env(var, "")
+            .env("HETBLAS_PROFILE", "/nonexistent/hetblas-profile.json")
+            .env_remove("HETBLAS_EMULATED")
+            .output()
+            .expect("hetblas runs");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{var}=: {se}");
+        assert!(so.contains("\"Cpu\""), "{var}=: {so}");
+    }
+}

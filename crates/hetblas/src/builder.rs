@@ -9,10 +9,22 @@ use hetblas_core::{Backend, BackendStatus, Device, DevicePool, Error, Link, Resu
 use hetblas_cpu::{CpuBackend, EmulatedBackend, EmulatedConfig};
 use std::sync::Arc;
 
+/// The most host-emulated devices a runtime takes. Each device has its own queues and links to
+/// the host and every other one (threads grow with the square of the count): 64 is far more
+/// than any test of a multi-device plan needs.
+pub const MAX_EMULATED: usize = 64;
+
+/// Emulated devices asked for: a count (checked when building) or explicit configurations.
+#[derive(Debug, Clone)]
+enum Emulated {
+    Count(usize),
+    Configs(Vec<EmulatedConfig>),
+}
+
 /// Chooses what [`Runtime`] discovers.
 #[derive(Debug, Clone, Default)]
 pub struct RuntimeBuilder {
-    emulated: Option<Vec<EmulatedConfig>>,
+    emulated: Option<Emulated>,
     without_cpu: bool,
     only: Option<Vec<String>>,
     no_profile: bool,
@@ -20,14 +32,15 @@ pub struct RuntimeBuilder {
 
 impl RuntimeBuilder {
     /// Adds `n` host-emulated devices (default configuration). `HETBLAS_EMULATED=n` does the same.
+    /// More than [`MAX_EMULATED`] makes [`build`](Self::build) fail.
     pub fn emulated(mut self, n: usize) -> Self {
-        self.emulated = Some(vec![EmulatedConfig::default(); n]);
+        self.emulated = Some(Emulated::Count(n));
         self
     }
 
     /// Adds emulated devices with explicit configurations.
     pub fn emulated_with(mut self, configs: Vec<EmulatedConfig>) -> Self {
-        self.emulated = Some(configs);
+        self.emulated = Some(Emulated::Configs(configs));
         self
     }
 
@@ -53,19 +66,25 @@ impl RuntimeBuilder {
     /// Runs discovery.
     ///
     /// # Errors
-    /// Only when no device at all can be used (the CPU backend failed too), or when the
-    /// environment asks for something malformed (`HETBLAS_EMULATED=x`).
+    /// Only when no device at all can be used (the CPU backend failed too), when more than
+    /// [`MAX_EMULATED`] emulated devices are asked for, or when the environment asks for
+    /// something malformed (`HETBLAS_EMULATED=x`).
     pub fn build(self) -> Result<Runtime> {
+        // An empty variable is no choice (as if unset), not a choice of no backend.
         let only = self.only.or_else(|| {
-            std::env::var("HETBLAS_BACKENDS").ok().map(|v| {
-                v.split(',')
-                    .map(|s| s.trim().to_ascii_lowercase())
-                    .collect()
-            })
+            std::env::var("HETBLAS_BACKENDS")
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_ascii_lowercase())
+                        .collect()
+                })
         });
         let wanted = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|b| b == name));
         let emulated = match self.emulated {
-            Some(c) => c,
+            Some(Emulated::Configs(c)) => c,
+            Some(Emulated::Count(n)) => emulated_configs(n)?,
             None => emulated_from_env()?,
         };
 
@@ -150,10 +169,20 @@ fn emulated_from_env() -> Result<Vec<EmulatedConfig>> {
             let n: usize = v.trim().parse().map_err(|_| {
                 Error::InvalidInput(format!("HETBLAS_EMULATED={v:?} is not a count"))
             })?;
-            Ok(vec![EmulatedConfig::default(); n])
+            emulated_configs(n)
         }
         _ => Ok(vec![]),
     }
+}
+
+/// `n` default emulated devices, at most [`MAX_EMULATED`].
+fn emulated_configs(n: usize) -> Result<Vec<EmulatedConfig>> {
+    if n > MAX_EMULATED {
+        return Err(Error::InvalidInput(format!(
+            "{n} emulated devices asked for; at most {MAX_EMULATED}"
+        )));
+    }
+    Ok(vec![EmulatedConfig::default(); n])
 }
 
 /// Loads the profile at `profile::default_path()` when it describes exactly these devices.

@@ -31,7 +31,7 @@
 mod builder;
 pub mod runtime;
 
-pub use builder::RuntimeBuilder;
+pub use builder::{RuntimeBuilder, MAX_EMULATED};
 pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
 pub use hetblas_core::profile::MachineProfile;
 /// The complex element types (num-complex's `Complex32` / `Complex64`), for CGEMM / ZGEMM.

@@ -267,4 +267,14 @@ impl Runtime {
     pub fn release_host<T>(&self, buffer: &[T]) -> Result<()> {
         self.pool.release_host(buffer)
     }
+
+    /// Frees the tile workspaces and staging buffers kept between calls (kept because
+    /// allocating them costs more than a small GEMM). Waits for the calls in flight; the next
+    /// call allocates again.
+    ///
+    /// # Errors
+    /// The backend's error when a staging buffer's registration cannot be undone.
+    pub fn release_workspaces(&self) -> Result<()> {
+        self.pool.release_workspaces()
+    }
 }

@@ -71,6 +71,13 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn prepare_host(&self, _addr: u64, _bytes: usize, _access: HostAccess) -> Result<()> {
         Ok(())
     }
+    /// Whether `[addr, addr + bytes)` is ready for this device's DMA engine as it stands:
+    /// `prepare_host` would change nothing. Unlike `prepare_host`, it may run while copies of
+    /// other calls are in flight (it only checks, and never registers or unregisters memory);
+    /// a pool runs concurrent calls on host operands for which it returns `true`.
+    fn host_prepared(&self, _addr: u64, _bytes: usize, _access: HostAccess) -> Result<bool> {
+        Ok(true)
+    }
     /// Forgets whatever `prepare_host` kept for `[addr, addr + bytes)` (page-locking): call it
     /// before freeing a buffer that was passed to hetblas, while no call is running.
     fn release_host(&self, _addr: u64, _bytes: usize) -> Result<()> {

@@ -228,6 +228,34 @@ impl<R: Registrar> PinCache<R> {
         Ok(ok)
     }
 
+    /// Whether [`ensure`](Self::ensure) would change nothing for `[addr, addr + len)`: the
+    /// range lies in one registration that still maps the caller's pages (verified as
+    /// `ensure` verifies a hit), or copies of it are staged anyway. Never registers or
+    /// unregisters, so it is safe while copies of other calls are in flight.
+    pub fn check(&self, addr: u64, len: usize, access: HostAccess) -> Result<bool> {
+        if len == 0 || self.policy == PinPolicy::Staging {
+            return Ok(true);
+        }
+        let (s, e) = align(addr, len as u64);
+        let mut st = self.lock();
+        let over: Vec<usize> = (0..st.regions.len())
+            .filter(|&i| st.regions[i].overlaps(s, e))
+            .collect();
+        let [i] = over[..] else {
+            return Ok(false);
+        };
+        if !st.regions[i].contains(s, e) {
+            return Ok(false);
+        }
+        if st.regions[i].foreign || self.registrar.verify(addr, len, access)? {
+            st.clock += 1;
+            st.regions[i].last_use = st.clock;
+            st.stats.hits += 1;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     /// Registers `[s, e)`, evicting least recently used registrations while the OS refuses.
     fn register(&self, st: &mut State, s: u64, e: u64, now: u64) -> Result<bool> {
         loop {

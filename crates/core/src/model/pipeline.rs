@@ -94,6 +94,13 @@ impl PipelineModel {
         exec: &dyn ExecTime,
     ) -> PipelinePrediction {
         let b: Blocking = b.into();
+        if !crate::problem::gemm::modelled_size(o.m, o.n, o.k) {
+            // Beyond what the counts below hold: no blocking can be predicted, none is chosen.
+            return PipelinePrediction {
+                seconds: f64::INFINITY,
+                ..PipelinePrediction::default()
+            };
+        }
         // A host fold applies where C is read and written; then C is not fetched.
         let fold = self.host_fold.filter(|_| o.get[2] && o.set[2]);
         let mut o = *o;
@@ -478,6 +485,21 @@ mod tests {
             strided: vec![],
             wide: vec![],
             busy: vec![],
+        }
+    }
+
+    /// 2^32 in every dimension overflowed the tile and byte counts (a panic in debug builds,
+    /// 0 s and that tile chosen in release builds).
+    #[test]
+    fn a_problem_too_large_to_model_is_never_predicted_fast() {
+        let big = 1usize << 32;
+        let o = Offload::from_host_flags(big, big, big, DType::F64, [true; 3], false);
+        let exec = FixedRate {
+            flops_per_sec: 55e12,
+        };
+        for t in [256, 4096] {
+            let p = model().predict(&o, t, &exec);
+            assert!(p.seconds.is_infinite(), "{p:?}");
         }
     }
 

@@ -1,6 +1,5 @@
 //! Calibration of the pool's own devices and links: the library form of `hetblas calibrate`.
 
-use super::workspace::lock;
 use super::DevicePool;
 use crate::calibrate::{calibrate, CalibrationOptions, Progress};
 use crate::device::Device;
@@ -27,7 +26,7 @@ impl DevicePool {
         opts: &CalibrationOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<MachineProfile> {
-        let _call = lock(&self.call);
+        let _alone = self.alone();
         let links: Vec<Arc<dyn Link>> = self.links.values().cloned().collect();
         let host = self.devices.iter().find(|d| d.space().is_host()).cloned();
         let dma: Vec<Arc<dyn Device>> = self

@@ -3,7 +3,7 @@
 
 use super::decisions::DecisionKey;
 use super::options::{DeviceFault, GemmOptions, GemmReport};
-use super::workspace::lock;
+use super::workspace::Workspaces;
 use super::DevicePool;
 use crate::autotune::{self, Decision, DecisionRequest};
 use crate::device::Device;
@@ -97,12 +97,13 @@ impl DevicePool {
         let (m, n, k) = gemm_shape(transa, transb, &a, &b, &c)?;
         let operands = [a.raw(), b.raw(), c.raw()];
         self.check_locations(&operands)?;
+        // Options are checked on quick returns too: a bad device list is wrong at any size.
+        self.check_options(opts)?;
         let mut report = GemmReport::default();
         if m == 0 || n == 0 {
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
-        let _call = lock(&self.call);
         if k == 0 || alpha == T::default() {
             self.scale_c(&mut c, beta)?;
             report.seconds = started.elapsed().as_secs_f64();
@@ -119,7 +120,6 @@ impl DevicePool {
             beta_zero: beta == T::default(),
             locations: [operands[0].space, operands[1].space, operands[2].space],
         };
-        self.check_options(opts)?;
         let plan_start = Instant::now();
         let key = (
             problem,
@@ -128,19 +128,29 @@ impl DevicePool {
             opts.memory_limit,
             opts.host_fold_mode(),
         );
-        let attempt = |report: &mut GemmReport| {
-            self.run_recovering(
-                &problem, &key, opts, &operands, alpha, beta, report, plan_start,
-            )
-        };
-        match attempt(&mut report) {
-            // A cached decision carries the memory budgets of its time: when the devices have
-            // less free memory now, decide again with today's budgets, once.
-            Err(Error::OutOfMemory { .. }) if report.recovered.is_empty() => {
-                self.decisions.forget(&key);
-                attempt(&mut report)?;
+        let mut decided_again = false;
+        loop {
+            match self.run_recovering(
+                &problem,
+                &key,
+                opts,
+                &operands,
+                alpha,
+                beta,
+                &mut report,
+                plan_start,
+            ) {
+                // Other calls hold device memory: wait until one gives its buffers back.
+                Err(Error::OutOfMemory { .. })
+                    if report.recovered.is_empty() && self.workspaces.wait_for_release() => {}
+                // A cached decision carries the memory budgets of its time: when the devices
+                // have less free memory now, decide again with today's budgets, once.
+                Err(Error::OutOfMemory { .. }) if report.recovered.is_empty() && !decided_again => {
+                    decided_again = true;
+                    self.decisions.forget(&key);
+                }
+                r => break r?,
             }
-            r => r?,
         }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -349,11 +359,15 @@ impl DevicePool {
         report.weights = decision.weights.clone();
         report.balancer_weights = decision.balancer_weights.clone();
 
-        let (slots, ws_addrs) =
-            self.workspaces
-                .device_slots(&self.devices, &decision.devices, &plan)?;
-        prepare_host_operands(&devs, operands)?;
-        let (host_slots, host_ws) = self.workspaces.host_slots(&self.devices, &devs, &plan)?;
+        let workspace = self
+            .workspaces
+            .acquire(&self.devices, &decision.devices, &plan)?;
+        let ws_addrs = Workspaces::addresses(&workspace, &decision.devices);
+        let mut regions = host_regions(operands);
+        if let Some((addr, bytes)) = workspace.host_region() {
+            regions.push((addr, bytes, HostAccess::ReadWrite));
+        }
+        let _call = self.enter(&devs, &regions)?;
         let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
         for d in &devs {
             d.share_host(accelerators);
@@ -370,15 +384,13 @@ impl DevicePool {
             workspaces: &ws_addrs,
             links: &self.links,
             operands: *operands,
-            host_workspace: host_ws,
+            host_workspace: workspace.host_addr(),
             host_fold,
             alpha: alpha.to_value(),
             beta: beta.to_value(),
             trace: opts.trace,
         })
         .map_err(|e| name_device(e, &devs))?;
-        drop(slots);
-        drop(host_slots);
         report.stats = plan.stats();
         report.transfers = outcome.transfers;
         report.trace = outcome.trace;
@@ -584,24 +596,21 @@ fn gemm_shape<T: Scalar>(
     Ok((m, n, ak))
 }
 
-/// Host operands made ready for every accelerator's DMA engine. C is written (and read, unless
-/// beta == 0).
-fn prepare_host_operands(devs: &[Arc<dyn Device>], operands: &[RawTile; 3]) -> Result<()> {
-    for (i, t) in operands.iter().enumerate() {
-        if t.space.is_host() && !t.is_empty() {
-            let bytes = t.extent_bytes();
+/// The host operands as regions the accelerators' DMA engines read (A, B) or write (C).
+fn host_regions(operands: &[RawTile; 3]) -> Vec<(u64, usize, HostAccess)> {
+    operands
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.space.is_host() && !t.is_empty())
+        .map(|(i, t)| {
             let access = if i == 2 {
                 HostAccess::ReadWrite
             } else {
                 HostAccess::Read
             };
-            for d in devs.iter().filter(|d| !d.space().is_host()) {
-                d.prepare_host(t.addr, bytes, access)
-                    .map_err(|e| e.on_device(&d.info().label()))?;
-            }
-        }
-    }
-    Ok(())
+            (t.addr, t.extent_bytes(), access)
+        })
+        .collect()
 }
 
 /// An out-of-memory or device-lost error from execution names the device when the backend

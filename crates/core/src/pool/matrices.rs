@@ -1,6 +1,5 @@
 //! Device matrices: allocation, upload, download, and the blocking copies they use.
 
-use super::workspace::lock;
 use super::DevicePool;
 use crate::error::{Error, Result};
 use crate::matrix::{DeviceMatrix, MatIn, MatOut};
@@ -64,22 +63,45 @@ impl DevicePool {
         if src.is_empty() {
             return Ok(());
         }
+        if src.space.is_host() && dst.space.is_host() {
+            // A matrix of a device computing in host memory (the CPU): a plain copy.
+            if (src.rows, src.cols, src.dtype) != (dst.rows, dst.cols, dst.dtype) {
+                return Err(Error::internal(
+                    "host copy between tiles of different shapes",
+                ));
+            }
+            let col = src.rows * src.dtype.size();
+            for j in 0..src.cols {
+                let at = |t: &RawTile| t.addr + (j * t.ld * t.dtype.size()) as u64;
+                // SAFETY: both tiles are host memory of the caller's views or of a
+                // DeviceMatrix, alive for this call; each column is `col` bytes inside its
+                // tile (checked by the views' constructors), and the two are distinct buffers
+                // (a shared view and a mutable one cannot alias).
+                unsafe {
+                    std::ptr::copy(at(&src) as *const u8, at(&dst) as *mut u8, col);
+                }
+            }
+            return Ok(());
+        }
         if src.space == dst.space {
             return Err(Error::Unsupported {
                 device: format!("{:?}", src.space),
                 detail: "copy within one space".into(),
             });
         }
-        for (t, access) in [(&src, HostAccess::Read), (&dst, HostAccess::ReadWrite)] {
-            if t.space.is_host() {
-                for d in &self.devices {
-                    if d.space() == src.space || d.space() == dst.space {
-                        d.prepare_host(t.addr, t.extent_bytes(), access)
-                            .map_err(|e| e.on_device(&d.info().label()))?;
-                    }
-                }
-            }
-        }
+        let users: Vec<_> = self
+            .devices
+            .iter()
+            .filter(|d| d.space() == src.space || d.space() == dst.space)
+            .cloned()
+            .collect();
+        let regions: Vec<(u64, usize, HostAccess)> =
+            [(&src, HostAccess::Read), (&dst, HostAccess::ReadWrite)]
+                .into_iter()
+                .filter(|(t, _)| t.space.is_host())
+                .map(|(t, access)| (t.addr, t.extent_bytes(), access))
+                .collect();
+        let _call = self.enter(&users, &regions)?;
         let link = self
             .link(src.space, dst.space)
             .ok_or_else(|| Error::Unsupported {
@@ -96,7 +118,7 @@ impl DevicePool {
     /// (hetblas verifies and redoes such registrations itself, but other CUDA code in the
     /// process may trip over them).
     pub fn release_host<T>(&self, buffer: &[T]) -> Result<()> {
-        let _call = lock(&self.call);
+        let _alone = self.alone();
         for d in &self.devices {
             d.release_host(buffer.as_ptr() as u64, std::mem::size_of_val(buffer))?;
         }

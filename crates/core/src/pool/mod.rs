@@ -14,12 +14,12 @@ pub use options::{DeviceFault, GemmOptions, GemmReport};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::link::Link;
-use crate::memory::MemorySpace;
+use crate::memory::{HostAccess, MemorySpace};
 use crate::plan::cache::PlanCache;
 use crate::profile::MachineProfile;
 use decisions::DecisionCache;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use workspace::Workspaces;
 
 /// A set of devices that GEMM runs on together.
@@ -27,8 +27,9 @@ pub struct DevicePool {
     devices: Vec<Arc<dyn Device>>,
     links: HashMap<(MemorySpace, MemorySpace), Arc<dyn Link>>,
     link_set: HashSet<(MemorySpace, MemorySpace)>,
-    /// One call at a time uses the workspaces.
-    call: Mutex<()>,
+    /// Calls run side by side under the read side; what must not run beside any call in flight
+    /// (page-locking or unlocking host memory, calibration) takes the write side.
+    calls: RwLock<()>,
     workspaces: Workspaces,
     plans: PlanCache,
     decisions: DecisionCache,
@@ -81,7 +82,7 @@ impl DevicePool {
             devices,
             links: map,
             link_set,
-            call: Mutex::new(()),
+            calls: RwLock::new(()),
             plans: PlanCache::default(),
             decisions: DecisionCache::default(),
             profile: RwLock::new(None),
@@ -178,9 +179,77 @@ impl DevicePool {
     }
 }
 
+impl DevicePool {
+    /// Frees the tile workspaces and host staging buffers kept between calls (they are kept
+    /// because allocating and page-locking them costs more than a small GEMM). Waits for the
+    /// calls in flight; the next call allocates again.
+    ///
+    /// # Errors
+    /// A backend's error unregistering a staging buffer (the buffer is freed anyway).
+    pub fn release_workspaces(&self) -> Result<()> {
+        let _alone = self.alone();
+        self.workspaces.release_idle(&self.devices)
+    }
+
+    /// Enters a call whose host `regions` the accelerators among `devs` copy from or to: beside
+    /// the calls in flight when every region is ready for their DMA as it stands, else alone
+    /// (no call in flight) after preparing them, since page-locking may replace or evict a
+    /// registration that another call's copies use.
+    fn enter(
+        &self,
+        devs: &[Arc<dyn Device>],
+        regions: &[(u64, usize, HostAccess)],
+    ) -> Result<CallGuard<'_>> {
+        let accelerators = || devs.iter().filter(|d| !d.space().is_host());
+        let beside = self.beside_others();
+        let mut ready = true;
+        'check: for &(addr, bytes, access) in regions {
+            for d in accelerators() {
+                if !d
+                    .host_prepared(addr, bytes, access)
+                    .map_err(|e| e.on_device(&d.info().label()))?
+                {
+                    ready = false;
+                    break 'check;
+                }
+            }
+        }
+        if ready {
+            return Ok(CallGuard::Beside(beside));
+        }
+        drop(beside);
+        let alone = self.alone();
+        for &(addr, bytes, access) in regions {
+            for d in accelerators() {
+                d.prepare_host(addr, bytes, access)
+                    .map_err(|e| e.on_device(&d.info().label()))?;
+            }
+        }
+        Ok(CallGuard::Alone(alone))
+    }
+
+    /// The read side of `calls`: a call that runs beside others.
+    fn beside_others(&self) -> RwLockReadGuard<'_, ()> {
+        // A poisoned lock only means a panic in another call; it guards no data.
+        self.calls.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The write side of `calls`: no call in flight until dropped.
+    fn alone(&self) -> RwLockWriteGuard<'_, ()> {
+        self.calls.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Held while a call runs: beside other calls, or alone.
+#[allow(dead_code)] // held for its drop only
+enum CallGuard<'a> {
+    Beside(RwLockReadGuard<'a, ()>),
+    Alone(RwLockWriteGuard<'a, ()>),
+}
+
 impl Drop for DevicePool {
     fn drop(&mut self) {
-        // The staging workspace may be page-locked by the devices: release before freeing.
-        self.workspaces.release_host(&self.devices);
+        // The staging buffers may be page-locked by the devices: release before freeing.
+        let _ = self.workspaces.release_idle(&self.devices);
     }
 }

@@ -1,97 +1,215 @@
-//! What the pool keeps between calls for the devices to work in: one buffer of tile slots per
-//! device, the host staging slots of two-hop routes and host folds, and the host folder. Kept,
+//! What the pool keeps between calls for the devices to work in: buffers of tile slots per
+//! device, host staging buffers for two-hop routes and host folds, and the host folder. Kept,
 //! because allocating device memory and page-locking host memory cost more than a small GEMM.
+//!
+//! Calls from several threads run at once, so each call takes its own buffers: an idle one
+//! large enough when there is one, else a new one. Buffers go back to the idle lists when the
+//! call ends. A call that finds a device out of memory first frees the idle buffers there; when
+//! other calls still hold buffers it then waits for one of them to end and tries again
+//! ([`Workspaces::wait_for_release`]), so memory pressure from concurrency delays a call but never
+//! fails one that would succeed alone.
 
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fold::HostFolder;
-use crate::memory::{Buffer, HostAccess};
+use crate::memory::Buffer;
 use crate::plan::Plan;
-use std::sync::{Arc, Mutex, MutexGuard};
-
-pub(super) type DeviceSlots<'a> = MutexGuard<'a, Option<Box<dyn Buffer>>>;
-pub(super) type HostSlots<'a> = MutexGuard<'a, Option<Vec<u64>>>;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 pub(super) struct Workspaces {
-    /// Per pool device, its tile slots.
-    device: Vec<Mutex<Option<Box<dyn Buffer>>>>,
-    /// Host staging slots (u64 for 8-byte alignment).
-    host: Mutex<Option<Vec<u64>>>,
+    /// Per pool device, its idle slot buffers.
+    idle: Vec<Mutex<Vec<Box<dyn Buffer>>>>,
+    /// Per pool device, bytes of every slot buffer the pool owns there (idle or in use).
+    owned: Vec<Mutex<u64>>,
+    /// Idle host staging buffers (u64 for 8-byte alignment).
+    idle_host: Mutex<Vec<Vec<u64>>>,
     /// What host folds run on, started on first use.
     folder: Mutex<Option<Arc<HostFolder>>>,
+    usage: Mutex<Usage>,
+    released: Condvar,
+}
+
+/// Calls holding buffers, and how many times a call gave its buffers back.
+#[derive(Default)]
+struct Usage {
+    holding: usize,
+    releases: u64,
+}
+
+/// The buffers one call works in; back to the idle lists when dropped.
+pub(super) struct CallWorkspace<'a> {
+    pool: &'a Workspaces,
+    /// (pool device index, its slot buffer).
+    device: Vec<(usize, Box<dyn Buffer>)>,
+    host: Option<Vec<u64>>,
+}
+
+impl CallWorkspace<'_> {
+    /// The base address of the host staging buffer (0 when the plan stages nothing).
+    pub(super) fn host_addr(&self) -> u64 {
+        self.host.as_ref().map_or(0, |v| v.as_ptr() as u64)
+    }
+
+    /// The host staging buffer as (address, bytes), when there is one.
+    pub(super) fn host_region(&self) -> Option<(u64, usize)> {
+        self.host.as_ref().map(|v| (v.as_ptr() as u64, v.len() * 8))
+    }
+}
+
+impl Drop for CallWorkspace<'_> {
+    fn drop(&mut self) {
+        for (i, b) in self.device.drain(..) {
+            lock(&self.pool.idle[i]).push(b);
+        }
+        if let Some(h) = self.host.take() {
+            lock(&self.pool.idle_host).push(h);
+        }
+        let mut u = lock(&self.pool.usage);
+        u.holding -= 1;
+        u.releases += 1;
+        self.pool.released.notify_all();
+    }
 }
 
 impl Workspaces {
     pub(super) fn new(devices: usize) -> Workspaces {
         Workspaces {
-            device: (0..devices).map(|_| Mutex::new(None)).collect(),
-            host: Mutex::new(None),
+            idle: (0..devices).map(|_| Mutex::new(Vec::new())).collect(),
+            owned: (0..devices).map(|_| Mutex::new(0)).collect(),
+            idle_host: Mutex::new(Vec::new()),
             folder: Mutex::new(None),
+            usage: Mutex::new(Usage::default()),
+            released: Condvar::new(),
         }
     }
 
-    /// Bytes held on pool device `i`: the autotuner counts them as free (they are ours).
+    /// Bytes the pool owns on pool device `i`, idle or in use by a call: the autotuner counts
+    /// them as free, so that a decision does not depend on what other calls hold at the time
+    /// (tiles, and so rounding, are the same whatever the interleaving).
     pub(super) fn held(&self, i: usize) -> u64 {
-        lock(&self.device[i]).as_ref().map_or(0, |b| b.len() as u64)
+        *lock(&self.owned[i])
     }
 
-    /// The slots of every plan device (`ids`: their pool indices), grown to what `plan` needs;
-    /// returns the guards (the slots are the caller's until dropped) and the base addresses.
+    /// Buffers for one call: per plan device (`ids`: their pool indices), slots of what `plan`
+    /// needs, and a host staging buffer when the plan stages.
     ///
     /// # Errors
-    /// `OutOfMemory` naming the device that cannot hold its slots.
-    pub(super) fn device_slots(
+    /// `OutOfMemory` naming the device that cannot hold its slots (after freeing its idle
+    /// buffers); what was taken goes back.
+    pub(super) fn acquire(
         &self,
         devices: &[Arc<dyn Device>],
         ids: &[usize],
         plan: &Plan,
-    ) -> Result<(Vec<DeviceSlots<'_>>, Vec<u64>)> {
-        let mut guards = Vec::with_capacity(ids.len());
-        let mut addrs = Vec::with_capacity(ids.len());
+    ) -> Result<CallWorkspace<'_>> {
+        lock(&self.usage).holding += 1;
+        let mut ws = CallWorkspace {
+            pool: self,
+            device: Vec::with_capacity(ids.len()),
+            host: None,
+        };
         for (pd, &di) in plan.devices.iter().zip(ids) {
             let need = pd.slots as usize * plan.slot_bytes;
-            let mut g = lock(&self.device[di]);
-            if need > 0 && g.as_ref().is_none_or(|b| b.len() < need) {
-                *g = None; // free the old one first: device memory is precious
-                let d = &devices[di];
-                *g = Some(
-                    d.allocate(need)
-                        .map_err(|e| e.on_device(&d.info().label()))?,
-                );
+            if need > 0 {
+                let buffer = self.device_buffer(&devices[di], di, need)?;
+                ws.device.push((di, buffer));
             }
-            addrs.push(g.as_ref().map_or(0, |b| b.addr()));
-            guards.push(g);
         }
-        Ok((guards, addrs))
+        let need = plan.host_slots as usize * plan.slot_bytes;
+        if need > 0 {
+            ws.host = Some(self.host_buffer(need)?);
+        }
+        Ok(ws)
     }
 
-    /// The host staging slots `plan` needs, grown when short, page-locked for the accelerators
-    /// among `users`; `all` are every device of the pool (an old buffer is released from each).
-    /// Returns the guard and the base address (0 when the plan stages nothing).
-    pub(super) fn host_slots(
-        &self,
-        all: &[Arc<dyn Device>],
-        users: &[Arc<dyn Device>],
-        plan: &Plan,
-    ) -> Result<(HostSlots<'_>, u64)> {
-        let mut guard = lock(&self.host);
-        let need = plan.host_slots as usize * plan.slot_bytes;
-        if need > 0 && guard.as_ref().is_none_or(|v| v.len() * 8 < need) {
-            if let Some(old) = guard.take() {
-                for d in all {
-                    d.release_host(old.as_ptr() as u64, old.len() * 8)?;
-                }
+    /// Base addresses of a call's slot buffers, per plan device (0 for a device with none).
+    pub(super) fn addresses(ws: &CallWorkspace<'_>, ids: &[usize]) -> Vec<u64> {
+        ids.iter()
+            .map(|i| {
+                ws.device
+                    .iter()
+                    .find(|(d, _)| d == i)
+                    .map_or(0, |(_, b)| b.addr())
+            })
+            .collect()
+    }
+
+    /// The smallest idle buffer of at least `need` bytes on device `i`, else a new one (the
+    /// idle buffers smaller than `need` are freed first: device memory is precious, and so
+    /// the pool keeps at most one buffer per call that ran at once).
+    fn device_buffer(&self, d: &Arc<dyn Device>, i: usize, need: usize) -> Result<Box<dyn Buffer>> {
+        let smaller: Vec<Box<dyn Buffer>> = {
+            let mut idle = lock(&self.idle[i]);
+            let best = (0..idle.len())
+                .filter(|&j| idle[j].len() >= need)
+                .min_by_key(|&j| idle[j].len());
+            if let Some(j) = best {
+                return Ok(idle.swap_remove(j));
             }
-            *guard = Some(vec![0u64; need.div_ceil(8)]);
+            std::mem::take(&mut *idle)
+        };
+        let freed: u64 = smaller.iter().map(|b| b.len() as u64).sum();
+        drop(smaller);
+        {
+            let mut owned = lock(&self.owned[i]);
+            *owned = owned.saturating_sub(freed);
         }
-        let addr = guard.as_ref().map_or(0, |v| v.as_ptr() as u64);
-        if let Some(v) = guard.as_ref().filter(|_| need > 0) {
-            for d in users.iter().filter(|d| !d.space().is_host()) {
-                d.prepare_host(v.as_ptr() as u64, v.len() * 8, HostAccess::ReadWrite)
-                    .map_err(|e| e.on_device(&d.info().label()))?;
+        let buffer = match d.allocate(need) {
+            Ok(b) => b,
+            Err(Error::OutOfMemory { .. }) => {
+                // The idle buffers there are ours: free them and try once more.
+                self.free_idle(i);
+                d.allocate(need)
+                    .map_err(|e| e.on_device(&d.info().label()))?
             }
+            Err(e) => return Err(e.on_device(&d.info().label())),
+        };
+        *lock(&self.owned[i]) += buffer.len() as u64;
+        Ok(buffer)
+    }
+
+    /// Frees the idle slot buffers of pool device `i`.
+    fn free_idle(&self, i: usize) {
+        let freed: Vec<Box<dyn Buffer>> = std::mem::take(&mut *lock(&self.idle[i]));
+        let bytes: u64 = freed.iter().map(|b| b.len() as u64).sum();
+        drop(freed);
+        let mut owned = lock(&self.owned[i]);
+        *owned = owned.saturating_sub(bytes);
+    }
+
+    /// The smallest idle host staging buffer of at least `need` bytes, else a new one.
+    fn host_buffer(&self, need: usize) -> Result<Vec<u64>> {
+        let mut idle = lock(&self.idle_host);
+        let best = (0..idle.len())
+            .filter(|&j| idle[j].len() * 8 >= need)
+            .min_by_key(|&j| idle[j].len());
+        if let Some(j) = best {
+            return Ok(idle.swap_remove(j));
         }
-        Ok((guard, addr))
+        drop(idle);
+        let words = need.div_ceil(8);
+        let mut v = Vec::new();
+        v.try_reserve_exact(words).map_err(|e| Error::OutOfMemory {
+            device: "host".into(),
+            detail: format!("{need} B of host staging slots: {e}"),
+        })?;
+        v.resize(words, 0);
+        Ok(v)
+    }
+
+    /// After an out-of-memory error (the caller's buffers given back): when other calls hold
+    /// buffers, blocks until one of them gives its buffers back and returns `true` (try again);
+    /// `false` when no other call holds any (waiting would not help).
+    pub(super) fn wait_for_release(&self) -> bool {
+        let mut u = lock(&self.usage);
+        if u.holding == 0 {
+            return false;
+        }
+        let seen = u.releases;
+        while u.releases == seen {
+            u = self.released.wait(u).unwrap_or_else(|p| p.into_inner());
+        }
+        true
     }
 
     /// The host folder, started on first use.
@@ -105,13 +223,22 @@ impl Workspaces {
         Ok(folder)
     }
 
-    /// Releases the staging slots from every device that may have page-locked them.
-    pub(super) fn release_host(&self, devices: &[Arc<dyn Device>]) {
-        if let Some(v) = lock(&self.host).take() {
+    /// Frees every idle buffer (device slots and host staging, released from every device that
+    /// may have page-locked it). The caller makes sure no call runs.
+    pub(super) fn release_idle(&self, devices: &[Arc<dyn Device>]) -> Result<()> {
+        for i in 0..self.idle.len() {
+            self.free_idle(i);
+        }
+        let hosts: Vec<Vec<u64>> = std::mem::take(&mut *lock(&self.idle_host));
+        let mut result = Ok(());
+        for v in &hosts {
             for d in devices {
-                let _ = d.release_host(v.as_ptr() as u64, v.len() * 8);
+                if let Err(e) = d.release_host(v.as_ptr() as u64, v.len() * 8) {
+                    result = result.and(Err(e));
+                }
             }
         }
+        result
     }
 }
 

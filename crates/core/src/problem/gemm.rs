@@ -52,7 +52,30 @@ pub fn placement_locations(placement: &str, device: MemorySpace) -> Option<[Memo
     (n == 3).then_some(out)
 }
 
+/// The largest m*n*k the models take: their counts of tiles, tasks and bytes stay far inside
+/// 64 bits below it. A problem whose operands fit in memory has m*n*k under 2^56 (A, B and C
+/// each under 2^37 elements), so no call that can run is refused by it.
+pub const MAX_MODELLED_PRODUCT: u128 = 1 << 60;
+
+/// Whether the models can take an m x n x k problem (see [`MAX_MODELLED_PRODUCT`]).
+pub fn modelled_size(m: usize, n: usize, k: usize) -> bool {
+    m as u128 * n as u128 * k as u128 <= MAX_MODELLED_PRODUCT
+}
+
 impl GemmProblem {
+    /// `InvalidInput` when the problem is too large for the models (m*n*k over
+    /// [`MAX_MODELLED_PRODUCT`]), which would otherwise overflow their counts.
+    pub fn check_modelled(&self) -> crate::error::Result<()> {
+        if modelled_size(self.m, self.n, self.k) {
+            Ok(())
+        } else {
+            Err(crate::error::Error::InvalidInput(format!(
+                "{}x{}x{} is too large to model (m*n*k over 2^60)",
+                self.m, self.n, self.k
+            )))
+        }
+    }
+
     /// Real floating-point operations: 2mnk, or 8mnk for a complex dtype.
     pub fn flops(&self) -> f64 {
         self.dtype.gemm_flops(self.m, self.n, self.k)

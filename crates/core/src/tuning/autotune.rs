@@ -67,6 +67,7 @@ pub struct DecisionRequest<'a> {
 /// `Unsupported` when no device (or a device asked for) has a GEMM kernel for the dtype.
 pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
     let problem = req.problem;
+    problem.check_modelled()?;
     let dtype = problem.dtype;
     let pool = req.devices;
     // A provisional tile for the rates (the balancer's inputs).

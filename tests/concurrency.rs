@@ -1,0 +1,309 @@
+//! Calls from many threads on one pool: every result right whatever the interleaving, no
+//! deadlock, memory flat, memory pressure waited out, and calls that overlap on the devices.
+
+mod common;
+
+use hetblas_core::reference::check_entries;
+use hetblas_core::{Device, DevicePool, GemmOptions, Link, MatMut, MatRef, Trans};
+use hetblas_cpu::{emulated_node, EmulatedConfig};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+fn emulated_pool(configs: &[EmulatedConfig]) -> Arc<DevicePool> {
+    let node = emulated_node(configs, common::blas()).unwrap();
+    let devices: Vec<Arc<dyn Device>> = node
+        .devices
+        .into_iter()
+        .map(|d| d as Arc<dyn Device>)
+        .collect();
+    let links: Vec<Arc<dyn Link>> = node.links;
+    Arc::new(DevicePool::new(devices, links).unwrap())
+}
+
+/// splitmix64: seeded, dependency-free random numbers for operands and shapes.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> usize {
+        (self.next() % n) as usize
+    }
+    /// Uniform in [-1, 1), never exactly zero in practice.
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+    fn fill(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.unit()).collect()
+    }
+}
+
+/// One random call (shape, transposes, scalars, devices, tile) run on `pool` and checked entry
+/// by entry against the f64-accumulated reference.
+fn random_call(pool: &DevicePool, rng: &mut Rng, ndev: usize) -> Result<(), String> {
+    let (m, n, k) = (1 + rng.below(96), 1 + rng.below(96), 1 + rng.below(96));
+    let ta = if rng.below(2) == 0 {
+        Trans::N
+    } else {
+        Trans::T
+    };
+    let tb = if rng.below(2) == 0 {
+        Trans::N
+    } else {
+        Trans::T
+    };
+    let (ar, ac) = ta.stored_shape(m, k);
+    let (br, bc) = tb.stored_shape(k, n);
+    let (lda, ldb, ldc) = (ar + rng.below(3), br + rng.below(3), m + rng.below(3));
+    let a = rng.fill(lda * ac);
+    let b = rng.fill(ldb * bc);
+    let c0 = rng.fill(ldc * n);
+    let alpha = [1.0, -0.5, 2.25][rng.below(3)];
+    let beta = [0.0, 1.0, 0.75][rng.below(3)];
+    let mut opts = GemmOptions::default().tile([16, 32, 48][rng.below(3)]);
+    if rng.below(2) == 0 {
+        // A random non-empty subset of the devices.
+        let mask = 1 + rng.below((1 << ndev) - 1);
+        opts = opts.devices((0..ndev).filter(|d| mask & (1 << d) != 0));
+    }
+    let mut c = c0.clone();
+    let av = MatRef::new(&a, ar, ac, lda).unwrap();
+    let bv = MatRef::new(&b, br, bc, ldb).unwrap();
+    pool.gemm_with(
+        ta,
+        tb,
+        alpha,
+        av,
+        bv,
+        beta,
+        MatMut::new(&mut c, m, n, ldc).unwrap(),
+        &opts,
+    )
+    .map_err(|e| format!("{m}x{n}x{k} {ta:?}{tb:?}: {e}"))?;
+    check_entries(
+        ta,
+        tb,
+        alpha,
+        av,
+        bv,
+        beta,
+        MatRef::new(&c0, m, n, ldc).unwrap(),
+        MatRef::new(&c, m, n, ldc).unwrap(),
+        usize::MAX,
+        0,
+        2.0,
+    )
+    .map_err(|e| format!("{m}x{n}x{k} {ta:?}{tb:?} alpha {alpha} beta {beta}: {e}"))?;
+    // Padding rows of C are not C: untouched.
+    for j in 0..n {
+        for i in m..ldc {
+            if c[j * ldc + i].to_bits() != c0[j * ldc + i].to_bits() {
+                return Err(format!("padding C({i},{j}) written"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Resident set size of this process, from /proc/self/statm.
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+/// Runs `threads` x `calls` random calls; returns the errors. Fails the test on a timeout
+/// (a deadlock) instead of hanging.
+fn hammer(pool: &Arc<DevicePool>, threads: usize, calls: usize, seed: u64) -> Vec<String> {
+    let (tx, rx) = mpsc::channel();
+    let ndev = pool.devices().len();
+    let start = Arc::new(Barrier::new(threads));
+    for t in 0..threads {
+        let (pool, tx, start) = (pool.clone(), tx.clone(), start.clone());
+        std::thread::spawn(move || {
+            let mut rng = Rng(seed ^ (t as u64 * 0x1234_5678_9ABC));
+            start.wait();
+            let errors: Vec<String> = (0..calls)
+                .filter_map(|_| random_call(&pool, &mut rng, ndev).err())
+                .collect();
+            tx.send(errors).unwrap();
+        });
+    }
+    drop(tx);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut errors = Vec::new();
+    for _ in 0..threads {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(e) => errors.extend(e),
+            Err(e) => panic!("calls did not finish within 300 s (deadlock?): {e}"),
+        }
+    }
+    errors
+}
+
+#[test]
+fn sixteen_threads_of_mixed_calls_on_three_devices_are_all_right() {
+    // Memory for a few calls' slots at a time, not sixteen: calls also wait for each other's
+    // workspaces.
+    let pool = emulated_pool(&vec![
+        EmulatedConfig {
+            memory_bytes: 1 << 20,
+            ..Default::default()
+        };
+        3
+    ]);
+    // A first round grows the workspaces and the caches; memory must not grow after it.
+    let warm = hammer(&pool, 16, 20, 1);
+    assert!(warm.is_empty(), "{} wrong: {:?}", warm.len(), &warm[..1]);
+    let before = rss_bytes();
+    let errors = hammer(&pool, 16, 200, 2);
+    let after = rss_bytes();
+    assert!(
+        errors.is_empty(),
+        "{} of 3200 calls wrong, first: {}",
+        errors.len(),
+        errors[0]
+    );
+    // Workspaces are bounded by the devices' memory (3 MiB), plans and decisions by their
+    // caches; 64 MiB leaves room for the allocator's own slack.
+    let grown = after.saturating_sub(before);
+    assert!(grown < 64 << 20, "RSS grew by {} MiB", grown >> 20);
+    // Every workspace went back: released, the devices' memory is whole again.
+    pool.release_workspaces().unwrap();
+    for d in pool.devices() {
+        assert_eq!(d.memory_budget(), 1 << 20, "{}", d.info().label());
+    }
+}
+
+/// Every call needs a whole device's memory: concurrent calls wait for each other's
+/// workspaces instead of failing, and every result is right.
+#[test]
+fn memory_pressure_from_other_calls_waits_instead_of_failing() {
+    let pool = emulated_pool(&[EmulatedConfig {
+        memory_bytes: 1 << 20,
+        ..Default::default()
+    }]);
+    let n = 200;
+    let mut rng = Rng(7);
+    let a = Arc::new(rng.fill(n * n));
+    let b = Arc::new(rng.fill(n * n));
+    let start = Arc::new(Barrier::new(6));
+    let handles: Vec<_> = (0..6)
+        .map(|t| {
+            let (pool, a, b, start) = (pool.clone(), a.clone(), b.clone(), start.clone());
+            std::thread::spawn(move || {
+                let c0 = Rng(100 + t).fill(n * n);
+                start.wait();
+                for _ in 0..5 {
+                    let mut c = c0.clone();
+                    let av = MatRef::packed(&a, n, n).unwrap();
+                    let bv = MatRef::packed(&b, n, n).unwrap();
+                    // Tiles of 64: 48 tiles of 32 KiB do not fit in 1 MiB, so the plan takes
+                    // every slot the device has.
+                    let opts = GemmOptions::default().tile(64);
+                    let c_view = MatMut::packed(&mut c, n, n).unwrap();
+                    pool.gemm_with(Trans::N, Trans::N, 1.5, av, bv, 0.5, c_view, &opts)
+                        .map_err(|e| e.to_string())?;
+                    let (c0v, cv) = (
+                        MatRef::packed(&c0, n, n).unwrap(),
+                        MatRef::packed(&c, n, n).unwrap(),
+                    );
+                    check_entries(Trans::N, Trans::N, 1.5, av, bv, 0.5, c0v, cv, 4000, t, 2.0)?;
+                }
+                Ok::<(), String>(())
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap().unwrap();
+    }
+}
+
+/// N calls from N threads overlap on the devices (one call's copies run while another
+/// computes): on throttled emulated devices they finish well before the same calls one after
+/// another. Each call is one tile: fetch A, fetch B, product, write-back, all in sequence.
+#[test]
+fn concurrent_calls_overlap_on_the_devices() {
+    let pool = emulated_pool(&[EmulatedConfig {
+        memory_bytes: 64 << 20,
+        // 256^3 in ~20 ms; each 512 KiB tile crosses the link in ~20 ms.
+        flops_per_sec: Some(1.6e9),
+        host_link_bytes_per_sec: Some(25e6),
+        ..Default::default()
+    }]);
+    let n = 256;
+    let calls = 4;
+    let mut rng = Rng(11);
+    let a = Arc::new(rng.fill(n * n));
+    let b = Arc::new(rng.fill(n * n));
+    let opts = GemmOptions::default().tile(n);
+    let one = |pool: &DevicePool, c: &mut [f64]| {
+        let av = MatRef::packed(&a, n, n).unwrap();
+        let bv = MatRef::packed(&b, n, n).unwrap();
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            av,
+            bv,
+            0.0,
+            MatMut::packed(c, n, n).unwrap(),
+            &opts,
+        )
+        .unwrap();
+        let zero = vec![0.0; n * n];
+        check_entries(
+            Trans::N,
+            Trans::N,
+            1.0,
+            av,
+            bv,
+            0.0,
+            MatRef::packed(&zero, n, n).unwrap(),
+            MatRef::packed(c, n, n).unwrap(),
+            2000,
+            3,
+            2.0,
+        )
+        .unwrap();
+    };
+    // Warm: workspaces for `calls` concurrent calls, the plan cached.
+    let mut cs = vec![vec![0.0; n * n]; calls];
+    std::thread::scope(|s| {
+        for c in cs.iter_mut() {
+            s.spawn(|| one(&pool, c));
+        }
+    });
+    let mut best = 0.0f64;
+    for _ in 0..3 {
+        let t = Instant::now();
+        for c in cs.iter_mut() {
+            one(&pool, c);
+        }
+        let sequential = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for c in cs.iter_mut() {
+                s.spawn(|| one(&pool, c));
+            }
+        });
+        let concurrent = t.elapsed().as_secs_f64();
+        best = best.max(sequential / concurrent);
+        if best >= 1.3 {
+            break;
+        }
+    }
+    // One after another: 4 x (20 + 20 + 20 + 20 ms) = 320 ms. Together: the host->device link
+    // carries 8 tiles back to back (160 ms), products and write-backs follow behind: ~200 ms.
+    assert!(
+        best >= 1.3,
+        "{calls} concurrent calls ran only {best:.2}x faster than one after another"
+    );
+}
