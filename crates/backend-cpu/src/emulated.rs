@@ -13,8 +13,9 @@ use hetblas_core::{
     RawTile, Result,
 };
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How an emulated device behaves.
@@ -53,7 +54,38 @@ pub struct EmulatedDevice {
     space: MemorySpace,
     config: EmulatedConfig,
     used: Arc<AtomicU64>,
+    /// The live allocations (start -> length), so that the device can say which addresses are
+    /// its memory ([`Device::owns_address`]) as a GPU runtime does.
+    live: Arc<Mutex<BTreeMap<u64, usize>>>,
     kernel: HostKernel,
+}
+
+/// An emulated device's allocation: host memory, registered as the device's while it lives.
+#[derive(Debug)]
+struct EmulatedBuffer {
+    memory: HostBuffer,
+    live: Arc<Mutex<BTreeMap<u64, usize>>>,
+}
+
+impl Buffer for EmulatedBuffer {
+    fn space(&self) -> MemorySpace {
+        self.memory.space()
+    }
+    fn addr(&self) -> u64 {
+        self.memory.addr()
+    }
+    fn len(&self) -> usize {
+        self.memory.len()
+    }
+}
+
+impl Drop for EmulatedBuffer {
+    fn drop(&mut self) {
+        self.live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.memory.addr());
+    }
 }
 
 impl std::fmt::Debug for EmulatedDevice {
@@ -88,6 +120,7 @@ impl EmulatedDevice {
             kernel: HostKernel::new(blas, config.flops_per_sec, queues),
             config,
             used: Arc::new(AtomicU64::new(0)),
+            live: Arc::default(),
         }))
     }
 
@@ -126,11 +159,21 @@ impl Device for EmulatedDevice {
                 ),
             });
         }
-        Ok(Box::new(HostBuffer::new(
-            bytes,
-            self.space,
-            Some(self.used.clone()),
-        )?))
+        let memory = HostBuffer::new(bytes, self.space, Some(self.used.clone()))?;
+        self.live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(memory.addr(), memory.len().max(1));
+        Ok(Box::new(EmulatedBuffer {
+            memory,
+            live: self.live.clone(),
+        }))
+    }
+    fn owns_address(&self, addr: u64) -> bool {
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.range(..=addr)
+            .next_back()
+            .is_some_and(|(&start, &len)| addr - start < len as u64)
     }
     fn compute_queues(&self) -> &[Arc<dyn Queue>] {
         self.kernel.queues()

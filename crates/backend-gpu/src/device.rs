@@ -118,6 +118,9 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
     fn release_host(&self, addr: u64, bytes: usize) -> Result<()> {
         self.pins.release(addr, bytes)
     }
+    fn owns_address(&self, addr: u64) -> bool {
+        A::device_of_address(addr) == Some(A::ordinal(&self.ctx))
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }

@@ -72,7 +72,7 @@ pub use error::{Error, Result};
 pub use kernel::{GemmTile, Kernel};
 pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};
-pub use memory::{Buffer, HostAccess, MemorySpace, RawTile};
+pub use memory::{BorrowedBuffer, Buffer, HostAccess, MemorySpace, RawTile};
 pub use operand::{MatMut, MatRef, Trans};
 pub use pool::{DevicePool, GemmOptions, GemmReport};
 pub use queue::{Event, Queue};
