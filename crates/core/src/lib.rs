@@ -74,7 +74,7 @@ pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};
 pub use memory::{BorrowedBuffer, Buffer, HostAccess, MemorySpace, RawTile};
 pub use operand::{MatMut, MatRef, Trans};
-pub use pool::{DevicePool, GemmOptions, GemmReport};
+pub use pool::{DevicePool, GemmOptions, GemmPrediction, GemmReport};
 pub use queue::{Event, Queue};
 pub use scalar::{DType, Scalar, ScalarValue};
 pub use tiling::Blocking;

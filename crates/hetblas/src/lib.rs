@@ -35,8 +35,8 @@ pub use builder::RuntimeBuilder;
 pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
 pub use hetblas_core::profile::MachineProfile;
 pub use hetblas_core::{
-    BackendStatus, DType, DeviceMatrix, Error, GemmOptions, GemmReport, MatIn, MatMut, MatOut,
-    MatRef, Result, Scalar, Trans,
+    BackendStatus, DType, DeviceMatrix, Error, GemmOptions, GemmPrediction, GemmReport, MatIn,
+    MatMut, MatOut, MatRef, Result, Scalar, Trans,
 };
 pub use hetblas_cpu::EmulatedConfig;
 pub use runtime::Runtime;

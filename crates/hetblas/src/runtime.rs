@@ -5,10 +5,11 @@
 //! profile, and calibration. The pool stays an implementation detail.
 
 use hetblas_core::calibrate::{CalibrationOptions, Progress};
+use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
-    BackendStatus, Device, DeviceMatrix, DevicePool, GemmOptions, GemmReport, Link, MatIn, MatMut,
-    MatOut, MatRef, MemorySpace, Result, Scalar, Trans,
+    BackendStatus, Device, DeviceMatrix, DevicePool, GemmOptions, GemmPrediction, GemmReport, Link,
+    MatIn, MatMut, MatOut, MatRef, MemorySpace, Result, Scalar, Trans,
 };
 use std::sync::{Arc, RwLock};
 
@@ -209,6 +210,12 @@ impl Runtime {
         self.pool.gemm_blas(
             transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts,
         )
+    }
+
+    /// What the calibrated profile predicts for `problem` (the devices the autotuner would
+    /// choose and the seconds they take); `None` without a profile or with a device it lacks.
+    pub fn predict_gemm(&self, problem: &GemmProblem) -> Option<GemmPrediction> {
+        self.pool.predict_gemm(problem)
     }
 
     /// Number of plans in the plan cache (a repeated call reuses its plan).

@@ -67,9 +67,7 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
     let problem = req.problem;
     let dtype = problem.dtype;
     let pool = req.devices;
-    // A provisional tile for the rates (the balancer's inputs).
-    let maxdim = problem.m.max(problem.n).max(problem.k);
-    let t0 = req.forced.map_or(4096, |b| b.tm).min(maxdim).max(1);
+    let t0 = provisional_tile(problem, req.forced);
     let (devices, weights) = devices_and_shares(req, t0);
     if devices.is_empty() {
         return Err(Error::Unsupported {
@@ -130,20 +128,14 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
                 .unwrap_or_else(|| vec![1.0 / list.len() as f64; list.len()]);
             (list.to_vec(), w)
         }
-        None => {
-            let cands: Vec<usize> = (0..pool.len())
-                .filter(|&i| pool[i].kernel().supports(problem.dtype))
-                .collect();
-            let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
-            match choose_devices(problem, &devs, t0, profile, link_bw) {
-                Some(c) => (c.devices.iter().map(|&i| cands[i]).collect(), c.weights),
-                None => {
-                    let d = default_devices(pool, problem.dtype);
-                    let n = d.len().max(1);
-                    (d, vec![1.0 / n as f64; n])
-                }
+        None => match choose_pool_devices(problem, pool, t0, profile, link_bw) {
+            Some(c) => (c.devices, c.weights),
+            None => {
+                let d = default_devices(pool, problem.dtype);
+                let n = d.len().max(1);
+                (d, vec![1.0 / n as f64; n])
             }
-        }
+        },
     }
 }
 
@@ -590,6 +582,31 @@ pub fn device_rates(
             })
         })
         .collect()
+}
+
+/// The tile the balancer's rates are read at before the tile is chosen: the forced one, else
+/// 4096, never above the problem's largest dimension.
+pub fn provisional_tile(problem: &GemmProblem, forced: Option<Blocking>) -> usize {
+    let maxdim = problem.m.max(problem.n).max(problem.k);
+    forced.map_or(4096, |b| b.tm).min(maxdim).max(1)
+}
+
+/// [`choose_devices`] among every device of `pool` with a kernel for the dtype; the indices of
+/// the result are the pool's.
+pub fn choose_pool_devices(
+    problem: &GemmProblem,
+    pool: &[Arc<dyn Device>],
+    tile: usize,
+    profile: Option<&MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+) -> Option<DeviceChoice> {
+    let cands: Vec<usize> = (0..pool.len())
+        .filter(|&i| pool[i].kernel().supports(problem.dtype))
+        .collect();
+    let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
+    let mut c = choose_devices(problem, &devs, tile, profile, link_bw)?;
+    c.devices = c.devices.iter().map(|&i| cands[i]).collect();
+    Some(c)
 }
 
 /// Devices and shares chosen by the balancer.
