@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepares what scripts/gpu/dropin.sh needs on the GPU machine (run here, from the repository
 # root): libhetblas.so and the large-index and device-pointer test programs in .device/capi/,
-# and Debian bookworm's Python 3.11, NumPy, reference BLAS test programs and OpenBLAS as .deb files in .debs/
-# (git-ignored; about 20 MB). Carry .device and .debs. Run it after ../shared/tools/device-bundle,
+# and Debian bookworm's Python 3.11, NumPy, reference BLAS test programs and OpenBLAS as .deb
+# files in .debs/ (git-ignored; about 20 MB). Carry .device and .debs. Run it after ../shared/tools/device-bundle,
 # which empties .device/.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
