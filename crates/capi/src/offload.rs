@@ -7,8 +7,8 @@
 //! once, thread-safely; a node without an accelerator (only the CPU) turns the device path off
 //! for the rest of the process.
 
-use crate::route::{self, Shape};
-use hetblas::{DeviceMatrix, GemmOptions, MatIn, MatMut, MatOut, MatRef, Runtime, Trans};
+use crate::route::{self, trans, Shape};
+use hetblas::{DeviceMatrix, GemmOptions, MatIn, MatMut, MatOut, MatRef, Runtime};
 use hetblas_core::DeviceKind;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -110,29 +110,6 @@ fn span(rows: i64, cols: i64, ld: i64) -> usize {
     } else {
         ((cols - 1) * ld + rows) as usize
     }
-}
-
-fn trans(c: u8) -> Trans {
-    if c.eq_ignore_ascii_case(&b'N') {
-        Trans::N
-    } else {
-        Trans::T
-    }
-}
-
-/// The stored shapes of A and B.
-fn stored(s: &Shape) -> ((i64, i64), (i64, i64)) {
-    let a = if trans(s.ta).is_transposed() {
-        (s.k, s.m)
-    } else {
-        (s.m, s.k)
-    };
-    let b = if trans(s.tb).is_transposed() {
-        (s.n, s.k)
-    } else {
-        (s.k, s.n)
-    };
-    (a, b)
 }
 
 /// The devices owning A, B and C, when some operand is device memory (asked only when
@@ -249,7 +226,7 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
     o: &Operands<T>,
 ) -> bool {
     let (m, n, k) = (s.m, s.n, s.k);
-    let ((ar, ac), (br, bc)) = stored(s);
+    let ((ar, ac), (br, bc)) = s.stored();
     // SAFETY: the BLAS contract makes these spans readable (A, B) and writable (C).
     let (sa, sb, sc) = unsafe {
         (
@@ -321,7 +298,7 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
     let _active = Active::joined();
     #[cfg(test)]
     DEVICE_OPERAND_CALLS.fetch_add(1, Ordering::Relaxed);
-    let ((ar, ac), (br, bc)) = stored(s);
+    let ((ar, ac), (br, bc)) = s.stored();
     let dims = |x: i64| x.max(0) as usize;
     let lent = |owner: usize, p: u64, rows: i64, cols: i64, ld: i64| {
         // SAFETY: `p` is memory of device `owner` (the Runtime said so) holding the

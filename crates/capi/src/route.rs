@@ -96,18 +96,26 @@ impl Shape {
         self.flops() >= min_flops && self.flops() >= intensity * bytes
     }
 
+    /// The stored shapes (rows, cols) of A and B.
+    pub fn stored(&self) -> ((i64, i64), (i64, i64)) {
+        let a = if trans(self.ta).is_transposed() {
+            (self.k, self.m)
+        } else {
+            (self.m, self.k)
+        };
+        let b = if trans(self.tb).is_transposed() {
+            (self.n, self.k)
+        } else {
+            (self.k, self.n)
+        };
+        (a, b)
+    }
+
     /// The core's problem for this call, all operands in host memory.
     fn problem(&self, beta_zero: bool) -> GemmProblem {
-        let t = |c: u8| {
-            if c.eq_ignore_ascii_case(&b'N') {
-                Trans::N
-            } else {
-                Trans::T
-            }
-        };
         GemmProblem {
-            transa: t(self.ta),
-            transb: t(self.tb),
+            transa: trans(self.ta),
+            transb: trans(self.tb),
             m: self.m as usize,
             n: self.n as usize,
             k: self.k as usize,
@@ -115,6 +123,15 @@ impl Shape {
             beta_zero,
             locations: [MemorySpace::HOST; 3],
         }
+    }
+}
+
+/// A checked BLAS transpose character ('N', 'T' or 'C'; real types treat 'C' as 'T').
+pub fn trans(c: u8) -> Trans {
+    if c.eq_ignore_ascii_case(&b'N') {
+        Trans::N
+    } else {
+        Trans::T
     }
 }
 
