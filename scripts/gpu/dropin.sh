@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The drop-in library's acceptance runs on a GPU machine (issue 15). From the repository root:
-#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex numpy (default: all three)
+#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy (default: all)
 # Needs what scripts/gpu/dropin-prepare.sh put in .device/ and .debs/. Results: $OUT/dropin.txt
 # (and the logs beside it). Parameters (environment):
-#   LIB=.device/capi/libhetblas.so  BIGINDEX=.device/capi/bigindex  CLI=.device/bin/hetblas
+#   LIB=.device/capi/libhetblas.so  BIGINDEX=.device/capi/bigindex  DEVPTR=.device/capi/devptr
+#   CLI=.device/bin/hetblas
 #   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  LOOP=100000 (small products)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
 set -uo pipefail
@@ -12,13 +13,14 @@ root=$PWD
 OUT=${OUT:-$root/dropin-out}
 LIB=$(realpath "${LIB:-.device/capi/libhetblas.so}")
 BIGINDEX=$(realpath "${BIGINDEX:-.device/capi/bigindex}")
+DEVPTR=$(realpath "${DEVPTR:-.device/capi/devptr}")
 CLI=$(realpath "${CLI:-.device/bin/hetblas}")
 DEBS=$(realpath "${DEBS:-.debs}")
 N=${N:-16384}
 LOOP=${LOOP:-100000}
 SMALL=${SMALL:-64}
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(suite bigindex numpy)
+[ ${#steps[@]} -gt 0 ] || steps=(suite bigindex devptr numpy)
 mkdir -p "$OUT"
 report="$OUT/dropin.txt"
 say() { echo "$*" | tee -a "$report"; }
@@ -130,6 +132,13 @@ PY
   done
   say "without: ${base[*]}   with: ${pre[*]}"
   python3 -c "import sys; b=min(map(float,sys.argv[1].split())); p=min(map(float,sys.argv[2].split())); print(f'best of 3: {b:.4f} s vs {p:.4f} s: the preload costs {100*(p/b-1):+.1f}%')" "${base[*]}" "${pre[*]}" | tee -a "$report"
+  ;;
+devptr)
+  # A CUDA program's cuMemAlloc'd A, B, C handed to dgemm_: computed where they live (GPU 0).
+  say "-- device pointers given to dgemm_ (HETBLAS_REQUIRE=cuda: no GPU is a failure)"
+  (export HETBLAS_CBLAS=$openblas LD_LIBRARY_PATH=$libpath HETBLAS_REQUIRE=cuda HETBLAS_VERBOSE=1
+   "$DEVPTR") 2>&1 | tee -a "$report"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
   ;;
 *) say "unknown step $step"; status=1 ;;
 esac

@@ -14,8 +14,9 @@ use hetblas_core::{
     RawTile, Result,
 };
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How an emulated device behaves.
@@ -54,8 +55,39 @@ pub struct EmulatedDevice {
     space: MemorySpace,
     config: EmulatedConfig,
     used: Arc<AtomicU64>,
+    /// The live allocations (start -> length), so that the device can say which addresses are
+    /// its memory ([`Device::owns_address`]) as a GPU runtime does.
+    live: Arc<Mutex<BTreeMap<u64, usize>>>,
     kernel: HostKernel,
     faults: Arc<FaultInjector>,
+}
+
+/// An emulated device's allocation: host memory, registered as the device's while it lives.
+#[derive(Debug)]
+struct EmulatedBuffer {
+    memory: HostBuffer,
+    live: Arc<Mutex<BTreeMap<u64, usize>>>,
+}
+
+impl Buffer for EmulatedBuffer {
+    fn space(&self) -> MemorySpace {
+        self.memory.space()
+    }
+    fn addr(&self) -> u64 {
+        self.memory.addr()
+    }
+    fn len(&self) -> usize {
+        self.memory.len()
+    }
+}
+
+impl Drop for EmulatedBuffer {
+    fn drop(&mut self) {
+        self.live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.memory.addr());
+    }
 }
 
 impl std::fmt::Debug for EmulatedDevice {
@@ -92,6 +124,7 @@ impl EmulatedDevice {
             faults,
             config,
             used: Arc::new(AtomicU64::new(0)),
+            live: Arc::default(),
         }))
     }
 
@@ -145,7 +178,21 @@ impl Device for EmulatedDevice {
             .map_err(out_of_memory)?;
         let buffer = HostBuffer::new(bytes, self.space, Some(self.used.clone()));
         self.used.fetch_sub(wanted, Ordering::SeqCst);
-        Ok(Box::new(buffer?))
+        let memory = buffer?;
+        self.live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(memory.addr(), memory.len().max(1));
+        Ok(Box::new(EmulatedBuffer {
+            memory,
+            live: self.live.clone(),
+        }))
+    }
+    fn owns_address(&self, addr: u64) -> bool {
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        live.range(..=addr)
+            .next_back()
+            .is_some_and(|(&start, &len)| addr - start < len as u64)
     }
     fn compute_queues(&self) -> &[Arc<dyn Queue>] {
         self.kernel.queues()

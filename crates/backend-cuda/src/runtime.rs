@@ -202,6 +202,39 @@ impl GpuRuntime for Cuda {
         let r = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dev, page as *mut c_void, 0) };
         r == sys::CUresult::CUDA_SUCCESS
     }
+    fn device_of_address(addr: u64) -> Option<i32> {
+        use sys::CUpointer_attribute as attr;
+        // Each query writes one value of the attribute's type (an unsigned int or an int) and
+        // only looks the address up in the driver's unified address space; host memory the
+        // driver does not know fails (CUDA_ERROR_INVALID_VALUE) and is no device's.
+        let query = |a: attr, out: *mut c_void| {
+            // SAFETY: `out` points to a live value of the size the attribute writes.
+            unsafe { sys::cuPointerGetAttribute(out, a, addr) == sys::CUresult::CUDA_SUCCESS }
+        };
+        let mut kind: u32 = 0;
+        if !query(
+            attr::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            (&mut kind as *mut u32).cast(),
+        ) || kind != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32
+        {
+            return None;
+        }
+        let mut managed: i32 = 0;
+        if query(
+            attr::CU_POINTER_ATTRIBUTE_IS_MANAGED,
+            (&mut managed as *mut i32).cast(),
+        ) && managed != 0
+        {
+            return None;
+        }
+        let mut ordinal: i32 = -1;
+        query(
+            attr::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            (&mut ordinal as *mut i32).cast(),
+        )
+        .then_some(ordinal)
+        .filter(|&o| o >= 0)
+    }
     unsafe fn copy_2d(copy: &Copy2D) -> Result<()> {
         // SAFETY: caller contract.
         check(

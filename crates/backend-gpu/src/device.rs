@@ -140,6 +140,9 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
     fn fault_injector(&self) -> Option<&Arc<FaultInjector>> {
         Some(&self.faults)
     }
+    fn owns_address(&self, addr: u64) -> bool {
+        A::device_of_address(addr) == Some(A::ordinal(&self.ctx))
+    }
     fn as_any(&self) -> &dyn Any {
         self
     }

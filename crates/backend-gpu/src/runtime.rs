@@ -146,6 +146,11 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     unsafe fn host_unregister(start: u64) -> Result<()>;
     /// Whether the runtime still holds a registration of the page at `page`.
     fn host_registered(page: u64) -> bool;
+    /// The ordinal of the device whose own memory `addr` is (allocated by anyone in the
+    /// process through this vendor's runtime), or `None`: host memory, registered or managed
+    /// memory (the host can read both), or an address the runtime does not know. Asks the
+    /// runtime about the address only: no context is made current.
+    fn device_of_address(addr: u64) -> Option<i32>;
     /// A synchronous 2D copy (used by the registration probes).
     ///
     /// # Safety

@@ -249,3 +249,20 @@ fn events_of_another_backend_are_refused_with_a_typed_error() {
     hq.wait(&own).unwrap();
     hq.synchronize().unwrap();
 }
+
+#[test]
+fn devices_own_their_runtimes_device_memory_only() {
+    let d = gpus();
+    let (d0, d1) = (&d.devices[0], &d.devices[1]);
+    let buf = d1.allocate(4096).expect("device memory");
+    let (start, last) = (buf.addr(), buf.addr() + 4095);
+    assert!(d1.owns_address(start) && d1.owns_address(last));
+    assert!(
+        !d0.owns_address(start),
+        "device 1's memory is not device 0's"
+    );
+    let host = [0u8; 64];
+    assert!(!d1.owns_address(host.as_ptr() as u64), "host memory");
+    drop(buf);
+    assert!(!d1.owns_address(start), "freed memory is no device's");
+}

@@ -136,6 +136,19 @@ cudaError_t cudaFreeHost(void *ptr);
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags);
 cudaError_t cudaHostUnregister(void *ptr);
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags);
+enum cudaMemoryType {
+    cudaMemoryTypeUnregistered = 0,
+    cudaMemoryTypeHost = 1,
+    cudaMemoryTypeDevice = 2,
+    cudaMemoryTypeManaged = 3
+};
+struct cudaPointerAttributes {
+    enum cudaMemoryType type;
+    int device;
+    void *devicePointer;
+    void *hostPointer;
+};
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags);
 cudaError_t cudaStreamDestroy(cudaStream_t stream);
 cudaError_t cudaStreamSynchronize(cudaStream_t stream);
@@ -597,6 +610,35 @@ HIPSHIM_API hipError_t hipHostUnregister(void *ptr) { return tr(cudaHostUnregist
 HIPSHIM_API hipError_t hipHostGetDevicePointer(void **dev, void *host, unsigned int flags)
 {
     return tr(cudaHostGetDevicePointer(dev, host, flags));
+}
+
+/* hipPointerAttribute_t, with HIP 5's memory types: the shim's hipRuntimeGetVersion reports
+ * the CUDA runtime's version, below HIP 6's 60000000, so hetblas reads HIP 5 numbering. */
+typedef struct {
+    int memoryType; /* HIP 5: hipMemoryTypeHost 0, hipMemoryTypeDevice 1, hipMemoryTypeManaged 4 */
+    int device;
+    void *devicePointer;
+    void *hostPointer;
+    int isManaged;
+    unsigned int allocationFlags;
+} hipPointerAttribute_t;
+
+HIPSHIM_API hipError_t hipPointerGetAttributes(hipPointerAttribute_t *attr, const void *ptr)
+{
+    struct cudaPointerAttributes a;
+    cudaError_t r = cudaPointerGetAttributes(&a, ptr);
+    if (r != cudaSuccess)
+        return tr(r);
+    /* HIP 5 fails on memory it does not know, as CUDA before 11 did. */
+    if (a.type == cudaMemoryTypeUnregistered)
+        return hipErrorInvalidValue;
+    memset(attr, 0, sizeof *attr);
+    attr->memoryType = a.type == cudaMemoryTypeDevice ? 1 : a.type == cudaMemoryTypeManaged ? 4 : 0;
+    attr->device = a.device;
+    attr->devicePointer = a.devicePointer;
+    attr->hostPointer = a.hostPointer;
+    attr->isManaged = a.type == cudaMemoryTypeManaged;
+    return hipSuccess;
 }
 
 HIPSHIM_API hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags)

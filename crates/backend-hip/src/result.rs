@@ -329,6 +329,43 @@ pub fn host_device_pointer(addr: u64) -> Result<u64> {
     Ok(d as u64)
 }
 
+/// The ordinal of the device whose own memory `addr` is, or `None` (host memory, managed
+/// memory, an address the runtime does not know, or a runtime without
+/// `hipPointerGetAttributes`).
+pub fn device_of_address(addr: u64) -> Option<i32> {
+    static VERSION: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    let hip = api().ok()?;
+    let get = hip.hipPointerGetAttributes?;
+    let version = *VERSION.get_or_init(|| {
+        let mut v = 0;
+        // SAFETY: writes one int.
+        let r = unsafe { (hip.hipRuntimeGetVersion)(&mut v) };
+        if r == sys::err::SUCCESS {
+            v
+        } else {
+            0
+        }
+    });
+    let device = if version >= sys::memory_type::HIP6_VERSION {
+        sys::memory_type::DEVICE_HIP6
+    } else {
+        sys::memory_type::DEVICE_HIP5
+    };
+    let mut a = sys::HipPointerAttribute {
+        memory_type: -1,
+        device: -1,
+        device_pointer: std::ptr::null_mut(),
+        host_pointer: std::ptr::null_mut(),
+        is_managed: 0,
+        allocation_flags: 0,
+    };
+    // SAFETY: writes one `hipPointerAttribute_t`; only looks the address up (HIP 5 fails with
+    // hipErrorInvalidValue on memory it does not know, HIP 6 answers "unregistered").
+    let r = unsafe { get(&mut a, addr as *const c_void) };
+    (r == sys::err::SUCCESS && a.memory_type == device && a.is_managed == 0 && a.device >= 0)
+        .then_some(a.device)
+}
+
 /// A non-blocking stream on the current device.
 pub fn stream_create() -> Result<HipStream> {
     let mut s = std::ptr::null_mut();

@@ -127,6 +127,9 @@ impl GpuRuntime for Hip {
             r => r,
         }
     }
+    fn device_of_address(addr: u64) -> Option<i32> {
+        result::device_of_address(addr)
+    }
     fn host_registered(page: u64) -> bool {
         result::host_device_pointer(page).is_ok()
     }

@@ -101,6 +101,31 @@ pub mod attr {
     pub const PCI_BUS_ID: HipDeviceAttribute = 67;
 }
 
+/// `hipPointerAttribute_t` (hip_runtime_api.h). The layout is the same in HIP 5.2 and current
+/// ROCm (the first member became a union of `memoryType` and `type`); the *values* of its
+/// memory type changed in HIP 6.0 (see [`memory_type`]).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct HipPointerAttribute {
+    pub memory_type: c_int,
+    pub device: c_int,
+    pub device_pointer: *mut c_void,
+    pub host_pointer: *mut c_void,
+    pub is_managed: c_int,
+    pub allocation_flags: c_uint,
+}
+
+/// `hipMemoryType` values meaning device memory: HIP 5 numbered them after CUDA's first list
+/// (`hipMemoryTypeHost` 0, `hipMemoryTypeDevice` 1), HIP 6 (`HIP_VERSION` from 60,000,000)
+/// after the CUDA runtime's (`hipMemoryTypeUnregistered` 0, `Host` 1, `Device` 2).
+pub mod memory_type {
+    use std::ffi::c_int;
+    pub const DEVICE_HIP5: c_int = 1;
+    pub const DEVICE_HIP6: c_int = 2;
+    /// The first `HIP_VERSION` with the HIP 6 numbering.
+    pub const HIP6_VERSION: i32 = 60_000_000;
+}
+
 /// `hipblasStatus_t` values (hipblas-common.h).
 pub mod blas_status {
     use super::HipblasStatus;
@@ -255,6 +280,8 @@ pub struct HipApi {
         Option<unsafe extern "C" fn(HipStream, HipHostFn, *mut c_void) -> HipError>,
     pub hipStreamAddCallback:
         Option<unsafe extern "C" fn(HipStream, HipStreamCallback, *mut c_void, c_uint) -> HipError>,
+    pub hipPointerGetAttributes:
+        Option<unsafe extern "C" fn(*mut HipPointerAttribute, *const c_void) -> HipError>,
     pub hipGetErrorName: unsafe extern "C" fn(HipError) -> *const c_char,
     pub hipGetErrorString: unsafe extern "C" fn(HipError) -> *const c_char,
     pub hipDriverGetVersion: unsafe extern "C" fn(*mut c_int) -> HipError,
@@ -488,6 +515,7 @@ fn resolve_hip(lib: Library, path: String) -> Result<HipApi, String> {
         hipDeviceEnablePeerAccess: required!(lib, path, "hipDeviceEnablePeerAccess"),
         hipLaunchHostFunc: optional!(lib, "hipLaunchHostFunc"),
         hipStreamAddCallback: optional!(lib, "hipStreamAddCallback"),
+        hipPointerGetAttributes: optional!(lib, "hipPointerGetAttributes"),
         hipGetErrorName: required!(lib, path, "hipGetErrorName"),
         hipGetErrorString: required!(lib, path, "hipGetErrorString"),
         hipDriverGetVersion: required!(lib, path, "hipDriverGetVersion"),

@@ -14,19 +14,23 @@
 //!    order, same parameter numbers). A bad one calls `xerbla_` (or `cblas_xerbla`), looked up
 //!    at the global scope so a program's own handler wins, and the call does nothing else.
 //! 2. Routines with a device path (real GEMM today; see [`routines`]) go to the hetblas
-//!    Runtime when [`offload`]'s rule says the devices gain. The Runtime starts then, once.
+//!    Runtime when [`route`] predicts that the devices gain: the calibrated profile's model
+//!    when one is in use, the built-in rule otherwise, after a flop pre-filter that keeps small
+//!    calls free. The Runtime starts then, once ([`offload`]).
 //! 3. Everything else goes to the host BLAS ([`host`]): a library loaded with `RTLD_DEEPBIND`,
 //!    its symbols taken through its handle, resolved once: a plain indirect call. Without a
 //!    host BLAS (or with `HETBLAS_CBLAS=rust`) hetblas-refblas answers.
-//! 4. A large GEMM whose operands are CUDA device memory is detected ([`device_ptr`]) and
-//!    refused loudly, never read on the host.
+//! 4. A GEMM whose operands are device memory (CUDA, HIP, or the Runtime's emulated devices;
+//!    asked only when such memory can exist: [`device_ptr`]) is computed by the Runtime where
+//!    the operands live, whatever its size, and never read on the host.
 //! 5. A device failure is reported (`HETBLAS_VERBOSE=1`: always) and the call completes on the
 //!    host with a correct result.
 //!
 //! ## Layout
 //! `abi` (the macros that generate the entries), `routines` (one line per routine),
 //! `functions` (the Level 1 functions), `cblas` / `cblas1` (CBLAS), `xerbla`, `host`,
-//! `offload`, `elem` (the four element types), `symbols` (the host symbol table).
+//! `route` (which calls gain), `offload` (the device path), `device_ptr`, `elem` (the four
+//! element types), `symbols` (the host symbol table).
 
 #[macro_use]
 mod abi;
@@ -37,6 +41,7 @@ pub mod elem;
 pub mod functions;
 pub mod host;
 pub mod offload;
+pub mod route;
 pub mod routines;
 pub mod symbols;
 pub mod xerbla;

@@ -1,55 +1,17 @@
-//! The device path: which calls go to the hetblas Runtime, its lazy start, and the fall back
-//! to the host when a device fails.
+//! The device path: the Runtime's lazy start, real GEMM on the devices (host operands when
+//! [`crate::route`] predicts a gain; device operands always, where they live), and the fall
+//! back to the host when a device fails.
 //!
-//! Routing rule (real GEMM; the other routines join as hetblas learns to run them on devices):
-//! a call goes to the Runtime when it has at least 1 GFLOP of work (`2*m*n*k >= 1e9`) and an
-//! arithmetic intensity of at least 32 flop per byte of its operands. Below that intensity a
-//! PCIe host link (about 50 GB/s) bounds a GPU below what a multicore CPU BLAS does in place,
-//! and below 1 GFLOP the CPU finishes in about a millisecond, which the offload's fixed costs
-//! (planning, transfers' latency, synchronisation) would eat. The Runtime itself then chooses
-//! the devices, the CPU included, from its calibrated profile or its built-in rule.
-//! `HETBLAS_OFFLOAD_FLOPS=x` replaces the rule: every real GEMM of at least `x` flops goes.
-//!
-//! Calls below the rule never touch the Runtime (no start, no lock, no allocation). The
-//! Runtime starts on the first call that passes it, once, thread-safely; a node without an
-//! accelerator (only the CPU) turns the device path off for the rest of the process.
+//! Calls that fail the route's pre-filter and have no device operand never touch the Runtime
+//! (no start, no lock, no allocation). The Runtime starts on the first call that needs it,
+//! once, thread-safely; a node without an accelerator (only the CPU) turns the device path off
+//! for the rest of the process.
 
-use hetblas::{GemmOptions, Runtime};
+use crate::route::{self, trans, Shape};
+use hetblas::{DeviceMatrix, GemmOptions, MatIn, MatMut, MatOut, MatRef, Runtime};
 use hetblas_core::DeviceKind;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
-
-/// The gate of the device path.
-#[derive(Debug, Clone, Copy)]
-enum Rule {
-    /// Built-in: at least `flops` and `intensity` flop per byte.
-    Model { flops: f64, intensity: f64 },
-    /// `HETBLAS_OFFLOAD_FLOPS=x`.
-    Flops(f64),
-}
-
-fn rule() -> Rule {
-    static RULE: OnceLock<Rule> = OnceLock::new();
-    *RULE.get_or_init(|| {
-        match std::env::var("HETBLAS_OFFLOAD_FLOPS").map(|v| v.trim().parse::<f64>()) {
-            Ok(Ok(x)) if x >= 0.0 => Rule::Flops(x),
-            Ok(_) => {
-                eprintln!(
-                    "hetblas: HETBLAS_OFFLOAD_FLOPS is not a number; using the built-in rule"
-                );
-                default_rule()
-            }
-            Err(_) => default_rule(),
-        }
-    })
-}
-
-fn default_rule() -> Rule {
-    Rule::Model {
-        flops: 1e9,
-        intensity: 32.0,
-    }
-}
 
 /// `HETBLAS_VERBOSE=1`: one stderr line per routing decision.
 pub fn verbose() -> bool {
@@ -57,35 +19,29 @@ pub fn verbose() -> bool {
     *V.get_or_init(|| std::env::var("HETBLAS_VERBOSE").is_ok_and(|v| v.trim() == "1"))
 }
 
-/// Whether a real GEMM of this shape passes the gate.
-pub fn wants_device(m: i64, n: i64, k: i64, elem_bytes: usize) -> bool {
-    passes(rule(), m, n, k, elem_bytes)
-}
-
-fn passes(rule: Rule, m: i64, n: i64, k: i64, elem_bytes: usize) -> bool {
-    let (m, n, k) = (m as f64, n as f64, k as f64);
-    let flops = 2.0 * m * n * k;
-    match rule {
-        Rule::Flops(x) => flops >= x && flops > 0.0,
-        Rule::Model {
-            flops: min,
-            intensity,
-        } => {
-            let bytes = elem_bytes as f64 * (m * k + k * n + m * n);
-            flops >= min && flops >= intensity * bytes
-        }
+/// Discovery: every backend, as the environment says. Unit tests run on two emulated devices
+/// and the CPU, whatever the machine has.
+fn start() -> hetblas::Result<Runtime> {
+    if cfg!(test) {
+        Runtime::builder()
+            .only(&["cpu"])
+            .emulated(2)
+            .without_profile()
+            .build()
+    } else {
+        Runtime::discover()
     }
 }
 
 /// The Runtime, started on first use; `None` when it could not start or has no accelerator.
-fn runtime() -> Option<&'static Runtime> {
+pub fn runtime() -> Option<&'static Runtime> {
     static RT: OnceLock<Option<Runtime>> = OnceLock::new();
-    RT.get_or_init(|| match Runtime::discover() {
+    RT.get_or_init(|| match start() {
         Ok(rt) => {
-            let accel = rt
-                .devices()
-                .iter()
-                .any(|d| d.info().kind != DeviceKind::Cpu);
+            let kind = |k| rt.devices().iter().any(|d| d.info().kind == k);
+            if kind(DeviceKind::Emulated) {
+                crate::device_ptr::note_emulated_devices();
+            }
             if verbose() {
                 let devs: Vec<String> = rt.devices().iter().map(|d| d.info().label()).collect();
                 eprintln!(
@@ -95,7 +51,7 @@ fn runtime() -> Option<&'static Runtime> {
                     crate::host::describe()
                 );
             }
-            if accel {
+            if kind(DeviceKind::Gpu) || kind(DeviceKind::Emulated) {
                 Some(rt)
             } else {
                 if verbose() {
@@ -115,24 +71,35 @@ fn runtime() -> Option<&'static Runtime> {
 }
 
 /// Calls in the device path now. The Runtime's own host BLAS may be a library whose CBLAS
-/// calls the Fortran `dgemm_` by global name, which is ours: such nested calls go straight to
-/// the host, never back into the Runtime.
+/// calls the Fortran `dgemm_` by global name, which is ours: such nested calls (on host
+/// memory) go straight to the host, never back into the Runtime.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 /// The first device failure is reported even without `HETBLAS_VERBOSE`.
 static FAILED_ONCE: AtomicBool = AtomicBool::new(false);
+/// Calls computed on device operands (tests check that the device path took them).
+#[cfg(test)]
+pub static DEVICE_OPERAND_CALLS: AtomicUsize = AtomicUsize::new(0);
 
+/// A call in the device path.
 struct Active;
 impl Active {
-    fn enter() -> Option<Active> {
+    /// The only call in the device path, or `None` when another is in it.
+    fn sole() -> Option<Active> {
         ACTIVE
             .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
             .ok()
             .map(|_| Active)
     }
+    /// A call that must run on the devices whatever else is there (device operands: the host
+    /// cannot take it); the Runtime serialises it with the others.
+    fn joined() -> Active {
+        ACTIVE.fetch_add(1, Ordering::AcqRel);
+        Active
+    }
 }
 impl Drop for Active {
     fn drop(&mut self) {
-        ACTIVE.store(0, Ordering::Release);
+        ACTIVE.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -145,11 +112,24 @@ fn span(rows: i64, cols: i64, ld: i64) -> usize {
     }
 }
 
-/// Real GEMM on the devices when the gate passes; `false` leaves it to the host path.
+/// The devices owning A, B and C, when some operand is device memory (asked only when
+/// [`crate::device_ptr::worth_asking`]); `None` for host operands.
+fn device_operands(ptrs: [u64; 3]) -> Option<(&'static Runtime, [Option<usize>; 3])> {
+    if !crate::device_ptr::worth_asking() {
+        return None;
+    }
+    let rt = runtime()?;
+    let owners = ptrs.map(|p| rt.device_owning(p));
+    owners.iter().any(Option::is_some).then_some((rt, owners))
+}
+
+/// Real GEMM on the devices: device operands always, host operands when the route says so.
+/// `false` leaves the call to the host path.
 ///
 /// # Safety
-/// The arguments passed the reference checks; the arrays satisfy the BLAS contract and `c`
-/// does not overlap `a` or `b`.
+/// The arguments passed the reference checks; the arrays satisfy the BLAS contract (in host
+/// memory, or in a device's memory for operands given as device pointers) and `c` does not
+/// overlap `a` or `b`.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
 pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     ta: u8,
@@ -166,26 +146,39 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     c: *mut T,
     ldc: i64,
 ) -> bool {
+    if m <= 0 || n <= 0 {
+        return false; // nothing is read or written
+    }
+    let shape = Shape {
+        ta,
+        tb,
+        m,
+        n,
+        k,
+        dtype: T::DTYPE,
+    };
     let name = if T::IDX == 0 { "sgemm" } else { "dgemm" };
-    if m <= 0 || n <= 0 || k <= 0 || !wants_device(m, n, k, std::mem::size_of::<T>()) {
+    let ops = Operands {
+        a,
+        lda,
+        b,
+        ldb,
+        c,
+        ldc,
+    };
+    if let Some((rt, owners)) = device_operands([a as u64, b as u64, c as u64]) {
+        // SAFETY: forwarded contract; `owners` says where each operand lives.
+        unsafe { on_device_operands(rt, name, &shape, owners, alpha, beta, &ops) };
+        return true;
+    }
+    let rule = route::rule();
+    if !route::prefilter(rule, &shape) {
         if verbose() {
             eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS (below the offload rule)");
         }
         return false;
     }
-    if let Some(which) = crate::device_ptr::first_device_operand(&[
-        ("A", a as usize),
-        ("B", b as usize),
-        ("C", c as usize),
-    ]) {
-        eprintln!(
-            "hetblas: {name} {m}x{n}x{k}: {which} is GPU device memory; hetblas cannot yet \
-             compute on device operands it did not allocate, and does not read them on the \
-             host: the call was NOT performed"
-        );
-        return true;
-    }
-    let Some(_active) = Active::enter() else {
+    let Some(_active) = Active::sole() else {
         if verbose() {
             eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS (the device path is busy)");
         }
@@ -197,16 +190,49 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
         }
         return false;
     };
-    let no_a = ta.eq_ignore_ascii_case(&b'N');
-    let no_b = tb.eq_ignore_ascii_case(&b'N');
-    let (ar, ac) = if no_a { (m, k) } else { (k, m) };
-    let (br, bc) = if no_b { (k, n) } else { (n, k) };
+    let verdict = route::decide(rule, rt, &shape, beta == T::default());
+    if !verdict.offload() {
+        if verbose() {
+            eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS ({verdict})");
+        }
+        return false;
+    }
+    // SAFETY: forwarded contract, all operands in host memory.
+    unsafe { on_host_operands(rt, name, &shape, verdict, alpha, beta, &ops) }
+}
+
+/// GEMM's arrays and leading dimensions as the caller passed them.
+struct Operands<T> {
+    a: *const T,
+    lda: i64,
+    b: *const T,
+    ldb: i64,
+    c: *mut T,
+    ldc: i64,
+}
+
+/// Host operands on the devices; on a device failure C is restored and `false` returned, so
+/// that the host BLAS completes the call.
+///
+/// # Safety
+/// As [`gemm`], every operand in host memory.
+unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
+    rt: &Runtime,
+    name: &str,
+    s: &Shape,
+    verdict: route::Verdict,
+    alpha: T,
+    beta: T,
+    o: &Operands<T>,
+) -> bool {
+    let (m, n, k) = (s.m, s.n, s.k);
+    let ((ar, ac), (br, bc)) = s.stored();
     // SAFETY: the BLAS contract makes these spans readable (A, B) and writable (C).
     let (sa, sb, sc) = unsafe {
         (
-            std::slice::from_raw_parts(a, span(ar, ac, lda)),
-            std::slice::from_raw_parts(b, span(br, bc, ldb)),
-            std::slice::from_raw_parts_mut(c, span(m, n, ldc)),
+            std::slice::from_raw_parts(o.a, span(ar, ac, o.lda)),
+            std::slice::from_raw_parts(o.b, span(br, bc, o.ldb)),
+            std::slice::from_raw_parts_mut(o.c, span(m, n, o.ldc)),
         )
     };
     // A device failure may leave some tiles of C written; with beta != 0 the host must redo
@@ -214,26 +240,26 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     let saved = (beta != T::default()).then(|| sc.to_vec());
     let started = std::time::Instant::now();
     let r = rt.gemm_blas(
-        ta,
-        tb,
+        s.ta,
+        s.tb,
         m,
         n,
         k,
         alpha,
         sa,
-        lda,
+        o.lda,
         sb,
-        ldb,
+        o.ldb,
         beta,
         sc,
-        ldc,
+        o.ldc,
         &GemmOptions::default(),
     );
     match r {
         Ok(report) => {
             if verbose() {
                 eprintln!(
-                    "hetblas: {name} {m}x{n}x{k}: devices [{}], {:.3} s",
+                    "hetblas: {name} {m}x{n}x{k}: devices [{}] ({verdict}), {:.3} s",
                     report.devices.join(", "),
                     started.elapsed().as_secs_f64()
                 );
@@ -252,30 +278,226 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     }
 }
 
+/// A GEMM with at least one operand in device memory, run where the operands live. The host
+/// cannot complete it after a failure (it cannot read device memory), so a failure is always
+/// reported, loudly, and C is left as the devices left it.
+///
+/// # Safety
+/// As [`gemm`]; `owners[i]` is the device whose memory operand `i` (A, B, C) is, `None` for
+/// host memory.
+unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
+    rt: &Runtime,
+    name: &str,
+    s: &Shape,
+    owners: [Option<usize>; 3],
+    alpha: T,
+    beta: T,
+    o: &Operands<T>,
+) {
+    let (m, n, k) = (s.m, s.n, s.k);
+    let _active = Active::joined();
+    #[cfg(test)]
+    DEVICE_OPERAND_CALLS.fetch_add(1, Ordering::Relaxed);
+    let ((ar, ac), (br, bc)) = s.stored();
+    let dims = |x: i64| x.max(0) as usize;
+    let lent = |owner: usize, p: u64, rows: i64, cols: i64, ld: i64| {
+        // SAFETY: `p` is memory of device `owner` (the Runtime said so) holding the
+        // `rows x cols` matrix with leading dimension `ld` that the BLAS contract promises,
+        // which the caller does not free or touch during the call.
+        unsafe { rt.borrow_matrix::<T>(owner, p, dims(rows), dims(cols), dims(ld)) }
+    };
+    let input = |owner: Option<usize>, p: *const T, rows: i64, cols: i64, ld: i64| {
+        owner
+            .map(|d| lent(d, p as u64, rows, cols, ld).map(Lent::Device))
+            .unwrap_or_else(|| {
+                // SAFETY: host memory under the BLAS contract, readable for this span.
+                let slice = unsafe { std::slice::from_raw_parts(p, span(rows, cols, ld)) };
+                MatRef::new(slice, dims(rows), dims(cols), dims(ld)).map(Lent::Host)
+            })
+    };
+    let started = std::time::Instant::now();
+    let result = (|| {
+        let a = input(owners[0], o.a, ar, ac, o.lda)?;
+        let b = input(owners[1], o.b, br, bc, o.ldb)?;
+        let mut c_dev: Option<DeviceMatrix<T>> = None;
+        let c_out: MatOut<'_, T> = match owners[2] {
+            Some(d) => MatOut::Device(c_dev.insert(lent(d, o.c as u64, m, n, o.ldc)?)),
+            None => {
+                // SAFETY: host memory under the BLAS contract, writable for this span and not
+                // overlapping A or B.
+                let slice = unsafe { std::slice::from_raw_parts_mut(o.c, span(m, n, o.ldc)) };
+                MatOut::Host(MatMut::new(slice, dims(m), dims(n), dims(o.ldc))?)
+            }
+        };
+        rt.gemm(
+            trans(s.ta),
+            trans(s.tb),
+            alpha,
+            a.input(),
+            b.input(),
+            beta,
+            c_out,
+        )
+    })();
+    let place = |w: Option<usize>| w.map_or("host".to_string(), |d| rt.devices()[d].info().label());
+    match result {
+        Ok(report) => {
+            if verbose() {
+                eprintln!(
+                    "hetblas: {name} {m}x{n}x{k}: operands in [{}, {}, {}] computed where they \
+                     live: devices [{}], {:.3} s",
+                    place(owners[0]),
+                    place(owners[1]),
+                    place(owners[2]),
+                    report.devices.join(", "),
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        }
+        Err(e) => eprintln!(
+            "hetblas: {name} {m}x{n}x{k}: operands in device memory ([{}, {}, {}]); the device \
+             path failed ({e}) and the host cannot read them: C is not computed",
+            place(owners[0]),
+            place(owners[1]),
+            place(owners[2]),
+        ),
+    }
+}
+
+/// A GEMM input as lent by the caller.
+enum Lent<'a, T> {
+    Host(MatRef<'a, T>),
+    Device(DeviceMatrix<T>),
+}
+
+impl<T: hetblas::Scalar> Lent<'_, T> {
+    fn input(&self) -> MatIn<'_, T> {
+        match self {
+            Lent::Host(m) => MatIn::Host(*m),
+            Lent::Device(m) => MatIn::Device(m),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{default_rule, passes, span, Rule};
+    use super::{runtime, span, DEVICE_OPERAND_CALLS};
+    use crate::abi::LpInt;
+    use hetblas::{MatMut, MatRef, Trans};
+    use hetblas_core::reference::check_sampled;
+    use hetblas_core::DeviceKind;
+    use rand::rngs::StdRng;
+    use rand::{RngExt, SeedableRng};
+    use std::sync::atomic::Ordering;
 
-    #[test]
-    fn built_in_rule_needs_work_and_intensity() {
-        let wants_device = |m, n, k, b| passes(default_rule(), m, n, k, b);
-        assert!(!wants_device(64, 64, 64, 8), "0.5 MFLOP stays on the host");
-        assert!(
-            wants_device(4096, 4096, 4096, 8),
-            "137 GFLOP, 341 flop/B goes"
-        );
-        // Plenty of work, too little reuse: A alone is 20 GB for 40 GFLOP (2 flop/B).
-        assert!(!wants_device(50_000, 8, 50_000, 8));
-        // A skinny product with a dimension above 2^31: 0.5 flop/B.
-        assert!(!wants_device((1 << 31) + 7, 2, 2, 4));
+    fn random(seed: u64, len: usize) -> Vec<f64> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        (0..len).map(|_| rng.random_range(-1.0..1.0)).collect()
     }
 
+    /// `dgemm_` given addresses of emulated devices' memory (as a CUDA program passes device
+    /// pointers): a call far below every offload rule is computed by the Runtime where the
+    /// operands live, with a host A beside device B and C, and C's rows beyond m untouched.
     #[test]
-    fn flop_threshold_replaces_the_rule() {
-        assert!(passes(Rule::Flops(0.0), 1, 1, 1, 8));
-        assert!(!passes(Rule::Flops(0.0), 1, 1, 0, 8), "no work, no offload");
-        assert!(passes(Rule::Flops(1e6), 50_000, 8, 50_000, 8));
-        assert!(!passes(Rule::Flops(1e6), 10, 10, 10, 8));
+    fn dgemm_computes_device_operands_where_they_live() {
+        let rt = runtime().expect("the unit tests' runtime has two emulated devices");
+        let emu: Vec<usize> = (0..rt.devices().len())
+            .filter(|&i| rt.devices()[i].info().kind == DeviceKind::Emulated)
+            .collect();
+        assert_eq!(emu.len(), 2);
+        let (m, n, k) = (37usize, 29usize, 23usize);
+        let ldc = m + 2;
+        let a = random(21, m * k);
+        let b = random(22, n * k); // stored n x k: op(B) = B^T
+        let c0 = random(23, ldc * n);
+        let (alpha, beta) = (1.5f64, -0.5f64);
+        let db = rt
+            .upload(emu[1], MatRef::packed(&b, n, k).unwrap())
+            .unwrap();
+        let dc = rt
+            .upload(emu[0], MatRef::packed(&c0, ldc, n).unwrap())
+            .unwrap();
+        let before = DEVICE_OPERAND_CALLS.load(Ordering::Relaxed);
+        let dim = |x: usize| x as LpInt;
+        // SAFETY: A is a host array and B, C device arrays of the shapes passed, all alive for
+        // the call; the Fortran convention passes everything by reference.
+        unsafe {
+            crate::routines::dgemm_(
+                c"N".as_ptr(),
+                c"T".as_ptr(),
+                &dim(m),
+                &dim(n),
+                &dim(k),
+                &alpha,
+                a.as_ptr(),
+                &dim(m),
+                db.raw().addr as *const f64,
+                &dim(n),
+                &beta,
+                dc.raw().addr as *mut f64,
+                &dim(ldc),
+            )
+        };
+        assert_eq!(
+            DEVICE_OPERAND_CALLS.load(Ordering::Relaxed),
+            before + 1,
+            "the call did not take the device-operand path"
+        );
+        let mut back = vec![f64::NAN; ldc * n];
+        rt.download(&dc, MatMut::packed(&mut back, ldc, n).unwrap())
+            .unwrap();
+        check_sampled(
+            Trans::N,
+            Trans::T,
+            alpha,
+            MatRef::packed(&a, m, k).unwrap(),
+            MatRef::packed(&b, n, k).unwrap(),
+            beta,
+            MatRef::new(&c0, m, n, ldc).unwrap(),
+            MatRef::new(&back, m, n, ldc).unwrap(),
+            m * n,
+            3,
+        )
+        .expect("C within the reference bound");
+        for j in 0..n {
+            for i in m..ldc {
+                assert_eq!(
+                    back[i + j * ldc],
+                    c0[i + j * ldc],
+                    "C({i}, {j}) beyond m written"
+                );
+            }
+        }
+        // Host operands of the same small call stay off the device path.
+        let mut c = c0.clone();
+        // SAFETY: host arrays of the shapes passed.
+        unsafe {
+            crate::routines::dgemm_(
+                c"N".as_ptr(),
+                c"T".as_ptr(),
+                &dim(m),
+                &dim(n),
+                &dim(k),
+                &alpha,
+                a.as_ptr(),
+                &dim(m),
+                b.as_ptr(),
+                &dim(n),
+                &beta,
+                c.as_mut_ptr(),
+                &dim(ldc),
+            )
+        };
+        assert_eq!(DEVICE_OPERAND_CALLS.load(Ordering::Relaxed), before + 1);
+        for j in 0..n {
+            for i in 0..m {
+                let (x, y) = (c[i + j * ldc], back[i + j * ldc]);
+                assert!(
+                    (x - y).abs() <= 1e-12 * (1.0 + x.abs()),
+                    "host {x} vs devices {y}"
+                );
+            }
+        }
     }
 
     #[test]

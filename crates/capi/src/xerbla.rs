@@ -186,9 +186,11 @@ pub static CBLAS_CallFromC: std::sync::atomic::AtomicI32 = std::sync::atomic::At
 /// `srname` points to `len` readable bytes (or is null) and `info` to an int (or is null).
 #[no_mangle]
 pub unsafe extern "C" fn xerbla_(srname: *const c_char, info: *const i32, len: usize) {
-    // SAFETY: per the contract above.
-    let (name, info) = unsafe { read_args(srname, len, info.as_ref().copied().unwrap_or(0)) };
-    print_reference(&name, info);
+    crate::abi::guard("xerbla_", || {
+        // SAFETY: per the contract above.
+        let (name, info) = unsafe { read_args(srname, len, info.as_ref().copied().unwrap_or(0)) };
+        print_reference(&name, info);
+    })
 }
 
 /// The default handler of the ILP64 entries (`xerbla_64_`).
@@ -197,11 +199,13 @@ pub unsafe extern "C" fn xerbla_(srname: *const c_char, info: *const i32, len: u
 /// As [`xerbla_`], with a 64-bit `info`.
 #[no_mangle]
 pub unsafe extern "C" fn xerbla_64_(srname: *const c_char, info: *const i64, len: usize) {
-    // SAFETY: per the contract above.
-    let i = unsafe { info.as_ref().copied().unwrap_or(0) } as i32;
-    // SAFETY: per the contract above.
-    let (name, info) = unsafe { read_args(srname, len, i) };
-    print_reference(&name, info);
+    crate::abi::guard("xerbla_64_", || {
+        // SAFETY: per the contract above.
+        let i = unsafe { info.as_ref().copied().unwrap_or(0) } as i32;
+        // SAFETY: per the contract above.
+        let (name, info) = unsafe { read_args(srname, len, i) };
+        print_reference(&name, info);
+    })
 }
 
 /// # Safety
@@ -228,15 +232,17 @@ unsafe fn read_args(srname: *const c_char, len: usize, info: i32) -> (String, i3
 /// `rout` is null or a C string.
 #[no_mangle]
 pub unsafe extern "C" fn cblas_xerbla(info: c_int, rout: *const c_char, _form: *const c_void) {
-    let name = if rout.is_null() {
-        String::new()
-    } else {
-        // SAFETY: a C string per the contract.
-        unsafe { CStr::from_ptr(rout) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    print_cblas(info, &name);
+    crate::abi::guard("cblas_xerbla", || {
+        let name = if rout.is_null() {
+            String::new()
+        } else {
+            // SAFETY: a C string per the contract.
+            unsafe { CStr::from_ptr(rout) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        print_cblas(info, &name);
+    })
 }
 
 /// The reference BLAS's LSAME: whether two characters are equal regardless of case (LAPACK
@@ -262,12 +268,14 @@ pub unsafe extern "C" fn xerbla_array_(
     srname_len: *const i32,
     info: *const i32,
 ) {
-    // SAFETY: per the contract above.
-    let (len, info) = unsafe { ((*srname_len).clamp(0, 32) as usize, *info) };
-    // SAFETY: `len` readable bytes.
-    let bytes = unsafe { std::slice::from_raw_parts(srname.cast::<u8>(), len) };
-    let name = String::from_utf8_lossy(bytes).trim_end().to_string();
-    report::<i32>(&name, info);
+    crate::abi::guard("xerbla_array_", || {
+        // SAFETY: per the contract above.
+        let (len, info) = unsafe { ((*srname_len).clamp(0, 32) as usize, *info) };
+        // SAFETY: `len` readable bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(srname.cast::<u8>(), len) };
+        let name = String::from_utf8_lossy(bytes).trim_end().to_string();
+        report::<i32>(&name, info);
+    })
 }
 
 #[cfg(test)]

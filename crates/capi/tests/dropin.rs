@@ -9,7 +9,9 @@
 //!   device failure (`HETBLAS_EMULATED_FAIL`) completes on the host, correctly, and says so;
 //! - bad arguments reach the program's own `xerbla_` / `xerbla_64_` / `cblas_xerbla` with the
 //!   reference's names and parameter numbers, and the call does nothing else;
-//! - the ILP64 (`sgemm_64_`) symbols compute.
+//! - the ILP64 (`sgemm_64_`) symbols compute;
+//! - a CUDA program's device pointers given to `dgemm_` are computed where they live (on a
+//!   GPU machine; skipped without one, failed with `HETBLAS_REQUIRE=cuda`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -268,4 +270,43 @@ fn header_compiles_and_links_both_widths() {
         let out = run(&exe, "", false, &[]);
         assert_ok(&out, name);
     }
+}
+
+#[test]
+fn cuda_device_pointers_are_computed_where_they_live() {
+    let b = built();
+    let exe = b.dir.join("devptr");
+    let lib = lib_dir();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/devptr.c");
+    cc(&[
+        "-O1",
+        "-Wall",
+        "-Werror",
+        "-o",
+        exe.to_str().unwrap(),
+        src.to_str().unwrap(),
+        &format!("-L{}", lib.display()),
+        "-lhetblas",
+        &format!("-Wl,-rpath,{}", lib.display()),
+        "-ldl",
+        "-lm",
+    ]);
+    let require = std::env::var("HETBLAS_REQUIRE").unwrap_or_default();
+    let out = run(
+        &exe,
+        "",
+        false,
+        &[("HETBLAS_REQUIRE", &require), ("HETBLAS_VERBOSE", "1")],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.code() == Some(77) {
+        eprintln!("{}", stdout.trim());
+        return;
+    }
+    assert_ok(&out, "devptr");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("computed where they live"),
+        "the device pointers did not take the device path:\n{err}"
+    );
 }

@@ -878,3 +878,85 @@ fn alpha_zero_for<T: Scalar>(t: &Target) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Device memory handed over by address, as a program's own device pointers are: the device
+/// that owns it says so (and host memory is no device's), and GEMM on the borrowed matrices
+/// computes where they live, leaves the rows of C beyond m alone and frees nothing.
+pub fn borrowed_device_memory(t: &Target) -> Result<(), String> {
+    let e = |e: Error| e.to_string();
+    let mut r = rng(900);
+    let (m, n, k, ldc) = (45, 38, 52, 48);
+    let a: Vec<f64> = random_vec(&mut r, m * k);
+    let b: Vec<f64> = random_vec(&mut r, k * n);
+    let c0: Vec<f64> = random_vec(&mut r, ldc * n);
+    let (alpha, beta) = (random_scalar(&mut r), random_scalar(&mut r));
+    if let Some(d) = t.pool.device_owning(a.as_ptr() as u64) {
+        return Err(format!("device {d} claims host memory"));
+    }
+    let opts = GemmOptions::default().devices(t.compute.iter().copied());
+    for &home in &t.homes {
+        let owned_a = t
+            .pool
+            .upload(home, MatRef::packed(&a, m, k).map_err(e)?)
+            .map_err(e)?;
+        let owned_c = t
+            .pool
+            .upload(home, MatRef::packed(&c0, ldc, n).map_err(e)?)
+            .map_err(e)?;
+        let (pa, pc) = (owned_a.raw().addr, owned_c.raw().addr);
+        for p in [pa, pa + 8 * (m * k - 1) as u64, pc] {
+            let owner = t.pool.device_owning(p);
+            if owner != Some(home) {
+                return Err(format!("address {p:#x} of device {home}: owner {owner:?}"));
+            }
+        }
+        {
+            // SAFETY: both regions are allocations of device `home` holding the shapes given,
+            // alive until `owned_a` and `owned_c` drop after this block.
+            let (lent_a, mut lent_c) = unsafe {
+                (
+                    t.pool.borrow_matrix::<f64>(home, pa, m, k, m).map_err(e)?,
+                    t.pool
+                        .borrow_matrix::<f64>(home, pc, m, n, ldc)
+                        .map_err(e)?,
+                )
+            };
+            let bv = MatRef::packed(&b, k, n).map_err(e)?;
+            t.pool
+                .gemm_with(
+                    Trans::N,
+                    Trans::N,
+                    alpha,
+                    &lent_a,
+                    bv,
+                    beta,
+                    &mut lent_c,
+                    &opts,
+                )
+                .map_err(|x| format!("gemm on borrowed memory of device {home}: {x}"))?;
+        }
+        let mut c = vec![f64::NAN; ldc * n];
+        t.pool
+            .download(&owned_c, MatMut::packed(&mut c, ldc, n).map_err(e)?)
+            .map_err(|x| format!("the owner's matrix after the borrow: {x}"))?;
+        for j in 0..n {
+            for i in m..ldc {
+                if c[i + j * ldc] != c0[i + j * ldc] {
+                    return Err(format!("C({i}, {j}) beyond m was written"));
+                }
+            }
+        }
+        check_against_reference(
+            Trans::N,
+            Trans::N,
+            alpha,
+            MatRef::packed(&a, m, k).map_err(e)?,
+            MatRef::packed(&b, k, n).map_err(e)?,
+            beta,
+            MatRef::new(&c0, m, n, ldc).map_err(e)?,
+            MatRef::new(&c, m, n, ldc).map_err(e)?,
+            Tolerance::default(),
+        )?;
+    }
+    Ok(())
+}

@@ -105,7 +105,8 @@ macro_rules! conformance_suite {
             complex_edge_cases, alpha_zero_reads_no_operands, beta_zero_ignores_nan_in_c,
             leading_dimensions_larger_than_rows, quick_returns, tiny_and_skinny_shapes,
             odd_shapes_default_tile, operand_placements, bad_arguments_are_reported,
-            repeated_call_reuses_plan, multi_tile_with_small_cache, non_square_blockings
+            repeated_call_reuses_plan, multi_tile_with_small_cache, non_square_blockings,
+            borrowed_device_memory
         );
     };
     (@cases $make:path; $($case:ident),*) => {

@@ -5,10 +5,11 @@
 //! profile, and calibration. The pool stays an implementation detail.
 
 use hetblas_core::calibrate::{CalibrationOptions, Progress};
+use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
-    BackendStatus, Device, DeviceMatrix, DevicePool, GemmOptions, GemmReport, Link, MatIn, MatMut,
-    MatOut, MatRef, MemorySpace, Result, Scalar, Trans,
+    BackendStatus, Device, DeviceMatrix, DevicePool, GemmOptions, GemmPrediction, GemmReport, Link,
+    MatIn, MatMut, MatOut, MatRef, MemorySpace, Result, Scalar, Trans,
 };
 use std::sync::{Arc, RwLock};
 
@@ -223,6 +224,12 @@ impl Runtime {
         self.pool.reprobe()
     }
 
+    /// What the calibrated profile predicts for `problem` (the devices the autotuner would
+    /// choose and the seconds they take); `None` without a profile or with a device it lacks.
+    pub fn predict_gemm(&self, problem: &GemmProblem) -> Option<GemmPrediction> {
+        self.pool.predict_gemm(problem)
+    }
+
     /// Number of plans in the plan cache (a repeated call reuses its plan).
     pub fn cached_plans(&self) -> usize {
         self.pool.cached_plans()
@@ -241,6 +248,54 @@ impl Runtime {
         cols: usize,
     ) -> Result<DeviceMatrix<T>> {
         self.pool.alloc_matrix(idx, rows, cols)
+    }
+
+    /// The index of the device whose own memory `addr` is, if any (a CUDA or HIP device
+    /// pointer, from whatever allocated it; an emulated device's allocation). Host memory
+    /// gives `None`.
+    pub fn device_owning(&self, addr: u64) -> Option<usize> {
+        self.pool.device_owning(addr)
+    }
+
+    /// The caller's `rows x cols` matrix (leading dimension `ld`) at `addr` in device `idx`'s
+    /// memory, to pass to [`Runtime::gemm`] as an operand computed where it lives. Dropping it
+    /// frees nothing: the memory stays the caller's.
+    ///
+    /// ```
+    /// use hetblas::{MatRef, Runtime, Trans};
+    /// let rt = Runtime::builder().only(&[]).emulated(1).without_profile().build()?;
+    /// let a = [1.0, 2.0, 3.0, 4.0];
+    /// let owned = rt.upload(0, MatRef::new(&a, 2, 2, 2)?)?; // memory "someone else" allocated
+    /// let addr = owned.raw().addr;
+    /// assert_eq!(rt.device_owning(addr), Some(0));
+    /// // SAFETY: `addr` is 2x2 f64 of device 0, alive until `owned` drops after the call.
+    /// let lent = unsafe { rt.borrow_matrix::<f64>(0, addr, 2, 2, 2)? };
+    /// let mut c = [0.0; 4];
+    /// rt.gemm(Trans::N, Trans::N, 1.0, &lent, &lent, 0.0, hetblas::MatMut::new(&mut c, 2, 2, 2)?)?;
+    /// assert_eq!(c, [7.0, 10.0, 15.0, 22.0]);
+    /// # Ok::<(), hetblas::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// `InvalidInput` for an index out of range, `ld < rows`, or a size that overflows.
+    ///
+    /// # Safety
+    /// - `addr` is memory of device `idx` (as [`Runtime::device_owning`] says), aligned for
+    ///   `T`;
+    /// - the `(cols - 1) * ld + rows` elements from `addr` are allocated and initialised where
+    ///   the matrix is read;
+    /// - the memory is not freed, and nothing else writes it (or, for an output, reads it)
+    ///   until the calls given the matrix have returned.
+    pub unsafe fn borrow_matrix<T: Scalar>(
+        &self,
+        idx: usize,
+        addr: u64,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+    ) -> Result<DeviceMatrix<T>> {
+        // SAFETY: the caller's contract is this function's.
+        unsafe { self.pool.borrow_matrix(idx, addr, rows, cols, ld) }
     }
 
     /// Copies a host matrix to a new matrix on device `idx`.

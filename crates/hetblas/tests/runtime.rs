@@ -409,3 +409,91 @@ fn calibration_from_the_library() {
     rt.set_profile(None);
     assert!(rt.profile().is_none());
 }
+
+#[test]
+fn borrowed_device_memory_is_computed_where_it_lives() {
+    let rt = Runtime::builder()
+        .only(&[])
+        .emulated(2)
+        .without_profile()
+        .build()
+        .expect("runtime");
+    let (m, n, k) = (45, 38, 61);
+    let ldc = m + 3;
+    let a = random(11, m * k);
+    let b = random(12, n * k); // stored n x k: op(B) = B^T
+    let c0 = random(13, ldc * n);
+    let (alpha, beta) = (0.75, -1.25);
+
+    // "The caller's" device memory: B on device 1, C (ld > rows) on device 0.
+    let owned_b = rt.upload(1, MatRef::packed(&b, n, k).unwrap()).unwrap();
+    let owned_c = rt.upload(0, MatRef::packed(&c0, ldc, n).unwrap()).unwrap();
+    let (addr_b, addr_c) = (owned_b.raw().addr, owned_c.raw().addr);
+    assert_eq!(rt.device_owning(addr_b), Some(1));
+    assert_eq!(rt.device_owning(addr_c + 8 * (ldc * n - 1) as u64), Some(0));
+    assert_eq!(
+        rt.device_owning(addr_c + 8 * (ldc * n) as u64),
+        None,
+        "one past the end"
+    );
+    assert_eq!(rt.device_owning(a.as_ptr() as u64), None, "host memory");
+
+    {
+        // SAFETY: both regions are allocations of the named devices, of the sizes given,
+        // initialised, and alive (the owned matrices outlive this block).
+        let (lent_b, mut lent_c) = unsafe {
+            (
+                rt.borrow_matrix::<f64>(1, addr_b, n, k, n).unwrap(),
+                rt.borrow_matrix::<f64>(0, addr_c, m, n, ldc).unwrap(),
+            )
+        };
+        let report = rt
+            .gemm(
+                Trans::N,
+                Trans::T,
+                alpha,
+                MatRef::packed(&a, m, k).unwrap(),
+                &lent_b,
+                beta,
+                &mut lent_c,
+            )
+            .expect("gemm on borrowed operands");
+        assert!(!report.devices.is_empty());
+        // A bad leading dimension is refused, never used.
+        // SAFETY: not used (the call fails before any access).
+        let bad = unsafe { rt.borrow_matrix::<f64>(0, addr_c, m, n, m - 1) };
+        assert!(bad.is_err());
+    } // the borrowed matrices drop here: the caller's memory must stay allocated
+
+    let mut back = vec![f64::NAN; ldc * n];
+    rt.download(&owned_c, MatMut::packed(&mut back, ldc, n).unwrap())
+        .expect("the owner's matrix is intact after the borrows dropped");
+    check_sampled(
+        Trans::N,
+        Trans::T,
+        alpha,
+        MatRef::packed(&a, m, k).unwrap(),
+        MatRef::packed(&b, n, k).unwrap(),
+        beta,
+        MatRef::new(&c0, m, n, ldc).unwrap(),
+        MatRef::new(&back, m, n, ldc).unwrap(),
+        m * n,
+        7,
+    )
+    .expect("result within the bound");
+    for j in 0..n {
+        for i in m..ldc {
+            assert_eq!(
+                back[i + j * ldc],
+                c0[i + j * ldc],
+                "row {i} beyond m was written"
+            );
+        }
+    }
+    drop(owned_c);
+    assert_eq!(
+        rt.device_owning(addr_c),
+        None,
+        "freed memory is no device's"
+    );
+}

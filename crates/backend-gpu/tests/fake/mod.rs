@@ -21,6 +21,8 @@ pub type FakeBackend = hetblas_gpu::GpuBackend<Fake>;
 struct State {
     /// Live allocations (device and pinned): address -> words.
     allocs: HashMap<u64, usize>,
+    /// The device ordinal of each device allocation (pinned host memory has none).
+    owners: HashMap<u64, i32>,
     /// Registered host ranges: start -> length.
     registered: HashMap<u64, usize>,
     /// When each recorded event was recorded.
@@ -50,6 +52,11 @@ pub fn forget_registration(start: u64) -> bool {
     state().registered.remove(&start).is_some()
 }
 
+thread_local! {
+    /// The device bound on this thread (`bind`).
+    static BOUND: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+}
+
 fn alloc(bytes: usize) -> u64 {
     let words = bytes.div_ceil(8).max(1);
     let p = Box::into_raw(vec![0u64; words].into_boxed_slice()) as *mut u64 as u64;
@@ -58,7 +65,9 @@ fn alloc(bytes: usize) -> u64 {
 }
 
 fn free(p: u64) {
-    if let Some(words) = state().allocs.remove(&p) {
+    let mut st = state();
+    st.owners.remove(&p);
+    if let Some(words) = st.allocs.remove(&p) {
         let slice = std::ptr::slice_from_raw_parts_mut(p as *mut u64, words);
         // SAFETY: allocated by `alloc` as a boxed slice of `words` words, freed once.
         drop(unsafe { Box::from_raw(slice) });
@@ -127,7 +136,8 @@ impl GpuRuntime for Fake {
             detail: "host memory".into(),
         })
     }
-    fn bind(_: &i32) -> Result<()> {
+    fn bind(ctx: &i32) -> Result<()> {
+        BOUND.with(|b| b.set(*ctx));
         Ok(())
     }
     fn mem_info(_: &i32) -> Result<(usize, usize)> {
@@ -140,7 +150,9 @@ impl GpuRuntime for Fake {
         Ok(())
     }
     fn malloc(bytes: usize) -> Result<u64> {
-        Ok(alloc(bytes))
+        let p = alloc(bytes);
+        state().owners.insert(p, BOUND.with(|b| b.get()));
+        Ok(p)
     }
     unsafe fn free(ptr: u64) {
         free(ptr)
@@ -172,6 +184,15 @@ impl GpuRuntime for Fake {
             .registered
             .iter()
             .any(|(&s, &l)| (s..s + l as u64).contains(&page))
+    }
+    fn device_of_address(addr: u64) -> Option<i32> {
+        let st = state();
+        st.owners.iter().find_map(|(&start, &ordinal)| {
+            let words = st.allocs.get(&start)?;
+            (start..start + 8 * *words as u64)
+                .contains(&addr)
+                .then_some(ordinal)
+        })
     }
     unsafe fn copy_2d(c: &Copy2D) -> Result<()> {
         for j in 0..c.height {

@@ -97,6 +97,15 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn fault_injector(&self) -> Option<&Arc<crate::fault::FaultInjector>> {
         None
     }
+
+    /// Whether `addr` is an address in this device's own memory (memory it computes in and
+    /// the host cannot read directly), whoever allocated it: a GPU asks its runtime
+    /// (`cuPointerGetAttribute`, `hipPointerGetAttributes`), an emulated device its live
+    /// allocations. Lets callers that receive raw pointers (the drop-in BLAS) find operands
+    /// that must be computed where they live. Devices that compute in host memory say `false`.
+    fn owns_address(&self, _addr: u64) -> bool {
+        false
+    }
     fn as_any(&self) -> &dyn Any;
 }
 

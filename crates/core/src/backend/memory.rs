@@ -61,6 +61,35 @@ pub trait Buffer: Send + Sync + fmt::Debug {
     }
 }
 
+/// Memory a caller owns, lent to hetblas for one call: it names the region and frees nothing
+/// when dropped (see [`crate::pool::DevicePool::borrow_matrix`]).
+#[derive(Debug, Clone, Copy)]
+pub struct BorrowedBuffer {
+    space: MemorySpace,
+    addr: u64,
+    len: usize,
+}
+
+impl BorrowedBuffer {
+    /// The `len` bytes at `addr` in `space`. Creating one is safe (it is only a description);
+    /// what is done with it decides whether the memory is valid.
+    pub fn new(space: MemorySpace, addr: u64, len: usize) -> BorrowedBuffer {
+        BorrowedBuffer { space, addr, len }
+    }
+}
+
+impl Buffer for BorrowedBuffer {
+    fn space(&self) -> MemorySpace {
+        self.space
+    }
+    fn addr(&self) -> u64 {
+        self.addr
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// A column-major tile somewhere in some memory space: element (0, 0) at `addr`, `rows x cols`,
 /// leading dimension `ld` (in elements). Views, not copies: tiles of an operand point into it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -3,7 +3,7 @@
 use super::DevicePool;
 use crate::error::{Error, Result};
 use crate::matrix::{DeviceMatrix, MatIn, MatOut};
-use crate::memory::{HostAccess, RawTile};
+use crate::memory::{BorrowedBuffer, HostAccess, RawTile};
 use crate::operand::{MatMut, MatRef};
 use crate::scalar::Scalar;
 use std::marker::PhantomData;
@@ -33,6 +33,60 @@ impl DevicePool {
             rows,
             cols,
             ld: rows.max(1),
+            _t: PhantomData,
+        })
+    }
+
+    /// The index of the device whose own memory `addr` is (see [`Device::owns_address`]), if
+    /// any: host memory, and memory of no device of this pool, give `None`.
+    ///
+    /// [`Device::owns_address`]: crate::device::Device::owns_address
+    pub fn device_owning(&self, addr: u64) -> Option<usize> {
+        self.devices.iter().position(|d| d.owns_address(addr))
+    }
+
+    /// The caller's `rows x cols` matrix (leading dimension `ld`) at `addr` in device `idx`'s
+    /// memory, as a [`DeviceMatrix`] for GEMM operands. Dropping it frees nothing.
+    ///
+    /// # Errors
+    /// `InvalidInput` for a bad index, `ld < rows`, or a size that overflows.
+    ///
+    /// # Safety
+    /// - `addr` is memory of device `idx` (as [`DevicePool::device_owning`] says), aligned for
+    ///   `T`;
+    /// - the `(cols - 1) * ld + rows` elements from `addr` are allocated, and hold initialised
+    ///   values of `T` where the matrix is read;
+    /// - the memory is not freed, and nothing else writes it (or, for an output, reads it)
+    ///   while the matrix is in use, that is until the calls given it have returned.
+    pub unsafe fn borrow_matrix<T: Scalar>(
+        &self,
+        idx: usize,
+        addr: u64,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+    ) -> Result<DeviceMatrix<T>> {
+        let device = self.device(idx)?.clone();
+        if ld < rows.max(1) {
+            return Err(Error::InvalidInput(format!(
+                "leading dimension {ld} < {rows} rows"
+            )));
+        }
+        let elems = if rows == 0 || cols == 0 {
+            Some(0)
+        } else {
+            (cols - 1).checked_mul(ld).and_then(|e| e.checked_add(rows))
+        };
+        let bytes = elems
+            .and_then(|e| e.checked_mul(T::DTYPE.size()))
+            .ok_or_else(|| Error::InvalidInput(format!("matrix {rows}x{cols} too large")))?;
+        let buffer = Box::new(BorrowedBuffer::new(device.space(), addr, bytes));
+        Ok(DeviceMatrix {
+            device,
+            buffer,
+            rows,
+            cols,
+            ld,
             _t: PhantomData,
         })
     }

@@ -16,11 +16,21 @@ use crate::error::{Error, Result};
 use crate::link::Link;
 use crate::memory::{HostAccess, MemorySpace};
 use crate::plan::cache::PlanCache;
+use crate::problem::GemmProblem;
 use crate::profile::MachineProfile;
 use decisions::DecisionCache;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use workspace::Workspaces;
+
+/// The profile's prediction for one GEMM ([`DevicePool::predict_gemm`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GemmPrediction {
+    /// The devices the autotuner would use (pool indices).
+    pub devices: Vec<usize>,
+    /// The predicted time of the call on them, in seconds.
+    pub seconds: f64,
+}
 
 /// A set of devices that GEMM runs on together.
 pub struct DevicePool {
@@ -167,6 +177,27 @@ impl DevicePool {
         });
         self.decisions.clear();
         f.clone()
+    }
+
+    /// What the calibrated profile predicts for `problem` when the autotuner chooses the
+    /// devices (every subset balanced, the fastest kept): the devices and the predicted
+    /// seconds. `None` without a profile, or when it lacks some device's GEMM rate.
+    pub fn predict_gemm(&self, problem: &GemmProblem) -> Option<GemmPrediction> {
+        let profile = self.profile()?;
+        let tile = crate::autotune::provisional_tile(problem, None);
+        let bw = |s, d| self.link_bandwidth(s, d);
+        let c = crate::autotune::choose_pool_devices(
+            problem,
+            &self.devices,
+            &self.failed_devices(),
+            tile,
+            Some(&profile),
+            &bw,
+        )?;
+        Some(GemmPrediction {
+            devices: c.devices,
+            seconds: c.predicted,
+        })
     }
 
     fn device(&self, idx: usize) -> Result<&Arc<dyn Device>> {

@@ -9,7 +9,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// A column-major matrix in a device's memory, created by [`crate::pool::DevicePool`]
-/// (`alloc_matrix`, `upload`) and read back with `download`.
+/// (`alloc_matrix`, `upload`) and read back with `download`, or memory of the caller's lent
+/// for a call (`borrow_matrix`): dropping a borrowed matrix frees nothing.
 #[derive(Debug)]
 pub struct DeviceMatrix<T> {
     pub(crate) device: Arc<dyn Device>,

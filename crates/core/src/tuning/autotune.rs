@@ -70,9 +70,7 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
     problem.check_modelled()?;
     let dtype = problem.dtype;
     let pool = req.devices;
-    // A provisional tile for the rates (the balancer's inputs).
-    let maxdim = problem.m.max(problem.n).max(problem.k);
-    let t0 = req.forced.map_or(4096, |b| b.tm).min(maxdim).max(1);
+    let t0 = provisional_tile(problem, req.forced);
     let (devices, weights) = devices_and_shares(req, t0);
     if devices.is_empty() {
         return Err(Error::Unsupported {
@@ -133,20 +131,14 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
                 .unwrap_or_else(|| vec![1.0 / list.len() as f64; list.len()]);
             (list.to_vec(), w)
         }
-        None => {
-            let cands: Vec<usize> = (0..pool.len())
-                .filter(|&i| pool[i].kernel().supports(problem.dtype) && !req.excluded.contains(&i))
-                .collect();
-            let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
-            match choose_devices(problem, &devs, t0, profile, link_bw) {
-                Some(c) => (c.devices.iter().map(|&i| cands[i]).collect(), c.weights),
-                None => {
-                    let d = default_devices_excluding(pool, problem.dtype, req.excluded);
-                    let n = d.len().max(1);
-                    (d, vec![1.0 / n as f64; n])
-                }
+        None => match choose_pool_devices(problem, pool, req.excluded, t0, profile, link_bw) {
+            Some(c) => (c.devices, c.weights),
+            None => {
+                let d = default_devices_excluding(pool, problem.dtype, req.excluded);
+                let n = d.len().max(1);
+                (d, vec![1.0 / n as f64; n])
             }
-        }
+        },
     }
 }
 
@@ -605,6 +597,32 @@ pub fn device_rates(
             })
         })
         .collect()
+}
+
+/// The tile the balancer's rates are read at before the tile is chosen: the forced one, else
+/// 4096, never above the problem's largest dimension.
+pub fn provisional_tile(problem: &GemmProblem, forced: Option<Blocking>) -> usize {
+    let maxdim = problem.m.max(problem.n).max(problem.k);
+    forced.map_or(4096, |b| b.tm).min(maxdim).max(1)
+}
+
+/// [`choose_devices`] among the devices of `pool` with a kernel for the dtype and not in `excluded`
+/// the result are the pool's.
+pub fn choose_pool_devices(
+    problem: &GemmProblem,
+    pool: &[Arc<dyn Device>],
+    excluded: &[usize],
+    tile: usize,
+    profile: Option<&MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+) -> Option<DeviceChoice> {
+    let cands: Vec<usize> = (0..pool.len())
+        .filter(|&i| pool[i].kernel().supports(problem.dtype) && !excluded.contains(&i))
+        .collect();
+    let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
+    let mut c = choose_devices(problem, &devs, tile, profile, link_bw)?;
+    c.devices = c.devices.iter().map(|&i| cands[i]).collect();
+    Some(c)
 }
 
 /// Devices and shares chosen by the balancer.
