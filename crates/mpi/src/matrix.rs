@@ -175,6 +175,7 @@ pub struct DistMut<'a, T> {
 
 /// Checks that a submatrix `rows x cols` at (`i0`, `j0`) lies inside the descriptor's matrix and
 /// that the local array holds this process's part (`lld * local columns` elements).
+#[allow(clippy::too_many_arguments)] // a view's parts, the grid and the argument position
 pub(crate) fn check_view(
     desc: &Descriptor,
     local_len: usize,

@@ -63,17 +63,10 @@ impl NetworkModel {
         if ranks.len() < 2 {
             return 0.0;
         }
-        let slowest =
-            ranks[1..]
-                .iter()
-                .map(|&r| self.link(ranks[0], r))
-                .fold(self.intra_node, |w, l| {
-                    if l.bandwidth < w.bandwidth {
-                        l
-                    } else {
-                        w
-                    }
-                });
+        let links = ranks[1..].iter().map(|&r| self.link(ranks[0], r));
+        let slowest = links
+            .reduce(|w, l| if l.bandwidth < w.bandwidth { l } else { w })
+            .unwrap_or(self.intra_node);
         let rounds = (ranks.len() as f64).log2().ceil();
         let tree = rounds * slowest.time(bytes);
         let pipelined = rounds * slowest.latency_s + 2.0 * bytes / slowest.bandwidth;

@@ -25,16 +25,26 @@ use mpi::topology::{Communicator, Group, SimpleCommunicator};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int};
-use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 static RUNTIME: OnceLock<std::result::Result<Runtime, String>> = OnceLock::new();
 
+/// A grid made for a BLACS context, with what BLACS said of it (a context number is reused
+/// after `blacs_gridexit`, so the entry is checked against BLACS at every call).
+struct KnownGrid {
+    ranks: Vec<c_int>,
+    /// (nprow, npcol, myrow, mycol)
+    shape: [c_int; 4],
+    /// Never dropped: freeing a communicator after `MPI_Finalize` (when thread-local storage
+    /// is torn down) is an error, and the program's BLACS finalises MPI before that.
+    grid: &'static ProcessGrid,
+}
+
 thread_local! {
     /// Grids made for BLACS contexts (MPI calls come from the thread that called pdgemm_).
-    static GRIDS: RefCell<HashMap<c_int, Rc<ProcessGrid>>> = RefCell::new(HashMap::new());
+    static GRIDS: RefCell<HashMap<c_int, KnownGrid>> = RefCell::new(HashMap::new());
 }
 
 /// How many `pdgemm_` / `psgemm_` calls this library has served (a program can check, with
@@ -48,10 +58,7 @@ type GridInfo = unsafe extern "C" fn(*const c_int, *mut c_int, *mut c_int, *mut 
 type Pnum = unsafe extern "C" fn(*const c_int, *const c_int, *const c_int) -> c_int;
 
 /// The grid of BLACS context `ictxt`, or `None` when this process is not in it.
-fn grid_of(ictxt: c_int) -> Result<Option<Rc<ProcessGrid>>> {
-    if let Some(g) = GRIDS.with(|g| g.borrow().get(&ictxt).cloned()) {
-        return Ok(Some(g));
-    }
+fn grid_of(ictxt: c_int) -> Result<Option<&'static ProcessGrid>> {
     let no_blacs = |e: libloading::Error| {
         DistError::Grid(format!(
             "no BLACS in this process ({e}): pdgemm_ takes its grid from the program's BLACS"
@@ -74,15 +81,24 @@ fn grid_of(ictxt: c_int) -> Result<Option<Rc<ProcessGrid>>> {
     if myrow < 0 || mycol < 0 || nprow <= 0 || npcol <= 0 {
         return Ok(None);
     }
-    if !mpi::environment::is_initialized() {
-        return Err(DistError::Grid("MPI is not initialised".into()));
-    }
     let mut ranks = Vec::with_capacity((nprow * npcol) as usize);
     for p in 0..nprow {
         for q in 0..npcol {
             // SAFETY: valid in-pointers; (p, q) is inside the grid.
             ranks.push(unsafe { pnum(&ictxt, &p, &q) });
         }
+    }
+    let cached = GRIDS.with(|g| {
+        g.borrow()
+            .get(&ictxt)
+            .filter(|k| k.ranks == ranks && k.shape == [nprow, npcol, myrow, mycol])
+            .map(|k| k.grid)
+    });
+    if let Some(grid) = cached {
+        return Ok(Some(grid));
+    }
+    if !mpi::environment::is_initialized() {
+        return Err(DistError::Grid("MPI is not initialised".into()));
     }
     let world = SimpleCommunicator::world();
     if ranks.iter().any(|&r| r < 0 || r >= world.size()) {
@@ -94,19 +110,28 @@ fn grid_of(ictxt: c_int) -> Result<Option<Rc<ProcessGrid>>> {
     let comm = world
         .split_by_subgroup(&group)
         .ok_or_else(|| DistError::Grid("this process is not in its grid's group".into()))?;
-    let expected = (myrow * npcol + mycol) as i32;
+    let expected = myrow * npcol + mycol;
     if comm.rank() != expected {
         return Err(DistError::Grid(format!(
             "grid rank {} for BLACS position ({myrow}, {mycol}), expected {expected}",
             comm.rank()
         )));
     }
-    let grid = Rc::new(ProcessGrid::from_grid_comm(
+    let grid: &'static ProcessGrid = Box::leak(Box::new(ProcessGrid::from_grid_comm(
         comm,
         nprow as usize,
         npcol as usize,
-    )?);
-    GRIDS.with(|g| g.borrow_mut().insert(ictxt, grid.clone()));
+    )?));
+    GRIDS.with(|g| {
+        g.borrow_mut().insert(
+            ictxt,
+            KnownGrid {
+                ranks,
+                shape: [nprow, npcol, myrow, mycol],
+                grid,
+            },
+        )
+    });
     Ok(Some(grid))
 }
 
@@ -223,7 +248,7 @@ unsafe fn pgemm<T: Scalar + Equivalence + Default>(x: &Args<T>) -> Result<()> {
     };
     gemm_sub(
         runtime()?,
-        &grid,
+        grid,
         transa,
         transb,
         m,

@@ -224,7 +224,7 @@ pub fn gemm_sub<T: Scalar + Equivalence + Default>(
     let c_rows = cra.local_range(c.i0, c.i0 + m);
     let c_cols = cca.local_range(c.j0, c.j0 + n);
     let (m_loc, n_loc) = (c_rows.len(), c_cols.len());
-    // SAFETY-free view of local C: the submatrix's local rows and columns, ld = LLD.
+    // Local C of the submatrix: its local rows and columns, ld = LLD.
     let c_off = c_rows.start + c_cols.start * c.desc.lld;
     let c_view_len = if n_loc == 0 {
         0
