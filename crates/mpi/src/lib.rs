@@ -33,4 +33,6 @@ pub use error::{DistError, Result};
 pub use grid::ProcessGrid;
 pub use matrix::{DistMatrix, DistMut, DistRef};
 pub use network::{NetworkLink, NetworkModel};
-pub use summa::{gemm, gemm_sub, CPlacement, SummaOptions, SummaReport};
+pub use summa::{
+    gemm, gemm_in, gemm_sub, gemm_sub_in, CPlacement, SummaOptions, SummaReport, Workspace,
+};

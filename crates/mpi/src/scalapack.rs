@@ -18,10 +18,11 @@ use crate::desc::Descriptor;
 use crate::error::{DistError, Result};
 use crate::grid::ProcessGrid;
 use crate::matrix::{DistMut, DistRef};
-use crate::summa::{gemm_sub, SummaOptions};
+use crate::summa::{gemm_sub_in, SummaOptions, Workspace};
 use hetblas::{Runtime, Scalar, Trans};
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, Group, SimpleCommunicator};
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int};
@@ -45,6 +46,9 @@ struct KnownGrid {
 thread_local! {
     /// Grids made for BLACS contexts (MPI calls come from the thread that called pdgemm_).
     static GRIDS: RefCell<HashMap<c_int, KnownGrid>> = RefCell::new(HashMap::new());
+    /// Panel buffers per element type, kept between calls so that the node runtime page-locks
+    /// them once (see `Workspace`).
+    static WORKSPACES: RefCell<HashMap<TypeId, Box<dyn Any>>> = RefCell::new(HashMap::new());
 }
 
 /// How many `pdgemm_` / `psgemm_` calls this library has served (a program can check, with
@@ -168,7 +172,7 @@ struct Args<T> {
 /// # Safety
 /// The pointers are P?GEMM's arguments as ScaLAPACK defines them: valid scalars, 9-entry
 /// descriptors, and local arrays of at least `LLD * LOCc(N_)` elements for this process.
-unsafe fn pgemm<T: Scalar + Equivalence + Default>(x: &Args<T>) -> Result<()> {
+unsafe fn pgemm<T: Scalar + Equivalence + Default + 'static>(x: &Args<T>) -> Result<()> {
     // SAFETY: the caller passes valid pointers (function contract).
     let (desca, descb, descc) = unsafe {
         (
@@ -246,36 +250,46 @@ unsafe fn pgemm<T: Scalar + Equivalence + Default>(x: &Args<T>) -> Result<()> {
             slice_or_empty_mut(x.c, local_len(&dc)),
         )
     };
-    gemm_sub(
-        runtime()?,
-        grid,
-        transa,
-        transb,
-        m,
-        n,
-        k,
-        alpha,
-        DistRef {
-            desc: da,
-            local: a,
-            i0: ia,
-            j0: ja,
-        },
-        DistRef {
-            desc: db,
-            local: b,
-            i0: ib,
-            j0: jb,
-        },
-        beta,
-        DistMut {
-            desc: dc,
-            local: c,
-            i0: ic,
-            j0: jc,
-        },
-        &SummaOptions::default(),
-    )?;
+    let rt = runtime()?;
+    WORKSPACES.with(|w| {
+        let mut w = w.borrow_mut();
+        let ws = w
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Box::new(Workspace::<T>::new()))
+            .downcast_mut::<Workspace<T>>()
+            .ok_or_else(|| DistError::Grid("workspace of another type".into()))?;
+        gemm_sub_in(
+            rt,
+            grid,
+            transa,
+            transb,
+            m,
+            n,
+            k,
+            alpha,
+            DistRef {
+                desc: da,
+                local: a,
+                i0: ia,
+                j0: ja,
+            },
+            DistRef {
+                desc: db,
+                local: b,
+                i0: ib,
+                j0: jb,
+            },
+            beta,
+            DistMut {
+                desc: dc,
+                local: c,
+                i0: ic,
+                j0: jc,
+            },
+            &SummaOptions::default(),
+            ws,
+        )
+    })?;
     Ok(())
 }
 
@@ -302,7 +316,7 @@ unsafe fn slice_or_empty_mut<'a, T>(ptr: *mut T, len: usize) -> &'a mut [T] {
 }
 
 /// Runs one P?GEMM call: never unwinds, reports errors as PBLAS does.
-fn entry<T: Scalar + Equivalence + Default>(routine: &str, args: Args<T>) {
+fn entry<T: Scalar + Equivalence + Default + 'static>(routine: &str, args: Args<T>) {
     CALLS.fetch_add(1, Ordering::Relaxed);
     // SAFETY: the pointers come from the Fortran caller, under ScaLAPACK's contract.
     let outcome =

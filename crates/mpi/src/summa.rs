@@ -127,6 +127,32 @@ pub fn gemm<T: Scalar + Equivalence + Default>(
     c: &mut crate::DistMatrix<T>,
     opts: &SummaOptions,
 ) -> Result<SummaReport> {
+    let mut ws = Workspace::new();
+    let r = gemm_in(
+        rt, grid, transa, transb, alpha, a, b, beta, c, opts, &mut ws,
+    );
+    ws.release(rt)?;
+    r
+}
+
+/// [`gemm`] with panel buffers kept in `ws` between calls (see [`gemm_sub_in`]).
+///
+/// # Errors
+/// As [`gemm`].
+#[allow(clippy::too_many_arguments)] // the BLAS argument list and the workspace
+pub fn gemm_in<T: Scalar + Equivalence + Default>(
+    rt: &Runtime,
+    grid: &ProcessGrid,
+    transa: Trans,
+    transb: Trans,
+    alpha: T,
+    a: &crate::DistMatrix<T>,
+    b: &crate::DistMatrix<T>,
+    beta: T,
+    c: &mut crate::DistMatrix<T>,
+    opts: &SummaOptions,
+    ws: &mut Workspace<T>,
+) -> Result<SummaReport> {
     let (m, n) = (c.rows(), c.cols());
     let k = if transa.is_transposed() {
         a.rows()
@@ -147,7 +173,7 @@ pub fn gemm<T: Scalar + Equivalence + Default>(
             format!("B is {}x{}, op(B) must be {k}x{n}", b.rows(), b.cols()),
         ));
     }
-    gemm_sub(
+    gemm_sub_in(
         rt,
         grid,
         transa,
@@ -161,7 +187,75 @@ pub fn gemm<T: Scalar + Equivalence + Default>(
         beta,
         c.as_dist_mut(),
         opts,
+        ws,
     )
+}
+
+/// Host buffers for the panels in flight (two per operand) and for joining a B panel, kept
+/// between calls by [`gemm_sub_in`].
+#[derive(Debug)]
+pub struct Workspace<T> {
+    a: [Vec<T>; 2],
+    b: [Vec<T>; 2],
+    join: Vec<T>,
+}
+
+impl<T: Scalar> Default for Workspace<T> {
+    fn default() -> Self {
+        Workspace {
+            a: [Vec::new(), Vec::new()],
+            b: [Vec::new(), Vec::new()],
+            join: Vec::new(),
+        }
+    }
+}
+
+impl<T: Scalar> Workspace<T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Gives back what the runtime keeps for the buffers (page-locked registrations) and frees
+    /// them. Call it before dropping a workspace that was used.
+    ///
+    /// # Errors
+    /// The backend's error when a registration cannot be undone.
+    pub fn release(&mut self, rt: &Runtime) -> Result<()> {
+        for v in self
+            .a
+            .iter_mut()
+            .chain(self.b.iter_mut())
+            .chain([&mut self.join])
+        {
+            if !v.is_empty() {
+                rt.release_host(v)?;
+            }
+            *v = Vec::new();
+        }
+        Ok(())
+    }
+
+    /// A buffer of at least `len` elements; a buffer that must grow is released first (it
+    /// moves, and a registration of the old range would go stale).
+    fn grow(rt: &Runtime, v: &mut Vec<T>, len: usize) -> Result<()> {
+        if v.len() < len {
+            if !v.is_empty() {
+                rt.release_host(v)?;
+            }
+            *v = vec![T::from_f64(0.0); len];
+        }
+        Ok(())
+    }
+
+    fn reserve(&mut self, rt: &Runtime, a_len: usize, b_len: usize) -> Result<()> {
+        for v in &mut self.a {
+            Self::grow(rt, v, a_len)?;
+        }
+        for v in &mut self.b {
+            Self::grow(rt, v, b_len)?;
+        }
+        Ok(())
+    }
 }
 
 /// Where one k-block of the A and B panels comes from.
@@ -209,6 +303,36 @@ pub fn gemm_sub<T: Scalar + Equivalence + Default>(
     beta: T,
     c: DistMut<'_, T>,
     opts: &SummaOptions,
+) -> Result<SummaReport> {
+    let mut ws = Workspace::new();
+    let r = gemm_sub_in(
+        rt, grid, transa, transb, m, n, k, alpha, a, b, beta, c, opts, &mut ws,
+    );
+    ws.release(rt)?;
+    r
+}
+
+/// [`gemm_sub`] with panel buffers kept in `ws` between calls: the node runtime page-locks the
+/// host buffers it is given once, and a workspace reused across calls pays that only once.
+///
+/// # Errors
+/// As [`gemm_sub`].
+#[allow(clippy::too_many_arguments)] // the PBLAS argument list and the workspace
+pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
+    rt: &Runtime,
+    grid: &ProcessGrid,
+    transa: Trans,
+    transb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: DistRef<'_, T>,
+    b: DistRef<'_, T>,
+    beta: T,
+    c: DistMut<'_, T>,
+    opts: &SummaOptions,
+    ws: &mut Workspace<T>,
 ) -> Result<SummaReport> {
     let t0 = Instant::now();
     let (nprow, npcol, myrow, mycol) = (grid.nprow(), grid.npcol(), grid.myrow(), grid.mycol());
@@ -409,14 +533,31 @@ pub fn gemm_sub<T: Scalar + Equivalence + Default>(
     };
     report.c_on_device = c_dev.is_some();
 
-    // Two buffers per operand: panel p + 1 arrives while panel p is multiplied. A panels are
-    // m_loc x w, B panels are stored transposed (n_loc x w), so that a k-block of either is
-    // contiguous and travels in one broadcast.
-    let zero = T::from_f64(0.0);
-    let mut a_bufs = [vec![zero; m_loc * max_w], vec![zero; m_loc * max_w]];
-    let mut b_bufs = [vec![zero; n_loc * max_w], vec![zero; n_loc * max_w]];
+    // Two buffers per operand: panel p + 1 arrives while panel p is multiplied. A panel is
+    // m_loc x w (column-major, each k-block's columns contiguous); a B panel is its k-blocks one
+    // after the other, each len x n_loc column-major, so that every k-block of either operand is
+    // contiguous and travels in one broadcast, and packing copies whole column segments. An
+    // operand whose broadcast group is this process alone (A on a grid of one column, B on a
+    // grid of one row) is read in place, with no copy.
+    let a_local = npcol == 1;
+    let b_local = nprow == 1;
+    let a_len = if a_local { 0 } else { m_loc * max_w };
+    let b_len = if b_local { 0 } else { n_loc * max_w };
+    ws.reserve(rt, a_len, b_len)?;
+    // A panel of several k-blocks of B is joined into one w x n_loc matrix before its product.
+    let several = panels.iter().any(|p| p.len() > 1);
+    let join_len = if b_local || !several {
+        0
+    } else {
+        n_loc * max_w
+    };
+    Workspace::grow(rt, &mut ws.join, join_len)?;
+    let Workspace {
+        a: a_bufs,
+        b: b_bufs,
+        join: b_join,
+    } = ws;
 
-    let (srcs, dims, me) = ((&a_src, &b_src), (m_loc, n_loc), (myrow, mycol));
     let mut beta_now = beta;
     let (mut a_cur, mut a_next) = {
         let (x, y) = a_bufs.split_at_mut(1);
@@ -426,82 +567,97 @@ pub fn gemm_sub<T: Scalar + Equivalence + Default>(
         let (x, y) = b_bufs.split_at_mut(1);
         (&mut x[0], &mut y[0])
     };
+    let ctx = PostContext {
+        grid,
+        a_src: &a_src,
+        b_src: &b_src,
+        m_loc,
+        n_loc,
+        a_local,
+        b_local,
+    };
     // Panel 0 arrives before anything can be computed.
+    let t_w = Instant::now();
     scope(|sc| {
-        let reqs: Vec<_> = post_panel(a_cur, b_cur, &panels[0], srcs, dims, me)
-            .into_iter()
-            .flat_map(|(blk, ca, cb)| bcast_pair(grid, sc, blk, ca, cb))
-            .collect();
-        for r in reqs {
+        for r in post_panel(&ctx, sc, a_cur, b_cur, &panels[0]) {
             r.wait();
         }
     });
+    report.wait_seconds += t_w.elapsed().as_secs_f64();
     for p in 0..panels.len() {
-        let w: usize = panels[p].iter().map(|b| b.len).sum();
+        let panel = &panels[p];
+        let w: usize = panel.iter().map(|b| b.len).sum();
         let overlap = !opts.no_overlap && p + 1 < panels.len();
-        let mut result: Result<()> = Ok(());
-        scope(|sc| {
-            let pending: Vec<Request<'_, [T], _>> = if overlap {
-                post_panel(a_next, b_next, &panels[p + 1], srcs, dims, me)
-                    .into_iter()
-                    .flat_map(|(blk, ca, cb)| bcast_pair(grid, sc, blk, ca, cb))
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let t_c = Instant::now();
-            let a_pan = &a_cur[..m_loc * w];
-            let b_pan = &b_cur[..n_loc * w];
-            let c_host = &mut *c_local;
-            let c_dev = c_dev.as_mut();
-            let (res, pending) = std::thread::scope(|ts| {
-                let job = ts.spawn(move || -> Result<()> {
-                    let av = MatRef::new(a_pan, m_loc, w, m_loc.max(1))?;
-                    let bv = MatRef::new(b_pan, n_loc, w, n_loc.max(1))?;
-                    match c_dev {
-                        Some(d) => rt.gemm(Trans::N, Trans::T, alpha, av, bv, beta_now, d)?,
-                        None => {
-                            let cv = MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?;
-                            rt.gemm(Trans::N, Trans::T, alpha, av, bv, beta_now, cv)?
-                        }
-                    };
-                    Ok(())
-                });
-                // Test the broadcasts while the runtime computes: MPI moves data only inside
-                // its calls unless it has a progress thread.
-                let mut pending = pending;
+        let first = panel[0];
+        // This panel's operands: views of the local arrays, of the received buffers, or of
+        // the joined B panel.
+        let (a_data, a_ld) = if a_local {
+            let l0 = a_src.k_axis.local_index(a_src.k0 + first.k) - a_src.k_base;
+            (&a_src.local[a_src.mn_start + l0 * a_src.ld..], a_src.ld)
+        } else {
+            (&a_cur[..m_loc * w], m_loc.max(1))
+        };
+        let (b_data, b_ld): (&[T], usize) = if b_local {
+            let l0 = b_src.k_axis.local_index(b_src.k0 + first.k) - b_src.k_base;
+            (&b_src.local[l0 + b_src.mn_start * b_src.ld..], b_src.ld)
+        } else if panel.len() == 1 {
+            (&b_cur[..n_loc * w], w.max(1))
+        } else {
+            join_b(&b_cur[..n_loc * w], panel, n_loc, w, b_join);
+            (&b_join[..n_loc * w], w.max(1))
+        };
+        let c_host = &mut *c_local;
+        let c_dev_now = c_dev.as_mut();
+        let (a_next_now, b_next_now) = (&mut *a_next, &mut *b_next);
+        let t_c = Instant::now();
+        let (res, waited) = std::thread::scope(|ts| {
+            let job = ts.spawn(move || -> Result<()> {
+                let av = MatRef::new(a_data, m_loc, w, a_ld)?;
+                let bv = MatRef::new(b_data, w, n_loc, b_ld)?;
+                match c_dev_now {
+                    Some(d) => rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, d)?,
+                    None => {
+                        let cv = MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?;
+                        rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, cv)?
+                    }
+                };
+                Ok(())
+            });
+            // While the runtime computes: pack and post the next panel, and test the
+            // broadcasts (MPI moves data only inside its calls unless it has a progress
+            // thread).
+            let mut waited = 0.0;
+            scope(|sc| {
+                let mut pending = if overlap {
+                    post_panel(&ctx, sc, a_next_now, b_next_now, &panels[p + 1])
+                } else {
+                    Vec::new()
+                };
                 while !job.is_finished() {
                     pending = pending.into_iter().filter_map(|r| r.test().err()).collect();
-                    std::thread::sleep(Duration::from_micros(if pending.is_empty() {
-                        200
-                    } else {
-                        20
-                    }));
+                    let nap = if pending.is_empty() { 200 } else { 20 };
+                    std::thread::sleep(Duration::from_micros(nap));
                 }
-                let res = job
-                    .join()
-                    .unwrap_or_else(|_| Err(DistError::Grid("local GEMM thread panicked".into())));
-                (res, pending)
+                let t_w = Instant::now();
+                for r in pending {
+                    r.wait();
+                }
+                waited = t_w.elapsed().as_secs_f64();
             });
-            result = res;
-            report.compute_seconds += t_c.elapsed().as_secs_f64();
-            let t_w = Instant::now();
-            for r in pending {
-                r.wait();
-            }
-            report.wait_seconds += t_w.elapsed().as_secs_f64();
+            let res = job
+                .join()
+                .unwrap_or_else(|_| Err(DistError::Grid("local GEMM thread panicked".into())));
+            (res, waited)
         });
-        result?;
+        report.compute_seconds += t_c.elapsed().as_secs_f64() - waited;
+        report.wait_seconds += waited;
+        res?;
         beta_now = T::from_f64(1.0);
         if p + 1 < panels.len() {
             if !overlap {
                 let t_w = Instant::now();
                 scope(|sc| {
-                    let reqs: Vec<_> = post_panel(a_next, b_next, &panels[p + 1], srcs, dims, me)
-                        .into_iter()
-                        .flat_map(|(blk, ca, cb)| bcast_pair(grid, sc, blk, ca, cb))
-                        .collect();
-                    for r in reqs {
+                    for r in post_panel(&ctx, sc, a_next, b_next, &panels[p + 1]) {
                         r.wait();
                     }
                 });
@@ -518,71 +674,57 @@ pub fn gemm_sub<T: Scalar + Equivalence + Default>(
     Ok(report)
 }
 
-/// Cuts the panel buffers into one chunk per k-block and fills the chunks this process owns.
-#[allow(clippy::type_complexity)] // (block, A chunk, B chunk)
-fn post_panel<'a, T: Copy>(
-    a_panel: &'a mut [T],
-    b_panel: &'a mut [T],
-    panel: &[KBlock],
-    (a_src, b_src): (&PanelSource<'_, T>, &PanelSource<'_, T>),
-    (m_loc, n_loc): (usize, usize),
-    (myrow, mycol): (usize, usize),
-) -> Vec<(KBlock, &'a mut [T], &'a mut [T])> {
-    let mut chunks = split_panel(a_panel, b_panel, panel, m_loc, n_loc);
-    for (blk, ca, cb) in chunks.iter_mut() {
-        if blk.a_owner == mycol {
-            pack_a(a_src, blk, m_loc, ca);
-        }
-        if blk.b_owner == myrow {
-            pack_b(b_src, blk, n_loc, cb);
-        }
-    }
-    chunks
-}
-
-/// Cuts the panel buffers into one (A part, B part) per k-block, in k order.
-#[allow(clippy::type_complexity)] // (block, A chunk, B chunk)
-fn split_panel<'a, T>(
-    a_panel: &'a mut [T],
-    b_panel: &'a mut [T],
-    panel: &[KBlock],
-    m_loc: usize,
-    n_loc: usize,
-) -> Vec<(KBlock, &'a mut [T], &'a mut [T])> {
-    let (mut ra, mut rb) = (a_panel, b_panel);
-    let mut chunks = Vec::with_capacity(panel.len());
-    for blk in panel {
-        let (ca, rest_a) = ra.split_at_mut(m_loc * blk.len);
-        let (cb, rest_b) = rb.split_at_mut(n_loc * blk.len);
-        ra = rest_a;
-        rb = rest_b;
-        chunks.push((*blk, ca, cb));
-    }
-    chunks
-}
-
 /// The leading dimension of a redistributed B (k rows dealt over process rows): its local rows.
 fn kb_local_ld(k_axis: &Axis, k0: usize, k: usize) -> usize {
     k_axis.local_range(k0, k0 + k).len().max(1)
 }
 
-/// The two broadcasts of one k-block: A along my process row from its owning column, B along
-/// my process column from its owning row.
-fn bcast_pair<'a, T: Equivalence, S: mpi::request::Scope<'a> + Copy>(
-    grid: &ProcessGrid,
+/// What posting a panel needs to know.
+struct PostContext<'g, 's, T> {
+    grid: &'g ProcessGrid,
+    a_src: &'s PanelSource<'s, T>,
+    b_src: &'s PanelSource<'s, T>,
+    m_loc: usize,
+    n_loc: usize,
+    /// The operand is read in place (its broadcast group is this process alone).
+    a_local: bool,
+    b_local: bool,
+}
+
+/// Cuts the panel buffers into one chunk per k-block, packs the chunks this process owns, and
+/// posts their broadcasts: A along my process row from its owning column, B along my process
+/// column from its owning row.
+fn post_panel<'a, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
+    ctx: &PostContext<'_, '_, T>,
     sc: S,
-    blk: KBlock,
-    ca: &'a mut [T],
-    cb: &'a mut [T],
-) -> [Request<'a, [T], S>; 2] {
-    [
-        grid.row_comm()
-            .process_at_rank(blk.a_owner as i32)
-            .immediate_broadcast_into(sc, ca),
-        grid.col_comm()
-            .process_at_rank(blk.b_owner as i32)
-            .immediate_broadcast_into(sc, cb),
-    ]
+    a_panel: &'a mut [T],
+    b_panel: &'a mut [T],
+    panel: &[KBlock],
+) -> Vec<Request<'a, [T], S>> {
+    let (grid, me) = (ctx.grid, (ctx.grid.myrow(), ctx.grid.mycol()));
+    let (mut ra, mut rb) = (a_panel, b_panel);
+    let mut reqs = Vec::with_capacity(2 * panel.len());
+    for blk in panel {
+        if !ctx.a_local {
+            let (ca, rest) = std::mem::take(&mut ra).split_at_mut(ctx.m_loc * blk.len);
+            ra = rest;
+            if blk.a_owner == me.1 {
+                pack_a(ctx.a_src, blk, ctx.m_loc, ca);
+            }
+            let root = grid.row_comm().process_at_rank(blk.a_owner as i32);
+            reqs.push(root.immediate_broadcast_into(sc, ca));
+        }
+        if !ctx.b_local {
+            let (cb, rest) = std::mem::take(&mut rb).split_at_mut(ctx.n_loc * blk.len);
+            rb = rest;
+            if blk.b_owner == me.0 {
+                pack_b(ctx.b_src, blk, ctx.n_loc, cb);
+            }
+            let root = grid.col_comm().process_at_rank(blk.b_owner as i32);
+            reqs.push(root.immediate_broadcast_into(sc, cb));
+        }
+    }
+    reqs
 }
 
 /// The owner copies its columns of the k-block of A into the panel (m_loc x len).
@@ -594,13 +736,25 @@ fn pack_a<T: Copy>(src: &PanelSource<'_, T>, blk: &KBlock, m_loc: usize, out: &m
     }
 }
 
-/// The owner copies its rows of the k-block of B into the panel, transposed (n_loc x len).
+/// The owner copies its rows of the k-block of B into the panel chunk (len x n_loc).
 fn pack_b<T: Copy>(src: &PanelSource<'_, T>, blk: &KBlock, n_loc: usize, out: &mut [T]) {
     let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
     for j in 0..n_loc {
-        let col = &src.local[(src.mn_start + j) * src.ld..];
-        for r in 0..blk.len {
-            out[j + r * n_loc] = col[l0 + r];
+        let from = l0 + (src.mn_start + j) * src.ld;
+        out[j * blk.len..(j + 1) * blk.len].copy_from_slice(&src.local[from..from + blk.len]);
+    }
+}
+
+/// Joins a B panel's k-blocks (each len x n_loc) into one w x n_loc matrix.
+fn join_b<T: Copy>(chunks: &[T], panel: &[KBlock], n_loc: usize, w: usize, out: &mut [T]) {
+    let mut row = 0;
+    let mut at = 0;
+    for blk in panel {
+        for j in 0..n_loc {
+            out[row + j * w..row + j * w + blk.len]
+                .copy_from_slice(&chunks[at + j * blk.len..at + (j + 1) * blk.len]);
         }
+        row += blk.len;
+        at += blk.len * n_loc;
     }
 }
