@@ -21,6 +21,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/../../target}
 
 cargo fmt -- --check
+# The GPU script of this crate plans its commands.
+bash ../../scripts/gpu/mpi.sh --dry-run --out "$(mktemp -d)" >/dev/null
 cargo clippy --all-targets -- -D warnings
 # `cargo build` links libhetblas_mpi.so, which the pdgemm_ test preloads.
 cargo build

@@ -9,8 +9,9 @@
 #     --panels LIST      SUMMA panel widths to try (default 8192,16384)
 #     --reps R           timed repetitions after a warm-up (default 3)
 #   Preparation, on the build machine (the GPU machine has no Rust and no MPI):
-#     cargo build --release --manifest-path crates/mpi/Cargo.toml   then copy
-#     target/release/hetblas-mpi into .device/bin/ (after device-bundle, which recreates .device),
+#     cargo build --release --manifest-path crates/mpi/Cargo.toml, then copy
+#     crates/mpi/target/release/hetblas-mpi into .device/bin/ (after device-bundle, which
+#     recreates .device),
 #     and `bash scripts/gpu/mpi.sh --fetch-openmpi` puts Debian's Open MPI runtime .debs
 #     (about 6.5 MB) into .device/openmpi/. On the GPU machine they are unpacked with dpkg -x
 #     into $CACHE/openmpi and used through OPAL_PREFIX, PATH and LD_LIBRARY_PATH; an mpirun
@@ -44,7 +45,9 @@ MPI_BIN=$BIN/hetblas-mpi
 start mpi
 ((DRY_RUN)) || [[ -x $MPI_BIN ]] || { echo "no $MPI_BIN (see --help)"; exit 1; }
 
-# Open MPI: the one installed, else the carried .debs unpacked into a prefix.
+# Open MPI: the one installed, else the carried .debs unpacked into a prefix (where mpirun is
+# mpirun.openmpi: Debian makes the plain name with update-alternatives, which dpkg -x skips).
+MPIRUN=mpirun
 if ! command -v mpirun >/dev/null; then
     P=$CACHE/openmpi
     if [[ ! -x $P/usr/bin/mpirun ]] && ((!DRY_RUN)); then
@@ -53,6 +56,7 @@ if ! command -v mpirun >/dev/null; then
     fi
     export OPAL_PREFIX=$P/usr PATH=$P/usr/bin:$PATH
     export LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu:$P/usr/lib/x86_64-linux-gnu/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    MPIRUN=$P/usr/bin/mpirun.openmpi
     echo "Open MPI from the carried .debs: $P"
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -73,7 +77,7 @@ for v in HETBLAS_PROFILE LD_LIBRARY_PATH PATH OPAL_PREFIX; do [[ -n ${!v:-} ]] &
 for w in ${PANELS//,/ }; do
     # shellcheck disable=SC2016 # expanded by each rank's shell
     run --log "$OUT/mpi-panel$w.log" --grep "^(bench|rep|warm|result)" \
-        mpirun -np "$RANKS" --bind-to none "${pass[@]}" \
+        "$MPIRUN" -np "$RANKS" --bind-to none "${pass[@]}" \
         bash -c 'HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
         "$MPI_BIN" bench --grid "$GRID" --size "$SIZE" --panel "$w" --reps "$REPS"
 done
@@ -82,7 +86,9 @@ HETBLAS_PROFILE=$single
 {
     echo "| run | TFLOP/s |"
     echo "| --- | --- |"
-    grep -hoE "[0-9.]+ TFLOP/s" "$OUT/single.log" | tail -1 | sed 's/^/| one process, '"$RANKS"' GPUs | /; s/$/ |/'
+    # hetblas gemm prints "median S s over R reps, G GFLOP/s".
+    grep -hoE "[0-9.]+ GFLOP/s" "$OUT/single.log" | tail -1 |
+        awk -v r="$RANKS" '{ printf "| one process, %s GPUs | %.2f |\n", r, $1 / 1000 }'
     for f in "$OUT"/mpi-panel*.log; do
         grep -h "^result,mpi" "$f" | awk -F, -v f="$(basename "$f" .log)" '{ print "| " f ", grid " $6 " | " $8 " |" }'
     done
