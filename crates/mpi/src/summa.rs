@@ -29,6 +29,7 @@ use crate::grid::ProcessGrid;
 use crate::matrix::{check_view, DistMut, DistRef};
 use crate::redistribute::{redistribute, Stored, Target};
 use hetblas::{MatMut, MatRef, Runtime, Scalar, Trans};
+use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
 use mpi::request::{scope, Request};
 use mpi::traits::*;
@@ -159,11 +160,15 @@ pub fn gemm_in<T: Scalar + Equivalence + Default>(
     } else {
         a.cols()
     };
-    let (ar, _) = transa.stored_shape(m, k);
-    if ar != a.rows() {
+    if transa.stored_shape(m, k).0 != a.rows() {
+        let (r, c) = if transa.is_transposed() {
+            (a.cols(), a.rows())
+        } else {
+            (a.rows(), a.cols())
+        };
         return Err(DistError::arg(
             -3,
-            format!("op(A) has {} rows, C {m}", a.rows().max(a.cols())),
+            format!("op(A) is {r}x{c}, C is {m}x{n}: the rows differ"),
         ));
     }
     let (br, bc) = transb.stored_shape(k, n);
@@ -189,6 +194,27 @@ pub fn gemm_in<T: Scalar + Equivalence + Default>(
         opts,
         ws,
     )
+}
+
+/// Makes every process of the grid return the same outcome of checks that depend on local
+/// data (before any collective, so that none waits for a process that gave up): `Ok` only
+/// when every process's `local` is `Ok`, else the process's own error or the worst INFO seen.
+pub(crate) fn agree(grid: &ProcessGrid, local: Result<()>) -> Result<()> {
+    let mine = match &local {
+        Ok(()) => 0,
+        Err(e) => e.info().unwrap_or(-1),
+    };
+    let mut worst = 0i32;
+    grid.comm()
+        .all_reduce_into(&mine, &mut worst, SystemOperation::min());
+    local?;
+    if worst != 0 {
+        return Err(DistError::arg(
+            worst,
+            "another process of the grid refused its part of the arguments",
+        ));
+    }
+    Ok(())
 }
 
 /// Host buffers for the panels in flight (two per operand) and for joining a B panel, kept
@@ -339,9 +365,12 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
     let (ta, tb) = (transa.is_transposed(), transb.is_transposed());
     let (am, an) = if ta { (k, m) } else { (m, k) };
     let (bm, bn) = if tb { (n, k) } else { (k, n) };
-    check_view(&a.desc, a.local.len(), a.i0, a.j0, am, an, grid, 10)?;
-    check_view(&b.desc, b.local.len(), b.i0, b.j0, bm, bn, grid, 14)?;
-    check_view(&c.desc, c.local.len(), c.i0, c.j0, m, n, grid, 19)?;
+    // Some checks depend on this process's part (its local array's length), so every process
+    // learns the worst INFO before any collective: all refuse together or none does.
+    let local = check_view(&a.desc, a.local.len(), a.i0, a.j0, am, an, grid, 10)
+        .and_then(|_| check_view(&b.desc, b.local.len(), b.i0, b.j0, bm, bn, grid, 14))
+        .and_then(|_| check_view(&c.desc, c.local.len(), c.i0, c.j0, m, n, grid, 19));
+    agree(grid, local)?;
     let mut report = SummaReport::default();
 
     let (cra, cca) = (c.desc.row_axis(nprow, myrow), c.desc.col_axis(npcol, mycol));

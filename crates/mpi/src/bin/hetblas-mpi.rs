@@ -190,6 +190,10 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
         }
         world.barrier();
     }
+    // Bad arguments come back as ScaLAPACK's INFO, with C untouched.
+    if let Some(grid) = ProcessGrid::new(world, 1, size).map_err(|e| e.to_string())? {
+        checked += check_errors(&rt, &grid)?;
+    }
     let mut total = 0usize;
     world.all_reduce_into(
         &checked,
@@ -204,6 +208,56 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
         );
     }
     Ok(())
+}
+
+/// Shape mismatches and a local array too small for its descriptor are refused with
+/// ScaLAPACK's INFO and leave C as it was; returns the number of C entries checked.
+fn check_errors(rt: &Runtime, grid: &ProcessGrid) -> Result<usize, String> {
+    let mk = |m, n, s| DistMatrix::from_fn(grid, m, n, 4, 4, |i, j| rnd(s, i, j));
+    let e = |e: hetblas_mpi::DistError| e.to_string();
+    let (a, b) = (mk(10, 7, 90).map_err(e)?, mk(7, 9, 91).map_err(e)?);
+    let mut c = mk(11, 9, 92).map_err(e)?;
+    let before = c.local().to_vec();
+    let opts = SummaOptions::default();
+    let t = Trans::N;
+    let got = gemm(rt, grid, t, t, 1.0, &a, &b, 0.0, &mut c, &opts).map(|_| ());
+    if got.as_ref().map_err(|e| e.info()) != Err(Some(-3)) {
+        return Err(format!("A 10x7 with C 11x9: expected INFO -3, got {got:?}"));
+    }
+    let mut c2 = mk(10, 9, 92).map_err(e)?;
+    let got = gemm(rt, grid, t, t, 1.0, &a, &a, 0.0, &mut c2, &opts).map(|_| ());
+    if got.as_ref().map_err(|e| e.info()) != Err(Some(-4)) {
+        return Err(format!(
+            "B 10x7 for op(B) 7x9: expected INFO -4, got {got:?}"
+        ));
+    }
+    // A local array shorter than its descriptor says (LLD_ is entry 9 of DESCA, argument 10).
+    let mut short = a.as_dist_ref();
+    short.desc.lld += 3;
+    let got = gemm_sub(
+        rt,
+        grid,
+        t,
+        t,
+        10,
+        9,
+        7,
+        1.0,
+        short,
+        b.as_dist_ref(),
+        0.0,
+        c.as_dist_mut(),
+        &opts,
+    )
+    .map(|_| ());
+    let lc = a.local_shape().1;
+    if lc > 0 && got.as_ref().map_err(|e| e.info()) != Err(Some(-1009)) {
+        return Err(format!("short local A: expected INFO -1009, got {got:?}"));
+    }
+    if c.local() != &before[..] {
+        return Err("a refused call changed C".into());
+    }
+    Ok(before.len())
 }
 
 /// Runs one case and checks every local entry of C; returns the number checked.
