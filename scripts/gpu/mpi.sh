@@ -5,7 +5,8 @@
 #   bash scripts/gpu/mpi.sh [options] [env.sh options]
 #     --ranks R          ranks = GPUs (default 2)
 #     --size N           DGEMM N^3 (default 32768)
-#     --grid PxQ         process grid (default Rx1: C and A split by rows, B broadcast)
+#     --grids LIST       process grids (default Rx1,1xR: C split by rows and B broadcast, or
+#                        by columns and A broadcast)
 #     --panels LIST      SUMMA panel widths to try (default 8192,16384)
 #     --reps R           timed repetitions after a warm-up (default 3)
 #   Preparation, on the build machine (the GPU machine has no Rust and no MPI):
@@ -20,7 +21,7 @@
 
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
-RANKS=2 SIZE=32768 GRID="" PANELS=8192,16384 REPS=3
+RANKS=2 SIZE=32768 GRIDS="" PANELS=8192,16384 REPS=3
 DEBS="openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 libevent-core-2.1-7
  libevent-pthreads-2.1-7 libfabric1 libucx0 libpsm2-2 libpsm-infinipath1 libibverbs1
  ibverbs-providers librdmacm1 libnl-3-200 libnl-route-3-200 libmunge2 libnuma1 libatomic1"
@@ -33,14 +34,14 @@ while (($#)); do
             exit 1 ;;
         --ranks) RANKS=$2; shift 2 ;;
         --size) SIZE=$2; shift 2 ;;
-        --grid) GRID=$2; shift 2 ;;
+        --grids) GRIDS=$2; shift 2 ;;
         --panels) PANELS=$2; shift 2 ;;
         --reps) REPS=$2; shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
 done
-GRID=${GRID:-${RANKS}x1}
+GRIDS=${GRIDS:-${RANKS}x1,1x${RANKS}}
 MPI_BIN=$BIN/hetblas-mpi
 start mpi
 ((DRY_RUN)) || [[ -x $MPI_BIN ]] || { echo "no $MPI_BIN (see --help)"; exit 1; }
@@ -69,17 +70,19 @@ HETBLAS_CUDA_DEVICES=$GPUS use_profile "cuda$RANKS"
 single=$HETBLAS_PROFILE
 HETBLAS_CUDA_DEVICES=$GPUS run --log "$OUT/single.log" --grep "TFLOP|GFLOP|median|devices" \
     "$H" gemm --size "$SIZE" --reps "$REPS"
-echo "== $RANKS ranks x 1 GPU, grid $GRID"
+echo "== $RANKS ranks x 1 GPU, grids $GRIDS"
 HETBLAS_CUDA_DEVICES=0 use_profile cuda1
 # Each rank takes the GPU of its local rank; the environment that is set travels.
 pass=()
 for v in HETBLAS_PROFILE LD_LIBRARY_PATH PATH OPAL_PREFIX; do [[ -n ${!v:-} ]] && pass+=(-x "$v"); done
-for w in ${PANELS//,/ }; do
-    # shellcheck disable=SC2016 # expanded by each rank's shell
-    run --log "$OUT/mpi-panel$w.log" --grep "^(bench|rep|warm|result)" \
-        "$MPIRUN" -np "$RANKS" --bind-to none "${pass[@]}" \
-        bash -c 'HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
-        "$MPI_BIN" bench --grid "$GRID" --size "$SIZE" --panel "$w" --reps "$REPS"
+for g in ${GRIDS//,/ }; do
+    for w in ${PANELS//,/ }; do
+        # shellcheck disable=SC2016 # expanded by each rank's shell
+        run --log "$OUT/mpi-$g-panel$w.log" --grep "^(bench|rep|warm|result)" \
+            "$MPIRUN" -np "$RANKS" --bind-to none "${pass[@]}" \
+            bash -c 'HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
+            "$MPI_BIN" bench --grid "$g" --size "$SIZE" --panel "$w" --reps "$REPS"
+    done
 done
 HETBLAS_PROFILE=$single
 ((DRY_RUN)) && finish
@@ -89,7 +92,7 @@ HETBLAS_PROFILE=$single
     # hetblas gemm prints "median S s over R reps, G GFLOP/s".
     grep -hoE "[0-9.]+ GFLOP/s" "$OUT/single.log" | tail -1 |
         awk -v r="$RANKS" '{ printf "| one process, %s GPUs | %.2f |\n", r, $1 / 1000 }'
-    for f in "$OUT"/mpi-panel*.log; do
+    for f in "$OUT"/mpi-*-panel*.log; do
         grep -h "^result,mpi" "$f" | awk -F, -v f="$(basename "$f" .log)" '{ print "| " f ", grid " $6 " | " $8 " |" }'
     done
 } | tee "$OUT/mpi.md"
