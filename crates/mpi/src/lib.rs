@@ -8,7 +8,13 @@
 //! - [`DistMatrix`]: a 2D block-cyclic matrix with a ScaLAPACK [`Descriptor`]; [`DistRef`] /
 //!   [`DistMut`] borrow a submatrix of any local array with a descriptor.
 //! - [`gemm`] / [`gemm_sub`]: SUMMA with non-blocking panel broadcasts overlapping the local
-//!   products ([`summa`] explains the schedule and why SUMMA rather than COSMA's).
+//!   products ([`summa`] explains the schedule and why SUMMA rather than COSMA's);
+//!   [`gemm_in`] / [`gemm_sub_in`] keep the panel buffers in a [`Workspace`] between calls.
+//!
+//! Argument errors are agreed on by every process before any communication, so all return the
+//! same error. A failure during the products (a device lost on one rank) returns an error on
+//! that rank while the others wait for it in the next broadcast: treat errors from the
+//! distributed calls as fatal for the job (`MPI_Abort`), as `hetblas-mpi` does.
 //! - `pdgemm_` / `psgemm_` ([`scalapack`]): ScaLAPACK's Fortran entry points, exported by
 //!   `libhetblas_mpi.so`, so a ScaLAPACK program switches by preloading it.
 //! - [`NetworkModel`]: the bandwidth and latency of the links between ranks, the input a

@@ -5,11 +5,12 @@
 //!   mpirun -np 2 hetblas-mpi bench --grid 2x1 --size 32768 [--block N] [--panel W] [--reps R]
 //!   mpirun -np 2 hetblas-mpi pingpong                       latency and bandwidth, ranks 0-1
 
-use hetblas::{Runtime, Trans};
+use hetblas::{Runtime, Scalar, Trans};
 use hetblas_mpi::{
     gemm, gemm_in, gemm_sub, CPlacement, DistMatrix, NetworkLink, ProcessGrid, SummaOptions,
     Workspace,
 };
+use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use std::process::ExitCode;
@@ -184,8 +185,11 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
                 if std::env::var_os("HETBLAS_MPI_TRACE").is_some() && world.rank() == 0 {
                     eprintln!("grid {p}x{q} case {ci} {case:?}");
                 }
-                checked += run_case(&rt, &grid, case, ci as u64)
-                    .map_err(|e| format!("grid {p}x{q}, case {ci} {case:?}: {e}"))?;
+                let seed = ci as u64;
+                checked += run_case::<f64>(&rt, &grid, case, seed)
+                    .map_err(|e| format!("grid {p}x{q}, f64 case {ci} {case:?}: {e}"))?;
+                checked += run_case::<f32>(&rt, &grid, case, seed)
+                    .map_err(|e| format!("grid {p}x{q}, f32 case {ci} {case:?}: {e}"))?;
             }
         }
         world.barrier();
@@ -202,7 +206,7 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
     );
     if world.rank() == 0 {
         println!(
-            "check: {} grids x {} cases passed ({total} entries checked on {size} ranks)",
+            "check: {} grids x {} cases x f64/f32 passed ({total} entries checked on {size} ranks)",
             grids.len(),
             cases.len()
         );
@@ -261,7 +265,15 @@ fn check_errors(rt: &Runtime, grid: &ProcessGrid) -> Result<usize, String> {
 }
 
 /// Runs one case and checks every local entry of C; returns the number checked.
-fn run_case(rt: &Runtime, grid: &ProcessGrid, c: &Case, seed: u64) -> Result<usize, String> {
+fn run_case<T: Scalar + Equivalence + Default>(
+    rt: &Runtime,
+    grid: &ProcessGrid,
+    c: &Case,
+    seed: u64,
+) -> Result<usize, String> {
+    // Entries as stored in T, read back exactly in f64 for the reference.
+    let rnd_t = |s: u64, i: usize, j: usize| T::from_f64(rnd(s, i, j));
+    let rnd = |s: u64, i: usize, j: usize| rnd_t(s, i, j).to_f64();
     let o = c.offset;
     let (am, an) = c.ta.stored_shape(c.m, c.k);
     let (bm, bn) = c.tb.stored_shape(c.k, c.n);
@@ -271,16 +283,16 @@ fn run_case(rt: &Runtime, grid: &ProcessGrid, c: &Case, seed: u64) -> Result<usi
     );
     let e = |e: hetblas_mpi::DistError| e.to_string();
     let (sa, sb, sc) = (3 * seed + 1, 3 * seed + 2, 3 * seed + 3);
-    let a = DistMatrix::from_fn(grid, am + o, an + o, c.ab.0, c.ab.1, |i, j| rnd(sa, i, j))
+    let a = DistMatrix::from_fn(grid, am + o, an + o, c.ab.0, c.ab.1, |i, j| rnd_t(sa, i, j))
         .map_err(e)?;
-    let b = DistMatrix::from_fn(grid, bm + o, bn + o, c.bb.0, c.bb.1, |i, j| rnd(sb, i, j))
+    let b = DistMatrix::from_fn(grid, bm + o, bn + o, c.bb.0, c.bb.1, |i, j| rnd_t(sb, i, j))
         .map_err(e)?;
     // beta = 0: C starts as NaN, which must not reach the result.
     let c0 = |i, j| {
         if c.beta == 0.0 {
-            f64::NAN
+            T::from_f64(f64::NAN)
         } else {
-            rnd(sc, i, j)
+            rnd_t(sc, i, j)
         }
     };
     let mut cm =
@@ -289,18 +301,16 @@ fn run_case(rt: &Runtime, grid: &ProcessGrid, c: &Case, seed: u64) -> Result<usi
         .c_placement(c.place)
         .no_overlap(!c.overlap);
     opts.panel_width = c.panel;
+    let (alpha, beta) = (T::from_f64(c.alpha), T::from_f64(c.beta));
     if o == 0 {
-        gemm(
-            rt, grid, c.ta, c.tb, c.alpha, &a, &b, c.beta, &mut cm, &opts,
-        )
-        .map_err(e)?;
+        gemm(rt, grid, c.ta, c.tb, alpha, &a, &b, beta, &mut cm, &opts).map_err(e)?;
     } else {
         let (mut ar, mut br) = (a.as_dist_ref(), b.as_dist_ref());
         (ar.i0, ar.j0, br.i0, br.j0) = (o, o - 1, o - 1, o);
         let mut cw = cm.as_dist_mut();
         (cw.i0, cw.j0) = (o - 2, o);
         gemm_sub(
-            rt, grid, c.ta, c.tb, c.m, c.n, c.k, c.alpha, ar, br, c.beta, cw, &opts,
+            rt, grid, c.ta, c.tb, c.m, c.n, c.k, alpha, ar, br, beta, cw, &opts,
         )
         .map_err(e)?;
     }
@@ -320,7 +330,10 @@ fn run_case(rt: &Runtime, grid: &ProcessGrid, c: &Case, seed: u64) -> Result<usi
     };
     let mut bad = None;
     let mut count = 0;
+    let (af, bf) = (alpha.to_f64(), beta.to_f64());
+    let u = T::DTYPE.unit_roundoff();
     cm.for_each_local(|gi, gj, got| {
+        let got = got.to_f64();
         let inside = gi >= co.0 && gi < co.0 + c.m && gj >= co.1 && gj < co.1 + c.n;
         let want = if inside {
             let (i, j) = (gi - co.0, gj - co.1);
@@ -332,19 +345,16 @@ fn run_case(rt: &Runtime, grid: &ProcessGrid, c: &Case, seed: u64) -> Result<usi
             }
             let c0v = rnd(sc, gi, gj);
             let (want, sum) = if c.beta == 0.0 {
-                (c.alpha * s, c.alpha.abs() * abs)
+                (af * s, af.abs() * abs)
             } else {
-                (
-                    c.alpha * s + c.beta * c0v,
-                    c.alpha.abs() * abs + c.beta.abs() * c0v.abs(),
-                )
+                (af * s + bf * c0v, af.abs() * abs + bf.abs() * c0v.abs())
             };
-            let bound = 2.0 * (c.k as f64 + 2.0) * f64::EPSILON * sum + f64::MIN_POSITIVE;
+            let bound =
+                4.0 * (c.k as f64 + 2.0) * u * sum + 2.0 * u * want.abs() + f64::MIN_POSITIVE;
             (want, bound)
         } else {
             // Outside the submatrix C is untouched.
-            let v = c0(gi, gj);
-            (v, 0.0)
+            (c0(gi, gj).to_f64(), 0.0)
         };
         count += 1;
         let ok = if want.0.is_nan() {
