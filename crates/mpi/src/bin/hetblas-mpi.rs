@@ -4,6 +4,8 @@
 //!   mpirun -np 4 hetblas-mpi check [--grids 1x4,2x2,4x1]   every case against a reference
 //!   mpirun -np 2 hetblas-mpi bench --grid 2x1 --size 32768 [--block N] [--panel W] [--reps R]
 //!   mpirun -np 2 hetblas-mpi pingpong                       latency and bandwidth, ranks 0-1
+//!
+//! `HETBLAS_MPI_TRACE=1` makes `check` name each case before it runs (to find one that hangs).
 
 use hetblas::{Runtime, Scalar, Trans};
 use hetblas_mpi::{
