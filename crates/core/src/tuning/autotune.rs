@@ -606,8 +606,8 @@ pub fn provisional_tile(problem: &GemmProblem, forced: Option<Blocking>) -> usiz
     forced.map_or(4096, |b| b.tm).min(maxdim).max(1)
 }
 
-/// [`choose_devices`] among the devices of `pool` with a kernel for the dtype and not in `excluded`
-/// the result are the pool's.
+/// [`choose_devices`] among the devices of `pool` with a kernel for the dtype and not in
+/// `excluded`; the indices of the result are the pool's.
 pub fn choose_pool_devices(
     problem: &GemmProblem,
     pool: &[Arc<dyn Device>],

@@ -1,0 +1,789 @@
+//! Distributed GEMM: SUMMA over the process grid, each rank's products on its node runtime.
+//!
+//! `C = alpha * op(A) * op(B) + beta * C` with C distributed 2D block-cyclic. The k dimension is
+//! cut into panels; for each panel the process column owning a k-block of A broadcasts it along
+//! every process row, and the process row owning the same k-block of B broadcasts it along every
+//! process column. Each rank then multiplies its rows of the A panel by its columns of the B
+//! panel into its local C with one call to its [`hetblas::Runtime`], which spreads that product
+//! over the rank's GPUs and CPU. The broadcasts of panel p + 1 are posted (non-blocking,
+//! `MPI_Ibcast`) before the product of panel p starts, and this thread keeps testing them while
+//! the runtime computes, so that MPI libraries without a progress thread still move the data.
+//!
+//! Operands whose rows (A) or columns (B) are not distributed like C's, transposed operands among
+//! them, are first redistributed by one all-to-all ([`crate::redistribute`]); operands already
+//! aligned (the usual ScaLAPACK case: same block sizes and sources) are read in place.
+//!
+//! Why SUMMA and not COSMA's schedule: COSMA is communication-optimal for every shape by
+//! choosing its own processor decomposition (splitting m, n or k, including a 2.5D/3D split
+//! with reductions of C) and its own data layout; matrices in a given ScaLAPACK layout must be
+//! converted into it and back, and C must be reduced over the k-groups. For square and
+//! moderately rectangular problems on grids of a few to tens of ranks (one rank per node, or per
+//! GPU), SUMMA's traffic is within a small factor of COSMA's and needs no extra memory for C
+//! copies; the products per rank stay large, which is what each node runtime needs to reach its
+//! GPUs' speed. For very skinny shapes (k much larger than m and n) a k-split with a reduction
+//! of C would move less data: that is the natural next step, not done here.
+
+use crate::desc::Axis;
+use crate::error::{DistError, Result};
+use crate::grid::ProcessGrid;
+use crate::matrix::{check_view, DistMut, DistRef};
+use crate::redistribute::{redistribute, Stored, Target};
+use hetblas::{MatMut, MatRef, Runtime, Scalar, Trans};
+use mpi::collective::SystemOperation;
+use mpi::datatype::Equivalence;
+use mpi::request::{scope, Request};
+use mpi::traits::*;
+use std::time::{Duration, Instant};
+
+/// Where a rank keeps its local C while the panels are multiplied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CPlacement {
+    /// On the runtime's first non-CPU device when there is one and more than one panel
+    /// (C then crosses the host link twice, not twice per panel), else in host memory.
+    #[default]
+    Auto,
+    /// In host memory: every panel's product reads and writes it.
+    Host,
+    /// On this device of the runtime (an index into `Runtime::devices`).
+    Device(usize),
+}
+
+/// Options of [`gemm`].
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct SummaOptions {
+    /// Target panel width along k (whole k-blocks are grouped up to it). Default: see
+    /// [`default_panel_width`].
+    pub panel_width: Option<usize>,
+    /// The k-block size used when both A and B must be redistributed. Default: C's larger
+    /// block size.
+    pub k_block: Option<usize>,
+    /// Where local C lives during the call.
+    pub c_placement: CPlacement,
+    /// Post the next panel's broadcasts before multiplying the current one (default on; off
+    /// only to measure what the overlap is worth).
+    pub no_overlap: bool,
+}
+
+impl SummaOptions {
+    pub fn panel_width(mut self, w: usize) -> Self {
+        self.panel_width = Some(w);
+        self
+    }
+    pub fn k_block(mut self, kb: usize) -> Self {
+        self.k_block = Some(kb);
+        self
+    }
+    pub fn c_placement(mut self, p: CPlacement) -> Self {
+        self.c_placement = p;
+        self
+    }
+    pub fn no_overlap(mut self, off: bool) -> Self {
+        self.no_overlap = off;
+        self
+    }
+}
+
+/// What one distributed GEMM did on this rank.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct SummaReport {
+    /// Panels along k and their target width.
+    pub panels: usize,
+    pub panel_width: usize,
+    /// Whether A / B were redistributed before the panels.
+    pub redistributed_a: bool,
+    pub redistributed_b: bool,
+    /// Whether local C stayed on a device between panels.
+    pub c_on_device: bool,
+    /// Wall time of the call on this rank, of its redistributions, of its local products
+    /// (runtime calls), and of waiting for broadcasts after a product had finished.
+    pub seconds: f64,
+    pub redistribute_seconds: f64,
+    pub compute_seconds: f64,
+    pub wait_seconds: f64,
+}
+
+/// The panel width when none is given: 4096 (large enough that each runtime call keeps a GPU
+/// busy), at most k, at least one k-block.
+pub fn default_panel_width(k: usize, k_block: usize) -> usize {
+    4096.min(k).max(k_block).max(1)
+}
+
+/// `c = alpha * op(a) * op(b) + beta * c` over the whole distributed matrices, op(A) `m x k`,
+/// op(B) `k x n`, C `m x n`. Collective over the grid.
+///
+/// # Errors
+/// Shape mismatches (ScaLAPACK's INFO for M, N, K); local runtime failures.
+#[allow(clippy::too_many_arguments)] // the BLAS argument list
+pub fn gemm<T: Scalar + Equivalence + Default>(
+    rt: &Runtime,
+    grid: &ProcessGrid,
+    transa: Trans,
+    transb: Trans,
+    alpha: T,
+    a: &crate::DistMatrix<T>,
+    b: &crate::DistMatrix<T>,
+    beta: T,
+    c: &mut crate::DistMatrix<T>,
+    opts: &SummaOptions,
+) -> Result<SummaReport> {
+    let mut ws = Workspace::new();
+    let r = gemm_in(
+        rt, grid, transa, transb, alpha, a, b, beta, c, opts, &mut ws,
+    );
+    ws.release(rt)?;
+    r
+}
+
+/// [`gemm`] with panel buffers kept in `ws` between calls (see [`gemm_sub_in`]).
+///
+/// # Errors
+/// As [`gemm`].
+#[allow(clippy::too_many_arguments)] // the BLAS argument list and the workspace
+pub fn gemm_in<T: Scalar + Equivalence + Default>(
+    rt: &Runtime,
+    grid: &ProcessGrid,
+    transa: Trans,
+    transb: Trans,
+    alpha: T,
+    a: &crate::DistMatrix<T>,
+    b: &crate::DistMatrix<T>,
+    beta: T,
+    c: &mut crate::DistMatrix<T>,
+    opts: &SummaOptions,
+    ws: &mut Workspace<T>,
+) -> Result<SummaReport> {
+    let (m, n) = (c.rows(), c.cols());
+    let k = if transa.is_transposed() {
+        a.rows()
+    } else {
+        a.cols()
+    };
+    if transa.stored_shape(m, k).0 != a.rows() {
+        let (r, c) = if transa.is_transposed() {
+            (a.cols(), a.rows())
+        } else {
+            (a.rows(), a.cols())
+        };
+        return Err(DistError::arg(
+            -3,
+            format!("op(A) is {r}x{c}, C is {m}x{n}: the rows differ"),
+        ));
+    }
+    let (br, bc) = transb.stored_shape(k, n);
+    if (br, bc) != (b.rows(), b.cols()) {
+        return Err(DistError::arg(
+            -4,
+            format!("B is {}x{}, op(B) must be {k}x{n}", b.rows(), b.cols()),
+        ));
+    }
+    gemm_sub_in(
+        rt,
+        grid,
+        transa,
+        transb,
+        m,
+        n,
+        k,
+        alpha,
+        a.as_dist_ref(),
+        b.as_dist_ref(),
+        beta,
+        c.as_dist_mut(),
+        opts,
+        ws,
+    )
+}
+
+/// Makes every process of the grid return the same outcome of checks that depend on local
+/// data (before any collective, so that none waits for a process that gave up): `Ok` only
+/// when every process's `local` is `Ok`, else the process's own error or the worst INFO seen.
+pub(crate) fn agree(grid: &ProcessGrid, local: Result<()>) -> Result<()> {
+    let mine = match &local {
+        Ok(()) => 0,
+        Err(e) => e.info().unwrap_or(-1),
+    };
+    let mut worst = 0i32;
+    grid.comm()
+        .all_reduce_into(&mine, &mut worst, SystemOperation::min());
+    local?;
+    if worst != 0 {
+        return Err(DistError::arg(
+            worst,
+            "another process of the grid refused its part of the arguments",
+        ));
+    }
+    Ok(())
+}
+
+/// Host buffers for the panels in flight (two per operand) and for joining a B panel, kept
+/// between calls by [`gemm_sub_in`].
+#[derive(Debug)]
+pub struct Workspace<T> {
+    a: [Vec<T>; 2],
+    b: [Vec<T>; 2],
+    join: Vec<T>,
+}
+
+impl<T: Scalar> Default for Workspace<T> {
+    fn default() -> Self {
+        Workspace {
+            a: [Vec::new(), Vec::new()],
+            b: [Vec::new(), Vec::new()],
+            join: Vec::new(),
+        }
+    }
+}
+
+impl<T: Scalar> Workspace<T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Gives back what the runtime keeps for the buffers (page-locked registrations) and frees
+    /// them. Call it before dropping a workspace that was used.
+    ///
+    /// # Errors
+    /// The backend's error when a registration cannot be undone.
+    pub fn release(&mut self, rt: &Runtime) -> Result<()> {
+        for v in self
+            .a
+            .iter_mut()
+            .chain(self.b.iter_mut())
+            .chain([&mut self.join])
+        {
+            if !v.is_empty() {
+                rt.release_host(v)?;
+            }
+            *v = Vec::new();
+        }
+        Ok(())
+    }
+
+    /// A buffer of at least `len` elements; a buffer that must grow is released first (it
+    /// moves, and a registration of the old range would go stale).
+    fn grow(rt: &Runtime, v: &mut Vec<T>, len: usize) -> Result<()> {
+        if v.len() < len {
+            if !v.is_empty() {
+                rt.release_host(v)?;
+            }
+            *v = vec![T::from_f64(0.0); len];
+        }
+        Ok(())
+    }
+
+    fn reserve(&mut self, rt: &Runtime, a_len: usize, b_len: usize) -> Result<()> {
+        for v in &mut self.a {
+            Self::grow(rt, v, a_len)?;
+        }
+        for v in &mut self.b {
+            Self::grow(rt, v, b_len)?;
+        }
+        Ok(())
+    }
+}
+
+/// Where one k-block of the A and B panels comes from.
+#[derive(Debug, Clone, Copy)]
+struct KBlock {
+    /// Offset along k and length.
+    k: usize,
+    len: usize,
+    /// Process column holding it in A, process row holding it in B.
+    a_owner: usize,
+    b_owner: usize,
+}
+
+/// An operand as SUMMA reads it: this process's rows (A) or columns (B) of the panel,
+/// starting at local index `mn_start`, and the k axis along which its k-blocks are dealt.
+#[derive(Debug, Clone, Copy)]
+struct PanelSource<'a, T> {
+    local: &'a [T],
+    ld: usize,
+    mn_start: usize,
+    k_axis: Axis,
+    k0: usize,
+    /// The local k index stored first (a redistributed operand holds only the view's part).
+    k_base: usize,
+}
+
+/// GEMM on submatrices (what `pdgemm_` calls): `sub(C) = alpha*op(sub(A))*op(sub(B)) +
+/// beta*sub(C)` where each view's submatrix starts at its (`i0`, `j0`). Collective over the
+/// grid; every process passes the same shapes and scalars.
+///
+/// # Errors
+/// Bad views (ScaLAPACK INFO codes with descriptor arguments 10, 14, 19); local runtime errors.
+#[allow(clippy::too_many_arguments)] // the PBLAS argument list
+pub fn gemm_sub<T: Scalar + Equivalence + Default>(
+    rt: &Runtime,
+    grid: &ProcessGrid,
+    transa: Trans,
+    transb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: DistRef<'_, T>,
+    b: DistRef<'_, T>,
+    beta: T,
+    c: DistMut<'_, T>,
+    opts: &SummaOptions,
+) -> Result<SummaReport> {
+    let mut ws = Workspace::new();
+    let r = gemm_sub_in(
+        rt, grid, transa, transb, m, n, k, alpha, a, b, beta, c, opts, &mut ws,
+    );
+    ws.release(rt)?;
+    r
+}
+
+/// [`gemm_sub`] with panel buffers kept in `ws` between calls: the node runtime page-locks the
+/// host buffers it is given once, and a workspace reused across calls pays that only once.
+///
+/// # Errors
+/// As [`gemm_sub`].
+#[allow(clippy::too_many_arguments)] // the PBLAS argument list and the workspace
+pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
+    rt: &Runtime,
+    grid: &ProcessGrid,
+    transa: Trans,
+    transb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: DistRef<'_, T>,
+    b: DistRef<'_, T>,
+    beta: T,
+    c: DistMut<'_, T>,
+    opts: &SummaOptions,
+    ws: &mut Workspace<T>,
+) -> Result<SummaReport> {
+    let t0 = Instant::now();
+    let (nprow, npcol, myrow, mycol) = (grid.nprow(), grid.npcol(), grid.myrow(), grid.mycol());
+    let (ta, tb) = (transa.is_transposed(), transb.is_transposed());
+    let (am, an) = if ta { (k, m) } else { (m, k) };
+    let (bm, bn) = if tb { (n, k) } else { (k, n) };
+    // Some checks depend on this process's part (its local array's length), so every process
+    // learns the worst INFO before any collective: all refuse together or none does.
+    let local = check_view(&a.desc, a.local.len(), a.i0, a.j0, am, an, grid, 10)
+        .and_then(|_| check_view(&b.desc, b.local.len(), b.i0, b.j0, bm, bn, grid, 14))
+        .and_then(|_| check_view(&c.desc, c.local.len(), c.i0, c.j0, m, n, grid, 19));
+    agree(grid, local)?;
+    let mut report = SummaReport::default();
+
+    let (cra, cca) = (c.desc.row_axis(nprow, myrow), c.desc.col_axis(npcol, mycol));
+    let c_rows = cra.local_range(c.i0, c.i0 + m);
+    let c_cols = cca.local_range(c.j0, c.j0 + n);
+    let (m_loc, n_loc) = (c_rows.len(), c_cols.len());
+    // Local C of the submatrix: its local rows and columns, ld = LLD.
+    let c_off = c_rows.start + c_cols.start * c.desc.lld;
+    let c_view_len = if n_loc == 0 {
+        0
+    } else {
+        (n_loc - 1) * c.desc.lld + m_loc
+    };
+    let c_len = c.local.len();
+    let c_local = &mut c.local[c_off.min(c_len)..(c_off + c_view_len).min(c_len)];
+    let c_ld = c.desc.lld;
+
+    if m == 0 || n == 0 {
+        report.seconds = t0.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+    if k == 0 || alpha == T::from_f64(0.0) {
+        // C = beta * C: the runtime's quick return, with empty panels (beta = 0 writes zeros
+        // without reading C).
+        let cv = MatMut::new(c_local, m_loc, n_loc, c_ld.max(1))?;
+        let ea = MatRef::new(&[], m_loc, 0, m_loc.max(1))?;
+        let eb = MatRef::new(&[], n_loc, 0, n_loc.max(1))?;
+        rt.gemm(Trans::N, Trans::T, alpha, ea, eb, beta, cv)?;
+        report.seconds = t0.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+
+    // A is read in place when its rows are dealt like C's (same block size, same owner and
+    // offset within a block for the first row); B likewise for columns.
+    let (ara, aca) = (a.desc.row_axis(nprow, myrow), a.desc.col_axis(npcol, mycol));
+    let (bra, bca) = (b.desc.row_axis(nprow, myrow), b.desc.col_axis(npcol, mycol));
+    let a_aligned = !ta
+        && a.desc.mb == c.desc.mb
+        && a.i0 % a.desc.mb == c.i0 % c.desc.mb
+        && ara.owner(a.i0) == cra.owner(c.i0);
+    let b_aligned = !tb
+        && b.desc.nb == c.desc.nb
+        && b.j0 % b.desc.nb == c.j0 % c.desc.nb
+        && bca.owner(b.j0) == cca.owner(c.j0);
+    // The k blocking both panels share: A's columns when A stays, else B's rows when B stays.
+    let k_compatible = a.desc.nb == b.desc.mb && a.j0 % a.desc.nb == b.i0 % b.desc.mb;
+    let keep_a = a_aligned;
+    let keep_b = b_aligned && (!keep_a || k_compatible);
+    let (kb, k0) = if keep_a {
+        (a.desc.nb, a.j0)
+    } else if keep_b {
+        (b.desc.mb, b.i0)
+    } else {
+        (opts.k_block.unwrap_or(c.desc.mb.max(c.desc.nb)).max(1), 0)
+    };
+
+    let t_redist = Instant::now();
+    let a_buf;
+    let a_src = if keep_a {
+        PanelSource {
+            local: a.local,
+            ld: a.desc.lld,
+            mn_start: ara.local_range(a.i0, a.i0 + m).start,
+            k_axis: aca,
+            k0: a.j0,
+            k_base: 0,
+        }
+    } else {
+        let k_axis = Axis {
+            nb: kb,
+            src: 0,
+            nprocs: npcol,
+            me: mycol,
+        };
+        let stored = Stored {
+            local: a.local,
+            ld: a.desc.lld,
+            rows: ara,
+            cols: aca,
+            i0: a.i0,
+            j0: a.j0,
+        };
+        let target = Target {
+            rows: cra,
+            cols: k_axis,
+            i0: c.i0,
+            j0: k0,
+        };
+        a_buf = redistribute(grid, &stored, ta, m, k, &target)?;
+        report.redistributed_a = true;
+        PanelSource {
+            local: &a_buf,
+            ld: m_loc.max(1),
+            mn_start: 0,
+            k_axis,
+            k0,
+            k_base: k_axis.local_range(k0, k0 + k).start,
+        }
+    };
+    let b_buf;
+    let b_src = if keep_b {
+        PanelSource {
+            local: b.local,
+            ld: b.desc.lld,
+            mn_start: bca.local_range(b.j0, b.j0 + n).start,
+            k_axis: bra,
+            k0: b.i0,
+            k_base: 0,
+        }
+    } else {
+        let k_axis = Axis {
+            nb: kb,
+            src: 0,
+            nprocs: nprow,
+            me: myrow,
+        };
+        let stored = Stored {
+            local: b.local,
+            ld: b.desc.lld,
+            rows: bra,
+            cols: bca,
+            i0: b.i0,
+            j0: b.j0,
+        };
+        let target = Target {
+            rows: k_axis,
+            cols: cca,
+            i0: k0,
+            j0: c.j0,
+        };
+        b_buf = redistribute(grid, &stored, tb, k, n, &target)?;
+        report.redistributed_b = true;
+        PanelSource {
+            local: &b_buf,
+            ld: kb_local_ld(&k_axis, k0, k),
+            mn_start: 0,
+            k_axis,
+            k0,
+            k_base: k_axis.local_range(k0, k0 + k).start,
+        }
+    };
+    report.redistribute_seconds = t_redist.elapsed().as_secs_f64();
+
+    // The k-blocks, and the panels grouping them.
+    let mut blocks = Vec::new();
+    let mut kk = 0;
+    while kk < k {
+        let len = (kb - (k0 + kk) % kb).min(k - kk);
+        blocks.push(KBlock {
+            k: kk,
+            len,
+            a_owner: a_src.k_axis.owner(a_src.k0 + kk),
+            b_owner: b_src.k_axis.owner(b_src.k0 + kk),
+        });
+        kk += len;
+    }
+    let width = opts
+        .panel_width
+        .unwrap_or_else(|| default_panel_width(k, kb))
+        .max(1);
+    let mut panels: Vec<Vec<KBlock>> = Vec::new();
+    for blk in blocks {
+        match panels.last_mut() {
+            Some(p) if p.iter().map(|b| b.len).sum::<usize>() + blk.len <= width => p.push(blk),
+            _ => panels.push(vec![blk]),
+        }
+    }
+    report.panels = panels.len();
+    report.panel_width = width;
+    let max_w = panels
+        .iter()
+        .map(|p| p.iter().map(|b| b.len).sum::<usize>())
+        .max()
+        .unwrap_or(0);
+
+    // Local C: on a device between panels, or in place.
+    let c_device = match opts.c_placement {
+        CPlacement::Host => None,
+        CPlacement::Device(d) => Some(d),
+        CPlacement::Auto if panels.len() > 1 => {
+            rt.devices().iter().position(|d| d.info().backend != "cpu")
+        }
+        CPlacement::Auto => None,
+    };
+    let mut c_dev = match c_device {
+        Some(d) if beta == T::from_f64(0.0) => Some(rt.alloc_matrix::<T>(d, m_loc, n_loc)?),
+        Some(d) => Some(rt.upload(d, MatRef::new(c_local, m_loc, n_loc, c_ld.max(1))?)?),
+        None => None,
+    };
+    report.c_on_device = c_dev.is_some();
+
+    // Two buffers per operand: panel p + 1 arrives while panel p is multiplied. A panel is
+    // m_loc x w (column-major, each k-block's columns contiguous); a B panel is its k-blocks one
+    // after the other, each len x n_loc column-major, so that every k-block of either operand is
+    // contiguous and travels in one broadcast, and packing copies whole column segments. An
+    // operand whose broadcast group is this process alone (A on a grid of one column, B on a
+    // grid of one row) is read in place, with no copy.
+    let a_local = npcol == 1;
+    let b_local = nprow == 1;
+    let a_len = if a_local { 0 } else { m_loc * max_w };
+    let b_len = if b_local { 0 } else { n_loc * max_w };
+    ws.reserve(rt, a_len, b_len)?;
+    // A panel of several k-blocks of B is joined into one w x n_loc matrix before its product.
+    let several = panels.iter().any(|p| p.len() > 1);
+    let join_len = if b_local || !several {
+        0
+    } else {
+        n_loc * max_w
+    };
+    Workspace::grow(rt, &mut ws.join, join_len)?;
+    let Workspace {
+        a: a_bufs,
+        b: b_bufs,
+        join: b_join,
+    } = ws;
+
+    let mut beta_now = beta;
+    let (mut a_cur, mut a_next) = {
+        let (x, y) = a_bufs.split_at_mut(1);
+        (&mut x[0], &mut y[0])
+    };
+    let (mut b_cur, mut b_next) = {
+        let (x, y) = b_bufs.split_at_mut(1);
+        (&mut x[0], &mut y[0])
+    };
+    let ctx = PostContext {
+        grid,
+        a_src: &a_src,
+        b_src: &b_src,
+        m_loc,
+        n_loc,
+        a_local,
+        b_local,
+    };
+    // Panel 0 arrives before anything can be computed.
+    let t_w = Instant::now();
+    scope(|sc| {
+        for r in post_panel(&ctx, sc, a_cur, b_cur, &panels[0]) {
+            r.wait();
+        }
+    });
+    report.wait_seconds += t_w.elapsed().as_secs_f64();
+    for p in 0..panels.len() {
+        let panel = &panels[p];
+        let w: usize = panel.iter().map(|b| b.len).sum();
+        let overlap = !opts.no_overlap && p + 1 < panels.len();
+        let first = panel[0];
+        // This panel's operands: views of the local arrays, of the received buffers, or of
+        // the joined B panel.
+        let (a_data, a_ld) = if a_local {
+            let l0 = a_src.k_axis.local_index(a_src.k0 + first.k) - a_src.k_base;
+            (&a_src.local[a_src.mn_start + l0 * a_src.ld..], a_src.ld)
+        } else {
+            (&a_cur[..m_loc * w], m_loc.max(1))
+        };
+        let (b_data, b_ld): (&[T], usize) = if b_local {
+            let l0 = b_src.k_axis.local_index(b_src.k0 + first.k) - b_src.k_base;
+            (&b_src.local[l0 + b_src.mn_start * b_src.ld..], b_src.ld)
+        } else if panel.len() == 1 {
+            (&b_cur[..n_loc * w], w.max(1))
+        } else {
+            join_b(&b_cur[..n_loc * w], panel, n_loc, w, b_join);
+            (&b_join[..n_loc * w], w.max(1))
+        };
+        let c_host = &mut *c_local;
+        let c_dev_now = c_dev.as_mut();
+        let (a_next_now, b_next_now) = (&mut *a_next, &mut *b_next);
+        let t_c = Instant::now();
+        let (res, waited) = std::thread::scope(|ts| {
+            let job = ts.spawn(move || -> Result<()> {
+                let av = MatRef::new(a_data, m_loc, w, a_ld)?;
+                let bv = MatRef::new(b_data, w, n_loc, b_ld)?;
+                match c_dev_now {
+                    Some(d) => rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, d)?,
+                    None => {
+                        let cv = MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?;
+                        rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, cv)?
+                    }
+                };
+                Ok(())
+            });
+            // While the runtime computes: pack and post the next panel, and test the
+            // broadcasts (MPI moves data only inside its calls unless it has a progress
+            // thread).
+            let mut waited = 0.0;
+            scope(|sc| {
+                let mut pending = if overlap {
+                    post_panel(&ctx, sc, a_next_now, b_next_now, &panels[p + 1])
+                } else {
+                    Vec::new()
+                };
+                while !job.is_finished() {
+                    pending = pending.into_iter().filter_map(|r| r.test().err()).collect();
+                    let nap = if pending.is_empty() { 200 } else { 20 };
+                    std::thread::sleep(Duration::from_micros(nap));
+                }
+                let t_w = Instant::now();
+                for r in pending {
+                    r.wait();
+                }
+                waited = t_w.elapsed().as_secs_f64();
+            });
+            let res = job
+                .join()
+                .unwrap_or_else(|_| Err(DistError::Grid("local GEMM thread panicked".into())));
+            (res, waited)
+        });
+        report.compute_seconds += t_c.elapsed().as_secs_f64() - waited;
+        report.wait_seconds += waited;
+        res?;
+        beta_now = T::from_f64(1.0);
+        if p + 1 < panels.len() {
+            if !overlap {
+                let t_w = Instant::now();
+                scope(|sc| {
+                    for r in post_panel(&ctx, sc, a_next, b_next, &panels[p + 1]) {
+                        r.wait();
+                    }
+                });
+                report.wait_seconds += t_w.elapsed().as_secs_f64();
+            }
+            std::mem::swap(&mut a_cur, &mut a_next);
+            std::mem::swap(&mut b_cur, &mut b_next);
+        }
+    }
+    if let Some(d) = &c_dev {
+        rt.download(d, MatMut::new(c_local, m_loc, n_loc, c_ld.max(1))?)?;
+    }
+    report.seconds = t0.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// The leading dimension of a redistributed B (k rows dealt over process rows): its local rows.
+fn kb_local_ld(k_axis: &Axis, k0: usize, k: usize) -> usize {
+    k_axis.local_range(k0, k0 + k).len().max(1)
+}
+
+/// What posting a panel needs to know.
+struct PostContext<'g, 's, T> {
+    grid: &'g ProcessGrid,
+    a_src: &'s PanelSource<'s, T>,
+    b_src: &'s PanelSource<'s, T>,
+    m_loc: usize,
+    n_loc: usize,
+    /// The operand is read in place (its broadcast group is this process alone).
+    a_local: bool,
+    b_local: bool,
+}
+
+/// Cuts the panel buffers into one chunk per k-block, packs the chunks this process owns, and
+/// posts their broadcasts: A along my process row from its owning column, B along my process
+/// column from its owning row.
+fn post_panel<'a, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
+    ctx: &PostContext<'_, '_, T>,
+    sc: S,
+    a_panel: &'a mut [T],
+    b_panel: &'a mut [T],
+    panel: &[KBlock],
+) -> Vec<Request<'a, [T], S>> {
+    let (grid, me) = (ctx.grid, (ctx.grid.myrow(), ctx.grid.mycol()));
+    let (mut ra, mut rb) = (a_panel, b_panel);
+    let mut reqs = Vec::with_capacity(2 * panel.len());
+    for blk in panel {
+        if !ctx.a_local {
+            let (ca, rest) = std::mem::take(&mut ra).split_at_mut(ctx.m_loc * blk.len);
+            ra = rest;
+            if blk.a_owner == me.1 {
+                pack_a(ctx.a_src, blk, ctx.m_loc, ca);
+            }
+            let root = grid.row_comm().process_at_rank(blk.a_owner as i32);
+            reqs.push(root.immediate_broadcast_into(sc, ca));
+        }
+        if !ctx.b_local {
+            let (cb, rest) = std::mem::take(&mut rb).split_at_mut(ctx.n_loc * blk.len);
+            rb = rest;
+            if blk.b_owner == me.0 {
+                pack_b(ctx.b_src, blk, ctx.n_loc, cb);
+            }
+            let root = grid.col_comm().process_at_rank(blk.b_owner as i32);
+            reqs.push(root.immediate_broadcast_into(sc, cb));
+        }
+    }
+    reqs
+}
+
+/// The owner copies its columns of the k-block of A into the panel (m_loc x len).
+fn pack_a<T: Copy>(src: &PanelSource<'_, T>, blk: &KBlock, m_loc: usize, out: &mut [T]) {
+    let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
+    for c in 0..blk.len {
+        let from = src.mn_start + (l0 + c) * src.ld;
+        out[c * m_loc..(c + 1) * m_loc].copy_from_slice(&src.local[from..from + m_loc]);
+    }
+}
+
+/// The owner copies its rows of the k-block of B into the panel chunk (len x n_loc).
+fn pack_b<T: Copy>(src: &PanelSource<'_, T>, blk: &KBlock, n_loc: usize, out: &mut [T]) {
+    let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
+    for j in 0..n_loc {
+        let from = l0 + (src.mn_start + j) * src.ld;
+        out[j * blk.len..(j + 1) * blk.len].copy_from_slice(&src.local[from..from + blk.len]);
+    }
+}
+
+/// Joins a B panel's k-blocks (each len x n_loc) into one w x n_loc matrix.
+fn join_b<T: Copy>(chunks: &[T], panel: &[KBlock], n_loc: usize, w: usize, out: &mut [T]) {
+    let mut row = 0;
+    let mut at = 0;
+    for blk in panel {
+        for j in 0..n_loc {
+            out[row + j * w..row + j * w + blk.len]
+                .copy_from_slice(&chunks[at + j * blk.len..at + (j + 1) * blk.len]);
+        }
+        row += blk.len;
+        at += blk.len * n_loc;
+    }
+}

@@ -1,0 +1,125 @@
+//! The distributed tests, run under `mpirun -np 4 --oversubscribe` (MPI programs cannot run
+//! inside the test harness itself): the SUMMA checks of `hetblas-mpi check` on every grid of four
+//! ranks, with the CPU alone and with emulated devices, and a ScaLAPACK program
+//! (`tests/c/pdgemm_check.c`, built with `mpicc` against Debian's ScaLAPACK) run with its own
+//! PDGEMM and then with `libhetblas_mpi.so` preloaded. Needs Open MPI and ScaLAPACK
+//! (`crates/mpi/ci.sh` installs them).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn mpirun(np: usize) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["-np", &np.to_string(), "--oversubscribe"])
+        // CI runs as root; harmless otherwise.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c
+}
+
+/// Runs `cmd`, asserting success and that stdout contains `expect`.
+fn run(mut cmd: Command, expect: &str) {
+    let out = cmd.output().expect("mpirun runs (Open MPI installed?)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    print!("{stdout}");
+    assert!(
+        out.status.success() && stdout.contains(expect),
+        "{cmd:?} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
+
+#[test]
+fn summa_every_grid_on_the_cpu() {
+    let mut c = mpirun(4);
+    c.env_remove("HETBLAS_EMULATED").args([
+        env!("CARGO_BIN_EXE_hetblas-mpi"),
+        "check",
+        "--grids",
+        "1x4,2x2,4x1",
+    ]);
+    run(c, "check: 3 grids x");
+}
+
+#[test]
+fn summa_every_grid_with_emulated_devices() {
+    let mut c = mpirun(4);
+    c.env("HETBLAS_EMULATED", "2").args([
+        env!("CARGO_BIN_EXE_hetblas-mpi"),
+        "check",
+        "--grids",
+        "1x4,2x2,4x1",
+    ]);
+    run(c, "check: 3 grids x");
+}
+
+#[test]
+fn summa_on_a_grid_smaller_than_the_world() {
+    // Three ranks, a 1x2 grid: the third rank stays out.
+    let mut c = mpirun(3);
+    c.args([
+        env!("CARGO_BIN_EXE_hetblas-mpi"),
+        "check",
+        "--grids",
+        "1x2,2x1",
+    ]);
+    run(c, "check: 2 grids x");
+}
+
+/// The ScaLAPACK program, built once per test run.
+fn pdgemm_program() -> PathBuf {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/pdgemm_check.c");
+    let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pdgemm_check");
+    let status = Command::new("mpicc")
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .args(["-lscalapack-openmpi", "-ldl", "-lm"])
+        .status()
+        .expect("mpicc runs");
+    assert!(status.success(), "mpicc {} failed", src.display());
+    exe
+}
+
+/// `libhetblas_mpi.so`, built beside this test's binary (target/<profile>/) by `cargo build`
+/// (`cargo test` alone does not link the cdylib: ci.sh builds first). A library older than the
+/// sources would test old code, so that fails too.
+fn cdylib() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let lib = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>/deps")
+        .join("libhetblas_mpi.so");
+    let built = std::fs::metadata(&lib)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| panic!("{} not built: run `cargo build` first", lib.display()));
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    for f in std::fs::read_dir(&src).expect("src/").flatten() {
+        let changed = f.metadata().and_then(|m| m.modified()).expect("mtime");
+        assert!(
+            changed <= built,
+            "{} is older than {}: run `cargo build` first",
+            lib.display(),
+            f.path().display()
+        );
+    }
+    lib
+}
+
+#[test]
+fn pdgemm_through_a_scalapack_program() {
+    let prog = pdgemm_program();
+    // ScaLAPACK's own PDGEMM first: the program's checks are right.
+    let mut c = mpirun(4);
+    c.arg(&prog);
+    run(c, "PASS, ");
+    // Then hetblas's, by preloading, with the program failing unless hetblas served it.
+    let mut c = mpirun(4);
+    c.arg("-x")
+        .arg(format!("LD_PRELOAD={}", cdylib().display()))
+        .args(["-x", "HETBLAS_EXPECT_PRELOAD=1"])
+        .arg(&prog);
+    run(c, "PASS, ");
+}
