@@ -84,6 +84,80 @@ impl HostKernel {
 /// The tiles of `op` are valid host memory of their shapes (checked by `GemmTile::check` for
 /// consistency; their extent is guaranteed by the executor that built them from checked views).
 pub unsafe fn run_gemm(blas: &dyn HostBlas, op: &GemmTile) -> Result<()> {
+    // SAFETY: forwarded caller contract.
+    unsafe { run_gemm_in(blas, op, PIECE) }
+}
+
+/// [`run_gemm`] with dimensions cut at `piece`.
+///
+/// # Safety
+/// As [`run_gemm`].
+unsafe fn run_gemm_in(blas: &dyn HostBlas, op: &GemmTile, piece: usize) -> Result<()> {
+    // A 32-bit CBLAS takes no dimension above i32::MAX: such a product is cut into pieces that
+    // fit (C in row and column blocks, K in steps accumulated with beta = 1). A leading
+    // dimension that large cannot be cut and stays refused by the library wrapper.
+    let (m, n, k) = (op.m, op.n, op.k);
+    if m <= piece && n <= piece && k <= piece {
+        // SAFETY: forwarded caller contract.
+        return unsafe { gemm_piece(blas, op) };
+    }
+    let dt = op.dtype();
+    for i0 in (0..m).step_by(piece) {
+        let mi = piece.min(m - i0);
+        for j0 in (0..n).step_by(piece) {
+            let nj = piece.min(n - j0);
+            for l0 in (0..k.max(1)).step_by(piece) {
+                let kl = piece.min(k - l0.min(k));
+                let a = if op.transa.is_transposed() {
+                    sub(&op.a, l0, i0, kl, mi)
+                } else {
+                    sub(&op.a, i0, l0, mi, kl)
+                };
+                let b = if op.transb.is_transposed() {
+                    sub(&op.b, j0, l0, nj, kl)
+                } else {
+                    sub(&op.b, l0, j0, kl, nj)
+                };
+                let piece = GemmTile {
+                    m: mi,
+                    n: nj,
+                    k: kl,
+                    a,
+                    b,
+                    c: sub(&op.c, i0, j0, mi, nj),
+                    beta: if l0 == 0 {
+                        op.beta
+                    } else {
+                        ScalarValue::one(dt)
+                    },
+                    ..*op
+                };
+                // SAFETY: every piece lies inside the caller's tiles.
+                unsafe { gemm_piece(blas, &piece) }?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The largest dimension given to the host BLAS in one call (a 32-bit CBLAS takes i32).
+const PIECE: usize = 1 << 30;
+
+/// The `rows x cols` block of `t` at (`r0`, `c0`).
+fn sub(t: &RawTile, r0: usize, c0: usize, rows: usize, cols: usize) -> RawTile {
+    RawTile {
+        addr: t.addr + ((r0 + c0 * t.ld) * t.dtype.size()) as u64,
+        rows,
+        cols,
+        ..*t
+    }
+}
+
+/// One host BLAS call for `op` (its dimensions fit the library's integers).
+///
+/// # Safety
+/// As [`run_gemm`].
+unsafe fn gemm_piece(blas: &dyn HostBlas, op: &GemmTile) -> Result<()> {
     match (op.alpha, op.beta) {
         // SAFETY: forwarded caller contract.
         (ScalarValue::F64(alpha), ScalarValue::F64(beta)) => unsafe {
@@ -257,5 +331,74 @@ impl Kernel for HostKernel {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blas::RustGemm;
+    use hetblas_core::{MemorySpace, Trans};
+
+    fn tile(v: &[f64], rows: usize, cols: usize, ld: usize) -> RawTile {
+        RawTile {
+            space: MemorySpace::HOST,
+            addr: v.as_ptr() as u64,
+            rows,
+            cols,
+            ld,
+            dtype: DType::F64,
+        }
+    }
+
+    /// Cutting a product into pieces (as dimensions above a 32-bit CBLAS's limit are) gives
+    /// the uncut result, for every transpose pair and with beta applied once.
+    #[test]
+    fn pieces_give_the_whole_product() {
+        let blas = RustGemm::new(1);
+        let (m, n, k) = (23, 17, 19);
+        let val = |i: usize| ((i * 7919) % 101) as f64 / 50.0 - 1.0;
+        for ta in [Trans::N, Trans::T] {
+            for tb in [Trans::N, Trans::T] {
+                let (ar, ac) = ta.stored_shape(m, k);
+                let (br, bc) = tb.stored_shape(k, n);
+                let (lda, ldb, ldc) = (ar + 2, br + 1, m + 3);
+                let a: Vec<f64> = (0..lda * ac).map(val).collect();
+                let b: Vec<f64> = (0..ldb * bc).map(|i| val(i + 5)).collect();
+                let c0: Vec<f64> = (0..ldc * n).map(|i| val(i + 11)).collect();
+                let run = |piece: usize| {
+                    let mut c = c0.clone();
+                    let c_tile = RawTile {
+                        addr: c.as_mut_ptr() as u64,
+                        ..tile(&c, m, n, ldc)
+                    };
+                    let op = GemmTile {
+                        transa: ta,
+                        transb: tb,
+                        m,
+                        n,
+                        k,
+                        alpha: ScalarValue::F64(1.5),
+                        a: tile(&a, ar, ac, lda),
+                        b: tile(&b, br, bc, ldb),
+                        beta: ScalarValue::F64(-0.5),
+                        c: c_tile,
+                    };
+                    // SAFETY: the tiles describe the vectors above, alive for the call.
+                    unsafe { run_gemm_in(&blas, &op, piece) }.unwrap();
+                    c
+                };
+                let whole = run(PIECE);
+                for piece in [5, 7] {
+                    let cut = run(piece);
+                    for (x, y) in whole.iter().zip(&cut) {
+                        assert!(
+                            (x - y).abs() <= 1e-12 * (1.0 + x.abs()),
+                            "{ta:?}{tb:?} {piece}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
