@@ -210,7 +210,7 @@ fn a_gemm_larger_than_an_address_space_limit_is_refused() {
         .arg("-c")
         .arg(format!(
             "ulimit -v 8388608 && exec '{}' gemm --size 20000 --reps 1",
-            env!("CARGO_BIN_EXE_hetblas")
+            binary().display()
         ))
         .env("HETBLAS_BACKENDS", "cpu")
         .env("HETBLAS_PROFILE", "/nonexistent/hetblas-profile.json")
@@ -294,7 +294,7 @@ fn empty_environment_variables_count_as_unset() {
     // `HETBLAS_CBLAS=` was taken as a library named "" and `HETBLAS_BACKENDS=` as "no
     // backend": either left no device at all.
     for var in ["HETBLAS_CBLAS", "HETBLAS_BACKENDS"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_hetblas"))
+        let out = Command::new(binary())
             .args(["devices", "--json"])
             .env("HETBLAS_BACKENDS", "cpu")
             .env(var, "")
