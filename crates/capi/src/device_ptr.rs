@@ -63,6 +63,10 @@ fn gpu_runtime_present() -> bool {
     if loaded {
         LOADED.store(true, Ordering::Relaxed);
     } else {
+        static SAID: AtomicBool = AtomicBool::new(false);
+        if crate::offload::verbose() && !SAID.swap(true, Ordering::Relaxed) {
+            eprintln!("hetblas: no CUDA or HIP runtime loaded: operand pointers are host memory");
+        }
         NEXT_CHECK_NS.store(now + RECHECK_NS, Ordering::Relaxed);
     }
     loaded
