@@ -95,7 +95,14 @@ pub unsafe fn run_gemm(blas: &dyn HostBlas, op: &GemmTile) -> Result<()> {
 unsafe fn run_gemm_in(blas: &dyn HostBlas, op: &GemmTile, piece: usize) -> Result<()> {
     // A 32-bit CBLAS takes no dimension above i32::MAX: such a product is cut into pieces that
     // fit (C in row and column blocks, K in steps accumulated with beta = 1). A leading
-    // dimension that large cannot be cut and stays refused by the library wrapper.
+    // dimension that large cannot be cut: the embedded Rust GEMM (isize strides) takes it.
+    if [op.a.ld, op.b.ld, op.c.ld]
+        .iter()
+        .any(|&ld| ld > i32::MAX as usize)
+    {
+        // SAFETY: forwarded caller contract.
+        return unsafe { gemm_piece(&crate::blas::RustGemm::new(0), op) };
+    }
     let (m, n, k) = (op.m, op.n, op.k);
     if m <= piece && n <= piece && k <= piece {
         // SAFETY: forwarded caller contract.
