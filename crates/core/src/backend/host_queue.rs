@@ -236,7 +236,8 @@ impl HostQueue {
     }
 }
 
-fn panic_message(p: &Box<dyn Any + Send>) -> String {
+/// The message a panic was raised with (`&str` or `String` payloads).
+pub(crate) fn panic_message(p: &Box<dyn Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {

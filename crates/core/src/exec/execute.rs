@@ -155,7 +155,7 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
                             Ok(Err(stop)) => Some(stop),
                             Err(p) => Some(Stop::Fault(Error::DeviceLost {
                                 device: req.devices[d].info().label(),
-                                detail: format!("backend panicked: {}", panic_message(&p)),
+                                detail: format!("backend panicked: {}", crate::host_queue::panic_message(&p)),
                             })),
                         };
                         if stop.is_some() {
@@ -175,7 +175,7 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
                 Ok(h) => h.join().unwrap_or_else(|p| WorkerOut {
                     stop: Some(Stop::Fault(Error::internal(format!(
                         "issue worker panicked: {}",
-                        panic_message(&p)
+                        crate::host_queue::panic_message(&p)
                     )))),
                     ..WorkerOut::default()
                 }),
@@ -304,16 +304,6 @@ fn blamed_device(req: &ExecRequest<'_>, e: &Error) -> Option<usize> {
         let label = d.info().label();
         named == label || named.starts_with(&format!("{label} "))
     })
-}
-
-fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".into()
-    }
 }
 
 fn queue_of(req: &ExecRequest<'_>, q: QueueId) -> Result<Arc<dyn Queue>> {
