@@ -8,13 +8,16 @@
 //! costs a driver call per operand and device, so it is asked only when a pointer can be
 //! device memory at all ([`worth_asking`]):
 //! - when the process has loaded the CUDA or HIP runtime (found with `RTLD_NOLOAD`: hetblas
-//!   never loads it for this). A program without them pays one look at the loader's count of
-//!   loaded objects per call: a "not loaded" answer stands until another library is loaded;
+//!   never loads it for this). A program without them pays one `clock_gettime` per call: a
+//!   "not loaded" answer is trusted for a millisecond, since no device memory can exist sooner
+//!   after the library loads (creating a context alone takes far longer);
 //! - when the Runtime is running with emulated devices, whose memory programs get from the
 //!   Runtime itself (tests).
 
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Instant;
 
 /// The GPU runtimes' libraries, by soname (the HIP-on-CUDA test shim has HIP's).
 const GPU_LIBRARIES: [&CStr; 4] = [
@@ -23,6 +26,9 @@ const GPU_LIBRARIES: [&CStr; 4] = [
     c"libamdhip64.so.5",
     c"libamdhip64.so",
 ];
+
+/// How long a "no GPU runtime loaded" answer is trusted.
+const RECHECK_NS: u64 = 1_000_000;
 
 /// Whether some GPU runtime library is loaded in the process now.
 fn gpu_library_loaded() -> bool {
@@ -40,36 +46,17 @@ fn gpu_library_loaded() -> bool {
     })
 }
 
-/// Objects the dynamic loader has loaded so far (glibc's `dlpi_adds`): it grows with every
-/// library loaded, so an unchanged count means no GPU runtime can have arrived since the last
-/// look. Reading it walks to the first loaded object only.
-fn objects_loaded() -> u64 {
-    unsafe extern "C" fn first(
-        info: *mut libc::dl_phdr_info,
-        _size: libc::size_t,
-        data: *mut libc::c_void,
-    ) -> libc::c_int {
-        // SAFETY: the loader passes a valid `info`; `data` is the `u64` below.
-        unsafe { *data.cast::<u64>() = (*info).dlpi_adds };
-        1 // stop after the first object
-    }
-    let mut adds = 0u64;
-    // SAFETY: `first` matches the callback type and writes only through `data`, a live u64.
-    unsafe { libc::dl_iterate_phdr(Some(first), (&mut adds as *mut u64).cast()) };
-    adds
-}
-
 /// Whether a GPU runtime is loaded, with a positive answer kept for good (the libraries are
-/// never unloaded) and a negative one until the loader loads another object.
+/// never unloaded) and a negative one for [`RECHECK_NS`].
 fn gpu_runtime_present() -> bool {
     static LOADED: AtomicBool = AtomicBool::new(false);
-    /// The loader's object count at the last "not loaded" answer (0: never asked).
-    static CHECKED_AT: AtomicU64 = AtomicU64::new(0);
+    static NEXT_CHECK_NS: AtomicU64 = AtomicU64::new(0);
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
     if LOADED.load(Ordering::Relaxed) {
         return true;
     }
-    let adds = objects_loaded();
-    if adds != 0 && CHECKED_AT.load(Ordering::Relaxed) == adds {
+    let now = EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64;
+    if now < NEXT_CHECK_NS.load(Ordering::Relaxed) {
         return false;
     }
     let loaded = gpu_library_loaded();
@@ -80,7 +67,7 @@ fn gpu_runtime_present() -> bool {
         if crate::offload::verbose() && !SAID.swap(true, Ordering::Relaxed) {
             eprintln!("hetblas: no CUDA or HIP runtime loaded: operand pointers are host memory");
         }
-        CHECKED_AT.store(adds, Ordering::Relaxed);
+        NEXT_CHECK_NS.store(now + RECHECK_NS, Ordering::Relaxed);
     }
     loaded
 }
@@ -103,15 +90,11 @@ mod tests {
     #[test]
     fn no_gpu_runtime_in_the_test_process() {
         // CI has no CUDA or HIP: nothing loads them here, so the answer is "not loaded", and
-        // a second call, with no library loaded in between, does not ask the loader again.
+        // a second call inside the millisecond does not ask the loader again.
         if super::gpu_library_loaded() {
             eprintln!("a GPU runtime is loaded in this process; nothing to check");
             return;
         }
-        assert!(
-            super::objects_loaded() > 0,
-            "the loader counts the objects it loaded"
-        );
         assert!(!super::gpu_runtime_present());
         assert!(!super::gpu_runtime_present());
     }
