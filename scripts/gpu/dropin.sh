@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016,SC2015,SC2030,SC2031
+# (SC2016: '$ORIGIN' is for the linker, not the shell; SC2015: the download's failures are
+# reported by du below; SC2030/SC2031: each step's environment is local to its subshell.)
 # The drop-in library's acceptance runs on a GPU machine (issue 15). From the repository root:
+#   bash scripts/gpu/dropin.sh prepare        on the build machine, first
 #   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy (default: all)
-# Needs what scripts/gpu/dropin-prepare.sh put in .device/ and .debs/. Results: $OUT/dropin.txt
+# Needs what `bash scripts/gpu/dropin.sh prepare` (run on the build machine, after
+# ../shared/tools/device-bundle, which empties .device/) put in .device/ and .debs/. Results: $OUT/dropin.txt
 # (and the logs beside it). Parameters (environment):
 #   LIB=.device/capi/libhetblas.so  BIGINDEX=.device/capi/bigindex  DEVPTR=.device/capi/devptr
 #   CLI=.device/bin/hetblas
@@ -25,6 +30,28 @@ mkdir -p "$OUT"
 report="$OUT/dropin.txt"
 say() { echo "$*" | tee -a "$report"; }
 status=0
+
+# -- prepare (on the build machine): libhetblas.so and the test programs in .device/capi/,
+# Debian bookworm's Python 3.11, NumPy, reference BLAS test programs and OpenBLAS as .deb files
+# in .debs/ (git-ignored; about 20 MB). Then carry .device and .debs.
+if [ "${steps[0]}" = prepare ]; then
+  set -e
+  cargo build --release -q -p hetblas-cli -p hetblas-capi
+  mkdir -p .device/capi .device/bin .debs
+  cp target/release/libhetblas.so .device/capi/
+  cp target/release/hetblas .device/bin/
+  gcc -O2 -Wall -Werror -o .device/capi/bigindex crates/capi/tests/c/bigindex.c \
+      -L.device/capi -lhetblas -Wl,-rpath,'$ORIGIN' -lm
+  gcc -O2 -Wall -Werror -o .device/capi/devptr crates/capi/tests/c/devptr.c \
+      -L.device/capi -lhetblas -Wl,-rpath,'$ORIGIN' -ldl -lm
+  debs=(python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3-numpy
+        libblas3 liblapack3 libblas-test libopenblas0-pthread libgfortran5 libquadmath0
+        libffi8 libexpat1 zlib1g libbz2-1.0 liblzma5)
+  (cd .debs && apt-get download "${debs[@]}" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+  du -ch .debs/*.deb | tail -1
+  echo "carry: .device .debs   then on the GPU machine: bash scripts/gpu/dropin.sh"
+  exit 0
+fi
 
 # -- unpack the .debs into a private prefix (never /) ------------------------------------------
 prefix=${PREFIX:-$(mktemp -d)/root}
@@ -132,7 +159,7 @@ print(f"{time.perf_counter() - t:.4f}")
 PY
   say "-- $LOOP small products (n = 8, 16, 32, $SMALL in turn): seconds, without / with the preload (3 runs each, alternating)"
   base=(); pre=()
-  for r in 1 2 3; do
+  for _ in 1 2 3; do
     base+=("$("${pyenv[@]}" "$py" "$OUT/small.py")")
     pre+=("$("${pyenv[@]}" LD_PRELOAD="$LIB" "$py" "$OUT/small.py")")
   done
