@@ -165,79 +165,34 @@ fn sub(t: &RawTile, r0: usize, c0: usize, rows: usize, cols: usize) -> RawTile {
 /// # Safety
 /// As [`run_gemm`].
 unsafe fn gemm_piece(blas: &dyn HostBlas, op: &GemmTile) -> Result<()> {
+    // One host BLAS routine per dtype, with the same argument list.
+    macro_rules! call {
+        ($routine:ident, $t:ty, $alpha:expr, $beta:expr) => {
+            // SAFETY: forwarded caller contract.
+            unsafe {
+                blas.$routine(
+                    op.transa,
+                    op.transb,
+                    op.m,
+                    op.n,
+                    op.k,
+                    $alpha,
+                    op.a.addr as *const $t,
+                    op.a.ld,
+                    op.b.addr as *const $t,
+                    op.b.ld,
+                    $beta,
+                    op.c.addr as *mut $t,
+                    op.c.ld,
+                )
+            }
+        };
+    }
     match (op.alpha, op.beta) {
-        // SAFETY: forwarded caller contract.
-        (ScalarValue::F64(alpha), ScalarValue::F64(beta)) => unsafe {
-            blas.dgemm(
-                op.transa,
-                op.transb,
-                op.m,
-                op.n,
-                op.k,
-                alpha,
-                op.a.addr as *const f64,
-                op.a.ld,
-                op.b.addr as *const f64,
-                op.b.ld,
-                beta,
-                op.c.addr as *mut f64,
-                op.c.ld,
-            )
-        },
-        // SAFETY: forwarded caller contract.
-        (ScalarValue::F32(alpha), ScalarValue::F32(beta)) => unsafe {
-            blas.sgemm(
-                op.transa,
-                op.transb,
-                op.m,
-                op.n,
-                op.k,
-                alpha,
-                op.a.addr as *const f32,
-                op.a.ld,
-                op.b.addr as *const f32,
-                op.b.ld,
-                beta,
-                op.c.addr as *mut f32,
-                op.c.ld,
-            )
-        },
-        // SAFETY: forwarded caller contract.
-        (ScalarValue::C32(alpha), ScalarValue::C32(beta)) => unsafe {
-            blas.cgemm(
-                op.transa,
-                op.transb,
-                op.m,
-                op.n,
-                op.k,
-                alpha,
-                op.a.addr as *const c32,
-                op.a.ld,
-                op.b.addr as *const c32,
-                op.b.ld,
-                beta,
-                op.c.addr as *mut c32,
-                op.c.ld,
-            )
-        },
-        // SAFETY: forwarded caller contract.
-        (ScalarValue::C64(alpha), ScalarValue::C64(beta)) => unsafe {
-            blas.zgemm(
-                op.transa,
-                op.transb,
-                op.m,
-                op.n,
-                op.k,
-                alpha,
-                op.a.addr as *const c64,
-                op.a.ld,
-                op.b.addr as *const c64,
-                op.b.ld,
-                beta,
-                op.c.addr as *mut c64,
-                op.c.ld,
-            )
-        },
+        (ScalarValue::F64(alpha), ScalarValue::F64(beta)) => call!(dgemm, f64, alpha, beta),
+        (ScalarValue::F32(alpha), ScalarValue::F32(beta)) => call!(sgemm, f32, alpha, beta),
+        (ScalarValue::C32(alpha), ScalarValue::C32(beta)) => call!(cgemm, c32, alpha, beta),
+        (ScalarValue::C64(alpha), ScalarValue::C64(beta)) => call!(zgemm, c64, alpha, beta),
         _ => Err(Error::internal("mixed scalar types in a gemm tile")),
     }
 }

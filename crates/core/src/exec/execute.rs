@@ -155,7 +155,10 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
                             Ok(Err(stop)) => Some(stop),
                             Err(p) => Some(Stop::Fault(Error::DeviceLost {
                                 device: req.devices[d].info().label(),
-                                detail: format!("backend panicked: {}", crate::host_queue::panic_message(&p)),
+                                detail: format!(
+                                    "backend panicked: {}",
+                                    crate::host_queue::panic_message(&p)
+                                ),
                             })),
                         };
                         if stop.is_some() {
