@@ -340,8 +340,9 @@ impl<R: Registrar> PinCache<R> {
     /// Releases the registrations whose memory is no longer mapped in this process (the caller
     /// freed the buffer without [`release`](Self::release)); returns how many. The driver keeps
     /// such ranges in its address map, and when the OS hands the addresses out again its own
-    /// mappings collide: on H200 a later `cuMemAlloc` failed with `CUDA_ERROR_ALREADY_MAPPED`
-    /// (run S5-3). Safe while other operations run: none can use memory that no longer exists.
+    /// mappings collide: on H200 a `cuMemAlloc` after registered host buffers had been freed
+    /// failed with `CUDA_ERROR_ALREADY_MAPPED`. Safe while other operations run: none can use
+    /// memory that no longer exists.
     pub fn release_unmapped(&self) -> usize {
         let mut st = self.lock();
         let mut keep = Vec::with_capacity(st.regions.len());
