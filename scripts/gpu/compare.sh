@@ -26,6 +26,15 @@
 #                        HIP-on-CUDA shim), with and without the CPU, against two CUDA GPUs, and
 #                        HIP against CUDA on one GPU (`hetblas gemm --check`, beta 1; needs two
 #                        GPUs; sizes default 16384,32768)
+#     --fault DEV,OP:N,KIND   instead of the harness: a GPU made to fail mid-call (injected in the
+#                        GPU layer, `hetblas gemm --fault`): a DGEMM of each size on every GPU,
+#                        fault-free first, then with GPU DEV (an index or a label such as
+#                        cuda:1) failing at its N-th kernel or copy (OP: kernel or copy) of the
+#                        first timed repetition with KIND (error, lost, oom, panic); the
+#                        recovered call is checked and timed, the next ones run on the GPUs
+#                        left; then one out-of-core call on GPU 0 under 1/8 of its footprint
+#                        (--ooc-size N, default 32768; 0 skips it). Sizes default 16384; the
+#                        acceptance run: --fault cuda:1,kernel:12,lost
 #     plus env.sh's options (--profile, --hugepages, --out, --timeout, --dry-run)
 # Each problem's full output is in $OUT/<dtype>-<shape>-g<N>.log and .csv; the table rows are
 # gathered in $OUT/summary.md.
@@ -33,7 +42,7 @@
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
-FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0
+FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768
 while (($#)); do
     case $1 in
         --sizes) SIZES=$2; shift 2 ;;
@@ -49,12 +58,14 @@ while (($#)); do
         --timeline) TIMELINE=1; shift ;;
         --pin-demo) PIN_DEMO=$2; shift 2 ;;
         --mixed) MIXED=1; shift ;;
+        --fault) FAULT=$2; shift 2 ;;
+        --ooc-size) OOC=$2; shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
 done
 if [[ -z $SIZES && -z $SHAPES ]]; then
-    if ((MIXED)); then SIZES=16384,32768; else SIZES=8192,16384,32768; fi
+    if ((MIXED)); then SIZES=16384,32768; elif [[ -n $FAULT ]]; then SIZES=16384; else SIZES=8192,16384,32768; fi
 fi
 if [[ -n $PLACEMENT && $DTYPES != f64 ]]; then
     echo "note: the harness places operands in f64 only; --dtypes f64"
@@ -107,9 +118,32 @@ mixed() {
     done
 }
 
+# A GPU lost mid-call, then out-of-core (see --fault).
+faults() {
+    local dev at kind n
+    IFS=, read -r dev at kind <<<"$FAULT"
+    use_profile cuda
+    run "$H" devices
+    for n in ${SIZES//,/ }; do
+        echo "== ${n}^3 fault-free"
+        run "$H" gemm --size "$n" --reps 3 --check
+        echo "== ${n}^3, $dev fails at $at ($kind) in the first timed repetition"
+        run "$H" gemm --size "$n" --reps 3 --check --fault "dev=$dev,at=$at,kind=$kind"
+    done
+    if ((OOC > 0)); then
+        echo "== out-of-core: ${OOC}^3 on GPU 0 under 1/8 of its footprint"
+        run "$H" gemm --size "$OOC" --reps 1 --check --devices cuda:0 \
+            --memory-limit $((3 * OOC * OOC * 8 / 8))
+    fi
+}
+
 start compare
 if ((MIXED)); then
     mixed
+    finish
+fi
+if [[ -n $FAULT ]]; then
+    faults
     finish
 fi
 use_profile cuda
