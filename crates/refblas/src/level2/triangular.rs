@@ -150,23 +150,9 @@ pub unsafe fn tpmv<T: Scalar>(
     unsafe { tri(op, ap, Storage::Packed, x, incx) }
 }
 
-/// Argument check of TRSV (UPLO 1, TRANS 2, DIAG 3, N 4, LDA 6, INCX 8).
+/// Argument check of TRSV (UPLO 1, TRANS 2, DIAG 3, N 4, LDA 6, INCX 8): TRMV's, in the reference.
 pub fn trsv_check(uplo: u8, trans: u8, diag: u8, n: i64, lda: i64, incx: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if Trans::parse(trans).is_none() {
-        2
-    } else if Diag::parse(diag).is_none() {
-        3
-    } else if n < 0 {
-        4
-    } else if lda < max1(n) {
-        6
-    } else if incx == 0 {
-        8
-    } else {
-        0
-    }
+    trmv_check(uplo, trans, diag, n, lda, incx)
 }
 
 /// TRSV: solves `op(A)*x = b`, `b` given in `x` and overwritten, A n x n triangular.
@@ -195,25 +181,10 @@ pub unsafe fn trsv<T: Scalar>(
     unsafe { tri(op, a, Storage::Full { lda: lda as usize }, x, incx) }
 }
 
-/// Argument check of TBSV (UPLO 1, TRANS 2, DIAG 3, N 4, K 5, LDA 7, INCX 9).
+/// Argument check of TBSV (UPLO 1, TRANS 2, DIAG 3, N 4, K 5, LDA 7, INCX 9): TBMV's, in the
+/// reference.
 pub fn tbsv_check(uplo: u8, trans: u8, diag: u8, n: i64, k: i64, lda: i64, incx: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if Trans::parse(trans).is_none() {
-        2
-    } else if Diag::parse(diag).is_none() {
-        3
-    } else if n < 0 {
-        4
-    } else if k < 0 {
-        5
-    } else if lda < k + 1 {
-        7
-    } else if incx == 0 {
-        9
-    } else {
-        0
-    }
+    tbmv_check(uplo, trans, diag, n, k, lda, incx)
 }
 
 /// TBSV: solves `op(A)*x = b`, `b` given in `x` and overwritten, A triangular band with `k` off-diagonals in band storage.
@@ -256,19 +227,7 @@ pub unsafe fn tbsv<T: Scalar>(
 
 /// Argument check of TPSV (UPLO 1, TRANS 2, DIAG 3, N 4, INCX 7).
 pub fn tpsv_check(uplo: u8, trans: u8, diag: u8, n: i64, incx: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if Trans::parse(trans).is_none() {
-        2
-    } else if Diag::parse(diag).is_none() {
-        3
-    } else if n < 0 {
-        4
-    } else if incx == 0 {
-        7
-    } else {
-        0
-    }
+    tpmv_check(uplo, trans, diag, n, incx)
 }
 
 /// TPSV: solves `op(A)*x = b`, `b` given in `x` and overwritten, A triangular in packed storage.
