@@ -306,7 +306,41 @@ txmv!(tbsv, tbsv_check, (k), (lda));
 txmv!(tpmv, tpmv_check, (), ());
 txmv!(tpsv, tpsv_check, (), ());
 
+/// The Fortran-level rank-1 update GER / GERU (same arguments).
+type Rank1<T> =
+    unsafe fn(i64, i64, T, *const T, i64, *const T, i64, *mut T, i64) -> Result<(), i32>;
+
 /// GER (real), GERU: in row-major, the transposed update with x and y exchanged.
+///
+/// # Safety
+/// The CBLAS contract.
+#[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+unsafe fn rank1<T: Elem>(
+    update: Rank1<T>,
+    o: c_int,
+    m: i64,
+    n: i64,
+    alpha: T,
+    x: *const T,
+    incx: i64,
+    y: *const T,
+    incy: i64,
+    a: *mut T,
+    lda: i64,
+) -> CResult {
+    let row = order(o)?;
+    // SAFETY: (both) the BLAS contract, checked by the Fortran level.
+    let r = if !row {
+        // SAFETY: the BLAS contract, checked by the Fortran level.
+        unsafe { update(m, n, alpha, x, incx, y, incy, a, lda) }
+    } else {
+        // SAFETY: the BLAS contract, checked by the Fortran level.
+        unsafe { update(n, m, alpha, y, incy, x, incx, a, lda) }
+    };
+    fr(r, row)
+}
+
+/// GERU (complex).
 ///
 /// # Safety
 /// The CBLAS contract.
@@ -323,16 +357,8 @@ pub unsafe fn geru<T: Elem>(
     a: *mut T,
     lda: i64,
 ) -> CResult {
-    let row = order(o)?;
-    // SAFETY: (both) the BLAS contract, checked by the Fortran level.
-    let r = if !row {
-        // SAFETY: the BLAS contract, checked by the Fortran level.
-        unsafe { f::geru(m, n, alpha, x, incx, y, incy, a, lda) }
-    } else {
-        // SAFETY: the BLAS contract, checked by the Fortran level.
-        unsafe { f::geru(n, m, alpha, y, incy, x, incx, a, lda) }
-    };
-    fr(r, row)
+    // SAFETY: the same contract.
+    unsafe { rank1(f::geru::<T>, o, m, n, alpha, x, incx, y, incy, a, lda) }
 }
 
 /// Real GER (the same as GERU, under the real routine's name and symbol).
@@ -352,16 +378,8 @@ pub unsafe fn ger<T: Elem>(
     a: *mut T,
     lda: i64,
 ) -> CResult {
-    let row = order(o)?;
-    // SAFETY: (both) the BLAS contract, checked by the Fortran level.
-    let r = if !row {
-        // SAFETY: the BLAS contract, checked by the Fortran level.
-        unsafe { f::ger(m, n, alpha, x, incx, y, incy, a, lda) }
-    } else {
-        // SAFETY: the BLAS contract, checked by the Fortran level.
-        unsafe { f::ger(n, m, alpha, y, incy, x, incx, a, lda) }
-    };
-    fr(r, row)
+    // SAFETY: the same contract.
+    unsafe { rank1(f::ger::<T>, o, m, n, alpha, x, incx, y, incy, a, lda) }
 }
 
 /// GERC: in row-major, GERU of the transposed update with a conjugated copy of y.
