@@ -52,21 +52,9 @@ pub unsafe fn hemv<T: Scalar>(
     unsafe { sym_mv(op, a, Storage::Full { lda: lda as usize }, x, incx, y, incy) }
 }
 
-/// Argument check of SYMV (UPLO 1, N 2, LDA 5, INCX 7, INCY 10).
+/// Argument check of SYMV (UPLO 1, N 2, LDA 5, INCX 7, INCY 10): HEMV's, in the reference.
 pub fn symv_check(uplo: u8, n: i64, lda: i64, incx: i64, incy: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if n < 0 {
-        2
-    } else if lda < max1(n) {
-        5
-    } else if incx == 0 {
-        7
-    } else if incy == 0 {
-        10
-    } else {
-        0
-    }
+    hemv_check(uplo, n, lda, incx, incy)
 }
 
 /// SYMV: `y := alpha*A*x + beta*y`, A symmetric n x n, one triangle referenced.
@@ -158,23 +146,10 @@ pub unsafe fn hbmv<T: Scalar>(
     }
 }
 
-/// Argument check of SBMV (UPLO 1, N 2, K 3, LDA 6, INCX 8, INCY 11).
+/// Argument check of SBMV (UPLO 1, N 2, K 3, LDA 6, INCX 8, INCY 11): HBMV's, in the
+/// reference.
 pub fn sbmv_check(uplo: u8, n: i64, k: i64, lda: i64, incx: i64, incy: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if n < 0 {
-        2
-    } else if k < 0 {
-        3
-    } else if lda < k + 1 {
-        6
-    } else if incx == 0 {
-        8
-    } else if incy == 0 {
-        11
-    } else {
-        0
-    }
+    hbmv_check(uplo, n, k, lda, incx, incy)
 }
 
 /// SBMV: `y := alpha*A*x + beta*y`, A symmetric band matrix with `k` off-diagonals, one triangle in band storage.
@@ -261,19 +236,9 @@ pub unsafe fn hpmv<T: Scalar>(
     unsafe { sym_mv(op, ap, Storage::Packed, x, incx, y, incy) }
 }
 
-/// Argument check of SPMV (UPLO 1, N 2, INCX 6, INCY 9).
+/// Argument check of SPMV (UPLO 1, N 2, INCX 6, INCY 9): HPMV's, in the reference.
 pub fn spmv_check(uplo: u8, n: i64, incx: i64, incy: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if n < 0 {
-        2
-    } else if incx == 0 {
-        6
-    } else if incy == 0 {
-        9
-    } else {
-        0
-    }
+    hpmv_check(uplo, n, incx, incy)
 }
 
 /// SPMV: `y := alpha*A*x + beta*y`, A symmetric n x n in packed storage.
@@ -349,19 +314,9 @@ pub unsafe fn her<T: Scalar>(
     }
 }
 
-/// Argument check of SYR (UPLO 1, N 2, INCX 5, LDA 7).
+/// Argument check of SYR (UPLO 1, N 2, INCX 5, LDA 7): HER's, in the reference.
 pub fn syr_check(uplo: u8, n: i64, incx: i64, lda: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if n < 0 {
-        2
-    } else if incx == 0 {
-        5
-    } else if lda < max1(n) {
-        7
-    } else {
-        0
-    }
+    her_check(uplo, n, incx, lda)
 }
 
 /// SYR: `A := alpha*x*x^T + A`, one triangle of the n x n A updated.
@@ -431,17 +386,9 @@ pub unsafe fn hpr<T: Scalar>(uplo: u8, n: i64, alpha: T::Real, x: *const T, incx
     }
 }
 
-/// Argument check of SPR (UPLO 1, N 2, INCX 5).
+/// Argument check of SPR (UPLO 1, N 2, INCX 5): HPR's, in the reference.
 pub fn spr_check(uplo: u8, n: i64, incx: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if n < 0 {
-        2
-    } else if incx == 0 {
-        5
-    } else {
-        0
-    }
+    hpr_check(uplo, n, incx)
 }
 
 /// SPR: `A := alpha*x*x^T + A`, A in packed storage.
@@ -519,21 +466,9 @@ pub unsafe fn her2<T: Scalar>(
     }
 }
 
-/// Argument check of SYR2 (UPLO 1, N 2, INCX 5, INCY 7, LDA 9).
+/// Argument check of SYR2 (UPLO 1, N 2, INCX 5, INCY 7, LDA 9): HER2's, in the reference.
 pub fn syr2_check(uplo: u8, n: i64, incx: i64, incy: i64, lda: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if n < 0 {
-        2
-    } else if incx == 0 {
-        5
-    } else if incy == 0 {
-        7
-    } else if lda < max1(n) {
-        9
-    } else {
-        0
-    }
+    her2_check(uplo, n, incx, incy, lda)
 }
 
 /// SYR2: `A := alpha*x*y^T + alpha*y*x^T + A`, one triangle of the n x n A updated.
@@ -611,19 +546,9 @@ pub unsafe fn hpr2<T: Scalar>(
     unsafe { sym_rank(op, x, incx, Some((y, incy)), ap, Storage::Packed) }
 }
 
-/// Argument check of SPR2 (UPLO 1, N 2, INCX 5, INCY 7).
+/// Argument check of SPR2 (UPLO 1, N 2, INCX 5, INCY 7): HPR2's, in the reference.
 pub fn spr2_check(uplo: u8, n: i64, incx: i64, incy: i64) -> i32 {
-    if Uplo::parse(uplo).is_none() {
-        1
-    } else if n < 0 {
-        2
-    } else if incx == 0 {
-        5
-    } else if incy == 0 {
-        7
-    } else {
-        0
-    }
+    hpr2_check(uplo, n, incx, incy)
 }
 
 /// SPR2: `A := alpha*x*y^T + alpha*y*x^T + A`, A in packed storage.
