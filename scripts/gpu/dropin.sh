@@ -12,6 +12,7 @@
 #   CLI=.device/bin/hetblas
 #   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  LOOP=100000 (small products)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
+#   PINS="default noprefault staging" (how the NumPy step prepares fresh host outputs)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -133,11 +134,17 @@ for _ in range(3):
 t = sorted(ts)[1]
 print(f"numpy matmul(a, b, out=c) n={n}, C reused: median {t:.3f} s, {2*n**3/t/1e12:.2f} TFLOP/s")
 PY
-  # NumPy allocates a fresh C for every product: page-locking it each time (the default) and
-  # copying through pinned staging buffers (HETBLAS_PIN=staging) are both measured.
-  for pin in default staging; do
-    pinenv=(); [ $pin = staging ] && pinenv=(HETBLAS_PIN=staging)
-    say "host buffers: $pin"
+  # NumPy allocates a fresh C for every product. Measured ways of preparing it: page-locking
+  # after faulting it in on every core (default), page-locking with the faults left to the
+  # driver (HETBLAS_PREFAULT=0, the earlier code), and copying through pinned staging buffers
+  # (HETBLAS_PIN=staging). PINS narrows the list.
+  for pin in ${PINS:-default noprefault staging}; do
+    case $pin in
+      staging) pinenv=(HETBLAS_PIN=staging) ;;
+      noprefault) pinenv=(HETBLAS_PREFAULT=0) ;;
+      *) pinenv=() ;;
+    esac
+    say "host buffers: $pin ${pinenv[*]}"
     "${pyenv[@]}" "${pinenv[@]}" LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 "$py" "$OUT/big.py" \
       2> "$OUT/big-$pin.err" | tee -a "$report"
     grep -m3 "runtime started\|devices \[\|failed" "$OUT/big-$pin.err" | tee -a "$report"

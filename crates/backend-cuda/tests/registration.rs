@@ -143,3 +143,54 @@ fn device_allocations_survive_freed_registered_buffers() {
     let mut c = vec![0.0; n * n];
     gemm_checked(&pool, n, &a, &b, -1.5, &c0, &mut c, 7).unwrap();
 }
+
+/// A fresh output array (what NumPy allocates for every `a @ b`) is faulted in on several
+/// threads before it is page-locked, and the beta = 0 result written into it is right.
+#[test]
+fn fresh_output_is_prefaulted_before_registration() {
+    let Some((pool, cache)) = pool() else { return };
+    // 4096^2 f64 = 128 MiB: above the pre-faulting threshold; zeroed by calloc through a fresh
+    // mapping, so not one page of C is backed before the call.
+    let n = 4096;
+    assert!(n * n * 8 >= hetblas_core::prefault::MIN_BYTES);
+    let (a, b) = (data(101, n * n), data(102, n * n));
+    let mut c = vec![0.0f64; n * n];
+    let before = cache.stats();
+    let opts = GemmOptions::default().devices([0]);
+    pool.gemm_with(
+        Trans::N,
+        Trans::N,
+        1.0,
+        MatRef::packed(&a, n, n).unwrap(),
+        MatRef::packed(&b, n, n).unwrap(),
+        0.0,
+        MatMut::packed(&mut c, n, n).unwrap(),
+        &opts,
+    )
+    .unwrap();
+    let st = cache.stats();
+    eprintln!("registration cache: {st:?}");
+    if hetblas_core::prefault::enabled() {
+        // C at least (A and B too when they were not registered yet); 0 only on kernels before
+        // Linux 5.14, which lack MADV_POPULATE_WRITE.
+        assert!(
+            st.bytes_prefaulted - before.bytes_prefaulted >= (n * n * 8) as u64
+                || st.bytes_prefaulted == 0,
+            "{st:?}"
+        );
+    }
+    let zeros = vec![0.0f64; n * n];
+    check_sampled(
+        Trans::N,
+        Trans::N,
+        1.0,
+        MatRef::packed(&a, n, n).unwrap(),
+        MatRef::packed(&b, n, n).unwrap(),
+        0.0,
+        MatRef::packed(&zeros, n, n).unwrap(),
+        MatRef::packed(&c, n, n).unwrap(),
+        512,
+        11,
+    )
+    .unwrap();
+}

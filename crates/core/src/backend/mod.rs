@@ -1,8 +1,9 @@
 //! The device abstraction: what a backend implements. A [`device::Device`] owns a memory space
 //! ([`memory`]), runs [`kernel::Kernel`]s on its compute [`queue::Queue`]s and is found through a
 //! [`device::Backend`]; a [`link::Link`] copies 2D tiles between two spaces on a queue. [`pin`]
-//! keeps host memory page-locked between calls; [`host_queue`] is a ready queue run by a host
-//! thread, for backends that compute on the host; [`fault`] injects device failures for tests.
+//! keeps host memory page-locked between calls ([`prefault`] faults fresh memory in first, in
+//! parallel); [`host_queue`] is a ready queue run by a host thread, for backends that compute on
+//! the host; [`fault`] injects device failures for tests.
 
 pub mod device;
 pub mod fault;
@@ -11,4 +12,5 @@ pub mod kernel;
 pub mod link;
 pub mod memory;
 pub mod pin;
+pub mod prefault;
 pub mod queue;

@@ -19,6 +19,7 @@
 //! Call `ensure` and `release` only while no copy is in flight (the pool calls them between
 //! operations).
 
+use super::prefault;
 use crate::error::Result;
 use crate::memory::HostAccess;
 use std::sync::Mutex;
@@ -64,7 +65,11 @@ pub struct PinStats {
     /// ([`PinCache::release_unmapped`]).
     pub released_unmapped: u64,
     pub bytes_registered: u64,
+    /// Seconds registering, the pre-faulting included.
     pub seconds_registering: f64,
+    /// Bytes populated in parallel before their registration ([`prefault`]).
+    pub bytes_prefaulted: u64,
+    pub seconds_prefaulting: f64,
 }
 
 /// How host memory is prepared for DMA.
@@ -139,6 +144,8 @@ pub fn align(addr: u64, len: u64) -> (u64, u64) {
 pub struct PinCache<R: Registrar> {
     registrar: R,
     policy: PinPolicy,
+    /// Populate large ranges in parallel before registering them ([`prefault`]).
+    prefault: bool,
     state: Mutex<State>,
 }
 
@@ -155,6 +162,7 @@ impl<R: Registrar> PinCache<R> {
         PinCache {
             registrar,
             policy,
+            prefault: prefault::enabled(),
             state: Mutex::new(State::default()),
         }
     }
@@ -219,6 +227,14 @@ impl<R: Registrar> PinCache<R> {
             self.registrar.unregister(r.start)?;
         }
         let t = Instant::now();
+        if self.prefault && (ue - us) as usize >= prefault::MIN_BYTES {
+            // Fresh memory would be faulted in page by page inside the registration.
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if prefault::populate(us, ue, access, threads, PAGE) {
+                st.stats.bytes_prefaulted += ue - us;
+            }
+            st.stats.seconds_prefaulting += t.elapsed().as_secs_f64();
+        }
         let mut ok = self.register(&mut st, us, ue, now)?;
         if !ok && (us, ue) != (s, e) {
             // Parts of the union may no longer be mapped (stale neighbours): the request alone.
@@ -546,6 +562,49 @@ mod tests {
         c.release_all().unwrap();
         // SAFETY: unmaps the second mapping, released from the cache above.
         assert_eq!(unsafe { libc::munmap(kept as *mut libc::c_void, len) }, 0);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn fresh_memory_is_faulted_in_before_a_large_registration() {
+        let len = prefault::MIN_BYTES;
+        let buf = map(len);
+        let resident = || {
+            let mut v = vec![0u8; len / PAGE as usize];
+            // SAFETY: the mapping is live and page-aligned; v has one byte per page.
+            let r = unsafe { libc::mincore(buf as *mut libc::c_void, len, v.as_mut_ptr()) };
+            assert_eq!(r, 0);
+            v.iter().filter(|&&b| b & 1 == 1).count()
+        };
+        assert_eq!(resident(), 0, "a fresh mapping has no page yet");
+        let mut c = cache(u64::MAX);
+        c.prefault = true;
+        assert!(c.ensure(buf, len, HostAccess::ReadWrite).unwrap());
+        let st = c.stats();
+        if st.bytes_prefaulted == 0 {
+            eprintln!("MADV_POPULATE_WRITE unsupported by this kernel; nothing to check");
+        } else {
+            assert_eq!(st.bytes_prefaulted, len as u64);
+            assert_eq!(resident(), len / PAGE as usize);
+        }
+        assert!(one_registration_covers(&c, buf, len as u64));
+        // A hit populates nothing more; a small range is never populated.
+        assert!(c.ensure(buf, len, HostAccess::ReadWrite).unwrap());
+        assert_eq!(c.stats().bytes_prefaulted, st.bytes_prefaulted);
+        let small = map(16 * PAGE as usize);
+        assert!(c
+            .ensure(small, 16 * PAGE as usize, HostAccess::ReadWrite)
+            .unwrap());
+        assert_eq!(c.stats().bytes_prefaulted, st.bytes_prefaulted);
+        c.release_all().unwrap();
+        // SAFETY: unmaps both mappings, released from the cache above.
+        unsafe {
+            assert_eq!(libc::munmap(buf as *mut libc::c_void, len), 0);
+            assert_eq!(
+                libc::munmap(small as *mut libc::c_void, 16 * PAGE as usize),
+                0
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,186 @@
+//! Parallel pre-faulting of host memory about to be page-locked.
+//!
+//! Page-locking (`cudaHostRegister`, `hipHostRegister`, `mlock`) faults in every page of the
+//! range that is not yet backed, one page after another on the calling thread. A program that
+//! allocates a fresh output for every call (NumPy's `a @ b`) hands over untouched memory each
+//! time, so the registration is dominated by those first-touch faults (zeroing each page):
+//! on the H200 host 2 GB of fresh C cost 0.28 s to register against 0.17 s for the whole GEMM.
+//! Faulting scales with threads, so the range is populated first, in parallel chunks, with
+//! `MADV_POPULATE_WRITE` (`_READ` for memory only read), which maps the pages without touching
+//! their contents; the registration then only pins resident pages.
+//!
+//! Measured on a 2-core VM, 1 GiB fresh anonymous memory: `mlock` alone 1.56 s; populated first
+//! with 4 threads 0.61 s, then `mlock` 0.35 s (first-touch faults 0.50 GB/s on 1 thread,
+//! 2.1 GB/s on 4).
+
+use crate::memory::HostAccess;
+
+/// Ranges below this are registered as they are: starting threads costs more than it saves.
+pub const MIN_BYTES: usize = 64 << 20;
+/// The least a thread populates (a few milliseconds of faults).
+const CHUNK_BYTES: usize = 32 << 20;
+
+/// Whether pre-faulting is on: `HETBLAS_PREFAULT=0` turns it off (to compare).
+pub fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        !matches!(
+            std::env::var("HETBLAS_PREFAULT").as_deref().map(str::trim),
+            Ok("0") | Ok("off")
+        )
+    })
+}
+
+/// The page-aligned chunks `[start, end)` is populated in by at most `threads` threads: equal
+/// parts of at least [`CHUNK_BYTES`] (rounded to pages), covering the range exactly.
+pub fn chunks(start: u64, end: u64, threads: usize, page: u64) -> Vec<(u64, u64)> {
+    if end <= start {
+        return Vec::new();
+    }
+    let len = end - start;
+    let by_size = len.div_ceil(CHUNK_BYTES as u64).max(1);
+    let parts = by_size.min(threads.max(1) as u64);
+    let step = len.div_ceil(parts).div_ceil(page) * page;
+    (0..parts)
+        .map(|i| (start + i * step, (start + (i + 1) * step).min(end)))
+        .filter(|(s, e)| s < e)
+        .collect()
+}
+
+/// Populates the page-aligned `[start, end)` on up to `threads` threads without changing its
+/// contents. Returns whether every chunk was populated (false: the kernel lacks
+/// `MADV_POPULATE_*`, before Linux 5.14, or some page is not mapped; the registration then
+/// faults what is left, as it would have).
+pub fn populate(start: u64, end: u64, access: HostAccess, threads: usize, page: u64) -> bool {
+    let parts = chunks(start, end, threads, page);
+    if parts.len() <= 1 {
+        return parts.iter().all(|&(s, e)| populate_one(s, e, access));
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .iter()
+            .map(|&(s, e)| scope.spawn(move || populate_one(s, e, access)))
+            .collect();
+        // Every thread is joined before the answer (no short cut past a running one).
+        let done: Vec<bool> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(false))
+            .collect();
+        done.into_iter().all(|ok| ok)
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn populate_one(start: u64, end: u64, access: HostAccess) -> bool {
+    // Memory only read is populated for reading: a write fault would dirty shared file pages.
+    let advice = match access {
+        HostAccess::Read => libc::MADV_POPULATE_READ,
+        HostAccess::ReadWrite => libc::MADV_POPULATE_WRITE,
+    };
+    // SAFETY: MADV_POPULATE_* only faults in page tables of the caller's mapped range (as a
+    // read or write access would) and never changes the memory's contents; an unmapped or
+    // inaccessible range is reported through the return value.
+    unsafe { libc::madvise(start as *mut libc::c_void, (end - start) as usize, advice) == 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn populate_one(_start: u64, _end: u64, _access: HostAccess) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: u64 = 4096;
+
+    #[test]
+    fn chunks_cover_the_range_exactly_on_page_boundaries() {
+        let start = 0x7f00_0000_0000u64;
+        for (len, threads) in [
+            (PAGE, 8),
+            (2 << 30, 16),
+            (2 << 30, 1),
+            ((100 << 20) + 3 * PAGE, 3),
+            (CHUNK_BYTES as u64 * 3, 16),
+        ] {
+            let c = chunks(start, start + len, threads, PAGE);
+            assert!(!c.is_empty() && c.len() <= threads);
+            assert_eq!(c[0].0, start);
+            assert_eq!(c.last().unwrap().1, start + len);
+            for w in c.windows(2) {
+                assert_eq!(w[0].1, w[1].0, "gap or overlap in {c:x?}");
+            }
+            for &(s, e) in &c {
+                assert!(s < e && s % PAGE == 0, "{s:x}..{e:x}");
+            }
+        }
+        // Never more threads than chunks of the minimum size: 3 chunks' worth on 16 threads.
+        assert_eq!(
+            chunks(0, CHUNK_BYTES as u64 * 3, 16, PAGE).len(),
+            3,
+            "small ranges use few threads"
+        );
+        assert!(chunks(PAGE, PAGE, 4, PAGE).is_empty());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn populating_keeps_the_contents_and_backs_every_page() {
+        let len = 24 * PAGE as usize;
+        // SAFETY: a fresh anonymous private mapping, unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let base = p as u64;
+        let resident = || {
+            let mut v = vec![0u8; len / PAGE as usize];
+            // SAFETY: the mapping is live and page-aligned; v has one byte per page.
+            assert_eq!(unsafe { libc::mincore(p, len, v.as_mut_ptr()) }, 0);
+            v.iter().filter(|&&b| b & 1 == 1).count()
+        };
+        // A few pages written before: their contents must survive.
+        for i in [0usize, 7, 23] {
+            // SAFETY: inside the mapping.
+            unsafe { *((base + i as u64 * PAGE + 8) as *mut u64) = 0xdead_0000 + i as u64 };
+        }
+        assert!(resident() < len / PAGE as usize);
+        if !populate(base, base + len as u64, HostAccess::ReadWrite, 3, PAGE) {
+            // SAFETY: unmaps the mapping made above.
+            unsafe { libc::munmap(p, len) };
+            eprintln!("MADV_POPULATE_WRITE unsupported by this kernel; nothing to check");
+            return;
+        }
+        assert_eq!(resident(), len / PAGE as usize);
+        for i in 0..len / PAGE as usize {
+            // SAFETY: inside the mapping.
+            let v = unsafe { *((base + i as u64 * PAGE + 8) as *const u64) };
+            let want = if [0, 7, 23].contains(&i) {
+                0xdead_0000 + i as u64
+            } else {
+                0
+            };
+            assert_eq!(v, want, "page {i}");
+        }
+        // Memory that cannot be accessed is reported, not faulted.
+        // SAFETY: the mapping made above; nothing accesses it after this.
+        assert_eq!(unsafe { libc::mprotect(p, len, libc::PROT_NONE) }, 0);
+        assert!(!populate(
+            base,
+            base + len as u64,
+            HostAccess::ReadWrite,
+            2,
+            PAGE
+        ));
+        // SAFETY: unmaps the mapping made above.
+        assert_eq!(unsafe { libc::munmap(p, len) }, 0);
+    }
+}
