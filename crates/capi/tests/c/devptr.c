@@ -7,7 +7,8 @@
  *   devptr            exit 0: passed; 1: wrong result or a CUDA error; 77: no CUDA driver or
  *                     GPU (skipped), unless HETBLAS_REQUIRE=cuda, which turns that into 1.
  * Cases: every operand on the GPU (beta != 0, transposed B, ldc > m), then A in host memory
- * beside device B and C, each small (far below any offload threshold). */
+ * beside device B and C, each small (far below any offload threshold). A host product runs
+ * before the driver is loaded, as in a program whose first BLAS call precedes its CUDA use. */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
@@ -101,7 +102,28 @@ static int run_case(int a_dev) {
   return bad != 0;
 }
 
+/* A host product before the CUDA driver is loaded: hetblas then learns that no GPU runtime is
+ * there, and must still see the driver arrive before the device pointers below. */
+static int host_call_first(void) {
+  const int n = 3;
+  const double one = 1.0, zero = 0.0;
+  double a[9], b[9], c[9];
+  for (int i = 0; i < 9; i++) { a[i] = rnd(); b[i] = rnd(); c[i] = NAN; }
+  dgemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &zero, c, &n, 1, 1);
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double ref = 0.0;
+      for (int l = 0; l < n; l++) ref += a[i + l * n] * b[l + j * n];
+      if (!(fabs(c[i + j * n] - ref) <= 1e-14 * (1.0 + fabs(ref)))) {
+        printf("devptr: FAILED: the host product before CUDA loaded is wrong\n");
+        return 1;
+      }
+    }
+  return 0;
+}
+
 int main(void) {
+  if (host_call_first()) return 1;
   void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (!cuda) return skip("no CUDA driver (libcuda.so.1)");
 #define SYM(f, name) if (!(*(void **)&f = dlsym(cuda, name))) return skip("CUDA driver lacks " name)
