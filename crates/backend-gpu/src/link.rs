@@ -82,6 +82,39 @@ unsafe fn host_copy_2d(src: &RawTile, dst: &RawTile) {
     }
 }
 
+/// Bytes a staging copy thread takes at least: below this, one thread copies the tile.
+const STAGING_BYTES_PER_THREAD: usize = 8 << 20;
+
+/// [`host_copy_2d`] on several threads for large tiles: a staged copy into fresh memory (a
+/// program's new output array) first-touches every page, and faults scale with threads.
+///
+/// # Safety
+/// As [`host_copy_2d`].
+unsafe fn host_copy_2d_parallel(src: &RawTile, dst: &RawTile) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(src.bytes() / STAGING_BYTES_PER_THREAD)
+        .min(src.cols);
+    if threads <= 1 {
+        // SAFETY: forwarded contract.
+        unsafe { host_copy_2d(src, dst) };
+        return;
+    }
+    let per = src.cols.div_ceil(threads);
+    std::thread::scope(|scope| {
+        for first in (0..src.cols).step_by(per) {
+            let cols = per.min(src.cols - first);
+            let (s, d) = (
+                src.sub(0, first, src.rows, cols),
+                dst.sub(0, first, dst.rows, cols),
+            );
+            // SAFETY: columns [first, first + cols) of both tiles, disjoint from the other
+            // threads' columns; the tiles outlive the scope (caller contract).
+            scope.spawn(move || unsafe { host_copy_2d(&s, &d) });
+        }
+    });
+}
+
 impl<A: GpuRuntime> GpuLink<A> {
     /// A link `src -> dst` named `name` ("host->cuda0"), copying on `stream` (of the device
     /// that is not the host; for peers, of the destination).
@@ -174,7 +207,7 @@ impl<A: GpuRuntime> GpuLink<A> {
         let (mut st, i, packed) = self.staging_slot(src)?;
         // SAFETY: src is the caller's host tile; packed is a staging buffer of >= its bytes,
         // not in use (its previous copy finished).
-        unsafe { host_copy_2d(src, &packed) };
+        unsafe { host_copy_2d_parallel(src, &packed) };
         self.copy_2d(&packed, dst)?;
         st.slots[i].done = Some(self.stream.record_typed(false)?);
         Ok(())
@@ -188,7 +221,7 @@ impl<A: GpuRuntime> GpuLink<A> {
             // SAFETY: runs after the DMA into the staging buffer, in stream order; the buffer
             // (kept by the link until the slot's event completes) and the destination (kept by
             // the executor until the stream is synchronised) outlive it; they do not overlap.
-            unsafe { host_copy_2d(&packed, &out) }
+            unsafe { host_copy_2d_parallel(&packed, &out) }
         });
         // SAFETY: a live stream; the job calls no runtime API and touches only the above.
         unsafe { A::launch_host_fn(self.stream.raw(), job) }?;
@@ -234,6 +267,46 @@ impl<A: GpuRuntime> Link for GpuLink<A> {
                 self.copy_d2h_staged(src, dst)
             }
             LinkKind::HostToDevice | LinkKind::DeviceToHost => self.copy_2d(src, dst),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hetblas_core::DType;
+
+    fn tile(buf: &mut [f64], rows: usize, cols: usize, ld: usize) -> RawTile {
+        assert!(buf.len() >= ld * (cols - 1) + rows);
+        RawTile {
+            space: MemorySpace::HOST,
+            addr: buf.as_mut_ptr() as u64,
+            rows,
+            cols,
+            ld,
+            dtype: DType::F64,
+        }
+    }
+
+    #[test]
+    fn parallel_staging_copy_moves_exactly_the_tile() {
+        // 2.5 threads' worth of bytes, padded leading dimensions on both sides, an odd column
+        // count so that the last part is shorter.
+        let (rows, cols) = (1000, 2 * STAGING_BYTES_PER_THREAD / 8000 + 517);
+        let (lds, ldd) = (rows + 3, rows + 11);
+        let mut src: Vec<f64> = (0..lds * cols).map(|i| i as f64 * 0.5 + 1.0).collect();
+        let mut dst = vec![-7.0f64; ldd * cols];
+        let (s, d) = (
+            tile(&mut src, rows, cols, lds),
+            tile(&mut dst, rows, cols, ldd),
+        );
+        // SAFETY: both tiles lie inside their vectors, which do not overlap.
+        unsafe { host_copy_2d_parallel(&s, &d) };
+        for j in 0..cols {
+            for i in 0..ldd {
+                let want = if i < rows { src[i + j * lds] } else { -7.0 };
+                assert_eq!(dst[i + j * ldd], want, "({i}, {j})");
+            }
         }
     }
 }
