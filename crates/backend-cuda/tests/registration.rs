@@ -171,8 +171,8 @@ fn fresh_output_is_prefaulted_before_registration() {
     let st = cache.stats();
     eprintln!("registration cache: {st:?}");
     if hetblas_core::prefault::enabled() {
-        // C at least (A and B too when they were not registered yet); 0 only on kernels before
-        // Linux 5.14, which lack MADV_POPULATE_WRITE.
+        // C (the only operand written); 0 only on kernels before Linux 5.14, which lack
+        // MADV_POPULATE_WRITE.
         assert!(
             st.bytes_prefaulted - before.bytes_prefaulted >= (n * n * 8) as u64
                 || st.bytes_prefaulted == 0,

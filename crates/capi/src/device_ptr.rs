@@ -96,6 +96,7 @@ impl LibraryWatch {
 
     /// Whether one of the libraries is loaded, a "no" being at most [`RECHECK_NS`] (and a
     /// tick) old. `said_no` runs on the first "no".
+    #[inline]
     fn present(&self, said_no: impl FnOnce()) -> bool {
         if self.loaded.load(Ordering::Relaxed) {
             return true;
@@ -122,6 +123,7 @@ impl LibraryWatch {
 static GPU_RUNTIMES: LibraryWatch = LibraryWatch::new(&GPU_LIBRARIES);
 
 /// Whether a GPU runtime is loaded (see [`LibraryWatch`]).
+#[inline]
 fn gpu_runtime_present() -> bool {
     GPU_RUNTIMES.present(|| {
         if crate::offload::verbose() {
@@ -139,6 +141,7 @@ pub fn note_emulated_devices() {
 }
 
 /// Whether an operand pointer can be device memory, so that the Runtime must be asked.
+#[inline]
 pub fn worth_asking() -> bool {
     EMULATED.load(Ordering::Relaxed) || gpu_runtime_present()
 }

@@ -227,8 +227,12 @@ impl<R: Registrar> PinCache<R> {
             self.registrar.unregister(r.start)?;
         }
         let t = Instant::now();
-        if self.prefault && (ue - us) as usize >= prefault::MIN_BYTES {
-            // Fresh memory would be faulted in page by page inside the registration.
+        if self.prefault
+            && access == HostAccess::ReadWrite
+            && (ue - us) as usize >= prefault::MIN_BYTES
+        {
+            // A fresh output would be faulted in page by page inside the registration. Inputs
+            // were written by the program, so their pages are there already.
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
             if prefault::populate(us, ue, access, threads, PAGE) {
                 st.stats.bytes_prefaulted += ue - us;
@@ -588,7 +592,7 @@ mod tests {
             assert_eq!(resident(), len / PAGE as usize);
         }
         assert!(one_registration_covers(&c, buf, len as u64));
-        // A hit populates nothing more; a small range is never populated.
+        // A hit populates nothing more; a small range or one only read is never populated.
         assert!(c.ensure(buf, len, HostAccess::ReadWrite).unwrap());
         assert_eq!(c.stats().bytes_prefaulted, st.bytes_prefaulted);
         let small = map(16 * PAGE as usize);
@@ -596,10 +600,14 @@ mod tests {
             .ensure(small, 16 * PAGE as usize, HostAccess::ReadWrite)
             .unwrap());
         assert_eq!(c.stats().bytes_prefaulted, st.bytes_prefaulted);
+        let input = map(len);
+        assert!(c.ensure(input, len, HostAccess::Read).unwrap());
+        assert_eq!(c.stats().bytes_prefaulted, st.bytes_prefaulted);
         c.release_all().unwrap();
-        // SAFETY: unmaps both mappings, released from the cache above.
+        // SAFETY: unmaps the mappings, released from the cache above.
         unsafe {
             assert_eq!(libc::munmap(buf as *mut libc::c_void, len), 0);
+            assert_eq!(libc::munmap(input as *mut libc::c_void, len), 0);
             assert_eq!(
                 libc::munmap(small as *mut libc::c_void, 16 * PAGE as usize),
                 0
