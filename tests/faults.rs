@@ -1,5 +1,5 @@
-//! Device faults during a call: injected into emulated devices at their n-th kernel or copy
-//! (error, lost, out of memory, panic), on 1, 2 and 4 devices, C in host or device memory,
+//! Device faults during a call: injected into emulated devices at their n-th kernel, copy or
+//! allocation (error, lost, out of memory, panic, async), on 1, 2 and 4 devices, C in host or device memory,
 //! beta 0, 1 and other. Every call must end with a correct C, or with an error and C
 //! bit-identical to before the call (tiles already final are put back from the undo log); the
 //! one exception is C in the memory of the device that was lost. And out-of-core: a budget of
@@ -383,6 +383,7 @@ fn every_injected_fault_ends_correct_or_with_c_as_before() {
         (FaultOp::Kernel, 3),
         (FaultOp::Copy, 1),
         (FaultOp::Copy, 4),
+        (FaultOp::Alloc, 1),
     ];
     let mut tally = Tally::default();
     let mut seed = 100;
