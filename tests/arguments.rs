@@ -117,3 +117,34 @@ fn a_matrix_on_the_cpu_device_round_trips() {
         }
     }
 }
+
+/// A leading dimension of 2^31 or more on the CPU device: refused ("exceeds the 32-bit CBLAS
+/// interface") before, which failed the whole call when the CPU was the device chosen. One
+/// column, so the operands are a few elements whatever their leading dimension.
+#[test]
+fn the_cpu_device_takes_leading_dimensions_beyond_32_bits() {
+    use hetblas_core::{MatMut, MatRef, Trans};
+    let pool = common::pool();
+    let big = (1usize << 31) + 7;
+    let (m, k) = (5, 1);
+    let a: Vec<f64> = (0..m).map(|i| i as f64 * 0.25 - 0.5).collect();
+    let b = [1.5f64];
+    let c0: Vec<f64> = (0..m).map(|i| 1.0 - i as f64 * 0.125).collect();
+    let mut c = c0.clone();
+    let opts = GemmOptions::default().devices(vec![0]);
+    pool.gemm_with(
+        Trans::N,
+        Trans::N,
+        2.0,
+        MatRef::new(&a, m, k, big).unwrap(),
+        MatRef::new(&b, 1, 1, big).unwrap(),
+        0.5,
+        MatMut::new(&mut c, m, 1, big).unwrap(),
+        &opts,
+    )
+    .expect("lda, ldb, ldc >= 2^31 on cpu:0");
+    for i in 0..m {
+        // 2 * a * 1.5 + 0.5 * c0: exact in binary.
+        assert_eq!(c[i], 3.0 * a[i] + 0.5 * c0[i], "C({i}, 0)");
+    }
+}

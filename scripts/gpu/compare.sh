@@ -35,6 +35,12 @@
 #                        left; then one out-of-core call on GPU 0 under 1/8 of its footprint
 #                        (--ooc-size N, default 32768; 0 skips it). Sizes default 16384; the
 #                        acceptance run: --fault cuda:1,kernel:12,lost
+#     --concurrent       instead of the harness: concurrent calls on GPU 0 (the `concurrent`
+#                        bin, every result checked): THREADS (--threads, default 4) x DGEMM of
+#                        each size (default 8192) on host operands against the same calls one
+#                        after another (must reach 1.3x); then the over-subscription: 6 threads x
+#                        DGEMM N^3 (--oversub-size N, default 32768; 0 skips it), A and B shared,
+#                        beta 0, whose footprints together exceed the GPU's memory: none may fail
 #     plus env.sh's options (--profile, --hugepages, --out, --timeout, --dry-run)
 # Each problem's full output is in $OUT/<dtype>-<shape>-g<N>.log and .csv; the table rows are
 # gathered in $OUT/summary.md.
@@ -43,6 +49,7 @@
 source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768
+CONCURRENT=0 THREADS=4 OVERSUB=32768
 while (($#)); do
     case $1 in
         --sizes) SIZES=$2; shift 2 ;;
@@ -60,12 +67,16 @@ while (($#)); do
         --mixed) MIXED=1; shift ;;
         --fault) FAULT=$2; shift 2 ;;
         --ooc-size) OOC=$2; shift 2 ;;
+        --concurrent) CONCURRENT=1; shift ;;
+        --threads) THREADS=$2; shift 2 ;;
+        --oversub-size) OVERSUB=$2; shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
 done
 if [[ -z $SIZES && -z $SHAPES ]]; then
-    if ((MIXED)); then SIZES=16384,32768; elif [[ -n $FAULT ]]; then SIZES=16384; else SIZES=8192,16384,32768; fi
+    if ((MIXED)); then SIZES=16384,32768; elif [[ -n $FAULT ]]; then SIZES=16384
+    elif ((CONCURRENT)); then SIZES=8192; else SIZES=8192,16384,32768; fi
 fi
 if [[ -n $PLACEMENT && $DTYPES != f64 ]]; then
     echo "note: the harness places operands in f64 only; --dtypes f64"
@@ -137,7 +148,28 @@ faults() {
     fi
 }
 
+# Concurrent calls, then GPU over-subscription (see --concurrent).
+concurrent() {
+    local n
+    use_profile cuda
+    for n in ${SIZES//,/ }; do
+        echo "== $THREADS threads x dgemm ${n}^3 against one after another"
+        run --log "$OUT/concurrent-$n.log" --grep "^[0-9]+ x|^profile|^round|^best" \
+            env HETBLAS_CUDA_DEVICES=0 "$BIN/concurrent" --size "$n" --threads "$THREADS" --min-ratio 1.3
+    done
+    if ((OVERSUB > 0)); then
+        echo "== over-subscription: 6 threads x dgemm ${OVERSUB}^3, footprints together beyond the GPU"
+        run --log "$OUT/oversubscribed-$OVERSUB.log" --grep "^[0-9]+ x|^profile|^warm|^round|^best" \
+            env HETBLAS_CUDA_DEVICES=0 "$BIN/concurrent" --size "$OVERSUB" --threads 6 --beta 0 \
+            --shared-ab --concurrent-only --rounds 1
+    fi
+}
+
 start compare
+if ((CONCURRENT)); then
+    concurrent
+    finish
+fi
 if ((MIXED)); then
     mixed
     finish

@@ -152,13 +152,7 @@ impl Device for EmulatedDevice {
             .saturating_sub(self.used.load(Ordering::SeqCst))
     }
     fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
-        if injected_failure() {
-            return Err(Error::DeviceLost {
-                device: self.info.label(),
-                detail: "failure injected by HETBLAS_EMULATED_FAIL".into(),
-            });
-        }
-        self.faults.alive()?;
+        self.faults.check(FaultOp::Alloc)?;
         let out_of_memory = |used: u64| Error::OutOfMemory {
             device: self.info.label(),
             detail: format!(
@@ -209,20 +203,6 @@ impl Device for EmulatedDevice {
     fn as_any(&self) -> &dyn Any {
         self
     }
-}
-
-/// `HETBLAS_EMULATED_FAIL=n`: the n-th device allocation of the process (counted over every
-/// emulated device, from 1) fails as if the device were lost (`DeviceLost`: not retried), so
-/// callers' recovery from a device failure can be tested without a GPU.
-fn injected_failure() -> bool {
-    static AT: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    static COUNT: AtomicU64 = AtomicU64::new(0);
-    let at = *AT.get_or_init(|| {
-        std::env::var("HETBLAS_EMULATED_FAIL")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-    });
-    at.is_some_and(|n| COUNT.fetch_add(1, Ordering::SeqCst) + 1 == n)
 }
 
 /// A copy link between two host-resident spaces, run by its own host thread.

@@ -84,3 +84,44 @@ fn emulated_allocation_is_checked_and_accounted_exactly() {
     drop((got, held));
     assert_eq!(dev.memory_budget(), 1 << 20);
 }
+
+/// Threads of this process (Linux), or None.
+fn threads() -> Option<usize> {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Each emulated device started n^2 + 3n + 3 threads at creation (a queue thread per link,
+/// n^2 links for n devices: 10,303 threads for 100 devices). Queue threads now start with
+/// their first operation: building a node starts none, and a copy starts only its link's.
+#[test]
+fn emulated_devices_start_no_thread_until_used() {
+    use hetblas_core::Link;
+    let Some(before) = threads() else {
+        eprintln!("no /proc/self/status: skipped");
+        return;
+    };
+    let n = 40;
+    let configs = vec![EmulatedConfig::default(); n];
+    let node = hetblas_cpu::emulated_node(&configs, hetblas_cpu::choose_blas().unwrap().blas)
+        .expect("40 emulated devices");
+    let after = threads().unwrap();
+    // Other tests of this binary may start a few threads meanwhile; 40 devices used to start
+    // 1,723.
+    assert!(
+        after < before + 100,
+        "{n} devices started {} threads",
+        after - before
+    );
+    // A queue used once has its thread, and works.
+    let link: &std::sync::Arc<dyn Link> = &node.links[0];
+    link.queue()
+        .synchronize()
+        .expect("a fresh queue synchronizes");
+    drop(node);
+}

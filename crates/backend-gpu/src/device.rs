@@ -4,7 +4,7 @@ use crate::memory::DeviceBuffer;
 use crate::registration::PinCache;
 use crate::runtime::GpuRuntime;
 use crate::stream::GpuStream;
-use hetblas_core::fault::FaultInjector;
+use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::{
     Buffer, Device, DeviceInfo, DeviceKind, Error, HostAccess, Kernel, MemorySpace, Queue, Result,
 };
@@ -114,7 +114,7 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
         }
     }
     fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
-        self.faults.alive()?;
+        self.faults.check(FaultOp::Alloc)?;
         // A freed buffer's registration can collide with the runtime's new mapping.
         let buffer = self.pins.retry_after_unmapped(
             || DeviceBuffer::<A>::new(&self.ctx, self.space, bytes),

@@ -6,7 +6,7 @@
 //!   RTLD_DEEPBIND, so the host's own call by global name stays inside the host (without
 //!   either, each case below would recurse until the stack overflows);
 //! - the device path (two emulated devices, every GEMM offloaded) gives correct results, and a
-//!   device failure (`HETBLAS_EMULATED_FAIL`) completes on the host, correctly, and says so;
+//!   device failure (`HETBLAS_FAULT=dev=any,at=alloc:1`) completes on the host, correctly, and says so;
 //! - bad arguments reach the program's own `xerbla_` / `xerbla_64_` / `cblas_xerbla` with the
 //!   reference's names and parameter numbers, and the call does nothing else;
 //! - the ILP64 (`sgemm_64_`) symbols compute;
@@ -193,7 +193,7 @@ fn device_failure_completes_on_the_host() {
         ("HETBLAS_EMULATED", "2"),
         ("HETBLAS_BACKENDS", "emulated"),
         ("HETBLAS_OFFLOAD_FLOPS", "0"),
-        ("HETBLAS_EMULATED_FAIL", "1"),
+        ("HETBLAS_FAULT", "dev=any,at=alloc:1"),
         ("HETBLAS_VERBOSE", "1"),
     ];
     let out = run(&built().preload, "gemm", true, &env);

@@ -178,6 +178,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             let (label, index) = match &spec.device {
                 hetblas_core::fault::FaultDevice::Index(i) => (None, *i),
                 hetblas_core::fault::FaultDevice::Label(l) => (Some(l.clone()), usize::MAX),
+                hetblas_core::fault::FaultDevice::Any => {
+                    return Err(hetblas::Error::InvalidInput(format!(
+                        "--fault {f}: name one device (an index or a label); \
+                         HETBLAS_FAULT takes dev=any"
+                    )))
+                }
             };
             let dev = rt
                 .devices()

@@ -67,7 +67,7 @@ pub mod tuning;
 // The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
 // folders: backends and the CLI name them so.
 pub use backend::{device, fault, host_queue, kernel, link, memory, pin, prefault, queue};
-pub use exec::{execute, trace};
+pub use exec::{execute, trace, undo};
 pub use plan::{balance, distribute, fold, tiling};
 pub use problem::{matrix, operand, reference, scalar};
 pub use tuning::{autotune, calibrate, profile};

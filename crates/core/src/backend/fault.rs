@@ -10,17 +10,24 @@
 //! HETBLAS_FAULT="dev=1,at=kernel:4,kind=error"        device index 1, its 4th kernel fails
 //! HETBLAS_FAULT="dev=cuda:1,at=copy:10,kind=lost"     cuda:1 is lost at its 10th copy
 //! HETBLAS_FAULT="dev=0,at=kernel:2,kind=panic;dev=2,at=copy:1,kind=oom"
+//! HETBLAS_FAULT="dev=any,at=alloc:1"                  every device's first allocation fails
 //! ```
 //!
-//! - `dev`: a device index (matches that index in every backend that injects faults) or a
-//!   label (`emulated:1`, `cuda:1`).
-//! - `at`: `kernel:N` or `copy:N`, 1-based, counted per device from when it was armed (copies
-//!   count for the device at the non-host end of the link, the destination of a peer copy).
+//! This is the one fault-injection mechanism of hetblas: the emulated devices (hetblas-cpu)
+//! and the GPU layer (CUDA, HIP) read the same variable into the same [`FaultSpec`]s.
+//!
+//! - `dev`: a device index (matches that index in every backend that injects faults), a
+//!   label (`emulated:1`, `cuda:1`), or `any` (every device, each counting its own).
+//! - `at`: `kernel:N`, `copy:N` or `alloc:N`, 1-based, counted per device from when it was
+//!   armed (copies count for the device at the non-host end of the link, the destination of a
+//!   peer copy; allocations are device memory allocations: workspaces, uploads).
 //! - `kind`: `error` (the operation fails with a backend error; default), `lost` (the device
 //!   is lost: that operation and every later one fails, allocations included, until the
 //!   injector is disarmed), `oom` (the operation fails out of memory), `panic` (the backend
 //!   panics while issuing it) or `async` (the operation is queued and fails when it runs, on
-//!   the emulated devices; the GPU layer fails it at issue).
+//!   the emulated devices; the GPU layer fails it at issue). An allocation fails with
+//!   `error`, `lost` or `oom` only: it happens on the caller's thread, where a panic would
+//!   cross the API.
 //!
 //! Faults other than `async` are raised when the operation is issued, before anything is
 //! queued, so an operation issued before the fault completes normally: exactly the situation
@@ -41,6 +48,18 @@ pub enum FaultOp {
     Kernel,
     /// A copy over a link.
     Copy,
+    /// An allocation of device memory.
+    Alloc,
+}
+
+impl FaultOp {
+    fn name(self) -> &'static str {
+        match self {
+            FaultOp::Kernel => "kernel",
+            FaultOp::Copy => "copy",
+            FaultOp::Alloc => "alloc",
+        }
+    }
 }
 
 /// How the device fails.
@@ -67,6 +86,8 @@ pub enum FaultDevice {
     Index(usize),
     /// The device with this label (`cuda:1`).
     Label(String),
+    /// Every device (`dev=any`), each counting its own operations.
+    Any,
 }
 
 /// One fault: device, operation, when, how.
@@ -118,6 +139,7 @@ impl FaultSpec {
                     let v = v.trim();
                     device = Some(match v.parse::<usize>() {
                         Ok(i) => FaultDevice::Index(i),
+                        Err(_) if v == "any" => FaultDevice::Any,
                         Err(_) if v.contains(':') => FaultDevice::Label(v.to_string()),
                         Err(_) => return Err(bad(&format!("device \"{v}\""))),
                     });
@@ -126,10 +148,11 @@ impl FaultSpec {
                     let (op, n) = v
                         .trim()
                         .split_once(':')
-                        .ok_or_else(|| bad("at must be kernel:N or copy:N"))?;
+                        .ok_or_else(|| bad("at must be kernel:N, copy:N or alloc:N"))?;
                     let op = match op {
                         "kernel" => FaultOp::Kernel,
                         "copy" => FaultOp::Copy,
+                        "alloc" => FaultOp::Alloc,
                         o => return Err(bad(&format!("operation \"{o}\""))),
                     };
                     let n: u64 = n
@@ -154,6 +177,9 @@ impl FaultSpec {
         }
         let device = device.ok_or_else(|| bad("no dev="))?;
         let (op, at) = at.ok_or_else(|| bad("no at="))?;
+        if op == FaultOp::Alloc && matches!(kind, FaultKind::Panic | FaultKind::Async) {
+            return Err(bad("an allocation fails with kind error, lost or oom"));
+        }
         Ok(FaultSpec {
             device,
             op,
@@ -178,6 +204,7 @@ impl FaultSpec {
         match &self.device {
             FaultDevice::Index(i) => *i == index,
             FaultDevice::Label(l) => l == label,
+            FaultDevice::Any => true,
         }
     }
 }
@@ -190,6 +217,7 @@ pub struct FaultInjector {
     lost: AtomicBool,
     kernels: AtomicU64,
     copies: AtomicU64,
+    allocs: AtomicU64,
     specs: Mutex<Vec<FaultSpec>>,
 }
 
@@ -202,6 +230,7 @@ impl FaultInjector {
             lost: AtomicBool::new(false),
             kernels: AtomicU64::new(0),
             copies: AtomicU64::new(0),
+            allocs: AtomicU64::new(0),
             specs: Mutex::new(Vec::new()),
         }
     }
@@ -230,6 +259,7 @@ impl FaultInjector {
         *g = faults.into_iter().collect();
         self.kernels.store(0, Ordering::SeqCst);
         self.copies.store(0, Ordering::SeqCst);
+        self.allocs.store(0, Ordering::SeqCst);
         self.lost.store(false, Ordering::SeqCst);
         self.armed.store(!g.is_empty(), Ordering::SeqCst);
     }
@@ -300,6 +330,7 @@ impl FaultInjector {
         let counter = match op {
             FaultOp::Kernel => &self.kernels,
             FaultOp::Copy => &self.copies,
+            FaultOp::Alloc => &self.allocs,
         };
         let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
         let kind = {
@@ -309,10 +340,7 @@ impl FaultInjector {
                 None => return Ok(None),
             }
         };
-        let what = match op {
-            FaultOp::Kernel => "kernel",
-            FaultOp::Copy => "copy",
-        };
+        let what = op.name();
         tracing::warn!(device = %self.label, "injected fault: {kind:?} at {what} {n}");
         let backend_error = |message: &str| Error::Backend {
             backend: "fault-injection",
@@ -322,6 +350,10 @@ impl FaultInjector {
             message: message.into(),
         };
         match kind {
+            // An allocation is on the caller's thread: it cannot be deferred nor panic.
+            FaultKind::Error | FaultKind::Async | FaultKind::Panic if op == FaultOp::Alloc => {
+                Err(backend_error("injected fault"))
+            }
             FaultKind::Error => Err(backend_error("injected fault")),
             FaultKind::Async => Ok(Some(backend_error("injected fault, raised on the queue"))),
             FaultKind::Lost => {
@@ -367,10 +399,35 @@ mod tests {
             "dev=1,at=gemm:1",
             "dev=1,at=kernel:1,kind=melt",
             "dev=1,at=kernel:1,when=now",
+            "dev=1,at=alloc:1,kind=panic",
+            "dev=1,at=alloc:1,kind=async",
         ] {
             assert!(FaultSpec::parse(bad).is_err(), "{bad} accepted");
         }
         assert!(FaultSpec::parse_list("").unwrap().is_empty());
+        let any = FaultSpec::parse("dev=any,at=alloc:2,kind=oom").unwrap();
+        assert_eq!(any.device, FaultDevice::Any);
+        assert_eq!((any.op, any.at), (FaultOp::Alloc, 2));
+        assert!(any.matches("cuda:3", 3) && any.matches("emulated:0", 0));
+    }
+
+    #[test]
+    fn fails_the_nth_allocation_without_counting_kernels_or_copies() {
+        let inj = FaultInjector::new("cuda:0");
+        inj.arm([FaultSpec::new(0, FaultOp::Alloc, 2, FaultKind::Error)]);
+        assert!(inj.check(FaultOp::Alloc).is_ok());
+        assert!(inj.check(FaultOp::Kernel).is_ok() && inj.check(FaultOp::Copy).is_ok());
+        assert!(matches!(
+            inj.check(FaultOp::Alloc),
+            Err(Error::Backend { .. })
+        ));
+        assert!(inj.check(FaultOp::Alloc).is_ok());
+        inj.arm([FaultSpec::new(0, FaultOp::Alloc, 1, FaultKind::Lost)]);
+        assert!(matches!(
+            inj.check(FaultOp::Alloc),
+            Err(Error::DeviceLost { .. })
+        ));
+        assert!(inj.check(FaultOp::Kernel).is_err());
     }
 
     #[test]

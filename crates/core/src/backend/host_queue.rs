@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::queue::{Event, Queue};
 use std::any::Any;
 use std::fmt;
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -133,11 +133,14 @@ impl Event for HostEvent {
     }
 }
 
-/// An in-order queue run by a dedicated host thread.
+/// An in-order queue run by a dedicated host thread, started by its first operation (a node
+/// of n emulated devices has n^2 links, most of them never used by a call).
 pub struct HostQueue {
     name: String,
     tx: Mutex<Option<Sender<Job>>>,
     error: Arc<Mutex<Option<Error>>>,
+    /// The receiving end until the thread starts and takes it.
+    rx: Mutex<Option<Receiver<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -150,64 +153,43 @@ impl fmt::Debug for HostQueue {
 }
 
 impl HostQueue {
-    /// Starts the queue's thread.
+    /// A queue; its thread starts with its first operation.
+    ///
+    /// # Errors
+    /// None today; the thread's start can fail at the first operation (`DeviceLost`).
     pub fn new(name: impl Into<String>) -> Result<Arc<HostQueue>> {
-        let name = name.into();
         let (tx, rx) = channel::<Job>();
-        let error: Arc<Mutex<Option<Error>>> = Arc::default();
-        let err2 = error.clone();
-        let qname = name.clone();
-        let thread = std::thread::Builder::new()
-            .name(format!("hetblas-{name}"))
-            .spawn(move || {
-                // The error that stopped the queue, until the next synchronize.
-                let mut failed: Option<Error> = None;
-                for job in rx {
-                    let work = match job {
-                        Job::Record(ev) => {
-                            match &failed {
-                                Some(e) => ev.fail(e.clone()),
-                                None => ev.complete(),
-                            }
-                            continue;
-                        }
-                        Job::Sync(ev) => {
-                            // The synchronize reports the error; the queue runs again.
-                            failed = None;
-                            ev.complete();
-                            continue;
-                        }
-                        Job::Work(_) if failed.is_some() => continue,
-                        Job::Work(w) => w,
-                    };
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-                    let failure = match r {
-                        Ok(Ok(())) => None,
-                        Ok(Err(e)) => Some(e),
-                        Err(p) => Some(Error::DeviceLost {
-                            device: qname.clone(),
-                            detail: format!("queue operation panicked: {}", panic_message(&p)),
-                        }),
-                    };
-                    if let Some(e) = failure {
-                        failed = Some(e.clone());
-                        let mut g = err2.lock().unwrap_or_else(|p| p.into_inner());
-                        if g.is_none() {
-                            *g = Some(e);
-                        }
-                    }
-                }
-            })
+        Ok(Arc::new(HostQueue {
+            name: name.into(),
+            tx: Mutex::new(Some(tx)),
+            error: Arc::default(),
+            rx: Mutex::new(Some(rx)),
+            thread: Mutex::new(None),
+        }))
+    }
+
+    /// Starts the thread if it is not running yet.
+    fn start(&self) -> Result<()> {
+        let mut thread = self.thread.lock().unwrap_or_else(|p| p.into_inner());
+        if thread.is_some() {
+            return Ok(());
+        }
+        let Some(rx) = self.rx.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+            return Err(Error::DeviceLost {
+                device: self.name.clone(),
+                detail: "queue thread is gone".into(),
+            });
+        };
+        let (err2, qname) = (self.error.clone(), self.name.clone());
+        let handle = std::thread::Builder::new()
+            .name(format!("hetblas-{}", self.name))
+            .spawn(move || run_queue(rx, &err2, &qname))
             .map_err(|e| Error::DeviceLost {
-                device: name.clone(),
+                device: self.name.clone(),
                 detail: format!("cannot start queue thread: {e}"),
             })?;
-        Ok(Arc::new(HostQueue {
-            name,
-            tx: Mutex::new(Some(tx)),
-            error,
-            thread: Mutex::new(Some(thread)),
-        }))
+        *thread = Some(handle);
+        Ok(())
     }
 
     /// Appends an operation. It runs after everything enqueued before it, unless one of those
@@ -218,6 +200,7 @@ impl HostQueue {
     }
 
     fn send(&self, job: Job) -> Result<()> {
+        self.start()?;
         let g = self.tx.lock().unwrap_or_else(|p| p.into_inner());
         let tx = g.as_ref().ok_or_else(|| Error::DeviceLost {
             device: self.name.clone(),
@@ -233,6 +216,48 @@ impl HostQueue {
         let ev = HostEvent::new();
         self.send(Job::Record(ev.clone()))?;
         Ok(ev)
+    }
+}
+
+/// The queue's thread: runs the jobs in order; after a failure skips work until the next
+/// synchronize, and keeps the first error for it.
+fn run_queue(rx: Receiver<Job>, err2: &Mutex<Option<Error>>, qname: &str) {
+    // The error that stopped the queue, until the next synchronize.
+    let mut failed: Option<Error> = None;
+    for job in rx {
+        let work = match job {
+            Job::Record(ev) => {
+                match &failed {
+                    Some(e) => ev.fail(e.clone()),
+                    None => ev.complete(),
+                }
+                continue;
+            }
+            Job::Sync(ev) => {
+                // The synchronize reports the error; the queue runs again.
+                failed = None;
+                ev.complete();
+                continue;
+            }
+            Job::Work(_) if failed.is_some() => continue,
+            Job::Work(w) => w,
+        };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+        let failure = match r {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e),
+            Err(p) => Some(Error::DeviceLost {
+                device: qname.to_string(),
+                detail: format!("queue operation panicked: {}", panic_message(&p)),
+            }),
+        };
+        if let Some(e) = failure {
+            failed = Some(e.clone());
+            let mut g = err2.lock().unwrap_or_else(|p| p.into_inner());
+            if g.is_none() {
+                *g = Some(e);
+            }
+        }
     }
 }
 

@@ -10,6 +10,8 @@
 //! and the C tiles that are *final*: those whose last write into C (write-back, unstage, host
 //! fold, or the last in-place product) completed. A C tile is only ever written whole and
 //! final, so the caller can run the others again on the devices left ([`ExecOutcome::faults`]).
+//! Before the first write into each C region the executor saves its old contents in the
+//! request's [`UndoLog`], so that a call left with no device can put C back exactly.
 //! An error that is no device's fault (a plan bug) is returned as an error.
 
 use crate::device::Device;
@@ -23,6 +25,7 @@ use crate::queue::{Event, Queue};
 use crate::scalar::ScalarValue;
 use crate::tiling::{TileGrid, TileKey};
 use crate::trace::{Activity, Interval, Trace};
+use crate::undo::UndoLog;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -57,6 +60,9 @@ pub struct ExecRequest<'a> {
     pub alpha: ScalarValue,
     pub beta: ScalarValue,
     pub trace: bool,
+    /// Where the original of each C region goes before its first write, so that a call that
+    /// fails on every device can put C back as it was ([`UndoLog`]).
+    pub undo: Option<&'a UndoLog>,
 }
 
 /// What a run did.
@@ -472,6 +478,11 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             } => Some((i as usize, j as usize)),
             _ => None,
         };
+        if let Some(undo) = req.undo {
+            if let Some(region) = first_write_of_c(req, task.kind, &out.touched_in_place) {
+                undo.save(&region, req.links).map_err(Stop::Fault)?;
+            }
+        }
         if let Some(t) = in_place_c {
             out.touched_in_place.insert(t);
         }
@@ -532,6 +543,34 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         }
     }
     Ok(())
+}
+
+/// The region of C that `kind` writes for the first time in this run, if it does: the final
+/// write of a tile (write-back, unstage, host fold), or the first product on a tile of C
+/// accumulated in place (its later products write it again, already saved).
+fn first_write_of_c(
+    req: &ExecRequest<'_>,
+    kind: TaskKind,
+    touched_in_place: &HashSet<(usize, usize)>,
+) -> Option<RawTile> {
+    match kind {
+        TaskKind::WriteBack { key, .. }
+        | TaskKind::Unstage { key, .. }
+        | TaskKind::FoldC { key, .. }
+            if key.op == Operand::C =>
+        {
+            Some(operand_view(req, key))
+        }
+        TaskKind::Gemm {
+            i,
+            j,
+            c: TileLoc::InPlace,
+            ..
+        } if !touched_in_place.contains(&(i as usize, j as usize)) => {
+            Some(operand_view(req, TileKey::c(i as usize, j as usize)))
+        }
+        _ => None,
+    }
 }
 
 /// What a task does without a dependency that a stopped device never issued.

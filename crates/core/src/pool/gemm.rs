@@ -16,6 +16,7 @@ use crate::plan::cache::PlanInputs;
 use crate::plan::{DeviceSpec, Plan};
 use crate::problem::{check_gemm_args, GemmProblem};
 use crate::scalar::Scalar;
+use crate::undo::UndoLog;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
@@ -129,7 +130,8 @@ impl DevicePool {
             opts.host_fold_mode(),
         );
         let mut decided_again = false;
-        loop {
+        let undo = UndoLog::new();
+        let result = loop {
             match self.run_recovering(
                 &problem,
                 &key,
@@ -139,6 +141,7 @@ impl DevicePool {
                 beta,
                 &mut report,
                 plan_start,
+                &undo,
             ) {
                 // Other calls hold device memory: wait until one gives its buffers back.
                 Err(Error::OutOfMemory { .. })
@@ -149,11 +152,40 @@ impl DevicePool {
                     decided_again = true;
                     self.decisions.forget(&key);
                 }
-                r => break r?,
+                r => break r,
             }
+        };
+        if let Err(e) = result {
+            return Err(self.put_c_back(e, &undo));
         }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
+    }
+
+    /// A call that fails leaves C as it was: the regions it overwrote are written back from
+    /// the undo log. `error` is the call's error, or the restore's when C could not be put
+    /// back (C in the memory of a device that is lost).
+    fn put_c_back(&self, error: Error, undo: &UndoLog) -> Error {
+        if undo.is_empty() {
+            return error;
+        }
+        match undo.restore(&self.links) {
+            Ok(()) => error,
+            Err(r) => {
+                tracing::error!(error = %error, restore = %r, "C could not be put back");
+                Error::DeviceLost {
+                    device: match &r {
+                        Error::DeviceLost { device, .. } | Error::OutOfMemory { device, .. } => {
+                            device.clone()
+                        }
+                        _ => "pool".into(),
+                    },
+                    detail: format!(
+                        "{error}; and C, overwritten in part, could not be put back: {r}"
+                    ),
+                }
+            }
+        }
     }
 
     /// Every device-resident operand belongs to a device of this pool.
@@ -211,9 +243,10 @@ impl DevicePool {
         beta: T,
         report: &mut GemmReport,
         plan_start: Instant,
+        undo: &UndoLog,
     ) -> Result<()> {
         let Some(f) = self.run(
-            problem, key, opts, operands, alpha, beta, report, plan_start,
+            problem, key, opts, operands, alpha, beta, report, plan_start, undo,
         )?
         else {
             return Ok(());
@@ -249,7 +282,7 @@ impl DevicePool {
                     Error::DeviceLost {
                         device,
                         detail: format!(
-                            "{detail}; {} tiles of C, accumulated in its own memory, are lost",
+                            "{detail}; {} tiles of C were accumulated in its own memory",
                             f.lost.len()
                         ),
                     }
@@ -313,6 +346,7 @@ impl DevicePool {
                 beta,
                 &mut sub_report,
                 Instant::now(),
+                undo,
             )?;
             report.recovered.extend(sub_report.recovered);
             report.transfers.extend(sub_report.transfers);
@@ -338,6 +372,7 @@ impl DevicePool {
         beta: T,
         report: &mut GemmReport,
         plan_start: Instant,
+        undo: &UndoLog,
     ) -> Result<Option<Faulted>> {
         let decision = self
             .decisions
@@ -389,6 +424,7 @@ impl DevicePool {
             alpha: alpha.to_value(),
             beta: beta.to_value(),
             trace: opts.trace,
+            undo: Some(undo),
         })
         .map_err(|e| name_device(e, &devs))?;
         report.stats = plan.stats();
