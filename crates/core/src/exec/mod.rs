@@ -3,3 +3,4 @@
 
 pub mod execute;
 pub mod trace;
+pub mod tri;
