@@ -31,6 +31,8 @@ use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::problem::triangular::{Side, TriProblem, TriRoutine};
 use std::collections::HashMap;
+#[cfg(test)]
+use std::collections::HashSet;
 
 pub type TriTaskId = u32;
 
@@ -659,5 +661,309 @@ fn emit_panel(
                 write_back(b, i);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operand::Trans;
+    use crate::problem::triangular::{Diag, TriOptions, Uplo};
+    use crate::scalar::DType;
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+
+    /// What a task reads and writes, derived from its kind alone (independently of the
+    /// builder's own bookkeeping).
+    fn effects(plan: &TriPlan, t: &TriTask) -> (Vec<Res>, Vec<Res>) {
+        let d = t.device;
+        let res = |loc: TriLoc, key: TriKey| match loc {
+            TriLoc::InPlace => Res::Origin(key),
+            TriLoc::Slot(s) => Res::Slot(d, s),
+        };
+        match t.kind {
+            TriTaskKind::Fetch { key, slot } => (vec![Res::Origin(key)], vec![Res::Slot(d, slot)]),
+            TriTaskKind::WriteBack { key, slot } => {
+                (vec![Res::Slot(d, slot)], vec![Res::Origin(key)])
+            }
+            TriTaskKind::Diag { k, j, a, b, .. } => {
+                let bk = TriKey::B { k, j };
+                (
+                    vec![res(a, TriKey::A { r: k, c: k }), res(b, bk)],
+                    vec![res(b, bk)],
+                )
+            }
+            TriTaskKind::Update {
+                i,
+                k,
+                j,
+                a,
+                src,
+                dst,
+                ..
+            } => {
+                let dk = TriKey::B { k: i, j };
+                (
+                    vec![
+                        res(a, plan.coupling(i, k)),
+                        res(src, TriKey::B { k, j }),
+                        res(dst, dk),
+                    ],
+                    vec![res(dst, dk)],
+                )
+            }
+        }
+    }
+
+    /// Per task, the version of every resource it reads, when the tasks run in `order`; and
+    /// the final version of every resource.
+    type Seen = (Vec<Vec<u64>>, HashMap<Res, u64>);
+    fn simulate(plan: &TriPlan, order: &[usize]) -> Seen {
+        // A version is the id of the task that wrote it (+1), 0 for the caller's data.
+        let mut ver: HashMap<Res, u64> = HashMap::new();
+        let mut seen = vec![Vec::new(); plan.tasks.len()];
+        for &id in order {
+            let (reads, writes) = effects(plan, &plan.tasks[id]);
+            seen[id] = reads.iter().map(|r| *ver.get(r).unwrap_or(&0)).collect();
+            for w in writes {
+                ver.insert(w, id as u64 + 1);
+            }
+        }
+        (seen, ver)
+    }
+
+    /// A random order of the tasks that respects only the declared predecessors.
+    fn random_topological(plan: &TriPlan, seed: u64) -> Vec<usize> {
+        let n = plan.tasks.len();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut indeg: Vec<usize> = plan.tasks.iter().map(|t| t.deps.len()).collect();
+        let mut succ = vec![Vec::new(); n];
+        for (i, t) in plan.tasks.iter().enumerate() {
+            for &d in &t.deps {
+                assert!((d as usize) < i, "a predecessor with a larger id");
+                succ[d as usize].push(i);
+            }
+        }
+        let mut ready: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+        let mut out = Vec::new();
+        while !ready.is_empty() {
+            ready.shuffle(&mut rng);
+            let x = ready.pop().unwrap();
+            out.push(x);
+            for &s in &succ[x] {
+                indeg[s] -= 1;
+                if indeg[s] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+        assert_eq!(out.len(), n, "the dependencies have a cycle");
+        out
+    }
+
+    fn problem(routine: TriRoutine, side: Side, uplo: Uplo, transa: Trans) -> TriProblem {
+        TriProblem {
+            routine,
+            opts: TriOptions {
+                side,
+                uplo,
+                transa,
+                diag: Diag::NonUnit,
+            },
+            m: 37,
+            n: 29,
+            dtype: DType::F64,
+        }
+    }
+
+    fn spec(space: MemorySpace, queues: u16) -> TriDeviceSpec {
+        TriDeviceSpec {
+            label: format!("{space:?}"),
+            space,
+            budget: 1 << 30,
+            compute_queues: queues,
+        }
+    }
+
+    fn plan_for(p: TriProblem, devices: &[TriDeviceSpec], solver: Option<usize>) -> TriPlan {
+        let np = p.b_lines().div_ceil(8);
+        let computing = devices.len() - usize::from(solver == Some(devices.len() - 1));
+        let mut assignment = vec![Vec::new(); devices.len()];
+        for j in 0..np {
+            assignment[j % computing].push(j);
+        }
+        build_tri(&TriPlanRequest {
+            problem: p,
+            locations: [MemorySpace::HOST, MemorySpace::HOST],
+            tile: 8,
+            panel: 8,
+            devices,
+            assignment: &assignment,
+            solver,
+            resident_panels: 2,
+        })
+        .unwrap()
+    }
+
+    /// Whatever order the executor runs the tasks in, as long as it honours the declared
+    /// predecessors, every read sees the version the plan meant (the one of issue order) and
+    /// B ends the same: the plan orders every read and write of every tile, across slots,
+    /// devices and the operand itself, including a tile solved on another device and fetched
+    /// again.
+    #[test]
+    fn predecessors_order_every_read_and_write() {
+        let (d0, d1) = (MemorySpace::new_device(), MemorySpace::new_device());
+        let layouts: Vec<(Vec<TriDeviceSpec>, Option<usize>)> = vec![
+            (vec![spec(d0, 2)], None),
+            (vec![spec(d0, 2), spec(d1, 1)], None),
+            (
+                vec![spec(d0, 2), spec(d1, 2), spec(MemorySpace::HOST, 1)],
+                None,
+            ),
+            (
+                vec![spec(d0, 2), spec(d1, 2), spec(MemorySpace::HOST, 1)],
+                Some(2),
+            ),
+        ];
+        let mut checked = 0;
+        for routine in [TriRoutine::Trsm, TriRoutine::Trmm] {
+            for side in [Side::Left, Side::Right] {
+                for uplo in [Uplo::Lower, Uplo::Upper] {
+                    for transa in [Trans::N, Trans::T] {
+                        for (devs, solver) in &layouts {
+                            if solver.is_some() && routine == TriRoutine::Trmm {
+                                continue;
+                            }
+                            let plan =
+                                plan_for(problem(routine, side, uplo, transa), devs, *solver);
+                            let issue: Vec<usize> = (0..plan.tasks.len()).collect();
+                            let want = simulate(&plan, &issue);
+                            for seed in 0..4 {
+                                let got = simulate(&plan, &random_topological(&plan, seed));
+                                assert_eq!(
+                                    got.0, want.0,
+                                    "{routine:?} {side:?} {uplo:?} {transa:?}"
+                                );
+                                assert_eq!(got.1, want.1);
+                            }
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 56);
+    }
+
+    /// Without the dependencies the check above fails: dropping them lets reads see other
+    /// versions (the test can tell a plan that orders nothing).
+    #[test]
+    fn the_order_check_catches_missing_predecessors() {
+        let d0 = MemorySpace::new_device();
+        let mut plan = plan_for(
+            problem(TriRoutine::Trsm, Side::Left, Uplo::Lower, Trans::N),
+            &[spec(d0, 2)],
+            None,
+        );
+        let issue: Vec<usize> = (0..plan.tasks.len()).collect();
+        let want = simulate(&plan, &issue);
+        for t in &mut plan.tasks {
+            t.deps.clear();
+        }
+        let differs = (0..4).any(|s| simulate(&plan, &random_topological(&plan, s)).0 != want.0);
+        assert!(differs);
+    }
+
+    /// Each device fetches each A tile it needs once, each B tile of its panels once, and
+    /// writes each back once; diagonal solves and updates are counted exactly.
+    #[test]
+    fn tiles_cross_each_link_once() {
+        let (d0, d1) = (MemorySpace::new_device(), MemorySpace::new_device());
+        let p = problem(TriRoutine::Trsm, Side::Left, Uplo::Lower, Trans::N);
+        let plan = plan_for(p, &[spec(d0, 2), spec(d1, 2)], None);
+        let (nt, np) = (plan.nt, plan.np);
+        assert_eq!((nt, np), (5, 4));
+        let s = plan.stats();
+        // Both devices solve against the whole lower triangle: nt (nt + 1) / 2 tiles.
+        assert_eq!(s.a_fetches, vec![15, 15]);
+        assert_eq!(s.b_fetches, vec![2 * nt, 2 * nt]);
+        assert_eq!(s.writebacks, vec![2 * nt, 2 * nt]);
+        assert_eq!(s.diags, vec![2 * nt, 2 * nt]);
+        assert_eq!(s.updates, vec![nt * (nt - 1), nt * (nt - 1)]);
+        let mut fetched = HashSet::new();
+        for t in &plan.tasks {
+            if let TriTaskKind::Fetch { key, .. } = t.kind {
+                assert!(fetched.insert((t.device, key)), "{key:?} fetched twice");
+            }
+        }
+    }
+
+    /// Look-ahead: with two compute queues, after the first step each diagonal solve runs on
+    /// queue 1 together with the update of its block by the previous step, and the rest of
+    /// the trailing update on queue 0 waits for that solve.
+    #[test]
+    fn lookahead_puts_the_next_panel_on_its_own_queue() {
+        let d0 = MemorySpace::new_device();
+        let p = problem(TriRoutine::Trsm, Side::Left, Uplo::Lower, Trans::N);
+        let plan = plan_for(p, &[spec(d0, 2)], None);
+        let q = |i| QueueId::Compute {
+            device: 0,
+            index: i,
+        };
+        for (id, t) in plan.tasks.iter().enumerate() {
+            match t.kind {
+                TriTaskKind::Diag { k, .. } => {
+                    assert_eq!(t.queue, q(if k == 0 { 0 } else { 1 }), "diag {k}");
+                    // Diagonal solves with dependents on queue 0 signal them.
+                    if k + 1 < plan.nt as u32 {
+                        assert!(t.signal, "diag {k} (task {id}) signals nobody");
+                    }
+                }
+                TriTaskKind::Update { i, k, .. } => {
+                    assert_eq!(
+                        t.queue,
+                        q(if i == k + 1 { 1 } else { 0 }),
+                        "update {i} by {k}"
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn bad_requests_are_refused() {
+        let d0 = MemorySpace::new_device();
+        let p = problem(TriRoutine::Trsm, Side::Left, Uplo::Lower, Trans::N);
+        let devs = [spec(d0, 1)];
+        let req = |assignment: &[Vec<usize>], budget: u64| {
+            let devs = [TriDeviceSpec {
+                budget,
+                ..devs[0].clone()
+            }];
+            build_tri(&TriPlanRequest {
+                problem: p,
+                locations: [MemorySpace::HOST, MemorySpace::HOST],
+                tile: 8,
+                panel: 8,
+                devices: &devs,
+                assignment,
+                solver: None,
+                resident_panels: 2,
+            })
+        };
+        assert!(matches!(
+            req(&[vec![0, 1, 2]], 1 << 30),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            req(&[vec![0, 1, 2, 3, 3]], 1 << 30),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            req(&[vec![0, 1, 2, 3]], 1000),
+            Err(Error::OutOfMemory { .. })
+        ));
+        assert!(req(&[vec![3, 1, 0, 2]], 1 << 30).is_ok());
     }
 }

@@ -613,7 +613,18 @@ impl DevicePool {
         );
         Ok((
             TriAlternative {
-                devices: specs.iter().map(|s| s.label.clone()).collect(),
+                // A device added only to solve is marked so.
+                devices: specs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        if i >= computing {
+                            format!("{}(solves)", s.label)
+                        } else {
+                            s.label.clone()
+                        }
+                    })
+                    .collect(),
                 tile,
                 solve,
                 seconds: pred.seconds,

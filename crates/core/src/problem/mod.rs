@@ -8,6 +8,7 @@ pub mod matrix;
 pub mod operand;
 pub mod reference;
 pub mod scalar;
+pub mod tri_check;
 pub mod triangular;
 
 pub use gemm::{check_gemm_args, placement_locations, GemmProblem, Operand};
