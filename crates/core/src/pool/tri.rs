@@ -644,8 +644,12 @@ impl DevicePool {
                 return t.rate(tile);
             }
         }
-        d.nominal_flops(dt)
-            .unwrap_or(if d.space().is_host() { 1e11 } else { 1e13 })
+        d.nominal_flops(dt).unwrap_or_else(|| {
+            // Uncalibrated: a guess by kind, lower for small tiles (GEMM rates grow with the
+            // tile until the device is full; half rate at 512 here).
+            let peak = if d.space().is_host() { 1e11 } else { 1e13 };
+            peak * tile as f64 / (tile as f64 + 512.0)
+        })
     }
 
     /// B := 0 (alpha == 0), A never read.
