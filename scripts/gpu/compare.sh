@@ -22,6 +22,12 @@
 #                        peer forwarding
 #     --timeline         also a timeline of each problem (Chrome JSON in $OUT/trace-*.json)
 #     --pin-demo N       the registration cache: two calls on fresh N^3 buffers
+#     --routine R        gemm (default), or trsm / trmm: side L, lower, N, non-unit, m = n = each
+#                        of --sizes, host operands, against cuBLASXt's TRSM/TRMM at its best block
+#                        and device-resident cuBLAS (variants default hetblas,cublasxt,ceiling);
+#                        with --timeline also a traced `hetblas trsm|trmm --check` per size
+#                        (Chrome JSON in $OUT/trace-*.json, busy shares and look-ahead overlap
+#                        in its log)
 #     --mixed            instead of the harness: one GEMM over CUDA GPU0 + HIP GPU1 (through the
 #                        HIP-on-CUDA shim), with and without the CPU, against two CUDA GPUs, and
 #                        HIP against CUDA on one GPU (`hetblas gemm --check`, beta 1; needs two
@@ -48,7 +54,7 @@
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
-FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768
+FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS=
 CONCURRENT=0 THREADS=4 OVERSUB=32768
 while (($#)); do
     case $1 in
@@ -57,7 +63,8 @@ while (($#)); do
         --dtypes | --dtype) DTYPES=$2; shift 2 ;;
         --gpus) GPUS=$2; shift 2 ;;
         --placement) PLACEMENT=$2; shift 2 ;;
-        --variants) VARIANTS=$2; shift 2 ;;
+        --variants) VARIANTS=$2 TVARIANTS=$2; shift 2 ;;
+        --routine) ROUTINE=$2; shift 2 ;;
         --reps) REPS=$2; shift 2 ;;
         --xt-blocks) XT=$2; shift 2 ;;
         --tile | --blocking) FORCE=("$1" "$2"); shift 2 ;;
@@ -165,6 +172,28 @@ concurrent() {
     fi
 }
 
+# --routine trsm|trmm: the triangular harness per dtype and size, then (--timeline) a traced
+# CLI call.
+triangular() {
+    local dt n label devs
+    devs=$(seq -s, 0 $((GPUS - 1)) | sed -E 's/[0-9]+/cuda:&/g')
+    for dt in ${DTYPES//,/ }; do
+        for n in ${SIZES//,/ }; do
+            label=$ROUTINE-$dt-$n-g$GPUS
+            run --log "$OUT/$label.log" --grep "^\| (trsm|trmm) " "$C" --routine "$ROUTINE" \
+                --gpus "$GPUS" --dtype "$dt" --variants "${TVARIANTS:-hetblas,cublasxt,ceiling}" \
+                --reps "$(reps_for "$n" "$n" "$n")" --xt-blocks "$XT" --sizes "$n" \
+                --csv "$OUT/$label.csv" "${FORCE[@]}"
+            ((DRY_RUN)) || grep -hE "^\| (trsm|trmm) " "$OUT/$label.log" >>"$OUT/summary.md"
+            if ((TIMELINE)); then
+                run --log "$OUT/trace-$label.log" --grep "GFLOP|busy|overlapping|check" "$H" \
+                    "$ROUTINE" -s "$n" --dtype "$dt" --devices "$devs" --reps 1 --check \
+                    --trace "$OUT/trace-$label.json"
+            fi
+        done
+    done
+}
+
 start compare
 if ((CONCURRENT)); then
     concurrent
@@ -179,6 +208,14 @@ if [[ -n $FAULT ]]; then
     finish
 fi
 use_profile cuda
+case $ROUTINE in
+    gemm) ;;
+    trsm | trmm)
+        triangular
+        finish
+        ;;
+    *) echo "--routine $ROUTINE: gemm, trsm or trmm"; usage ;;
+esac
 for dt in ${DTYPES//,/ }; do
     for shape in $(problems); do
         IFS=x read -r m n k <<<"$shape"

@@ -18,6 +18,19 @@ pub trait HostBlas: Send + Sync {
     fn kind(&self) -> &'static str;
     /// Sets the number of threads the library uses (where it can be set at run time).
     fn set_threads(&self, _threads: usize) {}
+    /// TRSM or TRMM on a host tile, B in place (the Rust reference unless overridden).
+    ///
+    /// # Safety
+    /// `op.a` and `op.b` are valid host memory of their shapes, `b` writable and not
+    /// overlapping `a`.
+    unsafe fn tri(
+        &self,
+        routine: hetblas_core::problem::TriRoutine,
+        op: &hetblas_core::TriTile,
+    ) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::tri::rust_tri(routine, op) }
+    }
     /// # Safety
     /// `a`, `b`, `c` point to column-major matrices of the shapes BLAS derives from the other
     /// arguments with the given leading dimensions (ld >= max(1, rows)), `c` valid for writes and
@@ -171,6 +184,7 @@ pub struct Cblas {
     describe: String,
     path: String,
     set_threads: Option<SetThreads>,
+    tri: crate::tri::CblasTri,
 }
 
 /// Library names tried, in order, when `HETBLAS_CBLAS` is not set.
@@ -238,6 +252,7 @@ impl Cblas {
             .ok()
             .map(|f| *f);
         Ok(Cblas {
+            tri: crate::tri::CblasTri::load(&lib),
             set_threads,
             dgemm,
             sgemm,
@@ -373,6 +388,14 @@ impl HostBlas for Cblas {
             // SAFETY: openblas_set_num_threads(int) may be called at any time between calls.
             unsafe { f(threads.clamp(1, i32::MAX as usize) as i32) };
         }
+    }
+    unsafe fn tri(
+        &self,
+        routine: hetblas_core::problem::TriRoutine,
+        op: &hetblas_core::TriTile,
+    ) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.tri.run(routine, op) }
     }
     unsafe fn dgemm(
         &self,

@@ -5,9 +5,10 @@ use crate::blas::HostBlas;
 use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::kernel::check_add;
+use hetblas_core::problem::TriRoutine;
 use hetblas_core::queue::own_queue;
 use hetblas_core::scalar::{c32, c64};
-use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue};
+use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue, TriTile};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -75,6 +76,55 @@ impl HostKernel {
                 queue.name()
             ))
         })
+    }
+}
+
+impl HostKernel {
+    /// Enqueues a TRSM or TRMM tile, throttled to the emulated rate like a GEMM of its flops.
+    fn tri(&self, queue: &Arc<dyn Queue>, routine: TriRoutine, op: &TriTile) -> Result<()> {
+        op.check()?;
+        let hq = self.host_queue(queue)?;
+        if op.m == 0 || op.n == 0 {
+            return Ok(());
+        }
+        let deferred = self.inject()?;
+        let blas = self.blas.clone();
+        let op = *op;
+        // Half of a GEMM of the tile's order: the triangle.
+        let flops = op.dtype().gemm_flops(op.m, op.n, op.a_order()) / 2.0;
+        let min_time = self
+            .flops_per_sec
+            .map(|r| Duration::from_secs_f64(flops / r));
+        let clock = self.clock.clone();
+        hq.enqueue(move || {
+            if let Some(e) = deferred {
+                return Err(e);
+            }
+            let start = Instant::now();
+            // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
+            // is synchronised, and built the tiles from checked operand views and slots.
+            unsafe { blas.tri(routine, &op) }?;
+            throttle(&clock, start, min_time);
+            Ok(())
+        })
+    }
+}
+
+/// Sleeps until an emulated device of the kernel's rate would have finished an operation of
+/// `min_time` begun at `start` (the device is one server: its clock is shared by its queues).
+fn throttle(clock: &std::sync::Mutex<Option<Instant>>, start: Instant, min_time: Option<Duration>) {
+    if let Some(t) = min_time {
+        let end = {
+            let mut c = clock.lock().unwrap_or_else(|p| p.into_inner());
+            let begin = c.map_or(start, |free| free.max(start));
+            let end = begin + t;
+            *c = Some(end);
+            end
+        };
+        let now = Instant::now();
+        if end > now {
+            std::thread::sleep(end - now);
+        }
     }
 }
 
@@ -257,6 +307,18 @@ impl Kernel for HostKernel {
         matches!(dtype, DType::F32 | DType::F64 | DType::C32 | DType::C64)
     }
 
+    fn supports_tri(&self, dtype: DType) -> bool {
+        self.supports(dtype)
+    }
+
+    fn trsm(&self, queue: &Arc<dyn Queue>, op: &TriTile) -> Result<()> {
+        self.tri(queue, TriRoutine::Trsm, op)
+    }
+
+    fn trmm(&self, queue: &Arc<dyn Queue>, op: &TriTile) -> Result<()> {
+        self.tri(queue, TriRoutine::Trmm, op)
+    }
+
     fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {
         op.check()?;
         let hq = self.host_queue(queue)?;
@@ -278,19 +340,7 @@ impl Kernel for HostKernel {
             // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
             // is synchronised, and built the tiles from checked operand views and slots.
             unsafe { run_gemm(blas.as_ref(), &op) }?;
-            if let Some(t) = min_time {
-                let end = {
-                    let mut c = clock.lock().unwrap_or_else(|p| p.into_inner());
-                    let begin = c.map_or(start, |free| free.max(start));
-                    let end = begin + t;
-                    *c = Some(end);
-                    end
-                };
-                let now = Instant::now();
-                if end > now {
-                    std::thread::sleep(end - now);
-                }
-            }
+            throttle(&clock, start, min_time);
             Ok(())
         })
     }

@@ -5,8 +5,9 @@ use crate::Cuda;
 use cudarc::cublas::sys as cb;
 use cudarc::driver::sys;
 use hetblas_core::pin::Registered;
+use hetblas_core::problem::triangular::{Diag, Side, TriRoutine, Uplo};
 use hetblas_core::scalar::{c32, c64};
-use hetblas_core::{Error, GemmTile, RawTile, Result, ScalarValue, Trans};
+use hetblas_core::{Error, GemmTile, RawTile, Result, ScalarValue, Trans, TriTile};
 use hetblas_gpu::{run_host_job, Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob};
 use std::ffi::c_void;
 
@@ -489,5 +490,68 @@ impl GpuRuntime for Cuda {
             }
         };
         check_blas(status, "cublasGeam")
+    }
+
+    // Triangular routines
+
+    fn supports_tri(_dtype: hetblas_core::DType) -> bool {
+        true
+    }
+    unsafe fn tri(h: cb::cublasHandle_t, routine: TriRoutine, t: &TriTile) -> Result<()> {
+        let o = t.opts;
+        let side = match o.side {
+            Side::Left => cb::cublasSideMode_t::CUBLAS_SIDE_LEFT,
+            Side::Right => cb::cublasSideMode_t::CUBLAS_SIDE_RIGHT,
+        };
+        let uplo = match o.uplo {
+            Uplo::Lower => cb::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+            Uplo::Upper => cb::cublasFillMode_t::CUBLAS_FILL_MODE_UPPER,
+        };
+        let diag = match o.diag {
+            Diag::Unit => cb::cublasDiagType_t::CUBLAS_DIAG_UNIT,
+            Diag::NonUnit => cb::cublasDiagType_t::CUBLAS_DIAG_NON_UNIT,
+        };
+        let (m, n, lda, ldb) = (t.m as i32, t.n as i32, t.a.ld as i32, t.b.ld as i32);
+        let ta = op(o.transa);
+        // cuBLAS TRMM writes C out of place; B given as C computes in place (documented).
+        macro_rules! call {
+            ($trsm:path, $trmm:path, $t:ty, $alpha:expr) => {{
+                let alpha = $alpha;
+                let (a, b) = (t.a.addr as *const $t, t.b.addr as *mut $t);
+                match routine {
+                    TriRoutine::Trsm => (
+                        $trsm(h, side, uplo, ta, diag, m, n, &alpha, a, lda, b, ldb),
+                        stringify!($trsm),
+                    ),
+                    TriRoutine::Trmm => (
+                        $trmm(
+                            h, side, uplo, ta, diag, m, n, &alpha, a, lda, b, ldb, b, ldb,
+                        ),
+                        stringify!($trmm),
+                    ),
+                }
+            }};
+        }
+        // SAFETY: caller contract (checked tiles within 32 bits); alpha is read from host
+        // memory before the call returns; c32/c64 tiles have cuComplex's layout.
+        let (status, name) = unsafe {
+            match t.alpha {
+                ScalarValue::F64(x) => call!(cb::cublasDtrsm_v2, cb::cublasDtrmm_v2, f64, x),
+                ScalarValue::F32(x) => call!(cb::cublasStrsm_v2, cb::cublasStrmm_v2, f32, x),
+                ScalarValue::C64(x) => call!(
+                    cb::cublasZtrsm_v2,
+                    cb::cublasZtrmm_v2,
+                    cb::cuDoubleComplex,
+                    cu_z(x)
+                ),
+                ScalarValue::C32(x) => call!(
+                    cb::cublasCtrsm_v2,
+                    cb::cublasCtrmm_v2,
+                    cb::cuComplex,
+                    cu_c(x)
+                ),
+            }
+        };
+        check_blas(status, name)
     }
 }

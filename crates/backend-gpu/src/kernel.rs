@@ -10,8 +10,9 @@ use crate::runtime::GpuRuntime;
 use crate::stream::GpuStream;
 use hetblas_core::fault::FaultOp;
 use hetblas_core::kernel::check_add_i32;
+use hetblas_core::problem::TriRoutine;
 use hetblas_core::queue::own_queue;
-use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue};
+use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue, TriTile};
 use std::sync::Arc;
 
 impl<A: GpuRuntime> GpuDevice<A> {
@@ -80,5 +81,37 @@ impl<A: GpuRuntime> Kernel for GpuDevice<A> {
         self.faults.check(FaultOp::Kernel)?;
         // SAFETY: as for gemm; check_add_i32 matched the shapes and 32-bit dimensions.
         self.with_blas(queue, |h| unsafe { A::add(h, beta, x, y) })
+    }
+
+    // Triangular routines
+
+    fn supports_tri(&self, dtype: DType) -> bool {
+        self.supports(dtype) && A::supports_tri(dtype)
+    }
+
+    fn trsm(&self, queue: &Arc<dyn Queue>, op: &TriTile) -> Result<()> {
+        self.tri(queue, TriRoutine::Trsm, op)
+    }
+
+    fn trmm(&self, queue: &Arc<dyn Queue>, op: &TriTile) -> Result<()> {
+        self.tri(queue, TriRoutine::Trmm, op)
+    }
+}
+
+impl<A: GpuRuntime> GpuDevice<A> {
+    fn tri(&self, queue: &Arc<dyn Queue>, routine: TriRoutine, op: &TriTile) -> Result<()> {
+        if !op.check_i32(A::NAME)? {
+            return Ok(());
+        }
+        if !self.supports_tri(op.dtype()) {
+            return Err(Error::Unsupported {
+                device: self.info.label(),
+                detail: format!("{} in {}", routine.name(), op.dtype()),
+            });
+        }
+        self.faults.check(FaultOp::Kernel)?;
+        // SAFETY: checked tiles of device memory the executor keeps alive until the stream is
+        // synchronised; dimensions fit 32 bits (check_i32).
+        self.with_blas(queue, |h| unsafe { A::tri(h, routine, op) })
     }
 }

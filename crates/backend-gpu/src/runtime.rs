@@ -246,6 +246,28 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     /// # Safety
     /// As [`gemm`](Self::gemm).
     unsafe fn add(h: Self::Blas, beta: ScalarValue, x: &RawTile, y: &RawTile) -> Result<()>;
+
+    // Triangular routines
+
+    /// Whether `tri` (TRSM and TRMM) takes this dtype.
+    fn supports_tri(_dtype: hetblas_core::DType) -> bool {
+        false
+    }
+    /// Issues the checked, non-empty tile TRSM or TRMM `op` (B in place) on `h`'s stream, with
+    /// 32-bit dimensions (`TriTile::check_i32`).
+    ///
+    /// # Safety
+    /// As [`gemm`](Self::gemm).
+    unsafe fn tri(
+        _h: Self::Blas,
+        _routine: hetblas_core::problem::TriRoutine,
+        _op: &hetblas_core::TriTile,
+    ) -> Result<()> {
+        Err(hetblas_core::Error::Unsupported {
+            device: Self::NAME.into(),
+            detail: "triangular tiles".into(),
+        })
+    }
 }
 
 /// The arguments every BLAS GEMM entry point takes, in the reference order, with dimensions

@@ -250,6 +250,30 @@ cublasStatus_t cublasZgeam(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int m, int n, const cuDoubleComplex *alpha,
                            const cuDoubleComplex *A, int lda, const cuDoubleComplex *beta,
                            const cuDoubleComplex *B, int ldb, cuDoubleComplex *C, int ldc);
+typedef enum { CUBLAS_SIDE_LEFT = 0, CUBLAS_SIDE_RIGHT = 1 } cublasSideMode_t;
+typedef enum {
+    CUBLAS_FILL_MODE_LOWER = 0,
+    CUBLAS_FILL_MODE_UPPER = 1,
+    CUBLAS_FILL_MODE_FULL = 2
+} cublasFillMode_t;
+typedef enum { CUBLAS_DIAG_NON_UNIT = 0, CUBLAS_DIAG_UNIT = 1 } cublasDiagType_t;
+#define TRSM_DECL(name, T)                                                                     \
+    cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,   \
+                        cublasOperation_t trans, cublasDiagType_t diag, int m, int n,          \
+                        const T *alpha, const T *A, int lda, T *B, int ldb)
+#define TRMM_DECL(name, T)                                                                     \
+    cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,   \
+                        cublasOperation_t trans, cublasDiagType_t diag, int m, int n,          \
+                        const T *alpha, const T *A, int lda, const T *B, int ldb, T *C,        \
+                        int ldc)
+TRSM_DECL(cublasStrsm_v2, float);
+TRSM_DECL(cublasDtrsm_v2, double);
+TRSM_DECL(cublasCtrsm_v2, cuComplex);
+TRSM_DECL(cublasZtrsm_v2, cuDoubleComplex);
+TRMM_DECL(cublasStrmm_v2, float);
+TRMM_DECL(cublasDtrmm_v2, double);
+TRMM_DECL(cublasCtrmm_v2, cuComplex);
+TRMM_DECL(cublasZtrmm_v2, cuDoubleComplex);
 #endif /* HIPSHIM_BLAS */
 
 #else /* the real headers */
@@ -1004,6 +1028,70 @@ HIPSHIM_API hipblasStatus_t hipblasZgeam(hipblasHandle_t handle, hipblasOperatio
     return btr(cublasZgeam(CH(handle), ta, tb, m, n, CU_Z(alpha), CU_Z(A), lda, CU_Z(beta), CU_Z(B),
                            ldb, (cuDoubleComplex *)C, ldc));
 }
+
+/* TRSM and TRMM: hipblasSideMode_t / hipblasFillMode_t / hipblasDiagType_t (the CBLAS numbers)
+ * to CUDA's; hipBLAS 2's TRMM is out of place like cuBLAS's, so it passes straight through. */
+#define HIPBLAS_SIDE_LEFT 141
+#define HIPBLAS_SIDE_RIGHT 142
+#define HIPBLAS_FILL_MODE_UPPER 121
+#define HIPBLAS_FILL_MODE_LOWER 122
+#define HIPBLAS_DIAG_NON_UNIT 131
+#define HIPBLAS_DIAG_UNIT 132
+
+static int tri_to_cuda(int side, int uplo, hipblasOperation_t trans, int diag,
+                       cublasSideMode_t *s, cublasFillMode_t *u, cublasOperation_t *t,
+                       cublasDiagType_t *d)
+{
+    if (side == HIPBLAS_SIDE_LEFT) *s = CUBLAS_SIDE_LEFT;
+    else if (side == HIPBLAS_SIDE_RIGHT) *s = CUBLAS_SIDE_RIGHT;
+    else return 0;
+    if (uplo == HIPBLAS_FILL_MODE_LOWER) *u = CUBLAS_FILL_MODE_LOWER;
+    else if (uplo == HIPBLAS_FILL_MODE_UPPER) *u = CUBLAS_FILL_MODE_UPPER;
+    else return 0;
+    if (diag == HIPBLAS_DIAG_UNIT) *d = CUBLAS_DIAG_UNIT;
+    else if (diag == HIPBLAS_DIAG_NON_UNIT) *d = CUBLAS_DIAG_NON_UNIT;
+    else return 0;
+    return op_to_cuda(trans, t);
+}
+
+#define TRI_ENUMS()                                                                            \
+    cublasSideMode_t cs;                                                                       \
+    cublasFillMode_t cu;                                                                       \
+    cublasOperation_t ct;                                                                      \
+    cublasDiagType_t cd;                                                                       \
+    if (!handle)                                                                               \
+        return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;                                               \
+    if (!tri_to_cuda(side, uplo, transa, diag, &cs, &cu, &ct, &cd))                            \
+        return HIPBLAS_STATUS_INVALID_ENUM
+
+#define HIP_TRSM(name, cuname, T, CT)                                                          \
+    HIPSHIM_API hipblasStatus_t name(hipblasHandle_t handle, int side, int uplo,               \
+                                     hipblasOperation_t transa, int diag, int m, int n,        \
+                                     const T *alpha, const T *A, int lda, T *B, int ldb)       \
+    {                                                                                          \
+        TRI_ENUMS();                                                                           \
+        return btr(cuname(CH(handle), cs, cu, ct, cd, m, n, (const CT *)alpha, (const CT *)A,  \
+                          lda, (CT *)B, ldb));                                                 \
+    }
+#define HIP_TRMM(name, cuname, T, CT)                                                          \
+    HIPSHIM_API hipblasStatus_t name(hipblasHandle_t handle, int side, int uplo,               \
+                                     hipblasOperation_t transa, int diag, int m, int n,        \
+                                     const T *alpha, const T *A, int lda, const T *B, int ldb, \
+                                     T *C, int ldc)                                            \
+    {                                                                                          \
+        TRI_ENUMS();                                                                           \
+        return btr(cuname(CH(handle), cs, cu, ct, cd, m, n, (const CT *)alpha, (const CT *)A,  \
+                          lda, (const CT *)B, ldb, (CT *)C, ldc));                             \
+    }
+
+HIP_TRSM(hipblasStrsm, cublasStrsm_v2, float, float)
+HIP_TRSM(hipblasDtrsm, cublasDtrsm_v2, double, double)
+HIP_TRSM(hipblasCtrsm, cublasCtrsm_v2, hipblasComplex, cuComplex)
+HIP_TRSM(hipblasZtrsm, cublasZtrsm_v2, hipblasDoubleComplex, cuDoubleComplex)
+HIP_TRMM(hipblasStrmm, cublasStrmm_v2, float, float)
+HIP_TRMM(hipblasDtrmm, cublasDtrmm_v2, double, double)
+HIP_TRMM(hipblasCtrmm, cublasCtrmm_v2, hipblasComplex, cuComplex)
+HIP_TRMM(hipblasZtrmm, cublasZtrmm_v2, hipblasDoubleComplex, cuDoubleComplex)
 
 HIPSHIM_API const char *hipblasStatusToString(hipblasStatus_t s)
 {

@@ -4,8 +4,9 @@ use crate::result::{self, blas_api, check_blas, format_version, hip_error, Conte
 use crate::sys::{attr, err, memcpy, op as hop, HipEvent, HipStream, HipblasHandle};
 use crate::Hip;
 use hetblas_core::pin::Registered;
+use hetblas_core::problem::triangular::{Diag, Side, TriRoutine, Uplo};
 use hetblas_core::scalar::{c32, c64};
-use hetblas_core::{DType, Error, GemmTile, RawTile, Result, ScalarValue, Trans};
+use hetblas_core::{DType, Error, GemmTile, RawTile, Result, ScalarValue, Trans, TriTile};
 use hetblas_gpu::{Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob};
 use std::ffi::c_void;
 
@@ -362,5 +363,74 @@ impl GpuRuntime for Hip {
             }
         };
         check_blas(status, "hipblasGeam")
+    }
+
+    // Triangular routines
+
+    fn supports_tri(dtype: DType) -> bool {
+        blas_api().is_ok_and(|b| match dtype {
+            DType::F32 => b.hipblasStrsm.is_some() && b.hipblasStrmm.is_some(),
+            DType::F64 => b.hipblasDtrsm.is_some() && b.hipblasDtrmm.is_some(),
+            DType::C32 => b.hipblasCtrsm.is_some() && b.hipblasCtrmm.is_some(),
+            DType::C64 => b.hipblasZtrsm.is_some() && b.hipblasZtrmm.is_some(),
+        })
+    }
+    unsafe fn tri(h: HipblasHandle, routine: TriRoutine, t: &TriTile) -> Result<()> {
+        use crate::sys::tri as e;
+        let api = blas_api()?;
+        let o = t.opts;
+        let side = match o.side {
+            Side::Left => e::LEFT,
+            Side::Right => e::RIGHT,
+        };
+        let uplo = match o.uplo {
+            Uplo::Lower => e::LOWER,
+            Uplo::Upper => e::UPPER,
+        };
+        let diag = match o.diag {
+            Diag::Unit => e::UNIT,
+            Diag::NonUnit => e::NON_UNIT,
+        };
+        let (m, n, lda, ldb) = (t.m as i32, t.n as i32, t.a.ld as i32, t.b.ld as i32);
+        let ta = op(o.transa);
+        let missing = |name: &str| Error::Unsupported {
+            device: "hip".into(),
+            detail: format!("{} has no {name}", api.path),
+        };
+        macro_rules! call {
+            ($trsm:ident, $trmm:ident, $t:ty, $alpha:expr) => {{
+                let alpha: $t = $alpha;
+                let (a, b) = (t.a.addr as *const $t, t.b.addr as *mut $t);
+                match routine {
+                    TriRoutine::Trsm => {
+                        let f = api.$trsm.ok_or_else(|| missing(stringify!($trsm)))?;
+                        (
+                            f(h, side, uplo, ta, diag, m, n, &alpha, a, lda, b, ldb),
+                            stringify!($trsm),
+                        )
+                    }
+                    TriRoutine::Trmm => {
+                        let f = api.$trmm.ok_or_else(|| missing(stringify!($trmm)))?;
+                        (
+                            f(
+                                h, side, uplo, ta, diag, m, n, &alpha, a, lda, b, ldb, b, ldb,
+                            ),
+                            stringify!($trmm),
+                        )
+                    }
+                }
+            }};
+        }
+        // SAFETY: caller contract (checked tiles within 32 bits); alpha is read from host
+        // memory before the call returns; c32/c64 have the layout of hipBLAS's complex types.
+        let (status, name) = unsafe {
+            match t.alpha {
+                ScalarValue::F64(x) => call!(hipblasDtrsm, hipblasDtrmm, f64, x),
+                ScalarValue::F32(x) => call!(hipblasStrsm, hipblasStrmm, f32, x),
+                ScalarValue::C64(x) => call!(hipblasZtrsm, hipblasZtrmm, c64, x),
+                ScalarValue::C32(x) => call!(hipblasCtrsm, hipblasCtrmm, c32, x),
+            }
+        };
+        check_blas(status, name)
     }
 }

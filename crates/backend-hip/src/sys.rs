@@ -151,6 +151,52 @@ pub mod op {
     pub const C: HipblasOperation = 113;
 }
 
+/// `hipblasSideMode_t`, `hipblasFillMode_t` and `hipblasDiagType_t` values (hipblas-common.h:
+/// the CBLAS numbers).
+pub mod tri {
+    use std::ffi::c_int;
+    pub const LEFT: c_int = 141;
+    pub const RIGHT: c_int = 142;
+    pub const UPPER: c_int = 121;
+    pub const LOWER: c_int = 122;
+    pub const NON_UNIT: c_int = 131;
+    pub const UNIT: c_int = 132;
+}
+
+/// `hipblas?trsm`: handle, side, uplo, transA, diag, m, n, alpha, A, lda, B, ldb.
+type Trsm<T> = unsafe extern "C" fn(
+    HipblasHandle,
+    c_int,
+    c_int,
+    HipblasOperation,
+    c_int,
+    c_int,
+    c_int,
+    *const T,
+    *const T,
+    c_int,
+    *mut T,
+    c_int,
+) -> HipblasStatus;
+
+/// `hipblas?trmm` of hipBLAS 2 and newer: out of place into C (C == B computes in place).
+type Trmm<T> = unsafe extern "C" fn(
+    HipblasHandle,
+    c_int,
+    c_int,
+    HipblasOperation,
+    c_int,
+    c_int,
+    c_int,
+    *const T,
+    *const T,
+    c_int,
+    *const T,
+    c_int,
+    *mut T,
+    c_int,
+) -> HipblasStatus;
+
 type Gemm32<T> = unsafe extern "C" fn(
     HipblasHandle,
     HipblasOperation,
@@ -317,6 +363,15 @@ pub struct BlasApi {
     pub hipblasZgemm_64: Option<Gemm64<c64>>,
     pub hipblasCgeam: Option<Geam<c32>>,
     pub hipblasZgeam: Option<Geam<c64>>,
+    /// TRSM and TRMM (optional: without them the device runs no triangular tile).
+    pub hipblasStrsm: Option<Trsm<f32>>,
+    pub hipblasDtrsm: Option<Trsm<f64>>,
+    pub hipblasCtrsm: Option<Trsm<c32>>,
+    pub hipblasZtrsm: Option<Trsm<c64>>,
+    pub hipblasStrmm: Option<Trmm<f32>>,
+    pub hipblasDtrmm: Option<Trmm<f64>>,
+    pub hipblasCtrmm: Option<Trmm<c32>>,
+    pub hipblasZtrmm: Option<Trmm<c64>>,
     _lib: Library,
 }
 
@@ -550,6 +605,14 @@ fn resolve_blas(lib: Library, path: String) -> Result<BlasApi, String> {
         hipblasZgemm_64: optional!(lib, "hipblasZgemm_64"),
         hipblasCgeam: optional!(lib, "hipblasCgeam"),
         hipblasZgeam: optional!(lib, "hipblasZgeam"),
+        hipblasStrsm: optional!(lib, "hipblasStrsm"),
+        hipblasDtrsm: optional!(lib, "hipblasDtrsm"),
+        hipblasCtrsm: optional!(lib, "hipblasCtrsm"),
+        hipblasZtrsm: optional!(lib, "hipblasZtrsm"),
+        hipblasStrmm: optional!(lib, "hipblasStrmm"),
+        hipblasDtrmm: optional!(lib, "hipblasDtrmm"),
+        hipblasCtrmm: optional!(lib, "hipblasCtrmm"),
+        hipblasZtrmm: optional!(lib, "hipblasZtrmm"),
         path,
         _lib: lib,
     })

@@ -30,6 +30,39 @@ type XtGemm = unsafe extern "C" fn(
     usize,
 ) -> i32;
 
+/// `cublasXt{S,D,C,Z}trsm`: handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb.
+type XtTrsm = unsafe extern "C" fn(
+    Handle,
+    i32,
+    i32,
+    i32,
+    i32,
+    usize,
+    usize,
+    *const c_void,
+    *const c_void,
+    usize,
+    *mut c_void,
+    usize,
+) -> i32;
+/// `cublasXt{S,D,C,Z}trmm`: as TRSM, out of place into C.
+type XtTrmm = unsafe extern "C" fn(
+    Handle,
+    i32,
+    i32,
+    i32,
+    i32,
+    usize,
+    usize,
+    *const c_void,
+    *const c_void,
+    usize,
+    *const c_void,
+    usize,
+    *mut c_void,
+    usize,
+) -> i32;
+
 /// An open cuBLASXt handle on a set of GPUs.
 pub struct CublasXt {
     _lib: Library,
@@ -38,6 +71,8 @@ pub struct CublasXt {
     set_block: SetBlockDim,
     /// Per dtype: s, d, c, z.
     gemm: [XtGemm; 4],
+    trsm: [Option<XtTrsm>; 4],
+    trmm: [Option<XtTrmm>; 4],
 }
 
 fn status(s: i32, call: &str) -> Result<(), String> {
@@ -76,6 +111,20 @@ impl CublasXt {
                 get(b"cublasXtCgemm\0")?,
                 get(b"cublasXtZgemm\0")?,
             ];
+            let trsm = [
+                b"cublasXtStrsm\0".as_slice(),
+                b"cublasXtDtrsm\0",
+                b"cublasXtCtrsm\0",
+                b"cublasXtZtrsm\0",
+            ]
+            .map(|n| lib.get::<XtTrsm>(n).ok().map(|s| *s));
+            let trmm = [
+                b"cublasXtStrmm\0".as_slice(),
+                b"cublasXtDtrmm\0",
+                b"cublasXtCtrmm\0",
+                b"cublasXtZtrmm\0",
+            ]
+            .map(|n| lib.get::<XtTrmm>(n).ok().map(|s| *s));
             let mut handle = std::ptr::null_mut();
             status(create(&mut handle), "cublasXtCreate")?;
             let xt = CublasXt {
@@ -84,6 +133,8 @@ impl CublasXt {
                 destroy,
                 set_block,
                 gemm,
+                trsm,
+                trmm,
             };
             status(
                 select(handle, devices.len() as i32, devices.as_ptr()),
@@ -151,6 +202,82 @@ impl CublasXt {
             )
         };
         status(s, "cublasXtGemm")
+    }
+}
+
+/// The index of a dtype in the per-dtype tables.
+fn slot(dt: DType) -> usize {
+    match dt {
+        DType::F32 => 0,
+        DType::F64 => 1,
+        DType::C32 => 2,
+        DType::C64 => 3,
+    }
+}
+
+impl CublasXt {
+    /// Column-major TRSM (`trmm == false`) or TRMM on host memory in T's dtype, side L, lower,
+    /// no transpose, non-unit (the cuBLAS enum value 0 of each), blocking until done. TRMM writes
+    /// `c` (out of place, as cuBLASXt's TRMM does); TRSM overwrites `b`.
+    ///
+    /// # Safety
+    /// Pointers and leading dimensions describe valid host matrices: A `m x m`, B and C `m x n`.
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+    pub unsafe fn tri_left_lower<T: Scalar>(
+        &self,
+        trmm: bool,
+        m: usize,
+        n: usize,
+        alpha: T,
+        a: *const T,
+        lda: usize,
+        b: *mut T,
+        ldb: usize,
+        c: *mut T,
+        ldc: usize,
+    ) -> Result<(), String> {
+        let i = slot(T::DTYPE);
+        let alpha = std::ptr::from_ref(&alpha).cast();
+        // SAFETY: the routine of T's dtype, whose pointee types have T's layout; alpha is a
+        // local alive for the call; the caller vouches for the matrices.
+        let s = unsafe {
+            if trmm {
+                let f = self.trmm[i].ok_or("libcublas has no cublasXt?trmm")?;
+                f(
+                    self.handle,
+                    0,
+                    0,
+                    0,
+                    0,
+                    m,
+                    n,
+                    alpha,
+                    a.cast(),
+                    lda,
+                    b.cast_const().cast(),
+                    ldb,
+                    c.cast(),
+                    ldc,
+                )
+            } else {
+                let f = self.trsm[i].ok_or("libcublas has no cublasXt?trsm")?;
+                f(
+                    self.handle,
+                    0,
+                    0,
+                    0,
+                    0,
+                    m,
+                    n,
+                    alpha,
+                    a.cast(),
+                    lda,
+                    b.cast(),
+                    ldb,
+                )
+            }
+        };
+        status(s, if trmm { "cublasXtTrmm" } else { "cublasXtTrsm" })
     }
 }
 

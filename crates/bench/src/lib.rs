@@ -6,6 +6,7 @@
 
 pub mod cublasxt;
 pub mod rescore;
+pub mod tri;
 pub mod validation_csv;
 
 use hetblas_core::Scalar;

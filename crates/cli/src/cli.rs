@@ -1,6 +1,6 @@
 //! The command line: global options, subcommands, and what they share.
 
-use crate::{calibrate, devices, gemm, predict};
+use crate::{calibrate, devices, gemm, predict, tri};
 use clap::{Parser, Subcommand};
 use hetblas::{Result, Runtime};
 
@@ -28,6 +28,10 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Each model's predicted time per candidate tile for a problem, and hetblas's choice.
     Predict(predict::PredictArgs),
+    /// Run a TRSM (B := op(A)^-1 alpha B) on random host data; print time and GFLOP/s.
+    Trsm(tri::TriArgs),
+    /// Run a TRMM (B := alpha op(A) B) on random host data; print time and GFLOP/s.
+    Trmm(tri::TriArgs),
 }
 
 fn runtime(emulated: usize) -> Result<Runtime> {
@@ -44,6 +48,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Devices(a) => devices::run(&runtime(cli.emulated)?, a),
         Command::Gemm(a) => gemm::run(&runtime(cli.emulated)?, a),
         Command::Predict(a) => predict::run(&runtime(cli.emulated)?, a),
+        Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),
+        Command::Trmm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trmm, a),
     }
 }
 

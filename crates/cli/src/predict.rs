@@ -23,9 +23,41 @@ pub struct PredictArgs {
     /// Device (label or index); default: the first accelerator.
     #[arg(long)]
     pub device: Option<String>,
+    /// The routine: gemm, or trsm / trmm (then -m/-n shape B, --transa is op(A), and the
+    /// model's choice of devices, tile and solve placement is shown with its alternatives).
+    #[arg(long, default_value = "gemm", value_parser = ["gemm", "trsm", "trmm"])]
+    pub routine: String,
+    /// TRSM/TRMM SIDE: L or R.
+    #[arg(long, default_value = "L")]
+    pub side: char,
+    /// TRSM/TRMM UPLO: L or U.
+    #[arg(long, default_value = "L")]
+    pub uplo: char,
+    /// TRSM/TRMM DIAG: N or U.
+    #[arg(long, default_value = "N")]
+    pub diag: char,
 }
 
 pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
+    if a.routine != "gemm" {
+        let routine = if a.routine == "trsm" {
+            hetblas::TriRoutine::Trsm
+        } else {
+            hetblas::TriRoutine::Trmm
+        };
+        let (m, n, _) = a.shape.mnk();
+        let shape = crate::tri::TriShapeArgs {
+            size: a.shape.size,
+            m: Some(m),
+            n: Some(n),
+            dtype: a.shape.dtype,
+            side: a.side,
+            uplo: a.uplo,
+            transa: a.shape.transa,
+            diag: a.diag,
+        };
+        return crate::tri::predict(rt, routine, &shape);
+    }
     let idx = match &a.device {
         Some(s) => *crate::cli::parse_devices(rt, s)?
             .first()

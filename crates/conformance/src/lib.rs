@@ -18,6 +18,7 @@
 pub mod cases;
 pub mod check;
 pub mod data;
+pub mod tri;
 
 pub use cases::{run_case, CaseSpec, Placement};
 pub use check::{check_against_reference, Tolerance};
@@ -108,6 +109,24 @@ macro_rules! conformance_suite {
             repeated_call_reuses_plan, multi_tile_with_small_cache, non_square_blockings,
             borrowed_device_memory
         );
+        $crate::conformance_suite!(@tri $make;
+            tri_all_combinations_f64, tri_all_combinations_f32, tri_all_combinations_c32,
+            tri_all_combinations_c64, tri_alpha_zero_reads_no_a, tri_odd_shapes_default_tile,
+            tri_device_resident_b, tri_bad_arguments_and_quick_returns
+        );
+    };
+    (@tri $make:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                let Some(targets) = $make() else { return };
+                for t in &targets {
+                    if let Err(e) = $crate::tri::$case(t) {
+                        panic!("[{}] {}: {}", t.name, stringify!($case), e);
+                    }
+                }
+            }
+        )*
     };
     (@cases $make:path; $($case:ident),*) => {
         $(

@@ -74,12 +74,15 @@ pub use tuning::{autotune, calibrate, profile};
 
 pub use device::{Backend, BackendStatus, Device, DeviceInfo, DeviceKind, Discovery};
 pub use error::{Error, Result};
-pub use kernel::{GemmTile, Kernel};
+pub use kernel::{GemmTile, Kernel, TriTile};
 pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};
 pub use memory::{BorrowedBuffer, Buffer, HostAccess, MemorySpace, RawTile};
 pub use operand::{MatMut, MatRef, Trans};
-pub use pool::{DeviceFault, DevicePool, GemmOptions, GemmPrediction, GemmReport};
+pub use pool::{
+    DeviceFault, DevicePool, GemmOptions, GemmPrediction, GemmReport, SolvePlacement,
+    TriCallOptions, TriReport,
+};
 pub use queue::{Event, Queue};
 pub use scalar::{DType, Scalar, ScalarValue};
 pub use tiling::Blocking;

@@ -33,6 +33,10 @@ pub mod runtime;
 
 pub use builder::{RuntimeBuilder, MAX_EMULATED};
 pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
+pub use hetblas_core::pool::{
+    SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport,
+};
+pub use hetblas_core::problem::triangular::{Diag, Side, TriOptions, TriProblem, TriRoutine, Uplo};
 pub use hetblas_core::profile::MachineProfile;
 /// The complex element types (num-complex's `Complex32` / `Complex64`), for CGEMM / ZGEMM.
 pub use hetblas_core::scalar::{c32, c64};

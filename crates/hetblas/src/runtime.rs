@@ -5,6 +5,8 @@
 //! profile, and calibration. The pool stays an implementation detail.
 
 use hetblas_core::calibrate::{CalibrationOptions, Progress};
+use hetblas_core::pool::{TriCallOptions, TriDecision, TriReport};
+use hetblas_core::problem::triangular::{TriOptions, TriProblem, TriRoutine};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
@@ -331,5 +333,118 @@ impl Runtime {
     /// The backend's error when a staging buffer's registration cannot be undone.
     pub fn release_workspaces(&self) -> Result<()> {
         self.pool.release_workspaces()
+    }
+}
+
+/// The triangular routines: TRSM and TRMM on host or device operands, over a tile DAG with
+/// dependencies across devices ([`hetblas_core::plan::tri`]).
+impl Runtime {
+    /// TRSM: B is overwritten by X solving `op(A) X = alpha B` (side L) or `X op(A) = alpha B`
+    /// (side R); A is triangular (`opts.uplo`), unit-diagonal when `opts.diag` says.
+    ///
+    /// # Errors
+    /// Shape mismatches as BLAS parameters 5 (m) or 6 (n); device errors (B may then be
+    /// partly overwritten).
+    pub fn trsm<'a, T: Scalar>(
+        &self,
+        opts: TriOptions,
+        alpha: T,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatOut<'a, T>>,
+    ) -> Result<TriReport> {
+        self.pool.trsm(opts, alpha, a, b)
+    }
+
+    /// TRMM: `B := alpha op(A) B` (side L) or `alpha B op(A)` (side R).
+    ///
+    /// # Errors
+    /// As [`Runtime::trsm`].
+    pub fn trmm<'a, T: Scalar>(
+        &self,
+        opts: TriOptions,
+        alpha: T,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatOut<'a, T>>,
+    ) -> Result<TriReport> {
+        self.pool.trmm(opts, alpha, a, b)
+    }
+
+    /// TRSM or TRMM with explicit options (devices, tile, where the solves run, trace).
+    ///
+    /// # Errors
+    /// As [`Runtime::trsm`], and bad options.
+    pub fn tri_with<'a, T: Scalar>(
+        &self,
+        routine: TriRoutine,
+        opts: TriOptions,
+        alpha: T,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatOut<'a, T>>,
+        call: &TriCallOptions,
+    ) -> Result<TriReport> {
+        self.pool.tri_with(routine, opts, alpha, a, b, call)
+    }
+
+    /// BLAS-style TRSM on host slices, arguments checked as reference BLAS does (SIDE 1, UPLO
+    /// 2, TRANSA 3, DIAG 4, M 5, N 6, LDA 9, LDB 11).
+    ///
+    /// # Errors
+    /// A bad argument with its BLAS parameter number; device errors.
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+    pub fn trsm_blas<T: Scalar>(
+        &self,
+        side: u8,
+        uplo: u8,
+        transa: u8,
+        diag: u8,
+        m: i64,
+        n: i64,
+        alpha: T,
+        a: &[T],
+        lda: i64,
+        b: &mut [T],
+        ldb: i64,
+        call: &TriCallOptions,
+    ) -> Result<TriReport> {
+        self.pool
+            .trsm_blas(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb, call)
+    }
+
+    /// BLAS-style TRMM on host slices, checked as [`Runtime::trsm_blas`].
+    ///
+    /// # Errors
+    /// As [`Runtime::trsm_blas`].
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+    pub fn trmm_blas<T: Scalar>(
+        &self,
+        side: u8,
+        uplo: u8,
+        transa: u8,
+        diag: u8,
+        m: i64,
+        n: i64,
+        alpha: T,
+        a: &[T],
+        lda: i64,
+        b: &mut [T],
+        ldb: i64,
+        call: &TriCallOptions,
+    ) -> Result<TriReport> {
+        self.pool
+            .trmm_blas(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb, call)
+    }
+
+    /// What the model chooses for a triangular problem with A and B at `locations`: devices,
+    /// tile, solve placement, and every alternative's predicted time.
+    ///
+    /// # Errors
+    /// No device can run the routine in the dtype.
+    pub fn predict_tri(
+        &self,
+        problem: &TriProblem,
+        locations: [MemorySpace; 2],
+        call: &TriCallOptions,
+    ) -> Result<TriDecision> {
+        self.pool.predict_tri(problem, locations, call)
     }
 }

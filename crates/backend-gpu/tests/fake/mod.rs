@@ -308,4 +308,16 @@ impl GpuRuntime for Fake {
         }
         Ok(())
     }
+    fn supports_tri(_dtype: hetblas_core::DType) -> bool {
+        true
+    }
+    unsafe fn tri(
+        _: u64,
+        routine: hetblas_core::problem::TriRoutine,
+        op: &hetblas_core::TriTile,
+    ) -> Result<()> {
+        // The fake's device memory is host memory: the host's reference kernel runs on it.
+        // SAFETY: caller contract.
+        unsafe { hetblas_cpu::tri::rust_tri(routine, op) }
+    }
 }

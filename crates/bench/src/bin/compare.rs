@@ -76,6 +76,10 @@ struct Args {
     /// Report the host and peer traffic of each GPU, with and without peer forwarding.
     #[arg(long)]
     traffic: bool,
+    /// The routine compared: gemm, or trsm / trmm (side L, lower, N, non-unit; --sizes are
+    /// m = n; against cuBLASXt's TRSM/TRMM and device-resident cuBLAS).
+    #[arg(long, default_value = "gemm", value_parser = ["gemm", "trsm", "trmm"])]
+    routine: String,
 }
 
 struct Row {
@@ -160,6 +164,9 @@ fn run(args: Args) -> Result<(), String> {
     } else {
         None
     };
+    if args.routine != "gemm" {
+        return triangular(&rt, &gpus, &args, xt.as_ref(), &dtypes);
+    }
     if let Some(pl) = &args.placement {
         for &shape in &shapes {
             placement_problem(&rt, &gpus, shape, pl, &args, xt.as_ref(), &mut rows)?;
@@ -249,6 +256,87 @@ fn run(args: Args) -> Result<(), String> {
                 r.detail
             )
             .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+/// `--routine trsm|trmm`: every size and dtype, then the table.
+fn triangular(
+    rt: &Runtime,
+    gpus: &[usize],
+    args: &Args,
+    xt: Option<&CublasXt>,
+    dtypes: &[DType],
+) -> Result<(), String> {
+    use hetblas::TriRoutine;
+    use hetblas_bench::tri::{compare_tri, TriBench};
+    let routine = if args.routine == "trsm" {
+        TriRoutine::Trsm
+    } else {
+        TriRoutine::Trmm
+    };
+    let mut table = Vec::new();
+    for &dt in dtypes {
+        for &n in &args.sizes {
+            let b = TriBench {
+                routine,
+                n,
+                reps: args.reps,
+                gpus,
+                xt,
+                xt_blocks: &args.xt_blocks,
+                tile: args.tile,
+                variants: &args.variants,
+            };
+            let rows = match dt {
+                DType::F64 => compare_tri::<f64>(rt, &b)?,
+                DType::F32 => compare_tri::<f32>(rt, &b)?,
+                DType::C64 => compare_tri::<c64>(rt, &b)?,
+                DType::C32 => compare_tri::<c32>(rt, &b)?,
+            };
+            table.push((n, dt, rows));
+        }
+    }
+    println!();
+    println!(
+        "| routine | n | dtype | GPUs | variant | TFLOP/s | vs cuBLASXt | vs ceiling | detail |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (n, dt, rows) in &table {
+        let find = |v: &str| rows.iter().find(|r| r.variant == v).map(|r| r.tflops);
+        for r in rows {
+            let ratio = |o: Option<f64>| o.map_or("-".into(), |o| format!("{:.2}x", r.tflops / o));
+            println!(
+                "| {} | {n} | {dt} | {} | {} | {:.2} | {} | {} | {} |",
+                args.routine,
+                gpus.len(),
+                r.variant,
+                r.tflops,
+                ratio(find("cublasxt")),
+                ratio(find("ceiling")),
+                r.detail
+            );
+        }
+    }
+    if let Some(path) = &args.csv {
+        let mut f = std::fs::File::create(path).map_err(|e| e.to_string())?;
+        writeln!(f, "routine,n,dtype,gpus,variant,tflops,seconds,detail")
+            .map_err(|e| e.to_string())?;
+        for (n, dt, rows) in &table {
+            for r in rows {
+                writeln!(
+                    f,
+                    "{},{n},{dt},{},{},{:.4},{:.6},\"{}\"",
+                    args.routine,
+                    gpus.len(),
+                    r.variant,
+                    r.tflops,
+                    r.seconds,
+                    r.detail
+                )
+                .map_err(|e| e.to_string())?;
+            }
         }
     }
     Ok(())

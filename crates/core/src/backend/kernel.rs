@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::memory::RawTile;
 use crate::operand::Trans;
+use crate::problem::triangular::{Side, TriOptions};
 use crate::queue::Queue;
 use crate::scalar::{DType, ScalarValue};
 use std::sync::Arc;
@@ -73,6 +74,86 @@ impl GemmTile {
     }
 }
 
+/// One tile TRSM or TRMM on B in place: `b := alpha * op(a)^-1 * b` (TRSM, left) or
+/// `alpha * op(a) * b` (TRMM, left), `b * op(a)^-1` / `b * op(a)` on the right. `a` is the
+/// stored triangular tile (only its `uplo` triangle is read, its diagonal not with a unit
+/// diagonal), `b` is `m x n`. `opts.transa` is already normalised for the dtype (`C` only for
+/// complex ones).
+#[derive(Debug, Clone, Copy)]
+pub struct TriTile {
+    pub opts: TriOptions,
+    pub m: usize,
+    pub n: usize,
+    pub alpha: ScalarValue,
+    pub a: RawTile,
+    pub b: RawTile,
+}
+
+impl TriTile {
+    pub fn dtype(&self) -> DType {
+        self.b.dtype
+    }
+
+    /// The order of `a`.
+    pub fn a_order(&self) -> usize {
+        match self.opts.side {
+            Side::Left => self.m,
+            Side::Right => self.n,
+        }
+    }
+
+    /// Checks shapes, dtypes and leading dimensions (backends call it before their FFI).
+    pub fn check(&self) -> Result<()> {
+        let bad = |what: String| Err(Error::internal(format!("bad triangular tile: {what}")));
+        let dt = self.b.dtype;
+        if self.a.dtype != dt || self.alpha.dtype() != dt {
+            return bad("mixed dtypes".into());
+        }
+        let k = self.a_order();
+        if (self.a.rows, self.a.cols) != (k, k) && self.m * self.n > 0 {
+            return bad(format!(
+                "a is {}x{}, expected {k}x{k}",
+                self.a.rows, self.a.cols
+            ));
+        }
+        if (self.b.rows, self.b.cols) != (self.m, self.n) {
+            return bad(format!(
+                "b is {}x{}, expected {}x{}",
+                self.b.rows, self.b.cols, self.m, self.n
+            ));
+        }
+        if self.a.space != self.b.space {
+            return bad("a and b in different memory spaces".into());
+        }
+        for (t, name) in [(&self.a, "a"), (&self.b, "b")] {
+            if t.ld < t.rows.max(1) {
+                return bad(format!("{name} ld {} < rows {}", t.ld, t.rows));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`TriTile::check`], then whether there is work (`Ok(false)`: an empty tile), and
+    /// `Unsupported` (naming `device`) when a dimension exceeds 32 bits (cuBLAS, hipBLAS and
+    /// CBLAS take `int`).
+    pub fn check_i32(&self, device: &str) -> Result<bool> {
+        self.check()?;
+        if self.m == 0 || self.n == 0 {
+            return Ok(false);
+        }
+        if [self.m, self.n, self.a.ld, self.b.ld]
+            .iter()
+            .any(|&d| d > i32::MAX as usize)
+        {
+            return Err(Error::Unsupported {
+                device: device.into(),
+                detail: "triangular tile beyond 32-bit dimensions".into(),
+            });
+        }
+        Ok(true)
+    }
+}
+
 /// Tile kernels of one device.
 pub trait Kernel: Send + Sync {
     /// Whether `gemm` accepts this dtype.
@@ -94,6 +175,27 @@ pub trait Kernel: Send + Sync {
         Err(Error::Unsupported {
             device: "kernel".into(),
             detail: "tile add".into(),
+        })
+    }
+
+    // Triangular routines
+
+    /// Whether `trsm` and `trmm` accept this dtype.
+    fn supports_tri(&self, _dtype: DType) -> bool {
+        false
+    }
+    /// Issues the tile TRSM on `queue`: `op.b` is overwritten by the solution.
+    fn trsm(&self, _queue: &Arc<dyn Queue>, _op: &TriTile) -> Result<()> {
+        Err(Error::Unsupported {
+            device: "kernel".into(),
+            detail: "tile trsm".into(),
+        })
+    }
+    /// Issues the tile TRMM on `queue`: `op.b` is overwritten by the product.
+    fn trmm(&self, _queue: &Arc<dyn Queue>, _op: &TriTile) -> Result<()> {
+        Err(Error::Unsupported {
+            device: "kernel".into(),
+            detail: "tile trmm".into(),
         })
     }
 }

@@ -4,4 +4,5 @@
 
 pub mod execute;
 pub mod trace;
+pub mod tri;
 pub mod undo;

@@ -9,6 +9,7 @@ pub mod exec;
 pub mod link;
 pub mod pipeline;
 mod replay;
+pub mod tri;
 
 pub use cocopelia::{ModelKind, Offload, SingleDeviceModel, Terms};
 pub use exec::{ExecTable, ExecTime, FixedRate};

@@ -13,6 +13,7 @@ pub mod fold;
 mod route;
 mod task;
 pub mod tiling;
+pub mod tri;
 
 pub use builder::build;
 pub(crate) use builder::build_steps;

@@ -7,9 +7,11 @@ mod decisions;
 mod gemm;
 mod matrices;
 mod options;
+mod tri;
 mod workspace;
 
 pub use options::{DeviceFault, GemmOptions, GemmReport};
+pub use tri::{SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -43,6 +45,7 @@ pub struct DevicePool {
     workspaces: Workspaces,
     plans: PlanCache,
     decisions: DecisionCache,
+    tri_decisions: tri::TriDecisions,
     /// The calibrated machine profile, when one matches these devices.
     profile: RwLock<Option<Arc<MachineProfile>>>,
     /// Devices that failed during a call: no call uses them until [`DevicePool::reprobe`].
@@ -95,6 +98,7 @@ impl DevicePool {
             calls: RwLock::new(()),
             plans: PlanCache::default(),
             decisions: DecisionCache::default(),
+            tri_decisions: tri::TriDecisions::default(),
             profile: RwLock::new(None),
             failed: Mutex::new(Vec::new()),
         })
@@ -119,6 +123,7 @@ impl DevicePool {
         *self.profile.write().unwrap_or_else(|p| p.into_inner()) = profile;
         self.plans.clear();
         self.decisions.clear();
+        self.tri_decisions.clear();
     }
 
     /// Number of plans in the plan cache (a repeated call reuses its plan).
@@ -159,6 +164,7 @@ impl DevicePool {
             f.push(index);
             // Decisions name devices; they are made again without this one.
             self.decisions.clear();
+            self.tri_decisions.clear();
         }
     }
 
@@ -176,6 +182,7 @@ impl DevicePool {
             !works
         });
         self.decisions.clear();
+        self.tri_decisions.clear();
         f.clone()
     }
 

@@ -8,5 +8,8 @@ pub mod matrix;
 pub mod operand;
 pub mod reference;
 pub mod scalar;
+pub mod tri_check;
+pub mod triangular;
 
 pub use gemm::{check_gemm_args, placement_locations, GemmProblem, Operand};
+pub use triangular::{check_tri_args, Diag, Side, TriOptions, TriProblem, TriRoutine, Uplo};

@@ -1,0 +1,396 @@
+//! `hetblas trsm` / `hetblas trmm`: a triangular call on random host data (a well-conditioned
+//! triangular A), timed, optionally checked on sampled lines of B and traced; and the model's
+//! choice for `hetblas predict --routine trsm|trmm`.
+
+use clap::Args;
+use hetblas::{
+    DType, Diag, MatMut, MatRef, Result, Runtime, Scalar, Side, SolvePlacement, Trans,
+    TriCallOptions, TriOptions, TriProblem, TriRoutine, Uplo,
+};
+use hetblas_core::problem::tri_check::check_tri_lines;
+use hetblas_core::scalar::{c32, c64};
+use hetblas_core::MemorySpace;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use std::time::Instant;
+
+/// The problem options of both triangular subcommands (and of `predict --routine`).
+#[derive(Args, Debug, Clone)]
+pub struct TriShapeArgs {
+    /// m = n = SIZE (each overridden by -m/-n).
+    #[arg(long, short = 's', default_value_t = 4096)]
+    pub size: usize,
+    /// Rows of B (default: SIZE).
+    #[arg(short = 'm')]
+    pub m: Option<usize>,
+    /// Columns of B (default: SIZE).
+    #[arg(short = 'n')]
+    pub n: Option<usize>,
+    /// Element type: f64, f32, c64 or c32.
+    #[arg(long, default_value = "f64")]
+    pub dtype: DType,
+    /// SIDE: L (op(A) on the left of B) or R (on the right).
+    #[arg(long, default_value = "L")]
+    pub side: char,
+    /// UPLO: L (A lower triangular) or U (upper).
+    #[arg(long, default_value = "L")]
+    pub uplo: char,
+    /// op(A): N, T or C.
+    #[arg(long, default_value = "N")]
+    pub transa: Trans,
+    /// DIAG: N (non-unit) or U (unit diagonal, not read).
+    #[arg(long, default_value = "N")]
+    pub diag: char,
+}
+
+impl TriShapeArgs {
+    pub fn mn(&self) -> (usize, usize) {
+        (self.m.unwrap_or(self.size), self.n.unwrap_or(self.size))
+    }
+
+    pub fn options(&self) -> Result<TriOptions> {
+        let bad = |what: &str, c: char| {
+            hetblas::Error::InvalidInput(format!("--{what} {c:?}: not a BLAS option"))
+        };
+        Ok(TriOptions {
+            side: Side::from_blas_char(self.side as u8).ok_or_else(|| bad("side", self.side))?,
+            uplo: Uplo::from_blas_char(self.uplo as u8).ok_or_else(|| bad("uplo", self.uplo))?,
+            transa: self.transa,
+            diag: Diag::from_blas_char(self.diag as u8).ok_or_else(|| bad("diag", self.diag))?,
+        })
+    }
+
+    pub fn problem(&self, routine: TriRoutine) -> Result<TriProblem> {
+        let (m, n) = self.mn();
+        Ok(TriProblem {
+            routine,
+            opts: self.options()?,
+            m,
+            n,
+            dtype: self.dtype,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct TriArgs {
+    #[command(flatten)]
+    pub shape: TriShapeArgs,
+    /// The scalar alpha (negative values welcome: --alpha -1.5).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub alpha: f64,
+    /// Devices to use: indices or labels ("0,1", "cuda:0,cpu:0"); default: the model decides.
+    #[arg(long)]
+    pub devices: Option<String>,
+    /// Force the tile size (A's diagonal blocks and B's panels).
+    #[arg(long)]
+    pub tile: Option<usize>,
+    /// Where the diagonal TRSM solves run: `device` (each device its own) or `host` (the CPU,
+    /// in B itself); default: the model decides.
+    #[arg(long, value_parser = ["device", "host"])]
+    pub solve: Option<String>,
+    /// Timed repetitions (after one warm-up call); the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    pub reps: u64,
+    /// Verify the result in f64 on sampled lines of B (TRSM: the residual op(A) X - alpha B).
+    #[arg(long)]
+    pub check: bool,
+    /// Write a Chrome trace of the last repetition to this file, and print how busy the
+    /// compute streams were.
+    #[arg(long)]
+    pub trace: Option<std::path::PathBuf>,
+    /// Seed of the random A and B.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
+
+pub fn run(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result<()> {
+    match a.shape.dtype {
+        DType::F64 => run_typed::<f64>(rt, routine, a),
+        DType::F32 => run_typed::<f32>(rt, routine, a),
+        DType::C64 => run_typed::<c64>(rt, routine, a),
+        DType::C32 => run_typed::<c32>(rt, routine, a),
+    }
+}
+
+fn alloc<T: Scalar>(n: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|e| {
+        hetblas::Error::InvalidInput(format!("not enough memory for {what} ({n} elements: {e})"))
+    })?;
+    Ok(v)
+}
+
+fn value<T: Scalar>(rng: &mut StdRng) -> c64 {
+    let re = rng.random_range(-1.0..1.0);
+    let im = if T::DTYPE.is_complex() {
+        rng.random_range(-1.0..1.0)
+    } else {
+        0.0
+    };
+    c64::new(re, im)
+}
+
+/// A well-conditioned triangular `k x k` A: diagonal of modulus in [1, 2], off-diagonal
+/// entries below 1/k in modulus (the other triangle zero).
+fn triangular<T: Scalar>(rng: &mut StdRng, o: &TriOptions, k: usize) -> Result<Vec<T>> {
+    let mut a = alloc::<T>(k * k, "A")?;
+    let scale = 1.0 / k.max(1) as f64;
+    for j in 0..k {
+        for i in 0..k {
+            let v = value::<T>(rng);
+            let stored = match o.uplo {
+                Uplo::Lower => i >= j,
+                Uplo::Upper => i <= j,
+            };
+            a.push(T::from_c64(if i == j {
+                let m = v.norm().max(1e-3);
+                v / m * (1.0 + m)
+            } else if stored {
+                v * scale
+            } else {
+                c64::new(0.0, 0.0)
+            }));
+        }
+    }
+    Ok(a)
+}
+
+fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result<()> {
+    let problem = a.shape.problem(routine)?;
+    let (m, n) = (problem.m, problem.n);
+    let k = problem.a_order();
+    let mut trace_file = a
+        .trace
+        .as_ref()
+        .map(|path| {
+            std::fs::File::create(path).map_err(|e| {
+                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+            })
+        })
+        .transpose()?;
+    let mut rng = StdRng::seed_from_u64(a.seed);
+    let av: Vec<T> = triangular(&mut rng, &problem.opts, k)?;
+    let mut b0 = alloc::<T>(m * n, "B")?;
+    b0.extend((0..m * n).map(|_| T::from_c64(value::<T>(&mut rng))));
+    let mut b = alloc::<T>(m * n, "a copy of B")?;
+    b.extend_from_slice(&b0);
+    let devices = a
+        .devices
+        .as_deref()
+        .map(|s| crate::cli::parse_devices(rt, s))
+        .transpose()?;
+    let solve = a.solve.as_deref().map(|s| match s {
+        "host" => SolvePlacement::Host,
+        _ => SolvePlacement::OnDevice,
+    });
+    let alpha = T::from_f64(a.alpha);
+    let mut times = Vec::new();
+    let mut last = None;
+    for rep in 0..=a.reps {
+        b.copy_from_slice(&b0);
+        let call = TriCallOptions::default()
+            .tile(a.tile)
+            .device_list(devices.clone())
+            .solve(solve)
+            .trace(trace_file.is_some() && rep == a.reps);
+        let t = Instant::now();
+        let report = rt.tri_with(
+            routine,
+            problem.opts,
+            alpha,
+            MatRef::new(&av, k, k, k.max(1))?,
+            MatMut::new(&mut b, m, n, m.max(1))?,
+            &call,
+        )?;
+        if rep > 0 {
+            times.push(t.elapsed().as_secs_f64());
+        }
+        last = Some(report);
+    }
+    times.sort_by(f64::total_cmp);
+    let med = times[times.len() / 2];
+    let report = last.unwrap_or_default();
+    let o = problem.opts;
+    println!(
+        "{}{} {}{}{}{} m={m} n={n} on [{}] tile {} solves {}: median {:.4} s over {} reps, \
+         {:.2} GFLOP/s (predicted {:.4} s, planning {:.1} ms{})",
+        T::DTYPE.blas_prefix(),
+        routine.name().to_lowercase(),
+        o.side.as_char(),
+        o.uplo.as_char(),
+        o.transa.as_char(),
+        o.diag.as_char(),
+        report.devices.join(", "),
+        report.tile.map_or("-".into(), |t| t.to_string()),
+        match report.solve {
+            Some(SolvePlacement::Host) => "on the host",
+            _ => "on each device",
+        },
+        med,
+        times.len(),
+        problem.flops() / med / 1e9,
+        report.predicted_seconds.unwrap_or(f64::NAN),
+        report.planning_seconds * 1e3,
+        if report.plan_cached { ", cached" } else { "" },
+    );
+    println!(
+        "traffic: {:.2} GB in, {:.2} GB out; per device A tiles fetched {:?}, B tiles fetched \
+         {:?}, written back {:?}",
+        report.bytes_in as f64 / 1e9,
+        report.bytes_out as f64 / 1e9,
+        report.stats.a_fetches,
+        report.stats.b_fetches,
+        report.stats.writebacks
+    );
+    if let (Some(path), Some(file)) = (&a.trace, trace_file.as_mut()) {
+        if let Some(tr) = &report.trace {
+            use std::io::Write;
+            file.write_all(tr.to_chrome_json().as_bytes())
+                .map_err(|e| {
+                    hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+                })?;
+            let compute = |i: &hetblas_core::trace::Interval| {
+                i.activity == hetblas_core::trace::Activity::Gemm
+            };
+            let transfer = |i: &hetblas_core::trace::Interval| {
+                i.activity != hetblas_core::trace::Activity::Gemm
+            };
+            println!(
+                "trace: {} ({} intervals); compute streams busy {:.1}% of the span (any), \
+                 transfers {:.1}%",
+                path.display(),
+                tr.intervals.len(),
+                100.0 * tr.busy_fraction(compute),
+                100.0 * tr.busy_fraction(transfer)
+            );
+            for u in tr.usage() {
+                println!("  {}: busy {:.1}%", u.queue, 100.0 * u.fraction);
+            }
+            // Per device: how much of its compute time was covered by diagonal work while
+            // an update ran on another of its queues (the look-ahead).
+            let overlap = panel_overlap(tr);
+            println!(
+                "  diagonal work overlapping updates: {:.1}%",
+                100.0 * overlap
+            );
+        }
+    }
+    if a.check {
+        // Sampled lines of B (all when small): columns on the left side, rows on the right.
+        let lines_total = problem.b_lines();
+        let want = if k <= 2048 {
+            lines_total
+        } else {
+            4.min(lines_total)
+        };
+        let mut pick = StdRng::seed_from_u64(a.seed ^ 0x5eed);
+        let mut lines: Vec<usize> = (0..want)
+            .map(|i| {
+                if want == lines_total {
+                    i
+                } else {
+                    pick.random_range(0..lines_total)
+                }
+            })
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        let (checked, worst) = check_tri_lines(
+            &problem,
+            alpha,
+            MatRef::new(&av, k, k, k.max(1))?,
+            MatRef::new(&b0, m, n, m.max(1))?,
+            MatRef::new(&b, m, n, m.max(1))?,
+            &lines,
+            4.0,
+        )
+        .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
+        println!(
+            "check: {checked} entries on {} lines within the error bound (worst error/bound \
+             {worst:.3})",
+            lines.len()
+        );
+    }
+    Ok(())
+}
+
+/// Share of the diagonal tasks' time during which an update ran on another queue of the same
+/// device: the look-ahead's overlap of the panel with the trailing update.
+fn panel_overlap(tr: &hetblas_core::trace::Trace) -> f64 {
+    let is_diag = |l: &str| l.starts_with("trsm") || l.starts_with("trmm");
+    let mut total = 0.0;
+    let mut covered = 0.0;
+    for d in tr.intervals.iter().filter(|i| is_diag(&i.label)) {
+        total += d.end - d.start;
+        let mut spans: Vec<(f64, f64)> = tr
+            .intervals
+            .iter()
+            .filter(|u| u.device == d.device && u.queue != d.queue && u.label.starts_with("update"))
+            .map(|u| (u.start.max(d.start), u.end.min(d.end)))
+            .filter(|(s, e)| e > s)
+            .collect();
+        spans.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let mut end = d.start;
+        for (s, e) in spans {
+            let s = s.max(end);
+            if e > s {
+                covered += e - s;
+                end = e;
+            }
+        }
+    }
+    if total > 0.0 {
+        covered / total
+    } else {
+        0.0
+    }
+}
+
+/// `hetblas predict --routine trsm|trmm`: the model's choice and every alternative.
+pub fn predict(rt: &Runtime, routine: TriRoutine, shape: &TriShapeArgs) -> Result<()> {
+    let problem = shape.problem(routine)?;
+    let d = rt.predict_tri(
+        &problem,
+        [MemorySpace::HOST, MemorySpace::HOST],
+        &TriCallOptions::default(),
+    )?;
+    let o = problem.opts;
+    println!(
+        "{}{} {}{}{}{} m={} n={} (A and B in host memory): {}",
+        problem.dtype.blas_prefix(),
+        routine.name().to_lowercase(),
+        o.side.as_char(),
+        o.uplo.as_char(),
+        o.transa.as_char(),
+        o.diag.as_char(),
+        problem.m,
+        problem.n,
+        rt.profile_status()
+    );
+    println!(
+        "{:<40} {:>6} {:>10} {:>12} {:>14} {:>10}",
+        "devices", "tile", "solves", "predicted s", "critical path", "GFLOP/s"
+    );
+    for (i, alt) in d.alternatives.iter().enumerate() {
+        println!(
+            "{:<40} {:>6} {:>10} {:>12.4} {:>14.4} {:>10.1}{}",
+            alt.devices.join(","),
+            alt.tile,
+            match alt.solve {
+                SolvePlacement::Host => "host",
+                SolvePlacement::OnDevice => "device",
+            },
+            alt.seconds,
+            alt.critical_path,
+            problem.flops() / alt.seconds / 1e9,
+            if i == 0 { "  <- chosen" } else { "" }
+        );
+    }
+    println!(
+        "why: the fastest predicted makespan (list-schedule replay of the task DAG with the \
+         calibrated GEMM rates, TRSM/TRMM tiles at {:.0}% of them, and the link rates)",
+        100.0 * hetblas_core::model::tri::TRI_EFFICIENCY
+    );
+    Ok(())
+}

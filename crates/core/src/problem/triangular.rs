@@ -1,0 +1,331 @@
+//! The triangular routines' problem: TRSM (`op(A) X = alpha B` or `X op(A) = alpha B`, X
+//! overwriting B) and TRMM (`B := alpha op(A) B` or `alpha B op(A)`), their options and argument
+//! checks, and the block order in which a tile algorithm may work on B in place.
+
+use crate::error::{Error, Result};
+use crate::operand::Trans;
+use crate::scalar::DType;
+
+/// Which routine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum TriRoutine {
+    Trsm,
+    Trmm,
+}
+
+impl TriRoutine {
+    pub fn name(self) -> &'static str {
+        match self {
+            TriRoutine::Trsm => "TRSM",
+            TriRoutine::Trmm => "TRMM",
+        }
+    }
+}
+
+/// SIDE: A multiplies (or is solved against) from the left or the right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+/// UPLO: which triangle of A is stored (the other is never read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Uplo {
+    Lower,
+    Upper,
+}
+
+/// DIAG: a unit diagonal is taken as 1 and never read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Diag {
+    Unit,
+    NonUnit,
+}
+
+impl Side {
+    pub fn from_blas_char(c: u8) -> Option<Side> {
+        match c.to_ascii_uppercase() {
+            b'L' => Some(Side::Left),
+            b'R' => Some(Side::Right),
+            _ => None,
+        }
+    }
+    pub fn as_char(self) -> char {
+        match self {
+            Side::Left => 'L',
+            Side::Right => 'R',
+        }
+    }
+}
+
+impl Uplo {
+    pub fn from_blas_char(c: u8) -> Option<Uplo> {
+        match c.to_ascii_uppercase() {
+            b'L' => Some(Uplo::Lower),
+            b'U' => Some(Uplo::Upper),
+            _ => None,
+        }
+    }
+    pub fn as_char(self) -> char {
+        match self {
+            Uplo::Lower => 'L',
+            Uplo::Upper => 'U',
+        }
+    }
+}
+
+impl Diag {
+    pub fn from_blas_char(c: u8) -> Option<Diag> {
+        match c.to_ascii_uppercase() {
+            b'U' => Some(Diag::Unit),
+            b'N' => Some(Diag::NonUnit),
+            _ => None,
+        }
+    }
+    pub fn as_char(self) -> char {
+        match self {
+            Diag::Unit => 'U',
+            Diag::NonUnit => 'N',
+        }
+    }
+}
+
+/// The options of one triangular call (shape-free part).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct TriOptions {
+    pub side: Side,
+    pub uplo: Uplo,
+    pub transa: Trans,
+    pub diag: Diag,
+}
+
+impl TriOptions {
+    /// Whether `op(A)` is lower triangular (a stored lower A not transposed, or an upper one
+    /// transposed).
+    pub fn op_lower(&self) -> bool {
+        (self.uplo == Uplo::Lower) != self.transa.is_transposed()
+    }
+
+    /// Whether TRSM's solve walks A's diagonal blocks from the first to the last: the left side
+    /// with a lower `op(A)` (forward substitution), the right side with an upper one. TRMM walks
+    /// the other way, so that the blocks of B it still reads are not yet overwritten.
+    pub fn trsm_forward(&self) -> bool {
+        (self.side == Side::Left) == self.op_lower()
+    }
+}
+
+/// One triangular problem: B is `m x n`, A is `m x m` (left) or `n x n` (right).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct TriProblem {
+    pub routine: TriRoutine,
+    pub opts: TriOptions,
+    pub m: usize,
+    pub n: usize,
+    pub dtype: DType,
+}
+
+impl TriProblem {
+    /// The order of A.
+    pub fn a_order(&self) -> usize {
+        match self.opts.side {
+            Side::Left => self.m,
+            Side::Right => self.n,
+        }
+    }
+
+    /// The number of independent lines of B: columns (left side) or rows (right side).
+    pub fn b_lines(&self) -> usize {
+        match self.opts.side {
+            Side::Left => self.n,
+            Side::Right => self.m,
+        }
+    }
+
+    /// Flops of the call (real flops; a complex multiply-add counts as 8).
+    pub fn flops(&self) -> f64 {
+        let k = self.a_order() as f64;
+        self.dtype.flops_per_fma() * 0.5 * k * k * self.b_lines() as f64
+    }
+
+    /// The diagonal block indices in TRSM's (or TRMM's) order, for `nt` blocks: step `s`
+    /// works on block `order[s]`; the blocks after it in the order are the ones it updates
+    /// (TRSM) or reads (TRMM).
+    pub fn block_order(&self, nt: usize) -> Vec<usize> {
+        let forward = match self.routine {
+            TriRoutine::Trsm => self.opts.trsm_forward(),
+            TriRoutine::Trmm => !self.opts.trsm_forward(),
+        };
+        if forward {
+            (0..nt).collect()
+        } else {
+            (0..nt).rev().collect()
+        }
+    }
+}
+
+fn arg(routine: TriRoutine, param: u32, name: &'static str, reason: String) -> Error {
+    Error::InvalidArgument {
+        routine: routine.name(),
+        param,
+        name,
+        reason,
+    }
+}
+
+/// Checks TRSM/TRMM arguments as reference BLAS does, in its order (SIDE 1, UPLO 2, TRANSA 3,
+/// DIAG 4, M 5, N 6, LDA 9, LDB 11), and returns the parsed options.
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+pub fn check_tri_args(
+    routine: TriRoutine,
+    side: u8,
+    uplo: u8,
+    transa: u8,
+    diag: u8,
+    m: i64,
+    n: i64,
+    lda: i64,
+    ldb: i64,
+) -> Result<TriOptions> {
+    let ch = |c: u8| format!("{:?}", c as char);
+    let side_v = Side::from_blas_char(side)
+        .ok_or_else(|| arg(routine, 1, "side", format!("{} is not L or R", ch(side))))?;
+    let uplo_v = Uplo::from_blas_char(uplo)
+        .ok_or_else(|| arg(routine, 2, "uplo", format!("{} is not L or U", ch(uplo))))?;
+    let transa_v = Trans::from_blas_char(transa).ok_or_else(|| {
+        arg(
+            routine,
+            3,
+            "transa",
+            format!("{} is not N, T or C", ch(transa)),
+        )
+    })?;
+    let diag_v = Diag::from_blas_char(diag)
+        .ok_or_else(|| arg(routine, 4, "diag", format!("{} is not U or N", ch(diag))))?;
+    if m < 0 {
+        return Err(arg(routine, 5, "m", format!("m = {m} < 0")));
+    }
+    if n < 0 {
+        return Err(arg(routine, 6, "n", format!("n = {n} < 0")));
+    }
+    let nrowa = if side_v == Side::Left { m } else { n };
+    if lda < nrowa.max(1) {
+        return Err(arg(
+            routine,
+            9,
+            "lda",
+            format!("lda = {lda} < max(1, {nrowa})"),
+        ));
+    }
+    if ldb < m.max(1) {
+        return Err(arg(
+            routine,
+            11,
+            "ldb",
+            format!("ldb = {ldb} < max(1, {m})"),
+        ));
+    }
+    Ok(TriOptions {
+        side: side_v,
+        uplo: uplo_v,
+        transa: transa_v,
+        diag: diag_v,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(r: Result<TriOptions>) -> Option<u32> {
+        r.err().and_then(|e| e.blas_param())
+    }
+
+    #[test]
+    fn reference_blas_order() {
+        let t = TriRoutine::Trsm;
+        assert_eq!(
+            param(check_tri_args(t, b'X', b'L', b'N', b'N', 1, 1, 1, 1)),
+            Some(1)
+        );
+        assert_eq!(
+            param(check_tri_args(t, b'L', b'X', b'N', b'N', 1, 1, 1, 1)),
+            Some(2)
+        );
+        assert_eq!(
+            param(check_tri_args(t, b'L', b'L', b'X', b'N', 1, 1, 1, 1)),
+            Some(3)
+        );
+        assert_eq!(
+            param(check_tri_args(t, b'L', b'L', b'N', b'X', 1, 1, 1, 1)),
+            Some(4)
+        );
+        assert_eq!(
+            param(check_tri_args(t, b'L', b'L', b'N', b'N', -1, 1, 1, 1)),
+            Some(5)
+        );
+        assert_eq!(
+            param(check_tri_args(t, b'L', b'L', b'N', b'N', 1, -1, 1, 1)),
+            Some(6)
+        );
+        // lda is checked against m on the left, n on the right.
+        assert_eq!(
+            param(check_tri_args(t, b'L', b'L', b'N', b'N', 5, 2, 4, 5)),
+            Some(9)
+        );
+        assert_eq!(
+            param(check_tri_args(t, b'R', b'L', b'N', b'N', 5, 2, 4, 5)),
+            None
+        );
+        assert_eq!(
+            param(check_tri_args(t, b'R', b'L', b'N', b'N', 5, 7, 6, 5)),
+            Some(9)
+        );
+        assert_eq!(
+            param(check_tri_args(t, b'L', b'U', b'T', b'U', 5, 2, 5, 4)),
+            Some(11)
+        );
+        assert!(check_tri_args(TriRoutine::Trmm, b'r', b'u', b'c', b'u', 0, 0, 1, 1).is_ok());
+    }
+
+    #[test]
+    fn orders() {
+        let p = |side, uplo, transa, routine| TriProblem {
+            routine,
+            opts: TriOptions {
+                side,
+                uplo,
+                transa,
+                diag: Diag::NonUnit,
+            },
+            m: 4,
+            n: 4,
+            dtype: DType::F64,
+        };
+        use TriRoutine::*;
+        assert_eq!(
+            p(Side::Left, Uplo::Lower, Trans::N, Trsm).block_order(3),
+            [0, 1, 2]
+        );
+        assert_eq!(
+            p(Side::Left, Uplo::Upper, Trans::N, Trsm).block_order(3),
+            [2, 1, 0]
+        );
+        assert_eq!(
+            p(Side::Left, Uplo::Upper, Trans::T, Trsm).block_order(3),
+            [0, 1, 2]
+        );
+        assert_eq!(
+            p(Side::Right, Uplo::Upper, Trans::N, Trsm).block_order(3),
+            [0, 1, 2]
+        );
+        assert_eq!(
+            p(Side::Right, Uplo::Lower, Trans::N, Trsm).block_order(3),
+            [2, 1, 0]
+        );
+        assert_eq!(
+            p(Side::Left, Uplo::Lower, Trans::N, Trmm).block_order(3),
+            [2, 1, 0]
+        );
+    }
+}
