@@ -7,6 +7,7 @@ mod decisions;
 mod gemm;
 mod matrices;
 mod options;
+mod simulate;
 mod workspace;
 
 pub use options::{DeviceFault, GemmOptions, GemmReport};
