@@ -1,6 +1,6 @@
 //! The command line: global options, subcommands, and what they share.
 
-use crate::{calibrate, devices, gemm, predict};
+use crate::{calibrate, devices, gemm, predict, simulate};
 use clap::{Parser, Subcommand};
 use hetblas::{Result, Runtime};
 
@@ -28,6 +28,9 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Each model's predicted time per candidate tile for a problem, and hetblas's choice.
     Predict(predict::PredictArgs),
+    /// Replay a GEMM's plan on a machine profile (measured or synthetic) in virtual time:
+    /// makespan and busy shares, no device needed.
+    Simulate(simulate::SimulateArgs),
 }
 
 fn runtime(emulated: usize) -> Result<Runtime> {
@@ -44,6 +47,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Devices(a) => devices::run(&runtime(cli.emulated)?, a),
         Command::Gemm(a) => gemm::run(&runtime(cli.emulated)?, a),
         Command::Predict(a) => predict::run(&runtime(cli.emulated)?, a),
+        Command::Simulate(a) => simulate::run(a),
     }
 }
 

@@ -5,8 +5,10 @@ mod calibrate;
 mod cli;
 mod devices;
 mod gemm;
+mod power;
 mod predict;
 mod shape;
+mod simulate;
 
 use clap::Parser;
 
