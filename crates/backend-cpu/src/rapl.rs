@@ -51,7 +51,10 @@ impl RaplMeter {
         if packages.is_empty() {
             return Err("RAPL counters not readable (root only on most systems)".into());
         }
-        let raw = packages.iter().map(|p| read_uj(&p.0).unwrap_or(0.0)).collect();
+        let raw = packages
+            .iter()
+            .map(|p| read_uj(&p.0).unwrap_or(0.0))
+            .collect();
         Ok(RaplMeter {
             label: label.to_string(),
             packages,

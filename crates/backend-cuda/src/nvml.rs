@@ -37,7 +37,11 @@ impl NvmlMeter {
         let filter: Option<Vec<u32>> = std::env::var("HETBLAS_CUDA_DEVICES")
             .ok()
             .and_then(|v| crate::parse_filter(&v).ok())
-            .map(|f| f.into_iter().filter_map(|x| u32::try_from(x).ok()).collect());
+            .map(|f| {
+                f.into_iter()
+                    .filter_map(|x| u32::try_from(x).ok())
+                    .collect()
+            });
         let ordinals: Vec<u32> = match (&filter, &visible) {
             (Some(f), _) => f.clone(),
             (None, Some(v)) => (0..v.len() as u32).collect(),

@@ -227,7 +227,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         println!("check: {checked} entries within the error bound (worst error/bound {worst:.3})");
         Ok(())
     };
+    // Energy counters at the first timed repetition: over all of them, calls too short for
+    // the counter's resolution add up to enough.
+    let mut batch: Option<(Instant, Vec<(String, f64)>)> = None;
     for rep in 0..=a.reps {
+        if rep == 1 {
+            batch = Some((Instant::now(), crate::power::counters(&meters)));
+        }
         c.copy_from_slice(&c0);
         if rep == 1 {
             if let Some((injector, spec)) = &fault {
@@ -346,6 +352,10 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     if let Some((_, e)) = energies.get(energies.len() / 2) {
         crate::power::print_energy(e, flops);
     }
+    if let Some((t0, before)) = batch {
+        let secs = t0.elapsed().as_secs_f64();
+        crate::power::print_batch_energy(&meters, &before, secs, a.reps, flops);
+    }
     if let (Some(path), Some(file)) = (&a.trace, trace_file.as_mut()) {
         if let Some(tr) = &report.trace {
             use std::io::Write;
@@ -362,10 +372,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             } else {
                 tr.to_chrome_json()
             };
-            file.write_all(json.as_bytes())
-                .map_err(|e| {
-                    hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-                })?;
+            file.write_all(json.as_bytes()).map_err(|e| {
+                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+            })?;
             println!(
                 "trace: {} ({} intervals)",
                 path.display(),

@@ -46,6 +46,53 @@ pub fn print_energy(energy: &[DeviceEnergy], flops: f64) {
     );
 }
 
+/// Every meter's energy counter now: (device, joules).
+pub fn counters(meters: &[Arc<dyn PowerMeter>]) -> Vec<(String, f64)> {
+    meters
+        .iter()
+        .flat_map(|m| {
+            m.devices()
+                .into_iter()
+                .filter_map(|d| m.energy_j(&d).map(|j| (d, j)))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Joules per call from the counters' difference over `calls` back-to-back calls, when those
+/// lasted long enough for the counters' resolution
+/// ([`hetblas_core::energy::meter::COUNTER_MIN_S`]).
+pub fn print_batch_energy(
+    meters: &[Arc<dyn PowerMeter>],
+    before: &[(String, f64)],
+    secs: f64,
+    calls: u64,
+    flops: f64,
+) {
+    if before.is_empty() || secs < hetblas_core::energy::meter::COUNTER_MIN_S {
+        return;
+    }
+    let after = counters(meters);
+    let per: Vec<(String, f64)> = before
+        .iter()
+        .filter_map(|(d, b)| {
+            let a = after.iter().find(|x| x.0 == *d)?.1;
+            Some((d.clone(), (a - b) / calls.max(1) as f64))
+        })
+        .collect();
+    let total: f64 = per.iter().map(|p| p.1).sum();
+    if total <= 0.0 {
+        return;
+    }
+    let parts: Vec<String> = per.iter().map(|(d, j)| format!("{d} {j:.2} J")).collect();
+    println!(
+        "energy per call over {calls} calls ({secs:.2} s, energy counter): {total:.2} J = {}; \
+         {:.2} GFLOP/J",
+        parts.join(", "),
+        flops / total / 1e9
+    );
+}
+
 /// Busy and idle power of every device: measured where a meter covers it (idle: 1 s with
 /// nothing running; busy: DGEMM 8192^3 on device-resident operands, repeated for 2 s on that
 /// device alone), the documented estimate for a CPU without RAPL.

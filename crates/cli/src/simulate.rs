@@ -22,6 +22,9 @@ pub struct SimulateArgs {
     /// fast as the profile's fastest (NVLink's 389 GB/s when it has none).
     #[arg(long)]
     pub gpus: Option<usize>,
+    /// Write the machine simulated (the synthetic one with --gpus) as a profile to this file.
+    #[arg(long)]
+    pub write_profile: Option<std::path::PathBuf>,
     /// Devices to use (profile labels, "cuda:0,cuda:1"); default: the subset the objective
     /// chooses among the accelerators.
     #[arg(long)]
@@ -61,6 +64,10 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             .fold(None, |m: Option<f64>, b| Some(m.map_or(b, |m| m.max(b))))
             .unwrap_or(NVLINK_BYTES_PER_SEC);
         profile = Synthetic::all_to_all(profile, &kind, n, peer).profile()?;
+    }
+    if let Some(path) = &a.write_profile {
+        profile.save(path)?;
+        println!("profile: {}", path.display());
     }
     let labels = a.devices.as_deref().map(|s| {
         s.split(',')
@@ -137,10 +144,13 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     }
     if let Some(path) = &a.trace {
         let json = hetblas_core::trace::chrome_json_rows(&[("simulated", &sim.trace)]);
-        std::fs::write(path, json).map_err(|e| {
-            Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-        })?;
-        println!("trace: {} ({} intervals)", path.display(), sim.trace.intervals.len());
+        std::fs::write(path, json)
+            .map_err(|e| Error::InvalidInput(format!("cannot write {}: {e}", path.display())))?;
+        println!(
+            "trace: {} ({} intervals)",
+            path.display(),
+            sim.trace.intervals.len()
+        );
     }
     Ok(())
 }
