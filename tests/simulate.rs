@@ -55,7 +55,19 @@ fn run(
     let mut c = data(m * n, 3);
     // Warm-up: plan, workspaces.
     common::gemm_nn(pool, (m, n, k), 1.0, &a, &b, beta, &mut c, opts);
-    common::gemm_nn(pool, (m, n, k), 1.0, &a, &b, beta, &mut c, opts)
+    // The fastest of three: other processes on a shared machine only ever slow a run down
+    // (host threads wait for a core), never speed it up.
+    (0..3)
+        .map(|_| common::gemm_nn(pool, (m, n, k), 1.0, &a, &b, beta, &mut c, opts))
+        .min_by(|x, y| span(x).total_cmp(&span(y)))
+        .expect("three runs")
+}
+
+/// The traced makespan of a run (its wall time without a trace).
+fn span(r: &GemmReport) -> f64 {
+    r.trace
+        .as_ref()
+        .map_or(r.seconds, |t| t.span().1 - t.span().0)
 }
 
 /// Per queue, the labels of its tasks in start order.
@@ -144,8 +156,7 @@ fn simulated_makespan_and_order_match_emulated_runs() {
         let r = run(&pool, c.shape, c.beta, &opts);
         let real = r.trace.as_ref().expect("trace");
         let sim = pool.simulate_report(&r, Some(&profile)).unwrap();
-        let (s, e) = real.span();
-        let measured = e - s;
+        let measured = span(&r);
         let err = (sim.makespan - measured) / measured;
         println!(
             "{}: measured {:.4} s, simulated {:.4} s ({:+.1}%)",

@@ -150,6 +150,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         T::DTYPE.size(),
     )?;
     // Refused now rather than after the computation.
+    if a.simulate && rt.profile().is_none() {
+        return Err(hetblas::Error::Profile(format!(
+            "--simulate needs a machine profile: {}",
+            rt.profile_status()
+        )));
+    }
     let mut trace_file = a
         .trace
         .as_ref()

@@ -358,3 +358,20 @@ fn simulate_predicts_four_and_eight_gpus_with_none_present() {
         &["no profile", "/nonexistent/profile.json"],
     );
 }
+
+#[test]
+fn gemm_simulate_without_a_profile_is_refused_before_computing() {
+    let trace = std::env::temp_dir().join(format!("hetblas-nosim-{}.json", std::process::id()));
+    refused(
+        &hetblas(&[
+            "gemm",
+            "-s",
+            "64",
+            "--trace",
+            trace.to_str().expect("utf-8 path"),
+            "--simulate",
+        ]),
+        &["--simulate needs a machine profile"],
+    );
+    assert!(!trace.exists());
+}
