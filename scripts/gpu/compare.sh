@@ -47,6 +47,19 @@
 #                        after another (must reach 1.3x); then the over-subscription: 6 threads x
 #                        DGEMM N^3 (--oversub-size N, default 32768; 0 skips it), A and B shared,
 #                        beta 0, whose footprints together exceed the GPU's memory: none may fail
+#     --simulate         instead of the harness: each problem once through `hetblas gemm --trace
+#                        --simulate` on --gpus N GPUs (the plan replayed against the profile): the
+#                        measured and simulated makespans, and one Chrome trace per problem with
+#                        a real and a simulated row ($OUT/sim-<problem>.json); sizes default to
+#                        the validation set's host-operand problems; the median |error| goes to
+#                        summary.md
+#     --energy           instead of the harness: joules per call (NVML) of DGEMM of each size
+#                        (default 16384,32768) on 1 to --gpus N GPUs, then each --objective-shapes
+#                        problem with --objective time and energy on every GPU, the devices each
+#                        chose, their joules and the saving; needs device powers in the profile
+#                        (`--profile full` calibrates them)
+#     --objective-shapes LIST   MxNxK problems for --energy's objective runs (default
+#                        4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768)
 #     plus env.sh's options (--profile, --hugepages, --out, --timeout, --dry-run)
 # Each problem's full output is in $OUT/<dtype>-<shape>-g<N>.log and .csv; the table rows are
 # gathered in $OUT/summary.md.
@@ -56,6 +69,8 @@ source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS=
 CONCURRENT=0 THREADS=4 OVERSUB=32768
+FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 SIMULATE=0 ENERGY=0
+OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
         --sizes) SIZES=$2; shift 2 ;;
@@ -77,13 +92,26 @@ while (($#)); do
         --concurrent) CONCURRENT=1; shift ;;
         --threads) THREADS=$2; shift 2 ;;
         --oversub-size) OVERSUB=$2; shift 2 ;;
+        --simulate) SIMULATE=1; shift ;;
+        --energy) ENERGY=1; shift ;;
+        --objective-shapes) OBJ_SHAPES=$2; shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
 done
 if [[ -z $SIZES && -z $SHAPES ]]; then
-    if ((MIXED)); then SIZES=16384,32768; elif [[ -n $FAULT ]]; then SIZES=16384
-    elif ((CONCURRENT)); then SIZES=8192; else SIZES=8192,16384,32768; fi
+    if ((MIXED || ENERGY)); then
+        SIZES=16384,32768
+    elif ((SIMULATE)); then
+        SIZES=4096,8192,12288,16384,24576,32768
+        SHAPES=32768x32768x2048,32768x32768x4096,16384x16384x2048,4096x4096x32768,2048x2048x32768,8192x8192x32768,32768x4096x4096
+    elif [[ -n $FAULT ]]; then
+        SIZES=16384
+    elif ((CONCURRENT)); then
+        SIZES=8192
+    else
+        SIZES=8192,16384,32768
+    fi
 fi
 if [[ -n $PLACEMENT && $DTYPES != f64 ]]; then
     echo "note: the harness places operands in f64 only; --dtypes f64"
@@ -194,9 +222,67 @@ triangular() {
     done
 }
 
+# The devices flag of the first N GPUs: cuda:0,...,cuda:N-1.
+gpu_list() { local i l=""; for ((i = 0; i < $1; i++)); do l+="${l:+,}cuda:$i"; done; echo "$l"; }
+
+# Measured against simulated makespans (see --simulate).
+simulate() {
+    use_profile cuda
+    local dt shape m n k label
+    for dt in ${DTYPES//,/ }; do
+        for shape in $(problems); do
+            IFS=x read -r m n k <<<"$shape"
+            label=sim-$dt-$shape-g$GPUS
+            run --log "$OUT/$label.log" --grep "GFLOP/s|^simulated" "$H" gemm --dtype "$dt" -m "$m" -n "$n" \
+                -k "$k" --beta 1 --devices "$(gpu_list "$GPUS")" --reps 3 --trace "$OUT/$label.json" --simulate
+            ((DRY_RUN)) && continue
+            grep -oE "^simulated: .*" "$OUT/$label.log" | sed "s/^/| $dt $shape | /; s/$/ |/" >>"$OUT/summary.md"
+        done
+    done
+    ((DRY_RUN)) && return
+    grep -oE "\([+-][0-9.]+%\)" "$OUT/summary.md" | tr -d '()%+-' | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) printf "median |simulated / measured - 1| over %d problems: %.1f%%\n", NR, v[int((NR + 1) / 2)] }' |
+        tee -a "$OUT/summary.md"
+}
+
+# Joules per call, and the energy objective against the time objective (see --energy).
+energy() {
+    use_profile cuda
+    local n g shape m k obj
+    for n in ${SIZES//,/ }; do
+        for ((g = 1; g <= GPUS; g++)); do
+            run --log "$OUT/energy-$n-g$g.log" --grep "GFLOP/s|^energy" "$H" gemm -s "$n" --beta 1 \
+                --devices "$(gpu_list "$g")" --reps 3
+        done
+    done
+    for shape in ${OBJ_SHAPES//,/ }; do
+        IFS=x read -r m n k <<<"$shape"
+        for obj in time energy; do
+            run --log "$OUT/objective-$shape-$obj.log" --grep "GFLOP/s|^energy" "$H" gemm -m "$m" -n "$n" -k "$k" \
+                --beta 1 --objective "$obj" --reps 3
+        done
+        ((DRY_RUN)) && continue
+        awk -v s="$shape" '
+            /GFLOP\/s/ { match($0, /on \[[^]]*\]/); dev[FILENAME] = substr($0, RSTART + 3, RLENGTH - 3) }
+            /^energy per call/ { j[FILENAME] = $4 }
+            END { for (f in j) if (f ~ /-time\.log$/) t = f; else e = f
+                  if (t != "" && e != "" && j[t] > 0)
+                      printf "| %s | time: %s %.1f J | energy: %s %.1f J | saving %.1f%% |\n", s, dev[t], j[t], dev[e], j[e], 100 * (1 - j[e] / j[t]) }' \
+            "$OUT/objective-$shape-time.log" "$OUT/objective-$shape-energy.log" | tee -a "$OUT/summary.md"
+    done
+}
+
 start compare
 if ((CONCURRENT)); then
     concurrent
+    finish
+fi
+if ((SIMULATE)); then
+    simulate
+    finish
+fi
+if ((ENERGY)); then
+    energy
     finish
 fi
 if ((MIXED)); then

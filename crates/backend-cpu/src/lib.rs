@@ -28,6 +28,7 @@ pub mod cpu;
 pub mod emulated;
 pub mod kernel;
 pub mod tri;
+pub mod rapl;
 
 pub use blas::{choose_blas, Cblas, HostBlas, RustGemm};
 pub use cpu::{CpuBackend, CpuDevice};

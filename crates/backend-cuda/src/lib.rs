@@ -11,6 +11,7 @@
 //! taken (ordinals); `HETBLAS_CUDA_LIB_DIR=DIR` is searched for the libraries.
 
 pub mod driver;
+pub mod nvml;
 pub mod runtime;
 
 use hetblas_core::Result;

@@ -17,6 +17,10 @@ pub struct CalibrateArgs {
     /// Do not measure the slowdown of each host link under every other one.
     #[arg(long)]
     no_cross_links: bool,
+    /// Do not measure each device's busy and idle power (NVML for NVIDIA GPUs, RAPL for the
+    /// CPU where readable, else an estimate from its core count).
+    #[arg(long)]
+    no_power: bool,
 }
 
 pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
@@ -39,12 +43,15 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = Instant::now();
-    let profile = rt.calibrate(&opts, &mut |p: Progress| {
+    let mut profile = rt.calibrate(&opts, &mut |p: Progress| {
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);
         bar.set_message(p.stage.clone());
     })?;
     bar.finish_and_clear();
+    if !args.no_power {
+        profile.power = crate::power::calibrate_power(&rt)?;
+    }
     let path = match args.out {
         Some(p) => p,
         None => default_path()?,
@@ -64,6 +71,12 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
             l.latency_s * 1e6,
             l.bytes_per_sec / 1e9,
             l.bid_slowdown
+        );
+    }
+    for w in &profile.power {
+        println!(
+            "  power {:<8} busy {:>6.1} W  idle {:>6.1} W  ({})",
+            w.label, w.busy_w, w.idle_w, w.source
         );
     }
     if let Some(f) = profile.host_fold_bytes_per_sec {

@@ -1,6 +1,6 @@
 //! The command line: global options, subcommands, and what they share.
 
-use crate::{calibrate, devices, gemm, predict, tri};
+use crate::{calibrate, devices, gemm, predict, simulate, tri};
 use clap::{Parser, Subcommand};
 use hetblas::{Result, Runtime};
 
@@ -32,6 +32,9 @@ enum Command {
     Trsm(tri::TriArgs),
     /// Run a TRMM (B := alpha op(A) B) on random host data; print time and GFLOP/s.
     Trmm(tri::TriArgs),
+    /// Replay a GEMM's plan on a machine profile (measured or synthetic) in virtual time:
+    /// makespan and busy shares, no device needed.
+    Simulate(simulate::SimulateArgs),
 }
 
 fn runtime(emulated: usize) -> Result<Runtime> {
@@ -50,6 +53,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Predict(a) => predict::run(&runtime(cli.emulated)?, a),
         Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),
         Command::Trmm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trmm, a),
+        Command::Simulate(a) => simulate::run(a),
     }
 }
 

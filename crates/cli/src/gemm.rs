@@ -59,6 +59,14 @@ pub struct GemmArgs {
     /// failed device.
     #[arg(long)]
     pub fault: Option<String>,
+    /// What the device subset is chosen for: time (default), energy or edp (energy x time);
+    /// energy and edp need device powers in the profile (`hetblas calibrate` records them).
+    #[arg(long, default_value = "time")]
+    pub objective: hetblas_core::energy::Objective,
+    /// With --trace: replay the last repetition's plan in the simulator against the profile
+    /// and write the simulated timeline beside the real one (two process rows).
+    #[arg(long, requires = "trace")]
+    pub simulate: bool,
     /// Seed of the random A, B and C.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -142,6 +150,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         T::DTYPE.size(),
     )?;
     // Refused now rather than after the computation.
+    if a.simulate && rt.profile().is_none() {
+        return Err(hetblas::Error::Profile(format!(
+            "--simulate needs a machine profile: {}",
+            rt.profile_status()
+        )));
+    }
     let mut trace_file = a
         .trace
         .as_ref()
@@ -168,6 +182,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     let alpha = T::from_c64(c64::new(a.alpha, a.alpha_im));
     let beta = T::from_c64(c64::new(a.beta, a.beta_im));
     let mut times = Vec::new();
+    // Joules of each timed fault-free repetition, with its time.
+    let meters = crate::power::meters(rt, false);
+    let mut energies: Vec<(f64, Vec<hetblas_core::energy::meter::DeviceEnergy>)> = Vec::new();
     let mut recovered: Vec<(u64, f64)> = Vec::new();
     let mut last = None;
     let fault = a
@@ -222,7 +239,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         println!("check: {checked} entries within the error bound (worst error/bound {worst:.3})");
         Ok(())
     };
+    // Energy counters at the first timed repetition: over all of them, calls too short for
+    // the counter's resolution add up to enough.
+    let mut batch: Option<(Instant, Vec<(String, f64)>)> = None;
     for rep in 0..=a.reps {
+        if rep == 1 {
+            batch = Some((Instant::now(), crate::power::counters(&meters)));
+        }
         c.copy_from_slice(&c0);
         if rep == 1 {
             if let Some((injector, spec)) = &fault {
@@ -236,18 +259,22 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             .device_list(devices.clone())
             .memory_limit(a.memory_limit)
             .trace(trace_file.is_some() && rep == a.reps)
-            .host_fold(a.host_fold.as_deref().map(|f| f == "on"));
+            .host_fold(a.host_fold.as_deref().map(|f| f == "on"))
+            .objective(a.objective);
         let t = Instant::now();
-        let report = rt.gemm_with(
-            transa,
-            transb,
-            alpha,
-            MatRef::new(&av, ar, ac, ar.max(1))?,
-            MatRef::new(&bv, br, bc, br.max(1))?,
-            beta,
-            MatMut::new(&mut c, m, n, m.max(1))?,
-            &opts,
-        )?;
+        let (report, energy, _) = hetblas_core::energy::meter::measure(&meters, || {
+            rt.gemm_with(
+                transa,
+                transb,
+                alpha,
+                MatRef::new(&av, ar, ac, ar.max(1))?,
+                MatRef::new(&bv, br, bc, br.max(1))?,
+                beta,
+                MatMut::new(&mut c, m, n, m.max(1))?,
+                &opts,
+            )
+        });
+        let report = report?;
         let secs = t.elapsed().as_secs_f64();
         // A call that recovered from a device failure is timed on its own, against the others.
         for f in &report.recovered {
@@ -260,6 +287,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             }
         } else if rep > 0 {
             times.push(secs);
+            energies.push((secs, energy));
         }
         last = Some(report);
     }
@@ -331,13 +359,34 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             gb(&report.stats.bytes_peer)
         );
     }
+    // The energy of the repetition that took the median time.
+    energies.sort_by(|x, y| x.0.total_cmp(&y.0));
+    if let Some((_, e)) = energies.get(energies.len() / 2) {
+        crate::power::print_energy(e, flops);
+    }
+    if let Some((t0, before)) = batch {
+        let secs = t0.elapsed().as_secs_f64();
+        crate::power::print_batch_energy(&meters, &before, secs, a.reps, flops);
+    }
     if let (Some(path), Some(file)) = (&a.trace, trace_file.as_mut()) {
         if let Some(tr) = &report.trace {
             use std::io::Write;
-            file.write_all(tr.to_chrome_json().as_bytes())
-                .map_err(|e| {
-                    hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-                })?;
+            let json = if a.simulate {
+                let sim = rt.simulate_report(&report, None)?;
+                let (s, e) = tr.span();
+                println!(
+                    "simulated: {:.4} s against {:.4} s measured ({:+.1}%)",
+                    sim.makespan,
+                    e - s,
+                    100.0 * (sim.makespan - (e - s)) / (e - s)
+                );
+                hetblas_core::trace::chrome_json_rows(&[("real", tr), ("simulated", &sim.trace)])
+            } else {
+                tr.to_chrome_json()
+            };
+            file.write_all(json.as_bytes()).map_err(|e| {
+                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+            })?;
             println!(
                 "trace: {} ({} intervals)",
                 path.display(),

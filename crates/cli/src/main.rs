@@ -5,9 +5,11 @@ mod calibrate;
 mod cli;
 mod devices;
 mod gemm;
+mod power;
 mod predict;
 mod shape;
 mod tri;
+mod simulate;
 
 use clap::Parser;
 

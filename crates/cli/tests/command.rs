@@ -310,3 +310,68 @@ fn empty_environment_variables_count_as_unset() {
         assert!(so.contains("\"Cpu\""), "{var}=: {so}");
     }
 }
+
+#[test]
+fn simulate_predicts_four_and_eight_gpus_with_none_present() {
+    let profile = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/profiles/nvidia-h200-x4.json"
+    );
+    let trace = std::env::temp_dir().join(format!("hetblas-sim-{}.json", std::process::id()));
+    let so = stdout_of(&[
+        "simulate",
+        "--profile",
+        profile,
+        "-s",
+        "16384",
+        "--trace",
+        trace.to_str().expect("utf-8 path"),
+    ]);
+    assert!(so.contains("makespan"), "{so}");
+    for d in ["cuda:0", "cuda:1", "cuda:2", "cuda:3"] {
+        assert!(so.contains(d), "{d} missing: {so}");
+    }
+    // Four H200s cannot beat four times one's DGEMM peak (about 60 TFLOP/s each).
+    let tflops: f64 = so
+        .split(" TFLOP/s")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|s| s.parse().ok())
+        .expect("a TFLOP/s figure");
+    assert!(tflops > 50.0 && tflops < 240.0, "{tflops}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("trace written"))
+            .expect("trace is JSON");
+    assert!(json["traceEvents"]
+        .as_array()
+        .is_some_and(|e| e.len() > 100));
+    let _ = std::fs::remove_file(&trace);
+    // Eight of the measured kind, synthetic.
+    let one = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/profiles/nvidia-h200-x1.json"
+    );
+    let so = stdout_of(&["simulate", "--profile", one, "--gpus", "8", "-s", "16384"]);
+    assert!(so.contains("cuda:7"), "{so}");
+    refused(
+        &hetblas(&["simulate", "--profile", "/nonexistent/profile.json"]),
+        &["no profile", "/nonexistent/profile.json"],
+    );
+}
+
+#[test]
+fn gemm_simulate_without_a_profile_is_refused_before_computing() {
+    let trace = std::env::temp_dir().join(format!("hetblas-nosim-{}.json", std::process::id()));
+    refused(
+        &hetblas(&[
+            "gemm",
+            "-s",
+            "64",
+            "--trace",
+            trace.to_str().expect("utf-8 path"),
+            "--simulate",
+        ]),
+        &["--simulate needs a machine profile"],
+    );
+    assert!(!trace.exists());
+}

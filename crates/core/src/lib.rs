@@ -42,6 +42,11 @@
 //!    with [`GemmOptions`] and reports a [`GemmReport`]; [`DevicePool::calibrate`] measures its
 //!    own devices.
 //!
+//! 8. **[`sim`]: the simulator.** The executor's plan replayed in virtual time against a
+//!    profile (measured or synthetic): makespan, busy shares and a predicted trace.
+//!    [`energy`] holds the power model, the objective (time, energy, energy-delay) that the
+//!    device choice can follow, and joules measured per call.
+//!
 //! The modules keep their short paths too (`hetblas_core::queue`, `hetblas_core::profile`, ...).
 //!
 //! ## Guarantees
@@ -56,12 +61,14 @@
 //! whole and final. [`fault`] injects such failures for tests.
 
 pub mod backend;
+pub mod energy;
 pub mod error;
 pub mod exec;
 pub mod model;
 pub mod plan;
 pub mod pool;
 pub mod problem;
+pub mod sim;
 pub mod tuning;
 
 // The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the

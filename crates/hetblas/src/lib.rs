@@ -29,6 +29,7 @@
 //! This crate is the library only; the `hetblas` command is the `hetblas-cli` package.
 
 mod builder;
+pub mod energy;
 pub mod runtime;
 
 pub use builder::{RuntimeBuilder, MAX_EMULATED};

@@ -232,6 +232,20 @@ impl Runtime {
         self.pool.predict_gemm(problem)
     }
 
+    /// The plan of a finished call replayed by the simulator against `profile` (this
+    /// runtime's own when `None`), queues named as in the call's trace
+    /// ([`hetblas_core::DevicePool::simulate_report`]).
+    ///
+    /// # Errors
+    /// As [`hetblas_core::DevicePool::simulate_report`].
+    pub fn simulate_report(
+        &self,
+        report: &GemmReport,
+        profile: Option<&MachineProfile>,
+    ) -> Result<hetblas_core::sim::Simulation> {
+        self.pool.simulate_report(report, profile)
+    }
+
     /// Number of plans in the plan cache (a repeated call reuses its plan).
     pub fn cached_plans(&self) -> usize {
         self.pool.cached_plans()

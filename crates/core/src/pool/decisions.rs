@@ -11,13 +11,15 @@ use std::sync::Mutex;
 /// The most decisions kept; the cache is emptied when it is full.
 const CAPACITY: usize = 1024;
 
-/// (problem, devices asked for, blocking asked for, memory limit, host fold mode asked for).
+/// (problem, devices asked for, blocking asked for, memory limit, host fold mode asked for,
+/// objective).
 pub(super) type DecisionKey = (
     GemmProblem,
     Option<Vec<usize>>,
     Option<Blocking>,
     Option<u64>,
     Option<bool>,
+    crate::energy::Objective,
 );
 
 #[derive(Default)]

@@ -128,6 +128,7 @@ impl DevicePool {
             opts.forced_blocking(),
             opts.memory_limit,
             opts.host_fold_mode(),
+            opts.objective,
         );
         let mut decided_again = false;
         let undo = UndoLog::new();
@@ -335,7 +336,7 @@ impl DevicePool {
                 },
                 c.sub(r0, c0, mr, nc),
             ];
-            let sub_key = (sub, sub_opts.devices.clone(), key.2, key.3, key.4);
+            let sub_key = (sub, sub_opts.devices.clone(), key.2, key.3, key.4, key.5);
             let mut sub_report = GemmReport::default();
             self.run_recovering(
                 &sub,
@@ -428,6 +429,7 @@ impl DevicePool {
         })
         .map_err(|e| name_device(e, &devs))?;
         report.stats = plan.stats();
+        report.plan = Some(plan.clone());
         report.transfers = outcome.transfers;
         report.trace = outcome.trace;
         if outcome.faults.is_empty() {
@@ -479,6 +481,7 @@ impl DevicePool {
             forced: opts.forced_blocking(),
             memory_limit: opts.memory_limit,
             host_fold: opts.host_fold_mode(),
+            objective: opts.objective,
         })
     }
 

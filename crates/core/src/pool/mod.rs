@@ -8,6 +8,7 @@ mod gemm;
 mod matrices;
 mod options;
 mod tri;
+mod simulate;
 mod workspace;
 
 pub use options::{DeviceFault, GemmOptions, GemmReport};

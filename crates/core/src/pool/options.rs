@@ -34,6 +34,9 @@ pub struct GemmOptions {
     /// ([`crate::fold`]), `Some(false)` sends C to the devices and adds it there, `None` lets the
     /// model decide (also set by `HETBLAS_HOST_FOLD=1` / `0`).
     pub host_fold: Option<bool>,
+    /// What the device subset is chosen for: time (the default), energy or energy-delay
+    /// product ([`crate::energy`]; the latter two need device powers in the profile).
+    pub objective: crate::energy::Objective,
 }
 
 impl GemmOptions {
@@ -85,6 +88,12 @@ impl GemmOptions {
         self
     }
 
+    /// Chooses the device subset for time, energy or energy-delay product.
+    pub fn objective(mut self, objective: crate::energy::Objective) -> Self {
+        self.objective = objective;
+        self
+    }
+
     /// The host fold mode asked for: the call's, else the environment's, else `None` (the model).
     pub(crate) fn host_fold_mode(&self) -> Option<bool> {
         self.host_fold.or_else(crate::fold::mode_from_env)
@@ -121,6 +130,8 @@ pub struct GemmReport {
     /// Devices that failed during the call, which it recovered from: their unfinished C tiles
     /// ran again on the devices left. Empty for a call that ran as planned.
     pub recovered: Vec<DeviceFault>,
+    /// The plan that ran (for the simulator: [`crate::sim`]); `None` for a quick return.
+    pub plan: Option<std::sync::Arc<crate::plan::Plan>>,
 }
 
 /// A device that failed during a call (see [`GemmReport::recovered`]).

@@ -57,6 +57,8 @@ pub struct DecisionRequest<'a> {
     pub memory_limit: Option<u64>,
     /// Host fold forced on or off; `None` lets the model decide.
     pub host_fold: Option<bool>,
+    /// What the device subset is chosen for ([`crate::energy`]).
+    pub objective: crate::energy::Objective,
 }
 
 /// Decides the device subset and shares (balancer, when rates are known), the tile (model,
@@ -131,7 +133,15 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
                 .unwrap_or_else(|| vec![1.0 / list.len() as f64; list.len()]);
             (list.to_vec(), w)
         }
-        None => match choose_pool_devices(problem, pool, req.excluded, t0, profile, link_bw) {
+        None => match choose_pool_devices_for(
+            problem,
+            pool,
+            req.excluded,
+            t0,
+            profile,
+            link_bw,
+            req.objective,
+        ) {
             Some(c) => (c.devices, c.weights),
             None => {
                 let d = default_devices_excluding(pool, problem.dtype, req.excluded);
@@ -616,11 +626,32 @@ pub fn choose_pool_devices(
     profile: Option<&MachineProfile>,
     link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
 ) -> Option<DeviceChoice> {
+    choose_pool_devices_for(
+        problem,
+        pool,
+        excluded,
+        tile,
+        profile,
+        link_bw,
+        crate::energy::Objective::Time,
+    )
+}
+
+/// [`choose_pool_devices`] for an objective ([`choose_devices_for`]).
+pub fn choose_pool_devices_for(
+    problem: &GemmProblem,
+    pool: &[Arc<dyn Device>],
+    excluded: &[usize],
+    tile: usize,
+    profile: Option<&MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+    objective: crate::energy::Objective,
+) -> Option<DeviceChoice> {
     let cands: Vec<usize> = (0..pool.len())
         .filter(|&i| pool[i].kernel().supports(problem.dtype) && !excluded.contains(&i))
         .collect();
     let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
-    let mut c = choose_devices(problem, &devs, tile, profile, link_bw)?;
+    let mut c = choose_devices_for(problem, &devs, tile, profile, link_bw, objective)?;
     c.devices = c.devices.iter().map(|&i| cands[i]).collect();
     Some(c)
 }
@@ -652,6 +683,34 @@ pub fn choose_devices(
         weights: chosen.balance.weights,
         predicted: chosen.balance.makespan,
         evaluated,
+    })
+}
+
+/// [`choose_devices`] for an objective: with [`Objective::Energy`](crate::energy::Objective)
+/// or EDP and the power of every candidate in the profile, the subset whose balanced run is
+/// predicted to cost the fewest joules (or joule-seconds); otherwise the fastest.
+pub fn choose_devices_for(
+    p: &GemmProblem,
+    candidates: &[&Arc<dyn Device>],
+    tile: usize,
+    profile: Option<&MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+    objective: crate::energy::Objective,
+) -> Option<DeviceChoice> {
+    if objective == crate::energy::Objective::Time {
+        return choose_devices(p, candidates, tile, profile, link_bw);
+    }
+    let rates = device_rates(p, candidates, tile, profile, link_bw)?;
+    let power: Option<Vec<(f64, f64)>> = candidates
+        .iter()
+        .map(|d| profile.and_then(|pr| pr.power_of(&d.info().label())))
+        .collect();
+    let (chosen, scored) = crate::energy::choose_subset_for(p, &rates, power.as_deref(), objective);
+    Some(DeviceChoice {
+        devices: chosen.subset.devices,
+        weights: chosen.subset.balance.weights,
+        predicted: chosen.subset.balance.makespan,
+        evaluated: scored.into_iter().map(|s| s.subset).collect(),
     })
 }
 

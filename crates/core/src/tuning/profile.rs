@@ -259,6 +259,10 @@ pub struct MachineProfile {
     /// Absent in profiles from before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_fold_bytes_per_sec: Option<f64>,
+    /// Power of the devices while busy and idle ([`crate::energy`]); absent in profiles from
+    /// before it was measured and where no meter or estimate applies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub power: Vec<crate::energy::DevicePower>,
 }
 
 impl MachineProfile {
@@ -271,6 +275,7 @@ impl MachineProfile {
             devices: Vec::new(),
             links: Vec::new(),
             host_fold_bytes_per_sec: None,
+            power: Vec::new(),
         }
     }
 
@@ -319,6 +324,14 @@ impl MachineProfile {
         self.links
             .iter()
             .find(|l| l.src_label == src_label && l.dst_label == dst_label)
+    }
+
+    /// The power of the device with this label: (busy W, idle W).
+    pub fn power_of(&self, label: &str) -> Option<(f64, f64)> {
+        self.power
+            .iter()
+            .find(|p| p.label == label)
+            .map(|p| (p.busy_w, p.idle_w))
     }
 
     /// The link with this name.

@@ -1,0 +1,156 @@
+//! `hetblas simulate`: a GEMM planned for a machine profile (measured or synthetic) and
+//! replayed by the simulator; no device needed.
+
+use crate::shape::ShapeArgs;
+use clap::Args;
+use hetblas::{Error, MachineProfile, Result};
+use hetblas_core::energy::Objective;
+use hetblas_core::problem::GemmProblem;
+use hetblas_core::sim::{ProfiledMachine, Synthetic};
+use hetblas_core::MemorySpace;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+#[command(mut_arg("size", |a| a.default_value("16384")))]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// The machine: a profile JSON (measured by `hetblas calibrate`, or synthetic).
+    #[arg(long)]
+    pub profile: std::path::PathBuf,
+    /// Make it a machine of N GPUs of the profile's first GPU, all joined by peer links as
+    /// fast as the profile's fastest (NVLink's 389 GB/s when it has none).
+    #[arg(long)]
+    pub gpus: Option<usize>,
+    /// Write the machine simulated (the synthetic one with --gpus) as a profile to this file.
+    #[arg(long)]
+    pub write_profile: Option<std::path::PathBuf>,
+    /// Devices to use (profile labels, "cuda:0,cuda:1"); default: the subset the objective
+    /// chooses among the accelerators.
+    #[arg(long)]
+    pub devices: Option<String>,
+    /// Square tile; default: the candidate the simulator finds best.
+    #[arg(long)]
+    pub tile: Option<usize>,
+    /// What the device subset and tile are chosen for: time, energy or edp.
+    #[arg(long, default_value = "time")]
+    pub objective: Objective,
+    /// beta == 0 (C is not read).
+    #[arg(long)]
+    pub beta_zero: bool,
+    /// Write the simulated timeline as a Chrome trace to this file.
+    #[arg(long)]
+    pub trace: Option<std::path::PathBuf>,
+}
+
+/// Peer bandwidth of a synthetic machine when the profile has no peer link (NVLink between
+/// two H200s, measured).
+const NVLINK_BYTES_PER_SEC: f64 = 389e9;
+
+pub fn run(a: SimulateArgs) -> Result<()> {
+    let mut profile = MachineProfile::load(&a.profile)?;
+    if let Some(n) = a.gpus {
+        let kind = profile
+            .devices
+            .iter()
+            .find(|d| d.backend != "cpu")
+            .map(|d| d.label.clone())
+            .ok_or_else(|| Error::InvalidInput("--gpus: the profile has no GPU".into()))?;
+        let peer = profile
+            .links
+            .iter()
+            .filter(|l| l.kind == hetblas_core::LinkKind::Peer)
+            .map(|l| l.bytes_per_sec)
+            .fold(None, |m: Option<f64>, b| Some(m.map_or(b, |m| m.max(b))))
+            .unwrap_or(NVLINK_BYTES_PER_SEC);
+        profile = Synthetic::all_to_all(profile, &kind, n, peer).profile()?;
+    }
+    if let Some(path) = &a.write_profile {
+        profile.save(path)?;
+        println!("profile: {}", path.display());
+    }
+    let labels = a.devices.as_deref().map(|s| {
+        s.split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect::<Vec<_>>()
+    });
+    let fixed = labels.is_some();
+    let machine = ProfiledMachine::new(profile, labels)?;
+    let (m, n, k) = a.shape.mnk();
+    let problem = GemmProblem {
+        transa: a.shape.transa,
+        transb: a.shape.transb,
+        m,
+        n,
+        k,
+        dtype: a.shape.dtype,
+        beta_zero: a.beta_zero,
+        locations: [MemorySpace::HOST; 3],
+    };
+    problem.check_modelled()?;
+    let all: Vec<usize> = (0..machine.labels.len()).collect();
+    let only = fixed.then_some(all.as_slice());
+    let maxdim = m.max(n).max(k);
+    let candidates: Vec<usize> = match a.tile {
+        Some(t) => vec![t],
+        None => {
+            let c: Vec<usize> = [1024, 2048, 4096, 8192]
+                .into_iter()
+                .filter(|&t| t <= maxdim)
+                .collect();
+            if c.is_empty() {
+                vec![maxdim]
+            } else {
+                c
+            }
+        }
+    };
+    let start = Instant::now();
+    let (mp, sim) = machine.best_tile(&problem, &candidates, a.objective, only)?;
+    let spent = start.elapsed().as_secs_f64();
+    let flops = problem.flops();
+    println!(
+        "simulated {}gemm {m}x{n}x{k} on {} [{}] tile {}: makespan {:.4} s, {:.2} TFLOP/s \
+         ({} tasks; {} candidate tiles planned and replayed in {:.3} s)",
+        a.shape.dtype.blas_prefix(),
+        machine.profile.host,
+        mp.labels.join(", "),
+        mp.blocking.tm,
+        sim.makespan,
+        flops / sim.makespan / 1e12,
+        mp.plan.tasks.len(),
+        candidates.len(),
+        spent
+    );
+    for (d, w) in sim.devices.iter().zip(&mp.weights) {
+        println!(
+            "  {:<8} {:>6.2}% of C, compute busy {:.4} s = {:>5.1}% of the makespan, copying {:.4} s",
+            d.label,
+            100.0 * w,
+            d.compute_s,
+            100.0 * d.share,
+            d.copy_s
+        );
+    }
+    let power = |l: &str| machine.profile.power_of(l);
+    if mp.labels.iter().all(|l| power(l).is_some()) {
+        let joules = sim.energy(power);
+        println!(
+            "  predicted energy {:.1} J ({:.2} GFLOP/J) from the profile's device powers",
+            joules,
+            flops / joules / 1e9
+        );
+    }
+    if let Some(path) = &a.trace {
+        let json = hetblas_core::trace::chrome_json_rows(&[("simulated", &sim.trace)]);
+        std::fs::write(path, json)
+            .map_err(|e| Error::InvalidInput(format!("cannot write {}: {e}", path.display())))?;
+        println!(
+            "trace: {} ({} intervals)",
+            path.display(),
+            sim.trace.intervals.len()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,276 @@
+//! A machine known only by its profile (measured elsewhere, or synthetic): plans for it as the
+//! pool would plan on it (the balancer's rates from the profile's tables and host links, the
+//! subset for an objective, shares rounded to whole tiles, 2D block-cyclic placement, the same
+//! plan builder), so that `hetblas simulate` answers for 4 or 8 GPUs with none present.
+
+use super::engine::{simulate, SimRequest, Simulation};
+use crate::balance::{tile_counts, DeviceRate};
+use crate::energy::{choose_subset_for, Objective};
+use crate::error::{Error, Result};
+use crate::memory::MemorySpace;
+use crate::plan::cache::{PlanCache, PlanInputs};
+use crate::plan::{DeviceSpec, Plan};
+use crate::problem::GemmProblem;
+use crate::profile::{MachineProfile, HOST_LABEL};
+use crate::tiling::Blocking;
+use std::collections::HashSet;
+
+/// The profile's devices, each given a memory space of its own.
+pub struct ProfiledMachine {
+    pub profile: MachineProfile,
+    /// Candidate devices (profile labels).
+    pub labels: Vec<String>,
+    spaces: Vec<MemorySpace>,
+}
+
+/// A plan for a profiled machine and what it was built from.
+#[derive(Debug, Clone)]
+pub struct MachinePlan {
+    pub plan: Plan,
+    /// Per plan device: its label.
+    pub labels: Vec<String>,
+    pub weights: Vec<f64>,
+    pub blocking: Blocking,
+}
+
+impl ProfiledMachine {
+    /// The machine of `profile`, using `labels` (default: every device that is not the CPU).
+    ///
+    /// # Errors
+    /// `InvalidInput` for a label the profile does not have, or no device at all.
+    pub fn new(profile: MachineProfile, labels: Option<Vec<String>>) -> Result<ProfiledMachine> {
+        let labels = labels.unwrap_or_else(|| {
+            profile
+                .devices
+                .iter()
+                .filter(|d| d.backend != "cpu")
+                .map(|d| d.label.clone())
+                .collect()
+        });
+        if labels.is_empty() {
+            return Err(Error::InvalidInput("the profile has no accelerator".into()));
+        }
+        for l in &labels {
+            if profile.device(l).is_none() {
+                return Err(Error::InvalidInput(format!(
+                    "the profile has no device {l}"
+                )));
+            }
+        }
+        let spaces = labels
+            .iter()
+            .map(|l| {
+                if profile.device(l).is_some_and(|d| d.backend == "cpu") {
+                    MemorySpace::HOST
+                } else {
+                    MemorySpace::new_device()
+                }
+            })
+            .collect();
+        Ok(ProfiledMachine {
+            profile,
+            labels,
+            spaces,
+        })
+    }
+
+    fn rates(&self, p: &GemmProblem, tile: usize) -> Result<Vec<DeviceRate>> {
+        self.labels
+            .iter()
+            .zip(&self.spaces)
+            .map(|(l, s)| {
+                let dp = self
+                    .profile
+                    .device(l)
+                    .ok_or_else(|| Error::InvalidInput(format!("the profile has no device {l}")))?;
+                let t = dp
+                    .exec_table(p.dtype)
+                    .ok_or_else(|| Error::Profile(format!("no {} gemm table for {l}", p.dtype)))?;
+                let flops = t.rate(tile.min(p.m.max(p.n).max(p.k)).max(1));
+                if s.is_host() {
+                    return Ok(DeviceRate {
+                        flops_per_sec: flops,
+                        host_bytes_per_sec: None,
+                        overhead: 50e-6,
+                    });
+                }
+                let bw = self
+                    .profile
+                    .link(HOST_LABEL, l)
+                    .map_or(f64::INFINITY, |k| k.bytes_per_sec);
+                Ok(DeviceRate {
+                    flops_per_sec: flops,
+                    host_bytes_per_sec: Some(bw),
+                    overhead: crate::autotune::GPU_CALL_SETUP_S
+                        + 2.0 * (tile * tile * p.dtype.size()) as f64 / bw,
+                })
+            })
+            .collect()
+    }
+
+    /// Plans `p` (operands in host memory) with `blocking` on the subset chosen for
+    /// `objective` (or on `only`, candidate indices, when given).
+    ///
+    /// # Errors
+    /// What the profile lacks, and what the plan builder reports.
+    pub fn plan(
+        &self,
+        p: &GemmProblem,
+        blocking: Blocking,
+        objective: Objective,
+        only: Option<&[usize]>,
+    ) -> Result<MachinePlan> {
+        let all = self.rates(p, blocking.tm)?;
+        let cands: Vec<usize> = match only {
+            Some(o) => o.to_vec(),
+            None => (0..self.labels.len()).collect(),
+        };
+        let rates: Vec<DeviceRate> = cands.iter().map(|&i| all[i]).collect();
+        let power: Option<Vec<(f64, f64)>> = cands
+            .iter()
+            .map(|&i| self.profile.power_of(&self.labels[i]))
+            .collect();
+        let chosen = if only.is_some() {
+            (0..cands.len()).collect::<Vec<_>>()
+        } else {
+            choose_subset_for(p, &rates, power.as_deref(), objective)
+                .0
+                .subset
+                .devices
+        };
+        let devices: Vec<usize> = chosen.iter().map(|&i| cands[i]).collect();
+        let sub: Vec<DeviceRate> = devices.iter().map(|&i| all[i]).collect();
+        let grid = blocking.grid(p.m, p.n, p.k);
+        let shares = crate::balance::balance(p, &sub).weights;
+        let n = grid.mt() * grid.nt();
+        let weights: Vec<f64> = if devices.len() > 1 {
+            tile_counts(p, &sub, &shares, n)
+                .iter()
+                .map(|&c| c as f64 / n as f64)
+                .collect()
+        } else {
+            vec![1.0]
+        };
+        let specs: Vec<DeviceSpec> = devices
+            .iter()
+            .map(|&i| {
+                let dp = self.profile.device(&self.labels[i]);
+                DeviceSpec {
+                    label: self.labels[i].clone(),
+                    space: self.spaces[i],
+                    // What the pool leaves for tiles after the runtime's own use.
+                    budget: dp.map_or(0, |d| d.memory_bytes / 10 * 9),
+                    compute_queues: if grid.tm.min(grid.tn).min(grid.tk) >= 2048 {
+                        1
+                    } else {
+                        2
+                    },
+                    late_c: true,
+                    host_fold: false,
+                    group: blocking.group,
+                }
+            })
+            .collect();
+        let mut links = HashSet::new();
+        let space_of = |label: &str| -> Option<MemorySpace> {
+            if label == HOST_LABEL {
+                return Some(MemorySpace::HOST);
+            }
+            self.labels
+                .iter()
+                .position(|l| l == label)
+                .map(|i| self.spaces[i])
+        };
+        for l in &self.profile.links {
+            if let (Some(s), Some(d)) = (space_of(&l.src_label), space_of(&l.dst_label)) {
+                links.insert((s, d));
+            }
+        }
+        let speed = |s: MemorySpace, d: MemorySpace| -> Option<f64> {
+            let label = |x: MemorySpace| {
+                if x.is_host() {
+                    Some(HOST_LABEL.to_string())
+                } else {
+                    self.spaces
+                        .iter()
+                        .position(|&y| y == x)
+                        .map(|i| self.labels[i].clone())
+                }
+            };
+            self.profile
+                .link(&label(s)?, &label(d)?)
+                .map(|l| l.bytes_per_sec)
+        };
+        let (plan, _) = PlanCache::default().get_or_build(&PlanInputs {
+            problem: *p,
+            grid,
+            device_ids: &devices,
+            devices: &specs,
+            weights: &weights,
+            forward: true,
+            host_fold: false,
+            strip: None,
+            links: &links,
+            link_speed: &speed,
+        })?;
+        Ok(MachinePlan {
+            plan: (*plan).clone(),
+            labels: devices.iter().map(|&i| self.labels[i].clone()).collect(),
+            weights,
+            blocking,
+        })
+    }
+
+    /// Simulates a plan made by [`ProfiledMachine::plan`].
+    ///
+    /// # Errors
+    /// What [`simulate`] reports.
+    pub fn simulate(&self, mp: &MachinePlan) -> Result<Simulation> {
+        simulate(&SimRequest {
+            plan: &mp.plan,
+            profile: &self.profile,
+            devices: &mp.labels,
+            queue_names: None,
+        })
+    }
+
+    /// The square tile among `candidates` whose plan simulates fastest (or cheapest in
+    /// energy, per `objective`), with its plan and simulation. This is where the autotuner
+    /// can use the simulator: each candidate costs one plan and one replay (milliseconds for
+    /// a few thousand tasks), so it suits few candidates, large calls, or shapes and machines
+    /// the closed-form models do not cover.
+    ///
+    /// # Errors
+    /// When no candidate can be planned and simulated: the last error.
+    pub fn best_tile(
+        &self,
+        p: &GemmProblem,
+        candidates: &[usize],
+        objective: Objective,
+        only: Option<&[usize]>,
+    ) -> Result<(MachinePlan, Simulation)> {
+        let mut best: Option<(f64, MachinePlan, Simulation)> = None;
+        let mut last = None;
+        for &t in candidates {
+            let r = self
+                .plan(p, Blocking::square(t), objective, only)
+                .and_then(|mp| self.simulate(&mp).map(|s| (mp, s)));
+            match r {
+                Ok((mp, s)) => {
+                    let joules = s.energy(|l| self.profile.power_of(l));
+                    let score = match objective {
+                        Objective::Time => s.makespan,
+                        Objective::Energy => joules,
+                        Objective::Edp => joules * s.makespan,
+                    };
+                    if best.as_ref().is_none_or(|b| score < b.0) {
+                        best = Some((score, mp, s));
+                    }
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        best.map(|(_, mp, s)| (mp, s))
+            .ok_or_else(|| last.unwrap_or_else(|| Error::InvalidInput("no tile candidate".into())))
+    }
+}
