@@ -7,7 +7,7 @@ use hetblas_core::host_queue::HostQueue;
 use hetblas_core::kernel::check_add;
 use hetblas_core::queue::own_queue;
 use hetblas_core::scalar::{c32, c64};
-use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue};
+use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue, SymTile};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -257,6 +257,33 @@ impl Kernel for HostKernel {
         matches!(dtype, DType::F32 | DType::F64 | DType::C32 | DType::C64)
     }
 
+    fn supports_sym(&self, dtype: DType) -> bool {
+        self.supports(dtype)
+    }
+
+    fn sym(&self, queue: &Arc<dyn Queue>, op: &SymTile) -> Result<()> {
+        op.check()?;
+        let hq = self.host_queue(queue)?;
+        let deferred = self.inject()?;
+        let blas = self.blas.clone();
+        let op = *op;
+        let min_time = self
+            .flops_per_sec
+            .map(|r| Duration::from_secs_f64(op.flops() / r));
+        let clock = self.clock.clone();
+        hq.enqueue(move || {
+            if let Some(e) = deferred {
+                return Err(e);
+            }
+            let start = Instant::now();
+            // SAFETY: the caller keeps every tile's memory alive and unaliased until the queue
+            // is synchronised.
+            unsafe { crate::sym::run_sym(blas.as_ref(), &op) }?;
+            throttle(&clock, start, min_time);
+            Ok(())
+        })
+    }
+
     fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {
         op.check()?;
         let hq = self.host_queue(queue)?;
@@ -278,21 +305,27 @@ impl Kernel for HostKernel {
             // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
             // is synchronised, and built the tiles from checked operand views and slots.
             unsafe { run_gemm(blas.as_ref(), &op) }?;
-            if let Some(t) = min_time {
-                let end = {
-                    let mut c = clock.lock().unwrap_or_else(|p| p.into_inner());
-                    let begin = c.map_or(start, |free| free.max(start));
-                    let end = begin + t;
-                    *c = Some(end);
-                    end
-                };
-                let now = Instant::now();
-                if end > now {
-                    std::thread::sleep(end - now);
-                }
-            }
+            throttle(&clock, start, min_time);
             Ok(())
         })
+    }
+}
+
+/// Holds an emulated device's kernel until its rate says it ends (`min_time` after the device
+/// was free, or after `start`).
+fn throttle(clock: &std::sync::Mutex<Option<Instant>>, start: Instant, min_time: Option<Duration>) {
+    if let Some(t) = min_time {
+        let end = {
+            let mut c = clock.lock().unwrap_or_else(|p| p.into_inner());
+            let begin = c.map_or(start, |free| free.max(start));
+            let end = begin + t;
+            *c = Some(end);
+            end
+        };
+        let now = Instant::now();
+        if end > now {
+            std::thread::sleep(end - now);
+        }
     }
 }
 

@@ -27,6 +27,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod emulated;
 pub mod kernel;
+pub mod sym;
 
 pub use blas::{choose_blas, Cblas, HostBlas, RustGemm};
 pub use cpu::{CpuBackend, CpuDevice};

@@ -18,6 +18,7 @@
 pub mod cases;
 pub mod check;
 pub mod data;
+pub mod sym_cases;
 
 pub use cases::{run_case, CaseSpec, Placement};
 pub use check::{check_against_reference, Tolerance};
@@ -108,6 +109,24 @@ macro_rules! conformance_suite {
             repeated_call_reuses_plan, multi_tile_with_small_cache, non_square_blockings,
             borrowed_device_memory
         );
+        $crate::conformance_suite!(@sym $make;
+            sym_every_option_f32, sym_every_option_f64, sym_every_option_c32,
+            sym_every_option_c64, sym_alpha_zero_reads_no_operands, sym_beta_zero_overwrites_nan,
+            sym_device_operands, sym_quick_returns, sym_bad_arguments_are_reported
+        );
+    };
+    (@sym $make:path; $($case:ident),*) => {
+        $(
+            #[test]
+            fn $case() {
+                let Some(targets) = $make() else { return };
+                for t in &targets {
+                    if let Err(e) = $crate::sym_cases::$case(t) {
+                        panic!("[{}] {}: {}", t.name, stringify!($case), e);
+                    }
+                }
+            }
+        )*
     };
     (@cases $make:path; $($case:ident),*) => {
         $(

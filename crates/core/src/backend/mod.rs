@@ -12,3 +12,4 @@ pub mod link;
 pub mod memory;
 pub mod pin;
 pub mod queue;
+pub mod sym_kernel;

@@ -157,7 +157,7 @@ impl DevicePool {
     }
 
     /// Every device-resident operand belongs to a device of this pool.
-    fn check_locations(&self, operands: &[RawTile; 3]) -> Result<()> {
+    pub(super) fn check_locations(&self, operands: &[RawTile; 3]) -> Result<()> {
         for t in operands {
             if !t.space.is_host() && !self.devices.iter().any(|d| d.space() == t.space) {
                 return Err(Error::InvalidInput(format!(
@@ -170,7 +170,7 @@ impl DevicePool {
     }
 
     /// The options name existing devices, each once, and positive tile sizes.
-    fn check_options(&self, opts: &GemmOptions) -> Result<()> {
+    pub(super) fn check_options(&self, opts: &GemmOptions) -> Result<()> {
         if let Some(list) = &opts.devices {
             if list.is_empty() {
                 return Err(Error::InvalidInput("empty device list".into()));
@@ -201,7 +201,7 @@ impl DevicePool {
     /// during the re-run is left out in turn). With no device left, the error of the last
     /// device that failed.
     #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
-    fn run_recovering<T: Scalar>(
+    pub(super) fn run_recovering<T: Scalar>(
         &self,
         problem: &GemmProblem,
         key: &DecisionKey,

@@ -7,9 +7,11 @@ mod decisions;
 mod gemm;
 mod matrices;
 mod options;
+mod sym;
 mod workspace;
 
 pub use options::{DeviceFault, GemmOptions, GemmReport};
+pub use sym::choose_block;
 
 use crate::device::Device;
 use crate::error::{Error, Result};

@@ -8,5 +8,8 @@ pub mod matrix;
 pub mod operand;
 pub mod reference;
 pub mod scalar;
+pub mod sym;
+pub mod sym_reference;
 
 pub use gemm::{check_gemm_args, placement_locations, GemmProblem, Operand};
+pub use sym::{check_multiply_args, check_rank_args, Side, SymOp, SymProblem, Uplo};
