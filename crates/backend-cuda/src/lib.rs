@@ -12,6 +12,7 @@
 
 pub mod driver;
 pub mod runtime;
+mod sym;
 
 use hetblas_core::Result;
 

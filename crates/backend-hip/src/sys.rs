@@ -317,6 +317,8 @@ pub struct BlasApi {
     pub hipblasZgemm_64: Option<Gemm64<c64>>,
     pub hipblasCgeam: Option<Geam<c32>>,
     pub hipblasZgeam: Option<Geam<c64>>,
+    /// SYRK/HERK, SYR2K/HER2K, SYMM/HEMM.
+    pub sym: crate::sym::SymApi,
     _lib: Library,
 }
 
@@ -550,6 +552,7 @@ fn resolve_blas(lib: Library, path: String) -> Result<BlasApi, String> {
         hipblasZgemm_64: optional!(lib, "hipblasZgemm_64"),
         hipblasCgeam: optional!(lib, "hipblasCgeam"),
         hipblasZgeam: optional!(lib, "hipblasZgeam"),
+        sym: crate::sym::SymApi::resolve(&lib),
         path,
         _lib: lib,
     })

@@ -53,6 +53,7 @@ impl DevicePool {
         opts: &GemmOptions,
     ) -> Result<GemmReport> {
         let started = Instant::now();
+        let op = checked_trans(op, T::DTYPE)?;
         let (a, mut c) = (a.into(), c.into());
         let problem = sym_shape(&op, &a, b.as_ref(), &c, T::DTYPE)?;
         let real = |x: T| T::from_c64(c64::new(x.to_c64().re, 0.0));
@@ -395,15 +396,10 @@ impl DevicePool {
                         .then(home(x).cmp(&home(y)))
                         .then(y.cmp(&x))
                 })
-            })
-            .ok_or_else(|| Error::Unsupported {
-                device: "pool".into(),
-                detail: format!(
-                    "no device has a {}{} kernel",
-                    T::DTYPE.blas_prefix(),
-                    call.op.name()
-                ),
-            })?;
+            });
+        let Some(chosen) = chosen else {
+            return self.sym_tile_by_gemm::<T>(call, tile, report);
+        };
         let dev = &self.devices[chosen];
         let space = dev.space();
         let mut staged: Vec<DeviceMatrix<T>> = Vec::new();
@@ -441,6 +437,119 @@ impl DevicePool {
             report.devices.push(label);
         }
         drop(staged);
+        Ok(())
+    }
+
+    /// A tile no device has a kernel for: its product by the GEMM pipeline into a host
+    /// temporary, combined into the referenced part of C on the host (a rank update), or (SYMM)
+    /// the diagonal block of A expanded to a full host matrix and multiplied by GEMM.
+    fn sym_tile_by_gemm<T: Scalar>(
+        &self,
+        call: &Call<'_, T>,
+        tile: SymTile,
+        report: &mut GemmReport,
+    ) -> Result<()> {
+        let dt = T::DTYPE;
+        let host_tile = |v: &mut Vec<T>, rows: usize, cols: usize| RawTile {
+            space: MemorySpace::HOST,
+            addr: v.as_mut_ptr() as u64,
+            rows,
+            cols,
+            ld: rows.max(1),
+            dtype: dt,
+        };
+        // A host copy of `t` (itself when in host memory).
+        let on_host = |t: RawTile, keep: &mut Vec<T>| -> Result<RawTile> {
+            if t.space.is_host() {
+                return Ok(t);
+            }
+            *keep = vec![T::default(); t.rows * t.cols];
+            let h = host_tile(keep, t.rows, t.cols);
+            self.copy_blocking(t, h)?;
+            Ok(h)
+        };
+        let beta = T::from_c64(tile.beta.as_c64());
+        match tile.op {
+            SymOp::Rank {
+                uplo,
+                trans,
+                two,
+                herm,
+            } => {
+                let n = tile.n;
+                let mut prod = vec![T::default(); n * n];
+                let p = host_tile(&mut prod, n, n);
+                let tconj = call.op.tconj().for_dtype(dt);
+                let (ta, tb) = if trans == Trans::N {
+                    (Trans::N, tconj)
+                } else {
+                    (trans, Trans::N)
+                };
+                let alpha = call.alpha;
+                let second = if two { tile.b } else { tile.a };
+                let zero = T::default();
+                self.gemm_block(call, ta, tb, alpha, tile.a, second, zero, p, report)?;
+                if two {
+                    let alpha2 = if herm { alpha.conj() } else { alpha };
+                    let one = T::from_f64(1.0);
+                    self.gemm_block(call, ta, tb, alpha2, tile.b, tile.a, one, p, report)?;
+                }
+                let mut keep = Vec::new();
+                let c = on_host(tile.c, &mut keep)?;
+                for j in 0..n {
+                    for i in 0..n {
+                        if !uplo.contains(i, j) {
+                            continue;
+                        }
+                        let at = (c.addr as *mut T).wrapping_add(i + j * c.ld);
+                        let mut v = prod[i + j * n].to_c64();
+                        if beta != T::default() {
+                            // SAFETY: (i, j) lies inside C's host copy (or C, a host view).
+                            let mut old = unsafe { at.read() }.to_c64();
+                            if herm && i == j {
+                                old = c64::new(old.re, 0.0);
+                            }
+                            v += beta.to_c64() * old;
+                        }
+                        if herm && i == j {
+                            v = c64::new(v.re, 0.0);
+                        }
+                        // SAFETY: as above, writable.
+                        unsafe { at.write(T::from_c64(v)) };
+                    }
+                }
+                if !tile.c.space.is_host() {
+                    self.copy_blocking(c, tile.c)?;
+                }
+            }
+            SymOp::Multiply { side, uplo, herm } => {
+                let k = tile.k;
+                let mut keep = Vec::new();
+                let a = on_host(tile.a, &mut keep)?;
+                let mut full = vec![T::default(); k * k];
+                for j in 0..k {
+                    for i in 0..k {
+                        let (si, sj) = if uplo.contains(i, j) { (i, j) } else { (j, i) };
+                        // SAFETY: (si, sj) lies inside A's host copy (or A, a host view).
+                        let x = unsafe { (a.addr as *const T).add(si + sj * a.ld).read() };
+                        full[i + j * k] = if herm && i == j {
+                            T::from_c64(c64::new(x.to_c64().re, 0.0))
+                        } else if herm && (si, sj) != (i, j) {
+                            x.conj()
+                        } else {
+                            x
+                        };
+                    }
+                }
+                let f = host_tile(&mut full, k, k);
+                let (x, y) = match side {
+                    Side::Left => (f, tile.b),
+                    Side::Right => (tile.b, f),
+                };
+                let alpha = call.alpha;
+                self.gemm_block(call, Trans::N, Trans::N, alpha, x, y, beta, tile.c, report)?;
+            }
+        }
         Ok(())
     }
 
@@ -499,6 +608,34 @@ fn merge(report: &mut GemmReport, sub: GemmReport) {
             report.devices.push(d);
         }
     }
+}
+
+/// `op` with the transpose its dtype takes: `C` means `T` for the real routines; complex
+/// SYRK/SYR2K take `N` or `T`, HERK/HER2K `N` or `C` (parameter 2 otherwise).
+fn checked_trans(op: SymOp, dtype: crate::scalar::DType) -> Result<SymOp> {
+    let SymOp::Rank {
+        uplo,
+        trans,
+        two,
+        herm,
+    } = op
+    else {
+        return Ok(op);
+    };
+    if dtype.is_complex() && trans != Trans::N && (trans == Trans::C) != herm {
+        return Err(Error::InvalidArgument {
+            routine: op.name(),
+            param: 2,
+            name: "trans",
+            reason: format!("{trans:?} is not N or {}", if herm { 'C' } else { 'T' }),
+        });
+    }
+    Ok(SymOp::Rank {
+        uplo,
+        trans: trans.for_dtype(dtype),
+        two,
+        herm,
+    })
 }
 
 /// The problem the operands describe, checked against each other.
