@@ -30,6 +30,7 @@
 
 mod builder;
 pub mod runtime;
+mod sym;
 
 pub use builder::{RuntimeBuilder, MAX_EMULATED};
 pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
@@ -40,5 +41,6 @@ pub use hetblas_core::{
     BackendStatus, DType, DeviceMatrix, Error, GemmOptions, GemmPrediction, GemmReport, MatIn,
     MatMut, MatOut, MatRef, Result, Scalar, Trans,
 };
+pub use hetblas_core::{Side, SymOp, SymProblem, Uplo};
 pub use hetblas_cpu::EmulatedConfig;
 pub use runtime::Runtime;
