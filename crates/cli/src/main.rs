@@ -7,6 +7,7 @@ mod devices;
 mod gemm;
 mod predict;
 mod shape;
+mod sym;
 
 use clap::Parser;
 

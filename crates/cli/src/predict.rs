@@ -23,9 +23,18 @@ pub struct PredictArgs {
     /// Device (label or index); default: the first accelerator.
     #[arg(long)]
     pub device: Option<String>,
+    /// The routine: gemm, or syrk, herk, syr2k, her2k, symm, hemm (C is m x n, k the inner
+    /// dimension, --transa the rank updates' trans).
+    #[arg(long, default_value = "gemm")]
+    pub routine: String,
 }
 
 pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
+    if !a.routine.eq_ignore_ascii_case("gemm") {
+        let routine = a.routine.parse().map_err(Error::InvalidInput)?;
+        let shape = a.shape.mnk();
+        return crate::sym::predict(rt, routine, shape, a.shape.dtype, a.shape.transa);
+    }
     let idx = match &a.device {
         Some(s) => *crate::cli::parse_devices(rt, s)?
             .first()

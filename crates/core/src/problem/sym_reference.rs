@@ -55,9 +55,9 @@ fn full_elem<T: Scalar>(a: &MatRef<'_, T>, op: &SymOp, i: usize, l: usize) -> c6
 }
 
 /// Checks `c`, the result of the routine `p` on `a`, `b` (SYR2K/HER2K and SYMM/HEMM) and `c0`
-/// (C before the call; ignored where `beta == 0`). `alpha`/`beta` as the routine takes them
-/// (HERK's are real: pass them with zero imaginary part). Returns the worst error / bound over
-/// the referenced entries, or the first violation.
+/// (C before the call; ignored where `beta == 0`), at every entry. `alpha`/`beta` as the routine
+/// takes them (HERK's are real: pass them with zero imaginary part). Returns the worst error /
+/// bound over the referenced entries, or the first violation.
 #[allow(clippy::too_many_arguments)] // the routine's operands, as BLAS orders them
 pub fn check_sym<T: Scalar>(
     p: &SymProblem,
@@ -69,6 +69,61 @@ pub fn check_sym<T: Scalar>(
     c: MatRef<'_, T>,
     factor: f64,
 ) -> Result<f64, String> {
+    let all: Vec<(usize, usize)> = (0..p.n)
+        .flat_map(|j| (0..p.m).map(move |i| (i, j)))
+        .collect();
+    check_sym_at(p, alpha, a, b, beta, c0, c, factor, &all)
+}
+
+/// [`check_sym`] at `samples` entries chosen from `seed` (all of them when there are fewer),
+/// for sizes where checking every entry would take too long.
+#[allow(clippy::too_many_arguments)] // the routine's operands, as BLAS orders them
+pub fn check_sym_sampled<T: Scalar>(
+    p: &SymProblem,
+    alpha: c64,
+    a: MatRef<'_, T>,
+    b: Option<MatRef<'_, T>>,
+    beta: c64,
+    c0: MatRef<'_, T>,
+    c: MatRef<'_, T>,
+    samples: usize,
+    seed: u64,
+) -> Result<f64, String> {
+    if p.m * p.n <= samples {
+        return check_sym(p, alpha, a, b, beta, c0, c, 2.0);
+    }
+    // splitmix64: a dependency-free, seeded choice of entries.
+    let mut s = seed;
+    let mut next = move || {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let entries: Vec<(usize, usize)> = (0..samples)
+        .map(|_| {
+            (
+                (next() % p.m as u64) as usize,
+                (next() % p.n as u64) as usize,
+            )
+        })
+        .collect();
+    check_sym_at(p, alpha, a, b, beta, c0, c, 2.0, &entries)
+}
+
+#[allow(clippy::too_many_arguments)] // the routine's operands, as BLAS orders them
+fn check_sym_at<T: Scalar>(
+    p: &SymProblem,
+    alpha: c64,
+    a: MatRef<'_, T>,
+    b: Option<MatRef<'_, T>>,
+    beta: c64,
+    c0: MatRef<'_, T>,
+    c: MatRef<'_, T>,
+    factor: f64,
+    entries: &[(usize, usize)],
+) -> Result<f64, String> {
     let (m, n, k) = (p.m, p.n, p.k);
     if (c.rows(), c.cols()) != (m, n) || (c0.rows(), c0.cols()) != (m, n) {
         return Err(format!("C is {}x{}, expected {m}x{n}", c.rows(), c.cols()));
@@ -76,94 +131,92 @@ pub fn check_sym<T: Scalar>(
     let zero = c64::new(0.0, 0.0);
     let real = !T::DTYPE.is_complex();
     let mut worst = 0.0f64;
-    for j in 0..n {
-        for i in 0..m {
-            let referenced = !p.op.triangular_c() || p.op.uplo().contains(i, j);
-            if !referenced {
-                if !same_bits(&c.get(i, j), &c0.get(i, j)) {
-                    return Err(format!(
-                        "C({i},{j}) outside the {:?} triangle was written",
-                        p.op.uplo()
-                    ));
-                }
-                continue;
+    for &(i, j) in entries {
+        let referenced = !p.op.triangular_c() || p.op.uplo().contains(i, j);
+        if !referenced {
+            if !same_bits(&c.get(i, j), &c0.get(i, j)) {
+                return Err(format!(
+                    "C({i},{j}) outside the {:?} triangle was written",
+                    p.op.uplo()
+                ));
             }
-            // alpha = 0 references neither A nor B (they may hold NaN).
-            let k = if alpha == zero { 0 } else { k };
-            let (mut s, mut abs, mut keff) = (zero, 0.0, k);
-            match p.op {
-                SymOp::Rank {
-                    trans, two, herm, ..
-                } => {
-                    let alpha2 = if herm { alpha.conj() } else { alpha };
-                    let conj = |x: c64| if herm { x.conj() } else { x };
-                    for l in 0..k {
-                        if two {
-                            let b = b.as_ref().ok_or("SYR2K without B")?;
-                            let x = alpha
-                                * op_elem(&a, trans, herm, i, l)
-                                * conj(op_elem(b, trans, herm, j, l));
-                            let y = alpha2
-                                * op_elem(b, trans, herm, i, l)
-                                * conj(op_elem(&a, trans, herm, j, l));
-                            s += x + y;
-                            abs += x.norm() + y.norm();
-                        } else {
-                            let x = alpha
-                                * op_elem(&a, trans, herm, i, l)
-                                * conj(op_elem(&a, trans, herm, j, l));
-                            s += x;
-                            abs += x.norm();
-                        }
-                    }
+            continue;
+        }
+        // alpha = 0 references neither A nor B (they may hold NaN).
+        let k = if alpha == zero { 0 } else { k };
+        let (mut s, mut abs, mut keff) = (zero, 0.0, k);
+        match p.op {
+            SymOp::Rank {
+                trans, two, herm, ..
+            } => {
+                let alpha2 = if herm { alpha.conj() } else { alpha };
+                let conj = |x: c64| if herm { x.conj() } else { x };
+                for l in 0..k {
                     if two {
-                        keff = 2 * k;
-                    }
-                }
-                SymOp::Multiply { side, .. } => {
-                    let b = b.as_ref().ok_or("SYMM without B")?;
-                    for l in 0..k {
+                        let b = b.as_ref().ok_or("SYR2K without B")?;
                         let x = alpha
-                            * match side {
-                                Side::Left => full_elem(&a, &p.op, i, l) * b.get(l, j).to_c64(),
-                                Side::Right => b.get(i, l).to_c64() * full_elem(&a, &p.op, l, j),
-                            };
+                            * op_elem(&a, trans, herm, i, l)
+                            * conj(op_elem(b, trans, herm, j, l));
+                        let y = alpha2
+                            * op_elem(b, trans, herm, i, l)
+                            * conj(op_elem(&a, trans, herm, j, l));
+                        s += x + y;
+                        abs += x.norm() + y.norm();
+                    } else {
+                        let x = alpha
+                            * op_elem(&a, trans, herm, i, l)
+                            * conj(op_elem(&a, trans, herm, j, l));
                         s += x;
                         abs += x.norm();
                     }
                 }
+                if two {
+                    keff = 2 * k;
+                }
             }
-            let herm_diag = p.op.herm() && p.op.triangular_c() && i == j;
-            let mut c0v = if beta == zero {
-                zero
-            } else {
-                c0.get(i, j).to_c64()
-            };
-            if herm_diag {
-                c0v = c64::new(c0v.re, 0.0);
+            SymOp::Multiply { side, .. } => {
+                let b = b.as_ref().ok_or("SYMM without B")?;
+                for l in 0..k {
+                    let x = alpha
+                        * match side {
+                            Side::Left => full_elem(&a, &p.op, i, l) * b.get(l, j).to_c64(),
+                            Side::Right => b.get(i, l).to_c64() * full_elem(&a, &p.op, l, j),
+                        };
+                    s += x;
+                    abs += x.norm();
+                }
             }
-            let mut want = s + beta * c0v;
-            if real || herm_diag {
-                want = c64::new(want.re, 0.0);
-            }
-            let got = c.get(i, j).to_c64();
-            if herm_diag && got.im != 0.0 {
-                return Err(format!(
-                    "C({i},{i}) = {got:e}: the Hermitian diagonal is not real"
-                ));
-            }
-            let sum = abs + beta.norm() * c0v.norm();
-            let bound = gemm_error_bound(T::DTYPE, keff, sum, factor)
-                + 2.0 * T::DTYPE.unit_roundoff() * want.norm()
-                + f64::MIN_POSITIVE;
-            let err = (got - want).norm();
-            if err.is_nan() || err > bound {
-                return Err(format!(
-                    "C({i},{j}) = {got:e}, expected {want:e} (error {err:e} > bound {bound:e})"
-                ));
-            }
-            worst = worst.max(err / bound);
         }
+        let herm_diag = p.op.herm() && p.op.triangular_c() && i == j;
+        let mut c0v = if beta == zero {
+            zero
+        } else {
+            c0.get(i, j).to_c64()
+        };
+        if herm_diag {
+            c0v = c64::new(c0v.re, 0.0);
+        }
+        let mut want = s + beta * c0v;
+        if real || herm_diag {
+            want = c64::new(want.re, 0.0);
+        }
+        let got = c.get(i, j).to_c64();
+        if herm_diag && got.im != 0.0 {
+            return Err(format!(
+                "C({i},{i}) = {got:e}: the Hermitian diagonal is not real"
+            ));
+        }
+        let sum = abs + beta.norm() * c0v.norm();
+        let bound = gemm_error_bound(T::DTYPE, keff, sum, factor)
+            + 2.0 * T::DTYPE.unit_roundoff() * want.norm()
+            + f64::MIN_POSITIVE;
+        let err = (got - want).norm();
+        if err.is_nan() || err > bound {
+            return Err(format!(
+                "C({i},{j}) = {got:e}, expected {want:e} (error {err:e} > bound {bound:e})"
+            ));
+        }
+        worst = worst.max(err / bound);
     }
     Ok(worst)
 }
