@@ -18,6 +18,13 @@
 #     --xt-blocks LIST   cuBLASXt block sizes, the best is reported (default 2048,4096,8192 on
 #                        one GPU, 4096,8192 on more)
 #     --tile T | --blocking TMxTNxTK/gG    force hetblas's tiling
+#     --routine R        gemm (default), or syrk, herk, syr2k, her2k, symm, hemm: hetblas against
+#                        cuBLASXt's routine of the same name and the device-resident cuBLAS one
+#                        (variant ceiling); a size S is n = k (rank updates) or m = n (SYMM), a
+#                        shape MxNxK gives C m x n and inner k; e.g. --routine syrk --sizes 32768
+#     --uplo U|L --trans N|T|C --side L|R   the symmetric routine's options (default L, N, L)
+#     --tiles LIST       symmetric routines: hetblas diagonal blocks to sweep next to the model's
+#                        choice (rows hetblas-T<block>), e.g. --tiles 2048,4096,8192
 #     --traffic          bytes each GPU fetched from the host and from peers, with and without
 #                        peer forwarding
 #     --timeline         also a timeline of each problem (Chrome JSON in $OUT/trace-*.json)
@@ -42,7 +49,7 @@
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
-FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768
+FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm SYM=()
 while (($#)); do
     case $1 in
         --sizes) SIZES=$2; shift 2 ;;
@@ -60,6 +67,8 @@ while (($#)); do
         --mixed) MIXED=1; shift ;;
         --fault) FAULT=$2; shift 2 ;;
         --ooc-size) OOC=$2; shift 2 ;;
+        --routine) ROUTINE=$2; shift 2 ;;
+        --uplo | --trans | --side | --tiles) SYM+=("$1" "$2"); shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
@@ -151,8 +160,10 @@ for dt in ${DTYPES//,/ }; do
     for shape in $(problems); do
         IFS=x read -r m n k <<<"$shape"
         label=$dt-$shape-g$GPUS${PLACEMENT:+-$PLACEMENT}
+        [[ $ROUTINE == gemm ]] || label=$ROUTINE-$label
         args=(--gpus "$GPUS" --dtype "$dt" --variants "$VARIANTS" --reps "$(reps_for "$m" "$n" "$k")"
-            --xt-blocks "$XT" --shapes "$shape" --csv "$OUT/$label.csv" "${FORCE[@]}")
+            --xt-blocks "$XT" --shapes "$shape" --csv "$OUT/$label.csv" "${FORCE[@]}"
+            --routine "$ROUTINE" "${SYM[@]}")
         [[ -n $PLACEMENT ]] && args+=(--placement "$PLACEMENT")
         ((TRAFFIC)) && args+=(--traffic)
         run --log "$OUT/$label.log" --grep "^\| [0-9]|^  traffic" "$C" "${args[@]}"
