@@ -30,6 +30,7 @@ const BLOCKS: [usize; 6] = [256, 512, 1024, 2048, 4096, 8192];
 struct Call<'o, T> {
     op: SymOp,
     alpha: T,
+    /// The options of the off-diagonal GEMMs (and the devices of the diagonal tiles).
     opts: &'o GemmOptions,
     block: usize,
 }
@@ -85,10 +86,16 @@ impl DevicePool {
             return Ok(report);
         }
         let block = self.sym_block(&problem, opts);
+        // `tile` is the diagonal block; the off-diagonal GEMMs keep their own tiling (a
+        // `blocking` the caller forces still applies to them).
+        let gemm_opts = GemmOptions {
+            tile: None,
+            ..opts.clone()
+        };
         let call = Call {
             op,
             alpha,
-            opts,
+            opts: &gemm_opts,
             block,
         };
         let k = problem.k;
@@ -115,7 +122,78 @@ impl DevicePool {
             SymOp::Rank { .. } => p.n,
             SymOp::Multiply { .. } => p.k,
         };
-        choose_block(order, self.devices.len())
+        let rule = choose_block(order, self.devices.len());
+        // With a calibrated profile: the candidate whose predicted time is least (GEMMs as the
+        // GEMM model predicts them, diagonal tiles as GEMMs of their shape), the rule's block
+        // winning ties.
+        let mut best: Option<(f64, usize)> = None;
+        for b in BLOCKS.into_iter().filter(|&b| b < order).chain([rule]) {
+            let Some(t) = self.predict_sym_blocks(p, b) else {
+                return rule;
+            };
+            if best.is_none_or(|(bt, _)| t < bt * 0.999) {
+                best = Some((t, b));
+            }
+        }
+        best.map_or(rule, |(_, b)| b)
+    }
+
+    /// The predicted seconds of `p` split with diagonal blocks of `block`: the sum of the
+    /// GEMM model's times of every off-diagonal GEMM and every diagonal tile (taken as a GEMM
+    /// of its shape). `None` without a profile.
+    fn predict_sym_blocks(&self, p: &SymProblem, block: usize) -> Option<f64> {
+        let memo = std::cell::RefCell::new(std::collections::HashMap::new());
+        let gemm = |m: usize, n: usize, k: usize| -> Option<f64> {
+            if let Some(&t) = memo.borrow().get(&(m, n, k)) {
+                return Some(t);
+            }
+            let t = self
+                .predict_gemm(&GemmProblem {
+                    transa: Trans::N,
+                    transb: Trans::N,
+                    m,
+                    n,
+                    k,
+                    dtype: p.dtype,
+                    beta_zero: false,
+                    locations: [MemorySpace::HOST; 3],
+                })?
+                .seconds;
+            memo.borrow_mut().insert((m, n, k), t);
+            Some(t)
+        };
+        let (order, two) = match p.op {
+            SymOp::Rank { two, .. } => (p.n, two),
+            SymOp::Multiply { .. } => (p.k, false),
+        };
+        let per = if two { 2.0 } else { 1.0 };
+        let mut total = 0.0;
+        // The recursion of `rank_block` / `multiply_block`, on sizes only.
+        let mut stack = vec![order];
+        while let Some(n) = stack.pop() {
+            if n <= block.max(1) {
+                total += per
+                    * match p.op {
+                        SymOp::Rank { .. } => gemm(n, n, p.k)?,
+                        SymOp::Multiply { side, .. } => match side {
+                            Side::Left => gemm(n, p.n, n)?,
+                            Side::Right => gemm(p.m, n, n)?,
+                        },
+                    };
+                continue;
+            }
+            let n1 = split(n, block.max(1));
+            let n2 = n - n1;
+            total += match p.op {
+                SymOp::Rank { .. } => per * gemm(n2, n1, p.k)?,
+                SymOp::Multiply { side, .. } => match side {
+                    Side::Left => gemm(n1, p.n, n2)? + gemm(n2, p.n, n1)?,
+                    Side::Right => gemm(p.m, n1, n2)? + gemm(p.m, n2, n1)?,
+                },
+            };
+            stack.extend([n1, n2]);
+        }
+        Some(total)
     }
 
     /// C (its referenced part) = beta * C: the quick return of `alpha == 0` or `k == 0`.
