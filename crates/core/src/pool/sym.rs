@@ -742,7 +742,12 @@ fn sym_shape<T: Scalar>(
     }
     let (m, n) = (c.rows(), c.cols());
     match *op {
-        SymOp::Rank { trans, .. } => {
+        SymOp::Rank {
+            uplo,
+            trans,
+            two,
+            herm,
+        } => {
             if m != n {
                 return Err(bad(3, "n", format!("C is {m}x{n}, not square")));
             }
@@ -764,12 +769,6 @@ fn sym_shape<T: Scalar>(
                     ));
                 }
             }
-            let SymOp::Rank {
-                uplo, two, herm, ..
-            } = *op
-            else {
-                unreachable!("matched above")
-            };
             Ok(SymProblem::rank(uplo, trans, two, herm, n, k, dtype))
         }
         SymOp::Multiply { side, uplo, herm } => {
