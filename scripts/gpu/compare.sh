@@ -18,11 +18,19 @@
 #     --xt-blocks LIST   cuBLASXt block sizes, the best is reported (default 2048,4096,8192 on
 #                        one GPU, 4096,8192 on more)
 #     --tile T | --blocking TMxTNxTK/gG    force hetblas's tiling
+#     --routine R        gemm (default); trsm / trmm (below); or syrk, herk, syr2k, her2k, symm,
+#                        hemm: hetblas against
+#                        cuBLASXt's routine of the same name and the device-resident cuBLAS one
+#                        (variant ceiling); a size S is n = k (rank updates) or m = n (SYMM), a
+#                        shape MxNxK gives C m x n and inner k; e.g. --routine syrk --sizes 32768
+#     --uplo U|L --trans N|T|C --side L|R   the symmetric routine's options (default L, N, L)
+#     --tiles LIST       symmetric routines: hetblas diagonal blocks to sweep next to the model's
+#                        choice (rows hetblas-T<block>), e.g. --tiles 2048,4096,8192
 #     --traffic          bytes each GPU fetched from the host and from peers, with and without
 #                        peer forwarding
 #     --timeline         also a timeline of each problem (Chrome JSON in $OUT/trace-*.json)
 #     --pin-demo N       the registration cache: two calls on fresh N^3 buffers
-#     --routine R        gemm (default), or trsm / trmm: side L, lower, N, non-unit, m = n = each
+#     --routine trsm|trmm   side L, lower, N, non-unit, m = n = each
 #                        of --sizes, host operands, against cuBLASXt's TRSM/TRMM at its best block
 #                        and device-resident cuBLAS (variants default hetblas,cublasxt,ceiling);
 #                        with --timeline also a traced `hetblas trsm|trmm --check` per size
@@ -67,9 +75,8 @@
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
-FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS=
-CONCURRENT=0 THREADS=4 OVERSUB=32768
-FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 SIMULATE=0 ENERGY=0
+FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
+CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -95,6 +102,7 @@ while (($#)); do
         --simulate) SIMULATE=1; shift ;;
         --energy) ENERGY=1; shift ;;
         --objective-shapes) OBJ_SHAPES=$2; shift 2 ;;
+        --uplo | --trans | --side | --tiles) SYM+=("$1" "$2"); shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
@@ -300,14 +308,17 @@ case $ROUTINE in
         triangular
         finish
         ;;
-    *) echo "--routine $ROUTINE: gemm, trsm or trmm"; usage ;;
+    syrk | herk | syr2k | her2k | symm | hemm) ;;
+    *) echo "--routine $ROUTINE: gemm, trsm, trmm, syrk, herk, syr2k, her2k, symm or hemm"; usage ;;
 esac
 for dt in ${DTYPES//,/ }; do
     for shape in $(problems); do
         IFS=x read -r m n k <<<"$shape"
         label=$dt-$shape-g$GPUS${PLACEMENT:+-$PLACEMENT}
+        [[ $ROUTINE == gemm ]] || label=$ROUTINE-$label
         args=(--gpus "$GPUS" --dtype "$dt" --variants "$VARIANTS" --reps "$(reps_for "$m" "$n" "$k")"
-            --xt-blocks "$XT" --shapes "$shape" --csv "$OUT/$label.csv" "${FORCE[@]}")
+            --xt-blocks "$XT" --shapes "$shape" --csv "$OUT/$label.csv" "${FORCE[@]}"
+            --routine "$ROUTINE" "${SYM[@]}")
         [[ -n $PLACEMENT ]] && args+=(--placement "$PLACEMENT")
         ((TRAFFIC)) && args+=(--traffic)
         run --log "$OUT/$label.log" --grep "^\| [0-9]|^  traffic" "$C" "${args[@]}"

@@ -8,7 +8,9 @@ use hetblas_core::kernel::check_add;
 use hetblas_core::problem::TriRoutine;
 use hetblas_core::queue::own_queue;
 use hetblas_core::scalar::{c32, c64};
-use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue, TriTile};
+use hetblas_core::{
+    DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue, SymTile, TriTile,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -317,6 +319,33 @@ impl Kernel for HostKernel {
 
     fn trmm(&self, queue: &Arc<dyn Queue>, op: &TriTile) -> Result<()> {
         self.tri(queue, TriRoutine::Trmm, op)
+    }
+
+    fn supports_sym(&self, dtype: DType) -> bool {
+        self.supports(dtype)
+    }
+
+    fn sym(&self, queue: &Arc<dyn Queue>, op: &SymTile) -> Result<()> {
+        op.check()?;
+        let hq = self.host_queue(queue)?;
+        let deferred = self.inject()?;
+        let blas = self.blas.clone();
+        let op = *op;
+        let min_time = self
+            .flops_per_sec
+            .map(|r| Duration::from_secs_f64(op.flops() / r));
+        let clock = self.clock.clone();
+        hq.enqueue(move || {
+            if let Some(e) = deferred {
+                return Err(e);
+            }
+            let start = Instant::now();
+            // SAFETY: the caller keeps every tile's memory alive and unaliased until the queue
+            // is synchronised.
+            unsafe { crate::sym::run_sym(blas.as_ref(), &op) }?;
+            throttle(&clock, start, min_time);
+            Ok(())
+        })
     }
 
     fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {

@@ -27,8 +27,9 @@ pub mod buffer;
 pub mod cpu;
 pub mod emulated;
 pub mod kernel;
-pub mod tri;
 pub mod rapl;
+pub mod sym;
+pub mod tri;
 
 pub use blas::{choose_blas, Cblas, HostBlas, RustGemm};
 pub use cpu::{CpuBackend, CpuDevice};

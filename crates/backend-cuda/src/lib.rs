@@ -13,6 +13,7 @@
 pub mod driver;
 pub mod nvml;
 pub mod runtime;
+mod sym;
 
 use hetblas_core::Result;
 

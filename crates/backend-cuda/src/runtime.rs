@@ -49,7 +49,7 @@ fn memcpy_2d(c: &Copy2D) -> sys::CUDA_MEMCPY2D {
 
 /// The cuBLAS operation. `C` conjugates in the complex routines (the executor passes `T` for
 /// real ones; cuBLAS would read C as T there too).
-fn op(t: Trans) -> cb::cublasOperation_t {
+pub(crate) fn op(t: Trans) -> cb::cublasOperation_t {
     match t {
         Trans::N => cb::cublasOperation_t::CUBLAS_OP_N,
         Trans::T => cb::cublasOperation_t::CUBLAS_OP_T,
@@ -58,12 +58,12 @@ fn op(t: Trans) -> cb::cublasOperation_t {
 }
 
 /// A `c32` as cuBLAS's `cuComplex` (float2: real part first, as num-complex lays it out).
-fn cu_c(z: c32) -> cb::cuComplex {
+pub(crate) fn cu_c(z: c32) -> cb::cuComplex {
     cb::cuComplex { x: z.re, y: z.im }
 }
 
 /// A `c64` as cuBLAS's `cuDoubleComplex`.
-fn cu_z(z: c64) -> cb::cuDoubleComplex {
+pub(crate) fn cu_z(z: c64) -> cb::cuDoubleComplex {
     cb::cuDoubleComplex { x: z.re, y: z.im }
 }
 
@@ -553,5 +553,15 @@ impl GpuRuntime for Cuda {
             }
         };
         check_blas(status, name)
+    }
+
+    // Symmetric and Hermitian routines
+
+    fn supports_sym(dtype: hetblas_core::DType) -> bool {
+        hetblas_core::SYM_DTYPES.contains(&dtype)
+    }
+    unsafe fn sym(h: cb::cublasHandle_t, t: &hetblas_core::SymTile) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::sym::issue(h, t) }
     }
 }

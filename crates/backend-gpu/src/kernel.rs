@@ -12,7 +12,9 @@ use hetblas_core::fault::FaultOp;
 use hetblas_core::kernel::check_add_i32;
 use hetblas_core::problem::TriRoutine;
 use hetblas_core::queue::own_queue;
-use hetblas_core::{DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue, TriTile};
+use hetblas_core::{
+    DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue, SymTile, TriTile,
+};
 use std::sync::Arc;
 
 impl<A: GpuRuntime> GpuDevice<A> {
@@ -95,6 +97,38 @@ impl<A: GpuRuntime> Kernel for GpuDevice<A> {
 
     fn trmm(&self, queue: &Arc<dyn Queue>, op: &TriTile) -> Result<()> {
         self.tri(queue, TriRoutine::Trmm, op)
+    }
+
+    // Symmetric and Hermitian routines
+
+    fn supports_sym(&self, dtype: DType) -> bool {
+        self.supports(dtype) && A::supports_sym(dtype)
+    }
+
+    fn sym(&self, queue: &Arc<dyn Queue>, op: &SymTile) -> Result<()> {
+        op.check()?;
+        if !self.supports_sym(op.dtype()) {
+            return Err(Error::Unsupported {
+                device: self.info.label(),
+                detail: format!("{}{} tiles", op.dtype().blas_prefix(), op.op.name()),
+            });
+        }
+        if op.m == 0 || op.n == 0 {
+            return Ok(());
+        }
+        if [op.m, op.n, op.k, op.a.ld, op.b.ld, op.c.ld]
+            .iter()
+            .any(|&d| d > i32::MAX as usize)
+        {
+            return Err(Error::Unsupported {
+                device: self.info.label(),
+                detail: format!("a {} tile beyond 32-bit dimensions", op.op.name()),
+            });
+        }
+        self.faults.check(FaultOp::Kernel)?;
+        // SAFETY: a checked tile of device memory, dimensions within 32 bits, that the caller
+        // keeps alive until the stream is synchronised.
+        self.with_blas(queue, |h| unsafe { A::sym(h, op) })
     }
 }
 

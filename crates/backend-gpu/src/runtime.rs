@@ -268,6 +268,24 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
             detail: "triangular tiles".into(),
         })
     }
+
+    // Symmetric and Hermitian routines
+
+    /// Whether `sym` takes this dtype (every symmetric routine BLAS defines for it).
+    fn supports_sym(_dtype: hetblas_core::DType) -> bool {
+        false
+    }
+    /// Issues the checked, non-empty symmetric tile `op` (SYRK/HERK, SYR2K/HER2K, SYMM/HEMM
+    /// with its uplo, trans, side) on `h`'s stream, dimensions within 32 bits.
+    ///
+    /// # Safety
+    /// As [`gemm`](Self::gemm).
+    unsafe fn sym(_h: Self::Blas, op: &hetblas_core::SymTile) -> Result<()> {
+        Err(hetblas_core::Error::Unsupported {
+            device: Self::NAME.into(),
+            detail: format!("tile {}", op.op.name()),
+        })
+    }
 }
 
 /// The arguments every BLAS GEMM entry point takes, in the reference order, with dimensions

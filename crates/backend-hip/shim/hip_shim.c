@@ -274,6 +274,34 @@ TRMM_DECL(cublasStrmm_v2, float);
 TRMM_DECL(cublasDtrmm_v2, double);
 TRMM_DECL(cublasCtrmm_v2, cuComplex);
 TRMM_DECL(cublasZtrmm_v2, cuDoubleComplex);
+/* The symmetric/Hermitian Level 3 routines (cublas_api.h). */
+#define DECL_RK(f, T, S)                                                                       \
+    cublasStatus_t f(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const S *,  \
+                     const T *, int, const S *, T *, int)
+#define DECL_R2K(f, T, S)                                                                      \
+    cublasStatus_t f(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const T *,  \
+                     const T *, int, const T *, int, const S *, T *, int)
+#define DECL_MM(f, T)                                                                          \
+    cublasStatus_t f(cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const T *,   \
+                     const T *, int, const T *, int, const T *, T *, int)
+DECL_RK(cublasSsyrk_v2, float, float);
+DECL_RK(cublasDsyrk_v2, double, double);
+DECL_RK(cublasCsyrk_v2, cuComplex, cuComplex);
+DECL_RK(cublasZsyrk_v2, cuDoubleComplex, cuDoubleComplex);
+DECL_RK(cublasCherk_v2, cuComplex, float);
+DECL_RK(cublasZherk_v2, cuDoubleComplex, double);
+DECL_R2K(cublasSsyr2k_v2, float, float);
+DECL_R2K(cublasDsyr2k_v2, double, double);
+DECL_R2K(cublasCsyr2k_v2, cuComplex, cuComplex);
+DECL_R2K(cublasZsyr2k_v2, cuDoubleComplex, cuDoubleComplex);
+DECL_R2K(cublasCher2k_v2, cuComplex, float);
+DECL_R2K(cublasZher2k_v2, cuDoubleComplex, double);
+DECL_MM(cublasSsymm_v2, float);
+DECL_MM(cublasDsymm_v2, double);
+DECL_MM(cublasCsymm_v2, cuComplex);
+DECL_MM(cublasZsymm_v2, cuDoubleComplex);
+DECL_MM(cublasChemm_v2, cuComplex);
+DECL_MM(cublasZhemm_v2, cuDoubleComplex);
 #endif /* HIPSHIM_BLAS */
 
 #else /* the real headers */
@@ -1092,6 +1120,94 @@ HIP_TRMM(hipblasStrmm, cublasStrmm_v2, float, float)
 HIP_TRMM(hipblasDtrmm, cublasDtrmm_v2, double, double)
 HIP_TRMM(hipblasCtrmm, cublasCtrmm_v2, hipblasComplex, cuComplex)
 HIP_TRMM(hipblasZtrmm, cublasZtrmm_v2, hipblasDoubleComplex, cuDoubleComplex)
+/* SYRK/HERK, SYR2K/HER2K, SYMM/HEMM: hipblasFillMode_t and hipblasSideMode_t take the CBLAS
+ * numbers (upper 121, lower 122; left 141, right 142). */
+static int fill_to_cuda(int uplo, cublasFillMode_t *out)
+{
+    switch (uplo) {
+    case 121: *out = CUBLAS_FILL_MODE_UPPER; return 1;
+    case 122: *out = CUBLAS_FILL_MODE_LOWER; return 1;
+    default: return 0;
+    }
+}
+
+static int side_to_cuda(int side, cublasSideMode_t *out)
+{
+    switch (side) {
+    case 141: *out = CUBLAS_SIDE_LEFT; return 1;
+    case 142: *out = CUBLAS_SIDE_RIGHT; return 1;
+    default: return 0;
+    }
+}
+
+/* hipblasXsyrk / Xherk: elements H (cuBLAS type T), scalars HS (cuBLAS type S). */
+#define SHIM_RK(name, cuname, H, HS, T, S)                                                     \
+    HIPSHIM_API hipblasStatus_t name(hipblasHandle_t handle, int uplo, hipblasOperation_t trans, \
+                                     int n, int k, const HS *alpha, const H *A, int lda,         \
+                                     const HS *beta, H *C, int ldc)                              \
+    {                                                                                            \
+        cublasFillMode_t fm;                                                                     \
+        cublasOperation_t op;                                                                    \
+        if (!handle)                                                                             \
+            return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;                                             \
+        if (!fill_to_cuda(uplo, &fm) || !op_to_cuda(trans, &op))                                 \
+            return HIPBLAS_STATUS_INVALID_ENUM;                                                  \
+        return btr(cuname(CH(handle), fm, op, n, k, (const S *)alpha, (const T *)A, lda,         \
+                          (const S *)beta, (T *)C, ldc));                                        \
+    }
+
+/* hipblasXsyr2k / Xher2k: alpha of the element type, beta HS (real for HER2K). */
+#define SHIM_R2K(name, cuname, H, HS, T, S)                                                    \
+    HIPSHIM_API hipblasStatus_t name(hipblasHandle_t handle, int uplo, hipblasOperation_t trans, \
+                                     int n, int k, const H *alpha, const H *A, int lda,          \
+                                     const H *B, int ldb, const HS *beta, H *C, int ldc)         \
+    {                                                                                            \
+        cublasFillMode_t fm;                                                                     \
+        cublasOperation_t op;                                                                    \
+        if (!handle)                                                                             \
+            return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;                                             \
+        if (!fill_to_cuda(uplo, &fm) || !op_to_cuda(trans, &op))                                 \
+            return HIPBLAS_STATUS_INVALID_ENUM;                                                  \
+        return btr(cuname(CH(handle), fm, op, n, k, (const T *)alpha, (const T *)A, lda,         \
+                          (const T *)B, ldb, (const S *)beta, (T *)C, ldc));                     \
+    }
+
+/* hipblasXsymm / Xhemm. */
+#define SHIM_MM(name, cuname, H, T)                                                            \
+    HIPSHIM_API hipblasStatus_t name(hipblasHandle_t handle, int side, int uplo, int m, int n,   \
+                                     const H *alpha, const H *A, int lda, const H *B, int ldb,   \
+                                     const H *beta, H *C, int ldc)                               \
+    {                                                                                            \
+        cublasSideMode_t sm;                                                                     \
+        cublasFillMode_t fm;                                                                     \
+        if (!handle)                                                                             \
+            return HIPBLAS_STATUS_HANDLE_IS_NULLPTR;                                             \
+        if (!side_to_cuda(side, &sm) || !fill_to_cuda(uplo, &fm))                                \
+            return HIPBLAS_STATUS_INVALID_ENUM;                                                  \
+        return btr(cuname(CH(handle), sm, fm, m, n, (const T *)alpha, (const T *)A, lda,         \
+                          (const T *)B, ldb, (const T *)beta, (T *)C, ldc));                     \
+    }
+
+SHIM_RK(hipblasSsyrk, cublasSsyrk_v2, float, float, float, float)
+SHIM_RK(hipblasDsyrk, cublasDsyrk_v2, double, double, double, double)
+SHIM_RK(hipblasCsyrk, cublasCsyrk_v2, hipblasComplex, hipblasComplex, cuComplex, cuComplex)
+SHIM_RK(hipblasZsyrk, cublasZsyrk_v2, hipblasDoubleComplex, hipblasDoubleComplex,
+        cuDoubleComplex, cuDoubleComplex)
+SHIM_RK(hipblasCherk, cublasCherk_v2, hipblasComplex, float, cuComplex, float)
+SHIM_RK(hipblasZherk, cublasZherk_v2, hipblasDoubleComplex, double, cuDoubleComplex, double)
+SHIM_R2K(hipblasSsyr2k, cublasSsyr2k_v2, float, float, float, float)
+SHIM_R2K(hipblasDsyr2k, cublasDsyr2k_v2, double, double, double, double)
+SHIM_R2K(hipblasCsyr2k, cublasCsyr2k_v2, hipblasComplex, hipblasComplex, cuComplex, cuComplex)
+SHIM_R2K(hipblasZsyr2k, cublasZsyr2k_v2, hipblasDoubleComplex, hipblasDoubleComplex,
+         cuDoubleComplex, cuDoubleComplex)
+SHIM_R2K(hipblasCher2k, cublasCher2k_v2, hipblasComplex, float, cuComplex, float)
+SHIM_R2K(hipblasZher2k, cublasZher2k_v2, hipblasDoubleComplex, double, cuDoubleComplex, double)
+SHIM_MM(hipblasSsymm, cublasSsymm_v2, float, float)
+SHIM_MM(hipblasDsymm, cublasDsymm_v2, double, double)
+SHIM_MM(hipblasCsymm, cublasCsymm_v2, hipblasComplex, cuComplex)
+SHIM_MM(hipblasZsymm, cublasZsymm_v2, hipblasDoubleComplex, cuDoubleComplex)
+SHIM_MM(hipblasChemm, cublasChemm_v2, hipblasComplex, cuComplex)
+SHIM_MM(hipblasZhemm, cublasZhemm_v2, hipblasDoubleComplex, cuDoubleComplex)
 
 HIPSHIM_API const char *hipblasStatusToString(hipblasStatus_t s)
 {

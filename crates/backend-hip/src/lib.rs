@@ -19,6 +19,7 @@
 
 pub mod result;
 pub mod runtime;
+pub mod sym;
 pub mod sys;
 
 use hetblas_core::Result;

@@ -433,4 +433,14 @@ impl GpuRuntime for Hip {
         };
         check_blas(status, name)
     }
+
+    // Symmetric and Hermitian routines
+
+    fn supports_sym(dtype: DType) -> bool {
+        blas_api().is_ok_and(|b| b.sym.complete(dtype))
+    }
+    unsafe fn sym(h: HipblasHandle, t: &hetblas_core::SymTile) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::sym::issue(h, t, op) }
+    }
 }

@@ -372,6 +372,8 @@ pub struct BlasApi {
     pub hipblasDtrmm: Option<Trmm<f64>>,
     pub hipblasCtrmm: Option<Trmm<c32>>,
     pub hipblasZtrmm: Option<Trmm<c64>>,
+    /// SYRK/HERK, SYR2K/HER2K, SYMM/HEMM.
+    pub sym: crate::sym::SymApi,
     _lib: Library,
 }
 
@@ -613,6 +615,7 @@ fn resolve_blas(lib: Library, path: String) -> Result<BlasApi, String> {
         hipblasDtrmm: optional!(lib, "hipblasDtrmm"),
         hipblasCtrmm: optional!(lib, "hipblasCtrmm"),
         hipblasZtrmm: optional!(lib, "hipblasZtrmm"),
+        sym: crate::sym::SymApi::resolve(&lib),
         path,
         _lib: lib,
     })

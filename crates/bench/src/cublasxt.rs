@@ -144,6 +144,16 @@ impl CublasXt {
         }
     }
 
+    /// The loaded libcublas (for the other cuBLASXt routines, [`crate::cublasxt_sym`]).
+    pub(crate) fn library(&self) -> &Library {
+        &self._lib
+    }
+
+    /// The raw handle.
+    pub(crate) fn raw_handle(&self) -> Handle {
+        self.handle
+    }
+
     pub fn set_block_dim(&self, b: i32) -> Result<(), String> {
         // SAFETY: valid handle.
         status(

@@ -5,7 +5,9 @@
 //! print ratios. Shared helpers live here.
 
 pub mod cublasxt;
+pub mod cublasxt_sym;
 pub mod rescore;
+pub mod sym_compare;
 pub mod tri;
 pub mod validation_csv;
 

@@ -40,6 +40,317 @@ pub trait Elem: Scalar {
     ) -> bool {
         false
     }
+
+    /// SYRK on the devices when routed there (see [`crate::offload_sym`]); `false`: host path.
+    ///
+    /// # Safety
+    /// As [`Elem::offload_gemm`].
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+    unsafe fn offload_syrk(
+        _uplo: u8,
+        _trans: u8,
+        _n: i64,
+        _k: i64,
+        _alpha: Self,
+        _a: *const Self,
+        _lda: i64,
+        _beta: Self,
+        _c: *mut Self,
+        _ldc: i64,
+    ) -> bool {
+        false
+    }
+    /// HERK (complex types), as [`Elem::offload_syrk`].
+    ///
+    /// # Safety
+    /// As [`Elem::offload_gemm`].
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+    unsafe fn offload_herk(
+        _uplo: u8,
+        _trans: u8,
+        _n: i64,
+        _k: i64,
+        _alpha: Self::Real,
+        _a: *const Self,
+        _lda: i64,
+        _beta: Self::Real,
+        _c: *mut Self,
+        _ldc: i64,
+    ) -> bool {
+        false
+    }
+    /// SYR2K, as [`Elem::offload_syrk`].
+    ///
+    /// # Safety
+    /// As [`Elem::offload_gemm`].
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+    unsafe fn offload_syr2k(
+        _uplo: u8,
+        _trans: u8,
+        _n: i64,
+        _k: i64,
+        _alpha: Self,
+        _a: *const Self,
+        _lda: i64,
+        _b: *const Self,
+        _ldb: i64,
+        _beta: Self,
+        _c: *mut Self,
+        _ldc: i64,
+    ) -> bool {
+        false
+    }
+    /// HER2K (complex types), as [`Elem::offload_syrk`].
+    ///
+    /// # Safety
+    /// As [`Elem::offload_gemm`].
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+    unsafe fn offload_her2k(
+        _uplo: u8,
+        _trans: u8,
+        _n: i64,
+        _k: i64,
+        _alpha: Self,
+        _a: *const Self,
+        _lda: i64,
+        _b: *const Self,
+        _ldb: i64,
+        _beta: Self::Real,
+        _c: *mut Self,
+        _ldc: i64,
+    ) -> bool {
+        false
+    }
+    /// SYMM, as [`Elem::offload_syrk`].
+    ///
+    /// # Safety
+    /// As [`Elem::offload_gemm`].
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+    unsafe fn offload_symm(
+        _side: u8,
+        _uplo: u8,
+        _m: i64,
+        _n: i64,
+        _alpha: Self,
+        _a: *const Self,
+        _lda: i64,
+        _b: *const Self,
+        _ldb: i64,
+        _beta: Self,
+        _c: *mut Self,
+        _ldc: i64,
+    ) -> bool {
+        false
+    }
+    /// HEMM (complex types), as [`Elem::offload_syrk`].
+    ///
+    /// # Safety
+    /// As [`Elem::offload_gemm`].
+    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+    unsafe fn offload_hemm(
+        _side: u8,
+        _uplo: u8,
+        _m: i64,
+        _n: i64,
+        _alpha: Self,
+        _a: *const Self,
+        _lda: i64,
+        _b: *const Self,
+        _ldb: i64,
+        _beta: Self,
+        _c: *mut Self,
+        _ldc: i64,
+    ) -> bool {
+        false
+    }
+}
+
+/// The symmetric routines' hooks of every type: SYRK, SYR2K, SYMM; with `herm`, HERK, HER2K
+/// and HEMM too (complex types).
+macro_rules! sym_hooks {
+    ($T:ty) => {
+        unsafe fn offload_syrk(
+            uplo: u8,
+            trans: u8,
+            n: i64,
+            k: i64,
+            alpha: $T,
+            a: *const $T,
+            lda: i64,
+            beta: $T,
+            c: *mut $T,
+            ldc: i64,
+        ) -> bool {
+            // SAFETY: forwarded contract (SYRK has no B: A stands in, unread).
+            unsafe {
+                crate::offload_sym::rank(
+                    (false, false),
+                    uplo,
+                    trans,
+                    n,
+                    k,
+                    alpha,
+                    (a, lda),
+                    (a, lda),
+                    beta,
+                    (c, ldc),
+                )
+            }
+        }
+        unsafe fn offload_syr2k(
+            uplo: u8,
+            trans: u8,
+            n: i64,
+            k: i64,
+            alpha: $T,
+            a: *const $T,
+            lda: i64,
+            b: *const $T,
+            ldb: i64,
+            beta: $T,
+            c: *mut $T,
+            ldc: i64,
+        ) -> bool {
+            // SAFETY: forwarded contract.
+            unsafe {
+                crate::offload_sym::rank(
+                    (true, false),
+                    uplo,
+                    trans,
+                    n,
+                    k,
+                    alpha,
+                    (a, lda),
+                    (b, ldb),
+                    beta,
+                    (c, ldc),
+                )
+            }
+        }
+        unsafe fn offload_symm(
+            side: u8,
+            uplo: u8,
+            m: i64,
+            n: i64,
+            alpha: $T,
+            a: *const $T,
+            lda: i64,
+            b: *const $T,
+            ldb: i64,
+            beta: $T,
+            c: *mut $T,
+            ldc: i64,
+        ) -> bool {
+            // SAFETY: forwarded contract.
+            unsafe {
+                crate::offload_sym::multiply(
+                    false,
+                    side,
+                    uplo,
+                    m,
+                    n,
+                    alpha,
+                    (a, lda),
+                    (b, ldb),
+                    beta,
+                    (c, ldc),
+                )
+            }
+        }
+    };
+    ($T:ty, herm) => {
+        sym_hooks!($T);
+        unsafe fn offload_herk(
+            uplo: u8,
+            trans: u8,
+            n: i64,
+            k: i64,
+            alpha: <$T as Scalar>::Real,
+            a: *const $T,
+            lda: i64,
+            beta: <$T as Scalar>::Real,
+            c: *mut $T,
+            ldc: i64,
+        ) -> bool {
+            let re = |x: <$T as Scalar>::Real| <$T>::new(x, Default::default());
+            // SAFETY: forwarded contract (HERK has no B: A stands in, unread).
+            unsafe {
+                crate::offload_sym::rank(
+                    (false, true),
+                    uplo,
+                    trans,
+                    n,
+                    k,
+                    re(alpha),
+                    (a, lda),
+                    (a, lda),
+                    re(beta),
+                    (c, ldc),
+                )
+            }
+        }
+        unsafe fn offload_her2k(
+            uplo: u8,
+            trans: u8,
+            n: i64,
+            k: i64,
+            alpha: $T,
+            a: *const $T,
+            lda: i64,
+            b: *const $T,
+            ldb: i64,
+            beta: <$T as Scalar>::Real,
+            c: *mut $T,
+            ldc: i64,
+        ) -> bool {
+            let beta = <$T>::new(beta, Default::default());
+            // SAFETY: forwarded contract.
+            unsafe {
+                crate::offload_sym::rank(
+                    (true, true),
+                    uplo,
+                    trans,
+                    n,
+                    k,
+                    alpha,
+                    (a, lda),
+                    (b, ldb),
+                    beta,
+                    (c, ldc),
+                )
+            }
+        }
+        unsafe fn offload_hemm(
+            side: u8,
+            uplo: u8,
+            m: i64,
+            n: i64,
+            alpha: $T,
+            a: *const $T,
+            lda: i64,
+            b: *const $T,
+            ldb: i64,
+            beta: $T,
+            c: *mut $T,
+            ldc: i64,
+        ) -> bool {
+            // SAFETY: forwarded contract.
+            unsafe {
+                crate::offload_sym::multiply(
+                    true,
+                    side,
+                    uplo,
+                    m,
+                    n,
+                    alpha,
+                    (a, lda),
+                    (b, ldb),
+                    beta,
+                    (c, ldc),
+                )
+            }
+        }
+    };
 }
 
 macro_rules! real_elem {
@@ -70,6 +381,7 @@ macro_rules! real_elem {
                     crate::offload::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
                 }
             }
+            sym_hooks!($T);
         }
     };
 }
@@ -85,6 +397,7 @@ macro_rules! complex_elem {
                 // SAFETY: the caller passes a valid pointer (the CBLAS contract).
                 unsafe { *v }
             }
+            sym_hooks!($T, herm);
         }
     };
 }

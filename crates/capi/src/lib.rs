@@ -41,6 +41,7 @@ pub mod elem;
 pub mod functions;
 pub mod host;
 pub mod offload;
+pub mod offload_sym;
 pub mod route;
 pub mod routines;
 pub mod symbols;

@@ -81,10 +81,10 @@ static FAILED_ONCE: AtomicBool = AtomicBool::new(false);
 pub static DEVICE_OPERAND_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 /// A call in the device path.
-struct Active;
+pub(crate) struct Active;
 impl Active {
     /// The only call in the device path, or `None` when another is in it.
-    fn sole() -> Option<Active> {
+    pub(crate) fn sole() -> Option<Active> {
         ACTIVE
             .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
             .ok()

@@ -1,5 +1,6 @@
 //! The command line: global options, subcommands, and what they share.
 
+use crate::sym::{Routine, SymArgs};
 use crate::{calibrate, devices, gemm, predict, simulate, tri};
 use clap::{Parser, Subcommand};
 use hetblas::{Result, Runtime};
@@ -35,6 +36,18 @@ enum Command {
     /// Replay a GEMM's plan on a machine profile (measured or synthetic) in virtual time:
     /// makespan and busy shares, no device needed.
     Simulate(simulate::SimulateArgs),
+    /// SYRK (C = alpha op(A) op(A)^T + beta C, one triangle) on random host data, timed.
+    Syrk(SymArgs),
+    /// HERK (C = alpha op(A) op(A)^H + beta C, real alpha and beta) on random host data.
+    Herk(SymArgs),
+    /// SYR2K (C = alpha op(A) op(B)^T + alpha op(B) op(A)^T + beta C) on random host data.
+    Syr2k(SymArgs),
+    /// HER2K (C = alpha op(A) op(B)^H + conj(alpha) op(B) op(A)^H + beta C) on random data.
+    Her2k(SymArgs),
+    /// SYMM (C = alpha A B + beta C or alpha B A + beta C, A symmetric) on random host data.
+    Symm(SymArgs),
+    /// HEMM (SYMM with A Hermitian) on random host data.
+    Hemm(SymArgs),
 }
 
 fn runtime(emulated: usize) -> Result<Runtime> {
@@ -54,6 +67,12 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),
         Command::Trmm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trmm, a),
         Command::Simulate(a) => simulate::run(a),
+        Command::Syrk(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Syrk, a),
+        Command::Herk(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Herk, a),
+        Command::Syr2k(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Syr2k, a),
+        Command::Her2k(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Her2k, a),
+        Command::Symm(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Symm, a),
+        Command::Hemm(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Hemm, a),
     }
 }
 

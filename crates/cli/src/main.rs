@@ -8,8 +8,9 @@ mod gemm;
 mod power;
 mod predict;
 mod shape;
-mod tri;
 mod simulate;
+mod sym;
+mod tri;
 
 use clap::Parser;
 

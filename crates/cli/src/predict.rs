@@ -23,9 +23,11 @@ pub struct PredictArgs {
     /// Device (label or index); default: the first accelerator.
     #[arg(long)]
     pub device: Option<String>,
-    /// The routine: gemm, or trsm / trmm (then -m/-n shape B, --transa is op(A), and the
-    /// model's choice of devices, tile and solve placement is shown with its alternatives).
-    #[arg(long, default_value = "gemm", value_parser = ["gemm", "trsm", "trmm"])]
+    /// The routine: gemm; trsm / trmm (then -m/-n shape B, --transa is op(A), and the model's
+    /// choice of devices, tile and solve placement is shown with its alternatives); or syrk,
+    /// herk, syr2k, her2k, symm, hemm (C is m x n, k the inner dimension, --transa the rank
+    /// updates' trans).
+    #[arg(long, default_value = "gemm")]
     pub routine: String,
     /// TRSM/TRMM SIDE: L or R.
     #[arg(long, default_value = "L")]
@@ -39,8 +41,17 @@ pub struct PredictArgs {
 }
 
 pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
-    if a.routine != "gemm" {
-        let routine = if a.routine == "trsm" {
+    let sym_routine = !matches!(
+        a.routine.to_ascii_lowercase().as_str(),
+        "gemm" | "trsm" | "trmm"
+    );
+    if sym_routine {
+        let routine = a.routine.parse().map_err(Error::InvalidInput)?;
+        let shape = a.shape.mnk();
+        return crate::sym::predict(rt, routine, shape, a.shape.dtype, a.shape.transa);
+    }
+    if !a.routine.eq_ignore_ascii_case("gemm") {
+        let routine = if a.routine.eq_ignore_ascii_case("trsm") {
             hetblas::TriRoutine::Trsm
         } else {
             hetblas::TriRoutine::Trmm

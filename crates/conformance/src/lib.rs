@@ -18,6 +18,7 @@
 pub mod cases;
 pub mod check;
 pub mod data;
+pub mod sym_cases;
 pub mod tri;
 
 pub use cases::{run_case, CaseSpec, Placement};
@@ -114,14 +115,25 @@ macro_rules! conformance_suite {
             tri_all_combinations_c64, tri_alpha_zero_reads_no_a, tri_odd_shapes_default_tile,
             tri_device_resident_b, tri_bad_arguments_and_quick_returns
         );
+        $crate::conformance_suite!(@sym $make;
+            sym_every_option_f32, sym_every_option_f64, sym_every_option_c32,
+            sym_every_option_c64, sym_alpha_zero_reads_no_operands, sym_beta_zero_overwrites_nan,
+            sym_device_operands, sym_quick_returns, sym_bad_arguments_are_reported
+        );
     };
     (@tri $make:path; $($case:ident),*) => {
+        $crate::conformance_suite!(@module tri $make; $($case),*);
+    };
+    (@sym $make:path; $($case:ident),*) => {
+        $crate::conformance_suite!(@module sym_cases $make; $($case),*);
+    };
+    (@module $module:ident $make:path; $($case:ident),*) => {
         $(
             #[test]
             fn $case() {
                 let Some(targets) = $make() else { return };
                 for t in &targets {
-                    if let Err(e) = $crate::tri::$case(t) {
+                    if let Err(e) = $crate::$module::$case(t) {
                         panic!("[{}] {}: {}", t.name, stringify!($case), e);
                     }
                 }
@@ -129,16 +141,6 @@ macro_rules! conformance_suite {
         )*
     };
     (@cases $make:path; $($case:ident),*) => {
-        $(
-            #[test]
-            fn $case() {
-                let Some(targets) = $make() else { return };
-                for t in &targets {
-                    if let Err(e) = $crate::cases::$case(t) {
-                        panic!("[{}] {}: {}", t.name, stringify!($case), e);
-                    }
-                }
-            }
-        )*
+        $crate::conformance_suite!(@module cases $make; $($case),*);
     };
 }

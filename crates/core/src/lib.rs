@@ -73,10 +73,13 @@ pub mod tuning;
 
 // The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
 // folders: backends and the CLI name them so.
-pub use backend::{device, fault, host_queue, kernel, link, memory, pin, prefault, queue};
+pub use backend::{
+    device, fault, host_queue, kernel, link, memory, pin, prefault, queue, sym_kernel,
+};
 pub use exec::{execute, trace, undo};
 pub use plan::{balance, distribute, fold, tiling};
-pub use problem::{matrix, operand, reference, scalar};
+pub use problem::{matrix, operand, reference, scalar, sym, sym_reference};
+pub use problem::{Side, SymOp, SymProblem, Uplo};
 pub use tuning::{autotune, calibrate, profile};
 
 pub use device::{Backend, BackendStatus, Device, DeviceInfo, DeviceKind, Discovery};
@@ -92,4 +95,5 @@ pub use pool::{
 };
 pub use queue::{Event, Queue};
 pub use scalar::{DType, Scalar, ScalarValue};
+pub use sym_kernel::{SymTile, SYM_DTYPES};
 pub use tiling::Blocking;

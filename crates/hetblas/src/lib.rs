@@ -31,13 +31,14 @@
 mod builder;
 pub mod energy;
 pub mod runtime;
+mod sym;
 
 pub use builder::{RuntimeBuilder, MAX_EMULATED};
 pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
 pub use hetblas_core::pool::{
     SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport,
 };
-pub use hetblas_core::problem::triangular::{Diag, Side, TriOptions, TriProblem, TriRoutine, Uplo};
+pub use hetblas_core::problem::triangular::{Diag, TriOptions, TriProblem, TriRoutine};
 pub use hetblas_core::profile::MachineProfile;
 /// The complex element types (num-complex's `Complex32` / `Complex64`), for CGEMM / ZGEMM.
 pub use hetblas_core::scalar::{c32, c64};
@@ -45,5 +46,6 @@ pub use hetblas_core::{
     BackendStatus, DType, DeviceMatrix, Error, GemmOptions, GemmPrediction, GemmReport, MatIn,
     MatMut, MatOut, MatRef, Result, Scalar, Trans,
 };
+pub use hetblas_core::{Side, SymOp, SymProblem, Uplo};
 pub use hetblas_cpu::EmulatedConfig;
 pub use runtime::Runtime;

@@ -38,6 +38,11 @@ impl Runtime {
         }
     }
 
+    /// The pipeline, for the routines defined next to this file.
+    pub(crate) fn pool(&self) -> &DevicePool {
+        &self.pool
+    }
+
     /// Discovers every backend's devices with the default configuration (see
     /// [`RuntimeBuilder`] for the environment variables it honours).
     ///

@@ -76,10 +76,24 @@ struct Args {
     /// Report the host and peer traffic of each GPU, with and without peer forwarding.
     #[arg(long)]
     traffic: bool,
-    /// The routine compared: gemm, or trsm / trmm (side L, lower, N, non-unit; --sizes are
-    /// m = n; against cuBLASXt's TRSM/TRMM and device-resident cuBLAS).
-    #[arg(long, default_value = "gemm", value_parser = ["gemm", "trsm", "trmm"])]
+    /// The routine: gemm; trsm / trmm (side L, lower, N, non-unit; --sizes are m = n); or syrk,
+    /// herk, syr2k, her2k, symm, hemm (square sizes are n = k for rank updates, m = n for SYMM;
+    /// shapes MxNxK give C m x n and inner k). Each against cuBLASXt's routine of the same name
+    /// and the device-resident cuBLAS one.
+    #[arg(long, default_value = "gemm")]
     routine: String,
+    /// Symmetric routines: the referenced triangle (U or L).
+    #[arg(long, default_value = "L")]
+    uplo: hetblas::Uplo,
+    /// Rank updates: N, or T (SYRK/SYR2K) / C (HERK/HER2K).
+    #[arg(long, default_value = "N")]
+    trans: Trans,
+    /// SYMM/HEMM: L or R.
+    #[arg(long, default_value = "L")]
+    side: hetblas::Side,
+    /// Symmetric routines: hetblas diagonal blocks to sweep next to the model's choice.
+    #[arg(long, value_delimiter = ',')]
+    tiles: Vec<usize>,
 }
 
 struct Row {
@@ -164,7 +178,7 @@ fn run(args: Args) -> Result<(), String> {
     } else {
         None
     };
-    if args.routine != "gemm" {
+    if args.routine == "trsm" || args.routine == "trmm" {
         return triangular(&rt, &gpus, &args, xt.as_ref(), &dtypes);
     }
     if let Some(pl) = &args.placement {
@@ -172,8 +186,15 @@ fn run(args: Args) -> Result<(), String> {
             placement_problem(&rt, &gpus, shape, pl, &args, xt.as_ref(), &mut rows)?;
         }
     }
+    if args.routine != "gemm" {
+        for &dt in &dtypes {
+            for &shape in &shapes {
+                sym_rows(&rt, &gpus, dt, shape, &args, xt.as_ref(), &mut rows)?;
+            }
+        }
+    }
     for &dt in &dtypes {
-        if args.placement.is_some() {
+        if args.placement.is_some() || args.routine != "gemm" {
             break;
         }
         for &shape in &shapes {
@@ -338,6 +359,73 @@ fn triangular(
                 .map_err(|e| e.to_string())?;
             }
         }
+    }
+    Ok(())
+}
+
+/// One symmetric problem (`--routine`): every variant's row.
+fn sym_rows(
+    rt: &Runtime,
+    gpus: &[usize],
+    dt: DType,
+    (m, n, k): (usize, usize, usize),
+    args: &Args,
+    xt: Option<&CublasXt>,
+    rows: &mut Vec<Row>,
+) -> Result<(), String> {
+    use hetblas::SymProblem;
+    let herm = args.routine.starts_with("he");
+    let rank = |two| SymProblem::rank(args.uplo, args.trans, two, herm, n, k, dt);
+    let p = match args.routine.as_str() {
+        "syrk" | "herk" => rank(false),
+        "syr2k" | "her2k" => rank(true),
+        "symm" | "hemm" => SymProblem::multiply(args.side, args.uplo, herm, m, n, dt),
+        r => return Err(format!("unknown routine {r:?}")),
+    };
+    if !p.op.defined_for(dt) {
+        return Err(format!("{} needs a complex --dtype", p.op.name()));
+    }
+    println!(
+        "\n== {}{} m={} n={} k={} {:?}, {} GPU(s)",
+        dt.blas_prefix(),
+        p.op.name().to_ascii_lowercase(),
+        p.m,
+        p.n,
+        p.k,
+        p.op,
+        gpus.len()
+    );
+    let cmp = hetblas_bench::sym_compare::SymCompare {
+        gpus,
+        variants: &args.variants,
+        reps: args.reps,
+        xt_blocks: &args.xt_blocks,
+        tile: args.tile,
+        tiles: &args.tiles,
+        alpha: 1.0,
+        beta: args.beta,
+    };
+    use hetblas_bench::sym_compare::compare_sym;
+    let runs = match dt {
+        DType::F64 => compare_sym::<f64>(rt, &p, &cmp, xt)?,
+        DType::F32 => compare_sym::<f32>(rt, &p, &cmp, xt)?,
+        DType::C64 => compare_sym::<c64>(rt, &p, &cmp, xt)?,
+        DType::C32 => compare_sym::<c32>(rt, &p, &cmp, xt)?,
+    };
+    for r in runs {
+        let tf = p.flops() / r.seconds / 1e12;
+        println!(
+            "  {:<12} {tf:8.2} TFLOP/s  ({:.4} s) {}",
+            r.variant, r.seconds, r.detail
+        );
+        rows.push(Row {
+            shape: (p.m, p.n, p.k),
+            dtype: dt,
+            variant: r.variant,
+            tflops: tf,
+            seconds: r.seconds,
+            detail: format!("{} {}", p.op.name(), r.detail),
+        });
     }
     Ok(())
 }

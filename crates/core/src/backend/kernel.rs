@@ -9,6 +9,7 @@ use crate::operand::Trans;
 use crate::problem::triangular::{Side, TriOptions};
 use crate::queue::Queue;
 use crate::scalar::{DType, ScalarValue};
+use crate::sym_kernel::SymTile;
 use std::sync::Arc;
 
 /// One tile GEMM: `c = alpha * op(a) * op(b) + beta * c`, with `op(a)` `m x k`, `op(b)` `k x n`.
@@ -196,6 +197,20 @@ pub trait Kernel: Send + Sync {
         Err(Error::Unsupported {
             device: "kernel".into(),
             detail: "tile trmm".into(),
+        })
+    }
+
+    // Symmetric and Hermitian routines
+    /// Whether `sym` accepts this dtype (every routine BLAS defines for it).
+    fn supports_sym(&self, _dtype: DType) -> bool {
+        false
+    }
+    /// Issues one diagonal tile of SYRK/HERK/SYR2K/HER2K, or one SYMM/HEMM tile, on `queue`
+    /// ([`SymTile`]). Off-diagonal tiles are GEMMs and never come here.
+    fn sym(&self, _queue: &Arc<dyn Queue>, op: &SymTile) -> Result<()> {
+        Err(Error::Unsupported {
+            device: "kernel".into(),
+            detail: format!("tile {}", op.op.name()),
         })
     }
 }

@@ -14,3 +14,4 @@ pub mod memory;
 pub mod pin;
 pub mod prefault;
 pub mod queue;
+pub mod sym_kernel;

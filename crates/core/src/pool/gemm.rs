@@ -166,7 +166,7 @@ impl DevicePool {
     /// A call that fails leaves C as it was: the regions it overwrote are written back from
     /// the undo log. `error` is the call's error, or the restore's when C could not be put
     /// back (C in the memory of a device that is lost).
-    fn put_c_back(&self, error: Error, undo: &UndoLog) -> Error {
+    pub(super) fn put_c_back(&self, error: Error, undo: &UndoLog) -> Error {
         if undo.is_empty() {
             return error;
         }
@@ -190,7 +190,7 @@ impl DevicePool {
     }
 
     /// Every device-resident operand belongs to a device of this pool.
-    fn check_locations(&self, operands: &[RawTile; 3]) -> Result<()> {
+    pub(super) fn check_locations(&self, operands: &[RawTile; 3]) -> Result<()> {
         for t in operands {
             if !t.space.is_host() && !self.devices.iter().any(|d| d.space() == t.space) {
                 return Err(Error::InvalidInput(format!(
@@ -203,7 +203,7 @@ impl DevicePool {
     }
 
     /// The options name existing devices, each once, and positive tile sizes.
-    fn check_options(&self, opts: &GemmOptions) -> Result<()> {
+    pub(super) fn check_options(&self, opts: &GemmOptions) -> Result<()> {
         if let Some(list) = &opts.devices {
             if list.is_empty() {
                 return Err(Error::InvalidInput("empty device list".into()));
@@ -234,7 +234,7 @@ impl DevicePool {
     /// during the re-run is left out in turn). With no device left, the error of the last
     /// device that failed.
     #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
-    fn run_recovering<T: Scalar>(
+    pub(super) fn run_recovering<T: Scalar>(
         &self,
         problem: &GemmProblem,
         key: &DecisionKey,

@@ -7,11 +7,13 @@ mod decisions;
 mod gemm;
 mod matrices;
 mod options;
-mod tri;
 mod simulate;
+mod sym;
+mod tri;
 mod workspace;
 
 pub use options::{DeviceFault, GemmOptions, GemmReport};
+pub use sym::choose_block;
 pub use tri::{SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport};
 
 use crate::device::Device;

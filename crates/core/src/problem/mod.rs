@@ -3,13 +3,17 @@
 //! and its argument checks ([`gemm`]), and the f64-accumulated reference GEMM that tests compare
 //! against ([`mod@reference`]).
 
+pub mod blas_flags;
 pub mod gemm;
 pub mod matrix;
 pub mod operand;
 pub mod reference;
 pub mod scalar;
+pub mod sym;
+pub mod sym_reference;
 pub mod tri_check;
 pub mod triangular;
 
 pub use gemm::{check_gemm_args, placement_locations, GemmProblem, Operand};
-pub use triangular::{check_tri_args, Diag, Side, TriOptions, TriProblem, TriRoutine, Uplo};
+pub use sym::{check_multiply_args, check_rank_args, Side, SymOp, SymProblem, Uplo};
+pub use triangular::{check_tri_args, Diag, TriOptions, TriProblem, TriRoutine};

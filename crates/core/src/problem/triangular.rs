@@ -6,6 +6,8 @@ use crate::error::{Error, Result};
 use crate::operand::Trans;
 use crate::scalar::DType;
 
+pub use super::blas_flags::{Side, Uplo};
+
 /// Which routine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum TriRoutine {
@@ -22,57 +24,11 @@ impl TriRoutine {
     }
 }
 
-/// SIDE: A multiplies (or is solved against) from the left or the right.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-pub enum Side {
-    Left,
-    Right,
-}
-
-/// UPLO: which triangle of A is stored (the other is never read).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-pub enum Uplo {
-    Lower,
-    Upper,
-}
-
 /// DIAG: a unit diagonal is taken as 1 and never read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Diag {
     Unit,
     NonUnit,
-}
-
-impl Side {
-    pub fn from_blas_char(c: u8) -> Option<Side> {
-        match c.to_ascii_uppercase() {
-            b'L' => Some(Side::Left),
-            b'R' => Some(Side::Right),
-            _ => None,
-        }
-    }
-    pub fn as_char(self) -> char {
-        match self {
-            Side::Left => 'L',
-            Side::Right => 'R',
-        }
-    }
-}
-
-impl Uplo {
-    pub fn from_blas_char(c: u8) -> Option<Uplo> {
-        match c.to_ascii_uppercase() {
-            b'L' => Some(Uplo::Lower),
-            b'U' => Some(Uplo::Upper),
-            _ => None,
-        }
-    }
-    pub fn as_char(self) -> char {
-        match self {
-            Uplo::Lower => 'L',
-            Uplo::Upper => 'U',
-        }
-    }
 }
 
 impl Diag {

@@ -1,0 +1,293 @@
+//! The symmetric/Hermitian tiles on hipBLAS: {S,D,C,Z}syrk, {C,Z}herk, {S,D,C,Z}syr2k,
+//! {C,Z}her2k, {S,D,C,Z}symm and {C,Z}hemm, resolved at load time next to GEMM (each optional:
+//! a library without one reports the routine unsupported in that type). The prototypes are
+//! those of `hipblas.h` (the cuBLAS `_v2` ones with hipBLAS types); `hipblasFillMode_t` and
+//! `hipblasSideMode_t` take the CBLAS numbers.
+
+use crate::result::{blas_api, check_blas};
+use crate::sys::{HipblasHandle, HipblasOperation, HipblasStatus};
+use hetblas_core::scalar::{c32, c64};
+use hetblas_core::sym::{Side, SymOp, Uplo};
+use hetblas_core::{DType, Error, Result, ScalarValue, SymTile, Trans};
+use libloading::Library;
+use std::ffi::c_int;
+
+/// `hipblasFillMode_t` / `hipblasSideMode_t` (C enums, a C `int`).
+type Mode = c_int;
+const FILL_UPPER: Mode = 121;
+const FILL_LOWER: Mode = 122;
+const SIDE_LEFT: Mode = 141;
+const SIDE_RIGHT: Mode = 142;
+
+/// `hipblasXsyrk` / `hipblasXherk`: element `T`, scalars `S` (real for HERK).
+type Rk<T, S> = unsafe extern "C" fn(
+    HipblasHandle,
+    Mode,
+    HipblasOperation,
+    c_int,
+    c_int,
+    *const S,
+    *const T,
+    c_int,
+    *const S,
+    *mut T,
+    c_int,
+) -> HipblasStatus;
+/// `hipblasXsyr2k` / `hipblasXher2k`: alpha `S`, beta `B` (real for HER2K).
+type R2k<T, S, B> = unsafe extern "C" fn(
+    HipblasHandle,
+    Mode,
+    HipblasOperation,
+    c_int,
+    c_int,
+    *const S,
+    *const T,
+    c_int,
+    *const T,
+    c_int,
+    *const B,
+    *mut T,
+    c_int,
+) -> HipblasStatus;
+/// `hipblasXsymm` / `hipblasXhemm`.
+type Mm<T> = unsafe extern "C" fn(
+    HipblasHandle,
+    Mode,
+    Mode,
+    c_int,
+    c_int,
+    *const T,
+    *const T,
+    c_int,
+    *const T,
+    c_int,
+    *const T,
+    *mut T,
+    c_int,
+) -> HipblasStatus;
+
+/// The symmetric entry points of one hipBLAS.
+#[allow(
+    non_snake_case,
+    reason = "fields are named after the C functions they hold"
+)]
+#[derive(Default)]
+pub struct SymApi {
+    pub hipblasSsyrk: Option<Rk<f32, f32>>,
+    pub hipblasDsyrk: Option<Rk<f64, f64>>,
+    pub hipblasCsyrk: Option<Rk<c32, c32>>,
+    pub hipblasZsyrk: Option<Rk<c64, c64>>,
+    pub hipblasCherk: Option<Rk<c32, f32>>,
+    pub hipblasZherk: Option<Rk<c64, f64>>,
+    pub hipblasSsyr2k: Option<R2k<f32, f32, f32>>,
+    pub hipblasDsyr2k: Option<R2k<f64, f64, f64>>,
+    pub hipblasCsyr2k: Option<R2k<c32, c32, c32>>,
+    pub hipblasZsyr2k: Option<R2k<c64, c64, c64>>,
+    pub hipblasCher2k: Option<R2k<c32, c32, f32>>,
+    pub hipblasZher2k: Option<R2k<c64, c64, f64>>,
+    pub hipblasSsymm: Option<Mm<f32>>,
+    pub hipblasDsymm: Option<Mm<f64>>,
+    pub hipblasCsymm: Option<Mm<c32>>,
+    pub hipblasZsymm: Option<Mm<c64>>,
+    pub hipblasChemm: Option<Mm<c32>>,
+    pub hipblasZhemm: Option<Mm<c64>>,
+}
+
+impl SymApi {
+    /// Resolves what `lib` has.
+    pub fn resolve(lib: &Library) -> SymApi {
+        macro_rules! get {
+            ($name:literal) => {
+                // SAFETY: the symbol, when present, has the prototype of `hipblas.h` that the
+                // field's type spells; the library stays loaded as long as the `BlasApi`
+                // holding this table.
+                unsafe { lib.get($name) }.ok().map(|s| *s)
+            };
+        }
+        SymApi {
+            hipblasSsyrk: get!(b"hipblasSsyrk"),
+            hipblasDsyrk: get!(b"hipblasDsyrk"),
+            hipblasCsyrk: get!(b"hipblasCsyrk"),
+            hipblasZsyrk: get!(b"hipblasZsyrk"),
+            hipblasCherk: get!(b"hipblasCherk"),
+            hipblasZherk: get!(b"hipblasZherk"),
+            hipblasSsyr2k: get!(b"hipblasSsyr2k"),
+            hipblasDsyr2k: get!(b"hipblasDsyr2k"),
+            hipblasCsyr2k: get!(b"hipblasCsyr2k"),
+            hipblasZsyr2k: get!(b"hipblasZsyr2k"),
+            hipblasCher2k: get!(b"hipblasCher2k"),
+            hipblasZher2k: get!(b"hipblasZher2k"),
+            hipblasSsymm: get!(b"hipblasSsymm"),
+            hipblasDsymm: get!(b"hipblasDsymm"),
+            hipblasCsymm: get!(b"hipblasCsymm"),
+            hipblasZsymm: get!(b"hipblasZsymm"),
+            hipblasChemm: get!(b"hipblasChemm"),
+            hipblasZhemm: get!(b"hipblasZhemm"),
+        }
+    }
+
+    /// Whether every routine BLAS defines for `dtype` is there.
+    pub fn complete(&self, dtype: DType) -> bool {
+        let s = self;
+        match dtype {
+            DType::F32 => {
+                s.hipblasSsyrk.is_some() && s.hipblasSsyr2k.is_some() && s.hipblasSsymm.is_some()
+            }
+            DType::F64 => {
+                s.hipblasDsyrk.is_some() && s.hipblasDsyr2k.is_some() && s.hipblasDsymm.is_some()
+            }
+            DType::C32 => {
+                s.hipblasCsyrk.is_some()
+                    && s.hipblasCherk.is_some()
+                    && s.hipblasCsyr2k.is_some()
+                    && s.hipblasCher2k.is_some()
+                    && s.hipblasCsymm.is_some()
+                    && s.hipblasChemm.is_some()
+            }
+            DType::C64 => {
+                s.hipblasZsyrk.is_some()
+                    && s.hipblasZherk.is_some()
+                    && s.hipblasZsyr2k.is_some()
+                    && s.hipblasZher2k.is_some()
+                    && s.hipblasZsymm.is_some()
+                    && s.hipblasZhemm.is_some()
+            }
+        }
+    }
+}
+
+/// Issues the checked, non-empty tile `t` on `h`'s stream.
+///
+/// # Safety
+/// The tiles are device memory of their shapes (checked by `SymTile::check`) that stays valid
+/// until the stream has run the kernel; every dimension fits an `i32`.
+pub(crate) unsafe fn issue(
+    h: HipblasHandle,
+    t: &SymTile,
+    op: fn(Trans) -> HipblasOperation,
+) -> Result<()> {
+    use ScalarValue::{C32, C64, F32, F64};
+    let api = &blas_api()?.sym;
+    let fill = match t.op.uplo() {
+        Uplo::Upper => FILL_UPPER,
+        Uplo::Lower => FILL_LOWER,
+    };
+    let d = |x: usize| x as c_int;
+    let (m, n, k) = (d(t.m), d(t.n), d(t.k));
+    let (lda, ldb, ldc) = (d(t.a.ld), d(t.b.ld), d(t.c.ld));
+    let (a, b, c) = (t.a.addr, t.b.addr, t.c.addr);
+    let missing = |name: &str| Error::Unsupported {
+        device: "hip".into(),
+        detail: format!("hipBLAS has no {name}"),
+    };
+    macro_rules! rk {
+        ($f:ident, $ty:ty, $tr:expr, $al:expr, $be:expr) => {{
+            let f = api.$f.ok_or_else(|| missing(stringify!($f)))?;
+            (
+                f(
+                    h,
+                    fill,
+                    $tr,
+                    n,
+                    k,
+                    &$al,
+                    a as *const $ty,
+                    lda,
+                    &$be,
+                    c as *mut $ty,
+                    ldc,
+                ),
+                stringify!($f),
+            )
+        }};
+    }
+    macro_rules! r2k {
+        ($f:ident, $ty:ty, $tr:expr, $al:expr, $be:expr) => {{
+            let f = api.$f.ok_or_else(|| missing(stringify!($f)))?;
+            (
+                f(
+                    h,
+                    fill,
+                    $tr,
+                    n,
+                    k,
+                    &$al,
+                    a as *const $ty,
+                    lda,
+                    b as *const $ty,
+                    ldb,
+                    &$be,
+                    c as *mut $ty,
+                    ldc,
+                ),
+                stringify!($f),
+            )
+        }};
+    }
+    macro_rules! mm {
+        ($f:ident, $ty:ty, $side:expr, $al:expr, $be:expr) => {{
+            let f = api.$f.ok_or_else(|| missing(stringify!($f)))?;
+            (
+                f(
+                    h,
+                    $side,
+                    fill,
+                    m,
+                    n,
+                    &$al,
+                    a as *const $ty,
+                    lda,
+                    b as *const $ty,
+                    ldb,
+                    &$be,
+                    c as *mut $ty,
+                    ldc,
+                ),
+                stringify!($f),
+            )
+        }};
+    }
+    let dt = t.dtype();
+    // SAFETY: caller contract; scalars are read from host memory (the default pointer mode)
+    // before the call returns; c32/c64 have the layout of hipBLAS's complex types.
+    let (status, name) = unsafe {
+        match t.op {
+            SymOp::Rank {
+                trans, two, herm, ..
+            } => {
+                let tr = op(trans.for_dtype(dt));
+                match (two, herm, t.alpha, t.beta) {
+                    (false, false, F32(al), F32(be)) => rk!(hipblasSsyrk, f32, tr, al, be),
+                    (false, false, F64(al), F64(be)) => rk!(hipblasDsyrk, f64, tr, al, be),
+                    (false, false, C32(al), C32(be)) => rk!(hipblasCsyrk, c32, tr, al, be),
+                    (false, false, C64(al), C64(be)) => rk!(hipblasZsyrk, c64, tr, al, be),
+                    (false, true, C32(al), C32(be)) => rk!(hipblasCherk, c32, tr, al.re, be.re),
+                    (false, true, C64(al), C64(be)) => rk!(hipblasZherk, c64, tr, al.re, be.re),
+                    (true, false, F32(al), F32(be)) => r2k!(hipblasSsyr2k, f32, tr, al, be),
+                    (true, false, F64(al), F64(be)) => r2k!(hipblasDsyr2k, f64, tr, al, be),
+                    (true, false, C32(al), C32(be)) => r2k!(hipblasCsyr2k, c32, tr, al, be),
+                    (true, false, C64(al), C64(be)) => r2k!(hipblasZsyr2k, c64, tr, al, be),
+                    (true, true, C32(al), C32(be)) => r2k!(hipblasCher2k, c32, tr, al, be.re),
+                    (true, true, C64(al), C64(be)) => r2k!(hipblasZher2k, c64, tr, al, be.re),
+                    _ => return Err(Error::internal("bad scalars in a symmetric tile")),
+                }
+            }
+            SymOp::Multiply { side, herm, .. } => {
+                let sd = match side {
+                    Side::Left => SIDE_LEFT,
+                    Side::Right => SIDE_RIGHT,
+                };
+                match (herm, t.alpha, t.beta) {
+                    (false, F32(al), F32(be)) => mm!(hipblasSsymm, f32, sd, al, be),
+                    (false, F64(al), F64(be)) => mm!(hipblasDsymm, f64, sd, al, be),
+                    (false, C32(al), C32(be)) => mm!(hipblasCsymm, c32, sd, al, be),
+                    (false, C64(al), C64(be)) => mm!(hipblasZsymm, c64, sd, al, be),
+                    (true, C32(al), C32(be)) => mm!(hipblasChemm, c32, sd, al, be),
+                    (true, C64(al), C64(be)) => mm!(hipblasZhemm, c64, sd, al, be),
+                    _ => return Err(Error::internal("bad scalars in a symmetric tile")),
+                }
+            }
+        }
+    };
+    check_blas(status, name)
+}

@@ -1,0 +1,271 @@
+//! The device path of SYRK/HERK, SYR2K/HER2K and SYMM/HEMM on host operands: routed like GEMM
+//! ([`crate::route`], with the GEMM of the same flops standing for the routine), run by the
+//! Runtime, and on a device failure C restored and the call left to the host path.
+
+use crate::offload::{runtime, verbose, Active};
+use crate::route::{self, Shape};
+use hetblas::{GemmOptions, MatIn, MatMut, MatRef, Scalar, Side, SymOp, Trans, Uplo};
+
+/// Symmetric calls the devices computed (the unit test checks that the device path took one).
+#[cfg(test)]
+pub static SYM_DEVICE_CALLS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// A rank update (`two`: SYR2K/HER2K) on the devices when the routing sends it there; `false`
+/// leaves it to the host path. HERK's real scalars come as `T` with zero imaginary part.
+///
+/// # Safety
+/// The arguments passed the reference checks and the arrays satisfy the BLAS contract in host
+/// memory; `c` does not overlap `a` or `b`.
+#[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+pub unsafe fn rank<T: Scalar>(
+    (two, herm): (bool, bool),
+    uplo: u8,
+    trans: u8,
+    n: i64,
+    k: i64,
+    alpha: T,
+    (a, lda): (*const T, i64),
+    (b, ldb): (*const T, i64),
+    beta: T,
+    (c, ldc): (*mut T, i64),
+) -> bool {
+    let (Some(uplo), Some(trans)) = (Uplo::from_blas_char(uplo), Trans::from_blas_char(trans))
+    else {
+        return false;
+    };
+    let op = SymOp::Rank {
+        uplo,
+        trans: trans.for_dtype(T::DTYPE),
+        two,
+        herm,
+    };
+    // The GEMM of the same flops: n x n' x k, n' = (n + 1) / 2 per product.
+    let cols = if two { n + 1 } else { (n + 1) / 2 };
+    let (ar, ac) = trans.stored_shape(n.max(0) as usize, k.max(0) as usize);
+    // SAFETY: forwarded contract.
+    unsafe {
+        run(
+            op,
+            (n, n, cols, k),
+            alpha,
+            (a, ar, ac, lda),
+            two.then_some((b, ar, ac, ldb)),
+            beta,
+            (c, ldc),
+        )
+    }
+}
+
+/// SYMM/HEMM on the devices when the routing sends it there; `false` leaves it to the host.
+///
+/// # Safety
+/// As [`rank`].
+#[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+pub unsafe fn multiply<T: Scalar>(
+    herm: bool,
+    side: u8,
+    uplo: u8,
+    m: i64,
+    n: i64,
+    alpha: T,
+    (a, lda): (*const T, i64),
+    (b, ldb): (*const T, i64),
+    beta: T,
+    (c, ldc): (*mut T, i64),
+) -> bool {
+    let (Some(side), Some(uplo)) = (Side::from_blas_char(side), Uplo::from_blas_char(uplo)) else {
+        return false;
+    };
+    let ka = if side == Side::Left { m } else { n };
+    let (mu, nu, ku) = (m.max(0) as usize, n.max(0) as usize, ka.max(0) as usize);
+    let op = SymOp::Multiply { side, uplo, herm };
+    // SAFETY: forwarded contract.
+    unsafe {
+        run(
+            op,
+            (m, n, n, ka),
+            alpha,
+            (a, ku, ku, lda),
+            Some((b, mu, nu, ldb)),
+            beta,
+            (c, ldc),
+        )
+    }
+}
+
+/// The routing and the call: C is `cm x cn`; `(gm, gk)` with `cm` the GEMM that stands for it
+/// (`cm x gn x gk`).
+///
+/// # Safety
+/// As [`rank`]; the operand tuples are (pointer, rows, cols, ld) of checked arrays.
+#[allow(clippy::type_complexity)] // reason: one routine's operands, unpacked once here
+unsafe fn run<T: Scalar>(
+    op: SymOp,
+    (cm, cn, gn, gk): (i64, i64, i64, i64),
+    alpha: T,
+    a: (*const T, usize, usize, i64),
+    b: Option<(*const T, usize, usize, i64)>,
+    beta: T,
+    (c, ldc): (*mut T, i64),
+) -> bool {
+    if cm <= 0 || cn <= 0 || gk <= 0 {
+        return false;
+    }
+    let shape = Shape {
+        ta: b'N',
+        tb: b'N',
+        m: cm,
+        n: gn,
+        k: gk,
+        dtype: T::DTYPE,
+    };
+    let name = format!(
+        "{}{}",
+        T::DTYPE.blas_prefix(),
+        op.name().to_ascii_lowercase()
+    );
+    let rule = route::rule();
+    if !route::prefilter(rule, &shape) {
+        return false;
+    }
+    let Some(_active) = Active::sole() else {
+        return false;
+    };
+    let Some(rt) = runtime() else {
+        return false;
+    };
+    // Device pointers stay on the host path (as before this routine had a device path).
+    if [a.0 as u64, c as u64]
+        .into_iter()
+        .chain(b.map(|b| b.0 as u64))
+        .any(|p| rt.device_owning(p).is_some())
+    {
+        return false;
+    }
+    let verdict = route::decide(rule, rt, &shape, beta == T::default());
+    if !verdict.offload() {
+        if verbose() {
+            eprintln!("hetblas: {name}: host BLAS ({verdict})");
+        }
+        return false;
+    }
+    let (m, n) = (cm as usize, cn as usize);
+    // SAFETY: the checked arrays of the caller, alive for the call (contract).
+    let (av, bv, mut cv) = unsafe {
+        (
+            MatRef::from_raw_parts(a.0, a.1, a.2, a.3 as usize),
+            b.map(|b| MatIn::Host(MatRef::from_raw_parts(b.0, b.1, b.2, b.3 as usize))),
+            MatMut::from_raw_parts(c, m, n, ldc as usize),
+        )
+    };
+    // C as it was, to give back untouched if the devices fail.
+    let saved: Vec<T> = (0..n)
+        .flat_map(|j| (0..m).map(move |i| (i, j)))
+        .map(|(i, j)| cv.get(i, j))
+        .collect();
+    match rt.sym_with(
+        op,
+        alpha,
+        av,
+        bv,
+        beta,
+        cv.rb_mut(),
+        &GemmOptions::default(),
+    ) {
+        Ok(_) => {
+            #[cfg(test)]
+            SYM_DEVICE_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            true
+        }
+        Err(e) => {
+            if verbose() {
+                eprintln!("hetblas: {name}: device path failed ({e}); host BLAS");
+            }
+            for j in 0..n {
+                for i in 0..m {
+                    cv.set(i, j, saved[i + j * m]);
+                }
+            }
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::LpInt;
+    use hetblas::{c64, DType, SymProblem};
+    use hetblas_core::sym_reference::check_sym_sampled;
+    use rand::rngs::StdRng;
+    use rand::{RngExt, SeedableRng};
+    use std::sync::atomic::Ordering;
+
+    /// `dsyrk_` of 1 GFLOP (over the built-in rule) goes to the unit tests' emulated devices
+    /// and computes the referenced triangle, the other one and C's padding rows untouched.
+    #[test]
+    fn dsyrk_goes_to_the_devices() {
+        let (n, k) = (1024usize, 1024usize);
+        let (lda, ldc) = (k + 1, n + 3);
+        let mut rng = StdRng::seed_from_u64(31);
+        let mut random =
+            |len: usize| -> Vec<f64> { (0..len).map(|_| rng.random_range(-1.0..1.0)).collect() };
+        let a = random(lda * n); // stored k x n: trans T
+        let c0 = random(ldc * n);
+        let (alpha, beta) = (0.75f64, -1.25f64);
+        let dim = |x: usize| x as LpInt;
+        // Another unit test may hold the device path for a moment (its call then goes to the
+        // host): call again until the devices take one.
+        let mut c = c0.clone();
+        let mut taken = false;
+        for _ in 0..100 {
+            c.copy_from_slice(&c0);
+            let before = SYM_DEVICE_CALLS.load(Ordering::Relaxed);
+            // SAFETY: A and C are host arrays of the shapes passed, alive for the call; the
+            // Fortran convention passes everything by reference.
+            unsafe {
+                crate::routines::dsyrk_(
+                    c"U".as_ptr(),
+                    c"T".as_ptr(),
+                    &dim(n),
+                    &dim(k),
+                    &alpha,
+                    a.as_ptr(),
+                    &dim(lda),
+                    &beta,
+                    c.as_mut_ptr(),
+                    &dim(ldc),
+                )
+            };
+            if SYM_DEVICE_CALLS.load(Ordering::Relaxed) > before {
+                taken = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(taken, "dsyrk_ never took the device path");
+        for j in 0..n {
+            for i in n..ldc {
+                assert_eq!(
+                    c[i + j * ldc].to_bits(),
+                    c0[i + j * ldc].to_bits(),
+                    "padding ({i},{j})"
+                );
+            }
+        }
+        let p = SymProblem::rank(Uplo::Upper, Trans::T, false, false, n, k, DType::F64);
+        check_sym_sampled(
+            &p,
+            c64::new(alpha, 0.0),
+            MatRef::new(&a, k, n, lda).unwrap(),
+            None,
+            c64::new(beta, 0.0),
+            MatRef::new(&c0, n, n, ldc).unwrap(),
+            MatRef::new(&c, n, n, ldc).unwrap(),
+            20000,
+            5,
+        )
+        .unwrap();
+    }
+}

@@ -1,0 +1,360 @@
+//! The symmetric and Hermitian Level 3 routines as problems: SYRK/HERK, SYR2K/HER2K and
+//! SYMM/HEMM, their BLAS argument checks (parameter numbers as the reference BLAS reports them)
+//! and their flop counts.
+
+use crate::error::{Error, Result};
+use crate::operand::Trans;
+use crate::scalar::DType;
+
+pub use super::blas_flags::{Side, Uplo};
+
+/// One of the symmetric/Hermitian routines with its structural arguments.
+///
+/// - `Rank { two: false }`: SYRK (`herm` false) `C = alpha op(A) op(A)^T + beta C`, or HERK
+///   `C = alpha op(A) op(A)^H + beta C` with real alpha and beta.
+/// - `Rank { two: true }`: SYR2K `C = alpha op(A) op(B)^T + alpha op(B) op(A)^T + beta C`, or
+///   HER2K `C = alpha op(A) op(B)^H + conj(alpha) op(B) op(A)^H + beta C` with real beta.
+/// - `Multiply`: SYMM/HEMM `C = alpha A B + beta C` (side left) or `alpha B A + beta C`.
+///
+/// `op(A)` is `n x k`: `A` itself with `trans == N`, its transpose (SYRK/SYR2K) or conjugate
+/// transpose (HERK/HER2K) otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum SymOp {
+    Rank {
+        uplo: Uplo,
+        trans: Trans,
+        two: bool,
+        herm: bool,
+    },
+    Multiply {
+        side: Side,
+        uplo: Uplo,
+        herm: bool,
+    },
+}
+
+impl SymOp {
+    /// The routine's BLAS name without its type prefix ("SYRK", "HER2K", ...).
+    pub fn name(&self) -> &'static str {
+        match *self {
+            SymOp::Rank {
+                two: false,
+                herm: false,
+                ..
+            } => "SYRK",
+            SymOp::Rank {
+                two: false,
+                herm: true,
+                ..
+            } => "HERK",
+            SymOp::Rank {
+                two: true,
+                herm: false,
+                ..
+            } => "SYR2K",
+            SymOp::Rank {
+                two: true,
+                herm: true,
+                ..
+            } => "HER2K",
+            SymOp::Multiply { herm: false, .. } => "SYMM",
+            SymOp::Multiply { herm: true, .. } => "HEMM",
+        }
+    }
+    pub fn uplo(&self) -> Uplo {
+        match *self {
+            SymOp::Rank { uplo, .. } | SymOp::Multiply { uplo, .. } => uplo,
+        }
+    }
+    pub fn herm(&self) -> bool {
+        match *self {
+            SymOp::Rank { herm, .. } | SymOp::Multiply { herm, .. } => herm,
+        }
+    }
+    /// Whether the routine writes only one triangle of C (SYRK/HERK/SYR2K/HER2K).
+    pub fn triangular_c(&self) -> bool {
+        matches!(self, SymOp::Rank { .. })
+    }
+    /// The transpose an off-diagonal GEMM uses for `op(A)^T` (or `^H` for Hermitian routines).
+    pub fn tconj(&self) -> Trans {
+        if self.herm() {
+            Trans::C
+        } else {
+            Trans::T
+        }
+    }
+    /// Whether BLAS defines the routine for `dtype` (the Hermitian ones are complex only).
+    pub fn defined_for(&self, dtype: DType) -> bool {
+        !self.herm() || dtype.is_complex()
+    }
+}
+
+/// A symmetric/Hermitian problem: C is `m x n` (square for the rank-k updates, `m == n`), `k`
+/// the inner dimension (for SYMM: `m` on the left side, `n` on the right).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct SymProblem {
+    pub op: SymOp,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub dtype: DType,
+}
+
+impl SymProblem {
+    /// SYRK/HERK (`two` false) or SYR2K/HER2K: C `n x n`, op(A) `n x k`.
+    pub fn rank(
+        uplo: Uplo,
+        trans: Trans,
+        two: bool,
+        herm: bool,
+        n: usize,
+        k: usize,
+        dtype: DType,
+    ) -> Self {
+        SymProblem {
+            op: SymOp::Rank {
+                uplo,
+                trans,
+                two,
+                herm,
+            },
+            m: n,
+            n,
+            k,
+            dtype,
+        }
+    }
+    /// SYMM/HEMM: C `m x n`, A `m x m` (left) or `n x n` (right).
+    pub fn multiply(side: Side, uplo: Uplo, herm: bool, m: usize, n: usize, dtype: DType) -> Self {
+        let k = if side == Side::Left { m } else { n };
+        SymProblem {
+            op: SymOp::Multiply { side, uplo, herm },
+            m,
+            n,
+            k,
+            dtype,
+        }
+    }
+    /// Floating-point operations, as the routine's own count (a triangle of C for the rank
+    /// updates, twice that for the rank-2k ones; a full product for SYMM).
+    pub fn flops(&self) -> f64 {
+        let f = self.dtype.flops_per_fma();
+        let (m, n, k) = (self.m as f64, self.n as f64, self.k as f64);
+        match self.op {
+            SymOp::Rank { two, .. } => f * n * (n + 1.0) / 2.0 * k * if two { 2.0 } else { 1.0 },
+            SymOp::Multiply { .. } => f * m * n * k,
+        }
+    }
+}
+
+fn arg(routine: &'static str, param: u32, name: &'static str, reason: String) -> Error {
+    Error::InvalidArgument {
+        routine,
+        param,
+        name,
+        reason,
+    }
+}
+
+fn parse_uplo(routine: &'static str, param: u32, c: u8) -> Result<Uplo> {
+    Uplo::from_blas_char(c).ok_or_else(|| {
+        arg(
+            routine,
+            param,
+            "uplo",
+            format!("{:?} is not U or L", c as char),
+        )
+    })
+}
+
+/// Checks SYRK/HERK (`two` false) or SYR2K/HER2K arguments as the reference BLAS does, in its
+/// order: uplo 1, trans 2, n 3, k 4, lda 7, then (SYR2K) ldb 9 and ldc 12, or (SYRK) ldc 10.
+/// The real routines take `N`, `T` or `C`; complex SYRK/SYR2K take `N` or `T`; HERK/HER2K
+/// take `N` or `C`.
+#[allow(clippy::too_many_arguments)] // the BLAS argument list, as BLAS orders it
+pub fn check_rank_args(
+    two: bool,
+    herm: bool,
+    dtype: DType,
+    uplo: u8,
+    trans: u8,
+    n: i64,
+    k: i64,
+    lda: i64,
+    ldb: i64,
+    ldc: i64,
+) -> Result<(Uplo, Trans)> {
+    let op = SymOp::Rank {
+        uplo: Uplo::Lower,
+        trans: Trans::N,
+        two,
+        herm,
+    };
+    let routine = op.name();
+    let ul = parse_uplo(routine, 1, uplo)?;
+    let tr = Trans::from_blas_char(trans)
+        .filter(|t| {
+            !dtype.is_complex()
+                || *t == Trans::N
+                || (herm && *t == Trans::C)
+                || (!herm && *t == Trans::T)
+        })
+        .ok_or_else(|| {
+            let allowed = match (dtype.is_complex(), herm) {
+                (false, _) => "N, T or C",
+                (true, true) => "N or C",
+                (true, false) => "N or T",
+            };
+            arg(
+                routine,
+                2,
+                "trans",
+                format!("{:?} is not {allowed}", trans as char),
+            )
+        })?;
+    if n < 0 {
+        return Err(arg(routine, 3, "n", format!("n = {n} < 0")));
+    }
+    if k < 0 {
+        return Err(arg(routine, 4, "k", format!("k = {k} < 0")));
+    }
+    let nrowa = if tr == Trans::N { n } else { k };
+    if lda < nrowa.max(1) {
+        return Err(arg(
+            routine,
+            7,
+            "lda",
+            format!("lda = {lda} < max(1, {nrowa})"),
+        ));
+    }
+    if two && ldb < nrowa.max(1) {
+        return Err(arg(
+            routine,
+            9,
+            "ldb",
+            format!("ldb = {ldb} < max(1, {nrowa})"),
+        ));
+    }
+    if ldc < n.max(1) {
+        let p = if two { 12 } else { 10 };
+        return Err(arg(routine, p, "ldc", format!("ldc = {ldc} < max(1, {n})")));
+    }
+    Ok((ul, tr.for_dtype(dtype)))
+}
+
+/// Checks SYMM/HEMM arguments as the reference BLAS does: side 1, uplo 2, m 3, n 4, lda 7,
+/// ldb 9, ldc 12.
+#[allow(clippy::too_many_arguments)] // the BLAS argument list, as BLAS orders it
+pub fn check_multiply_args(
+    herm: bool,
+    side: u8,
+    uplo: u8,
+    m: i64,
+    n: i64,
+    lda: i64,
+    ldb: i64,
+    ldc: i64,
+) -> Result<(Side, Uplo)> {
+    let routine = if herm { "HEMM" } else { "SYMM" };
+    let sd = Side::from_blas_char(side).ok_or_else(|| {
+        arg(
+            routine,
+            1,
+            "side",
+            format!("{:?} is not L or R", side as char),
+        )
+    })?;
+    let ul = parse_uplo(routine, 2, uplo)?;
+    if m < 0 {
+        return Err(arg(routine, 3, "m", format!("m = {m} < 0")));
+    }
+    if n < 0 {
+        return Err(arg(routine, 4, "n", format!("n = {n} < 0")));
+    }
+    let nrowa = if sd == Side::Left { m } else { n };
+    if lda < nrowa.max(1) {
+        return Err(arg(
+            routine,
+            7,
+            "lda",
+            format!("lda = {lda} < max(1, {nrowa})"),
+        ));
+    }
+    if ldb < m.max(1) {
+        return Err(arg(routine, 9, "ldb", format!("ldb = {ldb} < max(1, {m})")));
+    }
+    if ldc < m.max(1) {
+        return Err(arg(
+            routine,
+            12,
+            "ldc",
+            format!("ldc = {ldc} < max(1, {m})"),
+        ));
+    }
+    Ok((sd, ul))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_checks_report_reference_parameters() {
+        let p = |r: Result<(Uplo, Trans)>| r.unwrap_err().blas_param().unwrap();
+        let c = |two, herm, dt, u, t, n, k, lda, ldb, ldc| {
+            check_rank_args(two, herm, dt, u, t, n, k, lda, ldb, ldc)
+        };
+        assert_eq!(p(c(false, false, DType::F64, b'X', b'N', 2, 2, 2, 2, 2)), 1);
+        assert_eq!(p(c(false, false, DType::F64, b'L', b'X', 2, 2, 2, 2, 2)), 2);
+        assert_eq!(p(c(false, false, DType::C64, b'L', b'C', 2, 2, 2, 2, 2)), 2);
+        assert_eq!(p(c(false, true, DType::C64, b'L', b'T', 2, 2, 2, 2, 2)), 2);
+        assert_eq!(
+            p(c(false, false, DType::F64, b'L', b'N', -1, 2, 2, 2, 2)),
+            3
+        );
+        assert_eq!(
+            p(c(false, false, DType::F64, b'L', b'N', 2, -1, 2, 2, 2)),
+            4
+        );
+        assert_eq!(p(c(false, false, DType::F64, b'L', b'T', 2, 3, 2, 2, 2)), 7);
+        assert_eq!(p(c(true, false, DType::F64, b'U', b'N', 3, 2, 3, 2, 3)), 9);
+        assert_eq!(p(c(true, false, DType::F64, b'U', b'N', 3, 2, 3, 3, 2)), 12);
+        assert_eq!(
+            p(c(false, false, DType::F64, b'U', b'N', 3, 2, 3, 0, 2)),
+            10
+        );
+        // Real routines take C as T; HERK takes C and keeps it.
+        assert_eq!(
+            c(false, false, DType::F32, b'u', b'c', 3, 2, 2, 0, 3).unwrap(),
+            (Uplo::Upper, Trans::T)
+        );
+        assert_eq!(
+            c(true, true, DType::C32, b'l', b'C', 3, 2, 2, 2, 3).unwrap(),
+            (Uplo::Lower, Trans::C)
+        );
+    }
+
+    #[test]
+    fn multiply_checks_report_reference_parameters() {
+        let p = |r: Result<(Side, Uplo)>| r.unwrap_err().blas_param().unwrap();
+        assert_eq!(p(check_multiply_args(false, b'X', b'L', 2, 2, 2, 2, 2)), 1);
+        assert_eq!(p(check_multiply_args(false, b'L', b'X', 2, 2, 2, 2, 2)), 2);
+        assert_eq!(p(check_multiply_args(true, b'L', b'U', -1, 2, 2, 2, 2)), 3);
+        assert_eq!(p(check_multiply_args(true, b'L', b'U', 2, -1, 2, 2, 2)), 4);
+        assert_eq!(p(check_multiply_args(false, b'R', b'U', 2, 3, 2, 2, 2)), 7);
+        assert_eq!(p(check_multiply_args(false, b'L', b'U', 3, 2, 3, 2, 3)), 9);
+        assert_eq!(p(check_multiply_args(false, b'L', b'U', 3, 2, 3, 3, 2)), 12);
+        assert_eq!(
+            check_multiply_args(false, b'r', b'u', 3, 2, 2, 3, 3).unwrap(),
+            (Side::Right, Uplo::Upper)
+        );
+    }
+
+    #[test]
+    fn flops_count_a_triangle() {
+        let p = SymProblem::rank(Uplo::Lower, Trans::N, false, false, 4, 3, DType::F64);
+        assert_eq!(p.flops(), 2.0 * 10.0 * 3.0);
+        let p = SymProblem::multiply(Side::Right, Uplo::Lower, true, 5, 3, DType::C64);
+        assert_eq!((p.k, p.flops()), (3, 8.0 * 5.0 * 3.0 * 3.0));
+    }
+}

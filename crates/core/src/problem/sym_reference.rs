@@ -1,0 +1,222 @@
+//! The reference check of the symmetric/Hermitian routines: every entry of C recomputed by a
+//! plain sum accumulated in complex<f64> (any dtype), compared with the GEMM error bound over the
+//! referenced part of C; the part the routine must not write is compared bit for bit with C
+//! before the call, and a Hermitian rank update's diagonal must be exactly real.
+
+use super::reference::gemm_error_bound;
+use super::sym::{Side, SymOp, SymProblem};
+use crate::operand::{MatRef, Trans};
+use crate::scalar::{c64, Scalar};
+
+/// The bytes of one element. Scalars are plain data without padding (f32, f64 and their
+/// complex pairs), so their bytes are their bits: a NaN keeps its payload in the comparison.
+fn bits<T: Scalar>(x: &T) -> &[u8] {
+    // SAFETY: `x` is a valid reference to a `T` of `size_of::<T>()` initialised bytes (Scalar is
+    // sealed to padding-free plain-data types).
+    unsafe { std::slice::from_raw_parts((x as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
+}
+
+/// Whether two elements are the same bits (a NaN equal to itself, 0.0 differing from -0.0).
+pub fn same_bits<T: Scalar>(x: &T, y: &T) -> bool {
+    bits(x) == bits(y)
+}
+
+/// Element `(i, l)` of `op(a)` with the BLAS meaning of `trans` for the routine: transposed,
+/// and conjugated when `herm` (real dtypes ignore the conjugation).
+fn op_elem<T: Scalar>(a: &MatRef<'_, T>, trans: Trans, herm: bool, i: usize, l: usize) -> c64 {
+    if trans.is_transposed() {
+        let x = a.get(l, i).to_c64();
+        if herm {
+            x.conj()
+        } else {
+            x
+        }
+    } else {
+        a.get(i, l).to_c64()
+    }
+}
+
+/// Element `(i, l)` of the full symmetric/Hermitian matrix stored in `uplo` of `a`.
+fn full_elem<T: Scalar>(a: &MatRef<'_, T>, op: &SymOp, i: usize, l: usize) -> c64 {
+    let herm = op.herm();
+    if i == l && herm {
+        return c64::new(a.get(i, i).to_c64().re, 0.0);
+    }
+    if op.uplo().contains(i, l) {
+        a.get(i, l).to_c64()
+    } else {
+        let x = a.get(l, i).to_c64();
+        if herm {
+            x.conj()
+        } else {
+            x
+        }
+    }
+}
+
+/// Checks `c`, the result of the routine `p` on `a`, `b` (SYR2K/HER2K and SYMM/HEMM) and `c0`
+/// (C before the call; ignored where `beta == 0`), at every entry. `alpha`/`beta` as the routine
+/// takes them (HERK's are real: pass them with zero imaginary part). Returns the worst error /
+/// bound over the referenced entries, or the first violation.
+#[allow(clippy::too_many_arguments)] // the routine's operands, as BLAS orders them
+pub fn check_sym<T: Scalar>(
+    p: &SymProblem,
+    alpha: c64,
+    a: MatRef<'_, T>,
+    b: Option<MatRef<'_, T>>,
+    beta: c64,
+    c0: MatRef<'_, T>,
+    c: MatRef<'_, T>,
+    factor: f64,
+) -> Result<f64, String> {
+    let all: Vec<(usize, usize)> = (0..p.n)
+        .flat_map(|j| (0..p.m).map(move |i| (i, j)))
+        .collect();
+    check_sym_at(p, alpha, a, b, beta, c0, c, factor, &all)
+}
+
+/// [`check_sym`] at `samples` entries chosen from `seed` (all of them when there are fewer),
+/// for sizes where checking every entry would take too long.
+#[allow(clippy::too_many_arguments)] // the routine's operands, as BLAS orders them
+pub fn check_sym_sampled<T: Scalar>(
+    p: &SymProblem,
+    alpha: c64,
+    a: MatRef<'_, T>,
+    b: Option<MatRef<'_, T>>,
+    beta: c64,
+    c0: MatRef<'_, T>,
+    c: MatRef<'_, T>,
+    samples: usize,
+    seed: u64,
+) -> Result<f64, String> {
+    if p.m * p.n <= samples {
+        return check_sym(p, alpha, a, b, beta, c0, c, 2.0);
+    }
+    // splitmix64: a dependency-free, seeded choice of entries.
+    let mut s = seed;
+    let mut next = move || {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let entries: Vec<(usize, usize)> = (0..samples)
+        .map(|_| {
+            (
+                (next() % p.m as u64) as usize,
+                (next() % p.n as u64) as usize,
+            )
+        })
+        .collect();
+    check_sym_at(p, alpha, a, b, beta, c0, c, 2.0, &entries)
+}
+
+#[allow(clippy::too_many_arguments)] // the routine's operands, as BLAS orders them
+fn check_sym_at<T: Scalar>(
+    p: &SymProblem,
+    alpha: c64,
+    a: MatRef<'_, T>,
+    b: Option<MatRef<'_, T>>,
+    beta: c64,
+    c0: MatRef<'_, T>,
+    c: MatRef<'_, T>,
+    factor: f64,
+    entries: &[(usize, usize)],
+) -> Result<f64, String> {
+    let (m, n, k) = (p.m, p.n, p.k);
+    if (c.rows(), c.cols()) != (m, n) || (c0.rows(), c0.cols()) != (m, n) {
+        return Err(format!("C is {}x{}, expected {m}x{n}", c.rows(), c.cols()));
+    }
+    let zero = c64::new(0.0, 0.0);
+    let real = !T::DTYPE.is_complex();
+    let mut worst = 0.0f64;
+    for &(i, j) in entries {
+        let referenced = !p.op.triangular_c() || p.op.uplo().contains(i, j);
+        if !referenced {
+            if !same_bits(&c.get(i, j), &c0.get(i, j)) {
+                return Err(format!(
+                    "C({i},{j}) outside the {:?} triangle was written",
+                    p.op.uplo()
+                ));
+            }
+            continue;
+        }
+        // alpha = 0 references neither A nor B (they may hold NaN).
+        let k = if alpha == zero { 0 } else { k };
+        let (mut s, mut abs, mut keff) = (zero, 0.0, k);
+        match p.op {
+            SymOp::Rank {
+                trans, two, herm, ..
+            } => {
+                let alpha2 = if herm { alpha.conj() } else { alpha };
+                let conj = |x: c64| if herm { x.conj() } else { x };
+                for l in 0..k {
+                    if two {
+                        let b = b.as_ref().ok_or("SYR2K without B")?;
+                        let x = alpha
+                            * op_elem(&a, trans, herm, i, l)
+                            * conj(op_elem(b, trans, herm, j, l));
+                        let y = alpha2
+                            * op_elem(b, trans, herm, i, l)
+                            * conj(op_elem(&a, trans, herm, j, l));
+                        s += x + y;
+                        abs += x.norm() + y.norm();
+                    } else {
+                        let x = alpha
+                            * op_elem(&a, trans, herm, i, l)
+                            * conj(op_elem(&a, trans, herm, j, l));
+                        s += x;
+                        abs += x.norm();
+                    }
+                }
+                if two {
+                    keff = 2 * k;
+                }
+            }
+            SymOp::Multiply { side, .. } => {
+                let b = b.as_ref().ok_or("SYMM without B")?;
+                for l in 0..k {
+                    let x = alpha
+                        * match side {
+                            Side::Left => full_elem(&a, &p.op, i, l) * b.get(l, j).to_c64(),
+                            Side::Right => b.get(i, l).to_c64() * full_elem(&a, &p.op, l, j),
+                        };
+                    s += x;
+                    abs += x.norm();
+                }
+            }
+        }
+        let herm_diag = p.op.herm() && p.op.triangular_c() && i == j;
+        let mut c0v = if beta == zero {
+            zero
+        } else {
+            c0.get(i, j).to_c64()
+        };
+        if herm_diag {
+            c0v = c64::new(c0v.re, 0.0);
+        }
+        let mut want = s + beta * c0v;
+        if real || herm_diag {
+            want = c64::new(want.re, 0.0);
+        }
+        let got = c.get(i, j).to_c64();
+        if herm_diag && got.im != 0.0 {
+            return Err(format!(
+                "C({i},{i}) = {got:e}: the Hermitian diagonal is not real"
+            ));
+        }
+        let sum = abs + beta.norm() * c0v.norm();
+        let bound = gemm_error_bound(T::DTYPE, keff, sum, factor)
+            + 2.0 * T::DTYPE.unit_roundoff() * want.norm()
+            + f64::MIN_POSITIVE;
+        let err = (got - want).norm();
+        if err.is_nan() || err > bound {
+            return Err(format!(
+                "C({i},{j}) = {got:e}, expected {want:e} (error {err:e} > bound {bound:e})"
+            ));
+        }
+        worst = worst.max(err / bound);
+    }
+    Ok(worst)
+}
