@@ -25,6 +25,7 @@
 //! local products run on a helper thread while the calling thread drives MPI, so
 //! `MPI_THREAD_FUNNELED` is enough.
 
+pub mod broadcast;
 pub mod desc;
 pub mod error;
 pub mod grid;
@@ -34,6 +35,7 @@ mod redistribute;
 pub mod scalapack;
 pub mod summa;
 
+pub use broadcast::Transport;
 pub use desc::{Axis, Descriptor};
 pub use error::{DistError, Result};
 pub use grid::ProcessGrid;

@@ -23,6 +23,7 @@
 //! GPUs' speed. For very skinny shapes (k much larger than m and n) a k-split with a reduction
 //! of C would move less data: that is the natural next step, not done here.
 
+use crate::broadcast::{block_tag, PanelBroadcast, Transport};
 use crate::desc::Axis;
 use crate::error::{DistError, Result};
 use crate::grid::ProcessGrid;
@@ -31,8 +32,9 @@ use crate::redistribute::{redistribute, Stored, Target};
 use hetblas::{MatMut, MatRef, Runtime, Scalar, Trans};
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
-use mpi::request::{scope, Request};
+use mpi::request::scope;
 use mpi::traits::*;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// Where a rank keeps its local C while the panels are multiplied.
@@ -49,7 +51,7 @@ pub enum CPlacement {
 }
 
 /// Options of [`gemm`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SummaOptions {
     /// Target panel width along k (whole k-blocks are grouped up to it). Default: see
@@ -63,6 +65,25 @@ pub struct SummaOptions {
     /// Post the next panel's broadcasts before multiplying the current one (default on; off
     /// only to measure what the overlap is worth).
     pub no_overlap: bool,
+    /// How many panels ahead of the one being multiplied are in flight (at least 1 with
+    /// overlap; each costs one panel buffer per operand). Default 2: a panel owned by one
+    /// process and the next, owned by another, travel in both directions at once.
+    pub lookahead: usize,
+    /// The transport of the panel broadcasts (default: chunked point-to-point chain).
+    pub transport: Transport,
+}
+
+impl Default for SummaOptions {
+    fn default() -> Self {
+        SummaOptions {
+            panel_width: None,
+            k_block: None,
+            c_placement: CPlacement::Auto,
+            no_overlap: false,
+            lookahead: 2,
+            transport: Transport::default(),
+        }
+    }
 }
 
 impl SummaOptions {
@@ -80,6 +101,14 @@ impl SummaOptions {
     }
     pub fn no_overlap(mut self, off: bool) -> Self {
         self.no_overlap = off;
+        self
+    }
+    pub fn lookahead(mut self, panels: usize) -> Self {
+        self.lookahead = panels;
+        self
+    }
+    pub fn transport(mut self, t: Transport) -> Self {
+        self.transport = t;
         self
     }
 }
@@ -217,20 +246,20 @@ pub(crate) fn agree(grid: &ProcessGrid, local: Result<()>) -> Result<()> {
     Ok(())
 }
 
-/// Host buffers for the panels in flight (two per operand) and for joining a B panel, kept
-/// between calls by [`gemm_sub_in`].
+/// Host buffers for the panels in flight (one per operand and panel of the look-ahead, plus
+/// the one being multiplied) and for joining a B panel, kept between calls by [`gemm_sub_in`].
 #[derive(Debug)]
 pub struct Workspace<T> {
-    a: [Vec<T>; 2],
-    b: [Vec<T>; 2],
+    a: Vec<Vec<T>>,
+    b: Vec<Vec<T>>,
     join: Vec<T>,
 }
 
 impl<T: Scalar> Default for Workspace<T> {
     fn default() -> Self {
         Workspace {
-            a: [Vec::new(), Vec::new()],
-            b: [Vec::new(), Vec::new()],
+            a: Vec::new(),
+            b: Vec::new(),
             join: Vec::new(),
         }
     }
@@ -273,12 +302,14 @@ impl<T: Scalar> Workspace<T> {
         Ok(())
     }
 
-    fn reserve(&mut self, rt: &Runtime, a_len: usize, b_len: usize) -> Result<()> {
-        for v in &mut self.a {
-            Self::grow(rt, v, a_len)?;
-        }
-        for v in &mut self.b {
-            Self::grow(rt, v, b_len)?;
+    fn reserve(&mut self, rt: &Runtime, slots: usize, a_len: usize, b_len: usize) -> Result<()> {
+        for (bufs, len) in [(&mut self.a, a_len), (&mut self.b, b_len)] {
+            if bufs.len() < slots {
+                bufs.resize_with(slots, Vec::new);
+            }
+            for v in bufs.iter_mut().take(slots) {
+                Self::grow(rt, v, len)?;
+            }
         }
         Ok(())
     }
@@ -287,6 +318,8 @@ impl<T: Scalar> Workspace<T> {
 /// Where one k-block of the A and B panels comes from.
 #[derive(Debug, Clone, Copy)]
 struct KBlock {
+    /// Its place among the call's k-blocks (the tag of its messages).
+    seq: usize,
     /// Offset along k and length.
     k: usize,
     len: usize,
@@ -520,6 +553,7 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
     while kk < k {
         let len = (kb - (k0 + kk) % kb).min(k - kk);
         blocks.push(KBlock {
+            seq: blocks.len(),
             k: kk,
             len,
             a_owner: a_src.k_axis.owner(a_src.k0 + kk),
@@ -562,17 +596,23 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
     };
     report.c_on_device = c_dev.is_some();
 
-    // Two buffers per operand: panel p + 1 arrives while panel p is multiplied. A panel is
-    // m_loc x w (column-major, each k-block's columns contiguous); a B panel is its k-blocks one
-    // after the other, each len x n_loc column-major, so that every k-block of either operand is
-    // contiguous and travels in one broadcast, and packing copies whole column segments. An
-    // operand whose broadcast group is this process alone (A on a grid of one column, B on a
-    // grid of one row) is read in place, with no copy.
+    // A ring of buffers per operand: panels p + 1 ..= p + lookahead arrive while panel p is
+    // multiplied. An A panel is m_loc x w (column-major, each k-block's columns contiguous); a
+    // B panel is its k-blocks one after the other, each len x n_loc column-major, so that every
+    // k-block of either operand is contiguous and travels in one broadcast, and packing copies
+    // whole column segments. An operand whose broadcast group is this process alone (A on a
+    // grid of one column, B on a grid of one row) is read in place, with no copy.
     let a_local = npcol == 1;
     let b_local = nprow == 1;
+    let depth = if opts.no_overlap {
+        0
+    } else {
+        opts.lookahead.max(1)
+    };
+    let slots = (depth + 1).min(panels.len());
     let a_len = if a_local { 0 } else { m_loc * max_w };
     let b_len = if b_local { 0 } else { n_loc * max_w };
-    ws.reserve(rt, a_len, b_len)?;
+    ws.reserve(rt, slots, a_len, b_len)?;
     // A panel of several k-blocks of B is joined into one w x n_loc matrix before its product.
     let several = panels.iter().any(|p| p.len() > 1);
     let join_len = if b_local || !several {
@@ -581,21 +621,12 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
         n_loc * max_w
     };
     Workspace::grow(rt, &mut ws.join, join_len)?;
-    let Workspace {
-        a: a_bufs,
-        b: b_bufs,
-        join: b_join,
-    } = ws;
+    let b_join = &mut ws.join;
+    // The ring as raw parts: a slot is lent to the broadcasts of one panel (mutably) and then
+    // to that panel's product (shared) while other slots are lent to later panels, which the
+    // borrow checker cannot see through one scope of requests. `Ring` keeps the rule.
+    let ring = Ring::new(&mut ws.a[..slots], &mut ws.b[..slots], a_len, b_len);
 
-    let mut beta_now = beta;
-    let (mut a_cur, mut a_next) = {
-        let (x, y) = a_bufs.split_at_mut(1);
-        (&mut x[0], &mut y[0])
-    };
-    let (mut b_cur, mut b_next) = {
-        let (x, y) = b_bufs.split_at_mut(1);
-        (&mut x[0], &mut y[0])
-    };
     let ctx = PostContext {
         grid,
         a_src: &a_src,
@@ -604,103 +635,168 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
         n_loc,
         a_local,
         b_local,
+        transport: opts.transport,
     };
-    // Panel 0 arrives before anything can be computed.
-    let t_w = Instant::now();
-    scope(|sc| {
-        for r in post_panel(&ctx, sc, a_cur, b_cur, &panels[0]) {
-            r.wait();
-        }
-    });
-    report.wait_seconds += t_w.elapsed().as_secs_f64();
-    for p in 0..panels.len() {
-        let panel = &panels[p];
-        let w: usize = panel.iter().map(|b| b.len).sum();
-        let overlap = !opts.no_overlap && p + 1 < panels.len();
-        let first = panel[0];
-        // This panel's operands: views of the local arrays, of the received buffers, or of
-        // the joined B panel.
-        let (a_data, a_ld) = if a_local {
-            let l0 = a_src.k_axis.local_index(a_src.k0 + first.k) - a_src.k_base;
-            (&a_src.local[a_src.mn_start + l0 * a_src.ld..], a_src.ld)
-        } else {
-            (&a_cur[..m_loc * w], m_loc.max(1))
-        };
-        let (b_data, b_ld): (&[T], usize) = if b_local {
-            let l0 = b_src.k_axis.local_index(b_src.k0 + first.k) - b_src.k_base;
-            (&b_src.local[l0 + b_src.mn_start * b_src.ld..], b_src.ld)
-        } else if panel.len() == 1 {
-            (&b_cur[..n_loc * w], w.max(1))
-        } else {
-            join_b(&b_cur[..n_loc * w], panel, n_loc, w, b_join);
-            (&b_join[..n_loc * w], w.max(1))
-        };
-        let c_host = &mut *c_local;
-        let c_dev_now = c_dev.as_mut();
-        let (a_next_now, b_next_now) = (&mut *a_next, &mut *b_next);
-        let t_c = Instant::now();
-        let (res, waited) = std::thread::scope(|ts| {
-            let job = ts.spawn(move || -> Result<()> {
-                let av = MatRef::new(a_data, m_loc, w, a_ld)?;
-                let bv = MatRef::new(b_data, w, n_loc, b_ld)?;
-                match c_dev_now {
-                    Some(d) => rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, d)?,
-                    None => {
-                        let cv = MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?;
-                        rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, cv)?
-                    }
-                };
-                Ok(())
-            });
-            // While the runtime computes: pack and post the next panel, and test the
-            // broadcasts (MPI moves data only inside its calls unless it has a progress
-            // thread).
-            let mut waited = 0.0;
-            scope(|sc| {
-                let mut pending = if overlap {
-                    post_panel(&ctx, sc, a_next_now, b_next_now, &panels[p + 1])
-                } else {
-                    Vec::new()
-                };
-                while !job.is_finished() {
-                    pending = pending.into_iter().filter_map(|r| r.test().err()).collect();
-                    let nap = if pending.is_empty() { 200 } else { 20 };
-                    std::thread::sleep(Duration::from_micros(nap));
-                }
-                let t_w = Instant::now();
-                for r in pending {
-                    r.wait();
-                }
-                waited = t_w.elapsed().as_secs_f64();
-            });
-            let res = job
-                .join()
-                .unwrap_or_else(|_| Err(DistError::Grid("local GEMM thread panicked".into())));
-            (res, waited)
-        });
-        report.compute_seconds += t_c.elapsed().as_secs_f64() - waited;
-        report.wait_seconds += waited;
-        res?;
-        beta_now = T::from_f64(1.0);
-        if p + 1 < panels.len() {
-            if !overlap {
-                let t_w = Instant::now();
-                scope(|sc| {
-                    for r in post_panel(&ctx, sc, a_next, b_next, &panels[p + 1]) {
-                        r.wait();
-                    }
-                });
-                report.wait_seconds += t_w.elapsed().as_secs_f64();
+    let mut beta_now = beta;
+    let mut c_host = Some(c_local);
+    let outcome = scope(|sc| -> Result<()> {
+        let mut inflight: VecDeque<Vec<PanelBroadcast<'_, '_, T, _>>> = VecDeque::new();
+        let mut posted = 0;
+        let mut outcome = Ok(());
+        for p in 0..panels.len() {
+            let panel = &panels[p];
+            if posted == p {
+                // SAFETY: slot p % slots is free: the product of the panel that used it last
+                // (p - slots) has finished, and its broadcasts completed before that product.
+                let (a_buf, b_buf) = unsafe { ring.lend_mut(p % slots) };
+                inflight.push_back(post_panel(&ctx, sc, a_buf, b_buf, panel));
+                posted += 1;
             }
-            std::mem::swap(&mut a_cur, &mut a_next);
-            std::mem::swap(&mut b_cur, &mut b_next);
+            let t_w = Instant::now();
+            for bc in inflight.pop_front().unwrap_or_default() {
+                bc.wait();
+            }
+            report.wait_seconds += t_w.elapsed().as_secs_f64();
+            let w: usize = panel.iter().map(|b| b.len).sum();
+            let first = panel[0];
+            // SAFETY: panel p's broadcasts have completed and its slot is lent to no other
+            // panel until this product has finished (later panels take other slots).
+            let (a_slot, b_slot) = unsafe { ring.lend(p % slots) };
+            // This panel's operands: views of the local arrays, of the received buffers, or of
+            // the joined B panel.
+            let (a_data, a_ld) = if a_local {
+                let l0 = a_src.k_axis.local_index(a_src.k0 + first.k) - a_src.k_base;
+                (&a_src.local[a_src.mn_start + l0 * a_src.ld..], a_src.ld)
+            } else {
+                (&a_slot[..m_loc * w], m_loc.max(1))
+            };
+            let (b_data, b_ld): (&[T], usize) = if b_local {
+                let l0 = b_src.k_axis.local_index(b_src.k0 + first.k) - b_src.k_base;
+                (&b_src.local[l0 + b_src.mn_start * b_src.ld..], b_src.ld)
+            } else if panel.len() == 1 {
+                (&b_slot[..n_loc * w], w.max(1))
+            } else {
+                join_b(&b_slot[..n_loc * w], panel, n_loc, w, b_join);
+                (&b_join[..n_loc * w], w.max(1))
+            };
+            let c_host_now = c_host.as_deref_mut();
+            let c_dev_now = c_dev.as_mut();
+            let t_c = Instant::now();
+            let res = std::thread::scope(|ts| {
+                let job = ts.spawn(move || -> Result<()> {
+                    let av = MatRef::new(a_data, m_loc, w, a_ld)?;
+                    let bv = MatRef::new(b_data, w, n_loc, b_ld)?;
+                    match (c_dev_now, c_host_now) {
+                        (Some(d), _) => rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, d)?,
+                        (None, Some(c_host)) => {
+                            let cv = MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?;
+                            rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, cv)?
+                        }
+                        (None, None) => return Err(DistError::Grid("local C lent twice".into())),
+                    };
+                    Ok(())
+                });
+                // While the runtime computes: pack and post the panels of the look-ahead, and
+                // move the broadcasts along (MPI moves data only inside its calls unless it
+                // has a progress thread).
+                while posted < panels.len() && posted <= p + depth {
+                    // SAFETY: slot posted % slots was last used by panel posted - slots <= p -
+                    // 1, whose product has finished; panel p's product uses slot p % slots,
+                    // a different one since posted - p <= depth < slots.
+                    let (a_buf, b_buf) = unsafe { ring.lend_mut(posted % slots) };
+                    inflight.push_back(post_panel(&ctx, sc, a_buf, b_buf, &panels[posted]));
+                    posted += 1;
+                }
+                while !job.is_finished() {
+                    let mut busy = false;
+                    for panel in inflight.iter_mut() {
+                        for bc in panel.iter_mut() {
+                            busy |= !bc.progress();
+                        }
+                    }
+                    if busy {
+                        std::thread::yield_now();
+                    } else {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                }
+                job.join()
+                    .unwrap_or_else(|_| Err(DistError::Grid("local GEMM thread panicked".into())))
+            });
+            report.compute_seconds += t_c.elapsed().as_secs_f64();
+            if let Err(e) = res {
+                outcome = Err(e);
+                break;
+            }
+            beta_now = T::from_f64(1.0);
         }
-    }
-    if let Some(d) = &c_dev {
-        rt.download(d, MatMut::new(c_local, m_loc, n_loc, c_ld.max(1))?)?;
+        // Broadcasts still in flight (after an error) complete before their buffers go.
+        for panel in inflight {
+            for bc in panel {
+                bc.wait();
+            }
+        }
+        outcome
+    });
+    outcome?;
+    if let (Some(d), Some(c_host)) = (&c_dev, c_host) {
+        rt.download(d, MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?)?;
     }
     report.seconds = t0.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The panel buffers of one call as raw parts, lent out slot by slot.
+struct Ring<T> {
+    a: Vec<*mut T>,
+    b: Vec<*mut T>,
+    a_len: usize,
+    b_len: usize,
+}
+
+impl<T> Ring<T> {
+    /// Takes the first `a_len` / `b_len` elements of each buffer (each at least that long).
+    fn new(a: &mut [Vec<T>], b: &mut [Vec<T>], a_len: usize, b_len: usize) -> Self {
+        debug_assert!(a.iter().all(|v| v.len() >= a_len) && b.iter().all(|v| v.len() >= b_len));
+        Ring {
+            a: a.iter_mut().map(|v| v.as_mut_ptr()).collect(),
+            b: b.iter_mut().map(|v| v.as_mut_ptr()).collect(),
+            a_len,
+            b_len,
+        }
+    }
+
+    /// Slot `s` of both operands, to be written (received into, packed).
+    ///
+    /// # Safety
+    /// - No other reference into slot `s` is alive while the returned ones are.
+    /// - The buffers given to [`Ring::new`] outlive `'r` and are not touched otherwise.
+    unsafe fn lend_mut<'r>(&self, s: usize) -> (&'r mut [T], &'r mut [T]) {
+        // SAFETY: each pointer is the start of a live buffer of at least that many elements
+        // (Ring::new), and the caller guarantees exclusive use of the slot.
+        unsafe {
+            (
+                std::slice::from_raw_parts_mut(self.a[s], self.a_len),
+                std::slice::from_raw_parts_mut(self.b[s], self.b_len),
+            )
+        }
+    }
+
+    /// Slot `s` of both operands, to be read.
+    ///
+    /// # Safety
+    /// - No mutable reference into slot `s` is alive while the returned ones are (its
+    ///   broadcasts have completed).
+    /// - The buffers given to [`Ring::new`] outlive `'r` and are not touched otherwise.
+    unsafe fn lend<'r>(&self, s: usize) -> (&'r [T], &'r [T]) {
+        // SAFETY: as in `lend_mut`, shared this time.
+        unsafe {
+            (
+                std::slice::from_raw_parts(self.a[s], self.a_len),
+                std::slice::from_raw_parts(self.b[s], self.b_len),
+            )
+        }
+    }
 }
 
 /// The leading dimension of a redistributed B (k rows dealt over process rows): its local rows.
@@ -718,30 +814,38 @@ struct PostContext<'g, 's, T> {
     /// The operand is read in place (its broadcast group is this process alone).
     a_local: bool,
     b_local: bool,
+    transport: Transport,
 }
 
 /// Cuts the panel buffers into one chunk per k-block, packs the chunks this process owns, and
 /// posts their broadcasts: A along my process row from its owning column, B along my process
 /// column from its owning row.
-fn post_panel<'a, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
-    ctx: &PostContext<'_, '_, T>,
+fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
+    ctx: &PostContext<'g, '_, T>,
     sc: S,
     a_panel: &'a mut [T],
     b_panel: &'a mut [T],
     panel: &[KBlock],
-) -> Vec<Request<'a, [T], S>> {
+) -> Vec<PanelBroadcast<'a, 'g, T, S>> {
     let (grid, me) = (ctx.grid, (ctx.grid.myrow(), ctx.grid.mycol()));
     let (mut ra, mut rb) = (a_panel, b_panel);
-    let mut reqs = Vec::with_capacity(2 * panel.len());
+    let mut out = Vec::with_capacity(2 * panel.len());
     for blk in panel {
+        let tag = block_tag(blk.seq);
         if !ctx.a_local {
             let (ca, rest) = std::mem::take(&mut ra).split_at_mut(ctx.m_loc * blk.len);
             ra = rest;
             if blk.a_owner == me.1 {
                 pack_a(ctx.a_src, blk, ctx.m_loc, ca);
             }
-            let root = grid.row_comm().process_at_rank(blk.a_owner as i32);
-            reqs.push(root.immediate_broadcast_into(sc, ca));
+            out.push(PanelBroadcast::post(
+                grid.row_comm(),
+                blk.a_owner,
+                ca,
+                ctx.transport,
+                tag,
+                sc,
+            ));
         }
         if !ctx.b_local {
             let (cb, rest) = std::mem::take(&mut rb).split_at_mut(ctx.n_loc * blk.len);
@@ -749,11 +853,17 @@ fn post_panel<'a, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
             if blk.b_owner == me.0 {
                 pack_b(ctx.b_src, blk, ctx.n_loc, cb);
             }
-            let root = grid.col_comm().process_at_rank(blk.b_owner as i32);
-            reqs.push(root.immediate_broadcast_into(sc, cb));
+            out.push(PanelBroadcast::post(
+                grid.col_comm(),
+                blk.b_owner,
+                cb,
+                ctx.transport,
+                tag,
+                sc,
+            ));
         }
     }
-    reqs
+    out
 }
 
 /// The owner copies its columns of the k-block of A into the panel (m_loc x len).
