@@ -31,6 +31,7 @@ pub mod error;
 pub mod grid;
 pub mod matrix;
 pub mod network;
+pub mod project;
 mod redistribute;
 pub mod scalapack;
 pub mod summa;

@@ -7,6 +7,9 @@
 //!   mpirun -np 2 hetblas-mpi bcast [--mib 256,1024] [--transports ibcast,chain:64] [--nap-us N]
 //!                                                           panel broadcast bandwidth
 //!
+//!   hetblas-mpi project --profile FILE [options]              simulated scaling table (no MPI;
+//!                                                           see `project.rs`)
+//!
 //! `HETBLAS_MPI_TRACE=1` makes `check` name each case before it runs (to find one that hangs).
 
 use hetblas::{Runtime, Scalar, Trans};
@@ -18,9 +21,21 @@ use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use std::process::ExitCode;
+
+mod project;
 use std::time::Instant;
 
 fn main() -> ExitCode {
+    // The projection is a computation on models: no MPI.
+    if std::env::args().nth(1).as_deref() == Some("project") {
+        return match project::run(&std::env::args().skip(2).collect::<Vec<_>>()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("hetblas-mpi project: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let Some((universe, _)) = mpi::initialize_with_threading(mpi::Threading::Funneled) else {
         eprintln!("MPI was already initialised");
         return ExitCode::FAILURE;
