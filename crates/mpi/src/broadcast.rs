@@ -68,6 +68,11 @@ pub(crate) fn block_tag(seq: usize) -> i32 {
     (seq % 32_000) as i32
 }
 
+/// How the root fills its buffer: `fill(start, out)` writes elements `start..start + out.len()`
+/// (packing them from the local matrix), one chunk at a time, so that the first chunks travel
+/// while the next are packed.
+pub(crate) type Fill<'f, T> = &'f dyn Fn(usize, &mut [T]);
+
 /// One k-block's broadcast in progress on this process.
 pub(crate) struct PanelBroadcast<'a, 'c, T, S: Scope<'a>> {
     comm: &'c SimpleCommunicator,
@@ -83,7 +88,10 @@ pub(crate) struct PanelBroadcast<'a, 'c, T, S: Scope<'a>> {
 
 impl<'a, 'c, T: Equivalence, S: Scope<'a> + Copy> PanelBroadcast<'a, 'c, T, S> {
     /// Posts the broadcast of `buf` from `root` (a rank of `comm`) to every process of
-    /// `comm`. On the root `buf` holds the data already.
+    /// `comm`. The root fills `buf` through `fill` (given on the root only; a root without it
+    /// sends `buf` as it is); `tick` is called between chunks, to move other broadcasts along
+    /// while this one is packed.
+    #[allow(clippy::too_many_arguments)] // the broadcast's parameters and the two callbacks
     pub(crate) fn post(
         comm: &'c SimpleCommunicator,
         root: usize,
@@ -91,6 +99,8 @@ impl<'a, 'c, T: Equivalence, S: Scope<'a> + Copy> PanelBroadcast<'a, 'c, T, S> {
         transport: Transport,
         tag: i32,
         scope: S,
+        fill: Option<Fill<'_, T>>,
+        tick: &mut dyn FnMut(),
     ) -> Self {
         let mut me = PanelBroadcast {
             comm,
@@ -102,20 +112,26 @@ impl<'a, 'c, T: Equivalence, S: Scope<'a> + Copy> PanelBroadcast<'a, 'c, T, S> {
             scope,
         };
         let p = comm.size() as usize;
-        if p < 2 {
-            return me;
-        }
         let chunk_bytes = match transport {
-            Transport::Ibcast => {
-                let root = comm.process_at_rank(root as i32);
-                me.collective = Some(root.immediate_broadcast_into(scope, buf));
-                return me;
-            }
+            Transport::Ibcast => DEFAULT_CHUNK_BYTES,
             Transport::Chain { chunk_bytes } => chunk_bytes,
         };
         // Elements per chunk; MPI counts are i32.
         let size = std::mem::size_of::<T>().max(1);
         let chunk = (chunk_bytes / size).clamp(1, i32::MAX as usize);
+        if p < 2 || transport == Transport::Ibcast {
+            if let Some(fill) = fill {
+                for (i, c) in buf.chunks_mut(chunk).enumerate() {
+                    fill(i * chunk, c);
+                    tick();
+                }
+            }
+            if p >= 2 {
+                let root = comm.process_at_rank(root as i32);
+                me.collective = Some(root.immediate_broadcast_into(scope, buf));
+            }
+            return me;
+        }
         // My place in the chain root, root + 1, ... (ranks of the group, wrapping).
         let me_rank = comm.rank() as usize;
         let pos = (me_rank + p - root) % p;
@@ -123,10 +139,15 @@ impl<'a, 'c, T: Equivalence, S: Scope<'a> + Copy> PanelBroadcast<'a, 'c, T, S> {
             me.next = Some(((me_rank + 1) % p) as i32);
         }
         if pos == 0 {
-            let data: &'a [T] = buf;
             let next = comm.process_at_rank(me.next.unwrap_or(0));
-            for c in data.chunks(chunk) {
+            for (i, c) in buf.chunks_mut(chunk).enumerate() {
+                if let Some(fill) = fill {
+                    fill(i * chunk, c);
+                }
+                let c: &'a [T] = c;
                 me.sends.push(next.immediate_send_with_tag(scope, c, tag));
+                me.progress();
+                tick();
             }
         } else {
             let prev = comm.process_at_rank(((me_rank + p - 1) % p) as i32);
@@ -208,7 +229,7 @@ pub fn broadcast<T: Equivalence>(
     nap: Option<std::time::Duration>,
 ) {
     mpi::request::scope(|sc| {
-        let mut bc = PanelBroadcast::post(comm, root, buf, transport, 0, sc);
+        let mut bc = PanelBroadcast::post(comm, root, buf, transport, 0, sc, None, &mut || {});
         while !bc.progress() {
             match nap {
                 Some(d) => std::thread::sleep(d),

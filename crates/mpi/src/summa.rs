@@ -23,7 +23,7 @@
 //! GPUs' speed. For very skinny shapes (k much larger than m and n) a k-split with a reduction
 //! of C would move less data: that is the natural next step, not done here.
 
-use crate::broadcast::{block_tag, PanelBroadcast, Transport};
+use crate::broadcast::{block_tag, Fill, PanelBroadcast, Transport};
 use crate::desc::Axis;
 use crate::error::{DistError, Result};
 use crate::grid::ProcessGrid;
@@ -649,7 +649,10 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
                 // SAFETY: slot p % slots is free: the product of the panel that used it last
                 // (p - slots) has finished, and its broadcasts completed before that product.
                 let (a_buf, b_buf) = unsafe { ring.lend_mut(p % slots) };
-                inflight.push_back(post_panel(&ctx, sc, a_buf, b_buf, panel));
+                let new = post_panel(&ctx, sc, a_buf, b_buf, panel, &mut || {
+                    progress_all(&mut inflight);
+                });
+                inflight.push_back(new);
                 posted += 1;
             }
             let t_w = Instant::now();
@@ -704,17 +707,14 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
                     // 1, whose product has finished; panel p's product uses slot p % slots,
                     // a different one since posted - p <= depth < slots.
                     let (a_buf, b_buf) = unsafe { ring.lend_mut(posted % slots) };
-                    inflight.push_back(post_panel(&ctx, sc, a_buf, b_buf, &panels[posted]));
+                    let new = post_panel(&ctx, sc, a_buf, b_buf, &panels[posted], &mut || {
+                        progress_all(&mut inflight);
+                    });
+                    inflight.push_back(new);
                     posted += 1;
                 }
                 while !job.is_finished() {
-                    let mut busy = false;
-                    for panel in inflight.iter_mut() {
-                        for bc in panel.iter_mut() {
-                            busy |= !bc.progress();
-                        }
-                    }
-                    if busy {
+                    if !progress_all(&mut inflight) {
                         std::thread::yield_now();
                     } else {
                         std::thread::sleep(Duration::from_micros(200));
@@ -744,6 +744,19 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
     }
     report.seconds = t0.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Moves every broadcast in flight along; whether all are done.
+fn progress_all<'a, T: Equivalence, S: mpi::request::Scope<'a> + Copy>(
+    inflight: &mut VecDeque<Vec<PanelBroadcast<'a, '_, T, S>>>,
+) -> bool {
+    let mut done = true;
+    for panel in inflight.iter_mut() {
+        for bc in panel.iter_mut() {
+            done &= bc.progress();
+        }
+    }
+    done
 }
 
 /// The panel buffers of one call as raw parts, lent out slot by slot.
@@ -817,15 +830,17 @@ struct PostContext<'g, 's, T> {
     transport: Transport,
 }
 
-/// Cuts the panel buffers into one chunk per k-block, packs the chunks this process owns, and
-/// posts their broadcasts: A along my process row from its owning column, B along my process
-/// column from its owning row.
+/// Cuts the panel buffers into one chunk per k-block and posts their broadcasts: A along my
+/// process row from its owning column, B along my process column from its owning row. The
+/// owner packs its k-block chunk by chunk as the broadcast sends it; `tick` moves the
+/// broadcasts already in flight along meanwhile.
 fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
     ctx: &PostContext<'g, '_, T>,
     sc: S,
     a_panel: &'a mut [T],
     b_panel: &'a mut [T],
     panel: &[KBlock],
+    tick: &mut dyn FnMut(),
 ) -> Vec<PanelBroadcast<'a, 'g, T, S>> {
     let (grid, me) = (ctx.grid, (ctx.grid.myrow(), ctx.grid.mycol()));
     let (mut ra, mut rb) = (a_panel, b_panel);
@@ -835,9 +850,16 @@ fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
         if !ctx.a_local {
             let (ca, rest) = std::mem::take(&mut ra).split_at_mut(ctx.m_loc * blk.len);
             ra = rest;
-            if blk.a_owner == me.1 {
-                pack_a(ctx.a_src, blk, ctx.m_loc, ca);
-            }
+            // The panel is m_loc x len: column c is my rows of local column l0 + c.
+            let (src, h) = (ctx.a_src, ctx.m_loc);
+            let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
+            let fill = |start: usize, out: &mut [T]| {
+                pack_range(start, out, h, |c| {
+                    let from = src.mn_start + (l0 + c) * src.ld;
+                    &src.local[from..from + h]
+                })
+            };
+            let mine = blk.a_owner == me.1;
             out.push(PanelBroadcast::post(
                 grid.row_comm(),
                 blk.a_owner,
@@ -845,14 +867,23 @@ fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
                 ctx.transport,
                 tag,
                 sc,
+                mine.then_some(&fill as Fill<'_, T>),
+                tick,
             ));
         }
         if !ctx.b_local {
             let (cb, rest) = std::mem::take(&mut rb).split_at_mut(ctx.n_loc * blk.len);
             rb = rest;
-            if blk.b_owner == me.0 {
-                pack_b(ctx.b_src, blk, ctx.n_loc, cb);
-            }
+            // The chunk is len x n_loc: column j is rows l0.. of my local column j.
+            let (src, h) = (ctx.b_src, blk.len);
+            let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
+            let fill = |start: usize, out: &mut [T]| {
+                pack_range(start, out, h, |j| {
+                    let from = l0 + (src.mn_start + j) * src.ld;
+                    &src.local[from..from + h]
+                })
+            };
+            let mine = blk.b_owner == me.0;
             out.push(PanelBroadcast::post(
                 grid.col_comm(),
                 blk.b_owner,
@@ -860,27 +891,29 @@ fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
                 ctx.transport,
                 tag,
                 sc,
+                mine.then_some(&fill as Fill<'_, T>),
+                tick,
             ));
         }
     }
     out
 }
 
-/// The owner copies its columns of the k-block of A into the panel (m_loc x len).
-fn pack_a<T: Copy>(src: &PanelSource<'_, T>, blk: &KBlock, m_loc: usize, out: &mut [T]) {
-    let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
-    for c in 0..blk.len {
-        let from = src.mn_start + (l0 + c) * src.ld;
-        out[c * m_loc..(c + 1) * m_loc].copy_from_slice(&src.local[from..from + m_loc]);
-    }
-}
-
-/// The owner copies its rows of the k-block of B into the panel chunk (len x n_loc).
-fn pack_b<T: Copy>(src: &PanelSource<'_, T>, blk: &KBlock, n_loc: usize, out: &mut [T]) {
-    let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
-    for j in 0..n_loc {
-        let from = l0 + (src.mn_start + j) * src.ld;
-        out[j * blk.len..(j + 1) * blk.len].copy_from_slice(&src.local[from..from + blk.len]);
+/// Copies elements `start..start + out.len()` of a column-major panel whose columns have
+/// height `h`, column `c` being `col(c)`.
+fn pack_range<'s, T: Copy + 's>(
+    start: usize,
+    out: &mut [T],
+    h: usize,
+    col: impl Fn(usize) -> &'s [T],
+) {
+    let mut done = 0;
+    while done < out.len() {
+        let at = start + done;
+        let (c, r) = (at / h, at % h);
+        let n = (h - r).min(out.len() - done);
+        out[done..done + n].copy_from_slice(&col(c)[r..r + n]);
+        done += n;
     }
 }
 
