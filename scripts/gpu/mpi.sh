@@ -8,7 +8,8 @@
 #     --grids LIST       process grids (default Rx1: C split by rows and B broadcast; 1xR is
 #                        the same traffic with A broadcast)
 #     --variants LIST    SUMMA variants to compare, each TRANSPORT/LOOKAHEAD/PANEL[/MCA]:
-#                        TRANSPORT ibcast or chain:MIB (point-to-point chunks of MIB), LOOKAHEAD
+#                        TRANSPORT ibcast, chain:MIB (point-to-point chunks of MIB) or shared
+#                        (an MPI-3 shared-memory window: no copy between ranks), LOOKAHEAD
 #                        panels in flight, PANEL the panel width, MCA one of the Open MPI
 #                        settings below (default: none given, Open MPI's defaults)
 #     --reps R           timed repetitions after a warm-up (default 3)
@@ -31,9 +32,10 @@
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
 RANKS=2 SIZE=32768 GRIDS="" REPS=3 PROBE=1
-# The old schedule (Ibcast, one panel ahead) first, then the chunked chain with deeper
-# look-ahead and smaller panels, then the chain under each MCA set.
-VARIANTS=ibcast/1/8192,chain:64/1/8192,chain:64/2/4096,chain:64/3/4096,chain:64/4/2048,chain:16/2/4096,chain:64/2/4096/cma,chain:64/2/4096/frag
+# The old schedule (Ibcast, one panel ahead) first, then the shared window (no copy between
+# ranks) and the chunked chain with deeper look-ahead and smaller panels, and the chain under
+# two MCA sets.
+VARIANTS=ibcast/1/8192,shared/2/4096,chain:64/2/4096,shared/2/8192,shared/3/2048,chain:64/4/2048,chain:64/2/4096/cma,chain:64/2/4096/frag,chain:16/2/4096
 DEBS="openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 libevent-core-2.1-7
  libevent-pthreads-2.1-7 libfabric1 libucx0 libpsm2-2 libpsm-infinipath1 libibverbs1
  ibverbs-providers librdmacm1 libnl-3-200 libnl-route-3-200 libmunge2 libnuma1 libatomic1"
@@ -97,27 +99,30 @@ HETBLAS_CUDA_DEVICES=0 use_profile cuda1
 # Each rank takes the GPU of its local rank; the environment that is set travels.
 pass=()
 for v in HETBLAS_PROFILE LD_LIBRARY_PATH PATH OPAL_PREFIX; do [[ -n ${!v:-} ]] && pass+=(-x "$v"); done
-if ((PROBE)); then
-    echo "== broadcast bandwidth between $RANKS ranks (1 GiB and 4 GiB, GB/s), per MCA set"
-    for set in "" cma none frag; do
-        # shellcheck disable=SC2046 # mca prints separate options
-        run --log "$OUT/bcast-${set:-default}.log" --grep "^bcast" \
-            "$MPIRUN" -np "$RANKS" --bind-to none $(mca "$set") "$MPI_BIN" bcast \
-            --mib 1024,4096 --transports ibcast,chain:64,chain:16 --reps 2
-    done
-fi
+# The shared window lives in Open MPI's backing files (/dev/shm, else the session directory):
+# a container's small /dev/shm would refuse it.
+df -h /dev/shm /tmp 2>/dev/null || true
 echo "== $RANKS ranks x 1 GPU, grids $GRIDS"
 for g in ${GRIDS//,/ }; do
     for v in ${VARIANTS//,/ }; do
         IFS=/ read -r tr la w set <<<"$v"
         # shellcheck disable=SC2016,SC2046 # expanded by each rank's shell; separate options
-        run --log "$OUT/mpi-$g-${tr/:/}-l$la-p$w-${set:-default}.log" --grep "^(bench|rep|warm|result)" \
+        run --limit 120 --log "$OUT/mpi-$g-${tr/:/}-l$la-p$w-${set:-default}.log" --grep "^(bench|rep|warm|result)" \
             "$MPIRUN" -np "$RANKS" --bind-to none $(mca "$set") "${pass[@]}" \
             bash -c 'HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
             "$MPI_BIN" bench --grid "$g" --size "$SIZE" --transport "$tr" --lookahead "$la" \
             --panel "$w" --reps "$REPS"
     done
 done
+if ((PROBE)); then
+    echo "== broadcast bandwidth between $RANKS ranks (1 GiB and 4 GiB, GB/s), per MCA set"
+    for set in "" cma none frag; do
+        # shellcheck disable=SC2046 # mca prints separate options
+        run --limit 120 --log "$OUT/bcast-${set:-default}.log" --grep "^bcast" \
+            "$MPIRUN" -np "$RANKS" --bind-to none $(mca "$set") "$MPI_BIN" bcast \
+            --mib 1024,4096 --transports ibcast,chain:64 --reps 1
+    done
+fi
 HETBLAS_PROFILE=$single
 ((DRY_RUN)) && finish
 {

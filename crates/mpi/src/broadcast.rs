@@ -24,6 +24,11 @@ pub enum Transport {
     Ibcast,
     /// Point-to-point messages of at most `chunk_bytes`, forwarded along a chain.
     Chain { chunk_bytes: usize },
+    /// No copy between processes of one node: panels in a shared-memory window
+    /// ([`crate::shared`]), read by every process of the group from the owner's segment.
+    /// Used for a group whose processes share a node when every panel is one k-block; the
+    /// other groups, and calls whose panels join several k-blocks, use the default chain.
+    Shared,
 }
 
 impl Default for Transport {
@@ -41,11 +46,12 @@ pub const DEFAULT_CHUNK_BYTES: usize = 64 << 20;
 impl std::str::FromStr for Transport {
     type Err = String;
 
-    /// `ibcast`, `chain` (64 MiB chunks) or `chain:MIB`.
+    /// `ibcast`, `chain` (64 MiB chunks), `chain:MIB` or `shared`.
     fn from_str(s: &str) -> Result<Self, String> {
         match s.split_once(':') {
             None if s == "ibcast" => Ok(Transport::Ibcast),
             None if s == "chain" => Ok(Transport::default()),
+            None if s == "shared" => Ok(Transport::Shared),
             Some(("chain", mib)) => match mib.parse::<usize>() {
                 Ok(m) if m > 0 => Ok(Transport::Chain {
                     chunk_bytes: m << 20,
@@ -63,9 +69,15 @@ impl std::str::FromStr for Transport {
 
 /// Tags of the chain's messages: one per k-block of a call, so that chunks of different
 /// k-blocks between the same two processes never match each other's receives (a process may
-/// forward one k-block while it sends its own next one). MPI guarantees tags up to 32767.
+/// forward one k-block while it sends its own next one). MPI guarantees tags up to 32767:
+/// the data and "ready" signals take 0..16000, the "done" signals 16000..32000.
 pub(crate) fn block_tag(seq: usize) -> i32 {
-    (seq % 32_000) as i32
+    (seq % 16_000) as i32
+}
+
+/// The tag of the signal a reader sends the owner when it no longer reads a shared k-block.
+pub(crate) fn done_tag(seq: usize) -> i32 {
+    16_000 + block_tag(seq)
 }
 
 /// How the root fills its buffer: `fill(start, out)` writes elements `start..start + out.len()`
@@ -83,6 +95,9 @@ pub(crate) struct PanelBroadcast<'a, 'c, T, S: Scope<'a>> {
     receives: VecDeque<Request<'a, [T], S>>,
     next: Option<i32>,
     sends: Vec<Request<'a, [T], S>>,
+    /// Shared windows: the owner's "ready" to every other process, or the one a reader waits
+    /// for (empty messages).
+    signals: Vec<Request<'a, [u8], S>>,
     scope: S,
 }
 
@@ -109,26 +124,44 @@ impl<'a, 'c, T: Equivalence, S: Scope<'a> + Copy> PanelBroadcast<'a, 'c, T, S> {
             receives: VecDeque::new(),
             next: None,
             sends: Vec::new(),
+            signals: Vec::new(),
             scope,
         };
         let p = comm.size() as usize;
         let chunk_bytes = match transport {
-            Transport::Ibcast => DEFAULT_CHUNK_BYTES,
+            Transport::Ibcast | Transport::Shared => DEFAULT_CHUNK_BYTES,
             Transport::Chain { chunk_bytes } => chunk_bytes,
         };
         // Elements per chunk; MPI counts are i32.
         let size = std::mem::size_of::<T>().max(1);
         let chunk = (chunk_bytes / size).clamp(1, i32::MAX as usize);
-        if p < 2 || transport == Transport::Ibcast {
+        if p < 2 || transport != (Transport::Chain { chunk_bytes }) {
             if let Some(fill) = fill {
                 for (i, c) in buf.chunks_mut(chunk).enumerate() {
                     fill(i * chunk, c);
                     tick();
                 }
             }
-            if p >= 2 {
-                let root = comm.process_at_rank(root as i32);
-                me.collective = Some(root.immediate_broadcast_into(scope, buf));
+            if p < 2 {
+                return me;
+            }
+            let root_p = comm.process_at_rank(root as i32);
+            if transport == Transport::Ibcast {
+                me.collective = Some(root_p.immediate_broadcast_into(scope, buf));
+            } else if comm.rank() as usize == root {
+                // Shared: `buf` is my slot in the window, visible to the others once synced
+                // (by the caller, before this) and signalled.
+                for r in (0..p).filter(|&r| r != root) {
+                    let to = comm.process_at_rank(r as i32);
+                    me.signals
+                        .push(to.immediate_send_with_tag(scope, &[] as &[u8], tag));
+                }
+            } else {
+                me.signals.push(root_p.immediate_receive_into_with_tag(
+                    scope,
+                    &mut [] as &mut [u8],
+                    tag,
+                ));
             }
             return me;
         }
@@ -179,6 +212,16 @@ impl<'a, 'c, T: Equivalence, S: Scope<'a> + Copy> PanelBroadcast<'a, 'c, T, S> {
             }
         }
         let mut i = 0;
+        while i < self.signals.len() {
+            let r = self.signals.swap_remove(i);
+            if let Err(r) = r.test() {
+                self.signals.push(r);
+                let last = self.signals.len() - 1;
+                self.signals.swap(i, last);
+                i += 1;
+            }
+        }
+        let mut i = 0;
         while i < self.sends.len() {
             let r = self.sends.swap_remove(i);
             match r.test() {
@@ -191,7 +234,7 @@ impl<'a, 'c, T: Equivalence, S: Scope<'a> + Copy> PanelBroadcast<'a, 'c, T, S> {
                 }
             }
         }
-        self.receives.is_empty() && self.sends.is_empty()
+        self.receives.is_empty() && self.sends.is_empty() && self.signals.is_empty()
     }
 
     /// Blocks until the broadcast is done on this process.
@@ -204,6 +247,9 @@ impl<'a, 'c, T: Equivalence, S: Scope<'a> + Copy> PanelBroadcast<'a, 'c, T, S> {
             self.forward(data);
         }
         for r in self.sends.drain(..) {
+            r.wait_without_status();
+        }
+        for r in self.signals.drain(..) {
             r.wait_without_status();
         }
     }

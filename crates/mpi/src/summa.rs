@@ -5,9 +5,13 @@
 //! every process row, and the process row owning the same k-block of B broadcasts it along every
 //! process column. Each rank then multiplies its rows of the A panel by its columns of the B
 //! panel into its local C with one call to its [`hetblas::Runtime`], which spreads that product
-//! over the rank's GPUs and CPU. The broadcasts of panel p + 1 are posted (non-blocking,
-//! `MPI_Ibcast`) before the product of panel p starts, and this thread keeps testing them while
-//! the runtime computes, so that MPI libraries without a progress thread still move the data.
+//! over the rank's GPUs and CPU. The broadcasts of panels p + 1 ..= p + L (the look-ahead,
+//! [`SummaOptions::lookahead`]) are in flight while panel p is multiplied: posted when the
+//! product starts, packed by their owners chunk by chunk as they are sent, and tested in a
+//! loop that yields the processor (never sleeps) while the runtime computes, so that MPI
+//! libraries without a progress thread still move the data. How a panel travels is the
+//! [`Transport`]: a chain of chunked point-to-point messages (default), `MPI_Ibcast`, or, for
+//! groups of one node, a shared-memory window read in place ([`crate::shared`]).
 //!
 //! Operands whose rows (A) or columns (B) are not distributed like C's, transposed operands among
 //! them, are first redistributed by one all-to-all ([`crate::redistribute`]); operands already
@@ -23,16 +27,18 @@
 //! GPUs' speed. For very skinny shapes (k much larger than m and n) a k-split with a reduction
 //! of C would move less data: that is the natural next step, not done here.
 
-use crate::broadcast::{block_tag, Fill, PanelBroadcast, Transport};
+use crate::broadcast::{block_tag, done_tag, Fill, PanelBroadcast, Transport};
 use crate::desc::Axis;
 use crate::error::{DistError, Result};
 use crate::grid::ProcessGrid;
 use crate::matrix::{check_view, DistMut, DistRef};
 use crate::redistribute::{redistribute, Stored, Target};
+use crate::shared::SharedPanels;
 use hetblas::{MatMut, MatRef, Runtime, Scalar, Trans};
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
 use mpi::request::scope;
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -253,6 +259,9 @@ pub struct Workspace<T> {
     a: Vec<Vec<T>>,
     b: Vec<Vec<T>>,
     join: Vec<T>,
+    /// The shared windows of [`Transport::Shared`] (A's row group, B's column group).
+    shared_a: Option<SharedPanels<T>>,
+    shared_b: Option<SharedPanels<T>>,
 }
 
 impl<T: Scalar> Default for Workspace<T> {
@@ -261,6 +270,8 @@ impl<T: Scalar> Default for Workspace<T> {
             a: Vec::new(),
             b: Vec::new(),
             join: Vec::new(),
+            shared_a: None,
+            shared_b: None,
         }
     }
 }
@@ -271,11 +282,18 @@ impl<T: Scalar> Workspace<T> {
     }
 
     /// Gives back what the runtime keeps for the buffers (page-locked registrations) and frees
-    /// them. Call it before dropping a workspace that was used.
+    /// them. Call it before dropping a workspace that was used; collective over the grid when
+    /// the calls used [`Transport::Shared`] (its windows are freed by every process).
     ///
     /// # Errors
     /// The backend's error when a registration cannot be undone.
     pub fn release(&mut self, rt: &Runtime) -> Result<()> {
+        for w in [self.shared_a.take(), self.shared_b.take()]
+            .into_iter()
+            .flatten()
+        {
+            w.free(rt)?;
+        }
         for v in self
             .a
             .iter_mut()
@@ -610,8 +628,31 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
         opts.lookahead.max(1)
     };
     let slots = (depth + 1).min(panels.len());
-    let a_len = if a_local { 0 } else { m_loc * max_w };
-    let b_len = if b_local { 0 } else { n_loc * max_w };
+    // Shared windows for the groups on one node, when every panel is one k-block (so that
+    // a panel is read where its owner packed it). Collective over each group.
+    let shared_ok = opts.transport == Transport::Shared && panels.iter().all(|p| p.len() == 1);
+    let a_shared = !a_local && shared_ok && SharedPanels::<T>::one_node(grid.row_comm());
+    let b_shared = !b_local && shared_ok && SharedPanels::<T>::one_node(grid.col_comm());
+    if a_shared {
+        let cached = ws.shared_a.take();
+        let w = SharedPanels::obtain(cached, rt, grid.row_comm(), slots, m_loc * max_w)?;
+        ws.shared_a = Some(w);
+    }
+    if b_shared {
+        let cached = ws.shared_b.take();
+        let w = SharedPanels::obtain(cached, rt, grid.col_comm(), slots, n_loc * max_w)?;
+        ws.shared_b = Some(w);
+    }
+    let a_len = if a_local || a_shared {
+        0
+    } else {
+        m_loc * max_w
+    };
+    let b_len = if b_local || b_shared {
+        0
+    } else {
+        n_loc * max_w
+    };
     ws.reserve(rt, slots, a_len, b_len)?;
     // A panel of several k-blocks of B is joined into one w x n_loc matrix before its product.
     let several = panels.iter().any(|p| p.len() > 1);
@@ -626,6 +667,10 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
     // to that panel's product (shared) while other slots are lent to later panels, which the
     // borrow checker cannot see through one scope of requests. `Ring` keeps the rule.
     let ring = Ring::new(&mut ws.a[..slots], &mut ws.b[..slots], a_len, b_len);
+    let (a_win, b_win) = (
+        ws.shared_a.as_ref().filter(|_| a_shared),
+        ws.shared_b.as_ref().filter(|_| b_shared),
+    );
 
     let ctx = PostContext {
         grid,
@@ -635,12 +680,18 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
         n_loc,
         a_local,
         b_local,
-        transport: opts.transport,
+        transport: match opts.transport {
+            Transport::Shared => Transport::default(),
+            t => t,
+        },
+        a_win,
+        b_win,
     };
     let mut beta_now = beta;
     let mut c_host = Some(c_local);
     let outcome = scope(|sc| -> Result<()> {
         let mut inflight: VecDeque<Vec<PanelBroadcast<'_, '_, T, _>>> = VecDeque::new();
+        let mut signals = Signals::new(slots);
         let mut posted = 0;
         let mut outcome = Ok(());
         for p in 0..panels.len() {
@@ -649,9 +700,18 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
                 // SAFETY: slot p % slots is free: the product of the panel that used it last
                 // (p - slots) has finished, and its broadcasts completed before that product.
                 let (a_buf, b_buf) = unsafe { ring.lend_mut(p % slots) };
-                let new = post_panel(&ctx, sc, a_buf, b_buf, panel, &mut || {
-                    progress_all(&mut inflight);
-                });
+                let new = post_panel(
+                    &ctx,
+                    sc,
+                    a_buf,
+                    b_buf,
+                    panel,
+                    p % slots,
+                    &mut signals,
+                    &mut || {
+                        progress_all(&mut inflight);
+                    },
+                );
                 inflight.push_back(new);
                 posted += 1;
             }
@@ -664,18 +724,36 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
             let first = panel[0];
             // SAFETY: panel p's broadcasts have completed and its slot is lent to no other
             // panel until this product has finished (later panels take other slots).
-            let (a_slot, b_slot) = unsafe { ring.lend(p % slots) };
+            let (mut a_slot, mut b_slot) = unsafe { ring.lend(p % slots) };
+            // Shared panels are read in their owner's segment, after its stores (the "ready"
+            // signal has arrived).
+            if let Some(win) = a_win {
+                win.sync();
+                let (ptr, len) = win.slot(first.a_owner, p % slots, m_loc * w);
+                // SAFETY: the owner packed this slot before signalling and rewrites it only
+                // after this process's "done" for this panel, sent after the product below.
+                a_slot = unsafe { std::slice::from_raw_parts(ptr, len) };
+            }
+            if let Some(win) = b_win {
+                win.sync();
+                let (ptr, len) = win.slot(first.b_owner, p % slots, n_loc * w);
+                // SAFETY: as for A.
+                b_slot = unsafe { std::slice::from_raw_parts(ptr, len) };
+            }
             // This panel's operands: views of the local arrays, of the received buffers, or of
             // the joined B panel.
             let (a_data, a_ld) = if a_local {
                 let l0 = a_src.k_axis.local_index(a_src.k0 + first.k) - a_src.k_base;
-                (&a_src.local[a_src.mn_start + l0 * a_src.ld..], a_src.ld)
+                // (Empty when this process has no rows of C: a redistributed A is empty then.)
+                let at = a_src.mn_start + l0 * a_src.ld;
+                (a_src.local.get(at..).unwrap_or(&[]), a_src.ld)
             } else {
                 (&a_slot[..m_loc * w], m_loc.max(1))
             };
             let (b_data, b_ld): (&[T], usize) = if b_local {
                 let l0 = b_src.k_axis.local_index(b_src.k0 + first.k) - b_src.k_base;
-                (&b_src.local[l0 + b_src.mn_start * b_src.ld..], b_src.ld)
+                let at = l0 + b_src.mn_start * b_src.ld;
+                (b_src.local.get(at..).unwrap_or(&[]), b_src.ld)
             } else if panel.len() == 1 {
                 (&b_slot[..n_loc * w], w.max(1))
             } else {
@@ -707,9 +785,18 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
                     // 1, whose product has finished; panel p's product uses slot p % slots,
                     // a different one since posted - p <= depth < slots.
                     let (a_buf, b_buf) = unsafe { ring.lend_mut(posted % slots) };
-                    let new = post_panel(&ctx, sc, a_buf, b_buf, &panels[posted], &mut || {
-                        progress_all(&mut inflight);
-                    });
+                    let new = post_panel(
+                        &ctx,
+                        sc,
+                        a_buf,
+                        b_buf,
+                        &panels[posted],
+                        posted % slots,
+                        &mut signals,
+                        &mut || {
+                            progress_all(&mut inflight);
+                        },
+                    );
                     inflight.push_back(new);
                     posted += 1;
                 }
@@ -729,6 +816,13 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
                 break;
             }
             beta_now = T::from_f64(1.0);
+            // The owners of shared panels may pack into this slot again.
+            if a_win.is_some() && first.a_owner != mycol {
+                signals.done(grid.row_comm(), first.a_owner, first.seq, sc);
+            }
+            if b_win.is_some() && first.b_owner != myrow {
+                signals.done(grid.col_comm(), first.b_owner, first.seq, sc);
+            }
         }
         // Broadcasts still in flight (after an error) complete before their buffers go.
         for panel in inflight {
@@ -736,6 +830,7 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
                 bc.wait();
             }
         }
+        signals.wait();
         outcome
     });
     outcome?;
@@ -827,19 +922,26 @@ struct PostContext<'g, 's, T> {
     /// The operand is read in place (its broadcast group is this process alone).
     a_local: bool,
     b_local: bool,
+    /// The transport of groups without a shared window.
     transport: Transport,
+    /// The shared windows of my row (A) and column (B) groups, when they are used.
+    a_win: Option<&'s SharedPanels<T>>,
+    b_win: Option<&'s SharedPanels<T>>,
 }
 
 /// Cuts the panel buffers into one chunk per k-block and posts their broadcasts: A along my
 /// process row from its owning column, B along my process column from its owning row. The
 /// owner packs its k-block chunk by chunk as the broadcast sends it; `tick` moves the
 /// broadcasts already in flight along meanwhile.
+#[allow(clippy::too_many_arguments)] // the panel, its buffers and slot, and the callbacks
 fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
     ctx: &PostContext<'g, '_, T>,
     sc: S,
     a_panel: &'a mut [T],
     b_panel: &'a mut [T],
     panel: &[KBlock],
+    slot: usize,
+    signals: &mut Signals<'a, S>,
     tick: &mut dyn FnMut(),
 ) -> Vec<PanelBroadcast<'a, 'g, T, S>> {
     let (grid, me) = (ctx.grid, (ctx.grid.myrow(), ctx.grid.mycol()));
@@ -848,7 +950,13 @@ fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
     for blk in panel {
         let tag = block_tag(blk.seq);
         if !ctx.a_local {
-            let (ca, rest) = std::mem::take(&mut ra).split_at_mut(ctx.m_loc * blk.len);
+            // (A shared panel has no buffer of its own here: it is in the window.)
+            let here = if ctx.a_win.is_some() {
+                0
+            } else {
+                ctx.m_loc * blk.len
+            };
+            let (ca, rest) = std::mem::take(&mut ra).split_at_mut(here);
             ra = rest;
             // The panel is m_loc x len: column c is my rows of local column l0 + c.
             let (src, h) = (ctx.a_src, ctx.m_loc);
@@ -860,19 +968,39 @@ fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
                 })
             };
             let mine = blk.a_owner == me.1;
-            out.push(PanelBroadcast::post(
-                grid.row_comm(),
-                blk.a_owner,
-                ca,
-                ctx.transport,
-                tag,
-                sc,
-                mine.then_some(&fill as Fill<'_, T>),
-                tick,
-            ));
+            out.push(match ctx.a_win {
+                Some(win) => post_shared(
+                    win,
+                    grid.row_comm(),
+                    blk,
+                    blk.a_owner,
+                    0,
+                    ctx.m_loc * blk.len,
+                    slot,
+                    signals,
+                    sc,
+                    &fill,
+                    tick,
+                ),
+                None => PanelBroadcast::post(
+                    grid.row_comm(),
+                    blk.a_owner,
+                    ca,
+                    ctx.transport,
+                    tag,
+                    sc,
+                    mine.then_some(&fill as Fill<'_, T>),
+                    tick,
+                ),
+            });
         }
         if !ctx.b_local {
-            let (cb, rest) = std::mem::take(&mut rb).split_at_mut(ctx.n_loc * blk.len);
+            let here = if ctx.b_win.is_some() {
+                0
+            } else {
+                ctx.n_loc * blk.len
+            };
+            let (cb, rest) = std::mem::take(&mut rb).split_at_mut(here);
             rb = rest;
             // The chunk is len x n_loc: column j is rows l0.. of my local column j.
             let (src, h) = (ctx.b_src, blk.len);
@@ -884,19 +1012,129 @@ fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
                 })
             };
             let mine = blk.b_owner == me.0;
-            out.push(PanelBroadcast::post(
-                grid.col_comm(),
-                blk.b_owner,
-                cb,
-                ctx.transport,
-                tag,
-                sc,
-                mine.then_some(&fill as Fill<'_, T>),
-                tick,
-            ));
+            out.push(match ctx.b_win {
+                Some(win) => post_shared(
+                    win,
+                    grid.col_comm(),
+                    blk,
+                    blk.b_owner,
+                    1,
+                    ctx.n_loc * blk.len,
+                    slot,
+                    signals,
+                    sc,
+                    &fill,
+                    tick,
+                ),
+                None => PanelBroadcast::post(
+                    grid.col_comm(),
+                    blk.b_owner,
+                    cb,
+                    ctx.transport,
+                    tag,
+                    sc,
+                    mine.then_some(&fill as Fill<'_, T>),
+                    tick,
+                ),
+            });
         }
     }
     out
+}
+
+/// The empty messages of shared panels that outlive one panel: the "done" each reader sends
+/// an owner after its product, and the owner's receives of them, per operand (A, B) and slot
+/// of its segment (an owner of both k-blocks of a panel waits for each separately).
+struct Signals<'a, S: mpi::request::Scope<'a>> {
+    owner_waits: [Vec<Vec<Signal<'a, S>>>; 2],
+    reader_sends: Vec<Signal<'a, S>>,
+}
+
+/// An empty message in flight.
+type Signal<'a, S> = mpi::request::Request<'a, [u8], S>;
+
+impl<'a, S: mpi::request::Scope<'a> + Copy> Signals<'a, S> {
+    fn new(slots: usize) -> Self {
+        Signals {
+            owner_waits: [
+                (0..slots).map(|_| Vec::new()).collect(),
+                (0..slots).map(|_| Vec::new()).collect(),
+            ],
+            reader_sends: Vec::new(),
+        }
+    }
+
+    /// Tells `owner` that this process no longer reads k-block `seq` in its segment.
+    fn done(&mut self, comm: &SimpleCommunicator, owner: usize, seq: usize, sc: S) {
+        let to = comm.process_at_rank(owner as i32);
+        self.reader_sends
+            .push(to.immediate_send_with_tag(sc, &[] as &[u8], done_tag(seq)));
+    }
+
+    /// Waits until every reader of the k-block of `operand` (0 A, 1 B) last packed into
+    /// `slot` is done with it.
+    fn wait_slot(&mut self, operand: usize, slot: usize) {
+        for r in self.owner_waits[operand][slot].drain(..) {
+            r.wait_without_status();
+        }
+    }
+
+    fn wait(&mut self) {
+        for r in self
+            .owner_waits
+            .iter_mut()
+            .flat_map(|o| o.iter_mut())
+            .flat_map(|v| v.drain(..))
+        {
+            r.wait_without_status();
+        }
+        for r in self.reader_sends.drain(..) {
+            r.wait_without_status();
+        }
+    }
+}
+
+/// A k-block through a shared window: the owner waits until its slot is free, packs into it,
+/// makes the stores visible and signals the others (and posts the receives of their "done");
+/// the others wait for the signal.
+#[allow(clippy::too_many_arguments)] // the k-block, its place and the two callbacks
+fn post_shared<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
+    win: &SharedPanels<T>,
+    comm: &'g SimpleCommunicator,
+    blk: &KBlock,
+    owner: usize,
+    operand: usize,
+    len: usize,
+    slot: usize,
+    signals: &mut Signals<'a, S>,
+    sc: S,
+    fill: Fill<'_, T>,
+    tick: &mut dyn FnMut(),
+) -> PanelBroadcast<'a, 'g, T, S> {
+    let tag = block_tag(blk.seq);
+    if comm.rank() as usize == owner {
+        signals.wait_slot(operand, slot);
+        let (ptr, n) = win.slot(owner, slot, len);
+        // SAFETY: my slot `slot` is read by nobody now: my own product of its previous panel
+        // has finished (the ring's rule) and every reader has said it is done with it.
+        let out = unsafe { std::slice::from_raw_parts_mut(ptr, n) };
+        let chunk = (crate::broadcast::DEFAULT_CHUNK_BYTES / std::mem::size_of::<T>()).max(1);
+        for (i, c) in out.chunks_mut(chunk).enumerate() {
+            fill(i * chunk, c);
+            tick();
+        }
+        win.sync();
+        let p = comm.size() as usize;
+        for r in (0..p).filter(|&r| r != owner) {
+            let from = comm.process_at_rank(r as i32);
+            signals.owner_waits[operand][slot].push(from.immediate_receive_into_with_tag(
+                sc,
+                &mut [] as &mut [u8],
+                done_tag(blk.seq),
+            ));
+        }
+    }
+    PanelBroadcast::post(comm, owner, &mut [], Transport::Shared, tag, sc, None, tick)
 }
 
 /// Copies elements `start..start + out.len()` of a column-major panel whose columns have

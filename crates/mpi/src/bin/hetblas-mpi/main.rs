@@ -178,6 +178,38 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
             }
         }
     }
+    // Shared windows: panels of one k-block each (panel width 1), every transpose pair, both
+    // places of C, several look-aheads (readers and owners reuse slots), aligned or not.
+    for (i, &(ta, tb)) in [
+        (Trans::N, Trans::N),
+        (Trans::T, Trans::N),
+        (Trans::N, Trans::T),
+        (Trans::T, Trans::T),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let blk = blocks[i];
+        cases.push(Case {
+            m: 45,
+            n: 38,
+            k: 53,
+            ta,
+            tb,
+            alpha: 0.9,
+            beta: [0.0, 0.6][i % 2],
+            ab: blk,
+            bb: (blk.1, blk.1),
+            cb: blk,
+            csrc: (0, 0),
+            panel: Some(1),
+            place: [CPlacement::Auto, CPlacement::Host][i % 2],
+            overlap: true,
+            lookahead: 1 + i,
+            transport: Transport::Shared,
+            offset: 0,
+        });
+    }
     // Edge shapes and submatrices.
     let base = cases[0];
     for (m, n, k) in [(0, 5, 3), (6, 0, 2), (9, 7, 0)] {
@@ -515,6 +547,7 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
         let transport = match opts.transport {
             Transport::Ibcast => "ibcast".to_string(),
             Transport::Chain { chunk_bytes } => format!("chain:{}", chunk_bytes >> 20),
+            Transport::Shared => "shared".to_string(),
         };
         let lookahead = if opts.no_overlap { 0 } else { opts.lookahead };
         // Fields after the TFLOP/s: transport, look-ahead, panel width, longest wait.
