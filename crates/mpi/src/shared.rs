@@ -31,6 +31,12 @@ pub struct SharedPanels<T> {
     slots: usize,
 }
 
+// SAFETY: the pointers address the window's memory, which this value owns until `free`; the
+// window handle is process-wide, not bound to a thread. Moving the value to another thread
+// (a workspace kept by a caller) is as safe as moving a `Vec<T>`; calls into MPI from that
+// thread are the caller's business, as for every MPI call.
+unsafe impl<T: Send> Send for SharedPanels<T> {}
+
 impl<T> std::fmt::Debug for SharedPanels<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -186,5 +192,18 @@ impl<T: hetblas::Scalar> SharedPanels<T> {
             ffi::MPI_Win_free(&mut self.win);
         }
         first_err
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<X: Send>() {}
+
+    #[test]
+    fn a_workspace_holding_windows_can_move_between_threads() {
+        assert_send::<SharedPanels<f64>>();
+        assert_send::<crate::Workspace<f64>>();
     }
 }
