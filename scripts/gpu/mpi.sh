@@ -5,10 +5,20 @@
 #   bash scripts/gpu/mpi.sh [options] [env.sh options]
 #     --ranks R          ranks = GPUs (default 2)
 #     --size N           DGEMM N^3 (default 32768)
-#     --grids LIST       process grids (default Rx1,1xR: C split by rows and B broadcast, or
-#                        by columns and A broadcast)
-#     --panels LIST      SUMMA panel widths to try (default 8192,16384)
+#     --grids LIST       process grids (default Rx1: C split by rows and B broadcast; 1xR is
+#                        the same traffic with A broadcast)
+#     --variants LIST    SUMMA variants to compare, each TRANSPORT/LOOKAHEAD/PANEL[/MCA]:
+#                        TRANSPORT ibcast, chain:MIB (point-to-point chunks of MIB) or shared
+#                        (an MPI-3 shared-memory window: no copy between ranks), LOOKAHEAD
+#                        panels in flight, PANEL the panel width, MCA one of the Open MPI
+#                        settings below (default: none given, Open MPI's defaults)
 #     --reps R           timed repetitions after a warm-up (default 3)
+#     --no-probe         skip the broadcast bandwidth probe (hetblas-mpi bcast per MCA set)
+#   MCA sets (the shared-memory transport vader; a container may forbid CMA's
+#   process_vm_readv, and then every large message is copied twice through 32 KiB fragments):
+#     cma     btl_vader_single_copy_mechanism=cma (one copy, the receiver reads the sender)
+#     none    btl_vader_single_copy_mechanism=none (copy in, copy out)
+#     frag    none, with 256 KiB fragments (btl_vader_max_send_size) instead of 32 KiB
 #   Preparation, on the build machine (the GPU machine has no Rust and no MPI):
 #     cargo build --release --manifest-path crates/mpi/Cargo.toml, then copy
 #     crates/mpi/target/release/hetblas-mpi into .device/bin/ (after device-bundle, which
@@ -21,7 +31,11 @@
 
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
-RANKS=2 SIZE=32768 GRIDS="" PANELS=8192,16384 REPS=3
+RANKS=2 SIZE=32768 GRIDS="" REPS=3 PROBE=1
+# The old schedule (Ibcast, one panel ahead) first, then the shared window (no copy between
+# ranks) and the chunked chain with deeper look-ahead and smaller panels, and the chain under
+# two MCA sets.
+VARIANTS=ibcast/1/8192,shared/2/4096,chain:64/2/4096,shared/2/8192,shared/3/2048,chain:64/4/2048,chain:64/2/4096/cma,chain:64/2/4096/frag,chain:16/2/4096
 DEBS="openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 libevent-core-2.1-7
  libevent-pthreads-2.1-7 libfabric1 libucx0 libpsm2-2 libpsm-infinipath1 libibverbs1
  ibverbs-providers librdmacm1 libnl-3-200 libnl-route-3-200 libmunge2 libnuma1 libatomic1"
@@ -35,13 +49,14 @@ while (($#)); do
         --ranks) RANKS=$2; shift 2 ;;
         --size) SIZE=$2; shift 2 ;;
         --grids) GRIDS=$2; shift 2 ;;
-        --panels) PANELS=$2; shift 2 ;;
+        --variants) VARIANTS=$2; shift 2 ;;
+        --no-probe) PROBE=0; shift ;;
         --reps) REPS=$2; shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
 done
-GRIDS=${GRIDS:-${RANKS}x1,1x${RANKS}}
+GRIDS=${GRIDS:-${RANKS}x1}
 MPI_BIN=$BIN/hetblas-mpi
 start mpi
 ((DRY_RUN)) || [[ -x $MPI_BIN ]] || { echo "no $MPI_BIN (see --help)"; exit 1; }
@@ -70,30 +85,61 @@ HETBLAS_CUDA_DEVICES=$GPUS use_profile "cuda$RANKS"
 single=$HETBLAS_PROFILE
 HETBLAS_CUDA_DEVICES=$GPUS run --log "$OUT/single.log" --grep "TFLOP|GFLOP|median|devices" \
     "$H" gemm --size "$SIZE" --reps "$REPS"
-echo "== $RANKS ranks x 1 GPU, grids $GRIDS"
+# mca SET: the mpirun options of an MCA set (see the header).
+mca() {
+    case $1 in
+        "") ;;
+        cma) echo "--mca btl_vader_single_copy_mechanism cma" ;;
+        none) echo "--mca btl_vader_single_copy_mechanism none" ;;
+        frag) echo "--mca btl_vader_single_copy_mechanism none --mca btl_vader_max_send_size 262144" ;;
+        *) echo "unknown MCA set $1" >&2; exit 2 ;;
+    esac
+}
 HETBLAS_CUDA_DEVICES=0 use_profile cuda1
 # Each rank takes the GPU of its local rank; the environment that is set travels.
 pass=()
 for v in HETBLAS_PROFILE LD_LIBRARY_PATH PATH OPAL_PREFIX; do [[ -n ${!v:-} ]] && pass+=(-x "$v"); done
+# The shared window lives in Open MPI's backing files (/dev/shm, else the session directory):
+# a container's small /dev/shm would refuse it.
+df -h /dev/shm /tmp 2>/dev/null || true
+echo "== $RANKS ranks x 1 GPU, grids $GRIDS"
 for g in ${GRIDS//,/ }; do
-    for w in ${PANELS//,/ }; do
-        # shellcheck disable=SC2016 # expanded by each rank's shell
-        run --log "$OUT/mpi-$g-panel$w.log" --grep "^(bench|rep|warm|result)" \
-            "$MPIRUN" -np "$RANKS" --bind-to none "${pass[@]}" \
+    for v in ${VARIANTS//,/ }; do
+        IFS=/ read -r tr la w set <<<"$v"
+        # shellcheck disable=SC2016,SC2046 # expanded by each rank's shell; separate options
+        run --limit 120 --log "$OUT/mpi-$g-${tr/:/}-l$la-p$w-${set:-default}.log" --grep "^(bench|rep|warm|result)" \
+            "$MPIRUN" -np "$RANKS" --bind-to none $(mca "$set") "${pass[@]}" \
             bash -c 'HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
-            "$MPI_BIN" bench --grid "$g" --size "$SIZE" --panel "$w" --reps "$REPS"
+            "$MPI_BIN" bench --grid "$g" --size "$SIZE" --transport "$tr" --lookahead "$la" \
+            --panel "$w" --reps "$REPS"
     done
 done
+if ((PROBE)); then
+    echo "== broadcast bandwidth between $RANKS ranks (1 GiB and 4 GiB, GB/s), per MCA set"
+    for set in "" cma none frag; do
+        # shellcheck disable=SC2046 # mca prints separate options
+        run --limit 120 --log "$OUT/bcast-${set:-default}.log" --grep "^bcast" \
+            "$MPIRUN" -np "$RANKS" --bind-to none $(mca "$set") "$MPI_BIN" bcast \
+            --mib 1024,4096 --transports ibcast,chain:64 --reps 1
+    done
+fi
 HETBLAS_PROFILE=$single
 ((DRY_RUN)) && finish
 {
-    echo "| run | TFLOP/s |"
-    echo "| --- | --- |"
-    # hetblas gemm prints "median S s over R reps, G GFLOP/s".
-    grep -hoE "[0-9.]+ GFLOP/s" "$OUT/single.log" | tail -1 |
-        awk -v r="$RANKS" '{ printf "| one process, %s GPUs | %.2f |\n", r, $1 / 1000 }'
-    for f in "$OUT"/mpi-*-panel*.log; do
-        grep -h "^result,mpi" "$f" | awk -F, -v f="$(basename "$f" .log)" '{ print "| " f ", grid " $6 " | " $8 " |" }'
+    single_tf=$(grep -hoE "[0-9.]+ GFLOP/s" "$OUT/single.log" | tail -1 | awk '{ printf "%.2f", $1 / 1000 }')
+    echo "one process, $RANKS GPUs: ${single_tf:-?} TFLOP/s"
+    echo
+    echo "| grid | transport | look-ahead | panel | MCA | TFLOP/s | of one process | longest wait (s) |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+    for f in "$OUT"/mpi-*.log; do
+        set=$(basename "$f" .log); set=${set##*-}
+        # result,mpi,m,n,k,grid,seconds,TFLOP/s,transport,look-ahead,panel,longest wait
+        grep -h "^result,mpi" "$f" | awk -F, -v s="$set" -v one="${single_tf:-0}" '{
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $6, $9, $10, $11, s, $8,
+                (one > 0 ? sprintf("%.2f", $8 / one) : "?"), $12 }'
     done
+    echo
+    echo "broadcast probe (ranks, MiB, transport, polling, seconds, GB/s):"
+    cat "$OUT"/bcast-*.log 2>/dev/null | grep -h "^bcast" || true
 } | tee "$OUT/mpi.md"
 finish

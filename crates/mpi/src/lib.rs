@@ -8,7 +8,8 @@
 //! - [`DistMatrix`]: a 2D block-cyclic matrix with a ScaLAPACK [`Descriptor`]; [`DistRef`] /
 //!   [`DistMut`] borrow a submatrix of any local array with a descriptor.
 //! - [`gemm`] / [`gemm_sub`]: SUMMA with non-blocking panel broadcasts overlapping the local
-//!   products ([`summa`] explains the schedule and why SUMMA rather than COSMA's);
+//!   products ([`summa`] explains the schedule and why SUMMA rather than COSMA's; [`Transport`]
+//!   how the panels travel: [`broadcast`], [`shared`]);
 //!   [`gemm_in`] / [`gemm_sub_in`] keep the panel buffers in a [`Workspace`] between calls.
 //!
 //! Argument errors are agreed on by every process before any communication, so all return the
@@ -17,23 +18,27 @@
 //! distributed calls as fatal for the job (`MPI_Abort`), as `hetblas-mpi` does.
 //! - `pdgemm_` / `psgemm_` ([`scalapack`]): ScaLAPACK's Fortran entry points, exported by
 //!   `libhetblas_mpi.so`, so a ScaLAPACK program switches by preloading it.
-//! - [`NetworkModel`]: the bandwidth and latency of the links between ranks, the input a
-//!   simulator of distributed runs takes.
+//! - [`NetworkModel`]: the bandwidth and latency of the links between ranks; [`project`]
+//!   simulates the schedule on more nodes than we have (`hetblas-mpi project`).
 //!
 //! This crate is outside the root workspace: building it needs an MPI library (see
 //! `crates/mpi/ci.sh`). MPI is initialised by the program (or by BLACS, for `pdgemm_`);
 //! local products run on a helper thread while the calling thread drives MPI, so
 //! `MPI_THREAD_FUNNELED` is enough.
 
+pub mod broadcast;
 pub mod desc;
 pub mod error;
 pub mod grid;
 pub mod matrix;
 pub mod network;
+pub mod project;
 mod redistribute;
 pub mod scalapack;
+pub mod shared;
 pub mod summa;
 
+pub use broadcast::Transport;
 pub use desc::{Axis, Descriptor};
 pub use error::{DistError, Result};
 pub use grid::ProcessGrid;

@@ -1,7 +1,14 @@
-//! The network between ranks as a model: latency and bandwidth per kind of link, the input a
-//! simulator of distributed runs takes to project SUMMA to more nodes than we have (that
-//! simulator does not exist yet; this is the shape of what it will read). Values come from a
-//! measurement between ranks (`hetblas-mpi pingpong`) or from a datasheet (`infiniband_ndr`).
+//! The network between ranks as a model: latency and bandwidth per kind of link, the input of
+//! the projection to more nodes than we have ([`crate::project`]). Values come from a
+//! measurement between ranks (`hetblas-mpi pingpong`, `hetblas-mpi bcast`) or from a datasheet
+//! (`infiniband_ndr`).
+//!
+//! Measured between two ranks of one node: on the 2-core build machine (shared, load 12),
+//! Open MPI 4.1.4's shared memory (vader, CMA) moved 1-3 GB/s for 256 MiB-1 GiB messages and
+//! took about 5 us for small ones; on the H200 machine, broadcasts of 4 GiB panels between two
+//! ranks reached about 1.8 GB/s (Ibcast polled every 20 us). Neither is a property of the
+//! hardware (a memory copy runs at 10 GB/s and more): they are why the panels now travel as
+//! chunked point-to-point messages polled without sleeping.
 
 /// One kind of link between two ranks: a message of `b` bytes takes `latency + b / bandwidth`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,7 +38,8 @@ pub struct NetworkModel {
 impl NetworkModel {
     /// InfiniBand NDR (400 Gb/s per port, one port per node): 50 GB/s and about 1 us per
     /// message between nodes as stated by the vendor; inside a node shared memory, taken as
-    /// 10 GB/s and 0.5 us (the order of what Open MPI's shared-memory transport reaches).
+    /// 10 GB/s and 0.5 us (a single-copy transfer at memory-copy speed; see the module notes
+    /// for what was measured).
     pub fn infiniband_ndr(ranks_per_node: usize) -> Self {
         NetworkModel {
             intra_node: NetworkLink {

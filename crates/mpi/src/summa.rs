@@ -5,9 +5,13 @@
 //! every process row, and the process row owning the same k-block of B broadcasts it along every
 //! process column. Each rank then multiplies its rows of the A panel by its columns of the B
 //! panel into its local C with one call to its [`hetblas::Runtime`], which spreads that product
-//! over the rank's GPUs and CPU. The broadcasts of panel p + 1 are posted (non-blocking,
-//! `MPI_Ibcast`) before the product of panel p starts, and this thread keeps testing them while
-//! the runtime computes, so that MPI libraries without a progress thread still move the data.
+//! over the rank's GPUs and CPU. The broadcasts of panels p + 1 ..= p + L (the look-ahead,
+//! [`SummaOptions::lookahead`]) are in flight while panel p is multiplied: posted when the
+//! product starts, packed by their owners chunk by chunk as they are sent, and tested in a
+//! loop that yields the processor (never sleeps) while the runtime computes, so that MPI
+//! libraries without a progress thread still move the data. How a panel travels is the
+//! [`Transport`]: a chain of chunked point-to-point messages (default), `MPI_Ibcast`, or, for
+//! groups of one node, a shared-memory window read in place ([`crate::shared`]).
 //!
 //! Operands whose rows (A) or columns (B) are not distributed like C's, transposed operands among
 //! them, are first redistributed by one all-to-all ([`crate::redistribute`]); operands already
@@ -23,16 +27,20 @@
 //! GPUs' speed. For very skinny shapes (k much larger than m and n) a k-split with a reduction
 //! of C would move less data: that is the natural next step, not done here.
 
+use crate::broadcast::{block_tag, done_tag, Fill, PanelBroadcast, Transport};
 use crate::desc::Axis;
 use crate::error::{DistError, Result};
 use crate::grid::ProcessGrid;
 use crate::matrix::{check_view, DistMut, DistRef};
 use crate::redistribute::{redistribute, Stored, Target};
+use crate::shared::SharedPanels;
 use hetblas::{MatMut, MatRef, Runtime, Scalar, Trans};
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
-use mpi::request::{scope, Request};
+use mpi::request::scope;
+use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 /// Where a rank keeps its local C while the panels are multiplied.
@@ -49,7 +57,7 @@ pub enum CPlacement {
 }
 
 /// Options of [`gemm`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SummaOptions {
     /// Target panel width along k (whole k-blocks are grouped up to it). Default: see
@@ -63,6 +71,25 @@ pub struct SummaOptions {
     /// Post the next panel's broadcasts before multiplying the current one (default on; off
     /// only to measure what the overlap is worth).
     pub no_overlap: bool,
+    /// How many panels ahead of the one being multiplied are in flight (at least 1 with
+    /// overlap; each costs one panel buffer per operand). Default 2: a panel owned by one
+    /// process and the next, owned by another, travel in both directions at once.
+    pub lookahead: usize,
+    /// The transport of the panel broadcasts (default: chunked point-to-point chain).
+    pub transport: Transport,
+}
+
+impl Default for SummaOptions {
+    fn default() -> Self {
+        SummaOptions {
+            panel_width: None,
+            k_block: None,
+            c_placement: CPlacement::Auto,
+            no_overlap: false,
+            lookahead: 2,
+            transport: Transport::default(),
+        }
+    }
 }
 
 impl SummaOptions {
@@ -80,6 +107,14 @@ impl SummaOptions {
     }
     pub fn no_overlap(mut self, off: bool) -> Self {
         self.no_overlap = off;
+        self
+    }
+    pub fn lookahead(mut self, panels: usize) -> Self {
+        self.lookahead = panels;
+        self
+    }
+    pub fn transport(mut self, t: Transport) -> Self {
+        self.transport = t;
         self
     }
 }
@@ -217,21 +252,26 @@ pub(crate) fn agree(grid: &ProcessGrid, local: Result<()>) -> Result<()> {
     Ok(())
 }
 
-/// Host buffers for the panels in flight (two per operand) and for joining a B panel, kept
-/// between calls by [`gemm_sub_in`].
+/// Host buffers for the panels in flight (one per operand and panel of the look-ahead, plus
+/// the one being multiplied) and for joining a B panel, kept between calls by [`gemm_sub_in`].
 #[derive(Debug)]
 pub struct Workspace<T> {
-    a: [Vec<T>; 2],
-    b: [Vec<T>; 2],
+    a: Vec<Vec<T>>,
+    b: Vec<Vec<T>>,
     join: Vec<T>,
+    /// The shared windows of [`Transport::Shared`] (A's row group, B's column group).
+    shared_a: Option<SharedPanels<T>>,
+    shared_b: Option<SharedPanels<T>>,
 }
 
 impl<T: Scalar> Default for Workspace<T> {
     fn default() -> Self {
         Workspace {
-            a: [Vec::new(), Vec::new()],
-            b: [Vec::new(), Vec::new()],
+            a: Vec::new(),
+            b: Vec::new(),
             join: Vec::new(),
+            shared_a: None,
+            shared_b: None,
         }
     }
 }
@@ -242,11 +282,18 @@ impl<T: Scalar> Workspace<T> {
     }
 
     /// Gives back what the runtime keeps for the buffers (page-locked registrations) and frees
-    /// them. Call it before dropping a workspace that was used.
+    /// them. Call it before dropping a workspace that was used; collective over the grid when
+    /// the calls used [`Transport::Shared`] (its windows are freed by every process).
     ///
     /// # Errors
     /// The backend's error when a registration cannot be undone.
     pub fn release(&mut self, rt: &Runtime) -> Result<()> {
+        for w in [self.shared_a.take(), self.shared_b.take()]
+            .into_iter()
+            .flatten()
+        {
+            w.free(rt)?;
+        }
         for v in self
             .a
             .iter_mut()
@@ -273,12 +320,14 @@ impl<T: Scalar> Workspace<T> {
         Ok(())
     }
 
-    fn reserve(&mut self, rt: &Runtime, a_len: usize, b_len: usize) -> Result<()> {
-        for v in &mut self.a {
-            Self::grow(rt, v, a_len)?;
-        }
-        for v in &mut self.b {
-            Self::grow(rt, v, b_len)?;
+    fn reserve(&mut self, rt: &Runtime, slots: usize, a_len: usize, b_len: usize) -> Result<()> {
+        for (bufs, len) in [(&mut self.a, a_len), (&mut self.b, b_len)] {
+            if bufs.len() < slots {
+                bufs.resize_with(slots, Vec::new);
+            }
+            for v in bufs.iter_mut().take(slots) {
+                Self::grow(rt, v, len)?;
+            }
         }
         Ok(())
     }
@@ -287,6 +336,8 @@ impl<T: Scalar> Workspace<T> {
 /// Where one k-block of the A and B panels comes from.
 #[derive(Debug, Clone, Copy)]
 struct KBlock {
+    /// Its place among the call's k-blocks (the tag of its messages).
+    seq: usize,
     /// Offset along k and length.
     k: usize,
     len: usize,
@@ -520,6 +571,7 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
     while kk < k {
         let len = (kb - (k0 + kk) % kb).min(k - kk);
         blocks.push(KBlock {
+            seq: blocks.len(),
             k: kk,
             len,
             a_owner: a_src.k_axis.owner(a_src.k0 + kk),
@@ -562,17 +614,46 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
     };
     report.c_on_device = c_dev.is_some();
 
-    // Two buffers per operand: panel p + 1 arrives while panel p is multiplied. A panel is
-    // m_loc x w (column-major, each k-block's columns contiguous); a B panel is its k-blocks one
-    // after the other, each len x n_loc column-major, so that every k-block of either operand is
-    // contiguous and travels in one broadcast, and packing copies whole column segments. An
-    // operand whose broadcast group is this process alone (A on a grid of one column, B on a
-    // grid of one row) is read in place, with no copy.
+    // A ring of buffers per operand: panels p + 1 ..= p + lookahead arrive while panel p is
+    // multiplied. An A panel is m_loc x w (column-major, each k-block's columns contiguous); a
+    // B panel is its k-blocks one after the other, each len x n_loc column-major, so that every
+    // k-block of either operand is contiguous and travels in one broadcast, and packing copies
+    // whole column segments. An operand whose broadcast group is this process alone (A on a
+    // grid of one column, B on a grid of one row) is read in place, with no copy.
     let a_local = npcol == 1;
     let b_local = nprow == 1;
-    let a_len = if a_local { 0 } else { m_loc * max_w };
-    let b_len = if b_local { 0 } else { n_loc * max_w };
-    ws.reserve(rt, a_len, b_len)?;
+    let depth = if opts.no_overlap {
+        0
+    } else {
+        opts.lookahead.max(1)
+    };
+    let slots = (depth + 1).min(panels.len());
+    // Shared windows for the groups on one node, when every panel is one k-block (so that
+    // a panel is read where its owner packed it). Collective over each group.
+    let shared_ok = opts.transport == Transport::Shared && panels.iter().all(|p| p.len() == 1);
+    let a_shared = !a_local && shared_ok && SharedPanels::<T>::one_node(grid.row_comm());
+    let b_shared = !b_local && shared_ok && SharedPanels::<T>::one_node(grid.col_comm());
+    if a_shared {
+        let cached = ws.shared_a.take();
+        let w = SharedPanels::obtain(cached, rt, grid.row_comm(), slots, m_loc * max_w)?;
+        ws.shared_a = Some(w);
+    }
+    if b_shared {
+        let cached = ws.shared_b.take();
+        let w = SharedPanels::obtain(cached, rt, grid.col_comm(), slots, n_loc * max_w)?;
+        ws.shared_b = Some(w);
+    }
+    let a_len = if a_local || a_shared {
+        0
+    } else {
+        m_loc * max_w
+    };
+    let b_len = if b_local || b_shared {
+        0
+    } else {
+        n_loc * max_w
+    };
+    ws.reserve(rt, slots, a_len, b_len)?;
     // A panel of several k-blocks of B is joined into one w x n_loc matrix before its product.
     let several = panels.iter().any(|p| p.len() > 1);
     let join_len = if b_local || !several {
@@ -581,21 +662,16 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
         n_loc * max_w
     };
     Workspace::grow(rt, &mut ws.join, join_len)?;
-    let Workspace {
-        a: a_bufs,
-        b: b_bufs,
-        join: b_join,
-    } = ws;
+    let b_join = &mut ws.join;
+    // The ring as raw parts: a slot is lent to the broadcasts of one panel (mutably) and then
+    // to that panel's product (shared) while other slots are lent to later panels, which the
+    // borrow checker cannot see through one scope of requests. `Ring` keeps the rule.
+    let ring = Ring::new(&mut ws.a[..slots], &mut ws.b[..slots], a_len, b_len);
+    let (a_win, b_win) = (
+        ws.shared_a.as_ref().filter(|_| a_shared),
+        ws.shared_b.as_ref().filter(|_| b_shared),
+    );
 
-    let mut beta_now = beta;
-    let (mut a_cur, mut a_next) = {
-        let (x, y) = a_bufs.split_at_mut(1);
-        (&mut x[0], &mut y[0])
-    };
-    let (mut b_cur, mut b_next) = {
-        let (x, y) = b_bufs.split_at_mut(1);
-        (&mut x[0], &mut y[0])
-    };
     let ctx = PostContext {
         grid,
         a_src: &a_src,
@@ -604,103 +680,231 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
         n_loc,
         a_local,
         b_local,
+        transport: match opts.transport {
+            Transport::Shared => Transport::default(),
+            t => t,
+        },
+        a_win,
+        b_win,
     };
-    // Panel 0 arrives before anything can be computed.
-    let t_w = Instant::now();
-    scope(|sc| {
-        for r in post_panel(&ctx, sc, a_cur, b_cur, &panels[0]) {
-            r.wait();
-        }
-    });
-    report.wait_seconds += t_w.elapsed().as_secs_f64();
-    for p in 0..panels.len() {
-        let panel = &panels[p];
-        let w: usize = panel.iter().map(|b| b.len).sum();
-        let overlap = !opts.no_overlap && p + 1 < panels.len();
-        let first = panel[0];
-        // This panel's operands: views of the local arrays, of the received buffers, or of
-        // the joined B panel.
-        let (a_data, a_ld) = if a_local {
-            let l0 = a_src.k_axis.local_index(a_src.k0 + first.k) - a_src.k_base;
-            (&a_src.local[a_src.mn_start + l0 * a_src.ld..], a_src.ld)
-        } else {
-            (&a_cur[..m_loc * w], m_loc.max(1))
-        };
-        let (b_data, b_ld): (&[T], usize) = if b_local {
-            let l0 = b_src.k_axis.local_index(b_src.k0 + first.k) - b_src.k_base;
-            (&b_src.local[l0 + b_src.mn_start * b_src.ld..], b_src.ld)
-        } else if panel.len() == 1 {
-            (&b_cur[..n_loc * w], w.max(1))
-        } else {
-            join_b(&b_cur[..n_loc * w], panel, n_loc, w, b_join);
-            (&b_join[..n_loc * w], w.max(1))
-        };
-        let c_host = &mut *c_local;
-        let c_dev_now = c_dev.as_mut();
-        let (a_next_now, b_next_now) = (&mut *a_next, &mut *b_next);
-        let t_c = Instant::now();
-        let (res, waited) = std::thread::scope(|ts| {
-            let job = ts.spawn(move || -> Result<()> {
-                let av = MatRef::new(a_data, m_loc, w, a_ld)?;
-                let bv = MatRef::new(b_data, w, n_loc, b_ld)?;
-                match c_dev_now {
-                    Some(d) => rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, d)?,
-                    None => {
-                        let cv = MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?;
-                        rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, cv)?
-                    }
-                };
-                Ok(())
-            });
-            // While the runtime computes: pack and post the next panel, and test the
-            // broadcasts (MPI moves data only inside its calls unless it has a progress
-            // thread).
-            let mut waited = 0.0;
-            scope(|sc| {
-                let mut pending = if overlap {
-                    post_panel(&ctx, sc, a_next_now, b_next_now, &panels[p + 1])
-                } else {
-                    Vec::new()
-                };
-                while !job.is_finished() {
-                    pending = pending.into_iter().filter_map(|r| r.test().err()).collect();
-                    let nap = if pending.is_empty() { 200 } else { 20 };
-                    std::thread::sleep(Duration::from_micros(nap));
-                }
-                let t_w = Instant::now();
-                for r in pending {
-                    r.wait();
-                }
-                waited = t_w.elapsed().as_secs_f64();
-            });
-            let res = job
-                .join()
-                .unwrap_or_else(|_| Err(DistError::Grid("local GEMM thread panicked".into())));
-            (res, waited)
-        });
-        report.compute_seconds += t_c.elapsed().as_secs_f64() - waited;
-        report.wait_seconds += waited;
-        res?;
-        beta_now = T::from_f64(1.0);
-        if p + 1 < panels.len() {
-            if !overlap {
-                let t_w = Instant::now();
-                scope(|sc| {
-                    for r in post_panel(&ctx, sc, a_next, b_next, &panels[p + 1]) {
-                        r.wait();
-                    }
-                });
-                report.wait_seconds += t_w.elapsed().as_secs_f64();
+    let mut beta_now = beta;
+    let mut c_host = Some(c_local);
+    let outcome = scope(|sc| -> Result<()> {
+        let mut inflight: VecDeque<Vec<PanelBroadcast<'_, '_, T, _>>> = VecDeque::new();
+        let mut signals = Signals::new(slots);
+        let mut posted = 0;
+        let mut outcome = Ok(());
+        for p in 0..panels.len() {
+            let panel = &panels[p];
+            if posted == p {
+                // SAFETY: slot p % slots is free: the product of the panel that used it last
+                // (p - slots) has finished, and its broadcasts completed before that product.
+                let (a_buf, b_buf) = unsafe { ring.lend_mut(p % slots) };
+                let new = post_panel(
+                    &ctx,
+                    sc,
+                    a_buf,
+                    b_buf,
+                    panel,
+                    p % slots,
+                    &mut signals,
+                    &mut || {
+                        progress_all(&mut inflight);
+                    },
+                );
+                inflight.push_back(new);
+                posted += 1;
             }
-            std::mem::swap(&mut a_cur, &mut a_next);
-            std::mem::swap(&mut b_cur, &mut b_next);
+            let t_w = Instant::now();
+            for bc in inflight.pop_front().unwrap_or_default() {
+                bc.wait();
+            }
+            report.wait_seconds += t_w.elapsed().as_secs_f64();
+            let w: usize = panel.iter().map(|b| b.len).sum();
+            let first = panel[0];
+            // SAFETY: panel p's broadcasts have completed and its slot is lent to no other
+            // panel until this product has finished (later panels take other slots).
+            let (mut a_slot, mut b_slot) = unsafe { ring.lend(p % slots) };
+            // Shared panels are read in their owner's segment, after its stores (the "ready"
+            // signal has arrived).
+            if let Some(win) = a_win {
+                win.sync();
+                let (ptr, len) = win.slot(first.a_owner, p % slots, m_loc * w);
+                // SAFETY: the owner packed this slot before signalling and rewrites it only
+                // after this process's "done" for this panel, sent after the product below.
+                a_slot = unsafe { std::slice::from_raw_parts(ptr, len) };
+            }
+            if let Some(win) = b_win {
+                win.sync();
+                let (ptr, len) = win.slot(first.b_owner, p % slots, n_loc * w);
+                // SAFETY: as for A.
+                b_slot = unsafe { std::slice::from_raw_parts(ptr, len) };
+            }
+            // This panel's operands: views of the local arrays, of the received buffers, or of
+            // the joined B panel.
+            let (a_data, a_ld) = if a_local {
+                let l0 = a_src.k_axis.local_index(a_src.k0 + first.k) - a_src.k_base;
+                // (Empty when this process has no rows of C: a redistributed A is empty then.)
+                let at = a_src.mn_start + l0 * a_src.ld;
+                (a_src.local.get(at..).unwrap_or(&[]), a_src.ld)
+            } else {
+                (&a_slot[..m_loc * w], m_loc.max(1))
+            };
+            let (b_data, b_ld): (&[T], usize) = if b_local {
+                let l0 = b_src.k_axis.local_index(b_src.k0 + first.k) - b_src.k_base;
+                let at = l0 + b_src.mn_start * b_src.ld;
+                (b_src.local.get(at..).unwrap_or(&[]), b_src.ld)
+            } else if panel.len() == 1 {
+                (&b_slot[..n_loc * w], w.max(1))
+            } else {
+                join_b(&b_slot[..n_loc * w], panel, n_loc, w, b_join);
+                (&b_join[..n_loc * w], w.max(1))
+            };
+            let c_host_now = c_host.as_deref_mut();
+            let c_dev_now = c_dev.as_mut();
+            let t_c = Instant::now();
+            let res = std::thread::scope(|ts| {
+                let job = ts.spawn(move || -> Result<()> {
+                    let av = MatRef::new(a_data, m_loc, w, a_ld)?;
+                    let bv = MatRef::new(b_data, w, n_loc, b_ld)?;
+                    match (c_dev_now, c_host_now) {
+                        (Some(d), _) => rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, d)?,
+                        (None, Some(c_host)) => {
+                            let cv = MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?;
+                            rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, cv)?
+                        }
+                        (None, None) => return Err(DistError::Grid("local C lent twice".into())),
+                    };
+                    Ok(())
+                });
+                // While the runtime computes: pack and post the panels of the look-ahead, and
+                // move the broadcasts along (MPI moves data only inside its calls unless it
+                // has a progress thread).
+                while posted < panels.len() && posted <= p + depth {
+                    // SAFETY: slot posted % slots was last used by panel posted - slots <= p -
+                    // 1, whose product has finished; panel p's product uses slot p % slots,
+                    // a different one since posted - p <= depth < slots.
+                    let (a_buf, b_buf) = unsafe { ring.lend_mut(posted % slots) };
+                    let new = post_panel(
+                        &ctx,
+                        sc,
+                        a_buf,
+                        b_buf,
+                        &panels[posted],
+                        posted % slots,
+                        &mut signals,
+                        &mut || {
+                            progress_all(&mut inflight);
+                        },
+                    );
+                    inflight.push_back(new);
+                    posted += 1;
+                }
+                while !job.is_finished() {
+                    if !progress_all(&mut inflight) {
+                        std::thread::yield_now();
+                    } else {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                }
+                job.join()
+                    .unwrap_or_else(|_| Err(DistError::Grid("local GEMM thread panicked".into())))
+            });
+            report.compute_seconds += t_c.elapsed().as_secs_f64();
+            if let Err(e) = res {
+                outcome = Err(e);
+                break;
+            }
+            beta_now = T::from_f64(1.0);
+            // The owners of shared panels may pack into this slot again.
+            if a_win.is_some() && first.a_owner != mycol {
+                signals.done(grid.row_comm(), first.a_owner, first.seq, sc);
+            }
+            if b_win.is_some() && first.b_owner != myrow {
+                signals.done(grid.col_comm(), first.b_owner, first.seq, sc);
+            }
         }
-    }
-    if let Some(d) = &c_dev {
-        rt.download(d, MatMut::new(c_local, m_loc, n_loc, c_ld.max(1))?)?;
+        // Broadcasts still in flight (after an error) complete before their buffers go.
+        for panel in inflight {
+            for bc in panel {
+                bc.wait();
+            }
+        }
+        signals.wait();
+        outcome
+    });
+    outcome?;
+    if let (Some(d), Some(c_host)) = (&c_dev, c_host) {
+        rt.download(d, MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?)?;
     }
     report.seconds = t0.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Moves every broadcast in flight along; whether all are done.
+fn progress_all<'a, T: Equivalence, S: mpi::request::Scope<'a> + Copy>(
+    inflight: &mut VecDeque<Vec<PanelBroadcast<'a, '_, T, S>>>,
+) -> bool {
+    let mut done = true;
+    for panel in inflight.iter_mut() {
+        for bc in panel.iter_mut() {
+            done &= bc.progress();
+        }
+    }
+    done
+}
+
+/// The panel buffers of one call as raw parts, lent out slot by slot.
+struct Ring<T> {
+    a: Vec<*mut T>,
+    b: Vec<*mut T>,
+    a_len: usize,
+    b_len: usize,
+}
+
+impl<T> Ring<T> {
+    /// Takes the first `a_len` / `b_len` elements of each buffer (each at least that long).
+    fn new(a: &mut [Vec<T>], b: &mut [Vec<T>], a_len: usize, b_len: usize) -> Self {
+        debug_assert!(a.iter().all(|v| v.len() >= a_len) && b.iter().all(|v| v.len() >= b_len));
+        Ring {
+            a: a.iter_mut().map(|v| v.as_mut_ptr()).collect(),
+            b: b.iter_mut().map(|v| v.as_mut_ptr()).collect(),
+            a_len,
+            b_len,
+        }
+    }
+
+    /// Slot `s` of both operands, to be written (received into, packed).
+    ///
+    /// # Safety
+    /// - No other reference into slot `s` is alive while the returned ones are.
+    /// - The buffers given to [`Ring::new`] outlive `'r` and are not touched otherwise.
+    unsafe fn lend_mut<'r>(&self, s: usize) -> (&'r mut [T], &'r mut [T]) {
+        // SAFETY: each pointer is the start of a live buffer of at least that many elements
+        // (Ring::new), and the caller guarantees exclusive use of the slot.
+        unsafe {
+            (
+                std::slice::from_raw_parts_mut(self.a[s], self.a_len),
+                std::slice::from_raw_parts_mut(self.b[s], self.b_len),
+            )
+        }
+    }
+
+    /// Slot `s` of both operands, to be read.
+    ///
+    /// # Safety
+    /// - No mutable reference into slot `s` is alive while the returned ones are (its
+    ///   broadcasts have completed).
+    /// - The buffers given to [`Ring::new`] outlive `'r` and are not touched otherwise.
+    unsafe fn lend<'r>(&self, s: usize) -> (&'r [T], &'r [T]) {
+        // SAFETY: as in `lend_mut`, shared this time.
+        unsafe {
+            (
+                std::slice::from_raw_parts(self.a[s], self.a_len),
+                std::slice::from_raw_parts(self.b[s], self.b_len),
+            )
+        }
+    }
 }
 
 /// The leading dimension of a redistributed B (k rows dealt over process rows): its local rows.
@@ -718,59 +922,236 @@ struct PostContext<'g, 's, T> {
     /// The operand is read in place (its broadcast group is this process alone).
     a_local: bool,
     b_local: bool,
+    /// The transport of groups without a shared window.
+    transport: Transport,
+    /// The shared windows of my row (A) and column (B) groups, when they are used.
+    a_win: Option<&'s SharedPanels<T>>,
+    b_win: Option<&'s SharedPanels<T>>,
 }
 
-/// Cuts the panel buffers into one chunk per k-block, packs the chunks this process owns, and
-/// posts their broadcasts: A along my process row from its owning column, B along my process
-/// column from its owning row.
-fn post_panel<'a, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
-    ctx: &PostContext<'_, '_, T>,
+/// Cuts the panel buffers into one chunk per k-block and posts their broadcasts: A along my
+/// process row from its owning column, B along my process column from its owning row. The
+/// owner packs its k-block chunk by chunk as the broadcast sends it; `tick` moves the
+/// broadcasts already in flight along meanwhile.
+#[allow(clippy::too_many_arguments)] // the panel, its buffers and slot, and the callbacks
+fn post_panel<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
+    ctx: &PostContext<'g, '_, T>,
     sc: S,
     a_panel: &'a mut [T],
     b_panel: &'a mut [T],
     panel: &[KBlock],
-) -> Vec<Request<'a, [T], S>> {
+    slot: usize,
+    signals: &mut Signals<'a, S>,
+    tick: &mut dyn FnMut(),
+) -> Vec<PanelBroadcast<'a, 'g, T, S>> {
     let (grid, me) = (ctx.grid, (ctx.grid.myrow(), ctx.grid.mycol()));
     let (mut ra, mut rb) = (a_panel, b_panel);
-    let mut reqs = Vec::with_capacity(2 * panel.len());
+    let mut out = Vec::with_capacity(2 * panel.len());
     for blk in panel {
+        let tag = block_tag(blk.seq);
         if !ctx.a_local {
-            let (ca, rest) = std::mem::take(&mut ra).split_at_mut(ctx.m_loc * blk.len);
+            // (A shared panel has no buffer of its own here: it is in the window.)
+            let here = if ctx.a_win.is_some() {
+                0
+            } else {
+                ctx.m_loc * blk.len
+            };
+            let (ca, rest) = std::mem::take(&mut ra).split_at_mut(here);
             ra = rest;
-            if blk.a_owner == me.1 {
-                pack_a(ctx.a_src, blk, ctx.m_loc, ca);
-            }
-            let root = grid.row_comm().process_at_rank(blk.a_owner as i32);
-            reqs.push(root.immediate_broadcast_into(sc, ca));
+            // The panel is m_loc x len: column c is my rows of local column l0 + c.
+            let (src, h) = (ctx.a_src, ctx.m_loc);
+            let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
+            let fill = |start: usize, out: &mut [T]| {
+                pack_range(start, out, h, |c| {
+                    let from = src.mn_start + (l0 + c) * src.ld;
+                    &src.local[from..from + h]
+                })
+            };
+            let mine = blk.a_owner == me.1;
+            out.push(match ctx.a_win {
+                Some(win) => post_shared(
+                    win,
+                    grid.row_comm(),
+                    blk,
+                    blk.a_owner,
+                    0,
+                    ctx.m_loc * blk.len,
+                    slot,
+                    signals,
+                    sc,
+                    &fill,
+                    tick,
+                ),
+                None => PanelBroadcast::post(
+                    grid.row_comm(),
+                    blk.a_owner,
+                    ca,
+                    ctx.transport,
+                    tag,
+                    sc,
+                    mine.then_some(&fill as Fill<'_, T>),
+                    tick,
+                ),
+            });
         }
         if !ctx.b_local {
-            let (cb, rest) = std::mem::take(&mut rb).split_at_mut(ctx.n_loc * blk.len);
+            let here = if ctx.b_win.is_some() {
+                0
+            } else {
+                ctx.n_loc * blk.len
+            };
+            let (cb, rest) = std::mem::take(&mut rb).split_at_mut(here);
             rb = rest;
-            if blk.b_owner == me.0 {
-                pack_b(ctx.b_src, blk, ctx.n_loc, cb);
-            }
-            let root = grid.col_comm().process_at_rank(blk.b_owner as i32);
-            reqs.push(root.immediate_broadcast_into(sc, cb));
+            // The chunk is len x n_loc: column j is rows l0.. of my local column j.
+            let (src, h) = (ctx.b_src, blk.len);
+            let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
+            let fill = |start: usize, out: &mut [T]| {
+                pack_range(start, out, h, |j| {
+                    let from = l0 + (src.mn_start + j) * src.ld;
+                    &src.local[from..from + h]
+                })
+            };
+            let mine = blk.b_owner == me.0;
+            out.push(match ctx.b_win {
+                Some(win) => post_shared(
+                    win,
+                    grid.col_comm(),
+                    blk,
+                    blk.b_owner,
+                    1,
+                    ctx.n_loc * blk.len,
+                    slot,
+                    signals,
+                    sc,
+                    &fill,
+                    tick,
+                ),
+                None => PanelBroadcast::post(
+                    grid.col_comm(),
+                    blk.b_owner,
+                    cb,
+                    ctx.transport,
+                    tag,
+                    sc,
+                    mine.then_some(&fill as Fill<'_, T>),
+                    tick,
+                ),
+            });
         }
     }
-    reqs
+    out
 }
 
-/// The owner copies its columns of the k-block of A into the panel (m_loc x len).
-fn pack_a<T: Copy>(src: &PanelSource<'_, T>, blk: &KBlock, m_loc: usize, out: &mut [T]) {
-    let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
-    for c in 0..blk.len {
-        let from = src.mn_start + (l0 + c) * src.ld;
-        out[c * m_loc..(c + 1) * m_loc].copy_from_slice(&src.local[from..from + m_loc]);
+/// The empty messages of shared panels that outlive one panel: the "done" each reader sends
+/// an owner after its product, and the owner's receives of them, per operand (A, B) and slot
+/// of its segment (an owner of both k-blocks of a panel waits for each separately).
+struct Signals<'a, S: mpi::request::Scope<'a>> {
+    owner_waits: [Vec<Vec<Signal<'a, S>>>; 2],
+    reader_sends: Vec<Signal<'a, S>>,
+}
+
+/// An empty message in flight.
+type Signal<'a, S> = mpi::request::Request<'a, [u8], S>;
+
+impl<'a, S: mpi::request::Scope<'a> + Copy> Signals<'a, S> {
+    fn new(slots: usize) -> Self {
+        Signals {
+            owner_waits: [
+                (0..slots).map(|_| Vec::new()).collect(),
+                (0..slots).map(|_| Vec::new()).collect(),
+            ],
+            reader_sends: Vec::new(),
+        }
+    }
+
+    /// Tells `owner` that this process no longer reads k-block `seq` in its segment.
+    fn done(&mut self, comm: &SimpleCommunicator, owner: usize, seq: usize, sc: S) {
+        let to = comm.process_at_rank(owner as i32);
+        self.reader_sends
+            .push(to.immediate_send_with_tag(sc, &[] as &[u8], done_tag(seq)));
+    }
+
+    /// Waits until every reader of the k-block of `operand` (0 A, 1 B) last packed into
+    /// `slot` is done with it.
+    fn wait_slot(&mut self, operand: usize, slot: usize) {
+        for r in self.owner_waits[operand][slot].drain(..) {
+            r.wait_without_status();
+        }
+    }
+
+    fn wait(&mut self) {
+        for r in self
+            .owner_waits
+            .iter_mut()
+            .flat_map(|o| o.iter_mut())
+            .flat_map(|v| v.drain(..))
+        {
+            r.wait_without_status();
+        }
+        for r in self.reader_sends.drain(..) {
+            r.wait_without_status();
+        }
     }
 }
 
-/// The owner copies its rows of the k-block of B into the panel chunk (len x n_loc).
-fn pack_b<T: Copy>(src: &PanelSource<'_, T>, blk: &KBlock, n_loc: usize, out: &mut [T]) {
-    let l0 = src.k_axis.local_index(src.k0 + blk.k) - src.k_base;
-    for j in 0..n_loc {
-        let from = l0 + (src.mn_start + j) * src.ld;
-        out[j * blk.len..(j + 1) * blk.len].copy_from_slice(&src.local[from..from + blk.len]);
+/// A k-block through a shared window: the owner waits until its slot is free, packs into it,
+/// makes the stores visible and signals the others (and posts the receives of their "done");
+/// the others wait for the signal.
+#[allow(clippy::too_many_arguments)] // the k-block, its place and the two callbacks
+fn post_shared<'a, 'g, T: Copy + Equivalence, S: mpi::request::Scope<'a> + Copy>(
+    win: &SharedPanels<T>,
+    comm: &'g SimpleCommunicator,
+    blk: &KBlock,
+    owner: usize,
+    operand: usize,
+    len: usize,
+    slot: usize,
+    signals: &mut Signals<'a, S>,
+    sc: S,
+    fill: Fill<'_, T>,
+    tick: &mut dyn FnMut(),
+) -> PanelBroadcast<'a, 'g, T, S> {
+    let tag = block_tag(blk.seq);
+    if comm.rank() as usize == owner {
+        signals.wait_slot(operand, slot);
+        let (ptr, n) = win.slot(owner, slot, len);
+        // SAFETY: my slot `slot` is read by nobody now: my own product of its previous panel
+        // has finished (the ring's rule) and every reader has said it is done with it.
+        let out = unsafe { std::slice::from_raw_parts_mut(ptr, n) };
+        let chunk = (crate::broadcast::DEFAULT_CHUNK_BYTES / std::mem::size_of::<T>()).max(1);
+        for (i, c) in out.chunks_mut(chunk).enumerate() {
+            fill(i * chunk, c);
+            tick();
+        }
+        win.sync();
+        let p = comm.size() as usize;
+        for r in (0..p).filter(|&r| r != owner) {
+            let from = comm.process_at_rank(r as i32);
+            signals.owner_waits[operand][slot].push(from.immediate_receive_into_with_tag(
+                sc,
+                &mut [] as &mut [u8],
+                done_tag(blk.seq),
+            ));
+        }
+    }
+    PanelBroadcast::post(comm, owner, &mut [], Transport::Shared, tag, sc, None, tick)
+}
+
+/// Copies elements `start..start + out.len()` of a column-major panel whose columns have
+/// height `h`, column `c` being `col(c)`.
+fn pack_range<'s, T: Copy + 's>(
+    start: usize,
+    out: &mut [T],
+    h: usize,
+    col: impl Fn(usize) -> &'s [T],
+) {
+    let mut done = 0;
+    while done < out.len() {
+        let at = start + done;
+        let (c, r) = (at / h, at % h);
+        let n = (h - r).min(out.len() - done);
+        out[done..done + n].copy_from_slice(&col(c)[r..r + n]);
+        done += n;
     }
 }
 

@@ -123,3 +123,44 @@ fn pdgemm_through_a_scalapack_program() {
         .arg(&prog);
     run(c, "PASS, ");
 }
+
+#[test]
+fn the_projection_prints_a_simulated_table_for_every_node_count() {
+    let profile =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/profiles/nvidia-h200-x4.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_hetblas-mpi"))
+        .arg("project")
+        .arg("--profile")
+        .arg(&profile)
+        .args(["--gpus", "4,8", "--nodes", "1,4,16,64"])
+        .output()
+        .expect("hetblas-mpi runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("**Simulated**"), "{stdout}");
+    // One row per node count and GPU count; the one-node rows are the reference (1.00).
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| nodes") && !l.starts_with("| ---"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 8, "{stdout}");
+    for r in &rows {
+        let eff: f64 = r[8].parse().expect("strong efficiency");
+        if r[1] == "1" {
+            assert_eq!(r[8], "1.00");
+            assert_eq!(r[13], "1.00");
+        }
+        assert!(eff > 0.0 && eff < 1.05, "{r:?}");
+    }
+    // A missing profile is an error, not a table.
+    let bad = Command::new(env!("CARGO_BIN_EXE_hetblas-mpi"))
+        .args(["project", "--profile", "/nonexistent.json"])
+        .output()
+        .expect("hetblas-mpi runs");
+    assert!(!bad.status.success());
+}

@@ -4,21 +4,38 @@
 //!   mpirun -np 4 hetblas-mpi check [--grids 1x4,2x2,4x1]   every case against a reference
 //!   mpirun -np 2 hetblas-mpi bench --grid 2x1 --size 32768 [--block N] [--panel W] [--reps R]
 //!   mpirun -np 2 hetblas-mpi pingpong                       latency and bandwidth, ranks 0-1
+//!   mpirun -np 2 hetblas-mpi bcast [--mib 256,1024] [--transports ibcast,chain:64] [--nap-us N]
+//!                                                           panel broadcast bandwidth
+//!
+//!   hetblas-mpi project --profile FILE [options]              simulated scaling table (no MPI;
+//!                                                           see `project.rs`)
 //!
 //! `HETBLAS_MPI_TRACE=1` makes `check` name each case before it runs (to find one that hangs).
 
 use hetblas::{Runtime, Scalar, Trans};
 use hetblas_mpi::{
     gemm, gemm_in, gemm_sub, CPlacement, DistMatrix, NetworkLink, ProcessGrid, SummaOptions,
-    Workspace,
+    Transport, Workspace,
 };
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use std::process::ExitCode;
+
+mod project;
 use std::time::Instant;
 
 fn main() -> ExitCode {
+    // The projection is a computation on models: no MPI.
+    if std::env::args().nth(1).as_deref() == Some("project") {
+        return match project::run(&std::env::args().skip(2).collect::<Vec<_>>()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("hetblas-mpi project: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let Some((universe, _)) = mpi::initialize_with_threading(mpi::Threading::Funneled) else {
         eprintln!("MPI was already initialised");
         return ExitCode::FAILURE;
@@ -35,9 +52,11 @@ fn main() -> ExitCode {
         Some("check") => check(&world, opt("--grids")),
         Some("bench") => bench(&world, &opt),
         Some("pingpong") => pingpong(&world),
-        _ => {
-            Err("usage: hetblas-mpi check|bench|pingpong [options] (see the source header)".into())
-        }
+        Some("bcast") => bcast(&world, &opt),
+        _ => Err(
+            "usage: hetblas-mpi check|bench|pingpong|bcast [options] (see the source header)"
+                .into(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -89,6 +108,8 @@ struct Case {
     panel: Option<usize>,
     place: CPlacement,
     overlap: bool,
+    lookahead: usize,
+    transport: Transport,
     /// Submatrix offsets (A, B, C), exercised through `gemm_sub`.
     offset: usize,
 }
@@ -143,10 +164,51 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
                     panel: [None, Some(1), Some(8)][v % 3],
                     place: [CPlacement::Auto, CPlacement::Host][v % 2],
                     overlap: v % 5 != 0,
+                    lookahead: 1 + v % 3,
+                    // Small chunks, so that a k-block travels in several.
+                    transport: [
+                        Transport::Chain { chunk_bytes: 64 },
+                        Transport::Ibcast,
+                        Transport::Chain {
+                            chunk_bytes: 1 << 20,
+                        },
+                    ][(v / 3) % 3],
                     offset: 0,
                 });
             }
         }
+    }
+    // Shared windows: panels of one k-block each (panel width 1), every transpose pair, both
+    // places of C, several look-aheads (readers and owners reuse slots), aligned or not.
+    for (i, &(ta, tb)) in [
+        (Trans::N, Trans::N),
+        (Trans::T, Trans::N),
+        (Trans::N, Trans::T),
+        (Trans::T, Trans::T),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let blk = blocks[i];
+        cases.push(Case {
+            m: 45,
+            n: 38,
+            k: 53,
+            ta,
+            tb,
+            alpha: 0.9,
+            beta: [0.0, 0.6][i % 2],
+            ab: blk,
+            bb: (blk.1, blk.1),
+            cb: blk,
+            csrc: (0, 0),
+            panel: Some(1),
+            place: [CPlacement::Auto, CPlacement::Host][i % 2],
+            overlap: true,
+            lookahead: 1 + i,
+            transport: Transport::Shared,
+            offset: 0,
+        });
     }
     // Edge shapes and submatrices.
     let base = cases[0];
@@ -175,6 +237,8 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
             panel: Some(6),
             place: CPlacement::Auto,
             overlap: true,
+            lookahead: 3,
+            transport: Transport::Chain { chunk_bytes: 40 },
             offset: 2 + i,
         });
     }
@@ -301,7 +365,9 @@ fn run_case<T: Scalar + Equivalence + Default>(
         DistMatrix::from_fn_at(grid, c.m + o, c.n + o, c.cb.0, c.cb.1, src, c0).map_err(e)?;
     let mut opts = SummaOptions::default()
         .c_placement(c.place)
-        .no_overlap(!c.overlap);
+        .no_overlap(!c.overlap)
+        .lookahead(c.lookahead)
+        .transport(c.transport);
     opts.panel_width = c.panel;
     let (alpha, beta) = (T::from_f64(c.alpha), T::from_f64(c.beta));
     if o == 0 {
@@ -395,6 +461,12 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
         Some(d) => CPlacement::Device(d.parse().map_err(|_| format!("--c {d:?}"))?),
     };
     opts.no_overlap = args_has("--no-overlap");
+    if let Some(l) = opt("--lookahead") {
+        opts.lookahead = l.parse().map_err(|_| format!("--lookahead {l:?}"))?;
+    }
+    if let Some(t) = opt("--transport") {
+        opts.transport = t.parse()?;
+    }
     // Default blocks: each rank's share in one block per dimension (the layout a distributed
     // application built for this grid would choose; SUMMA then reads A and B in place).
     let mb = num("--block", m.div_ceil(p))?;
@@ -413,8 +485,10 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
     if grid.comm().rank() == 0 {
         let devs: Vec<String> = rt.devices().iter().map(|d| d.info().name.clone()).collect();
         println!(
-            "bench {m}x{n}x{k} f64, grid {p}x{q}, blocks {mb}x{nb} (k {kb}), rank 0 devices {devs:?}, \
-             setup {:.1} s",
+            "bench {m}x{n}x{k} f64, grid {p}x{q}, blocks {mb}x{nb} (k {kb}), {:?}, look-ahead {}, \
+             rank 0 devices {devs:?}, setup {:.1} s",
+            opts.transport,
+            opts.lookahead,
             t.elapsed().as_secs_f64()
         );
     }
@@ -440,10 +514,17 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
         .map_err(e)?;
         grid.comm().barrier();
         let s = t.elapsed().as_secs_f64();
+        // The longest wait of any rank: the one that holds the others at the next barrier.
+        let mut worst_wait = 0.0f64;
+        grid.comm().all_reduce_into(
+            &rep.wait_seconds,
+            &mut worst_wait,
+            mpi::collective::SystemOperation::max(),
+        );
         if grid.comm().rank() == 0 {
             println!(
                 "{} {:.3} s, {:.2} TFLOP/s; rank 0: {} panels of {}, C on device {}, compute {:.3} s, \
-                 waiting {:.3} s, redistribution {:.3} s",
+                 waiting {:.3} s (most of any rank {worst_wait:.3} s), redistribution {:.3} s",
                 if r == 0 { "warm-up" } else { "rep" },
                 s,
                 2.0 * (m * n * k) as f64 / s / 1e12,
@@ -456,16 +537,24 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
             );
         }
         if r > 0 {
-            times.push(s);
+            times.push((s, worst_wait));
         }
     }
     ws.release(&rt).map_err(e)?;
-    times.sort_by(f64::total_cmp);
+    times.sort_by(|x, y| x.0.total_cmp(&y.0));
     if grid.comm().rank() == 0 && !times.is_empty() {
-        let med = times[times.len() / 2];
+        let (med, wait) = times[times.len() / 2];
+        let transport = match opts.transport {
+            Transport::Ibcast => "ibcast".to_string(),
+            Transport::Chain { chunk_bytes } => format!("chain:{}", chunk_bytes >> 20),
+            Transport::Shared => "shared".to_string(),
+        };
+        let lookahead = if opts.no_overlap { 0 } else { opts.lookahead };
+        // Fields after the TFLOP/s: transport, look-ahead, panel width, longest wait.
         println!(
-            "result,mpi,{m},{n},{k},{p}x{q},{med:.4},{:.2}",
-            2.0 * (m * n * k) as f64 / med / 1e12
+            "result,mpi,{m},{n},{k},{p}x{q},{med:.4},{:.2},{transport},{lookahead},{},{wait:.3}",
+            2.0 * (m * n * k) as f64 / med / 1e12,
+            opts.panel_width.unwrap_or(4096)
         );
     }
     Ok(())
@@ -525,6 +614,69 @@ fn pingpong(world: &SimpleCommunicator) -> Res {
             );
         }
         println!("{link:?}");
+    }
+    Ok(())
+}
+
+/// Broadcast bandwidth from rank 0 to the others, per message size and transport, polled as
+/// SUMMA polls (yielding, or sleeping `--nap-us` between tests): the median of `--reps` after a
+/// warm-up, as bytes per second of the message.
+fn bcast(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Res {
+    let list = |name: &str, default: &str| -> Vec<String> {
+        opt(name)
+            .unwrap_or_else(|| default.into())
+            .split(',')
+            .map(str::to_string)
+            .collect()
+    };
+    let sizes = list("--mib", "256,512,1024")
+        .iter()
+        .map(|v| v.parse::<usize>().map_err(|_| format!("--mib {v:?}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let transports = list("--transports", "ibcast,chain:64,chain:16")
+        .iter()
+        .map(|t| t.parse::<Transport>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let reps: usize = opt("--reps").map_or(Ok(3), |v| v.parse().map_err(|_| "--reps"))?;
+    let nap = opt("--nap-us")
+        .map(|v| v.parse::<u64>().map_err(|_| format!("--nap-us {v:?}")))
+        .transpose()?
+        .map(std::time::Duration::from_micros);
+    for &mib in &sizes {
+        let mut buf = vec![0.0f64; (mib << 20) / 8];
+        if world.rank() == 0 {
+            buf.iter_mut().enumerate().for_each(|(i, x)| *x = i as f64);
+        }
+        for &t in &transports {
+            if world.rank() != 0 {
+                buf.fill(0.0);
+            }
+            let mut times = Vec::new();
+            for r in 0..=reps {
+                world.barrier();
+                let t0 = Instant::now();
+                hetblas_mpi::broadcast::broadcast(world, 0, &mut buf, t, nap);
+                world.barrier();
+                if r > 0 {
+                    times.push(t0.elapsed().as_secs_f64());
+                }
+            }
+            // The data arrived: the last element is what rank 0 wrote.
+            let last = buf.len() - 1;
+            if buf[last] != last as f64 {
+                return Err(format!("{t:?}: rank {} got wrong data", world.rank()));
+            }
+            times.sort_by(f64::total_cmp);
+            let med = times[times.len() / 2];
+            if world.rank() == 0 {
+                println!(
+                    "bcast,{},{mib},{t:?},{},{med:.4},{:.2}",
+                    world.size(),
+                    nap.map_or("yield".to_string(), |d| format!("sleep{}us", d.as_micros())),
+                    (mib << 20) as f64 / med / 1e9
+                );
+            }
+        }
     }
     Ok(())
 }
