@@ -128,6 +128,11 @@ impl DevicePool {
             opts.memory_limit,
             opts.host_fold_mode(),
         );
+        if let Some(split) = self.k_split_choice(&problem, &key, opts) {
+            self.run_k_split(&problem, opts, &operands, alpha, beta, &split, &mut report)?;
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
         let mut decided_again = false;
         loop {
             match self.run_recovering(
@@ -201,7 +206,7 @@ impl DevicePool {
     /// during the re-run is left out in turn). With no device left, the error of the last
     /// device that failed.
     #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
-    fn run_recovering<T: Scalar>(
+    pub(super) fn run_recovering<T: Scalar>(
         &self,
         problem: &GemmProblem,
         key: &DecisionKey,
@@ -358,6 +363,7 @@ impl DevicePool {
         report.devices = devs.iter().map(|d| d.info().label()).collect();
         report.weights = decision.weights.clone();
         report.balancer_weights = decision.balancer_weights.clone();
+        report.notes = idle_notes(&self.devices, &decision);
 
         let workspace = self
             .workspaces
@@ -407,7 +413,7 @@ impl DevicePool {
     }
 
     /// The autotuner's decision for `problem` under `opts`, on this pool's devices.
-    fn decide(&self, problem: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
+    pub(super) fn decide(&self, problem: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
         let profile = self.profile();
         let excluded = self.failed_devices();
         // Devices asked for that failed are left out; none left is the caller's to hear.
@@ -519,6 +525,25 @@ impl DevicePool {
             }
         }
     }
+}
+
+/// One line per device asked for that gets no tiles: left out by the model, or given none
+/// when the whole tiles were rounded out (also logged).
+fn idle_notes(pool: &[Arc<dyn Device>], decision: &Decision) -> Vec<String> {
+    let idle = decision.left_out.iter().copied().chain(
+        decision
+            .devices
+            .iter()
+            .zip(&decision.weights)
+            .filter(|(_, &w)| w <= 0.0)
+            .map(|(&i, _)| i),
+    );
+    idle.map(|i| {
+        let label = pool[i].info().label();
+        tracing::info!(device = %label, "no tiles: predicted to slow the call");
+        format!("{label}: no tiles, predicted to slow the call")
+    })
+    .collect()
 }
 
 /// What a run that devices failed in leaves to do.

@@ -34,6 +34,11 @@ pub struct GemmOptions {
     /// ([`crate::fold`]), `Some(false)` sends C to the devices and adds it there, `None` lets the
     /// model decide (also set by `HETBLAS_HOST_FOLD=1` / `0`).
     pub host_fold: Option<bool>,
+    /// Split K across the devices (partial products reduced on one device,
+    /// [`crate::tuning::ksplit`]): `Some(true)` whenever two devices with their own memory can
+    /// take part and C is in host memory, `Some(false)` never, `None` when the model predicts
+    /// a gain (also set by `HETBLAS_K_SPLIT=1` / `0`).
+    pub k_split: Option<bool>,
 }
 
 impl GemmOptions {
@@ -85,6 +90,23 @@ impl GemmOptions {
         self
     }
 
+    /// K-split on (`true` / `Some(true)`), off, or chosen by the model (`None`).
+    pub fn k_split(mut self, split: impl Into<Option<bool>>) -> Self {
+        self.k_split = split.into();
+        self
+    }
+
+    /// The K-split mode asked for: the call's, else `HETBLAS_K_SPLIT`'s (`0` / `1`), else
+    /// `None` (the model).
+    pub(crate) fn k_split_mode(&self) -> Option<bool> {
+        self.k_split
+            .or_else(|| match std::env::var("HETBLAS_K_SPLIT").as_deref() {
+                Ok("0") => Some(false),
+                Ok("1") => Some(true),
+                _ => None,
+            })
+    }
+
     /// The host fold mode asked for: the call's, else the environment's, else `None` (the model).
     pub(crate) fn host_fold_mode(&self) -> Option<bool> {
         self.host_fold.or_else(crate::fold::mode_from_env)
@@ -121,6 +143,13 @@ pub struct GemmReport {
     /// Devices that failed during the call, which it recovered from: their unfinished C tiles
     /// ran again on the devices left. Empty for a call that ran as planned.
     pub recovered: Vec<DeviceFault>,
+    /// K extent per device (in `devices` order) when K was split across the devices
+    /// ([`crate::tuning::ksplit`]); empty when C was split (the usual plan).
+    pub k_split: Vec<usize>,
+    /// The choices a caller may want to know of, one line each: a device asked for that was
+    /// given no work because the model predicted it would slow the call ("cpu:0: no tiles,
+    /// predicted to slow the call"), a K-split and its predicted gain.
+    pub notes: Vec<String>,
 }
 
 /// A device that failed during a call (see [`GemmReport::recovered`]).
