@@ -7,6 +7,7 @@
 pub mod cublasxt;
 pub mod rescore;
 pub mod validation_csv;
+pub mod validation_set;
 
 use hetblas_core::Scalar;
 use rand::rngs::StdRng;

@@ -16,7 +16,7 @@ use crate::memory::{MemorySpace, RawTile};
 use crate::operand::MatMut;
 use crate::problem::{GemmProblem, Operand};
 use crate::scalar::Scalar;
-use crate::tuning::ksplit::{self, KSplitDevice};
+use crate::tuning::ksplit;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,9 +31,6 @@ pub(super) struct KSplit {
     /// without rates).
     pub predicted: Option<(f64, f64)>,
 }
-
-/// K extents are multiples of this when K allows (long slices keep the tile products whole).
-const GRANULE: usize = 256;
 
 impl DevicePool {
     /// The K-split for `problem`, when the caller asked for one (`opts.k_split`) or, left to
@@ -129,27 +126,8 @@ impl DevicePool {
         let rates = autotune::device_rates(problem, &devs, tile, profile.as_deref(), &bw)?;
         let c_split = crate::balance::makespan(problem, &rates, &decision.weights);
         let cdevs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &self.devices[i]).collect();
-        let crates = autotune::device_rates(problem, &cdevs, tile, profile.as_deref(), &bw)?;
-        let root = self.devices[cands[0]].space();
-        let kdevs: Vec<KSplitDevice> = cdevs
-            .iter()
-            .zip(crates)
-            .enumerate()
-            .map(|(n, (d, rate))| KSplitDevice {
-                rate,
-                to_root: if n == 0 || self.link(d.space(), root).is_none() {
-                    None
-                } else {
-                    self.link_bandwidth(d.space(), root)
-                },
-            })
-            .collect();
-        let granule = if problem.k >= 4 * GRANULE * cands.len() {
-            GRANULE
-        } else {
-            1
-        };
-        Some((ksplit::shares(problem, &kdevs, granule)?, c_split))
+        let shares = ksplit::choose(problem, &cdevs, tile, profile.as_deref(), &bw)?;
+        Some((shares, c_split))
     }
 
     /// Runs `split`: the partial products side by side, one thread per device, then the

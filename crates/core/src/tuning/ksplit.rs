@@ -12,6 +12,7 @@
 //! by [`crate::balance::MIN_GAIN`].
 
 use crate::balance::DeviceRate;
+use crate::memory::MemorySpace;
 use crate::problem::{GemmProblem, Operand};
 
 /// What the K-split model knows of one device taking part.
@@ -181,6 +182,43 @@ impl Terms {
     }
 }
 
+/// K extents are multiples of this when K allows (long slices keep the tile products whole).
+pub const GRANULE: usize = 256;
+
+/// The balanced K-split of `p` over `devices` (the root first), with their rates read at
+/// `tile` ([`crate::autotune::device_rates`]) and each partial's link to the root from
+/// `link_bw` (none: through host memory). `None` when a rate is unknown or fewer than two
+/// devices would take part.
+pub fn choose(
+    p: &GemmProblem,
+    devices: &[&std::sync::Arc<dyn crate::device::Device>],
+    tile: usize,
+    profile: Option<&crate::profile::MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+) -> Option<KShares> {
+    let rates = crate::autotune::device_rates(p, devices, tile, profile, link_bw)?;
+    let root = devices.first()?.space();
+    let devs: Vec<KSplitDevice> = devices
+        .iter()
+        .zip(rates)
+        .enumerate()
+        .map(|(n, (d, rate))| KSplitDevice {
+            rate,
+            to_root: if n == 0 {
+                None
+            } else {
+                link_bw(d.space(), root)
+            },
+        })
+        .collect();
+    let granule = if p.k >= 4 * GRANULE * devices.len() {
+        GRANULE
+    } else {
+        1
+    };
+    shares(p, &devs, granule)
+}
+
 /// The extents of `shares` as (first index, extent) slices of K, in device order.
 pub fn ranges(k: &[usize]) -> Vec<(usize, usize)> {
     let mut at = 0;
@@ -196,7 +234,6 @@ pub fn ranges(k: &[usize]) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemorySpace;
     use crate::operand::Trans;
     use crate::scalar::DType;
 
