@@ -14,7 +14,10 @@
 #                       auto   (default) the first that matches this machine's devices of
 #                              $HETBLAS_PROFILE, a profile calibrated by an earlier call on this
 #                              (warm) machine, docs/profiles/*.json; else a full calibration
-#                       full | quick   calibrate now (timed), into DIR/profile[-TAG].json
+#                       full | quick   calibrate now (timed), into DIR/profile[-TAG].json;
+#                              full first re-checks a previous profile of the same hardware
+#                              (cache, docs/profiles) and reuses it when it holds (FRESH=1:
+#                              always measure everything)
 #                       none   leave HETBLAS_PROFILE as it is
 #                       PATH   this file (a warning if it does not match the devices)
 #   --hugepages       back the harness's host operands with transparent huge pages
