@@ -8,7 +8,10 @@ mod common;
 use hetblas_core::profile::{DeviceProfile, GemmTimes, MachineProfile};
 use hetblas_core::{DType, Device, DevicePool, GemmOptions, GemmReport};
 use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+/// One test at a time: the CPU device and the emulated one share this machine's cores.
+static SERIAL: Mutex<()> = Mutex::new(());
 
 /// [cpu, one emulated device], the CPU calibrated at `cpu_flops`.
 fn pool(cpu_flops: f64, accel: EmulatedConfig) -> DevicePool {
@@ -54,30 +57,32 @@ fn run(pool: &DevicePool, (m, n, k): (usize, usize, usize), opts: &GemmOptions) 
     r
 }
 
-/// The accelerator's host link carries 40 MB/s: a 512^3 DGEMM with beta != 0 moves 8 MB, 0.2 s
-/// of link time against 0.13 s of compute. The CPU (calibrated 1 GFLOP/s) takes about a
-/// quarter of C; both finish sooner than the accelerator alone.
+/// The accelerator's host link carries 10 MB/s: a 512x512x64 DGEMM with beta != 0 moves 4.5 MB
+/// (C both ways), 0.45 s of link time against 34 Mflop of compute. The CPU (calibrated
+/// 100 MFLOP/s, half of it beside an accelerator: 0.34 s alone) computes part of C in host
+/// memory, moving nothing; together they are predicted to take 0.27 s.
 #[test]
 fn the_cpu_gains_beside_a_narrow_link_accelerator() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let accel = EmulatedConfig {
         flops_per_sec: Some(2e9),
-        host_link_bytes_per_sec: Some(40e6),
+        host_link_bytes_per_sec: Some(10e6),
         ..Default::default()
     };
-    let pool = pool(1e9, accel);
-    let shape = (512, 512, 512);
+    let pool = pool(1e8, accel);
+    let shape = (512, 512, 64);
     let both = GemmOptions::default().devices([0, 1]).tile(128);
     let alone = GemmOptions::default().devices([1]).tile(128);
     run(&pool, shape, &both); // warm-up: plans, workspaces
     let together = run(&pool, shape, &both);
     assert_eq!(together.devices, vec!["cpu:0", "emulated:0"]);
     let cpu_share = together.stats.c_share[0];
-    assert!(cpu_share > 0.1 && cpu_share < 0.5, "CPU share {cpu_share}");
+    assert!(cpu_share > 0.2 && cpu_share < 0.8, "CPU share {cpu_share}");
     assert!(together.notes.is_empty(), "{:?}", together.notes);
     run(&pool, shape, &alone);
     let single = run(&pool, shape, &alone);
     assert!(
-        together.seconds < 0.85 * single.seconds,
+        together.seconds < 0.8 * single.seconds,
         "CPU + accelerator {:.3} s against the accelerator alone {:.3} s",
         together.seconds,
         single.seconds
@@ -88,6 +93,7 @@ fn the_cpu_gains_beside_a_narrow_link_accelerator() {
 /// no tiles, and the report says why.
 #[test]
 fn a_cpu_predicted_to_slow_the_call_gets_no_tiles() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let accel = EmulatedConfig {
         flops_per_sec: Some(5e9),
         ..Default::default()

@@ -74,11 +74,16 @@ impl DevicePool {
             cands.swap(0, p);
         }
         let tiles = decision.grid.mt() * decision.grid.nt();
+        if mode.is_none() && tiles >= 2 * cands.len() {
+            // Enough C tiles for every device: the C split, without weighing (the common case
+            // pays nothing for the K-split's model).
+            return None;
+        }
         let model = self.k_split_model(problem, &cands, &decision);
         match (mode, model) {
             (_, Some((shares, c_split))) => {
                 let wins = shares.seconds < c_split * (1.0 - crate::balance::MIN_GAIN);
-                if mode == Some(true) || (tiles < 2 * cands.len() && wins) {
+                if mode == Some(true) || wins {
                     let (devices, k) = cands
                         .iter()
                         .zip(&shares.k)
