@@ -62,6 +62,11 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         let tries = std::iter::once(path.clone()).chain(args.reuse.iter().cloned());
         reuse(&rt, tries, &mut progress)?
     };
+    let how = if reused.is_some() {
+        "re-checked (previous profile reused)"
+    } else {
+        "calibrated"
+    };
     let profile = match reused {
         Some(p) => p,
         None => rt.calibrate(&opts, &mut progress)?,
@@ -69,7 +74,7 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     bar.finish_and_clear();
     profile.save(&path)?;
     println!(
-        "calibrated {} devices and {} links in {:.1} s; profile written to {}",
+        "{how} {} devices and {} links in {:.1} s; profile written to {}",
         profile.devices.len(),
         profile.links.len(),
         start.elapsed().as_secs_f64(),

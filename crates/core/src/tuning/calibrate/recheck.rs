@@ -1,18 +1,18 @@
 //! The fast path of calibration: a previous profile of the same hardware, re-checked. When the
 //! device set (labels, names, memory sizes) and the links (names, kinds) are those of the
 //! profile, a few points are measured again: each link's largest calibrated tile of up to
-//! 32 MiB (against the time measured then), and one
-//! GEMM tile per device (its largest of up to 4096, f64 when calibrated, on every device at
-//! once: they share nothing). When every point is within [`RECHECK_TOLERANCE`] of what the
-//! profile predicts, the profile holds and is reused as it is: seconds instead of the minute or
-//! more of a full calibration.
+//! 32 MiB (against the time measured then), and one GEMM tile per device (its largest of up to
+//! 4096, f64 when calibrated; the GPUs at once, since they share nothing, devices computing on
+//! the host's cores one at a time). When every point is within [`RECHECK_TOLERANCE`] of what
+//! the profile says, the profile holds and is reused as it is: seconds instead of the minute
+//! or more of a full calibration.
 
 use super::gemm::measure_gemm;
 use super::links::f64_tile;
 use super::progress::Tracker;
 use super::stats::{measure_until_confident, time_on_queue};
 use super::{CalibrationOptions, Machine, Progress};
-use crate::device::Device;
+use crate::device::{Device, DeviceKind};
 use crate::error::{Error, Result};
 use crate::link::Link;
 use crate::memory::Buffer;
@@ -40,6 +40,9 @@ type GemmJob<'a> = (
     f64,
     Option<&'a Arc<dyn Link>>,
 );
+
+/// `(tile, seconds)` points of [`measure_gemm`].
+type GemmPoints = Vec<(usize, f64)>;
 
 /// What a re-check found.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,24 +194,35 @@ pub fn recheck(
             Some((d, g.dtype, t, s, h2d))
         })
         .collect();
-    let measured: Vec<Result<Vec<(usize, f64)>>> = std::thread::scope(|sc| {
+    // GPUs at once (their products share nothing); devices that compute on the host's cores
+    // (the CPU, emulated devices) one at a time, after them: side by side they would slow each
+    // other down.
+    let measure = |&(d, dtype, t, _, h2d): &GemmJob<'_>| {
+        let h2d: Option<&dyn Link> = h2d.map(|l| l.as_ref() as &dyn Link);
+        measure_gemm(d.as_ref(), h2d, dtype, &[t], &opts, &mut |_| {})
+    };
+    let gpu = |j: &GemmJob<'_>| j.0.info().kind == DeviceKind::Gpu;
+    let mut measured: Vec<Option<Result<GemmPoints>>> = std::thread::scope(|sc| {
         let hs: Vec<_> = jobs
             .iter()
-            .map(|&(d, dtype, t, _, h2d)| {
-                let opts = &opts;
-                sc.spawn(move || {
-                    let h2d: Option<&dyn Link> = h2d.map(|l| l.as_ref() as &dyn Link);
-                    measure_gemm(d.as_ref(), h2d, dtype, &[t], opts, &mut |_| {})
-                })
-            })
+            .map(|j| gpu(j).then(|| sc.spawn(|| measure(j))))
             .collect();
         hs.into_iter()
             .map(|h| {
-                h.join()
-                    .unwrap_or_else(|p| Err(Error::internal(crate::host_queue::panic_message(&p))))
+                h.map(|h| {
+                    h.join().unwrap_or_else(|p| {
+                        Err(Error::internal(crate::host_queue::panic_message(&p)))
+                    })
+                })
             })
             .collect()
     });
+    for (j, m) in jobs.iter().zip(measured.iter_mut()) {
+        if m.is_none() {
+            *m = Some(measure(j));
+        }
+    }
+    let measured = measured.into_iter().flatten();
     for ((d, dtype, t, expected, _), got) in jobs.iter().zip(measured) {
         let what = format!("gemm {} {dtype} T={t}", d.info().label());
         match got?.first() {
