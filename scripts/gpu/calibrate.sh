@@ -4,6 +4,9 @@
 #
 #   bash scripts/gpu/calibrate.sh [options]
 #     --quick            the few-second calibration (fewer, smaller points)
+#     --fresh            always calibrate in full: no reuse of a previous profile of the same
+#                        hardware (by default one from the cache or docs/profiles is
+#                        re-checked in seconds and reused when it holds)
 #     --cross-links      also the slowdown of each host link under every other one (measured
 #                        anyway with one GPU; off by default with more)
 #     --mixed            the mixed-vendor device set: CUDA GPU0 + HIP GPU1 through the
@@ -18,6 +21,7 @@ MODE=full TAG=cuda
 while (($#)); do
     case $1 in
         --quick) MODE=quick; shift ;;
+        --fresh) export FRESH=1; shift ;;
         --cross-links) export CROSS_LINKS=1; shift ;;
         --mixed) TAG=mixed; shift ;;
         -h | --help) usage 0 ;;

@@ -14,7 +14,10 @@
 #                       auto   (default) the first that matches this machine's devices of
 #                              $HETBLAS_PROFILE, a profile calibrated by an earlier call on this
 #                              (warm) machine, docs/profiles/*.json; else a full calibration
-#                       full | quick   calibrate now (timed), into DIR/profile[-TAG].json
+#                       full | quick   calibrate now (timed), into DIR/profile[-TAG].json;
+#                              full first re-checks a previous profile of the same hardware
+#                              (cache, docs/profiles) and reuses it when it holds (FRESH=1:
+#                              always measure everything)
 #                       none   leave HETBLAS_PROFILE as it is
 #                       PATH   this file (a warning if it does not match the devices)
 #   --hugepages       back the harness's host operands with transparent huge pages
@@ -146,12 +149,22 @@ profile_accepted() {
     [[ -f $1 ]] && HETBLAS_PROFILE=$1 timeout 120 "$H" devices 2>/dev/null | grep -q "calibrated profile"
 }
 
-# calibrate_into FILE [quick]: a timed calibration of the devices seen now. With more than one
+# calibrate_into FILE [quick]: a timed calibration of the devices seen now (or the re-check of a
+# previous profile of the same hardware, see below). With more than one
 # GPU the host links' slowdowns under each other are not measured (as for every multi-GPU
 # profile so far; CROSS_LINKS=1 measures them).
 calibrate_into() {
-    local args=(calibrate --out "$1")
+    local args=(calibrate --out "$1") f
     [[ ${2:-} == quick ]] && args+=(--quick)
+    # A previous profile of the same hardware is re-checked and reused when it holds
+    # (FRESH=1: always calibrate in full).
+    if [[ ${FRESH:-0} == 1 ]]; then
+        args+=(--fresh)
+    else
+        for f in "$CACHE"/profile-*.json "$ROOT"/docs/profiles/*.json; do
+            [[ -f $f ]] && args+=(--reuse "$f")
+        done
+    fi
     ((NGPU > 1)) && [[ ${CROSS_LINKS:-0} != 1 ]] && args+=(--no-cross-links)
     run --limit "${CALIBRATE_LIMIT:-300}" --log "${1%.json}.calibrate.log" \
         --grep "calibrat|gemm|GB/s|fold|wrote|profile" "$H" "${args[@]}"

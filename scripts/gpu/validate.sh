@@ -11,12 +11,17 @@
 #     --hybrid           also the hybrid decisions, GPU0 + the CPU
 #     --hybrid-sizes L   their sizes (default 512,1024,2048,4096,8192,16384)
 #     --no-validate      skip the validation set (e.g. only --hybrid)
+#     --seed S           the seeded random set instead of the fixed grid (one seed tunes the
+#                        model, another reports on it), each problem in its own process
+#     --count N          problems in the seeded set (default 40)
+#     --case-limit S     time limit per problem of the seeded set (default 60 s)
 #     plus env.sh's options (--profile, --hugepages, --out, --timeout, --dry-run)
 # Results: $OUT/validate.csv and .txt, $OUT/plots/*.svg, $OUT/predict.txt, $OUT/hybrid.log.
 
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
 REPS=3 LIMIT=() PREDICT=(-s 16384) HYBRID=0 HYBRID_SIZES=512,1024,2048,4096,8192,16384 VALIDATE=1
+SEED="" COUNT=40 CASE_LIMIT=60
 while (($#)); do
     case $1 in
         --reps) REPS=$2; shift 2 ;;
@@ -25,15 +30,26 @@ while (($#)); do
         --hybrid) HYBRID=1; shift ;;
         --hybrid-sizes) HYBRID_SIZES=$2; shift 2 ;;
         --no-validate) VALIDATE=0; shift ;;
+        --seed) SEED=$2; shift 2 ;;
+        --count) COUNT=$2; shift 2 ;;
+        --case-limit) CASE_LIMIT=$2; shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
 done
 start validate
 use_profile cuda
-if ((VALIDATE)); then
+if ((VALIDATE)) && [[ -n $SEED ]]; then
+    ((DRY_RUN)) || rm -f "$OUT/validate.csv"
+    for ((i = 0; i < COUNT; i++)); do
+        run --limit "$CASE_LIMIT" --grep "^\[" "$BIN/validate" --csv "$OUT/validate.csv" --append \
+            --seed "$SEED" --count "$COUNT" --case "$i" --reps "$REPS"
+    done
+elif ((VALIDATE)); then
     run --limit "$((TIMEOUT > 540 ? TIMEOUT : 540))" --log "$OUT/validate.txt" \
         --grep "profile|tile rule" "$BIN/validate" --csv "$OUT/validate.csv" --reps "$REPS" "${LIMIT[@]}"
+fi
+if ((VALIDATE)); then
     run --grep "problems:|plots written" "$BIN/plot-validation" "$OUT/validate.csv" --out-dir "$OUT/plots"
 fi
 run --log "$OUT/predict.txt" --grep "^choice|-bound|folded|sent to the device" "$H" predict "${PREDICT[@]}"

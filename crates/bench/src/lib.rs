@@ -10,6 +10,7 @@ pub mod rescore;
 pub mod sym_compare;
 pub mod tri;
 pub mod validation_csv;
+pub mod validation_set;
 
 use hetblas_core::Scalar;
 use rand::rngs::StdRng;

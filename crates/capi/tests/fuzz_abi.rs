@@ -82,7 +82,11 @@ struct Libs {
 fn libs() -> &'static Libs {
     static L: OnceLock<Libs> = OnceLock::new();
     L.get_or_init(|| {
-        let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        // The build's scratch directory, or the system's where the test runs from a bundle
+        // built on another machine.
+        let tmp = Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")))
+            .filter(|d| d.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
         let src = tmp.join("fuzz_abi_handlers.c");
         let so = tmp.join("libfuzz_abi_handlers.so");
         std::fs::write(&src, HANDLERS_C).expect("write the handlers' source");

@@ -2,7 +2,7 @@
 
 use clap::Args;
 use hetblas::{CalibrationOptions, Progress, Result, Runtime};
-use hetblas_core::profile::default_path;
+use hetblas_core::profile::{default_path, MachineProfile};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
 
@@ -21,6 +21,14 @@ pub struct CalibrateArgs {
     /// CPU where readable, else an estimate from its core count).
     #[arg(long)]
     no_power: bool,
+    /// A previous profile to reuse when it describes this hardware (device names, memory,
+    /// links) and a quick re-check of a few points agrees with it; may be given several times
+    /// (the first that holds is taken). `--out`'s file, when it exists, is tried first.
+    #[arg(long)]
+    reuse: Vec<std::path::PathBuf>,
+    /// Always calibrate in full (no reuse of a previous profile).
+    #[arg(long)]
+    fresh: bool,
 }
 
 pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
@@ -43,22 +51,38 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = Instant::now();
-    let mut profile = rt.calibrate(&opts, &mut |p: Progress| {
-        bar.set_length(p.total as u64);
-        bar.set_position(p.done as u64);
-        bar.set_message(p.stage.clone());
-    })?;
-    bar.finish_and_clear();
-    if !args.no_power {
-        profile.power = crate::power::calibrate_power(&rt)?;
-    }
     let path = match args.out {
         Some(p) => p,
         None => default_path()?,
     };
+    let mut progress = |p: Progress| {
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+        bar.set_message(p.stage.clone());
+    };
+    let reused = if args.fresh || args.quick {
+        None
+    } else {
+        let tries = std::iter::once(path.clone()).chain(args.reuse.iter().cloned());
+        reuse(&rt, tries, &mut progress)?
+    };
+    let how = if reused.is_some() {
+        "re-checked (previous profile reused)"
+    } else {
+        "calibrated"
+    };
+    let mut profile = match reused {
+        Some(p) => p,
+        None => rt.calibrate(&opts, &mut progress)?,
+    };
+    bar.finish_and_clear();
+    // A reused profile keeps the powers it measured.
+    if !args.no_power && profile.power.is_empty() {
+        profile.power = crate::power::calibrate_power(&rt)?;
+    }
     profile.save(&path)?;
     println!(
-        "calibrated {} devices and {} links in {:.1} s; profile written to {}",
+        "{how} {} devices and {} links in {:.1} s; profile written to {}",
         profile.devices.len(),
         profile.links.len(),
         start.elapsed().as_secs_f64(),
@@ -99,4 +123,37 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The first of `paths` that loads, describes these devices and passes the quick re-check.
+fn reuse(
+    rt: &Runtime,
+    paths: impl Iterator<Item = std::path::PathBuf>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Option<MachineProfile>> {
+    for path in paths {
+        let Ok(previous) = MachineProfile::load(&path) else {
+            continue;
+        };
+        if !previous.matches(rt.devices()) {
+            continue;
+        }
+        let t = Instant::now();
+        let check = rt.recheck(&previous, progress)?;
+        let verdict = if check.holds { "holds" } else { "differs" };
+        println!(
+            "re-check of {} ({:.1} s): {verdict}, largest difference {:.1}% (tolerance {:.0}%)",
+            path.display(),
+            t.elapsed().as_secs_f64(),
+            check.worst * 100.0,
+            hetblas_core::calibrate::RECHECK_TOLERANCE * 100.0
+        );
+        for p in &check.points {
+            println!("  {p}");
+        }
+        if check.holds {
+            return Ok(Some(previous));
+        }
+    }
+    Ok(None)
 }

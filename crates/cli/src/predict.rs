@@ -239,6 +239,53 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
             "(a larger subset is taken only when it is predicted {:.0}% faster)",
             hetblas_core::balance::MIN_GAIN * 100.0
         );
+        print_k_split(rt, &hostp, &cands, choice.tile.tm, &profile, c.predicted);
     }
     Ok(())
+}
+
+/// The K-split over the accelerators with a tile add (host operands), against the C split's
+/// `c_split` seconds: what the pool would weigh for this shape.
+fn print_k_split(
+    rt: &Runtime,
+    p: &GemmProblem,
+    cands: &[&std::sync::Arc<dyn hetblas_core::Device>],
+    tile: usize,
+    profile: &hetblas_core::profile::MachineProfile,
+    c_split: f64,
+) {
+    let accel: Vec<_> = cands
+        .iter()
+        .copied()
+        .filter(|d| !d.space().is_host() && d.kernel().supports_add())
+        .collect();
+    if accel.len() < 2 {
+        return;
+    }
+    let bw = |s: MemorySpace, d: MemorySpace| rt.link_bandwidth(s, d);
+    match hetblas_core::tuning::ksplit::choose(p, &accel, tile, Some(profile), &bw) {
+        Some(s) => {
+            let parts: Vec<String> = accel
+                .iter()
+                .zip(&s.k)
+                .filter(|(_, &k)| k > 0)
+                .map(|(d, k)| format!("{} k={k}", d.info().label()))
+                .collect();
+            println!(
+                "K split: {:.4} s  {} (partials reduced on {}) against {c_split:.4} s for the \
+                 C split{}",
+                s.seconds,
+                parts.join(" + "),
+                accel[0].info().label(),
+                if s.seconds < c_split * (1.0 - hetblas_core::balance::MIN_GAIN) {
+                    "  <- K split when C has under two tiles per device"
+                } else {
+                    ""
+                }
+            );
+        }
+        None => {
+            println!("K split: not predicted to help (a device's partial costs more than it saves)")
+        }
+    }
 }

@@ -149,6 +149,20 @@ impl Runtime {
         self.pool.calibrate(opts, progress)
     }
 
+    /// Re-checks a previous profile of this hardware in seconds (a few points measured
+    /// again; see [`hetblas_core::calibrate::recheck`]). When the result `holds`, the profile
+    /// can be used as it is instead of a new calibration.
+    ///
+    /// # Errors
+    /// Allocation failures and backend errors.
+    pub fn recheck(
+        &self,
+        previous: &MachineProfile,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<hetblas_core::calibrate::Recheck> {
+        self.pool.recheck(previous, progress)
+    }
+
     // ---- GEMM ------------------------------------------------------------------------------
 
     /// `c = alpha * op(a) * op(b) + beta * c` with default options. Operands are host views

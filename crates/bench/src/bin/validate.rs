@@ -42,6 +42,19 @@ struct Args {
     /// Use N host-emulated devices instead of the GPU (smoke tests without a GPU).
     #[arg(long, default_value_t = 0)]
     emulated: usize,
+    /// The seeded random set ([`hetblas_bench::validation_set`]) instead of the fixed grid:
+    /// one seed for tuning the model, another for reporting on it.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Problems in the seeded set.
+    #[arg(long, default_value_t = 40)]
+    count: usize,
+    /// Only problem I (from 0) of the set: one process per problem (validate.sh loops).
+    #[arg(long)]
+    case: Option<usize>,
+    /// Append to `--csv` (the header only when the file is new or empty).
+    #[arg(long)]
+    append: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -92,6 +105,21 @@ fn set() -> Vec<Case> {
     v
 }
 
+/// The seeded set's problems, host operands.
+fn seeded(seed: u64, count: usize) -> Vec<Case> {
+    hetblas_bench::validation_set::generate(seed, count)
+        .into_iter()
+        .map(|p| Case {
+            m: p.m,
+            n: p.n,
+            k: p.k,
+            dtype: p.dtype,
+            placement: "hhh",
+            beta_zero: p.beta_zero,
+        })
+        .collect()
+}
+
 fn main() {
     let args = Args::parse();
     if let Err(e) = run(args) {
@@ -119,13 +147,34 @@ fn run(args: Args) -> Result<(), String> {
         .iter()
         .position(|d| d.info().kind != DeviceKind::Cpu)
         .ok_or("no accelerator")?;
-    let mut f = std::fs::File::create(&args.csv).map_err(|e| e.to_string())?;
-    writeln!(
-        f,
-        "m,n,k,dtype,placement,beta_zero,chosen_tile,predicted_s,measured_s,error,best_tile,best_s,chosen_over_best,plan_new_us,plan_repeat_us,sweep,model"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut cases = set();
+    let fresh = !args.append
+        || std::fs::metadata(&args.csv)
+            .map(|m| m.len() == 0)
+            .unwrap_or(true);
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(args.append)
+        .truncate(!args.append)
+        .open(&args.csv)
+        .map_err(|e| e.to_string())?;
+    if fresh {
+        writeln!(
+            f,
+            "m,n,k,dtype,placement,beta_zero,chosen_tile,predicted_s,measured_s,error,best_tile,best_s,chosen_over_best,plan_new_us,plan_repeat_us,sweep,model"
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    let mut cases = match args.seed {
+        Some(seed) => seeded(seed, args.count),
+        None => set(),
+    };
+    if let Some(i) = args.case {
+        if i >= cases.len() {
+            return Err(format!("--case {i}: the set has {} problems", cases.len()));
+        }
+        cases = vec![cases[i]];
+    }
     if let Some(l) = args.limit {
         cases.truncate(l);
     }
@@ -258,7 +307,13 @@ fn case<T: Scalar>(
     // A measured sweep of tile sizes.
     let maxdim = m.max(n).max(k);
     let mut sweep = Vec::new();
-    for t in [1024usize, 2048, 4096, 8192] {
+    // Problems under 4096 per side (the seeded set's small ones) also try small tiles.
+    let tiles: &[usize] = if maxdim * scale < 4096 {
+        &[256, 512, 1024, 2048]
+    } else {
+        &[1024, 2048, 4096, 8192]
+    };
+    for &t in tiles {
         if t > maxdim * scale || (t == 1024 && maxdim * scale > 8192) {
             continue;
         }

@@ -128,6 +128,16 @@ pub fn balance(p: &GemmProblem, rates: &[DeviceRate]) -> Balance {
     }
 }
 
+/// The predicted makespan of `p` with the given shares (rounded ones, say), on `rates`.
+pub fn makespan(p: &GemmProblem, rates: &[DeviceRate], weights: &[f64]) -> f64 {
+    let shared = rates.iter().any(|r| r.host_bytes_per_sec.is_some()) && rates.len() > 1;
+    rates
+        .iter()
+        .zip(weights)
+        .map(|(r, &w)| device_time(p, r, w, shared))
+        .fold(0.0, f64::max)
+}
+
 /// Whole tile counts for `tiles` C tiles: the floors of `weights * tiles`, then each remaining
 /// tile to the device whose predicted time is lowest with it. A slow device (the CPU) gets a
 /// tile only where it still finishes before the others: the continuous shares cannot be

@@ -1,7 +1,7 @@
 //! Calibration of the pool's own devices and links: the library form of `hetblas calibrate`.
 
 use super::DevicePool;
-use crate::calibrate::{calibrate, CalibrationOptions, Progress};
+use crate::calibrate::{calibrate, recheck, CalibrationOptions, Progress, Recheck};
 use crate::device::Device;
 use crate::error::Result;
 use crate::link::Link;
@@ -28,6 +28,32 @@ impl DevicePool {
     ) -> Result<MachineProfile> {
         let _alone = self.alone();
         let links: Vec<Arc<dyn Link>> = self.links.values().cloned().collect();
+        let host_alloc = self.calibration_host_alloc();
+        calibrate(&self.devices, &links, &host_alloc, opts, progress)
+    }
+
+    /// Re-checks a previous profile of this hardware ([`crate::calibrate::recheck`]): a few
+    /// points measured again, in seconds. When the result `holds`, the previous profile
+    /// describes this machine as it is now and can be used instead of a new calibration. No
+    /// GEMM of this pool runs meanwhile.
+    ///
+    /// # Errors
+    /// Allocation failures and backend errors.
+    pub fn recheck(
+        &self,
+        previous: &MachineProfile,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Recheck> {
+        let _alone = self.alone();
+        let links: Vec<Arc<dyn Link>> = self.links.values().cloned().collect();
+        let host_alloc = self.calibration_host_alloc();
+        recheck(previous, &self.devices, &links, &host_alloc, progress)
+    }
+
+    /// Host buffers for calibration copies: the host device's allocation when there is one
+    /// (aligned as its kernels like it), else plain host memory; page-locked by every
+    /// accelerator.
+    fn calibration_host_alloc(&self) -> impl Fn(usize) -> Result<Box<dyn Buffer>> + '_ {
         let host = self.devices.iter().find(|d| d.space().is_host()).cloned();
         let dma: Vec<Arc<dyn Device>> = self
             .devices
@@ -35,9 +61,7 @@ impl DevicePool {
             .filter(|d| !d.space().is_host())
             .cloned()
             .collect();
-        let host_alloc = |bytes: usize| -> Result<Box<dyn Buffer>> {
-            // The host device's allocation when there is one (aligned as its kernels like it),
-            // else plain host memory.
+        move |bytes: usize| -> Result<Box<dyn Buffer>> {
             let inner: Box<dyn Buffer> = match &host {
                 Some(h) => h.allocate(bytes)?,
                 None => Box::new(HostVec(vec![0u64; bytes.div_ceil(8).max(1)])),
@@ -47,8 +71,7 @@ impl DevicePool {
                 devices: Vec::with_capacity(dma.len()),
             };
             registered.register(&dma)
-        };
-        calibrate(&self.devices, &links, &host_alloc, opts, progress)
+        }
     }
 }
 

@@ -130,6 +130,11 @@ impl DevicePool {
             opts.host_fold_mode(),
             opts.objective,
         );
+        if let Some(split) = self.k_split_choice(&problem, &key, opts) {
+            self.run_k_split(&problem, opts, &operands, alpha, beta, &split, &mut report)?;
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
         let mut decided_again = false;
         let undo = UndoLog::new();
         let result = loop {
@@ -142,7 +147,7 @@ impl DevicePool {
                 beta,
                 &mut report,
                 plan_start,
-                &undo,
+                Some(&undo),
             ) {
                 // Other calls hold device memory: wait until one gives its buffers back.
                 Err(Error::OutOfMemory { .. })
@@ -244,7 +249,7 @@ impl DevicePool {
         beta: T,
         report: &mut GemmReport,
         plan_start: Instant,
-        undo: &UndoLog,
+        undo: Option<&UndoLog>,
     ) -> Result<()> {
         let Some(f) = self.run(
             problem, key, opts, operands, alpha, beta, report, plan_start, undo,
@@ -373,7 +378,7 @@ impl DevicePool {
         beta: T,
         report: &mut GemmReport,
         plan_start: Instant,
-        undo: &UndoLog,
+        undo: Option<&UndoLog>,
     ) -> Result<Option<Faulted>> {
         let decision = self
             .decisions
@@ -394,6 +399,7 @@ impl DevicePool {
         report.devices = devs.iter().map(|d| d.info().label()).collect();
         report.weights = decision.weights.clone();
         report.balancer_weights = decision.balancer_weights.clone();
+        report.notes = idle_notes(&self.devices, &decision);
 
         let workspace = self
             .workspaces
@@ -425,7 +431,7 @@ impl DevicePool {
             alpha: alpha.to_value(),
             beta: beta.to_value(),
             trace: opts.trace,
-            undo: Some(undo),
+            undo,
         })
         .map_err(|e| name_device(e, &devs))?;
         report.stats = plan.stats();
@@ -445,7 +451,7 @@ impl DevicePool {
     }
 
     /// The autotuner's decision for `problem` under `opts`, on this pool's devices.
-    fn decide(&self, problem: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
+    pub(super) fn decide(&self, problem: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
         let profile = self.profile();
         let excluded = self.failed_devices();
         // Devices asked for that failed are left out; none left is the caller's to hear.
@@ -558,6 +564,25 @@ impl DevicePool {
             }
         }
     }
+}
+
+/// One line per device asked for that gets no tiles: left out by the model, or given none
+/// when the whole tiles were rounded out (also logged).
+fn idle_notes(pool: &[Arc<dyn Device>], decision: &Decision) -> Vec<String> {
+    let idle = decision.left_out.iter().copied().chain(
+        decision
+            .devices
+            .iter()
+            .zip(&decision.weights)
+            .filter(|(_, &w)| w <= 0.0)
+            .map(|(&i, _)| i),
+    );
+    idle.map(|i| {
+        let label = pool[i].info().label();
+        tracing::info!(device = %label, "no tiles: predicted to slow the call");
+        format!("{label}: no tiles, predicted to slow the call")
+    })
+    .collect()
 }
 
 /// What a run that devices failed in leaves to do.

@@ -5,6 +5,7 @@
 mod calibrate;
 mod decisions;
 mod gemm;
+mod ksplit;
 mod matrices;
 mod options;
 mod simulate;

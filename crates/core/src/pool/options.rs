@@ -37,6 +37,11 @@ pub struct GemmOptions {
     /// What the device subset is chosen for: time (the default), energy or energy-delay
     /// product ([`crate::energy`]; the latter two need device powers in the profile).
     pub objective: crate::energy::Objective,
+    /// Split K across the devices (partial products reduced on one device,
+    /// [`crate::tuning::ksplit`]): `Some(true)` whenever two devices with their own memory can
+    /// take part and C is in host memory, `Some(false)` never, `None` when the model predicts
+    /// a gain (also set by `HETBLAS_K_SPLIT=1` / `0`).
+    pub k_split: Option<bool>,
 }
 
 impl GemmOptions {
@@ -94,6 +99,23 @@ impl GemmOptions {
         self
     }
 
+    /// K-split on (`true` / `Some(true)`), off, or chosen by the model (`None`).
+    pub fn k_split(mut self, split: impl Into<Option<bool>>) -> Self {
+        self.k_split = split.into();
+        self
+    }
+
+    /// The K-split mode asked for: the call's, else `HETBLAS_K_SPLIT`'s (`0` / `1`), else
+    /// `None` (the model).
+    pub(crate) fn k_split_mode(&self) -> Option<bool> {
+        self.k_split
+            .or_else(|| match std::env::var("HETBLAS_K_SPLIT").as_deref() {
+                Ok("0") => Some(false),
+                Ok("1") => Some(true),
+                _ => None,
+            })
+    }
+
     /// The host fold mode asked for: the call's, else the environment's, else `None` (the model).
     pub(crate) fn host_fold_mode(&self) -> Option<bool> {
         self.host_fold.or_else(crate::fold::mode_from_env)
@@ -132,6 +154,13 @@ pub struct GemmReport {
     pub recovered: Vec<DeviceFault>,
     /// The plan that ran (for the simulator: [`crate::sim`]); `None` for a quick return.
     pub plan: Option<std::sync::Arc<crate::plan::Plan>>,
+    /// K extent per device (in `devices` order) when K was split across the devices
+    /// ([`crate::tuning::ksplit`]); empty when C was split (the usual plan).
+    pub k_split: Vec<usize>,
+    /// The choices a caller may want to know of, one line each: a device asked for that was
+    /// given no work because the model predicted it would slow the call ("cpu:0: no tiles,
+    /// predicted to slow the call"), a K-split and its predicted gain.
+    pub notes: Vec<String>,
 }
 
 /// A device that failed during a call (see [`GemmReport::recovered`]).

@@ -433,7 +433,7 @@ impl DevicePool {
                 beta,
                 &mut sub,
                 Instant::now(),
-                &undo,
+                Some(&undo),
             ) {
                 Err(Error::OutOfMemory { .. })
                     if sub.recovered.is_empty() && self.workspaces.wait_for_release() => {}

@@ -4,4 +4,5 @@
 
 pub mod autotune;
 pub mod calibrate;
+pub mod ksplit;
 pub mod profile;

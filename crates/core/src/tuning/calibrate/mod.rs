@@ -13,6 +13,9 @@
 //! 5. **GEMM tables** (`gemm`): per device and dtype (f64, f32, c64, c32; quick: the real
 //!    ones), the time of `T x T x T` products over growing T (GPUs at once, one thread each), and products under copies.
 //!
+//! A previous profile of the same hardware can be re-checked instead (`recheck`: a few points
+//! measured again, seconds instead of minutes) and reused when it holds.
+//!
 //! Every point repeats until its 95% confidence interval is within 5% of the mean or a time cap
 //! (`stats`); progress is reported after every point (`progress`).
 //!
@@ -23,12 +26,14 @@ mod gemm;
 mod host_fold;
 mod links;
 mod progress;
+mod recheck;
 mod stats;
 mod strided;
 
 pub use gemm::measure_gemm;
 pub use links::{measure_link, measure_slowdown};
 pub use progress::Progress;
+pub use recheck::{recheck, Recheck, RECHECK_TOLERANCE};
 pub use stats::{measure_until_confident, time_on_queue, Measurement};
 
 use crate::device::Device;

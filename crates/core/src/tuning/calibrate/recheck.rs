@@ -1,0 +1,238 @@
+//! The fast path of calibration: a previous profile of the same hardware, re-checked. When the
+//! device set (labels, names, memory sizes) and the links (names, kinds) are those of the
+//! profile, a few points are measured again: each link's largest calibrated tile of up to
+//! 32 MiB (against the time measured then), and one GEMM tile per device (its largest of up to
+//! 4096, f64 when calibrated; the GPUs at once, since they share nothing, devices computing on
+//! the host's cores one at a time). When every point is within [`RECHECK_TOLERANCE`] of what
+//! the profile says, the profile holds and is reused as it is: seconds instead of the minute
+//! or more of a full calibration.
+
+use super::gemm::measure_gemm;
+use super::links::f64_tile;
+use super::progress::Tracker;
+use super::stats::{measure_until_confident, time_on_queue};
+use super::{CalibrationOptions, Machine, Progress};
+use crate::device::{Device, DeviceKind};
+use crate::error::{Error, Result};
+use crate::link::Link;
+use crate::memory::Buffer;
+use crate::profile::MachineProfile;
+use crate::scalar::DType;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Largest relative difference between a re-measured point and the profile for the profile
+/// to be reused: above run-to-run noise (2-3% on H200 for both copies and products), below a
+/// change that moves the model's choices (a link or clock 10% slower).
+pub const RECHECK_TOLERANCE: f64 = 0.08;
+
+/// Largest link tile re-measured (bytes): at full bandwidth, within a millisecond or so.
+const LINK_BYTES: usize = 32 << 20;
+/// Largest GEMM tile re-measured.
+const GEMM_TILE: usize = 4096;
+
+/// One device's GEMM point to re-measure: the device, dtype, tile, the profile's seconds, and
+/// the link that initialises its operands.
+type GemmJob<'a> = (
+    &'a Arc<dyn Device>,
+    DType,
+    usize,
+    f64,
+    Option<&'a Arc<dyn Link>>,
+);
+
+/// `(tile, seconds)` points of [`measure_gemm`].
+type GemmPoints = Vec<(usize, f64)>;
+
+/// What a re-check found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recheck {
+    /// The previous profile describes this hardware and every point is within
+    /// [`RECHECK_TOLERANCE`].
+    pub holds: bool,
+    /// The largest |measured / profile - 1| over the points.
+    pub worst: f64,
+    /// One line per point (or why the profile is for other hardware).
+    pub points: Vec<String>,
+}
+
+impl Recheck {
+    /// One point: `measured` against the profile's `expected` seconds.
+    fn judge(&mut self, what: String, measured: f64, expected: f64) {
+        let rel = measured / expected.max(1e-12) - 1.0;
+        self.worst = self.worst.max(rel.abs());
+        self.holds &= rel.abs() <= RECHECK_TOLERANCE;
+        self.points.push(format!(
+            "{what}: measured {:.4} ms, profile {:.4} ms ({:+.1}%)",
+            measured * 1e3,
+            expected * 1e3,
+            rel * 100.0
+        ));
+    }
+
+    fn other_hardware(why: String) -> Recheck {
+        Recheck {
+            holds: false,
+            worst: f64::INFINITY,
+            points: vec![why],
+        }
+    }
+}
+
+/// Re-checks `previous` on `devices` and `links` (see the module doc). `host_alloc` as for
+/// [`super::calibrate`]; `progress` after every point.
+///
+/// # Errors
+/// Allocation failures and backend errors (a profile for other hardware is not an error:
+/// `holds` is false).
+pub fn recheck(
+    previous: &MachineProfile,
+    devices: &[Arc<dyn Device>],
+    links: &[Arc<dyn Link>],
+    host_alloc: &dyn Fn(usize) -> Result<Box<dyn Buffer>>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Recheck> {
+    let m = Machine::new(devices, links, host_alloc);
+    if let Err(e) = previous.check_matches(devices) {
+        return Ok(Recheck::other_hardware(e.to_string()));
+    }
+    if previous.devices.len() != devices.len() {
+        return Ok(Recheck::other_hardware(format!(
+            "the profile has {} devices, this machine {}",
+            previous.devices.len(),
+            devices.len()
+        )));
+    }
+    // The link topology: the same links, of the same kinds.
+    let mut pairs = Vec::new();
+    for l in &m.usable {
+        let (Some(src), Some(dst)) = (m.label_of(l.src()), m.label_of(l.dst())) else {
+            continue;
+        };
+        match previous.link(&src, &dst) {
+            Some(p) if p.kind == l.kind() => pairs.push((*l, p)),
+            _ => {
+                return Ok(Recheck::other_hardware(format!(
+                    "link {} ({:?}) is not in the profile",
+                    l.name(),
+                    l.kind()
+                )))
+            }
+        }
+    }
+    if pairs.len() != previous.links.len() {
+        return Ok(Recheck::other_hardware(format!(
+            "the profile has {} links, this machine {}",
+            previous.links.len(),
+            pairs.len()
+        )));
+    }
+    let opts = CalibrationOptions {
+        min_reps: 5,
+        max_reps: 50,
+        point_time_cap: Duration::from_millis(300),
+        gemm_sample: Duration::from_millis(20),
+        gemm_warmup: Duration::from_millis(500),
+        ..CalibrationOptions::quick()
+    };
+    let mut tr = Tracker::new(pairs.len() + 1, progress);
+    let mut out = Recheck {
+        holds: true,
+        worst: 0.0,
+        points: Vec::new(),
+    };
+    for (l, p) in &pairs {
+        // The profile's own largest sample within the size cap (what was measured, not the
+        // fit's extrapolation), else the fit at the cap.
+        let cap = LINK_BYTES.min(m.limit_of(l.src()).min(m.limit_of(l.dst())) as usize);
+        let (side, expected) = match p
+            .samples
+            .iter()
+            .filter(|(b, _)| *b <= cap)
+            .max_by_key(|(b, _)| *b)
+        {
+            Some(&(b, t)) => (((b / 8) as f64).sqrt().round() as usize, t),
+            None => {
+                let side = ((cap / 8) as f64).sqrt() as usize;
+                let b = side * side * 8;
+                (side, p.latency_s + b as f64 / p.bytes_per_sec)
+            }
+        };
+        if side < 16 {
+            tr.tick(format!("link {}: no room", l.name()));
+            continue;
+        }
+        let bytes = side * side * 8;
+        let (src, dst) = (m.alloc_in(l.src(), bytes)?, m.alloc_in(l.dst(), bytes)?);
+        let (s, d) = (f64_tile(src.as_ref(), side), f64_tile(dst.as_ref(), side));
+        let got = measure_until_confident(&opts, &mut || {
+            time_on_queue(l.queue(), &mut || l.copy(&s, &d))
+        })?;
+        out.judge(format!("link {} {bytes} B", l.name()), got.mean, expected);
+        tr.tick(format!("re-check link {}", l.name()));
+    }
+    // One GEMM point per device, every device at once.
+    let jobs: Vec<GemmJob<'_>> = devices
+        .iter()
+        .filter_map(|d| {
+            let dp = previous.device(&d.info().label())?;
+            let g = dp
+                .gemm
+                .iter()
+                .find(|g| g.dtype == DType::F64)
+                .or_else(|| dp.gemm.first())?;
+            let &(t, s) = g
+                .times
+                .iter()
+                .filter(|(t, _)| *t <= GEMM_TILE)
+                .max_by_key(|(t, _)| *t)?;
+            let h2d = m
+                .usable
+                .iter()
+                .find(|l| l.src().is_host() && l.dst() == d.space())
+                .copied();
+            Some((d, g.dtype, t, s, h2d))
+        })
+        .collect();
+    // GPUs at once (their products share nothing); devices that compute on the host's cores
+    // (the CPU, emulated devices) one at a time, after them: side by side they would slow each
+    // other down.
+    let measure = |&(d, dtype, t, _, h2d): &GemmJob<'_>| {
+        let h2d: Option<&dyn Link> = h2d.map(|l| l.as_ref() as &dyn Link);
+        measure_gemm(d.as_ref(), h2d, dtype, &[t], &opts, &mut |_| {})
+    };
+    let gpu = |j: &GemmJob<'_>| j.0.info().kind == DeviceKind::Gpu;
+    let mut measured: Vec<Option<Result<GemmPoints>>> = std::thread::scope(|sc| {
+        let hs: Vec<_> = jobs
+            .iter()
+            .map(|j| gpu(j).then(|| sc.spawn(|| measure(j))))
+            .collect();
+        hs.into_iter()
+            .map(|h| {
+                h.map(|h| {
+                    h.join().unwrap_or_else(|p| {
+                        Err(Error::internal(crate::host_queue::panic_message(&p)))
+                    })
+                })
+            })
+            .collect()
+    });
+    for (j, m) in jobs.iter().zip(measured.iter_mut()) {
+        if m.is_none() {
+            *m = Some(measure(j));
+        }
+    }
+    let measured = measured.into_iter().flatten();
+    for ((d, dtype, t, expected, _), got) in jobs.iter().zip(measured) {
+        let what = format!("gemm {} {dtype} T={t}", d.info().label());
+        match got?.first() {
+            Some(&(_, s)) => out.judge(what, s, *expected),
+            None => {
+                out.holds = false;
+                out.points.push(format!("{what}: could not be measured"));
+            }
+        }
+    }
+    tr.tick("re-check gemm".into());
+    Ok(out)
+}

@@ -1,0 +1,318 @@
+//! K-split: when C has too few tiles to keep every device busy (4096x4096x32768 is one C tile
+//! of 4096), each device computes a partial product over its own slice of K, all of C, in its
+//! own memory; the partials are reduced on one device (the root: a peer copy and the device's
+//! tile add) and C crosses the link once, from the root.
+//!
+//! The model: device `d` with `k_d` of K spends `o_d + max(flops_d / rate_d, in_d / bw_d)`,
+//! where `in_d` is its slices of A and B (and, for the root, the caller's C when beta != 0);
+//! then each partial travels to the root (over a peer link, else through host memory) and the
+//! root writes C back. The shares make every device finish its product at the same time
+//! (bisection on that time: each `k_d` is linear in it). The autotuner compares the total
+//! with the C-split's prediction ([`crate::balance`]) and takes the K-split only when it wins
+//! by [`crate::balance::MIN_GAIN`].
+
+use crate::balance::DeviceRate;
+use crate::memory::MemorySpace;
+use crate::problem::{GemmProblem, Operand};
+
+/// What the K-split model knows of one device taking part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KSplitDevice {
+    /// Its rate model (it must have a host link: `host_bytes_per_sec` is `Some`).
+    pub rate: DeviceRate,
+    /// Bandwidth of the link carrying its partial to the root (bytes/s); `None` for the root
+    /// itself, or when the partial goes through host memory (down this device's host link,
+    /// up the root's).
+    pub to_root: Option<f64>,
+}
+
+/// The K extent of each device and the predicted time.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KShares {
+    /// K extent per device (same order as given; the root first); sums to K. A device whose
+    /// share would not pay for its cost gets 0.
+    pub k: Vec<usize>,
+    /// Predicted seconds of the whole call: products, reduction, write-back.
+    pub seconds: f64,
+}
+
+/// Predicted time of a K-split with extents `k` (the root first).
+pub fn predict(p: &GemmProblem, devs: &[KSplitDevice], k: &[usize]) -> f64 {
+    let t = Terms::new(p, devs);
+    let products = devs
+        .iter()
+        .zip(k)
+        .enumerate()
+        .filter(|(_, (_, &kd))| kd > 0)
+        .map(|(d, (_, &kd))| t.product_time(d, kd as f64))
+        .fold(0.0, f64::max);
+    let reduce: f64 = (1..devs.len())
+        .filter(|&d| k[d] > 0)
+        .map(|d| t.reduce_time(d))
+        .sum();
+    products + reduce + t.c_bytes / t.bw[0]
+}
+
+/// Balanced K extents over `devs` (the root first; `granule` rounds the extents), `None` when
+/// some device lacks a host link or fewer than two devices get a share.
+pub fn shares(p: &GemmProblem, devs: &[KSplitDevice], granule: usize) -> Option<KShares> {
+    if devs.len() < 2 || devs.iter().any(|d| d.rate.host_bytes_per_sec.is_none()) {
+        return None;
+    }
+    let t = Terms::new(p, devs);
+    let k = p.k as f64;
+    // Each device's K extent finishing its product by time `x` (linear in `x`).
+    let extent = |d: usize, x: f64| -> f64 {
+        let by_compute = (x - t.overhead[d]) / t.per_k_compute[d];
+        let by_link = (x - t.overhead[d] - t.fixed_in[d] / t.bw[d]) / t.per_k_bytes[d] * t.bw[d];
+        by_compute.min(by_link).max(0.0)
+    };
+    let total = |x: f64| (0..devs.len()).map(|d| extent(d, x)).sum::<f64>();
+    let (mut lo, mut hi) = (0.0f64, 1e-6f64);
+    while total(hi) < k {
+        hi *= 2.0;
+        if hi > 1e9 {
+            return None;
+        }
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if total(mid) < k {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let g = granule.max(1);
+    let mut ext: Vec<usize> = (0..devs.len())
+        .map(|d| ((extent(d, hi) / g as f64).round() as usize) * g)
+        .collect();
+    // The rounding remainder goes to (or comes from) the root.
+    let others: usize = ext[1..].iter().sum::<usize>().min(p.k);
+    ext[0] = p.k - others;
+    // A device whose reduction costs more than its share saves is left out: try without each
+    // non-root device (the cheapest first) while that is predicted faster.
+    let mut best = predict(p, devs, &ext);
+    loop {
+        let mut improved = false;
+        for d in 1..devs.len() {
+            if ext[d] == 0 {
+                continue;
+            }
+            let mut alt = ext.clone();
+            alt[0] += alt[d];
+            alt[d] = 0;
+            let s = predict(p, devs, &alt);
+            if s < best {
+                (ext, best, improved) = (alt, s, true);
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+    if ext.iter().filter(|&&x| x > 0).count() < 2 {
+        return None;
+    }
+    Some(KShares {
+        k: ext,
+        seconds: best,
+    })
+}
+
+/// The per-device constants of the model.
+struct Terms {
+    overhead: Vec<f64>,
+    /// Seconds of product per unit of K.
+    per_k_compute: Vec<f64>,
+    /// Host bytes per unit of K (A and B slices in host memory).
+    per_k_bytes: Vec<f64>,
+    /// Bytes in whatever K (the root's C when beta != 0).
+    fixed_in: Vec<f64>,
+    bw: Vec<f64>,
+    to_root: Vec<Option<f64>>,
+    c_bytes: f64,
+}
+
+impl Terms {
+    fn new(p: &GemmProblem, devs: &[KSplitDevice]) -> Terms {
+        let e = p.dtype.size() as f64;
+        let flops_per_k = p.dtype.gemm_flops(p.m, p.n, 1);
+        let mut per_k = 0.0;
+        if p.location(Operand::A).is_host() {
+            per_k += p.m as f64 * e;
+        }
+        if p.location(Operand::B).is_host() {
+            per_k += p.n as f64 * e;
+        }
+        let c_bytes = (p.m * p.n) as f64 * e;
+        let c_in = if p.beta_zero { 0.0 } else { c_bytes };
+        Terms {
+            overhead: devs.iter().map(|d| d.rate.overhead).collect(),
+            per_k_compute: devs
+                .iter()
+                .map(|d| flops_per_k / d.rate.flops_per_sec.max(1.0))
+                .collect(),
+            per_k_bytes: vec![per_k.max(1e-30); devs.len()],
+            fixed_in: (0..devs.len())
+                .map(|d| if d == 0 { c_in } else { 0.0 })
+                .collect(),
+            bw: devs
+                .iter()
+                .map(|d| d.rate.host_bytes_per_sec.unwrap_or(f64::INFINITY))
+                .collect(),
+            to_root: devs.iter().map(|d| d.to_root).collect(),
+            c_bytes,
+        }
+    }
+
+    fn product_time(&self, d: usize, kd: f64) -> f64 {
+        let compute = kd * self.per_k_compute[d];
+        let link = (kd * self.per_k_bytes[d] + self.fixed_in[d]) / self.bw[d];
+        self.overhead[d] + compute.max(link)
+    }
+
+    /// A partial to the root: over its peer link, else down this device's host link and up
+    /// the root's.
+    fn reduce_time(&self, d: usize) -> f64 {
+        match self.to_root[d] {
+            Some(bw) => self.c_bytes / bw,
+            None => self.c_bytes / self.bw[d] + self.c_bytes / self.bw[0],
+        }
+    }
+}
+
+/// K extents are multiples of this when K allows (long slices keep the tile products whole).
+pub const GRANULE: usize = 256;
+
+/// The balanced K-split of `p` over `devices` (the root first), with their rates read at
+/// `tile` ([`crate::autotune::device_rates`]) and each partial's link to the root from
+/// `link_bw` (none: through host memory). `None` when a rate is unknown or fewer than two
+/// devices would take part.
+pub fn choose(
+    p: &GemmProblem,
+    devices: &[&std::sync::Arc<dyn crate::device::Device>],
+    tile: usize,
+    profile: Option<&crate::profile::MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+) -> Option<KShares> {
+    let rates = crate::autotune::device_rates(p, devices, tile, profile, link_bw)?;
+    let root = devices.first()?.space();
+    let devs: Vec<KSplitDevice> = devices
+        .iter()
+        .zip(rates)
+        .enumerate()
+        .map(|(n, (d, rate))| KSplitDevice {
+            rate,
+            to_root: if n == 0 {
+                None
+            } else {
+                link_bw(d.space(), root)
+            },
+        })
+        .collect();
+    let granule = if p.k >= 4 * GRANULE * devices.len() {
+        GRANULE
+    } else {
+        1
+    };
+    shares(p, &devs, granule)
+}
+
+/// The extents of `shares` as (first index, extent) slices of K, in device order.
+pub fn ranges(k: &[usize]) -> Vec<(usize, usize)> {
+    let mut at = 0;
+    k.iter()
+        .map(|&kd| {
+            let r = (at, kd);
+            at += kd;
+            r
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operand::Trans;
+    use crate::scalar::DType;
+
+    fn gpu(flops: f64, bw: f64, peer: Option<f64>) -> KSplitDevice {
+        KSplitDevice {
+            rate: DeviceRate {
+                flops_per_sec: flops,
+                host_bytes_per_sec: Some(bw),
+                overhead: 3e-4,
+            },
+            to_root: peer,
+        }
+    }
+
+    fn problem(m: usize, n: usize, k: usize, beta_zero: bool) -> GemmProblem {
+        GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m,
+            n,
+            k,
+            dtype: DType::F64,
+            beta_zero,
+            locations: [MemorySpace::HOST; 3],
+        }
+    }
+
+    #[test]
+    fn k_heavy_on_two_h200_like_devices_nearly_halves() {
+        let p = problem(4096, 4096, 32768, false);
+        let devs = [gpu(53e12, 55e9, None), gpu(53e12, 55e9, Some(389e9))];
+        let one = predict(&p, &devs[..1], &[p.k]);
+        let s = shares(&p, &devs, 256).unwrap();
+        assert_eq!(s.k.iter().sum::<usize>(), p.k);
+        assert!(s.k.iter().all(|&x| x % 256 == 0 && x > 0), "{:?}", s.k);
+        // The root also moves C in and out: it gets less of K.
+        assert!(s.k[0] < s.k[1], "{:?}", s.k);
+        assert!(
+            s.seconds < one / 1.7,
+            "split {} s against one {one} s",
+            s.seconds
+        );
+        assert!((s.seconds - predict(&p, &devs, &s.k)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_device_that_cannot_pay_for_its_reduction_is_left_out() {
+        // A tiny K: the partial's trip through host memory costs more than its product saves.
+        let p = problem(4096, 4096, 512, true);
+        let devs = [gpu(53e12, 55e9, None), gpu(53e12, 55e9, None)];
+        assert!(shares(&p, &devs, 1).is_none());
+        // A CPU-like device (no host link) never takes part in a K-split.
+        let cpu = KSplitDevice {
+            rate: DeviceRate {
+                flops_per_sec: 1e12,
+                host_bytes_per_sec: None,
+                overhead: 0.0,
+            },
+            to_root: None,
+        };
+        let p = problem(4096, 4096, 32768, true);
+        assert!(shares(&p, &[gpu(53e12, 55e9, None), cpu], 1).is_none());
+    }
+
+    #[test]
+    fn shares_follow_speeds_and_ranges_tile_k() {
+        let p = problem(256, 256, 100_000, true);
+        let devs = [
+            gpu(1e9, 1e12, None),
+            gpu(2e9, 1e12, Some(1e12)),
+            gpu(1e9, 1e12, Some(1e12)),
+        ];
+        let s = shares(&p, &devs, 1).unwrap();
+        let f = |d: usize| s.k[d] as f64 / p.k as f64;
+        assert!((f(1) - 0.5).abs() < 0.02, "{:?}", s.k);
+        assert!((f(0) - 0.25).abs() < 0.02 && (f(2) - 0.25).abs() < 0.02);
+        let r = ranges(&s.k);
+        assert_eq!(r[0].0, 0);
+        assert_eq!(r[2].0 + r[2].1, p.k);
+        assert_eq!(r[1].0, r[0].1);
+    }
+}

@@ -1,0 +1,149 @@
+//! The fast path of calibration on host-emulated devices: a previous profile of the same
+//! hardware is re-checked in a fraction of a calibration's time and holds; the tiles it chooses
+//! are as good as a fresh calibration's (within 2% under the fresh one's model); a link that
+//! became slower, or another device set, makes it fail.
+
+use hetblas_core::autotune::{evaluate, model_tile};
+use hetblas_core::calibrate::{CalibrationOptions, RECHECK_TOLERANCE};
+use hetblas_core::problem::GemmProblem;
+use hetblas_core::profile::MachineProfile;
+use hetblas_core::{DType, Device, DevicePool, MemorySpace, Trans};
+use hetblas_cpu::{emulated_node, EmulatedConfig, HostBlas, RustGemm};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The tests time things: one at a time, so neither disturbs the other's clocks.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn config(bandwidth: f64) -> EmulatedConfig {
+    EmulatedConfig {
+        memory_bytes: 512 << 20,
+        flops_per_sec: Some(5e8),
+        host_link_bytes_per_sec: Some(bandwidth),
+        peer_link_bytes_per_sec: None,
+        link_latency: Duration::from_micros(100),
+        compute_queues: 1,
+    }
+}
+
+fn pool(configs: &[EmulatedConfig]) -> DevicePool {
+    // One host thread computes: the throttle, not a busy machine, sets the product times.
+    let blas: Arc<dyn HostBlas> = Arc::new(RustGemm::new(1));
+    let node = emulated_node(configs, blas).expect("emulated node");
+    let devices: Vec<Arc<dyn Device>> = node
+        .devices
+        .into_iter()
+        .map(|d| d as Arc<dyn Device>)
+        .collect();
+    DevicePool::new(devices, node.links).expect("pool")
+}
+
+fn opts() -> CalibrationOptions {
+    CalibrationOptions {
+        link_sides: vec![64, 256, 1024, 2048],
+        gemm_tiles: vec![128, 256],
+        dtypes: vec![DType::F64],
+        max_buffer_bytes: 32 << 20,
+        strided_sides: vec![256],
+        gemm_sample: Duration::ZERO,
+        gemm_warmup: Duration::ZERO,
+        cross_links: false,
+        bidirectional: false,
+        ..CalibrationOptions::quick()
+    }
+}
+
+/// The square f64 problems the choices are compared on (host operands, beta 1).
+fn problems() -> Vec<GemmProblem> {
+    [(1024, 1024, 1024), (2048, 512, 4096), (3000, 3000, 600)]
+        .into_iter()
+        .map(|(m, n, k)| GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m,
+            n,
+            k,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: [MemorySpace::HOST; 3],
+        })
+        .collect()
+}
+
+#[test]
+fn a_previous_profile_is_rechecked_quickly_and_chooses_as_well() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let pool = pool(&[config(2.5e8)]);
+    // This machine's other load can disturb a calibration's point by more than the
+    // tolerance (the re-check then rightly says the profile differs): a few attempts, of which
+    // one must hold.
+    let mut held = None;
+    for attempt in 0..3 {
+        let t = Instant::now();
+        let previous = pool.calibrate(&opts(), &mut |_| {}).expect("calibration");
+        let full = t.elapsed();
+        let mut ticks = 0;
+        let t = Instant::now();
+        let check = pool
+            .recheck(&previous, &mut |_| ticks += 1)
+            .expect("re-check");
+        let quick = t.elapsed();
+        eprintln!(
+            "attempt {attempt}: calibration {full:?}, re-check {quick:?}: {:#?}",
+            check.points
+        );
+        // Both links and the device's GEMM were measured again, with progress.
+        assert_eq!(check.points.len(), 3, "{:?}", check.points);
+        assert!(ticks >= 3);
+        assert!(
+            quick < full,
+            "re-check {quick:?} against calibration {full:?}"
+        );
+        if check.holds {
+            assert!(check.worst <= RECHECK_TOLERANCE);
+            held = Some(previous);
+            break;
+        }
+    }
+    let previous = held.expect("the re-check of an unchanged machine held in no attempt");
+
+    // A fresh calibration of the same hardware: the reused profile's choices lose at most 2%
+    // under the fresh profile's model.
+    let fresh = pool.calibrate(&opts(), &mut |_| {}).expect("calibration");
+    let dev = pool.devices()[0].clone();
+    let budget = dev.memory_budget();
+    for p in problems() {
+        let reused = model_tile(&p, &dev, budget, &previous, None).expect("model");
+        let best = model_tile(&p, &dev, budget, &fresh, None).expect("model");
+        let as_fresh = evaluate(&p, &dev, &fresh, &[reused.tile], None).expect("model");
+        assert!(
+            as_fresh.predicted.seconds <= 1.02 * best.predicted.seconds,
+            "{}x{}x{}: reused choice {} ({:.4} s) against fresh {} ({:.4} s)",
+            p.m,
+            p.n,
+            p.k,
+            reused.tile,
+            as_fresh.predicted.seconds,
+            best.tile,
+            best.predicted.seconds
+        );
+    }
+}
+
+#[test]
+fn a_slower_link_or_another_device_set_fails_the_recheck() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let previous: MachineProfile = pool(&[config(2.5e8)])
+        .calibrate(&opts(), &mut |_| {})
+        .expect("calibration");
+    // The same names and memory, half the link bandwidth.
+    let slower = pool(&[config(1.25e8)]);
+    let check = slower.recheck(&previous, &mut |_| {}).expect("re-check");
+    assert!(!check.holds, "{:?}", check.points);
+    assert!(check.worst > 0.5, "{:?}", check.points);
+    // Two devices where the profile knows one.
+    let two = pool(&[config(2.5e8), config(2.5e8)]);
+    let check = two.recheck(&previous, &mut |_| {}).expect("re-check");
+    assert!(!check.holds);
+    assert_eq!(check.points.len(), 1, "{:?}", check.points);
+}

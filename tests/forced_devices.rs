@@ -1,0 +1,113 @@
+//! A forced device set is the devices a call may use, not a duty for each: on an emulated node
+//! whose accelerator has a narrow host link, the CPU takes a share and the call runs faster
+//! than on the accelerator alone; where the CPU is predicted to slow the call, it gets no
+//! tiles and the report says so. Results exact in both.
+
+mod common;
+
+use hetblas_core::profile::{DeviceProfile, GemmTimes, MachineProfile};
+use hetblas_core::{DType, Device, DevicePool, GemmOptions, GemmReport};
+use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig};
+use std::sync::{Arc, Mutex};
+
+/// One test at a time: the CPU device and the emulated one share this machine's cores.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// [cpu, one emulated device], the CPU calibrated at `cpu_flops`.
+fn pool(cpu_flops: f64, accel: EmulatedConfig) -> DevicePool {
+    let node = emulated_node(&[accel], common::blas()).unwrap();
+    let cpu: Arc<dyn Device> = CpuDevice::with_blas(common::blas(), vec![]).unwrap();
+    let mut devices = vec![cpu.clone()];
+    devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
+    let pool = DevicePool::new(devices, node.links).unwrap();
+    let mut profile = MachineProfile::new();
+    profile.devices.push(DeviceProfile {
+        label: cpu.info().label(),
+        name: cpu.info().name.clone(),
+        backend: cpu.info().backend.clone(),
+        memory_bytes: cpu.info().memory_bytes,
+        gemm: vec![GemmTimes {
+            dtype: DType::F64,
+            times: [64usize, 128, 256, 512]
+                .iter()
+                .map(|&t| (t, 2.0 * (t as f64).powi(3) / cpu_flops))
+                .collect(),
+        }],
+        gemm_under_dma: Vec::new(),
+        copy_under_gemm: Vec::new(),
+    });
+    pool.set_profile(Some(Arc::new(profile)));
+    pool
+}
+
+/// C = A * B - C on (m, n, k) with small integers (exact in f64), checked entry by entry.
+fn run(pool: &DevicePool, (m, n, k): (usize, usize, usize), opts: &GemmOptions) -> GemmReport {
+    let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
+    let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
+    let mut c = c0.clone();
+    let r = common::gemm_nn(pool, (m, n, k), 1.0, &a, &b, -1.0, &mut c, opts);
+    for j in 0..n {
+        for i in 0..m {
+            let want: f64 =
+                (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum::<f64>() - c0[j * m + i];
+            assert_eq!(c[j * m + i], want, "({i},{j})");
+        }
+    }
+    r
+}
+
+/// The accelerator's host link carries 10 MB/s: a 512x512x64 DGEMM with beta != 0 moves 4.5 MB
+/// (C both ways), 0.45 s of link time against 34 Mflop of compute. The CPU (calibrated
+/// 100 MFLOP/s, half of it beside an accelerator: 0.34 s alone) computes part of C in host
+/// memory, moving nothing; together they are predicted to take 0.27 s.
+#[test]
+fn the_cpu_gains_beside_a_narrow_link_accelerator() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let accel = EmulatedConfig {
+        flops_per_sec: Some(2e9),
+        host_link_bytes_per_sec: Some(10e6),
+        ..Default::default()
+    };
+    let pool = pool(1e8, accel);
+    let shape = (512, 512, 64);
+    let both = GemmOptions::default().devices([0, 1]).tile(128);
+    let alone = GemmOptions::default().devices([1]).tile(128);
+    run(&pool, shape, &both); // warm-up: plans, workspaces
+    let together = run(&pool, shape, &both);
+    assert_eq!(together.devices, vec!["cpu:0", "emulated:0"]);
+    let cpu_share = together.stats.c_share[0];
+    assert!(cpu_share > 0.2 && cpu_share < 0.8, "CPU share {cpu_share}");
+    assert!(together.notes.is_empty(), "{:?}", together.notes);
+    run(&pool, shape, &alone);
+    let single = run(&pool, shape, &alone);
+    assert!(
+        together.seconds < 0.8 * single.seconds,
+        "CPU + accelerator {:.3} s against the accelerator alone {:.3} s",
+        together.seconds,
+        single.seconds
+    );
+}
+
+/// A CPU calibrated at 10 MFLOP/s beside a fast accelerator: forced into the call, it is given
+/// no tiles, and the report says why.
+#[test]
+fn a_cpu_predicted_to_slow_the_call_gets_no_tiles() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let accel = EmulatedConfig {
+        flops_per_sec: Some(5e9),
+        ..Default::default()
+    };
+    let pool = pool(1e7, accel);
+    let r = run(
+        &pool,
+        (256, 192, 128),
+        &GemmOptions::default().devices([0, 1]).tile(64),
+    );
+    assert_eq!(r.devices, vec!["emulated:0"]);
+    assert_eq!(
+        r.notes,
+        vec!["cpu:0: no tiles, predicted to slow the call".to_string()]
+    );
+    assert_eq!(r.stats.c_tiles, vec![12]);
+}
