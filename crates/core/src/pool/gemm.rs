@@ -15,7 +15,7 @@ use crate::operand::{MatMut, MatRef, Trans};
 use crate::plan::cache::PlanInputs;
 use crate::plan::{DeviceSpec, Plan};
 use crate::problem::{check_gemm_args, GemmProblem};
-use crate::scalar::Scalar;
+use crate::scalar::{DType, Scalar};
 use crate::undo::UndoLog;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -136,7 +136,7 @@ impl DevicePool {
             return Ok(report);
         }
         let mut decided_again = false;
-        let undo = UndoLog::new();
+        let undo = self.keeps_undo_log(opts, problem.dtype).then(UndoLog::new);
         let result = loop {
             match self.run_recovering(
                 &problem,
@@ -147,7 +147,7 @@ impl DevicePool {
                 beta,
                 &mut report,
                 plan_start,
-                Some(&undo),
+                undo.as_ref(),
             ) {
                 // Other calls hold device memory: wait until one gives its buffers back.
                 Err(Error::OutOfMemory { .. })
@@ -162,10 +162,37 @@ impl DevicePool {
             }
         };
         if let Err(e) = result {
-            return Err(self.put_c_back(e, &undo));
+            return Err(match &undo {
+                Some(undo) => self.put_c_back(e, undo),
+                None => e,
+            });
         }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
+    }
+
+    /// Whether a call keeps the undo log of C ([`UndoLog`]: every region of C saved on the
+    /// host before its first write, so that a call that ends with no device left leaves C
+    /// bit-identical). The save is a host copy of all of C per call: on one H200, DGEMM 8192^3
+    /// fell from about 35 to 9 TFLOP/s and 32768^3 from 52 to 44 with it. So by default
+    /// (`GemmOptions::preserve_c` unset, `HETBLAS_PRESERVE_C` unset) it is kept only when no
+    /// working host CPU device can finish the call: with one, a failed call's unfinished tiles
+    /// end on the CPU ([`DevicePool::run_recovering`]), and no device left means the CPU
+    /// failed too (C is then tile-wise final or untouched, and the error says so).
+    pub(super) fn keeps_undo_log(&self, opts: &GemmOptions, dtype: DType) -> bool {
+        opts.preserve_c_mode()
+            .unwrap_or_else(|| self.host_fallback(dtype).is_none())
+    }
+
+    /// A working device computing in host memory (the CPU) that supports `dtype`: the last
+    /// resort of a call whose devices all failed.
+    pub(super) fn host_fallback(&self, dtype: DType) -> Option<usize> {
+        let failed = self.failed_devices();
+        (0..self.devices.len()).find(|&i| {
+            !failed.contains(&i)
+                && self.devices[i].space() == MemorySpace::HOST
+                && self.devices[i].kernel().supports(dtype)
+        })
     }
 
     /// A call that fails leaves C as it was: the regions it overwrote are written back from
@@ -312,9 +339,21 @@ impl DevicePool {
         .into_iter()
         .filter(|i| !failed.contains(i) && self.devices[*i].kernel().supports(problem.dtype))
         .collect();
-        if left.is_empty() {
-            return Err(last);
-        }
+        // The devices asked for are all gone: the host CPU, when there is one, finishes.
+        let left = if left.is_empty() {
+            match self.host_fallback(problem.dtype) {
+                Some(cpu) if opts.devices.is_some() => {
+                    tracing::warn!(
+                        device = %self.devices[cpu].info().label(),
+                        "no device asked for is left; the host CPU finishes the call"
+                    );
+                    vec![cpu]
+                }
+                _ => return Err(last),
+            }
+        } else {
+            left
+        };
         let sub_opts = GemmOptions {
             devices: opts.devices.as_ref().map(|_| left.clone()),
             trace: false,

@@ -42,6 +42,11 @@ pub struct GemmOptions {
     /// take part and C is in host memory, `Some(false)` never, `None` when the model predicts
     /// a gain (also set by `HETBLAS_K_SPLIT=1` / `0`).
     pub k_split: Option<bool>,
+    /// Keep an undo log of C so that a call that fails on every device leaves C bit-identical
+    /// (a host copy of C per call): `Some(true)` always, `Some(false)` never, `None` (default)
+    /// only when no host CPU device can finish a failed call; `HETBLAS_PRESERVE_C=1` / `0`
+    /// sets it too.
+    pub preserve_c: Option<bool>,
 }
 
 impl GemmOptions {
@@ -97,6 +102,22 @@ impl GemmOptions {
     pub fn objective(mut self, objective: crate::energy::Objective) -> Self {
         self.objective = objective;
         self
+    }
+
+    /// The undo log of C on (`true`), off, or only without a host CPU to finish (`None`).
+    pub fn preserve_c(mut self, keep: impl Into<Option<bool>>) -> Self {
+        self.preserve_c = keep.into();
+        self
+    }
+
+    /// The undo-log mode asked for: the call's, else `HETBLAS_PRESERVE_C`'s, else `None`.
+    pub(crate) fn preserve_c_mode(&self) -> Option<bool> {
+        self.preserve_c
+            .or_else(|| match std::env::var("HETBLAS_PRESERVE_C").as_deref() {
+                Ok("0") => Some(false),
+                Ok("1") => Some(true),
+                _ => None,
+            })
     }
 
     /// K-split on (`true` / `Some(true)`), off, or chosen by the model (`None`).

@@ -422,7 +422,7 @@ impl DevicePool {
         let mut decided_again = false;
         // Each GEMM of the split puts its own region of C back when it fails (a failure of a
         // later GEMM leaves the earlier ones' regions final and correct).
-        let undo = UndoLog::new();
+        let undo = self.keeps_undo_log(opts, T::DTYPE).then(UndoLog::new);
         let result = loop {
             match self.run_recovering(
                 &problem,
@@ -433,7 +433,7 @@ impl DevicePool {
                 beta,
                 &mut sub,
                 Instant::now(),
-                Some(&undo),
+                undo.as_ref(),
             ) {
                 Err(Error::OutOfMemory { .. })
                     if sub.recovered.is_empty() && self.workspaces.wait_for_release() => {}
@@ -445,7 +445,10 @@ impl DevicePool {
             }
         };
         if let Err(e) = result {
-            return Err(self.put_c_back(e, &undo));
+            return Err(match &undo {
+                Some(undo) => self.put_c_back(e, undo),
+                None => e,
+            });
         }
         merge(report, sub);
         Ok(())
