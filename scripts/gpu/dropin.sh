@@ -12,7 +12,8 @@
 #   CLI=.device/bin/hetblas
 #   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  LOOP=100000 (small products)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
-#   PINS="default noprefault staging" (how the NumPy step prepares fresh host outputs)
+#   PINS="default noprefault staging outputs" (how the NumPy step prepares fresh host outputs;
+#   outputs: page-lock inputs only, stage outputs not registered yet)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -138,9 +139,10 @@ PY
   # after faulting it in on every core (default), page-locking with the faults left to the
   # driver (HETBLAS_PREFAULT=0, the earlier code), and copying through pinned staging buffers
   # (HETBLAS_PIN=staging). PINS narrows the list.
-  for pin in ${PINS:-default noprefault staging}; do
+  for pin in ${PINS:-default noprefault staging outputs}; do
     case $pin in
       staging) pinenv=(HETBLAS_PIN=staging) ;;
+      outputs) pinenv=(HETBLAS_PIN=outputs) ;;
       noprefault) pinenv=(HETBLAS_PREFAULT=0) ;;
       *) pinenv=() ;;
     esac

@@ -79,13 +79,18 @@ pub enum PinPolicy {
     Cache,
     /// Never register; every host copy goes through pinned staging buffers.
     Staging,
+    /// Register inputs and outputs already registered; stage every other output range. A
+    /// program that writes each result into a fresh array (NumPy's `a @ b`) then pays no
+    /// page-locking of that array per call, only staged copies that overlap the compute.
+    StageOutputs,
 }
 
 impl PinPolicy {
-    /// From `HETBLAS_PIN` (`cache`, `staging`).
+    /// From `HETBLAS_PIN` (`cache`, `staging`, `outputs`).
     pub fn from_env() -> PinPolicy {
         match std::env::var("HETBLAS_PIN").as_deref() {
             Ok("staging") | Ok("off") | Ok("0") => PinPolicy::Staging,
+            Ok("outputs") => PinPolicy::StageOutputs,
             _ => PinPolicy::Cache,
         }
     }
@@ -205,6 +210,9 @@ impl<R: Registrar> PinCache<R> {
                 st.stats.stale += 1;
             }
         }
+        if self.stages(access) {
+            return Ok(false);
+        }
         if over.iter().any(|&i| st.regions[i].foreign) {
             // Someone else's registration in the way: cannot be merged; stage.
             st.stats.failures += 1;
@@ -262,10 +270,10 @@ impl<R: Registrar> PinCache<R> {
             .filter(|&i| st.regions[i].overlaps(s, e))
             .collect();
         let [i] = over[..] else {
-            return Ok(false);
+            return Ok(self.stages(access));
         };
         if !st.regions[i].contains(s, e) {
-            return Ok(false);
+            return Ok(self.stages(access));
         }
         if st.regions[i].foreign || self.registrar.verify(addr, len, access)? {
             st.clock += 1;
@@ -273,7 +281,12 @@ impl<R: Registrar> PinCache<R> {
             st.stats.hits += 1;
             return Ok(true);
         }
-        Ok(false)
+        Ok(self.stages(access))
+    }
+
+    /// Whether a range of this access that no registration holds is staged, not registered.
+    fn stages(&self, access: HostAccess) -> bool {
+        self.policy == PinPolicy::StageOutputs && access == HostAccess::ReadWrite
     }
 
     /// Registers `[s, e)`, evicting least recently used registrations while the OS refuses.
@@ -482,6 +495,22 @@ mod tests {
             },
             PinPolicy::Cache,
         )
+    }
+
+    #[test]
+    fn stage_outputs_registers_inputs_only() {
+        let mut c = cache(u64::MAX);
+        c.policy = PinPolicy::StageOutputs;
+        let len = 8 * PAGE as usize;
+        let (input, output) = (0x4000_0000u64, 0x8000_0000u64);
+        assert!(c.ensure(input, len, HostAccess::Read).unwrap());
+        assert!(one_registration_covers(&c, input, len as u64));
+        assert!(!c.ensure(output, len, HostAccess::ReadWrite).unwrap());
+        assert!(!one_registration_covers(&c, output, len as u64));
+        // Nothing to change for a staged output; an input range already registered is a hit,
+        // also when it is written.
+        assert!(c.check(output, len, HostAccess::ReadWrite).unwrap());
+        assert!(c.ensure(input, len, HostAccess::ReadWrite).unwrap());
     }
 
     fn one_registration_covers(c: &PinCache<Fake>, addr: u64, len: u64) -> bool {
