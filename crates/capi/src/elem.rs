@@ -165,69 +165,54 @@ pub trait Elem: Scalar {
     }
 }
 
-/// The symmetric routines' hooks of every type: SYRK, SYR2K, SYMM; with `herm`, HERK, HER2K
-/// and HEMM too (complex types).
-macro_rules! sym_hooks {
-    ($T:ty) => {
-        unsafe fn offload_syrk(
+/// A rank-update hook forwarding to [`crate::offload_sym::rank`] (`$two`: SYR2K/HER2K, `$herm`:
+/// HERK/HER2K). Alpha and beta come as `$A` and `$B` (real for HERK's, and HER2K's beta) and go
+/// on as `$T` with zero imaginary part. SYRK/HERK have no B: A stands in, unread.
+macro_rules! rank_hook {
+    (@b $a:ident, $lda:ident) => {
+        ($a, $lda)
+    };
+    (@b $a:ident, $lda:ident, $b:ident, $ldb:ident) => {
+        ($b, $ldb)
+    };
+    ($T:ty, $name:ident, ($two:literal, $herm:literal), $A:ty, $B:ty $(, $b:ident, $ldb:ident)?) => {
+        #[allow(clippy::useless_conversion)] // reason: `$A` and `$B` are `$T` itself but in HERK/HER2K
+        unsafe fn $name(
             uplo: u8,
             trans: u8,
             n: i64,
             k: i64,
-            alpha: $T,
+            alpha: $A,
             a: *const $T,
             lda: i64,
-            beta: $T,
-            c: *mut $T,
-            ldc: i64,
-        ) -> bool {
-            // SAFETY: forwarded contract (SYRK has no B: A stands in, unread).
-            unsafe {
-                crate::offload_sym::rank(
-                    (false, false),
-                    uplo,
-                    trans,
-                    n,
-                    k,
-                    alpha,
-                    (a, lda),
-                    (a, lda),
-                    beta,
-                    (c, ldc),
-                )
-            }
-        }
-        unsafe fn offload_syr2k(
-            uplo: u8,
-            trans: u8,
-            n: i64,
-            k: i64,
-            alpha: $T,
-            a: *const $T,
-            lda: i64,
-            b: *const $T,
-            ldb: i64,
-            beta: $T,
+            $($b: *const $T, $ldb: i64,)?
+            beta: $B,
             c: *mut $T,
             ldc: i64,
         ) -> bool {
             // SAFETY: forwarded contract.
             unsafe {
                 crate::offload_sym::rank(
-                    (true, false),
+                    ($two, $herm),
                     uplo,
                     trans,
                     n,
                     k,
-                    alpha,
+                    <$T>::from(alpha),
                     (a, lda),
-                    (b, ldb),
-                    beta,
+                    rank_hook!(@b a, lda $(, $b, $ldb)?),
+                    <$T>::from(beta),
                     (c, ldc),
                 )
             }
         }
-        unsafe fn offload_symm(
+    };
+}
+
+/// A SYMM (`$herm` false) or HEMM hook forwarding to [`crate::offload_sym::multiply`].
+macro_rules! multiply_hook {
+    ($T:ty, $name:ident, $herm:literal) => {
+        unsafe fn $name(
             side: u8,
             uplo: u8,
             m: i64,
@@ -244,7 +229,7 @@ macro_rules! sym_hooks {
             // SAFETY: forwarded contract.
             unsafe {
                 crate::offload_sym::multiply(
-                    false,
+                    $herm,
                     side,
                     uplo,
                     m,
@@ -258,98 +243,35 @@ macro_rules! sym_hooks {
             }
         }
     };
+}
+
+/// The symmetric routines' hooks of every type: SYRK, SYR2K, SYMM; with `herm`, HERK, HER2K
+/// and HEMM too (complex types).
+macro_rules! sym_hooks {
+    ($T:ty) => {
+        rank_hook!($T, offload_syrk, (false, false), $T, $T);
+        rank_hook!($T, offload_syr2k, (true, false), $T, $T, b, ldb);
+        multiply_hook!($T, offload_symm, false);
+    };
     ($T:ty, herm) => {
         sym_hooks!($T);
-        unsafe fn offload_herk(
-            uplo: u8,
-            trans: u8,
-            n: i64,
-            k: i64,
-            alpha: <$T as Scalar>::Real,
-            a: *const $T,
-            lda: i64,
-            beta: <$T as Scalar>::Real,
-            c: *mut $T,
-            ldc: i64,
-        ) -> bool {
-            let re = |x: <$T as Scalar>::Real| <$T>::new(x, Default::default());
-            // SAFETY: forwarded contract (HERK has no B: A stands in, unread).
-            unsafe {
-                crate::offload_sym::rank(
-                    (false, true),
-                    uplo,
-                    trans,
-                    n,
-                    k,
-                    re(alpha),
-                    (a, lda),
-                    (a, lda),
-                    re(beta),
-                    (c, ldc),
-                )
-            }
-        }
-        unsafe fn offload_her2k(
-            uplo: u8,
-            trans: u8,
-            n: i64,
-            k: i64,
-            alpha: $T,
-            a: *const $T,
-            lda: i64,
-            b: *const $T,
-            ldb: i64,
-            beta: <$T as Scalar>::Real,
-            c: *mut $T,
-            ldc: i64,
-        ) -> bool {
-            let beta = <$T>::new(beta, Default::default());
-            // SAFETY: forwarded contract.
-            unsafe {
-                crate::offload_sym::rank(
-                    (true, true),
-                    uplo,
-                    trans,
-                    n,
-                    k,
-                    alpha,
-                    (a, lda),
-                    (b, ldb),
-                    beta,
-                    (c, ldc),
-                )
-            }
-        }
-        unsafe fn offload_hemm(
-            side: u8,
-            uplo: u8,
-            m: i64,
-            n: i64,
-            alpha: $T,
-            a: *const $T,
-            lda: i64,
-            b: *const $T,
-            ldb: i64,
-            beta: $T,
-            c: *mut $T,
-            ldc: i64,
-        ) -> bool {
-            // SAFETY: forwarded contract.
-            unsafe {
-                crate::offload_sym::multiply(
-                    true,
-                    side,
-                    uplo,
-                    m,
-                    n,
-                    alpha,
-                    (a, lda),
-                    (b, ldb),
-                    beta,
-                    (c, ldc),
-                )
-            }
-        }
+        rank_hook!(
+            $T,
+            offload_herk,
+            (false, true),
+            <$T as Scalar>::Real,
+            <$T as Scalar>::Real
+        );
+        rank_hook!(
+            $T,
+            offload_her2k,
+            (true, true),
+            $T,
+            <$T as Scalar>::Real,
+            b,
+            ldb
+        );
+        multiply_hook!($T, offload_hemm, true);
     };
 }
 
