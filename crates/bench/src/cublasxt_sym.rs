@@ -4,58 +4,18 @@
 //! leading dimensions `size_t`, scalars and matrices by pointer (HERK's alpha and beta, and
 //! HER2K's beta, real).
 
-use crate::cublasxt::CublasXt;
+use crate::cublasxt::{xt_fn, CublasXt};
 use hetblas_core::sym::{Side, SymOp, Uplo};
 use hetblas_core::{Scalar, Trans};
 use std::ffi::c_void;
 
-type Handle = *mut c_void;
-/// `cublasXt?syrk` / `?herk`.
-type XtRk = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    usize,
-    usize,
-    *const c_void,
-    *const c_void,
-    usize,
-    *const c_void,
-    *mut c_void,
-    usize,
-) -> i32;
-/// `cublasXt?syr2k` / `?her2k`.
-type XtR2k = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    usize,
-    usize,
-    *const c_void,
-    *const c_void,
-    usize,
-    *const c_void,
-    usize,
-    *const c_void,
-    *mut c_void,
-    usize,
-) -> i32;
-/// `cublasXt?symm` / `?hemm`.
-type XtMm = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    usize,
-    usize,
-    *const c_void,
-    *const c_void,
-    usize,
-    *const c_void,
-    usize,
-    *const c_void,
-    *mut c_void,
-    usize,
-) -> i32;
+/// `cublasXt?syrk` / `?herk`: uplo, trans, n, k, alpha, A, lda, beta, C, ldc.
+type XtRk = xt_fn!(i32, i32, usize, usize, P, P, usize, P, M, usize);
+/// `cublasXt?syr2k` / `?her2k`: uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc.
+type XtR2k = xt_fn!(i32, i32, usize, usize, P, P, usize, P, usize, P, M, usize);
+/// `cublasXt?symm` / `?hemm`: side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc (the
+/// prototype of SYR2K).
+type XtMm = XtR2k;
 
 /// cuBLAS's enum values (cublas_api.h): fill mode lower 0, upper 1; side left 0, right 1;
 /// operation N 0, T 1, C 2.
