@@ -10,58 +10,27 @@ type Create = unsafe extern "C" fn(*mut Handle) -> i32;
 type Destroy = unsafe extern "C" fn(Handle) -> i32;
 type DeviceSelect = unsafe extern "C" fn(Handle, i32, *const i32) -> i32;
 type SetBlockDim = unsafe extern "C" fn(Handle, i32) -> i32;
+/// A cuBLASXt prototype: the handle, then the routine's arguments (`i32` enums, `usize`
+/// dimensions, `P` read-only and `M` written pointers), returning the cuBLAS status. One line
+/// per prototype, so the many alike extern signatures stay readable side by side.
+macro_rules! xt_fn {
+    (@arg P) => { *const std::ffi::c_void };
+    (@arg M) => { *mut std::ffi::c_void };
+    (@arg $t:ty) => { $t };
+    ($($arg:tt),* $(,)?) => {
+        unsafe extern "C" fn(*mut std::ffi::c_void, $(xt_fn!(@arg $arg)),*) -> i32
+    };
+}
+pub(crate) use xt_fn;
+
 /// `cublasXt{S,D,C,Z}gemm`: the same prototype for every type, the scalars and matrices by
 /// pointer (`float`, `double`, `cuComplex`, `cuDoubleComplex`: the layouts of f32, f64, c32,
-/// c64).
-type XtGemm = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    usize,
-    usize,
-    usize,
-    *const c_void,
-    *const c_void,
-    usize,
-    *const c_void,
-    usize,
-    *const c_void,
-    *mut c_void,
-    usize,
-) -> i32;
-
+/// c64): transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc.
+type XtGemm = xt_fn!(i32, i32, usize, usize, usize, P, P, usize, P, usize, P, M, usize);
 /// `cublasXt{S,D,C,Z}trsm`: handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb.
-type XtTrsm = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    i32,
-    i32,
-    usize,
-    usize,
-    *const c_void,
-    *const c_void,
-    usize,
-    *mut c_void,
-    usize,
-) -> i32;
+type XtTrsm = xt_fn!(i32, i32, i32, i32, usize, usize, P, P, usize, M, usize);
 /// `cublasXt{S,D,C,Z}trmm`: as TRSM, out of place into C.
-type XtTrmm = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    i32,
-    i32,
-    usize,
-    usize,
-    *const c_void,
-    *const c_void,
-    usize,
-    *const c_void,
-    usize,
-    *mut c_void,
-    usize,
-) -> i32;
+type XtTrmm = xt_fn!(i32, i32, i32, i32, usize, usize, P, P, usize, P, usize, M, usize);
 
 /// An open cuBLASXt handle on a set of GPUs.
 pub struct CublasXt {

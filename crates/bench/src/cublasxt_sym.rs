@@ -4,58 +4,17 @@
 //! leading dimensions `size_t`, scalars and matrices by pointer (HERK's alpha and beta, and
 //! HER2K's beta, real).
 
-use crate::cublasxt::CublasXt;
+use crate::cublasxt::{xt_fn, CublasXt};
 use hetblas_core::sym::{Side, SymOp, Uplo};
 use hetblas_core::{Scalar, Trans};
 use std::ffi::c_void;
 
-type Handle = *mut c_void;
-/// `cublasXt?syrk` / `?herk`.
-type XtRk = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    usize,
-    usize,
-    *const c_void,
-    *const c_void,
-    usize,
-    *const c_void,
-    *mut c_void,
-    usize,
-) -> i32;
-/// `cublasXt?syr2k` / `?her2k`.
-type XtR2k = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    usize,
-    usize,
-    *const c_void,
-    *const c_void,
-    usize,
-    *const c_void,
-    usize,
-    *const c_void,
-    *mut c_void,
-    usize,
-) -> i32;
-/// `cublasXt?symm` / `?hemm`.
-type XtMm = unsafe extern "C" fn(
-    Handle,
-    i32,
-    i32,
-    usize,
-    usize,
-    *const c_void,
-    *const c_void,
-    usize,
-    *const c_void,
-    usize,
-    *const c_void,
-    *mut c_void,
-    usize,
-) -> i32;
+/// `cublasXt?syrk` / `?herk`: uplo, trans, n, k, alpha, A, lda, beta, C, ldc.
+type XtRk = xt_fn!(i32, i32, usize, usize, P, P, usize, P, M, usize);
+/// `cublasXt?syr2k` / `?her2k`: uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc; and
+/// `cublasXt?symm` / `?hemm`, the same prototype: side, uplo, m, n, alpha, A, lda, B, ldb, beta,
+/// C, ldc.
+type XtR2k = xt_fn!(i32, i32, usize, usize, P, P, usize, P, usize, P, M, usize);
 
 /// cuBLAS's enum values (cublas_api.h): fill mode lower 0, upper 1; side left 0, right 1;
 /// operation N 0, T 1, C 2.
@@ -107,46 +66,54 @@ impl CublasXt {
         };
         let pa: *const c_void = std::ptr::from_ref(&alpha).cast();
         let pb: *const c_void = std::ptr::from_ref(&beta).cast();
-        // SAFETY: each symbol has the cublasXt.h prototype its type spells (the pointee types
-        // have T's layout; real scalars are f32 for C, f64 for Z); the scalars are locals alive
-        // for the call; the caller vouches for the matrices.
-        let status = unsafe {
-            match *op {
-                SymOp::Rank {
-                    uplo,
-                    trans,
-                    two,
-                    herm,
-                } => {
-                    let tr = match trans.for_dtype(dt) {
-                        Trans::N => 0,
-                        Trans::T => 1,
-                        Trans::C => 2,
-                    };
-                    let (al, be) = match (two, herm) {
-                        (false, true) => (real_ptr(&ar, &ar32), real_ptr(&br, &br32)),
-                        (true, true) => (pa, real_ptr(&br, &br32)),
-                        _ => (pa, pb),
-                    };
-                    if two {
-                        let f: XtR2k =
-                            *s.get(sym.as_bytes()).map_err(|e| format!("{name}: {e}"))?;
-                        f(
-                            self.raw_handle(),
-                            fill(uplo),
-                            tr,
-                            n,
-                            k,
-                            al,
-                            a.cast(),
-                            lda,
-                            b.cast(),
-                            ldb,
-                            be,
-                            c.cast(),
-                            ldc,
-                        )
-                    } else {
+        // SYR2K/HER2K and SYMM/HEMM share a prototype: two enumerations, two dimensions, then
+        // the same operands; one call serves both.
+        let r2k = |e: (i32, i32), (d1, d2): (usize, usize), al, be| -> Result<i32, String> {
+            // SAFETY: the symbol has the cublasXt.h prototype of `XtR2k` (pointee types of T's
+            // layout; HER2K's real beta is f32 for C, f64 for Z); the scalars are locals alive
+            // for the call; the caller vouches for the matrices.
+            unsafe {
+                let f: XtR2k = *s.get(sym.as_bytes()).map_err(|e| format!("{name}: {e}"))?;
+                Ok(f(
+                    self.raw_handle(),
+                    e.0,
+                    e.1,
+                    d1,
+                    d2,
+                    al,
+                    a.cast(),
+                    lda,
+                    b.cast(),
+                    ldb,
+                    be,
+                    c.cast(),
+                    ldc,
+                ))
+            }
+        };
+        let status = match *op {
+            SymOp::Rank {
+                uplo,
+                trans,
+                two,
+                herm,
+            } => {
+                let tr = match trans.for_dtype(dt) {
+                    Trans::N => 0,
+                    Trans::T => 1,
+                    Trans::C => 2,
+                };
+                let (al, be) = match (two, herm) {
+                    (false, true) => (real_ptr(&ar, &ar32), real_ptr(&br, &br32)),
+                    (true, true) => (pa, real_ptr(&br, &br32)),
+                    _ => (pa, pb),
+                };
+                if two {
+                    r2k((fill(uplo), tr), (n, k), al, be)?
+                } else {
+                    // SAFETY: as `r2k`, with SYRK's prototype `XtRk`; real scalars are f32 for
+                    // C, f64 for Z.
+                    unsafe {
                         let f: XtRk = *s.get(sym.as_bytes()).map_err(|e| format!("{name}: {e}"))?;
                         f(
                             self.raw_handle(),
@@ -163,28 +130,13 @@ impl CublasXt {
                         )
                     }
                 }
-                SymOp::Multiply { side, uplo, .. } => {
-                    let sd = match side {
-                        Side::Left => 0,
-                        Side::Right => 1,
-                    };
-                    let f: XtMm = *s.get(sym.as_bytes()).map_err(|e| format!("{name}: {e}"))?;
-                    f(
-                        self.raw_handle(),
-                        sd,
-                        fill(uplo),
-                        m,
-                        n,
-                        pa,
-                        a.cast(),
-                        lda,
-                        b.cast(),
-                        ldb,
-                        pb,
-                        c.cast(),
-                        ldc,
-                    )
-                }
+            }
+            SymOp::Multiply { side, uplo, .. } => {
+                let sd = match side {
+                    Side::Left => 0,
+                    Side::Right => 1,
+                };
+                r2k((sd, fill(uplo)), (m, n), pa, pb)?
             }
         };
         if status == 0 {

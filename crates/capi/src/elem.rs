@@ -3,6 +3,23 @@
 use hetblas_refblas::num_complex::{Complex32, Complex64};
 use hetblas_refblas::Scalar;
 
+/// The device hooks of [`Elem`], one per routine with a device path, each with the BLAS
+/// routine's own argument list: by default `false` (no device path for the type; the hook
+/// macros below give the types that have one theirs). A macro, as the seven defaults would
+/// otherwise each spell out the same body and attributes; the argument names stay for reading.
+macro_rules! default_hooks {
+    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $t:ty),* $(,)?);)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The arguments passed the reference checks and the arrays satisfy the BLAS contract.
+        #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+        unsafe fn $name($(_: $t),*) -> bool {
+            false
+        }
+    )*};
+}
+
 /// f32, f64, Complex32, Complex64: their column in the symbol table, how CBLAS passes their
 /// scalars, and which routines have a device path for them.
 pub trait Elem: Scalar {
@@ -16,218 +33,82 @@ pub trait Elem: Scalar {
     /// For a complex type, `v` points to a valid value.
     unsafe fn cscalar(v: Self::CScalar) -> Self;
 
-    /// Runs GEMM on the devices when the routing table sends it there and the model predicts a
-    /// gain; `false` leaves the call to the host path (also after a device failure, which it
-    /// reports when verbose). Complex GEMM has no device path yet.
-    ///
-    /// # Safety
-    /// The arguments passed the reference checks and the arrays satisfy the BLAS contract.
-    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
-    unsafe fn offload_gemm(
-        _ta: u8,
-        _tb: u8,
-        _m: i64,
-        _n: i64,
-        _k: i64,
-        _alpha: Self,
-        _a: *const Self,
-        _lda: i64,
-        _b: *const Self,
-        _ldb: i64,
-        _beta: Self,
-        _c: *mut Self,
-        _ldc: i64,
-    ) -> bool {
-        false
-    }
-
-    /// SYRK on the devices when routed there (see [`crate::offload_sym`]); `false`: host path.
-    ///
-    /// # Safety
-    /// As [`Elem::offload_gemm`].
-    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
-    unsafe fn offload_syrk(
-        _uplo: u8,
-        _trans: u8,
-        _n: i64,
-        _k: i64,
-        _alpha: Self,
-        _a: *const Self,
-        _lda: i64,
-        _beta: Self,
-        _c: *mut Self,
-        _ldc: i64,
-    ) -> bool {
-        false
-    }
-    /// HERK (complex types), as [`Elem::offload_syrk`].
-    ///
-    /// # Safety
-    /// As [`Elem::offload_gemm`].
-    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
-    unsafe fn offload_herk(
-        _uplo: u8,
-        _trans: u8,
-        _n: i64,
-        _k: i64,
-        _alpha: Self::Real,
-        _a: *const Self,
-        _lda: i64,
-        _beta: Self::Real,
-        _c: *mut Self,
-        _ldc: i64,
-    ) -> bool {
-        false
-    }
-    /// SYR2K, as [`Elem::offload_syrk`].
-    ///
-    /// # Safety
-    /// As [`Elem::offload_gemm`].
-    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
-    unsafe fn offload_syr2k(
-        _uplo: u8,
-        _trans: u8,
-        _n: i64,
-        _k: i64,
-        _alpha: Self,
-        _a: *const Self,
-        _lda: i64,
-        _b: *const Self,
-        _ldb: i64,
-        _beta: Self,
-        _c: *mut Self,
-        _ldc: i64,
-    ) -> bool {
-        false
-    }
-    /// HER2K (complex types), as [`Elem::offload_syrk`].
-    ///
-    /// # Safety
-    /// As [`Elem::offload_gemm`].
-    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
-    unsafe fn offload_her2k(
-        _uplo: u8,
-        _trans: u8,
-        _n: i64,
-        _k: i64,
-        _alpha: Self,
-        _a: *const Self,
-        _lda: i64,
-        _b: *const Self,
-        _ldb: i64,
-        _beta: Self::Real,
-        _c: *mut Self,
-        _ldc: i64,
-    ) -> bool {
-        false
-    }
-    /// SYMM, as [`Elem::offload_syrk`].
-    ///
-    /// # Safety
-    /// As [`Elem::offload_gemm`].
-    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
-    unsafe fn offload_symm(
-        _side: u8,
-        _uplo: u8,
-        _m: i64,
-        _n: i64,
-        _alpha: Self,
-        _a: *const Self,
-        _lda: i64,
-        _b: *const Self,
-        _ldb: i64,
-        _beta: Self,
-        _c: *mut Self,
-        _ldc: i64,
-    ) -> bool {
-        false
-    }
-    /// HEMM (complex types), as [`Elem::offload_syrk`].
-    ///
-    /// # Safety
-    /// As [`Elem::offload_gemm`].
-    #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
-    unsafe fn offload_hemm(
-        _side: u8,
-        _uplo: u8,
-        _m: i64,
-        _n: i64,
-        _alpha: Self,
-        _a: *const Self,
-        _lda: i64,
-        _b: *const Self,
-        _ldb: i64,
-        _beta: Self,
-        _c: *mut Self,
-        _ldc: i64,
-    ) -> bool {
-        false
+    default_hooks! {
+        /// Runs GEMM on the devices when the routing table sends it there and the model
+        /// predicts a gain; `false` leaves the call to the host path (also after a device
+        /// failure, which it reports when verbose). Complex GEMM has no device path yet.
+        fn offload_gemm(ta: u8, tb: u8, m: i64, n: i64, k: i64, alpha: Self, a: *const Self,
+            lda: i64, b: *const Self, ldb: i64, beta: Self, c: *mut Self, ldc: i64);
+        /// SYRK on the devices when routed there (see [`crate::offload_sym`]); `false`: host
+        /// path.
+        fn offload_syrk(uplo: u8, trans: u8, n: i64, k: i64, alpha: Self, a: *const Self,
+            lda: i64, beta: Self, c: *mut Self, ldc: i64);
+        /// HERK (complex types), as [`Elem::offload_syrk`].
+        fn offload_herk(uplo: u8, trans: u8, n: i64, k: i64, alpha: Self::Real, a: *const Self,
+            lda: i64, beta: Self::Real, c: *mut Self, ldc: i64);
+        /// SYR2K, as [`Elem::offload_syrk`].
+        fn offload_syr2k(uplo: u8, trans: u8, n: i64, k: i64, alpha: Self, a: *const Self,
+            lda: i64, b: *const Self, ldb: i64, beta: Self, c: *mut Self, ldc: i64);
+        /// HER2K (complex types), as [`Elem::offload_syrk`].
+        fn offload_her2k(uplo: u8, trans: u8, n: i64, k: i64, alpha: Self, a: *const Self,
+            lda: i64, b: *const Self, ldb: i64, beta: Self::Real, c: *mut Self, ldc: i64);
+        /// SYMM, as [`Elem::offload_syrk`].
+        fn offload_symm(side: u8, uplo: u8, m: i64, n: i64, alpha: Self, a: *const Self,
+            lda: i64, b: *const Self, ldb: i64, beta: Self, c: *mut Self, ldc: i64);
+        /// HEMM (complex types), as [`Elem::offload_syrk`].
+        fn offload_hemm(side: u8, uplo: u8, m: i64, n: i64, alpha: Self, a: *const Self,
+            lda: i64, b: *const Self, ldb: i64, beta: Self, c: *mut Self, ldc: i64);
     }
 }
 
-/// The symmetric routines' hooks of every type: SYRK, SYR2K, SYMM; with `herm`, HERK, HER2K
-/// and HEMM too (complex types).
-macro_rules! sym_hooks {
-    ($T:ty) => {
-        unsafe fn offload_syrk(
+/// A rank-update hook forwarding to [`crate::offload_sym::rank`] (`$two`: SYR2K/HER2K, `$herm`:
+/// HERK/HER2K). Alpha and beta come as `$A` and `$B` (real for HERK's, and HER2K's beta) and go
+/// on as `$T` with zero imaginary part. SYRK/HERK have no B: A stands in, unread.
+macro_rules! rank_hook {
+    (@b $a:ident, $lda:ident) => {
+        ($a, $lda)
+    };
+    (@b $a:ident, $lda:ident, $b:ident, $ldb:ident) => {
+        ($b, $ldb)
+    };
+    ($T:ty, $name:ident, ($two:literal, $herm:literal), $A:ty, $B:ty $(, $b:ident, $ldb:ident)?) => {
+        #[allow(clippy::useless_conversion)] // reason: `$A` and `$B` are `$T` itself but in HERK/HER2K
+        unsafe fn $name(
             uplo: u8,
             trans: u8,
             n: i64,
             k: i64,
-            alpha: $T,
+            alpha: $A,
             a: *const $T,
             lda: i64,
-            beta: $T,
-            c: *mut $T,
-            ldc: i64,
-        ) -> bool {
-            // SAFETY: forwarded contract (SYRK has no B: A stands in, unread).
-            unsafe {
-                crate::offload_sym::rank(
-                    (false, false),
-                    uplo,
-                    trans,
-                    n,
-                    k,
-                    alpha,
-                    (a, lda),
-                    (a, lda),
-                    beta,
-                    (c, ldc),
-                )
-            }
-        }
-        unsafe fn offload_syr2k(
-            uplo: u8,
-            trans: u8,
-            n: i64,
-            k: i64,
-            alpha: $T,
-            a: *const $T,
-            lda: i64,
-            b: *const $T,
-            ldb: i64,
-            beta: $T,
+            $($b: *const $T, $ldb: i64,)?
+            beta: $B,
             c: *mut $T,
             ldc: i64,
         ) -> bool {
             // SAFETY: forwarded contract.
             unsafe {
                 crate::offload_sym::rank(
-                    (true, false),
+                    ($two, $herm),
                     uplo,
                     trans,
                     n,
                     k,
-                    alpha,
+                    <$T>::from(alpha),
                     (a, lda),
-                    (b, ldb),
-                    beta,
+                    rank_hook!(@b a, lda $(, $b, $ldb)?),
+                    <$T>::from(beta),
                     (c, ldc),
                 )
             }
         }
-        unsafe fn offload_symm(
+    };
+}
+
+/// A SYMM (`$herm` false) or HEMM hook forwarding to [`crate::offload_sym::multiply`].
+macro_rules! multiply_hook {
+    ($T:ty, $name:ident, $herm:literal) => {
+        unsafe fn $name(
             side: u8,
             uplo: u8,
             m: i64,
@@ -244,7 +125,7 @@ macro_rules! sym_hooks {
             // SAFETY: forwarded contract.
             unsafe {
                 crate::offload_sym::multiply(
-                    false,
+                    $herm,
                     side,
                     uplo,
                     m,
@@ -258,98 +139,35 @@ macro_rules! sym_hooks {
             }
         }
     };
+}
+
+/// The symmetric routines' hooks of every type: SYRK, SYR2K, SYMM; with `herm`, HERK, HER2K
+/// and HEMM too (complex types).
+macro_rules! sym_hooks {
+    ($T:ty) => {
+        rank_hook!($T, offload_syrk, (false, false), $T, $T);
+        rank_hook!($T, offload_syr2k, (true, false), $T, $T, b, ldb);
+        multiply_hook!($T, offload_symm, false);
+    };
     ($T:ty, herm) => {
         sym_hooks!($T);
-        unsafe fn offload_herk(
-            uplo: u8,
-            trans: u8,
-            n: i64,
-            k: i64,
-            alpha: <$T as Scalar>::Real,
-            a: *const $T,
-            lda: i64,
-            beta: <$T as Scalar>::Real,
-            c: *mut $T,
-            ldc: i64,
-        ) -> bool {
-            let re = |x: <$T as Scalar>::Real| <$T>::new(x, Default::default());
-            // SAFETY: forwarded contract (HERK has no B: A stands in, unread).
-            unsafe {
-                crate::offload_sym::rank(
-                    (false, true),
-                    uplo,
-                    trans,
-                    n,
-                    k,
-                    re(alpha),
-                    (a, lda),
-                    (a, lda),
-                    re(beta),
-                    (c, ldc),
-                )
-            }
-        }
-        unsafe fn offload_her2k(
-            uplo: u8,
-            trans: u8,
-            n: i64,
-            k: i64,
-            alpha: $T,
-            a: *const $T,
-            lda: i64,
-            b: *const $T,
-            ldb: i64,
-            beta: <$T as Scalar>::Real,
-            c: *mut $T,
-            ldc: i64,
-        ) -> bool {
-            let beta = <$T>::new(beta, Default::default());
-            // SAFETY: forwarded contract.
-            unsafe {
-                crate::offload_sym::rank(
-                    (true, true),
-                    uplo,
-                    trans,
-                    n,
-                    k,
-                    alpha,
-                    (a, lda),
-                    (b, ldb),
-                    beta,
-                    (c, ldc),
-                )
-            }
-        }
-        unsafe fn offload_hemm(
-            side: u8,
-            uplo: u8,
-            m: i64,
-            n: i64,
-            alpha: $T,
-            a: *const $T,
-            lda: i64,
-            b: *const $T,
-            ldb: i64,
-            beta: $T,
-            c: *mut $T,
-            ldc: i64,
-        ) -> bool {
-            // SAFETY: forwarded contract.
-            unsafe {
-                crate::offload_sym::multiply(
-                    true,
-                    side,
-                    uplo,
-                    m,
-                    n,
-                    alpha,
-                    (a, lda),
-                    (b, ldb),
-                    beta,
-                    (c, ldc),
-                )
-            }
-        }
+        rank_hook!(
+            $T,
+            offload_herk,
+            (false, true),
+            <$T as Scalar>::Real,
+            <$T as Scalar>::Real
+        );
+        rank_hook!(
+            $T,
+            offload_her2k,
+            (true, true),
+            $T,
+            <$T as Scalar>::Real,
+            b,
+            ldb
+        );
+        multiply_hook!($T, offload_hemm, true);
     };
 }
 

@@ -20,40 +20,16 @@
 //! More than 100,000 cases; 0 wrong, 0 panics (a panic in the library is caught at its entry
 //! and would show as a wrong or unreported case).
 
+mod common;
+
+use common::lib_dir;
 use hetblas_refblas::gemm_check;
 use hetblas_refblas::num_complex::{Complex32 as C32, Complex64 as C64};
 use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_LOCAL, RTLD_NOW};
 use std::ffi::{c_char, c_int, c_void};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
-
-/// The directory holding libhetblas.so, after building it (cargo builds no cdylib for
-/// integration tests), or the bundled one next to a bundled test binary.
-fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let up = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let bundled = up.join("bin");
-    if bundled.join("libhetblas.so").exists() {
-        return bundled;
-    }
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "--profile",
-            "test",
-            "-p",
-            "hetblas-capi",
-        ])
-        .status()
-        .expect("run cargo to build libhetblas.so");
-    assert!(status.success(), "cargo build -p hetblas-capi failed");
-    up.to_path_buf()
-}
 
 /// The program's error handlers: they record the last report (name, parameter) and count.
 const HANDLERS_C: &str = r#"
@@ -176,7 +152,9 @@ trait El: Copy + PartialEq + std::fmt::Debug + 'static {
     fn make(re: f64, im: f64) -> Self;
     fn c(self) -> C64;
     fn same_bits(self, o: Self) -> bool;
-    /// CBLAS passes real scalars by value and complex ones by address.
+    /// CBLAS passes real scalars by value and complex ones by address: the scalar argument.
+    type Arg: Copy;
+    fn arg(x: &Self) -> Self::Arg;
     #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
     unsafe fn cblas_gemm<I: Copy>(
         f: *const c_void,
@@ -194,7 +172,30 @@ trait El: Copy + PartialEq + std::fmt::Debug + 'static {
         beta: &Self,
         c: *mut Self,
         ldc: I,
-    );
+    ) {
+        type F<I, T, S> = unsafe extern "C" fn(
+            c_int,
+            c_int,
+            c_int,
+            I,
+            I,
+            I,
+            S,
+            *const T,
+            I,
+            *const T,
+            I,
+            S,
+            *mut T,
+            I,
+        );
+        // SAFETY: `f` is cblas_?gemm of this type and integer width.
+        unsafe {
+            let f: F<I, Self, Self::Arg> = std::mem::transmute(f);
+            let (alpha, beta) = (Self::arg(alpha), Self::arg(beta));
+            f(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+        }
+    }
     unsafe fn cblas_axpy(
         f: *const c_void,
         n: c_int,
@@ -203,7 +204,14 @@ trait El: Copy + PartialEq + std::fmt::Debug + 'static {
         incx: c_int,
         y: *mut Self,
         incy: c_int,
-    );
+    ) {
+        type F<T, S> = unsafe extern "C" fn(c_int, S, *const T, c_int, *mut T, c_int);
+        // SAFETY: `f` is cblas_?axpy of this type.
+        unsafe {
+            let f: F<Self, Self::Arg> = std::mem::transmute(f);
+            f(n, Self::arg(alpha), x, incx, y, incy)
+        }
+    }
 }
 
 macro_rules! real_el {
@@ -220,60 +228,9 @@ macro_rules! real_el {
             fn same_bits(self, o: Self) -> bool {
                 self.to_bits() == o.to_bits()
             }
-            unsafe fn cblas_gemm<I: Copy>(
-                f: *const c_void,
-                o: c_int,
-                ta: c_int,
-                tb: c_int,
-                m: I,
-                n: I,
-                k: I,
-                alpha: &Self,
-                a: *const Self,
-                lda: I,
-                b: *const Self,
-                ldb: I,
-                beta: &Self,
-                c: *mut Self,
-                ldc: I,
-            ) {
-                type F<I, T> = unsafe extern "C" fn(
-                    c_int,
-                    c_int,
-                    c_int,
-                    I,
-                    I,
-                    I,
-                    T,
-                    *const T,
-                    I,
-                    *const T,
-                    I,
-                    T,
-                    *mut T,
-                    I,
-                );
-                // SAFETY: `f` is cblas_?gemm of this type and integer width.
-                unsafe {
-                    let f: F<I, $T> = std::mem::transmute(f);
-                    f(o, ta, tb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc)
-                }
-            }
-            unsafe fn cblas_axpy(
-                f: *const c_void,
-                n: c_int,
-                alpha: &Self,
-                x: *const Self,
-                incx: c_int,
-                y: *mut Self,
-                incy: c_int,
-            ) {
-                type F<T> = unsafe extern "C" fn(c_int, T, *const T, c_int, *mut T, c_int);
-                // SAFETY: `f` is cblas_?axpy of this type.
-                unsafe {
-                    let f: F<$T> = std::mem::transmute(f);
-                    f(n, *alpha, x, incx, y, incy)
-                }
+            type Arg = $T;
+            fn arg(x: &Self) -> $T {
+                *x
             }
         }
     };
@@ -292,60 +249,9 @@ macro_rules! complex_el {
             fn same_bits(self, o: Self) -> bool {
                 self.re.to_bits() == o.re.to_bits() && self.im.to_bits() == o.im.to_bits()
             }
-            unsafe fn cblas_gemm<I: Copy>(
-                f: *const c_void,
-                o: c_int,
-                ta: c_int,
-                tb: c_int,
-                m: I,
-                n: I,
-                k: I,
-                alpha: &Self,
-                a: *const Self,
-                lda: I,
-                b: *const Self,
-                ldb: I,
-                beta: &Self,
-                c: *mut Self,
-                ldc: I,
-            ) {
-                type F<I, T> = unsafe extern "C" fn(
-                    c_int,
-                    c_int,
-                    c_int,
-                    I,
-                    I,
-                    I,
-                    *const T,
-                    *const T,
-                    I,
-                    *const T,
-                    I,
-                    *const T,
-                    *mut T,
-                    I,
-                );
-                // SAFETY: `f` is cblas_?gemm of this type and integer width.
-                unsafe {
-                    let f: F<I, $T> = std::mem::transmute(f);
-                    f(o, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-                }
-            }
-            unsafe fn cblas_axpy(
-                f: *const c_void,
-                n: c_int,
-                alpha: &Self,
-                x: *const Self,
-                incx: c_int,
-                y: *mut Self,
-                incy: c_int,
-            ) {
-                type F<T> = unsafe extern "C" fn(c_int, *const T, *const T, c_int, *mut T, c_int);
-                // SAFETY: `f` is cblas_?axpy of this type.
-                unsafe {
-                    let f: F<$T> = std::mem::transmute(f);
-                    f(n, alpha, x, incx, y, incy)
-                }
+            type Arg = *const $T;
+            fn arg(x: &Self) -> *const $T {
+                x
             }
         }
     };
