@@ -75,3 +75,45 @@ pub fn gemm_nn(
     )
     .unwrap()
 }
+
+/// `C = A * B - C` on (m, n, k) with small integers (exact in f64), checked entry by entry.
+pub fn gemm_exact(
+    pool: &DevicePool,
+    (m, n, k): (usize, usize, usize),
+    opts: &GemmOptions,
+) -> GemmReport {
+    let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
+    let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
+    let mut c = c0.clone();
+    let r = gemm_nn(pool, (m, n, k), 1.0, &a, &b, -1.0, &mut c, opts);
+    for j in 0..n {
+        for i in 0..m {
+            let want: f64 =
+                (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum::<f64>() - c0[j * m + i];
+            assert_eq!(c[j * m + i], want, "({i},{j})");
+        }
+    }
+    r
+}
+
+/// A pool of emulated devices, with its devices and links (for a nominal profile).
+pub type Node = (Arc<DevicePool>, Vec<Arc<dyn Device>>, Vec<Arc<dyn Link>>);
+
+/// An emulated node's pool, devices and links.
+pub fn emulated(configs: &[EmulatedConfig]) -> Node {
+    let node = emulated_node(configs, blas()).unwrap();
+    let devices: Vec<Arc<dyn Device>> = node
+        .devices
+        .into_iter()
+        .map(|d| d as Arc<dyn Device>)
+        .collect();
+    let links: Vec<Arc<dyn Link>> = node.links;
+    let pool = Arc::new(DevicePool::new(devices.clone(), links.clone()).unwrap());
+    (pool, devices, links)
+}
+
+/// A pool of emulated devices.
+pub fn emulated_pool(configs: &[EmulatedConfig]) -> Arc<DevicePool> {
+    emulated(configs).0
+}

@@ -4,22 +4,13 @@
 mod common;
 
 use hetblas_core::reference::check_entries;
-use hetblas_core::{Device, DevicePool, GemmOptions, Link, MatMut, MatRef, Trans};
-use hetblas_cpu::{emulated_node, EmulatedConfig};
+use hetblas_core::{DevicePool, GemmOptions, MatMut, MatRef, Trans};
+use hetblas_cpu::EmulatedConfig;
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-fn emulated_pool(configs: &[EmulatedConfig]) -> Arc<DevicePool> {
-    let node = emulated_node(configs, common::blas()).unwrap();
-    let devices: Vec<Arc<dyn Device>> = node
-        .devices
-        .into_iter()
-        .map(|d| d as Arc<dyn Device>)
-        .collect();
-    let links: Vec<Arc<dyn Link>> = node.links;
-    Arc::new(DevicePool::new(devices, links).unwrap())
-}
+use common::emulated_pool;
 
 /// splitmix64: seeded, dependency-free random numbers for operands and shapes.
 struct Rng(u64);

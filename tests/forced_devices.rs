@@ -6,7 +6,7 @@
 mod common;
 
 use hetblas_core::profile::{DeviceProfile, GemmTimes, MachineProfile};
-use hetblas_core::{DType, Device, DevicePool, GemmOptions, GemmReport};
+use hetblas_core::{DType, Device, DevicePool, GemmOptions};
 use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig};
 use std::sync::{Arc, Mutex};
 
@@ -40,23 +40,6 @@ fn pool(cpu_flops: f64, accel: EmulatedConfig) -> DevicePool {
     pool
 }
 
-/// C = A * B - C on (m, n, k) with small integers (exact in f64), checked entry by entry.
-fn run(pool: &DevicePool, (m, n, k): (usize, usize, usize), opts: &GemmOptions) -> GemmReport {
-    let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
-    let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
-    let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
-    let mut c = c0.clone();
-    let r = common::gemm_nn(pool, (m, n, k), 1.0, &a, &b, -1.0, &mut c, opts);
-    for j in 0..n {
-        for i in 0..m {
-            let want: f64 =
-                (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum::<f64>() - c0[j * m + i];
-            assert_eq!(c[j * m + i], want, "({i},{j})");
-        }
-    }
-    r
-}
-
 /// The accelerator's host link carries 10 MB/s: a 512x512x64 DGEMM with beta != 0 moves 4.5 MB
 /// (C both ways), 0.45 s of link time against 34 Mflop of compute. The CPU (calibrated
 /// 100 MFLOP/s, half of it beside an accelerator: 0.34 s alone) computes part of C in host
@@ -73,14 +56,14 @@ fn the_cpu_gains_beside_a_narrow_link_accelerator() {
     let shape = (512, 512, 64);
     let both = GemmOptions::default().devices([0, 1]).tile(128);
     let alone = GemmOptions::default().devices([1]).tile(128);
-    run(&pool, shape, &both); // warm-up: plans, workspaces
-    let together = run(&pool, shape, &both);
+    common::gemm_exact(&pool, shape, &both); // warm-up: plans, workspaces
+    let together = common::gemm_exact(&pool, shape, &both);
     assert_eq!(together.devices, vec!["cpu:0", "emulated:0"]);
     let cpu_share = together.stats.c_share[0];
     assert!(cpu_share > 0.2 && cpu_share < 0.8, "CPU share {cpu_share}");
     assert!(together.notes.is_empty(), "{:?}", together.notes);
-    run(&pool, shape, &alone);
-    let single = run(&pool, shape, &alone);
+    common::gemm_exact(&pool, shape, &alone);
+    let single = common::gemm_exact(&pool, shape, &alone);
     assert!(
         together.seconds < 0.8 * single.seconds,
         "CPU + accelerator {:.3} s against the accelerator alone {:.3} s",
@@ -99,7 +82,7 @@ fn a_cpu_predicted_to_slow_the_call_gets_no_tiles() {
         ..Default::default()
     };
     let pool = pool(1e7, accel);
-    let r = run(
+    let r = common::gemm_exact(
         &pool,
         (256, 192, 128),
         &GemmOptions::default().devices([0, 1]).tile(64),

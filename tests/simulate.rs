@@ -9,26 +9,13 @@ use hetblas_core::energy::{DevicePower, Objective};
 use hetblas_core::scalar::DType;
 use hetblas_core::sim::nominal_profile;
 use hetblas_core::trace::Trace;
-use hetblas_core::{Device, DevicePool, GemmOptions, GemmReport, Link};
-use hetblas_cpu::{emulated_node, EmulatedConfig};
+use hetblas_core::{DevicePool, GemmOptions, GemmReport};
+use hetblas_cpu::EmulatedConfig;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A pool of emulated devices, with its devices and links (for the nominal profile).
-type Node = (Arc<DevicePool>, Vec<Arc<dyn Device>>, Vec<Arc<dyn Link>>);
-
-fn pool(configs: &[EmulatedConfig]) -> Node {
-    let node = emulated_node(configs, common::blas()).unwrap();
-    let devices: Vec<Arc<dyn Device>> = node
-        .devices
-        .into_iter()
-        .map(|d| d as Arc<dyn Device>)
-        .collect();
-    let links: Vec<Arc<dyn Link>> = node.links;
-    let pool = Arc::new(DevicePool::new(devices.clone(), links.clone()).unwrap());
-    (pool, devices, links)
-}
+use common::emulated as pool;
 
 fn data(len: usize, seed: u64) -> Vec<f64> {
     let mut x = seed

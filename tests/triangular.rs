@@ -11,6 +11,7 @@ use hetblas_core::problem::triangular::{Diag, Side, TriOptions, TriRoutine, Uplo
 use hetblas_core::scalar::c64;
 use hetblas_core::{
     Device, DevicePool, Link, MatMut, MatRef, MemorySpace, SolvePlacement, Trans, TriCallOptions,
+    TriReport,
 };
 use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig};
 use std::sync::Arc;
@@ -120,30 +121,40 @@ fn run_with_host_solves(t: &Target, case: &TriCase) {
         .unwrap_or_else(|e| panic!("{case:?}: {e}"));
 }
 
-/// Panels are shared by speed, and the conformance check passes on the uneven node for both
-/// routines and several option combinations.
-#[test]
-fn panels_follow_speeds_and_results_are_right() {
-    let t = uneven_target();
-    let (m, n) = (64, 16 * 12);
+/// A left, lower, non-transposed, non-unit f64 TRSM of seeded random `m x m` A and `m x n`
+/// B (seeds `seed` and `seed + 1`) with `call`.
+fn lower_trsm(t: &Target, m: usize, n: usize, seed: u64, call: &TriCallOptions) -> TriReport {
     let o = opts(Side::Left, Uplo::Lower, Trans::N, Diag::NonUnit);
-    let a: Vec<f64> = hetblas_conformance::tri::triangular(&o, m, m, 3);
+    let a: Vec<f64> = hetblas_conformance::tri::triangular(&o, m, m, seed);
     let mut b: Vec<f64> =
-        hetblas_conformance::data::random_vec(&mut hetblas_conformance::data::rng(4), m * n);
-    let r = t
-        .pool
+        hetblas_conformance::data::random_vec(&mut hetblas_conformance::data::rng(seed + 1), m * n);
+    t.pool
         .tri_with(
             TriRoutine::Trsm,
             o,
             1.0,
             MatRef::new(&a, m, m, m).unwrap(),
             MatMut::new(&mut b, m, n, m).unwrap(),
-            &TriCallOptions::default()
-                .tile(16)
-                .devices([1, 2])
-                .solve(SolvePlacement::OnDevice),
+            call,
         )
-        .unwrap();
+        .unwrap()
+}
+
+/// Panels are shared by speed, and the conformance check passes on the uneven node for both
+/// routines and several option combinations.
+#[test]
+fn panels_follow_speeds_and_results_are_right() {
+    let t = uneven_target();
+    let r = lower_trsm(
+        &t,
+        64,
+        16 * 12,
+        3,
+        &TriCallOptions::default()
+            .tile(16)
+            .devices([1, 2])
+            .solve(SolvePlacement::OnDevice),
+    );
     // 12 panels, rates 2:1 -> 8 and 4 panels (4 diagonal tiles each).
     assert_eq!(r.stats.diags, vec![8 * 4, 4 * 4]);
     for routine in [TriRoutine::Trsm, TriRoutine::Trmm] {
@@ -176,26 +187,17 @@ fn panels_follow_speeds_and_results_are_right() {
 #[test]
 fn trace_shows_the_lookahead_structure() {
     let t = uneven_target();
-    let m = 96;
-    let o = opts(Side::Left, Uplo::Lower, Trans::N, Diag::NonUnit);
-    let a: Vec<f64> = hetblas_conformance::tri::triangular(&o, m, m, 5);
-    let mut b: Vec<f64> =
-        hetblas_conformance::data::random_vec(&mut hetblas_conformance::data::rng(6), m * m);
-    let r = t
-        .pool
-        .tri_with(
-            TriRoutine::Trsm,
-            o,
-            1.0,
-            MatRef::new(&a, m, m, m).unwrap(),
-            MatMut::new(&mut b, m, m, m).unwrap(),
-            &TriCallOptions::default()
-                .tile(16)
-                .devices([1])
-                .solve(SolvePlacement::OnDevice)
-                .trace(true),
-        )
-        .unwrap();
+    let r = lower_trsm(
+        &t,
+        96,
+        96,
+        5,
+        &TriCallOptions::default()
+            .tile(16)
+            .devices([1])
+            .solve(SolvePlacement::OnDevice)
+            .trace(true),
+    );
     let tr = r.trace.expect("trace");
     let on = |label: &str, queue: &str| {
         tr.intervals

@@ -108,6 +108,16 @@ fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// The `--trace` file, created before the computation so that a bad path fails early.
+pub(crate) fn create_trace(path: Option<&std::path::Path>) -> Result<Option<std::fs::File>> {
+    path.map(|path| {
+        std::fs::File::create(path).map_err(|e| {
+            hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+        })
+    })
+    .transpose()
+}
+
 /// Refuses a problem whose host matrices (A, B, C and the copy of C each repetition starts
 /// from) do not fit in the memory the system says is available, before allocating any.
 fn check_host_memory(elements: [Option<usize>; 4], size: usize) -> Result<()> {
@@ -156,15 +166,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             rt.profile_status()
         )));
     }
-    let mut trace_file = a
-        .trace
-        .as_ref()
-        .map(|path| {
-            std::fs::File::create(path).map_err(|e| {
-                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-            })
-        })
-        .transpose()?;
+    let mut trace_file = create_trace(a.trace.as_deref())?;
     let mut rng = StdRng::seed_from_u64(a.seed);
     let av: Vec<T> = random(&mut rng, ar * ac)?;
     let bv: Vec<T> = random(&mut rng, br * bc)?;

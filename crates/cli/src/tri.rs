@@ -160,15 +160,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
     let problem = a.shape.problem(routine)?;
     let (m, n) = (problem.m, problem.n);
     let k = problem.a_order();
-    let mut trace_file = a
-        .trace
-        .as_ref()
-        .map(|path| {
-            std::fs::File::create(path).map_err(|e| {
-                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-            })
-        })
-        .transpose()?;
+    let mut trace_file = crate::gemm::create_trace(a.trace.as_deref())?;
     let mut rng = StdRng::seed_from_u64(a.seed);
     let av: Vec<T> = triangular(&mut rng, &problem.opts, k)?;
     let mut b0 = alloc::<T>(m * n, "B")?;

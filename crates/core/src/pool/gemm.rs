@@ -122,31 +122,55 @@ impl DevicePool {
             locations: [operands[0].space, operands[1].space, operands[2].space],
         };
         let plan_start = Instant::now();
-        let key = (
-            problem,
-            opts.devices.clone(),
-            opts.forced_blocking(),
-            opts.memory_limit,
-            opts.host_fold_mode(),
-            opts.objective,
-        );
+        let key = decision_key(problem, opts);
         if let Some(split) = self.k_split_choice(&problem, &key, opts) {
             self.run_k_split(&problem, opts, &operands, alpha, beta, &split, &mut report)?;
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
+        self.run_retrying(
+            &problem,
+            &key,
+            opts,
+            &operands,
+            alpha,
+            beta,
+            &mut report,
+            Some(plan_start),
+        )?;
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Runs `problem` through [`DevicePool::run_recovering`], retrying on running out of
+    /// memory: after another call gives its buffers back, or once with the decision made again
+    /// (a cached decision carries the memory budgets of its time). When it still fails, C is
+    /// put back from the undo log where the call keeps one. `plan_start` is `None` to time
+    /// each attempt's planning from its own start.
+    #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars, and the call's state
+    pub(super) fn run_retrying<T: Scalar>(
+        &self,
+        problem: &GemmProblem,
+        key: &DecisionKey,
+        opts: &GemmOptions,
+        operands: &[RawTile; 3],
+        alpha: T,
+        beta: T,
+        report: &mut GemmReport,
+        plan_start: Option<Instant>,
+    ) -> Result<()> {
         let mut decided_again = false;
         let undo = self.keeps_undo_log(opts, problem.dtype).then(UndoLog::new);
         let result = loop {
             match self.run_recovering(
-                &problem,
-                &key,
+                problem,
+                key,
                 opts,
-                &operands,
+                operands,
                 alpha,
                 beta,
-                &mut report,
-                plan_start,
+                report,
+                plan_start.unwrap_or_else(Instant::now),
                 undo.as_ref(),
             ) {
                 // Other calls hold device memory: wait until one gives its buffers back.
@@ -156,19 +180,15 @@ impl DevicePool {
                 // have less free memory now, decide again with today's budgets, once.
                 Err(Error::OutOfMemory { .. }) if report.recovered.is_empty() && !decided_again => {
                     decided_again = true;
-                    self.decisions.forget(&key);
+                    self.decisions.forget(key);
                 }
                 r => break r,
             }
         };
-        if let Err(e) = result {
-            return Err(match &undo {
-                Some(undo) => self.put_c_back(e, undo),
-                None => e,
-            });
-        }
-        report.seconds = started.elapsed().as_secs_f64();
-        Ok(report)
+        result.map_err(|e| match &undo {
+            Some(undo) => self.put_c_back(e, undo),
+            None => e,
+        })
     }
 
     /// Whether a call keeps the undo log of C ([`UndoLog`]: every region of C saved on the
@@ -728,4 +748,16 @@ fn name_device(e: Error, devs: &[Arc<dyn Device>]) -> Error {
         (Some(d), None) => e.on_device(&d.info().label()),
         _ => e,
     }
+}
+
+/// The decision cache's key of `problem` under `opts`.
+pub(super) fn decision_key(problem: GemmProblem, opts: &GemmOptions) -> DecisionKey {
+    (
+        problem,
+        opts.devices.clone(),
+        opts.forced_blocking(),
+        opts.memory_limit,
+        opts.host_fold_mode(),
+        opts.objective,
+    )
 }

@@ -195,14 +195,7 @@ impl DevicePool {
                             k_split: Some(false),
                             ..opts.clone()
                         };
-                        let key = (
-                            sub,
-                            sub_opts.devices.clone(),
-                            sub_opts.forced_blocking(),
-                            sub_opts.memory_limit,
-                            sub_opts.host_fold_mode(),
-                            sub_opts.objective,
-                        );
+                        let key = super::gemm::decision_key(sub, &sub_opts);
                         let sub_beta = if is_root { beta } else { T::default() };
                         let mut r = GemmReport::default();
                         self.run_recovering(

@@ -21,7 +21,6 @@ use crate::problem::GemmProblem;
 use crate::scalar::{c64, Scalar};
 use crate::sym::{Side, SymOp, SymProblem, Uplo};
 use crate::sym_kernel::SymTile;
-use crate::undo::UndoLog;
 use std::time::Instant;
 
 /// Diagonal block sizes the model chooses from.
@@ -34,6 +33,30 @@ struct Call<'o, T> {
     /// The options of the off-diagonal GEMMs (and the devices of the diagonal tiles).
     opts: &'o GemmOptions,
     block: usize,
+}
+
+impl<T: Scalar> Call<'_, T> {
+    /// The kernel's tile of this call for an `m x n` block of C, with inner size `k`.
+    fn tile(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        a: RawTile,
+        b: RawTile,
+        beta: T,
+        c: RawTile,
+    ) -> SymTile {
+        SymTile {
+            op: self.op,
+            m,
+            n,
+            k,
+            alpha: self.alpha.to_value(),
+            a,
+            b,
+            beta: beta.to_value(),
+            c,
+        }
+    }
 }
 
 impl DevicePool {
@@ -265,17 +288,7 @@ impl DevicePool {
             }
         };
         if n <= call.block {
-            let tile = SymTile {
-                op: call.op,
-                m: n,
-                n,
-                k,
-                alpha: call.alpha.to_value(),
-                a,
-                b,
-                beta: beta.to_value(),
-                c,
-            };
+            let tile = call.tile((n, n, k), a, b, beta, c);
             return self.sym_tile::<T>(call, tile, report);
         }
         let n1 = split(n, call.block);
@@ -339,17 +352,7 @@ impl DevicePool {
         let (m, n) = (c.rows, c.cols);
         let ka = a.rows;
         if ka <= call.block {
-            let tile = SymTile {
-                op: call.op,
-                m,
-                n,
-                k: ka,
-                alpha: call.alpha.to_value(),
-                a,
-                b,
-                beta: beta.to_value(),
-                c,
-            };
+            let tile = call.tile((m, n, ka), a, b, beta, c);
             return self.sym_tile::<T>(call, tile, report);
         }
         let n1 = split(ka, call.block);
@@ -410,46 +413,20 @@ impl DevicePool {
             locations: [a.space, b.space, c.space],
         };
         let opts = call.opts;
-        let key = (
-            problem,
-            opts.devices.clone(),
-            opts.forced_blocking(),
-            opts.memory_limit,
-            opts.host_fold_mode(),
-            opts.objective,
-        );
+        let key = super::gemm::decision_key(problem, opts);
         let mut sub = GemmReport::default();
-        let mut decided_again = false;
         // Each GEMM of the split puts its own region of C back when it fails (a failure of a
         // later GEMM leaves the earlier ones' regions final and correct).
-        let undo = self.keeps_undo_log(opts, T::DTYPE).then(UndoLog::new);
-        let result = loop {
-            match self.run_recovering(
-                &problem,
-                &key,
-                opts,
-                &[a, b, c],
-                alpha,
-                beta,
-                &mut sub,
-                Instant::now(),
-                undo.as_ref(),
-            ) {
-                Err(Error::OutOfMemory { .. })
-                    if sub.recovered.is_empty() && self.workspaces.wait_for_release() => {}
-                Err(Error::OutOfMemory { .. }) if sub.recovered.is_empty() && !decided_again => {
-                    decided_again = true;
-                    self.decisions.forget(&key);
-                }
-                r => break r,
-            }
-        };
-        if let Err(e) = result {
-            return Err(match &undo {
-                Some(undo) => self.put_c_back(e, undo),
-                None => e,
-            });
-        }
+        self.run_retrying(
+            &problem,
+            &key,
+            opts,
+            &[a, b, c],
+            alpha,
+            beta,
+            &mut sub,
+            None,
+        )?;
         merge(report, sub);
         Ok(())
     }
