@@ -201,16 +201,18 @@ pub(crate) unsafe fn issue(
             )
         }};
     }
-    macro_rules! r2k {
-        ($f:ident, $ty:ty, $tr:expr, $al:expr, $be:expr) => {{
+    // SYR2K/HER2K and SYMM/HEMM take the same list: two modes, two dimensions, alpha, A, B,
+    // beta, C (SYR2K: fill, trans, n, k; SYMM: side, fill, m, n).
+    macro_rules! ab {
+        ($f:ident, $ty:ty, ($x:expr, $y:expr, $d1:expr, $d2:expr), $al:expr, $be:expr) => {{
             let f = api.$f.ok_or_else(|| missing(stringify!($f)))?;
             (
                 f(
                     h,
-                    fill,
-                    $tr,
-                    n,
-                    k,
+                    $x,
+                    $y,
+                    $d1,
+                    $d2,
                     &$al,
                     a as *const $ty,
                     lda,
@@ -224,28 +226,15 @@ pub(crate) unsafe fn issue(
             )
         }};
     }
+    macro_rules! r2k {
+        ($f:ident, $ty:ty, $tr:expr, $al:expr, $be:expr) => {
+            ab!($f, $ty, (fill, $tr, n, k), $al, $be)
+        };
+    }
     macro_rules! mm {
-        ($f:ident, $ty:ty, $side:expr, $al:expr, $be:expr) => {{
-            let f = api.$f.ok_or_else(|| missing(stringify!($f)))?;
-            (
-                f(
-                    h,
-                    $side,
-                    fill,
-                    m,
-                    n,
-                    &$al,
-                    a as *const $ty,
-                    lda,
-                    b as *const $ty,
-                    ldb,
-                    &$be,
-                    c as *mut $ty,
-                    ldc,
-                ),
-                stringify!($f),
-            )
-        }};
+        ($f:ident, $ty:ty, $side:expr, $al:expr, $be:expr) => {
+            ab!($f, $ty, ($side, fill, m, n), $al, $be)
+        };
     }
     let dt = t.dtype();
     // SAFETY: caller contract; scalars are read from host memory (the default pointer mode)
