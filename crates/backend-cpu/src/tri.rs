@@ -135,9 +135,12 @@ impl CblasTri {
         );
         let (lda, ldb) = (op.a.ld as i32, op.b.ld as i32);
         let trsm = routine == TriRoutine::Trsm;
-        macro_rules! real {
-            ($f:expr, $t:ty, $alpha:expr) => {{
-                // SAFETY: forwarded caller contract; dimensions fit in int (check_i32).
+        // Real and complex routines take the same list; complex ones take alpha by pointer
+        // and the matrices as `void *` (`$t` = c_void).
+        macro_rules! call {
+            ($f:expr, $alpha:expr, $t:ty) => {{
+                // SAFETY: forwarded caller contract; dimensions fit in int (check_i32); a
+                // complex alpha points to a local that outlives the call.
                 unsafe {
                     $f(
                         args.0,
@@ -157,27 +160,15 @@ impl CblasTri {
                 Ok(())
             }};
         }
+        macro_rules! real {
+            ($f:expr, $t:ty, $alpha:expr) => {
+                call!($f, $alpha, $t)
+            };
+        }
         macro_rules! complex {
             ($f:expr, $alpha:expr) => {{
                 let alpha = $alpha;
-                // SAFETY: forwarded caller contract; alpha outlives the call.
-                unsafe {
-                    $f(
-                        args.0,
-                        args.1,
-                        args.2,
-                        args.3,
-                        args.4,
-                        args.5,
-                        args.6,
-                        std::ptr::from_ref(&alpha).cast(),
-                        op.a.addr as *const c_void,
-                        lda,
-                        op.b.addr as *mut c_void,
-                        ldb,
-                    )
-                };
-                Ok(())
+                call!($f, std::ptr::from_ref(&alpha).cast(), c_void)
             }};
         }
         let pick = |t: Option<ComplexTri>, m: Option<ComplexTri>| if trsm { t } else { m };

@@ -41,14 +41,16 @@ pub(crate) unsafe fn issue(h: cb::cublasHandle_t, t: &SymTile) -> Result<()> {
             )
         };
     }
-    macro_rules! r2k {
-        ($f:path, $ty:ty, $tr:expr, $al:expr, $be:expr) => {
+    // SYR2K/HER2K and SYMM/HEMM take the same list: two modes, two dimensions, alpha, A, B,
+    // beta, C (SYR2K: fill, trans, n, k; SYMM: side, fill, m, n).
+    macro_rules! ab {
+        ($f:path, $ty:ty, ($x:expr, $y:expr, $d1:expr, $d2:expr), $al:expr, $be:expr) => {
             $f(
                 h,
-                fill,
-                $tr,
-                n,
-                k,
+                $x,
+                $y,
+                $d1,
+                $d2,
                 &$al,
                 a as *const $ty,
                 lda,
@@ -60,23 +62,14 @@ pub(crate) unsafe fn issue(h: cb::cublasHandle_t, t: &SymTile) -> Result<()> {
             )
         };
     }
+    macro_rules! r2k {
+        ($f:path, $ty:ty, $tr:expr, $al:expr, $be:expr) => {
+            ab!($f, $ty, (fill, $tr, n, k), $al, $be)
+        };
+    }
     macro_rules! mm {
         ($f:path, $ty:ty, $side:expr, $al:expr, $be:expr) => {
-            $f(
-                h,
-                $side,
-                fill,
-                m,
-                n,
-                &$al,
-                a as *const $ty,
-                lda,
-                b as *const $ty,
-                ldb,
-                &$be,
-                c as *mut $ty,
-                ldc,
-            )
+            ab!($f, $ty, ($side, fill, m, n), $al, $be)
         };
     }
     use cb::{cuComplex as Cc, cuDoubleComplex as Zc};

@@ -66,66 +66,60 @@ type Mm<T> = unsafe extern "C" fn(
     c_int,
 ) -> HipblasStatus;
 
-/// The symmetric entry points of one hipBLAS.
-#[allow(
-    non_snake_case,
-    reason = "fields are named after the C functions they hold"
-)]
-#[derive(Default)]
-pub struct SymApi {
-    pub hipblasSsyrk: Option<Rk<f32, f32>>,
-    pub hipblasDsyrk: Option<Rk<f64, f64>>,
-    pub hipblasCsyrk: Option<Rk<c32, c32>>,
-    pub hipblasZsyrk: Option<Rk<c64, c64>>,
-    pub hipblasCherk: Option<Rk<c32, f32>>,
-    pub hipblasZherk: Option<Rk<c64, f64>>,
-    pub hipblasSsyr2k: Option<R2k<f32, f32, f32>>,
-    pub hipblasDsyr2k: Option<R2k<f64, f64, f64>>,
-    pub hipblasCsyr2k: Option<R2k<c32, c32, c32>>,
-    pub hipblasZsyr2k: Option<R2k<c64, c64, c64>>,
-    pub hipblasCher2k: Option<R2k<c32, c32, f32>>,
-    pub hipblasZher2k: Option<R2k<c64, c64, f64>>,
-    pub hipblasSsymm: Option<Mm<f32>>,
-    pub hipblasDsymm: Option<Mm<f64>>,
-    pub hipblasCsymm: Option<Mm<c32>>,
-    pub hipblasZsymm: Option<Mm<c64>>,
-    pub hipblasChemm: Option<Mm<c32>>,
-    pub hipblasZhemm: Option<Mm<c64>>,
+/// Declares `SymApi` and its `resolve` from one list, so that a field and the symbol it is
+/// looked up by cannot drift apart (each field is named after its C function).
+macro_rules! sym_api {
+    ($($name:ident: $ty:ty,)*) => {
+        /// The symmetric entry points of one hipBLAS.
+        #[allow(
+            non_snake_case,
+            reason = "fields are named after the C functions they hold"
+        )]
+        #[derive(Default)]
+        pub struct SymApi {
+            $(pub $name: Option<$ty>,)*
+        }
+
+        impl SymApi {
+            /// Resolves what `lib` has.
+            pub fn resolve(lib: &Library) -> SymApi {
+                SymApi {
+                    $(
+                        // SAFETY: the symbol, when present, has the prototype of `hipblas.h`
+                        // that the field's type spells; the library stays loaded as long as
+                        // the `BlasApi` holding this table.
+                        $name: unsafe { lib.get::<$ty>(stringify!($name).as_bytes()) }
+                            .ok()
+                            .map(|s| *s),
+                    )*
+                }
+            }
+        }
+    };
+}
+
+sym_api! {
+    hipblasSsyrk: Rk<f32, f32>,
+    hipblasDsyrk: Rk<f64, f64>,
+    hipblasCsyrk: Rk<c32, c32>,
+    hipblasZsyrk: Rk<c64, c64>,
+    hipblasCherk: Rk<c32, f32>,
+    hipblasZherk: Rk<c64, f64>,
+    hipblasSsyr2k: R2k<f32, f32, f32>,
+    hipblasDsyr2k: R2k<f64, f64, f64>,
+    hipblasCsyr2k: R2k<c32, c32, c32>,
+    hipblasZsyr2k: R2k<c64, c64, c64>,
+    hipblasCher2k: R2k<c32, c32, f32>,
+    hipblasZher2k: R2k<c64, c64, f64>,
+    hipblasSsymm: Mm<f32>,
+    hipblasDsymm: Mm<f64>,
+    hipblasCsymm: Mm<c32>,
+    hipblasZsymm: Mm<c64>,
+    hipblasChemm: Mm<c32>,
+    hipblasZhemm: Mm<c64>,
 }
 
 impl SymApi {
-    /// Resolves what `lib` has.
-    pub fn resolve(lib: &Library) -> SymApi {
-        macro_rules! get {
-            ($name:literal) => {
-                // SAFETY: the symbol, when present, has the prototype of `hipblas.h` that the
-                // field's type spells; the library stays loaded as long as the `BlasApi`
-                // holding this table.
-                unsafe { lib.get($name) }.ok().map(|s| *s)
-            };
-        }
-        SymApi {
-            hipblasSsyrk: get!(b"hipblasSsyrk"),
-            hipblasDsyrk: get!(b"hipblasDsyrk"),
-            hipblasCsyrk: get!(b"hipblasCsyrk"),
-            hipblasZsyrk: get!(b"hipblasZsyrk"),
-            hipblasCherk: get!(b"hipblasCherk"),
-            hipblasZherk: get!(b"hipblasZherk"),
-            hipblasSsyr2k: get!(b"hipblasSsyr2k"),
-            hipblasDsyr2k: get!(b"hipblasDsyr2k"),
-            hipblasCsyr2k: get!(b"hipblasCsyr2k"),
-            hipblasZsyr2k: get!(b"hipblasZsyr2k"),
-            hipblasCher2k: get!(b"hipblasCher2k"),
-            hipblasZher2k: get!(b"hipblasZher2k"),
-            hipblasSsymm: get!(b"hipblasSsymm"),
-            hipblasDsymm: get!(b"hipblasDsymm"),
-            hipblasCsymm: get!(b"hipblasCsymm"),
-            hipblasZsymm: get!(b"hipblasZsymm"),
-            hipblasChemm: get!(b"hipblasChemm"),
-            hipblasZhemm: get!(b"hipblasZhemm"),
-        }
-    }
-
     /// Whether every routine BLAS defines for `dtype` is there.
     pub fn complete(&self, dtype: DType) -> bool {
         let s = self;
@@ -201,16 +195,18 @@ pub(crate) unsafe fn issue(
             )
         }};
     }
-    macro_rules! r2k {
-        ($f:ident, $ty:ty, $tr:expr, $al:expr, $be:expr) => {{
+    // SYR2K/HER2K and SYMM/HEMM take the same list: two modes, two dimensions, alpha, A, B,
+    // beta, C (SYR2K: fill, trans, n, k; SYMM: side, fill, m, n).
+    macro_rules! ab {
+        ($f:ident, $ty:ty, ($x:expr, $y:expr, $d1:expr, $d2:expr), $al:expr, $be:expr) => {{
             let f = api.$f.ok_or_else(|| missing(stringify!($f)))?;
             (
                 f(
                     h,
-                    fill,
-                    $tr,
-                    n,
-                    k,
+                    $x,
+                    $y,
+                    $d1,
+                    $d2,
                     &$al,
                     a as *const $ty,
                     lda,
@@ -224,28 +220,15 @@ pub(crate) unsafe fn issue(
             )
         }};
     }
+    macro_rules! r2k {
+        ($f:ident, $ty:ty, $tr:expr, $al:expr, $be:expr) => {
+            ab!($f, $ty, (fill, $tr, n, k), $al, $be)
+        };
+    }
     macro_rules! mm {
-        ($f:ident, $ty:ty, $side:expr, $al:expr, $be:expr) => {{
-            let f = api.$f.ok_or_else(|| missing(stringify!($f)))?;
-            (
-                f(
-                    h,
-                    $side,
-                    fill,
-                    m,
-                    n,
-                    &$al,
-                    a as *const $ty,
-                    lda,
-                    b as *const $ty,
-                    ldb,
-                    &$be,
-                    c as *mut $ty,
-                    ldc,
-                ),
-                stringify!($f),
-            )
-        }};
+        ($f:ident, $ty:ty, $side:expr, $al:expr, $be:expr) => {
+            ab!($f, $ty, ($side, fill, m, n), $al, $be)
+        };
     }
     let dt = t.dtype();
     // SAFETY: caller contract; scalars are read from host memory (the default pointer mode)
