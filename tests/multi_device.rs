@@ -30,8 +30,14 @@ fn shares_follow_speeds_and_makespan_is_near_ideal() {
     let mut c = vec![0.0f64; m * n];
     let opts = GemmOptions::default().devices([0, 1, 2]).tile(32);
     let run = |c: &mut Vec<f64>| common::gemm_nn(&pool, (m, n, k), 1.0, &a, &b, 0.0, c, &opts);
-    run(&mut c); // warm-up: plan, workspaces
-    let r = run(&mut c);
+    // Warm-up: plan, workspaces.
+    run(&mut c);
+    // The makespan is wall time on a shared machine: the best of three calls, so that a burst
+    // of load from other processes does not decide it (a bad plan is slow in every call).
+    let r = (0..3)
+        .map(|_| run(&mut c))
+        .min_by(|x, y| x.seconds.total_cmp(&y.seconds))
+        .expect("three calls");
     let total: f64 = rates.iter().sum();
     for (i, &rate) in rates.iter().enumerate() {
         let want = rate / total;
