@@ -35,7 +35,7 @@ pub trait HostBlas: Send + Sync {
     /// `a`, `b`, `c` point to column-major matrices of the shapes BLAS derives from the other
     /// arguments with the given leading dimensions (ld >= max(1, rows)), `c` valid for writes and
     /// not aliasing `a` or `b`; with `beta == 0`, `c` need not be initialised.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
     unsafe fn dgemm(
         &self,
         ta: Trans,
@@ -54,7 +54,7 @@ pub trait HostBlas: Send + Sync {
     ) -> Result<()>;
     /// # Safety
     /// As [`HostBlas::dgemm`].
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
     unsafe fn sgemm(
         &self,
         ta: Trans,
@@ -73,7 +73,7 @@ pub trait HostBlas: Send + Sync {
     ) -> Result<()>;
     /// # Safety
     /// As [`HostBlas::dgemm`].
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
     unsafe fn cgemm(
         &self,
         ta: Trans,
@@ -92,7 +92,7 @@ pub trait HostBlas: Send + Sync {
     ) -> Result<()>;
     /// # Safety
     /// As [`HostBlas::dgemm`].
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
     unsafe fn zgemm(
         &self,
         ta: Trans,
