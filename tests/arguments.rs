@@ -7,7 +7,7 @@ use hetblas_core::{Error, GemmOptions};
 use proptest::prelude::*;
 
 /// The reference BLAS INFO for DGEMM arguments, written out from the Fortran source's checks.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 fn xerbla_info(ta: u8, tb: u8, m: i64, n: i64, k: i64, lda: i64, ldb: i64, ldc: i64) -> u32 {
     let valid = |c: u8| matches!(c, b'N' | b'n' | b'T' | b't' | b'C' | b'c');
     let nota = matches!(ta, b'N' | b'n');

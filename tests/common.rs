@@ -52,7 +52,7 @@ pub fn target(ndev: usize, tile: usize) -> Target {
 
 /// `c = alpha * a * b + beta * c` with packed column-major `a` (m x k), `b` (k x n) and
 /// `c` (m x n), no transposes.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 pub fn gemm_nn(
     pool: &DevicePool,
     (m, n, k): (usize, usize, usize),

@@ -10,7 +10,7 @@ use hetblas_core::tiling::TileKey;
 use hetblas_core::{GemmOptions, GemmReport, MatMut, MatRef, Trans};
 use std::collections::{HashMap, HashSet};
 
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 fn run(
     devices: Vec<usize>,
     m: usize,

@@ -136,7 +136,7 @@ impl CublasXt {
     ///
     /// # Safety
     /// Pointers and leading dimensions describe valid host matrices for the given shapes.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
     pub unsafe fn gemm<T: Scalar>(
         &self,
         ta: bool,

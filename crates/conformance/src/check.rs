@@ -18,7 +18,7 @@ impl Default for Tolerance {
 
 /// Checks every entry of `got` against the f64-accumulated reference computed from `a`, `b`
 /// and the original C `c0` (see `hetblas_core::reference::check_entries`).
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 pub fn check_against_reference<T: Scalar>(
     ta: Trans,
     tb: Trans,

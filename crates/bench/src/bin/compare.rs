@@ -447,7 +447,7 @@ fn prepare_host<T>(rt: &Runtime, gpus: &[usize], bufs: &[&[T]]) -> Result<(), St
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 fn check<T: Scalar>(
     what: &str,
     (m, n, k): (usize, usize, usize),
@@ -783,7 +783,7 @@ fn problem<T: Scalar>(
 }
 
 /// hetblas and cuBLASXt with operands placed on GPUs / the host (f64).
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 fn placement_problem(
     rt: &Runtime,
     gpus: &[usize],

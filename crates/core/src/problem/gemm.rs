@@ -103,7 +103,7 @@ impl GemmProblem {
 
 /// Checks GEMM arguments exactly as reference BLAS does, in its order, and returns the parsed
 /// transposes. Errors carry the parameter number `xerbla` would report.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 pub fn check_gemm_args(
     transa: u8,
     transb: u8,

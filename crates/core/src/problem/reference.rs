@@ -26,7 +26,7 @@ pub fn gemm_error_bound(dtype: DType, k: usize, abs_sum: f64, factor: f64) -> f6
 /// entries when there are fewer), each against an f64-accumulated dot product with the bound of
 /// [`gemm_error_bound`]. Returns (entries checked, worst error / bound) or the first violation.
 /// `alpha` and `beta` are f64 for real calls (`x.to_c64()` for complex ones).
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 pub fn check_sampled<T: Scalar>(
     transa: Trans,
     transb: Trans,
@@ -43,7 +43,7 @@ pub fn check_sampled<T: Scalar>(
 }
 
 /// [`check_sampled`] with the bound's safety `factor` chosen by the caller.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 pub fn check_entries<T: Scalar>(
     transa: Trans,
     transb: Trans,

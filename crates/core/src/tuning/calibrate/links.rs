@@ -73,7 +73,7 @@ pub fn measure_link(
 ///
 /// # Errors
 /// Backend errors.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
 pub fn measure_slowdown(
     fg: &dyn Link,
     bg: &dyn Link,
