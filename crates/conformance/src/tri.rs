@@ -383,9 +383,37 @@ pub fn tri_bad_arguments_and_quick_returns(t: &Target) -> Result<(), String> {
     for (side, uplo, ta, diag, m, n, lda, ldb, want) in cases {
         for trsm in [true, false] {
             let r = if trsm {
-                p.trsm_blas(side, uplo, ta, diag, m, n, 1.0, &a, lda, &mut b, ldb, &o)
+                p.tri_blas(
+                    TriRoutine::Trsm,
+                    side,
+                    uplo,
+                    ta,
+                    diag,
+                    m,
+                    n,
+                    1.0,
+                    &a,
+                    lda,
+                    &mut b,
+                    ldb,
+                    &o,
+                )
             } else {
-                p.trmm_blas(side, uplo, ta, diag, m, n, 1.0, &a, lda, &mut b, ldb, &o)
+                p.tri_blas(
+                    TriRoutine::Trmm,
+                    side,
+                    uplo,
+                    ta,
+                    diag,
+                    m,
+                    n,
+                    1.0,
+                    &a,
+                    lda,
+                    &mut b,
+                    ldb,
+                    &o,
+                )
             };
             match r {
                 Err(e) if e.blas_param() == Some(want) => {}
@@ -410,7 +438,8 @@ pub fn tri_bad_arguments_and_quick_returns(t: &Target) -> Result<(), String> {
     // m = 0 or n = 0: nothing read or written.
     let nan = vec![f64::NAN; 4];
     let mut untouched = vec![7.0f64; 4];
-    p.trsm_blas(
+    p.tri_blas(
+        TriRoutine::Trsm,
         b'L',
         b'L',
         b'N',
@@ -425,7 +454,8 @@ pub fn tri_bad_arguments_and_quick_returns(t: &Target) -> Result<(), String> {
         &o,
     )
     .map_err(|e| e.to_string())?;
-    p.trmm_blas(
+    p.tri_blas(
+        TriRoutine::Trmm,
         b'R',
         b'U',
         b'T',

@@ -439,8 +439,21 @@ impl Runtime {
         ldb: i64,
         call: &TriCallOptions,
     ) -> Result<TriReport> {
-        self.pool
-            .trsm_blas(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb, call)
+        self.pool.tri_blas(
+            TriRoutine::Trsm,
+            side,
+            uplo,
+            transa,
+            diag,
+            m,
+            n,
+            alpha,
+            a,
+            lda,
+            b,
+            ldb,
+            call,
+        )
     }
 
     /// BLAS-style TRMM on host slices, checked as [`Runtime::trsm_blas`].
@@ -463,8 +476,21 @@ impl Runtime {
         ldb: i64,
         call: &TriCallOptions,
     ) -> Result<TriReport> {
-        self.pool
-            .trmm_blas(side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb, call)
+        self.pool.tri_blas(
+            TriRoutine::Trmm,
+            side,
+            uplo,
+            transa,
+            diag,
+            m,
+            n,
+            alpha,
+            a,
+            lda,
+            b,
+            ldb,
+            call,
+        )
     }
 
     /// What the model chooses for a triangular problem with A and B at `locations`: devices,

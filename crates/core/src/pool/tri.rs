@@ -131,77 +131,11 @@ const TILE_CANDIDATES: [usize; 6] = [256, 512, 1024, 2048, 4096, 8192];
 const MAX_BLOCKS: usize = 32;
 
 impl DevicePool {
-    /// BLAS-style TRSM on host slices: arguments checked as reference BLAS checks them, then
-    /// B is overwritten by the solution X of `op(A) X = alpha B` (side L) or `X op(A) = alpha B`.
+    /// BLAS-style TRSM or TRMM on host slices: arguments checked as reference BLAS checks
+    /// them, then B is overwritten by the solution X of `op(A) X = alpha B` (TRSM, side L) or
+    /// `X op(A) = alpha B`, or by `alpha op(A) B` (TRMM, side L) or `alpha B op(A)`.
     #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
-    pub fn trsm_blas<T: Scalar>(
-        &self,
-        side: u8,
-        uplo: u8,
-        transa: u8,
-        diag: u8,
-        m: i64,
-        n: i64,
-        alpha: T,
-        a: &[T],
-        lda: i64,
-        b: &mut [T],
-        ldb: i64,
-        opts: &TriCallOptions,
-    ) -> Result<TriReport> {
-        self.tri_blas(
-            TriRoutine::Trsm,
-            side,
-            uplo,
-            transa,
-            diag,
-            m,
-            n,
-            alpha,
-            a,
-            lda,
-            b,
-            ldb,
-            opts,
-        )
-    }
-
-    /// BLAS-style TRMM on host slices: `B := alpha op(A) B` (side L) or `alpha B op(A)`.
-    #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
-    pub fn trmm_blas<T: Scalar>(
-        &self,
-        side: u8,
-        uplo: u8,
-        transa: u8,
-        diag: u8,
-        m: i64,
-        n: i64,
-        alpha: T,
-        a: &[T],
-        lda: i64,
-        b: &mut [T],
-        ldb: i64,
-        opts: &TriCallOptions,
-    ) -> Result<TriReport> {
-        self.tri_blas(
-            TriRoutine::Trmm,
-            side,
-            uplo,
-            transa,
-            diag,
-            m,
-            n,
-            alpha,
-            a,
-            lda,
-            b,
-            ldb,
-            opts,
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
-    fn tri_blas<T: Scalar>(
+    pub fn tri_blas<T: Scalar>(
         &self,
         routine: TriRoutine,
         side: u8,
