@@ -13,7 +13,8 @@
 #   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  LOOP=100000 (small products)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
 #   PINS="default register noprefault staging outputs" (how the NumPy step prepares fresh host
-#   outputs; register: page-lock every operand; outputs: stage every output not registered)
+#   outputs; register: page-lock every operand; outputs: stage every output not registered;
+#   nopopulate: the default without populating staged outputs; populateN: on N threads)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -146,6 +147,8 @@ PY
       staging) pinenv=(HETBLAS_PIN=staging) ;;
       outputs) pinenv=(HETBLAS_PIN=outputs) ;;
       register) pinenv=(HETBLAS_PIN=register) ;;
+      nopopulate) pinenv=(HETBLAS_PREFAULT=0) ;;
+      populate*) pinenv=(HETBLAS_POPULATE_THREADS="${pin#populate}") ;;
       noprefault) pinenv=(HETBLAS_PIN=register HETBLAS_PREFAULT=0) ;;
       *) pinenv=() ;;
     esac

@@ -263,8 +263,7 @@ impl<R: Registrar> PinCache<R> {
         {
             // A fresh output would be faulted in page by page inside the registration. Inputs
             // were written by the program, so their pages are there already.
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            if prefault::populate(us, ue, access, threads, PAGE) {
+            if prefault::populate(us, ue, access, prefault::threads(), PAGE) {
                 st.stats.bytes_prefaulted += ue - us;
             }
             st.stats.seconds_prefaulting += t.elapsed().as_secs_f64();
@@ -328,9 +327,7 @@ impl<R: Registrar> PinCache<R> {
                     return false;
                 }
                 if self.prefault {
-                    let threads = std::thread::available_parallelism()
-                        .map_or(1, |n| n.get() / 2)
-                        .max(1);
+                    let threads = prefault::threads();
                     let spawned = std::thread::Builder::new()
                         .name("hetblas-populate".into())
                         .spawn(move || {

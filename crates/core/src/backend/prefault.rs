@@ -33,6 +33,19 @@ pub fn enabled() -> bool {
     })
 }
 
+/// Threads that populate a range: `HETBLAS_POPULATE_THREADS`, else every core (during a GPU
+/// call the host's cores are otherwise idle).
+pub fn threads() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("HETBLAS_POPULATE_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    })
+}
+
 /// The page-aligned chunks `[start, end)` is populated in by at most `threads` threads: equal
 /// parts of at least [`CHUNK_BYTES`] (rounded to pages), covering the range exactly.
 pub fn chunks(start: u64, end: u64, threads: usize, page: u64) -> Vec<(u64, u64)> {
