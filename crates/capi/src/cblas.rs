@@ -523,7 +523,9 @@ pub unsafe fn gemm<T: Elem>(
 ) -> CResult {
     let row = order(o)?;
     let ta = need(trans(ta), 2, row)?;
-    let tb = need(trans(tb), 3, row)?;
+    // The reference reports a bad TransB of a row-major call as parameter 2 (it checks it as
+    // the A of the column-major call it makes).
+    let tb = need(trans(tb), if row { 2 } else { 3 }, row)?;
     // SAFETY: (both) the BLAS contract, checked by the Fortran level.
     let r = if !row {
         // SAFETY: the BLAS contract, checked by the Fortran level.
