@@ -202,6 +202,112 @@ mod tests {
     use rand::{RngExt, SeedableRng};
     use std::sync::atomic::Ordering;
 
+    /// Runs `call` (which resets C first) until the device path takes it: another unit test
+    /// may hold the device path for a moment, and a call then goes to the host.
+    fn on_the_devices(name: &str, mut call: impl FnMut()) {
+        for _ in 0..100 {
+            let before = SYM_DEVICE_CALLS.load(Ordering::Relaxed);
+            call();
+            if SYM_DEVICE_CALLS.load(Ordering::Relaxed) > before {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("{name} never took the device path");
+    }
+
+    /// `zherk_` and `zher2k_` of 1 GFLOP (the built-in rule) go to the unit tests' emulated
+    /// devices: with alpha = 0 and beta = 1 they leave C as it was, bit for bit (the reference
+    /// BLAS's quick return keeps the imaginary parts of the diagonal, which the reference test
+    /// programs check); otherwise they compute the referenced triangle with a real diagonal,
+    /// the other triangle and C's padding untouched.
+    #[test]
+    fn zherk_and_zher2k_go_to_the_devices() {
+        let (n, k) = (1024usize, 1024usize);
+        let (lda, ldc) = (n + 2, n + 1);
+        let mut rng = StdRng::seed_from_u64(37);
+        let mut random = |len: usize| -> Vec<c64> {
+            (0..len)
+                .map(|_| c64::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0)))
+                .collect()
+        };
+        let (a, b, c0) = (random(lda * k), random(lda * k), random(ldc * n));
+        let dim = |x: usize| x as LpInt;
+        let mut c = c0.clone();
+        for (two, alpha, beta) in [
+            (false, c64::new(0.0, 0.0), 1.0),
+            (true, c64::new(0.0, 0.0), 1.0),
+            (false, c64::new(0.75, 0.0), -1.25),
+            (true, c64::new(0.75, -0.5), -1.25),
+        ] {
+            let name = if two { "zher2k_" } else { "zherk_" };
+            on_the_devices(name, || {
+                c.copy_from_slice(&c0);
+                // SAFETY: A (stored n x k: trans N), B and C are host arrays of the shapes
+                // passed, alive for the call; the Fortran convention passes everything by
+                // reference.
+                unsafe {
+                    if two {
+                        crate::routines::zher2k_(
+                            c"L".as_ptr(),
+                            c"N".as_ptr(),
+                            &dim(n),
+                            &dim(k),
+                            &alpha,
+                            a.as_ptr(),
+                            &dim(lda),
+                            b.as_ptr(),
+                            &dim(lda),
+                            &beta,
+                            c.as_mut_ptr(),
+                            &dim(ldc),
+                        )
+                    } else {
+                        crate::routines::zherk_(
+                            c"L".as_ptr(),
+                            c"N".as_ptr(),
+                            &dim(n),
+                            &dim(k),
+                            &alpha.re,
+                            a.as_ptr(),
+                            &dim(lda),
+                            &beta,
+                            c.as_mut_ptr(),
+                            &dim(ldc),
+                        )
+                    }
+                }
+            });
+            for j in 0..n {
+                for i in n..ldc {
+                    assert_eq!(c[i + j * ldc], c0[i + j * ldc], "{name}: padding ({i},{j})");
+                }
+            }
+            let p = SymProblem::rank(Uplo::Lower, Trans::N, two, true, n, k, DType::C64);
+            check_sym_sampled(
+                &p,
+                alpha,
+                MatRef::new(&a, n, k, lda).unwrap(),
+                two.then(|| MatRef::new(&b, n, k, lda).unwrap()),
+                c64::new(beta, 0.0),
+                MatRef::new(&c0, n, n, ldc).unwrap(),
+                MatRef::new(&c, n, n, ldc).unwrap(),
+                20000,
+                7,
+            )
+            .unwrap_or_else(|e| panic!("{name} (alpha {alpha}, beta {beta}): {e}"));
+            // The diagonal is every entry the quick return and the update treat apart.
+            for i in 0..n {
+                let (got, was) = (c[i + i * ldc], c0[i + i * ldc]);
+                if alpha == c64::new(0.0, 0.0) {
+                    assert_eq!(got, was, "{name}: diagonal ({i},{i}) changed");
+                } else {
+                    assert_eq!(got.im, 0.0, "{name}: diagonal ({i},{i}) is not real");
+                }
+            }
+        }
+    }
+
     /// `dsyrk_` of 1 GFLOP (over the built-in rule) goes to the unit tests' emulated devices
     /// and computes the referenced triangle, the other one and C's padding rows untouched.
     #[test]
@@ -215,13 +321,9 @@ mod tests {
         let c0 = random(ldc * n);
         let (alpha, beta) = (0.75f64, -1.25f64);
         let dim = |x: usize| x as LpInt;
-        // Another unit test may hold the device path for a moment (its call then goes to the
-        // host): call again until the devices take one.
         let mut c = c0.clone();
-        let mut taken = false;
-        for _ in 0..100 {
+        on_the_devices("dsyrk_", || {
             c.copy_from_slice(&c0);
-            let before = SYM_DEVICE_CALLS.load(Ordering::Relaxed);
             // SAFETY: A and C are host arrays of the shapes passed, alive for the call; the
             // Fortran convention passes everything by reference.
             unsafe {
@@ -238,13 +340,7 @@ mod tests {
                     &dim(ldc),
                 )
             };
-            if SYM_DEVICE_CALLS.load(Ordering::Relaxed) > before {
-                taken = true;
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        assert!(taken, "dsyrk_ never took the device path");
+        });
         for j in 0..n {
             for i in n..ldc {
                 assert_eq!(

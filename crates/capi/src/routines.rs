@@ -88,15 +88,13 @@ subroutine!(hemm [chemm C32, zhemm C64] check(side, uplo, m, n, lda, ldb, ldc) o
 subroutine!(syrk [ssyrk f32, dsyrk f64, csyrk C32, zsyrk C64]
     checkt(uplo, trans, n, k, lda, ldc) offload(offload_syrk)
     (c uplo, c trans, i n, i k, v alpha, p a, i lda, v beta, m c, i ldc));
-// HERK and HER2K stay on the host BLAS: routed to the devices they changed C outside its
-// triangle in the reference test programs (cblat3/zblat3 with two emulated devices), not
-// diagnosed yet.
-subroutine!(herk [cherk C32, zherk C64] check(uplo, trans, n, k, lda, ldc)
+subroutine!(herk [cherk C32, zherk C64] check(uplo, trans, n, k, lda, ldc) offload(offload_herk)
     (c uplo, c trans, i n, i k, r alpha, p a, i lda, r beta, m c, i ldc));
 subroutine!(syr2k [ssyr2k f32, dsyr2k f64, csyr2k C32, zsyr2k C64]
     checkt(uplo, trans, n, k, lda, ldb, ldc) offload(offload_syr2k)
     (c uplo, c trans, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
 subroutine!(her2k [cher2k C32, zher2k C64] check(uplo, trans, n, k, lda, ldb, ldc)
+    offload(offload_her2k)
     (c uplo, c trans, i n, i k, v alpha, p a, i lda, p b, i ldb, r beta, m c, i ldc));
 subroutine!(trmm [strmm f32, dtrmm f64, ctrmm C32, ztrmm C64]
     check(side, uplo, transa, diag, m, n, lda, ldb)

@@ -118,7 +118,8 @@ macro_rules! conformance_suite {
         $crate::conformance_suite!(@sym $make;
             sym_every_option_f32, sym_every_option_f64, sym_every_option_c32,
             sym_every_option_c64, sym_alpha_zero_reads_no_operands, sym_beta_zero_overwrites_nan,
-            sym_device_operands, sym_quick_returns, sym_bad_arguments_are_reported
+            sym_device_operands, sym_quick_returns, sym_bad_arguments_are_reported,
+            sym_reference_program_grid
         );
     };
     (@tri $make:path; $($case:ident),*) => {

@@ -329,6 +329,63 @@ pub fn sym_quick_returns(t: &Target) -> Result<(), String> {
     Ok(())
 }
 
+/// The grid of the reference BLAS test programs (xblat3 and x?cblat3 with Debian's inputs),
+/// a little thinned: orders in {0, 1, 2, 3, 5, 9} with inner sizes in {0, 1, 2, 5} (SYMM/HEMM:
+/// eight shapes of C from those orders), alpha in {0, 1, 0.7 - 0.9i}, beta in {0, 1, 1.3 - 1.1i}
+/// (real parts for the real types and HERK's scalars), every uplo, trans and side, leading
+/// dimensions one above the rows, in one diagonal block and (f64, c64) split into blocks of two.
+/// Every entry of C, its padding and the other triangle included, is compared with the
+/// reference semantics: among them the quick return of alpha = 0 (or k = 0) with beta = 1 that
+/// leaves C as it was, the imaginary part of a Hermitian diagonal included.
+pub fn sym_reference_program_grid(t: &Target) -> Result<(), String> {
+    fn run<T: Scalar>(t: &Target, seed: u64, tiles: &[Option<usize>]) -> Result<(), String> {
+        const ORDERS: [usize; 6] = [0, 1, 2, 3, 5, 9];
+        const INNER: [usize; 4] = [0, 1, 2, 5];
+        // SYMM/HEMM's C (m x n): both empty cases, square, wide and tall.
+        const SYMM_SHAPES: [(usize, usize); 8] = [
+            (0, 3),
+            (3, 0),
+            (1, 1),
+            (2, 5),
+            (5, 2),
+            (3, 9),
+            (9, 3),
+            (9, 9),
+        ];
+        let alphas = [c64::new(0.0, 0.0), c64::new(1.0, 0.0), c64::new(0.7, -0.9)];
+        let betas = [c64::new(0.0, 0.0), c64::new(1.0, 0.0), c64::new(1.3, -1.1)];
+        for (i, op) in all_ops(T::DTYPE).into_iter().enumerate() {
+            // (m, n, k): the rank updates' C is n x n with inner size k; SYMM's C is m x n.
+            let shapes: Vec<(usize, usize, usize)> = match op {
+                SymOp::Rank { .. } => ORDERS
+                    .iter()
+                    .flat_map(|&n| INNER.iter().map(move |&k| (n, n, k)))
+                    .collect(),
+                SymOp::Multiply { .. } => SYMM_SHAPES.iter().map(|&(m, n)| (m, n, 0)).collect(),
+            };
+            for (m, n, k) in shapes {
+                for alpha in alphas {
+                    for beta in betas {
+                        for &tile in tiles {
+                            let mut s = SymSpec::new(op, m, n, k);
+                            (s.alpha, s.beta, s.tile) = (alpha, beta, tile);
+                            s.pad = (1, 1, 1);
+                            s.seed = seed + i as u64;
+                            run_sym_case::<T>(t, &s)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+    // The split into blocks is the same code in every precision: once per real and complex.
+    run::<f32>(t, 500, &[None])?;
+    run::<f64>(t, 600, &[None, Some(2)])?;
+    run::<c32>(t, 700, &[None])?;
+    run::<c64>(t, 800, &[None, Some(2)])
+}
+
 /// Operands that disagree in shape are reported with the routine's parameter number; a
 /// Hermitian routine on a real type is refused.
 pub fn sym_bad_arguments_are_reported(t: &Target) -> Result<(), String> {

@@ -32,7 +32,8 @@ impl Runtime {
     }
 
     /// HERK (complex `T`): `C = alpha op(A) op(A)^H + beta C` with real alpha and beta, on the
-    /// `uplo` triangle; the diagonal of C comes out real. `trans` N or C.
+    /// `uplo` triangle; the diagonal of C comes out real. `trans` N or C. As in the reference
+    /// BLAS, alpha = 0 or k = 0 with beta = 1 returns at once and leaves C as it was.
     ///
     /// # Errors
     /// As [`Runtime::syrk`]; `InvalidInput` for a real `T`.

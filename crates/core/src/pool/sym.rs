@@ -65,7 +65,8 @@ impl DevicePool {
     /// `n x n` for the rank updates with op(A) (and op(B)) `n x k`; C and B are `m x n` for
     /// SYMM with A `m x m` (left) or `n x n` (right). A mismatch is reported as the routine's
     /// parameter 3 or 4. HERK's alpha and beta, and HER2K's beta, are real: their imaginary
-    /// parts are ignored.
+    /// parts are ignored. As in the reference BLAS, alpha = 0 or k = 0 only scales the
+    /// referenced part of C by beta, and with beta = 1 as well C is not touched at all.
     #[allow(clippy::too_many_arguments)] // the routine's operands and scalars, as BLAS orders them
     pub fn sym_with<'a, T: Scalar>(
         &self,
@@ -105,7 +106,11 @@ impl DevicePool {
             return Ok(report);
         }
         if problem.k == 0 || alpha == T::default() {
-            self.scale_referenced(&op, cr, beta)?;
+            // With beta = 1 the reference BLAS returns at once: C stays as it was, bit for bit
+            // (a Hermitian diagonal keeps its imaginary part, which the scaling would drop).
+            if beta != T::from_f64(1.0) {
+                self.scale_referenced(&op, cr, beta)?;
+            }
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -220,7 +225,8 @@ impl DevicePool {
         Some(total)
     }
 
-    /// C (its referenced part) = beta * C: the quick return of `alpha == 0` or `k == 0`.
+    /// C (its referenced part) = beta * C: the quick return of `alpha == 0` or `k == 0` with
+    /// `beta != 1` (a Hermitian rank update's diagonal becoming real).
     fn scale_referenced<T: Scalar>(&self, op: &SymOp, c: RawTile, beta: T) -> Result<()> {
         let apply = |ptr: *mut T, ld: usize| {
             for j in 0..c.cols {
