@@ -360,6 +360,25 @@ fn simulate_predicts_four_and_eight_gpus_with_none_present() {
 }
 
 #[test]
+fn trsm_simulate_without_a_profile_is_refused_before_computing() {
+    let trace = std::env::temp_dir().join(format!("hetblas-notrisim-{}.json", std::process::id()));
+    for routine in ["trsm", "trmm"] {
+        refused(
+            &hetblas(&[
+                routine,
+                "-s",
+                "64",
+                "--trace",
+                trace.to_str().expect("utf-8 path"),
+                "--simulate",
+            ]),
+            &["--simulate needs a machine profile"],
+        );
+        assert!(!trace.exists());
+    }
+}
+
+#[test]
 fn gemm_simulate_without_a_profile_is_refused_before_computing() {
     let trace = std::env::temp_dir().join(format!("hetblas-nosim-{}.json", std::process::id()));
     refused(
