@@ -28,5 +28,5 @@ pub mod synthetic;
 pub mod tri;
 
 pub use engine::{simulate, DeviceBusy, Replay, SimRequest, SimTask, Simulation, TaskList};
-pub use machine::{MachinePlan, ProfiledMachine};
+pub use machine::{MachinePlan, MachineTriPlan, ProfiledMachine};
 pub use synthetic::{nominal_profile, Synthetic};
