@@ -60,7 +60,10 @@
 #                        measured and simulated makespans, and one Chrome trace per problem with
 #                        a real and a simulated row ($OUT/sim-<problem>.json); sizes default to
 #                        the validation set's host-operand problems; the median |error| goes to
-#                        summary.md
+#                        summary.md. With --routine trsm|trmm: each size once through `hetblas
+#                        trsm|trmm --check --trace --simulate` (side L, lower, N, non-unit, m = n,
+#                        host operands; sizes default 16384,24576,32768), the tile DAG replayed
+#                        ($OUT/sim-<routine>-<dtype>-<size>-g<N>.json)
 #     --energy           instead of the harness: joules per call (NVML) of DGEMM of each size
 #                        (default 16384,32768) on 1 to --gpus N GPUs, then each --objective-shapes
 #                        problem with --objective time and energy on every GPU, the devices each
@@ -110,6 +113,8 @@ done
 if [[ -z $SIZES && -z $SHAPES ]]; then
     if ((MIXED || ENERGY)); then
         SIZES=16384,32768
+    elif ((SIMULATE)) && [[ $ROUTINE == trsm || $ROUTINE == trmm ]]; then
+        SIZES=16384,24576,32768
     elif ((SIMULATE)); then
         SIZES=4096,8192,12288,16384,24576,32768
         SHAPES=32768x32768x2048,32768x32768x4096,16384x16384x2048,4096x4096x32768,2048x2048x32768,8192x8192x32768,32768x4096x4096
@@ -238,6 +243,16 @@ simulate() {
     use_profile cuda
     local dt shape m n k label
     for dt in ${DTYPES//,/ }; do
+        if [[ $ROUTINE == trsm || $ROUTINE == trmm ]]; then
+            for n in ${SIZES//,/ }; do
+                label=sim-$ROUTINE-$dt-$n-g$GPUS
+                run --log "$OUT/$label.log" --grep "GFLOP/s|^simulated|^check" "$H" "$ROUTINE" --dtype "$dt" \
+                    -s "$n" --devices "$(gpu_list "$GPUS")" --reps 3 --check --trace "$OUT/$label.json" --simulate
+                ((DRY_RUN)) && continue
+                grep -oE "^simulated: .*" "$OUT/$label.log" | sed "s/^/| $ROUTINE $dt $n | /; s/$/ |/" >>"$OUT/summary.md"
+            done
+            continue
+        fi
         for shape in $(problems); do
             IFS=x read -r m n k <<<"$shape"
             label=sim-$dt-$shape-g$GPUS

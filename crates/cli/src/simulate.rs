@@ -1,9 +1,11 @@
-//! `hetblas simulate`: a GEMM planned for a machine profile (measured or synthetic) and
-//! replayed by the simulator; no device needed.
+//! `hetblas simulate`: a GEMM, or a TRSM/TRMM tile DAG, planned for a machine profile
+//! (measured or synthetic) and replayed by the simulator; no device needed.
 
 use crate::shape::ShapeArgs;
 use clap::Args;
-use hetblas::{Error, MachineProfile, Result};
+use hetblas::{
+    Diag, Error, MachineProfile, Result, Side, TriOptions, TriProblem, TriRoutine, Uplo,
+};
 use hetblas_core::energy::Objective;
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::sim::{ProfiledMachine, Synthetic};
@@ -41,6 +43,11 @@ pub struct SimulateArgs {
     /// Write the simulated timeline as a Chrome trace to this file.
     #[arg(long)]
     pub trace: Option<std::path::PathBuf>,
+    /// gemm, or trsm / trmm: side L, A lower, op(A) from --transa, non-unit diagonal, B
+    /// m x n (k is not used), A and B in host memory, every device (or --devices) taking
+    /// panels of B by its GEMM rate.
+    #[arg(long, default_value = "gemm", value_parser = ["gemm", "trsm", "trmm"])]
+    pub routine: String,
 }
 
 /// Peer bandwidth of a synthetic machine when the profile has no peer link (NVLink between
@@ -78,6 +85,11 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let fixed = labels.is_some();
     let machine = ProfiledMachine::new(profile, labels)?;
     let (m, n, k) = a.shape.mnk();
+    let all: Vec<usize> = (0..machine.labels.len()).collect();
+    let only = fixed.then_some(all.as_slice());
+    if a.routine != "gemm" {
+        return triangular(&a, &machine, only);
+    }
     let problem = GemmProblem {
         transa: a.shape.transa,
         transb: a.shape.transb,
@@ -89,8 +101,6 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         locations: [MemorySpace::HOST; 3],
     };
     problem.check_modelled()?;
-    let all: Vec<usize> = (0..machine.labels.len()).collect();
-    let only = fixed.then_some(all.as_slice());
     let maxdim = m.max(n).max(k);
     let candidates: Vec<usize> = match a.tile {
         Some(t) => vec![t],
@@ -142,15 +152,89 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             flops / joules / 1e9
         );
     }
-    if let Some(path) = &a.trace {
-        let json = hetblas_core::trace::chrome_json_rows(&[("simulated", &sim.trace)]);
+    write_trace(a.trace.as_deref(), &sim.trace)
+}
+
+fn write_trace(path: Option<&std::path::Path>, trace: &hetblas_core::trace::Trace) -> Result<()> {
+    if let Some(path) = path {
+        let json = hetblas_core::trace::chrome_json_rows(&[("simulated", trace)]);
         std::fs::write(path, json)
             .map_err(|e| Error::InvalidInput(format!("cannot write {}: {e}", path.display())))?;
         println!(
             "trace: {} ({} intervals)",
             path.display(),
-            sim.trace.intervals.len()
+            trace.intervals.len()
         );
     }
     Ok(())
+}
+
+/// `--routine trsm|trmm`: the tile DAG on the machine, the tile the simulator finds best.
+fn triangular(a: &SimulateArgs, machine: &ProfiledMachine, only: Option<&[usize]>) -> Result<()> {
+    let routine = if a.routine == "trsm" {
+        TriRoutine::Trsm
+    } else {
+        TriRoutine::Trmm
+    };
+    let (m, n, _) = a.shape.mnk();
+    let problem = TriProblem {
+        routine,
+        opts: TriOptions {
+            side: Side::Left,
+            uplo: Uplo::Lower,
+            transa: a.shape.transa,
+            diag: Diag::NonUnit,
+        },
+        m,
+        n,
+        dtype: a.shape.dtype,
+    };
+    let candidates: Vec<usize> = match a.tile {
+        Some(t) => vec![t],
+        None => {
+            let c: Vec<usize> = [1024, 2048, 4096].into_iter().filter(|&t| t <= m).collect();
+            if c.is_empty() {
+                vec![m.max(1)]
+            } else {
+                c
+            }
+        }
+    };
+    let start = Instant::now();
+    let (mp, sim) = machine.best_tri_tile(&problem, &candidates, only)?;
+    let spent = start.elapsed().as_secs_f64();
+    let stats = mp.plan.stats();
+    println!(
+        "simulated {}{} L L {} N m={m} n={n} on {} [{}] tile {}: makespan {:.4} s, {:.2} \
+         TFLOP/s ({} tasks; {} candidate tiles planned and replayed in {:.3} s)",
+        a.shape.dtype.blas_prefix(),
+        a.routine,
+        a.shape.transa.as_char(),
+        machine.profile.host,
+        mp.labels.join(", "),
+        mp.plan.tile,
+        sim.makespan,
+        problem.flops() / sim.makespan / 1e12,
+        mp.plan.tasks.len(),
+        candidates.len(),
+        spent
+    );
+    for (d, busy) in sim.devices.iter().enumerate() {
+        println!(
+            "  {:<8} {:>3} panels, compute busy {:.4} s = {:>5.1}% of the makespan, copying {:.4} s",
+            busy.label,
+            mp.plan.devices[d].panels.len(),
+            busy.compute_s,
+            100.0 * busy.share,
+            busy.copy_s
+        );
+    }
+    println!(
+        "  tiles fetched per device: A {:?}, B {:?}; diagonal tiles at {:.0}% of the GEMM rate \
+         unless the profile says otherwise",
+        stats.a_fetches,
+        stats.b_fetches,
+        100.0 * hetblas_core::model::tri::TRI_EFFICIENCY
+    );
+    write_trace(a.trace.as_deref(), &sim.trace)
 }

@@ -99,6 +99,10 @@ pub struct TriArgs {
     /// compute streams were.
     #[arg(long)]
     pub trace: Option<std::path::PathBuf>,
+    /// With --trace: replay the last repetition's tile DAG in the simulator against the
+    /// profile and write the simulated timeline beside the real one (two process rows).
+    #[arg(long, requires = "trace")]
+    pub simulate: bool,
     /// Seed of the random A and B.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -158,6 +162,13 @@ fn triangular<T: Scalar>(rng: &mut StdRng, o: &TriOptions, k: usize) -> Result<V
 
 fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result<()> {
     let problem = a.shape.problem(routine)?;
+    // Refused now rather than after the computation.
+    if a.simulate && rt.profile().is_none() {
+        return Err(hetblas::Error::Profile(format!(
+            "--simulate needs a machine profile: {}",
+            rt.profile_status()
+        )));
+    }
     let (m, n) = (problem.m, problem.n);
     let k = problem.a_order();
     let mut trace_file = crate::gemm::create_trace(a.trace.as_deref())?;
@@ -238,10 +249,22 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
     if let (Some(path), Some(file)) = (&a.trace, trace_file.as_mut()) {
         if let Some(tr) = &report.trace {
             use std::io::Write;
-            file.write_all(tr.to_chrome_json().as_bytes())
-                .map_err(|e| {
-                    hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-                })?;
+            let json = if a.simulate {
+                let sim = rt.simulate_tri_report(&report, None)?;
+                let (s, e) = tr.span();
+                println!(
+                    "simulated: {:.4} s against {:.4} s measured ({:+.1}%)",
+                    sim.makespan,
+                    e - s,
+                    100.0 * (sim.makespan - (e - s)) / (e - s)
+                );
+                hetblas_core::trace::chrome_json_rows(&[("real", tr), ("simulated", &sim.trace)])
+            } else {
+                tr.to_chrome_json()
+            };
+            file.write_all(json.as_bytes()).map_err(|e| {
+                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+            })?;
             let compute = |i: &hetblas_core::trace::Interval| {
                 i.activity == hetblas_core::trace::Activity::Gemm
             };

@@ -360,6 +360,68 @@ fn simulate_predicts_four_and_eight_gpus_with_none_present() {
 }
 
 #[test]
+fn simulate_predicts_a_trsm_dag_on_one_to_eight_gpus() {
+    let one = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/profiles/nvidia-h200-x1.json"
+    );
+    let tflops = |so: &str| -> f64 {
+        so.split(" TFLOP/s")
+            .next()
+            .and_then(|s| s.rsplit(' ').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no TFLOP/s figure: {so}"))
+    };
+    let mut rates = Vec::new();
+    for gpus in ["1", "2", "8"] {
+        let so = stdout_of(&[
+            "simulate",
+            "--profile",
+            one,
+            "--gpus",
+            gpus,
+            "--routine",
+            "trsm",
+            "-s",
+            "16384",
+        ]);
+        assert!(so.contains("dtrsm L L N N m=16384 n=16384"), "{so}");
+        let last = format!("cuda:{}", gpus.parse::<usize>().unwrap() - 1);
+        assert!(so.contains(&last), "{last} missing: {so}");
+        rates.push(tflops(&so));
+    }
+    // More GPUs help, but no more than their number (about 60 TFLOP/s of DGEMM each).
+    assert!(rates[0] > 10.0 && rates[0] < 60.0, "{rates:?}");
+    assert!(
+        rates[1] > rates[0] && rates[1] < 2.0 * rates[0],
+        "{rates:?}"
+    );
+    assert!(
+        rates[2] > rates[1] && rates[2] < 8.0 * rates[0],
+        "{rates:?}"
+    );
+}
+
+#[test]
+fn trsm_simulate_without_a_profile_is_refused_before_computing() {
+    let trace = std::env::temp_dir().join(format!("hetblas-notrisim-{}.json", std::process::id()));
+    for routine in ["trsm", "trmm"] {
+        refused(
+            &hetblas(&[
+                routine,
+                "-s",
+                "64",
+                "--trace",
+                trace.to_str().expect("utf-8 path"),
+                "--simulate",
+            ]),
+            &["--simulate needs a machine profile"],
+        );
+        assert!(!trace.exists());
+    }
+}
+
+#[test]
 fn gemm_simulate_without_a_profile_is_refused_before_computing() {
     let trace = std::env::temp_dir().join(format!("hetblas-nosim-{}.json", std::process::id()));
     refused(

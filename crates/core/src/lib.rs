@@ -42,8 +42,9 @@
 //!    with [`GemmOptions`] and reports a [`GemmReport`]; [`DevicePool::calibrate`] measures its
 //!    own devices.
 //!
-//! 8. **[`sim`]: the simulator.** The executor's plan replayed in virtual time against a
-//!    profile (measured or synthetic): makespan, busy shares and a predicted trace.
+//! 8. **[`sim`]: the simulator.** The executor's plan (GEMM's, or the TRSM/TRMM tile DAG)
+//!    replayed in virtual time against a profile (measured or synthetic): makespan, busy
+//!    shares and a predicted trace.
 //!    [`energy`] holds the power model, the objective (time, energy, energy-delay) that the
 //!    device choice can follow, and joules measured per call.
 //!

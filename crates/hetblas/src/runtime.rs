@@ -265,6 +265,20 @@ impl Runtime {
         self.pool.simulate_report(report, profile)
     }
 
+    /// The tile DAG of a finished TRSM or TRMM call replayed by the simulator against
+    /// `profile` (this runtime's own when `None`), queues named as in the call's trace
+    /// ([`hetblas_core::DevicePool::simulate_tri_report`]).
+    ///
+    /// # Errors
+    /// As [`hetblas_core::DevicePool::simulate_tri_report`].
+    pub fn simulate_tri_report(
+        &self,
+        report: &TriReport,
+        profile: Option<&MachineProfile>,
+    ) -> Result<hetblas_core::sim::Simulation> {
+        self.pool.simulate_tri_report(report, profile)
+    }
+
     /// Number of plans in the plan cache (a repeated call reuses its plan).
     pub fn cached_plans(&self) -> usize {
         self.pool.cached_plans()

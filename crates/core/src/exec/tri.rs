@@ -20,7 +20,7 @@ use crate::plan::QueueId;
 use crate::problem::triangular::{Side, TriRoutine};
 use crate::queue::{Event, Queue};
 use crate::scalar::ScalarValue;
-use crate::trace::{Activity, Interval, Trace};
+use crate::trace::{Interval, Trace};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -456,54 +456,7 @@ fn interval(
         }
     }
     let (start, end) = times.ok_or_else(|| Error::internal("trace events not comparable"))?;
-    let es = plan.problem.dtype.size() as u64;
-    let fma = plan.problem.dtype.flops_per_fma();
-    let tile_bytes = |key: TriKey| {
-        let b = plan.block(key);
-        (b.rows * b.cols) as u64 * es
-    };
-    let name = |key: TriKey| match key {
-        TriKey::A { r, c } => format!("A({r},{c})"),
-        TriKey::B { k, j } => format!("B({k},{j})"),
-    };
-    let (activity, label, bytes, flops) = match task.kind {
-        TriTaskKind::Fetch { key, .. } => (
-            Activity::Fetch,
-            format!("fetch {}", name(key)),
-            tile_bytes(key),
-            0.0,
-        ),
-        TriTaskKind::WriteBack { key, .. } => (
-            Activity::WriteBack,
-            format!("writeback {}", name(key)),
-            tile_bytes(key),
-            0.0,
-        ),
-        TriTaskKind::Diag { k, j, .. } => {
-            let b = plan.block(TriKey::B { k, j });
-            let order = plan.block_span(k as usize).1 as f64;
-            let routine = match plan.problem.routine {
-                TriRoutine::Trsm => "trsm",
-                TriRoutine::Trmm => "trmm",
-            };
-            (
-                Activity::Gemm,
-                format!("{routine} {}", name(TriKey::B { k, j })),
-                0,
-                fma * 0.5 * order * (b.rows * b.cols) as f64,
-            )
-        }
-        TriTaskKind::Update { i, k, j, .. } => {
-            let c = plan.block(TriKey::B { k: i, j });
-            let kk = plan.block_span(k as usize).1 as f64;
-            (
-                Activity::Gemm,
-                format!("update B({i},{j}) by B({k},{j})"),
-                0,
-                fma * kk * (c.rows * c.cols) as f64,
-            )
-        }
-    };
+    let (activity, label, bytes, flops) = plan.describe(task);
     Ok(Interval {
         device: req.devices[d].info().label(),
         queue: tt.queue.name().to_string(),

@@ -30,6 +30,7 @@ use super::task::QueueId;
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::problem::triangular::{Side, TriProblem, TriRoutine};
+use crate::trace::Activity;
 use std::collections::HashMap;
 #[cfg(test)]
 use std::collections::HashSet;
@@ -224,6 +225,60 @@ impl TriPlan {
             TriKey::A { r: i, c: k }
         } else {
             TriKey::A { r: k, c: i }
+        }
+    }
+
+    /// What a task does, as traces show it: activity, label, bytes moved, flops. The executor
+    /// and the simulator both label with it, so real and simulated timelines compare task by
+    /// task.
+    pub fn describe(&self, task: &TriTask) -> (Activity, String, u64, f64) {
+        let es = self.problem.dtype.size() as u64;
+        let fma = self.problem.dtype.flops_per_fma();
+        let tile_bytes = |key: TriKey| {
+            let b = self.block(key);
+            (b.rows * b.cols) as u64 * es
+        };
+        let name = |key: TriKey| match key {
+            TriKey::A { r, c } => format!("A({r},{c})"),
+            TriKey::B { k, j } => format!("B({k},{j})"),
+        };
+        match task.kind {
+            TriTaskKind::Fetch { key, .. } => (
+                Activity::Fetch,
+                format!("fetch {}", name(key)),
+                tile_bytes(key),
+                0.0,
+            ),
+            TriTaskKind::WriteBack { key, .. } => (
+                Activity::WriteBack,
+                format!("writeback {}", name(key)),
+                tile_bytes(key),
+                0.0,
+            ),
+            TriTaskKind::Diag { k, j, .. } => {
+                let b = self.block(TriKey::B { k, j });
+                let order = self.block_span(k as usize).1 as f64;
+                let routine = match self.problem.routine {
+                    TriRoutine::Trsm => "trsm",
+                    TriRoutine::Trmm => "trmm",
+                };
+                (
+                    Activity::Gemm,
+                    format!("{routine} {}", name(TriKey::B { k, j })),
+                    0,
+                    fma * 0.5 * order * (b.rows * b.cols) as f64,
+                )
+            }
+            TriTaskKind::Update { i, k, j, .. } => {
+                let c = self.block(TriKey::B { k: i, j });
+                let kk = self.block_span(k as usize).1 as f64;
+                (
+                    Activity::Gemm,
+                    format!("update B({i},{j}) by B({k},{j})"),
+                    0,
+                    fma * kk * (c.rows * c.cols) as f64,
+                )
+            }
         }
     }
 

@@ -105,6 +105,9 @@ pub struct TriReport {
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub trace: Option<Trace>,
+    /// The plan that ran (for the simulator: [`DevicePool::simulate_tri_report`]); `None` for
+    /// a quick return.
+    pub plan: Option<Arc<TriPlan>>,
 }
 
 type DecisionKey = (
@@ -296,6 +299,7 @@ impl DevicePool {
         report.solve = Some(decision.chosen.solve);
         report.predicted_seconds = Some(decision.chosen.seconds);
         report.stats = plan.stats();
+        report.plan = Some(plan.clone());
         let needs: Vec<usize> = plan
             .devices
             .iter()

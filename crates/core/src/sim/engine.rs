@@ -1,23 +1,68 @@
-//! The discrete-event replay. Every queue of the plan is in order, as a stream is: a task starts
-//! once the task before it on its queue and every task it depends on (`Task::deps`, which hold
-//! the executor's cross-queue events and, for DAG routines, the predecessors the planner adds)
-//! have completed, and its engine is free. A device's compute queues share its compute engine;
-//! each link has its own DMA engine. Running tasks progress at `1 / slowdown`, the slowdown set
-//! by which other engines run at the moment (opposite directions of a link, other links, DMA
-//! under compute and compute under DMA, as calibration measured them); every start and end is
-//! an event at which all rates are set again, so the replay is exact for piecewise-constant
-//! rates.
+//! The discrete-event replay, over an abstract task list that every plan lowers to
+//! ([`Replay`]: the GEMM [`Plan`] in [`super::gemm`], the TRSM/TRMM DAG in [`super::tri`]):
+//! per task its engine, its seconds alone, its predecessors, its queue and how the trace
+//! shows it.
+//!
+//! Every queue is in order, as a stream is: a task starts once the task before it on its
+//! queue and every task it depends on (the executor's cross-queue events and, for DAG
+//! routines, the predecessors the planner derives) have completed, and its engine is free. A
+//! device's compute queues share its compute engine; each link has its own DMA engine.
+//! Running tasks progress at `1 / slowdown`, the slowdown set by which other engines run at
+//! the moment (opposite directions of a link, other links, DMA under compute and compute under
+//! DMA, as calibration measured them); every start and end is an event at which all rates are
+//! set again, so the replay is exact for piecewise-constant rates.
 
-use super::costs::{describe, Costs, Engine};
+use super::costs::{Contention, Engine};
 use crate::error::{Error, Result};
 use crate::plan::{Plan, QueueId, TaskId};
 use crate::profile::MachineProfile;
-use crate::trace::{Interval, Trace};
+use crate::trace::{Activity, Interval, Trace};
 use std::collections::HashMap;
 
-/// What to simulate.
-pub struct SimRequest<'a> {
-    pub plan: &'a Plan,
+/// One task as the engine sees it.
+#[derive(Debug, Clone)]
+pub struct SimTask {
+    /// The plan device that issues it (a copy's time counts to its `copy_s`).
+    pub device: u16,
+    pub queue: QueueId,
+    pub engine: Engine,
+    /// Seconds when nothing else runs.
+    pub alone: f64,
+    /// Tasks that must complete first.
+    pub deps: Vec<TaskId>,
+    /// How the trace shows it (the executor's activity and label, bytes moved, flops).
+    pub activity: Activity,
+    pub label: String,
+    pub bytes: u64,
+    pub flops: f64,
+}
+
+/// A plan lowered for the engine. Task ids are the plan's.
+#[derive(Debug, Clone)]
+pub struct TaskList {
+    pub tasks: Vec<SimTask>,
+    /// Per plan device, its task ids in issue order (one issuing thread per device, as the
+    /// executors have); each queue's order follows from it.
+    pub order: Vec<Vec<TaskId>>,
+    /// The engines of the plan's devices and links, and what slows what.
+    pub machine: Contention,
+}
+
+/// A plan the simulator can replay.
+pub trait Replay {
+    /// The plan's tasks priced on `profile`, plan device `d` being the profile's device
+    /// `labels[d]`.
+    ///
+    /// # Errors
+    /// `Profile` when the profile lacks what the plan uses (a device's GEMM table of the
+    /// plan's dtype, a link); `InvalidInput` when the labels do not match the plan.
+    fn lower(&self, profile: &MachineProfile, labels: &[String]) -> Result<TaskList>;
+}
+
+/// What to simulate: a GEMM [`Plan`] by default, any [`Replay`] plan (a
+/// [`crate::plan::tri::TriPlan`]) as well.
+pub struct SimRequest<'a, P: Replay + ?Sized = Plan> {
+    pub plan: &'a P,
     pub profile: &'a MachineProfile,
     /// Per plan device: its label in the profile ("cuda:0").
     pub devices: &'a [String],
@@ -74,29 +119,95 @@ struct Running {
 /// Replays the plan in virtual time.
 ///
 /// # Errors
-/// What [`Costs::new`] reports (a profile that lacks what the plan uses), and `Internal` for a
-/// plan whose dependencies can never be met.
-pub fn simulate(req: &SimRequest<'_>) -> Result<Simulation> {
-    let plan = req.plan;
-    let costs = Costs::new(plan, req.profile, req.devices)?;
-    let n = plan.tasks.len();
+/// What [`Replay::lower`] reports (a profile that lacks what the plan uses), and `Internal`
+/// for a plan whose dependencies can never be met.
+pub fn simulate<P: Replay + ?Sized>(req: &SimRequest<'_, P>) -> Result<Simulation> {
+    let list = req.plan.lower(req.profile, req.devices)?;
+    let (queue_ids, queues, intervals) = replay(&list)?;
+    let machine = &list.machine;
+    let names: Vec<String> = queue_ids
+        .iter()
+        .map(|&q| match req.queue_names {
+            Some(f) => f(q),
+            None => machine.default_queue_name(q),
+        })
+        .collect();
+    let mut trace = Trace::default();
+    let mut order: Vec<(String, Vec<TaskId>)> = names.iter().map(|s| (s.clone(), vec![])).collect();
+    let devices = machine.labels.len();
+    let mut compute = vec![0.0; devices];
+    let mut copy = vec![0.0; devices];
+    for &(t, s, e) in &intervals {
+        let task = &list.tasks[t as usize];
+        let qi = queues[t as usize];
+        order[qi].1.push(t);
+        match task.engine {
+            Engine::Compute(d) => compute[d as usize] += e - s,
+            Engine::Link(_) => copy[task.device as usize] += e - s,
+            Engine::Fold => {}
+        }
+        trace.intervals.push(Interval {
+            device: machine.labels[task.device as usize].clone(),
+            queue: names[qi].clone(),
+            activity: task.activity,
+            label: task.label.clone(),
+            start: s,
+            end: e,
+            bytes: task.bytes,
+            flops: task.flops,
+        });
+    }
+    let makespan = trace.span().1 - trace.span().0;
+    let devices = (0..devices)
+        .map(|d| DeviceBusy {
+            label: machine.labels[d].clone(),
+            compute_s: compute[d],
+            copy_s: copy[d],
+            share: if makespan > 0.0 {
+                compute[d] / makespan
+            } else {
+                0.0
+            },
+        })
+        .collect();
+    Ok(Simulation {
+        makespan,
+        devices,
+        trace,
+        order,
+    })
+}
 
+/// The queues of a task list (in order of first issue), each task's queue index, and every
+/// task's (id, start, end) in start order.
+type Replayed = (Vec<QueueId>, Vec<usize>, Vec<(TaskId, f64, f64)>);
+
+/// The discrete-event core.
+fn replay(list: &TaskList) -> Result<Replayed> {
+    let n = list.tasks.len();
+    let tasks = &list.tasks;
     // Queues in the order their tasks are issued: one issuing thread per device walks its
     // order; a queue two devices issue on (the host fold) takes their tasks by id.
     let mut queue_ids: Vec<QueueId> = Vec::new();
     let mut queues: Vec<Vec<TaskId>> = Vec::new();
     let mut issuers: Vec<Vec<u16>> = Vec::new();
     let mut index: HashMap<QueueId, usize> = HashMap::new();
-    for (d, order) in plan.order.iter().enumerate() {
+    let mut queue_of = vec![usize::MAX; n];
+    for (d, order) in list.order.iter().enumerate() {
         for &t in order {
-            let q = plan.tasks[t as usize].queue;
-            let qi = *index.entry(q).or_insert_with(|| {
-                queue_ids.push(q);
+            let task = tasks.get(t as usize).ok_or_else(|| {
+                Error::internal(format!(
+                    "simulator: task {t} in an order is not in the plan"
+                ))
+            })?;
+            let qi = *index.entry(task.queue).or_insert_with(|| {
+                queue_ids.push(task.queue);
                 queues.push(Vec::new());
                 issuers.push(Vec::new());
                 queue_ids.len() - 1
             });
             queues[qi].push(t);
+            queue_of[t as usize] = qi;
             if !issuers[qi].contains(&(d as u16)) {
                 issuers[qi].push(d as u16);
             }
@@ -132,8 +243,8 @@ pub fn simulate(req: &SimRequest<'_>) -> Result<Simulation> {
                 };
                 let Some(mut ready) = prev_done else { continue };
                 let mut ok = true;
-                for &d in &plan.tasks[t as usize].deps {
-                    match done[d as usize] {
+                for &d in &tasks[t as usize].deps {
+                    match done.get(d as usize).copied().flatten() {
                         Some(x) => ready = ready.max(x),
                         None => {
                             ok = false;
@@ -144,10 +255,10 @@ pub fn simulate(req: &SimRequest<'_>) -> Result<Simulation> {
                 if !ok {
                     continue;
                 }
-                let engine = costs.tasks[t as usize].engine;
+                let engine = tasks[t as usize].engine;
                 if running
                     .iter()
-                    .any(|r| costs.tasks[r.task as usize].engine == engine)
+                    .any(|r| tasks[r.task as usize].engine == engine)
                 {
                     continue;
                 }
@@ -160,7 +271,7 @@ pub fn simulate(req: &SimRequest<'_>) -> Result<Simulation> {
             running.push(Running {
                 task: t,
                 start: now,
-                left: costs.tasks[t as usize].alone,
+                left: tasks[t as usize].alone,
             });
         }
         if running.is_empty() {
@@ -173,11 +284,11 @@ pub fn simulate(req: &SimRequest<'_>) -> Result<Simulation> {
         // Rates at this instant, and the next completion.
         let busy: Vec<Engine> = running
             .iter()
-            .map(|r| costs.tasks[r.task as usize].engine)
+            .map(|r| tasks[r.task as usize].engine)
             .collect();
         let rates: Vec<f64> = running
             .iter()
-            .map(|r| 1.0 / costs.slowdown(costs.tasks[r.task as usize].engine, &busy))
+            .map(|r| 1.0 / list.machine.slowdown(tasks[r.task as usize].engine, &busy))
             .collect();
         let dt = running
             .iter()
@@ -189,80 +300,19 @@ pub fn simulate(req: &SimRequest<'_>) -> Result<Simulation> {
         for (mut r, v) in running.into_iter().zip(rates) {
             r.left -= v * dt;
             // Relative tolerance: a task whose work is done up to rounding is done.
-            if r.left <= 1e-12 * (1.0 + costs.tasks[r.task as usize].alone) {
+            if r.left <= 1e-12 * (1.0 + tasks[r.task as usize].alone) {
                 done[r.task as usize] = Some(now);
                 intervals.push((r.task, r.start, now));
                 finished += 1;
-                let q = index[&plan.tasks[r.task as usize].queue];
-                head[q] += 1;
+                head[queue_of[r.task as usize]] += 1;
             } else {
                 still.push(r);
             }
         }
         running = still;
     }
-
-    let default_name = |q: QueueId| match q {
-        QueueId::Compute { device, index } => {
-            format!("{}/compute{index}", costs.labels[device as usize])
-        }
-        QueueId::Link { src, dst } => costs
-            .links
-            .iter()
-            .find(|l| l.src == src && l.dst == dst)
-            .map_or_else(|| format!("{src:?}->{dst:?}"), |l| l.name.clone()),
-        QueueId::HostFold => "host fold".to_string(),
-    };
-    let name_of = |q: QueueId| match req.queue_names {
-        Some(f) => f(q),
-        None => default_name(q),
-    };
-    let names: Vec<String> = queue_ids.iter().map(|&q| name_of(q)).collect();
     intervals.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-    let mut trace = Trace::default();
-    let mut order: Vec<(String, Vec<TaskId>)> = names.iter().map(|s| (s.clone(), vec![])).collect();
-    let mut compute = vec![0.0; plan.devices.len()];
-    let mut copy = vec![0.0; plan.devices.len()];
-    for &(t, s, e) in &intervals {
-        let task = &plan.tasks[t as usize];
-        let qi = index[&task.queue];
-        order[qi].1.push(t);
-        match costs.tasks[t as usize].engine {
-            Engine::Compute(d) => compute[d as usize] += e - s,
-            Engine::Link(_) => copy[task.device as usize] += e - s,
-            Engine::Fold => {}
-        }
-        let (activity, label, bytes, flops) = describe(plan, task);
-        trace.intervals.push(Interval {
-            device: costs.labels[task.device as usize].clone(),
-            queue: names[qi].clone(),
-            activity,
-            label,
-            start: s,
-            end: e,
-            bytes,
-            flops,
-        });
-    }
-    let makespan = trace.span().1 - trace.span().0;
-    let devices = (0..plan.devices.len())
-        .map(|d| DeviceBusy {
-            label: costs.labels[d].clone(),
-            compute_s: compute[d],
-            copy_s: copy[d],
-            share: if makespan > 0.0 {
-                compute[d] / makespan
-            } else {
-                0.0
-            },
-        })
-        .collect();
-    Ok(Simulation {
-        makespan,
-        devices,
-        trace,
-        order,
-    })
+    Ok((queue_ids, queue_of, intervals))
 }
 
 #[cfg(test)]
@@ -272,6 +322,7 @@ mod tests {
     use crate::memory::MemorySpace;
     use crate::operand::Trans;
     use crate::scalar::DType;
+    use crate::sim::gemm::describe;
     use crate::sim::{ProfiledMachine, Synthetic};
     use crate::tiling::Blocking;
 

@@ -1,15 +1,18 @@
 //! A machine known only by its profile (measured elsewhere, or synthetic): plans for it as the
 //! pool would plan on it (the balancer's rates from the profile's tables and host links, the
 //! subset for an objective, shares rounded to whole tiles, 2D block-cyclic placement, the same
-//! plan builder), so that `hetblas simulate` answers for 4 or 8 GPUs with none present.
+//! plan builder), so that `hetblas simulate` answers for 4 or 8 GPUs with none present; and
+//! TRSM/TRMM tile DAGs, their panels dealt by the devices' GEMM rates as the pool deals them.
 
-use super::engine::{simulate, SimRequest, Simulation};
+use super::engine::{simulate, Replay, SimRequest, Simulation};
 use crate::balance::{tile_counts, DeviceRate};
 use crate::energy::{choose_subset_for, Objective};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::plan::cache::{PlanCache, PlanInputs};
+use crate::plan::tri::{build_tri, TriDeviceSpec, TriPlan, TriPlanRequest};
 use crate::plan::{DeviceSpec, Plan};
+use crate::problem::triangular::TriProblem;
 use crate::problem::GemmProblem;
 use crate::profile::{MachineProfile, HOST_LABEL};
 use crate::tiling::Blocking;
@@ -31,6 +34,14 @@ pub struct MachinePlan {
     pub labels: Vec<String>,
     pub weights: Vec<f64>,
     pub blocking: Blocking,
+}
+
+/// A triangular plan for a profiled machine.
+#[derive(Debug, Clone)]
+pub struct MachineTriPlan {
+    pub plan: TriPlan,
+    /// Per plan device: its label.
+    pub labels: Vec<String>,
 }
 
 impl ProfiledMachine {
@@ -219,6 +230,120 @@ impl ProfiledMachine {
             weights,
             blocking,
         })
+    }
+
+    /// Plans the TRSM or TRMM `p` (A and B in host memory) at square tile `tile` on the
+    /// candidates `only` (indices; default: every candidate): B's panels dealt one by one to
+    /// the device that would finish its share first at its GEMM rate, each device solving its
+    /// own diagonal tiles, two compute queues (the look-ahead), two panels resident.
+    ///
+    /// # Errors
+    /// `Profile` without a GEMM table of the dtype; what the triangular planner reports.
+    pub fn plan_tri(
+        &self,
+        p: &TriProblem,
+        tile: usize,
+        only: Option<&[usize]>,
+    ) -> Result<MachineTriPlan> {
+        let devices: Vec<usize> = match only {
+            Some(o) => o.to_vec(),
+            None => (0..self.labels.len()).collect(),
+        };
+        if devices.is_empty() || tile == 0 {
+            return Err(Error::InvalidInput(
+                "a triangular plan needs a device and a positive tile".into(),
+            ));
+        }
+        let mut rates = Vec::new();
+        let mut specs = Vec::new();
+        for &i in &devices {
+            let l = self
+                .labels
+                .get(i)
+                .ok_or_else(|| Error::InvalidInput(format!("no candidate device {i}")))?;
+            let dp = self
+                .profile
+                .device(l)
+                .ok_or_else(|| Error::InvalidInput(format!("the profile has no device {l}")))?;
+            let t = dp
+                .exec_table(p.dtype)
+                .ok_or_else(|| Error::Profile(format!("no {} gemm table for {l}", p.dtype)))?;
+            rates.push(t.rate(tile));
+            specs.push(TriDeviceSpec {
+                label: l.clone(),
+                space: self.spaces[i],
+                budget: dp.memory_bytes / 10 * 9,
+                compute_queues: 2,
+            });
+        }
+        let np = p.b_lines().div_ceil(tile);
+        let mut load = vec![0.0f64; devices.len()];
+        let mut assignment: Vec<Vec<usize>> = vec![Vec::new(); devices.len()];
+        for j in 0..np {
+            let best = (0..devices.len())
+                .min_by(|&x, &y| {
+                    ((load[x] + 1.0) / rates[x]).total_cmp(&((load[y] + 1.0) / rates[y]))
+                })
+                .unwrap_or(0);
+            load[best] += 1.0;
+            assignment[best].push(j);
+        }
+        let plan = build_tri(&TriPlanRequest {
+            problem: *p,
+            locations: [MemorySpace::HOST; 2],
+            tile,
+            panel: tile,
+            devices: &specs,
+            assignment: &assignment,
+            solver: None,
+            resident_panels: 2,
+        })?;
+        Ok(MachineTriPlan {
+            plan,
+            labels: devices.iter().map(|&i| self.labels[i].clone()).collect(),
+        })
+    }
+
+    /// Simulates any plan for this machine, plan device `d` being the profile's `labels[d]`.
+    ///
+    /// # Errors
+    /// What [`simulate`] reports.
+    pub fn simulate_plan<P: Replay>(&self, plan: &P, labels: &[String]) -> Result<Simulation> {
+        simulate(&SimRequest {
+            plan,
+            profile: &self.profile,
+            devices: labels,
+            queue_names: None,
+        })
+    }
+
+    /// The tile among `candidates` whose triangular plan simulates fastest, with its plan and
+    /// simulation.
+    ///
+    /// # Errors
+    /// When no candidate can be planned and simulated: the last error.
+    pub fn best_tri_tile(
+        &self,
+        p: &TriProblem,
+        candidates: &[usize],
+        only: Option<&[usize]>,
+    ) -> Result<(MachineTriPlan, Simulation)> {
+        let mut best: Option<(MachineTriPlan, Simulation)> = None;
+        let mut last = None;
+        for &t in candidates {
+            match self
+                .plan_tri(p, t, only)
+                .and_then(|mp| self.simulate_plan(&mp.plan, &mp.labels).map(|s| (mp, s)))
+            {
+                Ok((mp, s)) => {
+                    if best.as_ref().is_none_or(|b| s.makespan < b.1.makespan) {
+                        best = Some((mp, s));
+                    }
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        best.ok_or_else(|| last.unwrap_or_else(|| Error::InvalidInput("no tile candidate".into())))
     }
 
     /// Simulates a plan made by [`ProfiledMachine::plan`].

@@ -4,7 +4,8 @@
 //!   links), a link matrix between them, a host fold rate: "8 H200s on NVLink", "4 GPUs
 //!   with PCIe Gen6 host links".
 //! - [`nominal_profile`]: devices and links that know their own rates (emulated devices):
-//!   GEMM tables at the nominal flop rate, links at their nominal bandwidth and latency.
+//!   GEMM tables at the nominal flop rate (triangular tiles at the same rate), links at their
+//!   nominal bandwidth and latency.
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -92,6 +93,7 @@ impl Synthetic {
                 .host_fold_bytes_per_sec
                 .or(self.base.host_fold_bytes_per_sec),
             power: Vec::new(),
+            tri_efficiency: Vec::new(),
         };
         let kind_power = self.base.power.iter().find(|w| w.label == self.kind);
         for i in 0..self.count {
@@ -99,6 +101,9 @@ impl Synthetic {
                 label: label(i),
                 ..kind.clone()
             });
+            if let Some(e) = self.base.tri_efficiency.iter().find(|e| e.0 == self.kind) {
+                p.tri_efficiency.push((label(i), e.1));
+            }
             if let Some(w) = kind_power {
                 p.power.push(crate::energy::DevicePower {
                     label: label(i),
@@ -219,6 +224,8 @@ pub fn nominal_profile(
             gemm_under_dma: Vec::new(),
             copy_under_gemm: Vec::new(),
         });
+        // Emulated devices throttle triangular tiles at their nominal rate, like products.
+        p.tri_efficiency.push((info.label(), 1.0));
     }
     let label_of = |s: crate::memory::MemorySpace| {
         if s.is_host() {

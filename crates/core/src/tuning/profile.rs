@@ -263,6 +263,11 @@ pub struct MachineProfile {
     /// before it was measured and where no meter or estimate applies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub power: Vec<crate::energy::DevicePower>,
+    /// Per device label: the share of its GEMM rate that its TRSM/TRMM tiles reach. Absent
+    /// devices are taken at [`crate::model::tri::TRI_EFFICIENCY`] (calibration does not measure
+    /// the triangular kernels yet); emulated devices run them at their nominal rate (1.0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tri_efficiency: Vec<(String, f64)>,
 }
 
 impl MachineProfile {
@@ -276,7 +281,17 @@ impl MachineProfile {
             links: Vec::new(),
             host_fold_bytes_per_sec: None,
             power: Vec::new(),
+            tri_efficiency: Vec::new(),
         }
+    }
+
+    /// The share of device `label`'s GEMM rate that its TRSM/TRMM tiles reach
+    /// ([`MachineProfile::tri_efficiency`]).
+    pub fn tri_efficiency_of(&self, label: &str) -> f64 {
+        self.tri_efficiency
+            .iter()
+            .find(|(l, _)| l == label)
+            .map_or(crate::model::tri::TRI_EFFICIENCY, |e| e.1)
     }
 
     /// Identifies the device set (labels, names, memory sizes); see [`fingerprint_of`].
