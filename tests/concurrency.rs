@@ -414,3 +414,88 @@ fn traced_concurrent_calls_interleave_on_one_device() {
     }
     panic!("concurrent traced calls did not interleave: {last}");
 }
+
+/// Host folds of concurrent calls do not queue behind each other: a call on a fast device
+/// finishes while a call started before it still waits for its slow product. (With one fold
+/// queue for the pool, the fast call's folds sat behind the slow call's fold, which waits for
+/// that product: the fast call ended with the slow one.) Both results are checked.
+#[test]
+fn a_call_folding_on_the_host_does_not_wait_for_another_calls_fold() {
+    let pool = emulated_pool(&[
+        EmulatedConfig {
+            memory_bytes: 16 << 20,
+            // 128^3 (4.2 MFLOP) in ~0.4 s.
+            flops_per_sec: Some(1e7),
+            ..Default::default()
+        },
+        EmulatedConfig {
+            memory_bytes: 16 << 20,
+            ..Default::default()
+        },
+    ]);
+    let n = 128;
+    let mut rng = Rng(31);
+    let a = Arc::new(rng.fill(n * n));
+    let b = Arc::new(rng.fill(n * n));
+    let c0 = Arc::new(rng.fill(n * n));
+    let t0 = Instant::now();
+    // One call on `device` started `delay` after t0; returns when it ended (since t0).
+    let one = |device: usize, delay: Duration| -> Duration {
+        std::thread::sleep(delay.saturating_sub(t0.elapsed()));
+        let mut c = c0.to_vec();
+        let (av, bv) = (
+            MatRef::packed(&a, n, n).unwrap(),
+            MatRef::packed(&b, n, n).unwrap(),
+        );
+        let opts = GemmOptions::default()
+            .tile(n)
+            .host_fold(true)
+            .devices([device]);
+        let report = pool
+            .gemm_with(
+                Trans::N,
+                Trans::N,
+                -0.5,
+                av,
+                bv,
+                1.25,
+                MatMut::packed(&mut c, n, n).unwrap(),
+                &opts,
+            )
+            .unwrap();
+        let ended = t0.elapsed();
+        assert!(report.host_fold, "the call was to fold on the host");
+        check_entries(
+            Trans::N,
+            Trans::N,
+            -0.5,
+            av,
+            bv,
+            1.25,
+            MatRef::packed(&c0, n, n).unwrap(),
+            MatRef::packed(&c, n, n).unwrap(),
+            usize::MAX,
+            0,
+            2.0,
+        )
+        .unwrap();
+        ended
+    };
+    // Warm: the plans, and the fold queues of two calls at once.
+    std::thread::scope(|s| {
+        s.spawn(|| one(0, Duration::ZERO));
+        s.spawn(|| one(1, Duration::ZERO));
+    });
+    let t = t0.elapsed();
+    let (slow, fast) = std::thread::scope(|s| {
+        let slow = s.spawn(|| one(0, t));
+        let fast = s.spawn(|| one(1, t + Duration::from_millis(50)));
+        (slow.join().unwrap(), fast.join().unwrap())
+    });
+    let (slow, fast) = ((slow - t).as_secs_f64(), (fast - t).as_secs_f64());
+    // The fast call needs a few ms after its start at 0.05 s; the slow one ~0.4 s.
+    assert!(
+        fast < 0.25 && fast + 0.1 < slow,
+        "the fast call ended at {fast:.3} s, the slow one at {slow:.3} s (from their start)"
+    );
+}
