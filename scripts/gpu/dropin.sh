@@ -12,8 +12,9 @@
 #   CLI=.device/bin/hetblas
 #   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  LOOP=100000 (small products)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
-#   PINS="default noprefault staging outputs" (how the NumPy step prepares fresh host outputs;
-#   outputs: page-lock inputs only, stage outputs not registered yet)
+#   PINS="default register noprefault staging outputs" (how the NumPy step prepares fresh host
+#   outputs; register: page-lock every operand; outputs: stage every output not registered;
+#   nopopulate: the default without populating staged outputs; populateN: on N threads)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -135,15 +136,20 @@ for _ in range(3):
 t = sorted(ts)[1]
 print(f"numpy matmul(a, b, out=c) n={n}, C reused: median {t:.3f} s, {2*n**3/t/1e12:.2f} TFLOP/s")
 PY
-  # NumPy allocates a fresh C for every product. Measured ways of preparing it: page-locking
-  # after faulting it in on every core (default), page-locking with the faults left to the
-  # driver (HETBLAS_PREFAULT=0, the earlier code), and copying through pinned staging buffers
-  # (HETBLAS_PIN=staging). PINS narrows the list.
-  for pin in ${PINS:-default noprefault staging outputs}; do
+  # NumPy allocates a fresh C for every product. Measured ways of preparing it: staging a
+  # fresh output while it is populated in the background, registering it when it comes back
+  # written (default); page-locking every operand after faulting it in on every core
+  # (HETBLAS_PIN=register, the earlier default), with the faults left to the driver
+  # (noprefault); copying every operand through pinned staging buffers (HETBLAS_PIN=staging);
+  # staging every output not registered (HETBLAS_PIN=outputs). PINS narrows the list.
+  for pin in ${PINS:-default register noprefault staging outputs}; do
     case $pin in
       staging) pinenv=(HETBLAS_PIN=staging) ;;
       outputs) pinenv=(HETBLAS_PIN=outputs) ;;
-      noprefault) pinenv=(HETBLAS_PREFAULT=0) ;;
+      register) pinenv=(HETBLAS_PIN=register) ;;
+      nopopulate) pinenv=(HETBLAS_PREFAULT=0) ;;
+      populate*) pinenv=(HETBLAS_POPULATE_THREADS="${pin#populate}") ;;
+      noprefault) pinenv=(HETBLAS_PIN=register HETBLAS_PREFAULT=0) ;;
       *) pinenv=() ;;
     esac
     say "host buffers: $pin ${pinenv[*]}"

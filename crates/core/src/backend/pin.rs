@@ -75,8 +75,15 @@ pub struct PinStats {
 /// How host memory is prepared for DMA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PinPolicy {
-    /// Register and keep registered (default).
+    /// Register and keep registered (default), except a large output whose pages have never
+    /// been touched (a fresh result array): that one is staged while it is populated in the
+    /// background, and registered when it comes back written. Page-locking 2 GB of fresh C
+    /// cost more than the whole 16384^3 DGEMM on an H200 host; staging it costs a copy that
+    /// overlaps the compute.
     Cache,
+    /// Register every operand, fresh outputs included (the default before fresh outputs were
+    /// staged; to compare).
+    RegisterAll,
     /// Never register; every host copy goes through pinned staging buffers.
     Staging,
     /// Register inputs and outputs already registered; stage every other output range. A
@@ -86,11 +93,12 @@ pub enum PinPolicy {
 }
 
 impl PinPolicy {
-    /// From `HETBLAS_PIN` (`cache`, `staging`, `outputs`).
+    /// From `HETBLAS_PIN` (`cache`, `register`, `staging`, `outputs`).
     pub fn from_env() -> PinPolicy {
-        match std::env::var("HETBLAS_PIN").as_deref() {
+        match std::env::var("HETBLAS_PIN").as_deref().map(str::trim) {
             Ok("staging") | Ok("off") | Ok("0") => PinPolicy::Staging,
             Ok("outputs") => PinPolicy::StageOutputs,
+            Ok("register") => PinPolicy::RegisterAll,
             _ => PinPolicy::Cache,
         }
     }
@@ -151,7 +159,19 @@ pub struct PinCache<R: Registrar> {
     policy: PinPolicy,
     /// Populate large ranges in parallel before registering them ([`prefault`]).
     prefault: bool,
+    /// Whether a page-aligned range has mostly never been touched
+    /// ([`prefault::mostly_unbacked`]; tests substitute their own).
+    unbacked: fn(u64, u64, u64) -> bool,
+    /// Fresh outputs being populated in the background while their copies are staged.
+    behind: Mutex<Vec<Behind>>,
     state: Mutex<State>,
+}
+
+/// A fresh output range populated by a background thread.
+struct Behind {
+    start: u64,
+    end: u64,
+    thread: std::thread::JoinHandle<()>,
 }
 
 impl<R: Registrar> std::fmt::Debug for PinCache<R> {
@@ -168,6 +188,8 @@ impl<R: Registrar> PinCache<R> {
             registrar,
             policy,
             prefault: prefault::enabled(),
+            unbacked: prefault::mostly_unbacked,
+            behind: Mutex::new(Vec::new()),
             state: Mutex::new(State::default()),
         }
     }
@@ -210,7 +232,7 @@ impl<R: Registrar> PinCache<R> {
                 st.stats.stale += 1;
             }
         }
-        if self.stages(access) {
+        if self.stages(s, e, access) {
             return Ok(false);
         }
         if over.iter().any(|&i| st.regions[i].foreign) {
@@ -241,8 +263,7 @@ impl<R: Registrar> PinCache<R> {
         {
             // A fresh output would be faulted in page by page inside the registration. Inputs
             // were written by the program, so their pages are there already.
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            if prefault::populate(us, ue, access, threads, PAGE) {
+            if prefault::populate(us, ue, access, prefault::threads(), PAGE) {
                 st.stats.bytes_prefaulted += ue - us;
             }
             st.stats.seconds_prefaulting += t.elapsed().as_secs_f64();
@@ -275,13 +296,15 @@ impl<R: Registrar> PinCache<R> {
             let st = self.lock();
             let over: Vec<&Region> = st.regions.iter().filter(|r| r.overlaps(s, e)).collect();
             match over[..] {
-                [r] if r.contains(s, e) => (r.start, r.foreign),
-                _ => return Ok(self.stages(access)),
+                [r] if r.contains(s, e) => Some((r.start, r.foreign)),
+                _ => None,
             }
         };
-        let (start, foreign) = region;
+        let Some((start, foreign)) = region else {
+            return Ok(self.stages(s, e, access));
+        };
         if !foreign && !self.registrar.verify(addr, len, access)? {
-            return Ok(self.stages(access));
+            return Ok(self.stages(s, e, access));
         }
         let mut st = self.lock();
         st.clock += 1;
@@ -293,9 +316,48 @@ impl<R: Registrar> PinCache<R> {
         Ok(true)
     }
 
-    /// Whether a range of this access that no registration holds is staged, not registered.
-    fn stages(&self, access: HostAccess) -> bool {
-        self.policy == PinPolicy::StageOutputs && access == HostAccess::ReadWrite
+    /// Whether the page-aligned `[s, e)` of this access, which no registration holds, is
+    /// staged rather than registered: every output under `StageOutputs`; under `Cache`, an
+    /// output of at least [`prefault::MIN_BYTES`] that has mostly never been touched, or that
+    /// is still being populated behind an earlier decision to stage it. A fresh output to be
+    /// staged starts being populated in the background, so the staged copies into it do not
+    /// first-touch its pages one by one on the copy stream.
+    fn stages(&self, s: u64, e: u64, access: HostAccess) -> bool {
+        if access != HostAccess::ReadWrite {
+            return false;
+        }
+        match self.policy {
+            PinPolicy::StageOutputs => true,
+            PinPolicy::Cache if (e - s) as usize >= prefault::MIN_BYTES => {
+                let mut behind = self.behind.lock().unwrap_or_else(|p| p.into_inner());
+                behind.retain(|b| !b.thread.is_finished());
+                if behind.iter().any(|b| b.start <= s && b.end >= e) {
+                    return true;
+                }
+                if !(self.unbacked)(s, e, PAGE) {
+                    return false;
+                }
+                if self.prefault {
+                    let threads = prefault::threads();
+                    let spawned = std::thread::Builder::new()
+                        .name("hetblas-populate".into())
+                        .spawn(move || {
+                            // Populating never changes contents; a range the caller has freed
+                            // meanwhile is reported (and ignored) rather than faulted.
+                            prefault::populate(s, e, HostAccess::ReadWrite, threads, PAGE);
+                        });
+                    if let Ok(thread) = spawned {
+                        behind.push(Behind {
+                            start: s,
+                            end: e,
+                            thread,
+                        });
+                    }
+                }
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Registers `[s, e)`, evicting least recently used registrations while the OS refuses.
@@ -375,6 +437,14 @@ impl<R: Registrar> PinCache<R> {
         result
     }
 
+    /// Waits for the background population of fresh outputs ([`PinPolicy::Cache`]).
+    pub fn settle(&self) {
+        let behind = std::mem::take(&mut *self.behind.lock().unwrap_or_else(|p| p.into_inner()));
+        for b in behind {
+            let _ = b.thread.join();
+        }
+    }
+
     pub fn stats(&self) -> PinStats {
         self.lock().stats.clone()
     }
@@ -438,6 +508,10 @@ impl<R: Registrar> PinCache<R> {
 
 impl<R: Registrar> Drop for PinCache<R> {
     fn drop(&mut self) {
+        let behind = std::mem::take(self.behind.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for b in behind {
+            let _ = b.thread.join();
+        }
         // Registrations are released with the cache (the runtime); the registrar holds what it
         // needs (the driver context) until after this.
         let _ = self.release_all();
@@ -520,6 +594,86 @@ mod tests {
         // also when it is written.
         assert!(c.check(output, len, HostAccess::ReadWrite).unwrap());
         assert!(c.ensure(input, len, HostAccess::ReadWrite).unwrap());
+    }
+
+    /// A fresh anonymous mapping of `len` bytes (no page touched), unmapped on drop.
+    struct Fresh(u64, usize);
+    impl Fresh {
+        fn new(len: usize) -> Fresh {
+            // SAFETY: a new private anonymous mapping; unmapped in drop.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert_ne!(p, libc::MAP_FAILED);
+            Fresh(p as u64, len)
+        }
+        fn touch(&self) {
+            for off in (0..self.1).step_by(PAGE as usize) {
+                // SAFETY: inside the mapping.
+                unsafe { *((self.0 + off as u64) as *mut u8) = 1 };
+            }
+        }
+    }
+    impl Drop for Fresh {
+        fn drop(&mut self) {
+            // SAFETY: the mapping made in `new`, no longer used.
+            unsafe { libc::munmap(self.0 as *mut libc::c_void, self.1) };
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fresh_output_is_staged_and_registered_when_it_comes_back_written() {
+        let len = prefault::MIN_BYTES;
+        let out = Fresh::new(len);
+        let c = cache(u64::MAX);
+        assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+        assert!(!one_registration_covers(&c, out.0, len as u64));
+        // Nothing for `ensure` to change: calls on it may run beside others.
+        assert!(c.check(out.0, len, HostAccess::ReadWrite).unwrap());
+        // Written by the call (and populated behind it), it is registered the next time.
+        out.touch();
+        c.settle();
+        assert!(c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+        assert!(one_registration_covers(&c, out.0, len as u64));
+        assert_eq!(c.stats().registrations, 1);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn fresh_inputs_small_outputs_and_register_all_are_registered() {
+        let len = prefault::MIN_BYTES;
+        // Read only: registered even untouched (nothing would write its pages).
+        let input = Fresh::new(len);
+        let c = cache(u64::MAX);
+        assert!(c.ensure(input.0, len, HostAccess::Read).unwrap());
+        // Below the threshold a fresh output costs little to lock: registered.
+        let small = Fresh::new(len / 2);
+        assert!(c.ensure(small.0, len / 2, HostAccess::ReadWrite).unwrap());
+        // `HETBLAS_PIN=register`: fresh outputs too.
+        let out = Fresh::new(len);
+        let mut all = cache(u64::MAX);
+        all.policy = PinPolicy::RegisterAll;
+        assert!(all.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+        assert!(one_registration_covers(&all, out.0, len as u64));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_written_output_is_registered_at_once() {
+        let len = prefault::MIN_BYTES;
+        let out = Fresh::new(len);
+        out.touch();
+        let c = cache(u64::MAX);
+        assert!(c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+        assert!(one_registration_covers(&c, out.0, len as u64));
     }
 
     fn one_registration_covers(c: &PinCache<Fake>, addr: u64, len: u64) -> bool {
@@ -621,6 +775,8 @@ mod tests {
         assert_eq!(resident(), 0, "a fresh mapping has no page yet");
         let mut c = cache(u64::MAX);
         c.prefault = true;
+        // Registered although fresh: the policy that registers every operand.
+        c.policy = PinPolicy::RegisterAll;
         assert!(c.ensure(buf, len, HostAccess::ReadWrite).unwrap());
         let st = c.stats();
         if st.bytes_prefaulted == 0 {

@@ -33,6 +33,19 @@ pub fn enabled() -> bool {
     })
 }
 
+/// Threads that populate a range: `HETBLAS_POPULATE_THREADS`, else every core (during a GPU
+/// call the host's cores are otherwise idle).
+pub fn threads() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("HETBLAS_POPULATE_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    })
+}
+
 /// The page-aligned chunks `[start, end)` is populated in by at most `threads` threads: equal
 /// parts of at least [`CHUNK_BYTES`] (rounded to pages), covering the range exactly.
 pub fn chunks(start: u64, end: u64, threads: usize, page: u64) -> Vec<(u64, u64)> {
@@ -70,6 +83,46 @@ pub fn populate(start: u64, end: u64, access: HostAccess, threads: usize, page: 
             .collect();
         done.into_iter().all(|ok| ok)
     })
+}
+
+/// Pages sampled by [`mostly_unbacked`].
+const RESIDENCY_SAMPLES: u64 = 64;
+
+/// Whether most of the page-aligned `[start, end)` has never been touched: of
+/// [`RESIDENCY_SAMPLES`] pages spread evenly over it, fewer than half are backed (`mincore`).
+/// A fresh allocation (NumPy's new result array, `vec![0.0; n]`) is; a buffer the program has
+/// written, or one a call wrote before, is not. `false` where it cannot tell (some page not
+/// mapped, or not Linux): the caller then treats the range as it always did.
+pub fn mostly_unbacked(start: u64, end: u64, page: u64) -> bool {
+    if end <= start {
+        return false;
+    }
+    let pages = (end - start) / page;
+    let n = RESIDENCY_SAMPLES.min(pages.max(1));
+    let mut backed = 0;
+    for i in 0..n {
+        let at = start + (i * pages / n) * page;
+        match page_backed(at, page) {
+            Some(true) => backed += 1,
+            Some(false) => {}
+            None => return false,
+        }
+    }
+    2 * backed < n
+}
+
+#[cfg(target_os = "linux")]
+fn page_backed(addr: u64, page: u64) -> Option<bool> {
+    let mut v = 0u8;
+    // SAFETY: mincore only reports the residency of the page at `addr` (page-aligned) into
+    // the one byte it is given; an unmapped page is reported through the return value.
+    let r = unsafe { libc::mincore(addr as *mut libc::c_void, page as usize, &mut v) };
+    (r == 0).then_some(v & 1 == 1)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn page_backed(_addr: u64, _page: u64) -> Option<bool> {
+    None
 }
 
 #[cfg(target_os = "linux")]
@@ -124,6 +177,39 @@ mod tests {
             "small ranges use few threads"
         );
         assert!(chunks(PAGE, PAGE, 4, PAGE).is_empty());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn untouched_memory_reads_as_unbacked_until_written() {
+        let len = 256 * PAGE as usize;
+        // SAFETY: a fresh anonymous private mapping, unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let (s, e) = (p as u64, p as u64 + len as u64);
+        assert!(mostly_unbacked(s, e, PAGE));
+        // A quarter written: still mostly fresh; all of it: not.
+        for i in (0..len).step_by(PAGE as usize) {
+            // SAFETY: inside the mapping.
+            unsafe { *((s + i as u64) as *mut u8) = 7 };
+            if i == len / 4 {
+                assert!(mostly_unbacked(s, e, PAGE));
+            }
+        }
+        assert!(!mostly_unbacked(s, e, PAGE));
+        // SAFETY: unmaps the mapping made above.
+        assert_eq!(unsafe { libc::munmap(p, len) }, 0);
+        // Unmapped memory: cannot tell, so not called fresh.
+        assert!(!mostly_unbacked(s, e, PAGE));
     }
 
     #[cfg(target_os = "linux")]

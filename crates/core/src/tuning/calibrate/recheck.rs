@@ -79,6 +79,25 @@ impl Recheck {
     }
 }
 
+/// The measurement options of a re-check: the quick calibration's, with buffers large enough
+/// for the [`GEMM_TILE`] point in any dtype (the quick calibration's 64 MiB cap left the f64
+/// 4096 tile of every H200 profile unmeasured, so every re-check failed and a full
+/// calibration followed).
+fn recheck_options() -> CalibrationOptions {
+    let quick = CalibrationOptions::quick();
+    CalibrationOptions {
+        min_reps: 5,
+        max_reps: 50,
+        point_time_cap: Duration::from_millis(300),
+        gemm_sample: Duration::from_millis(20),
+        gemm_warmup: Duration::from_millis(500),
+        max_buffer_bytes: quick
+            .max_buffer_bytes
+            .max(GEMM_TILE * GEMM_TILE * DType::C64.size()),
+        ..quick
+    }
+}
+
 /// Re-checks `previous` on `devices` and `links` (see the module doc). `host_alloc` as for
 /// [`super::calibrate`]; `progress` after every point.
 ///
@@ -127,14 +146,7 @@ pub fn recheck(
             pairs.len()
         )));
     }
-    let opts = CalibrationOptions {
-        min_reps: 5,
-        max_reps: 50,
-        point_time_cap: Duration::from_millis(300),
-        gemm_sample: Duration::from_millis(20),
-        gemm_warmup: Duration::from_millis(500),
-        ..CalibrationOptions::quick()
-    };
+    let opts = recheck_options();
     let mut tr = Tracker::new(pairs.len() + 1, progress);
     let mut out = Recheck {
         holds: true,
@@ -235,4 +247,20 @@ pub fn recheck(
     }
     tr.tick("re-check gemm".into());
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recheck_gemm_point_fits_its_buffers_in_every_dtype() {
+        let opts = recheck_options();
+        for dt in [DType::F32, DType::F64, DType::C32, DType::C64] {
+            assert!(
+                GEMM_TILE * GEMM_TILE * dt.size() <= opts.max_buffer_bytes,
+                "{dt}: the re-check's GEMM point would be skipped"
+            );
+        }
+    }
 }
