@@ -208,7 +208,7 @@ concurrent() {
         [[ -n $CDEVICES ]] && extra+=(--devices "$CDEVICES")
         ((TIMELINE)) && extra+=(--trace "$OUT/$label.json")
         echo "== $THREADS threads x dgemm ${n}^3 against one after another${CDEVICES:+ on $CDEVICES}"
-        run --log "$OUT/$label.log" --grep "^[0-9]+ x|^profile|^calls|^round|^best|^  call|^trace|^  [a-z]+[0-9]" \
+        run --log "$OUT/$label.log" --grep "^[0-9]+ x|^profile|^calls|^round|^best|^trace|^  [a-z]" \
             env HETBLAS_CUDA_DEVICES=0 "$BIN/concurrent" --size "$n" --threads "$THREADS" --min-ratio 1.3 "${extra[@]}"
     done
     if ((OVERSUB > 0)); then
