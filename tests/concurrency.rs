@@ -298,3 +298,204 @@ fn concurrent_calls_overlap_on_the_devices() {
         "{calls} concurrent calls ran only {best:.2}x faster than one after another"
     );
 }
+
+/// Two traced calls on one throttled device, the second started while the first computes:
+/// their timelines interleave (the second's transfers run under the first's products; the
+/// products themselves follow each other on the one in-order compute queue). A traced
+/// call once took its time origin by draining the device's compute queue, which made it wait
+/// for every call in flight (one compute queue here, so that the first call has issued all its
+/// products by then). Every result is checked.
+#[test]
+fn traced_concurrent_calls_interleave_on_one_device() {
+    use hetblas_core::trace::{Activity, Interval};
+    let pool = emulated_pool(&[EmulatedConfig {
+        memory_bytes: 64 << 20,
+        // A 64^3 product in ~3 ms; a 32 KiB tile crosses the link in ~1.3 ms.
+        flops_per_sec: Some(1.6e8),
+        host_link_bytes_per_sec: Some(25e6),
+        compute_queues: 1,
+        ..Default::default()
+    }]);
+    let n = 256;
+    let mut rng = Rng(21);
+    let a = Arc::new(rng.fill(n * n));
+    let b = Arc::new(rng.fill(n * n));
+    let c0 = Arc::new(rng.fill(n * n));
+    let opts = GemmOptions::default().tile(64).trace(true);
+    let t0 = Instant::now();
+    // Runs one call `delay` after t0; its intervals on t0's clock.
+    let one = |delay: Duration| -> Vec<Interval> {
+        std::thread::sleep(delay.saturating_sub(t0.elapsed()));
+        let mut c = c0.to_vec();
+        let (av, bv) = (
+            MatRef::packed(&a, n, n).unwrap(),
+            MatRef::packed(&b, n, n).unwrap(),
+        );
+        let start = t0.elapsed().as_secs_f64();
+        let report = pool
+            .gemm_with(
+                Trans::N,
+                Trans::N,
+                0.5,
+                av,
+                bv,
+                1.5,
+                MatMut::packed(&mut c, n, n).unwrap(),
+                &opts,
+            )
+            .unwrap();
+        check_entries(
+            Trans::N,
+            Trans::N,
+            0.5,
+            av,
+            bv,
+            1.5,
+            MatRef::packed(&c0, n, n).unwrap(),
+            MatRef::packed(&c, n, n).unwrap(),
+            usize::MAX,
+            0,
+            2.0,
+        )
+        .unwrap();
+        let shift = start + report.execute_start;
+        report
+            .trace
+            .expect("a traced call has a trace")
+            .intervals
+            .into_iter()
+            .map(|iv| Interval {
+                start: iv.start + shift,
+                end: iv.end + shift,
+                ..iv
+            })
+            .collect()
+    };
+    // Warm: the workspaces of two calls at once, the plan, the trace epoch.
+    std::thread::scope(|s| {
+        s.spawn(|| one(Duration::ZERO));
+        s.spawn(|| one(Duration::ZERO));
+    });
+    let mut last = String::new();
+    for _ in 0..3 {
+        let t = t0.elapsed();
+        let (first, second) = std::thread::scope(|s| {
+            let first = s.spawn(|| one(t));
+            let second = s.spawn(|| one(t + Duration::from_millis(20)));
+            (first.join().unwrap(), second.join().unwrap())
+        });
+        let gemm_end = |ivs: &[Interval]| -> f64 {
+            ivs.iter()
+                .filter(|i| i.label.starts_with("gemm"))
+                .map(|i| i.end)
+                .fold(0.0, f64::max)
+        };
+        let start = |ivs: &[Interval]| ivs.iter().map(|i| i.start).fold(f64::INFINITY, f64::min);
+        let (e1, s2) = (gemm_end(&first), start(&second));
+        // Seconds of one call's fetches that run under the other's products.
+        let under = |fetches: &[Interval], products: &[Interval]| -> f64 {
+            let mut t = 0.0;
+            for f in fetches.iter().filter(|i| i.activity == Activity::Fetch) {
+                for p in products.iter().filter(|i| i.label.starts_with("gemm")) {
+                    t += (f.end.min(p.end) - f.start.max(p.start)).max(0.0);
+                }
+            }
+            t
+        };
+        let overlap = under(&second, &first) + under(&first, &second);
+        // Each call alone computes for ~0.2 s; a tenth of that overlapped is no accident.
+        if s2 < e1 && overlap > 0.02 {
+            return;
+        }
+        last = format!(
+            "the second call began at {s2:.4} s, the first's products ended at {e1:.4} s; \
+             fetches under the other call's products: {overlap:.4} s"
+        );
+    }
+    panic!("concurrent traced calls did not interleave: {last}");
+}
+
+/// Host folds of concurrent calls do not queue behind each other: a call on a fast device
+/// finishes while a call started before it still waits for its slow product. (With one fold
+/// queue for the pool, the fast call's folds sat behind the slow call's fold, which waits for
+/// that product: the fast call ended with the slow one.) Both results are checked.
+#[test]
+fn a_call_folding_on_the_host_does_not_wait_for_another_calls_fold() {
+    let pool = emulated_pool(&[
+        EmulatedConfig {
+            memory_bytes: 16 << 20,
+            // 128^3 (4.2 MFLOP) in ~0.4 s.
+            flops_per_sec: Some(1e7),
+            ..Default::default()
+        },
+        EmulatedConfig {
+            memory_bytes: 16 << 20,
+            ..Default::default()
+        },
+    ]);
+    let n = 128;
+    let mut rng = Rng(31);
+    let a = Arc::new(rng.fill(n * n));
+    let b = Arc::new(rng.fill(n * n));
+    let c0 = Arc::new(rng.fill(n * n));
+    let t0 = Instant::now();
+    // One call on `device` started `delay` after t0; returns when it ended (since t0).
+    let one = |device: usize, delay: Duration| -> Duration {
+        std::thread::sleep(delay.saturating_sub(t0.elapsed()));
+        let mut c = c0.to_vec();
+        let (av, bv) = (
+            MatRef::packed(&a, n, n).unwrap(),
+            MatRef::packed(&b, n, n).unwrap(),
+        );
+        let opts = GemmOptions::default()
+            .tile(n)
+            .host_fold(true)
+            .devices([device]);
+        let report = pool
+            .gemm_with(
+                Trans::N,
+                Trans::N,
+                -0.5,
+                av,
+                bv,
+                1.25,
+                MatMut::packed(&mut c, n, n).unwrap(),
+                &opts,
+            )
+            .unwrap();
+        let ended = t0.elapsed();
+        assert!(report.host_fold, "the call was to fold on the host");
+        check_entries(
+            Trans::N,
+            Trans::N,
+            -0.5,
+            av,
+            bv,
+            1.25,
+            MatRef::packed(&c0, n, n).unwrap(),
+            MatRef::packed(&c, n, n).unwrap(),
+            usize::MAX,
+            0,
+            2.0,
+        )
+        .unwrap();
+        ended
+    };
+    // Warm: the plans, and the fold queues of two calls at once.
+    std::thread::scope(|s| {
+        s.spawn(|| one(0, Duration::ZERO));
+        s.spawn(|| one(1, Duration::ZERO));
+    });
+    let t = t0.elapsed();
+    let (slow, fast) = std::thread::scope(|s| {
+        let slow = s.spawn(|| one(0, t));
+        let fast = s.spawn(|| one(1, t + Duration::from_millis(50)));
+        (slow.join().unwrap(), fast.join().unwrap())
+    });
+    let (slow, fast) = ((slow - t).as_secs_f64(), (fast - t).as_secs_f64());
+    // The fast call needs a few ms after its start at 0.05 s; the slow one ~0.4 s.
+    assert!(
+        fast < 0.25 && fast + 0.1 < slow,
+        "the fast call ended at {fast:.3} s, the slow one at {slow:.3} s (from their start)"
+    );
+}

@@ -54,7 +54,14 @@
 #                        each size (default 8192) on host operands against the same calls one
 #                        after another (must reach 1.3x); then the over-subscription: 6 threads x
 #                        DGEMM N^3 (--oversub-size N, default 32768; 0 skips it), A and B shared,
-#                        beta 0, whose footprints together exceed the GPU's memory: none may fail
+#                        beta 0, whose footprints together exceed the GPU's memory: none may fail;
+#                        each call of the best concurrent round is printed (devices, tile, host
+#                        fold, start/end offsets, seconds waited for other calls)
+#     --devices LIST     --concurrent: the devices the calls may use, e.g. cuda:0 (default: the
+#                        library's choice among cuda:0 and cpu:0)
+#     --timeline         with --concurrent: every call traced, the best concurrent round as one
+#                        Chrome trace per size, a row per call ($OUT/concurrent-<N>.json), and
+#                        each queue's busy share in the log
 #     --simulate         instead of the harness: each problem once through `hetblas gemm --trace
 #                        --simulate` on --gpus N GPUs (the plan replayed against the profile): the
 #                        measured and simulated makespans, and one Chrome trace per problem with
@@ -79,7 +86,7 @@
 source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
-CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0
+CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES=""
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -101,6 +108,7 @@ while (($#)); do
         --ooc-size) OOC=$2; shift 2 ;;
         --concurrent) CONCURRENT=1; shift ;;
         --threads) THREADS=$2; shift 2 ;;
+        --devices) CDEVICES=$2; shift 2 ;;
         --oversub-size) OVERSUB=$2; shift 2 ;;
         --simulate) SIMULATE=1; shift ;;
         --energy) ENERGY=1; shift ;;
@@ -198,12 +206,15 @@ faults() {
 
 # Concurrent calls, then GPU over-subscription (see --concurrent).
 concurrent() {
-    local n
+    local n extra label
     use_profile cuda
     for n in ${SIZES//,/ }; do
-        echo "== $THREADS threads x dgemm ${n}^3 against one after another"
-        run --log "$OUT/concurrent-$n.log" --grep "^[0-9]+ x|^profile|^round|^best" \
-            env HETBLAS_CUDA_DEVICES=0 "$BIN/concurrent" --size "$n" --threads "$THREADS" --min-ratio 1.3
+        extra=() label=concurrent-$n${CDEVICES:+-${CDEVICES//[:,]/_}}
+        [[ -n $CDEVICES ]] && extra+=(--devices "$CDEVICES")
+        ((TIMELINE)) && extra+=(--trace "$OUT/$label.json")
+        echo "== $THREADS threads x dgemm ${n}^3 against one after another${CDEVICES:+ on $CDEVICES}"
+        run --log "$OUT/$label.log" --grep "^[0-9]+ x|^profile|^calls|^round|^best|^trace|^  [a-z]" \
+            env HETBLAS_CUDA_DEVICES=0 "$BIN/concurrent" --size "$n" --threads "$THREADS" --min-ratio 1.3 "${extra[@]}"
     done
     if ((OVERSUB > 0)); then
         echo "== over-subscription: 6 threads x dgemm ${OVERSUB}^3, footprints together beyond the GPU"

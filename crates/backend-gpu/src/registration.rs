@@ -29,16 +29,21 @@ pub type PinCache<A> = hetblas_core::pin::PinCache<GpuRegistrar<A>>;
 /// The runtime calls behind the cache.
 pub struct GpuRegistrar<A: GpuRuntime> {
     ctx: Arc<A::Context>,
-    /// Pinned scratch the probes read back into, and device scratch they copy through.
-    scratch: Mutex<Option<(PinnedBuffer<A>, DeviceBuffer<A>)>>,
+    /// Idle pairs of pinned scratch the probes read back into and device scratch they copy
+    /// through: one per verification at a time, so that the checks of concurrent calls, whose
+    /// synchronous copies each wait behind the copies in flight, wait side by side rather than
+    /// one after another.
+    scratch: Mutex<Vec<Scratch<A>>>,
 }
+
+type Scratch<A> = (PinnedBuffer<A>, DeviceBuffer<A>);
 
 impl<A: GpuRuntime> GpuRegistrar<A> {
     /// A cache over the registrar of `ctx`'s device with the policy of `HETBLAS_PIN`.
     pub fn cache(ctx: Arc<A::Context>) -> PinCache<A> {
         let registrar = GpuRegistrar {
             ctx,
-            scratch: Mutex::new(None),
+            scratch: Mutex::new(Vec::new()),
         };
         hetblas_core::pin::PinCache::new(registrar, PinPolicy::from_env())
     }
@@ -79,17 +84,28 @@ impl<A: GpuRuntime> Registrar for GpuRegistrar<A> {
         if len < 8 {
             return Ok(true); // nothing a word-sized probe can check; too small to matter
         }
-        let mut guard = self.scratch.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.is_none() {
-            *guard = Some((
+        let idle = self.scratch.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let pair = match idle {
+            Some(pair) => pair,
+            None => (
                 PinnedBuffer::new(&self.ctx, PROBES * 8)?,
                 DeviceBuffer::new(&self.ctx, MemorySpace::HOST, PROBES * 8)?,
-            ));
-        }
-        let Some((probe, scratch)) = guard.as_ref() else {
-            return Ok(false);
+            ),
         };
-        let (probe, scratch) = (probe.as_mut_ptr(), scratch.addr());
+        let verified = Self::probe(&pair, addr, len, access);
+        self.scratch
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(pair);
+        Ok(verified)
+    }
+}
+
+impl<A: GpuRuntime> GpuRegistrar<A> {
+    /// The probes of [`Registrar::verify`] through one scratch pair (the region registered
+    /// and at least a word long).
+    fn probe(pair: &Scratch<A>, addr: u64, len: usize, access: HostAccess) -> bool {
+        let (probe, scratch) = (pair.0.as_mut_ptr(), pair.1.addr());
         let words = (len / 8).clamp(1, PROBES);
         let stride = if words > 1 {
             (len - 8) / (words - 1)
@@ -112,7 +128,7 @@ impl<A: GpuRuntime> Registrar for GpuRegistrar<A> {
             // SAFETY: the probed words lie in the caller's registered region; the scratch holds
             // PROBES words. A failing copy means the range is not (or no longer) usable.
             if unsafe { A::copy_2d(&copy) }.is_err() {
-                return Ok(false);
+                return false;
             }
         }
         let back = Copy2D {
@@ -121,7 +137,7 @@ impl<A: GpuRuntime> Registrar for GpuRegistrar<A> {
         };
         // SAFETY: device scratch -> pinned probe, both PROBES * 8 bytes, ours.
         if unsafe { A::copy_2d(&back) }.is_err() {
-            return Ok(false);
+            return false;
         }
         for w in 0..words {
             // SAFETY: [addr + w * stride, + 8) lies inside the caller's region; the probe buffer
@@ -133,7 +149,7 @@ impl<A: GpuRuntime> Registrar for GpuRegistrar<A> {
                 )
             };
             if cpu != dma {
-                return Ok(false);
+                return false;
             }
         }
         if access == HostAccess::ReadWrite {
@@ -154,9 +170,9 @@ impl<A: GpuRuntime> Registrar for GpuRegistrar<A> {
                 (ok, seen, flipped)
             };
             if !ok || seen != flipped {
-                return Ok(false);
+                return false;
             }
         }
-        Ok(true)
+        true
     }
 }

@@ -10,11 +10,20 @@
 //! only). GPU over-subscription: `concurrent --size 32768 --threads 6 --beta 0 --shared-ab
 //! --concurrent-only` (six calls whose footprints together exceed the GPU's memory; none may
 //! fail for memory). Anywhere: `concurrent --emulated 2 --size 512` (host-emulated devices).
+//!
+//! Diagnosis: the calls of the best concurrent round are printed one per line (devices, tile,
+//! host fold, start and end as offsets from the round's start, seconds waited for other calls,
+//! and when execution began); `--trace FILE` traces every call (the sequential ones too, so
+//! both sides pay the same) and writes the best concurrent round as one Chrome trace, a process
+//! row per call on the round's clock, with each queue's busy share printed. `--devices cuda:0`
+//! restricts the calls to those devices (labels, as `hetblas devices` prints them).
 
 use clap::Parser;
 use hetblas::{GemmOptions, MatMut, MatRef, Runtime, Trans};
 use hetblas_bench::random_data;
 use hetblas_core::reference::check_sampled;
+use hetblas_core::trace::{chrome_json_rows_one_clock, Activity, Interval, Trace};
+use hetblas_core::GemmReport;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -48,6 +57,72 @@ struct Args {
     /// Device memory each call may use (bytes), as `GemmOptions::memory_limit`.
     #[arg(long)]
     memory_limit: Option<u64>,
+    /// The devices the calls may use, by label (e.g. `cuda:0`, or `cuda:0,cpu:0`); default:
+    /// the library's choice among all.
+    #[arg(long, value_delimiter = ',')]
+    devices: Option<Vec<String>>,
+    /// Trace every call and write the best concurrent round here as a Chrome trace (a process
+    /// row per call, times from the round's start).
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
+}
+
+/// One call of a round: when it ran (seconds from the round's start) and what it reported.
+struct CallRecord {
+    start: f64,
+    end: f64,
+    report: GemmReport,
+}
+
+impl CallRecord {
+    /// The call's intervals on the round's clock, and one spanning the whole call.
+    fn trace_on_round_clock(&self, i: usize) -> Trace {
+        let shift = self.start + self.report.execute_start;
+        let mut intervals: Vec<Interval> = self
+            .report
+            .trace
+            .iter()
+            .flat_map(|t| t.intervals.iter())
+            .map(|iv| Interval {
+                start: iv.start + shift,
+                end: iv.end + shift,
+                ..iv.clone()
+            })
+            .collect();
+        intervals.push(Interval {
+            device: self.report.devices.join("+"),
+            queue: "call".into(),
+            activity: Activity::Gemm,
+            label: format!(
+                "call {i} (waited {:.4} s, executing from {:+.4} s)",
+                self.report.waited_seconds, shift
+            ),
+            start: self.start,
+            end: self.end,
+            bytes: 0,
+            flops: 0.0,
+        });
+        Trace { intervals }
+    }
+
+    /// One line: devices, tile, fold, start and end offsets, waits.
+    fn describe(&self, i: usize) -> String {
+        let r = &self.report;
+        let tile = r
+            .tile
+            .map_or("-".to_string(), |(m, n, k)| format!("{m}x{n}x{k}"));
+        format!(
+            "call {i}: devices [{}], tile {tile}, host fold {}, start {:+.4} s, end {:+.4} s \
+             ({:.4} s), waited {:.4} s, executing from {:+.4} s",
+            r.devices.join(", "),
+            if r.host_fold { "yes" } else { "no" },
+            self.start,
+            self.end,
+            self.end - self.start,
+            r.waited_seconds,
+            self.start + r.execute_start
+        )
+    }
 }
 
 /// One call's operands: A and B (its own, or shared by every call), the original C (none
@@ -131,8 +206,27 @@ fn run(args: Args) -> Result<(), String> {
         })
         .collect();
     let beta = args.beta;
-    let opts = GemmOptions::default().memory_limit(args.memory_limit);
-    let call = |o: &mut Operands| -> Result<(), String> {
+    let mut opts = GemmOptions::default()
+        .memory_limit(args.memory_limit)
+        .trace(args.trace.is_some());
+    if let Some(list) = &args.devices {
+        let ids = list
+            .iter()
+            .map(|l| {
+                devices
+                    .iter()
+                    .position(|d| d == l.trim())
+                    .ok_or_else(|| format!("--devices: no device {l} (found: {devices:?})"))
+            })
+            .collect::<Result<Vec<usize>, String>>()?;
+        println!("calls restricted to [{}]", list.join(", "));
+        opts = opts.devices(ids);
+    }
+    // The path is checked before the calls, not after them.
+    if let Some(path) = &args.trace {
+        std::fs::write(path, "").map_err(|e| format!("--trace {}: {e}", path.display()))?;
+    }
+    let call = |o: &mut Operands| -> Result<GemmReport, String> {
         rt.gemm_with(
             Trans::N,
             Trans::N,
@@ -143,8 +237,7 @@ fn run(args: Args) -> Result<(), String> {
             MatMut::packed(&mut o.c, n, n).map_err(|e| e.to_string())?,
             &opts,
         )
-        .map_err(|e| e.to_string())?;
-        Ok(())
+        .map_err(|e| e.to_string())
     };
     let check = |o: &Operands, what: &str| -> Result<(), String> {
         check_sampled(
@@ -163,18 +256,31 @@ fn run(args: Args) -> Result<(), String> {
         .map(|_| ())
         .map_err(|e| format!("{what}: result check FAILED: {e}"))
     };
-    // Resets every C, then times the calls only.
-    let concurrently = |ops: &mut [Operands]| -> Result<f64, String> {
+    // Resets every C, then times the calls only; each call's record on the round's clock.
+    let concurrently = |ops: &mut [Operands]| -> Result<(f64, Vec<CallRecord>), String> {
         ops.iter_mut().for_each(Operands::reset);
         let t = Instant::now();
-        std::thread::scope(|s| {
-            let handles: Vec<_> = ops.iter_mut().map(|o| s.spawn(|| call(o))).collect();
+        let records = std::thread::scope(|s| {
+            let handles: Vec<_> = ops
+                .iter_mut()
+                .map(|o| {
+                    s.spawn(move || {
+                        let start = t.elapsed().as_secs_f64();
+                        let report = call(o)?;
+                        Ok(CallRecord {
+                            start,
+                            end: t.elapsed().as_secs_f64(),
+                            report,
+                        })
+                    })
+                })
+                .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().map_err(|_| "a call panicked".to_string())?)
-                .collect::<Result<Vec<()>, String>>()
+                .collect::<Result<Vec<CallRecord>, String>>()
         })?;
-        Ok(t.elapsed().as_secs_f64())
+        Ok((t.elapsed().as_secs_f64(), records))
     };
     let sequentially = |ops: &mut [Operands]| -> Result<f64, String> {
         let mut spent = 0.0;
@@ -187,12 +293,13 @@ fn run(args: Args) -> Result<(), String> {
         Ok(spent)
     };
     // Warm-up, concurrently: host registrations, one workspace per concurrent call, plans.
-    let warm = concurrently(&mut ops)?;
+    let (warm, _) = concurrently(&mut ops)?;
     for (i, o) in ops.iter().enumerate() {
         check(o, &format!("warm-up call {i}"))?;
     }
     println!("warm-up (concurrent): {warm:.3} s; every result checked");
     let (mut sequential, mut concurrent) = (f64::INFINITY, f64::INFINITY);
+    let mut best_round: Vec<CallRecord> = Vec::new();
     for round in 0..args.rounds {
         let s = if args.concurrent_only {
             f64::NAN
@@ -203,7 +310,7 @@ fn run(args: Args) -> Result<(), String> {
             }
             s
         };
-        let c = concurrently(&mut ops)?;
+        let (c, records) = concurrently(&mut ops)?;
         for (i, o) in ops.iter().enumerate() {
             check(o, &format!("round {round}, concurrent call {i}"))?;
         }
@@ -216,7 +323,17 @@ fn run(args: Args) -> Result<(), String> {
             );
         }
         sequential = sequential.min(s);
-        concurrent = concurrent.min(c);
+        if c < concurrent {
+            concurrent = c;
+            best_round = records;
+        }
+    }
+    println!("best concurrent round, per call (offsets from the round's start):");
+    for (i, r) in best_round.iter().enumerate() {
+        println!("  {}", r.describe(i));
+    }
+    if let Some(path) = &args.trace {
+        write_trace(path, &best_round)?;
     }
     let flops = calls as f64 * 2.0 * (n as f64).powi(3);
     if args.concurrent_only {
@@ -236,6 +353,42 @@ fn run(args: Args) -> Result<(), String> {
         if ratio < min {
             return Err(format!("ratio {ratio:.2} is below {min}"));
         }
+    }
+    Ok(())
+}
+
+/// The round as one Chrome trace (a process row per call), and each queue's busy share of the
+/// round over all calls.
+fn write_trace(path: &std::path::Path, round: &[CallRecord]) -> Result<(), String> {
+    let traces: Vec<Trace> = round
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r.trace_on_round_clock(i))
+        .collect();
+    let names: Vec<String> = (0..traces.len()).map(|i| format!("call {i}")).collect();
+    let rows: Vec<(&str, &Trace)> = names.iter().map(|n| n.as_str()).zip(&traces).collect();
+    std::fs::write(path, chrome_json_rows_one_clock(&rows))
+        .map_err(|e| format!("--trace {}: {e}", path.display()))?;
+    let all = Trace {
+        intervals: traces
+            .iter()
+            .flat_map(|t| t.intervals.iter().filter(|iv| iv.queue != "call").cloned())
+            .collect(),
+    };
+    let (s, e) = all.span();
+    println!(
+        "trace: {} ({} intervals, {:.4} s from the first operation to the last); busy share per queue:",
+        path.display(),
+        all.intervals.len(),
+        e - s
+    );
+    for u in all.usage() {
+        println!(
+            "  {:<24} {:.4} s  {:5.1}%",
+            u.queue,
+            u.busy,
+            100.0 * u.fraction
+        );
     }
     Ok(())
 }

@@ -281,28 +281,39 @@ impl<R: Registrar> PinCache<R> {
     /// range lies in one registration that still maps the caller's pages (verified as
     /// `ensure` verifies a hit), or copies of it are staged anyway. Never registers or
     /// unregisters, so it is safe while copies of other calls are in flight.
+    ///
+    /// The cache's lock is not held while the backend verifies: its probes are synchronous
+    /// copies, which wait behind the copies other calls have in flight, and every copy a link
+    /// issues asks [`is_pinned`](Self::is_pinned) under that lock; held, one call's check
+    /// stopped every other call from issuing copies. Registrations change only in `ensure`
+    /// and `release`, which the pool runs with no call in flight, so the region found stays.
     pub fn check(&self, addr: u64, len: usize, access: HostAccess) -> Result<bool> {
         if len == 0 || self.policy == PinPolicy::Staging {
             return Ok(true);
         }
         let (s, e) = align(addr, len as u64);
-        let mut st = self.lock();
-        let over: Vec<usize> = (0..st.regions.len())
-            .filter(|&i| st.regions[i].overlaps(s, e))
-            .collect();
-        let [i] = over[..] else {
+        let region = {
+            let st = self.lock();
+            let over: Vec<&Region> = st.regions.iter().filter(|r| r.overlaps(s, e)).collect();
+            match over[..] {
+                [r] if r.contains(s, e) => Some((r.start, r.foreign)),
+                _ => None,
+            }
+        };
+        let Some((start, foreign)) = region else {
             return Ok(self.stages(s, e, access));
         };
-        if !st.regions[i].contains(s, e) {
+        if !foreign && !self.registrar.verify(addr, len, access)? {
             return Ok(self.stages(s, e, access));
         }
-        if st.regions[i].foreign || self.registrar.verify(addr, len, access)? {
-            st.clock += 1;
-            st.regions[i].last_use = st.clock;
-            st.stats.hits += 1;
-            return Ok(true);
+        let mut st = self.lock();
+        st.clock += 1;
+        let now = st.clock;
+        if let Some(r) = st.regions.iter_mut().find(|r| r.start == start) {
+            r.last_use = now;
         }
-        Ok(self.stages(s, e, access))
+        st.stats.hits += 1;
+        Ok(true)
     }
 
     /// Whether the page-aligned `[s, e)` of this access, which no registration holds, is
@@ -815,6 +826,71 @@ mod tests {
         let hits = c.stats().hits;
         assert!(c.ensure(0x1000_0000, 0x5000, HostAccess::Read).unwrap());
         assert_eq!(c.stats().hits, hits + 1);
+    }
+
+    /// A registrar whose verify waits, with the cache's caller still inside it, until the
+    /// test says go (or two seconds pass).
+    struct SlowVerify {
+        entered: Mutex<std::sync::mpsc::Sender<()>>,
+        go: Mutex<std::sync::mpsc::Receiver<()>>,
+        went: std::sync::atomic::AtomicBool,
+    }
+
+    impl Registrar for SlowVerify {
+        fn register(&self, _: u64, _: usize) -> Result<Registered> {
+            Ok(Registered::Yes)
+        }
+        fn unregister(&self, _: u64) -> Result<()> {
+            Ok(())
+        }
+        fn verify(&self, _: u64, _: usize, _: HostAccess) -> Result<bool> {
+            self.entered.lock().unwrap().send(()).unwrap();
+            let go = self
+                .go
+                .lock()
+                .unwrap()
+                .recv_timeout(std::time::Duration::from_secs(2));
+            self.went
+                .store(go.is_ok(), std::sync::atomic::Ordering::SeqCst);
+            Ok(true)
+        }
+    }
+
+    #[test]
+    fn a_check_lets_copies_ask_while_it_verifies() {
+        let (entered_tx, entered) = std::sync::mpsc::channel();
+        let (go, go_rx) = std::sync::mpsc::channel();
+        let c = PinCache::new(
+            SlowVerify {
+                entered: Mutex::new(entered_tx),
+                go: Mutex::new(go_rx),
+                went: Default::default(),
+            },
+            PinPolicy::Cache,
+        );
+        let (addr, len) = (0x7000_0000u64, 4 * PAGE as usize);
+        let mut st = c.lock();
+        st.regions.push(Region {
+            start: addr,
+            end: addr + len as u64,
+            last_use: 0,
+            foreign: false,
+        });
+        drop(st);
+        std::thread::scope(|s| {
+            let checking = s.spawn(|| c.check(addr, len, HostAccess::Read));
+            entered.recv().unwrap();
+            // What every copy of another call asks while this check verifies: it must not
+            // wait for the verification (which waits for this very answer here).
+            assert!(c.is_pinned(addr, len));
+            go.send(()).unwrap();
+            assert!(checking.join().unwrap().unwrap());
+        });
+        assert!(
+            c.registrar().went.load(std::sync::atomic::Ordering::SeqCst),
+            "is_pinned waited for a verification in progress"
+        );
+        assert_eq!(c.stats().hits, 1);
     }
 
     #[test]

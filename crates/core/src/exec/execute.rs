@@ -60,9 +60,59 @@ pub struct ExecRequest<'a> {
     pub alpha: ScalarValue,
     pub beta: ScalarValue,
     pub trace: bool,
+    /// The time origins of traces, per device, kept by the pool across calls (see
+    /// [`TraceEpochs`]); `None` takes a fresh one per call, which waits for the device's
+    /// compute queue to drain.
+    pub epochs: Option<&'a TraceEpochs>,
     /// Where the original of each C region goes before its first write, so that a call that
     /// fails on every device can put C back as it was ([`UndoLog`]).
     pub undo: Option<&'a UndoLog>,
+}
+
+/// Per device, an event recorded on an idle compute queue and the host instant it completed
+/// at: the origin that a traced call's device timestamps are measured from. Taking one waits
+/// for the queue to drain, which a call running beside others must not do (it would wait for
+/// their work and so serialise behind them, and its trace would show that wait); so the pool
+/// takes one per device and reuses it. Timing events give milliseconds as `f32`, so an epoch
+/// is renewed after [`TraceEpochs::MAX_AGE`] (its resolution then stays within microseconds).
+#[derive(Default)]
+pub struct TraceEpochs {
+    by_device: Mutex<HashMap<String, Epoch>>,
+}
+
+/// A timing event and the host instant it completed at.
+type Epoch = (Arc<dyn Event>, Instant);
+
+impl TraceEpochs {
+    /// Age after which an epoch is taken again.
+    pub const MAX_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+    /// The epoch of `device` (its label), taken on `queue` when there is none or it is old.
+    fn get(&self, device: &str, queue: &Arc<dyn Queue>) -> Result<Epoch> {
+        let mut map = self.by_device.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((ev, at)) = map.get(device) {
+            if at.elapsed() < Self::MAX_AGE {
+                return Ok((ev.clone(), *at));
+            }
+        }
+        let fresh = take_epoch(queue)?;
+        map.insert(device.to_string(), fresh.clone());
+        Ok(fresh)
+    }
+}
+
+impl std::fmt::Debug for TraceEpochs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceEpochs").finish_non_exhaustive()
+    }
+}
+
+/// A timing event on `queue` once it has drained, and the host instant it completed at.
+fn take_epoch(queue: &Arc<dyn Queue>) -> Result<Epoch> {
+    queue.synchronize()?;
+    let ev = queue.record_timed()?;
+    ev.synchronize()?;
+    Ok((ev, Instant::now()))
 }
 
 /// What a run did.
@@ -115,7 +165,7 @@ struct TimedTask {
 struct WorkerOut {
     transfers: Vec<Transfer>,
     timed: Vec<TimedTask>,
-    epoch: Option<(Arc<dyn Event>, Instant)>,
+    epoch: Option<Epoch>,
     finals: Vec<FinalWrite>,
     /// C tiles accumulated in C itself whose first product was issued.
     touched_in_place: HashSet<(usize, usize)>,
@@ -396,10 +446,11 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             },
         )
         .map_err(Stop::Fault)?;
-        q.synchronize().map_err(Stop::Fault)?;
-        let ev = q.record_timed().map_err(Stop::Fault)?;
-        ev.synchronize().map_err(Stop::Fault)?;
-        out.epoch = Some((ev, Instant::now()));
+        let epoch = match req.epochs {
+            Some(epochs) => epochs.get(&req.devices[d].info().label(), &q),
+            None => take_epoch(&q),
+        };
+        out.epoch = Some(epoch.map_err(Stop::Fault)?);
     }
     let kt = plan.grid.kt();
     // Products issued per C tile accumulated in C itself (final after the kt-th).
@@ -795,7 +846,7 @@ fn copy_recorded(
 
 fn interval(
     req: &ExecRequest<'_>,
-    epochs: &[Option<(Arc<dyn Event>, Instant)>],
+    epochs: &[Option<Epoch>],
     t0: Instant,
     tt: &TimedTask,
 ) -> Result<Interval> {
@@ -811,7 +862,12 @@ fn interval(
                 tt.start.elapsed_since(ev.as_ref()),
                 tt.end.elapsed_since(ev.as_ref()),
             ) {
-                let base = host.duration_since(t0).as_secs_f64();
+                // The epoch may predate the run (kept by the pool): a signed offset.
+                let base = if *host >= t0 {
+                    host.duration_since(t0).as_secs_f64()
+                } else {
+                    -t0.duration_since(*host).as_secs_f64()
+                };
                 times = Some((base + s, base + en));
                 break;
             }

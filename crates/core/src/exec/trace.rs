@@ -122,13 +122,23 @@ impl Trace {
 /// run and the simulated one, say), their queues as threads. Each row keeps its own time
 /// origin: both start at 0.
 pub fn chrome_json_rows(rows: &[(&str, &Trace)]) -> String {
+    rows_json(rows, false)
+}
+
+/// As [`chrome_json_rows`], but every row on one clock: times as they are in the traces (the
+/// calls of one round, each its own row, their intervals as offsets from the round's start).
+pub fn chrome_json_rows_one_clock(rows: &[(&str, &Trace)]) -> String {
+    rows_json(rows, true)
+}
+
+fn rows_json(rows: &[(&str, &Trace)], one_clock: bool) -> String {
     let mut events = Vec::new();
     for (pid, (name, trace)) in rows.iter().enumerate() {
         events.push(serde_json::json!({
             "ph": "M", "name": "process_name", "pid": pid, "tid": 0,
             "args": {"name": name}
         }));
-        let origin = trace.span().0;
+        let origin = if one_clock { 0.0 } else { trace.span().0 };
         let mut tids: BTreeMap<&str, usize> = BTreeMap::new();
         for i in &trace.intervals {
             let n = tids.len();
@@ -212,5 +222,19 @@ mod tests {
         assert!(ev
             .iter()
             .any(|e| e["ph"] == "M" && e["args"]["name"] == "simulated"));
+        // One clock: a row that starts later keeps its offset.
+        let late = Trace {
+            intervals: vec![iv("a", 2.5, 3.0)],
+        };
+        let one: serde_json::Value =
+            serde_json::from_str(&chrome_json_rows_one_clock(&[("x", &t), ("y", &late)])).unwrap();
+        let ts: Vec<f64> = one["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["pid"] == 1)
+            .map(|e| e["ts"].as_f64().unwrap())
+            .collect();
+        assert_eq!(ts, vec![2.5e6]);
     }
 }

@@ -41,9 +41,15 @@ pub struct HostFolder {
 
 impl HostFolder {
     pub fn new() -> Result<HostFolder> {
+        Self::with_workers(std::sync::Arc::new(fold_workers()?))
+    }
+
+    /// A folder with a queue of its own over `workers` shared with other folders (calls
+    /// running at once each fold on their own queue, over one set of threads).
+    pub fn with_workers(workers: std::sync::Arc<rayon::ThreadPool>) -> Result<HostFolder> {
         Ok(HostFolder {
             queue: crate::host_queue::HostQueue::new("host-fold")?,
-            workers: std::sync::Arc::new(fold_workers()?),
+            workers,
         })
     }
 }

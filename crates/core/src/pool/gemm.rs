@@ -175,7 +175,12 @@ impl DevicePool {
             ) {
                 // Other calls hold device memory: wait until one gives its buffers back.
                 Err(Error::OutOfMemory { .. })
-                    if report.recovered.is_empty() && self.workspaces.wait_for_release() => {}
+                    if report.recovered.is_empty() && {
+                        let t = Instant::now();
+                        let waited = self.workspaces.wait_for_release();
+                        report.waited_seconds += t.elapsed().as_secs_f64();
+                        waited
+                    } => {}
                 // A cached decision carries the memory budgets of its time: when the devices
                 // have less free memory now, decide again with today's budgets, once.
                 Err(Error::OutOfMemory { .. }) if report.recovered.is_empty() && !decided_again => {
@@ -460,25 +465,35 @@ impl DevicePool {
         report.balancer_weights = decision.balancer_weights.clone();
         report.notes = idle_notes(&self.devices, &decision);
 
-        let workspace = self
+        let mut workspace = self
             .workspaces
             .acquire(&self.devices, &decision.devices, &plan)?;
         let ws_addrs = Workspaces::addresses(&workspace, &decision.devices);
+        let accelerator_ids: Vec<usize> = decision
+            .devices
+            .iter()
+            .copied()
+            .filter(|&i| !self.devices[i].space().is_host())
+            .collect();
         let mut regions = host_regions(operands);
-        if let Some((addr, bytes)) = workspace.host_region() {
+        if let Some((addr, bytes)) = workspace.host_region_to_prepare(&accelerator_ids) {
             regions.push((addr, bytes, HostAccess::ReadWrite));
         }
-        let _call = self.enter(&devs, &regions)?;
+        let (_call, waited) = self.enter(&devs, &regions)?;
+        report.waited_seconds += waited;
+        workspace.host_ready_for(&accelerator_ids);
         let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
         for d in &devs {
             d.share_host(accelerators);
         }
         report.host_fold = plan.host_folds;
-        let host_fold = if plan.host_folds {
+        let folder = if plan.host_folds {
             Some(self.workspaces.folder()?)
         } else {
             None
         };
+        let host_fold = folder.as_ref().map(|f| f.folder());
+        report.execute_start = plan_start.elapsed().as_secs_f64();
         let outcome = execute::execute(&ExecRequest {
             plan: &plan,
             devices: &devs,
@@ -490,6 +505,7 @@ impl DevicePool {
             alpha: alpha.to_value(),
             beta: beta.to_value(),
             trace: opts.trace,
+            epochs: Some(&self.trace_epochs),
             undo,
         })
         .map_err(|e| name_device(e, &devs))?;

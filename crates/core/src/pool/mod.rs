@@ -54,6 +54,9 @@ pub struct DevicePool {
     profile: RwLock<Option<Arc<MachineProfile>>>,
     /// Devices that failed during a call: no call uses them until [`DevicePool::reprobe`].
     failed: Mutex<Vec<usize>>,
+    /// The time origins of traced calls, per device (shared, so that concurrent traced calls
+    /// do not wait for each other to take one).
+    trace_epochs: crate::execute::TraceEpochs,
 }
 
 impl std::fmt::Debug for DevicePool {
@@ -105,6 +108,7 @@ impl DevicePool {
             tri_decisions: tri::TriDecisions::default(),
             profile: RwLock::new(None),
             failed: Mutex::new(Vec::new()),
+            trace_epochs: Default::default(),
         })
     }
 
@@ -236,14 +240,17 @@ impl DevicePool {
     /// Enters a call whose host `regions` the accelerators among `devs` copy from or to: beside
     /// the calls in flight when every region is ready for their DMA as it stands, else alone
     /// (no call in flight) after preparing them, since page-locking may replace or evict a
-    /// registration that another call's copies use.
+    /// registration that another call's copies use. Also returns the seconds spent waiting
+    /// for the lock (for calls in flight to end, or for a call running alone).
     fn enter(
         &self,
         devs: &[Arc<dyn Device>],
         regions: &[(u64, usize, HostAccess)],
-    ) -> Result<CallGuard<'_>> {
+    ) -> Result<(CallGuard<'_>, f64)> {
         let accelerators = || devs.iter().filter(|d| !d.space().is_host());
+        let t = std::time::Instant::now();
         let beside = self.beside_others();
+        let mut waited = t.elapsed().as_secs_f64();
         let mut ready = true;
         'check: for &(addr, bytes, access) in regions {
             for d in accelerators() {
@@ -257,17 +264,19 @@ impl DevicePool {
             }
         }
         if ready {
-            return Ok(CallGuard::Beside(beside));
+            return Ok((CallGuard::Beside(beside), waited));
         }
         drop(beside);
+        let t = std::time::Instant::now();
         let alone = self.alone();
+        waited += t.elapsed().as_secs_f64();
         for &(addr, bytes, access) in regions {
             for d in accelerators() {
                 d.prepare_host(addr, bytes, access)
                     .map_err(|e| e.on_device(&d.info().label()))?;
             }
         }
-        Ok(CallGuard::Alone(alone))
+        Ok((CallGuard::Alone(alone), waited))
     }
 
     /// The read side of `calls`: a call that runs beside others.

@@ -161,6 +161,12 @@ pub struct GemmReport {
     pub planning_seconds: f64,
     /// Wall time of the whole call.
     pub seconds: f64,
+    /// Seconds the call waited for other calls in flight: to enter beside them (or alone, to
+    /// page-lock its host operands) and for device memory they held. Part of `seconds`.
+    pub waited_seconds: f64,
+    /// Seconds from the call's start to the start of its execution: the origin of `trace`'s
+    /// times (of the last execution, when a recovered call ran several).
+    pub execute_start: f64,
     pub stats: PlanStats,
     /// Share of C each device was given (whole tiles or a strip; see `stats.c_share`).
     pub weights: Vec<f64>,

@@ -21,10 +21,15 @@ pub(super) struct Workspaces {
     idle: Vec<Mutex<Vec<Box<dyn Buffer>>>>,
     /// Per pool device, bytes of every slot buffer the pool owns there (idle or in use).
     owned: Vec<Mutex<u64>>,
-    /// Idle host staging buffers (u64 for 8-byte alignment).
-    idle_host: Mutex<Vec<Vec<u64>>>,
-    /// What host folds run on, started on first use.
-    folder: Mutex<Option<Arc<HostFolder>>>,
+    /// Idle host staging buffers.
+    idle_host: Mutex<Vec<HostStaging>>,
+    /// Idle host folders: each call that folds takes one, so that the folds of calls running
+    /// at once do not queue behind each other (one in-order queue for all made a call's fold
+    /// wait for another call's product, and a call whose staging slot waited for that fold
+    /// stop issuing).
+    idle_folders: Mutex<Vec<Arc<HostFolder>>>,
+    /// The threads every folder folds on, started on first use.
+    fold_workers: Mutex<Option<Arc<rayon::ThreadPool>>>,
     usage: Mutex<Usage>,
     released: Condvar,
 }
@@ -36,23 +41,68 @@ struct Usage {
     releases: u64,
 }
 
+/// A host staging buffer of the pool (u64 words for 8-byte alignment), and the pool devices
+/// for whose DMA it was made ready.
+struct HostStaging {
+    words: Vec<u64>,
+    /// Its memory is the pool's own, never freed while registered, so a registration of it
+    /// cannot go stale: once ready for a device, it needs no verifying (the probes are
+    /// synchronous copies, which wait behind the copies of the calls in flight). Were its
+    /// registration evicted, the links would stage its copies: slower, still right.
+    ready_for: Vec<usize>,
+}
+
 /// The buffers one call works in; back to the idle lists when dropped.
 pub(super) struct CallWorkspace<'a> {
     pool: &'a Workspaces,
     /// (pool device index, its slot buffer).
     device: Vec<(usize, Box<dyn Buffer>)>,
-    host: Option<Vec<u64>>,
+    host: Option<HostStaging>,
 }
 
 impl CallWorkspace<'_> {
     /// The base address of the host staging buffer (0 when the plan stages nothing).
     pub(super) fn host_addr(&self) -> u64 {
-        self.host.as_ref().map_or(0, |v| v.as_ptr() as u64)
+        self.host.as_ref().map_or(0, |h| h.words.as_ptr() as u64)
     }
 
-    /// The host staging buffer as (address, bytes), when there is one.
-    pub(super) fn host_region(&self) -> Option<(u64, usize)> {
-        self.host.as_ref().map(|v| (v.as_ptr() as u64, v.len() * 8))
+    /// The host staging buffer as (address, bytes), when there is one and it is not yet known
+    /// ready for the DMA of every device of `accelerators` (pool indices).
+    pub(super) fn host_region_to_prepare(&self, accelerators: &[usize]) -> Option<(u64, usize)> {
+        self.host
+            .as_ref()
+            .filter(|h| accelerators.iter().any(|d| !h.ready_for.contains(d)))
+            .map(|h| (h.words.as_ptr() as u64, h.words.len() * 8))
+    }
+
+    /// Records that the host staging buffer is ready for the DMA of `accelerators`.
+    pub(super) fn host_ready_for(&mut self, accelerators: &[usize]) {
+        if let Some(h) = self.host.as_mut() {
+            for &d in accelerators {
+                if !h.ready_for.contains(&d) {
+                    h.ready_for.push(d);
+                }
+            }
+        }
+    }
+}
+
+/// A host folder one call folds on; back to the idle list when dropped (the executor has
+/// synchronised its queue by then).
+pub(super) struct FolderLease<'a> {
+    pool: &'a Workspaces,
+    folder: Arc<HostFolder>,
+}
+
+impl FolderLease<'_> {
+    pub(super) fn folder(&self) -> Arc<HostFolder> {
+        self.folder.clone()
+    }
+}
+
+impl Drop for FolderLease<'_> {
+    fn drop(&mut self) {
+        lock(&self.pool.idle_folders).push(self.folder.clone());
     }
 }
 
@@ -77,7 +127,8 @@ impl Workspaces {
             idle: (0..devices).map(|_| Mutex::new(Vec::new())).collect(),
             owned: (0..devices).map(|_| Mutex::new(0)).collect(),
             idle_host: Mutex::new(Vec::new()),
-            folder: Mutex::new(None),
+            idle_folders: Mutex::new(Vec::new()),
+            fold_workers: Mutex::new(None),
             usage: Mutex::new(Usage::default()),
             released: Condvar::new(),
         }
@@ -201,11 +252,11 @@ impl Workspaces {
     }
 
     /// The smallest idle host staging buffer of at least `need` bytes, else a new one.
-    fn host_buffer(&self, need: usize) -> Result<Vec<u64>> {
+    fn host_buffer(&self, need: usize) -> Result<HostStaging> {
         let mut idle = lock(&self.idle_host);
         let best = (0..idle.len())
-            .filter(|&j| idle[j].len() * 8 >= need)
-            .min_by_key(|&j| idle[j].len());
+            .filter(|&j| idle[j].words.len() * 8 >= need)
+            .min_by_key(|&j| idle[j].words.len());
         if let Some(j) = best {
             return Ok(idle.swap_remove(j));
         }
@@ -217,7 +268,10 @@ impl Workspaces {
             detail: format!("{need} B of host staging slots: {e}"),
         })?;
         v.resize(words, 0);
-        Ok(v)
+        Ok(HostStaging {
+            words: v,
+            ready_for: Vec::new(),
+        })
     }
 
     /// After an out-of-memory error (the caller's buffers given back): when other calls hold
@@ -235,15 +289,23 @@ impl Workspaces {
         true
     }
 
-    /// The host folder, started on first use.
-    pub(super) fn folder(&self) -> Result<Arc<HostFolder>> {
-        let mut f = lock(&self.folder);
-        if let Some(folder) = f.as_ref() {
-            return Ok(folder.clone());
+    /// A host folder for one call: an idle one, else a new one (its queue's thread started;
+    /// the fold threads are shared by all and started on first use).
+    pub(super) fn folder(&self) -> Result<FolderLease<'_>> {
+        if let Some(folder) = lock(&self.idle_folders).pop() {
+            return Ok(FolderLease { pool: self, folder });
         }
-        let folder = Arc::new(HostFolder::new()?);
-        *f = Some(folder.clone());
-        Ok(folder)
+        let workers = {
+            let mut w = lock(&self.fold_workers);
+            match w.as_ref() {
+                Some(w) => w.clone(),
+                None => w.insert(Arc::new(crate::fold::fold_workers()?)).clone(),
+            }
+        };
+        Ok(FolderLease {
+            pool: self,
+            folder: Arc::new(HostFolder::with_workers(workers)?),
+        })
     }
 
     /// Frees every idle buffer (device slots and host staging, released from every device that
@@ -252,9 +314,10 @@ impl Workspaces {
         for i in 0..self.idle.len() {
             self.free_idle(i);
         }
-        let hosts: Vec<Vec<u64>> = std::mem::take(&mut *lock(&self.idle_host));
+        let hosts: Vec<HostStaging> = std::mem::take(&mut *lock(&self.idle_host));
         let mut result = Ok(());
-        for v in &hosts {
+        for h in &hosts {
+            let v = &h.words;
             for d in devices {
                 if let Err(e) = d.release_host(v.as_ptr() as u64, v.len() * 8) {
                     result = result.and(Err(e));
