@@ -176,14 +176,26 @@ pub struct LocalProduct {
     pub tile: Option<(usize, usize, usize)>,
     /// Products folded into host C on the host.
     pub host_fold: bool,
-    /// The plan came from the runtime's cache.
+    /// The plan came from the runtime's cache; the seconds planning took.
     pub plan_cached: bool,
+    pub planning_seconds: f64,
+    /// Bytes the call moved over each link (link name, bytes), in the order first used: the
+    /// least is each A and B tile once per device that needs it, and C's tiles when C is not
+    /// on the device computing them.
+    pub link_bytes: Vec<(String, u64)>,
     /// The runtime's notes (a device given no tiles, a K-split).
     pub notes: Vec<String>,
 }
 
 impl LocalProduct {
     fn new(m: usize, n: usize, k: usize, seconds: f64, r: &GemmReport) -> Self {
+        let mut link_bytes: Vec<(String, u64)> = Vec::new();
+        for t in &r.transfers {
+            match link_bytes.iter_mut().find(|(l, _)| *l == t.link) {
+                Some((_, b)) => *b += t.bytes,
+                None => link_bytes.push((t.link.clone(), t.bytes)),
+            }
+        }
         LocalProduct {
             m,
             n,
@@ -194,6 +206,8 @@ impl LocalProduct {
             tile: r.tile,
             host_fold: r.host_fold,
             plan_cached: r.plan_cached,
+            planning_seconds: r.planning_seconds,
+            link_bytes,
             notes: r.notes.clone(),
         }
     }

@@ -179,7 +179,7 @@ fn stdout_of(mut cmd: Command) -> String {
 }
 
 /// The lines of `rank`'s local products in a bench's diagnosis.
-fn product_lines<'s>(stdout: &'s str, rank: usize) -> Vec<&'s str> {
+fn product_lines(stdout: &str, rank: usize) -> Vec<&str> {
     let prefix = format!("rank {rank} product ");
     stdout.lines().filter(|l| l.starts_with(&prefix)).collect()
 }

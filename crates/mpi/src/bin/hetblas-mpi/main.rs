@@ -713,9 +713,14 @@ fn diagnosis(rank: i32, rep: &SummaReport, pins: Option<&(PinStats, PinStats)>) 
     );
     for (i, p) in rep.products.iter().enumerate() {
         let shares: Vec<String> = p.weights.iter().map(|w| format!("{w:.3}")).collect();
+        let moved: Vec<String> = p
+            .link_bytes
+            .iter()
+            .map(|(l, b)| format!("{l} {}", human_bytes(*b)))
+            .collect();
         out += &format!(
             "\nrank {rank} product {i}: {}x{}x{} {:.3} s, {:.2} TFLOP/s, devices {:?} shares [{}], \
-             tile {:?}, host fold {}, plan cached {}{}",
+             tile {:?}, host fold {}, plan cached {} ({:.3} s planning), moved [{}]{}",
             p.m,
             p.n,
             p.k,
@@ -726,6 +731,8 @@ fn diagnosis(rank: i32, rep: &SummaReport, pins: Option<&(PinStats, PinStats)>) 
             p.tile,
             p.host_fold,
             p.plan_cached,
+            p.planning_seconds,
+            moved.join(", "),
             if p.notes.is_empty() {
                 String::new()
             } else {
@@ -760,6 +767,15 @@ fn diagnosis(rank: i32, rep: &SummaReport, pins: Option<&(PinStats, PinStats)>) 
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
+
+/// `b` bytes as GiB, or MiB below one GiB.
+fn human_bytes(b: u64) -> String {
+    if b as f64 >= GIB {
+        format!("{:.2} GiB", b as f64 / GIB)
+    } else {
+        format!("{:.2} MiB", b as f64 / (1u64 << 20) as f64)
+    }
+}
 
 /// Prints every rank's `text` on rank 0, in rank order (gathered, so that the lines of
 /// different ranks do not interleave). Collective over `comm`.
