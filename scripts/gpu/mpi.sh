@@ -19,6 +19,9 @@
 #                        (N/R x N x N in panels of PANEL, A and B read in place), so that the
 #                        local product is timed without MPI partners, windows or broadcasts
 #     --no-single        skip the one-process R-GPU reference (hetblas gemm)
+#     --bind numa|none   ranks mapped and bound one per NUMA node (rank r on node r, the node
+#                        of GPU r on the usual two-socket layout; see machine.txt's topology),
+#                        or unbound (default none)
 #     --reps R           timed repetitions after a warm-up (default 3)
 #     --no-probe         skip the broadcast bandwidth probe (hetblas-mpi bcast per MCA set)
 #   Every bench prints, per rank and for the first timed repetition, each local product's
@@ -41,7 +44,7 @@
 
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
-RANKS=2 SIZE=32768 GRIDS="" REPS=3 PROBE=1 SINGLE=1 BASELINE=auto/8192
+RANKS=2 SIZE=32768 GRIDS="" REPS=3 PROBE=1 SINGLE=1 BASELINE=auto/8192 BIND=none
 # The shared window (no copy between ranks) with the products on the GPU only (the default)
 # and with the CPU allowed too, then the chunked chain.
 VARIANTS=shared/2/8192,shared/2/8192//all,chain:64/2/8192,shared/2/4096
@@ -62,12 +65,18 @@ while (($#)); do
         --no-probe) PROBE=0; shift ;;
         --no-single) SINGLE=0; shift ;;
         --baseline) BASELINE=$2; shift 2 ;;
+        --bind) BIND=$2; shift 2 ;;
         --reps) REPS=$2; shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
 done
 GRIDS=${GRIDS:-${RANKS}x1}
+case $BIND in
+    none) PLACE=(--bind-to none) ;;
+    numa) PLACE=(--map-by numa --bind-to numa) ;;
+    *) echo "--bind $BIND: numa or none" >&2; exit 2 ;;
+esac
 MPI_BIN=$BIN/hetblas-mpi
 start mpi
 ((DRY_RUN)) || [[ -x $MPI_BIN ]] || { echo "no $MPI_BIN (see --help)"; exit 1; }
@@ -95,7 +104,7 @@ single=${HETBLAS_PROFILE:-}
 if ((SINGLE)); then
     echo "== one process, GPUs $GPUS"
     HETBLAS_CUDA_DEVICES=$GPUS use_profile "cuda$RANKS"
-    single=$HETBLAS_PROFILE
+    single=${HETBLAS_PROFILE:-}
     HETBLAS_CUDA_DEVICES=$GPUS run --log "$OUT/single.log" --grep "TFLOP|GFLOP|median|devices" \
         "$H" gemm --size "$SIZE" --reps "$REPS"
 fi
@@ -110,9 +119,12 @@ mca() {
     esac
 }
 HETBLAS_CUDA_DEVICES=0 use_profile cuda1
-# Each rank takes the GPU of its local rank; the environment that is set travels.
+# Each rank takes the GPU of its local rank; the environment that is set travels (every
+# HETBLAS_* variable, so that HETBLAS_PIN=staging and the like reach the ranks).
 pass=()
-for v in HETBLAS_PROFILE LD_LIBRARY_PATH PATH OPAL_PREFIX; do [[ -n ${!v:-} ]] && pass+=(-x "$v"); done
+for v in $(compgen -v HETBLAS_) LD_LIBRARY_PATH PATH OPAL_PREFIX; do
+    [[ $v != HETBLAS_CUDA_DEVICES && -n ${!v:-} ]] && pass+=(-x "$v")
+done
 SHOW="^(bench|rep|warm|result|rank)"
 if [[ $BASELINE != none ]]; then
     echo "== 1 rank x 1 GPU: the local product of one of $RANKS ranks, $((SIZE / RANKS))x${SIZE}x$SIZE"
@@ -121,7 +133,7 @@ if [[ $BASELINE != none ]]; then
         w=${w:-8192}
         # shellcheck disable=SC2016 # expanded by the rank's shell
         run --limit 180 --log "$OUT/baseline-${devs:-auto}-p$w.log" --grep "$SHOW" \
-            "$MPIRUN" -np 1 --bind-to none "${pass[@]}" \
+            "$MPIRUN" -np 1 "${PLACE[@]}" "${pass[@]}" \
             bash -c 'HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
             "$MPI_BIN" bench --grid 1x1 -m $((SIZE / RANKS)) -n "$SIZE" -k "$SIZE" \
             --panel "$w" --devices "${devs:-auto}" --reps "$REPS"
@@ -136,7 +148,7 @@ for g in ${GRIDS//,/ }; do
         IFS=/ read -r tr la w set devs <<<"$v"
         # shellcheck disable=SC2016,SC2046 # expanded by each rank's shell; separate options
         run --limit 150 --log "$OUT/mpi-$g-${tr/:/}-l$la-p$w-${devs:-auto}-${set:-default}.log" --grep "$SHOW" \
-            "$MPIRUN" -np "$RANKS" --bind-to none $(mca "$set") "${pass[@]}" \
+            "$MPIRUN" -np "$RANKS" "${PLACE[@]}" $(mca "$set") "${pass[@]}" \
             bash -c 'HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
             "$MPI_BIN" bench --grid "$g" --size "$SIZE" --transport "$tr" --lookahead "$la" \
             --panel "$w" --devices "${devs:-auto}" --reps "$REPS"
@@ -154,7 +166,7 @@ fi
 HETBLAS_PROFILE=$single
 ((DRY_RUN)) && finish
 {
-    single_tf=$(grep -hoE "[0-9.]+ GFLOP/s" "$OUT/single.log" | tail -1 | awk '{ printf "%.2f", $1 / 1000 }')
+    single_tf=$(grep -hoE "[0-9.]+ GFLOP/s" "$OUT/single.log" 2>/dev/null | tail -1 | awk '{ printf "%.2f", $1 / 1000 }')
     echo "one process, $RANKS GPUs: ${single_tf:-?} TFLOP/s"
     echo
     echo "| grid | transport | look-ahead | panel | MCA | product devices | TFLOP/s | of one process | longest wait (s) |"
