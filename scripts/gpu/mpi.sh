@@ -7,13 +7,26 @@
 #     --size N           DGEMM N^3 (default 32768)
 #     --grids LIST       process grids (default Rx1: C split by rows and B broadcast; 1xR is
 #                        the same traffic with A broadcast)
-#     --variants LIST    SUMMA variants to compare, each TRANSPORT/LOOKAHEAD/PANEL[/MCA]:
+#     --variants LIST    SUMMA variants to compare, each TRANSPORT/LOOKAHEAD/PANEL[/MCA[/DEVS]]:
 #                        TRANSPORT ibcast, chain:MIB (point-to-point chunks of MIB) or shared
 #                        (an MPI-3 shared-memory window: no copy between ranks), LOOKAHEAD
 #                        panels in flight, PANEL the panel width, MCA one of the Open MPI
-#                        settings below (default: none given, Open MPI's defaults)
+#                        settings below (empty or absent: Open MPI's defaults), DEVS the
+#                        devices of each rank's local products: auto (default: with C on the
+#                        GPU, the GPU only), gpu, or all (the CPU may take tiles too)
+#     --baseline LIST    single-rank baselines, each DEVS[/PANEL] (default auto/8192; none: skip):
+#                        one rank, one GPU, grid 1x1, the local product of one of the R ranks
+#                        (N/R x N x N in panels of PANEL, A and B read in place), so that the
+#                        local product is timed without MPI partners, windows or broadcasts
+#     --no-single        skip the one-process R-GPU reference (hetblas gemm)
+#     --bind numa|none   ranks mapped and bound one per NUMA node (rank r on node r, the node
+#                        of GPU r on the usual two-socket layout; see machine.txt's topology),
+#                        or unbound (default none)
 #     --reps R           timed repetitions after a warm-up (default 3)
 #     --no-probe         skip the broadcast bandwidth probe (hetblas-mpi bcast per MCA set)
+#   Every bench prints, per rank and for the first timed repetition, each local product's
+#   seconds and rate, the runtime's devices, shares, tile and host fold, and the host
+#   registrations it made (lines "rank R ..."; the whole output is in the logs).
 #   MCA sets (the shared-memory transport vader; a container may forbid CMA's
 #   process_vm_readv, and then every large message is copied twice through 32 KiB fragments):
 #     cma     btl_vader_single_copy_mechanism=cma (one copy, the receiver reads the sender)
@@ -31,11 +44,10 @@
 
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
-RANKS=2 SIZE=32768 GRIDS="" REPS=3 PROBE=1
-# The old schedule (Ibcast, one panel ahead) first, then the shared window (no copy between
-# ranks) and the chunked chain with deeper look-ahead and smaller panels, and the chain under
-# two MCA sets.
-VARIANTS=ibcast/1/8192,shared/2/4096,chain:64/2/4096,shared/2/8192,shared/3/2048,chain:64/4/2048,chain:64/2/4096/cma,chain:64/2/4096/frag,chain:16/2/4096
+RANKS=2 SIZE=32768 GRIDS="" REPS=3 PROBE=1 SINGLE=1 BASELINE=auto/8192 BIND=none
+# The shared window (no copy between ranks) with the products on the GPU only (the default)
+# and with the CPU allowed too, then the chunked chain.
+VARIANTS=shared/2/8192,shared/2/8192//all,chain:64/2/8192,shared/2/4096
 DEBS="openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 libevent-core-2.1-7
  libevent-pthreads-2.1-7 libfabric1 libucx0 libpsm2-2 libpsm-infinipath1 libibverbs1
  ibverbs-providers librdmacm1 libnl-3-200 libnl-route-3-200 libmunge2 libnuma1 libatomic1"
@@ -51,12 +63,20 @@ while (($#)); do
         --grids) GRIDS=$2; shift 2 ;;
         --variants) VARIANTS=$2; shift 2 ;;
         --no-probe) PROBE=0; shift ;;
+        --no-single) SINGLE=0; shift ;;
+        --baseline) BASELINE=$2; shift 2 ;;
+        --bind) BIND=$2; shift 2 ;;
         --reps) REPS=$2; shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
 done
 GRIDS=${GRIDS:-${RANKS}x1}
+case $BIND in
+    none) PLACE=(--bind-to none) ;;
+    numa) PLACE=(--map-by numa --bind-to numa) ;;
+    *) echo "--bind $BIND: numa or none" >&2; exit 2 ;;
+esac
 MPI_BIN=$BIN/hetblas-mpi
 start mpi
 ((DRY_RUN)) || [[ -x $MPI_BIN ]] || { echo "no $MPI_BIN (see --help)"; exit 1; }
@@ -80,11 +100,14 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1
 
 GPUS=$(seq -s, 0 $((RANKS - 1)))
-echo "== one process, GPUs $GPUS"
-HETBLAS_CUDA_DEVICES=$GPUS use_profile "cuda$RANKS"
-single=$HETBLAS_PROFILE
-HETBLAS_CUDA_DEVICES=$GPUS run --log "$OUT/single.log" --grep "TFLOP|GFLOP|median|devices" \
-    "$H" gemm --size "$SIZE" --reps "$REPS"
+single=${HETBLAS_PROFILE:-}
+if ((SINGLE)); then
+    echo "== one process, GPUs $GPUS"
+    HETBLAS_CUDA_DEVICES=$GPUS use_profile "cuda$RANKS"
+    single=${HETBLAS_PROFILE:-}
+    HETBLAS_CUDA_DEVICES=$GPUS run --log "$OUT/single.log" --grep "TFLOP|GFLOP|median|devices" \
+        "$H" gemm --size "$SIZE" --reps "$REPS"
+fi
 # mca SET: the mpirun options of an MCA set (see the header).
 mca() {
     case $1 in
@@ -96,22 +119,39 @@ mca() {
     esac
 }
 HETBLAS_CUDA_DEVICES=0 use_profile cuda1
-# Each rank takes the GPU of its local rank; the environment that is set travels.
+# Each rank takes the GPU of its local rank; the environment that is set travels (every
+# HETBLAS_* variable, so that HETBLAS_PIN=staging and the like reach the ranks).
 pass=()
-for v in HETBLAS_PROFILE LD_LIBRARY_PATH PATH OPAL_PREFIX; do [[ -n ${!v:-} ]] && pass+=(-x "$v"); done
+for v in $(compgen -v HETBLAS_) LD_LIBRARY_PATH PATH OPAL_PREFIX; do
+    [[ $v != HETBLAS_CUDA_DEVICES && -n ${!v:-} ]] && pass+=(-x "$v")
+done
+SHOW="^(bench|rep|warm|result|rank)"
+if [[ $BASELINE != none ]]; then
+    echo "== 1 rank x 1 GPU: the local product of one of $RANKS ranks, $((SIZE / RANKS))x${SIZE}x$SIZE"
+    for b in ${BASELINE//,/ }; do
+        IFS=/ read -r devs w <<<"$b"
+        w=${w:-8192}
+        # shellcheck disable=SC2016 # expanded by the rank's shell
+        run --limit 180 --log "$OUT/baseline-${devs:-auto}-p$w.log" --grep "$SHOW" \
+            "$MPIRUN" -np 1 "${PLACE[@]}" "${pass[@]}" \
+            bash -c 'HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
+            "$MPI_BIN" bench --grid 1x1 -m $((SIZE / RANKS)) -n "$SIZE" -k "$SIZE" \
+            --panel "$w" --devices "${devs:-auto}" --reps "$REPS"
+    done
+fi
 # The shared window lives in Open MPI's backing files (/dev/shm, else the session directory):
 # a container's small /dev/shm would refuse it.
 df -h /dev/shm /tmp 2>/dev/null || true
 echo "== $RANKS ranks x 1 GPU, grids $GRIDS"
 for g in ${GRIDS//,/ }; do
     for v in ${VARIANTS//,/ }; do
-        IFS=/ read -r tr la w set <<<"$v"
+        IFS=/ read -r tr la w set devs <<<"$v"
         # shellcheck disable=SC2016,SC2046 # expanded by each rank's shell; separate options
-        run --limit 120 --log "$OUT/mpi-$g-${tr/:/}-l$la-p$w-${set:-default}.log" --grep "^(bench|rep|warm|result)" \
-            "$MPIRUN" -np "$RANKS" --bind-to none $(mca "$set") "${pass[@]}" \
+        run --limit 150 --log "$OUT/mpi-$g-${tr/:/}-l$la-p$w-${devs:-auto}-${set:-default}.log" --grep "$SHOW" \
+            "$MPIRUN" -np "$RANKS" "${PLACE[@]}" $(mca "$set") "${pass[@]}" \
             bash -c 'HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"' \
             "$MPI_BIN" bench --grid "$g" --size "$SIZE" --transport "$tr" --lookahead "$la" \
-            --panel "$w" --reps "$REPS"
+            --panel "$w" --devices "${devs:-auto}" --reps "$REPS"
     done
 done
 if ((PROBE)); then
@@ -126,17 +166,23 @@ fi
 HETBLAS_PROFILE=$single
 ((DRY_RUN)) && finish
 {
-    single_tf=$(grep -hoE "[0-9.]+ GFLOP/s" "$OUT/single.log" | tail -1 | awk '{ printf "%.2f", $1 / 1000 }')
+    single_tf=$(grep -hoE "[0-9.]+ GFLOP/s" "$OUT/single.log" 2>/dev/null | tail -1 | awk '{ printf "%.2f", $1 / 1000 }')
     echo "one process, $RANKS GPUs: ${single_tf:-?} TFLOP/s"
     echo
-    echo "| grid | transport | look-ahead | panel | MCA | TFLOP/s | of one process | longest wait (s) |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+    echo "| grid | transport | look-ahead | panel | MCA | product devices | TFLOP/s | of one process | longest wait (s) |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     for f in "$OUT"/mpi-*.log; do
         set=$(basename "$f" .log); set=${set##*-}
-        # result,mpi,m,n,k,grid,seconds,TFLOP/s,transport,look-ahead,panel,longest wait
+        # result,mpi,m,n,k,grid,seconds,TFLOP/s,transport,look-ahead,panel,longest wait,devices
         grep -h "^result,mpi" "$f" | awk -F, -v s="$set" -v one="${single_tf:-0}" '{
-            printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $6, $9, $10, $11, s, $8,
+            printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $6, $9, $10, $11, s, $13, $8,
                 (one > 0 ? sprintf("%.2f", $8 / one) : "?"), $12 }'
+    done
+    echo
+    echo "single rank, one GPU (the local product alone; compare with one process's TFLOP/s / $RANKS):"
+    for f in "$OUT"/baseline-*.log; do
+        [[ -f $f ]] && grep -h "^result,mpi" "$f" | awk -F, '{
+            printf "  %sx%sx%s, panel %s, product devices %s: %s s, %s TFLOP/s\n", $3, $4, $5, $11, $13, $7, $8 }'
     done
     echo
     echo "broadcast probe (ranks, MiB, transport, polling, seconds, GB/s):"

@@ -194,3 +194,71 @@ fn fresh_output_is_prefaulted_before_registration() {
     )
     .unwrap();
 }
+
+/// A buffer made ready whole (`DevicePool::prepare_host`, what the distributed GEMM does with
+/// its local arrays and shared windows) serves every call on views inside it: the calls
+/// register nothing more, and release gives the whole range back.
+#[test]
+fn a_buffer_prepared_whole_serves_every_view() {
+    let Some((pool, cache)) = pool() else { return };
+    // A as four column panels of n x n, each multiplied by its own call.
+    let (n, panels) = (1024, 4);
+    let a = data(121, n * n * panels);
+    let b = data(122, n * n);
+    let c0 = data(123, n * n);
+    let mut c = c0.clone();
+    let before = cache.stats();
+    pool.prepare_host(&a, hetblas_core::HostAccess::Read)
+        .unwrap();
+    pool.prepare_host(&b, hetblas_core::HostAccess::Read)
+        .unwrap();
+    pool.prepare_host(&c, hetblas_core::HostAccess::ReadWrite)
+        .unwrap();
+    let prepared = cache.stats();
+    assert!(
+        prepared.registrations >= before.registrations + 3
+            && prepared.bytes_registered - before.bytes_registered
+                >= (std::mem::size_of_val(a.as_slice()) + 2 * n * n * 8) as u64,
+        "{prepared:?}"
+    );
+    assert!(cache.is_pinned(a.as_ptr() as u64, std::mem::size_of_val(a.as_slice())));
+    let opts = GemmOptions::default().devices([0]).tile(512);
+    for p in 0..panels {
+        let panel = &a[p * n * n..(p + 1) * n * n];
+        c.copy_from_slice(&c0);
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(panel, n, n).unwrap(),
+            MatRef::packed(&b, n, n).unwrap(),
+            0.5,
+            MatMut::packed(&mut c, n, n).unwrap(),
+            &opts,
+        )
+        .unwrap();
+        check_sampled(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(panel, n, n).unwrap(),
+            MatRef::packed(&b, n, n).unwrap(),
+            0.5,
+            MatRef::packed(&c0, n, n).unwrap(),
+            MatRef::packed(&c, n, n).unwrap(),
+            512,
+            p as u64,
+        )
+        .unwrap_or_else(|e| panic!("panel {p}: {e}"));
+    }
+    let after = cache.stats();
+    assert_eq!(
+        after.registrations, prepared.registrations,
+        "views of prepared buffers were registered again: {after:?}"
+    );
+    assert!(after.hits >= prepared.hits + panels as u64, "{after:?}");
+    for buf in [&a[..], &b[..], &c[..]] {
+        pool.release_host(buf).unwrap();
+        assert!(!cache.is_pinned(buf.as_ptr() as u64, 8));
+    }
+}

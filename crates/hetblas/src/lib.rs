@@ -43,8 +43,8 @@ pub use hetblas_core::profile::MachineProfile;
 /// The complex element types (num-complex's `Complex32` / `Complex64`), for CGEMM / ZGEMM.
 pub use hetblas_core::scalar::{c32, c64};
 pub use hetblas_core::{
-    BackendStatus, DType, DeviceMatrix, Error, GemmOptions, GemmPrediction, GemmReport, MatIn,
-    MatMut, MatOut, MatRef, Result, Scalar, Trans,
+    BackendStatus, DType, DeviceMatrix, Error, GemmOptions, GemmPrediction, GemmReport, HostAccess,
+    MatIn, MatMut, MatOut, MatRef, Result, Scalar, Trans,
 };
 pub use hetblas_core::{Side, SymOp, SymProblem, Uplo};
 pub use hetblas_cpu::EmulatedConfig;

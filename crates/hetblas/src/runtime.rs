@@ -10,8 +10,8 @@ use hetblas_core::problem::triangular::{TriOptions, TriProblem, TriRoutine};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
-    BackendStatus, Device, DeviceMatrix, DevicePool, GemmOptions, GemmPrediction, GemmReport, Link,
-    MatIn, MatMut, MatOut, MatRef, MemorySpace, Result, Scalar, Trans,
+    BackendStatus, Device, DeviceMatrix, DevicePool, GemmOptions, GemmPrediction, GemmReport,
+    HostAccess, Link, MatIn, MatMut, MatOut, MatRef, MemorySpace, Result, Scalar, Trans,
 };
 use std::sync::{Arc, RwLock};
 
@@ -361,6 +361,18 @@ impl Runtime {
     /// `InvalidInput` when the shapes differ; copy failures.
     pub fn download<T: Scalar>(&self, m: &DeviceMatrix<T>, host: MatMut<'_, T>) -> Result<()> {
         self.pool.download(m, host)
+    }
+
+    /// Page-locks a host buffer for the accelerators now, once, instead of on the first call
+    /// that meets each view of it (see [`DevicePool::prepare_host`]); `access` says whether
+    /// calls will write it. Calls on the buffer or views inside it then find it registered.
+    /// Undo with [`Runtime::release_host`] before freeing the buffer.
+    ///
+    /// # Errors
+    /// The backend's error registering the memory. Memory the OS refuses to lock is not an
+    /// error: calls copy it through staging buffers.
+    pub fn prepare_host<T>(&self, buffer: &[T], access: HostAccess) -> Result<()> {
+        self.pool.prepare_host(buffer, access)
     }
 
     /// Releases what the devices keep for a host buffer between calls (page-locked

@@ -11,6 +11,9 @@
 //!   products ([`summa`] explains the schedule and why SUMMA rather than COSMA's; [`Transport`]
 //!   how the panels travel: [`broadcast`], [`shared`]);
 //!   [`gemm_in`] / [`gemm_sub_in`] keep the panel buffers in a [`Workspace`] between calls.
+//!   Each call's [`SummaReport`] lists its local products ([`LocalProduct`]: the seconds of
+//!   each runtime call and the runtime's devices, shares, tile and traffic), which is how
+//!   `hetblas-mpi bench` tells a slow local product from slow communication.
 //!
 //! Argument errors are agreed on by every process before any communication, so all return the
 //! same error. A failure during the products (a device lost on one rank) returns an error on
@@ -45,5 +48,6 @@ pub use grid::ProcessGrid;
 pub use matrix::{DistMatrix, DistMut, DistRef};
 pub use network::{NetworkLink, NetworkModel};
 pub use summa::{
-    gemm, gemm_in, gemm_sub, gemm_sub_in, CPlacement, SummaOptions, SummaReport, Workspace,
+    gemm, gemm_in, gemm_sub, gemm_sub_in, CPlacement, LocalProduct, SummaOptions, SummaReport,
+    Workspace,
 };

@@ -13,7 +13,7 @@
 //! gigabytes, and page-locking them for the GPUs, costs more than a call).
 
 use crate::error::{DistError, Result};
-use hetblas::Runtime;
+use hetblas::{HostAccess, Runtime};
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::{CommunicatorRelation, SimpleCommunicator};
@@ -29,6 +29,8 @@ pub struct SharedPanels<T> {
     bases: Vec<*mut T>,
     slot_lens: Vec<usize>,
     slots: usize,
+    /// Every segment has been made ready for the accelerators' DMA ([`SharedPanels::prepare`]).
+    prepared: bool,
 }
 
 // SAFETY: the pointers address the window's memory, which this value owns until `free`; the
@@ -165,7 +167,43 @@ impl<T: hetblas::Scalar> SharedPanels<T> {
             bases,
             slot_lens,
             slots,
+            prepared: false,
         })
+    }
+
+    /// Every member's segment, whole.
+    fn segments(&self) -> impl Iterator<Item = (*mut T, usize)> + '_ {
+        self.bases
+            .iter()
+            .zip(&self.slot_lens)
+            .map(|(&base, &len)| (base, len * self.slots))
+            .filter(|&(base, len)| !base.is_null() && len > 0)
+    }
+
+    /// Page-locks every member's segment for the runtime's accelerators, once per window: the
+    /// products then read their panels from registered memory, and no product pays a
+    /// registration of the slot it meets first. Not collective (each process registers its
+    /// own mapping of the window).
+    ///
+    /// # Errors
+    /// The runtime's error registering a segment.
+    pub(crate) fn prepare(&mut self, rt: &Runtime) -> Result<()> {
+        if self.prepared {
+            return Ok(());
+        }
+        for (base, len) in self.segments() {
+            // SAFETY: the segment is live until `free`; only its address range is used (the
+            // runtime page-locks it; no element is read here).
+            let seg = unsafe { std::slice::from_raw_parts(base as *const T, len) };
+            rt.prepare_host(seg, HostAccess::Read)?;
+        }
+        self.prepared = true;
+        Ok(())
+    }
+
+    /// Whether every segment has been made ready for the accelerators' DMA.
+    pub fn is_prepared(&self) -> bool {
+        self.prepared
     }
 
     /// Gives back the runtime's page-locking of every segment and frees the window.
@@ -175,11 +213,7 @@ impl<T: hetblas::Scalar> SharedPanels<T> {
     /// The runtime's error unregistering a segment (the window is freed anyway).
     pub fn free(mut self, rt: &Runtime) -> Result<()> {
         let mut first_err = Ok(());
-        for (m, &base) in self.bases.iter().enumerate() {
-            let len = self.slot_lens[m] * self.slots;
-            if base.is_null() || len == 0 {
-                continue;
-            }
+        for (base, len) in self.segments() {
             // SAFETY: the segment is live until MPI_Win_free below; only read here.
             let seg = unsafe { std::slice::from_raw_parts(base as *const T, len) };
             if let Err(e) = rt.release_host(seg) {

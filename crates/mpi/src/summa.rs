@@ -34,7 +34,7 @@ use crate::grid::ProcessGrid;
 use crate::matrix::{check_view, DistMut, DistRef};
 use crate::redistribute::{redistribute, Stored, Target};
 use crate::shared::SharedPanels;
-use hetblas::{MatMut, MatRef, Runtime, Scalar, Trans};
+use hetblas::{GemmOptions, GemmReport, HostAccess, MatMut, MatRef, Runtime, Scalar, Trans};
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
 use mpi::request::scope;
@@ -77,6 +77,11 @@ pub struct SummaOptions {
     pub lookahead: usize,
     /// The transport of the panel broadcasts (default: chunked point-to-point chain).
     pub transport: Transport,
+    /// The runtime devices the local products may use (indices into `Runtime::devices`).
+    /// Default: with local C on a device, the runtime's accelerators only (a CPU tile of C
+    /// kept on a GPU crosses the host link twice per panel, and the CPUs of the ranks of one
+    /// node would share its cores); with C in host memory, the runtime chooses.
+    pub devices: Option<Vec<usize>>,
 }
 
 impl Default for SummaOptions {
@@ -88,6 +93,7 @@ impl Default for SummaOptions {
             no_overlap: false,
             lookahead: 2,
             transport: Transport::default(),
+            devices: None,
         }
     }
 }
@@ -117,6 +123,10 @@ impl SummaOptions {
         self.transport = t;
         self
     }
+    pub fn devices(mut self, devices: Option<Vec<usize>>) -> Self {
+        self.devices = devices;
+        self
+    }
 }
 
 /// What one distributed GEMM did on this rank.
@@ -137,6 +147,75 @@ pub struct SummaReport {
     pub redistribute_seconds: f64,
     pub compute_seconds: f64,
     pub wait_seconds: f64,
+    /// Seconds making the host arrays the products read in place (local arrays, shared
+    /// windows, panel buffers) ready for the accelerators' DMA, before the first product
+    /// ([`Runtime::prepare_host`]; a registration found in the runtime's cache costs a check).
+    pub prepare_seconds: f64,
+    /// Each local product (runtime call), in panel order.
+    pub products: Vec<LocalProduct>,
+    /// The runtime devices the products were allowed ([`SummaOptions::devices`], or the
+    /// default's choice); `None`: the runtime chose among all of its devices.
+    pub product_devices: Option<Vec<usize>>,
+}
+
+/// What one local product (one call to the node runtime) did: its wall time and the runtime's
+/// choices, from its [`GemmReport`].
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct LocalProduct {
+    /// Its shape (m x n x k of the runtime call).
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// Wall time of the runtime call.
+    pub seconds: f64,
+    /// Devices that took part (labels) and their shares of C.
+    pub devices: Vec<String>,
+    pub weights: Vec<f64>,
+    /// Tile sizes (tm, tn, tk).
+    pub tile: Option<(usize, usize, usize)>,
+    /// Products folded into host C on the host.
+    pub host_fold: bool,
+    /// The plan came from the runtime's cache; the seconds planning took.
+    pub plan_cached: bool,
+    pub planning_seconds: f64,
+    /// Bytes the call moved over each link (link name, bytes), in the order first used: the
+    /// least is each A and B tile once per device that needs it, and C's tiles when C is not
+    /// on the device computing them.
+    pub link_bytes: Vec<(String, u64)>,
+    /// The runtime's notes (a device given no tiles, a K-split).
+    pub notes: Vec<String>,
+}
+
+impl LocalProduct {
+    fn new(m: usize, n: usize, k: usize, seconds: f64, r: &GemmReport) -> Self {
+        let mut link_bytes: Vec<(String, u64)> = Vec::new();
+        for t in &r.transfers {
+            match link_bytes.iter_mut().find(|(l, _)| *l == t.link) {
+                Some((_, b)) => *b += t.bytes,
+                None => link_bytes.push((t.link.clone(), t.bytes)),
+            }
+        }
+        LocalProduct {
+            m,
+            n,
+            k,
+            seconds,
+            devices: r.devices.clone(),
+            weights: r.weights.clone(),
+            tile: r.tile,
+            host_fold: r.host_fold,
+            plan_cached: r.plan_cached,
+            planning_seconds: r.planning_seconds,
+            link_bytes,
+            notes: r.notes.clone(),
+        }
+    }
+
+    /// Its rate in TFLOP/s (real flops, 2mnk).
+    pub fn tflops(&self) -> f64 {
+        2.0 * (self.m * self.n * self.k) as f64 / self.seconds.max(1e-12) / 1e12
+    }
 }
 
 /// The panel width when none is given: 4096 (large enough that each runtime call keeps a GPU
@@ -309,13 +388,15 @@ impl<T: Scalar> Workspace<T> {
     }
 
     /// A buffer of at least `len` elements; a buffer that must grow is released first (it
-    /// moves, and a registration of the old range would go stale).
+    /// moves, and a registration of the old range would go stale). A new buffer is made ready
+    /// for the accelerators' DMA whole, once (the products read views of it).
     fn grow(rt: &Runtime, v: &mut Vec<T>, len: usize) -> Result<()> {
         if v.len() < len {
             if !v.is_empty() {
                 rt.release_host(v)?;
             }
             *v = vec![T::from_f64(0.0); len];
+            rt.prepare_host(v, HostAccess::Read)?;
         }
         Ok(())
     }
@@ -613,6 +694,16 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
         None => None,
     };
     report.c_on_device = c_dev.is_some();
+    // The devices of the products: those asked for, else with C on a device the accelerators.
+    let product_devices = opts.devices.clone().or_else(|| {
+        c_dev.as_ref()?;
+        let accelerators: Vec<usize> = (0..rt.devices().len())
+            .filter(|&i| !rt.devices()[i].space().is_host())
+            .collect();
+        (!accelerators.is_empty()).then_some(accelerators)
+    });
+    report.product_devices = product_devices.clone();
+    let gemm_opts = GemmOptions::default().device_list(product_devices);
 
     // A ring of buffers per operand: panels p + 1 ..= p + lookahead arrive while panel p is
     // multiplied. An A panel is m_loc x w (column-major, each k-block's columns contiguous); a
@@ -653,6 +744,7 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
     } else {
         n_loc * max_w
     };
+    let t_prepare = Instant::now();
     ws.reserve(rt, slots, a_len, b_len)?;
     // A panel of several k-blocks of B is joined into one w x n_loc matrix before its product.
     let several = panels.iter().any(|p| p.len() > 1);
@@ -662,6 +754,21 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
         n_loc * max_w
     };
     Workspace::grow(rt, &mut ws.join, join_len)?;
+    // The arrays the products read in place, page-locked whole before the first product
+    // (a cached registration costs the runtime a check): the caller's local A / B when their
+    // broadcast group is this process alone, and the shared windows once per window. Left
+    // to the products, each view would be registered on the first call that meets it, inside
+    // the timed products. Redistributed operands live for this call only and are left to them.
+    if a_local && keep_a {
+        rt.prepare_host(a_src.local, HostAccess::Read)?;
+    }
+    if b_local && keep_b {
+        rt.prepare_host(b_src.local, HostAccess::Read)?;
+    }
+    for w in [&mut ws.shared_a, &mut ws.shared_b].into_iter().flatten() {
+        w.prepare(rt)?;
+    }
+    report.prepare_seconds = t_prepare.elapsed().as_secs_f64();
     let b_join = &mut ws.join;
     // The ring as raw parts: a slot is lent to the broadcasts of one panel (mutably) and then
     // to that panel's product (shared) while other slots are lent to later panels, which the
@@ -762,20 +869,25 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
             };
             let c_host_now = c_host.as_deref_mut();
             let c_dev_now = c_dev.as_mut();
+            let gemm_opts = &gemm_opts;
             let t_c = Instant::now();
             let res = std::thread::scope(|ts| {
-                let job = ts.spawn(move || -> Result<()> {
+                let job = ts.spawn(move || -> Result<LocalProduct> {
                     let av = MatRef::new(a_data, m_loc, w, a_ld)?;
                     let bv = MatRef::new(b_data, w, n_loc, b_ld)?;
-                    match (c_dev_now, c_host_now) {
-                        (Some(d), _) => rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, d)?,
+                    let (n, t) = (Trans::N, Instant::now());
+                    let r = match (c_dev_now, c_host_now) {
+                        (Some(d), _) => {
+                            rt.gemm_with(n, n, alpha, av, bv, beta_now, d, gemm_opts)?
+                        }
                         (None, Some(c_host)) => {
                             let cv = MatMut::new(c_host, m_loc, n_loc, c_ld.max(1))?;
-                            rt.gemm(Trans::N, Trans::N, alpha, av, bv, beta_now, cv)?
+                            rt.gemm_with(n, n, alpha, av, bv, beta_now, cv, gemm_opts)?
                         }
                         (None, None) => return Err(DistError::Grid("local C lent twice".into())),
                     };
-                    Ok(())
+                    let secs = t.elapsed().as_secs_f64();
+                    Ok(LocalProduct::new(m_loc, n_loc, w, secs, &r))
                 });
                 // While the runtime computes: pack and post the panels of the look-ahead, and
                 // move the broadcasts along (MPI moves data only inside its calls unless it
@@ -811,9 +923,12 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
                     .unwrap_or_else(|_| Err(DistError::Grid("local GEMM thread panicked".into())))
             });
             report.compute_seconds += t_c.elapsed().as_secs_f64();
-            if let Err(e) = res {
-                outcome = Err(e);
-                break;
+            match res {
+                Ok(product) => report.products.push(product),
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
             }
             beta_now = T::from_f64(1.0);
             // The owners of shared panels may pack into this slot again.

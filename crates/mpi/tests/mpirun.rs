@@ -164,3 +164,99 @@ fn the_projection_prints_a_simulated_table_for_every_node_count() {
         .expect("hetblas-mpi runs");
     assert!(!bad.status.success());
 }
+
+/// Runs `cmd`, asserting success; its stdout.
+fn stdout_of(mut cmd: Command) -> String {
+    let out = cmd.output().expect("mpirun runs (Open MPI installed?)");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The lines of `rank`'s local products in a bench's diagnosis.
+fn product_lines(stdout: &str, rank: usize) -> Vec<&str> {
+    let prefix = format!("rank {rank} product ");
+    stdout.lines().filter(|l| l.starts_with(&prefix)).collect()
+}
+
+/// The benchmark diagnoses itself: for the first timed repetition, every rank's local
+/// products (one per panel, with the runtime's devices, tile and fold) and its registrations.
+/// With C on a device the products run on the accelerators only; `--devices all` lets the
+/// runtime choose among every device, the CPU included.
+#[test]
+fn the_benchmark_prints_each_ranks_local_products() {
+    let mut c = mpirun(2);
+    c.env("HETBLAS_EMULATED", "2").args([
+        env!("CARGO_BIN_EXE_hetblas-mpi"),
+        "bench",
+        "--grid",
+        "2x1",
+        "--size",
+        "192",
+        "--panel",
+        "48",
+        "--transport",
+        "shared",
+        "--reps",
+        "1",
+    ]);
+    let out = stdout_of(c);
+    for rank in 0..2 {
+        let lines = product_lines(&out, rank);
+        // k = 192 in panels of 48; each rank's C is 96 x 192.
+        assert_eq!(lines.len(), 4, "rank {rank}:\n{out}");
+        for l in &lines {
+            assert!(l.contains("96x192x48"), "{l}");
+            assert!(l.contains("emulated:") && !l.contains("cpu:"), "{l}");
+        }
+        assert!(
+            out.contains(&format!("rank {rank} registrations")),
+            "rank {rank}:\n{out}"
+        );
+        assert!(
+            out.contains(&format!("rank {rank}: devices [")),
+            "rank {rank}:\n{out}"
+        );
+    }
+    let result = out
+        .lines()
+        .find(|l| l.starts_with("result,mpi,192,192,192,2x1,"))
+        .unwrap_or_else(|| panic!("no result line:\n{out}"));
+    assert!(result.ends_with(",auto"), "{result}");
+
+    // One rank, the same local product as a rank of the 2x1 grid, every device allowed.
+    let mut c = mpirun(1);
+    c.env("HETBLAS_EMULATED", "1").args([
+        env!("CARGO_BIN_EXE_hetblas-mpi"),
+        "bench",
+        "--grid",
+        "1x1",
+        "-m",
+        "96",
+        "-n",
+        "192",
+        "-k",
+        "192",
+        "--panel",
+        "48",
+        "--devices",
+        "all",
+        "--reps",
+        "1",
+    ]);
+    let out = stdout_of(c);
+    let lines = product_lines(&out, 0);
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines.iter().all(|l| l.contains("96x192x48")), "{out}");
+    assert!(out.contains("product devices [0, 1]"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("result,mpi,96,192,192,1x1,") && l.ends_with(",all")),
+        "{out}"
+    );
+}

@@ -3,6 +3,10 @@
 //!
 //!   mpirun -np 4 hetblas-mpi check [--grids 1x4,2x2,4x1]   every case against a reference
 //!   mpirun -np 2 hetblas-mpi bench --grid 2x1 --size 32768 [--block N] [--panel W] [--reps R]
+//!                                  [-m M -n N -k K] [--devices auto|gpu|all|0,1] [--c auto|host|D]
+//!                                  [--transport T] [--lookahead L] [--no-overlap]
+//!                   per rank, for the first timed repetition: each local product's seconds and
+//!                   the runtime's devices, tile and fold, and the registration statistics
 //!   mpirun -np 2 hetblas-mpi pingpong                       latency and bandwidth, ranks 0-1
 //!   mpirun -np 2 hetblas-mpi bcast [--mib 256,1024] [--transports ibcast,chain:64] [--nap-us N]
 //!                                                           panel broadcast bandwidth
@@ -13,9 +17,10 @@
 //! `HETBLAS_MPI_TRACE=1` makes `check` name each case before it runs (to find one that hangs).
 
 use hetblas::{Runtime, Scalar, Trans};
+use hetblas_cuda::PinStats;
 use hetblas_mpi::{
     gemm, gemm_in, gemm_sub, CPlacement, DistMatrix, NetworkLink, ProcessGrid, SummaOptions,
-    Transport, Workspace,
+    SummaReport, Transport, Workspace,
 };
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -112,6 +117,9 @@ struct Case {
     transport: Transport,
     /// Submatrix offsets (A, B, C), exercised through `gemm_sub`.
     offset: usize,
+    /// The local products may use every device of the runtime (the CPU too), not the default
+    /// (with C on a device, the accelerators only).
+    all_devices: bool,
 }
 
 fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
@@ -174,6 +182,7 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
                         },
                     ][(v / 3) % 3],
                     offset: 0,
+                    all_devices: v % 4 == 1,
                 });
             }
         }
@@ -208,6 +217,7 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
             lookahead: 1 + i,
             transport: Transport::Shared,
             offset: 0,
+            all_devices: i == 3,
         });
     }
     // Edge shapes and submatrices.
@@ -240,6 +250,7 @@ fn check(world: &SimpleCommunicator, grids: Option<String>) -> Res {
             lookahead: 3,
             transport: Transport::Chain { chunk_bytes: 40 },
             offset: 2 + i,
+            all_devices: false,
         });
     }
 
@@ -369,9 +380,12 @@ fn run_case<T: Scalar + Equivalence + Default>(
         .lookahead(c.lookahead)
         .transport(c.transport);
     opts.panel_width = c.panel;
+    if c.all_devices {
+        opts.devices = Some((0..rt.devices().len()).collect());
+    }
     let (alpha, beta) = (T::from_f64(c.alpha), T::from_f64(c.beta));
-    if o == 0 {
-        gemm(rt, grid, c.ta, c.tb, alpha, &a, &b, beta, &mut cm, &opts).map_err(e)?;
+    let report = if o == 0 {
+        gemm(rt, grid, c.ta, c.tb, alpha, &a, &b, beta, &mut cm, &opts).map_err(e)?
     } else {
         let (mut ar, mut br) = (a.as_dist_ref(), b.as_dist_ref());
         (ar.i0, ar.j0, br.i0, br.j0) = (o, o - 1, o - 1, o);
@@ -380,8 +394,9 @@ fn run_case<T: Scalar + Equivalence + Default>(
         gemm_sub(
             rt, grid, c.ta, c.tb, c.m, c.n, c.k, alpha, ar, br, beta, cw, &opts,
         )
-        .map_err(e)?;
-    }
+        .map_err(e)?
+    };
+    check_products(rt, c, &report)?;
     // Reference for every local entry: f64 dot products of the global generators.
     let (ao, bo, co) = if o == 0 {
         ((0, 0), (0, 0), (0, 0))
@@ -440,6 +455,65 @@ fn run_case<T: Scalar + Equivalence + Default>(
     bad.map_or(Ok(count), Err)
 }
 
+/// The report's local products: one per panel, together the whole k, and with C on a device
+/// and no devices asked for, on the accelerators only (never the CPU).
+fn check_products(rt: &Runtime, c: &Case, report: &SummaReport) -> Res {
+    if c.m == 0 || c.n == 0 || c.k == 0 || c.alpha == 0.0 {
+        return Ok(());
+    }
+    let products = &report.products;
+    if products.len() != report.panels {
+        return Err(format!(
+            "{} panels but {} local products reported",
+            report.panels,
+            products.len()
+        ));
+    }
+    let k: usize = products.iter().map(|p| p.k).sum();
+    if k != c.k {
+        return Err(format!("the local products' k add up to {k}, not {}", c.k));
+    }
+    if let Some(p) = products
+        .iter()
+        .find(|p| !p.seconds.is_finite() || p.seconds < 0.0)
+    {
+        return Err(format!("a local product took {} s", p.seconds));
+    }
+    let host: Vec<String> = rt
+        .devices()
+        .iter()
+        .filter(|d| d.space().is_host())
+        .map(|d| d.info().label())
+        .collect();
+    let accelerators: Vec<usize> = (0..rt.devices().len())
+        .filter(|&i| !rt.devices()[i].space().is_host())
+        .collect();
+    let allowed = report.product_devices.clone();
+    let expected = if c.all_devices {
+        Some((0..rt.devices().len()).collect())
+    } else if report.c_on_device {
+        Some(accelerators)
+    } else {
+        None
+    };
+    if allowed != expected {
+        return Err(format!(
+            "the local products were allowed devices {allowed:?}, expected {expected:?}"
+        ));
+    }
+    if report.c_on_device && !c.all_devices {
+        for p in products.iter().filter(|p| p.m > 0 && p.n > 0) {
+            if p.devices.is_empty() || p.devices.iter().any(|d| host.contains(d)) {
+                return Err(format!(
+                    "C on a device: a local product ran on {:?}, expected accelerators only",
+                    p.devices
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Res {
     let (p, q) = parse_grid(&opt("--grid").unwrap_or_else(|| format!("{}x1", world.size())))?;
     let num = |name: &str, default: usize| -> Result<usize, String> {
@@ -467,6 +541,7 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
     if let Some(t) = opt("--transport") {
         opts.transport = t.parse()?;
     }
+    let devices = opt("--devices").unwrap_or_else(|| "auto".into());
     // Default blocks: each rank's share in one block per dimension (the layout a distributed
     // application built for this grid would choose; SUMMA then reads A and B in place).
     let mb = num("--block", m.div_ceil(p))?;
@@ -477,6 +552,7 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
         return Ok(());
     };
     let rt = Runtime::discover().map_err(|e| e.to_string())?;
+    opts.devices = parse_devices(&rt, &devices)?;
     let e = |e: hetblas_mpi::DistError| e.to_string();
     let t = Instant::now();
     let a = DistMatrix::from_fn(&grid, m, k, mb, kb, |i, j| rnd(1, i, j)).map_err(e)?;
@@ -486,17 +562,34 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
         let devs: Vec<String> = rt.devices().iter().map(|d| d.info().name.clone()).collect();
         println!(
             "bench {m}x{n}x{k} f64, grid {p}x{q}, blocks {mb}x{nb} (k {kb}), {:?}, look-ahead {}, \
-             rank 0 devices {devs:?}, setup {:.1} s",
+             rank 0 devices {devs:?}, product devices {devices}, setup {:.1} s",
             opts.transport,
             opts.lookahead,
             t.elapsed().as_secs_f64()
         );
     }
+    // Each rank's runtime as it sees itself: its devices (what HETBLAS_CUDA_DEVICES left it)
+    // and whether the calibrated profile matched them.
+    let me = grid.comm().rank();
+    let labels: Vec<String> = rt.devices().iter().map(|d| d.info().label()).collect();
+    print_ranks(
+        grid.comm(),
+        &format!(
+            "rank {me}: devices {labels:?}, product devices {}; {}",
+            opts.devices
+                .as_ref()
+                .map_or("auto (with C on a device: its accelerators)".into(), |d| {
+                    format!("{d:?}")
+                }),
+            rt.profile_status()
+        ),
+    );
     let mut times = Vec::new();
     // Panel buffers kept across repetitions, as an application calling repeatedly would.
     let mut ws = Workspace::<f64>::new();
     for r in 0..=reps {
         grid.comm().barrier();
+        let pins_before = pin_stats(&rt);
         let t = Instant::now();
         let rep = gemm_in(
             &rt,
@@ -536,11 +629,19 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
                 rep.redistribute_seconds
             );
         }
+        if r == 1 {
+            let pins = pin_stats(&rt).map(|now| (pins_before.unwrap_or_default(), now));
+            print_ranks(grid.comm(), &diagnosis(me, &rep, pins.as_ref()));
+        }
         if r > 0 {
             times.push((s, worst_wait));
         }
     }
     ws.release(&rt).map_err(e)?;
+    // The local arrays the products read in place were page-locked by the calls.
+    for local in [a.local(), b.local(), c.local()] {
+        rt.release_host(local).map_err(|e| e.to_string())?;
+    }
     times.sort_by(|x, y| x.0.total_cmp(&y.0));
     if grid.comm().rank() == 0 && !times.is_empty() {
         let (med, wait) = times[times.len() / 2];
@@ -550,14 +651,162 @@ fn bench(world: &SimpleCommunicator, opt: &dyn Fn(&str) -> Option<String>) -> Re
             Transport::Shared => "shared".to_string(),
         };
         let lookahead = if opts.no_overlap { 0 } else { opts.lookahead };
-        // Fields after the TFLOP/s: transport, look-ahead, panel width, longest wait.
+        // Fields after the TFLOP/s: transport, look-ahead, panel width, longest wait, the
+        // products' devices (--devices).
         println!(
-            "result,mpi,{m},{n},{k},{p}x{q},{med:.4},{:.2},{transport},{lookahead},{},{wait:.3}",
+            "result,mpi,{m},{n},{k},{p}x{q},{med:.4},{:.2},{transport},{lookahead},{},{wait:.3},\
+             {devices}",
             2.0 * (m * n * k) as f64 / med / 1e12,
             opts.panel_width.unwrap_or(4096)
         );
     }
     Ok(())
+}
+
+/// The devices of the local products from `--devices`: `auto` (the summa default: with C on a
+/// device, the accelerators), `gpu` (the accelerators), `all`, or a list of indices.
+fn parse_devices(rt: &Runtime, spec: &str) -> Result<Option<Vec<usize>>, String> {
+    let all = 0..rt.devices().len();
+    match spec {
+        "auto" => Ok(None),
+        "all" => Ok(Some(all.collect())),
+        "gpu" => {
+            let gpus: Vec<usize> = all
+                .filter(|&i| !rt.devices()[i].space().is_host())
+                .collect();
+            if gpus.is_empty() {
+                return Err("--devices gpu: this runtime has no accelerator".into());
+            }
+            Ok(Some(gpus))
+        }
+        list => list
+            .split(',')
+            .map(|v| match v.trim().parse::<usize>() {
+                Ok(i) if i < rt.devices().len() => Ok(i),
+                _ => Err(format!("--devices {spec:?}: {v:?} is not a device index")),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+    }
+}
+
+/// The registration statistics of the runtime's GPUs (one cache per GPU runtime, shared by
+/// its devices); `None` without a GPU.
+fn pin_stats(rt: &Runtime) -> Option<PinStats> {
+    rt.devices().iter().find_map(|d| {
+        hetblas_cuda::CudaDevice::of(d.as_ref())
+            .map(|g| g.pin_cache().stats())
+            .or_else(|| hetblas_hip::HipDevice::of(d.as_ref()).map(|g| g.pin_cache().stats()))
+    })
+}
+
+/// One rank's lines on a repetition: each local product (seconds, rate, the runtime's
+/// devices, shares, tile and fold), and the registrations it made (`pins`: the statistics
+/// before and after).
+fn diagnosis(rank: i32, rep: &SummaReport, pins: Option<&(PinStats, PinStats)>) -> String {
+    let mut out = format!(
+        "rank {rank}: {} products, compute {:.3} s, waiting {:.3} s, preparing host arrays {:.3} s",
+        rep.products.len(),
+        rep.compute_seconds,
+        rep.wait_seconds,
+        rep.prepare_seconds
+    );
+    for (i, p) in rep.products.iter().enumerate() {
+        let shares: Vec<String> = p.weights.iter().map(|w| format!("{w:.3}")).collect();
+        let moved: Vec<String> = p
+            .link_bytes
+            .iter()
+            .map(|(l, b)| format!("{l} {}", human_bytes(*b)))
+            .collect();
+        out += &format!(
+            "\nrank {rank} product {i}: {}x{}x{} {:.3} s, {:.2} TFLOP/s, devices {:?} shares [{}], \
+             tile {:?}, host fold {}, plan cached {} ({:.3} s planning), moved [{}]{}",
+            p.m,
+            p.n,
+            p.k,
+            p.seconds,
+            p.tflops(),
+            p.devices,
+            shares.join(", "),
+            p.tile,
+            p.host_fold,
+            p.plan_cached,
+            p.planning_seconds,
+            moved.join(", "),
+            if p.notes.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", p.notes.join("; "))
+            }
+        );
+    }
+    out += &match pins {
+        None => format!("\nrank {rank} registrations: no GPU registration cache"),
+        Some((before, now)) => format!(
+            "\nrank {rank} registrations in this repetition: {} new ({:.2} GiB, {:.3} s), {} hits, \
+             {} refused, {} evicted, {} stale, {} merged; since the start: {} registrations \
+             ({:.2} GiB, {:.3} s registering, {:.2} GiB pre-faulted), {} hits, {} refused \
+             (refused memory is copied through staging buffers)",
+            now.registrations - before.registrations,
+            (now.bytes_registered - before.bytes_registered) as f64 / GIB,
+            now.seconds_registering - before.seconds_registering,
+            now.hits - before.hits,
+            now.failures - before.failures,
+            now.evictions - before.evictions,
+            now.stale - before.stale,
+            now.merges - before.merges,
+            now.registrations,
+            now.bytes_registered as f64 / GIB,
+            now.seconds_registering,
+            now.bytes_prefaulted as f64 / GIB,
+            now.hits,
+            now.failures
+        ),
+    };
+    out
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// `b` bytes as GiB, or MiB below one GiB.
+fn human_bytes(b: u64) -> String {
+    if b as f64 >= GIB {
+        format!("{:.2} GiB", b as f64 / GIB)
+    } else {
+        format!("{:.2} MiB", b as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// Prints every rank's `text` on rank 0, in rank order (gathered, so that the lines of
+/// different ranks do not interleave). Collective over `comm`.
+fn print_ranks(comm: &SimpleCommunicator, text: &str) {
+    let root = comm.process_at_rank(0);
+    let bytes = text.as_bytes();
+    let len = bytes.len() as i32;
+    if comm.rank() == 0 {
+        let mut lens = vec![0i32; comm.size() as usize];
+        root.gather_into_root(&len, &mut lens[..]);
+        let displs: Vec<i32> = lens
+            .iter()
+            .scan(0, |at, &l| {
+                let d = *at;
+                *at += l;
+                Some(d)
+            })
+            .collect();
+        let mut all = vec![0u8; lens.iter().sum::<i32>() as usize];
+        let mut part = mpi::datatype::PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
+        root.gather_varcount_into_root(bytes, &mut part);
+        for (&d, &l) in displs.iter().zip(&lens) {
+            println!(
+                "{}",
+                String::from_utf8_lossy(&all[d as usize..(d + l) as usize])
+            );
+        }
+    } else {
+        root.gather_into(&len);
+        root.gather_varcount_into(bytes);
+    }
 }
 
 fn args_has(flag: &str) -> bool {
