@@ -14,7 +14,9 @@
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
 #   PINS="default register noprefault staging outputs" (how the NumPy step prepares fresh host
 #   outputs; register: page-lock every operand; outputs: stage every output not registered;
-#   nopopulate: the default without populating staged outputs; populateN: on N threads)
+#   nopopulate: the default without populating staged outputs; populateN: on N threads;
+#   hugepage0: without the transparent-huge-page advice; trace: the default writing every
+#   call's Chrome trace to $OUT/trace-numpy)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -114,6 +116,7 @@ numpy)
          PYTHONNOUSERSITE=1 LD_LIBRARY_PATH="$libpath" HETBLAS_CBLAS="$openblas")
   "${pyenv[@]}" "$py" -c 'import numpy; numpy.show_config()' > "$OUT/numpy-config.txt" 2>&1 \
     || { say "NumPy does not start:"; tail -5 "$OUT/numpy-config.txt" | tee -a "$report"; status=1; continue; }
+  say "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) (defrag: $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>/dev/null)); NumPy advises them: $("${pyenv[@]}" "$py" -c 'import numpy; print(numpy.core.multiarray._get_madvise_hugepage())' 2>&1)"
   say "-- NumPy $("${pyenv[@]}" "$py" -c 'import numpy; print(numpy.__version__)') (Debian), a @ b, n = $N, f64"
   cat > "$OUT/big.py" <<PY
 import time, numpy as np
@@ -135,6 +138,13 @@ for _ in range(3):
     t = time.perf_counter(); np.matmul(a, b, out=c); ts.append(time.perf_counter() - t)
 t = sorted(ts)[1]
 print(f"numpy matmul(a, b, out=c) n={n}, C reused: median {t:.3f} s, {2*n**3/t/1e12:.2f} TFLOP/s")
+# Where a fresh C's time goes: the product into a new array (not yet freed), then freeing it.
+ts = []; fs = []
+for _ in range(3):
+    o = np.empty((n, n))
+    t = time.perf_counter(); np.matmul(a, b, out=o); ts.append(time.perf_counter() - t)
+    t = time.perf_counter(); del o; fs.append(time.perf_counter() - t)
+print(f"  fresh C: matmul into np.empty {sorted(ts)[1]:.3f} s, freeing it {sorted(fs)[1]*1e3:.1f} ms")
 PY
   # NumPy allocates a fresh C for every product. Measured ways of preparing it: staging a
   # fresh output while it is populated in the background, registering it when it comes back
@@ -149,6 +159,8 @@ PY
       register) pinenv=(HETBLAS_PIN=register) ;;
       nopopulate) pinenv=(HETBLAS_PREFAULT=0) ;;
       populate*) pinenv=(HETBLAS_POPULATE_THREADS="${pin#populate}") ;;
+      hugepage0) pinenv=(HETBLAS_HUGEPAGE=0) ;;
+      trace) pinenv=(HETBLAS_TRACE="$OUT/trace-numpy") ; mkdir -p "$OUT/trace-numpy" ;;
       noprefault) pinenv=(HETBLAS_PIN=register HETBLAS_PREFAULT=0) ;;
       *) pinenv=() ;;
     esac

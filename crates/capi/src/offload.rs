@@ -19,6 +19,64 @@ pub fn verbose() -> bool {
     *V.get_or_init(|| std::env::var("HETBLAS_VERBOSE").is_ok_and(|v| v.trim() == "1"))
 }
 
+/// `HETBLAS_TRACE=DIR`: every call computed on the devices writes its Chrome trace to
+/// `DIR/hetblas-<pid>-<n>-<routine>.json`, and (with `HETBLAS_VERBOSE=1`) a line of where its
+/// time went: the span of the device queues within the call, and each queue's busy time.
+pub fn trace_dir() -> Option<&'static std::path::Path> {
+    static D: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
+    D.get_or_init(|| {
+        std::env::var_os("HETBLAS_TRACE")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+    })
+    .as_deref()
+}
+
+/// Writes `report`'s trace under [`trace_dir`] and, when verbose, its summary against the
+/// call's `elapsed` seconds. A trace that cannot be written is reported, never an error of
+/// the call.
+pub fn write_trace(name: &str, trace: Option<&hetblas_core::trace::Trace>, elapsed: f64) {
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    let (Some(dir), Some(tr)) = (trace_dir(), trace) else {
+        return;
+    };
+    let path = dir.join(format!(
+        "hetblas-{}-{}-{name}.json",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    if let Err(e) = std::fs::write(&path, tr.to_chrome_json()) {
+        eprintln!("hetblas: cannot write the trace {}: {e}", path.display());
+        return;
+    }
+    if verbose() {
+        eprintln!(
+            "hetblas: {name} trace {}: {}",
+            path.display(),
+            trace_summary(tr, elapsed)
+        );
+    }
+}
+
+/// Where a call's time went: its queues' span within the call's `elapsed` seconds (before it:
+/// planning and preparing host memory; after it: the wait for the last copy and the clean-up)
+/// and each queue's busy time.
+fn trace_summary(tr: &hetblas_core::trace::Trace, elapsed: f64) -> String {
+    let (s, e) = tr.span();
+    let queues: Vec<String> = tr
+        .usage()
+        .iter()
+        .map(|u| format!("{} {:.1} ms", u.queue, 1e3 * u.busy))
+        .collect();
+    format!(
+        "queues from {:.1} to {:.1} ms of the call's {:.1} ms; busy: {}",
+        1e3 * s,
+        1e3 * e,
+        1e3 * elapsed,
+        queues.join(", ")
+    )
+}
+
 /// Discovery: every backend, as the environment says. Unit tests run on two emulated devices
 /// and the CPU, whatever the machine has.
 fn start() -> hetblas::Result<Runtime> {
@@ -253,10 +311,11 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
         beta,
         sc,
         o.ldc,
-        &GemmOptions::default(),
+        &GemmOptions::default().trace(trace_dir().is_some()),
     );
     match r {
         Ok(report) => {
+            write_trace(name, report.trace.as_ref(), started.elapsed().as_secs_f64());
             if verbose() {
                 eprintln!(
                     "hetblas: {name} {m}x{n}x{k}: devices [{}] ({verdict}), {:.3} s",
@@ -381,7 +440,30 @@ impl<T: hetblas::Scalar> Lent<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{runtime, span, DEVICE_OPERAND_CALLS};
+    #[test]
+    fn a_trace_summary_names_every_queue_and_the_span_within_the_call() {
+        use hetblas_core::trace::{Activity, Interval, Trace};
+        let iv = |queue: &str, start: f64, end: f64| Interval {
+            device: "cuda:0".into(),
+            queue: queue.into(),
+            activity: Activity::Gemm,
+            label: String::new(),
+            start,
+            end,
+            bytes: 0,
+            flops: 0.0,
+        };
+        let tr = Trace {
+            intervals: vec![iv("h2d", 0.002, 0.010), iv("compute", 0.010, 0.150)],
+        };
+        let s = trace_summary(&tr, 0.2);
+        assert_eq!(
+            s,
+            "queues from 2.0 to 150.0 ms of the call's 200.0 ms; busy: compute 140.0 ms, h2d 8.0 ms"
+        );
+    }
+
+    use super::{runtime, span, trace_summary, DEVICE_OPERAND_CALLS};
     use crate::abi::LpInt;
     use hetblas::{MatMut, MatRef, Trans};
     use hetblas_core::reference::check_sampled;

@@ -342,8 +342,12 @@ impl<R: Registrar> PinCache<R> {
                     let spawned = std::thread::Builder::new()
                         .name("hetblas-populate".into())
                         .spawn(move || {
-                            // Populating never changes contents; a range the caller has freed
-                            // meanwhile is reported (and ignored) rather than faulted.
+                            // Neither the advice nor populating changes contents; a range the
+                            // caller has freed meanwhile is reported (and ignored) rather than
+                            // faulted.
+                            if prefault::hugepages() {
+                                prefault::advise_huge(s, e);
+                            }
                             prefault::populate(s, e, HostAccess::ReadWrite, threads, PAGE);
                         });
                     if let Ok(thread) = spawned {
