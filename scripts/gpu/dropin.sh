@@ -12,11 +12,12 @@
 #   CLI=.device/bin/hetblas
 #   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  LOOP=100000 (small products)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
-#   PINS="default register noprefault staging outputs" (how the NumPy step prepares fresh host
-#   outputs; register: page-lock every operand; outputs: stage every output not registered;
-#   nopopulate: the default without populating staged outputs; populateN: on N threads;
-#   hugepage0: without the transparent-huge-page advice; trace: the default writing every
-#   call's Chrome trace to $OUT/trace-numpy)
+#   PINS="default populate register outputs" (how the NumPy step prepares fresh host outputs;
+#   register: page-lock every operand; noprefault: so, without faulting it in first; staging:
+#   stage every copy; outputs: stage every output not registered; populate: the default, also
+#   populating staged fresh outputs in the background (populateN: on N threads; hugepage0:
+#   without the transparent-huge-page advice); trace: the default writing every call's Chrome
+#   trace to $OUT/trace-numpy)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -147,19 +148,19 @@ for _ in range(3):
 print(f"  fresh C: matmul into np.empty {sorted(ts)[1]:.3f} s, freeing it {sorted(fs)[1]*1e3:.1f} ms")
 PY
   # NumPy allocates a fresh C for every product. Measured ways of preparing it: staging a
-  # fresh output while it is populated in the background, registering it when it comes back
-  # written (default); page-locking every operand after faulting it in on every core
+  # fresh output, registering it when it comes back written (default); so, populating it in
+  # the background meanwhile (populate); page-locking every operand after faulting it in on every core
   # (HETBLAS_PIN=register, the earlier default), with the faults left to the driver
   # (noprefault); copying every operand through pinned staging buffers (HETBLAS_PIN=staging);
   # staging every output not registered (HETBLAS_PIN=outputs). PINS narrows the list.
-  for pin in ${PINS:-default register noprefault staging outputs}; do
+  for pin in ${PINS:-default populate register outputs}; do
     case $pin in
       staging) pinenv=(HETBLAS_PIN=staging) ;;
       outputs) pinenv=(HETBLAS_PIN=outputs) ;;
       register) pinenv=(HETBLAS_PIN=register) ;;
-      nopopulate) pinenv=(HETBLAS_PREFAULT=0) ;;
-      populate*) pinenv=(HETBLAS_POPULATE_THREADS="${pin#populate}") ;;
-      hugepage0) pinenv=(HETBLAS_HUGEPAGE=0) ;;
+      populate) pinenv=(HETBLAS_POPULATE_STAGED=1) ;;
+      populate*) pinenv=(HETBLAS_POPULATE_STAGED=1 HETBLAS_POPULATE_THREADS="${pin#populate}") ;;
+      hugepage0) pinenv=(HETBLAS_POPULATE_STAGED=1 HETBLAS_HUGEPAGE=0) ;;
       trace) pinenv=(HETBLAS_TRACE="$OUT/trace-numpy") ; mkdir -p "$OUT/trace-numpy" ;;
       noprefault) pinenv=(HETBLAS_PIN=register HETBLAS_PREFAULT=0) ;;
       *) pinenv=() ;;

@@ -76,8 +76,9 @@ pub struct PinStats {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PinPolicy {
     /// Register and keep registered (default), except a large output whose pages have never
-    /// been touched (a fresh result array): that one is staged while it is populated in the
-    /// background, and registered when it comes back written. Page-locking 2 GB of fresh C
+    /// been touched (a fresh result array): that one is staged (its copies go through pinned
+    /// buffers, the staged copies faulting its pages in, in parallel), and registered when it
+    /// comes back written. Page-locking 2 GB of fresh C
     /// cost more than the whole 16384^3 DGEMM on an H200 host; staging it costs a copy that
     /// overlaps the compute.
     Cache,
@@ -159,6 +160,9 @@ pub struct PinCache<R: Registrar> {
     policy: PinPolicy,
     /// Populate large ranges in parallel before registering them ([`prefault`]).
     prefault: bool,
+    /// Populate a staged fresh output in the background while its copies run
+    /// ([`prefault::populate_staged`]; off by default).
+    populate_staged: bool,
     /// Whether a page-aligned range has mostly never been touched
     /// ([`prefault::mostly_unbacked`]; tests substitute their own).
     unbacked: fn(u64, u64, u64) -> bool,
@@ -188,6 +192,7 @@ impl<R: Registrar> PinCache<R> {
             registrar,
             policy,
             prefault: prefault::enabled(),
+            populate_staged: prefault::populate_staged(),
             unbacked: prefault::mostly_unbacked,
             behind: Mutex::new(Vec::new()),
             state: Mutex::new(State::default()),
@@ -337,7 +342,7 @@ impl<R: Registrar> PinCache<R> {
                 if !(self.unbacked)(s, e, PAGE) {
                     return false;
                 }
-                if self.prefault {
+                if self.prefault && self.populate_staged {
                     let threads = prefault::threads();
                     let spawned = std::thread::Builder::new()
                         .name("hetblas-populate".into())
@@ -635,19 +640,28 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_fresh_output_is_staged_and_registered_when_it_comes_back_written() {
-        let len = prefault::MIN_BYTES;
-        let out = Fresh::new(len);
-        let c = cache(u64::MAX);
-        assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
-        assert!(!one_registration_covers(&c, out.0, len as u64));
-        // Nothing for `ensure` to change: calls on it may run beside others.
-        assert!(c.check(out.0, len, HostAccess::ReadWrite).unwrap());
-        // Written by the call (and populated behind it), it is registered the next time.
-        out.touch();
-        c.settle();
-        assert!(c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
-        assert!(one_registration_covers(&c, out.0, len as u64));
-        assert_eq!(c.stats().registrations, 1);
+        // Without and with the background population (`HETBLAS_POPULATE_STAGED`).
+        for populate in [false, true] {
+            let len = prefault::MIN_BYTES;
+            let out = Fresh::new(len);
+            let mut c = cache(u64::MAX);
+            c.prefault = true;
+            c.populate_staged = populate;
+            assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+            assert!(!one_registration_covers(&c, out.0, len as u64));
+            // Nothing for `ensure` to change: calls on it may run beside others.
+            assert!(c.check(out.0, len, HostAccess::ReadWrite).unwrap());
+            // Populating behind the call never registers it (only its own write does).
+            c.settle();
+            if !populate {
+                assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+            }
+            // Written by the call, it is registered the next time.
+            out.touch();
+            assert!(c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+            assert!(one_registration_covers(&c, out.0, len as u64));
+            assert_eq!(c.stats().registrations, 1);
+        }
     }
 
     #[cfg(target_os = "linux")]
