@@ -1,10 +1,11 @@
 //! The fast path of calibration on host-emulated devices: a previous profile of the same
 //! hardware is re-checked in a fraction of a calibration's time and holds; the tiles it chooses
 //! are as good as a fresh calibration's (within 2% under the fresh one's model); a link that
-//! became slower, or another device set, makes it fail.
+//! moved within the rescale limit is rescaled and chooses as well; a link at half its speed,
+//! or another device set, makes it fail.
 
 use hetblas_core::autotune::{evaluate, model_tile};
-use hetblas_core::calibrate::{CalibrationOptions, RECHECK_TOLERANCE};
+use hetblas_core::calibrate::{CalibrationOptions, Target, RECHECK_TOLERANCE};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{DType, Device, DevicePool, MemorySpace, Trans};
@@ -141,9 +142,77 @@ fn a_slower_link_or_another_device_set_fails_the_recheck() {
     let check = slower.recheck(&previous, &mut |_| {}).expect("re-check");
     assert!(!check.holds, "{:?}", check.points);
     assert!(check.worst > 0.5, "{:?}", check.points);
+    assert!(
+        !check.rescalable(),
+        "half the bandwidth is beyond the rescale limit"
+    );
     // Two devices where the profile knows one.
     let two = pool(&[config(2.5e8), config(2.5e8)]);
     let check = two.recheck(&previous, &mut |_| {}).expect("re-check");
     assert!(!check.holds);
+    assert!(!check.rescalable());
     assert_eq!(check.points.len(), 1, "{:?}", check.points);
+}
+
+#[test]
+fn a_link_moved_within_the_rescale_limit_is_rescaled_and_chooses_as_well() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let previous: MachineProfile = pool(&[config(2.5e8)])
+        .calibrate(&opts(), &mut |_| {})
+        .expect("calibration");
+    // The same hardware with its links 15% slower: beyond the tolerance, within the limit.
+    let slower = pool(&[config(2.5e8 / 1.15)]);
+    let check = slower.recheck(&previous, &mut |_| {}).expect("re-check");
+    assert!(!check.holds, "{:?}", check.points);
+    assert!(check.rescalable(), "{:?}", check.points);
+    assert!(
+        check
+            .moved
+            .iter()
+            .any(|(t, r)| matches!(t, Target::Link(_)) && *r > 1.08),
+        "{:?}",
+        check.moved
+    );
+    let rescaled = check.rescaled(&previous);
+    let fresh = slower.calibrate(&opts(), &mut |_| {}).expect("calibration");
+    // The rescaled links are within 8% of a fresh calibration's; the GEMM did not move.
+    for l in &rescaled.links {
+        let f = fresh.links.iter().find(|f| f.name == l.name).expect("link");
+        let was = previous
+            .links
+            .iter()
+            .find(|f| f.name == l.name)
+            .expect("link");
+        if check
+            .moved
+            .iter()
+            .any(|(t, _)| *t == Target::Link(l.name.clone()))
+        {
+            let rel = l.bytes_per_sec / f.bytes_per_sec - 1.0;
+            assert!(rel.abs() <= 0.08, "{}: rescaled off by {rel:+.3}", l.name);
+            assert!(l.bytes_per_sec < was.bytes_per_sec);
+        } else {
+            assert_eq!(l, was, "a link that did not move is kept");
+        }
+    }
+    assert_eq!(rescaled.devices, previous.devices);
+    // Its choices lose at most 2% under the fresh profile's model.
+    let dev = slower.devices()[0].clone();
+    let budget = dev.memory_budget();
+    for p in problems() {
+        let chosen = model_tile(&p, &dev, budget, &rescaled, None).expect("model");
+        let best = model_tile(&p, &dev, budget, &fresh, None).expect("model");
+        let as_fresh = evaluate(&p, &dev, &fresh, &[chosen.tile], None).expect("model");
+        assert!(
+            as_fresh.predicted.seconds <= 1.02 * best.predicted.seconds,
+            "{}x{}x{}: rescaled choice {} ({:.4} s) against fresh {} ({:.4} s)",
+            p.m,
+            p.n,
+            p.k,
+            chosen.tile,
+            as_fresh.predicted.seconds,
+            best.tile,
+            best.predicted.seconds
+        );
+    }
 }

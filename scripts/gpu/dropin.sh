@@ -10,7 +10,7 @@
 # (and the logs beside it). Parameters (environment):
 #   LIB=.device/capi/libhetblas.so  BIGINDEX=.device/capi/bigindex  DEVPTR=.device/capi/devptr
 #   CLI=.device/bin/hetblas
-#   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  LOOP=100000 (small products)  SMALL=64 (their n)
+#   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  REPS=5 (their timed repetitions, median)  LOOP=100000 (small products)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
 #   PINS="default populate register outputs" (how the NumPy step prepares fresh host outputs;
 #   register: page-lock every operand; noprefault: so, without faulting it in first; staging:
@@ -28,6 +28,7 @@ DEVPTR=$(realpath "${DEVPTR:-.device/capi/devptr}")
 CLI=$(realpath "${CLI:-.device/bin/hetblas}")
 DEBS=$(realpath "${DEBS:-.debs}")
 N=${N:-16384}
+REPS=${REPS:-5}
 LOOP=${LOOP:-100000}
 SMALL=${SMALL:-64}
 steps=("$@")
@@ -126,26 +127,26 @@ rng = np.random.default_rng(1)
 a = rng.standard_normal((n, n)); b = rng.standard_normal((n, n))
 c = a @ b                      # warm-up (the runtime starts, buffers are registered)
 ts = []
-for _ in range(3):
+for _ in range($REPS):
     t = time.perf_counter(); c = a @ b; ts.append(time.perf_counter() - t)
 i = rng.integers(0, n, 64); j = rng.integers(0, n, 64)
 ref = np.einsum("ik,ki->i", a[i, :], b[:, j])
 err = np.max(np.abs(c[i, j] - ref) / (np.abs(a[i, :]) @ np.abs(b[:, j])).diagonal())
-t = sorted(ts)[1]
+t = sorted(ts)[len(ts) // 2]
 print(f"numpy a @ b n={n}: median {t:.3f} s, {2*n**3/t/1e12:.2f} TFLOP/s, sampled max rel err {err:.1e}")
 # The same product into one reused C: what a fresh output array costs each call.
 ts = []
-for _ in range(3):
+for _ in range($REPS):
     t = time.perf_counter(); np.matmul(a, b, out=c); ts.append(time.perf_counter() - t)
-t = sorted(ts)[1]
+t = sorted(ts)[len(ts) // 2]
 print(f"numpy matmul(a, b, out=c) n={n}, C reused: median {t:.3f} s, {2*n**3/t/1e12:.2f} TFLOP/s")
 # Where a fresh C's time goes: the product into a new array (not yet freed), then freeing it.
 ts = []; fs = []
-for _ in range(3):
+for _ in range($REPS):
     o = np.empty((n, n))
     t = time.perf_counter(); np.matmul(a, b, out=o); ts.append(time.perf_counter() - t)
     t = time.perf_counter(); del o; fs.append(time.perf_counter() - t)
-print(f"  fresh C: matmul into np.empty {sorted(ts)[1]:.3f} s, freeing it {sorted(fs)[1]*1e3:.1f} ms")
+print(f"  fresh C: matmul into np.empty {sorted(ts)[len(ts) // 2]:.3f} s, freeing it {sorted(fs)[len(fs) // 2]*1e3:.1f} ms")
 PY
   # NumPy allocates a fresh C for every product. Measured ways of preparing it: staging a
   # fresh output, registering it when it comes back written (default); so, populating it in
@@ -171,7 +172,7 @@ PY
     grep -m3 "runtime started\|devices \[\|failed" "$OUT/big-$pin.err" | tee -a "$report"
   done
   say "-- hetblas CLI, the same GEMM"
-  (export LD_LIBRARY_PATH=$libpath HETBLAS_CBLAS=$openblas; "$CLI" gemm --size "$N" --dtype f64 --reps 3) 2>&1 | tail -3 | tee -a "$report"
+  (export LD_LIBRARY_PATH=$libpath HETBLAS_CBLAS=$openblas; "$CLI" gemm --size "$N" --dtype f64 --reps "$REPS") 2>&1 | tail -3 | tee -a "$report"
   cat > "$OUT/small.py" <<PY
 import time, numpy as np
 rng = np.random.default_rng(2)

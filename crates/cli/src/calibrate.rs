@@ -66,14 +66,12 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         let tries = std::iter::once(path.clone()).chain(args.reuse.iter().cloned());
         reuse(&rt, tries, &mut progress)?
     };
-    let how = if reused.is_some() {
-        "re-checked (previous profile reused)"
-    } else {
-        "calibrated"
-    };
-    let mut profile = match reused {
+    let (mut profile, how) = match reused {
         Some(p) => p,
-        None => rt.calibrate(&opts, &mut progress)?,
+        None => (
+            rt.calibrate(&opts, &mut progress)?,
+            "calibrated".to_string(),
+        ),
     };
     bar.finish_and_clear();
     // A reused profile keeps the powers it measured.
@@ -125,12 +123,16 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The first of `paths` that loads, describes these devices and passes the quick re-check.
+/// The first of `paths` that loads, describes these devices and passes the quick re-check;
+/// else the first whose points all moved within the rescale limit, rescaled
+/// ([`hetblas_core::calibrate::Recheck::rescaled`]). The string says which.
 fn reuse(
     rt: &Runtime,
     paths: impl Iterator<Item = std::path::PathBuf>,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Option<MachineProfile>> {
+) -> Result<Option<(MachineProfile, String)>> {
+    use hetblas_core::calibrate::{Target, RECHECK_TOLERANCE, RESCALE_LIMIT};
+    let mut rescaled = None;
     for path in paths {
         let Ok(previous) = MachineProfile::load(&path) else {
             continue;
@@ -140,20 +142,48 @@ fn reuse(
         }
         let t = Instant::now();
         let check = rt.recheck(&previous, progress)?;
-        let verdict = if check.holds { "holds" } else { "differs" };
+        let verdict = if check.holds {
+            "holds"
+        } else if check.rescalable() {
+            "moved within the rescale limit"
+        } else {
+            "differs"
+        };
         println!(
-            "re-check of {} ({:.1} s): {verdict}, largest difference {:.1}% (tolerance {:.0}%)",
+            "re-check of {} ({:.1} s): {verdict}, largest difference {:.1}% (tolerance {:.0}%, rescale limit {:.0}%)",
             path.display(),
             t.elapsed().as_secs_f64(),
             check.worst * 100.0,
-            hetblas_core::calibrate::RECHECK_TOLERANCE * 100.0
+            RECHECK_TOLERANCE * 100.0,
+            RESCALE_LIMIT * 100.0
         );
         for p in &check.points {
             println!("  {p}");
         }
         if check.holds {
-            return Ok(Some(previous));
+            return Ok(Some((
+                previous,
+                "re-checked (previous profile reused)".into(),
+            )));
+        }
+        if check.rescalable() && rescaled.is_none() {
+            let what: Vec<String> = check
+                .moved
+                .iter()
+                .map(|(t, r)| match t {
+                    Target::Gemm(d) => format!("{d} GEMM times x{r:.3}"),
+                    Target::Link(l) => format!("link {l} times x{r:.3}"),
+                })
+                .collect();
+            rescaled = Some((
+                check.rescaled(&previous),
+                format!(
+                    "re-checked (previous profile {} reused, rescaled: {})",
+                    path.display(),
+                    what.join(", ")
+                ),
+            ));
         }
     }
-    Ok(None)
+    Ok(rescaled)
 }
