@@ -4,7 +4,8 @@
 # reported by du below; SC2030/SC2031: each step's environment is local to its subshell.)
 # The drop-in library's acceptance runs on a GPU machine (issue 15). From the repository root:
 #   bash scripts/gpu/dropin.sh prepare        on the build machine, first
-#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy (default: all)
+#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy faults
+#                                             (default: all but faults)
 # Needs what `bash scripts/gpu/dropin.sh prepare` (run on the build machine, after
 # ../shared/tools/device-bundle, which empties .device/) put in .device/ and .debs/. Results: $OUT/dropin.txt
 # (and the logs beside it). Parameters (environment):
@@ -111,6 +112,37 @@ bigindex)
   say "-- large indices, every GEMM forced to the devices (HETBLAS_OFFLOAD_FLOPS=0)"
   (export HETBLAS_CBLAS=$openblas LD_LIBRARY_PATH=$libpath HETBLAS_OFFLOAD_FLOPS=0 HETBLAS_VERBOSE=1
    "$BIGINDEX" sgemm64 dgemm) 2>&1 | grep -v "below the offload" | tee -a "$report" || status=1
+  ;;
+faults)
+  # How fast this host backs fresh memory (what a fresh output array costs): populating a new
+  # N x N f64 array with MADV_POPULATE_WRITE on 1-16 threads, then filling it; filling a fresh
+  # one (its first touches inside). Debian's NumPy, as the numpy step.
+  py=$prefix/usr/bin/python3.11
+  say "-- fresh memory: populate and first-touch rates"
+  cat > "$OUT/faults.py" <<PY
+import numpy as np, ctypes, time, threading, os
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+libc.madvise.argtypes=[ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+n = $N
+print("THP:", open("/sys/kernel/mm/transparent_hugepage/enabled").read().strip(), "cores", os.cpu_count())
+def fresh(): return np.empty((n, n))
+for th in [1, 4, 8, 16]:
+    a = fresh(); base = a.ctypes.data; L = a.nbytes
+    pg = 4096; s = (base + pg - 1)//pg*pg; e = (base+L)//pg*pg
+    step = ((e-s)//th + pg - 1)//pg*pg
+    t = time.perf_counter()
+    ts = [threading.Thread(target=lambda i=i: libc.madvise(s+i*step, min(step, e-(s+i*step)), 23)) for i in range(th)]
+    [x.start() for x in ts]; [x.join() for x in ts]
+    dt = time.perf_counter()-t
+    print(f"populate 2 GiB fresh on {th} threads: {dt*1e3:.1f} ms ({L/dt/1e9:.1f} GB/s)")
+    t = time.perf_counter(); a.fill(1.0); dt=time.perf_counter()-t
+    print(f"  then fill (1 thread, populated): {dt*1e3:.1f} ms")
+    del a
+a = fresh(); t = time.perf_counter(); a.fill(1.0); dt=time.perf_counter()-t
+print(f"fill fresh 2 GiB on 1 thread (faults inside): {dt*1e3:.1f} ms")
+PY
+  env PYTHONHOME="$prefix/usr" PYTHONPATH="$prefix/usr/lib/python3/dist-packages" PYTHONNOUSERSITE=1 \
+    LD_LIBRARY_PATH="$libpath" "$py" "$OUT/faults.py" 2>&1 | tee -a "$report"
   ;;
 numpy)
   py=$prefix/usr/bin/python3.11
