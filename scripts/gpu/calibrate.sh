@@ -7,7 +7,7 @@
 #     --fresh            always calibrate in full: no reuse of a previous profile of the same
 #                        hardware (by default one from the cache or docs/profiles is
 #                        re-checked in seconds and reused when it holds, or rescaled when
-#                        its points moved by no more than 25%)
+#                        its points moved by no more than 50%)
 #     --cross-links      also the slowdown of each host link under every other one (measured
 #                        anyway with one GPU; off by default with more)
 #     --mixed            the mixed-vendor device set: CUDA GPU0 + HIP GPU1 through the
