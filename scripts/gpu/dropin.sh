@@ -11,7 +11,7 @@
 # (and the logs beside it). Parameters (environment):
 #   LIB=.device/capi/libhetblas.so  BIGINDEX=.device/capi/bigindex  DEVPTR=.device/capi/devptr
 #   CLI=.device/bin/hetblas
-#   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  REPS=5 (their timed repetitions, median)  LOOP=100000 (small products)  SMALL=64 (their n)
+#   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  REPS=5 (their timed repetitions, median)  LOOP=100000 (small products)  RUNS=5 (runs of the loop with and without)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
 #   PINS="default populate register outputs" (how the NumPy step prepares fresh host outputs;
 #   register: page-lock every operand; noprefault: so, without faulting it in first; staging:
@@ -30,6 +30,7 @@ CLI=$(realpath "${CLI:-.device/bin/hetblas}")
 DEBS=$(realpath "${DEBS:-.debs}")
 N=${N:-16384}
 REPS=${REPS:-5}
+RUNS=${RUNS:-5}
 LOOP=${LOOP:-100000}
 SMALL=${SMALL:-64}
 steps=("$@")
@@ -218,14 +219,14 @@ for i in range(loop):
     c = a @ b
 print(f"{time.perf_counter() - t:.4f}")
 PY
-  say "-- $LOOP small products (n = 8, 16, 32, $SMALL in turn): seconds, without / with the preload (3 runs each, alternating)"
+  say "-- $LOOP small products (n = 8, 16, 32, $SMALL in turn): seconds, without / with the preload ($RUNS runs each, alternating)"
   base=(); pre=()
-  for _ in 1 2 3; do
+  for _ in $(seq "$RUNS"); do
     base+=("$("${pyenv[@]}" "$py" "$OUT/small.py")")
     pre+=("$("${pyenv[@]}" LD_PRELOAD="$LIB" "$py" "$OUT/small.py")")
   done
   say "without: ${base[*]}   with: ${pre[*]}"
-  python3 -c "import sys; b=min(map(float,sys.argv[1].split())); p=min(map(float,sys.argv[2].split())); print(f'best of 3: {b:.4f} s vs {p:.4f} s: the preload costs {100*(p/b-1):+.1f}%')" "${base[*]}" "${pre[*]}" | tee -a "$report"
+  python3 -c "import sys; b=min(map(float,sys.argv[1].split())); p=min(map(float,sys.argv[2].split())); print(f'best of {len(sys.argv[1].split())}: {b:.4f} s vs {p:.4f} s: the preload costs {100*(p/b-1):+.1f}%')" "${base[*]}" "${pre[*]}" | tee -a "$report"
   ;;
 devptr)
   # A CUDA program's cuMemAlloc'd A, B, C handed to dgemm_: computed where they live (GPU 0).
