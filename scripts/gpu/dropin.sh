@@ -13,6 +13,8 @@
 #   CLI=.device/bin/hetblas
 #   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  REPS=5 (their timed repetitions, median)  LOOP=100000 (small products)  RUNS=5 (runs of the loop with and without)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
+#   PROFILE= (a machine profile for the library and the CLI alike, as HETBLAS_PROFILE; without
+#   one both use the user cache's profile, or the built-in tile rule when there is none)
 #   PINS="default populate register outputs" (how the NumPy step prepares fresh host outputs;
 #   register: page-lock every operand; noprefault: so, without faulting it in first; staging:
 #   stage every copy; outputs: stage every output not registered; populate: the default, also
@@ -33,6 +35,10 @@ REPS=${REPS:-5}
 RUNS=${RUNS:-5}
 LOOP=${LOOP:-100000}
 SMALL=${SMALL:-64}
+if [ -n "${PROFILE:-}" ]; then
+  HETBLAS_PROFILE=$(realpath "$PROFILE")
+  export HETBLAS_PROFILE
+fi
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(suite bigindex devptr numpy)
 mkdir -p "$OUT"
@@ -47,7 +53,9 @@ if [ "${steps[0]}" = prepare ]; then
   set -e
   cargo build --release -q -p hetblas-cli -p hetblas-capi
   mkdir -p .device/capi .device/bin .debs
+  # .device/bin too: the bundled capi tests look for it beside the programs.
   cp target/release/libhetblas.so .device/capi/
+  cp target/release/libhetblas.so .device/bin/
   cp target/release/hetblas .device/bin/
   gcc -O2 -Wall -Werror -o .device/capi/bigindex crates/capi/tests/c/bigindex.c \
       -L.device/capi -lhetblas -Wl,-rpath,'$ORIGIN' -lm
@@ -93,6 +101,7 @@ openblas=$usr/openblas-pthread/libblas.so.3
 libpath="$usr/openblas-pthread:$usr:$prefix/lib/$ma:$usr/lapack"
 say "== hetblas drop-in runs, $(date -u +%FT%TZ), $(hostname)"
 say "library $LIB; host BLAS for hetblas and the baseline: Debian OpenBLAS ($openblas)"
+say "machine profile: ${HETBLAS_PROFILE:-none given: the user cache profile if there is one, else the built-in rule}"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | sed 's/^/gpu: /' | tee -a "$report"
 
 for step in "${steps[@]}"; do

@@ -132,10 +132,14 @@ fn run(args: Args) -> Result<(), String> {
     if let Some(profile) = &args.rescore {
         return hetblas_bench::rescore::run(&args.csv, profile);
     }
+    // The CPU is in the runtime, as it is by default, and left out of every call: without a
+    // device that can finish a failed call, every call keeps the undo log of C (a host copy of
+    // C per call), which made the problems whose C is large next to their work (small K) 3-10x
+    // slower than the same calls from the CLI (H200, 2026-11-23).
     let rt = if args.emulated > 0 {
         Runtime::builder().emulated(args.emulated).build()
     } else {
-        Runtime::builder().only(&["cuda"]).build()
+        Runtime::builder().only(&["cuda", "cpu"]).build()
     }
     .map_err(|e| e.to_string())?;
     println!("{}", rt.profile_status());

@@ -162,6 +162,7 @@ impl DevicePool {
         let mut decided_again = false;
         let undo = self.keeps_undo_log(opts, problem.dtype).then(UndoLog::new);
         let result = loop {
+            let epoch = self.workspaces.epoch();
             match self.run_recovering(
                 problem,
                 key,
@@ -177,7 +178,7 @@ impl DevicePool {
                 Err(Error::OutOfMemory { .. })
                     if report.recovered.is_empty() && {
                         let t = Instant::now();
-                        let waited = self.workspaces.wait_for_release();
+                        let waited = self.workspaces.wait_for_release(epoch);
                         report.waited_seconds += t.elapsed().as_secs_f64();
                         waited
                     } => {}

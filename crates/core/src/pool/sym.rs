@@ -454,7 +454,12 @@ impl DevicePool {
         .into_iter()
         .filter(|i| !failed.contains(i) && self.devices[*i].kernel().supports_sym(T::DTYPE))
         .collect();
-        let rate = |i: usize| self.devices[i].nominal_flops(T::DTYPE).unwrap_or(0.0);
+        // Calibrated, else the device's own figure, else a guess by kind. (Read from the
+        // devices alone, the rate was unknown for the CPU and the GPUs alike, so a tile of
+        // host C went to the CPU whenever the call allowed it: DSYRK 8192 with the CPU in
+        // the call ran at 0.5-1.7 TFLOP/s on an H200 node.)
+        let side = tile.m.max(tile.n).max(1);
+        let rate = |i: usize| self.gemm_rate(i, T::DTYPE, side);
         // C's own device first (nothing to move), then the fastest, the host's memory winning
         // ties when C is in host memory.
         let chosen = allowed

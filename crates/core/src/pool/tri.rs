@@ -575,7 +575,7 @@ impl DevicePool {
 
     /// A device's GEMM rate at tile `tile`: calibrated, else what the device knows of itself,
     /// else a labelled guess by kind (accelerator / host).
-    fn gemm_rate(&self, i: usize, dt: DType, tile: usize) -> f64 {
+    pub(super) fn gemm_rate(&self, i: usize, dt: DType, tile: usize) -> f64 {
         let d = &self.devices[i];
         if let Some(p) = self.profile() {
             if let Some(t) = p.device(&d.info().label()).and_then(|dp| dp.exec_table(dt)) {

@@ -34,7 +34,7 @@ pub(super) struct Workspaces {
     released: Condvar,
 }
 
-/// Calls holding buffers, and how many times a call gave its buffers back.
+/// Calls holding buffers, and how many times a call that had all its buffers gave them back.
 #[derive(Default)]
 struct Usage {
     holding: usize,
@@ -58,6 +58,10 @@ pub(super) struct CallWorkspace<'a> {
     /// (pool device index, its slot buffer).
     device: Vec<(usize, Box<dyn Buffer>)>,
     host: Option<HostStaging>,
+    /// Whether the call got every buffer it asked for. Only such a call's release counts as
+    /// one that others may wait for: a call that failed to get its buffers gives back what it
+    /// took and then waits itself, and counting that would wake it at once, over and over.
+    complete: bool,
 }
 
 impl CallWorkspace<'_> {
@@ -116,8 +120,10 @@ impl Drop for CallWorkspace<'_> {
         }
         let mut u = lock(&self.pool.usage);
         u.holding -= 1;
-        u.releases += 1;
-        self.pool.released.notify_all();
+        if self.complete {
+            u.releases += 1;
+            self.pool.released.notify_all();
+        }
     }
 }
 
@@ -158,6 +164,7 @@ impl Workspaces {
             pool: self,
             device: Vec::with_capacity(ids.len()),
             host: None,
+            complete: false,
         };
         for (pd, &di) in plan.devices.iter().zip(ids) {
             let need = pd.slots as usize * plan.slot_bytes;
@@ -170,6 +177,7 @@ impl Workspaces {
         if need > 0 {
             ws.host = Some(self.host_buffer(need)?);
         }
+        ws.complete = true;
         Ok(ws)
     }
 
@@ -186,6 +194,7 @@ impl Workspaces {
             pool: self,
             device: Vec::with_capacity(ids.len()),
             host: None,
+            complete: false,
         };
         for (&need, &di) in needs.iter().zip(ids) {
             if need > 0 {
@@ -193,6 +202,7 @@ impl Workspaces {
                 ws.device.push((di, buffer));
             }
         }
+        ws.complete = true;
         Ok(ws)
     }
 
@@ -274,19 +284,30 @@ impl Workspaces {
         })
     }
 
-    /// After an out-of-memory error (the caller's buffers given back): when other calls hold
-    /// buffers, blocks until one of them gives its buffers back and returns `true` (try again);
-    /// `false` when no other call holds any (waiting would not help).
-    pub(super) fn wait_for_release(&self) -> bool {
+    /// The count of releases so far: a call takes it before it tries, and passes it to
+    /// [`Workspaces::wait_for_release`] when it runs out of memory.
+    pub(super) fn epoch(&self) -> u64 {
+        lock(&self.usage).releases
+    }
+
+    /// After an out-of-memory error (the caller's buffers given back) of an attempt that began
+    /// at `epoch`: `true` (try again) at once when another call has given its buffers back
+    /// since, else, when other calls hold buffers, once one of them does; `false` when no other
+    /// call holds any and none was released since (waiting would not help). Without the epoch,
+    /// a release between the failure and this check was missed: the call then waited for the
+    /// next one or, with no call left holding, failed although memory was free (seen with 6
+    /// threads on a 16-core host).
+    pub(super) fn wait_for_release(&self, epoch: u64) -> bool {
         let mut u = lock(&self.usage);
-        if u.holding == 0 {
-            return false;
-        }
-        let seen = u.releases;
-        while u.releases == seen {
+        loop {
+            if u.releases != epoch {
+                return true;
+            }
+            if u.holding == 0 {
+                return false;
+            }
             u = self.released.wait(u).unwrap_or_else(|p| p.into_inner());
         }
-        true
     }
 
     /// A host folder for one call: an idle one, else a new one (its queue's thread started;

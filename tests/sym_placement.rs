@@ -1,0 +1,83 @@
+//! Where the diagonal tiles of the symmetric routines run: on the fastest device the call
+//! allows, by the calibrated rate, else the device's own figure, else a guess by kind. Once
+//! the rate was read from the devices alone, unknown for the CPU and the GPUs alike, and a
+//! diagonal tile of host C went to the CPU whenever the call allowed it.
+
+mod common;
+
+use hetblas_core::{Device, DevicePool, GemmOptions, MatMut, MatRef, SymOp, Trans, Uplo};
+use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig};
+use std::sync::Arc;
+
+/// [cpu, one emulated device], no profile.
+fn pool(accel: EmulatedConfig) -> (DevicePool, Vec<String>) {
+    let node = emulated_node(&[accel], common::blas()).unwrap();
+    let cpu: Arc<dyn Device> = CpuDevice::with_blas(common::blas(), vec![]).unwrap();
+    let mut devices = vec![cpu];
+    devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
+    let labels = devices.iter().map(|d| d.info().label()).collect();
+    (DevicePool::new(devices, node.links).unwrap(), labels)
+}
+
+/// A lower DSYRK small enough to be one diagonal tile, checked entry by entry (the upper
+/// triangle untouched); returns the devices the report names.
+fn syrk_devices(pool: &DevicePool) -> Vec<String> {
+    let (n, k) = (96, 40);
+    let a: Vec<f64> = (0..n * k)
+        .map(|i| ((i * 7919 % 1000) as f64) / 500.0 - 1.0)
+        .collect();
+    let c0: Vec<f64> = (0..n * n)
+        .map(|i| ((i * 104_729 % 997) as f64) / 498.5 - 1.0)
+        .collect();
+    let mut c = c0.clone();
+    let op = SymOp::Rank {
+        uplo: Uplo::Lower,
+        trans: Trans::N,
+        two: false,
+        herm: false,
+    };
+    let report = pool
+        .sym_with(
+            op,
+            1.5,
+            MatRef::packed(&a, n, k).unwrap(),
+            None,
+            0.5,
+            MatMut::packed(&mut c, n, n).unwrap(),
+            &GemmOptions::default(),
+        )
+        .unwrap();
+    for j in 0..n {
+        for i in 0..n {
+            let got = c[i + j * n];
+            if i < j {
+                assert_eq!(got.to_bits(), c0[i + j * n].to_bits(), "C({i},{j}) written");
+                continue;
+            }
+            let dot: f64 = (0..k).map(|l| a[i + l * n] * a[j + l * n]).sum();
+            let want = 1.5 * dot + 0.5 * c0[i + j * n];
+            assert!(
+                (got - want).abs() <= 1e-12 * (1.0 + want.abs()) * k as f64,
+                "C({i},{j}) = {got}, expected {want}"
+            );
+        }
+    }
+    report.devices
+}
+
+#[test]
+fn a_diagonal_tile_goes_to_the_accelerator_rather_than_the_host_cpu() {
+    // Neither device states its rate: the accelerator is guessed faster than the CPU.
+    let (pool, labels) = pool(EmulatedConfig::default());
+    assert_eq!(syrk_devices(&pool), vec![labels[1].clone()]);
+}
+
+#[test]
+fn a_diagonal_tile_goes_to_the_cpu_when_the_accelerator_is_slower() {
+    // An accelerator that says it runs at 0.1 GFLOP/s: the CPU, guessed at 100, is faster.
+    let (pool, labels) = pool(EmulatedConfig {
+        flops_per_sec: Some(1e8),
+        ..Default::default()
+    });
+    assert_eq!(syrk_devices(&pool), vec![labels[0].clone()]);
+}
