@@ -609,19 +609,7 @@ mod tests {
     struct Fresh(u64, usize);
     impl Fresh {
         fn new(len: usize) -> Fresh {
-            // SAFETY: a new private anonymous mapping; unmapped in drop.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            assert_ne!(p, libc::MAP_FAILED);
-            Fresh(p as u64, len)
+            Fresh(crate::backend::prefault::test_mapping(len), len)
         }
         fn touch(&self) {
             for off in (0..self.1).step_by(PAGE as usize) {
@@ -707,19 +695,7 @@ mod tests {
     /// A fresh anonymous mapping of `len` bytes (the caller unmaps it).
     #[cfg(unix)]
     fn map(len: usize) -> u64 {
-        // SAFETY: a fresh anonymous private mapping; the caller unmaps it.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
-        p as u64
+        crate::backend::prefault::test_mapping(len)
     }
 
     #[cfg(unix)]

@@ -201,6 +201,25 @@ fn populate_one(_start: u64, _end: u64, _access: HostAccess) -> bool {
     false
 }
 
+/// A fresh anonymous private mapping of `len` bytes, no page touched, for tests (the caller
+/// unmaps it).
+#[cfg(all(test, unix))]
+pub(crate) fn test_mapping(len: usize) -> u64 {
+    // SAFETY: a new private anonymous mapping, which nothing else refers to.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    assert_ne!(p, libc::MAP_FAILED);
+    p as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,18 +260,7 @@ mod tests {
     #[test]
     fn untouched_memory_reads_as_unbacked_until_written() {
         let len = 256 * PAGE as usize;
-        // SAFETY: a fresh anonymous private mapping, unmapped below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
+        let p = super::test_mapping(len) as *mut libc::c_void;
         let (s, e) = (p as u64, p as u64 + len as u64);
         assert!(mostly_unbacked(s, e, PAGE));
         // A quarter written: still mostly fresh; all of it: not.
@@ -274,18 +282,7 @@ mod tests {
     #[test]
     fn huge_page_advice_keeps_contents_and_leaves_fresh_memory_fresh() {
         let len = 8 << 20;
-        // SAFETY: a fresh anonymous private mapping, unmapped below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
+        let p = super::test_mapping(len) as *mut libc::c_void;
         let (s, e) = (p as u64, p as u64 + len as u64);
         // The first half written, the second fresh; advise all of it.
         for i in (0..len / 2).step_by(997) {
@@ -309,18 +306,7 @@ mod tests {
     #[test]
     fn populating_keeps_the_contents_and_backs_every_page() {
         let len = 24 * PAGE as usize;
-        // SAFETY: a fresh anonymous private mapping, unmapped below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        assert_ne!(p, libc::MAP_FAILED);
+        let p = super::test_mapping(len) as *mut libc::c_void;
         let base = p as u64;
         let resident = || {
             let mut v = vec![0u8; len / PAGE as usize];
