@@ -503,3 +503,60 @@ fn a_call_folding_on_the_host_does_not_wait_for_another_calls_fold() {
         "the fast call ended at {fast:.3} s, the slow one at {slow:.3} s (from their start)"
     );
 }
+
+/// TRSM calls from six threads on a device whose memory holds the tiles of about one call at a
+/// time: a call that finds the memory taken waits for another call's buffers instead of
+/// failing (as GEMM calls do), and every solution is right.
+#[test]
+fn concurrent_trsm_calls_wait_for_memory_instead_of_failing() {
+    use hetblas_core::problem::triangular::{Diag, Side, TriOptions, TriRoutine, Uplo};
+    use hetblas_core::TriCallOptions;
+    let pool = emulated_pool(&[EmulatedConfig {
+        memory_bytes: 1 << 20,
+        ..Default::default()
+    }]);
+    let (m, n) = (192, 192);
+    let o = TriOptions {
+        side: Side::Left,
+        uplo: Uplo::Lower,
+        transa: Trans::N,
+        diag: Diag::NonUnit,
+    };
+    let a: Arc<Vec<f64>> = Arc::new(hetblas_conformance::tri::triangular(&o, m, m, 5));
+    let start = Arc::new(Barrier::new(6));
+    let handles: Vec<_> = (0..6)
+        .map(|t| {
+            let (pool, a, start) = (pool.clone(), a.clone(), start.clone());
+            std::thread::spawn(move || {
+                let b0 = Rng(200 + t).fill(m * n);
+                start.wait();
+                for _ in 0..5 {
+                    let mut x = b0.clone();
+                    pool.tri_with(
+                        TriRoutine::Trsm,
+                        o,
+                        1.0,
+                        MatRef::new(&a, m, m, m).unwrap(),
+                        MatMut::new(&mut x, m, n, m).unwrap(),
+                        &TriCallOptions::default().tile(64),
+                    )
+                    .map_err(|e| e.to_string())?;
+                    // A X = B0, row by row of the lower triangle.
+                    for j in 0..n {
+                        for i in 0..m {
+                            let ax: f64 = (0..=i).map(|l| a[i + l * m] * x[l + j * m]).sum();
+                            let want = b0[i + j * m];
+                            if (ax - want).abs() > 1e-9 * (1.0 + want.abs()) {
+                                return Err(format!("(A X)({i},{j}) = {ax}, B = {want}"));
+                            }
+                        }
+                    }
+                }
+                Ok::<(), String>(())
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap().unwrap();
+    }
+}

@@ -305,9 +305,18 @@ impl DevicePool {
             .iter()
             .map(|d| d.slots as usize * plan.slot_bytes)
             .collect();
-        let workspace = self
-            .workspaces
-            .acquire_bytes(&self.devices, &decision.devices, &needs)?;
+        // Other calls hold device memory: wait until one gives its buffers back, as GEMM
+        // calls do. Nothing is written before the buffers are held, so trying again is safe.
+        let workspace = loop {
+            let epoch = self.workspaces.epoch();
+            match self
+                .workspaces
+                .acquire_bytes(&self.devices, &decision.devices, &needs)
+            {
+                Err(Error::OutOfMemory { .. }) if self.workspaces.wait_for_release(epoch) => {}
+                r => break r?,
+            }
+        };
         let ws = super::workspace::Workspaces::addresses(&workspace, &decision.devices);
         let mut regions = Vec::new();
         if ar.space.is_host() {
