@@ -5,7 +5,7 @@
 use clap::Args;
 use hetblas::{
     DType, Diag, MatMut, MatRef, Result, Runtime, Scalar, Side, SolvePlacement, Trans,
-    TriCallOptions, TriOptions, TriProblem, TriRoutine, Uplo,
+    TriCallOptions, TriOptions, TriProblem, TriReport, TriRoutine, Uplo,
 };
 use hetblas_core::problem::tri_check::check_tri_lines;
 use hetblas_core::scalar::{c32, c64};
@@ -85,6 +85,10 @@ pub struct TriArgs {
     /// Force the tile size (A's diagonal blocks and B's panels).
     #[arg(long)]
     pub tile: Option<usize>,
+    /// Sweep these tile sizes ("1024,2048,4096"), then the model's choice (or --tile), and
+    /// report its time against the best of the sweep.
+    #[arg(long, value_delimiter = ',')]
+    pub tiles: Vec<usize>,
     /// Where the diagonal TRSM solves run: `device` (each device its own) or `host` (the CPU,
     /// in B itself); default: the model decides.
     #[arg(long, value_parser = ["device", "host"])]
@@ -188,32 +192,47 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
         _ => SolvePlacement::OnDevice,
     });
     let alpha = T::from_f64(a.alpha);
-    let mut times = Vec::new();
-    let mut last = None;
-    for rep in 0..=a.reps {
-        b.copy_from_slice(&b0);
-        let call = TriCallOptions::default()
-            .tile(a.tile)
-            .device_list(devices.clone())
-            .solve(solve)
-            .trace(trace_file.is_some() && rep == a.reps);
-        let t = Instant::now();
-        let report = rt.tri_with(
-            routine,
-            problem.opts,
-            alpha,
-            MatRef::new(&av, k, k, k.max(1))?,
-            MatMut::new(&mut b, m, n, m.max(1))?,
-            &call,
-        )?;
-        if rep > 0 {
-            times.push(t.elapsed().as_secs_f64());
+    // One timed point: a warm-up call, then `reps` timed; the median and the last report.
+    let mut timed = |tile: Option<usize>, traced: bool| -> Result<(f64, TriReport)> {
+        let mut times = Vec::new();
+        let mut last = None;
+        for rep in 0..=a.reps {
+            b.copy_from_slice(&b0);
+            let call = TriCallOptions::default()
+                .tile(tile)
+                .device_list(devices.clone())
+                .solve(solve)
+                .trace(traced && rep == a.reps);
+            let t = Instant::now();
+            let report = rt.tri_with(
+                routine,
+                problem.opts,
+                alpha,
+                MatRef::new(&av, k, k, k.max(1))?,
+                MatMut::new(&mut b, m, n, m.max(1))?,
+                &call,
+            )?;
+            if rep > 0 {
+                times.push(t.elapsed().as_secs_f64());
+            }
+            last = Some(report);
         }
-        last = Some(report);
+        times.sort_by(f64::total_cmp);
+        Ok((times[times.len() / 2], last.unwrap_or_default()))
+    };
+    let mut best: Option<(f64, usize)> = None;
+    for &t in &a.tiles {
+        let (secs, r) = timed(Some(t), false)?;
+        println!(
+            "tile {t} (sweep) on [{}]: median {secs:.4} s, {:.2} GFLOP/s",
+            r.devices.join(", "),
+            problem.flops() / secs / 1e9
+        );
+        if best.is_none_or(|(b, _)| secs < b) {
+            best = Some((secs, t));
+        }
     }
-    times.sort_by(f64::total_cmp);
-    let med = times[times.len() / 2];
-    let report = last.unwrap_or_default();
+    let (med, report) = timed(a.tile, trace_file.is_some())?;
     let o = problem.opts;
     println!(
         "{}{} {}{}{}{} m={m} n={n} on [{}] tile {} solves {}: median {:.4} s over {} reps, \
@@ -231,12 +250,20 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
             _ => "on each device",
         },
         med,
-        times.len(),
+        a.reps,
         problem.flops() / med / 1e9,
         report.predicted_seconds.unwrap_or(f64::NAN),
         report.planning_seconds * 1e3,
         if report.plan_cached { ", cached" } else { "" },
     );
+    if let Some((b, t)) = best {
+        println!(
+            "{} tile {}: {:.3}x the best of the sweep (tile {t}, {b:.4} s)",
+            if a.tile.is_some() { "forced" } else { "model" },
+            report.tile.map_or("-".into(), |x| x.to_string()),
+            med / b
+        );
+    }
     println!(
         "traffic: {:.2} GB in, {:.2} GB out; per device A tiles fetched {:?}, B tiles fetched \
          {:?}, written back {:?}",

@@ -437,3 +437,20 @@ fn gemm_simulate_without_a_profile_is_refused_before_computing() {
     );
     assert!(!trace.exists());
 }
+
+#[test]
+fn trsm_and_trmm_sweep_tiles_against_the_model() {
+    for routine in ["trsm", "trmm"] {
+        let so = stdout_of(&[
+            routine, "-s", "96", "--tiles", "16,32", "--reps", "1", "--check",
+        ]);
+        for t in [
+            "tile 16 (sweep)",
+            "tile 32 (sweep)",
+            "the best of the sweep (tile ",
+        ] {
+            assert!(so.contains(t), "{routine}: {t:?} missing: {so}");
+        }
+        assert!(so.contains("within the error bound"), "{routine}: {so}");
+    }
+}
