@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::fold::HostFolder;
 use crate::memory::Buffer;
 use crate::plan::Plan;
+use std::cell::Cell;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 pub(super) struct Workspaces {
@@ -39,6 +40,19 @@ pub(super) struct Workspaces {
 struct Usage {
     holding: usize,
     releases: u64,
+}
+
+thread_local! {
+    /// Releases of complete workspaces by this thread: a call's workspace is taken and given
+    /// back on the thread that runs the call, so these are the call's own.
+    static OWN_RELEASES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Where the releases stood when an attempt began ([`Workspaces::epoch`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Epoch {
+    releases: u64,
+    own: u64,
 }
 
 /// A host staging buffer of the pool (u64 words for 8-byte alignment), and the pool devices
@@ -122,6 +136,7 @@ impl Drop for CallWorkspace<'_> {
         u.holding -= 1;
         if self.complete {
             u.releases += 1;
+            OWN_RELEASES.with(|n| n.set(n.get() + 1));
             self.pool.released.notify_all();
         }
     }
@@ -284,10 +299,13 @@ impl Workspaces {
         })
     }
 
-    /// The count of releases so far: a call takes it before it tries, and passes it to
+    /// Where the releases stand: a call takes it before it tries, and passes it to
     /// [`Workspaces::wait_for_release`] when it runs out of memory.
-    pub(super) fn epoch(&self) -> u64 {
-        lock(&self.usage).releases
+    pub(super) fn epoch(&self) -> Epoch {
+        Epoch {
+            releases: lock(&self.usage).releases,
+            own: OWN_RELEASES.with(Cell::get),
+        }
     }
 
     /// After an out-of-memory error (the caller's buffers given back) of an attempt that began
@@ -296,11 +314,13 @@ impl Workspaces {
     /// call holds any and none was released since (waiting would not help). Without the epoch,
     /// a release between the failure and this check was missed: the call then waited for the
     /// next one or, with no call left holding, failed although memory was free (seen with 6
-    /// threads on a 16-core host).
-    pub(super) fn wait_for_release(&self, epoch: u64) -> bool {
+    /// threads on a 16-core host). The caller's own release (an attempt that got its buffers
+    /// and ran out of memory later) is not another call's: counted, it would retry forever.
+    pub(super) fn wait_for_release(&self, epoch: Epoch) -> bool {
+        let own = OWN_RELEASES.with(Cell::get) - epoch.own;
         let mut u = lock(&self.usage);
         loop {
-            if u.releases != epoch {
+            if u.releases - epoch.releases > own {
                 return true;
             }
             if u.holding == 0 {
@@ -352,4 +372,70 @@ impl Workspaces {
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A poisoned lock only means a panic elsewhere; the data (caches, workspaces) stays valid.
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call's buffers taken whole and given back on this thread.
+    fn hold_and_release(w: &Workspaces) {
+        lock(&w.usage).holding += 1;
+        drop(CallWorkspace {
+            pool: w,
+            device: Vec::new(),
+            host: None,
+            complete: true,
+        });
+    }
+
+    #[test]
+    fn a_calls_own_release_does_not_make_it_try_again() {
+        // An attempt that got its buffers, then ran out of memory: with no other call, giving
+        // up is the answer (counting its own release, it would try again forever).
+        let w = Workspaces::new(1);
+        let epoch = w.epoch();
+        hold_and_release(&w);
+        assert!(!w.wait_for_release(epoch));
+    }
+
+    #[test]
+    fn another_calls_release_since_the_attempt_began_makes_it_try_again() {
+        let w = Workspaces::new(1);
+        let epoch = w.epoch();
+        std::thread::scope(|s| {
+            s.spawn(|| hold_and_release(&w));
+        });
+        // Released before the wait began, and no call holds any now: still a reason to try.
+        assert!(w.wait_for_release(epoch));
+        // A failed attempt's partial buffers are not a release.
+        let epoch = w.epoch();
+        lock(&w.usage).holding += 1;
+        drop(CallWorkspace {
+            pool: &w,
+            device: Vec::new(),
+            host: None,
+            complete: false,
+        });
+        assert!(!w.wait_for_release(epoch));
+    }
+
+    #[test]
+    fn a_waiting_call_wakes_when_another_gives_its_buffers_back() {
+        let w = Workspaces::new(1);
+        lock(&w.usage).holding += 1; // another call holds buffers
+        let epoch = w.epoch();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                drop(CallWorkspace {
+                    pool: &w,
+                    device: Vec::new(),
+                    host: None,
+                    complete: true,
+                });
+            });
+            assert!(w.wait_for_release(epoch));
+        });
+    }
 }
