@@ -24,14 +24,20 @@ pub fn pool() -> Arc<DevicePool> {
             };
             4
         ];
-        let node = emulated_node(&configs, blas()).expect("emulated node");
-        let mut devices: Vec<Arc<dyn Device>> =
-            vec![CpuDevice::with_blas(blas(), vec![]).expect("cpu")];
-        devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
-        let links: Vec<Arc<dyn Link>> = node.links;
-        Arc::new(DevicePool::new(devices, links).expect("pool"))
+        Arc::new(cpu_and_emulated(&configs).0)
     })
     .clone()
+}
+
+/// A pool of the CPU device and one emulated device per configuration, [cpu, emu0, ...], and
+/// its devices.
+pub fn cpu_and_emulated(configs: &[EmulatedConfig]) -> (DevicePool, Vec<Arc<dyn Device>>) {
+    let node = emulated_node(configs, blas()).expect("emulated node");
+    let mut devices: Vec<Arc<dyn Device>> =
+        vec![CpuDevice::with_blas(blas(), vec![]).expect("cpu")];
+    devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
+    let pool = DevicePool::new(devices.clone(), node.links).expect("pool");
+    (pool, devices)
 }
 
 /// `ndev` = 0: the CPU device alone; 1..=4: that many emulated devices.

@@ -522,11 +522,23 @@ fn concurrent_trsm_calls_wait_for_memory_instead_of_failing() {
         transa: Trans::N,
         diag: Diag::NonUnit,
     };
+    let case = Arc::new(hetblas_conformance::tri::TriCase {
+        routine: TriRoutine::Trsm,
+        opts: o,
+        m,
+        n,
+        alpha: hetblas_core::scalar::c64::new(1.0, 0.0),
+        pad: (0, 0),
+        tile: Some(64),
+        devices: None,
+        b_home: None,
+        seed: 5,
+    });
     let a: Arc<Vec<f64>> = Arc::new(hetblas_conformance::tri::triangular(&o, m, m, 5));
     let start = Arc::new(Barrier::new(6));
     let handles: Vec<_> = (0..6)
         .map(|t| {
-            let (pool, a, start) = (pool.clone(), a.clone(), start.clone());
+            let (pool, a, start, case) = (pool.clone(), a.clone(), start.clone(), case.clone());
             std::thread::spawn(move || {
                 let b0 = Rng(200 + t).fill(m * n);
                 start.wait();
@@ -538,19 +550,10 @@ fn concurrent_trsm_calls_wait_for_memory_instead_of_failing() {
                         1.0,
                         MatRef::new(&a, m, m, m).unwrap(),
                         MatMut::new(&mut x, m, n, m).unwrap(),
-                        &TriCallOptions::default().tile(64),
+                        &TriCallOptions::default().tile(case.tile),
                     )
                     .map_err(|e| e.to_string())?;
-                    // A X = B0, row by row of the lower triangle.
-                    for j in 0..n {
-                        for i in 0..m {
-                            let ax: f64 = (0..=i).map(|l| a[i + l * m] * x[l + j * m]).sum();
-                            let want = b0[i + j * m];
-                            if (ax - want).abs() > 1e-9 * (1.0 + want.abs()) {
-                                return Err(format!("(A X)({i},{j}) = {ax}, B = {want}"));
-                            }
-                        }
-                    }
+                    hetblas_conformance::tri::check_tri(&case, &a, m, &b0, &x, m, case.alpha)?;
                 }
                 Ok::<(), String>(())
             })

@@ -6,8 +6,8 @@
 mod common;
 
 use hetblas_core::profile::{DeviceProfile, GemmTimes, MachineProfile};
-use hetblas_core::{DType, Device, DevicePool, GemmOptions};
-use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig};
+use hetblas_core::{DType, DevicePool, GemmOptions};
+use hetblas_cpu::EmulatedConfig;
 use std::sync::{Arc, Mutex};
 
 /// One test at a time: the CPU device and the emulated one share this machine's cores.
@@ -15,11 +15,8 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// [cpu, one emulated device], the CPU calibrated at `cpu_flops`.
 fn pool(cpu_flops: f64, accel: EmulatedConfig) -> DevicePool {
-    let node = emulated_node(&[accel], common::blas()).unwrap();
-    let cpu: Arc<dyn Device> = CpuDevice::with_blas(common::blas(), vec![]).unwrap();
-    let mut devices = vec![cpu.clone()];
-    devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
-    let pool = DevicePool::new(devices, node.links).unwrap();
+    let (pool, devices) = common::cpu_and_emulated(&[accel]);
+    let cpu = &devices[0];
     let mut profile = MachineProfile::new();
     profile.devices.push(DeviceProfile {
         label: cpu.info().label(),

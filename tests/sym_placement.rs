@@ -5,18 +5,13 @@
 
 mod common;
 
-use hetblas_core::{Device, DevicePool, GemmOptions, MatMut, MatRef, SymOp, Trans, Uplo};
-use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig};
-use std::sync::Arc;
+use hetblas_core::{DevicePool, GemmOptions, MatMut, MatRef, SymOp, Trans, Uplo};
+use hetblas_cpu::EmulatedConfig;
 
-/// [cpu, one emulated device], no profile.
+/// [cpu, one emulated device], no profile, and the devices' labels.
 fn pool(accel: EmulatedConfig) -> (DevicePool, Vec<String>) {
-    let node = emulated_node(&[accel], common::blas()).unwrap();
-    let cpu: Arc<dyn Device> = CpuDevice::with_blas(common::blas(), vec![]).unwrap();
-    let mut devices = vec![cpu];
-    devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
-    let labels = devices.iter().map(|d| d.info().label()).collect();
-    (DevicePool::new(devices, node.links).unwrap(), labels)
+    let (pool, devices) = common::cpu_and_emulated(&[accel]);
+    (pool, devices.iter().map(|d| d.info().label()).collect())
 }
 
 /// A lower DSYRK small enough to be one diagonal tile, checked entry by entry (the upper

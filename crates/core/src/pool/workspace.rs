@@ -378,15 +378,20 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
-    /// A call's buffers taken whole and given back on this thread.
-    fn hold_and_release(w: &Workspaces) {
-        lock(&w.usage).holding += 1;
+    /// A call's buffers given back on this thread: `complete` when it had got all of them.
+    fn give_back(w: &Workspaces, complete: bool) {
         drop(CallWorkspace {
             pool: w,
             device: Vec::new(),
             host: None,
-            complete: true,
+            complete,
         });
+    }
+
+    /// A call's buffers taken whole and given back on this thread.
+    fn hold_and_release(w: &Workspaces) {
+        lock(&w.usage).holding += 1;
+        give_back(w, true);
     }
 
     #[test]
@@ -411,12 +416,7 @@ mod tests {
         // A failed attempt's partial buffers are not a release.
         let epoch = w.epoch();
         lock(&w.usage).holding += 1;
-        drop(CallWorkspace {
-            pool: &w,
-            device: Vec::new(),
-            host: None,
-            complete: false,
-        });
+        give_back(&w, false);
         assert!(!w.wait_for_release(epoch));
     }
 
@@ -428,12 +428,7 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 std::thread::sleep(std::time::Duration::from_millis(20));
-                drop(CallWorkspace {
-                    pool: &w,
-                    device: Vec::new(),
-                    host: None,
-                    complete: true,
-                });
+                give_back(&w, true);
             });
             assert!(w.wait_for_release(epoch));
         });
