@@ -24,6 +24,7 @@ use crate::memory::{HostAccess, MemorySpace};
 use crate::plan::cache::PlanCache;
 use crate::problem::GemmProblem;
 use crate::profile::MachineProfile;
+use crate::scalar::DType;
 use decisions::DecisionCache;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -212,6 +213,24 @@ impl DevicePool {
         Some(GemmPrediction {
             devices: c.devices,
             seconds: c.predicted,
+        })
+    }
+
+    /// A device's GEMM rate at tile `tile`: calibrated, else what the device knows of itself,
+    /// else a labelled guess by kind (accelerator / host). The triangular routines' model and
+    /// the symmetric routines' choice of device for a diagonal tile use it.
+    pub(super) fn gemm_rate(&self, i: usize, dt: DType, tile: usize) -> f64 {
+        let d = &self.devices[i];
+        if let Some(p) = self.profile() {
+            if let Some(t) = p.device(&d.info().label()).and_then(|dp| dp.exec_table(dt)) {
+                return t.rate(tile);
+            }
+        }
+        d.nominal_flops(dt).unwrap_or_else(|| {
+            // Uncalibrated: a guess by kind, lower for small tiles (GEMM rates grow with the
+            // tile until the device is full; half rate at 512 here).
+            let peak = if d.space().is_host() { 1e11 } else { 1e13 };
+            peak * tile as f64 / (tile as f64 + 512.0)
         })
     }
 

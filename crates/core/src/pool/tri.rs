@@ -14,7 +14,7 @@ use crate::model::tri::{replay, TriRates};
 use crate::operand::{MatMut, MatRef};
 use crate::plan::tri::{build_tri, TriDeviceSpec, TriPlan, TriPlanRequest, TriPlanStats};
 use crate::problem::triangular::{check_tri_args, Side, TriOptions, TriProblem, TriRoutine};
-use crate::scalar::{DType, Scalar};
+use crate::scalar::Scalar;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -580,23 +580,6 @@ impl DevicePool {
             devices,
             plan,
         ))
-    }
-
-    /// A device's GEMM rate at tile `tile`: calibrated, else what the device knows of itself,
-    /// else a labelled guess by kind (accelerator / host).
-    pub(super) fn gemm_rate(&self, i: usize, dt: DType, tile: usize) -> f64 {
-        let d = &self.devices[i];
-        if let Some(p) = self.profile() {
-            if let Some(t) = p.device(&d.info().label()).and_then(|dp| dp.exec_table(dt)) {
-                return t.rate(tile);
-            }
-        }
-        d.nominal_flops(dt).unwrap_or_else(|| {
-            // Uncalibrated: a guess by kind, lower for small tiles (GEMM rates grow with the
-            // tile until the device is full; half rate at 512 here).
-            let peak = if d.space().is_host() { 1e11 } else { 1e13 };
-            peak * tile as f64 / (tile as f64 + 512.0)
-        })
     }
 
     /// B := 0 (alpha == 0), A never read.
