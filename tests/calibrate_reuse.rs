@@ -67,6 +67,7 @@ fn problems() -> Vec<GemmProblem> {
             dtype: DType::F64,
             beta_zero: false,
             locations: [MemorySpace::HOST; 3],
+            sym: None,
         })
         .collect()
 }

@@ -518,3 +518,140 @@ fn the_cpu_takes_over_when_every_accelerator_failed() {
     }
     assert_eq!(pool.failed_devices(), vec![1]);
 }
+
+/// The symmetric routines under the same faults: SYRK, SYR2K (two plans) and SYMM on either
+/// side, lower and upper, on 1, 2 and 4 devices. Every call ends with a correct C (its other
+/// triangle untouched, bit for bit) or with an error and C exactly as before.
+#[test]
+fn every_injected_fault_in_a_symmetric_routine_ends_correct_or_with_c_as_before() {
+    use hetblas_core::sym_reference::check_sym;
+    use hetblas_core::{scalar::c64, Side, SymOp, SymProblem, Uplo};
+    let ops = [
+        SymOp::Rank {
+            uplo: Uplo::Lower,
+            trans: Trans::N,
+            two: false,
+            herm: false,
+        },
+        SymOp::Rank {
+            uplo: Uplo::Upper,
+            trans: Trans::T,
+            two: true,
+            herm: false,
+        },
+        SymOp::Multiply {
+            side: Side::Left,
+            uplo: Uplo::Upper,
+            herm: false,
+        },
+        SymOp::Multiply {
+            side: Side::Right,
+            uplo: Uplo::Lower,
+            herm: false,
+        },
+    ];
+    let kinds = [FaultKind::Error, FaultKind::Lost, FaultKind::Panic];
+    // Kernel 50 falls in SYR2K's second plan on one device (45 products in the first).
+    let whens = [
+        (FaultOp::Kernel, 2),
+        (FaultOp::Kernel, 5),
+        (FaultOp::Copy, 3),
+        (FaultOp::Kernel, 50),
+    ];
+    let (mut cases, mut recovered, mut failed) = (0, 0, 0);
+    let mut seed = 900;
+    for ndev in [1, 2, 4] {
+        let node = node(ndev, 16 << 20);
+        for dev in 0..ndev {
+            for op in ops {
+                for kind in kinds {
+                    for (fop, at) in whens {
+                        for beta in [0.0, 0.5] {
+                            seed += 5;
+                            let p = match op {
+                                SymOp::Rank {
+                                    uplo,
+                                    trans,
+                                    two,
+                                    herm,
+                                } => SymProblem::rank(
+                                    uplo,
+                                    trans,
+                                    two,
+                                    herm,
+                                    37,
+                                    21,
+                                    hetblas_core::DType::F64,
+                                ),
+                                SymOp::Multiply { side, uplo, herm } => SymProblem::multiply(
+                                    side,
+                                    uplo,
+                                    herm,
+                                    37,
+                                    29,
+                                    hetblas_core::DType::F64,
+                                ),
+                            };
+                            let (ar, ac) = match op {
+                                SymOp::Rank { trans, .. } => trans.stored_shape(p.n, p.k),
+                                SymOp::Multiply { .. } => (p.k, p.k),
+                            };
+                            let (br, bc) = match op {
+                                SymOp::Rank { .. } => (ar, ac),
+                                SymOp::Multiply { .. } => (p.m, p.n),
+                            };
+                            let a = values(ar * ac, seed);
+                            let b = values(br * bc, seed + 1);
+                            let c0 = values(p.m * p.n, seed + 2);
+                            let mut c = c0.clone();
+                            node.emus[dev]
+                                .faults()
+                                .arm([FaultSpec::new(dev, fop, at, kind)]);
+                            let uses_b = !matches!(op, SymOp::Rank { two: false, .. });
+                            let r = node.pool.sym_with(
+                                op,
+                                0.75,
+                                MatRef::packed(&a, ar, ac).unwrap(),
+                                uses_b.then(|| MatRef::packed(&b, br, bc).unwrap().into()),
+                                beta,
+                                MatMut::packed(&mut c, p.m, p.n).unwrap(),
+                                &GemmOptions::default().tile(8),
+                            );
+                            node.heal();
+                            cases += 1;
+                            let case = format!("{op:?} {ndev} devices, device {dev} {kind:?} at {fop:?} {at}, beta {beta}");
+                            match r {
+                                Ok(report) => {
+                                    recovered += usize::from(!report.recovered.is_empty());
+                                    check_sym(
+                                        &p,
+                                        c64::new(0.75, 0.0),
+                                        MatRef::packed(&a, ar, ac).unwrap(),
+                                        uses_b.then(|| MatRef::packed(&b, br, bc).unwrap()),
+                                        c64::new(beta, 0.0),
+                                        MatRef::packed(&c0, p.m, p.n).unwrap(),
+                                        MatRef::packed(&c, p.m, p.n).unwrap(),
+                                        4.0,
+                                    )
+                                    .unwrap_or_else(|e| panic!("{case}: {e}"));
+                                }
+                                Err(e) => {
+                                    failed += 1;
+                                    assert!(
+                                        c.iter().zip(&c0).all(|(x, y)| x.to_bits() == y.to_bits()),
+                                        "{case}: C changed by a call that failed: {e}"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{cases} cases, {recovered} recovered, {failed} failed with C as before");
+    assert!(
+        cases >= 500 && recovered > 100,
+        "{cases} cases, {recovered} recovered"
+    );
+}

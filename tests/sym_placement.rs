@@ -1,7 +1,7 @@
-//! Where the diagonal tiles of the symmetric routines run: on the fastest device the call
-//! allows, by the calibrated rate, else the device's own figure, else a guess by kind. Once
-//! the rate was read from the devices alone, unknown for the CPU and the GPUs alike, and a
-//! diagonal tile of host C went to the CPU whenever the call allowed it.
+//! Where the diagonal tiles of the symmetric routines run: they are tiles of the routine's
+//! GEMM plan, so they go where the GEMM decision puts a GEMM of the same shape (the
+//! accelerator over the host CPU when neither states a rate). Once they ran apart from the
+//! plan, and a diagonal tile of host C went to the CPU whenever the call allowed it.
 
 mod common;
 
@@ -68,11 +68,26 @@ fn a_diagonal_tile_goes_to_the_accelerator_rather_than_the_host_cpu() {
 }
 
 #[test]
-fn a_diagonal_tile_goes_to_the_cpu_when_the_accelerator_is_slower() {
-    // An accelerator that says it runs at 0.1 GFLOP/s: the CPU, guessed at 100, is faster.
-    let (pool, labels) = pool(EmulatedConfig {
+fn a_diagonal_tile_goes_where_a_gemm_of_its_shape_goes() {
+    // An accelerator that says it runs at 0.1 GFLOP/s.
+    let (pool, _) = pool(EmulatedConfig {
         flops_per_sec: Some(1e8),
         ..Default::default()
     });
-    assert_eq!(syrk_devices(&pool), vec![labels[0].clone()]);
+    let (n, k) = (96, 40);
+    let a = vec![0.5f64; n * k];
+    let mut c = vec![0.0f64; n * n];
+    let gemm = pool
+        .gemm_with(
+            Trans::N,
+            Trans::T,
+            1.0,
+            MatRef::packed(&a, n, k).unwrap(),
+            MatRef::packed(&a, n, k).unwrap(),
+            0.0,
+            MatMut::packed(&mut c, n, n).unwrap(),
+            &GemmOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(syrk_devices(&pool), gemm.devices);
 }

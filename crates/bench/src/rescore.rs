@@ -53,6 +53,7 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
             dtype,
             beta_zero: f[bz] == "true",
             locations,
+            sym: None,
         };
         let chosen: Blocking = f[ch].parse()?;
         let measured: f64 = f[meas].parse().map_err(|e| format!("{line}: {e}"))?;

@@ -122,6 +122,7 @@ impl Shape {
             dtype: self.dtype,
             beta_zero,
             locations: [MemorySpace::HOST; 3],
+            sym: None,
         }
     }
 }

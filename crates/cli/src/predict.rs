@@ -104,6 +104,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         dtype,
         beta_zero: a.beta_zero,
         locations,
+        sym: None,
     };
     problem.check_modelled()?;
     let budget = dev.memory_budget();

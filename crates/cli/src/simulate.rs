@@ -99,6 +99,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         dtype: a.shape.dtype,
         beta_zero: a.beta_zero,
         locations: [MemorySpace::HOST; 3],
+        sym: None,
     };
     problem.check_modelled()?;
     let maxdim = m.max(n).max(k);

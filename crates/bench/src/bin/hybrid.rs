@@ -63,6 +63,7 @@ fn run(args: Args) -> Result<(), String> {
                 dtype: DType::F64,
                 beta_zero: beta == 0.0,
                 locations: [MemorySpace::HOST; 3],
+                sym: None,
             };
             let cands: Vec<&Arc<dyn Device>> = vec![&rt.devices()[gpu], &rt.devices()[cpu]];
             let bw = |s: MemorySpace, d: MemorySpace| rt.link_bandwidth(s, d);

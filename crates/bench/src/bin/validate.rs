@@ -254,6 +254,7 @@ fn case<T: Scalar>(
         dtype: T::DTYPE,
         beta_zero: c.beta_zero,
         locations,
+        sym: None,
     };
     let choice = model_tile(
         &problem,

@@ -179,6 +179,7 @@ mod tests {
             dtype: DType::F64,
             beta_zero: true,
             locations: [MemorySpace::HOST; 3],
+            sym: None,
         }
     }
 

@@ -19,10 +19,12 @@ use crate::error::{Error, Result};
 use crate::kernel::GemmTile;
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
-use crate::plan::{BetaUse, Plan, QueueId, Source, TaskId, TaskKind, TileLoc};
+use crate::plan::{symmetric, BetaUse, Plan, QueueId, Source, TaskId, TaskKind, TileLoc};
 use crate::problem::Operand;
 use crate::queue::{Event, Queue};
 use crate::scalar::ScalarValue;
+use crate::sym::{Side, SymOp};
+use crate::sym_kernel::SymTile;
 use crate::tiling::{TileGrid, TileKey};
 use crate::trace::{Activity, Interval, Trace};
 use crate::undo::UndoLog;
@@ -752,26 +754,46 @@ fn issue(
             beta,
         } => {
             let (i, j, l) = (i as usize, j as usize, l as usize);
-            let ka = TileKey::a(i, l);
-            let kb = TileKey::b(l, j);
+            // The stored tiles the product reads, and their transposes (see `symmetric`).
+            let (ka, ta) = symmetric::a_tile(p, i, l);
+            let (kb, tb) = symmetric::b_tile(p, l, j);
             let kc = TileKey::c(i, j);
-            let op = GemmTile {
-                transa: p.transa.for_dtype(p.dtype),
-                transb: p.transb.for_dtype(p.dtype),
-                m: plan.grid.m_span(i).1,
-                n: plan.grid.n_span(j).1,
-                k: plan.grid.k_span(l).1,
-                alpha: req.alpha,
-                a: tile_view(req, d, a, ka),
-                b: tile_view(req, d, b, kb),
-                beta: match beta {
-                    BetaUse::Caller => req.beta,
-                    BetaUse::Zero => ScalarValue::zero(p.dtype),
-                    BetaUse::One => ScalarValue::one(p.dtype),
-                },
-                c: tile_view(req, d, c, kc),
+            let (m, n, k) = (
+                plan.grid.m_span(i).1,
+                plan.grid.n_span(j).1,
+                plan.grid.k_span(l).1,
+            );
+            let (a, b, c) = (
+                tile_view(req, d, a, ka),
+                tile_view(req, d, b, kb),
+                tile_view(req, d, c, kc),
+            );
+            let beta = match beta {
+                BetaUse::Caller => req.beta,
+                BetaUse::Zero => ScalarValue::zero(p.dtype),
+                BetaUse::One => ScalarValue::one(p.dtype),
             };
-            req.devices[d].kernel().gemm(queue, &op)?;
+            match p.sym {
+                Some(s) if symmetric::routine_product(p, i, j, l) => {
+                    let op = routine_tile(s.op, (m, n, k), req.alpha, a, b, beta, c);
+                    req.devices[d].kernel().sym(queue, &op)?;
+                }
+                _ => {
+                    let op = GemmTile {
+                        transa: ta.for_dtype(p.dtype),
+                        transb: tb.for_dtype(p.dtype),
+                        m,
+                        n,
+                        k,
+                        alpha: req.alpha,
+                        a,
+                        b,
+                        beta,
+                        c,
+                    };
+                    req.devices[d].kernel().gemm(queue, &op)?;
+                }
+            }
         }
         TaskKind::StageIn { key, host } => {
             let src = operand_view(req, key);
@@ -820,6 +842,39 @@ fn issue(
         }
     }
     Ok(())
+}
+
+/// The routine's own tile for a product of a symmetric plan (see
+/// [`symmetric::routine_product`]): for a rank update, C's diagonal tile from A's tile (and
+/// B's, which the GEMM reads as op(B)'s tile in the same stored block); for SYMM/HEMM, the
+/// symmetric operand's diagonal tile times the other operand's tile (A and B of the GEMM are
+/// the other way round on the right).
+fn routine_tile(
+    op: SymOp,
+    (m, n, k): (usize, usize, usize),
+    alpha: ScalarValue,
+    a: RawTile,
+    b: RawTile,
+    beta: ScalarValue,
+    c: RawTile,
+) -> SymTile {
+    let (a, b) = match op {
+        SymOp::Multiply {
+            side: Side::Right, ..
+        } => (b, a),
+        _ => (a, b),
+    };
+    SymTile {
+        op,
+        m,
+        n,
+        k,
+        alpha,
+        a,
+        b,
+        beta,
+        c,
+    }
 }
 
 /// Copies `src` to `dst` over the link between their spaces and records the transfer.
@@ -913,11 +968,7 @@ fn interval(
             )
         }
         TaskKind::Gemm { i, j, l, .. } => {
-            let g = &plan.grid;
-            let f = plan.problem.dtype.flops_per_fma()
-                * g.m_span(i as usize).1 as f64
-                * g.n_span(j as usize).1 as f64
-                * g.k_span(l as usize).1 as f64;
+            let f = plan.product_flops(i as usize, j as usize, l as usize);
             (Activity::Gemm, format!("gemm C({i},{j}) l={l}"), 0, f)
         }
     };

@@ -404,6 +404,7 @@ mod tests {
             dtype: DType::F64,
             beta_zero: false,
             locations: [MemorySpace::HOST, space, MemorySpace::HOST],
+            sym: None,
         };
         let o = Offload::from_problem(&p, space);
         assert_eq!(o.get, [true, false, true]);

@@ -221,6 +221,7 @@ mod tests {
             dtype: DType::F64,
             beta_zero: false,
             locations: locs,
+            sym: None,
         }
     }
 

@@ -15,6 +15,7 @@
 //! faster peer link), and routes through host staging slots between spaces with no link (see
 //! `route`).
 
+use super::symmetric;
 use super::task::{
     BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, QueueId, Task, TaskId, TaskKind, TileLoc,
 };
@@ -172,7 +173,7 @@ fn device_state(
     let steps = build_steps(tiles, kt, group);
     let mut uses: HashMap<TileKey, VecDeque<usize>> = HashMap::new();
     for (s, step) in steps.iter().enumerate() {
-        for key in [TileKey::a(step.i, step.l), TileKey::b(step.l, step.j)] {
+        for key in operand_keys(&p, step.i, step.j, step.l) {
             if distinct.contains(&key) {
                 uses.entry(key).or_default().push_back(s);
             }
@@ -228,7 +229,7 @@ fn distinct_tiles(
     let mut distinct: HashSet<TileKey> = HashSet::new();
     for &(i, j) in tiles {
         for l in 0..kt {
-            for key in [TileKey::a(i, l), TileKey::b(l, j)] {
+            for key in operand_keys(p, i, j, l) {
                 if p.location(key.op) != space {
                     distinct.insert(key);
                 }
@@ -273,6 +274,11 @@ fn check_routes(
         });
     }
     Ok(())
+}
+
+/// The cached tiles of A and B that product `(i, j, l)` reads (see [`symmetric`]).
+fn operand_keys(p: &GemmProblem, i: usize, j: usize, l: usize) -> [TileKey; 2] {
+    [symmetric::a_tile(p, i, l).0, symmetric::b_tile(p, l, j).0]
 }
 
 /// A dependency on another queue, or on another device's issuing thread, needs an event: its
@@ -451,11 +457,10 @@ impl Builder<'_> {
         let s = st.next;
         st.next += 1;
         let step = st.steps[s];
-        let (ka, kb, kc) = (
-            TileKey::a(step.i, step.l),
-            TileKey::b(step.l, step.j),
-            TileKey::c(step.i, step.j),
-        );
+        let [ka, kb] = operand_keys(&self.p, step.i, step.j, step.l);
+        let kc = TileKey::c(step.i, step.j);
+        // A rank update's diagonal C tile travels whole (see `symmetric::triangle_tile`).
+        let whole = symmetric::triangle_tile(&self.p, step.i, step.j);
         for key in [ka, kb] {
             if let Some(q) = st.uses.get_mut(&key) {
                 while q.front().is_some_and(|&u| u <= s) {
@@ -464,7 +469,7 @@ impl Builder<'_> {
             }
         }
         let mut deps = Vec::new();
-        let (c_loc, c_queue, beta) = self.c_tile(st, &step, [ka, kb, kc], &mut deps)?;
+        let (c_loc, c_queue, beta) = self.c_tile(st, &step, [ka, kb, kc], whole, &mut deps)?;
         let (a_loc, fa) = self.ensure(states, d, ka, &[kb, kc])?;
         let (b_loc, fb) = self.ensure(states, d, kb, &[ka, kc])?;
         let st = &mut states[d];
@@ -494,7 +499,7 @@ impl Builder<'_> {
             }
         }
         st.acc.insert((step.i, step.j), (c_loc, gemm, c_queue));
-        if st.late_c && step.ll + 2 >= st.kt && !st.late.contains_key(&(step.i, step.j)) {
+        if st.late_c && !whole && step.ll + 2 >= st.kt && !st.late.contains_key(&(step.i, step.j)) {
             // Fetch the caller's C while the last products run.
             let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
             let f = self.fetch(st, kc, slot, waits);
@@ -515,6 +520,7 @@ impl Builder<'_> {
         st: &mut DeviceState,
         step: &Step,
         [ka, kb, kc]: [TileKey; 3],
+        whole: bool,
         deps: &mut Vec<TaskId>,
     ) -> Result<(TileLoc, u16, BetaUse)> {
         if !step.first {
@@ -529,7 +535,7 @@ impl Builder<'_> {
             (TileLoc::InPlace, BetaUse::Caller)
         } else {
             let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
-            if self.p.beta_zero || st.late_c || st.host_fold {
+            if !whole && (self.p.beta_zero || st.late_c || st.host_fold) {
                 // C is not read now: the slot only needs its previous readers gone.
                 deps.extend(waits);
                 (TileLoc::Slot(slot), BetaUse::Zero)
@@ -553,6 +559,7 @@ impl Builder<'_> {
         gemm: TaskId,
         queue: QueueId,
     ) {
+        let whole = symmetric::triangle_tile(&self.p, step.i, step.j);
         let mut last_task = gemm;
         if let (Some((orig, f)), TileLoc::Slot(acc)) = (st.late.remove(&(step.i, step.j)), c_loc) {
             last_task = self.push(
@@ -573,7 +580,7 @@ impl Builder<'_> {
         }
         st.acc.remove(&(step.i, step.j));
         if let TileLoc::Slot(slot) = c_loc {
-            let wb = self.write_back(st, kc, slot, last_task);
+            let wb = self.write_back(st, kc, slot, last_task, whole);
             st.owner[slot as usize] = None;
             st.released.push_back(slot);
             st.resident.remove(&kc);
@@ -585,6 +592,7 @@ impl Builder<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::symmetric;
     use super::*;
     use crate::distribute::block_cyclic;
     use crate::operand::Trans;
@@ -607,6 +615,7 @@ mod tests {
             dtype: DType::F64,
             beta_zero,
             locations: locs,
+            sym: None,
         }
     }
 
@@ -785,6 +794,109 @@ mod tests {
         match try_plan(1, 2 * slot, false) {
             Err(Error::OutOfMemory { device, .. }) => assert_eq!(device, "emulated:0"),
             other => panic!("expected OutOfMemory, got {other:?}"),
+        }
+    }
+
+    /// A symmetric plan on one device with late C and host folds allowed.
+    fn sym_plan(op: crate::sym::SymOp, beta_zero: bool, transb: Trans) -> Plan {
+        let space = MemorySpace::new_device();
+        let mut p = problem(10, 10, 10, beta_zero, [MemorySpace::HOST; 3]);
+        p.transb = transb;
+        p.sym = Some(crate::sym::SymTiles { op, diagonal: true });
+        let g = TileGrid::square(10, 10, 10, 3);
+        let dev = DeviceSpec {
+            label: "emulated:0".into(),
+            space,
+            budget: u64::MAX,
+            compute_queues: 2,
+            late_c: true,
+            host_fold: true,
+            group: crate::tiling::DEFAULT_GROUP,
+        };
+        let assign = crate::distribute::weighted_where(g.mt(), g.nt(), &[1.0], &|i, j| {
+            symmetric::has_c_tile(&p, i, j)
+        });
+        build(&PlanRequest {
+            problem: p,
+            grid: g,
+            devices: &[dev],
+            assignment: &assign,
+            links: &all_links(&[space, MemorySpace::HOST]),
+            link_speed: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_rank_update_plans_its_triangle_and_fetches_each_a_tile_once() {
+        use crate::sym::{SymOp, Uplo};
+        let op = SymOp::Rank {
+            uplo: Uplo::Lower,
+            trans: Trans::N,
+            two: false,
+            herm: false,
+        };
+        for beta_zero in [true, false] {
+            let plan = sym_plan(op, beta_zero, Trans::T);
+            let mut c_fetched = HashSet::new();
+            let mut a_fetched = HashSet::new();
+            for t in &plan.tasks {
+                match t.kind {
+                    TaskKind::Gemm { i, j, beta, .. } => {
+                        assert!(i >= j, "C({i},{j}) is above the diagonal");
+                        if i == j {
+                            assert_ne!(beta, BetaUse::Zero, "diagonal C({i},{i}) not fetched");
+                        }
+                    }
+                    TaskKind::Fetch { key, .. } => {
+                        assert_ne!(key.op, Operand::B, "B is A: its tiles are A's");
+                        let fresh = if key.op == Operand::C {
+                            c_fetched.insert((key.r, key.c))
+                        } else {
+                            a_fetched.insert((key.r, key.c))
+                        };
+                        assert!(fresh, "{key:?} fetched twice");
+                    }
+                    TaskKind::AddC { i, j, .. } => assert_ne!(i, j, "late C on the diagonal"),
+                    TaskKind::FoldC { key, .. } => {
+                        assert_ne!(key.r, key.c, "a diagonal tile folded whole on the host")
+                    }
+                    _ => {}
+                }
+            }
+            // Diagonal tiles travel whole (beta 0 included); the others are folded on the host.
+            let diagonal: HashSet<(u32, u32)> = (0..4).map(|i| (i, i)).collect();
+            assert_eq!(c_fetched, diagonal, "beta_zero {beta_zero}");
+            assert_eq!(a_fetched.len(), 4 * 4, "each A tile once");
+            assert_eq!(plan.stats().writebacks, 10, "the triangle's 10 tiles");
+        }
+    }
+
+    #[test]
+    fn a_symmetric_operand_is_read_from_its_stored_triangle() {
+        use crate::sym::{Side, SymOp, Uplo};
+        for uplo in [Uplo::Lower, Uplo::Upper] {
+            let op = SymOp::Multiply {
+                side: Side::Left,
+                uplo,
+                herm: false,
+            };
+            let plan = sym_plan(op, false, Trans::N);
+            let mut a_fetched = HashSet::new();
+            for t in &plan.tasks {
+                if let TaskKind::Fetch { key, .. } = t.kind {
+                    if key.op == Operand::A {
+                        assert!(uplo.contains(key.r as usize, key.c as usize), "{key:?}");
+                        assert!(a_fetched.insert((key.r, key.c)), "{key:?} fetched twice");
+                    }
+                }
+            }
+            assert_eq!(
+                a_fetched.len(),
+                10,
+                "the stored triangle's tiles, once each"
+            );
+            assert_eq!(plan.stats().gemms, 4 * 4 * 4, "every C tile, all of K");
         }
     }
 }

@@ -3,7 +3,7 @@
 //! no planning). Bounded: a long-running code with many shapes must not grow it forever.
 
 use super::task::{DeviceSpec, Plan, PlanRequest};
-use super::{build, distribute};
+use super::{build, distribute, symmetric};
 use crate::error::Result;
 use crate::memory::MemorySpace;
 use crate::problem::GemmProblem;
@@ -93,7 +93,9 @@ impl PlanCache {
         }
         let assignment = match inputs.strip {
             Some(c) => distribute::with_strip(grid, c, inputs.weights),
-            None => distribute::weighted(grid.mt(), grid.nt(), inputs.weights),
+            None => distribute::weighted_where(grid.mt(), grid.nt(), inputs.weights, &|i, j| {
+                symmetric::has_c_tile(problem, i, j)
+            }),
         };
         let plan = Arc::new(build(&PlanRequest {
             problem: *problem,

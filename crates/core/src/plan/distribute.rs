@@ -51,12 +51,35 @@ pub fn block_cyclic(mt: usize, nt: usize, ndev: usize) -> Vec<Vec<(usize, usize)
 /// majors' lists (the last shells, furthest from the start). Each device's tiles end in
 /// [`shell_order`].
 pub fn weighted(mt: usize, nt: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)>> {
+    weighted_where(mt, nt, weights, &|_, _| true)
+}
+
+/// [`weighted`] over the tiles `keep` accepts (a triangle of C for the symmetric rank
+/// updates): the counts are shares of those tiles, dealt from the same block-cyclic lists.
+pub fn weighted_where(
+    mt: usize,
+    nt: usize,
+    weights: &[f64],
+    keep: &dyn Fn(usize, usize) -> bool,
+) -> Vec<Vec<(usize, usize)>> {
     let n = weights.len().max(1);
     let total: f64 = weights.iter().sum();
+    let cyclic = |parts: usize| -> Vec<Vec<(usize, usize)>> {
+        block_cyclic(mt, nt, parts)
+            .into_iter()
+            .map(|l| l.into_iter().filter(|&(i, j)| keep(i, j)).collect())
+            .collect()
+    };
     if total <= 0.0 {
-        return block_cyclic(mt, nt, n);
+        return cyclic(n);
     }
-    let tiles = mt * nt;
+    let tiles = (0..mt)
+        .flat_map(|i| (0..nt).map(move |j| (i, j)))
+        .filter(|&(i, j)| keep(i, j))
+        .count();
+    if tiles == 0 {
+        return vec![Vec::new(); n];
+    }
     let exact: Vec<f64> = weights.iter().map(|w| w / total * tiles as f64).collect();
     let mut count: Vec<usize> = exact.iter().map(|x| (x + 1e-9).floor() as usize).collect();
     let mut rest: Vec<usize> = (0..n).collect();
@@ -70,7 +93,7 @@ pub fn weighted(mt: usize, nt: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)
         .filter(|&d| count[d] > 0 && 2 * count[d] >= max)
         .collect();
     let mut out = vec![Vec::new(); n];
-    for (k, list) in block_cyclic(mt, nt, majors.len()).into_iter().enumerate() {
+    for (k, list) in cyclic(majors.len()).into_iter().enumerate() {
         out[majors[k]] = list;
     }
     // Move tiles from majors with a surplus to everyone short, taking the last ones.

@@ -172,16 +172,18 @@ impl Builder<'_> {
 
     /// A finished C tile from `slot` back to C's location after `after`: folded on the host
     /// (through a staging slot), over the direct link, or staged through host memory when
-    /// there is none. Returns the task the slot's reuse must wait for.
+    /// there is none; a tile that travels `whole` (a rank update's diagonal tile) is never
+    /// folded. Returns the task the slot's reuse must wait for.
     pub(super) fn write_back(
         &mut self,
         st: &DeviceState,
         kc: TileKey,
         slot: u32,
         after: TaskId,
+        whole: bool,
     ) -> TaskId {
         let c_space = self.p.location(Operand::C);
-        if st.host_fold {
+        if st.host_fold && !whole {
             let (out, host) = self.stage_out(st, kc, slot, after);
             let f = self.push(
                 st.dev,

@@ -199,6 +199,25 @@ pub struct PlanStats {
 }
 
 impl Plan {
+    /// The flops of product `(i, j, l)`: a GEMM tile's, or the routine's own for the diagonal
+    /// tiles of a symmetric plan (a rank update's triangle).
+    pub fn product_flops(&self, i: usize, j: usize, l: usize) -> f64 {
+        let p = &self.problem;
+        let g = &self.grid;
+        let (m, n, k) = (g.m_span(i).1, g.n_span(j).1, g.k_span(l).1);
+        match p.sym {
+            Some(s) if super::symmetric::routine_product(p, i, j, l) => crate::sym::SymProblem {
+                op: s.op,
+                m,
+                n,
+                k,
+                dtype: p.dtype,
+            }
+            .flops(),
+            _ => p.dtype.flops_per_fma() * m as f64 * n as f64 * k as f64,
+        }
+    }
+
     pub fn stats(&self) -> PlanStats {
         let mut s = PlanStats {
             c_tiles: self.devices.iter().map(|d| d.c_tiles).collect(),

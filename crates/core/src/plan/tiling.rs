@@ -278,6 +278,7 @@ mod tests {
             dtype: DType::F64,
             beta_zero: false,
             locations: [MemorySpace::HOST; 3],
+            sym: None,
         };
         // A is stored k x m = 5 x 10; tile (i=2, l=1) is stored rows 4..5, cols 8..10.
         let b = g.stored_block(&p, TileKey::a(2, 1));

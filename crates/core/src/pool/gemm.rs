@@ -120,6 +120,7 @@ impl DevicePool {
             dtype: T::DTYPE,
             beta_zero: beta == T::default(),
             locations: [operands[0].space, operands[1].space, operands[2].space],
+            sym: None,
         };
         let plan_start = Instant::now();
         let key = decision_key(problem, opts);
@@ -137,6 +138,7 @@ impl DevicePool {
             beta,
             &mut report,
             Some(plan_start),
+            None,
         )?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -158,9 +160,13 @@ impl DevicePool {
         beta: T,
         report: &mut GemmReport,
         plan_start: Option<Instant>,
+        outer_undo: Option<&UndoLog>,
     ) -> Result<()> {
         let mut decided_again = false;
-        let undo = self.keeps_undo_log(opts, problem.dtype).then(UndoLog::new);
+        // A call of several plans keeps one log for all and puts C back itself.
+        let own_undo =
+            (outer_undo.is_none() && self.keeps_undo_log(opts, problem.dtype)).then(UndoLog::new);
+        let undo = outer_undo.or(own_undo.as_ref());
         let result = loop {
             let epoch = self.workspaces.epoch();
             match self.run_recovering(
@@ -172,7 +178,7 @@ impl DevicePool {
                 beta,
                 report,
                 plan_start.unwrap_or_else(Instant::now),
-                undo.as_ref(),
+                undo,
             ) {
                 // Other calls hold device memory: wait until one gives its buffers back.
                 Err(Error::OutOfMemory { .. })
@@ -191,7 +197,7 @@ impl DevicePool {
                 r => break r,
             }
         };
-        result.map_err(|e| match &undo {
+        result.map_err(|e| match &own_undo {
             Some(undo) => self.put_c_back(e, undo),
             None => e,
         })
@@ -312,7 +318,10 @@ impl DevicePool {
         };
         let unfinished: Vec<(usize, usize)> = (0..f.grid.mt())
             .flat_map(|i| (0..f.grid.nt()).map(move |j| (i, j)))
-            .filter(|t| !f.final_tiles.contains(t))
+            .filter(|&(i, j)| {
+                !f.final_tiles.contains(&(i, j))
+                    && crate::plan::symmetric::has_c_tile(problem, i, j)
+            })
             .collect();
         let mut last = None;
         for (d, e) in f.faults {
@@ -385,6 +394,20 @@ impl DevicePool {
             trace: false,
             ..opts.clone()
         };
+        if problem.sym.is_some() {
+            return self.rerun_sym_tiles(
+                problem,
+                key,
+                &sub_opts,
+                operands,
+                alpha,
+                beta,
+                &f.grid,
+                &unfinished,
+                report,
+                undo,
+            );
+        }
         for (r0, mr, c0, nc) in unfinished_blocks(&f.grid, &unfinished) {
             let sub = GemmProblem {
                 m: mr,
@@ -526,8 +549,22 @@ impl DevicePool {
         }))
     }
 
-    /// The autotuner's decision for `problem` under `opts`, on this pool's devices.
+    /// The autotuner's decision for `problem` under `opts`, on this pool's devices (for a
+    /// symmetric routine's tiles, see [`DevicePool::decide_sym`]).
     pub(super) fn decide(&self, problem: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
+        if problem.sym.is_some() {
+            return self.decide_sym(problem, opts);
+        }
+        self.decide_with(problem, opts, opts.forced_blocking())
+    }
+
+    /// [`DevicePool::decide`] with the blocking `forced` (`None`: the model's).
+    pub(super) fn decide_with(
+        &self,
+        problem: &GemmProblem,
+        opts: &GemmOptions,
+        forced: Option<crate::tiling::Blocking>,
+    ) -> Result<Decision> {
         let profile = self.profile();
         let excluded = self.failed_devices();
         // Devices asked for that failed are left out; none left is the caller's to hear.
@@ -560,7 +597,7 @@ impl DevicePool {
             link_bandwidth: &|s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d),
             only: only.as_deref(),
             excluded: &excluded,
-            forced: opts.forced_blocking(),
+            forced,
             memory_limit: opts.memory_limit,
             host_fold: opts.host_fold_mode(),
             objective: opts.objective,
@@ -568,7 +605,7 @@ impl DevicePool {
     }
 
     /// The plan for a decision, from the cache or built.
-    fn plan(
+    pub(super) fn plan(
         &self,
         problem: &GemmProblem,
         decision: &Decision,

@@ -10,6 +10,7 @@ mod matrices;
 mod options;
 mod simulate;
 mod sym;
+mod sym_tiles;
 mod tri;
 mod workspace;
 

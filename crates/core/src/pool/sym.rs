@@ -1,5 +1,7 @@
 //! The symmetric/Hermitian call path (SYRK/HERK, SYR2K/HER2K, SYMM/HEMM): argument and shape
-//! checks, quick returns, then a recursive split of C over blocks of the model's size:
+//! checks, quick returns, then the routine as the tiles of one GEMM plan (`sym_tiles`) when
+//! every device the call may use has the routine's kernel. Otherwise (a host BLAS without it)
+//! a recursive split of C over blocks of the model's size:
 //! - a rank update splits C (n x n) into two diagonal blocks, updated recursively, and the
 //!   off-diagonal block of the referenced triangle, one GEMM (two for the rank-2k routines)
 //!   run by the whole GEMM pipeline (every device, tiled, overlapped, balanced);
@@ -114,6 +116,11 @@ impl DevicePool {
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
+        if self.sym_tiles_usable(T::DTYPE, opts) {
+            self.run_sym_tiles(op, alpha, [ar, br, cr], beta, problem.k, opts, &mut report)?;
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
         let block = self.sym_block(&problem, opts);
         // `tile` is the diagonal block; the off-diagonal GEMMs keep their own tiling (a
         // `blocking` the caller forces still applies to them).
@@ -139,13 +146,20 @@ impl DevicePool {
         Ok(report)
     }
 
-    /// The diagonal block size for `p`: the caller's tile, or the model's choice. The diagonal
-    /// blocks run on one device each while the off-diagonal GEMMs use every device, so the
-    /// block is small next to n (the diagonal work is 2 * block / n of a rank update), yet
-    /// large enough that the off-diagonal GEMMs of the deepest level are efficient tiles.
+    /// The tile for `p`: the caller's, else the tiled plan's square tile (the candidate the
+    /// simulator replays fastest, see `sym_tiles`), else the recursive split's diagonal
+    /// block. Those blocks run on one device each while the off-diagonal GEMMs use every
+    /// device, so the block is small next to n (the diagonal work is 2 * block / n of a rank
+    /// update), yet large enough that the off-diagonal GEMMs of the deepest level are
+    /// efficient tiles.
     pub fn sym_block(&self, p: &SymProblem, opts: &GemmOptions) -> usize {
         if let Some(t) = opts.tile {
             return t.max(1);
+        }
+        if self.sym_tiles_usable(p.dtype, opts) {
+            if let Ok((t, _, _)) = self.sym_tiles_choice(p, opts) {
+                return t;
+            }
         }
         let order = match p.op {
             SymOp::Rank { .. } => p.n,
@@ -186,6 +200,7 @@ impl DevicePool {
                     dtype: p.dtype,
                     beta_zero: false,
                     locations: [MemorySpace::HOST; 3],
+                    sym: None,
                 })?
                 .seconds;
             memo.borrow_mut().insert((m, n, k), t);
@@ -417,6 +432,7 @@ impl DevicePool {
             dtype: T::DTYPE,
             beta_zero: beta == T::default(),
             locations: [a.space, b.space, c.space],
+            sym: None,
         };
         let opts = call.opts;
         let key = super::gemm::decision_key(problem, opts);
@@ -431,6 +447,7 @@ impl DevicePool {
             alpha,
             beta,
             &mut sub,
+            None,
             None,
         )?;
         merge(report, sub);
@@ -631,9 +648,17 @@ impl DevicePool {
         Ok(())
     }
 
-    /// What `predict` says for a symmetric routine: the GEMM of the same flops on the same
-    /// devices (the off-diagonal GEMMs are most of the work), `None` without a profile.
+    /// What `predict` says for a symmetric routine: the simulated makespan of the tiled
+    /// plans the call would run; for the recursive split, the GEMM of the same flops on the
+    /// same devices (the off-diagonal GEMMs are most of the work). `None` without a profile.
     pub fn predict_sym(&self, p: &SymProblem) -> Option<super::GemmPrediction> {
+        let opts = GemmOptions::default();
+        if self.sym_tiles_usable(p.dtype, &opts) {
+            // The simulated makespan of the plans the call would run.
+            if let Ok((_, Some(seconds), devices)) = self.sym_tiles_choice(p, &opts) {
+                return Some(super::GemmPrediction { devices, seconds });
+            }
+        }
         let (m, n, k) = match p.op {
             SymOp::Rank { two, .. } => {
                 // n (n + 1) / 2 * k [* 2] multiply-adds as an n x n' x k GEMM.
@@ -651,6 +676,7 @@ impl DevicePool {
             dtype: p.dtype,
             beta_zero: false,
             locations: [MemorySpace::HOST; 3],
+            sym: None,
         };
         self.predict_gemm(&g)
     }
@@ -678,7 +704,7 @@ fn split(n: usize, block: usize) -> usize {
 }
 
 /// Adds a sub-call's report to the call's.
-fn merge(report: &mut GemmReport, sub: GemmReport) {
+pub(super) fn merge(report: &mut GemmReport, sub: GemmReport) {
     report.recovered.extend(sub.recovered);
     report.transfers.extend(sub.transfers);
     for d in sub.devices {

@@ -34,6 +34,8 @@ pub struct GemmProblem {
     pub beta_zero: bool,
     /// Where the authoritative copy of A, B and C lives.
     pub locations: [MemorySpace; 3],
+    /// A symmetric/Hermitian routine run as this GEMM's tiles (`None`: a plain GEMM).
+    pub sym: Option<crate::sym::SymTiles>,
 }
 
 /// Operand locations (A, B, C) from a placement such as `"hhd"`: each of three letters `h`
@@ -76,9 +78,19 @@ impl GemmProblem {
         }
     }
 
-    /// Real floating-point operations: 2mnk, or 8mnk for a complex dtype.
+    /// Real floating-point operations: 2mnk, or 8mnk for a complex dtype; for a triangle of
+    /// C (a rank update), those of the triangle's entries.
     pub fn flops(&self) -> f64 {
-        self.dtype.gemm_flops(self.m, self.n, self.k)
+        let full = self.dtype.gemm_flops(self.m, self.n, self.k);
+        match self.sym {
+            Some(s) if s.triangle() => {
+                let n = self.n.max(1) as f64;
+                // n (n + 1) / 2 entries of n^2 (without the diagonal: n (n - 1) / 2).
+                let entries = if s.diagonal { n + 1.0 } else { n - 1.0 };
+                full * entries / (2.0 * n)
+            }
+            _ => full,
+        }
     }
 
     /// Stored (rows, cols) of an operand.

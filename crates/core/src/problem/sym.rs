@@ -33,6 +33,28 @@ pub enum SymOp {
     },
 }
 
+/// A symmetric/Hermitian routine run as the tiles of a GEMM (see `plan::symmetric`):
+/// - a rank update (`op` is `Rank`): C's tiles in `op`'s triangle only, B being A itself
+///   (`two == false`, SYRK/HERK) or the rank-2k routine's B; `diagonal` says whether C's
+///   diagonal tiles are computed (they run the routine's own kernel and write only the
+///   triangle). The rank-2k routines run as two such GEMMs, the second without the diagonal.
+/// - SYMM/HEMM (`op` is `Multiply`): every C tile; the symmetric operand (A on the left, B on
+///   the right, in the GEMM's terms) is read from its stored triangle, tiles across the
+///   diagonal transposed (conjugate-transposed for HEMM), and its diagonal tiles run the
+///   routine's kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SymTiles {
+    pub op: SymOp,
+    pub diagonal: bool,
+}
+
+impl SymTiles {
+    /// Whether only a triangle of C is computed (a rank update).
+    pub fn triangle(&self) -> bool {
+        self.op.triangular_c()
+    }
+}
+
 impl SymOp {
     /// The routine's BLAS name without its type prefix ("SYRK", "HER2K", ...).
     pub fn name(&self) -> &'static str {

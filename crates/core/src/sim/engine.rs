@@ -341,6 +341,7 @@ mod tests {
             dtype: DType::F64,
             beta_zero: false,
             locations: [MemorySpace::HOST; 3],
+            sym: None,
         }
     }
 

@@ -162,11 +162,7 @@ pub fn describe(plan: &Plan, task: &Task) -> (Activity, String, u64, f64) {
             )
         }
         TaskKind::Gemm { i, j, l, .. } => {
-            let g = &plan.grid;
-            let f = plan.problem.dtype.flops_per_fma()
-                * g.m_span(i as usize).1 as f64
-                * g.n_span(j as usize).1 as f64
-                * g.k_span(l as usize).1 as f64;
+            let f = plan.product_flops(i as usize, j as usize, l as usize);
             (Activity::Gemm, format!("gemm C({i},{j}) l={l}"), 0, f)
         }
     }

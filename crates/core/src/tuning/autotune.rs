@@ -188,6 +188,8 @@ fn whole_tiles(
     if devs.len() > 1 && blocking.is_square() {
         if let Some(rates) = device_rates(problem, devs, tile, req.profile, req.link_bandwidth) {
             let host_dev = devs.iter().position(|d| d.space().is_host());
+            // A symmetric routine's tiles stay square and aligned with the diagonal: no strip.
+            let host_dev = host_dev.filter(|_| problem.sym.is_none());
             match host_dev.and_then(|c| {
                 distribute::host_strip(problem.m, problem.n, problem.k, tile, &weights, c)
             }) {
@@ -815,6 +817,7 @@ mod tests {
             dtype: DType::F64,
             beta_zero: false,
             locations: [MemorySpace::HOST; 3],
+            sym: None,
         };
         // From 4096 on, no square tile under MIN_GPU_TILE; smaller problems keep them.
         let big = model_tile_candidates(&p(4096, 4096, 4096), u64::MAX);

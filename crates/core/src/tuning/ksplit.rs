@@ -258,6 +258,7 @@ mod tests {
             dtype: DType::F64,
             beta_zero,
             locations: [MemorySpace::HOST; 3],
+            sym: None,
         }
     }
 

@@ -1,0 +1,465 @@
+//! The symmetric/Hermitian routines as the tiles of one GEMM plan (`plan::symmetric`): one
+//! plan over the referenced triangle of C (SYRK/HERK; SYR2K/HER2K as two, the second without
+//! the diagonal), or over all of C with the symmetric operand read from its stored triangle
+//! (SYMM/HEMM). Every operand tile is fetched as the plan's cache allows, once where memory
+//! holds it, and the diagonal tiles run the routine's kernel among the GEMM tiles, their
+//! copies overlapped like any other. The tile is the one whose plan the simulator replays
+//! fastest against the profile.
+//!
+//! A device failure re-runs each unfinished C tile as the pieces of its own sum (a plain GEMM
+//! for a rank update's tile off the diagonal; the routine's one-tile problem on the diagonal,
+//! and for SYMM/HEMM the GEMMs of the symmetric operand's row panel either side of it).
+
+use super::gemm::decision_key;
+use super::options::{GemmOptions, GemmReport};
+use super::DevicePool;
+use crate::autotune::Decision;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::memory::RawTile;
+use crate::operand::Trans;
+use crate::problem::GemmProblem;
+use crate::scalar::Scalar;
+use crate::sim::{simulate, SimRequest};
+use crate::sym::{Side, SymOp, SymProblem, SymTiles, Uplo};
+use crate::tiling::{Blocking, TileGrid};
+use std::sync::Arc;
+
+/// Square tiles the simulator chooses among (those that cut the order into 1 to 32 tiles).
+const TILES: [usize; 7] = [256, 512, 1024, 2048, 4096, 6144, 8192];
+
+impl DevicePool {
+    /// Whether the routine can run as symmetric tiles: every device the call may use that has
+    /// the dtype's GEMM also has the routine's kernel for its diagonal tiles.
+    pub(super) fn sym_tiles_usable(&self, dtype: crate::scalar::DType, opts: &GemmOptions) -> bool {
+        let failed = self.failed_devices();
+        let allowed: Vec<usize> = match &opts.devices {
+            Some(list) => list.clone(),
+            None => (0..self.devices.len()).collect(),
+        };
+        allowed
+            .into_iter()
+            .filter(|i| !failed.contains(i) && self.devices[*i].kernel().supports(dtype))
+            .all(|i| self.devices[i].kernel().supports_sym(dtype))
+    }
+
+    /// Runs `op` (its checks and quick returns done) as symmetric tiles: `[a, b, c]` are the
+    /// routine's operands (`b` is `a` for SYRK/HERK), alpha and beta as the routine takes them
+    /// (HERK's already real).
+    #[allow(clippy::too_many_arguments)] // the routine's operands and scalars
+    pub(super) fn run_sym_tiles<T: Scalar>(
+        &self,
+        op: SymOp,
+        alpha: T,
+        [a, b, c]: [RawTile; 3],
+        beta: T,
+        k: usize,
+        opts: &GemmOptions,
+        report: &mut GemmReport,
+    ) -> Result<()> {
+        let shape = SymProblem {
+            op,
+            m: c.rows,
+            n: c.cols,
+            k,
+            dtype: T::DTYPE,
+        };
+        let one = T::from_f64(1.0);
+        let conj = if op.herm() { alpha.conj() } else { alpha };
+        // One undo log over every pass: a rank-2k update whose second plan fails with no
+        // device left puts back what the first one wrote too.
+        let undo = self
+            .keeps_undo_log(opts, T::DTYPE)
+            .then(crate::undo::UndoLog::new);
+        for (pass, p) in sym_passes(&shape, beta == T::default())
+            .into_iter()
+            .enumerate()
+        {
+            // The second pass of a rank-2k update adds alpha op(B) op(A)^T (conj(alpha) for
+            // HER2K) off the diagonal: B and A swap places.
+            let ops = match (op, pass) {
+                (SymOp::Rank { .. }, 0) => [a, b, c],
+                (SymOp::Rank { .. }, _) => [b, a, c],
+                (SymOp::Multiply { side, .. }, _) => match side {
+                    // In GEMM terms the symmetric matrix is A on the left, B on the right.
+                    Side::Left => [a, b, c],
+                    Side::Right => [b, a, c],
+                },
+            };
+            let p = GemmProblem {
+                locations: [ops[0].space, ops[1].space, ops[2].space],
+                ..p
+            };
+            let (alpha, beta) = if pass == 0 {
+                (alpha, beta)
+            } else {
+                (conj, one)
+            };
+            self.run_sym_pass(&p, &ops, alpha, beta, opts, report, undo.as_ref())
+                .map_err(|e| match &undo {
+                    Some(u) => self.put_c_back(e, u),
+                    None => e,
+                })?;
+        }
+        Ok(())
+    }
+
+    /// The model's square tile for `p` on host operands, its predicted seconds (every pass;
+    /// `None` where no profile simulates it) and the devices (pool indices) it uses.
+    pub(super) fn sym_tiles_choice(
+        &self,
+        p: &SymProblem,
+        opts: &GemmOptions,
+    ) -> Result<(usize, Option<f64>, Vec<usize>)> {
+        let mut tile = 0;
+        let mut total = Some(0.0);
+        let mut devices = Vec::new();
+        for (pass, g) in sym_passes(p, false).into_iter().enumerate() {
+            let (d, secs) = self.decide_sym_scored(&g, opts)?;
+            if pass == 0 {
+                tile = d.grid.tm;
+                devices = d.devices.clone();
+            }
+            total = total.zip(secs).map(|(a, b)| a + b);
+        }
+        Ok((tile, total, devices))
+    }
+
+    /// One symmetric plan through the GEMM path (decision, plan, retries, recovery).
+    #[allow(clippy::too_many_arguments)] // one plan's operands and scalars, and the call's log
+    fn run_sym_pass<T: Scalar>(
+        &self,
+        p: &GemmProblem,
+        ops: &[RawTile; 3],
+        alpha: T,
+        beta: T,
+        opts: &GemmOptions,
+        report: &mut GemmReport,
+        undo: Option<&crate::undo::UndoLog>,
+    ) -> Result<()> {
+        let key = decision_key(*p, opts);
+        let mut sub = GemmReport::default();
+        self.run_retrying(p, &key, opts, ops, alpha, beta, &mut sub, None, undo)?;
+        report.tile = sub.tile;
+        report.planning_seconds += sub.planning_seconds;
+        report.host_fold |= sub.host_fold;
+        report.stats = sub.stats.clone();
+        report.plan = sub.plan.clone();
+        report.trace = sub.trace.take().or(report.trace.take());
+        super::sym::merge(report, sub);
+        Ok(())
+    }
+
+    /// The decision for a symmetric plan (see [`DevicePool::decide_sym_scored`]).
+    pub(super) fn decide_sym(&self, p: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
+        Ok(self.decide_sym_scored(p, opts)?.0)
+    }
+
+    /// The decision for a symmetric plan: square tiles (the caller's tile, or the first size
+    /// of a forced blocking), else the candidate whose plan the simulator replays fastest
+    /// against the profile (with that makespan), else the GEMM model's tile for the same
+    /// shape.
+    fn decide_sym_scored(
+        &self,
+        p: &GemmProblem,
+        opts: &GemmOptions,
+    ) -> Result<(Decision, Option<f64>)> {
+        let order = match p.sym.map(|s| s.op) {
+            Some(SymOp::Multiply {
+                side: Side::Right, ..
+            }) => p.n,
+            Some(SymOp::Multiply { .. }) => p.m,
+            _ => p.n,
+        };
+        let square = |t: usize, group| Blocking {
+            group,
+            ..Blocking::square(t.clamp(1, order.max(1)))
+        };
+        let forced = opts.forced_blocking();
+        let group = forced.map_or(crate::tiling::DEFAULT_GROUP, |b| b.group);
+        let candidates = match forced {
+            Some(b) => vec![b.tm],
+            None => sym_candidates(order),
+        };
+        if let Some(profile) = self.profile() {
+            let mut best: Option<(f64, Decision)> = None;
+            for t in candidates {
+                let Ok(d) = self.decide_with(p, opts, Some(square(t, group))) else {
+                    continue;
+                };
+                if let Some(secs) = self.simulated_seconds(p, &d, opts, &profile) {
+                    if best.as_ref().is_none_or(|(b, _)| secs < *b) {
+                        best = Some((secs, d));
+                    }
+                }
+            }
+            if let Some((secs, d)) = best {
+                return Ok((d, Some(secs)));
+            }
+        }
+        let t = match forced {
+            Some(b) => b.tm,
+            None => {
+                let plain = GemmProblem { sym: None, ..*p };
+                self.decide_with(&plain, opts, None)?.grid.tm
+            }
+        };
+        Ok((self.decide_with(p, opts, Some(square(t, group)))?, None))
+    }
+
+    /// The makespan of the plan for decision `d`, replayed against `profile`; `None` where
+    /// it cannot be planned or the profile lacks what the plan uses.
+    fn simulated_seconds(
+        &self,
+        p: &GemmProblem,
+        d: &Decision,
+        opts: &GemmOptions,
+        profile: &crate::profile::MachineProfile,
+    ) -> Option<f64> {
+        let devs: Vec<Arc<dyn Device>> =
+            d.devices.iter().map(|&i| self.devices[i].clone()).collect();
+        let labels: Vec<String> = devs.iter().map(|d| d.info().label()).collect();
+        let (plan, _) = self.plan(p, d, &devs, !opts.no_peer_forwarding).ok()?;
+        simulate(&SimRequest {
+            plan: &*plan,
+            profile,
+            devices: &labels,
+            queue_names: None,
+        })
+        .ok()
+        .map(|s| s.makespan)
+    }
+
+    /// A symmetric plan's unfinished C tiles, each re-run on the devices left as the pieces of
+    /// its own sum (see [`sym_pieces`]).
+    #[allow(clippy::too_many_arguments)] // one call's state, as `run_recovering` holds it
+    pub(super) fn rerun_sym_tiles<T: Scalar>(
+        &self,
+        p: &GemmProblem,
+        key: &super::decisions::DecisionKey,
+        opts: &GemmOptions,
+        operands: &[RawTile; 3],
+        alpha: T,
+        beta: T,
+        grid: &TileGrid,
+        tiles: &[(usize, usize)],
+        report: &mut GemmReport,
+        undo: Option<&crate::undo::UndoLog>,
+    ) -> Result<()> {
+        for &(i, j) in tiles {
+            for (sub, ops, first) in sym_pieces(p, operands, grid, i, j)? {
+                let beta = if first { beta } else { T::from_f64(1.0) };
+                let sub = GemmProblem {
+                    beta_zero: beta == T::default(),
+                    ..sub
+                };
+                let sub_key = (sub, opts.devices.clone(), key.2, key.3, key.4, key.5);
+                let mut sub_report = GemmReport::default();
+                self.run_recovering(
+                    &sub,
+                    &sub_key,
+                    opts,
+                    &ops,
+                    alpha,
+                    beta,
+                    &mut sub_report,
+                    std::time::Instant::now(),
+                    undo,
+                )?;
+                super::sym::merge(report, sub_report);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The GEMM plans of symmetric routine `p` on host operands (the caller sets the
+/// locations): one, or two for the rank-2k updates (the second adds the other product off the
+/// diagonal, with beta 1).
+fn sym_passes(p: &SymProblem, beta_zero: bool) -> Vec<GemmProblem> {
+    let dt = p.dtype;
+    let base = |transa, transb, k, diagonal, beta_zero| GemmProblem {
+        transa,
+        transb,
+        m: p.m,
+        n: p.n,
+        k,
+        dtype: dt,
+        beta_zero,
+        locations: [crate::memory::MemorySpace::HOST; 3],
+        sym: Some(SymTiles { op: p.op, diagonal }),
+    };
+    match p.op {
+        SymOp::Rank { trans, two, .. } => {
+            let (ta, tb) = if trans == Trans::N {
+                (Trans::N, p.op.tconj().for_dtype(dt))
+            } else {
+                (trans.for_dtype(dt), Trans::N)
+            };
+            let mut v = vec![base(ta, tb, p.k, true, beta_zero)];
+            if two {
+                v.push(base(ta, tb, p.k, false, false));
+            }
+            v
+        }
+        SymOp::Multiply { side, .. } => {
+            let k = if side == Side::Left { p.m } else { p.n };
+            vec![base(Trans::N, Trans::N, k, true, beta_zero)]
+        }
+    }
+}
+
+/// The tiles the simulator tries for an order: those that cut it into 2 to 32 tiles, or the
+/// whole order when it is small.
+fn sym_candidates(order: usize) -> Vec<usize> {
+    let c: Vec<usize> = TILES
+        .into_iter()
+        .filter(|&t| t < order && t * 32 >= order)
+        .collect();
+    if c.is_empty() {
+        vec![order.clamp(1, TILES[TILES.len() - 1])]
+    } else {
+        c
+    }
+}
+
+/// C tile `(i, j)` of the symmetric plan `p` as problems whose sum it is: `(problem, operands,
+/// applies beta)`, the first applying the caller's beta and the rest adding to it.
+fn sym_pieces(
+    p: &GemmProblem,
+    ops: &[RawTile; 3],
+    g: &TileGrid,
+    i: usize,
+    j: usize,
+) -> Result<Vec<(GemmProblem, [RawTile; 3], bool)>> {
+    let s = p
+        .sym
+        .ok_or_else(|| Error::internal("symmetric re-run of a plain GEMM"))?;
+    let (r0, mr) = g.m_span(i);
+    let (c0, nc) = g.n_span(j);
+    let [a, b, c] = *ops;
+    let cc = c.sub(r0, c0, mr, nc);
+    let plain = |k: usize, transa, transb, a: RawTile, b: RawTile| {
+        (
+            GemmProblem {
+                transa,
+                transb,
+                m: mr,
+                n: nc,
+                k,
+                locations: [a.space, b.space, c.space],
+                sym: None,
+                ..*p
+            },
+            [a, b, cc],
+            false,
+        )
+    };
+    let tc = s.op.tconj();
+    let mut out = Vec::new();
+    match s.op {
+        SymOp::Rank { .. } => {
+            let k = p.k;
+            let ai = if p.transa.is_transposed() {
+                a.sub(0, r0, k, mr)
+            } else {
+                a.sub(r0, 0, mr, k)
+            };
+            let bj = if p.transb.is_transposed() {
+                b.sub(c0, 0, nc, k)
+            } else {
+                b.sub(0, c0, k, nc)
+            };
+            let sub = GemmProblem {
+                m: mr,
+                n: nc,
+                sym: if i == j { p.sym } else { None },
+                ..*p
+            };
+            out.push((sub, [ai, bj, cc], true));
+        }
+        SymOp::Multiply {
+            side: Side::Left,
+            uplo,
+            ..
+        } => {
+            // Row panel i of the symmetric A: its diagonal tile, then the columns before and
+            // after it, each read from the stored triangle.
+            let m = p.m;
+            let diag = GemmProblem {
+                m: mr,
+                n: nc,
+                k: mr,
+                ..*p
+            };
+            out.push((
+                diag,
+                [a.sub(r0, r0, mr, mr), b.sub(r0, c0, mr, nc), cc],
+                true,
+            ));
+            let e = r0 + mr;
+            if r0 > 0 {
+                let (blk, t) = match uplo {
+                    Uplo::Lower => (a.sub(r0, 0, mr, r0), Trans::N),
+                    Uplo::Upper => (a.sub(0, r0, r0, mr), tc),
+                };
+                out.push(plain(r0, t, Trans::N, blk, b.sub(0, c0, r0, nc)));
+            }
+            if e < m {
+                let (blk, t) = match uplo {
+                    Uplo::Lower => (a.sub(e, r0, m - e, mr), tc),
+                    Uplo::Upper => (a.sub(r0, e, mr, m - e), Trans::N),
+                };
+                out.push(plain(m - e, t, Trans::N, blk, b.sub(e, c0, m - e, nc)));
+            }
+        }
+        SymOp::Multiply {
+            side: Side::Right,
+            uplo,
+            ..
+        } => {
+            // Column panel j of the symmetric matrix (the GEMM's B), likewise.
+            let n = p.n;
+            let diag = GemmProblem {
+                m: mr,
+                n: nc,
+                k: nc,
+                ..*p
+            };
+            out.push((
+                diag,
+                [a.sub(r0, c0, mr, nc), b.sub(c0, c0, nc, nc), cc],
+                true,
+            ));
+            let e = c0 + nc;
+            if c0 > 0 {
+                let (blk, t) = match uplo {
+                    Uplo::Lower => (b.sub(c0, 0, nc, c0), tc),
+                    Uplo::Upper => (b.sub(0, c0, c0, nc), Trans::N),
+                };
+                out.push(plain(c0, Trans::N, t, a.sub(r0, 0, mr, c0), blk));
+            }
+            if e < n {
+                let (blk, t) = match uplo {
+                    Uplo::Lower => (b.sub(e, c0, n - e, nc), Trans::N),
+                    Uplo::Upper => (b.sub(c0, e, nc, n - e), tc),
+                };
+                out.push(plain(n - e, Trans::N, t, a.sub(r0, e, mr, n - e), blk));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_cut_the_order_into_few_tiles() {
+        assert_eq!(sym_candidates(32768), vec![1024, 2048, 4096, 6144, 8192]);
+        assert_eq!(sym_candidates(3000), vec![256, 512, 1024, 2048]);
+        assert_eq!(sym_candidates(200), vec![200]);
+        assert_eq!(sym_candidates(0), vec![1]);
+    }
+}
