@@ -358,7 +358,6 @@ impl DevicePool {
                 e => e,
             });
         }
-        // The devices left for this call: those asked for (or all), less the failed ones.
         let failed = self.failed_devices();
         // An operand in a failed device's memory cannot be read (or C written) any more.
         if operands
@@ -367,13 +366,12 @@ impl DevicePool {
         {
             return Err(last);
         }
-        let left: Vec<usize> = match &opts.devices {
-            Some(list) => list.clone(),
-            None => (0..self.devices.len()).collect(),
-        }
-        .into_iter()
-        .filter(|i| !failed.contains(i) && self.devices[*i].kernel().supports(problem.dtype))
-        .collect();
+        // The devices left for this call: those asked for (or all), less the failed ones.
+        let left: Vec<usize> = self
+            .working_devices(opts)
+            .into_iter()
+            .filter(|&i| self.devices[i].kernel().supports(problem.dtype))
+            .collect();
         // The devices asked for are all gone: the host CPU, when there is one, finishes.
         let left = if left.is_empty() {
             match self.host_fallback(problem.dtype) {

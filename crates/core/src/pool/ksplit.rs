@@ -47,17 +47,12 @@ impl DevicePool {
         if mode == Some(false) || !problem.location(Operand::C).is_host() {
             return None;
         }
-        let excluded = self.failed_devices();
-        let allowed: Vec<usize> = match &opts.devices {
-            Some(l) => l.clone(),
-            None => (0..self.devices.len()).collect(),
-        };
-        let mut cands: Vec<usize> = allowed
+        let mut cands: Vec<usize> = self
+            .working_devices(opts)
             .into_iter()
             .filter(|&i| {
                 let d = &self.devices[i];
-                !excluded.contains(&i)
-                    && !d.space().is_host()
+                !d.space().is_host()
                     && d.kernel().supports(problem.dtype)
                     && d.kernel().supports_add()
             })

@@ -167,6 +167,19 @@ impl DevicePool {
         workspace::lock(&self.failed).clone()
     }
 
+    /// The devices a call may use: those it asked for (all when none), less those that
+    /// failed earlier.
+    pub(super) fn working_devices(&self, opts: &GemmOptions) -> Vec<usize> {
+        let failed = self.failed_devices();
+        match &opts.devices {
+            Some(list) => list.clone(),
+            None => (0..self.devices.len()).collect(),
+        }
+        .into_iter()
+        .filter(|i| !failed.contains(i))
+        .collect()
+    }
+
     /// Leaves device `index` out of later calls (it failed).
     fn exclude(&self, index: usize) {
         let mut f = workspace::lock(&self.failed);

@@ -463,14 +463,11 @@ impl DevicePool {
         tile: SymTile,
         report: &mut GemmReport,
     ) -> Result<()> {
-        let failed = self.failed_devices();
-        let allowed: Vec<usize> = match &call.opts.devices {
-            Some(list) => list.clone(),
-            None => (0..self.devices.len()).collect(),
-        }
-        .into_iter()
-        .filter(|i| !failed.contains(i) && self.devices[*i].kernel().supports_sym(T::DTYPE))
-        .collect();
+        let allowed: Vec<usize> = self
+            .working_devices(call.opts)
+            .into_iter()
+            .filter(|&i| self.devices[i].kernel().supports_sym(T::DTYPE))
+            .collect();
         // Calibrated, else the device's own figure, else a guess by kind. (Read from the
         // devices alone, the rate was unknown for the CPU and the GPUs alike, so a tile of
         // host C went to the CPU whenever the call allowed it: DSYRK 8192 with the CPU in

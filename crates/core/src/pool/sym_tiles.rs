@@ -32,14 +32,9 @@ impl DevicePool {
     /// Whether the routine can run as symmetric tiles: every device the call may use that has
     /// the dtype's GEMM also has the routine's kernel for its diagonal tiles.
     pub(super) fn sym_tiles_usable(&self, dtype: crate::scalar::DType, opts: &GemmOptions) -> bool {
-        let failed = self.failed_devices();
-        let allowed: Vec<usize> = match &opts.devices {
-            Some(list) => list.clone(),
-            None => (0..self.devices.len()).collect(),
-        };
-        allowed
+        self.working_devices(opts)
             .into_iter()
-            .filter(|i| !failed.contains(i) && self.devices[*i].kernel().supports(dtype))
+            .filter(|&i| self.devices[i].kernel().supports(dtype))
             .all(|i| self.devices[i].kernel().supports_sym(dtype))
     }
 
@@ -143,8 +138,8 @@ impl DevicePool {
         report.tile = sub.tile;
         report.planning_seconds += sub.planning_seconds;
         report.host_fold |= sub.host_fold;
-        report.stats = sub.stats.clone();
-        report.plan = sub.plan.clone();
+        report.stats = std::mem::take(&mut sub.stats);
+        report.plan = sub.plan.take();
         report.trace = sub.trace.take().or(report.trace.take());
         super::sym::merge(report, sub);
         Ok(())
@@ -164,11 +159,10 @@ impl DevicePool {
         p: &GemmProblem,
         opts: &GemmOptions,
     ) -> Result<(Decision, Option<f64>)> {
+        // The order of the symmetric matrix: C's for a rank update, K (the symmetric
+        // operand's) for SYMM/HEMM.
         let order = match p.sym.map(|s| s.op) {
-            Some(SymOp::Multiply {
-                side: Side::Right, ..
-            }) => p.n,
-            Some(SymOp::Multiply { .. }) => p.m,
+            Some(SymOp::Multiply { .. }) => p.k,
             _ => p.n,
         };
         let square = |t: usize, group| Blocking {
