@@ -69,7 +69,6 @@ pub fn measure<R>(
     let before: Vec<Option<f64>> = devices.iter().map(|(m, d)| m.energy_j(d)).collect();
     let samples: Arc<Mutex<Vec<Vec<f64>>>> = Arc::new(Mutex::new(vec![Vec::new(); devices.len()]));
     let stop = Arc::new(AtomicBool::new(false));
-    let start = Instant::now();
     let sampler = if devices.is_empty() {
         None
     } else {
@@ -85,14 +84,18 @@ pub fn measure<R>(
                 if stop.load(Ordering::SeqCst) {
                     break;
                 }
-                std::thread::sleep(SAMPLE_PERIOD);
+                // Parked, not asleep: the end of the call wakes it at once, so the caller
+                // does not wait out a period after its call.
+                std::thread::park_timeout(SAMPLE_PERIOD);
             })
             .ok()
     };
+    let start = Instant::now();
     let r = f();
     let seconds = start.elapsed().as_secs_f64();
     stop.store(true, Ordering::SeqCst);
     if let Some(h) = sampler {
+        h.thread().unpark();
         // A sampler that panicked only loses its samples.
         let _ = h.join();
     }
