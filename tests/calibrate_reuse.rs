@@ -4,7 +4,7 @@
 //! moved within the rescale limit is rescaled and chooses as well; a link at half its speed,
 //! or another device set, makes it fail.
 
-use hetblas_core::autotune::{evaluate, model_tile};
+use hetblas_core::autotune::{evaluate, model_tile, FoldRequest};
 use hetblas_core::calibrate::{CalibrationOptions, Target, RECHECK_TOLERANCE};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
@@ -115,9 +115,11 @@ fn a_previous_profile_is_rechecked_quickly_and_chooses_as_well() {
     let dev = pool.devices()[0].clone();
     let budget = dev.memory_budget();
     for p in problems() {
-        let reused = model_tile(&p, &dev, budget, &previous, None).expect("model");
-        let best = model_tile(&p, &dev, budget, &fresh, None).expect("model");
-        let as_fresh = evaluate(&p, &dev, &fresh, &[reused.tile], None).expect("model");
+        let reused =
+            model_tile(&p, &dev, budget, &previous, FoldRequest::default()).expect("model");
+        let best = model_tile(&p, &dev, budget, &fresh, FoldRequest::default()).expect("model");
+        let as_fresh =
+            evaluate(&p, &dev, &fresh, &[reused.tile], FoldRequest::default()).expect("model");
         assert!(
             as_fresh.predicted.seconds <= 1.02 * best.predicted.seconds,
             "{}x{}x{}: reused choice {} ({:.4} s) against fresh {} ({:.4} s)",
@@ -201,9 +203,11 @@ fn a_link_moved_within_the_rescale_limit_is_rescaled_and_chooses_as_well() {
     let dev = slower.devices()[0].clone();
     let budget = dev.memory_budget();
     for p in problems() {
-        let chosen = model_tile(&p, &dev, budget, &rescaled, None).expect("model");
-        let best = model_tile(&p, &dev, budget, &fresh, None).expect("model");
-        let as_fresh = evaluate(&p, &dev, &fresh, &[chosen.tile], None).expect("model");
+        let chosen =
+            model_tile(&p, &dev, budget, &rescaled, FoldRequest::default()).expect("model");
+        let best = model_tile(&p, &dev, budget, &fresh, FoldRequest::default()).expect("model");
+        let as_fresh =
+            evaluate(&p, &dev, &fresh, &[chosen.tile], FoldRequest::default()).expect("model");
         assert!(
             as_fresh.predicted.seconds <= 1.02 * best.predicted.seconds,
             "{}x{}x{}: rescaled choice {} ({:.4} s) against fresh {} ({:.4} s)",

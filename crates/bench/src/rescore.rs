@@ -4,7 +4,9 @@
 //! validation is what counts).
 
 use crate::validation_csv::{fields, percentile, points};
-use hetblas_core::autotune::{choose, fold_rate, model_tile_candidates, pipeline_model};
+use hetblas_core::autotune::{
+    choose, fold_rate, model_tile_candidates, pipeline_model, FoldRequest,
+};
 use hetblas_core::model::cocopelia::Offload;
 use hetblas_core::problem::{placement_locations, GemmProblem, Operand};
 use hetblas_core::profile::MachineProfile;
@@ -100,13 +102,34 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
         let offload = Offload::from_problem(p, device);
         let fold_applies = !p.beta_zero && p.location(Operand::C).is_host();
         let rate = fold_rate(Some(&prof));
+        // Every point was measured with each C tile folded, where folded.
+        let as_measured = FoldRequest {
+            on: None,
+            tail: Some(0),
+        };
         let predict = |b: Blocking| {
-            choose(&model, &exec, &offload, &[b], fold_applies, None, rate)
-                .map(|c| (c.predicted.seconds, c.host_fold))
+            choose(
+                &model,
+                &exec,
+                &offload,
+                &[b],
+                fold_applies,
+                as_measured,
+                rate,
+            )
+            .map(|c| (c.predicted.seconds, c.host_fold))
         };
         let cands = model_tile_candidates(p, u64::MAX);
-        let pick = choose(&model, &exec, &offload, &cands, fold_applies, None, rate)
-            .ok_or("no candidate")?;
+        let pick = choose(
+            &model,
+            &exec,
+            &offload,
+            &cands,
+            fold_applies,
+            FoldRequest::default(),
+            rate,
+        )
+        .ok_or("no candidate")?;
         let best = r
             .sweep
             .iter()
@@ -117,7 +140,16 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
         for &(b, s) in &r.sweep {
             let (pred, fold) = predict(b).ok_or("no prediction")?;
             if std::env::var("RESCORE_DEBUG").is_ok_and(|v| r.label.contains(&v)) {
-                let c = choose(&model, &exec, &offload, &[b], fold_applies, None, rate).unwrap();
+                let c = choose(
+                    &model,
+                    &exec,
+                    &offload,
+                    &[b],
+                    fold_applies,
+                    FoldRequest::default(),
+                    rate,
+                )
+                .unwrap();
                 eprintln!("{} {b}: measured {s:.4} {:?}", r.label, c.predicted);
             }
             let e = (pred - s) / s;

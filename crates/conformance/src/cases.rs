@@ -59,6 +59,8 @@ pub struct CaseSpec {
     /// Host C: `Some(true)` folded on the host, `Some(false)` added on the devices, `None` the
     /// model's choice.
     pub host_fold: Option<bool>,
+    /// With host folds, the last C tiles whose C is sent instead; `None`: the model's choice.
+    pub fold_tail: Option<usize>,
 }
 
 impl CaseSpec {
@@ -81,6 +83,7 @@ impl CaseSpec {
             nan_c: false,
             memory_limit: None,
             host_fold: None,
+            fold_tail: None,
         }
     }
 }
@@ -134,7 +137,8 @@ pub fn run_case<T: Scalar>(t: &Target, s: &CaseSpec) -> Result<GemmReport, Strin
         .blocking(s.blocking)
         .devices(t.compute.iter().copied())
         .memory_limit(s.memory_limit)
-        .host_fold(s.host_fold);
+        .host_fold(s.host_fold)
+        .fold_tail(s.fold_tail);
     let a_in: MatIn<'_, T> = da.as_ref().map_or(MatIn::Host(av), MatIn::Device);
     let b_in: MatIn<'_, T> = db.as_ref().map_or(MatIn::Host(bv), MatIn::Device);
     let report = {
@@ -258,6 +262,13 @@ pub fn beta_zero_ignores_nan_in_c(t: &Target) -> Result<(), String> {
     Ok(())
 }
 
+/// Host folds of every C tile, of all but the last two (whose C is sent), and none.
+const FOLD_MODES: [(Option<bool>, Option<usize>); 3] = [
+    (Some(true), Some(0)),
+    (Some(true), Some(2)),
+    (Some(false), None),
+];
+
 /// Leading dimensions well above the row counts, every operand.
 pub fn leading_dimensions_larger_than_rows(t: &Target) -> Result<(), String> {
     for (i, (ta, tb)) in [(Trans::N, Trans::N), (Trans::T, Trans::T)]
@@ -270,9 +281,16 @@ pub fn leading_dimensions_larger_than_rows(t: &Target) -> Result<(), String> {
         s.beta = -0.5;
         s.tile = Some(t.small_tile);
         s.seed = 400 + i as u64;
-        for host_fold in [Some(true), Some(false)] {
-            s.host_fold = host_fold;
-            run_case::<f64>(t, &s)?;
+        // Every tile folded, the last two tiles' C sent (late) and the rest folded, C sent.
+        for (host_fold, tail) in FOLD_MODES {
+            (s.host_fold, s.fold_tail) = (host_fold, tail);
+            let r = run_case::<f64>(t, &s)?;
+            if r.host_fold && r.fold_tail != tail.unwrap_or(0) {
+                return Err(format!(
+                    "fold tail {} ran, {tail:?} asked ({s:?})",
+                    r.fold_tail
+                ));
+            }
             run_case::<f32>(t, &s)?;
         }
     }
@@ -693,8 +711,8 @@ pub fn complex_edge_cases(t: &Target) -> Result<(), String> {
         (s.beta, s.beta_im) = (-0.5, 0.25);
         s.tile = Some(t.small_tile);
         s.seed = next();
-        for host_fold in [Some(true), Some(false)] {
-            s.host_fold = host_fold;
+        for (host_fold, tail) in FOLD_MODES {
+            (s.host_fold, s.fold_tail) = (host_fold, tail);
             complex_both(t, &s)?;
         }
     }

@@ -514,12 +514,14 @@ fn problem<T: Scalar>(
         });
     };
 
-    // "hetblas": the model decides whether host C is folded on the host; "hetblas-fold" and
-    // "hetblas-nofold" force it on and off.
-    for (name, host_fold) in [
-        ("hetblas", None),
-        ("hetblas-fold", Some(true)),
-        ("hetblas-nofold", Some(false)),
+    // "hetblas": the model decides whether host C is folded on the host (and which last
+    // tiles' C is sent instead); "hetblas-fold" and "hetblas-nofold" force it on and off;
+    // "hetblas-foldall" folds every tile.
+    for (name, host_fold, fold_tail) in [
+        ("hetblas", None, None),
+        ("hetblas-fold", Some(true), None),
+        ("hetblas-foldall", Some(true), Some(0)),
+        ("hetblas-nofold", Some(false), None),
     ] {
         if !want(name) {
             continue;
@@ -528,7 +530,8 @@ fn problem<T: Scalar>(
             .devices(gpus.iter().copied())
             .tile(args.tile)
             .blocking(args.blocking)
-            .host_fold(host_fold);
+            .host_fold(host_fold)
+            .fold_tail(fold_tail);
         let run = |c: &mut [T]| -> Result<(f64, hetblas::GemmReport), String> {
             let t = Instant::now();
             let r = rt
@@ -605,7 +608,11 @@ fn problem<T: Scalar>(
             format!(
                 "tile {}{}, planning {:.1} us (cached {}), in {:.2} GB, {ok}",
                 tile_label(r.tile),
-                if r.host_fold { " host-fold" } else { "" },
+                match (r.host_fold, r.fold_tail) {
+                    (false, _) => String::new(),
+                    (true, 0) => " host-fold".into(),
+                    (true, t) => format!(" host-fold, last {t} C sent"),
+                },
                 r.planning_seconds * 1e6,
                 r.plan_cached,
                 bytes_in as f64 / 1e9

@@ -261,7 +261,7 @@ fn case<T: Scalar>(
         &dev,
         dev.memory_budget(),
         profile,
-        hetblas_core::fold::mode_from_env(),
+        hetblas_core::autotune::FoldRequest::from_env(),
     )
     .ok_or("the profile cannot model this problem")?;
     let mut call = |tile: Option<usize>| -> Result<(f64, hetblas::GemmReport), String> {

@@ -56,6 +56,10 @@ pub struct PipelineModel {
     /// C in host memory is not sent: products come back and are folded on the host at this
     /// many bytes of C per second ([`crate::fold`]). Applies when the offload reads C.
     pub host_fold: Option<f64>,
+    /// With `host_fold`: this many C tiles, the last to finish, are not folded; their C
+    /// crosses to the device (late, with `late_c`) and they go back whole
+    /// ([`crate::plan::DeviceSpec::fold_tail`]).
+    pub fold_tail: usize,
     /// How much longer a tile product takes while the host links copy (calibrated, >= 1):
     /// applied in proportion to the time the busier link is busy during compute.
     pub dma_slowdown: f64,
@@ -113,6 +117,12 @@ impl PipelineModel {
         if mt * nt * kt == 0 {
             return PipelinePrediction::default();
         }
+        // Folded C tiles leave the last `unfolded` ones to cross whole.
+        let unfolded = if fold.is_some() {
+            self.fold_tail.min(mt * nt)
+        } else {
+            0
+        };
         let mut tc = compute_time(o, (tm, tn, tk), exec);
         let mut t_gemm = exec.gemm_time(tm, tn, tk);
         // Link times with the share `lin` / `lout` of each direction's copies running under
@@ -130,6 +140,7 @@ impl PipelineModel {
             total_in: mut tin,
             total_out: mut tout,
         } = self.link_times(o, tiles, lin, lout);
+        tin += unfolded as f64 * tcin;
         // Copies run slower while products run, for the share of link time compute overlaps.
         let under = |t: f64| {
             if t > 0.0 {
@@ -159,7 +170,14 @@ impl PipelineModel {
         let (t0, stall) = self.first_group(o, b.group, (mt, nt, kt), (ta, tb, tcin), t_gemm);
         let t_fold = fold.map_or(0.0, |bw| (tm * tn * e) as f64 / bw);
         let g_last = (mt * nt - 1) % b.group.max(1) + 1;
-        let tail = self.tail(o, g_last, t_wb, fold.map(|_| t_fold), t_gemm);
+        // The last group ends folded, or whole when the unfolded tiles cover it.
+        let tail = if unfolded >= g_last {
+            let mut whole = *o;
+            whole.get[2] = true;
+            self.tail(&whole, g_last, t_wb, None, t_gemm)
+        } else {
+            self.tail(o, g_last, t_wb, fold.map(|_| t_fold), t_gemm)
+        };
         let compute_path = t0 + stall + tc + tail;
         // The host issues every task (events, waits, library calls) one after another.
         let tasks = issued_tasks(o, (mt, nt, kt), fold.is_some());
@@ -173,14 +191,18 @@ impl PipelineModel {
             tin_eff + t_gemm + tail
         };
         let d2h_path = if o.set[2] {
-            t0 + kt as f64 * t_gemm + tout_eff + t_fold
+            t0 + kt as f64 * t_gemm + tout_eff + if unfolded > 0 { 0.0 } else { t_fold }
         } else {
             0.0
         };
         let fold_path = match fold {
             Some(bw) => {
-                let c_bytes = (o.m * o.n * e) as f64;
-                t0 + kt as f64 * t_gemm + t_wb + c_bytes / bw
+                let folded = (mt * nt - unfolded) as f64 / (mt * nt) as f64;
+                let c_bytes = (o.m * o.n * e) as f64 * folded;
+                // The first fold waits for the first C tile: its group's tiles and all of K
+                // (on H200, 8192^3 DGEMM in 4096x1024x4096/g4 tiles folded its first tile at
+                // 10 ms, after every A tile had crossed).
+                t0 + stall + kt as f64 * t_gemm + t_wb + c_bytes / bw
             }
             None => 0.0,
         };
@@ -468,6 +490,7 @@ mod tests {
             d2h: link(50.0),
             late_c: true,
             host_fold: None,
+            fold_tail: 0,
             dma_slowdown: 1.0,
             copy_slowdown: 1.0,
             setup_s: 0.0,
@@ -650,6 +673,47 @@ mod tests {
             m.host_fold = None;
             m.predict(&o0, 2048, &exec)
         });
+    }
+
+    #[test]
+    fn an_unfolded_tail_trades_fold_time_for_link_time() {
+        let mut m = model();
+        m.host_fold = Some(10e9);
+        // K small next to C: C's traffic dominates, and a slow fold is the bottleneck.
+        let o = Offload::from_host_flags(16384, 16384, 2048, DType::F64, [true; 3], false);
+        let exec = FixedRate {
+            flops_per_sec: 60e12,
+        };
+        let b = Blocking {
+            tm: 4096,
+            tn: 4096,
+            tk: 2048,
+            group: 4,
+        };
+        let all = m.predict(&o, b, &exec);
+        let tile_bytes = 4096.0 * 4096.0 * 8.0;
+        let c_bytes = 16.0 * tile_bytes;
+        assert!(all.seconds >= c_bytes / 10e9, "{all:?}");
+        m.fold_tail = 6;
+        let tail = m.predict(&o, b, &exec);
+        // Six tiles' C crosses to the device; the fold of the other ten ends sooner.
+        let extra = tail.h2d - all.h2d;
+        assert!(
+            extra > 6.0 * tile_bytes / 50e9 && extra < 1.2 * 6.0 * tile_bytes / 50e9,
+            "{tail:?} vs {all:?}"
+        );
+        assert!(tail.seconds < 0.8 * all.seconds, "{tail:?} vs {all:?}");
+        // With a fold as fast as the link, sending C back in only lengthens the link's path.
+        m.host_fold = Some(200e9);
+        let fast = m.predict(&o, b, &exec);
+        m.fold_tail = 0;
+        assert!(m.predict(&o, b, &exec).seconds < fast.seconds);
+        // beta == 0 (C not read): no fold, so no tail.
+        let o0 = Offload::from_host_flags(16384, 16384, 2048, DType::F64, [true; 3], true);
+        m.fold_tail = 6;
+        let with = m.predict(&o0, b, &exec);
+        m.fold_tail = 0;
+        assert_eq!(with, m.predict(&o0, b, &exec));
     }
 
     #[test]

@@ -60,8 +60,14 @@ pub(super) struct DeviceState {
     /// C arrives late on this device: its kernel adds tiles, beta != 0, C lives elsewhere and
     /// is not folded on the host.
     pub(super) late_c: bool,
-    /// This device's C tiles are folded on the host (see [`DeviceSpec::host_fold`]).
+    /// This device's C tiles are folded on the host (see [`DeviceSpec::host_fold`]), but for
+    /// those in `unfolded`.
     pub(super) host_fold: bool,
+    /// With `host_fold`: the C tiles not folded, the last to finish (see
+    /// [`DeviceSpec::fold_tail`]); their C is sent, late where the kernel adds tiles.
+    pub(super) unfolded: HashSet<(usize, usize)>,
+    /// The kernel adds tiles (C can arrive late).
+    pub(super) adds: bool,
     pub(super) kt: usize,
     pub(super) c_count: u16,
     pub(super) compute_queues: u16,
@@ -70,6 +76,17 @@ pub(super) struct DeviceState {
 impl DeviceState {
     pub(super) fn in_place(&self, p: &GemmProblem, op: Operand) -> bool {
         p.location(op) == self.space
+    }
+
+    /// C tile `(i, j)` is folded on the host.
+    pub(super) fn folds(&self, i: usize, j: usize) -> bool {
+        self.host_fold && !self.unfolded.contains(&(i, j))
+    }
+
+    /// C tile `(i, j)`'s caller C arrives late: everywhere under `late_c`, and on the tiles a
+    /// folding device leaves unfolded when its kernel adds tiles.
+    pub(super) fn late_for(&self, i: usize, j: usize) -> bool {
+        self.late_c || (self.adds && self.host_fold && self.unfolded.contains(&(i, j)))
     }
 }
 
@@ -107,7 +124,10 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
     };
     b.all_steps(&mut states)?;
 
-    let host_folds = states.iter().any(|s| s.host_fold && !s.steps.is_empty());
+    let host_folds = b
+        .tasks
+        .iter()
+        .any(|t| matches!(t.kind, TaskKind::FoldC { .. }));
     let host_slots = if b.host_used {
         b.host_ring.len() as u32
     } else {
@@ -149,6 +169,14 @@ fn device_state(
         && p.location(Operand::C).is_host()
         && req.links.contains(&(spec.space, MemorySpace::HOST));
     let late_c = spec.late_c && !host_fold && !p.beta_zero && !c_in_place;
+    let tail = if host_fold {
+        spec.fold_tail.min(tiles.len())
+    } else {
+        0
+    };
+    // Tiles sent late keep two slots each, as under late C.
+    let any_late = late_c || (tail > 0 && spec.late_c);
+    let late_tiles = if late_c { tiles.len() } else { tail };
     let distinct = distinct_tiles(&p, spec.space, tiles, kt);
     check_routes(req, spec, &distinct, !tiles.is_empty())?;
     let by_budget = if slot_bytes == 0 {
@@ -157,20 +185,21 @@ fn device_state(
         spec.budget / slot_bytes as u64
     };
     // With late C a C tile can hold two slots (its accumulator and the caller's C).
-    let objects = distinct.len() + if late_c { tiles.len() } else { 0 };
+    let objects = distinct.len() + if any_late { late_tiles } else { 0 };
     let slots = (objects as u64).min(by_budget) as u32;
-    let min_needed = objects.min(if late_c { 4 } else { 3 }) as u32;
+    let min_needed = objects.min(if any_late { 4 } else { 3 }) as u32;
     // C tiles accumulated together; each holds a slot until written back.
     let most = spec.group.clamp(1, GROUP);
     let group = if c_in_place {
         most
-    } else if late_c {
+    } else if any_late {
         // Each C tile may hold its accumulator and its late C at once.
         ((slots as usize).saturating_sub(2) / 2).clamp(1, most)
     } else {
         (slots as usize).saturating_sub(2).clamp(1, most)
     };
     let steps = build_steps(tiles, kt, group);
+    let unfolded = last_finished(&steps, tail);
     let mut uses: HashMap<TileKey, VecDeque<usize>> = HashMap::new();
     for (s, step) in steps.iter().enumerate() {
         for key in operand_keys(&p, step.i, step.j, step.l) {
@@ -204,6 +233,8 @@ fn device_state(
         late: HashMap::new(),
         late_c,
         host_fold,
+        unfolded,
+        adds: spec.late_c,
         kt,
         c_count: 0,
         compute_queues: spec.compute_queues.max(1),
@@ -215,6 +246,17 @@ fn device_state(
         c_tiles: tiles.len(),
     };
     Ok((st, pd))
+}
+
+/// The `n` C tiles whose last product comes last in `steps`.
+fn last_finished(steps: &[Step], n: usize) -> HashSet<(usize, usize)> {
+    steps
+        .iter()
+        .rev()
+        .filter(|s| s.last)
+        .take(n)
+        .map(|s| (s.i, s.j))
+        .collect()
 }
 
 /// The tiles of a device's C tiles that need a slot there (those not already in its space),
@@ -499,7 +541,16 @@ impl Builder<'_> {
             }
         }
         st.acc.insert((step.i, step.j), (c_loc, gemm, c_queue));
-        if st.late_c && !whole && step.ll + 2 >= st.kt && !st.late.contains_key(&(step.i, step.j)) {
+        // Late C crosses during the tile's second-last k step, so that it is there for the
+        // last; a fold tail's C crosses at the last step, behind that step's A and B tiles:
+        // the link is the bottleneck there, and C sent earlier held back the last products'
+        // tiles (8192^3 DGEMM on H200: the last B tiles crossed 3 ms late).
+        let lead = if st.late_c { 2 } else { 1 };
+        if st.late_for(step.i, step.j)
+            && !whole
+            && step.ll + lead >= st.kt
+            && !st.late.contains_key(&(step.i, step.j))
+        {
             // Fetch the caller's C while the last products run.
             let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
             let f = self.fetch(st, kc, slot, waits);
@@ -535,7 +586,9 @@ impl Builder<'_> {
             (TileLoc::InPlace, BetaUse::Caller)
         } else {
             let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
-            if !whole && (self.p.beta_zero || st.late_c || st.host_fold) {
+            if !whole
+                && (self.p.beta_zero || st.late_for(step.i, step.j) || st.folds(step.i, step.j))
+            {
                 // C is not read now: the slot only needs its previous readers gone.
                 deps.extend(waits);
                 (TileLoc::Slot(slot), BetaUse::Zero)
@@ -636,10 +689,16 @@ mod tests {
     }
 
     fn try_plan(ndev: usize, budget: u64, beta_zero: bool) -> Result<Plan> {
-        try_plan_with(ndev, budget, beta_zero, false)
+        try_plan_with(ndev, budget, beta_zero, false, 0)
     }
 
-    fn try_plan_with(ndev: usize, budget: u64, beta_zero: bool, host_fold: bool) -> Result<Plan> {
+    fn try_plan_with(
+        ndev: usize,
+        budget: u64,
+        beta_zero: bool,
+        host_fold: bool,
+        fold_tail: usize,
+    ) -> Result<Plan> {
         let spaces: Vec<_> = (0..ndev).map(|_| MemorySpace::new_device()).collect();
         let mut all = spaces.clone();
         all.push(MemorySpace::HOST);
@@ -655,6 +714,7 @@ mod tests {
                 compute_queues: 2,
                 late_c: true,
                 host_fold,
+                fold_tail,
                 group: crate::tiling::DEFAULT_GROUP,
             })
             .collect();
@@ -725,9 +785,59 @@ mod tests {
     }
 
     #[test]
+    fn a_fold_tail_sends_the_last_tiles_c_late_and_folds_the_rest() {
+        for (ndev, tail) in [(1, 3), (2, 2), (1, 12), (3, 0)] {
+            let plan = try_plan_with(ndev, u64::MAX, false, true, tail).unwrap();
+            let per_device = |d: u16| plan.tasks.iter().filter(move |t| t.device == d);
+            for d in 0..ndev as u16 {
+                let tiles = plan.devices[d as usize].c_tiles;
+                let sent = tail.min(tiles);
+                // The order in which the device's C tiles finish (their last product).
+                let mut finished = Vec::new();
+                let (mut fetched, mut added, mut folded, mut written) = (
+                    HashSet::new(),
+                    HashSet::new(),
+                    HashSet::new(),
+                    HashSet::new(),
+                );
+                let mut last = HashMap::new();
+                for t in per_device(d) {
+                    match t.kind {
+                        TaskKind::Gemm { i, j, beta, .. } => {
+                            assert_ne!(beta, BetaUse::Caller, "C is late or folded");
+                            last.insert((i, j), finished.len());
+                            finished.push((i, j));
+                        }
+                        TaskKind::Fetch { key, .. } if key.op == Operand::C => {
+                            assert!(fetched.insert((key.r, key.c)));
+                        }
+                        TaskKind::AddC { i, j, .. } => assert!(added.insert((i, j))),
+                        TaskKind::FoldC { key, .. } => assert!(folded.insert((key.r, key.c))),
+                        TaskKind::WriteBack { key, .. } => assert!(written.insert((key.r, key.c))),
+                        _ => {}
+                    }
+                }
+                let mut order: Vec<_> = last.into_iter().collect();
+                order.sort_by_key(|&(_, at)| at);
+                let tail_tiles: HashSet<(u32, u32)> =
+                    order.iter().rev().take(sent).map(|&(t, _)| t).collect();
+                assert_eq!(
+                    fetched, tail_tiles,
+                    "dev {d}: C sent for the last {sent} only"
+                );
+                assert_eq!(added, tail_tiles, "dev {d}: each sent C added once");
+                assert_eq!(written, tail_tiles, "dev {d}: sent tiles go back whole");
+                assert_eq!(folded.len(), tiles - sent, "dev {d}: the rest folded");
+                assert!(folded.is_disjoint(&tail_tiles));
+            }
+            assert_eq!(plan.host_folds, tail < 12 || ndev > 1, "{ndev} {tail}");
+        }
+    }
+
+    #[test]
     fn host_fold_never_sends_c_to_the_device() {
         for ndev in 1..=3 {
-            let plan = try_plan_with(ndev, u64::MAX, false, true).unwrap();
+            let plan = try_plan_with(ndev, u64::MAX, false, true, 0).unwrap();
             let s = plan.stats();
             assert_eq!(s.fetches[2], 0, "C stays on the host");
             assert_eq!(s.writebacks, 12, "each product folded once");
@@ -762,7 +872,7 @@ mod tests {
             assert_eq!(folded.len(), 12);
         }
         // beta == 0 needs no fold: plain write-backs.
-        let plan = try_plan_with(1, u64::MAX, true, true).unwrap();
+        let plan = try_plan_with(1, u64::MAX, true, true, 0).unwrap();
         assert!(plan
             .tasks
             .iter()
@@ -811,6 +921,7 @@ mod tests {
             compute_queues: 2,
             late_c: true,
             host_fold: true,
+            fold_tail: 0,
             group: crate::tiling::DEFAULT_GROUP,
         };
         let assign = crate::distribute::weighted_where(g.mt(), g.nt(), &[1.0], &|i, j| {

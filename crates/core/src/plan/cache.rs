@@ -27,6 +27,8 @@ pub struct PlanInputs<'a> {
     /// Forward tiles between devices over peer links.
     pub forward: bool,
     pub host_fold: bool,
+    /// With `host_fold`: each device's last C tiles not folded ([`DeviceSpec::fold_tail`]).
+    pub fold_tail: usize,
     /// The device that takes a strip of C's last rows instead of whole tiles.
     pub strip: Option<usize>,
     /// Directed links that exist.
@@ -44,6 +46,7 @@ struct PlanKey {
     budget_slots: Vec<u64>,
     forward: bool,
     host_fold: bool,
+    fold_tail: usize,
     strip: Option<usize>,
     /// Shares per device, in 1e-4.
     weights: Vec<u32>,
@@ -81,6 +84,7 @@ impl PlanCache {
                 .collect(),
             forward: inputs.forward,
             host_fold: inputs.host_fold,
+            fold_tail: inputs.fold_tail,
             strip: inputs.strip,
             weights: inputs
                 .weights

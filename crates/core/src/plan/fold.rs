@@ -24,6 +24,13 @@ pub fn mode_from_env() -> Option<bool> {
     }
 }
 
+/// `HETBLAS_FOLD_TAIL=N`: with host folds, send the C of each device's last N C tiles
+/// instead of folding them (see [`crate::plan::DeviceSpec::fold_tail`]); unset or not a
+/// number: the model decides. `GemmOptions::fold_tail` wins over it.
+pub fn tail_from_env() -> Option<usize> {
+    std::env::var("HETBLAS_FOLD_TAIL").ok()?.trim().parse().ok()
+}
+
 /// Threads one fold uses: memory-bound, so a handful saturate the host's bandwidth.
 pub fn fold_threads() -> usize {
     std::thread::available_parallelism()

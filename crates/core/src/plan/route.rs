@@ -183,7 +183,7 @@ impl Builder<'_> {
         whole: bool,
     ) -> TaskId {
         let c_space = self.p.location(Operand::C);
-        if st.host_fold && !whole {
+        if st.folds(kc.r as usize, kc.c as usize) && !whole {
             let (out, host) = self.stage_out(st, kc, slot, after);
             let f = self.push(
                 st.dev,

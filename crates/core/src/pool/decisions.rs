@@ -18,7 +18,7 @@ pub(super) type DecisionKey = (
     Option<Vec<usize>>,
     Option<Blocking>,
     Option<u64>,
-    Option<bool>,
+    crate::autotune::FoldRequest,
     crate::energy::Objective,
 );
 

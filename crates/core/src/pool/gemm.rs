@@ -509,6 +509,11 @@ impl DevicePool {
             d.share_host(accelerators);
         }
         report.host_fold = plan.host_folds;
+        report.fold_tail = if plan.host_folds {
+            decision.fold_tail
+        } else {
+            0
+        };
         let folder = if plan.host_folds {
             Some(self.workspaces.folder()?)
         } else {
@@ -627,6 +632,7 @@ impl DevicePool {
                 },
                 late_c: d.kernel().supports_add(),
                 host_fold: decision.host_fold,
+                fold_tail: decision.fold_tail,
                 group: decision.group,
             })
             .collect();
@@ -638,6 +644,7 @@ impl DevicePool {
             weights: &decision.weights,
             forward,
             host_fold: decision.host_fold,
+            fold_tail: decision.fold_tail,
             strip: decision.strip,
             links: &self.link_set,
             link_speed: &|s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d),

@@ -34,6 +34,10 @@ pub struct GemmOptions {
     /// ([`crate::fold`]), `Some(false)` sends C to the devices and adds it there, `None` lets the
     /// model decide (also set by `HETBLAS_HOST_FOLD=1` / `0`).
     pub host_fold: Option<bool>,
+    /// With host folds: the C tiles (the last each device finishes) whose C is sent instead of
+    /// folded ([`crate::plan::DeviceSpec::fold_tail`]); `None` lets the model decide (also set
+    /// by `HETBLAS_FOLD_TAIL=N`).
+    pub fold_tail: Option<usize>,
     /// What the device subset is chosen for: time (the default), energy or energy-delay
     /// product ([`crate::energy`]; the latter two need device powers in the profile).
     pub objective: crate::energy::Objective,
@@ -98,6 +102,12 @@ impl GemmOptions {
         self
     }
 
+    /// With host folds, the unfolded tail (see [`GemmOptions::fold_tail`]); `None`: the model.
+    pub fn fold_tail(mut self, tail: impl Into<Option<usize>>) -> Self {
+        self.fold_tail = tail.into();
+        self
+    }
+
     /// Chooses the device subset for time, energy or energy-delay product.
     pub fn objective(mut self, objective: crate::energy::Objective) -> Self {
         self.objective = objective;
@@ -137,9 +147,14 @@ impl GemmOptions {
             })
     }
 
-    /// The host fold mode asked for: the call's, else the environment's, else `None` (the model).
-    pub(crate) fn host_fold_mode(&self) -> Option<bool> {
-        self.host_fold.or_else(crate::fold::mode_from_env)
+    /// The host fold mode asked for: the call's, else the environment's, else `None` (the
+    /// model); likewise its unfolded tail.
+    pub(crate) fn host_fold_mode(&self) -> crate::autotune::FoldRequest {
+        let env = crate::autotune::FoldRequest::from_env();
+        crate::autotune::FoldRequest {
+            on: self.host_fold.or(env.on),
+            tail: self.fold_tail.or(env.tail),
+        }
     }
 
     /// The blocking asked for: `blocking`, else a square `tile`.
@@ -174,6 +189,9 @@ pub struct GemmReport {
     pub balancer_weights: Vec<f64>,
     /// Products were folded into host C on the host ([`crate::fold`]).
     pub host_fold: bool,
+    /// With `host_fold`: the C tiles whose C was sent instead, the last each device finished
+    /// ([`crate::plan::DeviceSpec::fold_tail`]).
+    pub fold_tail: usize,
     pub transfers: Vec<Transfer>,
     pub trace: Option<Trace>,
     /// Devices that failed during the call, which it recovered from: their unfinished C tiles

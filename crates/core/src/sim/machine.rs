@@ -178,6 +178,7 @@ impl ProfiledMachine {
                     },
                     late_c: true,
                     host_fold: false,
+                    fold_tail: 0,
                     group: blocking.group,
                 }
             })
@@ -220,6 +221,7 @@ impl ProfiledMachine {
             weights: &weights,
             forward: true,
             host_fold: false,
+            fold_tail: 0,
             strip: None,
             links: &links,
             link_speed: &speed,

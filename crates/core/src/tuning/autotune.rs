@@ -31,6 +31,9 @@ pub struct Decision {
     pub budgets: Vec<u64>,
     /// Fold products into host C on the host (the model found it faster, or the caller asked).
     pub host_fold: bool,
+    /// With `host_fold`: the C tiles (the last to finish on each device) whose C is sent
+    /// instead ([`crate::plan::DeviceSpec::fold_tail`]).
+    pub fold_tail: usize,
     /// The device (index into `devices`) that takes a strip of C's last rows.
     pub strip: Option<usize>,
     /// The balancer's continuous shares, before rounding to whole tiles or a strip.
@@ -58,8 +61,8 @@ pub struct DecisionRequest<'a> {
     pub forced: Option<Blocking>,
     /// The per-device memory cap the caller set.
     pub memory_limit: Option<u64>,
-    /// Host fold forced on or off; `None` lets the model decide.
-    pub host_fold: Option<bool>,
+    /// Host fold forced on or off, and its unfolded tail; `None`s let the model decide.
+    pub host_fold: FoldRequest,
     /// What the device subset is chosen for ([`crate::energy`]).
     pub objective: crate::energy::Objective,
 }
@@ -107,7 +110,7 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
         })
         .collect();
     let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &pool[i]).collect();
-    let (blocking, host_fold) = choose_tile(
+    let (blocking, host_fold, fold_tail) = choose_tile(
         problem,
         &devs,
         &budgets,
@@ -124,6 +127,7 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
         group: blocking.group,
         budgets,
         host_fold,
+        fold_tail,
         strip,
         balancer_weights,
         left_out,
@@ -210,31 +214,69 @@ fn whole_tiles(
 }
 
 /// The blocking for a problem (`forced` when the caller fixed it) and whether C is folded on
-/// the host: the pipeline model's choice when a calibrated profile describes the (single)
-/// device; else square tiles of the fixed rule of [`default_tile`] and no host fold (without a
-/// measured host memory speed there is no case for it). `fold`: `Some` forces host folds on or
-/// off, `None` lets the model decide.
+/// the host (with the number of last C tiles left unfolded): the pipeline model's choice when
+/// a calibrated profile describes the (single) device; else square tiles of the fixed rule of
+/// [`default_tile`] and no host fold (without a measured host memory speed there is no case
+/// for it). `fold` says what the caller fixed.
 pub fn choose_tile(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
     budgets: &[u64],
     profile: Option<&MachineProfile>,
     forced: Option<Blocking>,
-    fold: Option<bool>,
-) -> (Blocking, bool) {
+    fold: FoldRequest,
+) -> (Blocking, bool, usize) {
     if let (Some(prof), [d], [budget]) = (profile, devices, budgets) {
         let sel = match forced {
             Some(b) => evaluate(p, d, prof, &[b], fold),
             None => model_tile(p, d, *budget, prof, fold),
         };
         if let Some(sel) = sel {
-            return (sel.tile, fold.unwrap_or(sel.host_fold));
+            let on = fold.on.unwrap_or(sel.host_fold);
+            let tail = if on { sel.fold_tail } else { 0 };
+            return (sel.tile, on, tail);
         }
     }
+    let on = fold.on.unwrap_or(false);
     (
         forced.unwrap_or_else(|| Blocking::square(default_tile(p, devices, budgets))),
-        fold.unwrap_or(false),
+        on,
+        if on { fold.tail.unwrap_or(0) } else { 0 },
     )
+}
+
+/// What the caller fixed about host folds; `None`s let the model decide.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct FoldRequest {
+    /// Fold products into host C on the host, or send C.
+    pub on: Option<bool>,
+    /// With folds: the C tiles, the last to finish, whose C is sent instead
+    /// ([`crate::plan::DeviceSpec::fold_tail`]).
+    pub tail: Option<usize>,
+}
+
+impl FoldRequest {
+    /// What `HETBLAS_HOST_FOLD` and `HETBLAS_FOLD_TAIL` fix.
+    pub fn from_env() -> FoldRequest {
+        FoldRequest {
+            on: crate::fold::mode_from_env(),
+            tail: crate::fold::tail_from_env(),
+        }
+    }
+}
+
+impl From<Option<bool>> for FoldRequest {
+    fn from(on: Option<bool>) -> FoldRequest {
+        FoldRequest { on, tail: None }
+    }
+}
+
+/// Unfolded tails the model weighs for a folding blocking of `tiles` C tiles (see
+/// [`crate::plan::DeviceSpec::fold_tail`]).
+fn fold_tails(tiles: usize) -> impl Iterator<Item = usize> {
+    [0, 1, 2, 3, 4, 6, 8, 12, 16]
+        .into_iter()
+        .filter(move |&t| t == 0 || t < tiles)
 }
 
 /// A model-based blocking choice and every candidate's prediction.
@@ -243,6 +285,8 @@ pub struct ModelChoice {
     pub tile: Blocking,
     /// Products folded into host C on the host (see [`crate::fold`]).
     pub host_fold: bool,
+    /// With `host_fold`: the last C tiles whose C is sent instead.
+    pub fold_tail: usize,
     pub predicted: PipelinePrediction,
     /// Every candidate's prediction, in the chosen fold mode.
     pub candidates: Vec<(Blocking, PipelinePrediction)>,
@@ -318,7 +362,7 @@ pub fn model_tile(
     device: &Arc<dyn Device>,
     budget: u64,
     profile: &MachineProfile,
-    fold: Option<bool>,
+    fold: FoldRequest,
 ) -> Option<ModelChoice> {
     evaluate(p, device, profile, &model_tile_candidates(p, budget), fold)
 }
@@ -369,7 +413,7 @@ pub fn evaluate(
     device: &Arc<dyn Device>,
     profile: &MachineProfile,
     tiles: &[Blocking],
-    fold: Option<bool>,
+    fold: FoldRequest,
 ) -> Option<ModelChoice> {
     if Operand::ALL
         .iter()
@@ -415,6 +459,7 @@ pub fn pipeline_model(
         d2h: profile.link(label, HOST_LABEL)?.tile_link(),
         late_c,
         host_fold: None,
+        fold_tail: 0,
         dma_slowdown: calibrated.gemm_slowdown_under_dma(dtype),
         copy_slowdown: calibrated.copy_slowdown_under_gemm(dtype),
         setup_s: if gpu { GPU_CALL_SETUP_S } else { 0.0 },
@@ -424,63 +469,97 @@ pub fn pipeline_model(
 }
 
 /// Predicts every blocking with and without host fold (`fold_applies`: C in host memory and
-/// beta != 0; `fold` = `Some` evaluates only that mode) and picks the fastest: ties to the
-/// larger tile, a fold must win by [`FOLD_MARGIN`].
+/// beta != 0; `fold.on` = `Some` evaluates only that mode) and picks the fastest: ties to the
+/// larger tile, a fold must win by [`FOLD_MARGIN`]. Folding blockings of C tiles in groups
+/// also weigh an unfolded tail ([`fold_tails`], or `fold.tail`); a tail must win by the same
+/// margin over folding every tile.
 pub fn choose(
     model: &PipelineModel,
     exec: &dyn ExecTime,
     offload: &Offload,
     tiles: &[Blocking],
     fold_applies: bool,
-    fold: Option<bool>,
+    fold: FoldRequest,
     fold_bytes_per_sec: f64,
 ) -> Option<ModelChoice> {
-    let best = |c: &[(Blocking, PipelinePrediction)]| {
+    let best = |c: &[(Blocking, PipelinePrediction, usize)]| {
         c.iter().copied().min_by(|a, b| {
             a.1.seconds
                 .total_cmp(&b.1.seconds)
                 .then((b.0.tm * b.0.tn).cmp(&(a.0.tm * a.0.tn)))
         })
     };
-    let predict_all = |model: &PipelineModel| -> Vec<(Blocking, PipelinePrediction)> {
-        tiles
-            .iter()
-            .map(|&t| (t, model.predict(offload, t, exec)))
-            .collect()
+    let strip = |c: Vec<(Blocking, PipelinePrediction, usize)>| {
+        c.into_iter().map(|(b, p, _)| (b, p)).collect::<Vec<_>>()
     };
-    let fold_applies = fold_applies && fold != Some(false);
+    let fold_applies = fold_applies && fold.on != Some(false);
     let mut model = model.clone();
-    let plain = predict_all(&model);
+    let plain: Vec<_> = tiles
+        .iter()
+        .map(|&t| (t, model.predict(offload, t, exec), 0))
+        .collect();
     let plain_best = best(&plain)?;
     if !fold_applies {
         return Some(ModelChoice {
             tile: plain_best.0,
             host_fold: false,
+            fold_tail: 0,
             predicted: plain_best.1,
-            candidates: plain,
+            candidates: strip(plain),
             other_mode: None,
         });
     }
     model.host_fold = Some(fold_bytes_per_sec);
-    let folded = predict_all(&model);
+    let folded: Vec<_> = tiles
+        .iter()
+        .map(|&t| {
+            let n = t.grid(offload.m, offload.n, offload.k);
+            let n = n.mt() * n.nt();
+            let tails: Vec<usize> = match fold.tail {
+                Some(u) => vec![u.min(n)],
+                None if t.group > 1 => fold_tails(n).collect(),
+                None => vec![0],
+            };
+            let mut pick: Option<(PipelinePrediction, usize)> = None;
+            for u in tails {
+                model.fold_tail = u;
+                let p = model.predict(offload, t, exec);
+                let wins = pick.is_none_or(|(q, _)| {
+                    p.seconds
+                        < if fold.tail.is_none() {
+                            FOLD_MARGIN
+                        } else {
+                            1.0
+                        } * q.seconds
+                });
+                if wins {
+                    pick = Some((p, u));
+                }
+            }
+            let (p, u) = pick.expect("at least one tail");
+            (t, p, u)
+        })
+        .collect();
     let fold_best = best(&folded)?;
     // Folding must win by more than noise ([`FOLD_MARGIN`]).
     Some(
-        if fold == Some(true) || fold_best.1.seconds < FOLD_MARGIN * plain_best.1.seconds {
+        if fold.on == Some(true) || fold_best.1.seconds < FOLD_MARGIN * plain_best.1.seconds {
             ModelChoice {
                 tile: fold_best.0,
                 host_fold: true,
+                fold_tail: fold_best.2,
                 predicted: fold_best.1,
-                candidates: folded,
-                other_mode: Some(plain_best),
+                candidates: strip(folded),
+                other_mode: Some((plain_best.0, plain_best.1)),
             }
         } else {
             ModelChoice {
                 tile: plain_best.0,
                 host_fold: false,
+                fold_tail: 0,
                 predicted: plain_best.1,
-                candidates: plain,
-                other_mode: Some(fold_best),
+                candidates: strip(plain),
+                other_mode: Some((fold_best.0, fold_best.1)),
             }
         },
     )
@@ -650,7 +729,8 @@ pub fn pipeline_calibrated(
             if d.space().is_host() {
                 return r;
             }
-            let Some(choice) = model_tile(p, d, d.memory_budget(), profile, None) else {
+            let Some(choice) = model_tile(p, d, d.memory_budget(), profile, FoldRequest::default())
+            else {
                 return r;
             };
             let alone = crate::balance::makespan(p, &[r], &[1.0]) - r.overhead;
@@ -775,6 +855,71 @@ pub fn choose_devices_for(
 
 #[cfg(test)]
 mod tests {
+    /// A C-heavy problem (K small) on a 50 GB/s link with a 40 GB/s fold: folding every tile
+    /// leaves the fold as the bottleneck, sending every C the link; the model sends the last
+    /// tiles' C and folds the rest, and does as told when the caller fixes the tail.
+    #[test]
+    fn a_fold_tail_is_chosen_where_it_balances_fold_and_link() {
+        use super::*;
+        use crate::model::exec::FixedRate;
+        use crate::model::link::{LinkModel, TileLink};
+        let link = TileLink {
+            model: LinkModel {
+                latency_s: 10e-6,
+                sec_per_byte: 1.0 / 50e9,
+                bid_slowdown: 1.1,
+            },
+            strided: vec![],
+            wide: vec![],
+            busy: vec![],
+        };
+        let model = PipelineModel {
+            h2d: link.clone(),
+            d2h: link,
+            late_c: true,
+            host_fold: None,
+            fold_tail: 0,
+            dma_slowdown: 1.0,
+            copy_slowdown: 1.0,
+            setup_s: 0.0,
+            task_issue_s: 0.0,
+        };
+        let exec = FixedRate {
+            flops_per_sec: 60e12,
+        };
+        let o = Offload::from_host_flags(16384, 16384, 2048, DType::F64, [true; 3], false);
+        let b = Blocking {
+            tm: 4096,
+            tn: 4096,
+            tk: 2048,
+            group: 4,
+        };
+        let pick = |fold| choose(&model, &exec, &o, &[b], true, fold, 40e9).unwrap();
+        let free = pick(FoldRequest::default());
+        assert!(free.host_fold && free.fold_tail > 0, "{free:?}");
+        let all = pick(FoldRequest {
+            on: Some(true),
+            tail: Some(0),
+        });
+        assert_eq!(all.fold_tail, 0);
+        let none = pick(Some(false).into());
+        assert!(!none.host_fold);
+        assert!(free.predicted.seconds < 0.9 * all.predicted.seconds.min(none.predicted.seconds));
+        // Square tiles of one C tile at a time are replayed, which knows no tail.
+        let one = Blocking { group: 1, ..b };
+        let c = choose(
+            &model,
+            &exec,
+            &o,
+            &[one],
+            true,
+            FoldRequest::default(),
+            40e9,
+        )
+        .unwrap();
+        assert_eq!(c.fold_tail, 0);
+    }
+
     #[test]
     fn square_candidates() {
         assert_eq!(
