@@ -129,6 +129,8 @@ struct Tally {
     errors: usize,
     untouched_on_error: usize,
     not_restorable: usize,
+    /// Calls that finished with products folded on the host, with the tail asked for.
+    folded: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -137,6 +139,8 @@ struct Case {
     beta: f64,
     c_on_device: bool,
     fault: (usize, FaultOp, u64, FaultKind),
+    /// Host folds forced on, with this many last C tiles unfolded; `None`: the default.
+    fold_tail: Option<usize>,
 }
 
 /// Runs one case; panics (the test fails) on any wrong entry of C.
@@ -153,7 +157,13 @@ fn run_case(node: &Node, case: Case, tile: usize, seed: u64, tally: &mut Tally) 
             .faults()
             .arm([FaultSpec::new(dev, op, at, kind)])
     };
-    let opts = GemmOptions::default().tile(tile);
+    let opts = match case.fold_tail {
+        Some(t) => GemmOptions::default()
+            .tile(tile)
+            .host_fold(true)
+            .fold_tail(t),
+        None => GemmOptions::default().tile(tile),
+    };
     let av = MatRef::packed(&a, m, k).unwrap();
     let bv = MatRef::packed(&b, k, n).unwrap();
     let mut c = c0.clone();
@@ -191,6 +201,9 @@ fn run_case(node: &Node, case: Case, tile: usize, seed: u64, tally: &mut Tally) 
     let correct = |x: usize| (c[x] - want[x]).abs() <= bound[x];
     match result {
         Ok(report) => {
+            if report.host_fold && Some(report.fold_tail) == case.fold_tail {
+                tally.folded += 1;
+            }
             if !report.recovered.is_empty() {
                 tally.recovered += 1;
                 assert!(
@@ -267,6 +280,7 @@ fn kernel_error_at_fourth_tile_recovers_exactly() {
                 beta,
                 c_on_device: false,
                 fault: (1, FaultOp::Kernel, 4, kind),
+                fold_tail: None,
             };
             run_case(&node, case, 32, 7, &mut tally);
             assert_eq!(
@@ -401,6 +415,7 @@ fn every_injected_fault_ends_correct_or_with_c_as_before() {
                                     beta,
                                     c_on_device,
                                     fault: (dev, op, at, kind),
+                                    fold_tail: None,
                                 };
                                 run_case(&node, case, tile, seed, &mut tally);
                             }
@@ -416,6 +431,57 @@ fn every_injected_fault_ends_correct_or_with_c_as_before() {
     // Calls that failed on every device after tiles were final: C put back, bit for bit.
     assert!(
         tally.untouched_on_error > 300,
+        "too few failed calls: {tally:?}"
+    );
+}
+
+/// Host folds, every tile folded or the last two sent whole (fold tail): a fault mid-call ends
+/// with C right or, failed, as before, bit for bit (a fold and a sent tile's write-back are
+/// both final writes of host C).
+#[test]
+fn every_injected_fault_under_host_folds_ends_correct_or_with_c_as_before() {
+    let kinds = [
+        FaultKind::Error,
+        FaultKind::Lost,
+        FaultKind::Panic,
+        FaultKind::Async,
+    ];
+    let whens = [
+        (FaultOp::Kernel, 1),
+        (FaultOp::Kernel, 5),
+        (FaultOp::Copy, 2),
+        (FaultOp::Copy, 7),
+    ];
+    let mut tally = Tally::default();
+    let mut seed = 9000;
+    for ndev in [1, 2] {
+        let node = node(ndev, 16 << 20);
+        for dev in 0..ndev {
+            for kind in kinds {
+                for (op, at) in whens {
+                    for beta in [1.0, 0.3] {
+                        for tail in [0, 2] {
+                            seed += 3;
+                            let case = Case {
+                                shape: (40, 36, 30),
+                                beta,
+                                c_on_device: false,
+                                fault: (dev, op, at, kind),
+                                fold_tail: Some(tail),
+                            };
+                            run_case(&node, case, 16, seed, &mut tally);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{tally:?}");
+    assert_eq!(tally.cases, 3 * 4 * 4 * 2 * 2, "{tally:?}");
+    assert!(tally.folded > 50, "too few calls folded: {tally:?}");
+    assert!(tally.recovered > 50, "too few recoveries: {tally:?}");
+    assert!(
+        tally.untouched_on_error > 20,
         "too few failed calls: {tally:?}"
     );
 }
