@@ -417,3 +417,40 @@ fn energy_objective_leaves_out_the_hungry_device() {
     );
     assert!(je < 0.85 * jt, "energy {je} J against {jt} J");
 }
+
+/// `predict --routine syrk`'s list: every candidate square tile with its simulated makespan,
+/// and the model's block is the fastest of them.
+#[test]
+fn the_symmetric_tile_is_the_fastest_simulated_candidate() {
+    use hetblas_core::sym::SymProblem;
+    let (pool, devices, links) = pool(&[emu(2e9, Some(20e9), None, 5)]);
+    let profile = nominal_profile(&devices, &links, &[DType::F64], 0.0);
+    let p = SymProblem::rank(
+        hetblas_core::sym::Uplo::Lower,
+        Trans::N,
+        false,
+        false,
+        4096,
+        1024,
+        DType::F64,
+    );
+    assert!(pool.sym_tile_predictions(&p).is_empty(), "no profile yet");
+    pool.set_profile(Some(Arc::new(profile)));
+    let list = pool.sym_tile_predictions(&p);
+    assert!(list.len() >= 3, "{list:?}");
+    let best = list
+        .iter()
+        .filter_map(|&(t, s)| Some((t, s?)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("replayable candidates");
+    assert_eq!(
+        pool.sym_block(&p, &GemmOptions::default()),
+        best.0,
+        "{list:?}"
+    );
+    let predicted = pool.predict_sym(&p).expect("a prediction").seconds;
+    assert!(
+        (predicted - best.1).abs() <= 1e-9 * best.1,
+        "{predicted} vs {list:?}"
+    );
+}

@@ -302,5 +302,19 @@ pub fn predict(
             rt.profile_status()
         ),
     }
+    let candidates = rt.sym_tile_predictions(&p);
+    if !candidates.is_empty() {
+        println!("simulated makespan per square tile (every pass):");
+        for (t, secs) in candidates {
+            match secs {
+                Some(s) => println!(
+                    "  {t:>6}  {s:.4} s  {:.2} GFLOP/s{}",
+                    p.flops() / s / 1e9,
+                    if t == block { "  <- chosen" } else { "" }
+                ),
+                None => println!("  {t:>6}  - (not replayable against the profile)"),
+            }
+        }
+    }
     Ok(())
 }

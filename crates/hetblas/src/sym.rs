@@ -189,6 +189,12 @@ impl Runtime {
         self.pool().predict_sym(problem)
     }
 
+    /// Each candidate square tile of `problem` with its simulated makespan (host operands;
+    /// empty without a profile).
+    pub fn sym_tile_predictions(&self, problem: &SymProblem) -> Vec<(usize, Option<f64>)> {
+        self.pool().sym_tile_predictions(problem)
+    }
+
     /// The diagonal block size the model chooses for `problem` with `opts`.
     pub fn sym_block(&self, problem: &SymProblem, opts: &GemmOptions) -> usize {
         self.pool().sym_block(problem, opts)

@@ -120,6 +120,32 @@ impl DevicePool {
         Ok((tile, total, devices))
     }
 
+    /// Every candidate square tile of `p` on host operands with its simulated makespan over
+    /// every pass (`None` where the profile cannot replay a plan), in the order the model
+    /// weighs them: what `hetblas predict --routine syrk` lists beside the choice.
+    pub fn sym_tile_predictions(&self, p: &SymProblem) -> Vec<(usize, Option<f64>)> {
+        let opts = GemmOptions::default();
+        let Some(profile) = self.profile() else {
+            return Vec::new();
+        };
+        let passes = sym_passes(p, false);
+        let order = match p.op {
+            SymOp::Multiply { .. } => p.k,
+            _ => p.n,
+        };
+        sym_candidates(order)
+            .into_iter()
+            .map(|t| {
+                let square = Blocking::square(t.clamp(1, order.max(1)));
+                let total = passes.iter().try_fold(0.0, |acc, g| {
+                    let d = self.decide_with(g, &opts, Some(square)).ok()?;
+                    Some(acc + self.simulated_seconds(g, &d, &opts, &profile)?)
+                });
+                (t, total)
+            })
+            .collect()
+    }
+
     /// One symmetric plan through the GEMM path (decision, plan, retries, recovery).
     #[allow(clippy::too_many_arguments)] // one plan's operands and scalars, and the call's log
     fn run_sym_pass<T: Scalar>(
