@@ -16,6 +16,7 @@ mod workspace;
 
 pub use options::{DeviceFault, GemmOptions, GemmReport};
 pub use sym::choose_block;
+pub use sym_tiles::{sym_pick, SYM_TIE};
 pub use tri::{SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport};
 
 use crate::device::Device;

@@ -419,6 +419,49 @@ mod tests {
         assert!(s.devices.iter().all(|d| d.share > 0.3 && d.share <= 1.0));
     }
 
+    /// A rank update's diagonal products cost their triangle's flops: the compute engine of
+    /// a SYRK plan is busy for the routine's flops at the GEMM rate, not for whole tiles.
+    #[test]
+    fn a_rank_updates_diagonal_products_cost_their_triangle() {
+        use crate::sym::{SymOp, SymTiles, Uplo};
+        let m = ProfiledMachine::new(profile("nvidia-h200-x1.json"), None).unwrap();
+        let p = crate::problem::GemmProblem {
+            transb: Trans::T,
+            sym: Some(SymTiles {
+                op: SymOp::Rank {
+                    uplo: Uplo::Lower,
+                    trans: Trans::N,
+                    two: false,
+                    herm: false,
+                },
+                diagonal: true,
+            }),
+            ..dgemm(8192)
+        };
+        let mp = m
+            .plan(&p, Blocking::square(4096), Objective::Time, None)
+            .unwrap();
+        let s = m.simulate(&mp).unwrap();
+        let busy: f64 = s
+            .trace
+            .intervals
+            .iter()
+            .filter(|iv| iv.queue.contains("compute"))
+            .map(|iv| iv.end - iv.start)
+            .sum();
+        let table = m.profile.device("cuda:0").unwrap();
+        let tile = table.exec_table(DType::F64).unwrap();
+        // Three tiles of the lower triangle, two k steps each: the off-diagonal one whole, the
+        // two diagonal ones at about half.
+        let whole = tile.time_mnk(4096, 4096, 4096);
+        let want = 2.0 * whole + 4.0 * whole * (4096.0 * 4097.0 / 2.0) / (4096.0 * 4096.0);
+        assert!(
+            (busy - want).abs() < 0.05 * want,
+            "compute busy {busy} s, want about {want} s (whole tiles: {})",
+            6.0 * whole
+        );
+    }
+
     #[test]
     fn contended_host_links_lengthen_a_transfer_bound_call() {
         // Thin-by-fat on 8 GPUs: C is tiny, A and B cross the host links once each.
