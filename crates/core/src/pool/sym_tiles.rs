@@ -505,7 +505,12 @@ mod tests {
     fn the_smallest_tile_within_the_tie_band_of_the_fastest_wins() {
         assert_eq!(sym_pick(&[]), None);
         // 4096 is 0.2% slower than 6144: a tie, and the smaller tile.
-        let s = [(1024, 0.1062), (4096, 0.0986), (6144, 0.0984), (8192, 0.1107)];
+        let s = [
+            (1024, 0.1062),
+            (4096, 0.0986),
+            (6144, 0.0984),
+            (8192, 0.1107),
+        ];
         assert_eq!(sym_pick(&s), Some(1));
         // 4% apart: no tie.
         let s = [(2048, 0.1040), (4096, 0.1000)];
