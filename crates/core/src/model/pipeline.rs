@@ -476,7 +476,7 @@ fn contiguity(o: &Offload, tm: usize, tk: usize) -> (bool, bool, bool) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::exec::FixedRate;
     use crate::model::link::LinkModel;
@@ -484,7 +484,7 @@ mod tests {
     use crate::tiling::Blocking;
 
     /// 50 GB/s both ways, late C, no fold, no interference, no setup.
-    fn model() -> PipelineModel {
+    pub(crate) fn model() -> PipelineModel {
         PipelineModel {
             h2d: link(50.0),
             d2h: link(50.0),

@@ -862,28 +862,7 @@ mod tests {
     fn a_fold_tail_is_chosen_where_it_balances_fold_and_link() {
         use super::*;
         use crate::model::exec::FixedRate;
-        use crate::model::link::{LinkModel, TileLink};
-        let link = TileLink {
-            model: LinkModel {
-                latency_s: 10e-6,
-                sec_per_byte: 1.0 / 50e9,
-                bid_slowdown: 1.1,
-            },
-            strided: vec![],
-            wide: vec![],
-            busy: vec![],
-        };
-        let model = PipelineModel {
-            h2d: link.clone(),
-            d2h: link,
-            late_c: true,
-            host_fold: None,
-            fold_tail: 0,
-            dma_slowdown: 1.0,
-            copy_slowdown: 1.0,
-            setup_s: 0.0,
-            task_issue_s: 0.0,
-        };
+        let model = crate::model::pipeline::tests::model();
         let exec = FixedRate {
             flops_per_sec: 60e12,
         };
