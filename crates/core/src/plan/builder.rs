@@ -174,9 +174,16 @@ fn device_state(
     } else {
         0
     };
-    // Tiles sent late keep two slots each, as under late C.
-    let any_late = late_c || (tail > 0 && spec.late_c);
-    let late_tiles = if late_c { tiles.len() } else { tail };
+    // C tiles that take C late (all under late C, a fold tail's where the kernel adds tiles)
+    // keep two slots each.
+    let late_tiles = if late_c {
+        tiles.len()
+    } else if spec.late_c {
+        tail
+    } else {
+        0
+    };
+    let any_late = late_tiles > 0;
     let distinct = distinct_tiles(&p, spec.space, tiles, kt);
     check_routes(req, spec, &distinct, !tiles.is_empty())?;
     let by_budget = if slot_bytes == 0 {
@@ -185,7 +192,7 @@ fn device_state(
         spec.budget / slot_bytes as u64
     };
     // With late C a C tile can hold two slots (its accumulator and the caller's C).
-    let objects = distinct.len() + if any_late { late_tiles } else { 0 };
+    let objects = distinct.len() + late_tiles;
     let slots = (objects as u64).min(by_budget) as u32;
     let min_needed = objects.min(if any_late { 4 } else { 3 }) as u32;
     // C tiles accumulated together; each holds a slot until written back.
@@ -557,7 +564,7 @@ impl Builder<'_> {
             st.late.insert((step.i, step.j), (slot, f));
         }
         if step.last {
-            self.finish_c(st, &step, kc, c_loc, gemm, queue);
+            self.finish_c(st, &step, c_loc, gemm, queue, whole);
         }
         Ok(())
     }
@@ -607,12 +614,12 @@ impl Builder<'_> {
         &mut self,
         st: &mut DeviceState,
         step: &Step,
-        kc: TileKey,
         c_loc: TileLoc,
         gemm: TaskId,
         queue: QueueId,
+        whole: bool,
     ) {
-        let whole = symmetric::triangle_tile(&self.p, step.i, step.j);
+        let kc = TileKey::c(step.i, step.j);
         let mut last_task = gemm;
         if let (Some((orig, f)), TileLoc::Slot(acc)) = (st.late.remove(&(step.i, step.j)), c_loc) {
             last_task = self.push(

@@ -161,10 +161,7 @@ impl DevicePool {
                 return t;
             }
         }
-        let order = match p.op {
-            SymOp::Rank { .. } => p.n,
-            SymOp::Multiply { .. } => p.k,
-        };
+        let order = p.op.order(p.n, p.k);
         let rule = choose_block(order, self.devices.len());
         // With a calibrated profile: the candidate whose predicted time is least (GEMMs as the
         // GEMM model predicts them, diagonal tiles as GEMMs of their shape), the rule's block
@@ -206,10 +203,8 @@ impl DevicePool {
             memo.borrow_mut().insert((m, n, k), t);
             Some(t)
         };
-        let (order, two) = match p.op {
-            SymOp::Rank { two, .. } => (p.n, two),
-            SymOp::Multiply { .. } => (p.k, false),
-        };
+        let order = p.op.order(p.n, p.k);
+        let two = matches!(p.op, SymOp::Rank { two: true, .. });
         let per = if two { 2.0 } else { 1.0 };
         let mut total = 0.0;
         // The recursion of `rank_block` / `multiply_block`, on sizes only.

@@ -129,17 +129,13 @@ impl DevicePool {
             return Vec::new();
         };
         let passes = sym_passes(p, false);
-        let order = match p.op {
-            SymOp::Multiply { .. } => p.k,
-            _ => p.n,
-        };
+        let order = p.op.order(p.n, p.k);
         sym_candidates(order)
             .into_iter()
             .map(|t| {
                 let square = Blocking::square(t.clamp(1, order.max(1)));
                 let total = passes.iter().try_fold(0.0, |acc, g| {
-                    let d = self.decide_with(g, &opts, Some(square)).ok()?;
-                    Some(acc + self.simulated_seconds(g, &d, &opts, &profile)?)
+                    Some(acc + self.scored(g, &opts, square, &profile)?.0)
                 });
                 (t, total)
             })
@@ -187,10 +183,7 @@ impl DevicePool {
     ) -> Result<(Decision, Option<f64>)> {
         // The order of the symmetric matrix: C's for a rank update, K (the symmetric
         // operand's) for SYMM/HEMM.
-        let order = match p.sym.map(|s| s.op) {
-            Some(SymOp::Multiply { .. }) => p.k,
-            _ => p.n,
-        };
+        let order = p.sym.map_or(p.n, |s| s.op.order(p.n, p.k));
         let square = |t: usize, group| Blocking {
             group,
             ..Blocking::square(t.clamp(1, order.max(1)))
@@ -205,10 +198,7 @@ impl DevicePool {
             // (tile, makespan, decision) of every replayable candidate, tiles ascending.
             let mut scored: Vec<(usize, f64, Decision)> = Vec::new();
             for t in candidates {
-                let Ok(d) = self.decide_with(p, opts, Some(square(t, group))) else {
-                    continue;
-                };
-                if let Some(secs) = self.simulated_seconds(p, &d, opts, &profile) {
+                if let Some((secs, d)) = self.scored(p, opts, square(t, group), &profile) {
                     scored.push((t, secs, d));
                 }
             }
@@ -227,27 +217,29 @@ impl DevicePool {
         Ok((self.decide_with(p, opts, Some(square(t, group)))?, None))
     }
 
-    /// The makespan of the plan for decision `d`, replayed against `profile`; `None` where
-    /// it cannot be planned or the profile lacks what the plan uses.
-    fn simulated_seconds(
+    /// The decision for `p` in `blocking` and its plan's makespan replayed against
+    /// `profile`; `None` where it cannot be decided or planned, or the profile lacks what the
+    /// plan uses.
+    fn scored(
         &self,
         p: &GemmProblem,
-        d: &Decision,
         opts: &GemmOptions,
+        blocking: Blocking,
         profile: &crate::profile::MachineProfile,
-    ) -> Option<f64> {
+    ) -> Option<(f64, Decision)> {
+        let d = self.decide_with(p, opts, Some(blocking)).ok()?;
         let devs: Vec<Arc<dyn Device>> =
             d.devices.iter().map(|&i| self.devices[i].clone()).collect();
         let labels: Vec<String> = devs.iter().map(|d| d.info().label()).collect();
-        let (plan, _) = self.plan(p, d, &devs, !opts.no_peer_forwarding).ok()?;
-        simulate(&SimRequest {
+        let (plan, _) = self.plan(p, &d, &devs, !opts.no_peer_forwarding).ok()?;
+        let s = simulate(&SimRequest {
             plan: &*plan,
             profile,
             devices: &labels,
             queue_names: None,
         })
-        .ok()
-        .map(|s| s.makespan)
+        .ok()?;
+        Some((s.makespan, d))
     }
 
     /// A symmetric plan's unfinished C tiles, each re-run on the devices left as the pieces of
@@ -329,8 +321,6 @@ fn sym_passes(p: &SymProblem, beta_zero: bool) -> Vec<GemmProblem> {
     }
 }
 
-/// The tiles the simulator tries for an order: those that cut it into 2 to 32 tiles, or the
-/// whole order when it is small.
 /// Simulated makespans this close to the fastest candidate's are ties.
 pub const SYM_TIE: f64 = 0.03;
 
@@ -349,6 +339,8 @@ pub fn sym_pick(scored: &[(usize, f64)]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// The tiles the simulator tries for an order: those that cut it into 2 to 32 tiles, or the
+/// whole order when it is small.
 fn sym_candidates(order: usize) -> Vec<usize> {
     let c: Vec<usize> = TILES
         .into_iter()

@@ -105,6 +105,14 @@ impl SymOp {
             Trans::T
         }
     }
+    /// The order of the symmetric matrix of a problem with C's columns `n` and inner dimension
+    /// `k`: C's for a rank update, the symmetric operand's (`k`) for SYMM/HEMM.
+    pub fn order(&self, n: usize, k: usize) -> usize {
+        match self {
+            SymOp::Rank { .. } => n,
+            SymOp::Multiply { .. } => k,
+        }
+    }
     /// Whether BLAS defines the routine for `dtype` (the Hermitian ones are complex only).
     pub fn defined_for(&self, dtype: DType) -> bool {
         !self.herm() || dtype.is_complex()

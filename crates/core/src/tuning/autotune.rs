@@ -232,9 +232,8 @@ pub fn choose_tile(
             None => model_tile(p, d, *budget, prof, fold),
         };
         if let Some(sel) = sel {
-            let on = fold.on.unwrap_or(sel.host_fold);
-            let tail = if on { sel.fold_tail } else { 0 };
-            return (sel.tile, on, tail);
+            // `fold_tail` is 0 unless the model folds.
+            return (sel.tile, fold.on.unwrap_or(sel.host_fold), sel.fold_tail);
         }
     }
     let on = fold.on.unwrap_or(false);
@@ -262,12 +261,6 @@ impl FoldRequest {
             on: crate::fold::mode_from_env(),
             tail: crate::fold::tail_from_env(),
         }
-    }
-}
-
-impl From<Option<bool>> for FoldRequest {
-    fn from(on: Option<bool>) -> FoldRequest {
-        FoldRequest { on, tail: None }
     }
 }
 
@@ -881,7 +874,10 @@ mod tests {
             tail: Some(0),
         });
         assert_eq!(all.fold_tail, 0);
-        let none = pick(Some(false).into());
+        let none = pick(FoldRequest {
+            on: Some(false),
+            tail: None,
+        });
         assert!(!none.host_fold);
         assert!(free.predicted.seconds < 0.9 * all.predicted.seconds.min(none.predicted.seconds));
         // Square tiles of one C tile at a time are replayed, which knows no tail.
