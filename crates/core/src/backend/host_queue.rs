@@ -196,25 +196,41 @@ impl HostQueue {
     /// failed (then it is skipped until the next `synchronize`); its error is reported by the
     /// next `synchronize`.
     pub fn enqueue(&self, job: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
-        self.send(Job::Work(Box::new(job)))
+        self.send([Job::Work(Box::new(job))])
     }
 
-    fn send(&self, job: Job) -> Result<()> {
+    /// Sends `jobs` in order, no other sender's job in between.
+    fn send(&self, jobs: impl IntoIterator<Item = Job>) -> Result<()> {
         self.start()?;
         let g = self.tx.lock().unwrap_or_else(|p| p.into_inner());
         let tx = g.as_ref().ok_or_else(|| Error::DeviceLost {
             device: self.name.clone(),
             detail: "queue is shut down".into(),
         })?;
-        tx.send(job).map_err(|_| Error::DeviceLost {
-            device: self.name.clone(),
-            detail: "queue thread is gone".into(),
-        })
+        for job in jobs {
+            tx.send(job).map_err(|_| Error::DeviceLost {
+                device: self.name.clone(),
+                detail: "queue thread is gone".into(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues `job` and records an event right behind it, with no other sender's job in
+    /// between: on a queue several threads issue to, an event recorded separately could
+    /// follow another thread's failed job and report failure for work that ran.
+    pub fn enqueue_recorded(
+        &self,
+        job: impl FnOnce() -> Result<()> + Send + 'static,
+    ) -> Result<Arc<HostEvent>> {
+        let ev = HostEvent::new();
+        self.send([Job::Work(Box::new(job)), Job::Record(ev.clone())])?;
+        Ok(ev)
     }
 
     fn record_host(&self) -> Result<Arc<HostEvent>> {
         let ev = HostEvent::new();
-        self.send(Job::Record(ev.clone()))?;
+        self.send([Job::Record(ev.clone())])?;
         Ok(ev)
     }
 }
@@ -289,7 +305,7 @@ impl Queue for HostQueue {
     }
     fn synchronize(&self) -> Result<()> {
         let ev = HostEvent::new();
-        self.send(Job::Sync(ev.clone()))?;
+        self.send([Job::Sync(ev.clone())])?;
         ev.wait_done();
         let mut g = self.error.lock().unwrap_or_else(|p| p.into_inner());
         match g.take() {

@@ -539,21 +539,28 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         if let Some(t) = in_place_c {
             out.touched_in_place.insert(t);
         }
+        // The event recorded with the task itself, where its queue is shared (a host fold).
+        let mut own = None;
         if from_origin {
             fetch_from_origin(req, d, task.kind, &q, &mut out.transfers).map_err(Stop::Fault)?;
-        } else if let Err(e) = issue(req, d, task.kind, &q, &mut out.transfers) {
-            // A copy from a peer that failed (lost with the tile) is done from the operand;
-            // the peer's own worker reports its failure.
-            match task.kind {
-                TaskKind::Fetch {
-                    key,
-                    source: Source::Peer { device, .. },
-                    ..
-                } if key.op != Operand::C && blamed_device(req, &e) == Some(device as usize) => {
-                    fetch_from_origin(req, d, task.kind, &q, &mut out.transfers)
-                        .map_err(Stop::Fault)?;
-                }
-                _ => return Err(Stop::Fault(e)),
+        } else {
+            match issue(req, d, task.kind, &q, &mut out.transfers) {
+                Ok(e) => own = e,
+                // A copy from a peer that failed (lost with the tile) is done from the operand;
+                // the peer's own worker reports its failure.
+                Err(e) => match task.kind {
+                    TaskKind::Fetch {
+                        key,
+                        source: Source::Peer { device, .. },
+                        ..
+                    } if key.op != Operand::C
+                        && blamed_device(req, &e) == Some(device as usize) =>
+                    {
+                        fetch_from_origin(req, d, task.kind, &q, &mut out.transfers)
+                            .map_err(Stop::Fault)?;
+                    }
+                    _ => return Err(Stop::Fault(e)),
+                },
             }
         }
         if let Some(start) = start {
@@ -564,10 +571,10 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
                 end: q.record_timed().map_err(Stop::Fault)?,
             });
         }
-        let ev = if task.signal {
-            Some(q.record().map_err(Stop::Fault)?)
-        } else {
-            None
+        let ev = match (&own, task.signal) {
+            (Some(e), _) => Some(e.clone()),
+            (None, true) => Some(q.record().map_err(Stop::Fault)?),
+            (None, false) => None,
         };
         // The write that makes a C tile final: its event says, after a fault, whether it ran.
         let finished = match task.kind {
@@ -727,7 +734,7 @@ fn issue(
     kind: TaskKind,
     queue: &Arc<dyn Queue>,
     transfers: &mut Vec<Transfer>,
-) -> Result<()> {
+) -> Result<Option<Arc<dyn Event>>> {
     let plan = req.plan;
     let p = &plan.problem;
     match kind {
@@ -830,7 +837,10 @@ fn issue(
                 // tile to one fold and the staging slot is not refilled before this fold is done.
                 unsafe { crate::fold::fold_into(&c, &staged, beta, &workers) }
             };
-            folder.queue.enqueue(fold)?;
+            // The folder's queue takes every device's folds: the fold's event is recorded
+            // with it, or another device's failed wait could come between them and make a fold
+            // that ran look undone (its tile would run again, beta applied twice).
+            let done = folder.queue.enqueue_recorded(fold)?;
             let link = link_of(req, plan.devices[d].space, MemorySpace::HOST)?;
             transfers.push(Transfer {
                 device: d as u16,
@@ -839,9 +849,10 @@ fn issue(
                 link: link.name().to_string(),
                 bytes: staged.bytes() as u64,
             });
+            return Ok(Some(done));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The routine's own tile for a product of a symmetric plan (see
