@@ -10,8 +10,8 @@ use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::link::check_copy;
 use hetblas_core::{
-    Buffer, Device, DeviceInfo, DeviceKind, Error, Kernel, Link, LinkKind, MemorySpace, Queue,
-    RawTile, Result,
+    Buffer, Device, DeviceInfo, DeviceKind, Error, Event, Kernel, Link, LinkKind, MemorySpace,
+    Queue, RawTile, Result,
 };
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -284,6 +284,21 @@ impl Link for EmulatedLink {
         self.bytes_per_sec
     }
     fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
+        self.host.enqueue(self.copy_job(src, dst)?)
+    }
+    fn copy_recorded(&self, src: &RawTile, dst: &RawTile) -> Result<Arc<dyn Event>> {
+        Ok(self.host.enqueue_recorded(self.copy_job(src, dst)?)?)
+    }
+}
+
+impl EmulatedLink {
+    /// The queue job of a copy (its checks and injected faults done here, as a device would
+    /// at issue).
+    fn copy_job(
+        &self,
+        src: &RawTile,
+        dst: &RawTile,
+    ) -> Result<impl FnOnce() -> Result<()> + Send + 'static> {
         check_copy(self, src, dst)?;
         let mut deferred = None;
         for (i, f) in self.faults.iter().enumerate() {
@@ -293,13 +308,12 @@ impl Link for EmulatedLink {
                 f.alive()?;
             }
         }
-        let hq = &self.host;
         let (src, dst) = (*src, *dst);
         let min_time = self.latency
             + self.bytes_per_sec.map_or(Duration::ZERO, |bw| {
                 Duration::from_secs_f64(src.bytes() as f64 / bw)
             });
-        hq.enqueue(move || {
+        Ok(move || {
             if let Some(e) = deferred {
                 return Err(e);
             }

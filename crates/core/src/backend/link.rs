@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::memory::{MemorySpace, RawTile};
-use crate::queue::Queue;
+use crate::queue::{Event, Queue};
 use std::fmt;
 use std::sync::Arc;
 
@@ -31,6 +31,17 @@ pub trait Link: Send + Sync + fmt::Debug {
     /// # Errors
     /// `InvalidInput` if the tiles do not match or are not in this link's spaces; backend errors.
     fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()>;
+    /// [`Link::copy`] and an event recorded right behind it: the event says whether this copy
+    /// ran. Links whose queue skips work after a failure until a synchronize (the host queues
+    /// of emulated devices) enqueue the two together, so that another thread's failed job or
+    /// synchronize cannot come between them.
+    ///
+    /// # Errors
+    /// As [`Link::copy`], and the queue's error recording the event.
+    fn copy_recorded(&self, src: &RawTile, dst: &RawTile) -> Result<Arc<dyn Event>> {
+        self.copy(src, dst)?;
+        self.queue().record()
+    }
     /// Bandwidth (bytes/s) the link is known to have without calibration (emulated links know
     /// theirs); `None` when only calibration can tell.
     fn nominal_bandwidth(&self) -> Option<f64> {

@@ -156,10 +156,11 @@ fn copy(src: &RawTile, dst: &RawTile, links: &Links) -> Result<()> {
             src.space, dst.space
         ))
     })?;
-    link.copy(src, dst)?;
-    // This copy's own event: another thread's synchronize of the same link may take (and
-    // clear) the queue's error, but the event still says whether this copy ran.
-    let done = link.queue().record()?;
+    // This copy's own event, recorded with it: another thread's synchronize of the same link
+    // may take (and clear) the queue's error, but the event still says whether this copy ran.
+    // (Recorded apart, a synchronize between the two let a save that never ran pass, and the
+    // restore wrote zeros into C.)
+    let done = link.copy_recorded(src, dst)?;
     match done.synchronize() {
         Ok(()) => Ok(()),
         Err(e) => {
