@@ -133,9 +133,7 @@ impl PipelineModel {
         let share = |t: f64| if t > 0.0 { (tc / t).min(1.0) } else { 0.0 };
         let (lin, lout) = (share(all_busy.total_in), share(all_busy.total_out));
         let LinkTimes {
-            a: mut ta,
-            b: mut tb,
-            c_in: mut tcin,
+            c_in: tcin,
             c_out: mut t_wb,
             total_in: mut tin,
             total_out: mut tout,
@@ -151,9 +149,6 @@ impl PipelineModel {
         };
         let (fi, fo) = (under(tin), under(tout));
         tin *= fi;
-        ta *= fi;
-        tb *= fi;
-        tcin *= fi;
         tout *= fo;
         t_wb *= fo;
         let both = tin.min(tout);
@@ -167,8 +162,19 @@ impl PipelineModel {
             tc *= gemm_factor;
             t_gemm *= gemm_factor;
         }
-        let (t0, stall) = self.first_group(o, b.group, (mt, nt, kt), (ta, tb, tcin), t_gemm);
-        let t_fold = fold.map_or(0.0, |bw| (tm * tn * e) as f64 / bw);
+        // The first group at its tiles' real sizes: a group that reaches an edge of the grid
+        // holds edge tiles (13339x90x6116 f32 in 8192 tiles waits for one full and one
+        // 5147-row A tile, not two full ones).
+        let closed = Slowed {
+            lin,
+            lout,
+            slow_in: fi,
+            slow_out: fo,
+            gemm_factor,
+        };
+        let (first_times, grid) = self.tile_times(o, b, fold, &closed, exec);
+        let (t0, stall) = first_group(&grid, &first_times);
+        let t_fold = fold.map_or(0.0, |bw| (tm * tn * e) as f64 / bw + crate::fold::TASK_S);
         let g_last = (mt * nt - 1) % b.group.max(1) + 1;
         // The last group ends folded, or whole when the unfolded tiles cover it.
         let tail = if unfolded >= g_last {
@@ -197,12 +203,12 @@ impl PipelineModel {
         };
         let fold_path = match fold {
             Some(bw) => {
-                let folded = (mt * nt - unfolded) as f64 / (mt * nt) as f64;
-                let c_bytes = (o.m * o.n * e) as f64 * folded;
+                let folds = (mt * nt - unfolded) as f64;
+                let c_bytes = (o.m * o.n * e) as f64 * folds / (mt * nt) as f64;
                 // The first fold waits for the first C tile: its group's tiles and all of K
                 // (on H200, 8192^3 DGEMM in 4096x1024x4096/g4 tiles folded its first tile at
                 // 10 ms, after every A tile had crossed).
-                t0 + stall + kt as f64 * t_gemm + t_wb + c_bytes / bw
+                t0 + stall + kt as f64 * t_gemm + t_wb + c_bytes / bw + folds * crate::fold::TASK_S
             }
             None => 0.0,
         };
@@ -242,41 +248,6 @@ impl PipelineModel {
         }
     }
 
-    /// When the first product starts (its A and B tiles, and its C unless C arrives late, have
-    /// crossed: `t0`) and how long the first group's products then wait for their tiles
-    /// (`stall`): per k step, the group's new A and B tiles against its products.
-    fn first_group(
-        &self,
-        o: &Offload,
-        group: usize,
-        (mt, nt, kt): (usize, usize, usize),
-        (ta, tb, tcin): (f64, f64, f64),
-        t_gemm: f64,
-    ) -> (f64, f64) {
-        let c_first = o.get[2] && !self.late_c;
-        let t0 = if c_first { tcin } else { 0.0 }
-            + if o.get[0] { ta } else { 0.0 }
-            + if o.get[1] { tb } else { 0.0 };
-        let (gr, gc) = group_shape(group, mt, nt);
-        let g = (gr * gc) as f64;
-        let per_step_in = if o.get[0] { gr as f64 * ta } else { 0.0 }
-            + if o.get[1] { gc as f64 * tb } else { 0.0 };
-        let c_in = if c_first { g * tcin } else { 0.0 };
-        let mut stall = (per_step_in + c_in - t0 - g * t_gemm).max(0.0);
-        stall += (kt.saturating_sub(1)) as f64 * (per_step_in - g * t_gemm).max(0.0);
-        // Late C still crosses during the first group (its last steps), delaying the A and B
-        // tiles behind it on the same link, beyond whatever slack the group's products leave.
-        if o.get[2] && self.late_c {
-            // From three k steps on, the link has run ahead by the earlier steps' slack when C
-            // starts crossing (at the second-last step). With two, C crosses during the first
-            // step, between that step's A and B tiles: only the second step's slack is left.
-            let steps = if kt == 2 { 1 } else { kt };
-            let slack = steps as f64 * (g * t_gemm - per_step_in).max(0.0);
-            stall += (g * tcin - slack).max(0.0);
-        }
-        (t0, stall)
-    }
-
     /// The tail after the last product, for a last group of `g_last` C tiles: its write-back,
     /// and its host fold (`t_fold`, when C is folded). With late C the last group's write-backs
     /// come together at the end (each after its add), overlapping only the group's remaining
@@ -307,8 +278,8 @@ impl PipelineModel {
     ) -> LinkTimes {
         let e = o.elem_bytes;
         let (a_contig, b_contig, c_contig) = contiguity(o, tm, tk);
-        // Host pitches (N transposes): A and C have m rows, B has k.
-        let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
+        // C's host pitch (N transposes): C has m rows.
+        let pc = o.m * e;
         // Totals: every tile of a `rows x cols` operand once, each at its size (edge tiles by
         // class) and its host pitch `rows * e`.
         let sum_tiles = |link: &TileLink,
@@ -340,8 +311,6 @@ impl PipelineModel {
             total_in += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig, lin);
         }
         LinkTimes {
-            a: self.h2d.tile_time(tm, tk, e, a_contig, pa, lin),
-            b: self.h2d.tile_time(tk, tn, e, b_contig, pb, lin),
             c_in: self.h2d.tile_time(tm, tn, e, c_contig, pc, lin),
             c_out: if o.set[2] {
                 self.d2h.tile_time(tm, tn, e, c_contig, pc, lout)
@@ -367,6 +336,20 @@ impl PipelineModel {
         slowed: &Slowed,
         exec: &dyn ExecTime,
     ) -> Replay {
+        let (t, grid) = self.tile_times(o, b, fold, slowed, exec);
+        replay(&grid, &t)
+    }
+
+    /// Per tile class (full or edge in m, n, k): copy, fold and product times slowed as
+    /// `slowed` says, and the grid they tile.
+    fn tile_times(
+        &self,
+        o: &Offload,
+        b: Blocking,
+        fold: Option<f64>,
+        slowed: &Slowed,
+        exec: &dyn ExecTime,
+    ) -> (TileTimes, ReplayGrid) {
         let e = o.elem_bytes;
         let g = b.grid(o.m, o.n, o.k);
         let (tm, tn, tk) = (g.tm, g.tn, g.tk);
@@ -398,7 +381,7 @@ impl PipelineModel {
                         * slowed.slow_out;
                 }
                 if let Some(bw) = fold {
-                    t.fold[x][y] = (dm[x] * dn[y] * e) as f64 / bw;
+                    t.fold[x][y] = (dm[x] * dn[y] * e) as f64 / bw + crate::fold::TASK_S;
                 }
                 for (z, &dz) in dk.iter().enumerate() {
                     if dm[x] * dn[y] * dz > 0 {
@@ -416,15 +399,61 @@ impl PipelineModel {
             fetch_c: o.get[2],
             late_c: self.late_c,
         };
-        replay(&grid, &t)
+        (t, grid)
     }
 }
 
-/// Per tile: link seconds of one A, B and C tile in and one C tile out; per offload: every
-/// tile in, every tile out.
+/// When the first product starts (its A and B tiles, and its C unless C arrives late, have
+/// crossed: `t0`) and how long the first group's products then wait for their tiles
+/// (`stall`): per k step, the group's new A and B tiles against its products, each tile at its
+/// class's time.
+fn first_group(g: &ReplayGrid, t: &TileTimes) -> (f64, f64) {
+    let (gr, gc) = group_shape(g.group, g.mt, g.nt);
+    let class = |i: usize, count: usize, edge: bool| usize::from(edge && i + 1 == count);
+    let rows: Vec<usize> = (0..gr).map(|i| class(i, g.mt, g.edge[0])).collect();
+    let cols: Vec<usize> = (0..gc).map(|j| class(j, g.nt, g.edge[1])).collect();
+    let step = |s: usize| class(s, g.kt, g.edge[2]);
+    let c_first = g.fetch_c && !g.late_c;
+    let (x0, y0, z0) = (rows[0], cols[0], step(0));
+    let t0 = if c_first { t.c_in[x0][y0] } else { 0.0 } + t.a[x0][z0] + t.b[z0][y0];
+    // Per k step: the group's new A and B tiles, and its products.
+    let inputs = |s: usize| {
+        let z = step(s);
+        rows.iter().map(|&x| t.a[x][z]).sum::<f64>() + cols.iter().map(|&y| t.b[z][y]).sum::<f64>()
+    };
+    let products = |s: usize| {
+        let z = step(s);
+        rows.iter()
+            .flat_map(|&x| cols.iter().map(move |&y| t.gemm[x][y][z]))
+            .sum::<f64>()
+    };
+    let c_in: f64 = rows
+        .iter()
+        .flat_map(|&x| cols.iter().map(move |&y| t.c_in[x][y]))
+        .sum();
+    let first_in = inputs(0) + if c_first { c_in } else { 0.0 };
+    let mut stall = (first_in - t0 - products(0)).max(0.0);
+    for s in 1..g.kt {
+        stall += (inputs(s) - products(s)).max(0.0);
+    }
+    // Late C still crosses during the first group (its last steps), delaying the A and B
+    // tiles behind it on the same link, beyond whatever slack the group's products leave.
+    if g.fetch_c && g.late_c {
+        // From three k steps on, the link has run ahead by the earlier steps' slack when C
+        // starts crossing (at the second-last step). With two, C crosses during the first
+        // step, between that step's A and B tiles: only the second step's slack is left.
+        let slack_steps = if g.kt == 2 { 1..2 } else { 0..g.kt };
+        let slack: f64 = slack_steps
+            .map(|s| (products(s) - inputs(s)).max(0.0))
+            .sum();
+        stall += (c_in - slack).max(0.0);
+    }
+    (t0, stall)
+}
+
+/// Per tile: link seconds of one C tile in and out; per offload: every tile in, every tile
+/// out.
 struct LinkTimes {
-    a: f64,
-    b: f64,
     c_in: f64,
     c_out: f64,
     total_in: f64,
@@ -636,6 +665,25 @@ pub(crate) mod tests {
         let stall = 4.0 * tile - slack;
         assert!(slack > 0.0 && stall > 0.0);
         assert!((p.first_group_stall - stall).abs() < 1e-9, "{p:?}");
+    }
+
+    #[test]
+    fn a_first_group_at_the_grids_edge_waits_for_its_edge_tiles_only() {
+        // 9216 x 90 x 6144 f32 in 8192 tiles (beta 0): the group is one full and one 1024-row
+        // A tile. Counted as two full tiles, the stall came out 8x the edge tile's copy and
+        // the thin problems of the seeded set 13-20% slow.
+        let m = model();
+        let exec = FixedRate {
+            flops_per_sec: 50e12,
+        };
+        let o = Offload::from_host_flags(9216, 90, 6144, DType::F32, [true; 3], true);
+        let p = m.predict(&o, 8192, &exec);
+        let copy = |rows: f64, cols: f64| rows * cols * 4.0 / 50e9 + 10e-6;
+        let product = |rows: f64| 2.0 * rows * 90.0 * 6144.0 / 50e12;
+        let stall = copy(1024.0, 6144.0) - product(8192.0) - product(1024.0);
+        assert!(stall > 0.0);
+        assert!((p.first_group_stall - stall).abs() < 1e-9, "{p:?}");
+        assert!((p.first_fetch - copy(8192.0, 6144.0) - copy(6144.0, 90.0)).abs() < 1e-9);
     }
 
     #[test]
