@@ -158,18 +158,9 @@ where
 }
 
 /// Measures the host fold speed (bytes of C per second) on `side x side` f64 tiles with
-/// [`fold_threads`] threads: the median of `reps` folds after one warm-up, each on tiles
-/// `ring` folds apart in memory. For calibration.
-pub fn measure_rate(side: usize, reps: usize, ring: usize) -> Result<f64> {
-    measure_rate_with(side, reps, ring, &mut || Ok(()), &mut || Ok(()))
-}
-
-/// Tiles a calibration cycles through so that each fold meets its C and its product in DRAM,
-/// as a pipeline's folds do (fresh products, C tiles megabytes apart): the ring holds
-/// `bytes` per operand. Folding one 32 MiB pair over and over ran partly from the host's
-/// cache: on H200's host it measured 34 GB/s where folds in the 8192^3 pipeline ran at 25.
-pub fn cold_ring(side: usize, bytes: usize) -> usize {
-    (bytes / (side * side * 8).max(1)).max(1)
+/// [`fold_threads`] threads: the median of `reps` folds after one warm-up. For calibration.
+pub fn measure_rate(side: usize, reps: usize) -> Result<f64> {
+    measure_rate_with(side, reps, &mut || Ok(()), &mut || Ok(()))
 }
 
 /// [`measure_rate`] with `start` called before each fold and `finish` after it (calibration
@@ -178,30 +169,27 @@ pub fn cold_ring(side: usize, bytes: usize) -> usize {
 pub fn measure_rate_with(
     side: usize,
     reps: usize,
-    ring: usize,
     start: &mut dyn FnMut() -> Result<()>,
     finish: &mut dyn FnMut() -> Result<()>,
 ) -> Result<f64> {
     let n = side * side;
-    let ring = ring.max(1);
-    let mut c: Vec<f64> = (0..n * ring).map(|i| (i % 1009) as f64 * 0.5).collect();
-    let mut p: Vec<f64> = (0..n * ring).map(|i| (i % 997) as f64 * 0.25).collect();
-    let tile = |v: &mut Vec<f64>, r: usize| RawTile {
+    let mut c: Vec<f64> = (0..n).map(|i| (i % 1009) as f64 * 0.5).collect();
+    let mut p: Vec<f64> = (0..n).map(|i| (i % 997) as f64 * 0.25).collect();
+    let tile = |v: &mut Vec<f64>| RawTile {
         space: crate::memory::MemorySpace::HOST,
-        addr: v[r * n..].as_mut_ptr() as u64,
+        addr: v.as_mut_ptr() as u64,
         rows: side,
         cols: side,
         ld: side,
         dtype: DType::F64,
     };
+    let (ct, pt) = (tile(&mut c), tile(&mut p));
     let workers = fold_workers()?;
     let mut times = Vec::with_capacity(reps);
     for r in 0..=reps.max(1) {
-        let (ct, pt) = (tile(&mut c, r % ring), tile(&mut p, r % ring));
         start()?;
         let t = std::time::Instant::now();
-        // SAFETY: both vectors live to the end of this function, each tile lies within its
-        // vector, and nothing else touches them.
+        // SAFETY: both vectors live to the end of this function and nothing else touches them.
         let folded = unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), &workers) };
         let s = t.elapsed().as_secs_f64();
         finish()?;
@@ -219,15 +207,6 @@ pub fn measure_rate_with(
 mod tests {
     use super::*;
     use crate::memory::MemorySpace;
-
-    #[test]
-    fn a_cold_ring_spans_the_bytes_asked_for() {
-        assert_eq!(cold_ring(2048, 256 << 20), 8);
-        assert_eq!(cold_ring(2048, 1 << 20), 1);
-        assert_eq!(cold_ring(0, 1 << 20), 1 << 20);
-        let rate = measure_rate(64, 4, 3).unwrap();
-        assert!(rate.is_finite() && rate > 0.0, "{rate}");
-    }
 
     fn tile<T>(v: &mut [T], rows: usize, cols: usize, ld: usize, dtype: DType) -> RawTile {
         RawTile {

@@ -18,9 +18,7 @@ pub(super) fn rate(
     if !m.devices.iter().any(|d| !d.space().is_host()) {
         return Ok(None);
     }
-    // Half the calibration's buffer cap per operand: 256 MiB by default, past any host cache.
-    let ring = crate::fold::cold_ring(2048, opts.max_buffer_bytes / 2);
-    let alone = crate::fold::measure_rate(2048, 5, ring)?;
+    let alone = crate::fold::measure_rate(2048, 5)?;
     let mut rate = alone;
     let d2h = m
         .usable
@@ -43,7 +41,6 @@ pub(super) fn rate(
         let busy = crate::fold::measure_rate_with(
             2048,
             5,
-            ring,
             &mut || {
                 for _ in 0..n {
                     l.copy(&s, &d)?;
