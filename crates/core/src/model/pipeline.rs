@@ -670,7 +670,7 @@ pub(crate) mod tests {
     #[test]
     fn a_first_group_at_the_grids_edge_waits_for_its_edge_tiles_only() {
         // 9216 x 90 x 6144 f32 in 8192 tiles (beta 0): the group is one full and one 1024-row
-        // A tile. Counted as two full tiles, the stall came out 8x the edge tile's copy and
+        // A tile. Counted as two full tiles, the stall came out 7x the edge tile's copy and
         // the thin problems of the seeded set 13-20% slow.
         let m = model();
         let exec = FixedRate {
