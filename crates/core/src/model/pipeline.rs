@@ -162,6 +162,28 @@ impl PipelineModel {
             tc *= gemm_factor;
             t_gemm *= gemm_factor;
         }
+        // The host issues every task (events, waits, library calls) one after another.
+        let tasks = issued_tasks(o, (mt, nt, kt), fold.is_some());
+        let issue_path = tasks * self.task_issue_s;
+        // One C tile at a time: replayed, the closed form below is not needed.
+        if b.group == 1 && mt * nt * kt <= REPLAY_MAX_STEPS {
+            let slowed = Slowed {
+                lin,
+                lout,
+                slow_in: if tin > 0.0 { fi * tin_eff / tin } else { fi },
+                slow_out: if tout > 0.0 { fo * tout_eff / tout } else { fo },
+                gemm_factor,
+            };
+            let r = self.replayed(o, b, fold, &slowed, exec);
+            return PipelinePrediction {
+                seconds: self.setup_s + r.end().max(issue_path),
+                compute: tc,
+                h2d: tin_eff,
+                d2h: tout_eff,
+                first_fetch: r.first_start,
+                first_group_stall: r.idle,
+            };
+        }
         // The first group at its tiles' real sizes: a group that reaches an edge of the grid
         // holds edge tiles (13339x90x6116 f32 in 8192 tiles waits for one full and one
         // 5147-row A tile, not two full ones).
@@ -185,9 +207,6 @@ impl PipelineModel {
             self.tail(o, g_last, t_wb, fold.map(|_| t_fold), t_gemm)
         };
         let compute_path = t0 + stall + tc + tail;
-        // The host issues every task (events, waits, library calls) one after another.
-        let tasks = issued_tasks(o, (mt, nt, kt), fold.is_some());
-        let issue_path = tasks * self.task_issue_s;
         // After the last host->device copy: with one k step and late C that copy is the last
         // C tile (fetched after its A and B), and only its add and write-back remain; else it
         // is an A or B tile, and its product and the tail remain.
@@ -212,24 +231,6 @@ impl PipelineModel {
             }
             None => 0.0,
         };
-        if b.group == 1 && mt * nt * kt <= REPLAY_MAX_STEPS {
-            let slowed = Slowed {
-                lin,
-                lout,
-                slow_in: if tin > 0.0 { fi * tin_eff / tin } else { fi },
-                slow_out: if tout > 0.0 { fo * tout_eff / tout } else { fo },
-                gemm_factor,
-            };
-            let r = self.replayed(o, b, fold, &slowed, exec);
-            return PipelinePrediction {
-                seconds: self.setup_s + r.end().max(issue_path),
-                compute: tc,
-                h2d: tin_eff,
-                d2h: tout_eff,
-                first_fetch: r.first_start,
-                first_group_stall: r.idle,
-            };
-        }
         PipelinePrediction {
             // The longest path. (A soft maximum, p = 6, once stood in for copies slowed by
             // concurrent products; with those measured, the plain maximum fits H200 runs
