@@ -36,12 +36,22 @@ pub fn tail_from_env() -> Option<usize> {
     std::env::var("HETBLAS_FOLD_TAIL").ok()?.trim().parse().ok()
 }
 
-/// Threads one fold uses: memory-bound, so a handful saturate the host's bandwidth.
+/// Threads one fold uses: memory-bound, so a handful saturate the host's bandwidth; the
+/// folds share that bandwidth with the DMA of the operands, so fewer can be faster overall.
+/// `HETBLAS_FOLD_THREADS=N` (1-256) fixes the number; unset, empty or not a number: up to 12.
 pub fn fold_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 12)
+    threads_from(std::env::var("HETBLAS_FOLD_THREADS").ok().as_deref())
+}
+
+/// [`fold_threads`] for a value of `HETBLAS_FOLD_THREADS`.
+fn threads_from(var: Option<&str>) -> usize {
+    match var.map(str::trim).and_then(|v| v.parse::<usize>().ok()) {
+        Some(n) if n >= 1 => n.min(256),
+        _ => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .clamp(1, 12),
+    }
 }
 
 /// What host folds run on: an in-order queue (a fold waits for its product's copy) and the
@@ -216,6 +226,18 @@ mod tests {
             cols,
             ld,
             dtype,
+        }
+    }
+
+    #[test]
+    fn fold_threads_from_the_environment_value() {
+        let default = threads_from(None);
+        assert!((1..=12).contains(&default));
+        assert_eq!(threads_from(Some("3")), 3);
+        assert_eq!(threads_from(Some(" 5 ")), 5);
+        assert_eq!(threads_from(Some("100000")), 256);
+        for bad in ["", "0", "-2", "many"] {
+            assert_eq!(threads_from(Some(bad)), default, "{bad:?}");
         }
     }
 
