@@ -18,6 +18,9 @@ struct Row {
     problem: GemmProblem,
     label: String,
     sweep: Vec<(Blocking, f64)>,
+    /// What the chosen calls ran, where the CSV records it (columns `host_fold`, `fold_tail`):
+    /// the tile, the measured seconds, whether C was folded and the unfolded tail.
+    ran: Option<(Blocking, f64, bool, usize)>,
 }
 
 fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
@@ -39,6 +42,8 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
         col("measured_s")?,
         col("sweep")?,
     );
+    // Absent in CSVs from before the mode was recorded.
+    let mode_cols = col("host_fold").ok().zip(col("fold_tail").ok());
     let mut rows = Vec::new();
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let f = fields(line);
@@ -59,6 +64,13 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
         };
         let chosen: Blocking = f[ch].parse()?;
         let measured: f64 = f[meas].parse().map_err(|e| format!("{line}: {e}"))?;
+        let ran = match mode_cols {
+            Some((hf, ft)) if f.len() > hf.max(ft) => {
+                let tail = f[ft].parse::<usize>().map_err(|e| format!("{line}: {e}"))?;
+                Some((chosen, measured, f[hf] == "true", tail))
+            }
+            _ => None,
+        };
         let mut sweep = points(&f[sw])?;
         if !sweep.iter().any(|s| s.0 == chosen) {
             sweep.push((chosen, measured));
@@ -75,6 +87,7 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
             ),
             problem,
             sweep,
+            ran,
         });
     }
     Ok(rows)
@@ -95,6 +108,7 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
     let rows = parse_rows(&text, device)?;
     let (mut chosen_err, mut all_err, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let mut ran_err = Vec::new();
     for r in &rows {
         let p = &r.problem;
         let (model, exec) = pipeline_model(&prof, &label, p.dtype, true, true)
@@ -165,6 +179,25 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
                 pick.other_mode.map(|o| (o.0, o.1.seconds))
             );
         }
+        if let Some((b, s, fold, tail)) = r.ran {
+            let ran = FoldRequest {
+                on: Some(fold),
+                tail: Some(tail),
+            };
+            let c = choose(&model, &exec, &offload, &[b], fold_applies, ran, rate)
+                .ok_or("no prediction of the chosen point")?;
+            let e = (c.predicted.seconds - s) / s;
+            ran_err.push(e.abs());
+            line += &format!(
+                " | ran {b}{} err {:+.1}%",
+                match (fold, tail) {
+                    (true, 0) => " fold".to_string(),
+                    (true, t) => format!(" fold, {t} sent"),
+                    _ => String::new(),
+                },
+                100.0 * e
+            );
+        }
         let known = r.sweep.iter().find(|s| s.0 == pick.tile);
         match known {
             Some(&(_, s)) => {
@@ -203,6 +236,15 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
         percentile(&ratios, 0.5),
         percentile(&ratios, 1.0),
     );
+    if !ran_err.is_empty() {
+        println!(
+            "as the chosen calls ran ({} problems whose fold mode the CSV records): |error| median {:.1}%, p90 {:.1}%, max {:.1}%",
+            ran_err.len(),
+            100.0 * percentile(&ran_err, 0.5),
+            100.0 * percentile(&ran_err, 0.9),
+            100.0 * percentile(&ran_err, 1.0),
+        );
+    }
     println!(
         "over all {} measured points: |error| median {:.1}%, p90 {:.1}%",
         all_err.len(),
@@ -210,4 +252,34 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
         100.0 * percentile(&all_err, 0.9)
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "m,n,k,dtype,placement,beta_zero,chosen_tile,predicted_s,measured_s,error,best_tile,best_s,chosen_over_best,plan_new_us,plan_repeat_us,sweep,model";
+
+    #[test]
+    fn the_mode_the_chosen_calls_ran_is_read_where_recorded() {
+        let row = "8192,8192,8192,f64,hhh,false,4096x1024x4096/g4,0.0307,0.0288,0.066,4096,0.029,0.99,250.0,20.0,\"2048:0.03 4096:0.029\",\"4096:0.03\"";
+        let old = parse_rows(&format!("{HEAD}\n{row}\n"), MemorySpace::new_device()).unwrap();
+        assert_eq!(old.len(), 1);
+        assert!(old[0].ran.is_none());
+        let new = parse_rows(
+            &format!("{HEAD},host_fold,fold_tail\n{row},true,4\n"),
+            MemorySpace::new_device(),
+        )
+        .unwrap();
+        let (b, s, fold, tail) = new[0].ran.expect("mode recorded");
+        assert_eq!(b, "4096x1024x4096/g4".parse::<Blocking>().unwrap());
+        assert_eq!((s, fold, tail), (0.0288, true, 4));
+        // The chosen point joins the sweep when the sweep lacks it.
+        assert!(new[0].sweep.iter().any(|p| p.0 == b));
+        assert!(parse_rows(
+            &format!("{HEAD},host_fold,fold_tail\n{row},true,four\n"),
+            MemorySpace::new_device()
+        )
+        .is_err());
+    }
 }

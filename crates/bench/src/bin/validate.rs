@@ -165,7 +165,7 @@ fn run(args: Args) -> Result<(), String> {
     if fresh {
         writeln!(
             f,
-            "m,n,k,dtype,placement,beta_zero,chosen_tile,predicted_s,measured_s,error,best_tile,best_s,chosen_over_best,plan_new_us,plan_repeat_us,sweep,model"
+            "m,n,k,dtype,placement,beta_zero,chosen_tile,predicted_s,measured_s,error,best_tile,best_s,chosen_over_best,plan_new_us,plan_repeat_us,sweep,model,host_fold,fold_tail"
         )
         .map_err(|e| e.to_string())?;
     }
@@ -352,7 +352,7 @@ fn case<T: Scalar>(
         .collect::<Vec<_>>()
         .join(" ");
     Ok(format!(
-        "{m},{n},{k},{},{},{},{chosen},{predicted:.6},{measured:.6},{:.4},{best_t},{best_s:.6},{:.4},{:.1},{:.1},\"{}\",\"{model}\"",
+        "{m},{n},{k},{},{},{},{chosen},{predicted:.6},{measured:.6},{:.4},{best_t},{best_s:.6},{:.4},{:.1},{:.1},\"{}\",\"{model}\",{},{}",
         T::DTYPE,
         c.placement,
         c.beta_zero,
@@ -364,6 +364,10 @@ fn case<T: Scalar>(
             .iter()
             .map(|(t, s)| format!("{t}:{s:.5}"))
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(" "),
+        // What the chosen calls ran: whether C was folded on the host, and how many C tiles
+        // were sent whole (the rescore predicts the chosen point in this mode).
+        r.host_fold,
+        r.fold_tail
     ))
 }
