@@ -228,21 +228,17 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
     }
     let n = chosen_err.len();
     println!(
-        "\nat the model's choice ({n} of {} problems measured there): |error| median {:.1}%, p90 {:.1}%, max {:.1}%; choice/best median {:.3}, max {:.3}",
+        "\nat the model's choice ({n} of {} problems measured there): {}; choice/best median {:.3}, max {:.3}",
         rows.len(),
-        100.0 * percentile(&chosen_err, 0.5),
-        100.0 * percentile(&chosen_err, 0.9),
-        100.0 * percentile(&chosen_err, 1.0),
+        spread(&chosen_err),
         percentile(&ratios, 0.5),
         percentile(&ratios, 1.0),
     );
     if !ran_err.is_empty() {
         println!(
-            "as the chosen calls ran ({} problems whose fold mode the CSV records): |error| median {:.1}%, p90 {:.1}%, max {:.1}%",
+            "as the chosen calls ran ({} problems whose fold mode the CSV records): {}",
             ran_err.len(),
-            100.0 * percentile(&ran_err, 0.5),
-            100.0 * percentile(&ran_err, 0.9),
-            100.0 * percentile(&ran_err, 1.0),
+            spread(&ran_err)
         );
     }
     println!(
@@ -252,6 +248,16 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
         100.0 * percentile(&all_err, 0.9)
     );
     Ok(())
+}
+
+/// Median, p90 and largest of relative errors, in percent.
+fn spread(err: &[f64]) -> String {
+    format!(
+        "|error| median {:.1}%, p90 {:.1}%, max {:.1}%",
+        100.0 * percentile(err, 0.5),
+        100.0 * percentile(err, 0.9),
+        100.0 * percentile(err, 1.0)
+    )
 }
 
 #[cfg(test)]
