@@ -78,6 +78,17 @@
 #                        (`--profile full` calibrates them)
 #     --objective-shapes LIST   MxNxK problems for --energy's objective runs (default
 #                        4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768)
+#     --sweep            instead of the harness: each problem (default 8192^3) under every
+#                        combination of --blockings and --env settings, hetblas only, one process
+#                        each, the whole set repeated --rounds times in turn (machine drift
+#                        touches every configuration alike); the median TFLOP/s per
+#                        configuration, fastest first, goes to $OUT/sweep-<dtype>-<shape>.md and
+#                        summary.md, every process to sweep.tsv
+#     --blockings LIST   --sweep: "model" (the autotuner's choice) and forced tilings
+#                        TMxTNxTK/gG or T (default model)
+#     --env VAR=V1,V2    --sweep: an environment variable and its values ("-": unset);
+#                        repeatable, every combination runs, e.g. --env HETBLAS_FOLD_TAIL=-,0,4
+#     --rounds R         --sweep: repetitions of the whole set (default 3)
 #     plus env.sh's options (--profile, --hugepages, --out, --timeout, --dry-run)
 # Each problem's full output is in $OUT/<dtype>-<shape>-g<N>.log and .csv; the table rows are
 # gathered in $OUT/summary.md.
@@ -87,6 +98,7 @@ source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES=""
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -112,6 +124,10 @@ while (($#)); do
         --oversub-size) OVERSUB=$2; shift 2 ;;
         --simulate) SIMULATE=1; shift ;;
         --energy) ENERGY=1; shift ;;
+        --sweep) SWEEP=1; shift ;;
+        --blockings) BLOCKINGS=$2; shift 2 ;;
+        --env) SWEEP_ENVS+=("$2"); shift 2 ;;
+        --rounds) ROUNDS=$2; shift 2 ;;
         --objective-shapes) OBJ_SHAPES=$2; shift 2 ;;
         --uplo | --trans | --side | --tiles) SYM+=("$1" "$2"); shift 2 ;;
         -h | --help) usage 0 ;;
@@ -128,7 +144,7 @@ if [[ -z $SIZES && -z $SHAPES ]]; then
         SHAPES=32768x32768x2048,32768x32768x4096,16384x16384x2048,4096x4096x32768,2048x2048x32768,8192x8192x32768,32768x4096x4096
     elif [[ -n $FAULT ]]; then
         SIZES=16384
-    elif ((CONCURRENT)); then
+    elif ((CONCURRENT || SWEEP)); then
         SIZES=8192
     else
         SIZES=8192,16384,32768
@@ -306,7 +322,73 @@ energy() {
     done
 }
 
+# Configurations side by side (see --sweep).
+sweep() {
+    use_profile cuda
+    local combos=("") spec c v b r i dt shape m n k label log row tf detail force envs unset_vars values next
+    for spec in "${SWEEP_ENVS[@]}"; do
+        next=()
+        IFS=, read -ra values <<<"${spec#*=}"
+        for c in "${combos[@]}"; do
+            for v in "${values[@]}"; do next+=("${c:+$c }${spec%%=*}=$v"); done
+        done
+        combos=("${next[@]}")
+    done
+    ((DRY_RUN)) || printf "problem\tround\tblocking\tenv\ttflops\tdetail\n" >"$OUT/sweep.tsv"
+    for dt in ${DTYPES//,/ }; do
+        for shape in $(problems); do
+            IFS=x read -r m n k <<<"$shape"
+            label=$dt-$shape
+            for ((r = 0; r < ROUNDS; r++)); do
+                i=0
+                for b in ${BLOCKINGS//,/ }; do
+                    force=()
+                    [[ $b == model ]] || { [[ $b == *x* ]] && force=(--blocking "$b") || force=(--tile "$b"); }
+                    for c in "${combos[@]}"; do
+                        envs=() unset_vars=()
+                        for v in $c; do
+                            if [[ ${v#*=} == - ]]; then unset_vars+=(-u "${v%%=*}"); else envs+=("$v"); fi
+                        done
+                        i=$((i + 1)) log=$OUT/sweep-$label-r$r-$i.log
+                        run --log "$log" --grep "^\| [0-9]" env "${unset_vars[@]}" "${envs[@]}" "$C" --gpus "$GPUS" \
+                            --dtype "$dt" --variants hetblas --reps "$(reps_for "$m" "$n" "$k")" --shapes "$shape" "${force[@]}"
+                        ((DRY_RUN)) && continue
+                        row=$(grep -E "^\| [0-9].*\| hetblas " "$log" | tail -1)
+                        tf=$(awk -F'|' '{ gsub(/ /, "", $6); print $6 }' <<<"$row")
+                        detail=$(awk -F'|' '{ sub(/^ /, "", $9); sub(/ $/, "", $9); print $9 }' <<<"$row")
+                        printf "%s\t%d\t%s\t%s\t%s\t%s\n" "$label" "$r" "$b" "${c:--}" "${tf:-failed}" "$detail" >>"$OUT/sweep.tsv"
+                    done
+                done
+            done
+            ((DRY_RUN)) && continue
+            python3 - "$OUT/sweep.tsv" "$label" "$GPUS" <<'PY' | tee "$OUT/sweep-$label.md" >>"$OUT/summary.md"
+import csv, statistics, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1]), delimiter="\t") if r["problem"] == sys.argv[2]]
+by = {}
+for r in rows:
+    by.setdefault((r["blocking"], r["env"]), []).append(r)
+out = []
+for (b, e), rs in by.items():
+    tf = [float(r["tflops"]) for r in rs if r["tflops"] != "failed"]
+    out.append((statistics.median(tf) if tf else 0.0, b, e, tf, len(rs) - len(tf), rs[-1]["detail"]))
+out.sort(reverse=True)
+print(f"# sweep: {sys.argv[2]} on {sys.argv[3]} GPU(s), median of rounds\n")
+print("| blocking | env | median TFLOP/s | min | max | failed | detail (last round) |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for med, b, e, tf, bad, d in out:
+    lo, hi = (f"{min(tf):.2f}", f"{max(tf):.2f}") if tf else ("-", "-")
+    print(f"| {b} | {e} | {med:.2f} | {lo} | {hi} | {bad} | {d} |")
+PY
+            cat "$OUT/sweep-$label.md"
+        done
+    done
+}
+
 start compare
+if ((SWEEP)); then
+    sweep
+    finish
+fi
 if ((CONCURRENT)); then
     concurrent
     finish
