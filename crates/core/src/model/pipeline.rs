@@ -196,7 +196,8 @@ impl PipelineModel {
         };
         let (first_times, grid) = self.tile_times(o, b, fold, &closed, exec);
         let (t0, stall) = first_group(&grid, &first_times);
-        let t_fold = fold.map_or(0.0, |bw| (tm * tn * e) as f64 / bw + crate::fold::TASK_S);
+        // A full tile's fold (0 without folds), as the tile classes priced it.
+        let t_fold = first_times.fold[0][0];
         let g_last = (mt * nt - 1) % b.group.max(1) + 1;
         // The last group ends folded, or whole when the unfolded tiles cover it.
         let tail = if unfolded >= g_last {
@@ -528,6 +529,11 @@ pub(crate) mod tests {
         }
     }
 
+    /// Seconds [`model`]'s links take to copy `bytes` (50 GB/s after 10 us).
+    fn copy_s(bytes: f64) -> f64 {
+        bytes / 50e9 + 10e-6
+    }
+
     fn link(gbps: f64) -> TileLink {
         TileLink {
             model: LinkModel {
@@ -640,7 +646,7 @@ pub(crate) mod tests {
             group: 1,
         };
         let p = m.predict(&o, b, &exec);
-        let a_tile = 4096.0 * 8192.0 * 8.0 / 50e9 + 10e-6;
+        let a_tile = copy_s(4096.0 * 8192.0 * 8.0);
         let product = 2.0 * 4096.0 * 512.0 * 8192.0 / 55e12;
         assert!(p.seconds >= 8.0 * a_tile + 120.0 * product, "{p:?}");
         assert!(
@@ -659,7 +665,7 @@ pub(crate) mod tests {
         };
         let o = Offload::from_host_flags(12288, 12288, 12288, DType::F64, [true; 3], false);
         let p = m.predict(&o, 6144, &exec);
-        let tile = 6144.0 * 6144.0 * 8.0 / 50e9 + 10e-6;
+        let tile = copy_s(6144.0 * 6144.0 * 8.0);
         let product = 2.0 * 6144f64.powi(3) / 55e12;
         // Per step 4 tiles in against 4 products; the four C tiles less one step's slack.
         let slack = 4.0 * product - 4.0 * tile;
@@ -679,7 +685,7 @@ pub(crate) mod tests {
         };
         let o = Offload::from_host_flags(9216, 90, 6144, DType::F32, [true; 3], true);
         let p = m.predict(&o, 8192, &exec);
-        let copy = |rows: f64, cols: f64| rows * cols * 4.0 / 50e9 + 10e-6;
+        let copy = |rows: f64, cols: f64| copy_s(rows * cols * 4.0);
         let product = |rows: f64| 2.0 * rows * 90.0 * 6144.0 / 50e12;
         let stall = copy(1024.0, 6144.0) - product(8192.0) - product(1024.0);
         assert!(stall > 0.0);
