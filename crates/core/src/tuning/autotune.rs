@@ -503,6 +503,13 @@ pub fn choose(
         });
     }
     model.host_fold = Some(fold_bytes_per_sec);
+    // A tail the model picks must beat folding every tile by more than noise; one the caller
+    // fixed is taken as it is.
+    let tail_margin = if fold.tail.is_none() {
+        FOLD_MARGIN
+    } else {
+        1.0
+    };
     let folded: Vec<_> = tiles
         .iter()
         .map(|&t| {
@@ -517,15 +524,7 @@ pub fn choose(
             for u in tails {
                 model.fold_tail = u;
                 let p = model.predict(offload, t, exec);
-                let wins = pick.is_none_or(|(q, _)| {
-                    p.seconds
-                        < if fold.tail.is_none() {
-                            FOLD_MARGIN
-                        } else {
-                            1.0
-                        } * q.seconds
-                });
-                if wins {
+                if pick.is_none_or(|(q, _)| p.seconds < tail_margin * q.seconds) {
                     pick = Some((p, u));
                 }
             }
