@@ -5,6 +5,7 @@ use crate::check::{check_against_reference, Tolerance};
 use crate::data::{random_scalar, random_vec, rng};
 use crate::Target;
 use hetblas_core::scalar::{c32, c64, Complex64};
+use hetblas_core::trace::Activity;
 use hetblas_core::{
     Blocking, DeviceMatrix, DevicePool, Error, GemmOptions, GemmReport, MatIn, MatMut, MatOut,
     MatRef, Scalar, Trans,
@@ -61,6 +62,10 @@ pub struct CaseSpec {
     pub host_fold: Option<bool>,
     /// With host folds, the last C tiles whose C is sent instead; `None`: the model's choice.
     pub fold_tail: Option<usize>,
+    /// `Some(true)` splits K across the devices (partials reduced on one); `None`: the model.
+    pub k_split: Option<bool>,
+    /// Record the call's timeline (`GemmReport::trace`).
+    pub trace: bool,
 }
 
 impl CaseSpec {
@@ -84,6 +89,8 @@ impl CaseSpec {
             memory_limit: None,
             host_fold: None,
             fold_tail: None,
+            k_split: None,
+            trace: false,
         }
     }
 }
@@ -138,7 +145,9 @@ pub fn run_case<T: Scalar>(t: &Target, s: &CaseSpec) -> Result<GemmReport, Strin
         .devices(t.compute.iter().copied())
         .memory_limit(s.memory_limit)
         .host_fold(s.host_fold)
-        .fold_tail(s.fold_tail);
+        .fold_tail(s.fold_tail)
+        .k_split(s.k_split)
+        .trace(s.trace);
     let a_in: MatIn<'_, T> = da.as_ref().map_or(MatIn::Host(av), MatIn::Device);
     let b_in: MatIn<'_, T> = db.as_ref().map_or(MatIn::Host(bv), MatIn::Device);
     let report = {
@@ -661,6 +670,74 @@ pub fn non_square_blockings(t: &Target) -> Result<(), String> {
                 if r.tile != Some((b.tm, b.tn, b.tk)) {
                     return Err(format!("asked for blocking {b}, ran {:?}", r.tile));
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A K-split asked for: every transpose, beta = 0 over NaN and beta != 0, K not a multiple of
+/// the devices, right. Where two or more computing devices have their own memory the call
+/// must have split K over them, and its timeline must hold each one's products and the
+/// write-back of C; elsewhere the usual C split runs.
+pub fn k_split_sums_partials(t: &Target) -> Result<(), String> {
+    let tile = t.small_tile;
+    let splittable = t
+        .compute
+        .iter()
+        .filter(|&&i| {
+            let d = &t.pool.devices()[i];
+            !d.space().is_host() && d.kernel().supports_add()
+        })
+        .count();
+    let mut n = 0u64;
+    for (ta, tb) in [
+        (Trans::N, Trans::N),
+        (Trans::T, Trans::C),
+        (Trans::C, Trans::T),
+    ] {
+        for (beta, nan_c) in [(0.0, true), (0.5, false)] {
+            n += 1;
+            let mut s = CaseSpec::new(ta, tb, tile + 3, 2 * tile - 1, 5 * tile + 7);
+            s.k_split = Some(true);
+            s.trace = true;
+            s.alpha = -0.75;
+            s.beta = beta;
+            s.nan_c = nan_c;
+            s.seed = 4100 + n;
+            let r = run_case::<f64>(t, &s)?;
+            if splittable < 2 {
+                if !r.k_split.is_empty() {
+                    return Err(format!("K split over {:?} without two devices", r.k_split));
+                }
+                continue;
+            }
+            if r.k_split.len() < 2 || r.k_split.iter().sum::<usize>() != s.k {
+                return Err(format!("K extents {:?} for k = {} ({s:?})", r.k_split, s.k));
+            }
+            let tr = r
+                .trace
+                .as_ref()
+                .ok_or("no timeline of a K-split asked to trace")?;
+            for d in &r.devices {
+                let gemms = tr
+                    .intervals
+                    .iter()
+                    .filter(|i| &i.device == d && i.activity == Activity::Gemm)
+                    .count();
+                if gemms == 0 {
+                    return Err(format!("the timeline has no product on {d}"));
+                }
+            }
+            if !tr.intervals.iter().any(|i| i.label == "C out") {
+                return Err("the timeline has no write-back of C".into());
+            }
+            if tr
+                .intervals
+                .iter()
+                .any(|i| i.start < 0.0 || i.end < i.start)
+            {
+                return Err("an interval before the call or ending before it starts".into());
             }
         }
     }

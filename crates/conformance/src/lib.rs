@@ -108,7 +108,7 @@ macro_rules! conformance_suite {
             leading_dimensions_larger_than_rows, quick_returns, tiny_and_skinny_shapes,
             odd_shapes_default_tile, operand_placements, bad_arguments_are_reported,
             repeated_call_reuses_plan, multi_tile_with_small_cache, non_square_blockings,
-            borrowed_device_memory
+            borrowed_device_memory, k_split_sums_partials
         );
         $crate::conformance_suite!(@tri $make;
             tri_all_combinations_f64, tri_all_combinations_f32, tri_all_combinations_c32,

@@ -1,9 +1,10 @@
 //! The K-split call path ([`crate::tuning::ksplit`] is its model): each device computes
-//! `alpha * op(A)[:, K_d] * op(B)[K_d, :]` into a C-sized matrix in its own memory (the root's
-//! starts as the caller's C, with beta), the partials are copied to the root (peer link, else
-//! through host memory) and added there with the device's tile add, and the root's result is
-//! copied into C. C in host memory is written once, at the end: a failure on any device leaves
-//! it untouched.
+//! `alpha * op(A)[:, K_d] * op(B)[K_d, :]` into a C-sized partial in its own memory. Then each
+//! device owns a block of C's columns: it copies the other partials' blocks in (peer link, else
+//! through host memory), adds them with its tile add, adds beta times the caller's block when
+//! beta != 0, and writes the block to C, every device over its own link at once. C in host
+//! memory is written only after every block is reduced: a failure before that leaves it
+//! untouched.
 
 use super::decisions::DecisionKey;
 use super::options::{GemmOptions, GemmReport};
@@ -16,14 +17,15 @@ use crate::memory::{MemorySpace, RawTile};
 use crate::operand::MatMut;
 use crate::problem::{GemmProblem, Operand};
 use crate::scalar::Scalar;
+use crate::trace::{Activity, Interval, Trace};
 use crate::tuning::ksplit;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// A K-split the pool chose for one call.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct KSplit {
-    /// Pool indices; the root (where partials are reduced) first.
+    /// Pool indices, in K order (device `i` owns the `i`-th block of C's columns).
     pub devices: Vec<usize>,
     /// K extent per device.
     pub k: Vec<usize>,
@@ -64,7 +66,7 @@ impl DevicePool {
             .decisions
             .get_or_decide(key, || self.decide(problem, opts))
             .ok()?;
-        // The root: the C-split's first device when it can be one (its plan is the usual one).
+        // The C-split's first device first, when it can take part.
         if let Some(p) = cands.iter().position(|&i| i == decision.devices[0]) {
             cands.swap(0, p);
         }
@@ -110,7 +112,7 @@ impl DevicePool {
         }
     }
 
-    /// The K-split model's shares over `cands` (root first) and the C-split `decision`'s
+    /// The K-split model's shares over `cands` and the C-split `decision`'s
     /// predicted time; `None` when some device's rate is unknown.
     fn k_split_model(
         &self,
@@ -130,8 +132,10 @@ impl DevicePool {
         Some((shares, c_split))
     }
 
-    /// Runs `split`: the partial products side by side, one thread per device, then the
-    /// reduction on the root and C's write-back.
+    /// Runs `split`: the partial products side by side, one thread per device; then each
+    /// device reduces its own block of C's columns (the other partials' blocks, and beta times
+    /// the caller's block) and, once every block is reduced, writes it to C, all devices at
+    /// once.
     #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
     pub(super) fn run_k_split<T: Scalar>(
         &self,
@@ -144,8 +148,10 @@ impl DevicePool {
         report: &mut GemmReport,
     ) -> Result<()> {
         let (m, n) = (problem.m, problem.n);
-        let root = split.devices[0];
-        let mut partials: Vec<DeviceMatrix<T>> = split
+        // The origin of the call's timeline: each sub-call's trace is shifted onto it.
+        let t_call = Instant::now();
+        let steps = Mutex::new(Steps::new(opts.trace, t_call));
+        let partials: Vec<DeviceMatrix<T>> = split
             .devices
             .iter()
             .map(|&d| self.alloc_matrix::<T>(d, m, n))
@@ -153,7 +159,7 @@ impl DevicePool {
         let ranges = ksplit::ranges(&split.k);
         let [a, b, c] = *operands;
         let targets: Vec<RawTile> = partials.iter().map(|p| p.raw()).collect();
-        let subs: Vec<Result<GemmReport>> = std::thread::scope(|s| {
+        let subs: Vec<Result<(GemmReport, f64)>> = std::thread::scope(|s| {
             let handles: Vec<_> = split
                 .devices
                 .iter()
@@ -161,14 +167,10 @@ impl DevicePool {
                 .map(|(n_dev, &d)| {
                     let (k0, kd) = ranges[n_dev];
                     let target = targets[n_dev];
-                    s.spawn(move || -> Result<GemmReport> {
-                        let is_root = n_dev == 0;
-                        if is_root && !problem.beta_zero {
-                            self.copy_blocking(c, target)?;
-                        }
+                    s.spawn(move || -> Result<(GemmReport, f64)> {
                         let sub = GemmProblem {
                             k: kd,
-                            beta_zero: !is_root || problem.beta_zero,
+                            beta_zero: true,
                             locations: [a.space, b.space, target.space],
                             ..*problem
                         };
@@ -191,80 +193,283 @@ impl DevicePool {
                             ..opts.clone()
                         };
                         let key = super::gemm::decision_key(sub, &sub_opts);
-                        let sub_beta = if is_root { beta } else { T::default() };
                         let mut r = GemmReport::default();
+                        let sub_start = Instant::now();
                         self.run_recovering(
                             &sub,
                             &key,
                             &sub_opts,
                             &ops,
                             alpha,
-                            sub_beta,
+                            T::default(),
                             &mut r,
-                            Instant::now(),
+                            sub_start,
                             // The partials are the K-split's own memory, and C is written
                             // once, at the end: nothing to put back.
                             None,
                         )?;
-                        Ok(r)
+                        Ok((r, sub_start.duration_since(t_call).as_secs_f64()))
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|p| {
-                        Err(Error::internal(crate::host_queue::panic_message(&p)))
+            join_all(handles)
+        });
+        let mut subs: Vec<(GemmReport, f64)> = subs.into_iter().collect::<Result<_>>()?;
+        for (r, origin) in &mut subs {
+            lock(&steps).take_sub(r, *origin);
+        }
+        // Every block reduced before any is written: a failure leaves C as it was.
+        let blocks = column_blocks(n, split.devices.len());
+        let reduced: Vec<Result<()>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..split.devices.len())
+                .map(|owner| {
+                    let (partials, steps, blocks) = (&partials, &steps, &blocks);
+                    s.spawn(move || {
+                        self.reduce_block(
+                            owner,
+                            split.devices[owner],
+                            partials,
+                            blocks[owner],
+                            beta,
+                            c,
+                            steps,
+                        )
                     })
                 })
-                .collect()
+                .collect();
+            join_all(handles)
         });
-        let subs: Vec<GemmReport> = subs.into_iter().collect::<Result<_>>()?;
-        self.reduce_partials(root, &mut partials)?;
-        self.copy_blocking(partials[0].raw(), c)?;
+        reduced.into_iter().collect::<Result<Vec<()>>>()?;
+        let written: Vec<Result<()>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..split.devices.len())
+                .filter(|&owner| blocks[owner].1 > 0)
+                .map(|owner| {
+                    let (j0, nj) = blocks[owner];
+                    let (acc, dst) = (partials[owner].raw().sub(0, j0, m, nj), c.sub(0, j0, m, nj));
+                    let (steps, d) = (&steps, split.devices[owner]);
+                    s.spawn(move || {
+                        let t = Instant::now();
+                        self.copy_blocking(acc, dst)?;
+                        lock(steps).push(d, Activity::WriteBack, "C out", t, dst.bytes() as u64);
+                        Ok(())
+                    })
+                })
+                .collect();
+            join_all(handles)
+        });
+        written.into_iter().collect::<Result<Vec<()>>>()?;
+        let subs: Vec<GemmReport> = subs.into_iter().map(|(r, _)| r).collect();
         merge_reports(report, split, &subs, problem);
+        report.trace = steps
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .finish(&self.devices);
         Ok(())
     }
 
-    /// `partials[0] += partials[d]` for every other `d`, on the root device.
-    fn reduce_partials<T: Scalar>(
+    /// Reduces the columns `block` (first, count) of C on `partials[owner]`'s device, pool index `d`:
+    /// every other partial's block is copied in (peer link, else through host memory) and
+    /// added, then, when beta != 0, beta times the caller's block of `c`.
+    #[allow(clippy::too_many_arguments)] // one block's reduction, called from one place
+    fn reduce_block<T: Scalar>(
         &self,
-        root: usize,
-        partials: &mut [DeviceMatrix<T>],
+        owner: usize,
+        d: usize,
+        partials: &[DeviceMatrix<T>],
+        (j0, nj): (usize, usize),
+        beta: T,
+        c: RawTile,
+        steps: &Mutex<Steps>,
     ) -> Result<()> {
-        let Some((acc, rest)) = partials.split_first_mut() else {
-            return Ok(());
-        };
-        if rest.is_empty() {
+        if nj == 0 {
             return Ok(());
         }
-        let dev = self.devices[root].clone();
+        let acc = partials[owner].raw();
+        let m = acc.rows;
+        let acc = acc.sub(0, j0, m, nj);
+        let dev = self.devices[d].clone();
         let label = dev.info().label();
         let queue = dev
             .compute_queues()
             .first()
             .cloned()
             .ok_or_else(|| Error::internal(format!("{label} has no compute queue")))?;
-        let (m, n) = (acc.rows(), acc.cols());
-        let tmp = self.alloc_matrix::<T>(root, m, n)?;
+        let tmp = self.alloc_matrix::<T>(d, m, nj)?;
         let mut staged: Vec<T> = Vec::new();
-        for p in rest.iter() {
-            if self.link(p.raw().space, tmp.raw().space).is_some() {
-                self.copy_blocking(p.raw(), tmp.raw())?;
-            } else {
-                // No link between the two (devices of two backends): through host memory.
-                staged.resize(m * n, T::default());
-                let mut host = MatMut::packed(&mut staged, m, n)?;
-                let host_raw = MatOut::Host(host.rb_mut()).raw();
-                self.copy_blocking(p.raw(), host_raw)?;
-                self.copy_blocking(host_raw, tmp.raw())?;
-            }
+        let add = |scale: T, what: &'static str| -> Result<()> {
+            let t = Instant::now();
             dev.kernel()
-                .add(&queue, T::from_f64(1.0).to_value(), &tmp.raw(), &acc.raw())
+                .add(&queue, scale.to_value(), &tmp.raw(), &acc)
                 .map_err(|e| e.on_device(&label))?;
             queue.synchronize().map_err(|e| e.on_device(&label))?;
+            lock(steps).push(d, Activity::Gemm, what, t, 0);
+            Ok(())
+        };
+        for p in partials
+            .iter()
+            .enumerate()
+            .filter(|&(e, _)| e != owner)
+            .map(|(_, p)| p)
+        {
+            let src = p.raw().sub(0, j0, m, nj);
+            let t = Instant::now();
+            if self.link(src.space, tmp.raw().space).is_some() {
+                self.copy_blocking(src, tmp.raw())?;
+            } else {
+                // No link between the two (devices of two backends): through host memory.
+                staged.resize(m * nj, T::default());
+                let mut host = MatMut::packed(&mut staged, m, nj)?;
+                let host_raw = MatOut::Host(host.rb_mut()).raw();
+                self.copy_blocking(src, host_raw)?;
+                self.copy_blocking(host_raw, tmp.raw())?;
+            }
+            lock(steps).push(d, Activity::Fetch, "partial", t, src.bytes() as u64);
+            add(T::from_f64(1.0), "reduce")?;
+        }
+        if beta != T::default() {
+            let src = c.sub(0, j0, m, nj);
+            let t = Instant::now();
+            self.copy_blocking(src, tmp.raw())?;
+            lock(steps).push(d, Activity::Fetch, "C in", t, src.bytes() as u64);
+            add(beta, "beta C")?;
         }
         Ok(())
+    }
+}
+
+/// `n` columns in `parts` contiguous blocks of near-equal width, as (first, count).
+fn column_blocks(n: usize, parts: usize) -> Vec<(usize, usize)> {
+    let parts = parts.max(1);
+    (0..parts)
+        .map(|p| (n * p / parts, n * (p + 1) / parts - n * p / parts))
+        .collect()
+}
+
+/// Joins scoped threads, a panic becoming an internal error with its message.
+fn join_all<R>(handles: Vec<std::thread::ScopedJoinHandle<'_, Result<R>>>) -> Vec<Result<R>> {
+    handles
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .unwrap_or_else(|p| Err(Error::internal(crate::host_queue::panic_message(&p))))
+        })
+        .collect()
+}
+
+fn lock(steps: &Mutex<Steps>) -> std::sync::MutexGuard<'_, Steps> {
+    // A poisoned lock means a panic in another thread, already reported as its error.
+    steps.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One host-timed step of a K-split (a blocking copy or the reduction), on the device index
+/// `device` of the pool.
+struct Step {
+    device: usize,
+    activity: Activity,
+    label: &'static str,
+    start: f64,
+    end: f64,
+    bytes: u64,
+}
+
+impl Step {
+    fn new(
+        device: usize,
+        activity: Activity,
+        label: &'static str,
+        origin: Instant,
+        start: Instant,
+        bytes: u64,
+    ) -> Step {
+        Step {
+            device,
+            activity,
+            label,
+            start: start.duration_since(origin).as_secs_f64(),
+            end: origin.elapsed().as_secs_f64(),
+            bytes,
+        }
+    }
+}
+
+/// The K-split's timeline, when asked for: the sub-calls' traces on the call's clock, and its
+/// own steps (each partial block in, the adds, C's blocks in and out) timed on the host around
+/// their blocking calls.
+struct Steps {
+    on: bool,
+    origin: Instant,
+    steps: Vec<Step>,
+    intervals: Vec<Interval>,
+}
+
+impl Steps {
+    fn new(on: bool, origin: Instant) -> Steps {
+        Steps {
+            on,
+            origin,
+            steps: Vec::new(),
+            intervals: Vec::new(),
+        }
+    }
+
+    /// A step that started at `start` and has just ended.
+    fn push(
+        &mut self,
+        device: usize,
+        activity: Activity,
+        label: &'static str,
+        start: Instant,
+        bytes: u64,
+    ) {
+        if self.on {
+            self.steps.push(Step::new(
+                device,
+                activity,
+                label,
+                self.origin,
+                start,
+                bytes,
+            ));
+        }
+    }
+
+    /// A sub-call's trace (times from its execution's start, which began `origin` + its
+    /// `execute_start` seconds after the call's).
+    fn take_sub(&mut self, r: &mut GemmReport, origin: f64) {
+        if !self.on {
+            return;
+        }
+        let shift = origin + r.execute_start;
+        if let Some(t) = r.trace.take() {
+            self.intervals.extend(t.intervals.into_iter().map(|mut i| {
+                i.start += shift;
+                i.end += shift;
+                i
+            }));
+        }
+    }
+
+    fn finish(mut self, devices: &[Arc<dyn Device>]) -> Option<Trace> {
+        if !self.on {
+            return None;
+        }
+        for s in self.steps {
+            let label = devices[s.device].info().label();
+            self.intervals.push(Interval {
+                queue: format!("{}/ksplit", label.replace(':', "")),
+                device: label,
+                activity: s.activity,
+                label: s.label.to_string(),
+                start: s.start,
+                end: s.end,
+                bytes: s.bytes,
+                flops: 0.0,
+            });
+        }
+        self.intervals.sort_by(|a, b| a.start.total_cmp(&b.start));
+        Some(Trace {
+            intervals: self.intervals,
+        })
     }
 }
 
@@ -272,6 +477,7 @@ impl DevicePool {
 /// summed per device; `stats.c_share` holds each device's share of K (each computes all of C).
 fn merge_reports(report: &mut GemmReport, split: &KSplit, subs: &[GemmReport], p: &GemmProblem) {
     let e = p.dtype.size() as u64;
+    let blocks = column_blocks(p.n, subs.len());
     report.k_split = split.k.clone();
     report.weights = split.k.iter().map(|&k| k as f64 / p.k as f64).collect();
     report.balancer_weights = report.weights.clone();
@@ -288,13 +494,16 @@ fn merge_reports(report: &mut GemmReport, split: &KSplit, subs: &[GemmReport], p
         }
         st.c_tiles.push(r.stats.c_tiles.iter().sum());
         st.c_share.push(report.weights[n]);
-        st.bytes_in.push(r.stats.bytes_in.iter().sum());
-        st.bytes_peer
-            .push(if n == 0 { 0 } else { (p.m * p.n) as u64 * e });
-        st.bytes_out
-            .push(if n == 0 { (p.m * p.n) as u64 * e } else { 0 });
+        // Its block of C: the others' partial blocks in, the caller's block in (beta != 0),
+        // the reduced block out.
+        let block = (p.m * blocks[n].1) as u64 * e;
+        let c_in = if p.beta_zero { 0 } else { block };
+        st.bytes_in
+            .push(r.stats.bytes_in.iter().sum::<u64>() + c_in);
+        st.bytes_peer.push((subs.len() as u64 - 1) * block);
+        st.bytes_out.push(block);
     }
-    st.writebacks = 1;
+    st.writebacks = blocks.iter().filter(|b| b.1 > 0).count();
     report.host_fold = false;
     let labels = report.devices.join(", ");
     report.notes.push(match split.predicted {

@@ -1,15 +1,20 @@
 //! K-split: when C has too few tiles to keep every device busy (4096x4096x32768 is one C tile
 //! of 4096), each device computes a partial product over its own slice of K, all of C, in its
-//! own memory; the partials are reduced on one device (the root: a peer copy and the device's
-//! tile add) and C crosses the link once, from the root.
+//! own memory. Then each device owns a block of C's columns: the other partials' blocks come to
+//! it (a peer copy, else through host memory), it adds them and beta times the caller's block,
+//! and writes the block back, all devices over their own links at once.
 //!
 //! The model: device `d` with `k_d` of K spends `o_d + max(flops_d / rate_d, in_d / bw_d)`,
-//! where `in_d` is its slices of A and B (and, for the root, the caller's C when beta != 0);
-//! then each partial travels to the root (over a peer link, else through host memory) and the
-//! root writes C back. The shares make every device finish its product at the same time
-//! (bisection on that time: each `k_d` is linear in it). The autotuner compares the total
-//! with the C-split's prediction ([`crate::balance`]) and takes the K-split only when it wins
-//! by [`crate::balance::MIN_GAIN`].
+//! where `in_d` is its slices of A and B; then the reduction costs the slowest device's
+//! inbound partial blocks, its block of the caller's C (beta != 0) and its block's write-back.
+//! The shares make every device finish its product at the same time (bisection on that time:
+//! each `k_d` is linear in it). The autotuner compares the total with the C-split's prediction
+//! ([`crate::balance`]) and takes the K-split only when it wins by
+//! [`crate::balance::MIN_GAIN`].
+//!
+//! On two H200s, 4096x4096x32768 f64 with C reduced and written by one device, which also
+//! fetched all of C before its product, ran 32 ms: the write-back alone was 2.8 ms at the end,
+//! and the other device's first copy waited for the root's C.
 
 use crate::balance::DeviceRate;
 use crate::memory::MemorySpace;
@@ -20,40 +25,38 @@ use crate::problem::{GemmProblem, Operand};
 pub struct KSplitDevice {
     /// Its rate model (it must have a host link: `host_bytes_per_sec` is `Some`).
     pub rate: DeviceRate,
-    /// Bandwidth of the link carrying its partial to the root (bytes/s); `None` for the root
-    /// itself, or when the partial goes through host memory (down this device's host link,
-    /// up the root's).
-    pub to_root: Option<f64>,
+    /// Bandwidth of the slowest peer link bringing the other devices' partial blocks to it
+    /// (bytes/s); `None` when some come through host memory (down the sender's host link,
+    /// up this device's).
+    pub peer_in: Option<f64>,
 }
 
 /// The K extent of each device and the predicted time.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct KShares {
-    /// K extent per device (same order as given; the root first); sums to K. A device whose
+    /// K extent per device (same order as given); sums to K. A device whose
     /// share would not pay for its cost gets 0.
     pub k: Vec<usize>,
     /// Predicted seconds of the whole call: products, reduction, write-back.
     pub seconds: f64,
 }
 
-/// Predicted time of a K-split with extents `k` (the root first).
+/// Predicted time of a K-split with extents `k`.
 pub fn predict(p: &GemmProblem, devs: &[KSplitDevice], k: &[usize]) -> f64 {
     let t = Terms::new(p, devs);
-    let products = devs
+    let on: Vec<usize> = (0..devs.len()).filter(|&d| k[d] > 0).collect();
+    let products = on
         .iter()
-        .zip(k)
-        .enumerate()
-        .filter(|(_, (_, &kd))| kd > 0)
-        .map(|(d, (_, &kd))| t.product_time(d, kd as f64))
+        .map(|&d| t.product_time(d, k[d] as f64))
         .fold(0.0, f64::max);
-    let reduce: f64 = (1..devs.len())
-        .filter(|&d| k[d] > 0)
-        .map(|d| t.reduce_time(d))
-        .sum();
-    products + reduce + t.c_bytes / t.bw[0]
+    let reduce = on
+        .iter()
+        .map(|&d| t.reduce_time(d, &on))
+        .fold(0.0, f64::max);
+    products + reduce
 }
 
-/// Balanced K extents over `devs` (the root first; `granule` rounds the extents), `None` when
+/// Balanced K extents over `devs` (`granule` rounds the extents), `None` when
 /// some device lacks a host link or fewer than two devices get a share.
 pub fn shares(p: &GemmProblem, devs: &[KSplitDevice], granule: usize) -> Option<KShares> {
     if devs.len() < 2 || devs.iter().any(|d| d.rate.host_bytes_per_sec.is_none()) {
@@ -64,7 +67,7 @@ pub fn shares(p: &GemmProblem, devs: &[KSplitDevice], granule: usize) -> Option<
     // Each device's K extent finishing its product by time `x` (linear in `x`).
     let extent = |d: usize, x: f64| -> f64 {
         let by_compute = (x - t.overhead[d]) / t.per_k_compute[d];
-        let by_link = (x - t.overhead[d] - t.fixed_in[d] / t.bw[d]) / t.per_k_bytes[d] * t.bw[d];
+        let by_link = (x - t.overhead[d]) / t.per_k_bytes[d] * t.bw[d];
         by_compute.min(by_link).max(0.0)
     };
     let total = |x: f64| (0..devs.len()).map(|d| extent(d, x)).sum::<f64>();
@@ -87,11 +90,11 @@ pub fn shares(p: &GemmProblem, devs: &[KSplitDevice], granule: usize) -> Option<
     let mut ext: Vec<usize> = (0..devs.len())
         .map(|d| ((extent(d, hi) / g as f64).round() as usize) * g)
         .collect();
-    // The rounding remainder goes to (or comes from) the root.
+    // The rounding remainder goes to (or comes from) the first device.
     let others: usize = ext[1..].iter().sum::<usize>().min(p.k);
     ext[0] = p.k - others;
-    // A device whose reduction costs more than its share saves is left out: try without each
-    // non-root device (the cheapest first) while that is predicted faster.
+    // A device whose part of the reduction costs more than its share saves is left out: try
+    // without each of the others while that is predicted faster.
     let mut best = predict(p, devs, &ext);
     loop {
         let mut improved = false;
@@ -127,11 +130,11 @@ struct Terms {
     per_k_compute: Vec<f64>,
     /// Host bytes per unit of K (A and B slices in host memory).
     per_k_bytes: Vec<f64>,
-    /// Bytes in whatever K (the root's C when beta != 0).
-    fixed_in: Vec<f64>,
     bw: Vec<f64>,
-    to_root: Vec<Option<f64>>,
+    peer_in: Vec<Option<f64>>,
     c_bytes: f64,
+    /// The caller's C is read (beta != 0).
+    c_in: bool,
 }
 
 impl Terms {
@@ -145,8 +148,6 @@ impl Terms {
         if p.location(Operand::B).is_host() {
             per_k += p.n as f64 * e;
         }
-        let c_bytes = (p.m * p.n) as f64 * e;
-        let c_in = if p.beta_zero { 0.0 } else { c_bytes };
         Terms {
             overhead: devs.iter().map(|d| d.rate.overhead).collect(),
             per_k_compute: devs
@@ -154,41 +155,50 @@ impl Terms {
                 .map(|d| flops_per_k / d.rate.flops_per_sec.max(1.0))
                 .collect(),
             per_k_bytes: vec![per_k.max(1e-30); devs.len()],
-            fixed_in: (0..devs.len())
-                .map(|d| if d == 0 { c_in } else { 0.0 })
-                .collect(),
             bw: devs
                 .iter()
                 .map(|d| d.rate.host_bytes_per_sec.unwrap_or(f64::INFINITY))
                 .collect(),
-            to_root: devs.iter().map(|d| d.to_root).collect(),
-            c_bytes,
+            peer_in: devs.iter().map(|d| d.peer_in).collect(),
+            c_bytes: (p.m * p.n) as f64 * e,
+            c_in: !p.beta_zero,
         }
     }
 
     fn product_time(&self, d: usize, kd: f64) -> f64 {
         let compute = kd * self.per_k_compute[d];
-        let link = (kd * self.per_k_bytes[d] + self.fixed_in[d]) / self.bw[d];
+        let link = kd * self.per_k_bytes[d] / self.bw[d];
         self.overhead[d] + compute.max(link)
     }
 
-    /// A partial to the root: over its peer link, else down this device's host link and up
-    /// the root's.
-    fn reduce_time(&self, d: usize) -> f64 {
-        match self.to_root[d] {
-            Some(bw) => self.c_bytes / bw,
-            None => self.c_bytes / self.bw[d] + self.c_bytes / self.bw[0],
+    /// Device `d`'s part of the reduction among the devices `on`: the others' partial blocks
+    /// in (over its peer links, else down their host links and up its own), its block of the
+    /// caller's C when beta != 0, and the block's write-back.
+    fn reduce_time(&self, d: usize, on: &[usize]) -> f64 {
+        if on.len() < 2 {
+            return self.c_bytes / self.bw[d];
         }
+        let block = self.c_bytes / on.len() as f64;
+        let partials: f64 = on
+            .iter()
+            .filter(|&&e| e != d)
+            .map(|&e| match self.peer_in[d] {
+                Some(bw) => block / bw,
+                None => block / self.bw[e] + block / self.bw[d],
+            })
+            .sum();
+        let c_in = if self.c_in { block / self.bw[d] } else { 0.0 };
+        partials + c_in + block / self.bw[d]
     }
 }
 
 /// K extents are multiples of this when K allows (long slices keep the tile products whole).
 pub const GRANULE: usize = 256;
 
-/// The balanced K-split of `p` over `devices` (the root first), with their rates read at
-/// `tile` ([`crate::autotune::device_rates`]) and each partial's link to the root from
-/// `link_bw` (none: through host memory). `None` when a rate is unknown or fewer than two
-/// devices would take part.
+/// The balanced K-split of `p` over `devices`, with their rates read at `tile`
+/// ([`crate::autotune::device_rates`]) and the peer links between them from `link_bw` (none:
+/// through host memory). `None` when a rate is unknown or fewer than two devices would take
+/// part.
 pub fn choose(
     p: &GemmProblem,
     devices: &[&std::sync::Arc<dyn crate::device::Device>],
@@ -197,18 +207,16 @@ pub fn choose(
     link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
 ) -> Option<KShares> {
     let rates = crate::autotune::device_rates(p, devices, tile, profile, link_bw)?;
-    let root = devices.first()?.space();
     let devs: Vec<KSplitDevice> = devices
         .iter()
         .zip(rates)
-        .enumerate()
-        .map(|(n, (d, rate))| KSplitDevice {
+        .map(|(d, rate)| KSplitDevice {
             rate,
-            to_root: if n == 0 {
-                None
-            } else {
-                link_bw(d.space(), root)
-            },
+            peer_in: devices
+                .iter()
+                .filter(|e| e.space() != d.space())
+                .map(|e| link_bw(e.space(), d.space()))
+                .try_fold(f64::INFINITY, |lo, bw| bw.map(|b| lo.min(b))),
         })
         .collect();
     let granule = if p.k >= 4 * GRANULE * devices.len() {
@@ -244,7 +252,7 @@ mod tests {
                 host_bytes_per_sec: Some(bw),
                 overhead: 3e-4,
             },
-            to_root: peer,
+            peer_in: peer,
         }
     }
 
@@ -265,18 +273,23 @@ mod tests {
     #[test]
     fn k_heavy_on_two_h200_like_devices_nearly_halves() {
         let p = problem(4096, 4096, 32768, false);
-        let devs = [gpu(53e12, 55e9, None), gpu(53e12, 55e9, Some(389e9))];
+        let devs = [gpu(53e12, 55e9, Some(389e9)), gpu(53e12, 55e9, Some(389e9))];
         let one = predict(&p, &devs[..1], &[p.k]);
         let s = shares(&p, &devs, 256).unwrap();
         assert_eq!(s.k.iter().sum::<usize>(), p.k);
         assert!(s.k.iter().all(|&x| x % 256 == 0 && x > 0), "{:?}", s.k);
-        // The root also moves C in and out: it gets less of K.
-        assert!(s.k[0] < s.k[1], "{:?}", s.k);
+        // Each reduces and writes back half of C: equal devices get equal halves of K.
+        assert_eq!(s.k[0], s.k[1], "{:?}", s.k);
         assert!(
-            s.seconds < one / 1.7,
+            s.seconds < one / 1.8,
             "split {} s against one {one} s",
             s.seconds
         );
+        // The reduction: the other half-partial over the peer link, half of C in and out.
+        let half = 4096.0 * 4096.0 * 8.0 / 2.0;
+        let tail = half / 389e9 + 2.0 * half / 55e9;
+        let products = predict(&p, &devs, &s.k) - tail;
+        assert!((products - (3e-4 + 4096.0 * 16.0 * 16384.0 / 55e9)).abs() < 1e-9);
         assert!((s.seconds - predict(&p, &devs, &s.k)).abs() < 1e-12);
     }
 
@@ -293,7 +306,7 @@ mod tests {
                 host_bytes_per_sec: None,
                 overhead: 0.0,
             },
-            to_root: None,
+            peer_in: None,
         };
         let p = problem(4096, 4096, 32768, true);
         assert!(shares(&p, &[gpu(53e12, 55e9, None), cpu], 1).is_none());
