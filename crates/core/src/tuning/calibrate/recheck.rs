@@ -297,7 +297,13 @@ pub fn recheck(
     // more and the faster kept (a transient only slows a point; a changed device stays slow).
     let measure = |&(d, dtype, t, expected, h2d): &GemmJob<'_>| -> Result<GemmPoints> {
         let h2d: Option<&dyn Link> = h2d.map(|l| l.as_ref() as &dyn Link);
-        warm_up(d.as_ref(), h2d, &opts)?;
+        // At the point's own tile: a slow device's largest calibration tile could take
+        // minutes.
+        let warm = CalibrationOptions {
+            gemm_tiles: vec![t],
+            ..opts.clone()
+        };
+        warm_up(d.as_ref(), h2d, &warm)?;
         let first = measure_gemm(d.as_ref(), h2d, dtype, &[t], &opts, &mut |_| {})?;
         match first.first() {
             Some(&(_, s)) if (s / expected.max(1e-12) - 1.0).abs() > RECHECK_TOLERANCE => {
