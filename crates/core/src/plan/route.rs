@@ -144,6 +144,8 @@ impl Builder<'_> {
             id
         };
         st.filled_by.insert(key, id);
+        let (r, c) = self.grid.op_shape(key);
+        st.fetched += r * c;
         id
     }
 

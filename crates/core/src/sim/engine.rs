@@ -388,8 +388,11 @@ mod tests {
             }
         }
         // Two H200s from host memory: no faster than their peak or their host links allow
-        // (each device's bytes in over its host->device link), and within 30% of the larger
+        // (each device's bytes in over its host->device link), and within 40% of the larger
         // bound (8192^3 on a 1 x 2 grid: each GPU reads all of A, half of B and C: link-bound).
+        // The bound leaves out the first tiles' wait, the last write-back and the links'
+        // slowdown when both directions run: 1.35x since the devices' host fetches are even
+        // (19.8 ms against 14.7; 21.8 ms before, against a bound of 17 for the busier link).
         let stats = mp.plan.stats();
         let mut bound: f64 = 0.0;
         for (d, l) in mp.labels.iter().enumerate() {
@@ -415,7 +418,7 @@ mod tests {
             "{} < {bound}",
             s.makespan
         );
-        assert!(s.makespan < 1.3 * bound, "{} against {bound}", s.makespan);
+        assert!(s.makespan < 1.4 * bound, "{} against {bound}", s.makespan);
         assert!(s.devices.iter().all(|d| d.share > 0.3 && d.share <= 1.0));
     }
 
