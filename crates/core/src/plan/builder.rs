@@ -701,6 +701,31 @@ mod tests {
         l
     }
 
+    /// Emulated devices in `spaces` that add tiles (C may arrive late), in groups of the
+    /// default size.
+    fn specs(
+        spaces: &[MemorySpace],
+        budget: u64,
+        compute_queues: u16,
+        host_fold: bool,
+        fold_tail: usize,
+    ) -> Vec<DeviceSpec> {
+        spaces
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| DeviceSpec {
+                label: format!("emulated:{i}"),
+                space: s,
+                budget,
+                compute_queues,
+                late_c: true,
+                host_fold,
+                fold_tail,
+                group: crate::tiling::DEFAULT_GROUP,
+            })
+            .collect()
+    }
+
     fn plan_for(ndev: usize, budget: u64, beta_zero: bool) -> Plan {
         try_plan(ndev, budget, beta_zero).unwrap()
     }
@@ -721,20 +746,7 @@ mod tests {
         all.push(MemorySpace::HOST);
         let p = problem(10, 9, 11, beta_zero, [MemorySpace::HOST; 3]);
         let g = TileGrid::square(10, 9, 11, 3);
-        let devs: Vec<_> = spaces
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| DeviceSpec {
-                label: format!("emulated:{i}"),
-                space: s,
-                budget,
-                compute_queues: 2,
-                late_c: true,
-                host_fold,
-                fold_tail,
-                group: crate::tiling::DEFAULT_GROUP,
-            })
-            .collect();
+        let devs = specs(&spaces, budget, 2, host_fold, fold_tail);
         let assign = block_cyclic(g.mt(), g.nt(), ndev);
         build(&PlanRequest {
             problem: p,
@@ -764,20 +776,7 @@ mod tests {
         };
         let p = problem(16, 16, 16, false, [MemorySpace::HOST; 3]);
         let g = TileGrid::square(16, 16, 16, 4);
-        let devs: Vec<_> = spaces
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| DeviceSpec {
-                label: format!("emulated:{i}"),
-                space: s,
-                budget: u64::MAX,
-                compute_queues: 1,
-                late_c: true,
-                host_fold: false,
-                fold_tail: 0,
-                group: crate::tiling::DEFAULT_GROUP,
-            })
-            .collect();
+        let devs = specs(&spaces, u64::MAX, 1, false, 0);
         let assign = block_cyclic(g.mt(), g.nt(), 2);
         let plan = build(&PlanRequest {
             problem: p,
