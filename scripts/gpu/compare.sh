@@ -78,6 +78,10 @@
 #                        (`--profile full` calibrates them)
 #     --objective-shapes LIST   MxNxK problems for --energy's objective runs (default
 #                        4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768)
+#     --links            instead of the harness: host<->device copy rates of each GPU alone and of
+#                        every GPU at once, each direction and both (torch, pinned 1 GiB f64
+#                        buffers of random data, median of 5); the bound a multi-GPU call on host
+#                        operands works under
 #     --sweep            instead of the harness: each problem (default 8192^3) under every
 #                        combination of --blockings and --env settings, hetblas only, one process
 #                        each, the whole set repeated --rounds times in turn (machine drift
@@ -98,7 +102,7 @@ source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES=""
-SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -125,6 +129,7 @@ while (($#)); do
         --simulate) SIMULATE=1; shift ;;
         --energy) ENERGY=1; shift ;;
         --sweep) SWEEP=1; shift ;;
+        --links) LINKS=1; shift ;;
         --blockings) BLOCKINGS=$2; shift 2 ;;
         --env) SWEEP_ENVS+=("$2"); shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
@@ -322,6 +327,43 @@ energy() {
     done
 }
 
+# Host link rates, alone and together (see --links).
+links() {
+    echo "+ python3 (torch): host<->device copies"
+    ((DRY_RUN)) && return
+    python3 - <<'PY' | tee -a "$OUT/summary.md"
+import statistics, time, torch
+n = 1 << 27  # f64 elements: 1 GiB
+g = torch.cuda.device_count()
+host = [torch.rand(n, dtype=torch.float64).pin_memory() for _ in range(g)]
+dev = [torch.empty(n, dtype=torch.float64, device=f"cuda:{i}") for i in range(g)]
+back = [torch.empty(n, dtype=torch.float64).pin_memory() for _ in range(g)]
+def run(gpus, h2d, d2h, reps=5):
+    ts = []
+    for _ in range(reps + 1):
+        for i in gpus:
+            torch.cuda.synchronize(i)
+        t = time.perf_counter()
+        for i in gpus:
+            with torch.cuda.device(i):
+                if h2d:
+                    dev[i].copy_(host[i], non_blocking=True)
+                if d2h:
+                    with torch.cuda.stream(torch.cuda.Stream(i)):
+                        back[i].copy_(dev[i], non_blocking=True)
+        for i in gpus:
+            torch.cuda.synchronize(i)
+        ts.append(time.perf_counter() - t)
+    t = statistics.median(ts[1:])
+    b = 8 * n * len(gpus) * (int(h2d) + int(d2h))
+    print(f"| {','.join(map(str, gpus))} | {'h2d ' if h2d else ''}{'d2h' if d2h else ''} | {t * 1e3:.1f} ms | {b / t / 1e9:.1f} GB/s |")
+print("| GPUs | direction | 1 GiB each | total rate |\n| --- | --- | --- | --- |")
+for gpus in [[i] for i in range(g)] + ([list(range(g))] if g > 1 else []):
+    for h2d, d2h in ((True, False), (False, True), (True, True)):
+        run(gpus, h2d, d2h)
+PY
+}
+
 # Configurations side by side (see --sweep).
 sweep() {
     use_profile cuda
@@ -387,6 +429,10 @@ PY
 start compare
 if ((SWEEP)); then
     sweep
+    finish
+fi
+if ((LINKS)); then
+    links
     finish
 fi
 if ((CONCURRENT)); then
