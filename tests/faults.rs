@@ -141,6 +141,8 @@ struct Case {
     fault: (usize, FaultOp, u64, FaultKind),
     /// Host folds forced on, with this many last C tiles unfolded; `None`: the default.
     fold_tail: Option<usize>,
+    /// `Some(true)`: K split across the devices.
+    k_split: Option<bool>,
 }
 
 /// Runs one case; panics (the test fails) on any wrong entry of C.
@@ -163,7 +165,8 @@ fn run_case(node: &Node, case: Case, tile: usize, seed: u64, tally: &mut Tally) 
             .host_fold(true)
             .fold_tail(t),
         None => GemmOptions::default().tile(tile),
-    };
+    }
+    .k_split(case.k_split);
     let av = MatRef::packed(&a, m, k).unwrap();
     let bv = MatRef::packed(&b, k, n).unwrap();
     let mut c = c0.clone();
@@ -281,6 +284,7 @@ fn kernel_error_at_fourth_tile_recovers_exactly() {
                 c_on_device: false,
                 fault: (1, FaultOp::Kernel, 4, kind),
                 fold_tail: None,
+                k_split: None,
             };
             run_case(&node, case, 32, 7, &mut tally);
             assert_eq!(
@@ -416,6 +420,7 @@ fn every_injected_fault_ends_correct_or_with_c_as_before() {
                                     c_on_device,
                                     fault: (dev, op, at, kind),
                                     fold_tail: None,
+                                    k_split: None,
                                 };
                                 run_case(&node, case, tile, seed, &mut tally);
                             }
@@ -433,6 +438,56 @@ fn every_injected_fault_ends_correct_or_with_c_as_before() {
         tally.untouched_on_error > 300,
         "too few failed calls: {tally:?}"
     );
+}
+
+/// A K-split asked for, with a fault on any of its devices at any point: the call ends with C
+/// right, run again as a C split on the devices left (before, a failed device failed the
+/// whole call although another was left), or with C as before.
+#[test]
+fn every_injected_fault_in_a_k_split_ends_correct_or_with_c_as_before() {
+    let kinds = [
+        FaultKind::Error,
+        FaultKind::Lost,
+        FaultKind::Oom,
+        FaultKind::Panic,
+        FaultKind::Async,
+    ];
+    let whens = [
+        (FaultOp::Kernel, 1),
+        (FaultOp::Kernel, 3),
+        (FaultOp::Copy, 1),
+        (FaultOp::Copy, 4),
+        (FaultOp::Alloc, 1),
+        (FaultOp::Alloc, 2),
+    ];
+    let mut tally = Tally::default();
+    let mut seed = 7000;
+    for ndev in [2, 4] {
+        let node = node(ndev, 16 << 20);
+        for dev in 0..ndev {
+            for kind in kinds {
+                for (op, at) in whens {
+                    for beta in [0.0, 1.0, 0.3] {
+                        seed += 3;
+                        let case = Case {
+                            shape: (24, 20, 96),
+                            beta,
+                            c_on_device: false,
+                            fault: (dev, op, at, kind),
+                            fold_tail: None,
+                            k_split: Some(true),
+                        };
+                        run_case(&node, case, 16, seed, &mut tally);
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{tally:?}");
+    assert_eq!(tally.cases, 6 * 5 * 6 * 3);
+    // Another device is always left: every call ends right.
+    assert_eq!(tally.errors, 0, "{tally:?}");
+    assert!(tally.recovered > 200, "too few recoveries: {tally:?}");
 }
 
 /// Host folds, every tile folded or the last two sent whole (fold tail): a fault mid-call ends
@@ -468,6 +523,7 @@ fn every_injected_fault_under_host_folds_ends_correct_or_with_c_as_before() {
                                 c_on_device: false,
                                 fault: (dev, op, at, kind),
                                 fold_tail: Some(tail),
+                                k_split: None,
                             };
                             run_case(&node, case, 16, seed, &mut tally);
                         }

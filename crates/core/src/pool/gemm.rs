@@ -124,10 +124,41 @@ impl DevicePool {
         };
         let plan_start = Instant::now();
         let key = decision_key(problem, opts);
+        let mut k_split_faults = Vec::new();
         if let Some(split) = self.k_split_choice(&problem, &key, opts) {
-            self.run_k_split(&problem, opts, &operands, alpha, beta, &split, &mut report)?;
-            report.seconds = started.elapsed().as_secs_f64();
-            return Ok(report);
+            let failed_before = self.failed_devices();
+            match self.run_k_split(&problem, opts, &operands, alpha, beta, &split, &mut report) {
+                Ok(()) => {
+                    report.seconds = started.elapsed().as_secs_f64();
+                    return Ok(report);
+                }
+                // C untouched and a device left: the call runs again as a C split, without
+                // the devices that failed (as a C split recovers from a failed device).
+                Err(f) if !f.c_written && self.can_compute(problem.dtype, opts) => {
+                    tracing::warn!(
+                        error = %f.error,
+                        "the K split failed before writing C; the call runs as a C split on \
+                         the devices left"
+                    );
+                    report = GemmReport::default();
+                    report.notes.push(format!(
+                        "K split failed ({}); ran as a C split on the devices left",
+                        f.error
+                    ));
+                    k_split_faults = self
+                        .failed_devices()
+                        .into_iter()
+                        .filter(|i| !failed_before.contains(i))
+                        .map(|index| DeviceFault {
+                            device: self.devices[index].info().label(),
+                            index,
+                            error: f.error.clone(),
+                            tiles_rerun: 0,
+                        })
+                        .collect();
+                }
+                Err(f) => return Err(f.error),
+            }
         }
         self.run_retrying(
             &problem,
@@ -140,8 +171,21 @@ impl DevicePool {
             Some(plan_start),
             None,
         )?;
+        // After a failed K split every C tile ran again.
+        let tiles: usize = report.stats.c_tiles.iter().sum();
+        for mut f in k_split_faults {
+            f.tiles_rerun = tiles;
+            report.recovered.insert(0, f);
+        }
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
+    }
+
+    /// Whether a device the call may use is left that computes `dtype`.
+    fn can_compute(&self, dtype: crate::scalar::DType, opts: &GemmOptions) -> bool {
+        self.working_devices(opts)
+            .iter()
+            .any(|&i| self.devices[i].kernel().supports(dtype))
     }
 
     /// Runs `problem` through [`DevicePool::run_recovering`], retrying on running out of

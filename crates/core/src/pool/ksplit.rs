@@ -136,6 +136,7 @@ impl DevicePool {
     /// device reduces its own block of C's columns (the other partials' blocks, and beta times
     /// the caller's block) and, once every block is reduced, writes it to C, all devices at
     /// once.
+    /// A failure says whether C was being written: until then it is as before the call.
     #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
     pub(super) fn run_k_split<T: Scalar>(
         &self,
@@ -146,7 +147,11 @@ impl DevicePool {
         beta: T,
         split: &KSplit,
         report: &mut GemmReport,
-    ) -> Result<()> {
+    ) -> std::result::Result<(), KSplitFailure> {
+        let untouched = |error| KSplitFailure {
+            error,
+            c_written: false,
+        };
         let (m, n) = (problem.m, problem.n);
         // The origin of the call's timeline: each sub-call's trace is shifted onto it.
         let t_call = Instant::now();
@@ -155,7 +160,8 @@ impl DevicePool {
             .devices
             .iter()
             .map(|&d| self.alloc_matrix::<T>(d, m, n))
-            .collect::<Result<_>>()?;
+            .collect::<Result<_>>()
+            .map_err(untouched)?;
         let ranges = ksplit::ranges(&split.k);
         let [a, b, c] = *operands;
         let targets: Vec<RawTile> = partials.iter().map(|p| p.raw()).collect();
@@ -214,7 +220,8 @@ impl DevicePool {
                 .collect();
             join_all(handles)
         });
-        let mut subs: Vec<(GemmReport, f64)> = subs.into_iter().collect::<Result<_>>()?;
+        let mut subs: Vec<(GemmReport, f64)> =
+            subs.into_iter().collect::<Result<_>>().map_err(untouched)?;
         for (r, origin) in &mut subs {
             lock(&steps).take_sub(r, *origin);
         }
@@ -239,7 +246,10 @@ impl DevicePool {
                 .collect();
             join_all(handles)
         });
-        reduced.into_iter().collect::<Result<Vec<()>>>()?;
+        reduced
+            .into_iter()
+            .collect::<Result<Vec<()>>>()
+            .map_err(untouched)?;
         let written: Vec<Result<()>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..split.devices.len())
                 .filter(|&owner| blocks[owner].1 > 0)
@@ -257,7 +267,13 @@ impl DevicePool {
                 .collect();
             join_all(handles)
         });
-        written.into_iter().collect::<Result<Vec<()>>>()?;
+        written
+            .into_iter()
+            .collect::<Result<Vec<()>>>()
+            .map_err(|error| KSplitFailure {
+                error,
+                c_written: true,
+            })?;
         let subs: Vec<GemmReport> = subs.into_iter().map(|(r, _)| r).collect();
         merge_reports(report, split, &subs, problem);
         report.trace = steps
@@ -335,6 +351,13 @@ impl DevicePool {
         }
         Ok(())
     }
+}
+
+/// Why a K-split failed, and whether C was being written then (before, it is untouched and
+/// the call can run again another way).
+pub(super) struct KSplitFailure {
+    pub error: Error,
+    pub c_written: bool,
 }
 
 /// `n` columns in `parts` contiguous blocks of near-equal width, as (first, count).
