@@ -264,6 +264,35 @@ fn run_case(node: &Node, case: Case, tile: usize, seed: u64, tally: &mut Tally) 
     }
 }
 
+/// Every kind of fault the emulated devices inject.
+const KINDS: [FaultKind; 5] = [
+    FaultKind::Error,
+    FaultKind::Lost,
+    FaultKind::Oom,
+    FaultKind::Panic,
+    FaultKind::Async,
+];
+
+/// Calls `f` with a node of each size in `ndevs` and every fault (device, op, count, kind)
+/// of `kinds` at `whens` on every device of it.
+fn each_fault(
+    ndevs: &[usize],
+    kinds: &[FaultKind],
+    whens: &[(FaultOp, u64)],
+    mut f: impl FnMut(&Node, (usize, FaultOp, u64, FaultKind)),
+) {
+    for &ndev in ndevs {
+        let node = node(ndev, 16 << 20);
+        for dev in 0..ndev {
+            for &kind in kinds {
+                for &(op, at) in whens {
+                    f(&node, (dev, op, at, kind));
+                }
+            }
+        }
+    }
+}
+
 /// The reproduction of the issue: 200x180x160, tile 32, device 1 of 2 fails at its 4th tile
 /// product. Before fault tolerance every remaining tile was still issued, the failed tile was
 /// written back and 1,024 entries of C were wrong.
@@ -388,14 +417,6 @@ fn a_panic_in_a_backend_comes_back_with_its_message() {
 #[test]
 fn every_injected_fault_ends_correct_or_with_c_as_before() {
     let shapes = [(40, 36, 30), (33, 47, 50)];
-    let tile = 16;
-    let kinds = [
-        FaultKind::Error,
-        FaultKind::Lost,
-        FaultKind::Oom,
-        FaultKind::Panic,
-        FaultKind::Async,
-    ];
     let whens = [
         (FaultOp::Kernel, 1),
         (FaultOp::Kernel, 3),
@@ -405,31 +426,24 @@ fn every_injected_fault_ends_correct_or_with_c_as_before() {
     ];
     let mut tally = Tally::default();
     let mut seed = 100;
-    for ndev in [1, 2, 4] {
-        let node = node(ndev, 16 << 20);
-        for dev in 0..ndev {
-            for kind in kinds {
-                for (op, at) in whens {
-                    for beta in [0.0, 1.0, 0.3] {
-                        for c_on_device in [false, true] {
-                            for shape in shapes {
-                                seed += 3;
-                                let case = Case {
-                                    shape,
-                                    beta,
-                                    c_on_device,
-                                    fault: (dev, op, at, kind),
-                                    fold_tail: None,
-                                    k_split: None,
-                                };
-                                run_case(&node, case, tile, seed, &mut tally);
-                            }
-                        }
-                    }
+    each_fault(&[1, 2, 4], &KINDS, &whens, |node, fault| {
+        for beta in [0.0, 1.0, 0.3] {
+            for c_on_device in [false, true] {
+                for shape in shapes {
+                    seed += 3;
+                    let case = Case {
+                        shape,
+                        beta,
+                        c_on_device,
+                        fault,
+                        fold_tail: None,
+                        k_split: None,
+                    };
+                    run_case(node, case, 16, seed, &mut tally);
                 }
             }
         }
-    }
+    });
     eprintln!("{tally:?}");
     assert!(tally.cases >= 1000, "{tally:?}");
     assert!(tally.recovered > 200, "too few recoveries: {tally:?}");
@@ -445,13 +459,6 @@ fn every_injected_fault_ends_correct_or_with_c_as_before() {
 /// whole call although another was left), or with C as before.
 #[test]
 fn every_injected_fault_in_a_k_split_ends_correct_or_with_c_as_before() {
-    let kinds = [
-        FaultKind::Error,
-        FaultKind::Lost,
-        FaultKind::Oom,
-        FaultKind::Panic,
-        FaultKind::Async,
-    ];
     let whens = [
         (FaultOp::Kernel, 1),
         (FaultOp::Kernel, 3),
@@ -462,27 +469,20 @@ fn every_injected_fault_in_a_k_split_ends_correct_or_with_c_as_before() {
     ];
     let mut tally = Tally::default();
     let mut seed = 7000;
-    for ndev in [2, 4] {
-        let node = node(ndev, 16 << 20);
-        for dev in 0..ndev {
-            for kind in kinds {
-                for (op, at) in whens {
-                    for beta in [0.0, 1.0, 0.3] {
-                        seed += 3;
-                        let case = Case {
-                            shape: (24, 20, 96),
-                            beta,
-                            c_on_device: false,
-                            fault: (dev, op, at, kind),
-                            fold_tail: None,
-                            k_split: Some(true),
-                        };
-                        run_case(&node, case, 16, seed, &mut tally);
-                    }
-                }
-            }
+    each_fault(&[2, 4], &KINDS, &whens, |node, fault| {
+        for beta in [0.0, 1.0, 0.3] {
+            seed += 3;
+            let case = Case {
+                shape: (24, 20, 96),
+                beta,
+                c_on_device: false,
+                fault,
+                fold_tail: None,
+                k_split: Some(true),
+            };
+            run_case(node, case, 16, seed, &mut tally);
         }
-    }
+    });
     eprintln!("{tally:?}");
     assert_eq!(tally.cases, 6 * 5 * 6 * 3);
     // Another device is always left: every call ends right.
@@ -509,29 +509,22 @@ fn every_injected_fault_under_host_folds_ends_correct_or_with_c_as_before() {
     ];
     let mut tally = Tally::default();
     let mut seed = 9000;
-    for ndev in [1, 2] {
-        let node = node(ndev, 16 << 20);
-        for dev in 0..ndev {
-            for kind in kinds {
-                for (op, at) in whens {
-                    for beta in [1.0, 0.3] {
-                        for tail in [0, 2] {
-                            seed += 3;
-                            let case = Case {
-                                shape: (40, 36, 30),
-                                beta,
-                                c_on_device: false,
-                                fault: (dev, op, at, kind),
-                                fold_tail: Some(tail),
-                                k_split: None,
-                            };
-                            run_case(&node, case, 16, seed, &mut tally);
-                        }
-                    }
-                }
+    each_fault(&[1, 2], &kinds, &whens, |node, fault| {
+        for beta in [1.0, 0.3] {
+            for tail in [0, 2] {
+                seed += 3;
+                let case = Case {
+                    shape: (40, 36, 30),
+                    beta,
+                    c_on_device: false,
+                    fault,
+                    fold_tail: Some(tail),
+                    k_split: None,
+                };
+                run_case(node, case, 16, seed, &mut tally);
             }
         }
-    }
+    });
     eprintln!("{tally:?}");
     assert_eq!(tally.cases, 3 * 4 * 4 * 2 * 2, "{tally:?}");
     assert!(tally.folded > 50, "too few calls folded: {tally:?}");
