@@ -707,7 +707,7 @@ pub fn k_split_sums_partials(t: &Target) -> Result<(), String> {
             s.seed = 4100 + n;
             // Leading dimensions beyond the rows: the devices' K slices and C's column
             // blocks are views with a pitch.
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 s.pad = (3, 2, 5);
             }
             let r = run_case::<f64>(t, &s)?;
