@@ -155,7 +155,7 @@ impl DevicePool {
         let (m, n) = (problem.m, problem.n);
         // The origin of the call's timeline: each sub-call's trace is shifted onto it.
         let t_call = Instant::now();
-        let steps = Mutex::new(Steps::new(opts.trace, t_call));
+        let steps = Mutex::new(Steps::new(opts.trace, t_call, &self.devices));
         let partials: Vec<DeviceMatrix<T>> = split
             .devices
             .iter()
@@ -279,7 +279,7 @@ impl DevicePool {
         report.trace = steps
             .into_inner()
             .unwrap_or_else(|p| p.into_inner())
-            .finish(&self.devices);
+            .finish();
         Ok(())
     }
 
@@ -384,58 +384,34 @@ fn lock(steps: &Mutex<Steps>) -> std::sync::MutexGuard<'_, Steps> {
     steps.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// One host-timed step of a K-split (a blocking copy or the reduction), on the device index
-/// `device` of the pool.
-struct Step {
-    device: usize,
-    activity: Activity,
-    label: &'static str,
-    start: f64,
-    end: f64,
-    bytes: u64,
-}
-
-impl Step {
-    fn new(
-        device: usize,
-        activity: Activity,
-        label: &'static str,
-        origin: Instant,
-        start: Instant,
-        bytes: u64,
-    ) -> Step {
-        Step {
-            device,
-            activity,
-            label,
-            start: start.duration_since(origin).as_secs_f64(),
-            end: origin.elapsed().as_secs_f64(),
-            bytes,
-        }
-    }
-}
-
 /// The K-split's timeline, when asked for: the sub-calls' traces on the call's clock, and its
 /// own steps (each partial block in, the adds, C's blocks in and out) timed on the host around
 /// their blocking calls.
 struct Steps {
-    on: bool,
+    /// The pool's device labels; empty when no timeline was asked for.
+    labels: Vec<String>,
     origin: Instant,
-    steps: Vec<Step>,
     intervals: Vec<Interval>,
 }
 
 impl Steps {
-    fn new(on: bool, origin: Instant) -> Steps {
+    fn new(on: bool, origin: Instant, devices: &[Arc<dyn Device>]) -> Steps {
         Steps {
-            on,
+            labels: if on {
+                devices.iter().map(|d| d.info().label()).collect()
+            } else {
+                Vec::new()
+            },
             origin,
-            steps: Vec::new(),
             intervals: Vec::new(),
         }
     }
 
-    /// A step that started at `start` and has just ended.
+    fn on(&self) -> bool {
+        !self.labels.is_empty()
+    }
+
+    /// A step on the pool's device `device` that started at `start` and has just ended.
     fn push(
         &mut self,
         device: usize,
@@ -444,22 +420,25 @@ impl Steps {
         start: Instant,
         bytes: u64,
     ) {
-        if self.on {
-            self.steps.push(Step::new(
-                device,
-                activity,
-                label,
-                self.origin,
-                start,
-                bytes,
-            ));
-        }
+        let Some(name) = self.labels.get(device) else {
+            return;
+        };
+        self.intervals.push(Interval {
+            queue: format!("{}/ksplit", name.replace(':', "")),
+            device: name.clone(),
+            activity,
+            label: label.to_string(),
+            start: start.duration_since(self.origin).as_secs_f64(),
+            end: self.origin.elapsed().as_secs_f64(),
+            bytes,
+            flops: 0.0,
+        });
     }
 
     /// A sub-call's trace (times from its execution's start, which began `origin` + its
     /// `execute_start` seconds after the call's).
     fn take_sub(&mut self, r: &mut GemmReport, origin: f64) {
-        if !self.on {
+        if !self.on() {
             return;
         }
         let shift = origin + r.execute_start;
@@ -472,22 +451,9 @@ impl Steps {
         }
     }
 
-    fn finish(mut self, devices: &[Arc<dyn Device>]) -> Option<Trace> {
-        if !self.on {
+    fn finish(mut self) -> Option<Trace> {
+        if !self.on() {
             return None;
-        }
-        for s in self.steps {
-            let label = devices[s.device].info().label();
-            self.intervals.push(Interval {
-                queue: format!("{}/ksplit", label.replace(':', "")),
-                device: label,
-                activity: s.activity,
-                label: s.label.to_string(),
-                start: s.start,
-                end: s.end,
-                bytes: s.bytes,
-                flops: 0.0,
-            });
         }
         self.intervals.sort_by(|a, b| a.start.total_cmp(&b.start));
         Some(Trace {
