@@ -3,11 +3,12 @@
 //! profile, a few points are measured again: each link's largest calibrated tile of up to
 //! 32 MiB (against the time measured then), and one GEMM tile per device (its largest of up to
 //! 4096, f64 when calibrated, after a warm-up; the GPUs at once, since they share nothing,
-//! devices computing on the host's cores one at a time). When every point is within [`RECHECK_TOLERANCE`] of what
-//! the profile says, the profile holds and is reused as it is: seconds instead of the minute
-//! or more of a full calibration. When some point moved further, but no more than
-//! [`RESCALE_LIMIT`], the profile is reused rescaled ([`Recheck::rescaled`]): that device's
-//! GEMM times (every dtype and tile) or that link's times are scaled by the measured ratio. A
+//! devices computing on the host's cores one at a time). When every point is within
+//! [`RECHECK_TOLERANCE`] of what the profile says, the profile holds and is reused as it is:
+//! seconds instead of the minute or more of a full calibration. When some point moved further,
+//! but no more than [`RESCALE_LIMIT`], the profile is reused rescaled ([`Recheck::rescaled`]):
+//! that device's GEMM times (every dtype and tile) or that link's times are scaled by the
+//! measured ratio. A
 //! clock, a power cap or a co-tenant on the host's cores moves the level of a device's curve,
 //! not its shape; what the shape decides (the tile, the split) stays, and the level that sets
 //! the shares is measured. The H200 host's CPU re-measured 9.8% faster than its profile of the
@@ -86,7 +87,7 @@ pub struct Recheck {
 impl Recheck {
     /// One point of `target`: `measured` against the profile's `expected` seconds.
     fn judge(&mut self, target: Target, what: String, measured: f64, expected: f64) {
-        let rel = measured / expected.max(1e-12) - 1.0;
+        let rel = relative(measured, expected);
         self.worst = self.worst.max(rel.abs());
         if rel.abs() > RECHECK_TOLERANCE {
             self.holds = false;
@@ -306,7 +307,7 @@ pub fn recheck(
         warm_up(d.as_ref(), h2d, &warm)?;
         let first = measure_gemm(d.as_ref(), h2d, dtype, &[t], &opts, &mut |_| {})?;
         match first.first() {
-            Some(&(_, s)) if (s / expected.max(1e-12) - 1.0).abs() > RECHECK_TOLERANCE => {
+            Some(&(_, s)) if relative(s, expected).abs() > RECHECK_TOLERANCE => {
                 let again = measure_gemm(d.as_ref(), h2d, dtype, &[t], &opts, &mut |_| {})?;
                 Ok(faster_points(first, again))
             }
@@ -348,6 +349,11 @@ pub fn recheck(
     }
     tr.tick("re-check gemm".into());
     Ok(out)
+}
+
+/// `measured / expected - 1`: how far a re-measured point moved from the profile's.
+fn relative(measured: f64, expected: f64) -> f64 {
+    measured / expected.max(1e-12) - 1.0
 }
 
 /// Per tile, the faster of two measurements of the same points.
