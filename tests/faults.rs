@@ -273,6 +273,16 @@ const KINDS: [FaultKind; 5] = [
     FaultKind::Async,
 ];
 
+/// When faults strike: the first and a later kernel, the first and a later copy, the first
+/// allocation.
+const WHENS: [(FaultOp, u64); 5] = [
+    (FaultOp::Kernel, 1),
+    (FaultOp::Kernel, 3),
+    (FaultOp::Copy, 1),
+    (FaultOp::Copy, 4),
+    (FaultOp::Alloc, 1),
+];
+
 /// Calls `f` with a node of each size in `ndevs` and every fault (device, op, count, kind)
 /// of `kinds` at `whens` on every device of it.
 fn each_fault(
@@ -417,16 +427,9 @@ fn a_panic_in_a_backend_comes_back_with_its_message() {
 #[test]
 fn every_injected_fault_ends_correct_or_with_c_as_before() {
     let shapes = [(40, 36, 30), (33, 47, 50)];
-    let whens = [
-        (FaultOp::Kernel, 1),
-        (FaultOp::Kernel, 3),
-        (FaultOp::Copy, 1),
-        (FaultOp::Copy, 4),
-        (FaultOp::Alloc, 1),
-    ];
     let mut tally = Tally::default();
     let mut seed = 100;
-    each_fault(&[1, 2, 4], &KINDS, &whens, |node, fault| {
+    each_fault(&[1, 2, 4], &KINDS, &WHENS, |node, fault| {
         for beta in [0.0, 1.0, 0.3] {
             for c_on_device in [false, true] {
                 for shape in shapes {
@@ -459,14 +462,8 @@ fn every_injected_fault_ends_correct_or_with_c_as_before() {
 /// whole call although another was left), or with C as before.
 #[test]
 fn every_injected_fault_in_a_k_split_ends_correct_or_with_c_as_before() {
-    let whens = [
-        (FaultOp::Kernel, 1),
-        (FaultOp::Kernel, 3),
-        (FaultOp::Copy, 1),
-        (FaultOp::Copy, 4),
-        (FaultOp::Alloc, 1),
-        (FaultOp::Alloc, 2),
-    ];
+    // Each device's first allocation is its K-split partial; the second comes later in the call.
+    let whens = [WHENS.as_slice(), &[(FaultOp::Alloc, 2)]].concat();
     let mut tally = Tally::default();
     let mut seed = 7000;
     each_fault(&[2, 4], &KINDS, &whens, |node, fault| {
