@@ -82,6 +82,10 @@
 #                        every GPU at once, each direction and both (torch, pinned 1 GiB f64
 #                        buffers of random data, median of 5); the bound a multi-GPU call on host
 #                        operands works under
+#     --hostmem          instead of the harness: what host folds cost the host->device link
+#                        (scripts/gpu/hostmem.cu, built with nvcc): tiles folded whole after
+#                        their copy, in chunks as they land, and in chunks through a small
+#                        staging ring; each alone and beside a host->device batch
 #     --sweep            instead of the harness: each problem (default 8192^3) under every
 #                        combination of --blockings and --env settings, hetblas only, one process
 #                        each, the whole set repeated --rounds times in turn (machine drift
@@ -102,7 +106,7 @@ source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES=""
-SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -130,6 +134,7 @@ while (($#)); do
         --energy) ENERGY=1; shift ;;
         --sweep) SWEEP=1; shift ;;
         --links) LINKS=1; shift ;;
+        --hostmem) HOSTMEM=1; shift ;;
         --blockings) BLOCKINGS=$2; shift 2 ;;
         --env) SWEEP_ENVS+=("$2"); shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
@@ -364,6 +369,19 @@ for gpus in [[i] for i in range(g)] + ([list(range(g))] if g > 1 else []):
 PY
 }
 
+# Host folds against the host->device link (see --hostmem): tiles 4096x1024 f64; chunks of 32,
+# 64, 128 and 256 columns; 12 and 8 fold threads.
+hostmem() {
+    local exe=$OUT/hostmem cfg
+    run nvcc -O2 -std=c++17 -Xcompiler -fopenmp -o "$exe" "$ROOT/scripts/gpu/hostmem.cu" || return
+    for cfg in "4096 1024 128 4 12" "4096 1024 64 8 12" "4096 1024 256 2 12" "4096 1024 128 4 8" \
+        "4096 1024 32 16 12"; do
+        # shellcheck disable=SC2086 # the configuration is words
+        run --log "$OUT/hostmem-${cfg// /-}.log" "$exe" $cfg 4
+        ((DRY_RUN)) || grep -h "^C \\|^H2D\\|^|" "$OUT/hostmem-${cfg// /-}.log" >>"$OUT/summary.md"
+    done
+}
+
 # Configurations side by side (see --sweep).
 sweep() {
     use_profile cuda
@@ -433,6 +451,10 @@ if ((SWEEP)); then
 fi
 if ((LINKS)); then
     links
+    finish
+fi
+if ((HOSTMEM)); then
+    hostmem
     finish
 fi
 if ((CONCURRENT)); then
