@@ -141,7 +141,10 @@ int main(int argc, char **argv) {
     s.ring = argc > 4 ? atol(argv[4]) : 4;
     int threads = argc > 5 ? atoi(argv[5]) : 12;
     s.passes = argc > 6 ? atol(argv[6]) : 4;
-    if (s.cols % s.chunk) { fprintf(stderr, "COLS must be a multiple of CHUNK\n"); return 2; }
+    if (s.chunk == 0 || s.cols % s.chunk || s.ring == 0 || s.ring * s.chunk > 8 * s.cols) {
+        fprintf(stderr, "COLS must be a multiple of CHUNK, and RING chunks fit in 8 tiles\n");
+        return 2;
+    }
     omp_set_num_threads(threads);
     s.ld = 2 * s.rows;
     s.ncols = 8 * s.cols;
