@@ -15,7 +15,7 @@
 //! taken as ample (tiles are fetched once), as in the closed form.
 
 use crate::distribute::shell_order;
-use crate::plan::build_steps;
+use crate::plan::{build_steps, step_lead};
 
 /// Edge class of index `x` in a dimension of `count` tiles whose last tile is an edge.
 fn class(x: usize, count: usize, has_edge: bool) -> usize {
@@ -83,7 +83,7 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
     let mut tiles: Vec<(usize, usize)> =
         (0..mt).flat_map(|i| (0..nt).map(move |j| (i, j))).collect();
     shell_order(&mut tiles);
-    let steps = build_steps(&tiles, kt, g.group);
+    let steps = build_steps(&tiles, kt, g.group, step_lead());
     // Arrival time of each fetched tile (negative: not fetched yet).
     let mut a_at = vec![-1.0f64; mt * kt];
     let mut b_at = vec![-1.0f64; kt * nt];

@@ -208,7 +208,14 @@ fn device_state(
     } else {
         (slots as usize).saturating_sub(2).clamp(1, most)
     };
-    let steps = build_steps(tiles, kt, group);
+    // C tiles the lead opens early hold their slots beside a group's.
+    let lead = if c_in_place {
+        step_lead()
+    } else {
+        let per_tile = if any_late { 2 } else { 1 };
+        step_lead().min(((slots as usize).saturating_sub(2) / per_tile).saturating_sub(group))
+    };
+    let steps = build_steps(tiles, kt, group, lead);
     let unfolded = last_finished(&steps, tail);
     let mut uses: HashMap<TileKey, VecDeque<usize>> = HashMap::new();
     for (s, step) in steps.iter().enumerate() {
@@ -365,12 +372,40 @@ const GROUP: usize = crate::tiling::DEFAULT_GROUP;
 /// The gemm steps of a device: its C tiles in groups of `group`; within a group, for each k
 /// step, every tile of the group. K runs forward in even groups and backward in odd ones
 /// (serpentine: the tiles used last by one group are used first by the next).
-pub(crate) fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> Vec<Step> {
+///
+/// `lead` tiles (the first in `tiles`) take their first k step before any group, and K then
+/// runs forward in every group: the first A and B tiles feed more products before the first
+/// group's later k steps need new ones (an experiment: [`step_lead`]).
+pub(crate) fn build_steps(
+    tiles: &[(usize, usize)],
+    kt: usize,
+    group: usize,
+    lead: usize,
+) -> Vec<Step> {
+    let group = group.max(1);
+    let lead = if kt > 1 { lead.min(tiles.len()) } else { 0 };
     let mut steps = Vec::with_capacity(tiles.len() * kt);
-    for (g, chunk) in tiles.chunks(group.max(1)).enumerate() {
+    for &(i, j) in &tiles[..lead] {
+        steps.push(Step {
+            i,
+            j,
+            l: 0,
+            ll: 0,
+            first: true,
+            last: false,
+        });
+    }
+    for (g, chunk) in tiles.chunks(group).enumerate() {
         for ll in 0..kt {
-            let l = if g % 2 == 0 { ll } else { kt - 1 - ll };
-            for &(i, j) in chunk {
+            let l = if g % 2 == 0 || lead > 0 {
+                ll
+            } else {
+                kt - 1 - ll
+            };
+            for (x, &(i, j)) in chunk.iter().enumerate() {
+                if ll == 0 && g * group + x < lead {
+                    continue;
+                }
                 steps.push(Step {
                     i,
                     j,
@@ -383,6 +418,16 @@ pub(crate) fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> 
         }
     }
     steps
+}
+
+/// `HETBLAS_STEP_LEAD=N`: the number of C tiles whose first k step runs before the groups
+/// ([`build_steps`]); unset or not a number: 0 (the groups alone). An experiment for
+/// link-bound calls, not chosen by the model.
+pub(crate) fn step_lead() -> usize {
+    std::env::var("HETBLAS_STEP_LEAD")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 pub(super) struct Builder<'a> {
@@ -762,6 +807,45 @@ mod tests {
     /// loads. Before the steps of a round were ordered by what each device had fetched, the
     /// device going first by rotation fetched 28 of the 48 tiles of 16384^3 DGEMM in 4096
     /// tiles on two H200s (3.76 GB against 2.68), and its products waited on its link.
+    /// Every tile runs each k step once, `first` and `last` mark its first and last step in
+    /// the order, and `ll` counts its steps; with a lead, the lead tiles' first steps come
+    /// first and K runs forward in every group.
+    #[test]
+    fn steps_cover_every_tile_once_per_k_step_with_or_without_a_lead() {
+        let tiles: Vec<(usize, usize)> = (0..3).flat_map(|i| (0..5).map(move |j| (i, j))).collect();
+        for (kt, group, lead) in [
+            (1, 4, 0),
+            (1, 4, 8),
+            (3, 4, 0),
+            (3, 4, 6),
+            (2, 2, 15),
+            (4, 1, 3),
+        ] {
+            let steps = build_steps(&tiles, kt, group, lead);
+            assert_eq!(steps.len(), tiles.len() * kt);
+            for &(i, j) in &tiles {
+                let mine: Vec<&Step> = steps.iter().filter(|s| (s.i, s.j) == (i, j)).collect();
+                let mut ls: Vec<usize> = mine.iter().map(|s| s.l).collect();
+                ls.sort_unstable();
+                assert_eq!(ls, (0..kt).collect::<Vec<_>>(), "{kt} {group} {lead}");
+                for (x, s) in mine.iter().enumerate() {
+                    assert_eq!((s.ll, s.first, s.last), (x, x == 0, x + 1 == kt));
+                }
+            }
+            let lead = if kt > 1 { lead.min(tiles.len()) } else { 0 };
+            for (x, s) in steps.iter().take(lead).enumerate() {
+                assert_eq!(((s.i, s.j), s.l), (tiles[x], 0));
+            }
+            if lead > 0 {
+                // K forward in every tile.
+                assert!(steps.iter().all(|s| s.l == s.ll));
+            } else if kt > 1 && tiles.len() > group {
+                // Serpentine: the second group starts at the last k step.
+                assert_eq!(steps[group * kt].l, kt - 1);
+            }
+        }
+    }
+
     #[test]
     fn equal_devices_fetch_equal_shares_from_the_host() {
         let spaces = [MemorySpace::new_device(), MemorySpace::new_device()];
