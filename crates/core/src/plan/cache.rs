@@ -50,6 +50,8 @@ struct PlanKey {
     strip: Option<usize>,
     /// Shares per device, in 1e-4.
     weights: Vec<u32>,
+    /// `HETBLAS_STEP_LEAD` when the plan was built ([`super::builder::step_lead`]).
+    lead: usize,
 }
 
 /// Plans by signature.
@@ -91,6 +93,7 @@ impl PlanCache {
                 .iter()
                 .map(|w| (w * 1e4).round() as u32)
                 .collect(),
+            lead: super::step_lead(),
         };
         if let Some(p) = lock(&self.plans).get(&key) {
             return Ok((p.clone(), true));
