@@ -399,6 +399,18 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
                 path.display(),
                 tr.intervals.len()
             );
+            // Where the traced call's time went outside its tasks (the trace's origin is the
+            // start of execution).
+            let (s, e) = tr.span();
+            println!(
+                "traced call {:.2} ms: {:.2} ms to decide, plan and enter, {:.2} ms to the first \
+                 task, {:.2} ms of tasks, {:.2} ms after the last",
+                report.seconds * 1e3,
+                report.execute_start * 1e3,
+                s * 1e3,
+                (e - s) * 1e3,
+                (report.seconds - report.execute_start - e) * 1e3
+            );
         }
     }
     if a.check {

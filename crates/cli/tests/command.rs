@@ -438,6 +438,42 @@ fn gemm_simulate_without_a_profile_is_refused_before_computing() {
     assert!(!trace.exists());
 }
 
+/// `gemm --trace` splits the traced call's time into its parts, which add up to the whole.
+#[test]
+fn a_traced_gemm_reports_where_its_time_went() {
+    let trace = std::env::temp_dir().join(format!("hetblas-parts-{}.json", std::process::id()));
+    let so = stdout_of(&[
+        "--emulated",
+        "2",
+        "gemm",
+        "-s",
+        "200",
+        "--tile",
+        "64",
+        "--beta",
+        "1",
+        "--reps",
+        "2",
+        "--trace",
+        trace.to_str().expect("utf-8 path"),
+    ]);
+    let _ = std::fs::remove_file(&trace);
+    let line = so
+        .lines()
+        .find(|l| l.starts_with("traced call "))
+        .unwrap_or_else(|| panic!("no breakdown: {so}"));
+    // "traced call T ms: A ms to decide, plan and enter, B ms to the first task, C ms of
+    // tasks, D ms after the last"
+    let ms: Vec<f64> = line
+        .split(" ms")
+        .filter_map(|p| p.rsplit([' ', ',']).next()?.parse().ok())
+        .collect();
+    assert_eq!(ms.len(), 5, "{line}");
+    assert!(ms[3] > 0.0 && ms.iter().all(|&x| x >= 0.0), "{line}");
+    let parts: f64 = ms[1..].iter().sum();
+    assert!((parts - ms[0]).abs() <= 0.05 + 0.01 * ms[0], "{line}");
+}
+
 #[test]
 fn trsm_and_trmm_sweep_tiles_against_the_model() {
     for routine in ["trsm", "trmm"] {
