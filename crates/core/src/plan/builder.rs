@@ -803,10 +803,6 @@ mod tests {
         })
     }
 
-    /// Two equal devices sharing tiles over a fast peer link take from the host link equal
-    /// loads. Before the steps of a round were ordered by what each device had fetched, the
-    /// device going first by rotation fetched 28 of the 48 tiles of 16384^3 DGEMM in 4096
-    /// tiles on two H200s (3.76 GB against 2.68), and its products waited on its link.
     /// Every tile runs each k step once, `first` and `last` mark its first and last step in
     /// the order, and `ll` counts its steps; with a lead, the lead tiles' first steps come
     /// first and K runs forward in every group.
@@ -846,6 +842,10 @@ mod tests {
         }
     }
 
+    /// Two equal devices sharing tiles over a fast peer link take from the host link equal
+    /// loads. Before the steps of a round were ordered by what each device had fetched, the
+    /// device going first by rotation fetched 28 of the 48 tiles of 16384^3 DGEMM in 4096
+    /// tiles on two H200s (3.76 GB against 2.68), and its products waited on its link.
     #[test]
     fn equal_devices_fetch_equal_shares_from_the_host() {
         let spaces = [MemorySpace::new_device(), MemorySpace::new_device()];
