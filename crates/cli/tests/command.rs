@@ -469,7 +469,10 @@ fn a_traced_gemm_reports_where_its_time_went() {
         .filter_map(|p| p.rsplit([' ', ',']).next()?.parse().ok())
         .collect();
     assert_eq!(ms.len(), 5, "{line}");
-    assert!(ms[3] > 0.0 && ms.iter().all(|&x| x >= 0.0), "{line}");
+    // The tasks take time; the split between the wait for the first and the time after the
+    // last carries the trace clock's offset (a device's epoch is read after its event), which
+    // on a loaded machine can exceed the time after the last task, so only their sum is exact.
+    assert!(ms[0] > 0.0 && ms[1] >= 0.0 && ms[3] > 0.0, "{line}");
     let parts: f64 = ms[1..].iter().sum();
     assert!((parts - ms[0]).abs() <= 0.05 + 0.01 * ms[0], "{line}");
 }

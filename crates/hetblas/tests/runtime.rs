@@ -3,7 +3,7 @@
 
 use hetblas::{
     CalibrationOptions, DType, EmulatedConfig, GemmOptions, MatIn, MatMut, MatOut, MatRef, Runtime,
-    Trans,
+    Trans, Uplo,
 };
 use hetblas_core::reference::check_sampled;
 use hetblas_core::DeviceKind;
@@ -406,6 +406,21 @@ fn calibration_from_the_library() {
         3,
     )
     .expect("result within the bound");
+    // A symmetric call weighs its candidate tiles (256 and 512 for order 600) on plans of
+    // their own: the pool's cache gains only the plan that ran.
+    let before = rt.cached_plans();
+    let (n, k) = (600, 48);
+    let (a, mut c) = (random(10, n * k), random(11, n * n));
+    rt.syrk(
+        Uplo::Lower,
+        Trans::N,
+        1.0,
+        MatRef::packed(&a, n, k).unwrap(),
+        0.5,
+        MatMut::packed(&mut c, n, n).unwrap(),
+    )
+    .expect("syrk with the profile");
+    assert_eq!(rt.cached_plans(), before + 1);
     rt.set_profile(None);
     assert!(rt.profile().is_none());
 }

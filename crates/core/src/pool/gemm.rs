@@ -12,7 +12,7 @@ use crate::execute::{self, ExecRequest};
 use crate::matrix::{MatIn, MatOut};
 use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, MatRef, Trans};
-use crate::plan::cache::PlanInputs;
+use crate::plan::cache::{PlanCache, PlanInputs};
 use crate::plan::{DeviceSpec, Plan};
 use crate::problem::{check_gemm_args, GemmProblem};
 use crate::scalar::{DType, Scalar};
@@ -651,9 +651,22 @@ impl DevicePool {
         })
     }
 
-    /// The plan for a decision, from the cache or built.
+    /// The plan for a decision, from the pool's cache or built into it.
     pub(super) fn plan(
         &self,
+        problem: &GemmProblem,
+        decision: &Decision,
+        devs: &[Arc<dyn Device>],
+        forward: bool,
+    ) -> Result<(Arc<Plan>, bool)> {
+        self.plan_in(&self.plans, problem, decision, devs, forward)
+    }
+
+    /// The plan for a decision, from `cache` or built into it (candidates that are only
+    /// weighed use a cache of their own, so that the pool's keeps the plans that run).
+    pub(super) fn plan_in(
+        &self,
+        cache: &PlanCache,
         problem: &GemmProblem,
         decision: &Decision,
         devs: &[Arc<dyn Device>],
@@ -680,7 +693,7 @@ impl DevicePool {
                 group: decision.group,
             })
             .collect();
-        self.plans.get_or_build(&PlanInputs {
+        cache.get_or_build(&PlanInputs {
             problem: *problem,
             grid: *grid,
             device_ids: &decision.devices,

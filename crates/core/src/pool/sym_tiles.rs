@@ -130,12 +130,13 @@ impl DevicePool {
         };
         let passes = sym_passes(p, false);
         let order = p.op.order(p.n, p.k);
+        let scratch = crate::plan::cache::PlanCache::default();
         sym_candidates(order)
             .into_iter()
             .map(|t| {
                 let square = Blocking::square(t.clamp(1, order.max(1)));
                 let total = passes.iter().try_fold(0.0, |acc, g| {
-                    Some(acc + self.scored(g, &opts, square, &profile)?.0)
+                    Some(acc + self.scored(g, &opts, square, &profile, &scratch)?.0)
                 });
                 (t, total)
             })
@@ -197,8 +198,12 @@ impl DevicePool {
         if let Some(profile) = self.profile() {
             // (tile, makespan, decision) of every replayable candidate, tiles ascending.
             let mut scored: Vec<(usize, f64, Decision)> = Vec::new();
+            // The candidates' plans are only weighed: the one chosen is planned again when it
+            // runs, into the pool's cache.
+            let scratch = crate::plan::cache::PlanCache::default();
             for t in candidates {
-                if let Some((secs, d)) = self.scored(p, opts, square(t, group), &profile) {
+                if let Some((secs, d)) = self.scored(p, opts, square(t, group), &profile, &scratch)
+                {
                     scored.push((t, secs, d));
                 }
             }
@@ -226,12 +231,15 @@ impl DevicePool {
         opts: &GemmOptions,
         blocking: Blocking,
         profile: &crate::profile::MachineProfile,
+        scratch: &crate::plan::cache::PlanCache,
     ) -> Option<(f64, Decision)> {
         let d = self.decide_with(p, opts, Some(blocking)).ok()?;
         let devs: Vec<Arc<dyn Device>> =
             d.devices.iter().map(|&i| self.devices[i].clone()).collect();
         let labels: Vec<String> = devs.iter().map(|d| d.info().label()).collect();
-        let (plan, _) = self.plan(p, &d, &devs, !opts.no_peer_forwarding).ok()?;
+        let (plan, _) = self
+            .plan_in(scratch, p, &d, &devs, !opts.no_peer_forwarding)
+            .ok()?;
         let s = simulate(&SimRequest {
             plan: &*plan,
             profile,
