@@ -188,15 +188,7 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
                 .ok_or("no prediction of the chosen point")?;
             let e = (c.predicted.seconds - s) / s;
             ran_err.push(e.abs());
-            line += &format!(
-                " | ran {b}{} err {:+.1}%",
-                match (fold, tail) {
-                    (true, 0) => " fold".to_string(),
-                    (true, t) => format!(" fold, {t} sent"),
-                    _ => String::new(),
-                },
-                100.0 * e
-            );
+            line += &format!(" | ran {b}{} err {:+.1}%", mode(fold, tail), 100.0 * e);
         }
         let known = r.sweep.iter().find(|s| s.0 == pick.tile);
         match known {
@@ -207,7 +199,7 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
                 line += &format!(
                     " | choice {}{} err {:+.1}% vs best {} {:.3}",
                     pick.tile,
-                    if pick.host_fold { " fold" } else { "" },
+                    mode(pick.host_fold, pick.fold_tail),
                     100.0 * e,
                     best.0,
                     s / best.1
@@ -217,7 +209,7 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
                 line += &format!(
                     " | choice {}{} (not measured; predicted {:.4} s, best measured {} {:.4} s)",
                     pick.tile,
-                    if pick.host_fold { " fold" } else { "" },
+                    mode(pick.host_fold, pick.fold_tail),
                     pick.predicted.seconds,
                     best.0,
                     best.1
@@ -258,6 +250,15 @@ fn spread(err: &[f64]) -> String {
         100.0 * percentile(err, 0.9),
         100.0 * percentile(err, 1.0)
     )
+}
+
+/// A call's fold mode as the report prints it: " fold", " fold, N sent" or nothing.
+fn mode(fold: bool, tail: usize) -> String {
+    match (fold, tail) {
+        (true, 0) => " fold".to_string(),
+        (true, t) => format!(" fold, {t} sent"),
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]

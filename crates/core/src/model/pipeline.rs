@@ -373,7 +373,8 @@ impl PipelineModel {
                 if o.get[1] {
                     t.b[x][y] = h2d(dk[x], dn[y], b_contig, pb);
                 }
-                if o.get[2] {
+                // C crosses where the device reads it, and for a fold's unfolded tail.
+                if o.get[2] || fold.is_some() {
                     t.c_in[x][y] = h2d(dm[x], dn[y], c_contig, pc);
                 }
                 if o.set[2] {
@@ -400,6 +401,11 @@ impl PipelineModel {
             group: b.group,
             fetch_c: o.get[2],
             late_c: self.late_c,
+            unfolded: if fold.is_some() {
+                self.fold_tail.min(mt * nt)
+            } else {
+                0
+            },
         };
         (t, grid)
     }

@@ -52,6 +52,10 @@ pub(crate) struct ReplayGrid {
     /// C is read by the device: fetched at the first step, or late (see `late_c`).
     pub fetch_c: bool,
     pub late_c: bool,
+    /// With host folds: this many C tiles, the last to finish, are not folded; their C
+    /// crosses to the device as a read C does and they go back whole
+    /// ([`crate::plan::DeviceSpec::fold_tail`]).
+    pub unfolded: usize,
 }
 
 /// When each queue finishes.
@@ -84,6 +88,14 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
         (0..mt).flat_map(|i| (0..nt).map(move |j| (i, j))).collect();
     shell_order(&mut tiles);
     let steps = build_steps(&tiles, kt, g.group, step_lead());
+    // The fold tail: the tiles whose last step comes last, as the planner picks them.
+    let tail: Vec<(usize, usize)> = steps
+        .iter()
+        .rev()
+        .filter(|s| s.last)
+        .take(g.unfolded)
+        .map(|s| (s.i, s.j))
+        .collect();
     // Arrival time of each fetched tile (negative: not fetched yet).
     let mut a_at = vec![-1.0f64; mt * kt];
     let mut b_at = vec![-1.0f64; kt * nt];
@@ -97,8 +109,10 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
             class(s.j, nt, g.edge[1]),
             class(s.l, kt, g.edge[2]),
         );
+        let unfolded = tail.contains(&(s.i, s.j));
+        let fetch_c = g.fetch_c || unfolded;
         let mut ready = 0.0f64;
-        if s.first && g.fetch_c && !g.late_c {
+        if s.first && fetch_c && !g.late_c {
             h2d += t.c_in[ci][cj];
             ready = ready.max(h2d);
         }
@@ -123,18 +137,18 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
         }
         compute = start + t.gemm[ci][cj][cl];
         let late = &mut c_at[s.i * nt + s.j];
-        if g.fetch_c && g.late_c && s.ll + 2 >= kt && *late < 0.0 {
+        if fetch_c && g.late_c && s.ll + 2 >= kt && *late < 0.0 {
             h2d += t.c_in[ci][cj];
             *late = h2d;
         }
         if s.last {
-            if g.fetch_c && g.late_c {
+            if fetch_c && g.late_c {
                 // The add waits for the caller's C (its own time is negligible).
                 compute = compute.max(*late);
             }
             if t.c_out[ci][cj] > 0.0 {
                 d2h = d2h.max(compute) + t.c_out[ci][cj];
-                if t.fold[ci][cj] > 0.0 {
+                if t.fold[ci][cj] > 0.0 && !unfolded {
                     fold = fold.max(d2h) + t.fold[ci][cj];
                 }
             }
@@ -171,6 +185,7 @@ mod tests {
             group: 4,
             fetch_c: true,
             late_c,
+            unfolded: 0,
         }
     }
 
@@ -187,6 +202,28 @@ mod tests {
         assert_eq!(r.first_start, 2.0);
         assert_eq!(r.h2d_end, 3.0);
         assert_eq!(r.end(), 8.0);
+    }
+
+    /// A fold tail by hand: two C tiles, one k step, copies 1, products 2, folds 3. Folding
+    /// both, the second fold ends the call; with the last tile unfolded, its C crosses late
+    /// (after its A and B), it goes back whole, and only the first tile is folded.
+    #[test]
+    fn an_unfolded_tail_sends_c_and_skips_the_fold() {
+        let mut t = uniform(1.0, 2.0);
+        t.fold = [[3.0; 2]; 2];
+        let g = ReplayGrid {
+            fetch_c: false,
+            ..grid(1, 2, 1, true)
+        };
+        // h2d: A0 B0 (2) B1 (3); products 2-4 and 4-6; write-backs 4-5 and 6-7; folds 5-8
+        // and 8-11.
+        let all = replay(&g, &t);
+        assert_eq!((all.h2d_end, all.d2h_end, all.fold_end), (3.0, 7.0, 11.0));
+        // The second tile (0,1) finishes last: its C crosses after its B (3-4), its add
+        // waits for it (no later than its product's end at 6), it goes back 6-7, unfolded.
+        let tail = replay(&ReplayGrid { unfolded: 1, ..g }, &t);
+        assert_eq!((tail.h2d_end, tail.d2h_end, tail.fold_end), (4.0, 7.0, 8.0));
+        assert_eq!(tail.end(), 8.0);
     }
 
     #[test]

@@ -517,8 +517,7 @@ pub fn choose(
             let n = n.mt() * n.nt();
             let tails: Vec<usize> = match fold.tail {
                 Some(u) => vec![u.min(n)],
-                None if t.group > 1 => fold_tails(n).collect(),
-                None => vec![0],
+                None => fold_tails(n).collect(),
             };
             let mut pick: Option<(PipelinePrediction, usize)> = None;
             for u in tails {
@@ -881,19 +880,21 @@ mod tests {
         });
         assert!(!none.host_fold);
         assert!(free.predicted.seconds < 0.9 * all.predicted.seconds.min(none.predicted.seconds));
-        // Square tiles of one C tile at a time are replayed, which knows no tail.
+        // One C tile at a time is replayed, and the replay sends the tail's C too: the same
+        // balance is found there (before the replay knew the tail, such blockings never took
+        // one).
         let one = Blocking { group: 1, ..b };
-        let c = choose(
-            &model,
-            &exec,
-            &o,
-            &[one],
-            true,
-            FoldRequest::default(),
-            40e9,
-        )
-        .unwrap();
-        assert_eq!(c.fold_tail, 0);
+        let one_pick = |fold| choose(&model, &exec, &o, &[one], true, fold, 40e9).unwrap();
+        let c = one_pick(FoldRequest::default());
+        assert!(c.host_fold && c.fold_tail > 0, "{c:?}");
+        let c_all = one_pick(FoldRequest {
+            on: Some(true),
+            tail: Some(0),
+        });
+        assert!(
+            c.predicted.seconds < 0.9 * c_all.predicted.seconds,
+            "{c:?} {c_all:?}"
+        );
     }
 
     #[test]
