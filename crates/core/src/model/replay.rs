@@ -9,10 +9,11 @@
 //! The replay follows the plan's rules: steps from [`crate::plan::build_steps`] over the C tiles in
 //! [`crate::distribute::shell_order`]; the host->device queue fetches each A and B tile at its
 //! first use (C before them at a tile's first step when C is read there, or after the step's
-//! product from the second-last k step on when C arrives late), as far ahead of compute as data
-//! allows; one compute engine runs products in order; the device->host queue writes each C tile
-//! back after its last product (and its add), and host folds run one after another. Memory is
-//! taken as ample (tiles are fetched once), as in the closed form.
+//! product from the second-last k step on when C arrives late, at the last for a fold tail's
+//! tiles), as far ahead of compute as data allows; one compute engine runs products in order;
+//! the device->host queue writes each C tile back after its last product (and its add), and
+//! host folds run one after another, except for the fold tail's tiles, which go back whole.
+//! Memory is taken as ample (tiles are fetched once), as in the closed form.
 
 use crate::distribute::shell_order;
 use crate::plan::{build_steps, step_lead};
@@ -137,7 +138,10 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
         }
         compute = start + t.gemm[ci][cj][cl];
         let late = &mut c_at[s.i * nt + s.j];
-        if fetch_c && g.late_c && s.ll + 2 >= kt && *late < 0.0 {
+        // Late C crosses from the second-last k step on; a fold tail's C at the last step,
+        // behind that step's A and B tiles (as the planner sends it).
+        let late_from = if unfolded && !g.fetch_c { 1 } else { 2 };
+        if fetch_c && g.late_c && s.ll + late_from >= kt && *late < 0.0 {
             h2d += t.c_in[ci][cj];
             *late = h2d;
         }
