@@ -866,31 +866,33 @@ mod tests {
             tk: 2048,
             group: 4,
         };
-        let pick = |fold| choose(&model, &exec, &o, &[b], true, fold, 40e9).unwrap();
-        let free = pick(FoldRequest::default());
-        assert!(free.host_fold && free.fold_tail > 0, "{free:?}");
-        let all = pick(FoldRequest {
+        let pick = |blocking: Blocking, fold| {
+            choose(&model, &exec, &o, &[blocking], true, fold, 40e9).unwrap()
+        };
+        let all_folded = FoldRequest {
             on: Some(true),
             tail: Some(0),
-        });
+        };
+        let free = pick(b, FoldRequest::default());
+        assert!(free.host_fold && free.fold_tail > 0, "{free:?}");
+        let all = pick(b, all_folded);
         assert_eq!(all.fold_tail, 0);
-        let none = pick(FoldRequest {
-            on: Some(false),
-            tail: None,
-        });
+        let none = pick(
+            b,
+            FoldRequest {
+                on: Some(false),
+                tail: None,
+            },
+        );
         assert!(!none.host_fold);
         assert!(free.predicted.seconds < 0.9 * all.predicted.seconds.min(none.predicted.seconds));
         // One C tile at a time is replayed, and the replay sends the tail's C too: the same
         // balance is found there (before the replay knew the tail, such blockings never took
         // one).
         let one = Blocking { group: 1, ..b };
-        let one_pick = |fold| choose(&model, &exec, &o, &[one], true, fold, 40e9).unwrap();
-        let c = one_pick(FoldRequest::default());
+        let c = pick(one, FoldRequest::default());
         assert!(c.host_fold && c.fold_tail > 0, "{c:?}");
-        let c_all = one_pick(FoldRequest {
-            on: Some(true),
-            tail: Some(0),
-        });
+        let c_all = pick(one, all_folded);
         assert!(
             c.predicted.seconds < 0.9 * c_all.predicted.seconds,
             "{c:?} {c_all:?}"
