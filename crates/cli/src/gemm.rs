@@ -400,7 +400,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
                 tr.intervals.len()
             );
             // Where the traced call's time went outside its tasks (the trace's origin is the
-            // start of execution).
+            // start of execution; a K-split call's trace starts with the call, so its deciding
+            // counts in the wait for the first task).
             let (s, e) = tr.span();
             println!(
                 "traced call {:.2} ms: {:.2} ms to decide, plan and enter, {:.2} ms to the first \

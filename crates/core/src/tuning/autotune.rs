@@ -463,9 +463,9 @@ pub fn pipeline_model(
 
 /// Predicts every blocking with and without host fold (`fold_applies`: C in host memory and
 /// beta != 0; `fold.on` = `Some` evaluates only that mode) and picks the fastest: ties to the
-/// larger tile, a fold must win by [`FOLD_MARGIN`]. Folding blockings of C tiles in groups
-/// also weigh an unfolded tail ([`fold_tails`], or `fold.tail`); a tail must win by the same
-/// margin over folding every tile.
+/// larger tile, a fold must win by [`FOLD_MARGIN`]. Every folding blocking also weighs an
+/// unfolded tail ([`fold_tails`], or `fold.tail`); a tail must win by the same margin over
+/// folding every tile.
 pub fn choose(
     model: &PipelineModel,
     exec: &dyn ExecTime,
