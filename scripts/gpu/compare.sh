@@ -83,9 +83,10 @@
 #                        buffers of random data, median of 5); the bound a multi-GPU call on host
 #                        operands works under
 #     --hostmem          instead of the harness: what host folds cost the host->device link
-#                        (scripts/gpu/hostmem.cu, built with nvcc): tiles folded whole after
-#                        their copy, in chunks as they land, and in chunks through a small
-#                        staging ring; each alone and beside a host->device batch
+#                        (crates/bench/cuda/hostmem.cu, built with nvcc): tiles folded
+#                        whole after their copy, in chunks as they land, and in chunks
+#                        through a small staging ring; each alone and beside a host->device
+#                        batch
 #     --sweep            instead of the harness: each problem (default 8192^3) under every
 #                        combination of --blockings and --env settings, hetblas only, one process
 #                        each, the whole set repeated --rounds times in turn (machine drift
@@ -373,7 +374,7 @@ PY
 # 64, 128 and 256 columns; 12 and 8 fold threads.
 hostmem() {
     local exe=$OUT/hostmem cfg
-    run nvcc -O2 -std=c++17 -Xcompiler -fopenmp -o "$exe" "$ROOT/scripts/gpu/hostmem.cu" || return
+    run nvcc -O2 -std=c++17 -Xcompiler -fopenmp -o "$exe" "$ROOT/crates/bench/cuda/hostmem.cu" || return
     for cfg in "4096 1024 128 4 12" "4096 1024 64 8 12" "4096 1024 256 2 12" "4096 1024 128 4 8" \
         "4096 1024 32 16 12"; do
         # shellcheck disable=SC2086 # the configuration is words
