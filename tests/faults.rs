@@ -145,6 +145,24 @@ struct Case {
     k_split: Option<bool>,
 }
 
+impl Case {
+    /// Host C, the library's choices of fold and split.
+    fn host(
+        shape: (usize, usize, usize),
+        beta: f64,
+        fault: (usize, FaultOp, u64, FaultKind),
+    ) -> Case {
+        Case {
+            shape,
+            beta,
+            c_on_device: false,
+            fault,
+            fold_tail: None,
+            k_split: None,
+        }
+    }
+}
+
 /// Runs one case; panics (the test fails) on any wrong entry of C.
 fn run_case(node: &Node, case: Case, tile: usize, seed: u64, tally: &mut Tally) {
     let (m, n, k) = case.shape;
@@ -317,14 +335,7 @@ fn kernel_error_at_fourth_tile_recovers_exactly() {
     ] {
         for beta in [0.0, 1.0, -0.5] {
             let mut tally = Tally::default();
-            let case = Case {
-                shape: (200, 180, 160),
-                beta,
-                c_on_device: false,
-                fault: (1, FaultOp::Kernel, 4, kind),
-                fold_tail: None,
-                k_split: None,
-            };
+            let case = Case::host((200, 180, 160), beta, (1, FaultOp::Kernel, 4, kind));
             run_case(&node, case, 32, 7, &mut tally);
             assert_eq!(
                 tally.recovered, 1,
@@ -435,12 +446,8 @@ fn every_injected_fault_ends_correct_or_with_c_as_before() {
                 for shape in shapes {
                     seed += 3;
                     let case = Case {
-                        shape,
-                        beta,
                         c_on_device,
-                        fault,
-                        fold_tail: None,
-                        k_split: None,
+                        ..Case::host(shape, beta, fault)
                     };
                     run_case(node, case, 16, seed, &mut tally);
                 }
@@ -470,12 +477,8 @@ fn every_injected_fault_in_a_k_split_ends_correct_or_with_c_as_before() {
         for beta in [0.0, 1.0, 0.3] {
             seed += 3;
             let case = Case {
-                shape: (24, 20, 96),
-                beta,
-                c_on_device: false,
-                fault,
-                fold_tail: None,
                 k_split: Some(true),
+                ..Case::host((24, 20, 96), beta, fault)
             };
             run_case(node, case, 16, seed, &mut tally);
         }
@@ -511,12 +514,8 @@ fn every_injected_fault_under_host_folds_ends_correct_or_with_c_as_before() {
             for tail in [0, 2] {
                 seed += 3;
                 let case = Case {
-                    shape: (40, 36, 30),
-                    beta,
-                    c_on_device: false,
-                    fault,
                     fold_tail: Some(tail),
-                    k_split: None,
+                    ..Case::host((40, 36, 30), beta, fault)
                 };
                 run_case(node, case, 16, seed, &mut tally);
             }

@@ -8,6 +8,7 @@
 
 use super::decisions::DecisionKey;
 use super::options::{GemmOptions, GemmReport};
+use super::workspace::lock;
 use super::DevicePool;
 use crate::autotune::{self, Decision};
 use crate::device::Device;
@@ -377,11 +378,6 @@ fn join_all<R>(handles: Vec<std::thread::ScopedJoinHandle<'_, Result<R>>>) -> Ve
                 .unwrap_or_else(|p| Err(Error::internal(crate::host_queue::panic_message(&p))))
         })
         .collect()
-}
-
-fn lock(steps: &Mutex<Steps>) -> std::sync::MutexGuard<'_, Steps> {
-    // A poisoned lock means a panic in another thread, already reported as its error.
-    steps.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The K-split's timeline, when asked for: the sub-calls' traces on the call's clock, and its
