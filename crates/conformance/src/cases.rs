@@ -62,7 +62,8 @@ pub struct CaseSpec {
     pub host_fold: Option<bool>,
     /// With host folds, the last C tiles whose C is sent instead; `None`: the model's choice.
     pub fold_tail: Option<usize>,
-    /// `Some(true)` splits K across the devices (partials reduced on one); `None`: the model.
+    /// `Some(true)` splits K across the devices (each reduces and writes a block of C's
+    /// columns); `None`: the model.
     pub k_split: Option<bool>,
     /// Record the call's timeline (`GemmReport::trace`).
     pub trace: bool,
@@ -677,9 +678,9 @@ pub fn non_square_blockings(t: &Target) -> Result<(), String> {
 }
 
 /// A K-split asked for: every transpose, beta = 0 over NaN and beta != 0, padded leading
-/// dimensions, K not a multiple of the devices, right. Where two or more computing devices have their own memory the call
-/// must have split K over them, and its timeline must hold each one's products and the
-/// write-back of C; elsewhere the usual C split runs.
+/// dimensions, K not a multiple of the devices, right. Where two or more computing devices
+/// have their own memory the call must have split K over them, and its timeline must hold
+/// each one's products and the write-back of C; elsewhere the usual C split runs.
 pub fn k_split_sums_partials(t: &Target) -> Result<(), String> {
     let tile = t.small_tile;
     let splittable = t

@@ -8,10 +8,9 @@
 //! seconds instead of the minute or more of a full calibration. When some point moved further,
 //! but no more than [`RESCALE_LIMIT`], the profile is reused rescaled ([`Recheck::rescaled`]):
 //! that device's GEMM times (every dtype and tile) or that link's times are scaled by the
-//! measured ratio. A
-//! clock, a power cap or a co-tenant on the host's cores moves the level of a device's curve,
-//! not its shape; what the shape decides (the tile, the split) stays, and the level that sets
-//! the shares is measured. The H200 host's CPU re-measured 9.8% faster than its profile of the
+//! measured ratio. A clock, a power cap or a co-tenant on the host's cores moves the level of a
+//! device's curve, not its shape; what the shape decides (the tile, the split) stays, and the
+//! level that sets the shares is measured. The H200 host's CPU re-measured 9.8% faster than its profile of the
 //! day before (its GPU 6.2%), 32.8% faster in a later run: without the rescale each cost a full
 //! calibration of 98 s.
 
