@@ -87,6 +87,10 @@
 #                        whole after their copy, in chunks as they land, and in chunks
 #                        through a small staging ring; each alone and beside a host->device
 #                        batch
+#     --linkprobe        instead of the harness: 2D host<->device copies of tiles of a large
+#                        host matrix, each copy a new tile, per column length and host pitch,
+#                        alone, both directions at once and under DGEMM, against the same
+#                        tile copied again and again (crates/bench/cuda/linkprobe.cu)
 #     --sweep            instead of the harness: each problem (default 8192^3) under every
 #                        combination of --blockings and --env settings, hetblas only, one process
 #                        each, the whole set repeated --rounds times in turn (machine drift
@@ -107,7 +111,7 @@ source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES=""
-SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 LINKPROBE=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -136,6 +140,7 @@ while (($#)); do
         --sweep) SWEEP=1; shift ;;
         --links) LINKS=1; shift ;;
         --hostmem) HOSTMEM=1; shift ;;
+        --linkprobe) LINKPROBE=1; shift ;;
         --blockings) BLOCKINGS=$2; shift 2 ;;
         --env) SWEEP_ENVS+=("$2"); shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
@@ -383,6 +388,14 @@ hostmem() {
     done
 }
 
+# 2D copies of walking tiles against the calibration's repeated tile (see --linkprobe).
+linkprobe() {
+    local exe=$OUT/linkprobe
+    run nvcc -O2 -std=c++17 -o "$exe" "$ROOT/crates/bench/cuda/linkprobe.cu" -lcublas || return
+    run --log "$OUT/linkprobe.log" "$exe" 2
+    ((DRY_RUN)) || grep -h "^host\\|^|" "$OUT/linkprobe.log" >>"$OUT/summary.md"
+}
+
 # Configurations side by side (see --sweep).
 sweep() {
     use_profile cuda
@@ -456,6 +469,10 @@ if ((LINKS)); then
 fi
 if ((HOSTMEM)); then
     hostmem
+    finish
+fi
+if ((LINKPROBE)); then
+    linkprobe
     finish
 fi
 if ((CONCURRENT)); then

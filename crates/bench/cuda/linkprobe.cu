@@ -1,0 +1,177 @@
+// 2D host<->device copies as a tiled GEMM issues them: tiles that are column blocks of a large
+// host matrix, each copy a different tile (walking the matrix, so nothing the DMA engine or the
+// IOMMU cached for the previous copy helps the next), against the calibration's way of timing
+// them (the same tile again and again). Built and run by `compare.sh --linkprobe`; not part of
+// the library.
+//
+// Per column length (bytes) and host pitch (bytes), the copy rate in GB/s of:
+//   same     one tile copied host->device again and again (what calibration times)
+//   h2d      host->device, each copy a new tile
+//   d2h      device->host, each copy a new tile
+//   both     both at once, each a new tile (the rate of each direction)
+//   h2d+gemm host->device while DGEMM 4096 runs back to back on another stream
+//   d2h+gemm device->host the same
+// Host memory: one malloc'd region registered with cudaHostRegister (as the library registers
+// user buffers), random data. Each copy moves about 32 MiB; medians of 3 passes of 12 copies.
+//
+//   linkprobe [HOST_GIB]   (default 2)
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#define CK(x)                                                                               \
+    do {                                                                                    \
+        cudaError_t e_ = (x);                                                               \
+        if (e_ != cudaSuccess) {                                                            \
+            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));      \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+struct Region {
+    char *host;
+    size_t bytes;
+};
+
+// Host offset of the i-th tile of `width` x `height` at `pitch`, walking the region; `same`
+// keeps tile 0.
+static size_t tile_offset(const Region &r, size_t width, size_t pitch, size_t height, size_t i,
+                          bool same) {
+    size_t span = pitch * (height - 1) + width;
+    size_t slots = std::max<size_t>(1, r.bytes / span);
+    // Rows within a slot, staggered so consecutive copies start on different pages.
+    size_t slot = same ? 0 : (i * 7919) % slots;
+    size_t shift = same ? 0 : ((i * 4099) % std::max<size_t>(1, (pitch - width) / 256 + 1)) * 256;
+    size_t off = slot * span + shift;
+    if (off + span > r.bytes) off = slot * span;
+    return off;
+}
+
+struct Gemm {
+    cublasHandle_t h;
+    double *a, *b, *c;
+    int n;
+};
+
+static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t width, size_t pitch,
+                         int mode, cudaStream_t s1, cudaStream_t s2, Gemm *g, cudaStream_t gs,
+                         int copies) {
+    size_t height = std::max<size_t>(1, (32u << 20) / width);
+    if (width * height > dev_bytes / 2) height = dev_bytes / 2 / width;
+    cudaEvent_t e0, e1, f0, f1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaEventCreate(&f0));
+    CK(cudaEventCreate(&f1));
+    bool gemm = mode == 4 || mode == 5;
+    if (gemm) {
+        // Products queued for longer than the copies take.
+        double one = 1.0, zero = 0.0;
+        for (int i = 0; i < 12; i++)
+            cublasDgemm(g->h, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->n, g->n, &one, g->a, g->n, g->b,
+                        g->n, &zero, g->c, g->n);
+    }
+    CK(cudaEventRecord(e0, s1));
+    CK(cudaEventRecord(f0, s2));
+    for (int i = 0; i < copies; i++) {
+        size_t off = tile_offset(r, width, pitch, height, i, mode == 0);
+        char *h = r.host + off;
+        char *d = dev + (size_t)(i % 2) * (dev_bytes / 2);
+        if (mode == 0 || mode == 1 || mode == 4 || mode == 3)
+            CK(cudaMemcpy2DAsync(d, width, h, pitch, width, height, cudaMemcpyHostToDevice, s1));
+        if (mode == 2 || mode == 5)
+            CK(cudaMemcpy2DAsync(h, pitch, d, width, width, height, cudaMemcpyDeviceToHost, s1));
+        if (mode == 3) {
+            size_t off2 = tile_offset(r, width, pitch, height, i + copies * 3, false);
+            // The other half of device memory, so the two directions touch different tiles.
+            char *d2 = dev + (size_t)((i + 1) % 2) * (dev_bytes / 2);
+            CK(cudaMemcpy2DAsync(r.host + off2, pitch, d2, width, width, height,
+                                 cudaMemcpyDeviceToHost, s2));
+        }
+    }
+    CK(cudaEventRecord(e1, s1));
+    CK(cudaEventRecord(f1, s2));
+    CK(cudaDeviceSynchronize());
+    float ms = 0, ms2 = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    CK(cudaEventElapsedTime(&ms2, f0, f1));
+    if (mode == 3) ms = std::max(ms, ms2);
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    CK(cudaEventDestroy(f0));
+    CK(cudaEventDestroy(f1));
+    (void)gs;
+    return (float)(width * height * copies) / (ms * 1e-3f) / 1e9f;
+}
+
+int main(int argc, char **argv) {
+    size_t gib = argc > 1 ? strtoul(argv[1], nullptr, 10) : 2;
+    Region r{(char *)malloc(gib << 30), gib << 30};
+    if (!r.host) return 1;
+    {
+        std::mt19937_64 rng(7);
+        uint64_t *p = (uint64_t *)r.host;
+        for (size_t i = 0; i < r.bytes / 8; i++) p[i] = rng();
+    }
+    CK(cudaHostRegister(r.host, r.bytes, cudaHostRegisterDefault));
+    size_t dev_bytes = 256u << 20;
+    char *dev;
+    CK(cudaMalloc(&dev, dev_bytes));
+    CK(cudaMemset(dev, 1, dev_bytes));
+    cudaStream_t s1, s2, gs;
+    CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+    Gemm g;
+    g.n = 4096;
+    cublasCreate(&g.h);
+    cublasSetStream(g.h, gs);
+    size_t gb = (size_t)g.n * g.n * 8;
+    CK(cudaMalloc(&g.a, gb));
+    CK(cudaMalloc(&g.b, gb));
+    CK(cudaMalloc(&g.c, gb));
+    {
+        std::vector<double> v((size_t)g.n * g.n);
+        std::mt19937_64 rng(11);
+        std::uniform_real_distribution<double> u(-1, 1);
+        for (auto &x : v) x = u(rng);
+        CK(cudaMemcpy(g.a, v.data(), gb, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(g.b, v.data(), gb, cudaMemcpyHostToDevice));
+    }
+    const char *names[] = {"same", "h2d", "d2h", "both", "h2d+gemm", "d2h+gemm"};
+    const size_t widths[] = {4096, 8192, 16384, 32768, 65536};
+    const size_t pitches[] = {0, 1024, 32768, 65536, 131072, 262144, 524288};
+    printf("host region %zu GiB (cudaHostRegister of malloc), copies of ~32 MiB, GB/s per direction\n",
+           gib);
+    printf("| column bytes | pitch bytes |");
+    for (auto n : names) printf(" %s |", n);
+    printf("\n| --- | --- |");
+    for (size_t i = 0; i < 6; i++) printf(" --- |");
+    printf("\n");
+    for (size_t w : widths) {
+        for (size_t pc : pitches) {
+            // 0: contiguous (pitch = width); 1024: nearly contiguous (pitch = width + 1 KiB).
+            size_t pitch = pc == 0 ? w : pc == 1024 ? w + 1024 : pc;
+            if (pitch < w || (pc > 1024 && pitch <= w + 1024)) continue;
+            printf("| %zu | %zu |", w, pitch);
+            for (int mode = 0; mode < 6; mode++) {
+                time_copies(r, dev, dev_bytes, w, pitch, mode, s1, s2, &g, gs, 4);  // warm-up
+                std::vector<float> v;
+                for (int rep = 0; rep < 3; rep++)
+                    v.push_back(time_copies(r, dev, dev_bytes, w, pitch, mode, s1, s2, &g, gs, 12));
+                std::sort(v.begin(), v.end());
+                printf(" %.1f |", v[1]);
+            }
+            printf("\n");
+            fflush(stdout);
+        }
+    }
+    CK(cudaHostUnregister(r.host));
+    return 0;
+}
