@@ -203,8 +203,9 @@ mod tests {
 }
 
 /// A link as the executor uses it: tiles that are columns of a larger host matrix move as 2D
-/// copies whose speed depends on the bytes per column (short columns are slow on PCIe DMA:
-/// measured 32 GB/s for 12 KiB columns against 55 GB/s contiguous on H200). `strided` holds
+/// copies whose speed depends on the bytes per column and on the host pitch (short columns far
+/// apart are slow on PCIe DMA: measured 32 GB/s for 12 KiB columns against 55 GB/s contiguous on
+/// H200, while columns closer than [`NEAR_PITCH`] move at the contiguous rate). `strided` holds
 /// `(bytes per column, bytes per second)` measured by calibration; empty means "like contiguous".
 #[derive(Debug, Clone, PartialEq)]
 pub struct TileLink {
@@ -215,10 +216,14 @@ pub struct TileLink {
     /// fat-by-thin problems with 32768-row operands ran slower than the model; on H200 the two
     /// tables came out the same, so the pitch was not the cause.
     pub wide: Vec<(usize, f64)>,
-    /// 2D copies at [`STRIDED_PITCH`] while the device computes (empty: not measured). Copies
-    /// that run under products take this speed whatever the pitch (H200 timelines: 8-16 KiB
+    /// 2D copies at [`STRIDED_PITCH`] while the device computes (empty: not measured). From
+    /// that pitch up, copies that run under products take this speed (H200 timelines: 8-16 KiB
     /// columns at 30-35 GB/s at 64-256 KiB pitches, against 49-55 alone).
     pub busy: Vec<(usize, f64)>,
+    /// 2D copies at [`NEAR_PITCH`] alone (empty: not measured; then the pitch does not count).
+    pub near: Vec<(usize, f64)>,
+    /// The same while the device computes.
+    pub near_busy: Vec<(usize, f64)>,
 }
 
 /// Columns up to this many bytes move at the [`TileLink::busy`] speed whether or not products
@@ -229,6 +234,11 @@ pub const SHORT_COLUMN_BYTES: usize = 12 * 1024;
 pub const STRIDED_PITCH: usize = 16384 * 8;
 /// Host pitch (bytes) of [`TileLink::wide`]: a 32768-row f64 matrix.
 pub const WIDE_PITCH: usize = 32768 * 8;
+/// Host pitch (bytes) of [`TileLink::near`]: a 4096-row f64 matrix. On H200 (walking tiles of a
+/// 2 GiB registered matrix, `crates/bench/cuda/linkprobe.cu`) 8-16 KiB columns at this pitch
+/// moved at 51-55 GB/s under DGEMM and 4 KiB ones at 39, against 33 and 21 from 64 KiB up;
+/// columns 1 KiB apart moved at the contiguous rate, alone or not.
+pub const NEAR_PITCH: usize = 4096 * 8;
 
 impl TileLink {
     /// Seconds to move a `rows x cols` tile of `elem`-byte elements whose host side has a
@@ -251,12 +261,13 @@ impl TileLink {
         if contiguous || self.strided.is_empty() {
             return self.model.time(bytes);
         }
-        let alone = self.pitched_bandwidth(rows * elem, pitch_bytes);
+        let row_bytes = rows * elem;
+        let alone = self.pitched_bandwidth(row_bytes, pitch_bytes);
         let bw = if self.busy.is_empty() {
             alone
         } else {
-            let busy = Self::table_bandwidth(&self.busy, self.model.bytes_per_sec(), rows * elem);
-            if rows * elem <= SHORT_COLUMN_BYTES {
+            let busy = self.busy_bandwidth(row_bytes, pitch_bytes);
+            if row_bytes <= SHORT_COLUMN_BYTES {
                 // Short columns alone run at one of two speeds from copy to copy (H200, 8 KiB:
                 // 33 or 48 GB/s); in every pipeline timeline they ran at the busy speed.
                 busy
@@ -267,14 +278,56 @@ impl TileLink {
         self.model.latency_s + bytes as f64 / bw
     }
 
+    /// Bandwidth of 2D copies with `row_bytes` per column at host pitch `pitch_bytes` while the
+    /// device computes: the busy table from [`STRIDED_PITCH`] up; nearer, log-linear in the
+    /// pitch towards the near busy table at [`NEAR_PITCH`] and the contiguous rate at a pitch of
+    /// one column (when the near table is measured).
+    pub fn busy_bandwidth(&self, row_bytes: usize, pitch_bytes: usize) -> f64 {
+        let contiguous = self.model.bytes_per_sec();
+        let far = Self::table_bandwidth(&self.busy, contiguous, row_bytes);
+        self.toward_near(&self.near_busy, far, row_bytes, pitch_bytes)
+    }
+
+    /// `far` (the rate at [`STRIDED_PITCH`] and beyond) carried to a nearer pitch: log-linear
+    /// in the pitch between `near` (at [`NEAR_PITCH`]) and `far`, and below [`NEAR_PITCH`]
+    /// between the contiguous rate (columns back to back) and `near`. Unchanged without a near
+    /// table or from [`STRIDED_PITCH`] up.
+    fn toward_near(
+        &self,
+        near: &[(usize, f64)],
+        far: f64,
+        row_bytes: usize,
+        pitch_bytes: usize,
+    ) -> f64 {
+        if near.is_empty() || pitch_bytes >= STRIDED_PITCH {
+            return far;
+        }
+        let contiguous = self.model.bytes_per_sec();
+        let at_near = if row_bytes >= NEAR_PITCH {
+            // Columns as long as the near pitch are all but contiguous there.
+            contiguous
+        } else {
+            Self::table_bandwidth(near, contiguous, row_bytes)
+        };
+        let ln = |x: usize| (x.max(1) as f64).ln();
+        let pitch = pitch_bytes.max(row_bytes);
+        if pitch >= NEAR_PITCH {
+            let f = (ln(pitch) - ln(NEAR_PITCH)) / (ln(STRIDED_PITCH) - ln(NEAR_PITCH));
+            at_near + (far - at_near) * f
+        } else {
+            let span = (ln(NEAR_PITCH) - ln(row_bytes)).max(f64::MIN_POSITIVE);
+            let f = ((ln(pitch) - ln(row_bytes)) / span).clamp(0.0, 1.0);
+            contiguous + (at_near - contiguous) * f
+        }
+    }
+
     /// Bandwidth of 2D copies with `row_bytes` per column at host pitch `pitch_bytes`: the
     /// strided table up to [`STRIDED_PITCH`], the wide one from [`WIDE_PITCH`], log-linear
-    /// in between. (A table at a 32 KiB pitch, once measured, held only for copies alone and is
-    /// gone; the busy table covers what it was for.)
+    /// in between; below [`STRIDED_PITCH`], towards the near table (see `toward_near`).
     pub fn pitched_bandwidth(&self, row_bytes: usize, pitch_bytes: usize) -> f64 {
         let base = Self::table_bandwidth(&self.strided, self.model.bytes_per_sec(), row_bytes);
         if self.wide.is_empty() || pitch_bytes <= STRIDED_PITCH {
-            return base;
+            return self.toward_near(&self.near, base, row_bytes, pitch_bytes);
         }
         let wide = Self::table_bandwidth(&self.wide, self.model.bytes_per_sec(), row_bytes);
         if pitch_bytes >= WIDE_PITCH {
@@ -313,6 +366,8 @@ mod tile_link_tests {
             strided: vec![(4096, 20e9), (16384, 40e9), (65536, 60e9)],
             wide: vec![(4096, 10e9), (65536, 30e9)],
             busy: vec![],
+            near: vec![],
+            near_busy: vec![],
         };
         assert!((l.pitched_bandwidth(1024, STRIDED_PITCH) - 20e9).abs() < 1.0);
         assert!((l.pitched_bandwidth(8192, STRIDED_PITCH) - 30e9).abs() < 1e3);
@@ -346,5 +401,51 @@ mod tile_link_tests {
             let short = busy.tile_time(1024, 1024, 8, false, pitch, 0.0) - 1e-5;
             assert!((short - 8.0 * 1048576.0 / 25e9).abs() < 1e-9);
         }
+    }
+
+    /// Nearer than [`STRIDED_PITCH`], 2D copies move towards the near tables at
+    /// [`NEAR_PITCH`] and the contiguous rate at a pitch of one column, log-linear in the
+    /// pitch; without near tables the pitch below [`STRIDED_PITCH`] does not count.
+    #[test]
+    fn near_pitches_move_towards_the_near_tables_and_contiguous() {
+        let far = TileLink {
+            model: LinkModel::new(0.0, 55e9, 1.0),
+            strided: vec![(4096, 34e9), (16384, 49e9)],
+            wide: vec![],
+            busy: vec![(4096, 21e9), (16384, 33e9)],
+            near: vec![],
+            near_busy: vec![],
+        };
+        let l = TileLink {
+            near: vec![(4096, 53e9), (16384, 55e9)],
+            near_busy: vec![(4096, 39e9), (16384, 55e9)],
+            ..far.clone()
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b;
+        for pitch in [STRIDED_PITCH, 2 * STRIDED_PITCH] {
+            assert!(close(l.busy_bandwidth(4096, pitch), 21e9));
+            assert!(close(l.pitched_bandwidth(4096, pitch), 34e9));
+        }
+        assert!(close(l.busy_bandwidth(4096, NEAR_PITCH), 39e9));
+        assert!(close(l.pitched_bandwidth(16384, NEAR_PITCH), 55e9));
+        // Halfway in log pitch between the near and the strided pitch: halfway in rate.
+        assert!(close(l.busy_bandwidth(16384, 2 * NEAR_PITCH), 44e9));
+        // Columns back to back are contiguous; a third of the way in log pitch towards the near
+        // pitch (4 KiB columns 8 KiB apart), a third of the way towards the near rate.
+        assert!(close(l.busy_bandwidth(4096, 4096), 55e9));
+        assert!(close(l.busy_bandwidth(4096, 8192), 55e9 - 16e9 / 3.0));
+        // Without near tables the old behaviour: the strided and busy tables at any pitch.
+        assert!(close(far.busy_bandwidth(4096, 4096 * 2), 21e9));
+        assert!(close(far.pitched_bandwidth(16384, NEAR_PITCH), 49e9));
+        // The tile time uses them: 16 KiB columns under products at the near pitch.
+        let bytes = 4096.0 * 2048.0 * 4.0;
+        assert!(close(
+            l.tile_time(4096, 2048, 4, false, NEAR_PITCH, 1.0),
+            bytes / 55e9
+        ));
+        assert!(close(
+            far.tile_time(4096, 2048, 4, false, NEAR_PITCH, 1.0),
+            bytes / 33e9
+        ));
     }
 }

@@ -550,6 +550,8 @@ pub(crate) mod tests {
             strided: vec![],
             wide: vec![],
             busy: vec![],
+            near: vec![],
+            near_busy: vec![],
         }
     }
 

@@ -176,6 +176,12 @@ pub fn measure_rate(side: usize, reps: usize) -> Result<f64> {
 /// [`measure_rate`] with `start` called before each fold and `finish` after it (calibration
 /// keeps a device->host link busy in between: in a pipeline, products land in host memory
 /// while earlier ones are folded).
+///
+/// Each fold takes the next of enough tile pairs (C and the product) to span twice the
+/// last-level cache, as a pipeline's folds do: they walk a C larger than the cache. On H200's
+/// host (300 MiB L3) one 32 MiB tile folded again and again ran 33.8 GB/s, from the cache,
+/// while whole C tiles of an 8192^2 C folded after their copies ran 24.5
+/// (`crates/bench/cuda/hostmem.cu`).
 pub fn measure_rate_with(
     side: usize,
     reps: usize,
@@ -183,8 +189,16 @@ pub fn measure_rate_with(
     finish: &mut dyn FnMut() -> Result<()>,
 ) -> Result<f64> {
     let n = side * side;
-    let mut c: Vec<f64> = (0..n).map(|i| (i % 1009) as f64 * 0.5).collect();
-    let mut p: Vec<f64> = (0..n).map(|i| (i % 997) as f64 * 0.25).collect();
+    let pair_bytes = 2 * n * 8;
+    let pairs = (2 * last_level_cache_bytes())
+        .div_ceil(pair_bytes.max(1))
+        .clamp(1, MAX_COLD_PAIRS);
+    let mut cs: Vec<Vec<f64>> = Vec::with_capacity(pairs);
+    let mut ps: Vec<Vec<f64>> = Vec::with_capacity(pairs);
+    for _ in 0..pairs {
+        cs.push((0..n).map(|i| (i % 1009) as f64 * 0.5).collect());
+        ps.push((0..n).map(|i| (i % 997) as f64 * 0.25).collect());
+    }
     let tile = |v: &mut Vec<f64>| RawTile {
         space: crate::memory::MemorySpace::HOST,
         addr: v.as_mut_ptr() as u64,
@@ -193,10 +207,10 @@ pub fn measure_rate_with(
         ld: side,
         dtype: DType::F64,
     };
-    let (ct, pt) = (tile(&mut c), tile(&mut p));
     let workers = fold_workers()?;
     let mut times = Vec::with_capacity(reps);
     for r in 0..=reps.max(1) {
+        let (ct, pt) = (tile(&mut cs[r % pairs]), tile(&mut ps[r % pairs]));
         start()?;
         let t = std::time::Instant::now();
         // SAFETY: both vectors live to the end of this function and nothing else touches them.
@@ -211,6 +225,27 @@ pub fn measure_rate_with(
     times.sort_by(f64::total_cmp);
     let med = times[times.len() / 2].max(1e-9);
     Ok((n * 8) as f64 / med)
+}
+
+/// At most this many tile pairs for a cold fold measurement (1 GiB of 2048^2 f64 pairs).
+const MAX_COLD_PAIRS: usize = 16;
+
+/// Bytes of the largest CPU cache (sysfs), 32 MiB where it cannot be read.
+fn last_level_cache_bytes() -> usize {
+    let read = |level: usize| -> Option<usize> {
+        let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{level}");
+        let size = std::fs::read_to_string(format!("{dir}/size")).ok()?;
+        let size = size.trim();
+        let (digits, unit) = size.split_at(size.find(|c: char| !c.is_ascii_digit())?);
+        let v: usize = digits.parse().ok()?;
+        Some(match unit {
+            "K" => v << 10,
+            "M" => v << 20,
+            "G" => v << 30,
+            _ => v,
+        })
+    };
+    (0..8).filter_map(read).max().unwrap_or(32 << 20)
 }
 
 #[cfg(test)]

@@ -164,6 +164,8 @@ impl Synthetic {
                     strided: Vec::new(),
                     strided_wide: Vec::new(),
                     strided_busy: Vec::new(),
+                    strided_near: Vec::new(),
+                    strided_near_busy: Vec::new(),
                     strided_bid_slowdown: None,
                 });
             }
@@ -254,6 +256,8 @@ pub fn nominal_profile(
             strided: Vec::new(),
             strided_wide: Vec::new(),
             strided_busy: Vec::new(),
+            strided_near: Vec::new(),
+            strided_near_busy: Vec::new(),
             strided_bid_slowdown: None,
         });
     }

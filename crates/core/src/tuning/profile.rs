@@ -207,6 +207,13 @@ pub struct LinkProfile {
     /// when present the model uses it for every 2D tile copy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strided_busy: Vec<(usize, f64)>,
+    /// The strided table at a near host pitch ([`crate::model::link::NEAR_PITCH`]), for
+    /// columns shorter than that pitch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strided_near: Vec<(usize, f64)>,
+    /// The same while the device computes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub strided_near_busy: Vec<(usize, f64)>,
     /// Host links: slowdown of those 2D tile copies while the opposite direction runs the same
     /// (full duplex on tile copies costs more than `bid_slowdown`, measured on contiguous ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -230,6 +237,8 @@ impl LinkProfile {
             strided: self.strided.clone(),
             wide: self.strided_wide.clone(),
             busy: self.strided_busy.clone(),
+            near: self.strided_near.clone(),
+            near_busy: self.strided_near_busy.clone(),
         }
     }
 
@@ -584,6 +593,8 @@ mod tests {
             strided_bid_slowdown: None,
             strided_wide: Vec::new(),
             strided_busy: Vec::new(),
+            strided_near: Vec::new(),
+            strided_near_busy: Vec::new(),
             name: "host->cuda0".into(),
             src_label: HOST_LABEL.into(),
             dst_label: "cuda:0".into(),
@@ -599,6 +610,8 @@ mod tests {
             strided_bid_slowdown: None,
             strided_wide: Vec::new(),
             strided_busy: Vec::new(),
+            strided_near: Vec::new(),
+            strided_near_busy: Vec::new(),
             name: "cuda0->host".into(),
             src_label: "cuda:0".into(),
             dst_label: HOST_LABEL.into(),

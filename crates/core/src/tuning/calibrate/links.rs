@@ -282,6 +282,8 @@ pub(super) fn link_profiles(m: &Machine<'_>, runs: Vec<LinkRun>) -> Vec<LinkProf
                 strided: Vec::new(),
                 strided_wide: Vec::new(),
                 strided_busy: Vec::new(),
+                strided_near: Vec::new(),
+                strided_near_busy: Vec::new(),
                 strided_bid_slowdown: None,
             })
         })

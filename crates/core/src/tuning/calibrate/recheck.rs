@@ -141,7 +141,13 @@ impl Recheck {
                         for (_, s) in &mut l.samples {
                             *s *= r;
                         }
-                        for table in [&mut l.strided, &mut l.strided_wide, &mut l.strided_busy] {
+                        for table in [
+                            &mut l.strided,
+                            &mut l.strided_wide,
+                            &mut l.strided_busy,
+                            &mut l.strided_near,
+                            &mut l.strided_near_busy,
+                        ] {
                             for (_, bw) in table.iter_mut() {
                                 *bw /= r;
                             }
@@ -219,6 +225,18 @@ pub fn recheck(
             "the profile has {} links, this machine {}",
             previous.links.len(),
             pairs.len()
+        )));
+    }
+    // Tables a newer calibration measures cannot be re-checked into a profile that lacks them.
+    let near = crate::model::link::NEAR_PITCH;
+    if let Some(l) = previous
+        .links
+        .iter()
+        .find(|l| l.strided_near.is_empty() && l.strided.iter().any(|&(col, _)| col < near))
+    {
+        return Ok(Recheck::other_hardware(format!(
+            "link {} has no near-pitch copy table (a profile from an older hetblas)",
+            l.name
         )));
     }
     let opts = recheck_options();

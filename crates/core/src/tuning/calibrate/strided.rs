@@ -10,23 +10,26 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::link::{Link, LinkKind};
 use crate::memory::{Buffer, MemorySpace, RawTile};
+use crate::model::link::{NEAR_PITCH, STRIDED_PITCH};
 use crate::profile::LinkProfile;
 use crate::scalar::DType;
 
 /// Bandwidth of 2D host<->device copies of square f64 tiles whose host side is a column block of
-/// a larger matrix (host pitch [`crate::model::link::STRIDED_PITCH`]), per column length in
-/// bytes.
+/// a larger matrix with a pitch of `pitch` bytes, per column length in bytes; only columns
+/// shorter than `below` bytes.
 pub(super) fn measure_strided(
     link: &dyn Link,
     alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
     opts: &CalibrationOptions,
     device_limit: u64,
+    pitch: usize,
+    below: usize,
 ) -> Result<Vec<(usize, f64)>> {
     let mut out = Vec::new();
-    for &side in &opts.strided_sides {
+    for &side in opts.strided_sides.iter().filter(|&&s| s * 8 < below) {
         // The host pitch of a tile of a large matrix: DMA speed depends on it as well as on the
         // column length (short columns far apart cost page walks).
-        let ld = side.max(crate::model::link::STRIDED_PITCH / 8);
+        let ld = side.max(pitch / 8);
         let host_bytes = ld * side * 8;
         // Host buffers up to 1 GiB.
         let host_cap = opts.max_buffer_bytes.max(1 << 30);
@@ -61,11 +64,11 @@ pub(super) fn measure_strided(
     Ok(out)
 }
 
-/// The strided table of [`measure_strided`] (host pitch [`crate::model::link::STRIDED_PITCH`])
-/// measured while `device`, at the link's device end, runs f64 products of the copy's tile
-/// size (at most 4096) back to back: what a pipeline's copies see. On H200 the
-/// difference is large for short columns (16 KiB columns of 2048 tiles: 49 GB/s alone, 33 in
-/// the pipeline's timeline) and small for long ones.
+/// A strided table of [`measure_strided`] (host pitch `pitch`, the columns of `alone`) measured
+/// while `device`, at the link's device end, runs f64 products of the copy's tile size (at
+/// most 4096) back to back: what a pipeline's copies see. On H200 the difference is large for
+/// short columns far apart (16 KiB columns of 2048 tiles at a 128 KiB pitch: 49 GB/s alone, 33
+/// in the pipeline's timeline) and small for long or near ones.
 pub(super) fn measure_strided_busy(
     link: &dyn Link,
     device: &dyn Device,
@@ -73,12 +76,13 @@ pub(super) fn measure_strided_busy(
     alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
     opts: &CalibrationOptions,
     alone: &[(usize, f64)],
+    pitch: usize,
 ) -> Result<Vec<(usize, f64)>> {
     let Some(queue) = device.compute_queues().first().cloned() else {
         return Ok(Vec::new());
     };
     let kernel = device.kernel();
-    let pitch_rows = crate::model::link::STRIDED_PITCH / 8;
+    let pitch_rows = pitch / 8;
     let mut out = Vec::new();
     for &(col_bytes, alone_bps) in alone {
         let side = col_bytes / 8;
@@ -192,7 +196,8 @@ fn is_host_link(l: &dyn Link) -> bool {
 }
 
 /// Phase 3a: every host link's 2D tile copies (host side a column block of a larger matrix),
-/// alone and, for accelerators, while the device computes, as in a pipeline. (A wide host
+/// alone and, for accelerators, while the device computes, as in a pipeline; at the strided
+/// pitch and, for columns shorter than it, at the near pitch. (A wide host
 /// pitch, measured until 2026-11-22, gave the same table and is no longer measured; profiles
 /// that have it still use it.)
 pub(super) fn host_link_tiles(
@@ -208,26 +213,31 @@ pub(super) fn host_link_tiles(
             continue;
         }
         let dev_space = device_end(l.as_ref());
-        lp.strided = measure_strided(
-            l.as_ref(),
-            &|s, b| m.alloc_in(s, b),
-            opts,
-            m.limit_of(dev_space),
-        )?;
+        let limit = m.limit_of(dev_space);
+        let alloc = |s, b| m.alloc_in(s, b);
+        lp.strided = measure_strided(l.as_ref(), &alloc, opts, limit, STRIDED_PITCH, usize::MAX)?;
+        // Columns shorter than the near pitch again at that pitch: on H200 they move at up to
+        // the contiguous rate there, and the far tables would price them at half of it.
+        lp.strided_near = measure_strided(l.as_ref(), &alloc, opts, limit, NEAR_PITCH, NEAR_PITCH)?;
         let h2d = m
             .usable
             .iter()
             .find(|x| x.src().is_host() && x.dst() == dev_space);
         if let (Some(dev), Some(h2d)) = (m.device_in(dev_space), h2d) {
             if !dev.space().is_host() {
-                lp.strided_busy = measure_strided_busy(
-                    l.as_ref(),
-                    dev.as_ref(),
-                    h2d.as_ref(),
-                    &|s, b| m.alloc_in(s, b),
-                    opts,
-                    &lp.strided,
-                )?;
+                let busy = |alone: &[(usize, f64)], pitch: usize| {
+                    measure_strided_busy(
+                        l.as_ref(),
+                        dev.as_ref(),
+                        h2d.as_ref(),
+                        &alloc,
+                        opts,
+                        alone,
+                        pitch,
+                    )
+                };
+                lp.strided_busy = busy(&lp.strided, STRIDED_PITCH)?;
+                lp.strided_near_busy = busy(&lp.strided_near, NEAR_PITCH)?;
             }
         }
     }
