@@ -14,7 +14,7 @@ use crate::autotune::{self, Decision};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::matrix::{DeviceMatrix, MatOut};
-use crate::memory::{MemorySpace, RawTile};
+use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::MatMut;
 use crate::problem::{GemmProblem, Operand};
 use crate::scalar::Scalar;
@@ -163,6 +163,20 @@ impl DevicePool {
             .map(|&d| self.alloc_matrix::<T>(d, m, n))
             .collect::<Result<_>>()
             .map_err(untouched)?;
+        // Each owner's buffer for the blocks it adds (the other partials', beta times the
+        // caller's), allocated now: allocating after the products left both GPUs idle (H200).
+        let blocks = column_blocks(n, split.devices.len());
+        let scratch: Vec<Option<DeviceMatrix<T>>> = split
+            .devices
+            .iter()
+            .zip(&blocks)
+            .map(|(&d, &(_, nj))| {
+                (nj > 0)
+                    .then(|| self.alloc_matrix::<T>(d, m, nj))
+                    .transpose()
+            })
+            .collect::<Result<_>>()
+            .map_err(untouched)?;
         let ranges = ksplit::ranges(&split.k);
         let [a, b, c] = *operands;
         let targets: Vec<RawTile> = partials.iter().map(|p| p.raw()).collect();
@@ -227,16 +241,17 @@ impl DevicePool {
             lock(&steps).take_sub(r, *origin);
         }
         // Every block reduced before any is written: a failure leaves C as it was.
-        let blocks = column_blocks(n, split.devices.len());
         let reduced: Vec<Result<()>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..split.devices.len())
-                .map(|owner| {
+                .filter_map(|owner| scratch[owner].as_ref().map(|tmp| (owner, tmp)))
+                .map(|(owner, tmp)| {
                     let (partials, steps, blocks) = (&partials, &steps, &blocks);
                     s.spawn(move || {
                         self.reduce_block(
                             owner,
                             split.devices[owner],
                             partials,
+                            tmp,
                             blocks[owner],
                             beta,
                             c,
@@ -251,6 +266,21 @@ impl DevicePool {
             .into_iter()
             .collect::<Result<Vec<()>>>()
             .map_err(untouched)?;
+        // The blocks go out all at once, under one entry for the whole of C: each copy entering
+        // on its own, the second waited for the first (two H200s: 2.6 ms for the pair of
+        // 67 MB blocks against 1.3 ms for one).
+        let devices: Vec<Arc<dyn Device>> = split
+            .devices
+            .iter()
+            .map(|&d| self.devices[d].clone())
+            .collect();
+        let region = [(c.addr, c.extent_bytes(), HostAccess::ReadWrite)];
+        let host_c = c.space.is_host();
+        let entered = if host_c {
+            Some(self.enter(&devices, &region).map_err(untouched)?)
+        } else {
+            None
+        };
         let written: Vec<Result<()>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..split.devices.len())
                 .filter(|&owner| blocks[owner].1 > 0)
@@ -260,7 +290,11 @@ impl DevicePool {
                     let (steps, d) = (&steps, split.devices[owner]);
                     s.spawn(move || {
                         let t = Instant::now();
-                        self.copy_blocking(acc, dst)?;
+                        if host_c {
+                            self.copy_entered(acc, dst)?;
+                        } else {
+                            self.copy_blocking(acc, dst)?;
+                        }
                         lock(steps).push(d, Activity::WriteBack, "C out", t, dst.bytes() as u64);
                         Ok(())
                     })
@@ -268,6 +302,7 @@ impl DevicePool {
                 .collect();
             join_all(handles)
         });
+        drop(entered);
         written
             .into_iter()
             .collect::<Result<Vec<()>>>()
@@ -293,6 +328,7 @@ impl DevicePool {
         owner: usize,
         d: usize,
         partials: &[DeviceMatrix<T>],
+        tmp: &DeviceMatrix<T>,
         (j0, nj): (usize, usize),
         beta: T,
         c: RawTile,
@@ -311,7 +347,6 @@ impl DevicePool {
             .first()
             .cloned()
             .ok_or_else(|| Error::internal(format!("{label} has no compute queue")))?;
-        let tmp = self.alloc_matrix::<T>(d, m, nj)?;
         let mut staged: Vec<T> = Vec::new();
         let add = |scale: T, what: &'static str| -> Result<()> {
             let t = Instant::now();

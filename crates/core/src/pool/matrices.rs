@@ -166,6 +166,22 @@ impl DevicePool {
         link.queue().synchronize()
     }
 
+    /// A copy between spaces with a link, inside an entry ([`DevicePool::enter`]) the caller
+    /// holds for the host regions it touches: [`DevicePool::copy_blocking`] without entering.
+    pub(super) fn copy_entered(&self, src: RawTile, dst: RawTile) -> Result<()> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        let link = self
+            .link(src.space, dst.space)
+            .ok_or_else(|| Error::Unsupported {
+                device: format!("{:?}", dst.space),
+                detail: format!("no link {:?}->{:?}", src.space, dst.space),
+            })?;
+        link.copy(&src, &dst)?;
+        link.queue().synchronize()
+    }
+
     /// Makes a host buffer ready for every accelerator's DMA engine now (page-locking it once,
     /// as a call given it would), so that calls on it, or on views inside it, find it
     /// registered. For buffers that many calls read piecewise (a distributed GEMM's local
