@@ -25,14 +25,7 @@
 #include <random>
 #include <vector>
 
-#define CK(x)                                                                               \
-    do {                                                                                    \
-        cudaError_t e_ = (x);                                                               \
-        if (e_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));      \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
+#include "cuda_check.h"
 
 struct Region {
     char *host;

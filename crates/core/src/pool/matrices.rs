@@ -156,14 +156,7 @@ impl DevicePool {
                 .map(|(t, access)| (t.addr, t.extent_bytes(), access))
                 .collect();
         let _call = self.enter(&users, &regions)?;
-        let link = self
-            .link(src.space, dst.space)
-            .ok_or_else(|| Error::Unsupported {
-                device: format!("{:?}", dst.space),
-                detail: format!("no link {:?}->{:?}", src.space, dst.space),
-            })?;
-        link.copy(&src, &dst)?;
-        link.queue().synchronize()
+        self.copy_entered(src, dst)
     }
 
     /// A copy between spaces with a link, inside an entry ([`DevicePool::enter`]) the caller
