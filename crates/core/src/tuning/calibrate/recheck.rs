@@ -227,18 +227,6 @@ pub fn recheck(
             pairs.len()
         )));
     }
-    // Tables a newer calibration measures cannot be re-checked into a profile that lacks them.
-    let near = crate::model::link::NEAR_PITCH;
-    if let Some(l) = previous
-        .links
-        .iter()
-        .find(|l| l.strided_near.is_empty() && l.strided.iter().any(|&(col, _)| col < near))
-    {
-        return Ok(Recheck::other_hardware(format!(
-            "link {} has no near-pitch copy table (a profile from an older hetblas)",
-            l.name
-        )));
-    }
     let opts = recheck_options();
     let mut tr = Tracker::new(pairs.len() + 1, progress);
     let mut out = Recheck {
