@@ -266,8 +266,9 @@ fn device_state(
     Ok((st, pd))
 }
 
-/// The `n` C tiles whose last product comes last in `steps`.
-fn last_finished(steps: &[Step], n: usize) -> HashSet<(usize, usize)> {
+/// The `n` C tiles whose last product comes last in `steps` (the fold tail; the model's
+/// replay picks it the same way).
+pub(crate) fn last_finished(steps: &[Step], n: usize) -> HashSet<(usize, usize)> {
     steps
         .iter()
         .rev()

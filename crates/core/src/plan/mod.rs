@@ -18,7 +18,7 @@ pub mod tiling;
 pub mod tri;
 
 pub use builder::build;
-pub(crate) use builder::{build_steps, step_lead};
+pub(crate) use builder::{build_steps, last_finished, step_lead};
 pub use task::{
     BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, PlanStats, QueueId, Source, Task, TaskId,
     TaskKind, TileLoc,
