@@ -274,13 +274,9 @@ impl DevicePool {
             .iter()
             .map(|&d| self.devices[d].clone())
             .collect();
+        // C is in host memory (`k_split_choice` splits K only then).
         let region = [(c.addr, c.extent_bytes(), HostAccess::ReadWrite)];
-        let host_c = c.space.is_host();
-        let entered = if host_c {
-            Some(self.enter(&devices, &region).map_err(untouched)?)
-        } else {
-            None
-        };
+        let entered = self.enter(&devices, &region).map_err(untouched)?;
         let written: Vec<Result<()>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..split.devices.len())
                 .filter(|&owner| blocks[owner].1 > 0)
@@ -290,11 +286,7 @@ impl DevicePool {
                     let (steps, d) = (&steps, split.devices[owner]);
                     s.spawn(move || {
                         let t = Instant::now();
-                        if host_c {
-                            self.copy_entered(acc, dst)?;
-                        } else {
-                            self.copy_blocking(acc, dst)?;
-                        }
+                        self.copy_entered(acc, dst)?;
                         lock(steps).push(d, Activity::WriteBack, "C out", t, dst.bytes() as u64);
                         Ok(())
                     })
