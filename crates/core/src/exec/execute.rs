@@ -195,60 +195,64 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
         wake: (Mutex::new(()), Condvar::new()),
     };
     let t0 = Instant::now();
-    let mut outs: Vec<WorkerOut> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..plan.devices.len())
-            .map(|d| {
-                let shared = &shared;
-                std::thread::Builder::new()
-                    .name(format!("hetblas-issue{d}"))
-                    .spawn_scoped(s, move || {
-                        let mut out = WorkerOut::default();
-                        // A panic in a backend while issuing is that device's fault, with its
-                        // message; the partial record of what was issued survives it.
-                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            worker(shared, d, &mut out)
-                        }));
-                        let stop = match r {
-                            Ok(Ok(())) => None,
-                            Ok(Err(stop)) => Some(stop),
-                            Err(p) => Some(Stop::Fault(Error::DeviceLost {
-                                device: req.devices[d].info().label(),
-                                detail: format!(
-                                    "backend panicked: {}",
-                                    crate::host_queue::panic_message(&p)
-                                ),
-                            })),
-                        };
-                        if stop.is_some() {
-                            shared.stopped[d].store(true, Ordering::SeqCst);
-                            let _g = shared.wake.0.lock();
-                            shared.wake.1.notify_all();
-                        }
-                        out.stop = stop;
-                        out
-                    })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .enumerate()
-            .map(|(d, h)| match h {
-                Ok(h) => h.join().unwrap_or_else(|p| WorkerOut {
-                    stop: Some(Stop::Fault(Error::internal(format!(
-                        "issue worker panicked: {}",
-                        crate::host_queue::panic_message(&p)
-                    )))),
-                    ..WorkerOut::default()
-                }),
-                Err(e) => WorkerOut {
-                    stop: Some(Stop::Fault(Error::internal(format!(
-                        "cannot start issue worker {d}: {e}"
-                    )))),
-                    ..WorkerOut::default()
-                },
-            })
-            .collect()
-    });
+    // One device's worker, with what stopped it. A panic in a backend while issuing is that
+    // device's fault, with its message; the partial record of what was issued survives it.
+    let run_worker = |d: usize| {
+        let mut out = WorkerOut::default();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            worker(&shared, d, &mut out)
+        }));
+        let stop = match r {
+            Ok(Ok(())) => None,
+            Ok(Err(stop)) => Some(stop),
+            Err(p) => Some(Stop::Fault(Error::DeviceLost {
+                device: req.devices[d].info().label(),
+                detail: format!("backend panicked: {}", crate::host_queue::panic_message(&p)),
+            })),
+        };
+        if stop.is_some() {
+            shared.stopped[d].store(true, Ordering::SeqCst);
+            let _g = shared.wake.0.lock();
+            shared.wake.1.notify_all();
+        }
+        out.stop = stop;
+        out
+    };
+    // One device's plan is issued on the calling thread: starting and joining an issue thread
+    // cost sub-millisecond calls on H200 0.1-0.2 ms each (0.22-0.53 ms against 0.12-0.30).
+    let mut outs: Vec<WorkerOut> = if plan.devices.len() == 1 {
+        vec![run_worker(0)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..plan.devices.len())
+                .map(|d| {
+                    let run_worker = &run_worker;
+                    std::thread::Builder::new()
+                        .name(format!("hetblas-issue{d}"))
+                        .spawn_scoped(s, move || run_worker(d))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .enumerate()
+                .map(|(d, h)| match h {
+                    Ok(h) => h.join().unwrap_or_else(|p| WorkerOut {
+                        stop: Some(Stop::Fault(Error::internal(format!(
+                            "issue worker panicked: {}",
+                            crate::host_queue::panic_message(&p)
+                        )))),
+                        ..WorkerOut::default()
+                    }),
+                    Err(e) => WorkerOut {
+                        stop: Some(Stop::Fault(Error::internal(format!(
+                            "cannot start issue worker {d}: {e}"
+                        )))),
+                        ..WorkerOut::default()
+                    },
+                })
+                .collect()
+        })
+    };
 
     // Whatever happened, nothing may still run on the caller's memory when we return.
     let mut faults: Vec<(usize, Error)> = Vec::new();
