@@ -240,6 +240,29 @@ pub const WIDE_PITCH: usize = 32768 * 8;
 /// columns 1 KiB apart moved at the contiguous rate, alone or not.
 pub const NEAR_PITCH: usize = 4096 * 8;
 
+/// A strided table as calibration measures it (per column length `c` in bytes, the speed of one
+/// square f64 tile of `c / 8` columns, per-copy latency included) as [`TileLink::tile_time`]
+/// uses it: the speed once the copy runs, since `tile_time` adds `latency_s` itself. Left as it
+/// was, a tile paid its latency twice: on H200 the 2-4 KiB columns of sub-millisecond calls'
+/// tiles (0.5-2 MB) were priced at 31-43 GB/s where they moved at 46-53 (the tables' own
+/// copies, less 5.3 us each). At most `contiguous`, and a copy keeps at least half its
+/// measured time.
+pub fn without_latency(
+    table: &[(usize, f64)],
+    latency_s: f64,
+    contiguous: f64,
+) -> Vec<(usize, f64)> {
+    table
+        .iter()
+        .map(|&(col_bytes, bps)| {
+            let bytes = (col_bytes * col_bytes / 8) as f64;
+            let t = bytes / bps.max(1.0);
+            let net = (t - latency_s.max(0.0)).max(0.5 * t);
+            (col_bytes, (bytes / net).min(contiguous.max(bps)))
+        })
+        .collect()
+}
+
 impl TileLink {
     /// Seconds to move a `rows x cols` tile of `elem`-byte elements whose host side has a
     /// pitch of `pitch_bytes`; `contiguous` when the host side is one run of memory (the tile

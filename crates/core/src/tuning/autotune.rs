@@ -556,11 +556,14 @@ pub fn choose(
     )
 }
 
-/// What every call costs a GPU whatever its size (registration checks, issue threads, events,
-/// the final synchronisation). Fitted with [`GPU_TASK_ISSUE_S`] to the sub-millisecond calls
-/// of the seeded validation set (seed 2026) on H200: 0.21-0.36 ms measured for 7-25 tasks.
-/// (0.3 ms stood while the energy meter's reads were timed with each call.)
-pub const GPU_CALL_SETUP_S: f64 = 0.15e-3;
+/// What every call costs a GPU whatever its size (registration checks, events, the final
+/// synchronisation). On H200 (`callcost`, host operands) a call spent 61-68 us deciding,
+/// planning and entering (most of it the synchronous probes that verify the cached host
+/// registrations of A, B and C), 11-13 us to its first task and 3-17 us after its last. It
+/// was 0.15 ms while each call also started an issue thread per device (now one device's
+/// plan is issued on the calling thread: sub-millisecond calls ran in 0.12-0.30 ms instead of
+/// 0.22-0.53). Fitted with [`GPU_TASK_ISSUE_S`] to the seeded set of seed 2034.
+pub const GPU_CALL_SETUP_S: f64 = 0.08e-3;
 
 /// Smallest square tile weighed for problems of 4096 and more: smaller tiles never won a
 /// measured sweep on H200 (512 tiles took 2x the best on 4096^3), and the model, which sees

@@ -232,13 +232,16 @@ impl LinkProfile {
         if let Some(s) = self.strided_bid_slowdown {
             model.bid_slowdown = model.bid_slowdown.max(s);
         }
+        let net = |t: &[(usize, f64)]| {
+            crate::model::link::without_latency(t, model.latency_s, model.bytes_per_sec())
+        };
         crate::model::link::TileLink {
+            strided: net(&self.strided),
+            wide: net(&self.strided_wide),
+            busy: net(&self.strided_busy),
+            near: net(&self.strided_near),
+            near_busy: net(&self.strided_near_busy),
             model,
-            strided: self.strided.clone(),
-            wide: self.strided_wide.clone(),
-            busy: self.strided_busy.clone(),
-            near: self.strided_near.clone(),
-            near_busy: self.strided_near_busy.clone(),
         }
     }
 
