@@ -562,18 +562,21 @@ pub fn choose(
 /// registrations of A, B and C), 11-13 us to its first task and 3-17 us after its last. It
 /// was 0.15 ms while each call also started an issue thread per device (now one device's
 /// plan is issued on the calling thread: sub-millisecond calls ran in 0.12-0.30 ms instead of
-/// 0.22-0.53). Fitted with [`GPU_TASK_ISSUE_S`] to the seeded set of seed 2034.
-pub const GPU_CALL_SETUP_S: f64 = 0.08e-3;
+/// 0.22-0.53). Fitted with [`GPU_TASK_ISSUE_S`] to the seeded sets of seeds 2034 and 2035
+/// (0.055-0.07 ms gave a median |error| of 2.8-3.3% at the chosen points; 0.065 the lowest).
+pub const GPU_CALL_SETUP_S: f64 = 0.065e-3;
 
 /// Smallest square tile weighed for problems of 4096 and more: smaller tiles never won a
 /// measured sweep on H200 (512 tiles took 2x the best on 4096^3), and the model, which sees
 /// their per-task costs only roughly, rated 512 and 768 best there.
 pub const MIN_GPU_TILE: usize = 1024;
 
-/// Host time to issue one task of a GPU plan (events, stream waits, the library call):
-/// on H200, 4096^3 DGEMM in 512 tiles (768 tasks) took 16.4 ms where the pipeline needs 9
-/// (9.6 us a task), and the seeded set's small calls gained 7-9 us per task.
-pub const GPU_TASK_ISSUE_S: f64 = 10e-6;
+/// Host time to issue one task of a GPU plan (events, stream waits, the library call). It was
+/// 10 us while each call started an issue thread (4096^3 DGEMM in 512 tiles, 768 tasks, took
+/// 16.4 ms on H200 where the pipeline needs 9); issued on the calling thread, traced
+/// sub-millisecond calls spent 8-10 us a task with two timing events each, and 4-6 us fitted
+/// the seeded sets of seeds 2034 and 2035 equally.
+pub const GPU_TASK_ISSUE_S: f64 = 5e-6;
 
 /// A host fold is chosen when the model predicts it at most this fraction of the time without
 /// (measurement noise). It was 0.9 while folds started threads per tile and their speed was
