@@ -134,6 +134,9 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
     fn host_prepared(&self, addr: u64, bytes: usize, access: HostAccess) -> Result<bool> {
         self.pins.check(addr, bytes, access)
     }
+    fn hosts_prepared(&self, regions: &[(u64, usize, HostAccess)]) -> Result<bool> {
+        self.pins.check_all(regions)
+    }
     fn release_host(&self, addr: u64, bytes: usize) -> Result<()> {
         self.pins.release(addr, bytes)
     }

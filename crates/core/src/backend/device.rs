@@ -78,6 +78,16 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn host_prepared(&self, _addr: u64, _bytes: usize, _access: HostAccess) -> Result<bool> {
         Ok(true)
     }
+    /// [`host_prepared`](Self::host_prepared) of every region: `true` when each is. A backend
+    /// that verifies registrations by copies overrides it to wait for all at once.
+    fn hosts_prepared(&self, regions: &[(u64, usize, HostAccess)]) -> Result<bool> {
+        for &(addr, bytes, access) in regions {
+            if !self.host_prepared(addr, bytes, access)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
     /// Forgets whatever `prepare_host` kept for `[addr, addr + bytes)` (page-locking): call it
     /// before freeing a buffer that was passed to hetblas, while no call is running.
     fn release_host(&self, _addr: u64, _bytes: usize) -> Result<()> {

@@ -286,15 +286,13 @@ impl DevicePool {
         let beside = self.beside_others();
         let mut waited = t.elapsed().as_secs_f64();
         let mut ready = true;
-        'check: for &(addr, bytes, access) in regions {
-            for d in accelerators() {
-                if !d
-                    .host_prepared(addr, bytes, access)
-                    .map_err(|e| e.on_device(&d.info().label()))?
-                {
-                    ready = false;
-                    break 'check;
-                }
+        for d in accelerators() {
+            if !d
+                .hosts_prepared(regions)
+                .map_err(|e| e.on_device(&d.info().label()))?
+            {
+                ready = false;
+                break;
             }
         }
         if ready {
