@@ -680,7 +680,9 @@ mod tests {
         assert_eq!(c.stats().hits, 5);
         // Empty ranges and ranges no registration holds (an input: not staged) decide alone.
         assert!(c.check_all(&[(b, 0, HostAccess::Read)]).unwrap());
-        assert!(!c.check_all(&[all[0], (0x7000_0000, len, HostAccess::Read)]).unwrap());
+        assert!(!c
+            .check_all(&[all[0], (0x7000_0000, len, HostAccess::Read)])
+            .unwrap());
         assert!(!c.check(b, len, HostAccess::Read).unwrap());
     }
 

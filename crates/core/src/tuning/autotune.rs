@@ -556,15 +556,16 @@ pub fn choose(
     )
 }
 
-/// What every call costs a GPU whatever its size (registration checks, events, the final
-/// synchronisation). On H200 (`callcost`, host operands) a call spent 61-68 us deciding,
-/// planning and entering (most of it the synchronous probes that verify the cached host
-/// registrations of A, B and C), 11-13 us to its first task and 3-17 us after its last. It
-/// was 0.15 ms while each call also started an issue thread per device (now one device's
-/// plan is issued on the calling thread: sub-millisecond calls ran in 0.12-0.30 ms instead of
-/// 0.22-0.53). Fitted with [`GPU_TASK_ISSUE_S`] to the seeded sets of seeds 2034 and 2035
-/// (0.055-0.07 ms gave a median |error| of 2.8-3.3% at the chosen points; 0.065 the lowest).
-pub const GPU_CALL_SETUP_S: f64 = 0.065e-3;
+/// What every call costs a GPU whatever its size (the checks of its host registrations,
+/// events, the final synchronisation). On H200 (`callcost`, host operands) a call spent
+/// 35-46 us deciding, planning and entering (mostly the probes that verify the cached
+/// registrations of A, B and C, now issued together and waited for once: 61-68 us one after
+/// another), 15-28 us to its first task and little after its last. It was 0.15 ms while each
+/// call also started an issue thread per device: one device's plan is now issued on the
+/// calling thread, and sub-millisecond calls ran in 0.07-0.29 ms instead of 0.22-0.53. Fitted
+/// with [`GPU_TASK_ISSUE_S`] to the seeded sets of seeds 2034 and 2035 (0.03-0.05 ms: median
+/// |error| 2.8-3.5% at the chosen points, 0.04 the lowest).
+pub const GPU_CALL_SETUP_S: f64 = 0.04e-3;
 
 /// Smallest square tile weighed for problems of 4096 and more: smaller tiles never won a
 /// measured sweep on H200 (512 tiles took 2x the best on 4096^3), and the model, which sees
