@@ -98,6 +98,28 @@ pub fn par_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
 }
 
 /// Median of a sample (sorts it).
+/// The runtime of the one-GPU harnesses (`validate`, `callcost`): `emulated` host-emulated
+/// devices when non-zero, else the CUDA GPUs and the CPU; and the index of its first device
+/// that is not the CPU. The CPU is in the runtime, as it is by default, and left out of the
+/// harnesses' calls: without a device that can finish a failed call, every call keeps the
+/// undo log of C (a host copy of C per call), which made the problems whose C is large next
+/// to their work (small K) 3-10x slower than the same calls from the CLI (H200, 2026-11-23).
+pub fn harness_runtime(emulated: usize) -> Result<(hetblas::Runtime, usize), String> {
+    let rt = if emulated > 0 {
+        hetblas::Runtime::builder().emulated(emulated).build()
+    } else {
+        hetblas::Runtime::builder().only(&["cuda", "cpu"]).build()
+    }
+    .map_err(|e| e.to_string())?;
+    println!("{}", rt.profile_status());
+    let accelerator = rt
+        .devices()
+        .iter()
+        .position(|d| d.info().kind != hetblas_core::DeviceKind::Cpu)
+        .ok_or("no accelerator")?;
+    Ok((rt, accelerator))
+}
+
 pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     if v.is_empty() {

@@ -76,21 +76,11 @@ fn main() {
 }
 
 fn run(args: Args) -> Result<(), String> {
-    let rt = if args.emulated > 0 {
-        Runtime::builder().emulated(args.emulated).build()
-    } else {
-        Runtime::builder().only(&["cuda", "cpu"]).build()
-    }
-    .map_err(|e| e.to_string())?;
-    println!("{}", rt.profile_status());
+    let (rt, accelerator) = hetblas_bench::harness_runtime(args.emulated)?;
     let dev = match args.device {
         Some(d) if d < rt.devices().len() => d,
         Some(d) => return Err(format!("--device {d}: there are {}", rt.devices().len())),
-        None => rt
-            .devices()
-            .iter()
-            .position(|d| d.info().kind != hetblas_core::DeviceKind::Cpu)
-            .ok_or("no accelerator")?,
+        None => accelerator,
     };
     println!(
         "device {}; {} timed calls per shape and mode",

@@ -10,7 +10,6 @@ use hetblas_bench::{median, random_data};
 use hetblas_core::autotune::model_tile;
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::Blocking;
-use hetblas_core::DeviceKind;
 use std::io::Write;
 use std::time::Instant;
 
@@ -136,25 +135,10 @@ fn run(args: Args) -> Result<(), String> {
     if let Some(profile) = &args.rescore {
         return hetblas_bench::rescore::run(&args.csv, profile);
     }
-    // The CPU is in the runtime, as it is by default, and left out of every call: without a
-    // device that can finish a failed call, every call keeps the undo log of C (a host copy of
-    // C per call), which made the problems whose C is large next to their work (small K) 3-10x
-    // slower than the same calls from the CLI (H200, 2026-11-23).
-    let rt = if args.emulated > 0 {
-        Runtime::builder().emulated(args.emulated).build()
-    } else {
-        Runtime::builder().only(&["cuda", "cpu"]).build()
-    }
-    .map_err(|e| e.to_string())?;
-    println!("{}", rt.profile_status());
+    let (rt, gpu) = hetblas_bench::harness_runtime(args.emulated)?;
     let profile = rt
         .profile()
         .ok_or("no calibrated profile: run `hetblas calibrate` first")?;
-    let gpu = rt
-        .devices()
-        .iter()
-        .position(|d| d.info().kind != DeviceKind::Cpu)
-        .ok_or("no accelerator")?;
     let fresh = !args.append
         || std::fs::metadata(&args.csv)
             .map(|m| m.len() == 0)
