@@ -1,7 +1,8 @@
-//! The executor: one worker thread per device walks its part of the plan and issues every task on
-//! its queue, making the queue wait for the events of dependencies on other queues. Nothing waits
-//! on the host except a dependency on another backend's event; transfers of the next tiles thus
-//! run ahead of the compute of the current ones, bounded only by the slots the plan reuses.
+//! The executor: one worker per device (a thread of its own; the calling thread when the plan has
+//! one device) walks its part of the plan and issues every task on its queue, making the queue
+//! wait for the events of dependencies on other queues. Nothing waits on the host except a
+//! dependency on another backend's event; transfers of the next tiles thus run ahead of the
+//! compute of the current ones, bounded only by the slots the plan reuses.
 //!
 //! **Faults.** When a device fails (an error or a panic while issuing its task, or an error its
 //! queues report), its worker stops issuing at once; a worker that needs a task the failed
