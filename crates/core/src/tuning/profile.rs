@@ -229,13 +229,8 @@ impl LinkProfile {
     /// The link as tiles use it (contiguous model plus the strided table).
     pub fn tile_link(&self) -> crate::model::link::TileLink {
         let mut model = self.model();
-        // Tiles cross as 2D copies: where the duplex of those was measured, it is theirs. (It
-        // was the larger of the two, when tile copies had measured the slower; on the H200
-        // profile of 2026-11-24 the contiguous one came out 1.23 for host->device and the 2D
-        // one 1.05, and walking tiles of a 2 GiB matrix lost 1.10-1.12 both ways at once. With
-        // the 2D one, problems of the tuning seeds 2034-2035 beyond 7% fell from 18 to 9 of 80.)
         if let Some(s) = self.strided_bid_slowdown {
-            model.bid_slowdown = s;
+            model.bid_slowdown = model.bid_slowdown.max(s);
         }
         let net = |t: &[(usize, f64)]| {
             crate::model::link::without_latency(t, model.latency_s, model.bytes_per_sec())
