@@ -215,13 +215,10 @@ impl<A: GpuRuntime> GpuRegistrar<A> {
                     && A::copy_2d_async(&word(at, addr, CopyKind::DeviceToHost), q).is_ok();
             }
         }
+        // Waited for whatever was issued: nothing may still run when the scratch is used again.
         // SAFETY: the scratch's stream is live.
-        let done = issued && unsafe { A::stream_synchronize(q) }.is_ok();
-        if !done {
-            // Nothing issued may still run when the scratch is used again.
-            // SAFETY: as above.
-            let _ = unsafe { A::stream_synchronize(q) };
-        }
+        let synced = unsafe { A::stream_synchronize(q) }.is_ok();
+        let done = issued && synced;
         for (j, &(addr, _, _)) in ranges.iter().enumerate() {
             let old_first = flips[j].map(|(target, old, flipped)| {
                 // SAFETY: the output's first word, read above; the stream is done with it.

@@ -312,8 +312,9 @@ impl<R: Registrar> PinCache<R> {
         if self.policy == PinPolicy::Staging {
             return Ok(true);
         }
-        // The ranges a registration holds whole, with the registration's start.
-        let mut held: Vec<(u64, (u64, usize, HostAccess))> = Vec::new();
+        // Per range a registration holds whole: the registration's start, and the range's
+        // index in `to_verify` (none for a foreign registration, which is trusted).
+        let mut held: Vec<(u64, Option<usize>)> = Vec::new();
         let mut to_verify: Vec<(u64, usize, HostAccess)> = Vec::new();
         for &(addr, len, access) in ranges.iter().filter(|r| r.1 > 0) {
             let (s, e) = align(addr, len as u64);
@@ -332,10 +333,11 @@ impl<R: Registrar> PinCache<R> {
                     }
                 }
                 Some((start, foreign)) => {
-                    held.push((start, (addr, len, access)));
-                    if !foreign {
+                    let verify = (!foreign).then(|| {
                         to_verify.push((addr, len, access));
-                    }
+                        to_verify.len() - 1
+                    });
+                    held.push((start, verify));
                 }
             }
         }
@@ -351,13 +353,9 @@ impl<R: Registrar> PinCache<R> {
             }
         }
         let mut st = self.lock();
-        for (start, range) in held {
-            let stale = to_verify
-                .iter()
-                .zip(&verified)
-                .any(|(r, ok)| *r == range && !ok);
-            if stale {
-                continue;
+        for (start, verify) in held {
+            if verify.is_some_and(|i| !verified[i]) {
+                continue; // stale, staged this time
             }
             st.clock += 1;
             let now = st.clock;
