@@ -5,8 +5,8 @@
 #   bash scripts/gpu/tests.sh [options] [-- test-filter...]
 #     --no-hip           skip the HIP part
 #     --hip-only         only the HIP part
-#     --hip-tests LIST   test targets run through the shim (default conformance,no_device,pinning;
-#                        "all" runs every binary)
+#     --hip-tests LIST   test targets run through the shim (default
+#                        conformance,no_device,pinning,thread_device; "all" runs every binary)
 #     --require B        backend the first part requires (default cuda)
 #     plus env.sh's options (--out, --timeout, --dry-run)
 # Per-binary logs in $OUT/tests/; a summary of passed and failed tests at the end. With two or
@@ -14,7 +14,7 @@
 
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
-CUDA_PART=1 HIP_PART=1 HIP_TESTS=conformance,no_device,pinning REQUIRE=cuda FILTER=()
+CUDA_PART=1 HIP_PART=1 HIP_TESTS=conformance,no_device,pinning,thread_device REQUIRE=cuda FILTER=()
 while (($#)); do
     case $1 in
         --no-hip) HIP_PART=0; shift ;;

@@ -1,5 +1,6 @@
-//! The CUDA driver layer: library presence, error mapping (one helper, as wgpu-hal does), and the
-//! primary context of a device. Everything above this file speaks `hetblas_core::Error`.
+//! The CUDA driver layer: library presence, error mapping (one helper, as wgpu-hal does), the
+//! primary context of a device, and the calling thread's current context. Everything above
+//! this file speaks `hetblas_core::Error`.
 
 use cudarc::driver::sys;
 use hetblas_core::{Error, Result};
@@ -292,6 +293,23 @@ impl Context {
         )?;
         Ok(v)
     }
+}
+
+/// The context current on the calling thread (null when none is).
+pub fn current_context() -> Result<sys::CUcontext> {
+    let mut cur: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: writes one context handle.
+    check(unsafe { sys::cuCtxGetCurrent(&mut cur) }, "cuCtxGetCurrent")?;
+    Ok(cur)
+}
+
+/// Makes `ctx` current on the calling thread (null: none).
+///
+/// # Safety
+/// `ctx` is null or a context that has not been destroyed.
+pub unsafe fn set_current_context(ctx: sys::CUcontext) -> Result<()> {
+    // SAFETY: caller contract.
+    check(unsafe { sys::cuCtxSetCurrent(ctx) }, "cuCtxSetCurrent")
 }
 
 impl Drop for Context {

@@ -80,6 +80,8 @@ impl GpuRuntime for Cuda {
     const ALREADY_MAPPED: i64 = sys::CUresult::CUDA_ERROR_ALREADY_MAPPED as i64;
     type Library = Libraries;
     type Context = Context;
+    /// The thread's current context, null for none.
+    type Current = sys::CUcontext;
     type Stream = sys::CUstream;
     type Event = sys::CUevent;
     type Blas = cb::cublasHandle_t;
@@ -135,6 +137,13 @@ impl GpuRuntime for Cuda {
     }
     fn bind(ctx: &Context) -> Result<()> {
         ctx.bind()
+    }
+    fn current() -> Result<sys::CUcontext> {
+        crate::driver::current_context()
+    }
+    unsafe fn make_current(saved: sys::CUcontext) -> Result<()> {
+        // SAFETY: caller contract (a context current on this thread before, not destroyed).
+        unsafe { crate::driver::set_current_context(saved) }
     }
     fn mem_info(ctx: &Context) -> Result<(usize, usize)> {
         ctx.mem_info()

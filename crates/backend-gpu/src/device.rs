@@ -1,5 +1,6 @@
 //! A GPU of runtime `A` as a hetblas device.
 
+use crate::current::CurrentGuard;
 use crate::memory::DeviceBuffer;
 use crate::registration::PinCache;
 use crate::runtime::GpuRuntime;
@@ -7,6 +8,7 @@ use crate::stream::GpuStream;
 use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::{
     Buffer, Device, DeviceInfo, DeviceKind, Error, HostAccess, Kernel, MemorySpace, Queue, Result,
+    ThreadContext,
 };
 use std::any::Any;
 use std::sync::Arc;
@@ -145,6 +147,9 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
     }
     fn owns_address(&self, addr: u64) -> bool {
         A::device_of_address(addr) == Some(A::ordinal(&self.ctx))
+    }
+    fn keep_thread_context(&self) -> Option<ThreadContext> {
+        Some(ThreadContext::new(CurrentGuard::<A>::save()))
     }
     fn as_any(&self) -> &dyn Any {
         self

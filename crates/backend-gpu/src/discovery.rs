@@ -2,6 +2,7 @@
 //! and one device->host link per GPU, each on its own stream, and a peer link (on a stream of
 //! the destination) for every ordered pair of GPUs with direct access.
 
+use crate::current::CurrentGuard;
 use crate::device::GpuDevice;
 use crate::link::{End, GpuLink};
 use crate::registration::GpuRegistrar;
@@ -24,6 +25,9 @@ impl<A: GpuRuntime> GpuDiscovery<A> {
     /// `Unavailable` with the reason (library not found, no device, a filter selecting none).
     pub fn find() -> Result<Self> {
         let lib = A::init()?;
+        // Discovery binds every device on this thread (the drop-in library discovers inside
+        // the caller's first BLAS call): what the caller had current stays current.
+        let _caller = CurrentGuard::<A>::save();
         let count = A::device_count(&lib)?;
         let filter = std::env::var(A::DEVICES_VAR).ok();
         let ordinals = hetblas_core::device::select_ordinals(

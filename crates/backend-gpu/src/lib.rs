@@ -16,7 +16,11 @@
 //!   memory that is not registered;
 //! - [`registration`]: the runtime's side of the host registration cache, with the one
 //!   verification of cached registrations;
-//! - [`discovery`]: devices, links and peer access.
+//! - [`discovery`]: devices, links and peer access;
+//! - [`current`]: the calling thread's current context, saved when a call enters and put back
+//!   when it returns ([`CurrentGuard`]; the pool takes one per call through
+//!   `Device::keep_thread_context`), so that the caller's own GPU code finds its context as it
+//!   left it.
 //!
 //! Fault injection: every GPU has a [`hetblas_core::fault::FaultInjector`]
 //! ([`GpuDevice::faults`], armed at discovery by `HETBLAS_FAULT`) checked before each kernel
@@ -26,6 +30,7 @@
 //! Per GPU: two compute streams with a BLAS handle each, one host->device and one
 //! device->host stream (both DMA engines busy at once), and one stream per peer link.
 
+pub mod current;
 pub mod device;
 pub mod discovery;
 pub mod kernel;
@@ -35,6 +40,7 @@ pub mod registration;
 pub mod runtime;
 pub mod stream;
 
+pub use current::CurrentGuard;
 pub use device::GpuDevice;
 pub use discovery::{GpuBackend, GpuDiscovery};
 pub use link::{End, GpuLink};

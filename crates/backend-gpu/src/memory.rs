@@ -1,5 +1,6 @@
 //! Device memory and page-locked host memory of runtime `A`.
 
+use crate::current::CurrentGuard;
 use crate::runtime::GpuRuntime;
 use hetblas_core::{Buffer, MemorySpace, Result};
 use std::sync::Arc;
@@ -39,6 +40,8 @@ impl<A: GpuRuntime> Buffer for DeviceBuffer<A> {
 
 impl<A: GpuRuntime> Drop for DeviceBuffer<A> {
     fn drop(&mut self) {
+        // Dropped on the caller's thread too (a `DeviceMatrix` it lets go of).
+        let _caller = CurrentGuard::<A>::save();
         if A::bind(&self.ctx).is_ok() {
             // SAFETY: frees the allocation once; the executor guarantees no pending use.
             unsafe { A::free(self.ptr) };
@@ -88,6 +91,7 @@ impl<A: GpuRuntime> Buffer for PinnedBuffer<A> {
 
 impl<A: GpuRuntime> Drop for PinnedBuffer<A> {
     fn drop(&mut self) {
+        let _caller = CurrentGuard::<A>::save();
         if A::bind(&self.ctx).is_ok() {
             // SAFETY: frees the allocation once; no queued copy still uses it.
             unsafe { A::host_free(self.ptr) };

@@ -14,6 +14,7 @@
 //! probes with it); this is the union: the runtime check costs one call, and 32 probe words
 //! cost the same single 2D copy as 16 while catching a partial remap of a buffer more often.
 
+use crate::current::CurrentGuard;
 use crate::memory::{DeviceBuffer, PinnedBuffer};
 use crate::runtime::{Copy2D, CopyKind, GpuRuntime};
 use crate::stream::GpuStream;
@@ -95,6 +96,9 @@ impl<A: GpuRuntime> Registrar for GpuRegistrar<A> {
     }
 
     fn unregister(&self, start: u64) -> Result<()> {
+        // The cache unregisters everything when dropped, on the thread that drops the last
+        // device (the caller's, outside any call).
+        let _caller = CurrentGuard::<A>::save();
         A::bind(&self.ctx)?;
         // SAFETY: `start` begins a registration of ours; no copy is in flight (cache contract).
         unsafe { A::host_unregister(start) }

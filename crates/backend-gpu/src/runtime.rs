@@ -3,9 +3,11 @@
 //! registration, kernels, discovery) is written once, generically, over it.
 //!
 //! Contract shared by every method: the generic layer makes the device's context current
-//! ([`GpuRuntime::bind`]) before a call that needs one; methods that take raw addresses or
-//! handles are `unsafe fn`s whose callers keep them valid; failures come back as
-//! `hetblas_core::Error` (the adapter maps its status codes in one helper).
+//! ([`GpuRuntime::bind`]) before a call that needs one, and puts back what the caller's thread
+//! had current when the call returns ([`GpuRuntime::current`], [`crate::CurrentGuard`]);
+//! methods that take raw addresses or handles are `unsafe fn`s whose callers keep them valid;
+//! failures come back as `hetblas_core::Error` (the adapter maps its status codes in one
+//! helper).
 
 use hetblas_core::pin::Registered;
 use hetblas_core::{GemmTile, RawTile, Result, ScalarValue};
@@ -96,6 +98,10 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     type Library: Send + Sync;
     /// One device, made current on a thread with [`bind`](Self::bind).
     type Context: Send + Sync + fmt::Debug;
+    /// What [`bind`](Self::bind) changes on a thread: the context current there (CUDA: a
+    /// `CUcontext`, null for none) or its device (HIP: an ordinal). A call saves it on entry
+    /// and makes it current again on return ([`crate::CurrentGuard`]).
+    type Current: Copy + PartialEq + fmt::Debug + 'static;
     type Stream: Copy + fmt::Debug;
     type Event: Copy + fmt::Debug;
     /// A BLAS handle, bound to one stream.
@@ -115,6 +121,14 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     fn describe(lib: &Self::Library, ctx: &Self::Context) -> Result<DeviceDescription>;
     /// Makes `ctx` current on the calling thread.
     fn bind(ctx: &Self::Context) -> Result<()>;
+    /// What is current on the calling thread (a thread-local read in the runtime).
+    fn current() -> Result<Self::Current>;
+    /// Makes `saved` current on the calling thread again.
+    ///
+    /// # Safety
+    /// `saved` came from [`current`](Self::current) on this thread, and what it names (a
+    /// context) has not been destroyed since.
+    unsafe fn make_current(saved: Self::Current) -> Result<()>;
     /// (free, total) bytes of device memory; binds `ctx`.
     fn mem_info(ctx: &Self::Context) -> Result<(usize, usize)>;
     /// Whether `dst` can read `src`'s memory directly (NVLink, xGMI, PCIe P2P).

@@ -2,6 +2,7 @@
 //! event of any device of its runtime; an event of another backend is a typed error: the
 //! executor resolves such dependencies on the host, on purpose (`Queue::can_wait`).
 
+use crate::current::CurrentGuard;
 use crate::runtime::GpuRuntime;
 use hetblas_core::{Error, Event, Queue, Result};
 use std::any::Any;
@@ -63,6 +64,7 @@ impl<A: GpuRuntime> Event for GpuEvent<A> {
 
 impl<A: GpuRuntime> Drop for GpuEvent<A> {
     fn drop(&mut self) {
+        let _caller = CurrentGuard::<A>::save();
         let _ = A::bind(&self.ctx);
         // SAFETY: destroys the event once; pending uses complete in the runtime.
         unsafe { A::event_destroy(self.raw) };
@@ -174,6 +176,8 @@ impl<A: GpuRuntime> Queue for GpuStream<A> {
 
 impl<A: GpuRuntime> Drop for GpuStream<A> {
     fn drop(&mut self) {
+        // Dropped on the caller's thread with the last handle on its device.
+        let _caller = CurrentGuard::<A>::save();
         if A::bind(&self.ctx).is_ok() {
             // SAFETY: finishes pending work; the stream is live.
             let _ = unsafe { A::stream_synchronize(self.raw) };

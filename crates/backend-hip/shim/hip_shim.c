@@ -568,6 +568,13 @@ HIPSHIM_API hipError_t hipGetDeviceCount(int *count)
 
 HIPSHIM_API hipError_t hipSetDevice(int device) { return tr(cudaSetDevice(device)); }
 
+HIPSHIM_API hipError_t hipGetDevice(int *device)
+{
+    if (!device)
+        return hipErrorInvalidValue;
+    return tr(cudaGetDevice(device));
+}
+
 HIPSHIM_API hipError_t hipDeviceGetAttribute(int *value, hipDeviceAttribute_t attr, int device)
 {
     enum cudaDeviceAttr a;

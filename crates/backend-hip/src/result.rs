@@ -1,7 +1,8 @@
 //! The checked layer over `sys`: one error-mapping helper ([`check`], as wgpu-hal's
 //! `map_host_device_oom_err`), library presence and initialisation ([`init`]), the per-thread
-//! current device ([`Context::bind`]), and a `Result`-returning wrapper for every runtime call
-//! the safe types make. Everything above this file speaks `hetblas_core::Error`.
+//! current device ([`Context::bind`], [`current_device`]), and a `Result`-returning wrapper for
+//! every runtime call the safe types make. Everything above this file speaks
+//! `hetblas_core::Error`.
 
 use crate::sys::{self, blas_status as st, err, HipError, HipEvent, HipMemcpyKind, HipStream};
 use crate::sys::{HipblasStatus, LoadError};
@@ -195,9 +196,7 @@ impl Context {
 
     /// Makes the device current on this thread.
     pub fn bind(&self) -> Result<()> {
-        let hip = api()?;
-        // SAFETY: sets this thread's current device; the ordinal came from enumeration.
-        check(unsafe { (hip.hipSetDevice)(self.ordinal) }, "hipSetDevice")
+        set_device(self.ordinal)
     }
 
     /// (free, total) bytes of device memory.
@@ -257,6 +256,22 @@ impl Context {
         }
         check(r, "hipDeviceEnablePeerAccess")
     }
+}
+
+/// The calling thread's current device. HIP has no "none": a thread that never set one has
+/// device 0.
+pub fn current_device() -> Result<c_int> {
+    let mut d: c_int = 0;
+    // SAFETY: writes one int.
+    check(unsafe { (api()?.hipGetDevice)(&mut d) }, "hipGetDevice")?;
+    Ok(d)
+}
+
+/// Makes device `ordinal` current on the calling thread (an ordinal out of range is an error
+/// status, not undefined behaviour).
+pub fn set_device(ordinal: c_int) -> Result<()> {
+    // SAFETY: sets this thread's current device, taking any int.
+    check(unsafe { (api()?.hipSetDevice)(ordinal) }, "hipSetDevice")
 }
 
 // Checked wrappers for the calls the safe types make. Those that take raw addresses are

@@ -34,6 +34,9 @@ impl GpuRuntime for Hip {
     const ALREADY_MAPPED: i64 = err::ALREADY_MAPPED as i64;
     type Library = Libraries;
     type Context = Context;
+    /// The thread's current device: HIP binds by `hipSetDevice`, and its per-context calls
+    /// (`hipCtxGetCurrent`, `hipCtxSetCurrent`) are deprecated.
+    type Current = std::ffi::c_int;
     type Stream = HipStream;
     type Event = HipEvent;
     type Blas = HipblasHandle;
@@ -82,6 +85,12 @@ impl GpuRuntime for Hip {
     }
     fn bind(ctx: &Context) -> Result<()> {
         ctx.bind()
+    }
+    fn current() -> Result<std::ffi::c_int> {
+        result::current_device()
+    }
+    unsafe fn make_current(saved: std::ffi::c_int) -> Result<()> {
+        result::set_device(saved)
     }
     fn mem_info(ctx: &Context) -> Result<(usize, usize)> {
         ctx.mem_info()

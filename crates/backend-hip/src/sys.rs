@@ -259,6 +259,7 @@ pub struct HipApi {
     pub hipInit: unsafe extern "C" fn(c_uint) -> HipError,
     pub hipGetDeviceCount: unsafe extern "C" fn(*mut c_int) -> HipError,
     pub hipSetDevice: unsafe extern "C" fn(c_int) -> HipError,
+    pub hipGetDevice: unsafe extern "C" fn(*mut c_int) -> HipError,
     pub hipDeviceGetAttribute:
         unsafe extern "C" fn(*mut c_int, HipDeviceAttribute, c_int) -> HipError,
     pub hipDeviceGetName: unsafe extern "C" fn(*mut c_char, c_int, c_int) -> HipError,
@@ -543,6 +544,7 @@ fn resolve_hip(lib: Library, path: String) -> Result<HipApi, String> {
         hipInit: required!(lib, path, "hipInit"),
         hipGetDeviceCount: required!(lib, path, "hipGetDeviceCount"),
         hipSetDevice: required!(lib, path, "hipSetDevice"),
+        hipGetDevice: required!(lib, path, "hipGetDevice"),
         hipDeviceGetAttribute: required!(lib, path, "hipDeviceGetAttribute"),
         hipDeviceGetName: required!(lib, path, "hipDeviceGetName"),
         hipDeviceTotalMem: required!(lib, path, "hipDeviceTotalMem"),

@@ -83,7 +83,9 @@ pub use problem::{matrix, operand, reference, scalar, sym, sym_reference};
 pub use problem::{Side, SymOp, SymProblem, Uplo};
 pub use tuning::{autotune, calibrate, profile};
 
-pub use device::{Backend, BackendStatus, Device, DeviceInfo, DeviceKind, Discovery};
+pub use device::{
+    Backend, BackendStatus, Device, DeviceInfo, DeviceKind, Discovery, ThreadContext,
+};
 pub use error::{Error, Result};
 pub use kernel::{GemmTile, Kernel, TriTile};
 pub use link::{Link, LinkKind};

@@ -2,7 +2,9 @@
 //! links with staging and registration, the registration probes, kernels on their streams,
 //! events) runs on CI. "Device" memory is host memory; every stream operation runs at once on
 //! the calling thread (a legal in-order stream); the BLAS is a naive loop. Two devices, with
-//! peer access between them.
+//! peer access between them. Each thread has a current context, as in CUDA: none at first, a
+//! device once `bind` or the caller's own code (`set_current`) makes one current; an
+//! allocation needs one.
 
 use hetblas_core::pin::Registered;
 use hetblas_core::{Error, GemmTile, RawTile, Result, ScalarValue, Trans};
@@ -53,8 +55,38 @@ pub fn forget_registration(start: u64) -> bool {
 }
 
 thread_local! {
-    /// The device bound on this thread (`bind`).
-    static BOUND: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+    /// The context current on this thread (`bind`, `make_current`): a device ordinal, or none,
+    /// as a CUDA thread starts.
+    static BOUND: std::cell::Cell<Option<i32>> = const { std::cell::Cell::new(None) };
+    /// How many times `make_current` ran on this thread.
+    static RESTORES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Makes `ctx` current on this thread, as the caller's own GPU code would (`None`: none).
+#[allow(
+    dead_code,
+    reason = "used by thread_context.rs; the other tests share the module"
+)]
+pub fn set_current(ctx: Option<i32>) {
+    BOUND.with(|b| b.set(ctx));
+}
+
+/// The context current on this thread.
+#[allow(
+    dead_code,
+    reason = "used by thread_context.rs; the other tests share the module"
+)]
+pub fn current() -> Option<i32> {
+    BOUND.with(|b| b.get())
+}
+
+/// How many times the GPU layer made a saved context current again on this thread.
+#[allow(
+    dead_code,
+    reason = "used by thread_context.rs; the other tests share the module"
+)]
+pub fn restores() -> usize {
+    RESTORES.with(|r| r.get())
 }
 
 fn alloc(bytes: usize) -> u64 {
@@ -112,6 +144,7 @@ impl GpuRuntime for Fake {
     const ALREADY_MAPPED: i64 = 208;
     type Library = ();
     type Context = i32;
+    type Current = Option<i32>;
     type Stream = u64;
     type Event = u64;
     type Blas = u64;
@@ -137,7 +170,15 @@ impl GpuRuntime for Fake {
         })
     }
     fn bind(ctx: &i32) -> Result<()> {
-        BOUND.with(|b| b.set(*ctx));
+        BOUND.with(|b| b.set(Some(*ctx)));
+        Ok(())
+    }
+    fn current() -> Result<Option<i32>> {
+        Ok(BOUND.with(|b| b.get()))
+    }
+    unsafe fn make_current(saved: Option<i32>) -> Result<()> {
+        RESTORES.with(|r| r.set(r.get() + 1));
+        BOUND.with(|b| b.set(saved));
         Ok(())
     }
     fn mem_info(_: &i32) -> Result<(usize, usize)> {
@@ -150,8 +191,12 @@ impl GpuRuntime for Fake {
         Ok(())
     }
     fn malloc(bytes: usize) -> Result<u64> {
+        // As in CUDA, an allocation needs a current context: the layer binds one first.
+        let owner = BOUND
+            .with(|b| b.get())
+            .ok_or_else(|| Error::internal("fake malloc with no context current"))?;
         let p = alloc(bytes);
-        state().owners.insert(p, BOUND.with(|b| b.get()));
+        state().owners.insert(p, owner);
         Ok(p)
     }
     unsafe fn free(ptr: u64) {

@@ -116,7 +116,37 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn owns_address(&self, _addr: u64) -> bool {
         false
     }
+    /// Saves what the calling thread has current in this device's runtime, which working on
+    /// the device changes on the thread that calls into it (a GPU's context), and returns a
+    /// guard that puts it back when dropped: a caller's own GPU code after a BLAS call must
+    /// find its context as it left it. `None` (the default) for devices that change no thread
+    /// state. Devices of one backend (`info().backend`) share that state: a pool keeps it
+    /// once per backend and call.
+    fn keep_thread_context(&self) -> Option<ThreadContext> {
+        None
+    }
     fn as_any(&self) -> &dyn Any;
+}
+
+/// A runtime's thread state saved by [`Device::keep_thread_context`], put back when dropped, on
+/// the thread that saved it (it is not `Send`).
+pub struct ThreadContext {
+    _restore: Box<dyn Any>,
+}
+
+impl ThreadContext {
+    /// Holds `guard`, whose `Drop` puts the saved state back.
+    pub fn new<G: 'static>(guard: G) -> ThreadContext {
+        ThreadContext {
+            _restore: Box::new(guard),
+        }
+    }
+}
+
+impl fmt::Debug for ThreadContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ThreadContext")
+    }
 }
 
 /// What a backend found on this machine.

@@ -26,6 +26,7 @@ impl DevicePool {
         opts: &CalibrationOptions,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<MachineProfile> {
+        let _thread = self.keep_thread_contexts();
         let _alone = self.alone();
         let links: Vec<Arc<dyn Link>> = self.links.values().cloned().collect();
         let host_alloc = self.calibration_host_alloc();
@@ -44,6 +45,7 @@ impl DevicePool {
         previous: &MachineProfile,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Recheck> {
+        let _thread = self.keep_thread_contexts();
         let _alone = self.alone();
         let links: Vec<Arc<dyn Link>> = self.links.values().cloned().collect();
         let host_alloc = self.calibration_host_alloc();

@@ -94,6 +94,7 @@ impl DevicePool {
         opts: &GemmOptions,
     ) -> Result<GemmReport> {
         let started = Instant::now();
+        let _thread = self.keep_thread_contexts();
         let (a, b, mut c) = (a.into(), b.into(), c.into());
         let (m, n, k) = gemm_shape(transa, transb, &a, &b, &c)?;
         let operands = [a.raw(), b.raw(), c.raw()];

@@ -19,6 +19,7 @@ impl DevicePool {
         rows: usize,
         cols: usize,
     ) -> Result<DeviceMatrix<T>> {
+        let _thread = self.keep_thread_contexts();
         let device = self.device(idx)?.clone();
         let bytes = rows
             .checked_mul(cols)
@@ -93,6 +94,7 @@ impl DevicePool {
 
     /// Copies a host matrix to device `idx`.
     pub fn upload<T: Scalar>(&self, idx: usize, host: MatRef<'_, T>) -> Result<DeviceMatrix<T>> {
+        let _thread = self.keep_thread_contexts();
         let m = self.alloc_matrix::<T>(idx, host.rows(), host.cols())?;
         self.copy_blocking(MatIn::Host(host).raw(), m.raw())?;
         Ok(m)
@@ -100,6 +102,7 @@ impl DevicePool {
 
     /// Copies a device matrix back into a host view of the same shape.
     pub fn download<T: Scalar>(&self, m: &DeviceMatrix<T>, mut host: MatMut<'_, T>) -> Result<()> {
+        let _thread = self.keep_thread_contexts();
         if (host.rows(), host.cols()) != (m.rows(), m.cols()) {
             return Err(Error::InvalidInput(format!(
                 "download of a {}x{} matrix into a {}x{} view",
@@ -186,6 +189,7 @@ impl DevicePool {
         if bytes == 0 {
             return Ok(());
         }
+        let _thread = self.keep_thread_contexts();
         let _alone = self.alone();
         for d in self.devices.iter().filter(|d| !d.space().is_host()) {
             d.prepare_host(addr, bytes, access)
@@ -200,6 +204,7 @@ impl DevicePool {
     /// (hetblas verifies and redoes such registrations itself, but other CUDA code in the
     /// process may trip over them).
     pub fn release_host<T>(&self, buffer: &[T]) -> Result<()> {
+        let _thread = self.keep_thread_contexts();
         let _alone = self.alone();
         for d in &self.devices {
             d.release_host(buffer.as_ptr() as u64, std::mem::size_of_val(buffer))?;

@@ -19,7 +19,7 @@ pub use sym::choose_block;
 pub use sym_tiles::{sym_pick, SYM_TIE};
 pub use tri::{SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport};
 
-use crate::device::Device;
+use crate::device::{Device, ThreadContext};
 use crate::error::{Error, Result};
 use crate::link::Link;
 use crate::memory::{HostAccess, MemorySpace};
@@ -60,6 +60,9 @@ pub struct DevicePool {
     /// The time origins of traced calls, per device (shared, so that concurrent traced calls
     /// do not wait for each other to take one).
     trace_epochs: crate::execute::TraceEpochs,
+    /// One device per backend: each call keeps the calling thread's context of its runtime
+    /// through it ([`DevicePool::keep_thread_contexts`]).
+    context_keepers: Vec<usize>,
 }
 
 impl std::fmt::Debug for DevicePool {
@@ -100,7 +103,17 @@ impl DevicePool {
             }
         }
         let link_set = map.keys().copied().collect();
+        let mut context_keepers: Vec<usize> = Vec::new();
+        for (i, d) in devices.iter().enumerate() {
+            if !context_keepers
+                .iter()
+                .any(|&k| devices[k].info().backend == d.info().backend)
+            {
+                context_keepers.push(i);
+            }
+        }
         Ok(DevicePool {
+            context_keepers,
             workspaces: Workspaces::new(devices.len()),
             devices,
             links: map,
@@ -195,6 +208,7 @@ impl DevicePool {
     /// Probes every failed device again (a small allocation, its compute queues synchronised)
     /// and takes those that answer back into calls. Returns the devices still failed.
     pub fn reprobe(&self) -> Vec<usize> {
+        let _thread = self.keep_thread_contexts();
         let mut f = workspace::lock(&self.failed);
         f.retain(|&i| {
             let d = &self.devices[i];
@@ -215,6 +229,7 @@ impl DevicePool {
     /// seconds. `None` without a profile, or when it lacks some device's GEMM rate.
     pub fn predict_gemm(&self, problem: &GemmProblem) -> Option<GemmPrediction> {
         let profile = self.profile()?;
+        let _thread = self.keep_thread_contexts();
         let tile = crate::autotune::provisional_tile(problem, None);
         let bw = |s, d| self.link_bandwidth(s, d);
         let c = crate::autotune::choose_pool_devices(
@@ -267,6 +282,7 @@ impl DevicePool {
     /// # Errors
     /// A backend's error unregistering a staging buffer (the buffer is freed anyway).
     pub fn release_workspaces(&self) -> Result<()> {
+        let _thread = self.keep_thread_contexts();
         let _alone = self.alone();
         self.workspaces.release_idle(&self.devices)
     }
@@ -311,6 +327,20 @@ impl DevicePool {
         Ok((CallGuard::Alone(alone), waited))
     }
 
+    /// Saves what the calling thread has current in each backend's runtime, put back when the
+    /// returned guards drop ([`Device::keep_thread_context`]). Every public entry that may
+    /// reach a device holds them for the whole call, declared first so that they drop last:
+    /// the call binds device contexts on this thread (registration checks, uploads and
+    /// downloads, the issue of a one-device plan), and the caller's own GPU code after the
+    /// call must find its context as it left it. Issue threads are the pool's own and need
+    /// none.
+    pub(super) fn keep_thread_contexts(&self) -> Vec<ThreadContext> {
+        self.context_keepers
+            .iter()
+            .filter_map(|&i| self.devices[i].keep_thread_context())
+            .collect()
+    }
+
     /// The read side of `calls`: a call that runs beside others.
     fn beside_others(&self) -> RwLockReadGuard<'_, ()> {
         // A poisoned lock only means a panic in another call; it guards no data.
@@ -332,6 +362,7 @@ enum CallGuard<'a> {
 
 impl Drop for DevicePool {
     fn drop(&mut self) {
+        let _thread = self.keep_thread_contexts();
         // The staging buffers may be page-locked by the devices: release before freeing.
         let _ = self.workspaces.release_idle(&self.devices);
     }

@@ -81,6 +81,7 @@ impl DevicePool {
         opts: &GemmOptions,
     ) -> Result<GemmReport> {
         let started = Instant::now();
+        let _thread = self.keep_thread_contexts();
         let op = checked_trans(op, T::DTYPE)?;
         let (a, mut c) = (a.into(), c.into());
         let problem = sym_shape(&op, &a, b.as_ref(), &c, T::DTYPE)?;
@@ -156,6 +157,7 @@ impl DevicePool {
         if let Some(t) = opts.tile {
             return t.max(1);
         }
+        let _thread = self.keep_thread_contexts();
         if self.sym_tiles_usable(p.dtype, opts) {
             if let Ok((t, _, _)) = self.sym_tiles_choice(p, opts) {
                 return t;
@@ -644,6 +646,7 @@ impl DevicePool {
     /// plans the call would run; for the recursive split, the GEMM of the same flops on the
     /// same devices (the off-diagonal GEMMs are most of the work). `None` without a profile.
     pub fn predict_sym(&self, p: &SymProblem) -> Option<super::GemmPrediction> {
+        let _thread = self.keep_thread_contexts();
         let opts = GemmOptions::default();
         if self.sym_tiles_usable(p.dtype, &opts) {
             // The simulated makespan of the plans the call would run.

@@ -128,6 +128,7 @@ impl DevicePool {
         let Some(profile) = self.profile() else {
             return Vec::new();
         };
+        let _thread = self.keep_thread_contexts();
         let passes = sym_passes(p, false);
         let order = p.op.order(p.n, p.k);
         let scratch = crate::plan::cache::PlanCache::default();

@@ -213,6 +213,7 @@ impl DevicePool {
         call: &TriCallOptions,
     ) -> Result<TriReport> {
         let started = Instant::now();
+        let _thread = self.keep_thread_contexts();
         let (a, mut b) = (a.into(), b.into());
         let (m, n) = (b.rows(), b.cols());
         let k = if opts.side == Side::Left { m } else { n };
@@ -355,6 +356,7 @@ impl DevicePool {
         locations: [MemorySpace; 2],
         call: &TriCallOptions,
     ) -> Result<TriDecision> {
+        let _thread = self.keep_thread_contexts();
         self.decide_tri(problem, locations, call)
     }
 

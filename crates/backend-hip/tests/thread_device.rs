@@ -1,0 +1,66 @@
+//! A call leaves the calling thread's current HIP device as it found it (skipped without HIP
+//! unless HETBLAS_REQUIRE=hip; needs two GPUs). HIP binds a device with `hipSetDevice` on the
+//! caller's thread; a program whose thread had GPU 1 current must still have it after a call
+//! that ran on GPU 0, or its next HIP calls go to GPU 0.
+
+use hetblas_core::fault::{FaultKind, FaultOp, FaultSpec};
+use hetblas_core::{DevicePool, Error, GemmOptions, MatMut, MatRef, Trans};
+use hetblas_hip::result::{current_device, set_device};
+use hetblas_hip::HipBackend;
+
+#[test]
+fn another_gpus_device_stays_current_after_a_call_on_gpu_0() {
+    let gpus = match HipBackend.discover_gpus() {
+        Ok(d) => d,
+        Err(Error::Unavailable { reason, .. }) => {
+            assert!(
+                !hetblas_conformance::required("hip"),
+                "HETBLAS_REQUIRE=hip but HIP is unavailable: {reason}"
+            );
+            eprintln!("SKIPPED (hip unavailable: {reason})");
+            return;
+        }
+        Err(other) => panic!("HIP discovery failed: {other}"),
+    };
+    if gpus.devices.len() < 2 {
+        eprintln!("SKIPPED (one HIP GPU; this test needs two)");
+        return;
+    }
+    let theirs = gpus.devices[1].context().ordinal;
+    let faults = gpus.devices[0].faults().clone();
+    let d = gpus.into_discovery();
+    let pool = DevicePool::new(d.devices, d.links).unwrap();
+    let n = 512;
+    let (a, b) = (vec![1.0f64; n * n], vec![2.0f64; n * n]);
+    // C = A B: every entry 2n.
+    let gemm = |opts: &GemmOptions| {
+        let mut c = vec![0.0f64; n * n];
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, n, n).unwrap(),
+            MatRef::packed(&b, n, n).unwrap(),
+            0.0,
+            MatMut::packed(&mut c, n, n).unwrap(),
+            opts,
+        )
+        .map(|_| assert!(c.iter().all(|&x| x == 2.0 * n as f64)))
+    };
+    for opts in [GemmOptions::default().devices([0]), GemmOptions::default()] {
+        set_device(theirs).unwrap();
+        gemm(&opts).expect("GEMM");
+        assert_eq!(
+            current_device().unwrap(),
+            theirs,
+            "after a GEMM ({:?})",
+            opts.devices
+        );
+    }
+    faults.arm([FaultSpec::new(0, FaultOp::Kernel, 1, FaultKind::Error)]);
+    set_device(theirs).unwrap();
+    let r = gemm(&GemmOptions::default().devices([0]));
+    faults.disarm();
+    assert!(r.is_err(), "{r:?}");
+    assert_eq!(current_device().unwrap(), theirs, "after a failed GEMM");
+}
