@@ -224,6 +224,14 @@ pub struct TileLink {
     pub near: Vec<(usize, f64)>,
     /// The same while the device computes.
     pub near_busy: Vec<(usize, f64)>,
+    /// 2D copies take the busy speed whether or not products run (where `busy` is measured).
+    /// True of host->device tile copies on H200: in pipeline timelines 16 KiB columns at
+    /// 182-201 KiB pitches moved at 33.5-35 GB/s with products under 4-15% of the copies
+    /// (125x6488x25167 f64, 404x6672x45561 f32; the busy table's rate, and what
+    /// `linkprobe.cu` measured beside DGEMM), not at the 49 GB/s of copies with nothing else
+    /// on the device. Device->host copies did blend: 43 GB/s for 8 KiB columns with 39% under
+    /// products (15107x10947x899 f32), between 49 alone and 33.5 beside DGEMM.
+    pub busy_always: bool,
 }
 
 /// Columns up to this many bytes move at the [`TileLink::busy`] speed whether or not products
@@ -239,6 +247,33 @@ pub const WIDE_PITCH: usize = 32768 * 8;
 /// moved at 51-55 GB/s under DGEMM and 4 KiB ones at 39, against 33 and 21 from 64 KiB up;
 /// columns 1 KiB apart moved at the contiguous rate, alone or not.
 pub const NEAR_PITCH: usize = 4096 * 8;
+
+/// The host pitch from which 2D copies of `row_bytes` columns move at the far
+/// ([`STRIDED_PITCH`]) rate: eight columns, at least twice [`NEAR_PITCH`] and at most
+/// [`STRIDED_PITCH`]. On H200 (`crates/bench/cuda/linkprobe.cu`, under DGEMM) 4 and 8 KiB
+/// columns already moved at their far rate 64 KiB apart (21 and 34 GB/s, against 21 and 33 at
+/// 128 KiB), while 16 KiB columns moved halfway there (41 GB/s, between 55 and 33).
+pub fn far_pitch(row_bytes: usize) -> usize {
+    row_bytes
+        .saturating_mul(8)
+        .clamp(2 * NEAR_PITCH, STRIDED_PITCH)
+}
+
+/// A strided table made non-decreasing in the column length: a 2D copy of longer columns (fewer,
+/// larger DMA bursts at the same pitch) is never slower than one of shorter columns. The
+/// calibrated tables dip where single copies landed in the slow of two modes (H200, busy host->
+/// device: 12 KiB columns at 18 GB/s and 16 KiB at 27, between 33 at 8 KiB and 48 at 32 KiB; in
+/// pipeline timelines 16 KiB columns moved at 33-37).
+pub fn monotone(table: &[(usize, f64)]) -> Vec<(usize, f64)> {
+    let mut best = 0.0f64;
+    table
+        .iter()
+        .map(|&(col_bytes, bps)| {
+            best = best.max(bps);
+            (col_bytes, best)
+        })
+        .collect()
+}
 
 /// A strided table as calibration measures it (per column length `c` in bytes, the speed of one
 /// square f64 tile of `c / 8` columns, per-copy latency included) as [`TileLink::tile_time`]
@@ -290,7 +325,7 @@ impl TileLink {
             alone
         } else {
             let busy = self.busy_bandwidth(row_bytes, pitch_bytes);
-            if row_bytes <= SHORT_COLUMN_BYTES {
+            if row_bytes <= SHORT_COLUMN_BYTES || self.busy_always {
                 // Short columns alone run at one of two speeds from copy to copy (H200, 8 KiB:
                 // 33 or 48 GB/s); in every pipeline timeline they ran at the busy speed.
                 busy
@@ -312,7 +347,8 @@ impl TileLink {
     }
 
     /// `far` (the rate at [`STRIDED_PITCH`] and beyond) carried to a nearer pitch: log-linear
-    /// in the pitch between `near` (at [`NEAR_PITCH`]) and `far`, and below [`NEAR_PITCH`]
+    /// in the pitch between `near` (at [`NEAR_PITCH`]) and `far` (from [`far_pitch`]), and
+    /// below [`NEAR_PITCH`]
     /// between the contiguous rate (columns back to back) and `near`. Unchanged without a near
     /// table or from [`STRIDED_PITCH`] up.
     fn toward_near(
@@ -335,7 +371,8 @@ impl TileLink {
         let ln = |x: usize| (x.max(1) as f64).ln();
         let pitch = pitch_bytes.max(row_bytes);
         if pitch >= NEAR_PITCH {
-            let f = (ln(pitch) - ln(NEAR_PITCH)) / (ln(STRIDED_PITCH) - ln(NEAR_PITCH));
+            let far_from = far_pitch(row_bytes);
+            let f = ((ln(pitch) - ln(NEAR_PITCH)) / (ln(far_from) - ln(NEAR_PITCH))).min(1.0);
             at_near + (far - at_near) * f
         } else {
             let span = (ln(NEAR_PITCH) - ln(row_bytes)).max(f64::MIN_POSITIVE);
@@ -391,6 +428,7 @@ mod tile_link_tests {
             busy: vec![],
             near: vec![],
             near_busy: vec![],
+            busy_always: false,
         };
         assert!((l.pitched_bandwidth(1024, STRIDED_PITCH) - 20e9).abs() < 1.0);
         assert!((l.pitched_bandwidth(8192, STRIDED_PITCH) - 30e9).abs() < 1e3);
@@ -426,9 +464,61 @@ mod tile_link_tests {
         }
     }
 
-    /// Nearer than [`STRIDED_PITCH`], 2D copies move towards the near tables at
-    /// [`NEAR_PITCH`] and the contiguous rate at a pitch of one column, log-linear in the
-    /// pitch; without near tables the pitch below [`STRIDED_PITCH`] does not count.
+    /// A dip in a calibrated table (one copy caught in the slow mode) does not survive: longer
+    /// columns keep the best rate of any shorter ones.
+    #[test]
+    fn monotone_tables_never_fall_with_longer_columns() {
+        let t = vec![(8192, 33e9), (12288, 18e9), (16384, 27e9), (32768, 48e9)];
+        assert_eq!(
+            monotone(&t),
+            vec![(8192, 33e9), (12288, 33e9), (16384, 33e9), (32768, 48e9)]
+        );
+        assert!(monotone(&[]).is_empty());
+    }
+
+    /// With `busy_always`, 2D copies of long columns take the busy speed even with no products
+    /// beside them; without it they blend by the share under products (short columns take
+    /// the busy speed either way).
+    #[test]
+    fn busy_always_prices_2d_copies_at_the_busy_speed_without_products() {
+        let blend = TileLink {
+            model: LinkModel::new(0.0, 55e9, 1.0),
+            strided: vec![(8192, 33e9), (16384, 49e9)],
+            wide: vec![],
+            busy: vec![(8192, 33e9), (16384, 34e9)],
+            near: vec![],
+            near_busy: vec![],
+            busy_always: false,
+        };
+        let always = TileLink {
+            busy_always: true,
+            ..blend.clone()
+        };
+        let bytes = 2048.0 * 2048.0 * 8.0;
+        let time = |l: &TileLink, load| l.tile_time(2048, 2048, 8, false, STRIDED_PITCH, load);
+        assert!((time(&blend, 0.0) - bytes / 49e9).abs() < 1e-9);
+        assert!((time(&always, 0.0) - bytes / 34e9).abs() < 1e-9);
+        assert!((time(&always, 1.0) - time(&blend, 1.0)).abs() < 1e-12);
+        // 8 KiB columns: the busy speed in both.
+        let short = |l: &TileLink| l.tile_time(1024, 1024, 8, false, STRIDED_PITCH, 0.0);
+        assert!((short(&blend) - short(&always)).abs() < 1e-12);
+    }
+
+    /// The far rate starts at eight columns' pitch, no nearer than twice the near pitch and no
+    /// farther than the strided pitch.
+    #[test]
+    fn far_pitch_is_eight_columns_within_the_measured_pitches() {
+        assert_eq!(far_pitch(4096), 2 * NEAR_PITCH);
+        assert_eq!(far_pitch(8192), 2 * NEAR_PITCH);
+        assert_eq!(far_pitch(12288), 96 * 1024);
+        assert_eq!(far_pitch(16384), STRIDED_PITCH);
+        assert_eq!(far_pitch(1 << 20), STRIDED_PITCH);
+        assert_eq!(far_pitch(usize::MAX), STRIDED_PITCH);
+    }
+
+    /// Nearer than [`far_pitch`], 2D copies move towards the near tables at [`NEAR_PITCH`] and
+    /// the contiguous rate at a pitch of one column, log-linear in the pitch; without near
+    /// tables the pitch below [`STRIDED_PITCH`] does not count.
     #[test]
     fn near_pitches_move_towards_the_near_tables_and_contiguous() {
         let far = TileLink {
@@ -438,10 +528,12 @@ mod tile_link_tests {
             busy: vec![(4096, 21e9), (16384, 33e9)],
             near: vec![],
             near_busy: vec![],
+            busy_always: false,
         };
         let l = TileLink {
             near: vec![(4096, 53e9), (16384, 55e9)],
             near_busy: vec![(4096, 39e9), (16384, 55e9)],
+            busy_always: false,
             ..far.clone()
         };
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b;
@@ -451,8 +543,13 @@ mod tile_link_tests {
         }
         assert!(close(l.busy_bandwidth(4096, NEAR_PITCH), 39e9));
         assert!(close(l.pitched_bandwidth(16384, NEAR_PITCH), 55e9));
-        // Halfway in log pitch between the near and the strided pitch: halfway in rate.
+        // 16 KiB columns reach the far rate at the strided pitch: halfway there in log
+        // pitch, halfway in rate. 4 KiB columns reach it at twice the near pitch.
         assert!(close(l.busy_bandwidth(16384, 2 * NEAR_PITCH), 44e9));
+        assert!(close(l.busy_bandwidth(4096, 2 * NEAR_PITCH), 21e9));
+        assert!(close(l.pitched_bandwidth(4096, 2 * NEAR_PITCH), 34e9));
+        let mid = (NEAR_PITCH as f64 * 2f64.sqrt()) as usize;
+        assert!((l.busy_bandwidth(4096, mid) - 30e9).abs() < 0.01e9);
         // Columns back to back are contiguous; a third of the way in log pitch towards the near
         // pitch (4 KiB columns 8 KiB apart), a third of the way towards the near rate.
         assert!(close(l.busy_bandwidth(4096, 4096), 55e9));

@@ -552,6 +552,7 @@ pub(crate) mod tests {
             busy: vec![],
             near: vec![],
             near_busy: vec![],
+            busy_always: false,
         }
     }
 

@@ -229,11 +229,20 @@ impl LinkProfile {
     /// The link as tiles use it (contiguous model plus the strided table).
     pub fn tile_link(&self) -> crate::model::link::TileLink {
         let mut model = self.model();
+        // Tiles cross as 2D copies: where the duplex of those was measured, it is theirs. On
+        // the H200 profile of 2026-11-24 the contiguous duplex came out 1.23 host->device and
+        // the 2D one 1.05, and walking tiles of a 2 GiB matrix lost 1.10-1.12 both ways at
+        // once (`linkprobe.cu`); slow 2D copies (8 KiB columns far apart) moved at 34 GB/s in
+        // both directions at once in a pipeline timeline (19032x24219x2266 f32, 2048 tiles).
         if let Some(s) = self.strided_bid_slowdown {
-            model.bid_slowdown = model.bid_slowdown.max(s);
+            model.bid_slowdown = s;
         }
         let net = |t: &[(usize, f64)]| {
-            crate::model::link::without_latency(t, model.latency_s, model.bytes_per_sec())
+            crate::model::link::monotone(&crate::model::link::without_latency(
+                t,
+                model.latency_s,
+                model.bytes_per_sec(),
+            ))
         };
         crate::model::link::TileLink {
             strided: net(&self.strided),
@@ -241,6 +250,7 @@ impl LinkProfile {
             busy: net(&self.strided_busy),
             near: net(&self.strided_near),
             near_busy: net(&self.strided_near_busy),
+            busy_always: self.kind == LinkKind::HostToDevice,
             model,
         }
     }
@@ -634,6 +644,27 @@ mod tests {
             .join(format!("hetblas-profile-test-{}-{tag}", std::process::id()))
             .join("sub")
             .join("profile.json")
+    }
+
+    /// Tile copies take the duplex slowdown of 2D copies where it was measured, monotone
+    /// strided tables, and host->device copies the busy speed whatever runs beside them.
+    #[test]
+    fn tile_links_take_the_2d_duplex_monotone_tables_and_busy_host_to_device() {
+        let p = sample();
+        let mut h2d = p.links[0].clone();
+        h2d.strided_bid_slowdown = Some(1.05);
+        h2d.strided_busy = vec![(8192, 33e9), (12288, 18e9), (32768, 48e9)];
+        let t = h2d.tile_link();
+        assert_eq!(t.model.bid_slowdown, 1.05);
+        assert!(t.busy_always);
+        assert!(t.busy.windows(2).all(|w| w[1].1 >= w[0].1));
+        let mut d2h = p.links[1].clone();
+        d2h.strided_bid_slowdown = Some(1.3);
+        let t = d2h.tile_link();
+        assert_eq!(t.model.bid_slowdown, 1.3);
+        assert!(!t.busy_always);
+        // Without a 2D measurement the contiguous duplex stands.
+        assert_eq!(p.links[1].tile_link().model.bid_slowdown, 1.2);
     }
 
     #[test]
