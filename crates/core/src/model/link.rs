@@ -260,10 +260,15 @@ pub fn far_pitch(row_bytes: usize) -> usize {
 }
 
 /// A strided table made non-decreasing in the column length: a 2D copy of longer columns (fewer,
-/// larger DMA bursts at the same pitch) is never slower than one of shorter columns. The
-/// calibrated tables dip where single copies landed in the slow of two modes (H200, busy host->
-/// device: 12 KiB columns at 18 GB/s and 16 KiB at 27, between 33 at 8 KiB and 48 at 32 KiB; in
-/// pipeline timelines 16 KiB columns moved at 33-37).
+/// larger DMA bursts at the same pitch) is never slower than one of shorter columns. Applied to
+/// the tables net of the per-copy latency ([`without_latency`]), the rates copies stream at.
+/// The calibrated tables dip where single copies landed in the slow of two modes (H200, busy
+/// host->device: 12 KiB columns at 18 GB/s and 16 KiB at 27, between 33 at 8 KiB and 48 at
+/// 32 KiB). On that profile the 2 KiB entry, 38 GB/s net, becomes the floor up to 16 KiB:
+/// pipeline timelines moved 8-16 KiB columns far apart at 30-37 GB/s, but over the seeded
+/// validation sets 2034-2041 the floor predicted better than the tables made monotone before
+/// the latency came off (33 GB/s there): 63 against 80 of 606 points of 5 ms and more beyond
+/// 15%.
 pub fn monotone(table: &[(usize, f64)]) -> Vec<(usize, f64)> {
     let mut best = 0.0f64;
     table

@@ -237,6 +237,7 @@ impl LinkProfile {
         if let Some(s) = self.strided_bid_slowdown {
             model.bid_slowdown = s;
         }
+        // Net of the per-copy latency first, then monotone (see `model::link::monotone`).
         let net = |t: &[(usize, f64)]| {
             crate::model::link::monotone(&crate::model::link::without_latency(
                 t,
