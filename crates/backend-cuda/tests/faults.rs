@@ -3,7 +3,6 @@
 //! the GPUs left; and a problem 8 times larger than the memory budget runs correctly with tiles
 //! evicted and fetched again.
 
-use hetblas_conformance::required;
 use hetblas_core::fault::{FaultInjector, FaultKind, FaultOp, FaultSpec};
 use hetblas_core::reference::check_sampled;
 use hetblas_core::{DevicePool, Error, GemmOptions, GemmReport, MatMut, MatRef, Trans};
@@ -12,18 +11,10 @@ use std::sync::Arc;
 
 /// The pool of the CUDA GPUs and their fault injectors.
 fn pool() -> Option<(DevicePool, Vec<Arc<FaultInjector>>)> {
-    match CudaBackend.discover_gpus() {
-        Ok(d) => {
-            let faults = d.devices.iter().map(|g| g.faults().clone()).collect();
-            let d = d.into_discovery();
-            Some((DevicePool::new(d.devices, d.links).unwrap(), faults))
-        }
-        Err(e) => {
-            assert!(!required("cuda"), "HETBLAS_REQUIRE=cuda: {e}");
-            eprintln!("SKIPPED (cuda unavailable: {e})");
-            None
-        }
-    }
+    let d = hetblas_conformance::discovered_or_skip("cuda", CudaBackend.discover_gpus())?;
+    let faults = d.devices.iter().map(|g| g.faults().clone()).collect();
+    let d = d.into_discovery();
+    Some((DevicePool::new(d.devices, d.links).unwrap(), faults))
 }
 
 fn data(seed: u64, n: usize) -> Vec<f64> {

@@ -2,7 +2,6 @@
 //! is freed and replaced by a new one at the same address is never served from the stale
 //! registration (the result would silently be wrong).
 
-use hetblas_conformance::required;
 use hetblas_core::reference::check_sampled;
 use hetblas_core::{DevicePool, GemmOptions, MatMut, MatRef, Trans};
 use hetblas_cuda::{CudaBackend, PinCache};
@@ -10,21 +9,13 @@ use std::sync::Arc;
 
 /// The pool of the CUDA GPUs, and the registration cache they share.
 fn pool() -> Option<(Arc<DevicePool>, Arc<PinCache>)> {
-    match CudaBackend.discover_gpus() {
-        Ok(d) => {
-            let cache = d.devices[0].pin_cache().clone();
-            let d = d.into_discovery();
-            Some((
-                Arc::new(DevicePool::new(d.devices, d.links).unwrap()),
-                cache,
-            ))
-        }
-        Err(e) => {
-            assert!(!required("cuda"), "HETBLAS_REQUIRE=cuda: {e}");
-            eprintln!("SKIPPED (cuda unavailable: {e})");
-            None
-        }
-    }
+    let d = hetblas_conformance::discovered_or_skip("cuda", CudaBackend.discover_gpus())?;
+    let cache = d.devices[0].pin_cache().clone();
+    let d = d.into_discovery();
+    Some((
+        Arc::new(DevicePool::new(d.devices, d.links).unwrap()),
+        cache,
+    ))
 }
 
 fn data(seed: u64, n: usize) -> Vec<f64> {

@@ -6,7 +6,6 @@
 
 use cudarc::driver::sys;
 use hetblas_conformance::data::{random_vec, rng};
-use hetblas_conformance::required;
 use hetblas_core::fault::{FaultKind, FaultOp, FaultSpec};
 use hetblas_core::reference::check_sampled;
 use hetblas_core::{DevicePool, GemmOptions, MatMut, MatRef, Result, Trans};
@@ -15,21 +14,13 @@ use hetblas_gpu::GpuDiscovery;
 
 /// The CUDA GPUs, typed (for their contexts and fault injectors), and a pool over them.
 fn pool() -> Option<(GpuDiscovery<Cuda>, DevicePool)> {
-    match CudaBackend.discover_gpus() {
-        Ok(gpus) => {
-            let typed = GpuDiscovery {
-                devices: gpus.devices.clone(),
-                links: gpus.links.clone(),
-            };
-            let d = gpus.into_discovery();
-            Some((typed, DevicePool::new(d.devices, d.links).unwrap()))
-        }
-        Err(e) => {
-            assert!(!required("cuda"), "HETBLAS_REQUIRE=cuda: {e}");
-            eprintln!("SKIPPED (cuda unavailable: {e})");
-            None
-        }
-    }
+    let gpus = hetblas_conformance::discovered_or_skip("cuda", CudaBackend.discover_gpus())?;
+    let typed = GpuDiscovery {
+        devices: gpus.devices.clone(),
+        links: gpus.links.clone(),
+    };
+    let d = gpus.into_discovery();
+    Some((typed, DevicePool::new(d.devices, d.links).unwrap()))
 }
 
 /// The context current on this thread, as the driver says (null: none).

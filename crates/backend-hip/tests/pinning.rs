@@ -4,7 +4,7 @@
 //! (mmap MAP_FIXED over a registered range, as a free + re-allocation does) still uploads its
 //! new contents, not the stale pinned pages.
 
-use hetblas_core::{DType, Device, Error, HostAccess, Link, LinkKind, MemorySpace, RawTile};
+use hetblas_core::{DType, Device, HostAccess, Link, LinkKind, MemorySpace, RawTile};
 use hetblas_hip::{HipBackend, PinCache};
 use std::sync::Arc;
 
@@ -20,18 +20,7 @@ struct Setup {
 }
 
 fn setup() -> Option<Setup> {
-    let d = match HipBackend.discover_gpus() {
-        Ok(d) => d,
-        Err(Error::Unavailable { reason, .. }) => {
-            assert!(
-                !hetblas_conformance::required("hip"),
-                "HETBLAS_REQUIRE=hip but HIP is unavailable: {reason}"
-            );
-            eprintln!("SKIPPED (hip unavailable: {reason})");
-            return None;
-        }
-        Err(other) => panic!("HIP discovery failed: {other}"),
-    };
+    let d = hetblas_conformance::discovered_or_skip("hip", HipBackend.discover_gpus())?;
     let pins = d.devices[0].pin_cache().clone();
     let d = d.into_discovery();
     let dev = d.devices[0].clone();

@@ -4,23 +4,15 @@
 //! that ran on GPU 0, or its next HIP calls go to GPU 0.
 
 use hetblas_core::fault::{FaultKind, FaultOp, FaultSpec};
-use hetblas_core::{DevicePool, Error, GemmOptions, MatMut, MatRef, Trans};
+use hetblas_core::{DevicePool, GemmOptions, MatMut, MatRef, Trans};
 use hetblas_hip::result::{current_device, set_device};
 use hetblas_hip::HipBackend;
 
 #[test]
 fn another_gpus_device_stays_current_after_a_call_on_gpu_0() {
-    let gpus = match HipBackend.discover_gpus() {
-        Ok(d) => d,
-        Err(Error::Unavailable { reason, .. }) => {
-            assert!(
-                !hetblas_conformance::required("hip"),
-                "HETBLAS_REQUIRE=hip but HIP is unavailable: {reason}"
-            );
-            eprintln!("SKIPPED (hip unavailable: {reason})");
-            return;
-        }
-        Err(other) => panic!("HIP discovery failed: {other}"),
+    let Some(gpus) = hetblas_conformance::discovered_or_skip("hip", HipBackend.discover_gpus())
+    else {
+        return;
     };
     if gpus.devices.len() < 2 {
         eprintln!("SKIPPED (one HIP GPU; this test needs two)");

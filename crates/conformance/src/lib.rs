@@ -46,6 +46,24 @@ pub fn required(backend: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// A backend's discovery, or a skip: `None` (the reason printed) when the backend is
+/// unavailable and `HETBLAS_REQUIRE` does not name it. Panics when it is required, and on any
+/// other discovery error (a present backend that fails to start is a failure, not a skip).
+pub fn discovered_or_skip<T>(backend: &str, found: hetblas_core::Result<T>) -> Option<T> {
+    match found {
+        Ok(d) => Some(d),
+        Err(hetblas_core::Error::Unavailable { reason, .. }) => {
+            assert!(
+                !required(backend),
+                "HETBLAS_REQUIRE={backend} but {backend} is unavailable: {reason}"
+            );
+            eprintln!("SKIPPED ({backend} unavailable: {reason})");
+            None
+        }
+        Err(other) => panic!("{backend} discovery failed: {other}"),
+    }
+}
+
 /// Resolves a target factory: `Some(targets)`, or a skip (message printed), or a panic when the
 /// backend is required.
 pub fn targets_or_skip(
