@@ -12,6 +12,9 @@
 use crate::runtime::GpuRuntime;
 use std::marker::PhantomData;
 
+/// Whether a guard has already failed to read the current context (warned once).
+static READ_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// What runtime `A` had current on this thread when the guard was made; put back when the
 /// guard drops (on every return path, unwinding included). Not `Send`: it restores the thread
 /// that saved it.
@@ -28,11 +31,17 @@ impl<A: GpuRuntime> CurrentGuard<A> {
         let saved = match A::current() {
             Ok(c) => Some(c),
             Err(e) => {
-                tracing::warn!(
-                    backend = A::NAME, error = %e,
-                    "cannot read the calling thread's current context; it is not put back after \
-                     the call"
-                );
+                // Once per process as a warning: guards are also taken when GPU objects drop,
+                // and at exit (a runtime already shut down) every drop would say it again.
+                if !READ_FAILED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    tracing::warn!(
+                        backend = A::NAME, error = %e,
+                        "cannot read the calling thread's current context; it is not put back \
+                         after the call (said once)"
+                    );
+                } else {
+                    tracing::debug!(backend = A::NAME, error = %e, "current context unreadable");
+                }
                 None
             }
         };
@@ -59,9 +68,10 @@ impl<A: GpuRuntime> Drop for CurrentGuard<A> {
             return;
         }
         // SAFETY: `saved` came from `A::current()` on this thread (the guard is not Send),
-        // where it was current when the call entered. hetblas destroys no context it did not
-        // create, and the caller's stays alive while it is current on a thread using the
-        // runtime (destroying it then breaks the runtime's own rules).
+        // where it was current when the call entered. The only contexts hetblas lets go of
+        // are the primary contexts it retained, and releasing those destroys none the caller
+        // has current: the caller's runtime holds its own retain on a context it made current
+        // (and destroying a context that is current on a thread breaks the runtime's rules).
         if let Err(e) = unsafe { A::make_current(saved) } {
             // The call's own result stands; the caller's context is what it cannot get back.
             tracing::warn!(

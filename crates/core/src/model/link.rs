@@ -264,18 +264,49 @@ pub fn far_pitch(row_bytes: usize) -> usize {
 /// the tables net of the per-copy latency ([`without_latency`]), the rates copies stream at.
 /// The calibrated tables dip where single copies landed in the slow of two modes (H200, busy
 /// host->device: 12 KiB columns at 18 GB/s and 16 KiB at 27, between 33 at 8 KiB and 48 at
-/// 32 KiB). On that profile the 2 KiB entry, 38 GB/s net, becomes the floor up to 16 KiB:
-/// pipeline timelines moved 8-16 KiB columns far apart at 30-37 GB/s, but over the seeded
-/// validation sets 2034-2041 the floor predicted better than the tables made monotone before
-/// the latency came off (33 GB/s there): 63 against 80 of 606 points of 5 ms and more beyond
-/// 15%.
-pub fn monotone(table: &[(usize, f64)]) -> Vec<(usize, f64)> {
+/// 32 KiB); made monotone, the shortest columns' net rate is the floor of the longer ones
+/// (on that profile 38 GB/s up to 16 KiB, somewhat above the 30-37 GB/s pipeline timelines
+/// showed for 8-16 KiB columns far apart: `docs/PERFORMANCE.md` gives what each choice of
+/// floor scored).
+///
+/// Entries whose calibrated copy was mostly latency ([`latency_bound`]) keep their own rate
+/// but set no floor: their net rate is the least certain (a link whose per-copy latency is a
+/// large part of a short column's copy would otherwise price every longer column at the rate
+/// that subtraction gives). `table` must be sorted by column length; entries that are not
+/// finite are dropped.
+pub fn monotone(table: &[(usize, f64)], latency_bound: &[bool]) -> Vec<(usize, f64)> {
+    debug_assert!(
+        table.windows(2).all(|w| w[0].0 <= w[1].0),
+        "unsorted strided table"
+    );
     let mut best = 0.0f64;
     table
         .iter()
+        .enumerate()
+        .filter(|(_, &(_, bps))| bps.is_finite())
+        .map(|(i, &(col_bytes, bps))| {
+            let own = bps.max(best);
+            if !latency_bound.get(i).copied().unwrap_or(false) {
+                best = own;
+            }
+            (col_bytes, own)
+        })
+        .collect()
+}
+
+/// Share of a calibrated 2D copy's time above which it counts as latency-bound
+/// ([`latency_bound`]). On the H200 profile the shortest entry (2 KiB columns, a 0.5 MB tile)
+/// spent 28% of its time in the per-copy latency, the next 8%.
+pub const LATENCY_BOUND_SHARE: f64 = 0.5;
+
+/// Per entry of a calibrated strided table (as [`without_latency`] reads it): whether the
+/// per-copy latency took more than [`LATENCY_BOUND_SHARE`] of the copy's measured time.
+pub fn latency_bound(table: &[(usize, f64)], latency_s: f64) -> Vec<bool> {
+    table
+        .iter()
         .map(|&(col_bytes, bps)| {
-            best = best.max(bps);
-            (col_bytes, best)
+            let t = (col_bytes * col_bytes / 8) as f64 / bps.max(1.0);
+            latency_s > LATENCY_BOUND_SHARE * t
         })
         .collect()
 }
@@ -332,7 +363,8 @@ impl TileLink {
             let busy = self.busy_bandwidth(row_bytes, pitch_bytes);
             if row_bytes <= SHORT_COLUMN_BYTES || self.busy_always {
                 // Short columns alone run at one of two speeds from copy to copy (H200, 8 KiB:
-                // 33 or 48 GB/s); in every pipeline timeline they ran at the busy speed.
+                // 33 or 48 GB/s); in every pipeline timeline they ran at the busy speed, as did
+                // longer ones on links marked `busy_always`.
                 busy
             } else {
                 alone + (busy - alone) * load.clamp(0.0, 1.0)
@@ -342,20 +374,19 @@ impl TileLink {
     }
 
     /// Bandwidth of 2D copies with `row_bytes` per column at host pitch `pitch_bytes` while the
-    /// device computes: the busy table from [`STRIDED_PITCH`] up; nearer, log-linear in the
-    /// pitch towards the near busy table at [`NEAR_PITCH`] and the contiguous rate at a pitch of
-    /// one column (when the near table is measured).
+    /// device computes: the busy table from [`far_pitch`] up; nearer, log-linear in the pitch
+    /// towards the near busy table at [`NEAR_PITCH`] and the contiguous rate at a pitch of one
+    /// column (when the near table is measured).
     pub fn busy_bandwidth(&self, row_bytes: usize, pitch_bytes: usize) -> f64 {
         let contiguous = self.model.bytes_per_sec();
         let far = Self::table_bandwidth(&self.busy, contiguous, row_bytes);
         self.toward_near(&self.near_busy, far, row_bytes, pitch_bytes)
     }
 
-    /// `far` (the rate at [`STRIDED_PITCH`] and beyond) carried to a nearer pitch: log-linear
-    /// in the pitch between `near` (at [`NEAR_PITCH`]) and `far` (from [`far_pitch`]), and
-    /// below [`NEAR_PITCH`]
-    /// between the contiguous rate (columns back to back) and `near`. Unchanged without a near
-    /// table or from [`STRIDED_PITCH`] up.
+    /// `far` (the rate of columns far apart) carried to a nearer pitch: log-linear in the pitch
+    /// between `near` (at [`NEAR_PITCH`]) and `far` (reached at [`far_pitch`]), and below
+    /// [`NEAR_PITCH`] between the contiguous rate (columns back to back) and `near`. Unchanged
+    /// without a near table or from [`far_pitch`] up.
     fn toward_near(
         &self,
         near: &[(usize, f64)],
@@ -387,8 +418,9 @@ impl TileLink {
     }
 
     /// Bandwidth of 2D copies with `row_bytes` per column at host pitch `pitch_bytes`: the
-    /// strided table up to [`STRIDED_PITCH`], the wide one from [`WIDE_PITCH`], log-linear
-    /// in between; below [`STRIDED_PITCH`], towards the near table (see `toward_near`).
+    /// strided table from [`far_pitch`] to [`STRIDED_PITCH`], the wide one from [`WIDE_PITCH`],
+    /// log-linear in between; nearer than [`far_pitch`], towards the near table (see
+    /// `toward_near`).
     pub fn pitched_bandwidth(&self, row_bytes: usize, pitch_bytes: usize) -> f64 {
         let base = Self::table_bandwidth(&self.strided, self.model.bytes_per_sec(), row_bytes);
         if self.wide.is_empty() || pitch_bytes <= STRIDED_PITCH {
@@ -475,10 +507,40 @@ mod tile_link_tests {
     fn monotone_tables_never_fall_with_longer_columns() {
         let t = vec![(8192, 33e9), (12288, 18e9), (16384, 27e9), (32768, 48e9)];
         assert_eq!(
-            monotone(&t),
+            monotone(&t, &[false; 4]),
             vec![(8192, 33e9), (12288, 33e9), (16384, 33e9), (32768, 48e9)]
         );
-        assert!(monotone(&[]).is_empty());
+        assert!(monotone(&[], &[]).is_empty());
+        assert_eq!(monotone(&[(4096, 30e9)], &[]), vec![(4096, 30e9)]);
+        // Not-finite entries are dropped, not taken as a floor of 0 or infinity.
+        assert_eq!(
+            monotone(
+                &[(2048, f64::NAN), (4096, 30e9), (8192, f64::INFINITY)],
+                &[]
+            ),
+            vec![(4096, 30e9)]
+        );
+    }
+
+    /// On a link whose per-copy latency is most of a short column's calibrated copy, that
+    /// entry's net rate (twice its measured one here) keeps its place but is no floor: longer
+    /// columns keep their own rates instead of reading as contiguous.
+    #[test]
+    fn latency_bound_entries_set_no_floor() {
+        // 2 KiB columns: a 0.5 MiB tile measured at 20 GB/s (26 us) behind a 15 us latency,
+        // which leaves it 40 GB/s net (it keeps half its time), above the longer columns.
+        let raw = vec![(2048, 20e9), (8192, 30e9), (16384, 35e9)];
+        let bound = latency_bound(&raw, 15e-6);
+        assert_eq!(bound, vec![true, false, false]);
+        let net = without_latency(&raw, 15e-6, 55e9);
+        assert!((net[0].1 - 40e9).abs() < 1e6, "{net:?}");
+        let m = monotone(&net, &bound);
+        assert_eq!(m, net, "already rising once the 2 KiB entry sets no floor");
+        assert!(m[1].1 < 32e9 && m[2].1 < 36e9, "{m:?}");
+        // Without the mark the 2 KiB entry would be the floor of both.
+        let all = monotone(&net, &[false; 3]);
+        assert_eq!(all[1].1, net[0].1);
+        assert_eq!(all[2].1, net[0].1);
     }
 
     /// With `busy_always`, 2D copies of long columns take the busy speed even with no products

@@ -214,8 +214,9 @@ pub struct LinkProfile {
     /// The same while the device computes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strided_near_busy: Vec<(usize, f64)>,
-    /// Host links: slowdown of those 2D tile copies while the opposite direction runs the same
-    /// (full duplex on tile copies costs more than `bid_slowdown`, measured on contiguous ones).
+    /// Host links: slowdown of those 2D tile copies while the opposite direction runs the same.
+    /// Where measured it replaces `bid_slowdown` (taken on contiguous copies) for tile copies:
+    /// on H200 the two differ both ways (1.05 against 1.23 host->device).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strided_bid_slowdown: Option<f64>,
 }
@@ -234,16 +235,15 @@ impl LinkProfile {
         // the 2D one 1.05, and walking tiles of a 2 GiB matrix lost 1.10-1.12 both ways at
         // once (`linkprobe.cu`); slow 2D copies (8 KiB columns far apart) moved at 34 GB/s in
         // both directions at once in a pipeline timeline (19032x24219x2266 f32, 2048 tiles).
-        if let Some(s) = self.strided_bid_slowdown {
-            model.bid_slowdown = s;
+        if let Some(s) = self.strided_bid_slowdown.filter(|s| s.is_finite()) {
+            model.bid_slowdown = s.max(1.0);
         }
         // Net of the per-copy latency first, then monotone (see `model::link::monotone`).
         let net = |t: &[(usize, f64)]| {
-            crate::model::link::monotone(&crate::model::link::without_latency(
-                t,
-                model.latency_s,
-                model.bytes_per_sec(),
-            ))
+            crate::model::link::monotone(
+                &crate::model::link::without_latency(t, model.latency_s, model.bytes_per_sec()),
+                &crate::model::link::latency_bound(t, model.latency_s),
+            )
         };
         crate::model::link::TileLink {
             strided: net(&self.strided),
@@ -251,6 +251,9 @@ impl LinkProfile {
             busy: net(&self.strided_busy),
             near: net(&self.strided_near),
             near_busy: net(&self.strided_near_busy),
+            // Host->device tile copies are the device's DMA reads of host memory; on H200 they
+            // ran at the busy speed whatever ran beside them (see `TileLink::busy_always`). No
+            // calibration step measures this yet, so every host->device link takes it.
             busy_always: self.kind == LinkKind::HostToDevice,
             model,
         }
