@@ -56,3 +56,41 @@ fn another_gpus_device_stays_current_after_a_call_on_gpu_0() {
     assert!(r.is_err(), "{r:?}");
     assert_eq!(current_device().unwrap(), theirs, "after a failed GEMM");
 }
+
+/// On any number of GPUs (one included): the device current before a call is current after
+/// it, read back through `hipGetDevice`, which the guard reads on every call. With one GPU this
+/// is the shim's and the runtime's `hipGetDevice`/`hipSetDevice` round trip (an error from
+/// either fails it); with more, the call runs on GPU 0 while the caller has the last one.
+#[test]
+fn the_callers_device_reads_back_after_a_call() {
+    let Some(gpus) = hetblas_conformance::discovered_or_skip("hip", HipBackend.discover_gpus())
+    else {
+        return;
+    };
+    let theirs = gpus
+        .devices
+        .last()
+        .expect("discovery gave no device")
+        .context()
+        .ordinal;
+    let d = gpus.into_discovery();
+    let pool = DevicePool::new(d.devices, d.links).unwrap();
+    let n = 64;
+    let (a, b) = (vec![1.0f64; n * n], vec![3.0f64; n * n]);
+    let mut c = vec![f64::NAN; n * n];
+    set_device(theirs).unwrap();
+    assert_eq!(current_device().unwrap(), theirs, "set then read");
+    pool.gemm_with(
+        Trans::N,
+        Trans::N,
+        1.0,
+        MatRef::packed(&a, n, n).unwrap(),
+        MatRef::packed(&b, n, n).unwrap(),
+        0.0,
+        MatMut::packed(&mut c, n, n).unwrap(),
+        &GemmOptions::default().devices([0]),
+    )
+    .expect("GEMM");
+    assert!(c.iter().all(|&x| x == 3.0 * n as f64));
+    assert_eq!(current_device().unwrap(), theirs, "after the GEMM");
+}
