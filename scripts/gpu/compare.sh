@@ -84,9 +84,9 @@
 #                        operands works under
 #     --hostmem          instead of the harness: what host folds cost the host->device link
 #                        (crates/bench/cuda/hostmem.cu, built with nvcc): tiles folded
-#                        whole after their copy, in chunks as they land, and in chunks
-#                        through a small staging ring; each alone and beside a host->device
-#                        batch
+#                        whole after their copy, in chunks as they land, in chunks
+#                        through a small staging ring, and copied back unfolded; each alone
+#                        and beside a host->device batch (contiguous, then 2D tile copies)
 #     --linkprobe        instead of the harness: 2D host<->device copies of tiles of a large
 #                        host matrix, each copy a new tile, per column length and host pitch,
 #                        alone, both directions at once and under DGEMM, against the same
@@ -376,15 +376,18 @@ PY
 }
 
 # Host folds against the host->device link (see --hostmem): tiles 4096x1024 f64; chunks of 32,
-# 64, 128 and 256 columns; 12 and 8 fold threads.
+# 64, 128 and 256 columns; 12 and 8 fold threads; then the batch as 2D tile copies (8 KiB
+# columns 64 KiB apart, 16 KiB 128 KiB apart, 32 KiB 64 KiB apart: DGEMM 8192^3's A and B
+# tiles at 1024, 2048 and 4096 rows).
 hostmem() {
     local exe=$OUT/hostmem cfg
     run nvcc -O2 -std=c++17 -Xcompiler -fopenmp -o "$exe" "$ROOT/crates/bench/cuda/hostmem.cu" || return
-    for cfg in "4096 1024 128 4 12" "4096 1024 64 8 12" "4096 1024 256 2 12" "4096 1024 128 4 8" \
-        "4096 1024 32 16 12"; do
+    for cfg in "4096 1024 128 4 12 4" "4096 1024 64 8 12 4" "4096 1024 256 2 12 4" \
+        "4096 1024 128 4 8 4" "4096 1024 32 16 12 4" "4096 1024 128 4 12 4 8192 65536" \
+        "4096 1024 128 4 12 4 16384 131072" "4096 1024 128 4 12 4 32768 65536"; do
         # shellcheck disable=SC2086 # the configuration is words
-        run --log "$OUT/hostmem-${cfg// /-}.log" "$exe" $cfg 4
-        ((DRY_RUN)) || grep -h "^C \\|^H2D\\|^|" "$OUT/hostmem-${cfg// /-}.log" >>"$OUT/summary.md"
+        run --log "$OUT/hostmem-${cfg// /-}.log" "$exe" $cfg
+        ((DRY_RUN)) || grep -h "^C \\|^H2D\\|^  columns\\|^|" "$OUT/hostmem-${cfg// /-}.log" >>"$OUT/summary.md"
     done
 }
 

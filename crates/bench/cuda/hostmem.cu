@@ -10,11 +10,16 @@
 //   chunk  the same slots, each tile copied back in chunks of CHUNK columns, each chunk
 //          folded as soon as it lands;
 //   ring   chunks copied into a small ring of RING chunk slots, each folded as it lands and
-//          its slot reused at once (the staging stays small enough to stay cached).
+//          its slot reused at once (the staging stays small enough to stay cached);
+//   copyback  whole tiles copied back as in `whole`, not folded (the device->host traffic of
+//          the folds alone).
 // Each runs alone and beside a host->device batch; printed: the fold rate (GB/s of C) and the
 // batch's copy rate while the folds run. Random data; every fold checked at the end.
+// The batch is 32 MiB contiguous copies, or with BATCH_COL > 0 2D copies of 32 MiB in columns
+// of BATCH_COL bytes at a host pitch of BATCH_PITCH (a tile of A or B as a pipeline fetches it).
 //
-//   hostmem [ROWS COLS CHUNK RING THREADS PASSES]   (default 4096 1024 128 4 12 4)
+//   hostmem [ROWS COLS CHUNK RING THREADS PASSES [BATCH_COL BATCH_PITCH]]
+//   (default 4096 1024 128 4 12 4 0 0)
 
 #include <cuda_runtime.h>
 #include <omp.h>
@@ -41,7 +46,9 @@ struct Setup {
     double *src;       // pinned host source of the H2D batch
     double *dst;       // device destination of the H2D batch
     size_t batch_bytes, batch_copies;
+    size_t batch_col, batch_pitch;  // 0: contiguous batch copies
     cudaStream_t d2h, h2d;
+    bool no_fold;  // the `copyback` variant
 };
 
 // A fold unit: a column range of one C tile, copied into a staging slot.
@@ -58,6 +65,7 @@ static void copy_back(Setup &s, const Unit &u) {
 }
 
 static void fold(Setup &s, const Unit &u) {
+    if (s.no_fold) return;
     double *c = s.c;
 #pragma omp parallel for schedule(static)
     for (long q = 0; q < (long)u.nc; q++) {
@@ -69,7 +77,8 @@ static void fold(Setup &s, const Unit &u) {
 
 // The fold pipeline of one variant over PASSES passes of every tile of C: returns seconds.
 static double pipeline(Setup &s, const char *variant) {
-    bool whole = !strcmp(variant, "whole"), ring = !strcmp(variant, "ring");
+    s.no_fold = !strcmp(variant, "copyback");
+    bool whole = !strcmp(variant, "whole") || s.no_fold, ring = !strcmp(variant, "ring");
     size_t per_tile = whole ? 1 : s.cols / s.chunk;
     size_t unit_cols = whole ? s.cols : s.chunk;
     size_t slots = ring ? s.ring : 8 * per_tile;
@@ -107,9 +116,17 @@ static double pipeline(Setup &s, const char *variant) {
 // Starts the host->device batch; returns its start and end events.
 static void start_batch(Setup &s, cudaEvent_t a, cudaEvent_t b) {
     CK(cudaEventRecord(a, s.h2d));
-    size_t n = s.batch_bytes / sizeof(double);
-    for (size_t r = 0; r < s.batch_copies; r++)
-        CK(cudaMemcpyAsync(s.dst, s.src + (r % 4) * n, s.batch_bytes, cudaMemcpyHostToDevice, s.h2d));
+    if (s.batch_col) {
+        size_t height = s.batch_bytes / s.batch_col, span = s.batch_pitch * height;
+        for (size_t r = 0; r < s.batch_copies; r++)
+            CK(cudaMemcpy2DAsync(s.dst, s.batch_col, (char *)s.src + (r % 4) * span, s.batch_pitch,
+                                 s.batch_col, height, cudaMemcpyHostToDevice, s.h2d));
+    } else {
+        size_t n = s.batch_bytes / sizeof(double);
+        for (size_t r = 0; r < s.batch_copies; r++)
+            CK(cudaMemcpyAsync(s.dst, s.src + (r % 4) * n, s.batch_bytes, cudaMemcpyHostToDevice,
+                               s.h2d));
+    }
     CK(cudaEventRecord(b, s.h2d));
 }
 
@@ -134,6 +151,12 @@ int main(int argc, char **argv) {
     s.ring = argc > 4 ? atol(argv[4]) : 4;
     int threads = argc > 5 ? atoi(argv[5]) : 12;
     s.passes = argc > 6 ? atol(argv[6]) : 4;
+    s.batch_col = argc > 7 ? atol(argv[7]) : 0;
+    s.batch_pitch = argc > 8 ? atol(argv[8]) : s.batch_col;
+    if (s.batch_col && (s.batch_pitch < s.batch_col || (32u << 20) % s.batch_col)) {
+        fprintf(stderr, "BATCH_PITCH must be at least BATCH_COL, which must divide 32 MiB\n");
+        return 2;
+    }
     if (s.chunk == 0 || s.cols % s.chunk || s.ring == 0 || s.ring * s.chunk > 8 * s.cols) {
         fprintf(stderr, "COLS must be a multiple of CHUNK, and RING chunks fit in 8 tiles\n");
         return 2;
@@ -148,11 +171,12 @@ int main(int argc, char **argv) {
     CK(cudaHostAlloc(&s.stage, 8 * s.rows * s.cols * 8, cudaHostAllocDefault));
     s.batch_bytes = 32u << 20;
     s.batch_copies = 24;
-    CK(cudaHostAlloc(&s.src, 4 * s.batch_bytes, cudaHostAllocDefault));
+    size_t src_bytes = s.batch_col ? 4 * s.batch_pitch * (s.batch_bytes / s.batch_col) : 4 * s.batch_bytes;
+    CK(cudaHostAlloc(&s.src, src_bytes, cudaHostAllocDefault));
     CK(cudaMalloc(&s.dst, s.batch_bytes));
     srand(7);
     for (size_t x = 0; x < c_elems; x++) s.c0[x] = rand() / (double)RAND_MAX;
-    for (size_t x = 0; x < 4 * s.batch_bytes / 8; x++) s.src[x] = rand() / (double)RAND_MAX;
+    for (size_t x = 0; x < src_bytes / 8; x++) s.src[x] = rand() / (double)RAND_MAX;
     // The products: random, on the device.
     CK(cudaMemcpy(s.prod, s.c0, c_elems * 8, cudaMemcpyHostToDevice));
     CK(cudaStreamCreateWithFlags(&s.d2h, cudaStreamNonBlocking));
@@ -174,22 +198,23 @@ int main(int argc, char **argv) {
         if (r) alone.push_back(s.batch_bytes * s.batch_copies / (ms * 1e-3) / 1e9);
     }
     std::sort(alone.begin(), alone.end());
-    const char *variants[] = {"whole", "chunk", "ring"};
-    double fa[3], fb[3], hb[3], tmin = 1e9;
-    for (int v = 0; v < 3; v++) {
+    const char *variants[] = {"whole", "chunk", "ring", "copyback"};
+    const int nv = 4;
+    double fa[nv], fb[nv], hb[nv], tmin = 1e9;
+    for (int v = 0; v < nv; v++) {
         std::vector<double> t;
         for (int r = 0; r < 4; r++) {
             memcpy(s.c, s.c0, c_elems * 8);
             t.push_back(pipeline(s, variants[v]));
-            if (!checked(s, variants[v], c_elems)) return 1;
+            if (!s.no_fold && !checked(s, variants[v], c_elems)) return 1;
         }
         std::sort(t.begin() + 1, t.end());
         fa[v] = c_bytes / t[2] / 1e9;
-        tmin = std::min(tmin, t[2]);
+        if (!s.no_fold) tmin = std::min(tmin, t[2]);
     }
     // A batch that copies for about 90% of the fastest pipeline at the lone rate.
     s.batch_copies = std::max<size_t>(4, (size_t)(0.9 * tmin * alone[1] * 1e9 / s.batch_bytes));
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < nv; v++) {
         std::vector<double> f, h;
         for (int r = 0; r < 4; r++) {
             memcpy(s.c, s.c0, c_elems * 8);
@@ -198,7 +223,7 @@ int main(int argc, char **argv) {
             CK(cudaEventSynchronize(b));
             float ms;
             CK(cudaEventElapsedTime(&ms, a, b));
-            if (!checked(s, variants[v], c_elems)) return 1;
+            if (!s.no_fold && !checked(s, variants[v], c_elems)) return 1;
             if (r) {
                 f.push_back(c_bytes / t / 1e9);
                 h.push_back(s.batch_bytes * s.batch_copies / (ms * 1e-3) / 1e9);
@@ -209,11 +234,13 @@ int main(int argc, char **argv) {
         fb[v] = f[1];
         hb[v] = h[1];
     }
-    printf("H2D batch: %zu copies of 32 MiB (%.2f GB)\n", s.batch_copies,
-           s.batch_copies * (double)s.batch_bytes / 1e9);
+    printf("H2D batch: %zu copies of 32 MiB (%.2f GB), %s\n", s.batch_copies,
+           s.batch_copies * (double)s.batch_bytes / 1e9,
+           s.batch_col ? "2D" : "contiguous");
+    if (s.batch_col) printf("  columns of %zu bytes at a host pitch of %zu\n", s.batch_col, s.batch_pitch);
     printf("| variant | fold alone GB/s | fold beside H2D GB/s | H2D beside folds GB/s | H2D alone GB/s |\n");
     printf("| --- | --- | --- | --- | --- |\n");
-    for (int v = 0; v < 3; v++)
+    for (int v = 0; v < nv; v++)
         printf("| %s | %.1f | %.1f | %.1f | %.1f |\n", variants[v], fa[v], fb[v], hb[v], alone[1]);
     return 0;
 }
