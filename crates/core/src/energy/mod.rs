@@ -121,6 +121,18 @@ pub fn choose_subset_for(
     power: Option<&[(f64, f64)]>,
     objective: Objective,
 ) -> (ScoredSubset, Vec<ScoredSubset>) {
+    choose_subset_for_split(p, rates, rates, power, objective)
+}
+
+/// [`choose_subset_for`] with the rates of devices alone and beside others apart
+/// ([`crate::balance::choose_subset_split`]).
+pub fn choose_subset_for_split(
+    p: &GemmProblem,
+    rates: &[DeviceRate],
+    shared: &[DeviceRate],
+    power: Option<&[(f64, f64)]>,
+    objective: Objective,
+) -> (ScoredSubset, Vec<ScoredSubset>) {
     let score_all = |all: Vec<SubsetChoice>| -> Vec<ScoredSubset> {
         all.into_iter()
             .map(|s| {
@@ -137,12 +149,12 @@ pub fn choose_subset_for(
     };
     let usable = power.is_some_and(|pw| pw.len() == rates.len());
     if objective == Objective::Time || !usable {
-        let (chosen, all) = crate::balance::choose_subset(p, rates);
+        let (chosen, all) = crate::balance::choose_subset_split(p, rates, shared);
         let mut scored = score_all(vec![chosen]);
         let chosen = scored.remove(0);
         return (chosen, score_all(all));
     }
-    let (_, all) = crate::balance::choose_subset(p, rates);
+    let (_, all) = crate::balance::choose_subset_split(p, rates, shared);
     let mut scored = score_all(all);
     let key = |s: &ScoredSubset| score(objective, s.subset.balance.makespan, s.joules);
     scored.sort_by(|a, b| key(a).total_cmp(&key(b)));

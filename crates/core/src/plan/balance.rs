@@ -177,10 +177,24 @@ pub struct SubsetChoice {
 /// Evaluates every non-empty subset of `rates` and returns the chosen one (fastest, with the
 /// `MIN_GAIN` rule favouring fewer devices) and all evaluated subsets sorted by makespan.
 pub fn choose_subset(p: &GemmProblem, rates: &[DeviceRate]) -> (SubsetChoice, Vec<SubsetChoice>) {
-    let n = rates.len().min(16);
+    choose_subset_split(p, rates, rates)
+}
+
+/// [`choose_subset`] with each device's rate in a subset of its own from `alone` and in a
+/// subset of several from `shared` (same length): a device whose plan differs between the two
+/// (a GPU with host folds and its model's blocking alone, square tiles and C sent beside the
+/// CPU) is priced as each plan runs.
+pub fn choose_subset_split(
+    p: &GemmProblem,
+    alone: &[DeviceRate],
+    shared: &[DeviceRate],
+) -> (SubsetChoice, Vec<SubsetChoice>) {
+    debug_assert_eq!(alone.len(), shared.len());
+    let n = alone.len().min(shared.len()).min(16);
     let mut all = Vec::new();
     for mask in 1u32..(1 << n) {
         let devices: Vec<usize> = (0..n).filter(|&i| mask & (1 << i) != 0).collect();
+        let rates = if devices.len() == 1 { alone } else { shared };
         let sub: Vec<DeviceRate> = devices.iter().map(|&i| rates[i]).collect();
         all.push(SubsetChoice {
             devices,

@@ -3,7 +3,7 @@
 //! machine profile the models choose (the balancer for the shares, the pipeline model for the
 //! tile); without one, fixed, documented rules do.
 
-use crate::balance::{choose_subset, DeviceRate, SubsetChoice};
+use crate::balance::{choose_subset_split, DeviceRate, SubsetChoice};
 use crate::device::{Device, DeviceKind};
 use crate::distribute;
 use crate::error::{Error, Result};
@@ -149,7 +149,8 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
             match device_rates(problem, &devs, t0, profile, link_bw) {
                 Some(r) => {
                     let r = pipeline_calibrated(problem, &devs, r, profile);
-                    let (chosen, _) = choose_subset(problem, &r);
+                    let (alone, shared) = subset_rates(problem, &devs, r, profile);
+                    let (chosen, _) = choose_subset_split(problem, &alone, &shared);
                     let ids = chosen.devices.iter().map(|&i| list[i]).collect();
                     (ids, chosen.balance.weights)
                 }
@@ -721,6 +722,43 @@ pub fn pipeline_calibrated(
     rates: Vec<DeviceRate>,
     profile: Option<&MachineProfile>,
 ) -> Vec<DeviceRate> {
+    calibrated_to(p, devices, rates, profile, |d, profile| {
+        model_tile(p, d, d.memory_budget(), profile, FoldRequest::default())
+    })
+}
+
+/// `rates` with each accelerator's scaled to the pipeline model's time for the plan it runs
+/// beside other devices: a plan of several devices has no host fold and takes square tiles of
+/// [`default_tile`] ([`choose_tile`]), where alone it would fold C on the host in the model's
+/// blocking. On H200, 6392x9996x326 SGEMM (host operands, beta = 1) ran 7.2 ms on the GPU
+/// alone with folds and 9.3-11.7 ms with the CPU beside it, which the balancer had priced from
+/// the folding plan.
+pub fn pipeline_calibrated_shared(
+    p: &GemmProblem,
+    devices: &[&Arc<dyn Device>],
+    rates: Vec<DeviceRate>,
+    profile: Option<&MachineProfile>,
+) -> Vec<DeviceRate> {
+    let budgets: Vec<u64> = devices.iter().map(|d| d.memory_budget()).collect();
+    let tile = Blocking::square(default_tile(p, devices, &budgets));
+    let no_fold = FoldRequest {
+        on: Some(false),
+        tail: None,
+    };
+    calibrated_to(p, devices, rates, profile, |d, profile| {
+        evaluate(p, d, profile, &[tile], no_fold)
+    })
+}
+
+/// `rates` with each accelerator's scaled so that the balancer's time for the whole problem on
+/// it alone is `predict`'s; host devices and accelerators without a prediction unchanged.
+fn calibrated_to(
+    p: &GemmProblem,
+    devices: &[&Arc<dyn Device>],
+    rates: Vec<DeviceRate>,
+    profile: Option<&MachineProfile>,
+    predict: impl Fn(&Arc<dyn Device>, &MachineProfile) -> Option<ModelChoice>,
+) -> Vec<DeviceRate> {
     let Some(profile) = profile else {
         return rates;
     };
@@ -731,12 +769,20 @@ pub fn pipeline_calibrated(
             if d.space().is_host() {
                 return r;
             }
-            let Some(choice) = model_tile(p, d, d.memory_budget(), profile, FoldRequest::default())
-            else {
+            let Some(choice) = predict(d, profile) else {
                 return r;
             };
-            let alone = crate::balance::makespan(p, &[r], &[1.0]) - r.overhead;
-            let pipeline = choice.predicted.seconds - r.overhead;
+            let total = choice.predicted.seconds;
+            if !(total.is_finite() && total > 0.0) {
+                return r;
+            }
+            // The rough overhead (two tiles of the provisional size over the link) can exceed
+            // the whole pipeline's time on small problems (2000x2000x100 DGEMM: 1.2 ms against
+            // 0.85 predicted): at most half the pipeline's time is fixed.
+            let overhead = r.overhead.min(0.5 * total);
+            let r = DeviceRate { overhead, ..r };
+            let alone = crate::balance::makespan(p, &[r], &[1.0]) - overhead;
+            let pipeline = total - overhead;
             if alone <= 0.0 || pipeline <= 0.0 {
                 return r;
             }
@@ -744,10 +790,30 @@ pub fn pipeline_calibrated(
             DeviceRate {
                 flops_per_sec: r.flops_per_sec * f,
                 host_bytes_per_sec: r.host_bytes_per_sec.map(|b| b * f),
-                overhead: r.overhead,
+                overhead,
             }
         })
         .collect()
+}
+
+/// The balancer's rates for subsets of one device and of several
+/// ([`crate::balance::choose_subset_split`]). With one accelerator beside devices computing in
+/// host memory and a profile, the accelerator alone is priced by the pipeline model's plan for
+/// it alone and beside the CPU by the plan of several devices ([`pipeline_calibrated_shared`]);
+/// otherwise (several accelerators, whose subsets are all planned alike) `rates` for both.
+pub fn subset_rates(
+    p: &GemmProblem,
+    devices: &[&Arc<dyn Device>],
+    rates: Vec<DeviceRate>,
+    profile: Option<&MachineProfile>,
+) -> (Vec<DeviceRate>, Vec<DeviceRate>) {
+    let accelerators = devices.iter().filter(|d| !d.space().is_host()).count();
+    if profile.is_none() || accelerators != 1 || accelerators == devices.len() {
+        return (rates.clone(), rates);
+    }
+    let alone = pipeline_calibrated(p, devices, rates.clone(), profile);
+    let shared = pipeline_calibrated_shared(p, devices, rates, profile);
+    (alone, shared)
 }
 
 /// The tile the balancer's rates are read at before the tile is chosen: the forced one, else
@@ -818,7 +884,8 @@ pub fn choose_devices(
     link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
 ) -> Option<DeviceChoice> {
     let rates = device_rates(p, candidates, tile, profile, link_bw)?;
-    let (chosen, evaluated) = choose_subset(p, &rates);
+    let (alone, shared) = subset_rates(p, candidates, rates, profile);
+    let (chosen, evaluated) = choose_subset_split(p, &alone, &shared);
     Some(DeviceChoice {
         devices: chosen.devices,
         weights: chosen.balance.weights,
@@ -846,7 +913,9 @@ pub fn choose_devices_for(
         .iter()
         .map(|d| profile.and_then(|pr| pr.power_of(&d.info().label())))
         .collect();
-    let (chosen, scored) = crate::energy::choose_subset_for(p, &rates, power.as_deref(), objective);
+    let (alone, shared) = subset_rates(p, candidates, rates, profile);
+    let (chosen, scored) =
+        crate::energy::choose_subset_for_split(p, &alone, &shared, power.as_deref(), objective);
     Some(DeviceChoice {
         devices: chosen.subset.devices,
         weights: chosen.subset.balance.weights,

@@ -1,0 +1,177 @@
+//! The default device choice on a node of one H200 and its 16-core host, as the recorded
+//! profile (`docs/profiles/nvidia-h200-x1.json`) prices it: devices that stand in for the GPU
+//! and the CPU carry their labels, so the balancer and the pipeline model read the profile's
+//! tables for them. No GPU is needed.
+
+use hetblas_core::autotune::{decide, DecisionRequest, FoldRequest};
+use hetblas_core::energy::Objective;
+use hetblas_core::memory::{Buffer, HostAccess};
+use hetblas_core::problem::GemmProblem;
+use hetblas_core::profile::MachineProfile;
+use hetblas_core::{
+    DType, Device, DeviceInfo, DeviceKind, Kernel, MemorySpace, Queue, Result, Trans,
+};
+use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig, RustGemm};
+use std::any::Any;
+use std::sync::Arc;
+
+/// `inner` under another name (and, for the GPU, the H200's memory).
+#[derive(Debug)]
+struct Labelled {
+    info: DeviceInfo,
+    inner: Arc<dyn Device>,
+}
+
+impl Device for Labelled {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn space(&self) -> MemorySpace {
+        self.inner.space()
+    }
+    fn memory_budget(&self) -> u64 {
+        self.info.memory_bytes / 10 * 9
+    }
+    fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        self.inner.allocate(bytes)
+    }
+    fn compute_queues(&self) -> &[Arc<dyn Queue>] {
+        self.inner.compute_queues()
+    }
+    fn kernel(&self) -> &dyn Kernel {
+        self.inner.kernel()
+    }
+    fn prepare_host(&self, addr: u64, bytes: usize, access: HostAccess) -> Result<()> {
+        self.inner.prepare_host(addr, bytes, access)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn h200_node() -> (Arc<dyn Device>, Arc<dyn Device>, MachineProfile) {
+    let profile: MachineProfile =
+        serde_json::from_str(include_str!("../../../docs/profiles/nvidia-h200-x1.json"))
+            .expect("the recorded profile parses");
+    let node = emulated_node(
+        &[EmulatedConfig {
+            compute_queues: 2,
+            ..EmulatedConfig::default()
+        }],
+        Arc::new(RustGemm::new(1)),
+    )
+    .expect("an emulated device");
+    let gpu: Arc<dyn Device> = Arc::new(Labelled {
+        info: DeviceInfo {
+            backend: "cuda".into(),
+            vendor: "NVIDIA".into(),
+            name: "NVIDIA H200".into(),
+            index: 0,
+            kind: DeviceKind::Gpu,
+            memory_bytes: 150_109_880_320,
+            detail: String::new(),
+        },
+        inner: node.devices[0].clone(),
+    });
+    let cpu_inner: Arc<dyn Device> =
+        CpuDevice::with_blas(Arc::new(RustGemm::new(1)), Vec::new()).unwrap();
+    let cpu: Arc<dyn Device> = Arc::new(Labelled {
+        info: DeviceInfo {
+            memory_bytes: 135_148_564_480,
+            ..cpu_inner.info().clone()
+        },
+        inner: cpu_inner,
+    });
+    assert_eq!(cpu.info().label(), "cpu:0");
+    (gpu, cpu, profile)
+}
+
+fn host_problem(m: usize, n: usize, k: usize, dtype: DType, beta_zero: bool) -> GemmProblem {
+    GemmProblem {
+        transa: Trans::N,
+        transb: Trans::N,
+        m,
+        n,
+        k,
+        dtype,
+        beta_zero,
+        locations: [MemorySpace::HOST; 3],
+        sym: None,
+    }
+}
+
+/// The device subset `decide` takes for a host-operand problem, by label: the default (every
+/// device) and with `cuda:0,cpu:0` forced.
+fn chosen(
+    m: usize,
+    n: usize,
+    k: usize,
+    dtype: DType,
+    beta_zero: bool,
+) -> [(Vec<String>, Vec<f64>); 2] {
+    let (gpu, cpu, profile) = h200_node();
+    let devices = [gpu, cpu];
+    let p = host_problem(m, n, k, dtype, beta_zero);
+    let bw = |_: MemorySpace, _: MemorySpace| Some(54.27e9);
+    let decide = |only: Option<&[usize]>| {
+        let d = decide(&DecisionRequest {
+            problem: &p,
+            devices: &devices,
+            held: &[0, 0],
+            profile: Some(&profile),
+            link_bandwidth: &bw,
+            only,
+            excluded: &[],
+            forced: None,
+            memory_limit: None,
+            host_fold: FoldRequest::default(),
+            objective: Objective::Time,
+        })
+        .expect("a decision");
+        let labels = d.devices.iter().map(|&i| devices[i].info().label());
+        (labels.collect::<Vec<_>>(), d.weights)
+    };
+    [decide(None), decide(Some(&[0, 1]))]
+}
+
+/// Where the GPU alone was measured fastest on that node (2026-11-24, `hetblas gemm`, 15
+/// repetitions, two rounds), the CPU does not join, by default or when forced beside it. The
+/// balancer had priced the GPU's share beside the CPU from the GPU's plan alone (host folds, the
+/// model's blocking), where a plan of several devices sends C in square tiles: it added the
+/// CPU to the first four and ran them 6-19% slower (6392x9996x326 SGEMM 8.9-9.5 ms against
+/// 7.4-8.0; 125x6488x25167 DGEMM 30.2-30.3 against 25.4-25.5), and ran 2000x2000x100 on the
+/// CPU alone (2.2-2.8 ms against 1.5 on the GPU), the GPU's rough fixed cost exceeding the
+/// pipeline model's whole time.
+#[test]
+fn the_gpu_alone_where_it_was_measured_fastest() {
+    for (m, n, k, dtype, beta_zero) in [
+        (6392, 9996, 326, DType::F32, false),
+        (9615, 12514, 535, DType::F64, false),
+        (31270, 119, 16771, DType::F64, false),
+        (125, 6488, 25167, DType::F64, true),
+        (2000, 2000, 100, DType::F64, false),
+        (8192, 8192, 8192, DType::F64, false),
+    ] {
+        for (how, (set, _)) in ["default", "forced"]
+            .iter()
+            .zip(chosen(m, n, k, dtype, beta_zero))
+        {
+            assert_eq!(
+                set,
+                ["cuda:0"],
+                "{m}x{n}x{k} {dtype} beta_zero={beta_zero} ({how})"
+            );
+        }
+    }
+}
+
+/// Where the CPU was measured to help, it still joins: 20000x20000x64 SGEMM, beta = 1 (C-bound)
+/// ran 32.8-33.2 ms with the GPU's share at 0.69 of C, against 38.7-38.9 on the GPU alone and
+/// 41.0-41.8 with the share the balancer gave it before (0.59).
+#[test]
+fn the_cpu_joins_where_it_was_measured_to_help() {
+    for (set, weights) in chosen(20000, 20000, 64, DType::F32, false) {
+        assert_eq!(set, ["cuda:0", "cpu:0"]);
+        assert!(weights[0] > 0.64 && weights[0] < 0.8, "{weights:?}");
+    }
+}
