@@ -3,7 +3,9 @@
 //! and the CPU carry their labels, so the balancer and the pipeline model read the profile's
 //! tables for them. No GPU is needed.
 
-use hetblas_core::autotune::{decide, DecisionRequest, FoldRequest};
+use hetblas_core::autotune::{
+    decide, device_rates, subset_rates, DecisionRequest, FoldRequest, PlanHints,
+};
 use hetblas_core::energy::Objective;
 use hetblas_core::memory::{Buffer, HostAccess};
 use hetblas_core::problem::GemmProblem;
@@ -174,4 +176,21 @@ fn the_cpu_joins_where_it_was_measured_to_help() {
         assert_eq!(set, ["cuda:0", "cpu:0"]);
         assert!(weights[0] > 0.64 && weights[0] < 0.8, "{weights:?}");
     }
+}
+
+/// Nodes of several accelerators keep one pricing for every subset: the split applies to one
+/// accelerator beside the CPU only.
+#[test]
+fn several_accelerators_keep_one_pricing() {
+    let (gpu, cpu, profile) = h200_node();
+    let p = host_problem(6392, 9996, 326, DType::F32, false);
+    let bw = |_: MemorySpace, _: MemorySpace| Some(54.27e9);
+    let hints = PlanHints::default();
+    let rates = |devs: &[&Arc<dyn Device>]| device_rates(&p, devs, 4096, Some(&profile), &bw);
+    let one = [&gpu, &cpu];
+    assert!(subset_rates(&p, &one, rates(&one).unwrap(), Some(&profile), &hints).is_some());
+    let two = [&gpu, &gpu, &cpu];
+    assert!(subset_rates(&p, &two, rates(&two).unwrap(), Some(&profile), &hints).is_none());
+    let alone = [&gpu];
+    assert!(subset_rates(&p, &alone, rates(&alone).unwrap(), Some(&profile), &hints).is_none());
 }

@@ -12,8 +12,19 @@
 use crate::runtime::GpuRuntime;
 use std::marker::PhantomData;
 
-/// Whether a guard has already failed to read the current context (warned once).
-static READ_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The backends whose current context a guard has already failed to read (warned once each).
+static READ_FAILED: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether this is `backend`'s first failure to read the current context.
+fn first_read_failure(backend: &'static str) -> bool {
+    let mut seen = READ_FAILED.lock().unwrap_or_else(|p| p.into_inner());
+    if seen.contains(&backend) {
+        false
+    } else {
+        seen.push(backend);
+        true
+    }
+}
 
 /// What runtime `A` had current on this thread when the guard was made; put back when the
 /// guard drops (on every return path, unwinding included). Not `Send`: it restores the thread
@@ -33,7 +44,7 @@ impl<A: GpuRuntime> CurrentGuard<A> {
             Err(e) => {
                 // Once per process as a warning: guards are also taken when GPU objects drop,
                 // and at exit (a runtime already shut down) every drop would say it again.
-                if !READ_FAILED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                if first_read_failure(A::NAME) {
                     tracing::warn!(
                         backend = A::NAME, error = %e,
                         "cannot read the calling thread's current context; it is not put back \

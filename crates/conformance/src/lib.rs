@@ -87,7 +87,10 @@ pub fn gpu_targets(
     let d = discovered_or_skip(backend, discover())?;
     targets_or_skip(backend, || {
         let n = d.devices.len();
-        let pool = Arc::new(DevicePool::new(d.devices, d.links).map_err(|e| e.to_string())?);
+        let pool = Arc::new(
+            DevicePool::new(d.devices, d.links)
+                .unwrap_or_else(|e| panic!("{backend} devices found but no pool: {e}")),
+        );
         let mut t = vec![Target {
             name: format!("{backend}:0"),
             pool: pool.clone(),

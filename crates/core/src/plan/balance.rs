@@ -191,6 +191,18 @@ pub fn choose_subset_split(
 ) -> (SubsetChoice, Vec<SubsetChoice>) {
     debug_assert_eq!(alone.len(), shared.len());
     let n = alone.len().min(shared.len()).min(16);
+    if n == 0 {
+        // No candidate: no subset (the caller reports that no device can take the call).
+        let none = SubsetChoice {
+            devices: Vec::new(),
+            balance: Balance {
+                weights: Vec::new(),
+                times: Vec::new(),
+                makespan: 0.0,
+            },
+        };
+        return (none, Vec::new());
+    }
     let mut all = Vec::new();
     for mask in 1u32..(1 << n) {
         let devices: Vec<usize> = (0..n).filter(|&i| mask & (1 << i) != 0).collect();
@@ -262,6 +274,14 @@ mod tests {
             host_bytes_per_sec: None,
             overhead: 20e-6,
         }
+    }
+
+    /// No candidate gives no subset (the decision then says no device can take the call)
+    /// instead of a panic.
+    #[test]
+    fn no_candidates_no_subset() {
+        let (chosen, all) = choose_subset(&problem(1024, [MemorySpace::HOST; 3]), &[]);
+        assert!(chosen.devices.is_empty() && all.is_empty());
     }
 
     #[test]

@@ -140,6 +140,7 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
 fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<f64>) {
     let (problem, pool, profile, link_bw) =
         (req.problem, req.devices, req.profile, req.link_bandwidth);
+    let hints = PlanHints::of(req);
     match req.only {
         Some(list) => {
             // A forced set is the devices the call may use, not a duty for each: the subset
@@ -148,8 +149,11 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
             let devs: Vec<&Arc<dyn Device>> = list.iter().map(|&i| &pool[i]).collect();
             match device_rates(problem, &devs, t0, profile, link_bw) {
                 Some(r) => {
-                    let r = pipeline_calibrated(problem, &devs, r, profile);
-                    let (alone, shared) = subset_rates(problem, &devs, r, profile);
+                    let (alone, shared) = subset_rates(problem, &devs, r.clone(), profile, &hints)
+                        .unwrap_or_else(|| {
+                            let r = pipeline_calibrated(problem, &devs, r, profile);
+                            (r.clone(), r)
+                        });
                     let (chosen, _) = choose_subset_split(problem, &alone, &shared);
                     let ids = chosen.devices.iter().map(|&i| list[i]).collect();
                     (ids, chosen.balance.weights)
@@ -157,7 +161,7 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
                 None => (list.to_vec(), vec![1.0 / list.len() as f64; list.len()]),
             }
         }
-        None => match choose_pool_devices_for(
+        None => match choose_pool_devices_with(
             problem,
             pool,
             req.excluded,
@@ -165,6 +169,7 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
             profile,
             link_bw,
             req.objective,
+            &hints,
         ) {
             Some(c) => (c.devices, c.weights),
             None => {
@@ -192,6 +197,16 @@ fn whole_tiles(
     let mut strip = None;
     if devs.len() > 1 && blocking.is_square() {
         if let Some(rates) = device_rates(problem, devs, tile, req.profile, req.link_bandwidth) {
+            // The rates the subset was chosen with: a lone accelerator beside the CPU priced by
+            // the plan of several devices.
+            let rates = subset_rates(
+                problem,
+                devs,
+                rates.clone(),
+                req.profile,
+                &PlanHints::of(req),
+            )
+            .map_or(rates, |(_, shared)| shared);
             let host_dev = devs.iter().position(|d| d.space().is_host());
             // A symmetric routine's tiles stay square and aligned with the diagonal: no strip.
             let host_dev = host_dev.filter(|_| problem.sym.is_none());
@@ -722,41 +737,85 @@ pub fn pipeline_calibrated(
     rates: Vec<DeviceRate>,
     profile: Option<&MachineProfile>,
 ) -> Vec<DeviceRate> {
-    calibrated_to(p, devices, rates, profile, |d, profile| {
+    calibrated_to(p, devices, rates, profile, false, |d, profile| {
         model_tile(p, d, d.memory_budget(), profile, FoldRequest::default())
     })
 }
 
+/// What the caller fixed that changes a device's plan: a blocking and the host fold. The
+/// balancer prices each subset by the plan it would run under them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlanHints {
+    pub forced: Option<Blocking>,
+    pub fold: FoldRequest,
+}
+
+impl PlanHints {
+    fn of(req: &DecisionRequest<'_>) -> PlanHints {
+        PlanHints {
+            forced: req.forced,
+            fold: req.host_fold,
+        }
+    }
+}
+
 /// `rates` with each accelerator's scaled to the pipeline model's time for the plan it runs
-/// beside other devices: a plan of several devices has no host fold and takes square tiles of
-/// [`default_tile`] ([`choose_tile`]), where alone it would fold C on the host in the model's
-/// blocking. On H200, 6392x9996x326 SGEMM (host operands, beta = 1) ran 7.2 ms on the GPU
-/// alone with folds and 9.3-11.7 ms with the CPU beside it, which the balancer had priced from
-/// the folding plan.
+/// beside other devices: a plan of several devices takes square tiles of [`default_tile`] (or
+/// the forced blocking) and folds C on the host only when the caller asked ([`choose_tile`]),
+/// where alone it would fold in the model's blocking. On H200, 6392x9996x326 SGEMM (host
+/// operands, beta = 1) ran 7.2 ms on the GPU alone with folds and 9.3-11.7 ms with the CPU
+/// beside it, which the balancer had priced from the folding plan.
 pub fn pipeline_calibrated_shared(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
     rates: Vec<DeviceRate>,
     profile: Option<&MachineProfile>,
+    hints: &PlanHints,
 ) -> Vec<DeviceRate> {
     let budgets: Vec<u64> = devices.iter().map(|d| d.memory_budget()).collect();
-    let tile = Blocking::square(default_tile(p, devices, &budgets));
-    let no_fold = FoldRequest {
-        on: Some(false),
-        tail: None,
+    let tile = hints
+        .forced
+        .unwrap_or_else(|| Blocking::square(default_tile(p, devices, &budgets)));
+    let on = hints.fold.on.unwrap_or(false);
+    let fold = FoldRequest {
+        on: Some(on),
+        tail: if on {
+            Some(hints.fold.tail.unwrap_or(0))
+        } else {
+            None
+        },
     };
-    calibrated_to(p, devices, rates, profile, |d, profile| {
-        evaluate(p, d, profile, &[tile], no_fold)
+    calibrated_to(p, devices, rates, profile, true, |d, profile| {
+        evaluate(p, d, profile, &[tile], fold)
+    })
+}
+
+/// [`pipeline_calibrated`] for the plan a lone device runs under `hints`, its fixed cost
+/// capped as [`calibrated_to`] says.
+fn pipeline_calibrated_alone(
+    p: &GemmProblem,
+    devices: &[&Arc<dyn Device>],
+    rates: Vec<DeviceRate>,
+    profile: Option<&MachineProfile>,
+    hints: &PlanHints,
+) -> Vec<DeviceRate> {
+    calibrated_to(p, devices, rates, profile, true, |d, profile| {
+        match hints.forced {
+            Some(b) => evaluate(p, d, profile, &[b], hints.fold),
+            None => model_tile(p, d, d.memory_budget(), profile, hints.fold),
+        }
     })
 }
 
 /// `rates` with each accelerator's scaled so that the balancer's time for the whole problem on
 /// it alone is `predict`'s; host devices and accelerators without a prediction unchanged.
+/// With `cap_overhead`, the balancer's fixed cost is at most half the predicted time.
 fn calibrated_to(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
     rates: Vec<DeviceRate>,
     profile: Option<&MachineProfile>,
+    cap_overhead: bool,
     predict: impl Fn(&Arc<dyn Device>, &MachineProfile) -> Option<ModelChoice>,
 ) -> Vec<DeviceRate> {
     let Some(profile) = profile else {
@@ -779,7 +838,11 @@ fn calibrated_to(
             // The rough overhead (two tiles of the provisional size over the link) can exceed
             // the whole pipeline's time on small problems (2000x2000x100 DGEMM: 1.2 ms against
             // 0.85 predicted): at most half the pipeline's time is fixed.
-            let overhead = r.overhead.min(0.5 * total);
+            let overhead = if cap_overhead {
+                r.overhead.min(0.5 * total)
+            } else {
+                r.overhead
+            };
             let r = DeviceRate { overhead, ..r };
             let alone = crate::balance::makespan(p, &[r], &[1.0]) - overhead;
             let pipeline = total - overhead;
@@ -797,23 +860,26 @@ fn calibrated_to(
 }
 
 /// The balancer's rates for subsets of one device and of several
-/// ([`crate::balance::choose_subset_split`]). With one accelerator beside devices computing in
-/// host memory and a profile, the accelerator alone is priced by the pipeline model's plan for
-/// it alone and beside the CPU by the plan of several devices ([`pipeline_calibrated_shared`]);
-/// otherwise (several accelerators, whose subsets are all planned alike) `rates` for both.
+/// ([`crate::balance::choose_subset_split`]), when one accelerator is beside devices computing
+/// in host memory and a profile describes it: the accelerator alone priced by the pipeline
+/// model's plan for it alone, beside the CPU by the plan of several devices
+/// ([`pipeline_calibrated_shared`]), both under `hints`, with the fixed cost capped as
+/// [`calibrated_to`] says. `None` otherwise: nodes of several accelerators keep one pricing for
+/// every subset (their subsets are all planned alike).
 pub fn subset_rates(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
     rates: Vec<DeviceRate>,
     profile: Option<&MachineProfile>,
-) -> (Vec<DeviceRate>, Vec<DeviceRate>) {
+    hints: &PlanHints,
+) -> Option<(Vec<DeviceRate>, Vec<DeviceRate>)> {
     let accelerators = devices.iter().filter(|d| !d.space().is_host()).count();
     if profile.is_none() || accelerators != 1 || accelerators == devices.len() {
-        return (rates.clone(), rates);
+        return None;
     }
-    let alone = pipeline_calibrated(p, devices, rates.clone(), profile);
-    let shared = pipeline_calibrated_shared(p, devices, rates, profile);
-    (alone, shared)
+    let alone = pipeline_calibrated_alone(p, devices, rates.clone(), profile, hints);
+    let shared = pipeline_calibrated_shared(p, devices, rates, profile, hints);
+    Some((alone, shared))
 }
 
 /// The tile the balancer's rates are read at before the tile is chosen: the forced one, else
@@ -854,11 +920,35 @@ pub fn choose_pool_devices_for(
     link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
     objective: crate::energy::Objective,
 ) -> Option<DeviceChoice> {
+    choose_pool_devices_with(
+        problem,
+        pool,
+        excluded,
+        tile,
+        profile,
+        link_bw,
+        objective,
+        &PlanHints::default(),
+    )
+}
+
+/// [`choose_pool_devices_for`] under what the caller fixed of the plans ([`PlanHints`]).
+#[allow(clippy::too_many_arguments)] // reason: the pool's decision inputs, each a plain value
+pub fn choose_pool_devices_with(
+    problem: &GemmProblem,
+    pool: &[Arc<dyn Device>],
+    excluded: &[usize],
+    tile: usize,
+    profile: Option<&MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+    objective: crate::energy::Objective,
+    hints: &PlanHints,
+) -> Option<DeviceChoice> {
     let cands: Vec<usize> = (0..pool.len())
         .filter(|&i| pool[i].kernel().supports(problem.dtype) && !excluded.contains(&i))
         .collect();
     let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
-    let mut c = choose_devices_for(problem, &devs, tile, profile, link_bw, objective)?;
+    let mut c = choose_devices_with(problem, &devs, tile, profile, link_bw, objective, hints)?;
     c.devices = c.devices.iter().map(|&i| cands[i]).collect();
     Some(c)
 }
@@ -883,15 +973,15 @@ pub fn choose_devices(
     profile: Option<&MachineProfile>,
     link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
 ) -> Option<DeviceChoice> {
-    let rates = device_rates(p, candidates, tile, profile, link_bw)?;
-    let (alone, shared) = subset_rates(p, candidates, rates, profile);
-    let (chosen, evaluated) = choose_subset_split(p, &alone, &shared);
-    Some(DeviceChoice {
-        devices: chosen.devices,
-        weights: chosen.balance.weights,
-        predicted: chosen.balance.makespan,
-        evaluated,
-    })
+    choose_devices_with(
+        p,
+        candidates,
+        tile,
+        profile,
+        link_bw,
+        crate::energy::Objective::Time,
+        &PlanHints::default(),
+    )
 }
 
 /// [`choose_devices`] for an objective: with [`Objective::Energy`](crate::energy::Objective)
@@ -905,15 +995,43 @@ pub fn choose_devices_for(
     link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
     objective: crate::energy::Objective,
 ) -> Option<DeviceChoice> {
-    if objective == crate::energy::Objective::Time {
-        return choose_devices(p, candidates, tile, profile, link_bw);
-    }
+    choose_devices_with(
+        p,
+        candidates,
+        tile,
+        profile,
+        link_bw,
+        objective,
+        &PlanHints::default(),
+    )
+}
+
+/// [`choose_devices_for`] under what the caller fixed of the plans ([`PlanHints`]).
+pub fn choose_devices_with(
+    p: &GemmProblem,
+    candidates: &[&Arc<dyn Device>],
+    tile: usize,
+    profile: Option<&MachineProfile>,
+    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+    objective: crate::energy::Objective,
+    hints: &PlanHints,
+) -> Option<DeviceChoice> {
     let rates = device_rates(p, candidates, tile, profile, link_bw)?;
+    let (alone, shared) = subset_rates(p, candidates, rates.clone(), profile, hints)
+        .unwrap_or((rates.clone(), rates));
+    if objective == crate::energy::Objective::Time {
+        let (chosen, evaluated) = choose_subset_split(p, &alone, &shared);
+        return Some(DeviceChoice {
+            devices: chosen.devices,
+            weights: chosen.balance.weights,
+            predicted: chosen.balance.makespan,
+            evaluated,
+        });
+    }
     let power: Option<Vec<(f64, f64)>> = candidates
         .iter()
         .map(|d| profile.and_then(|pr| pr.power_of(&d.info().label())))
         .collect();
-    let (alone, shared) = subset_rates(p, candidates, rates, profile);
     let (chosen, scored) =
         crate::energy::choose_subset_for_split(p, &alone, &shared, power.as_deref(), objective);
     Some(DeviceChoice {

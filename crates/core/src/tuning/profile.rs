@@ -240,9 +240,16 @@ impl LinkProfile {
         }
         // Net of the per-copy latency first, then monotone (see `model::link::monotone`).
         let net = |t: &[(usize, f64)]| {
+            // A profile edited by hand may hold unsorted or unusable entries.
+            let mut t: Vec<(usize, f64)> = t
+                .iter()
+                .copied()
+                .filter(|&(c, bps)| c > 0 && bps.is_finite() && bps > 0.0)
+                .collect();
+            t.sort_by_key(|&(c, _)| c);
             crate::model::link::monotone(
-                &crate::model::link::without_latency(t, model.latency_s, model.bytes_per_sec()),
-                &crate::model::link::latency_bound(t, model.latency_s),
+                &crate::model::link::without_latency(&t, model.latency_s, model.bytes_per_sec()),
+                &crate::model::link::latency_bound(&t, model.latency_s),
             )
         };
         crate::model::link::TileLink {
@@ -669,6 +676,27 @@ mod tests {
         assert!(!t.busy_always);
         // Without a 2D measurement the contiguous duplex stands.
         assert_eq!(p.links[1].tile_link().model.bid_slowdown, 1.2);
+    }
+
+    /// A hand-edited table (unsorted, a NaN, a zero rate, a duplex below 1) prices as the clean
+    /// one: bad entries dropped, the rest sorted, the duplex at least 1.
+    #[test]
+    fn hand_edited_tables_price_as_clean_ones() {
+        let p = sample();
+        let mut clean = p.links[0].clone();
+        clean.strided_busy = vec![(8192, 33e9), (16384, 40e9), (32768, 48e9)];
+        let mut edited = clean.clone();
+        edited.strided_busy = vec![
+            (32768, 48e9),
+            (4096, f64::NAN),
+            (8192, 33e9),
+            (12288, 0.0),
+            (16384, 40e9),
+        ];
+        edited.strided_bid_slowdown = Some(0.5);
+        let (c, e) = (clean.tile_link(), edited.tile_link());
+        assert_eq!(c.busy, e.busy);
+        assert_eq!(e.model.bid_slowdown, 1.0);
     }
 
     #[test]
