@@ -199,14 +199,11 @@ fn whole_tiles(
         if let Some(rates) = device_rates(problem, devs, tile, req.profile, req.link_bandwidth) {
             // The rates the subset was chosen with: a lone accelerator beside the CPU priced by
             // the plan of several devices.
-            let rates = subset_rates(
-                problem,
-                devs,
-                rates.clone(),
-                req.profile,
-                &PlanHints::of(req),
-            )
-            .map_or(rates, |(_, shared)| shared);
+            let rates = if prices_split(devs, req.profile) {
+                pipeline_calibrated_shared(problem, devs, rates, req.profile, &PlanHints::of(req))
+            } else {
+                rates
+            };
             let host_dev = devs.iter().position(|d| d.space().is_host());
             // A symmetric routine's tiles stay square and aligned with the diagonal: no strip.
             let host_dev = host_dev.filter(|_| problem.sym.is_none());
@@ -252,6 +249,19 @@ pub fn choose_tile(
             return (sel.tile, fold.on.unwrap_or(sel.host_fold), sel.fold_tail);
         }
     }
+    fixed_rule_plan(p, devices, budgets, forced, fold)
+}
+
+/// The blocking, host fold and unfolded tail of a plan the pipeline model does not choose
+/// (several devices, or no profile): `forced` or square tiles of [`default_tile`], and a host
+/// fold only when the caller asked for one.
+fn fixed_rule_plan(
+    p: &GemmProblem,
+    devices: &[&Arc<dyn Device>],
+    budgets: &[u64],
+    forced: Option<Blocking>,
+    fold: FoldRequest,
+) -> (Blocking, bool, usize) {
     let on = fold.on.unwrap_or(false);
     (
         forced.unwrap_or_else(|| Blocking::square(default_tile(p, devices, budgets))),
@@ -773,17 +783,10 @@ pub fn pipeline_calibrated_shared(
     hints: &PlanHints,
 ) -> Vec<DeviceRate> {
     let budgets: Vec<u64> = devices.iter().map(|d| d.memory_budget()).collect();
-    let tile = hints
-        .forced
-        .unwrap_or_else(|| Blocking::square(default_tile(p, devices, &budgets)));
-    let on = hints.fold.on.unwrap_or(false);
+    let (tile, on, tail) = fixed_rule_plan(p, devices, &budgets, hints.forced, hints.fold);
     let fold = FoldRequest {
         on: Some(on),
-        tail: if on {
-            Some(hints.fold.tail.unwrap_or(0))
-        } else {
-            None
-        },
+        tail: on.then_some(tail),
     };
     calibrated_to(p, devices, rates, profile, true, |d, profile| {
         evaluate(p, d, profile, &[tile], fold)
@@ -873,13 +876,19 @@ pub fn subset_rates(
     profile: Option<&MachineProfile>,
     hints: &PlanHints,
 ) -> Option<(Vec<DeviceRate>, Vec<DeviceRate>)> {
-    let accelerators = devices.iter().filter(|d| !d.space().is_host()).count();
-    if profile.is_none() || accelerators != 1 || accelerators == devices.len() {
+    if !prices_split(devices, profile) {
         return None;
     }
     let alone = pipeline_calibrated_alone(p, devices, rates.clone(), profile, hints);
     let shared = pipeline_calibrated_shared(p, devices, rates, profile, hints);
     Some((alone, shared))
+}
+
+/// Whether [`subset_rates`] prices `devices` by two plans: one accelerator beside devices
+/// computing in host memory, with a profile.
+fn prices_split(devices: &[&Arc<dyn Device>], profile: Option<&MachineProfile>) -> bool {
+    let accelerators = devices.iter().filter(|d| !d.space().is_host()).count();
+    profile.is_some() && accelerators == 1 && accelerators < devices.len()
 }
 
 /// The tile the balancer's rates are read at before the tile is chosen: the forced one, else
