@@ -97,11 +97,16 @@
 #                        touches every configuration alike); the median TFLOP/s per
 #                        configuration, fastest first, goes to $OUT/sweep-<dtype>-<shape>.md and
 #                        summary.md, every process to sweep.tsv
+#     --callcost         instead of the harness: the spread between processes. Each --shapes
+#                        problem, written MxNxK:dtype[:b0] (e.g. 5213x4209x3077:f64), through
+#                        `callcost` (--calls N timed calls, default 30: untraced percentiles,
+#                        then each kind of task's busy time and rate in traced calls), one
+#                        process per --env combination, --rounds times in turn
 #     --blockings LIST   --sweep: "model" (the autotuner's choice) and forced tilings
 #                        TMxTNxTK/gG or T (default model)
-#     --env VAR=V1,V2    --sweep: an environment variable and its values ("-": unset);
+#     --env VAR=V1,V2    --sweep and --callcost: an environment variable and its values ("-": unset);
 #                        repeatable, every combination runs, e.g. --env HETBLAS_FOLD_TAIL=-,0,4
-#     --rounds R         --sweep: repetitions of the whole set (default 3)
+#     --rounds R         --sweep and --callcost: repetitions of the whole set (default 3)
 #     plus env.sh's options (--profile, --hugepages, --out, --timeout, --dry-run)
 # Each problem's full output is in $OUT/<dtype>-<shape>-g<N>.log and .csv; the table rows are
 # gathered in $OUT/summary.md.
@@ -111,7 +116,7 @@ source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES=""
-SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 LINKPROBE=0
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 LINKPROBE=0 CALLCOST=0 CALLS=30
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -138,6 +143,8 @@ while (($#)); do
         --simulate) SIMULATE=1; shift ;;
         --energy) ENERGY=1; shift ;;
         --sweep) SWEEP=1; shift ;;
+        --callcost) CALLCOST=1; shift ;;
+        --calls) CALLS=$2; shift 2 ;;
         --links) LINKS=1; shift ;;
         --hostmem) HOSTMEM=1; shift ;;
         --linkprobe) LINKPROBE=1; shift ;;
@@ -400,9 +407,9 @@ linkprobe() {
 }
 
 # Configurations side by side (see --sweep).
-sweep() {
-    use_profile cuda
-    local combos=("") spec c v b r i dt shape m n k label log row tf detail force envs unset_vars values next
+# env_combos: every combination of the --env settings, one line each ("" without any).
+env_combos() {
+    local combos=("") spec c v values next
     for spec in "${SWEEP_ENVS[@]}"; do
         next=()
         IFS=, read -ra values <<<"${spec#*=}"
@@ -411,6 +418,21 @@ sweep() {
         done
         combos=("${next[@]}")
     done
+    printf '%s\n' "${combos[@]}"
+}
+
+# env_args COMBO: the `env` arguments of one combination ("-" unsets the variable).
+env_args() {
+    local v
+    for v in $1; do
+        if [[ ${v#*=} == - ]]; then printf '%s\n' -u "${v%%=*}"; else printf '%s\n' "$v"; fi
+    done
+}
+
+sweep() {
+    use_profile cuda
+    local combos c b r i dt shape m n k label log row tf detail force envs
+    mapfile -t combos < <(env_combos)
     ((DRY_RUN)) || printf "problem\tround\tblocking\tenv\ttflops\tdetail\n" >"$OUT/sweep.tsv"
     for dt in ${DTYPES//,/ }; do
         for shape in $(problems); do
@@ -422,12 +444,9 @@ sweep() {
                     force=()
                     [[ $b == model ]] || { [[ $b == *x* ]] && force=(--blocking "$b") || force=(--tile "$b"); }
                     for c in "${combos[@]}"; do
-                        envs=() unset_vars=()
-                        for v in $c; do
-                            if [[ ${v#*=} == - ]]; then unset_vars+=(-u "${v%%=*}"); else envs+=("$v"); fi
-                        done
+                        mapfile -t envs < <(env_args "$c")
                         i=$((i + 1)) log=$OUT/sweep-$label-r$r-$i.log
-                        run --log "$log" --grep "^\| [0-9]" env "${unset_vars[@]}" "${envs[@]}" "$C" --gpus "$GPUS" \
+                        run --log "$log" --grep "^\| [0-9]" env "${envs[@]}" "$C" --gpus "$GPUS" \
                             --dtype "$dt" --variants hetblas --reps "$(reps_for "$m" "$n" "$k")" --shapes "$shape" "${force[@]}"
                         ((DRY_RUN)) && continue
                         row=$(grep -E "^\| [0-9].*\| hetblas " "$log" | tail -1)
@@ -461,7 +480,30 @@ PY
     done
 }
 
+# callcost_spread: the spread between processes. Every --shapes problem (MxNxK:dtype[:b0])
+# through `callcost` (untraced percentiles, then each kind of task's busy time and rate in
+# traced calls) in its own process, --rounds times per --env combination, in turn.
+callcost_spread() {
+    use_profile cuda
+    local combos c r i envs
+    mapfile -t combos < <(env_combos)
+    for ((r = 0; r < ROUNDS; r++)); do
+        i=0
+        for c in "${combos[@]}"; do
+            mapfile -t envs < <(env_args "$c")
+            i=$((i + 1))
+            echo "== round $r env ${c:--}"
+            run --log "$OUT/callcost-r$r-$i.log" --grep "untraced|traced medians" env "${envs[@]}" \
+                "$BIN/callcost" --shapes "$SHAPES" --calls "$CALLS"
+        done
+    done
+}
+
 start compare
+if ((CALLCOST)); then
+    callcost_spread
+    finish
+fi
 if ((SWEEP)); then
     sweep
     finish

@@ -97,6 +97,9 @@ fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// Kinds of task, by the start of their trace labels.
+const KINDS: [&str; 6] = ["fetch", "stage", "writeback", "fold", "gemm", "add"];
+
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() - 1) as f64 * p).round() as usize]
@@ -144,6 +147,8 @@ fn one<T: Scalar>(rt: &Runtime, dev: usize, s: &Shape, calls: usize) -> Result<(
     let tasks = r.plan.as_ref().map_or(0, |p| p.tasks.len());
     let (mut enter, mut first, mut span, mut after, mut total) =
         (vec![], vec![], vec![], vec![], vec![]);
+    // Per kind of task: busy time (the union of its intervals) and bytes, per traced call.
+    let mut busy: Vec<(Vec<f64>, Vec<f64>)> = vec![(vec![], vec![]); KINDS.len()];
     for _ in 0..calls {
         let (t, r) = call(true)?;
         let tr = r.trace.as_ref().ok_or("a traced call returned no trace")?;
@@ -153,6 +158,17 @@ fn one<T: Scalar>(rt: &Runtime, dev: usize, s: &Shape, calls: usize) -> Result<(
         first.push(s0);
         span.push(e0 - s0);
         after.push(r.seconds - r.execute_start - e0);
+        for (kind, (t, bytes)) in KINDS.iter().zip(busy.iter_mut()) {
+            let of_kind = |i: &hetblas_core::trace::Interval| i.label.starts_with(kind);
+            t.push(tr.busy_fraction(of_kind) * (e0 - s0));
+            bytes.push(
+                tr.intervals
+                    .iter()
+                    .filter(|i| of_kind(i))
+                    .map(|i| i.bytes as f64)
+                    .sum(),
+            );
+        }
     }
     let us = |x: f64| x * 1e6;
     println!(
@@ -172,6 +188,23 @@ fn one<T: Scalar>(rt: &Runtime, dev: usize, s: &Shape, calls: usize) -> Result<(
         us(median(&mut span)),
         us(median(&mut after)),
     );
+    // Which resource a slow process lost time on: each kind's busy time and, for copies and
+    // folds, its rate while busy.
+    let parts: Vec<String> = KINDS
+        .iter()
+        .zip(busy.iter_mut())
+        .filter(|(_, (t, _))| t.iter().any(|&x| x > 0.0))
+        .map(|(kind, (t, bytes))| {
+            let mut rate: Vec<f64> = t.iter().zip(bytes.iter()).map(|(t, b)| b / t).collect();
+            let ms = median(t) * 1e3;
+            if *kind == "gemm" || *kind == "add" {
+                format!("{kind} {ms:.2} ms")
+            } else {
+                format!("{kind} {ms:.2} ms at {:.1} GB/s", median(&mut rate) / 1e9)
+            }
+        })
+        .collect();
+    println!("  traced medians, busy: {}", parts.join(", "));
     rt.release_host(&a).map_err(|e| e.to_string())?;
     rt.release_host(&b).map_err(|e| e.to_string())?;
     rt.release_host(&c).map_err(|e| e.to_string())?;
