@@ -102,6 +102,10 @@
 #                        `callcost` (--calls N timed calls, default 30: untraced percentiles,
 #                        then each kind of task's busy time and rate in traced calls), one
 #                        process per --env combination, --rounds times in turn
+#     --host-load N      --callcost: beside each process, N host threads that stream memory
+#                        (torch, `a += b` over 1 GiB f32 tensors; started, and streaming, before
+#                        the process) as another program would: what the calls do when the
+#                        host's memory is taken
 #     --blockings LIST   --sweep: "model" (the autotuner's choice) and forced tilings
 #                        TMxTNxTK/gG or T (default model)
 #     --env VAR=V1,V2    --sweep and --callcost: an environment variable and its values ("-": unset);
@@ -116,7 +120,7 @@ source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES=""
-SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 LINKPROBE=0 CALLCOST=0 CALLS=30
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 LINKPROBE=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -145,6 +149,7 @@ while (($#)); do
         --sweep) SWEEP=1; shift ;;
         --callcost) CALLCOST=1; shift ;;
         --calls) CALLS=$2; shift 2 ;;
+        --host-load) HOST_LOAD=$2; shift 2 ;;
         --links) LINKS=1; shift ;;
         --hostmem) HOSTMEM=1; shift ;;
         --linkprobe) LINKPROBE=1; shift ;;
@@ -485,18 +490,52 @@ PY
 # traced calls) in its own process, --rounds times per --env combination, in turn.
 callcost_spread() {
     use_profile cuda
-    local combos c r i envs
+    local combos c r i envs load=""
     mapfile -t combos < <(env_combos)
     for ((r = 0; r < ROUNDS; r++)); do
         i=0
         for c in "${combos[@]}"; do
             mapfile -t envs < <(env_args "$c")
             i=$((i + 1))
-            echo "== round $r env ${c:--}"
-            run --log "$OUT/callcost-r$r-$i.log" --grep "untraced|traced medians" env "${envs[@]}" \
+            echo "== round $r env ${c:--}${HOST_LOAD:+, host load $HOST_LOAD threads}"
+            if ((HOST_LOAD > 0 && !DRY_RUN)); then
+                # Its own log: a load that held the pipe of this script's output would keep a
+                # reader of it waiting after the script ends.
+                host_load "$HOST_LOAD" >"$OUT/host-load-r$r-$i.log" 2>&1 &
+                load=$!
+                # Until its first rate: its buffers are allocated and it streams.
+                for _ in $(seq 60); do
+                    grep -q "GB/s" "$OUT/host-load-r$r-$i.log" && break
+                    sleep 0.5
+                done
+            fi
+            run --log "$OUT/callcost-r$r-$i.log" --grep "untraced|traced medians|priced" env "${envs[@]}" \
                 "$BIN/callcost" --shapes "$SHAPES" --calls "$CALLS"
+            if [[ -n $load ]]; then
+                kill "$load" 2>/dev/null
+                wait "$load" 2>/dev/null
+                tail -1 "$OUT/host-load-r$r-$i.log"
+                load=""
+            fi
         done
     done
+}
+
+# host_load N: N threads streaming host memory until killed (prints GB/s every few seconds). The
+# subshell becomes python (exec), so that killing the job's pid stops the load.
+host_load() {
+    exec python3 - "$1" <<'PY'
+import sys, time, torch
+torch.set_num_threads(int(sys.argv[1]))
+a, b = torch.rand(1 << 28), torch.rand(1 << 28)
+t, n = time.time(), 0
+while True:
+    a.add_(b)
+    n += 1
+    if time.time() - t > 1:
+        print(f"host load: {n * 3 * 4 * (1 << 28) / (time.time() - t) / 1e9:.0f} GB/s", flush=True)
+        t, n = time.time(), 0
+PY
 }
 
 start compare

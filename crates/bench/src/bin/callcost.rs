@@ -205,6 +205,9 @@ fn one<T: Scalar>(rt: &Runtime, dev: usize, s: &Shape, calls: usize) -> Result<(
         })
         .collect();
     println!("  traced medians, busy: {}", parts.join(", "));
+    for note in &r.notes {
+        println!("  note: {note}");
+    }
     rt.release_host(&a).map_err(|e| e.to_string())?;
     rt.release_host(&b).map_err(|e| e.to_string())?;
     rt.release_host(&c).map_err(|e| e.to_string())?;
