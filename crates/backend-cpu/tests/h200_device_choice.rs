@@ -11,7 +11,8 @@ use hetblas_core::memory::{Buffer, HostAccess};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
-    DType, Device, DeviceInfo, DeviceKind, Kernel, MemorySpace, Queue, Result, Trans,
+    DType, Device, DeviceInfo, DeviceKind, DevicePool, GemmOptions, Kernel, Link, MatMut, MatRef,
+    MemorySpace, Queue, Result, Trans,
 };
 use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig, RustGemm};
 use std::any::Any;
@@ -52,6 +53,20 @@ impl Device for Labelled {
 }
 
 fn h200_node() -> (Arc<dyn Device>, Arc<dyn Device>, MachineProfile) {
+    let (gpu, cpu, profile, _) = h200_node_links();
+    (gpu, cpu, profile)
+}
+
+/// The GPU's and the CPU's stand-ins, the profile, and the emulated device's links to the host.
+type Node = (
+    Arc<dyn Device>,
+    Arc<dyn Device>,
+    MachineProfile,
+    Vec<Arc<dyn Link>>,
+);
+
+/// [`h200_node`] with the emulated device's links to the host.
+fn h200_node_links() -> Node {
     let profile: MachineProfile =
         serde_json::from_str(include_str!("../../../docs/profiles/nvidia-h200-x1.json"))
             .expect("the recorded profile parses");
@@ -85,7 +100,7 @@ fn h200_node() -> (Arc<dyn Device>, Arc<dyn Device>, MachineProfile) {
         inner: cpu_inner,
     });
     assert_eq!(cpu.info().label(), "cpu:0");
-    (gpu, cpu, profile)
+    (gpu, cpu, profile, node.links)
 }
 
 fn host_problem(m: usize, n: usize, k: usize, dtype: DType, beta_zero: bool) -> GemmProblem {
@@ -193,4 +208,57 @@ fn several_accelerators_keep_one_pricing() {
     assert!(subset_rates(&p, &two, rates(&two).unwrap(), Some(&profile), &hints).is_none());
     let alone = [&gpu];
     assert!(subset_rates(&p, &alone, rates(&alone).unwrap(), Some(&profile), &hints).is_none());
+}
+
+/// Host folds that run slower than calibrated are priced at the rate they reached: on the H200
+/// node's profile a problem the model folds is then sent whole, the call says why, and its
+/// result is right.
+#[test]
+fn slow_folds_turn_the_model_to_sending_c() {
+    let (gpu, _, profile, links) = h200_node_links();
+    let pool = DevicePool::new(vec![gpu], links).expect("a pool");
+    pool.set_profile(Some(Arc::new(profile)));
+    let (m, n, k) = (2048, 2048, 16);
+    let a: Vec<f64> = (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| (i % 5) as f64 - 2.0).collect();
+    let mut c = vec![1.0f64; m * n];
+    let call = |c: &mut [f64]| {
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::new(&a, m, k, m).unwrap(),
+            MatRef::new(&b, k, n, k).unwrap(),
+            1.0,
+            MatMut::new(c, m, n, m).unwrap(),
+            &GemmOptions::default(),
+        )
+        .expect("the call runs")
+    };
+    let first = call(&mut c);
+    assert!(first.host_fold, "the calibrated rate folds: {first:?}");
+    assert!(first.notes.is_empty(), "{:?}", first.notes);
+    // Folds of this process at 2 GB/s against the profile's 21.8: the lowest level.
+    for _ in 0..64 {
+        pool.fold_speed()
+            .record(32 << 20, (32u64 << 20) as f64 / 2e9);
+    }
+    let second = call(&mut c);
+    assert!(!second.host_fold, "slow folds still fold: {second:?}");
+    assert!(
+        second
+            .notes
+            .iter()
+            .any(|n| n.starts_with("host folds priced at 12% of the calibrated rate")),
+        "{:?}",
+        second.notes
+    );
+    let priced = pool.decision_profile().unwrap().host_fold_bytes_per_sec;
+    let calibrated = pool.profile().unwrap().host_fold_bytes_per_sec;
+    assert_eq!(priced, calibrated.map(|r| r / 8.0));
+    // Both calls added A B to C = 1.
+    for (i, j) in [(0, 0), (1, 2047), (2047, 1), (1000, 999)] {
+        let dot: f64 = (0..k).map(|l| a[i + l * m] * b[l + j * k]).sum();
+        assert_eq!(c[i + j * m], 1.0 + 2.0 * dot, "C({i},{j})");
+    }
 }

@@ -100,6 +100,13 @@ impl Runtime {
         self.pool.profile()
     }
 
+    /// The profile decisions are made with now: [`Runtime::profile`], with host folds priced
+    /// at what they reached in this process where that was slower than calibrated
+    /// (`HETBLAS_ADAPT_FOLD=0` turns that off).
+    pub fn decision_profile(&self) -> Option<Arc<MachineProfile>> {
+        self.pool.decision_profile()
+    }
+
     /// Uses `profile` for the model-driven decisions (tile sizes, device subsets, shares) from
     /// now on; `None` returns to the built-in rules. Cached plans are dropped.
     pub fn set_profile(&self, profile: Option<Arc<MachineProfile>>) {

@@ -301,8 +301,29 @@ fn case<T: Scalar>(
         plan_repeat = r.planning_seconds;
     }
     let measured = median(&mut times);
+    debug_assert_eq!(first.tile.map(|t| t.0), Some(choice.tile.tm.min(m)));
+    // Folds slower here than calibrated are priced at what they reached
+    // (`hetblas_core::tuning::fold_speed`): the prediction is then the model's at that rate,
+    // as the timed calls were decided.
+    let choice = match rt.decision_profile() {
+        Some(p) if p.host_fold_bytes_per_sec != profile.host_fold_bytes_per_sec => {
+            eprintln!(
+                "{m}x{n}x{k}: host folds priced at {:.1} GB/s (calibrated {:.1})",
+                p.host_fold_bytes_per_sec.unwrap_or(0.0) / 1e9,
+                profile.host_fold_bytes_per_sec.unwrap_or(0.0) / 1e9
+            );
+            model_tile(
+                &problem,
+                &dev,
+                dev.memory_budget(),
+                &p,
+                hetblas_core::autotune::FoldRequest::from_env(),
+            )
+            .ok_or("the profile cannot model this problem")?
+        }
+        _ => choice,
+    };
     let chosen = choice.tile;
-    debug_assert_eq!(first.tile.map(|t| t.0), Some(chosen.tm.min(m)));
     // A measured sweep of tile sizes.
     let maxdim = m.max(n).max(k);
     let mut sweep = Vec::new();

@@ -835,12 +835,17 @@ fn issue(
                 .host_fold
                 .as_ref()
                 .ok_or_else(|| Error::internal("plan folds on the host but no folder was given"))?;
-            let (beta, workers) = (req.beta, folder.workers.clone());
+            let (beta, workers, speed) = (req.beta, folder.workers.clone(), folder.speed.clone());
             let fold = move || {
+                let t = std::time::Instant::now();
                 // SAFETY: C is the caller's host matrix, borrowed for the whole call (the
                 // executor synchronises every queue before returning); the planner gives each C
                 // tile to one fold and the staging slot is not refilled before this fold is done.
-                unsafe { crate::fold::fold_into(&c, &staged, beta, &workers) }
+                let r = unsafe { crate::fold::fold_into(&c, &staged, beta, &workers) };
+                if r.is_ok() {
+                    speed.record(c.bytes() as u64, t.elapsed().as_secs_f64());
+                }
+                r
             };
             // The folder's queue takes every device's folds: the fold's event is recorded
             // with it, or another device's failed wait could come between them and make a fold

@@ -59,19 +59,26 @@ fn threads_from(var: Option<&str>) -> usize {
 pub struct HostFolder {
     pub queue: std::sync::Arc<crate::host_queue::HostQueue>,
     pub workers: std::sync::Arc<rayon::ThreadPool>,
+    /// Where each fold's bytes and time go (shared by the pool's folders).
+    pub speed: std::sync::Arc<crate::tuning::fold_speed::FoldSpeed>,
 }
 
 impl HostFolder {
     pub fn new() -> Result<HostFolder> {
-        Self::with_workers(std::sync::Arc::new(fold_workers()?))
+        Self::with_workers(std::sync::Arc::new(fold_workers()?), Default::default())
     }
 
     /// A folder with a queue of its own over `workers` shared with other folders (calls
-    /// running at once each fold on their own queue, over one set of threads).
-    pub fn with_workers(workers: std::sync::Arc<rayon::ThreadPool>) -> Result<HostFolder> {
+    /// running at once each fold on their own queue, over one set of threads), recording its
+    /// folds in `speed`.
+    pub fn with_workers(
+        workers: std::sync::Arc<rayon::ThreadPool>,
+        speed: std::sync::Arc<crate::tuning::fold_speed::FoldSpeed>,
+    ) -> Result<HostFolder> {
         Ok(HostFolder {
             queue: crate::host_queue::HostQueue::new("host-fold")?,
             workers,
+            speed,
         })
     }
 }

@@ -124,12 +124,25 @@ impl DevicePool {
             sym: None,
         };
         let plan_start = Instant::now();
+        // Notes of this call's choices, kept ahead of those the run adds (which replace theirs on
+        // each attempt).
+        let mut call_notes = Vec::new();
+        let (fold_level, fold_observed) = self.sync_fold_level();
+        if fold_level < 1.0 && !problem.beta_zero && problem.locations[2].is_host() {
+            call_notes.push(format!(
+                "host folds priced at {:.0}% of the calibrated rate: recent folds reached \
+                 {:.1} GB/s",
+                100.0 * fold_level,
+                fold_observed.unwrap_or(0.0) / 1e9
+            ));
+        }
         let key = decision_key(problem, opts);
         let mut k_split_faults = Vec::new();
         if let Some(split) = self.k_split_choice(&problem, &key, opts) {
             let failed_before = self.failed_devices();
             match self.run_k_split(&problem, opts, &operands, alpha, beta, &split, &mut report) {
                 Ok(()) => {
+                    report.notes.splice(0..0, call_notes);
                     report.seconds = started.elapsed().as_secs_f64();
                     return Ok(report);
                 }
@@ -142,7 +155,7 @@ impl DevicePool {
                          the devices left"
                     );
                     report = GemmReport::default();
-                    report.notes.push(format!(
+                    call_notes.push(format!(
                         "K split failed ({}); ran as a C split on the devices left",
                         f.error
                     ));
@@ -172,6 +185,7 @@ impl DevicePool {
             Some(plan_start),
             None,
         )?;
+        report.notes.splice(0..0, call_notes);
         // After a failed K split every C tile ran again.
         let tiles: usize = report.stats.c_tiles.iter().sum();
         for mut f in k_split_faults {
@@ -613,7 +627,7 @@ impl DevicePool {
         opts: &GemmOptions,
         forced: Option<crate::tiling::Blocking>,
     ) -> Result<Decision> {
-        let profile = self.profile();
+        let profile = self.decision_profile();
         let excluded = self.failed_devices();
         // Devices asked for that failed are left out; none left is the caller's to hear.
         let only: Option<Vec<usize>> = opts.devices.as_ref().map(|l| {

@@ -121,7 +121,7 @@ impl DevicePool {
         cands: &[usize],
         decision: &Decision,
     ) -> Option<(ksplit::KShares, f64)> {
-        let profile = self.profile();
+        let profile = self.decision_profile();
         let bw = |s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d);
         let tile = decision.grid.tm;
         let devs: Vec<&Arc<dyn Device>> =

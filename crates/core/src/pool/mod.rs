@@ -55,6 +55,10 @@ pub struct DevicePool {
     tri_decisions: tri::TriDecisions,
     /// The calibrated machine profile, when one matches these devices.
     profile: RwLock<Option<Arc<MachineProfile>>>,
+    /// The share of the calibrated host fold rate that decisions price folds at, and the
+    /// profile with that rate (`None` at 1: the calibrated profile). See
+    /// [`crate::tuning::fold_speed`].
+    fold_level: Mutex<(f64, Option<Arc<MachineProfile>>)>,
     /// Devices that failed during a call: no call uses them until [`DevicePool::reprobe`].
     failed: Mutex<Vec<usize>>,
     /// The time origins of traced calls, per device (shared, so that concurrent traced calls
@@ -123,6 +127,7 @@ impl DevicePool {
             decisions: DecisionCache::default(),
             tri_decisions: tri::TriDecisions::default(),
             profile: RwLock::new(None),
+            fold_level: Mutex::new((1.0, None)),
             failed: Mutex::new(Vec::new()),
             trace_epochs: Default::default(),
         })
@@ -145,6 +150,7 @@ impl DevicePool {
     /// built-in rules. Cached plans are dropped, since their tiles may change.
     pub fn set_profile(&self, profile: Option<Arc<MachineProfile>>) {
         *self.profile.write().unwrap_or_else(|p| p.into_inner()) = profile;
+        *workspace::lock(&self.fold_level) = (1.0, None);
         self.plans.clear();
         self.decisions.clear();
         self.tri_decisions.clear();
@@ -161,6 +167,59 @@ impl DevicePool {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// What the pool's host folds achieved: the rate decisions price folds at follows it where
+    /// it is slower than calibrated ([`crate::tuning::fold_speed`]).
+    pub fn fold_speed(&self) -> &crate::tuning::fold_speed::FoldSpeed {
+        self.workspaces.fold_speed()
+    }
+
+    /// The profile decisions are made with: the calibrated one, but with host folds priced at
+    /// the rate recent folds reached when that was slower ([`crate::tuning::fold_speed`]).
+    pub fn decision_profile(&self) -> Option<Arc<MachineProfile>> {
+        let scaled = workspace::lock(&self.fold_level).1.clone();
+        scaled.or_else(|| self.profile())
+    }
+
+    /// The share of the calibrated host fold rate that decisions price folds at now
+    /// ([`crate::tuning::fold_speed::FoldSpeed::level`]; 1 without a profile or with
+    /// `HETBLAS_ADAPT_FOLD=0`). When it changed, the scaled profile is made again and cached
+    /// decisions, priced at the old rate, are dropped. Returns the level, and the rate folds
+    /// reached when it is below 1.
+    pub(super) fn sync_fold_level(&self) -> (f64, Option<f64>) {
+        use crate::tuning::fold_speed;
+        let Some(profile) = self.profile() else {
+            return (1.0, None);
+        };
+        let now = std::time::Instant::now();
+        let calibrated = crate::autotune::fold_rate(Some(&profile));
+        let speed = self.workspaces.fold_speed();
+        let level = if fold_speed::adapting() {
+            speed.level(calibrated, now)
+        } else {
+            1.0
+        };
+        let observed = (level < 1.0).then(|| speed.observed(now)).flatten();
+        let mut current = workspace::lock(&self.fold_level);
+        if current.0 != level {
+            tracing::info!(
+                observed_gb_s = observed.map(|r| r / 1e9),
+                calibrated_gb_s = calibrated / 1e9,
+                level,
+                "host folds now priced at {:.0}% of the calibrated rate",
+                100.0 * level
+            );
+            let scaled = (level < 1.0).then(|| {
+                let mut p = (*profile).clone();
+                p.host_fold_bytes_per_sec = Some(calibrated * level);
+                Arc::new(p)
+            });
+            *current = (level, scaled);
+            self.decisions.clear();
+            self.tri_decisions.clear();
+        }
+        (level, observed)
     }
 
     /// The bandwidth of the link `src -> dst`: calibrated when the profile has it, else what the

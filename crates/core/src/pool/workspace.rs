@@ -31,6 +31,8 @@ pub(super) struct Workspaces {
     idle_folders: Mutex<Vec<Arc<HostFolder>>>,
     /// The threads every folder folds on, started on first use.
     fold_workers: Mutex<Option<Arc<rayon::ThreadPool>>>,
+    /// What every folder's folds achieved.
+    fold_speed: Arc<crate::tuning::fold_speed::FoldSpeed>,
     usage: Mutex<Usage>,
     released: Condvar,
 }
@@ -150,9 +152,15 @@ impl Workspaces {
             idle_host: Mutex::new(Vec::new()),
             idle_folders: Mutex::new(Vec::new()),
             fold_workers: Mutex::new(None),
+            fold_speed: Arc::default(),
             usage: Mutex::new(Usage::default()),
             released: Condvar::new(),
         }
+    }
+
+    /// What the pool's host folds achieved.
+    pub(super) fn fold_speed(&self) -> &crate::tuning::fold_speed::FoldSpeed {
+        &self.fold_speed
     }
 
     /// Bytes the pool owns on pool device `i`, idle or in use by a call: the autotuner counts
@@ -345,7 +353,7 @@ impl Workspaces {
         };
         Ok(FolderLease {
             pool: self,
-            folder: Arc::new(HostFolder::with_workers(workers)?),
+            folder: Arc::new(HostFolder::with_workers(workers, self.fold_speed.clone())?),
         })
     }
 

@@ -4,5 +4,6 @@
 
 pub mod autotune;
 pub mod calibrate;
+pub mod fold_speed;
 pub mod ksplit;
 pub mod profile;

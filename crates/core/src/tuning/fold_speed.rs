@@ -1,0 +1,196 @@
+//! What host folds achieve in this process, against the calibrated rate the model prices them
+//! at.
+//!
+//! Why: on H200 the same call (5213x4209x3077 DGEMM, C folded on the host) took 7.2-8.5 ms in
+//! most processes and 14.5 ms in some, and the whole difference was the folds: 11-18 GB/s of C
+//! instead of 25-32 (the host's memory, shared with the link and with whatever else runs, is
+//! what a fold spends). A model that prices folds at the calibrated rate keeps folding there,
+//! where sending C would have cost less. So each fold's bytes and time are recorded, and when
+//! recent folds ran slower than calibrated the model prices them at the rate they reached
+//! ([`FoldSpeed::level`]). Folds near or above the calibrated rate change nothing: the
+//! calibration's rate is the conservative one (a cold fold alone; beside copies, folds of
+//! whole tiles ran 0.92-1.5x that on H200), so only folds well below it
+//! ([`KEEP_SHARE`]) move the price.
+//!
+//! `HETBLAS_ADAPT_FOLD=0` keeps the calibrated rate whatever folds achieve.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Folds smaller than this are not counted: their time is mostly the fixed cost the model
+/// prices apart ([`crate::fold::TASK_S`]).
+pub const MIN_BYTES: u64 = 4 << 20;
+
+/// Bytes of folds over which an old observation loses half its weight: a few calls' folds
+/// (one 8192^2 f64 C is 512 MiB).
+pub const HALF_LIFE_BYTES: f64 = 256.0 * (1u64 << 20) as f64;
+
+/// With no fold for this long, what was observed is forgotten. A call the slow folds turned
+/// away from folding records none, so the calibrated rate comes back and folds are tried again.
+pub const FORGET_AFTER: Duration = Duration::from_secs(5);
+
+/// Folds are taken to run as calibrated down to this share of the rate: beside copies, whole
+/// tiles' folds on H200 ran at 0.92-1.5x the calibrated (cold) rate in ordinary processes, and
+/// a level that moved with that spread would turn borderline choices back and forth
+/// (6392x9996x326 SGEMM stopped folding at 0.92 and ran no faster).
+pub const KEEP_SHARE: f64 = 0.75;
+
+/// Steps of the level ([`FoldSpeed::level`]): the model is re-run (cached decisions dropped)
+/// only when the level changes, not on every fold.
+pub const STEPS: u32 = 8;
+
+/// Whether the rate the model prices folds at follows what folds achieve
+/// (`HETBLAS_ADAPT_FOLD=0`: no).
+pub fn adapting() -> bool {
+    std::env::var("HETBLAS_ADAPT_FOLD").map_or(true, |v| v.trim() != "0")
+}
+
+/// Recent folds: bytes and seconds, each weighted down as newer folds come in.
+#[derive(Debug, Default)]
+pub struct FoldSpeed {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    bytes: f64,
+    seconds: f64,
+    last: Option<Instant>,
+}
+
+impl FoldSpeed {
+    /// One fold of `bytes` of C that took `seconds`, ending now.
+    pub fn record(&self, bytes: u64, seconds: f64) {
+        self.record_at(bytes, seconds, Instant::now());
+    }
+
+    /// [`FoldSpeed::record`] ending at `now`.
+    pub fn record_at(&self, bytes: u64, seconds: f64, now: Instant) {
+        if bytes < MIN_BYTES || !(seconds > 0.0 && seconds.is_finite()) {
+            return;
+        }
+        let mut s = lock(&self.state);
+        if s.last
+            .is_some_and(|t| now.saturating_duration_since(t) > FORGET_AFTER)
+        {
+            *s = State::default();
+        }
+        let keep = 0.5f64.powf(bytes as f64 / HALF_LIFE_BYTES);
+        s.bytes = s.bytes * keep + bytes as f64;
+        s.seconds = s.seconds * keep + seconds;
+        s.last = Some(now);
+    }
+
+    /// Bytes of C per second that recent folds reached; `None` without any in the last
+    /// [`FORGET_AFTER`].
+    pub fn observed(&self, now: Instant) -> Option<f64> {
+        let s = lock(&self.state);
+        let last = s.last?;
+        (now.saturating_duration_since(last) <= FORGET_AFTER && s.seconds > 0.0)
+            .then(|| s.bytes / s.seconds)
+    }
+
+    /// The share of the calibrated rate (`calibrated`, bytes of C per second) that folds are
+    /// priced at: 1 while recent folds reached at least [`KEEP_SHARE`] of it (or none ran),
+    /// else what they reached over it, to the nearest step of 1 / [`STEPS`] (at least one
+    /// step).
+    pub fn level(&self, calibrated: f64, now: Instant) -> f64 {
+        match self.observed(now) {
+            Some(rate) if calibrated > 0.0 && rate < KEEP_SHARE * calibrated => {
+                let steps = ((rate / calibrated) * STEPS as f64).round() as u32;
+                steps.clamp(1, STEPS) as f64 / STEPS as f64
+            }
+            _ => 1.0,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned lock only means a panic elsewhere; the sums stay valid.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn nothing_observed_prices_folds_as_calibrated() {
+        let f = FoldSpeed::default();
+        let now = Instant::now();
+        assert_eq!(f.observed(now), None);
+        assert_eq!(f.level(20e9, now), 1.0);
+    }
+
+    #[test]
+    fn folds_faster_than_calibrated_change_nothing() {
+        let f = FoldSpeed::default();
+        let now = Instant::now();
+        // 32 MiB in 1 ms: 33.6 GB/s.
+        f.record_at(32 * MIB, 1e-3, now);
+        assert!((f.observed(now).unwrap() - 33.554e9).abs() < 0.01e9);
+        assert_eq!(f.level(20e9, now), 1.0);
+    }
+
+    #[test]
+    fn slow_folds_lower_the_level_in_steps() {
+        let f = FoldSpeed::default();
+        let now = Instant::now();
+        // 32 MiB at 11 GB/s against 20 calibrated: 0.55, to the nearest 1/8: 4/8.
+        f.record_at(32 * MIB, 32.0 * MIB as f64 / 11e9, now);
+        assert_eq!(f.level(20e9, now), 0.5);
+        // At 16 GB/s: 0.8, within the spread of ordinary processes.
+        let h = FoldSpeed::default();
+        h.record_at(32 * MIB, 32.0 * MIB as f64 / 16e9, now);
+        assert_eq!(h.level(20e9, now), 1.0);
+        // At 14.5 GB/s: 0.725, to the nearest eighth: 6/8.
+        let j = FoldSpeed::default();
+        j.record_at(32 * MIB, 32.0 * MIB as f64 / 14.5e9, now);
+        assert_eq!(j.level(20e9, now), 0.75);
+        // Hopelessly slow: one step, never zero.
+        let g = FoldSpeed::default();
+        g.record_at(32 * MIB, 1.0, now);
+        assert_eq!(g.level(20e9, now), 1.0 / STEPS as f64);
+    }
+
+    #[test]
+    fn small_and_broken_folds_are_not_counted() {
+        let f = FoldSpeed::default();
+        let now = Instant::now();
+        f.record_at(MIN_BYTES - 1, 1.0, now);
+        f.record_at(32 * MIB, 0.0, now);
+        f.record_at(32 * MIB, f64::NAN, now);
+        assert_eq!(f.observed(now), None);
+    }
+
+    #[test]
+    fn newer_folds_outweigh_older_ones() {
+        let f = FoldSpeed::default();
+        let now = Instant::now();
+        let at = |gbs: f64| 32.0 * MIB as f64 / (gbs * 1e9);
+        for _ in 0..4 {
+            f.record_at(32 * MIB, at(10.0), now);
+        }
+        // 2 GiB of folds at 30 GB/s: 8 half-lives, the slow ones are gone but for 0.4%.
+        for _ in 0..64 {
+            f.record_at(32 * MIB, at(30.0), now);
+        }
+        let r = f.observed(now).unwrap();
+        assert!(r > 29.5e9 && r < 30.0e9, "{r}");
+    }
+
+    #[test]
+    fn an_old_observation_is_forgotten() {
+        let f = FoldSpeed::default();
+        let then = Instant::now();
+        f.record_at(32 * MIB, 1.0, then);
+        let later = then + FORGET_AFTER + Duration::from_millis(1);
+        assert_eq!(f.observed(later), None);
+        assert_eq!(f.level(20e9, later), 1.0);
+        // A new fold after the gap starts afresh: the slow one no longer counts.
+        f.record_at(32 * MIB, 1e-3, later);
+        assert!(f.observed(later).unwrap() > 30e9);
+    }
+}
