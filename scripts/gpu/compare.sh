@@ -426,11 +426,15 @@ env_combos() {
     printf '%s\n' "${combos[@]}"
 }
 
-# env_args COMBO: the `env` arguments of one combination ("-" unsets the variable).
+# env_args COMBO: the `env` arguments of one combination ("-" unsets the variable): every
+# `-u VAR` first, since env takes no option after an assignment.
 env_args() {
     local v
     for v in $1; do
-        if [[ ${v#*=} == - ]]; then printf '%s\n' -u "${v%%=*}"; else printf '%s\n' "$v"; fi
+        [[ ${v#*=} == - ]] && printf '%s\n' -u "${v%%=*}"
+    done
+    for v in $1; do
+        [[ ${v#*=} == - ]] || printf '%s\n' "$v"
     done
 }
 
@@ -497,17 +501,26 @@ callcost_spread() {
         for c in "${combos[@]}"; do
             mapfile -t envs < <(env_args "$c")
             i=$((i + 1))
-            echo "== round $r env ${c:--}${HOST_LOAD:+, host load $HOST_LOAD threads}"
+            echo "== round $r env ${c:--}$( ((HOST_LOAD)) && echo ", host load $HOST_LOAD threads")"
+            ((HOST_LOAD > 0 && DRY_RUN)) && echo "+ host_load $HOST_LOAD (torch a += b, in the background)"
             if ((HOST_LOAD > 0 && !DRY_RUN)); then
                 # Its own log: a load that held the pipe of this script's output would keep a
                 # reader of it waiting after the script ends.
                 host_load "$HOST_LOAD" >"$OUT/host-load-r$r-$i.log" 2>&1 &
                 load=$!
+                # Never left streaming after the script: it would slow whatever runs next.
+                trap 'kill "$load" 2>/dev/null' EXIT
                 # Until its first rate: its buffers are allocated and it streams.
                 for _ in $(seq 60); do
                     grep -q "GB/s" "$OUT/host-load-r$r-$i.log" && break
+                    kill -0 "$load" 2>/dev/null || break
                     sleep 0.5
                 done
+                grep -q "GB/s" "$OUT/host-load-r$r-$i.log" || {
+                    echo "!! the host load did not start (torch?):"
+                    tail -3 "$OUT/host-load-r$r-$i.log"
+                    FAILED=$((FAILED + 1))
+                }
             fi
             run --log "$OUT/callcost-r$r-$i.log" --grep "untraced|traced medians|priced" env "${envs[@]}" \
                 "$BIN/callcost" --shapes "$SHAPES" --calls "$CALLS"
@@ -516,6 +529,7 @@ callcost_spread() {
                 wait "$load" 2>/dev/null
                 tail -1 "$OUT/host-load-r$r-$i.log"
                 load=""
+                trap - EXIT
             fi
         done
     done

@@ -101,10 +101,15 @@ impl Runtime {
     }
 
     /// The profile decisions are made with now: [`Runtime::profile`], with host folds priced
-    /// at what they reached in this process where that was slower than calibrated
+    /// at what this runtime's folds reached where that was well below calibrated
     /// (`HETBLAS_ADAPT_FOLD=0` turns that off).
     pub fn decision_profile(&self) -> Option<Arc<MachineProfile>> {
         self.pool.decision_profile()
+    }
+
+    /// What this runtime's host folds achieved ([`hetblas_core::tuning::fold_speed`]).
+    pub fn fold_speed(&self) -> &hetblas_core::tuning::fold_speed::FoldSpeed {
+        self.pool.fold_speed()
     }
 
     /// Uses `profile` for the model-driven decisions (tile sizes, device subsets, shares) from

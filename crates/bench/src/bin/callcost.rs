@@ -195,7 +195,13 @@ fn one<T: Scalar>(rt: &Runtime, dev: usize, s: &Shape, calls: usize) -> Result<(
         .zip(busy.iter_mut())
         .filter(|(_, (t, _))| t.iter().any(|&x| x > 0.0))
         .map(|(kind, (t, bytes))| {
-            let mut rate: Vec<f64> = t.iter().zip(bytes.iter()).map(|(t, b)| b / t).collect();
+            // Calls in which this kind did not run have no rate.
+            let mut rate: Vec<f64> = t
+                .iter()
+                .zip(bytes.iter())
+                .filter(|(&busy, _)| busy > 0.0)
+                .map(|(busy, b)| b / busy)
+                .collect();
             let ms = median(t) * 1e3;
             if *kind == "gemm" || *kind == "add" {
                 format!("{kind} {ms:.2} ms")

@@ -252,6 +252,8 @@ fn case<T: Scalar>(
         hetblas_core::autotune::FoldRequest::from_env(),
     )
     .ok_or("the profile cannot model this problem")?;
+    // Each case starts from the calibrated fold price, not from the previous case's folds.
+    rt.fold_speed().reset();
     let mut call = |tile: Option<usize>| -> Result<(f64, hetblas::GemmReport), String> {
         let ai: MatIn<'_, T> = da.as_ref().map_or(
             MatIn::Host(MatRef::packed(&a, m, k).unwrap()),
@@ -291,6 +293,7 @@ fn case<T: Scalar>(
     }
     let (once, r) = call(None)?;
     let mut plan_repeat = r.planning_seconds;
+    let mut ran_tile = r.tile;
     // Every point (chosen and sweep) is the median of the same number of timed calls.
     let reps = ((args.point_seconds / once.max(1e-6)).ceil() as usize)
         .clamp(args.reps.max(1), args.max_reps.max(args.reps.max(1)));
@@ -299,6 +302,7 @@ fn case<T: Scalar>(
         let (s, r) = call(None)?;
         times.push(s);
         plan_repeat = r.planning_seconds;
+        ran_tile = r.tile;
     }
     let measured = median(&mut times);
     debug_assert_eq!(first.tile.map(|t| t.0), Some(choice.tile.tm.min(m)));
@@ -307,19 +311,23 @@ fn case<T: Scalar>(
     // as the timed calls were decided.
     let choice = match rt.decision_profile() {
         Some(p) if p.host_fold_bytes_per_sec != profile.host_fold_bytes_per_sec => {
-            eprintln!(
-                "{m}x{n}x{k}: host folds priced at {:.1} GB/s (calibrated {:.1})",
-                p.host_fold_bytes_per_sec.unwrap_or(0.0) / 1e9,
-                profile.host_fold_bytes_per_sec.unwrap_or(0.0) / 1e9
-            );
-            model_tile(
+            let priced = model_tile(
                 &problem,
                 &dev,
                 dev.memory_budget(),
                 &p,
                 hetblas_core::autotune::FoldRequest::from_env(),
             )
-            .ok_or("the profile cannot model this problem")?
+            .ok_or("the profile cannot model this problem")?;
+            eprintln!(
+                "{m}x{n}x{k}: host folds priced at {:.1} GB/s, not the calibrated {:.1}; \
+                 predicted at that price: {}, the last timed call ran {:?}",
+                hetblas_core::autotune::fold_rate(Some(&p)) / 1e9,
+                hetblas_core::autotune::fold_rate(Some(profile)) / 1e9,
+                priced.tile,
+                ran_tile
+            );
+            priced
         }
         _ => choice,
     };

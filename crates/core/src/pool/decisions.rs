@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::problem::GemmProblem;
 use crate::tiling::Blocking;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// The most decisions kept; the cache is emptied when it is full.
@@ -25,6 +26,10 @@ pub(super) type DecisionKey = (
 #[derive(Default)]
 pub(super) struct DecisionCache {
     decisions: Mutex<HashMap<DecisionKey, Decision>>,
+    /// Bumped by every [`DecisionCache::clear`]: a decision made while the cache was cleared
+    /// (from what the clear made out of date: a failed device, an old fold price) is used by
+    /// its call but not kept.
+    generation: AtomicU64,
 }
 
 impl DecisionCache {
@@ -34,11 +39,18 @@ impl DecisionCache {
         key: &DecisionKey,
         decide: impl FnOnce() -> Result<Decision>,
     ) -> Result<Decision> {
-        if let Some(d) = lock(&self.decisions).get(key) {
-            return Ok(d.clone());
-        }
+        let generation = {
+            let c = lock(&self.decisions);
+            if let Some(d) = c.get(key) {
+                return Ok(d.clone());
+            }
+            self.generation.load(Ordering::Acquire)
+        };
         let d = decide()?;
         let mut c = lock(&self.decisions);
+        if self.generation.load(Ordering::Acquire) != generation {
+            return Ok(d);
+        }
         if c.len() >= CAPACITY {
             c.clear();
         }
@@ -52,11 +64,85 @@ impl DecisionCache {
     }
 
     pub(super) fn clear(&self) {
-        lock(&self.decisions).clear();
+        let mut c = lock(&self.decisions);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        c.clear();
     }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A poisoned lock only means a panic elsewhere; the cache stays valid.
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::GemmProblem;
+    use crate::scalar::DType;
+    use crate::tiling::TileGrid;
+    use crate::{MemorySpace, Trans};
+
+    fn key() -> DecisionKey {
+        let problem = GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m: 8,
+            n: 8,
+            k: 8,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: [MemorySpace::HOST; 3],
+            sym: None,
+        };
+        (
+            problem,
+            None,
+            None,
+            None,
+            Default::default(),
+            Default::default(),
+        )
+    }
+
+    fn decision(tile: usize) -> Decision {
+        Decision {
+            devices: vec![0],
+            weights: vec![1.0],
+            grid: TileGrid {
+                m: 8,
+                n: 8,
+                k: 8,
+                tm: tile,
+                tn: tile,
+                tk: tile,
+            },
+            group: 1,
+            budgets: vec![1 << 20],
+            host_fold: false,
+            fold_tail: 0,
+            strip: None,
+            balancer_weights: vec![1.0],
+            left_out: vec![],
+        }
+    }
+
+    #[test]
+    fn a_decision_made_across_a_clear_is_not_kept() {
+        let cache = DecisionCache::default();
+        // The cache is cleared while the decision is made (another call found it out of
+        // date): this call uses it, the next decides again.
+        let d = cache
+            .get_or_decide(&key(), || {
+                cache.clear();
+                Ok(decision(4))
+            })
+            .unwrap();
+        assert_eq!(d.grid.tm, 4);
+        let d = cache.get_or_decide(&key(), || Ok(decision(2))).unwrap();
+        assert_eq!(d.grid.tm, 2);
+        // Made without a clear in between, it is kept.
+        let d = cache.get_or_decide(&key(), || Ok(decision(8))).unwrap();
+        assert_eq!(d.grid.tm, 2);
+    }
 }

@@ -128,14 +128,26 @@ impl DevicePool {
         // each attempt).
         let mut call_notes = Vec::new();
         let (fold_level, fold_observed) = self.sync_fold_level();
-        if fold_level < 1.0 && !problem.beta_zero && problem.locations[2].is_host() {
-            call_notes.push(format!(
-                "host folds priced at {:.0}% of the calibrated rate: recent folds reached \
-                 {:.1} GB/s",
-                100.0 * fold_level,
-                fold_observed.unwrap_or(0.0) / 1e9
-            ));
-        }
+        // Where the model weighed a host fold at that price: C in host memory and read, the
+        // fold left to the model, one device (folds are planned for one device alone).
+        let fold_note = |report: &GemmReport| {
+            let priced = fold_level < 1.0
+                && !problem.beta_zero
+                && problem.locations[2].is_host()
+                && opts.host_fold_mode().on.is_none()
+                && report.devices.len() == 1
+                && report.k_split.is_empty();
+            priced.then(|| {
+                let calibrated = crate::autotune::fold_rate(self.profile().as_deref());
+                format!(
+                    "host folds priced at {:.1} GB/s, not the calibrated {:.1}: recent folds \
+                     reached {:.1} GB/s",
+                    calibrated * fold_level / 1e9,
+                    calibrated / 1e9,
+                    fold_observed.unwrap_or(0.0) / 1e9
+                )
+            })
+        };
         let key = decision_key(problem, opts);
         let mut k_split_faults = Vec::new();
         if let Some(split) = self.k_split_choice(&problem, &key, opts) {
@@ -185,6 +197,7 @@ impl DevicePool {
             Some(plan_start),
             None,
         )?;
+        call_notes.extend(fold_note(&report));
         report.notes.splice(0..0, call_notes);
         // After a failed K split every C tile ran again.
         let tiles: usize = report.stats.c_tiles.iter().sum();

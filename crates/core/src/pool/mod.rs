@@ -58,7 +58,7 @@ pub struct DevicePool {
     /// The share of the calibrated host fold rate that decisions price folds at, and the
     /// profile with that rate (`None` at 1: the calibrated profile). See
     /// [`crate::tuning::fold_speed`].
-    fold_level: Mutex<(f64, Option<Arc<MachineProfile>>)>,
+    fold_level: Mutex<FoldLevel>,
     /// Devices that failed during a call: no call uses them until [`DevicePool::reprobe`].
     failed: Mutex<Vec<usize>>,
     /// The time origins of traced calls, per device (shared, so that concurrent traced calls
@@ -67,6 +67,26 @@ pub struct DevicePool {
     /// One device per backend: each call keeps the calling thread's context of its runtime
     /// through it ([`DevicePool::keep_thread_contexts`]).
     context_keepers: Vec<usize>,
+}
+
+/// The price of host folds decisions use ([`DevicePool::sync_fold_level`]).
+struct FoldLevel {
+    /// Share of the calibrated rate (1: the calibrated rate).
+    level: f64,
+    /// The profile the share was taken of.
+    base: Option<Arc<MachineProfile>>,
+    /// `base` with its fold rate scaled (`None` at 1).
+    scaled: Option<Arc<MachineProfile>>,
+}
+
+impl Default for FoldLevel {
+    fn default() -> Self {
+        FoldLevel {
+            level: 1.0,
+            base: None,
+            scaled: None,
+        }
+    }
 }
 
 impl std::fmt::Debug for DevicePool {
@@ -127,7 +147,7 @@ impl DevicePool {
             decisions: DecisionCache::default(),
             tri_decisions: tri::TriDecisions::default(),
             profile: RwLock::new(None),
-            fold_level: Mutex::new((1.0, None)),
+            fold_level: Mutex::new(FoldLevel::default()),
             failed: Mutex::new(Vec::new()),
             trace_epochs: Default::default(),
         })
@@ -150,7 +170,7 @@ impl DevicePool {
     /// built-in rules. Cached plans are dropped, since their tiles may change.
     pub fn set_profile(&self, profile: Option<Arc<MachineProfile>>) {
         *self.profile.write().unwrap_or_else(|p| p.into_inner()) = profile;
-        *workspace::lock(&self.fold_level) = (1.0, None);
+        *workspace::lock(&self.fold_level) = FoldLevel::default();
         self.plans.clear();
         self.decisions.clear();
         self.tri_decisions.clear();
@@ -176,48 +196,72 @@ impl DevicePool {
     }
 
     /// The profile decisions are made with: the calibrated one, but with host folds priced at
-    /// the rate recent folds reached when that was slower ([`crate::tuning::fold_speed`]).
+    /// the rate recent folds reached when that was well below it
+    /// ([`crate::tuning::fold_speed`]).
     pub fn decision_profile(&self) -> Option<Arc<MachineProfile>> {
-        let scaled = workspace::lock(&self.fold_level).1.clone();
-        scaled.or_else(|| self.profile())
+        let profile = self.profile()?;
+        let level = workspace::lock(&self.fold_level);
+        match (&level.base, &level.scaled) {
+            // Scaled from the profile in use (not from one `set_profile` has since replaced).
+            (Some(base), Some(scaled)) if Arc::ptr_eq(base, &profile) => Some(scaled.clone()),
+            _ => Some(profile),
+        }
     }
 
     /// The share of the calibrated host fold rate that decisions price folds at now
     /// ([`crate::tuning::fold_speed::FoldSpeed::level`]; 1 without a profile or with
-    /// `HETBLAS_ADAPT_FOLD=0`). When it changed, the scaled profile is made again and cached
-    /// decisions, priced at the old rate, are dropped. Returns the level, and the rate folds
-    /// reached when it is below 1.
+    /// `HETBLAS_ADAPT_FOLD=0`). A move of one step between two shares under 1 is not taken
+    /// (rates near a step's edge would otherwise move it back and forth). When it changes, the
+    /// scaled profile is made again and cached decisions, priced at the old rate, are dropped.
+    /// Returns the level, and the rate folds reached when it is below 1.
     pub(super) fn sync_fold_level(&self) -> (f64, Option<f64>) {
         use crate::tuning::fold_speed;
         let Some(profile) = self.profile() else {
+            *workspace::lock(&self.fold_level) = FoldLevel::default();
             return (1.0, None);
         };
         let now = std::time::Instant::now();
         let calibrated = crate::autotune::fold_rate(Some(&profile));
         let speed = self.workspaces.fold_speed();
-        let level = if fold_speed::adapting() {
+        let mut level = if fold_speed::adapting() {
             speed.level(calibrated, now)
         } else {
             1.0
         };
-        let observed = (level < 1.0).then(|| speed.observed(now)).flatten();
         let mut current = workspace::lock(&self.fold_level);
-        if current.0 != level {
-            tracing::info!(
-                observed_gb_s = observed.map(|r| r / 1e9),
-                calibrated_gb_s = calibrated / 1e9,
-                level,
-                "host folds now priced at {:.0}% of the calibrated rate",
-                100.0 * level
-            );
+        let same_base = current
+            .base
+            .as_ref()
+            .is_some_and(|b| Arc::ptr_eq(b, &profile));
+        let was = if same_base { current.level } else { 1.0 };
+        if level < 1.0 && was < 1.0 && (level - was).abs() < 1.5 / fold_speed::STEPS as f64 {
+            level = was;
+        }
+        let observed = (level < 1.0).then(|| speed.observed(now)).flatten();
+        if level != was || !same_base {
+            if level != was {
+                tracing::info!(
+                    observed_gb_s = observed.map(|r| r / 1e9),
+                    calibrated_gb_s = calibrated / 1e9,
+                    level,
+                    "host folds now priced at {:.1} GB/s",
+                    calibrated * level / 1e9
+                );
+            }
             let scaled = (level < 1.0).then(|| {
                 let mut p = (*profile).clone();
                 p.host_fold_bytes_per_sec = Some(calibrated * level);
                 Arc::new(p)
             });
-            *current = (level, scaled);
-            self.decisions.clear();
-            self.tri_decisions.clear();
+            *current = FoldLevel {
+                level,
+                base: Some(profile),
+                scaled,
+            };
+            if level != was {
+                self.decisions.clear();
+                self.tri_decisions.clear();
+            }
         }
         (level, observed)
     }

@@ -117,6 +117,8 @@ impl DevicePool {
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
+        // Its tiles' decisions price host folds as GEMM's do.
+        self.sync_fold_level();
         if self.sym_tiles_usable(T::DTYPE, opts) {
             self.run_sym_tiles(op, alpha, [ar, br, cr], beta, problem.k, opts, &mut report)?;
             report.seconds = started.elapsed().as_secs_f64();

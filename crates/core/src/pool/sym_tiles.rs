@@ -125,7 +125,7 @@ impl DevicePool {
     /// weighs them: what `hetblas predict --routine syrk` lists beside the choice.
     pub fn sym_tile_predictions(&self, p: &SymProblem) -> Vec<(usize, Option<f64>)> {
         let opts = GemmOptions::default();
-        let Some(profile) = self.profile() else {
+        let Some(profile) = self.decision_profile() else {
             return Vec::new();
         };
         let _thread = self.keep_thread_contexts();
@@ -196,7 +196,7 @@ impl DevicePool {
             Some(b) => vec![b.tm],
             None => sym_candidates(order),
         };
-        if let Some(profile) = self.profile() {
+        if let Some(profile) = self.decision_profile() {
             // (tile, makespan, decision) of every replayable candidate, tiles ascending.
             let mut scored: Vec<(usize, f64, Decision)> = Vec::new();
             // The candidates' plans are only weighed: the one chosen is planned again when it

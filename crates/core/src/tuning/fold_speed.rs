@@ -12,6 +12,10 @@
 //! whole tiles ran 0.92-1.5x that on H200), so only folds well below it
 //! ([`KEEP_SHARE`]) move the price.
 //!
+//! One record per pool (the calls of a `Runtime` share it). Calls running at once fold on
+//! shared threads, so each fold's time includes what the others' folds take from it: that too
+//! is host memory taken, and concurrent folding calls may lower the price.
+//!
 //! `HETBLAS_ADAPT_FOLD=0` keeps the calibrated rate whatever folds achieve.
 
 use std::sync::Mutex;
@@ -21,8 +25,8 @@ use std::time::{Duration, Instant};
 /// prices apart ([`crate::fold::TASK_S`]).
 pub const MIN_BYTES: u64 = 4 << 20;
 
-/// Bytes of folds over which an old observation loses half its weight: a few calls' folds
-/// (one 8192^2 f64 C is 512 MiB).
+/// Bytes of folds over which an old observation loses half its weight: about one call's folds
+/// on the shapes where the price matters (5213x4209 f64 C: 168 MiB; 8192^2 f64: 512 MiB).
 pub const HALF_LIFE_BYTES: f64 = 256.0 * (1u64 << 20) as f64;
 
 /// With no fold for this long, what was observed is forgotten. A call the slow folds turned
@@ -79,6 +83,11 @@ impl FoldSpeed {
         s.bytes = s.bytes * keep + bytes as f64;
         s.seconds = s.seconds * keep + seconds;
         s.last = Some(now);
+    }
+
+    /// Forgets every fold recorded (a harness starting a new case).
+    pub fn reset(&self) {
+        *lock(&self.state) = State::default();
     }
 
     /// Bytes of C per second that recent folds reached; `None` without any in the last
@@ -192,5 +201,7 @@ mod tests {
         // A new fold after the gap starts afresh: the slow one no longer counts.
         f.record_at(32 * MIB, 1e-3, later);
         assert!(f.observed(later).unwrap() > 30e9);
+        f.reset();
+        assert_eq!(f.observed(later), None);
     }
 }
