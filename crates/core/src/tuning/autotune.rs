@@ -982,14 +982,13 @@ pub fn choose_devices(
     profile: Option<&MachineProfile>,
     link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
 ) -> Option<DeviceChoice> {
-    choose_devices_with(
+    choose_devices_for(
         p,
         candidates,
         tile,
         profile,
         link_bw,
         crate::energy::Objective::Time,
-        &PlanHints::default(),
     )
 }
 
