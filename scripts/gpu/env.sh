@@ -95,7 +95,7 @@ record_machine() {
         nvidia-smi --query-gpu=index,name,memory.total,driver_version,pcie.link.gen.current,pcie.link.width.current --format=csv
         ((NGPU > 1)) && nvidia-smi topo -m
         uname -r
-        lscpu | grep -E "Model name|Socket|NUMA|^CPU\(s\)"
+        lscpu | grep -E "Model name|Socket|NUMA|^CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket"
         free -g | head -2
         echo "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
         ldconfig -p | grep -E "libcublas.so|libcuda.so" | head -4

@@ -97,6 +97,9 @@ fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// Warm-up calls traced to show how folds start in a process.
+const WATCH: usize = 4;
+
 /// Kinds of task, by the start of their trace labels.
 const KINDS: [&str; 6] = ["fetch", "stage", "writeback", "fold", "gemm", "add"];
 
@@ -133,8 +136,30 @@ fn one<T: Scalar>(rt: &Runtime, dev: usize, s: &Shape, calls: usize) -> Result<(
             .map_err(e)?;
         Ok((t.elapsed().as_secs_f64(), r))
     };
-    for _ in 0..20 {
-        call(false)?;
+    // The first calls, traced: what their folds reached one by one, and the process's fold
+    // record after each (a cold start that the record takes for slow folds shows here).
+    let mut warm = Vec::new();
+    for i in 0..20 {
+        let (t, r) = call(i < WATCH)?;
+        if let Some(tr) = r.trace.as_ref().filter(|_| r.host_fold) {
+            let mut folds: Vec<_> = tr
+                .intervals
+                .iter()
+                .filter(|i| i.label.starts_with("fold") && i.end > i.start)
+                .collect();
+            folds.sort_by(|a, b| a.start.total_cmp(&b.start));
+            let rates: Vec<String> = folds
+                .iter()
+                .map(|i| format!("{:.0}", i.bytes as f64 / (i.end - i.start) / 1e9))
+                .collect();
+            let seen = rt.fold_speed().observed(Instant::now());
+            warm.push(format!(
+                "call {i} ({:.0} us): folds {} GB/s; record {}",
+                t * 1e6,
+                rates.join(" "),
+                seen.map_or("none".into(), |r| format!("{:.1} GB/s", r / 1e9))
+            ));
+        }
     }
     let mut plain = Vec::with_capacity(calls);
     let mut report = None;
@@ -188,6 +213,9 @@ fn one<T: Scalar>(rt: &Runtime, dev: usize, s: &Shape, calls: usize) -> Result<(
         us(median(&mut span)),
         us(median(&mut after)),
     );
+    for line in &warm {
+        println!("  first calls: {line}");
+    }
     // Which resource a slow process lost time on: each kind's busy time and, for copies and
     // folds, its rate while busy.
     let parts: Vec<String> = KINDS
