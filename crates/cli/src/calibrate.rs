@@ -173,6 +173,7 @@ fn reuse(
                 .map(|(t, r)| match t {
                     Target::Gemm(d) => format!("{d} GEMM times x{r:.3}"),
                     Target::Link(l) => format!("link {l} times x{r:.3}"),
+                    Target::HostFold => format!("host fold times x{r:.3}"),
                 })
                 .collect();
             rescaled = Some((

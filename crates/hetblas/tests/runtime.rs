@@ -376,6 +376,29 @@ fn calibration_from_the_library() {
     }
     assert!(profile.check_matches(rt.devices()).is_ok());
 
+    // A re-check measures the host fold again: a profile whose fold rate is ten times what
+    // this host does is found moved, and rescaled to about what it does.
+    let fold = profile.host_fold_bytes_per_sec.expect("a fold rate");
+    let optimistic = hetblas_core::profile::MachineProfile {
+        host_fold_bytes_per_sec: Some(10.0 * fold),
+        ..profile.clone()
+    };
+    let check = rt.recheck(&optimistic, &mut |_| {}).expect("re-check");
+    let r = check
+        .moved
+        .iter()
+        .find(|(t, _)| *t == hetblas_core::calibrate::Target::HostFold)
+        .map(|&(_, r)| r)
+        .unwrap_or_else(|| panic!("the fold did not move: {:?}", check.points));
+    assert!(r > 3.0, "fold measured {r}x slower than the profile's");
+    if check.rescalable() {
+        let got = check.rescaled(&optimistic).host_fold_bytes_per_sec.unwrap();
+        assert!(
+            (fold / 3.0..fold * 3.0).contains(&got),
+            "{got:e} against {fold:e}"
+        );
+    }
+
     // Put in use, it drives the calls, which stay correct.
     rt.set_profile(Some(Arc::new(profile)));
     assert!(rt.profile().is_some());

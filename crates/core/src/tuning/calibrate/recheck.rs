@@ -13,6 +13,11 @@
 //! level that sets the shares is measured. The H200 host's CPU re-measured 9.8% faster than its profile of the
 //! day before (its GPU 6.2%), 32.8% faster in a later run: without the rescale each cost a full
 //! calibration of 98 s.
+//!
+//! The host fold's rate is re-measured too, when the profile has one. It is the host memory's
+//! level, shared with whatever else runs there: on H200 hosts folds of the same pipeline ran at
+//! 17-22 GB/s of C on one machine and 23-33 on another, hours apart, against a profile's 21.8.
+//! It is rescaled however far it moved: it has no shape to change.
 
 use super::gemm::{measure_gemm, warm_up};
 use super::links::f64_tile;
@@ -65,6 +70,8 @@ pub enum Target {
     Gemm(String),
     /// A link (by name).
     Link(String),
+    /// The host fold's rate.
+    HostFold,
 }
 
 /// What a re-check found.
@@ -114,7 +121,12 @@ impl Recheck {
     /// measured, and none moved by more than [`RESCALE_LIMIT`] (a profile that `holds` needs
     /// no rescale).
     pub fn rescalable(&self) -> bool {
-        !self.holds && self.complete && self.worst <= RESCALE_LIMIT
+        !self.holds
+            && self.complete
+            && self
+                .moved
+                .iter()
+                .all(|(t, r)| *t == Target::HostFold || (r - 1.0).abs() <= RESCALE_LIMIT)
     }
 
     /// `previous` with every moved point's device or link scaled by its measured ratio: a
@@ -133,6 +145,9 @@ impl Recheck {
                             }
                         }
                     }
+                }
+                Target::HostFold => {
+                    p.host_fold_bytes_per_sec = p.host_fold_bytes_per_sec.map(|bps| bps / r);
                 }
                 Target::Link(name) => {
                     for l in p.links.iter_mut().filter(|l| &l.name == name) {
@@ -228,7 +243,8 @@ pub fn recheck(
         )));
     }
     let opts = recheck_options();
-    let mut tr = Tracker::new(pairs.len() + 1, progress);
+    let fold = previous.host_fold_bytes_per_sec.filter(|&bps| bps > 0.0);
+    let mut tr = Tracker::new(pairs.len() + 1 + usize::from(fold.is_some()), progress);
     let mut out = Recheck {
         holds: true,
         worst: 0.0,
@@ -353,6 +369,30 @@ pub fn recheck(
         }
     }
     tr.tick("re-check gemm".into());
+    if let Some(bps) = fold {
+        // Seconds of a 2048^2 f64 tile's fold, as the rate is measured. A point outside the
+        // tolerance is measured once more and the faster kept, as for the GEMM points.
+        let tile = (2048 * 2048 * 8) as f64;
+        let measure = || -> Result<Option<f64>> {
+            Ok(super::host_fold::rate(&m, &previous.links, &opts)?.map(|r| tile / r.max(1.0)))
+        };
+        let expected = tile / bps;
+        let got = match measure()? {
+            Some(s) if relative(s, expected).abs() > RECHECK_TOLERANCE => {
+                Some(measure()?.map_or(s, |again| again.min(s)))
+            }
+            got => got,
+        };
+        match got {
+            Some(s) => out.judge(Target::HostFold, "host fold 2048^2 f64".into(), s, expected),
+            None => {
+                out.holds = false;
+                out.complete = false;
+                out.points.push("host fold: could not be measured".into());
+            }
+        }
+        tr.tick("re-check host fold".into());
+    }
     Ok(out)
 }
 
@@ -374,6 +414,42 @@ fn faster_points(a: GemmPoints, b: GemmPoints) -> GemmPoints {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn moved(points: &[(Target, f64)]) -> Recheck {
+        Recheck {
+            holds: false,
+            worst: points
+                .iter()
+                .map(|(_, r)| (r - 1.0).abs())
+                .fold(0.0, f64::max),
+            points: Vec::new(),
+            complete: true,
+            moved: points.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_host_fold_that_moved_rescales_however_far() {
+        let previous = MachineProfile {
+            host_fold_bytes_per_sec: Some(21.8e9),
+            ..MachineProfile::default()
+        };
+        // Folds 2.5x slower (a host whose memory is shared with a busy neighbour).
+        let check = moved(&[(Target::HostFold, 2.5)]);
+        assert!(check.rescalable());
+        let p = check.rescaled(&previous);
+        let got = p.host_fold_bytes_per_sec.unwrap();
+        assert!((got - 21.8e9 / 2.5).abs() < 1.0, "{got}");
+        // A GEMM point that far off is other hardware (or setup): a full calibration.
+        let check = moved(&[
+            (Target::HostFold, 2.5),
+            (Target::Gemm("cuda:0".into()), 1.6),
+        ]);
+        assert!(!check.rescalable());
+        // A profile without a fold rate stays without one.
+        let p = moved(&[(Target::HostFold, 2.0)]).rescaled(&MachineProfile::default());
+        assert_eq!(p.host_fold_bytes_per_sec, None);
+    }
 
     #[test]
     fn a_second_measurement_keeps_the_faster_point_per_tile() {
