@@ -512,13 +512,7 @@ impl DevicePool {
                 Instant::now(),
                 undo,
             )?;
-            report.recovered.extend(sub_report.recovered);
-            report.transfers.extend(sub_report.transfers);
-            for d in sub_report.devices {
-                if !report.devices.contains(&d) {
-                    report.devices.push(d);
-                }
-            }
+            super::sym::merge(report, sub_report);
         }
         Ok(())
     }

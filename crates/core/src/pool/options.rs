@@ -204,7 +204,9 @@ pub struct GemmReport {
     pub k_split: Vec<usize>,
     /// The choices a caller may want to know of, one line each: a device asked for that was
     /// given no work because the model predicted it would slow the call ("cpu:0: no tiles,
-    /// predicted to slow the call"), a K-split and its predicted gain.
+    /// predicted to slow the call"), a K-split and its predicted gain, folds priced below
+    /// their calibrated rate; those of a re-run after a device fault begin "re-run after a
+    /// device fault: ".
     pub notes: Vec<String>,
 }
 

@@ -709,7 +709,22 @@ pub(super) fn merge(report: &mut GemmReport, sub: GemmReport) {
             report.devices.push(d);
         }
     }
+    // What the re-run chose (a device left idle, folds priced low, a K split) is part of how
+    // this call ran; said once, however many blocks re-ran.
+    for n in sub.notes {
+        let n = if n.starts_with(RERUN_NOTE) {
+            n
+        } else {
+            format!("{RERUN_NOTE}{n}")
+        };
+        if !report.notes.contains(&n) {
+            report.notes.push(n);
+        }
+    }
 }
+
+/// How a note of a re-run after a device fault begins ([`merge`]).
+pub(super) const RERUN_NOTE: &str = "re-run after a device fault: ";
 
 /// `op` with the transpose its dtype takes: `C` means `T` for the real routines; complex
 /// SYRK/SYR2K take `N` or `T`, HERK/HER2K `N` or `C` (parameter 2 otherwise).
@@ -825,6 +840,35 @@ fn sym_shape<T: Scalar>(
 mod tests {
     use super::*;
     use crate::scalar::ScalarValue;
+
+    #[test]
+    fn a_re_runs_notes_are_kept_once_and_marked() {
+        let mut report = GemmReport {
+            devices: vec!["emulated:0".into(), "emulated:1".into()],
+            notes: vec!["cpu:0: no tiles, predicted to slow the call".into()],
+            ..GemmReport::default()
+        };
+        let sub = || GemmReport {
+            devices: vec!["emulated:0".into()],
+            notes: vec![
+                "cpu:0: no tiles, predicted to slow the call".into(),
+                format!("{RERUN_NOTE}host folds priced at 5.4 GB/s"),
+            ],
+            ..GemmReport::default()
+        };
+        // Two blocks re-ran, each with the same notes (the second a nested re-run's).
+        merge(&mut report, sub());
+        merge(&mut report, sub());
+        assert_eq!(
+            report.notes,
+            [
+                "cpu:0: no tiles, predicted to slow the call".to_string(),
+                format!("{RERUN_NOTE}cpu:0: no tiles, predicted to slow the call"),
+                format!("{RERUN_NOTE}host folds priced at 5.4 GB/s"),
+            ]
+        );
+        assert_eq!(report.devices, ["emulated:0", "emulated:1"]);
+    }
 
     #[test]
     fn blocks_are_sane() {
