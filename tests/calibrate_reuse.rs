@@ -94,9 +94,14 @@ fn a_previous_profile_is_rechecked_quickly_and_chooses_as_well() {
             "attempt {attempt}: calibration {full:?}, re-check {quick:?}: {:#?}",
             check.points
         );
-        // Both links and the device's GEMM were measured again, with progress.
-        assert_eq!(check.points.len(), 3, "{:?}", check.points);
-        assert!(ticks >= 3);
+        // Both links, the device's GEMM and the host fold were measured again, with progress.
+        assert_eq!(check.points.len(), 4, "{:?}", check.points);
+        assert!(
+            check.points.iter().any(|p| p.starts_with("host fold")),
+            "{:?}",
+            check.points
+        );
+        assert!(ticks >= 4);
         assert!(
             quick < full,
             "re-check {quick:?} against calibration {full:?}"
@@ -104,6 +109,12 @@ fn a_previous_profile_is_rechecked_quickly_and_chooses_as_well() {
         if check.holds {
             assert!(check.worst <= RECHECK_TOLERANCE);
             held = Some(previous);
+            break;
+        }
+        // The host fold is the host memory's level, which other load on this machine moves
+        // by more than the tolerance at times: reused rescaled, which is reuse too.
+        if check.rescalable() && check.moved.iter().all(|(t, _)| *t == Target::HostFold) {
+            held = Some(check.rescaled(&previous));
             break;
         }
     }

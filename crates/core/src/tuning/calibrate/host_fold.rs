@@ -29,14 +29,18 @@ pub(super) fn rate(
             .iter()
             .find(|p| p.name == l.name())
             .map_or(10e9, |p| p.bytes_per_sec);
-        let side = ((opts.max_buffer_bytes.min(64 << 20) / 8) as f64).sqrt() as usize;
+        // Copies for about three folds at the lone rate (a 2048^2 f64 tile each), each copy
+        // no longer than a fold: on a slow link one copy of the size cap would outlast the
+        // fold many times over (an emulated 250 MB/s link took 0.27 s per 64 MiB copy, which
+        // made the re-check's fold point slower than a whole test calibration).
+        let fold_s = (2048.0 * 2048.0 * 8.0) / alone.max(1.0);
+        let cap = (opts.max_buffer_bytes.min(64 << 20) as f64).min(fold_s * bps);
+        let side = ((cap / 8.0).sqrt() as usize).max(64);
         let (src, dst) = (
             m.alloc_in(l.src(), side * side * 8)?,
             m.alloc_in(l.dst(), side * side * 8)?,
         );
         let (s, d) = (f64_tile(src.as_ref(), side), f64_tile(dst.as_ref(), side));
-        // Copies for about three folds at the lone rate (a 2048^2 f64 tile each).
-        let fold_s = (2048.0 * 2048.0 * 8.0) / alone.max(1.0);
         let n = ((3.0 * fold_s * bps / (side * side * 8) as f64).ceil() as usize).clamp(1, 500);
         let busy = crate::fold::measure_rate_with(
             2048,
