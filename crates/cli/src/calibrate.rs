@@ -141,16 +141,16 @@ fn newest_first(
     found
 }
 
-/// The newest of `paths` that loads, describes these devices and passes the quick re-check;
-/// else the newest whose points all moved within the rescale limit, rescaled
-/// ([`hetblas_core::calibrate::Recheck::rescaled`]). The string says which.
+/// The newest of `paths` that loads, describes these devices and passes the quick re-check,
+/// or whose points all moved within the rescale limit, then rescaled
+/// ([`hetblas_core::calibrate::Recheck::rescaled`]); older ones are not re-checked once one
+/// is taken. The string says which.
 fn reuse(
     rt: &Runtime,
     paths: impl Iterator<Item = std::path::PathBuf>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Option<(MachineProfile, String)>> {
     use hetblas_core::calibrate::{Target, RECHECK_TOLERANCE, RESCALE_LIMIT};
-    let mut rescaled = None;
     for (path, previous) in newest_first(paths, |p| p.matches(rt.devices())) {
         let t = Instant::now();
         let check = rt.recheck(&previous, progress)?;
@@ -162,7 +162,7 @@ fn reuse(
             "differs"
         };
         println!(
-            "re-check of {} ({:.1} s): {verdict}, largest difference {:.1}% (tolerance {:.0}%, rescale limit {:.0}%)",
+            "re-check of {} ({:.1} s): {verdict}, largest difference {:.1}% (tolerance {:.0}%, rescale limit {:.0}% for GEMM and link points; the host fold has none)",
             path.display(),
             t.elapsed().as_secs_f64(),
             check.worst * 100.0,
@@ -178,7 +178,9 @@ fn reuse(
                 "re-checked (previous profile reused)".into(),
             )));
         }
-        if check.rescalable() && rescaled.is_none() {
+        // The newest profile that moved within the limit is taken: older ones would cost a
+        // re-check each to be, at best, as close.
+        if check.rescalable() {
             let what: Vec<String> = check
                 .moved
                 .iter()
@@ -188,17 +190,17 @@ fn reuse(
                     Target::HostFold => format!("host fold times x{r:.3}"),
                 })
                 .collect();
-            rescaled = Some((
+            return Ok(Some((
                 check.rescaled(&previous),
                 format!(
                     "re-checked (previous profile {} reused, rescaled: {})",
                     path.display(),
                     what.join(", ")
                 ),
-            ));
+            )));
         }
     }
-    Ok(rescaled)
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -391,13 +391,13 @@ fn calibration_from_the_library() {
         .map(|&(_, r)| r)
         .unwrap_or_else(|| panic!("the fold did not move: {:?}", check.points));
     assert!(r > 3.0, "fold measured {r}x slower than the profile's");
-    if check.rescalable() {
-        let got = check.rescaled(&optimistic).host_fold_bytes_per_sec.unwrap();
-        assert!(
-            (fold / 3.0..fold * 3.0).contains(&got),
-            "{got:e} against {fold:e}"
-        );
-    }
+    // Whatever else moved on this machine (rescalable or not), the fold is rescaled to about
+    // what it measured.
+    let got = check.rescaled(&optimistic).host_fold_bytes_per_sec.unwrap();
+    assert!(
+        (fold / 3.0..fold * 3.0).contains(&got),
+        "{got:e} against {fold:e}"
+    );
 
     // Put in use, it drives the calls, which stay correct.
     rt.set_profile(Some(Arc::new(profile)));

@@ -145,12 +145,12 @@ fn one<T: Scalar>(rt: &Runtime, dev: usize, s: &Shape, calls: usize) -> Result<(
             let mut folds: Vec<_> = tr
                 .intervals
                 .iter()
-                .filter(|i| i.label.starts_with("fold") && i.end > i.start)
+                .filter(|iv| iv.label.starts_with("fold") && iv.end > iv.start)
                 .collect();
             folds.sort_by(|a, b| a.start.total_cmp(&b.start));
             let rates: Vec<String> = folds
                 .iter()
-                .map(|i| format!("{:.0}", i.bytes as f64 / (i.end - i.start) / 1e9))
+                .map(|iv| format!("{:.0}", iv.bytes as f64 / (iv.end - iv.start) / 1e9))
                 .collect();
             let seen = rt.fold_speed().observed(Instant::now());
             warm.push(format!(

@@ -512,7 +512,7 @@ impl DevicePool {
                 Instant::now(),
                 undo,
             )?;
-            super::sym::merge(report, sub_report);
+            super::sym::merge_rerun(report, sub_report);
         }
         Ok(())
     }

@@ -709,21 +709,27 @@ pub(super) fn merge(report: &mut GemmReport, sub: GemmReport) {
             report.devices.push(d);
         }
     }
-    // What the re-run chose (a device left idle, folds priced low, a K split) is part of how
-    // this call ran; said once, however many blocks re-ran.
+    // What the part chose (a device left idle, folds priced low, a K split) is part of how
+    // this call ran; said once, however many parts said it.
     for n in sub.notes {
-        let n = if n.starts_with(RERUN_NOTE) {
-            n
-        } else {
-            format!("{RERUN_NOTE}{n}")
-        };
         if !report.notes.contains(&n) {
             report.notes.push(n);
         }
     }
 }
 
-/// How a note of a re-run after a device fault begins ([`merge`]).
+/// [`merge`] for a re-run of the C tiles that a failed device left unfinished: its notes
+/// are marked as the re-run's ([`RERUN_NOTE`]).
+pub(super) fn merge_rerun(report: &mut GemmReport, mut sub: GemmReport) {
+    for n in &mut sub.notes {
+        if !n.starts_with(RERUN_NOTE) {
+            *n = format!("{RERUN_NOTE}{n}");
+        }
+    }
+    merge(report, sub);
+}
+
+/// How a note of a re-run after a device fault begins ([`merge_rerun`]).
 pub(super) const RERUN_NOTE: &str = "re-run after a device fault: ";
 
 /// `op` with the transpose its dtype takes: `C` means `T` for the real routines; complex
@@ -842,7 +848,7 @@ mod tests {
     use crate::scalar::ScalarValue;
 
     #[test]
-    fn a_re_runs_notes_are_kept_once_and_marked() {
+    fn a_parts_notes_are_kept_once_and_a_re_runs_marked() {
         let mut report = GemmReport {
             devices: vec!["emulated:0".into(), "emulated:1".into()],
             notes: vec!["cpu:0: no tiles, predicted to slow the call".into()],
@@ -857,8 +863,8 @@ mod tests {
             ..GemmReport::default()
         };
         // Two blocks re-ran, each with the same notes (the second a nested re-run's).
-        merge(&mut report, sub());
-        merge(&mut report, sub());
+        merge_rerun(&mut report, sub());
+        merge_rerun(&mut report, sub());
         assert_eq!(
             report.notes,
             [
@@ -868,6 +874,11 @@ mod tests {
             ]
         );
         assert_eq!(report.devices, ["emulated:0", "emulated:1"]);
+        // The parts of a call that had no fault keep their notes as they are.
+        let mut report = GemmReport::default();
+        merge(&mut report, sub());
+        merge(&mut report, sub());
+        assert_eq!(report.notes, sub().notes);
     }
 
     #[test]

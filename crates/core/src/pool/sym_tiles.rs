@@ -287,7 +287,7 @@ impl DevicePool {
                     std::time::Instant::now(),
                     undo,
                 )?;
-                super::sym::merge(report, sub_report);
+                super::sym::merge_rerun(report, sub_report);
             }
         }
         Ok(())

@@ -118,8 +118,8 @@ impl Recheck {
     }
 
     /// Whether the profile can be reused rescaled: it describes this hardware, every point was
-    /// measured, and none moved by more than [`RESCALE_LIMIT`] (a profile that `holds` needs
-    /// no rescale).
+    /// measured, and no GEMM or link point moved by more than [`RESCALE_LIMIT`] (the host
+    /// fold may have moved any distance; a profile that `holds` needs no rescale).
     pub fn rescalable(&self) -> bool {
         !self.holds
             && self.complete
