@@ -238,30 +238,29 @@ impl DevicePool {
             level = was;
         }
         let observed = (level < 1.0).then(|| speed.observed(now)).flatten();
-        if level != was || !same_base {
-            if level != was {
-                tracing::info!(
-                    observed_gb_s = observed.map(|r| r / 1e9),
-                    calibrated_gb_s = calibrated / 1e9,
-                    level,
-                    "host folds now priced at {:.1} GB/s",
-                    calibrated * level / 1e9
-                );
-            }
-            let scaled = (level < 1.0).then(|| {
-                let mut p = (*profile).clone();
-                p.host_fold_bytes_per_sec = Some(calibrated * level);
-                Arc::new(p)
-            });
-            *current = FoldLevel {
+        if level == was && same_base {
+            return (level, observed);
+        }
+        let scaled = (level < 1.0).then(|| {
+            let mut p = (*profile).clone();
+            p.host_fold_bytes_per_sec = Some(calibrated * level);
+            Arc::new(p)
+        });
+        *current = FoldLevel {
+            level,
+            base: Some(profile),
+            scaled,
+        };
+        if level != was {
+            tracing::info!(
+                observed_gb_s = observed.map(|r| r / 1e9),
+                calibrated_gb_s = calibrated / 1e9,
                 level,
-                base: Some(profile),
-                scaled,
-            };
-            if level != was {
-                self.decisions.clear();
-                self.tri_decisions.clear();
-            }
+                "host folds now priced at {:.1} GB/s",
+                calibrated * level / 1e9
+            );
+            self.decisions.clear();
+            self.tri_decisions.clear();
         }
         (level, observed)
     }
