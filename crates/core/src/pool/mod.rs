@@ -3,6 +3,7 @@
 //! returns, the autotuner's decision and the plan, each cached, the workspaces, execution).
 
 mod calibrate;
+mod call_overhead;
 mod decisions;
 mod gemm;
 mod ksplit;
@@ -14,6 +15,7 @@ mod sym_tiles;
 mod tri;
 mod workspace;
 
+pub use call_overhead::{fit_call_overhead, OverheadPoint};
 pub use options::{DeviceFault, GemmOptions, GemmReport};
 pub use sym::choose_block;
 pub use sym_tiles::{sym_pick, SYM_TIE};
