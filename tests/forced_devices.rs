@@ -32,7 +32,6 @@ fn pool(cpu_flops: f64, accel: EmulatedConfig) -> DevicePool {
         }],
         gemm_under_dma: Vec::new(),
         copy_under_gemm: Vec::new(),
-        call_overhead: None,
     });
     pool.set_profile(Some(Arc::new(profile)));
     pool

@@ -227,7 +227,6 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
         }],
         gemm_under_dma: Vec::new(),
         copy_under_gemm: Vec::new(),
-        call_overhead: None,
     });
     pool.set_profile(Some(Arc::new(profile)));
     let (m, n, k) = (1024usize, 128usize, 64usize);

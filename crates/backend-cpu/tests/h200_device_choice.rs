@@ -3,22 +3,54 @@
 //! and the CPU carry their labels, so the balancer and the pipeline model read the profile's
 //! tables for them. No GPU is needed.
 
-mod common;
-
-use common::Labelled;
-
 use hetblas_core::autotune::{
     decide, device_rates, subset_rates, DecisionRequest, FoldRequest, PlanHints,
 };
 use hetblas_core::energy::Objective;
+use hetblas_core::memory::{Buffer, HostAccess};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
-    DType, Device, DeviceInfo, DeviceKind, DevicePool, GemmOptions, Link, MatMut, MatRef,
-    MemorySpace, Trans,
+    DType, Device, DeviceInfo, DeviceKind, DevicePool, GemmOptions, Kernel, Link, MatMut, MatRef,
+    MemorySpace, Queue, Result, Trans,
 };
 use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig, RustGemm};
+use std::any::Any;
 use std::sync::Arc;
+
+/// `inner` under another name (and, for the GPU, the H200's memory).
+#[derive(Debug)]
+struct Labelled {
+    info: DeviceInfo,
+    inner: Arc<dyn Device>,
+}
+
+impl Device for Labelled {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn space(&self) -> MemorySpace {
+        self.inner.space()
+    }
+    fn memory_budget(&self) -> u64 {
+        self.info.memory_bytes / 10 * 9
+    }
+    fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        self.inner.allocate(bytes)
+    }
+    fn compute_queues(&self) -> &[Arc<dyn Queue>] {
+        self.inner.compute_queues()
+    }
+    fn kernel(&self) -> &dyn Kernel {
+        self.inner.kernel()
+    }
+    fn prepare_host(&self, addr: u64, bytes: usize, access: HostAccess) -> Result<()> {
+        self.inner.prepare_host(addr, bytes, access)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
 
 fn h200_node() -> (Arc<dyn Device>, Arc<dyn Device>, MachineProfile) {
     let (gpu, cpu, profile, _) = h200_node_links();

@@ -327,7 +327,6 @@ mod tests {
                 }],
                 gemm_under_dma: Vec::new(),
                 copy_under_gemm: Vec::new(),
-                call_overhead: None,
             });
         }
         Arc::new(p)

@@ -74,8 +74,6 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         ),
     };
     bar.finish_and_clear();
-    // Measured every time, reused profile or not: it follows the host.
-    rt.measure_call_overhead(&mut profile)?;
     // A reused profile keeps the powers it measured.
     if !args.no_power && profile.power.is_empty() {
         profile.power = crate::power::calibrate_power(&rt)?;
@@ -107,14 +105,6 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         println!("  host fold {:.2} GB/s of C", f / 1e9);
     }
     for d in &profile.devices {
-        if let Some(o) = d.call_overhead {
-            println!(
-                "  {} call overhead: {:.1} us a call, {:.2} us a task",
-                d.label,
-                o.setup_s * 1e6,
-                o.task_issue_s * 1e6
-            );
-        }
         for g in &d.gemm {
             let best = g
                 .times

@@ -15,7 +15,6 @@
 //! The function returns `None` when the backend's hardware is absent: each test then prints why
 //! it skipped, unless `HETBLAS_REQUIRE` names the backend, in which case it fails.
 
-pub mod call_overhead;
 pub mod cases;
 pub mod check;
 pub mod data;

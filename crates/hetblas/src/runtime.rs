@@ -175,23 +175,6 @@ impl Runtime {
         self.pool.recheck(previous, progress)
     }
 
-    /// Measures what a call costs each GPU beside its tasks, with `profile`'s links and tile
-    /// rates ([`hetblas_core::DevicePool::measure_call_overhead`]), and records it in
-    /// `profile` (`DeviceProfile::call_overhead`). It follows the host, not the GPU model, so
-    /// `hetblas calibrate` measures it again whenever it reuses a previous profile. Takes
-    /// well under a second per GPU; run it while no other call uses the runtime.
-    ///
-    /// # Errors
-    /// Errors of the calls (allocation, backend).
-    pub fn measure_call_overhead(&self, profile: &mut MachineProfile) -> Result<()> {
-        for (label, o) in self.pool.measure_call_overhead(profile)? {
-            if let Some(d) = profile.devices.iter_mut().find(|d| d.label == label) {
-                d.call_overhead = Some(o);
-            }
-        }
-        Ok(())
-    }
-
     // ---- GEMM ------------------------------------------------------------------------------
 
     /// `c = alpha * op(a) * op(b) + beta * c` with default options. Operands are host views

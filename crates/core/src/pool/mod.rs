@@ -3,7 +3,6 @@
 //! returns, the autotuner's decision and the plan, each cached, the workspaces, execution).
 
 mod calibrate;
-mod call_overhead;
 mod decisions;
 mod gemm;
 mod ksplit;
@@ -15,7 +14,6 @@ mod sym_tiles;
 mod tri;
 mod workspace;
 
-pub use call_overhead::{fit_call_overhead, OverheadPoint};
 pub use options::{DeviceFault, GemmOptions, GemmReport};
 pub use sym::choose_block;
 pub use sym_tiles::{sym_pick, SYM_TIE};

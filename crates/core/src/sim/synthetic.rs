@@ -225,7 +225,6 @@ pub fn nominal_profile(
             gemm,
             gemm_under_dma: Vec::new(),
             copy_under_gemm: Vec::new(),
-            call_overhead: None,
         });
         // Emulated devices throttle triangular tiles at their nominal rate, like products.
         p.tri_efficiency.push((info.label(), 1.0));

@@ -12,7 +12,7 @@ use crate::model::cocopelia::Offload;
 use crate::model::exec::{ExecTable, ExecTime};
 use crate::model::pipeline::{PipelineModel, PipelinePrediction};
 use crate::problem::{GemmProblem, Operand};
-use crate::profile::{CallOverhead, MachineProfile, HOST_LABEL};
+use crate::profile::{MachineProfile, HOST_LABEL};
 use crate::scalar::DType;
 use crate::tiling::{Blocking, TileGrid};
 use std::sync::Arc;
@@ -462,9 +462,8 @@ pub fn evaluate(
 }
 
 /// The pipeline model of the device labelled `label` in `profile` and its GEMM table for
-/// `dtype`; `late_c`: the device adds tiles (C may arrive late); `gpu`: calls pay a setup and
-/// each task its issue ([`call_overhead`]). `None` when the profile lacks the device, its host
-/// links or the dtype.
+/// `dtype`; `late_c`: the device adds tiles (C may arrive late); `gpu`: calls pay
+/// [`GPU_CALL_SETUP_S`]. `None` when the profile lacks the device, its host links or the dtype.
 pub fn pipeline_model(
     profile: &MachineProfile,
     label: &str,
@@ -482,33 +481,10 @@ pub fn pipeline_model(
         fold_tail: 0,
         dma_slowdown: calibrated.gemm_slowdown_under_dma(dtype),
         copy_slowdown: calibrated.copy_slowdown_under_gemm(dtype),
-        setup_s: 0.0,
-        task_issue_s: 0.0,
-    };
-    let model = if gpu {
-        let o = call_overhead(Some(profile), label);
-        PipelineModel {
-            setup_s: o.setup_s,
-            task_issue_s: o.task_issue_s,
-            ..model
-        }
-    } else {
-        model
+        setup_s: if gpu { GPU_CALL_SETUP_S } else { 0.0 },
+        task_issue_s: if gpu { GPU_TASK_ISSUE_S } else { 0.0 },
     };
     Some((model, exec))
-}
-
-/// What a call costs GPU `label` beside its tasks: measured through the library when the
-/// profile has it ([`crate::profile::DeviceProfile::call_overhead`]), else
-/// [`GPU_CALL_SETUP_S`] and [`GPU_TASK_ISSUE_S`].
-pub fn call_overhead(profile: Option<&MachineProfile>, label: &str) -> CallOverhead {
-    profile
-        .and_then(|p| p.device(label))
-        .and_then(|d| d.call_overhead)
-        .unwrap_or(CallOverhead {
-            setup_s: GPU_CALL_SETUP_S,
-            task_issue_s: GPU_TASK_ISSUE_S,
-        })
 }
 
 /// Predicts every blocking with and without host fold (`fold_applies`: C in host memory and
@@ -745,7 +721,7 @@ pub fn device_rates(
                 // on a GPU also pays its setup ([`GPU_CALL_SETUP_S`]). Emulated devices, whose
                 // rates are nominal, pay what their links charge.
                 let setup = if d.info().kind == DeviceKind::Gpu {
-                    call_overhead(profile, &label).setup_s
+                    GPU_CALL_SETUP_S
                 } else {
                     50e-6
                 };

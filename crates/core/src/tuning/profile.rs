@@ -122,26 +122,6 @@ pub struct DeviceProfile {
     /// run (>= 1; absent: not measured): the products' memory traffic competes with DMA.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub copy_under_gemm: Vec<(DType, f64)>,
-    /// What a call costs the device beside its tasks, measured through the library
-    /// ([`crate::DevicePool::measure_call_overhead`]); absent: not measured, and the model
-    /// takes its constants ([`crate::autotune::GPU_CALL_SETUP_S`],
-    /// [`crate::autotune::GPU_TASK_ISSUE_S`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call_overhead: Option<CallOverhead>,
-}
-
-/// A device's cost of a call beside its tasks' copies and products: what the pipeline model
-/// adds to every call ([`crate::model::pipeline::PipelineModel::setup_s`]) and charges each
-/// issued task ([`crate::model::pipeline::PipelineModel::task_issue_s`]). It follows the
-/// machine (its CPU's speed, its driver, what else runs on the host), not the device model:
-/// on H200 hosts the seeded sets' calls of 0.07-0.15 ms ran 0-25 us slower than predicted,
-/// by machine, and calls of 60-350 tasks in 256 tiles spent 5.5-12 us a task.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CallOverhead {
-    /// Seconds every call costs the device whatever its size.
-    pub setup_s: f64,
-    /// Host seconds to issue one task.
-    pub task_issue_s: f64,
 }
 
 impl DeviceProfile {
@@ -618,7 +598,6 @@ mod tests {
         p.devices.push(DeviceProfile {
             gemm_under_dma: Vec::new(),
             copy_under_gemm: Vec::new(),
-            call_overhead: None,
             label: "cuda:0".into(),
             name: "NVIDIA H200".into(),
             backend: "cuda".into(),

@@ -448,7 +448,6 @@ pub(super) fn device_profiles(
             gemm,
             gemm_under_dma,
             copy_under_gemm,
-            call_overhead: None,
         });
     }
     Ok(profiles)
