@@ -150,7 +150,7 @@ fn reuse(
     paths: impl Iterator<Item = std::path::PathBuf>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Option<(MachineProfile, String)>> {
-    use hetblas_core::calibrate::{Target, RECHECK_TOLERANCE, RESCALE_LIMIT};
+    use hetblas_core::calibrate::{Target, FOLD_TOLERANCE, RECHECK_TOLERANCE, RESCALE_LIMIT};
     for (path, previous) in newest_first(paths, |p| p.matches(rt.devices())) {
         let t = Instant::now();
         let check = rt.recheck(&previous, progress)?;
@@ -162,12 +162,13 @@ fn reuse(
             "differs"
         };
         println!(
-            "re-check of {} ({:.1} s): {verdict}, largest difference {:.1}% (tolerance {:.0}%, rescale limit {:.0}% for GEMM and link points; the host fold has none)",
+            "re-check of {} ({:.1} s): {verdict}, largest difference {:.1}% (GEMM and link points: tolerance {:.0}%, rescale limit {:.0}%; host fold: tolerance {:.0}%, no limit)",
             path.display(),
             t.elapsed().as_secs_f64(),
             check.worst * 100.0,
             RECHECK_TOLERANCE * 100.0,
-            RESCALE_LIMIT * 100.0
+            RESCALE_LIMIT * 100.0,
+            FOLD_TOLERANCE * 100.0
         );
         for p in &check.points {
             println!("  {p}");

@@ -17,7 +17,8 @@
 //! The host fold's rate is re-measured too, when the profile has one. It is the host memory's
 //! level, shared with whatever else runs there: on H200 hosts folds of the same pipeline ran at
 //! 17-22 GB/s of C on one machine and 23-33 on another, hours apart, against a profile's 21.8.
-//! It is rescaled however far it moved: it has no shape to change.
+//! It is rescaled however far it moved, and whenever it moved beyond the measurement's noise
+//! ([`FOLD_TOLERANCE`]): it has no shape to change.
 
 use super::gemm::{measure_gemm, warm_up};
 use super::links::f64_tile;
@@ -37,6 +38,14 @@ use std::time::Duration;
 /// to be reused: above run-to-run noise (2-3% on H200 for both copies and products), below a
 /// change that moves the model's choices (a link or clock 10% slower).
 pub const RECHECK_TOLERANCE: f64 = 0.08;
+
+/// The host fold's tolerance: its rate is a level with no shape, so any move beyond the
+/// measurement's noise is taken. On H200 hosts the re-check found it within 4-7% of the
+/// profile on four machines; on the one where it measured 5.6% slower (2026-11-24, seeds
+/// 2046-2047), the seeded set rescored at the measured rate gave median 2.5%, p90 9.8%, max
+/// 18.0%, choice/best max 1.096, against 3.2%, 10.8%, 19.7% and 1.168 at the profile's; on the
+/// three others the rate changed no figure.
+pub const FOLD_TOLERANCE: f64 = 0.03;
 
 /// Largest relative difference of a point that is rescaled rather than recalibrated: beyond
 /// it the hardware or its setup changed (a link at another PCIe generation or width), and the
@@ -74,11 +83,21 @@ pub enum Target {
     HostFold,
 }
 
+impl Target {
+    /// How far the point may move before the profile no longer holds.
+    pub fn tolerance(&self) -> f64 {
+        match self {
+            Target::HostFold => FOLD_TOLERANCE,
+            Target::Gemm(_) | Target::Link(_) => RECHECK_TOLERANCE,
+        }
+    }
+}
+
 /// What a re-check found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recheck {
-    /// The previous profile describes this hardware and every point is within
-    /// [`RECHECK_TOLERANCE`].
+    /// The previous profile describes this hardware and every point is within its tolerance
+    /// ([`Target::tolerance`]).
     pub holds: bool,
     /// The largest |measured / profile - 1| over the points.
     pub worst: f64,
@@ -86,7 +105,7 @@ pub struct Recheck {
     pub points: Vec<String>,
     /// The profile describes this hardware and every point was measured.
     pub complete: bool,
-    /// Each point beyond [`RECHECK_TOLERANCE`]: what it measured, and measured / profile.
+    /// Each point beyond its tolerance: what it measured, and measured / profile.
     pub moved: Vec<(Target, f64)>,
 }
 
@@ -95,7 +114,7 @@ impl Recheck {
     fn judge(&mut self, target: Target, what: String, measured: f64, expected: f64) {
         let rel = relative(measured, expected);
         self.worst = self.worst.max(rel.abs());
-        if rel.abs() > RECHECK_TOLERANCE {
+        if rel.abs() > target.tolerance() {
             self.holds = false;
             self.moved.push((target, 1.0 + rel));
         }
@@ -370,7 +389,7 @@ pub fn recheck(
     }
     tr.tick("re-check gemm".into());
     if let Some(bps) = fold {
-        // Seconds of a 2048^2 f64 tile's fold, as the rate is measured. A point outside the
+        // Seconds of a 2048^2 f64 tile's fold, as the rate is measured. A point outside its
         // tolerance is measured once more and the faster kept, as for the GEMM points.
         let tile = (2048 * 2048 * 8) as f64;
         let measure = || -> Result<Option<f64>> {
@@ -378,7 +397,7 @@ pub fn recheck(
         };
         let expected = tile / bps;
         let got = match measure()? {
-            Some(s) if relative(s, expected).abs() > RECHECK_TOLERANCE => {
+            Some(s) if relative(s, expected).abs() > FOLD_TOLERANCE => {
                 Some(measure()?.map_or(s, |again| again.min(s)))
             }
             got => got,
@@ -449,6 +468,30 @@ mod tests {
         // A profile without a fold rate stays without one.
         let p = moved(&[(Target::HostFold, 2.0)]).rescaled(&MachineProfile::default());
         assert_eq!(p.host_fold_bytes_per_sec, None);
+    }
+
+    #[test]
+    fn a_host_fold_moves_beyond_its_own_tolerance() {
+        let judged = |target: Target, rel: f64| {
+            let mut r = Recheck {
+                holds: true,
+                worst: 0.0,
+                points: Vec::new(),
+                complete: true,
+                moved: Vec::new(),
+            };
+            r.judge(target, "point".into(), 1.0 + rel, 1.0);
+            r
+        };
+        // 5.6% slower: within a GEMM point's tolerance, beyond the fold's.
+        let gemm = judged(Target::Gemm("cuda:0".into()), 0.056);
+        assert!(gemm.holds && gemm.moved.is_empty());
+        let fold = judged(Target::HostFold, 0.056);
+        assert!(!fold.holds && fold.rescalable(), "{fold:?}");
+        assert_eq!(fold.moved.len(), 1);
+        assert!((fold.moved[0].1 - 1.056).abs() < 1e-12);
+        // Within the measurement's noise it holds.
+        assert!(judged(Target::HostFold, -0.02).holds);
     }
 
     #[test]
