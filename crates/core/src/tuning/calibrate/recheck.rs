@@ -41,10 +41,10 @@ pub const RECHECK_TOLERANCE: f64 = 0.08;
 
 /// The host fold's tolerance: its rate is a level with no shape, so any move beyond the
 /// measurement's noise is taken. On H200 hosts the re-check found it within 4-7% of the
-/// profile on four machines; on the one where it measured 5.6% slower (2026-11-24, seeds
-/// 2046-2047), the seeded set rescored at the measured rate gave median 2.5%, p90 9.8%, max
-/// 18.0%, choice/best max 1.096, against 3.2%, 10.8%, 19.7% and 1.168 at the profile's; on the
-/// three others the rate changed no figure.
+/// profile on four machines. On the one where it measured 5.6% slower (2026-11-24), seed
+/// 2047's set rescored at the measured rate gave median 2.5%, p90 9.8%, max 18.0%, choice/best
+/// max 1.096, against 3.2%, 10.8%, 19.7% and 1.168 at the profile's; the sets of two others
+/// (seeds 2043-2045) moved by no figure.
 pub const FOLD_TOLERANCE: f64 = 0.03;
 
 /// Largest relative difference of a point that is rescaled rather than recalibrated: beyond
