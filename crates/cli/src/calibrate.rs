@@ -156,6 +156,8 @@ fn reuse(
         let check = rt.recheck(&previous, progress)?;
         let verdict = if check.holds {
             "holds"
+        } else if check.rescalable() && check.moved.iter().all(|(t, _)| *t == Target::HostFold) {
+            "the host fold moved"
         } else if check.rescalable() {
             "moved within the rescale limit"
         } else {
