@@ -566,3 +566,59 @@ fn concurrent_trsm_calls_wait_for_memory_instead_of_failing() {
         h.join().unwrap().unwrap();
     }
 }
+
+/// What a call reports of the time before its execution: planning, workspaces and host checks
+/// are parts of `execute_start`, and with waiting they never add up to more. The first call
+/// page-locks its host operands and allocates its workspaces; a repeated one reuses both.
+#[test]
+fn the_parts_before_execution_are_within_its_start() {
+    let pool = emulated_pool(&[EmulatedConfig::default()]);
+    let n = 192;
+    let mut rng = Rng(5);
+    let (a, b, c0) = (rng.fill(n * n), rng.fill(n * n), rng.fill(n * n));
+    let opts = GemmOptions::default().tile(64).host_fold(false);
+    for call in 0..3 {
+        let mut c = c0.clone();
+        let r = pool
+            .gemm_with(
+                Trans::N,
+                Trans::N,
+                1.0,
+                MatRef::packed(&a, n, n).unwrap(),
+                MatRef::packed(&b, n, n).unwrap(),
+                0.5,
+                MatMut::packed(&mut c, n, n).unwrap(),
+                &opts,
+            )
+            .unwrap();
+        check_entries(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::packed(&a, n, n).unwrap(),
+            MatRef::packed(&b, n, n).unwrap(),
+            0.5,
+            MatRef::packed(&c0, n, n).unwrap(),
+            MatRef::packed(&c, n, n).unwrap(),
+            usize::MAX,
+            0,
+            2.0,
+        )
+        .unwrap();
+        let parts = r.planning_seconds + r.workspace_seconds + r.host_check_seconds;
+        assert!(
+            r.workspace_seconds >= 0.0 && r.host_check_seconds >= 0.0,
+            "call {call}: {r:?}"
+        );
+        assert!(
+            parts + r.waited_seconds <= r.execute_start + 1e-6,
+            "call {call}: planning {} + workspaces {} + host checks {} + waited {} > \
+             execute_start {}",
+            r.planning_seconds,
+            r.workspace_seconds,
+            r.host_check_seconds,
+            r.waited_seconds,
+            r.execute_start
+        );
+    }
+}

@@ -105,7 +105,8 @@ impl CallRecord {
         Trace { intervals }
     }
 
-    /// One line: devices, tile, fold, start and end offsets, waits.
+    /// One line: devices, tile, fold, start and end offsets, waits, and what came before
+    /// execution (planning, workspaces, host checks).
     fn describe(&self, i: usize) -> String {
         let r = &self.report;
         let tile = r
@@ -113,14 +114,18 @@ impl CallRecord {
             .map_or("-".to_string(), |(m, n, k)| format!("{m}x{n}x{k}"));
         format!(
             "call {i}: devices [{}], tile {tile}, host fold {}, start {:+.4} s, end {:+.4} s \
-             ({:.4} s), waited {:.4} s, executing from {:+.4} s",
+             ({:.4} s), waited {:.4} s, executing from {:+.4} s (planned {:.4} s, workspaces \
+             {:.4} s, host checks {:.4} s)",
             r.devices.join(", "),
             if r.host_fold { "yes" } else { "no" },
             self.start,
             self.end,
             self.end - self.start,
             r.waited_seconds,
-            self.start + r.execute_start
+            self.start + r.execute_start,
+            r.planning_seconds,
+            r.workspace_seconds,
+            r.host_check_seconds
         )
     }
 }

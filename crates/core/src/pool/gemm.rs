@@ -553,9 +553,11 @@ impl DevicePool {
         report.balancer_weights = decision.balancer_weights.clone();
         report.notes = idle_notes(&self.devices, &decision);
 
+        let taking = Instant::now();
         let mut workspace = self
             .workspaces
             .acquire(&self.devices, &decision.devices, &plan)?;
+        report.workspace_seconds = taking.elapsed().as_secs_f64();
         let ws_addrs = Workspaces::addresses(&workspace, &decision.devices);
         let accelerator_ids: Vec<usize> = decision
             .devices
@@ -567,8 +569,10 @@ impl DevicePool {
         if let Some((addr, bytes)) = workspace.host_region_to_prepare(&accelerator_ids) {
             regions.push((addr, bytes, HostAccess::ReadWrite));
         }
+        let entering = Instant::now();
         let (_call, waited) = self.enter(&devs, &regions)?;
         report.waited_seconds += waited;
+        report.host_check_seconds = (entering.elapsed().as_secs_f64() - waited).max(0.0);
         workspace.host_ready_for(&accelerator_ids);
         let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
         for d in &devs {

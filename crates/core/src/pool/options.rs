@@ -182,6 +182,13 @@ pub struct GemmReport {
     /// Seconds from the call's start to the start of its execution: the origin of `trace`'s
     /// times (of the last execution, when a recovered call ran several).
     pub execute_start: f64,
+    /// Of `execute_start`: seconds taking the call's device and host workspaces (idle buffers
+    /// reused, else allocated).
+    pub workspace_seconds: f64,
+    /// Of `execute_start`, beside `waited_seconds`: seconds checking that the host operands'
+    /// cached page-locked registrations still hold (probe copies on the devices' links), or
+    /// page-locking them.
+    pub host_check_seconds: f64,
     pub stats: PlanStats,
     /// Share of C each device was given (whole tiles or a strip; see `stats.c_share`).
     pub weights: Vec<f64>,
