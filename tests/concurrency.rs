@@ -35,6 +35,53 @@ impl Rng {
     }
 }
 
+/// `c = alpha A B + beta c0` (n x n, packed) on `pool` with `opts`, checked entry by entry
+/// against the f64-accumulated reference; the call's report.
+#[allow(clippy::too_many_arguments)] // the problem and its options, passed once
+fn checked_square_call(
+    pool: &DevicePool,
+    n: usize,
+    alpha: f64,
+    a: &[f64],
+    b: &[f64],
+    beta: f64,
+    c0: &[f64],
+    opts: &GemmOptions,
+) -> hetblas_core::GemmReport {
+    let mut c = c0.to_vec();
+    let (av, bv) = (
+        MatRef::packed(a, n, n).unwrap(),
+        MatRef::packed(b, n, n).unwrap(),
+    );
+    let report = pool
+        .gemm_with(
+            Trans::N,
+            Trans::N,
+            alpha,
+            av,
+            bv,
+            beta,
+            MatMut::packed(&mut c, n, n).unwrap(),
+            opts,
+        )
+        .unwrap();
+    check_entries(
+        Trans::N,
+        Trans::N,
+        alpha,
+        av,
+        bv,
+        beta,
+        MatRef::packed(c0, n, n).unwrap(),
+        MatRef::packed(&c, n, n).unwrap(),
+        usize::MAX,
+        0,
+        2.0,
+    )
+    .unwrap();
+    report
+}
+
 /// One random call (shape, transposes, scalars, devices, tile) run on `pool` and checked entry
 /// by entry against the f64-accumulated reference.
 fn random_call(pool: &DevicePool, rng: &mut Rng, ndev: usize) -> Result<(), String> {
@@ -333,38 +380,8 @@ fn traced_concurrent_calls_interleave_on_one_device() {
     // Runs one call `delay` after t0; its intervals on t0's clock.
     let one = |delay: Duration| -> Vec<Interval> {
         std::thread::sleep(delay.saturating_sub(t0.elapsed()));
-        let mut c = c0.to_vec();
-        let (av, bv) = (
-            MatRef::packed(&a, n, n).unwrap(),
-            MatRef::packed(&b, n, n).unwrap(),
-        );
         let start = t0.elapsed().as_secs_f64();
-        let report = pool
-            .gemm_with(
-                Trans::N,
-                Trans::N,
-                0.5,
-                av,
-                bv,
-                1.5,
-                MatMut::packed(&mut c, n, n).unwrap(),
-                &opts,
-            )
-            .unwrap();
-        check_entries(
-            Trans::N,
-            Trans::N,
-            0.5,
-            av,
-            bv,
-            1.5,
-            MatRef::packed(&c0, n, n).unwrap(),
-            MatRef::packed(&c, n, n).unwrap(),
-            usize::MAX,
-            0,
-            2.0,
-        )
-        .unwrap();
+        let report = checked_square_call(&pool, n, 0.5, &a, &b, 1.5, &c0, &opts);
         let shift = start + report.execute_start;
         report
             .trace
@@ -578,33 +595,7 @@ fn the_parts_before_execution_are_within_its_start() {
     let (a, b, c0) = (rng.fill(n * n), rng.fill(n * n), rng.fill(n * n));
     let opts = GemmOptions::default().tile(64).host_fold(false);
     for call in 0..3 {
-        let mut c = c0.clone();
-        let r = pool
-            .gemm_with(
-                Trans::N,
-                Trans::N,
-                1.0,
-                MatRef::packed(&a, n, n).unwrap(),
-                MatRef::packed(&b, n, n).unwrap(),
-                0.5,
-                MatMut::packed(&mut c, n, n).unwrap(),
-                &opts,
-            )
-            .unwrap();
-        check_entries(
-            Trans::N,
-            Trans::N,
-            1.0,
-            MatRef::packed(&a, n, n).unwrap(),
-            MatRef::packed(&b, n, n).unwrap(),
-            0.5,
-            MatRef::packed(&c0, n, n).unwrap(),
-            MatRef::packed(&c, n, n).unwrap(),
-            usize::MAX,
-            0,
-            2.0,
-        )
-        .unwrap();
+        let r = checked_square_call(&pool, n, 1.0, &a, &b, 0.5, &c0, &opts);
         let parts = r.planning_seconds + r.workspace_seconds + r.host_check_seconds;
         assert!(
             r.workspace_seconds >= 0.0 && r.host_check_seconds >= 0.0,
