@@ -113,7 +113,7 @@ fn a_previous_profile_is_rechecked_quickly_and_chooses_as_well() {
         }
         // The host fold is the host memory's level, which other load on this machine moves
         // by more than the tolerance at times: reused rescaled, which is reuse too.
-        if check.rescalable() && check.moved.iter().all(|(t, _)| *t == Target::HostFold) {
+        if check.only_fold_moved() {
             held = Some(check.rescaled(&previous));
             break;
         }

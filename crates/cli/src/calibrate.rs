@@ -156,7 +156,7 @@ fn reuse(
         let check = rt.recheck(&previous, progress)?;
         let verdict = if check.holds {
             "holds"
-        } else if check.rescalable() && check.moved.iter().all(|(t, _)| *t == Target::HostFold) {
+        } else if check.only_fold_moved() {
             "the host fold moved"
         } else if check.rescalable() {
             "moved within the rescale limit"

@@ -128,6 +128,13 @@ impl Recheck {
         ));
     }
 
+    /// A point that could not be measured: the profile cannot be judged whole.
+    fn unmeasured(&mut self, what: &str) {
+        self.holds = false;
+        self.complete = false;
+        self.points.push(format!("{what}: could not be measured"));
+    }
+
     fn other_hardware(why: String) -> Recheck {
         Recheck {
             holds: false,
@@ -148,6 +155,11 @@ impl Recheck {
                 .moved
                 .iter()
                 .all(|(t, r)| *t == Target::HostFold || (r - 1.0).abs() <= RESCALE_LIMIT)
+    }
+
+    /// Whether the profile is reusable with only its host fold rescaled (every other point held).
+    pub fn only_fold_moved(&self) -> bool {
+        self.rescalable() && self.moved.iter().all(|(t, _)| *t == Target::HostFold)
     }
 
     /// `previous` with every moved point's device or link scaled by its measured ratio: a
@@ -349,9 +361,7 @@ pub fn recheck(
         warm_up(d.as_ref(), h2d, &warm)?;
         let first = measure_gemm(d.as_ref(), h2d, dtype, &[t], &opts, &mut |_| {})?;
         match first.first() {
-            Some(&(_, s))
-                if relative(s, expected).abs() > Target::Gemm(String::new()).tolerance() =>
-            {
+            Some(&(_, s)) if relative(s, expected).abs() > RECHECK_TOLERANCE => {
                 let again = measure_gemm(d.as_ref(), h2d, dtype, &[t], &opts, &mut |_| {})?;
                 Ok(faster_points(first, again))
             }
@@ -384,11 +394,7 @@ pub fn recheck(
         let what = format!("gemm {} {dtype} T={t}", d.info().label());
         match got?.first() {
             Some(&(_, s)) => out.judge(Target::Gemm(d.info().label()), what, s, *expected),
-            None => {
-                out.holds = false;
-                out.complete = false;
-                out.points.push(format!("{what}: could not be measured"));
-            }
+            None => out.unmeasured(&what),
         }
     }
     tr.tick("re-check gemm".into());
@@ -410,11 +416,7 @@ pub fn recheck(
         };
         match got {
             Some(s) => out.judge(Target::HostFold, "host fold 2048^2 f64".into(), s, expected),
-            None => {
-                out.holds = false;
-                out.complete = false;
-                out.points.push("host fold: could not be measured".into());
-            }
+            None => out.unmeasured("host fold"),
         }
         tr.tick("re-check host fold".into());
     }
