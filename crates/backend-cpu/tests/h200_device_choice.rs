@@ -17,6 +17,7 @@ use hetblas_core::{
 use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig, RustGemm};
 use std::any::Any;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// `inner` under another name (and, for the GPU, the H200's memory).
 #[derive(Debug)]
@@ -285,5 +286,54 @@ fn slow_folds_turn_the_model_to_sending_c() {
     for (i, j) in [(0, 0), (1, 2047), (2047, 1), (1000, 999)] {
         let dot: f64 = (0..k).map(|l| a[i + l * m] * b[l + j * k]).sum();
         assert_eq!(c[i + j * m], 1.0 + 4.0 * dot, "C({i},{j})");
+    }
+}
+
+/// Only the folds of a call that ran alone are counted: folds beside another call of the pool
+/// say nothing of the next call, which may run alone (on one H200 they priced the calls after
+/// four concurrent ones at the concurrent calls' rate, and those ran 1.3-1.4x slower).
+#[test]
+fn folds_beside_another_call_are_not_counted() {
+    for var in ["HETBLAS_HOST_FOLD", "HETBLAS_FOLD_TAIL"] {
+        if std::env::var_os(var).is_some() {
+            eprintln!("{var} is set: the fold decision is not the model's; not checked");
+            return;
+        }
+    }
+    let (gpu, _, profile, links) = h200_node_links();
+    let pool = DevicePool::new(vec![gpu], links).expect("a pool");
+    pool.set_profile(Some(Arc::new(profile)));
+    let (m, n, k) = (2048, 2048, 16);
+    let a: Vec<f64> = (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| (i % 5) as f64 - 2.0).collect();
+    let mut c = vec![1.0f64; m * n];
+    let call = |c: &mut [f64]| {
+        pool.gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::new(&a, m, k, m).unwrap(),
+            MatRef::new(&b, k, n, k).unwrap(),
+            1.0,
+            MatMut::new(c, m, n, m).unwrap(),
+            &GemmOptions::default(),
+        )
+        .expect("the call runs")
+    };
+    // Another call in flight (held as the pool's calls hold it) for the whole call.
+    let other = pool.fold_speed().call();
+    let beside = call(&mut c);
+    assert!(beside.host_fold, "the calibrated rate folds: {beside:?}");
+    assert_eq!(pool.fold_speed().observed(Instant::now()), None);
+    drop(other);
+    let alone = call(&mut c);
+    assert!(alone.host_fold, "{alone:?}");
+    assert!(
+        pool.fold_speed().observed(Instant::now()).is_some(),
+        "the folds of a call alone are counted"
+    );
+    for (i, j) in [(0, 0), (1, 2047), (2047, 1), (1000, 999)] {
+        let dot: f64 = (0..k).map(|l| a[i + l * m] * b[l + j * k]).sum();
+        assert_eq!(c[i + j * m], 1.0 + 2.0 * dot, "C({i},{j})");
     }
 }

@@ -287,15 +287,24 @@ fn run(args: Args) -> Result<(), String> {
         })?;
         Ok((t.elapsed().as_secs_f64(), records))
     };
-    let sequentially = |ops: &mut [Operands]| -> Result<f64, String> {
+    // Also says how each call ran (tile, C folded or sent, seconds): the plans of calls
+    // alone must not follow what the concurrent calls before them saw.
+    let sequentially = |ops: &mut [Operands]| -> Result<(f64, String), String> {
         let mut spent = 0.0;
+        let mut plans = Vec::new();
         for o in ops.iter_mut() {
             o.reset();
             let t = Instant::now();
-            call(o)?;
-            spent += t.elapsed().as_secs_f64();
+            let report = call(o)?;
+            let took = t.elapsed().as_secs_f64();
+            spent += took;
+            let tile = report
+                .tile
+                .map_or("-".to_string(), |(m, n, k)| format!("{m}x{n}x{k}"));
+            let c = if report.host_fold { "folded" } else { "sent" };
+            plans.push(format!("{tile} C {c} {took:.4} s"));
         }
-        Ok(spent)
+        Ok((spent, plans.join(", ")))
     };
     // Warm-up, concurrently: host registrations, one workspace per concurrent call, plans.
     let (warm, _) = concurrently(&mut ops)?;
@@ -309,10 +318,11 @@ fn run(args: Args) -> Result<(), String> {
         let s = if args.concurrent_only {
             f64::NAN
         } else {
-            let s = sequentially(&mut ops)?;
+            let (s, plans) = sequentially(&mut ops)?;
             for (i, o) in ops.iter().enumerate() {
                 check(o, &format!("round {round}, sequential call {i}"))?;
             }
+            println!("round {round}: sequential calls: {plans}");
             s
         };
         let (c, records) = concurrently(&mut ops)?;

@@ -837,13 +837,14 @@ fn issue(
                 .ok_or_else(|| Error::internal("plan folds on the host but no folder was given"))?;
             let (beta, workers, speed) = (req.beta, folder.workers.clone(), folder.speed.clone());
             let fold = move || {
+                let alone = speed.fold_starts();
                 let t = std::time::Instant::now();
                 // SAFETY: C is the caller's host matrix, borrowed for the whole call (the
                 // executor synchronises every queue before returning); the planner gives each C
                 // tile to one fold and the staging slot is not refilled before this fold is done.
                 let r = unsafe { crate::fold::fold_into(&c, &staged, beta, &workers) };
                 if r.is_ok() {
-                    speed.record(c.bytes() as u64, t.elapsed().as_secs_f64());
+                    speed.record_alone(alone, c.bytes() as u64, t.elapsed().as_secs_f64());
                 }
                 r
             };

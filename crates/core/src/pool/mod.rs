@@ -403,6 +403,7 @@ impl DevicePool {
         let t = std::time::Instant::now();
         let beside = self.beside_others();
         let mut waited = t.elapsed().as_secs_f64();
+        let in_flight = self.fold_speed().call();
         let mut ready = true;
         for d in accelerators() {
             if !d
@@ -414,19 +415,33 @@ impl DevicePool {
             }
         }
         if ready {
-            return Ok((CallGuard::Beside(beside), waited));
+            return Ok((
+                CallGuard {
+                    _lock: CallLock::Beside(beside),
+                    _in_flight: in_flight,
+                },
+                waited,
+            ));
         }
+        drop(in_flight);
         drop(beside);
         let t = std::time::Instant::now();
         let alone = self.alone();
         waited += t.elapsed().as_secs_f64();
+        let in_flight = self.fold_speed().call();
         for &(addr, bytes, access) in regions {
             for d in accelerators() {
                 d.prepare_host(addr, bytes, access)
                     .map_err(|e| e.on_device(&d.info().label()))?;
             }
         }
-        Ok((CallGuard::Alone(alone), waited))
+        Ok((
+            CallGuard {
+                _lock: CallLock::Alone(alone),
+                _in_flight: in_flight,
+            },
+            waited,
+        ))
     }
 
     /// Saves what the calling thread has current in each backend's runtime, put back when the
@@ -455,9 +470,17 @@ impl DevicePool {
     }
 }
 
-/// Held while a call runs: beside other calls, or alone.
+/// Held while a call runs: its place beside other calls or alone, and its count among the
+/// calls in flight (folds are counted only for calls that ran alone,
+/// [`crate::tuning::fold_speed`]).
+struct CallGuard<'a> {
+    _lock: CallLock<'a>,
+    _in_flight: crate::tuning::fold_speed::CallInFlight<'a>,
+}
+
+/// A call's place: beside other calls, or alone.
 #[allow(dead_code)] // held for its drop only
-enum CallGuard<'a> {
+enum CallLock<'a> {
     Beside(RwLockReadGuard<'a, ()>),
     Alone(RwLockWriteGuard<'a, ()>),
 }

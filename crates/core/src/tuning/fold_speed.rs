@@ -12,12 +12,17 @@
 //! whole tiles ran 0.92-1.5x that on H200), so only folds well below it
 //! ([`KEEP_SHARE`]) move the price.
 //!
-//! One record per pool (the calls of a `Runtime` share it). Calls running at once fold on
-//! shared threads, so each fold's time includes what the others' folds take from it: that too
-//! is host memory taken, and concurrent folding calls may lower the price.
+//! One record per pool (the calls of a `Runtime` share it). Only folds of a call that ran
+//! alone are counted: calls of the same pool running at once fold beside each other's folds
+//! and copies, and what they reach says nothing of the next call, which may run alone. Counted,
+//! they priced the calls that came after a burst of concurrent ones at the burst's rate: on one
+//! H200, four DGEMM 8192^3 calls run one after another right after four concurrent ones took
+//! 0.153-0.164 s against 0.113-0.117 s otherwise. (Beside each other, folding calls are bound
+//! by the link they share, where folding, slowed or not, still moves the fewest bytes.)
 //!
 //! `HETBLAS_ADAPT_FOLD=0` keeps the calibrated rate whatever folds achieve.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -53,7 +58,26 @@ pub fn adapting() -> bool {
 #[derive(Debug, Default)]
 pub struct FoldSpeed {
     state: Mutex<State>,
+    /// Calls of the pool in flight ([`FoldSpeed::call`]).
+    calls: AtomicUsize,
+    /// How many calls entered while another was in flight: a fold whose call was alone when
+    /// it started, and during which this did not move, ran alone.
+    overlaps: AtomicU64,
 }
+
+/// A call of the pool in flight, from [`FoldSpeed::call`] until dropped.
+#[derive(Debug)]
+pub struct CallInFlight<'a>(&'a FoldSpeed);
+
+impl Drop for CallInFlight<'_> {
+    fn drop(&mut self) {
+        self.0.calls.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A fold that started while its call was the only one in flight ([`FoldSpeed::fold_starts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AloneSince(u64);
 
 #[derive(Debug, Default)]
 struct State {
@@ -83,6 +107,31 @@ impl FoldSpeed {
         s.bytes = s.bytes * keep + bytes as f64;
         s.seconds = s.seconds * keep + seconds;
         s.last = Some(now);
+    }
+
+    /// A call of the pool enters: until the returned guard drops, the folds of any other call
+    /// are not counted, and neither are folds already running.
+    pub fn call(&self) -> CallInFlight<'_> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) > 0 {
+            self.overlaps.fetch_add(1, Ordering::SeqCst);
+        }
+        CallInFlight(self)
+    }
+
+    /// A fold starts: `Some` when at most one call is in flight (its own; none when the fold
+    /// runs outside the pool's calls, as in a harness).
+    pub fn fold_starts(&self) -> Option<AloneSince> {
+        let overlaps = self.overlaps.load(Ordering::SeqCst);
+        (self.calls.load(Ordering::SeqCst) <= 1).then_some(AloneSince(overlaps))
+    }
+
+    /// [`FoldSpeed::record`] for a fold that began at `started` ([`FoldSpeed::fold_starts`]),
+    /// only when its call ran alone until now: it was alone when the fold started, and no call
+    /// entered since.
+    pub fn record_alone(&self, started: Option<AloneSince>, bytes: u64, seconds: f64) {
+        if started.is_some_and(|s| s.0 == self.overlaps.load(Ordering::SeqCst)) {
+            self.record(bytes, seconds);
+        }
     }
 
     /// Forgets every fold recorded (a harness starting a new case).
@@ -188,6 +237,35 @@ mod tests {
         }
         let r = f.observed(now).unwrap();
         assert!(r > 29.5e9 && r < 30.0e9, "{r}");
+    }
+
+    #[test]
+    fn folds_beside_another_call_are_not_counted() {
+        let f = FoldSpeed::default();
+        let slow = 32.0 * MIB as f64 / 2e9;
+        // Two calls in flight: neither one's folds count.
+        {
+            let _one = f.call();
+            let _two = f.call();
+            let started = f.fold_starts();
+            assert_eq!(started, None);
+            f.record_alone(started, 32 * MIB, slow);
+        }
+        assert_eq!(f.observed(Instant::now()), None);
+        // Alone when the fold started, but another call entered (and left) before it ended.
+        let one = f.call();
+        let started = f.fold_starts();
+        assert!(started.is_some());
+        drop(f.call());
+        f.record_alone(started, 32 * MIB, slow);
+        assert_eq!(f.observed(Instant::now()), None);
+        // Alone throughout: counted (the other call has gone).
+        let started = f.fold_starts();
+        f.record_alone(started, 32 * MIB, slow);
+        drop(one);
+        let r = f.observed(Instant::now()).unwrap();
+        assert!((r - 2e9).abs() < 1e6, "{r}");
+        assert_eq!(f.level(20e9, Instant::now()), 1.0 / STEPS as f64);
     }
 
     #[test]
