@@ -11,11 +11,12 @@ use hetblas_core::memory::{Buffer, HostAccess};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
-    DType, Device, DeviceInfo, DeviceKind, DevicePool, GemmOptions, Kernel, Link, MatMut, MatRef,
-    MemorySpace, Queue, Result, Trans,
+    DType, Device, DeviceInfo, DeviceKind, DevicePool, GemmOptions, GemmReport, Kernel, Link,
+    MatMut, MatRef, MemorySpace, Queue, Result, Trans,
 };
 use hetblas_cpu::{emulated_node, CpuDevice, EmulatedConfig, RustGemm};
 use std::any::Any;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -214,48 +215,92 @@ fn several_accelerators_keep_one_pricing() {
 /// Host folds that run slower than calibrated are priced at the rate they reached: on the H200
 /// node's profile a problem the model folds is then sent whole, the call says why, and its
 /// result is right.
+/// DGEMM 2048x2048x16 (C = 1, beta 1) on the H200 node's GPU with its profile, which folds C
+/// on the host at the calibrated rate: the pool, and calls that check their result.
+struct FoldingCall {
+    pool: DevicePool,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: RefCell<Vec<f64>>,
+    calls: Cell<f64>,
+}
+
+impl FoldingCall {
+    const M: usize = 2048;
+    const N: usize = 2048;
+    const K: usize = 16;
+
+    /// `None` (and why, printed) when the developer's environment fixes what the model decides.
+    fn new(fixed_by: &[&str]) -> Option<FoldingCall> {
+        if let Some(var) = fixed_by.iter().find(|v| std::env::var_os(v).is_some()) {
+            eprintln!("{var} is set: the fold decision is not the model's; not checked");
+            return None;
+        }
+        let (gpu, _, profile, links) = h200_node_links();
+        let pool = DevicePool::new(vec![gpu], links).expect("a pool");
+        pool.set_profile(Some(Arc::new(profile)));
+        let (m, n, k) = (Self::M, Self::N, Self::K);
+        Some(FoldingCall {
+            pool,
+            a: (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect(),
+            b: (0..k * n).map(|i| (i % 5) as f64 - 2.0).collect(),
+            c: RefCell::new(vec![1.0f64; m * n]),
+            calls: Cell::new(0.0),
+        })
+    }
+
+    /// C += A B.
+    fn call(&self) -> GemmReport {
+        let (m, n, k) = (Self::M, Self::N, Self::K);
+        self.calls.set(self.calls.get() + 1.0);
+        self.pool
+            .gemm_with(
+                Trans::N,
+                Trans::N,
+                1.0,
+                MatRef::new(&self.a, m, k, m).unwrap(),
+                MatRef::new(&self.b, k, n, k).unwrap(),
+                1.0,
+                MatMut::new(&mut self.c.borrow_mut(), m, n, m).unwrap(),
+                &GemmOptions::default(),
+            )
+            .expect("the call runs")
+    }
+
+    /// Every call added A B to C = 1.
+    fn check(&self) {
+        let (m, k) = (Self::M, Self::K);
+        for (i, j) in [(0, 0), (1, 2047), (2047, 1), (1000, 999)] {
+            let dot: f64 = (0..k).map(|l| self.a[i + l * m] * self.b[l + j * k]).sum();
+            let c = self.c.borrow()[i + j * m];
+            assert_eq!(c, 1.0 + self.calls.get() * dot, "C({i},{j})");
+        }
+    }
+}
+
 #[test]
 fn slow_folds_turn_the_model_to_sending_c() {
     // What the developer's environment fixes, the model does not decide.
-    for var in [
+    let Some(case) = FoldingCall::new(&[
         "HETBLAS_ADAPT_FOLD",
         "HETBLAS_HOST_FOLD",
         "HETBLAS_FOLD_TAIL",
-    ] {
-        if std::env::var_os(var).is_some() {
-            eprintln!("{var} is set: the fold decision is not the model's; not checked");
-            return;
-        }
-    }
-    let (gpu, _, profile, links) = h200_node_links();
-    let pool = DevicePool::new(vec![gpu], links).expect("a pool");
-    pool.set_profile(Some(Arc::new(profile)));
-    let (m, n, k) = (2048, 2048, 16);
-    let a: Vec<f64> = (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect();
-    let b: Vec<f64> = (0..k * n).map(|i| (i % 5) as f64 - 2.0).collect();
-    let mut c = vec![1.0f64; m * n];
-    let call = |c: &mut [f64]| {
-        pool.gemm_with(
-            Trans::N,
-            Trans::N,
-            1.0,
-            MatRef::new(&a, m, k, m).unwrap(),
-            MatRef::new(&b, k, n, k).unwrap(),
-            1.0,
-            MatMut::new(c, m, n, m).unwrap(),
-            &GemmOptions::default(),
-        )
-        .expect("the call runs")
+    ]) else {
+        return;
     };
-    let first = call(&mut c);
+    let first = case.call();
     assert!(first.host_fold, "the calibrated rate folds: {first:?}");
     assert!(first.notes.is_empty(), "{:?}", first.notes);
-    // Folds of this process at 2 GB/s against the profile's 21.8: the lowest level.
-    for _ in 0..64 {
-        pool.fold_speed()
-            .record(32 << 20, (32u64 << 20) as f64 / 2e9);
-    }
-    let second = call(&mut c);
+    // Folds of this process at `gbs` GB/s.
+    let fold_at = |pool: &DevicePool, gbs: f64| {
+        for _ in 0..64 {
+            pool.fold_speed()
+                .record(32 << 20, (32u64 << 20) as f64 / (gbs * 1e9));
+        }
+    };
+    // At 2 GB/s against the profile's 21.8: the lowest level.
+    fold_at(&case.pool, 2.0);
+    let second = case.call();
     assert!(!second.host_fold, "slow folds still fold: {second:?}");
     assert!(
         second
@@ -265,28 +310,23 @@ fn slow_folds_turn_the_model_to_sending_c() {
         "{:?}",
         second.notes
     );
-    let priced = || pool.decision_profile().unwrap().host_fold_bytes_per_sec;
-    let calibrated = pool.profile().unwrap().host_fold_bytes_per_sec.unwrap();
-    assert_eq!(priced(), Some(calibrated / 8.0));
+    let priced = |pool: &DevicePool| pool.decision_profile().unwrap().host_fold_bytes_per_sec;
+    let calibrated = case
+        .pool
+        .profile()
+        .unwrap()
+        .host_fold_bytes_per_sec
+        .unwrap();
+    assert_eq!(priced(&case.pool), Some(calibrated / 8.0));
     // Folds at 5 GB/s, 2/8 of the calibrated rate: one step away, not taken.
-    let fold_at = |gbs: f64| {
-        for _ in 0..64 {
-            pool.fold_speed()
-                .record(32 << 20, (32u64 << 20) as f64 / (gbs * 1e9));
-        }
-    };
-    fold_at(5.0);
-    call(&mut c);
-    assert_eq!(priced(), Some(calibrated / 8.0));
+    fold_at(&case.pool, 5.0);
+    case.call();
+    assert_eq!(priced(&case.pool), Some(calibrated / 8.0));
     // At 9 GB/s, 3/8: two steps, taken.
-    fold_at(9.0);
-    call(&mut c);
-    assert_eq!(priced(), Some(calibrated * 3.0 / 8.0));
-    // The four calls added A B to C = 1.
-    for (i, j) in [(0, 0), (1, 2047), (2047, 1), (1000, 999)] {
-        let dot: f64 = (0..k).map(|l| a[i + l * m] * b[l + j * k]).sum();
-        assert_eq!(c[i + j * m], 1.0 + 4.0 * dot, "C({i},{j})");
-    }
+    fold_at(&case.pool, 9.0);
+    case.call();
+    assert_eq!(priced(&case.pool), Some(calibrated * 3.0 / 8.0));
+    case.check();
 }
 
 /// Only the folds of a call that ran alone are counted: folds beside another call of the pool
@@ -294,46 +334,20 @@ fn slow_folds_turn_the_model_to_sending_c() {
 /// four concurrent ones at the concurrent calls' rate, and those ran 1.3-1.4x slower).
 #[test]
 fn folds_beside_another_call_are_not_counted() {
-    for var in ["HETBLAS_HOST_FOLD", "HETBLAS_FOLD_TAIL"] {
-        if std::env::var_os(var).is_some() {
-            eprintln!("{var} is set: the fold decision is not the model's; not checked");
-            return;
-        }
-    }
-    let (gpu, _, profile, links) = h200_node_links();
-    let pool = DevicePool::new(vec![gpu], links).expect("a pool");
-    pool.set_profile(Some(Arc::new(profile)));
-    let (m, n, k) = (2048, 2048, 16);
-    let a: Vec<f64> = (0..m * k).map(|i| (i % 7) as f64 - 3.0).collect();
-    let b: Vec<f64> = (0..k * n).map(|i| (i % 5) as f64 - 2.0).collect();
-    let mut c = vec![1.0f64; m * n];
-    let call = |c: &mut [f64]| {
-        pool.gemm_with(
-            Trans::N,
-            Trans::N,
-            1.0,
-            MatRef::new(&a, m, k, m).unwrap(),
-            MatRef::new(&b, k, n, k).unwrap(),
-            1.0,
-            MatMut::new(c, m, n, m).unwrap(),
-            &GemmOptions::default(),
-        )
-        .expect("the call runs")
+    let Some(case) = FoldingCall::new(&["HETBLAS_HOST_FOLD", "HETBLAS_FOLD_TAIL"]) else {
+        return;
     };
     // Another call in flight (held as the pool's calls hold it) for the whole call.
-    let other = pool.fold_speed().call();
-    let beside = call(&mut c);
+    let other = case.pool.fold_speed().call();
+    let beside = case.call();
     assert!(beside.host_fold, "the calibrated rate folds: {beside:?}");
-    assert_eq!(pool.fold_speed().observed(Instant::now()), None);
+    assert_eq!(case.pool.fold_speed().observed(Instant::now()), None);
     drop(other);
-    let alone = call(&mut c);
+    let alone = case.call();
     assert!(alone.host_fold, "{alone:?}");
     assert!(
-        pool.fold_speed().observed(Instant::now()).is_some(),
+        case.pool.fold_speed().observed(Instant::now()).is_some(),
         "the folds of a call alone are counted"
     );
-    for (i, j) in [(0, 0), (1, 2047), (2047, 1), (1000, 999)] {
-        let dot: f64 = (0..k).map(|l| a[i + l * m] * b[l + j * k]).sum();
-        assert_eq!(c[i + j * m], 1.0 + 2.0 * dot, "C({i},{j})");
-    }
+    case.check();
 }
