@@ -837,7 +837,7 @@ fn issue(
                 .ok_or_else(|| Error::internal("plan folds on the host but no folder was given"))?;
             let (beta, workers, speed) = (req.beta, folder.workers.clone(), folder.speed.clone());
             let fold = move || {
-                let alone = speed.fold_starts();
+                let alone = speed.alone_since();
                 let t = std::time::Instant::now();
                 // SAFETY: C is the caller's host matrix, borrowed for the whole call (the
                 // executor synchronises every queue before returning); the planner gives each C

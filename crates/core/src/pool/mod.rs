@@ -403,7 +403,6 @@ impl DevicePool {
         let t = std::time::Instant::now();
         let beside = self.beside_others();
         let mut waited = t.elapsed().as_secs_f64();
-        let in_flight = self.fold_speed().call();
         let mut ready = true;
         for d in accelerators() {
             if !d
@@ -418,12 +417,11 @@ impl DevicePool {
             return Ok((
                 CallGuard {
                     _lock: CallLock::Beside(beside),
-                    _in_flight: in_flight,
+                    _in_flight: self.fold_speed().call(),
                 },
                 waited,
             ));
         }
-        drop(in_flight);
         drop(beside);
         let t = std::time::Instant::now();
         let alone = self.alone();

@@ -92,6 +92,7 @@ impl Synthetic {
             host_fold_bytes_per_sec: self
                 .host_fold_bytes_per_sec
                 .or(self.base.host_fold_bytes_per_sec),
+            host_fold_calibrated_bytes_per_sec: None,
             power: Vec::new(),
             tri_efficiency: Vec::new(),
         };

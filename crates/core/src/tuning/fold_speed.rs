@@ -17,7 +17,8 @@
 //! and copies, and what they reach says nothing of the next call, which may run alone. Counted,
 //! they priced the calls that came after a burst of concurrent ones at the burst's rate: on one
 //! H200, four DGEMM 8192^3 calls run one after another right after four concurrent ones took
-//! 0.153-0.164 s against 0.113-0.117 s otherwise. (Beside each other, folding calls are bound
+//! 0.150-0.168 s against 0.114-0.121 s otherwise (the first of them 2.2-2.7x its usual time).
+//! So a process whose calls always overlap others never adapts. (Beside each other, folding calls are bound
 //! by the link they share, where folding, slowed or not, still moves the fewest bytes.)
 //!
 //! `HETBLAS_ADAPT_FOLD=0` keeps the calibrated rate whatever folds achieve.
@@ -75,7 +76,7 @@ impl Drop for CallInFlight<'_> {
     }
 }
 
-/// A fold that started while its call was the only one in flight ([`FoldSpeed::fold_starts`]).
+/// A fold that started while its call was the only one in flight ([`FoldSpeed::alone_since`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AloneSince(u64);
 
@@ -120,12 +121,12 @@ impl FoldSpeed {
 
     /// A fold starts: `Some` when at most one call is in flight (its own; none when the fold
     /// runs outside the pool's calls, as in a harness).
-    pub fn fold_starts(&self) -> Option<AloneSince> {
+    pub fn alone_since(&self) -> Option<AloneSince> {
         let overlaps = self.overlaps.load(Ordering::SeqCst);
         (self.calls.load(Ordering::SeqCst) <= 1).then_some(AloneSince(overlaps))
     }
 
-    /// [`FoldSpeed::record`] for a fold that began at `started` ([`FoldSpeed::fold_starts`]),
+    /// [`FoldSpeed::record`] for a fold that began at `started` ([`FoldSpeed::alone_since`]),
     /// only when its call ran alone until now: it was alone when the fold started, and no call
     /// entered since.
     pub fn record_alone(&self, started: Option<AloneSince>, bytes: u64, seconds: f64) {
@@ -247,20 +248,20 @@ mod tests {
         {
             let _one = f.call();
             let _two = f.call();
-            let started = f.fold_starts();
+            let started = f.alone_since();
             assert_eq!(started, None);
             f.record_alone(started, 32 * MIB, slow);
         }
         assert_eq!(f.observed(Instant::now()), None);
         // Alone when the fold started, but another call entered (and left) before it ended.
         let one = f.call();
-        let started = f.fold_starts();
+        let started = f.alone_since();
         assert!(started.is_some());
         drop(f.call());
         f.record_alone(started, 32 * MIB, slow);
         assert_eq!(f.observed(Instant::now()), None);
         // Alone throughout: counted (the other call has gone).
-        let started = f.fold_starts();
+        let started = f.alone_since();
         f.record_alone(started, 32 * MIB, slow);
         drop(one);
         let r = f.observed(Instant::now()).unwrap();

@@ -292,6 +292,11 @@ pub struct MachineProfile {
     /// Absent in profiles from before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_fold_bytes_per_sec: Option<f64>,
+    /// The host fold speed calibration measured, where a re-check has since lowered
+    /// `host_fold_bytes_per_sec` (a re-check raises it again up to this, never beyond;
+    /// `hetblas calibrate`'s re-check). Absent: the two are the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_fold_calibrated_bytes_per_sec: Option<f64>,
     /// Power of the devices while busy and idle ([`crate::energy`]); absent in profiles from
     /// before it was measured and where no meter or estimate applies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -313,6 +318,7 @@ impl MachineProfile {
             devices: Vec::new(),
             links: Vec::new(),
             host_fold_bytes_per_sec: None,
+            host_fold_calibrated_bytes_per_sec: None,
             power: Vec::new(),
             tri_efficiency: Vec::new(),
         }
