@@ -109,14 +109,12 @@ impl CallRecord {
     /// execution (planning, workspaces, host checks).
     fn describe(&self, i: usize) -> String {
         let r = &self.report;
-        let tile = r
-            .tile
-            .map_or("-".to_string(), |(m, n, k)| format!("{m}x{n}x{k}"));
         format!(
-            "call {i}: devices [{}], tile {tile}, host fold {}, start {:+.4} s, end {:+.4} s \
+            "call {i}: devices [{}], tile {}, host fold {}, start {:+.4} s, end {:+.4} s \
              ({:.4} s), waited {:.4} s, executing from {:+.4} s (planned {:.4} s, workspaces \
              {:.4} s, host checks {:.4} s)",
             r.devices.join(", "),
+            tile_label(r),
             if r.host_fold { "yes" } else { "no" },
             self.start,
             self.end,
@@ -148,6 +146,12 @@ impl Operands {
             None => self.c.fill(f64::NAN),
         }
     }
+}
+
+/// The call's tile, `m x n x k`, or `-` without one.
+fn tile_label(r: &GemmReport) -> String {
+    r.tile
+        .map_or("-".to_string(), |(m, n, k)| format!("{m}x{n}x{k}"))
 }
 
 /// `x` as an n x n matrix view.
@@ -298,11 +302,8 @@ fn run(args: Args) -> Result<(), String> {
             let report = call(o)?;
             let took = t.elapsed().as_secs_f64();
             spent += took;
-            let tile = report
-                .tile
-                .map_or("-".to_string(), |(m, n, k)| format!("{m}x{n}x{k}"));
             let c = if report.host_fold { "folded" } else { "sent" };
-            plans.push(format!("{tile} C {c} {took:.4} s"));
+            plans.push(format!("{} C {c} {took:.4} s", tile_label(&report)));
         }
         Ok((spent, plans.join(", ")))
     };

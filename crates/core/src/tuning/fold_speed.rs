@@ -18,8 +18,9 @@
 //! they priced the calls that came after a burst of concurrent ones at the burst's rate: on one
 //! H200, four DGEMM 8192^3 calls run one after another right after four concurrent ones took
 //! 0.150-0.168 s against 0.114-0.121 s otherwise (the first of them 2.2-2.7x its usual time).
-//! So a process whose calls always overlap others never adapts. (Beside each other, folding calls are bound
-//! by the link they share, where folding, slowed or not, still moves the fewest bytes.)
+//! So a process whose calls always overlap others never adapts. (Beside each other, folding
+//! calls are bound by the link they share, where folding, slowed or not, still moves the
+//! fewest bytes.)
 //!
 //! `HETBLAS_ADAPT_FOLD=0` keeps the calibrated rate whatever folds achieve.
 

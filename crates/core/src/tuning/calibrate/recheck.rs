@@ -52,9 +52,10 @@ pub const RECHECK_TOLERANCE: f64 = 0.08;
 /// A faster fold is taken only up to the rate calibration measured
 /// ([`MachineProfile::host_fold_calibrated_bytes_per_sec`], else the profile's own): a rate a
 /// re-check lowered comes back, and no further. On the machine of 2026-11-24 23:14Z the
-/// re-check measured the fold 12% faster than calibrated and took it; seeds 2051 and 2052, measured there, ran their folded calls up
-/// to 28% slower than that rate predicted, and rescored at the profile's rate gave p90 7.3% and
-/// 9.1% and max 11.5% and 22.8%, against 8.2%, 10.2%, 13.2% and 27.8%. The slower moves taken
+/// re-check measured the fold 12% faster than calibrated and took it; seeds 2051 and 2052,
+/// measured there, ran their folded calls up to 28% slower than that rate predicted, and
+/// rescored at the profile's rate gave p90 7.3% and 9.1% and max 11.5% and 22.8%, against
+/// 8.2%, 10.2%, 13.2% and 27.8%. The slower moves taken
 /// (seeds 2042 and 2047) each made that machine's predictions better. A fold alone in the
 /// re-check, its tile just written, is the best a fold does; the folds of a call run beside its
 /// copies, and the fold speed of calls ([`crate::tuning::fold_speed`]) only ever lowers the
@@ -138,6 +139,17 @@ impl Recheck {
             expected * 1e3,
             rel * 100.0
         ));
+    }
+
+    /// Before any point is judged: the profile holds until one says otherwise.
+    fn nothing_measured() -> Recheck {
+        Recheck {
+            holds: true,
+            worst: 0.0,
+            points: Vec::new(),
+            complete: true,
+            moved: Vec::new(),
+        }
     }
 
     /// A point that could not be measured: the profile cannot be judged whole.
@@ -295,13 +307,7 @@ pub fn recheck(
     let opts = recheck_options();
     let fold = previous.host_fold_bytes_per_sec.filter(|&bps| bps > 0.0);
     let mut tr = Tracker::new(pairs.len() + 1 + usize::from(fold.is_some()), progress);
-    let mut out = Recheck {
-        holds: true,
-        worst: 0.0,
-        points: Vec::new(),
-        complete: true,
-        moved: Vec::new(),
-    };
+    let mut out = Recheck::nothing_measured();
     for (l, p) in &pairs {
         // The profile's own largest sample within the size cap (what was measured, not the
         // fit's extrapolation), else the fit at the cap.
@@ -526,13 +532,7 @@ mod tests {
     #[test]
     fn a_host_fold_moves_beyond_its_own_tolerance() {
         let judged = |target: Target, rel: f64| {
-            let mut r = Recheck {
-                holds: true,
-                worst: 0.0,
-                points: Vec::new(),
-                complete: true,
-                moved: Vec::new(),
-            };
+            let mut r = Recheck::nothing_measured();
             r.judge(target, "point".into(), 1.0 + rel, 1.0);
             r
         };
