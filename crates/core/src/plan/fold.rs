@@ -15,9 +15,11 @@ use crate::scalar::{c32, c64, DType, ScalarValue};
 pub const DEFAULT_BYTES_PER_SEC: f64 = 20e9;
 
 /// What one fold costs beyond its bytes (the host queue's wait for the product's copy, the
-/// threads' hand-off): on H200, sub-millisecond calls of the seeded validation set (seed 2026)
-/// that folded 1-5 tiles ran 0.05 ms per fold slower than the fold rate predicts.
-pub const TASK_S: f64 = 50e-6;
+/// threads' hand-off). 50 us fitted sub-millisecond calls of the seeded sets while a small
+/// tile's fold ran on a few threads ([`chunk_bytes`]); shared among every thread, calls that
+/// folded each of their 512 and 768 tiles on H200 (2026-11-25) ran 12-25% faster than that
+/// priced them, and 25 us put five of six within 7%.
+pub const TASK_S: f64 = 25e-6;
 
 /// `HETBLAS_HOST_FOLD`: `0` never folds, `1` always folds (where C is in host memory and
 /// beta != 0); unset or anything else: the model decides. `GemmOptions::host_fold` wins over it.
@@ -126,8 +128,13 @@ pub unsafe fn fold_into(
     if c.rows == 0 || c.cols == 0 {
         return Ok(());
     }
-    // Chunks of about 1 MiB of C each: enough per task, enough tasks to balance.
-    let per = ((1 << 20) / (c.rows * c.dtype.size()).max(1)).clamp(1, c.cols);
+    let col_bytes = (c.rows * c.dtype.size()).max(1);
+    let target = chunk_bytes(
+        col_bytes * c.cols,
+        workers.current_num_threads(),
+        std::env::var("HETBLAS_FOLD_CHUNK").ok().as_deref(),
+    );
+    let per = (target / col_bytes).clamp(1, c.cols);
     let chunks = c.cols.div_ceil(per);
     let (c, p) = (*c, *p);
     workers.install(|| {
@@ -149,6 +156,25 @@ pub unsafe fn fold_into(
     });
     Ok(())
 }
+
+/// Bytes of C per fold task for a tile of `bytes` on `threads` threads: the tile shared out
+/// among every thread, each task between 64 KiB and 1 MiB (enough per task, enough tasks to
+/// balance). Whole 1 MiB chunks left a 768^2 f32 tile (2.25 MiB) to three threads.
+/// `HETBLAS_FOLD_CHUNK=N` (bytes, at least 4096) fixes it, for experiments.
+fn chunk_bytes(bytes: usize, threads: usize, var: Option<&str>) -> usize {
+    if let Some(n) = var.and_then(|v| v.trim().parse::<usize>().ok()) {
+        return n.max(4096);
+    }
+    bytes
+        .div_ceil(threads.max(1))
+        .clamp(MIN_CHUNK_BYTES, MAX_CHUNK_BYTES)
+}
+
+/// Smallest fold task: below it, handing the task to a thread costs more than folding it.
+const MIN_CHUNK_BYTES: usize = 64 << 10;
+
+/// Largest fold task.
+const MAX_CHUNK_BYTES: usize = 1 << 20;
 
 /// Columns `j0..j1` of the fold.
 ///
@@ -281,6 +307,22 @@ mod tests {
         for bad in ["", "0", "-2", "many"] {
             assert_eq!(threads_from(Some(bad)), default, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn small_tiles_are_shared_among_every_thread() {
+        const MIB: usize = 1 << 20;
+        // A 768^2 f32 tile on 12 threads: 12 tasks, not 3 of 1 MiB.
+        let tile = 768 * 768 * 4;
+        assert_eq!(chunk_bytes(tile, 12, None), tile.div_ceil(12));
+        // Large tiles keep 1 MiB tasks; tiny ones are not cut below 64 KiB.
+        assert_eq!(chunk_bytes(32 * MIB, 12, None), MIB);
+        assert_eq!(chunk_bytes(100 << 10, 12, None), 64 << 10);
+        assert_eq!(chunk_bytes(tile, 0, None), MIB);
+        // The override, floored at 4 KiB; a bad value is ignored.
+        assert_eq!(chunk_bytes(tile, 12, Some(" 262144 ")), 256 << 10);
+        assert_eq!(chunk_bytes(tile, 12, Some("1")), 4096);
+        assert_eq!(chunk_bytes(tile, 12, Some("x")), tile.div_ceil(12));
     }
 
     #[test]
