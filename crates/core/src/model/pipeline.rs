@@ -22,7 +22,7 @@
 use crate::model::cocopelia::Offload;
 use crate::model::exec::ExecTime;
 use crate::model::link::TileLink;
-use crate::model::replay::{replay, ReplayGrid, TileTimes};
+use crate::model::replay::{replay, Replay, ReplayGrid, TileTimes};
 use crate::tiling::Blocking;
 
 /// Blockings of one C tile at a time (group 1, the streaming candidates) with at most this many
@@ -163,12 +163,14 @@ impl PipelineModel {
             t_gemm *= gemm_factor;
         }
         // The host issues every task (events, waits, library calls) one after another.
+        let tasks = issued_tasks(o, (mt, nt, kt), fold.is_some());
         // Issued last, the last product and its write-back still run after the host is done:
         // without them, the calls that issuing bounds (a few tiles, under 0.15 ms) were
-        // predicted a median 10 us fast on H200, on every one of 11 seeded sets. (A folded
-        // last tile's fold is left out: issuing does not bound the calls that fold.)
-        let tasks = issued_tasks(o, (mt, nt, kt), fold.is_some());
-        let issue_path = |last: &LastTile| tasks * self.task_issue_s + last.gemm + last.wb;
+        // predicted a median 10 us fast on H200, on every one of 11 seeded sets.
+        // (Full tiles' times: an edge tile last is priced a little high. A folded last tile's
+        // fold is left out: issuing does not bound the calls that fold.)
+        let drain = t_gemm + t_wb;
+        let issue_path = tasks * self.task_issue_s + drain;
         // One C tile at a time: replayed, the closed form below is not needed.
         if b.group == 1 && mt * nt * kt <= REPLAY_MAX_STEPS {
             let slowed = Slowed {
@@ -178,10 +180,9 @@ impl PipelineModel {
                 slow_out: if tout > 0.0 { fo * tout_eff / tout } else { fo },
                 gemm_factor,
             };
-            let (times, grid) = self.tile_times(o, b, fold, &slowed, exec);
-            let r = replay(&grid, &times);
+            let r = self.replayed(o, b, fold, &slowed, exec);
             return PipelinePrediction {
-                seconds: self.setup_s + r.end().max(issue_path(&LastTile::of(&grid, &times))),
+                seconds: self.setup_s + r.end().max(issue_path),
                 compute: tc,
                 h2d: tin_eff,
                 d2h: tout_eff,
@@ -201,35 +202,28 @@ impl PipelineModel {
         };
         let (first_times, grid) = self.tile_times(o, b, fold, &closed, exec);
         let (t0, stall) = first_group(&grid, &first_times);
-        // The last tile's product, write-back and fold at its own size: an edge tile last
-        // (9178x811x2578 DGEMM in 4096 tiles ends with a 986-row one) priced as a full one
-        // put thin calls 10-15% slow on H200.
-        let last = LastTile::of(&grid, &first_times);
-        let full = LastTile {
-            gemm: t_gemm,
-            wb: t_wb,
-            fold: first_times.fold[0][0],
-        };
+        // A full tile's fold (0 without folds), as the tile classes priced it.
+        let t_fold = first_times.fold[0][0];
         let g_last = (mt * nt - 1) % b.group.max(1) + 1;
         // The last group ends folded, or whole when the unfolded tiles cover it.
         let tail = if unfolded >= g_last {
             let mut whole = *o;
             whole.get[2] = true;
-            self.tail(&whole, g_last, false, &full, &last)
+            self.tail(&whole, g_last, t_wb, None, t_gemm)
         } else {
-            self.tail(o, g_last, fold.is_some(), &full, &last)
+            self.tail(o, g_last, t_wb, fold.map(|_| t_fold), t_gemm)
         };
         let compute_path = t0 + stall + tc + tail;
         // After the last host->device copy: with one k step and late C that copy is the last
         // C tile (fetched after its A and B), and only its add and write-back remain; else it
         // is an A or B tile, and its product and the tail remain.
         let h2d_path = if o.get[2] && self.late_c && fold.is_none() && kt == 1 {
-            tin_eff + last.wb
+            tin_eff + t_wb
         } else {
-            tin_eff + last.gemm + tail
+            tin_eff + t_gemm + tail
         };
         let d2h_path = if o.set[2] {
-            t0 + kt as f64 * t_gemm + tout_eff + if unfolded > 0 { 0.0 } else { last.fold }
+            t0 + kt as f64 * t_gemm + tout_eff + if unfolded > 0 { 0.0 } else { t_fold }
         } else {
             0.0
         };
@@ -253,7 +247,7 @@ impl PipelineModel {
                     .max(h2d_path)
                     .max(d2h_path)
                     .max(fold_path)
-                    .max(issue_path(&last)),
+                    .max(issue_path),
             compute: tc,
             h2d: tin_eff,
             d2h: tout_eff,
@@ -262,40 +256,22 @@ impl PipelineModel {
         }
     }
 
-    /// The tail after the last product, for a last group of `g_last` C tiles whose last one
-    /// is `last` and the others `full`: write-backs, and host folds when `folded`. With late C
-    /// the last group's write-backs come together at the end (each after its add),
-    /// overlapping only the group's remaining products; folded, the group's products come
-    /// back one after the other and are folded in turn. The group's last products end one
-    /// product apart.
-    fn tail(
-        &self,
-        o: &Offload,
-        g_last: usize,
-        folded: bool,
-        full: &LastTile,
-        last: &LastTile,
-    ) -> f64 {
-        if !(folded || self.late_c && o.get[2]) {
-            return last.wb;
-        }
-        let g = g_last.max(1);
-        // Relative to the end of the last product: tile x < g - 1 ends (g - 1 - x) products
-        // before it, the one just before it a `last` product earlier.
-        let (mut d2h, mut host) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-        for x in 0..g {
-            let t = if x + 1 == g { last } else { full };
-            let ready = if x + 1 == g {
-                0.0
-            } else {
-                -last.gemm - (g - 2 - x) as f64 * full.gemm
-            };
-            d2h = d2h.max(ready) + t.wb;
-            if folded {
-                host = host.max(d2h) + t.fold;
+    /// The tail after the last product, for a last group of `g_last` C tiles: its write-back,
+    /// and its host fold (`t_fold`, when C is folded). With late C the last group's write-backs
+    /// come together at the end (each after its add), overlapping only the group's remaining
+    /// products; folded, the group's products come back one after the other and are folded in
+    /// turn.
+    fn tail(&self, o: &Offload, g_last: usize, t_wb: f64, t_fold: Option<f64>, t_gemm: f64) -> f64 {
+        let g_last = g_last as f64;
+        match t_fold {
+            Some(t_fold) => {
+                let slow = t_wb.max(t_fold);
+                let fast = t_wb.min(t_fold);
+                (g_last * slow + fast - (g_last - 1.0) * t_gemm).max(t_wb + t_fold)
             }
+            None if self.late_c && o.get[2] => (g_last * t_wb - (g_last - 1.0) * t_gemm).max(t_wb),
+            None => t_wb,
         }
-        d2h.max(host)
     }
 
     /// One tile's link times (A, B and C in, C out) and the totals of every tile of the
@@ -356,6 +332,20 @@ impl PipelineModel {
                 0.0
             },
         }
+    }
+
+    /// One C tile at a time: every tile in the plan's order ([`replay`]), per tile class at
+    /// the slowed times the closed form uses.
+    fn replayed(
+        &self,
+        o: &Offload,
+        b: Blocking,
+        fold: Option<f64>,
+        slowed: &Slowed,
+        exec: &dyn ExecTime,
+    ) -> Replay {
+        let (t, grid) = self.tile_times(o, b, fold, slowed, exec);
+        replay(&grid, &t)
     }
 
     /// Per tile class (full or edge in m, n, k): copy, fold and product times slowed as
@@ -482,42 +472,6 @@ struct LinkTimes {
     c_out: f64,
     total_in: f64,
     total_out: f64,
-}
-
-/// Seconds of one C tile's final product, write-back and host fold (0 where it has none).
-struct LastTile {
-    gemm: f64,
-    wb: f64,
-    fold: f64,
-}
-
-impl LastTile {
-    /// The plan's last product, by class: the last C tile of shell order
-    /// ([`crate::distribute::shell_order`]: the corner of a grid taller than wide, else the
-    /// first row's tile of the last column) at its group's last k step (K runs backward in
-    /// odd groups, [`crate::plan::build_steps`]).
-    fn of(g: &ReplayGrid, t: &TileTimes) -> LastTile {
-        let class = |i: usize, count: usize, edge: bool| usize::from(edge && i + 1 == count);
-        let (i, j) = if g.mt > g.nt {
-            (g.mt - 1, g.nt - 1)
-        } else {
-            (0, g.nt - 1)
-        };
-        let group = g.group.max(1);
-        let forward = ((g.mt * g.nt - 1) / group).is_multiple_of(2)
-            || (g.kt > 1 && crate::plan::step_lead() > 0);
-        let l = if forward { g.kt - 1 } else { 0 };
-        let (x, y, z) = (
-            class(i, g.mt, g.edge[0]),
-            class(j, g.nt, g.edge[1]),
-            class(l, g.kt, g.edge[2]),
-        );
-        LastTile {
-            gemm: t.gemm[x][y][z],
-            wb: t.c_out[x][y],
-            fold: t.fold[x][y],
-        }
-    }
 }
 
 /// What the closed form found about interference, for the replay: link loads (share of copies
@@ -689,27 +643,6 @@ pub(crate) mod tests {
             "{p:?}"
         );
         assert!(m.predict(&sq, 1024, &exec).seconds < 0.1);
-    }
-
-    /// 9000x800x2500 DGEMM with beta = 0 in 4096 tiles: three C tiles in a column, the last
-    /// 808 rows. After the last copy in (that tile's A) only its own product and write-back
-    /// remain, not a full tile's (on H200 9178x811x2578 ran 13% faster than priced so).
-    #[test]
-    fn an_edge_tile_last_ends_at_its_own_size() {
-        let m = model();
-        let exec = FixedRate {
-            flops_per_sec: 55e12,
-        };
-        let o = Offload::from_host_flags(9000, 800, 2500, DType::F64, [true; 3], true);
-        let p = m.predict(&o, 4096, &exec);
-        let edge = 9000 - 2 * 4096;
-        let drain = 2.0 * (edge * 800 * 2500) as f64 / 55e12 + copy_s((edge * 800 * 8) as f64);
-        assert!((p.seconds - (p.h2d + drain)).abs() < 1e-9, "{p:?}");
-        // Rows that fill the tiles end with a full tile's product and write-back.
-        let full = Offload::from_host_flags(3 * 4096, 800, 2500, DType::F64, [true; 3], true);
-        let q = m.predict(&full, 4096, &exec);
-        let drain = 2.0 * 4096.0 * 800.0 * 2500.0 / 55e12 + copy_s((4096 * 800 * 8) as f64);
-        assert!((q.seconds - (q.h2d + drain)).abs() < 1e-9, "{q:?}");
     }
 
     #[test]
