@@ -16,9 +16,9 @@ pub const DEFAULT_BYTES_PER_SEC: f64 = 20e9;
 
 /// What one fold costs beyond its bytes (the host queue's wait for the product's copy, the
 /// threads' hand-off). 50 us fitted sub-millisecond calls of the seeded sets while a small
-/// tile's fold ran on a few threads ([`chunk_bytes`]); shared among every thread, calls that
-/// folded each of their 512 and 768 tiles on H200 (2026-11-25) ran 12-25% faster than that
-/// priced them, and 25 us put five of six within 7%.
+/// tile's fold ran on a few threads ([`task_cols`]). With the tile shared out, six calls on
+/// H200 that folded every 512 or 768 tile were priced 7-26% slow at 50 us (five of them; the
+/// sixth 18% fast), and five of the six within 7% at 25 us.
 pub const TASK_S: f64 = 25e-6;
 
 /// `HETBLAS_HOST_FOLD`: `0` never folds, `1` always folds (where C is in host memory and
@@ -128,13 +128,12 @@ pub unsafe fn fold_into(
     if c.rows == 0 || c.cols == 0 {
         return Ok(());
     }
-    let col_bytes = (c.rows * c.dtype.size()).max(1);
-    let target = chunk_bytes(
-        col_bytes * c.cols,
+    let per = task_cols(
+        c.cols,
+        c.rows * c.dtype.size(),
         workers.current_num_threads(),
         std::env::var("HETBLAS_FOLD_CHUNK").ok().as_deref(),
     );
-    let per = (target / col_bytes).clamp(1, c.cols);
     let chunks = c.cols.div_ceil(per);
     let (c, p) = (*c, *p);
     workers.install(|| {
@@ -157,24 +156,28 @@ pub unsafe fn fold_into(
     Ok(())
 }
 
-/// Bytes of C per fold task for a tile of `bytes` on `threads` threads: the tile shared out
-/// among every thread, each task between 64 KiB and 1 MiB (enough per task, enough tasks to
-/// balance). Whole 1 MiB chunks left a 768^2 f32 tile (2.25 MiB) to three threads.
-/// `HETBLAS_FOLD_CHUNK=N` (bytes, at least 4096) fixes it, for experiments.
-fn chunk_bytes(bytes: usize, threads: usize, var: Option<&str>) -> usize {
-    if let Some(n) = var.and_then(|v| v.trim().parse::<usize>().ok()) {
-        return n.max(4096);
-    }
-    bytes
-        .div_ceil(threads.max(1))
-        .clamp(MIN_CHUNK_BYTES, MAX_CHUNK_BYTES)
+/// Columns of C per fold task, for a tile of `cols` columns of `col_bytes` each folded on
+/// `threads` threads: the columns shared out evenly among every thread, each task aimed at
+/// 64 KiB to 1 MiB (enough per task, enough tasks to balance; one column, whatever its size,
+/// at the least). Whole 1 MiB tasks left a 768^2 f32 tile (2.25 MiB) to three threads.
+/// `HETBLAS_FOLD_CHUNK=N` (bytes, at least 4096) fixes the task size, for experiments.
+fn task_cols(cols: usize, col_bytes: usize, threads: usize, var: Option<&str>) -> usize {
+    let col_bytes = col_bytes.max(1);
+    let per = match var.and_then(|v| v.trim().parse::<usize>().ok()) {
+        Some(n) => n.max(4096) / col_bytes,
+        None => cols.div_ceil(threads.max(1)).clamp(
+            (MIN_TASK_BYTES / col_bytes).max(1),
+            (MAX_TASK_BYTES / col_bytes).max(1),
+        ),
+    };
+    per.clamp(1, cols.max(1))
 }
 
-/// Smallest fold task: below it, handing the task to a thread costs more than folding it.
-const MIN_CHUNK_BYTES: usize = 64 << 10;
+/// Smallest fold task aimed at (an estimate: a task must outweigh handing it to a thread).
+const MIN_TASK_BYTES: usize = 64 << 10;
 
-/// Largest fold task.
-const MAX_CHUNK_BYTES: usize = 1 << 20;
+/// Largest fold task aimed at: as many tasks as the old fixed 1 MiB tasks for large tiles.
+const MAX_TASK_BYTES: usize = 1 << 20;
 
 /// Columns `j0..j1` of the fold.
 ///
@@ -311,18 +314,23 @@ mod tests {
 
     #[test]
     fn small_tiles_are_shared_among_every_thread() {
-        const MIB: usize = 1 << 20;
-        // A 768^2 f32 tile on 12 threads: 12 tasks, not 3 of 1 MiB.
-        let tile = 768 * 768 * 4;
-        assert_eq!(chunk_bytes(tile, 12, None), tile.div_ceil(12));
-        // Large tiles keep 1 MiB tasks; tiny ones are not cut below 64 KiB.
-        assert_eq!(chunk_bytes(32 * MIB, 12, None), MIB);
-        assert_eq!(chunk_bytes(100 << 10, 12, None), 64 << 10);
-        assert_eq!(chunk_bytes(tile, 0, None), MIB);
-        // The override, floored at 4 KiB; a bad value is ignored.
-        assert_eq!(chunk_bytes(tile, 12, Some(" 262144 ")), 256 << 10);
-        assert_eq!(chunk_bytes(tile, 12, Some("1")), 4096);
-        assert_eq!(chunk_bytes(tile, 12, Some("x")), tile.div_ceil(12));
+        let tasks = |cols: usize, per: usize| cols.div_ceil(per);
+        // A 768^2 f32 tile on 12 threads: 12 tasks of 64 columns, not 3 of 1 MiB.
+        assert_eq!(task_cols(768, 768 * 4, 12, None), 64);
+        // 512^2 f64: 12 tasks (43 columns each and 39 in the last), not a 13th of 8 columns.
+        let per = task_cols(512, 512 * 8, 12, None);
+        assert_eq!((per, tasks(512, per)), (43, 12));
+        // Large tiles keep 1 MiB tasks (2048^2 f64: 64 columns of 16 KiB, 32 tasks).
+        assert_eq!(task_cols(2048, 2048 * 8, 12, None), 64);
+        // Tiny tiles are not cut below 64 KiB; a column over 1 MiB is a task of its own.
+        assert_eq!(task_cols(100, 1024, 12, None), 64);
+        assert_eq!(task_cols(8, 2 << 20, 12, None), 1);
+        assert_eq!(task_cols(5, 1024, 12, None), 5);
+        assert_eq!(task_cols(768, 768 * 4, 0, None), 341);
+        // The override (bytes, floored at 4 KiB); a bad value is ignored.
+        assert_eq!(task_cols(768, 768 * 4, 12, Some(" 262144 ")), 85);
+        assert_eq!(task_cols(768, 768 * 4, 12, Some("1")), 1);
+        assert_eq!(task_cols(768, 768 * 4, 12, Some("x")), 64);
     }
 
     #[test]

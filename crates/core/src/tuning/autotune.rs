@@ -590,10 +590,11 @@ pub fn choose(
 /// call also started an issue thread per device: one device's plan is now issued on the
 /// calling thread, and sub-millisecond calls ran in 0.07-0.29 ms instead of 0.22-0.53. Fitted
 /// with [`GPU_TASK_ISSUE_S`] to the seeded sets of seeds 2034 and 2035 (0.03-0.05 ms: median
-/// |error| 2.8-3.5% at the chosen points, 0.04 the lowest). Refitted to 0.045 ms on the sets
-/// of seeds 2040-2056 (29 calls off by more than 12% instead of 34), and on fresh sets
-/// measured after (seeds 2057-2062, three H200 machines): p90 11.3% against 12.0%, sub-0.2 ms
-/// calls having run 10-30 us slower than priced there.
+/// |error| 2.8-3.5% at the chosen points, 0.04 the lowest). Refitted to 0.045 ms, with the
+/// fold's fixed cost at 25 us ([`crate::fold::TASK_S`]): on the sets of seeds 2040-2056, 29
+/// calls off by more than 12% instead of 34; on fresh sets measured after (seeds 2057-2062,
+/// three H200 machines, where sub-0.2 ms calls ran 10-30 us slower than priced), p90 11.3%
+/// against 12.0%.
 pub const GPU_CALL_SETUP_S: f64 = 0.045e-3;
 
 /// Smallest square tile weighed for problems of 4096 and more: smaller tiles never won a
