@@ -292,14 +292,15 @@ fn slow_folds_turn_the_model_to_sending_c() {
     assert!(first.host_fold, "the calibrated rate folds: {first:?}");
     assert!(first.notes.is_empty(), "{:?}", first.notes);
     // Folds of this process at `gbs` GB/s.
-    let fold_at = |pool: &DevicePool, gbs: f64| {
+    let fold_at = |gbs: f64| {
         for _ in 0..64 {
-            pool.fold_speed()
+            case.pool
+                .fold_speed()
                 .record(32 << 20, (32u64 << 20) as f64 / (gbs * 1e9));
         }
     };
     // At 2 GB/s against the profile's 21.8: the lowest level.
-    fold_at(&case.pool, 2.0);
+    fold_at(2.0);
     let second = case.call();
     assert!(!second.host_fold, "slow folds still fold: {second:?}");
     assert!(
@@ -310,22 +311,27 @@ fn slow_folds_turn_the_model_to_sending_c() {
         "{:?}",
         second.notes
     );
-    let priced = |pool: &DevicePool| pool.decision_profile().unwrap().host_fold_bytes_per_sec;
+    let priced = || {
+        case.pool
+            .decision_profile()
+            .unwrap()
+            .host_fold_bytes_per_sec
+    };
     let calibrated = case
         .pool
         .profile()
         .unwrap()
         .host_fold_bytes_per_sec
         .unwrap();
-    assert_eq!(priced(&case.pool), Some(calibrated / 8.0));
+    assert_eq!(priced(), Some(calibrated / 8.0));
     // Folds at 5 GB/s, 2/8 of the calibrated rate: one step away, not taken.
-    fold_at(&case.pool, 5.0);
+    fold_at(5.0);
     case.call();
-    assert_eq!(priced(&case.pool), Some(calibrated / 8.0));
+    assert_eq!(priced(), Some(calibrated / 8.0));
     // At 9 GB/s, 3/8: two steps, taken.
-    fold_at(&case.pool, 9.0);
+    fold_at(9.0);
     case.call();
-    assert_eq!(priced(&case.pool), Some(calibrated * 3.0 / 8.0));
+    assert_eq!(priced(), Some(calibrated * 3.0 / 8.0));
     case.check();
 }
 

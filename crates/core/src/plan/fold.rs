@@ -132,7 +132,7 @@ pub unsafe fn fold_into(
         c.cols,
         c.rows * c.dtype.size(),
         workers.current_num_threads(),
-        std::env::var("HETBLAS_FOLD_CHUNK").ok().as_deref(),
+        fixed_task_bytes(),
     );
     let chunks = c.cols.div_ceil(per);
     let (c, p) = (*c, *p);
@@ -160,17 +160,30 @@ pub unsafe fn fold_into(
 /// `threads` threads: the columns shared out evenly among every thread, each task aimed at
 /// 64 KiB to 1 MiB (enough per task, enough tasks to balance; one column, whatever its size,
 /// at the least). Whole 1 MiB tasks left a 768^2 f32 tile (2.25 MiB) to three threads.
-/// `HETBLAS_FOLD_CHUNK=N` (bytes, at least 4096) fixes the task size, for experiments.
-fn task_cols(cols: usize, col_bytes: usize, threads: usize, var: Option<&str>) -> usize {
+/// `fixed` bytes per task ([`fixed_task_bytes`]) replace the aim.
+fn task_cols(cols: usize, col_bytes: usize, threads: usize, fixed: Option<usize>) -> usize {
     let col_bytes = col_bytes.max(1);
-    let per = match var.and_then(|v| v.trim().parse::<usize>().ok()) {
-        Some(n) => n.max(4096) / col_bytes,
+    let per = match fixed {
+        Some(n) => n / col_bytes,
         None => cols.div_ceil(threads.max(1)).clamp(
             (MIN_TASK_BYTES / col_bytes).max(1),
             (MAX_TASK_BYTES / col_bytes).max(1),
         ),
     };
     per.clamp(1, cols.max(1))
+}
+
+/// `HETBLAS_FOLD_CHUNK=N`: bytes of C per fold task (at least 4096), for experiments; unset or
+/// not a number: shared out ([`task_cols`]). Read once per process, not on every fold.
+fn fixed_task_bytes() -> Option<usize> {
+    static FIXED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *FIXED.get_or_init(|| task_bytes_from(std::env::var("HETBLAS_FOLD_CHUNK").ok().as_deref()))
+}
+
+/// [`fixed_task_bytes`] for a value of `HETBLAS_FOLD_CHUNK`.
+fn task_bytes_from(var: Option<&str>) -> Option<usize> {
+    var.and_then(|v| v.trim().parse::<usize>().ok())
+        .map(|n| n.max(4096))
 }
 
 /// Smallest fold task aimed at (an estimate: a task must outweigh handing it to a thread).
@@ -328,9 +341,11 @@ mod tests {
         assert_eq!(task_cols(5, 1024, 12, None), 5);
         assert_eq!(task_cols(768, 768 * 4, 0, None), 341);
         // The override (bytes, floored at 4 KiB); a bad value is ignored.
-        assert_eq!(task_cols(768, 768 * 4, 12, Some(" 262144 ")), 85);
-        assert_eq!(task_cols(768, 768 * 4, 12, Some("1")), 1);
-        assert_eq!(task_cols(768, 768 * 4, 12, Some("x")), 64);
+        let fixed = |var: &str| task_cols(768, 768 * 4, 12, task_bytes_from(Some(var)));
+        assert_eq!(fixed(" 262144 "), 85);
+        assert_eq!(fixed("1"), 1);
+        assert_eq!(fixed("x"), 64);
+        assert_eq!(task_bytes_from(None), None);
     }
 
     #[test]
