@@ -89,6 +89,48 @@ fn split(d: usize, t: usize) -> [(usize, usize); 2] {
     [(d / t, t), (usize::from(!d.is_multiple_of(t)), d % t)]
 }
 
+/// The C tile at position `pos` of an `mt x nt` grid in shell order
+/// ([`crate::distribute::shell_order`]: shell s is row s left to right, then column s bottom
+/// to top), without sorting the grid.
+fn shell_at(mt: usize, nt: usize, mut pos: usize) -> (usize, usize) {
+    for s in 0..mt.max(nt) {
+        let row = if s < mt { s.min(nt - 1) + 1 } else { 0 };
+        let col = if s < nt { s.min(mt) } else { 0 };
+        if pos < row {
+            return (s, pos);
+        }
+        if pos < row + col {
+            return (s.min(mt) - 1 - (pos - row), s);
+        }
+        pos -= row + col;
+    }
+    (mt - 1, nt - 1)
+}
+
+/// How many C tiles of a fold tail of `n`, in an `mt x nt` grid accumulated `group` at a
+/// time, are of each edge class (`[m class][n class]`, 1 = the edge tile of a dimension that
+/// has one); the tail as the planner picks it ([`crate::plan::fold_tail_tiles`], `spread` as
+/// [`crate::plan::fold_spread`]).
+///
+/// Why: counted as full tiles, the tail of 12 of 20765x15140x1322 SGEMM in 4096 tiles (every
+/// edge tile of its 24, the last to finish) left 629 MB of C to fold where 805 MB were, and
+/// the call ran 33-42 ms on H200 against 32.6 predicted.
+fn tail_classes(
+    mt: usize,
+    nt: usize,
+    edge: [bool; 2],
+    n: usize,
+    group: usize,
+    spread: f64,
+) -> [[usize; 2]; 2] {
+    let mut count = [[0usize; 2]; 2];
+    for p in crate::plan::tail_positions(mt * nt, n, group, spread) {
+        let (i, j) = shell_at(mt, nt, p);
+        count[usize::from(edge[0] && i + 1 == mt)][usize::from(edge[1] && j + 1 == nt)] += 1;
+    }
+    count
+}
+
 impl PipelineModel {
     /// Predicted seconds of the offload with blocking `b` (a number: square tiles).
     pub fn predict(
@@ -138,7 +180,26 @@ impl PipelineModel {
             total_in: mut tin,
             total_out: mut tout,
         } = self.link_times(o, tiles, lin, lout);
-        tin += unfolded as f64 * tcin;
+        // The tail's C crosses at its tiles' own sizes (see `tail_classes`).
+        let tail_count = tail_classes(
+            mt,
+            nt,
+            [!o.m.is_multiple_of(tm), !o.n.is_multiple_of(tn)],
+            unfolded,
+            b.group,
+            crate::plan::fold_spread(),
+        );
+        let (dm, dn) = (
+            split(o.m, tm).map(|(_, d)| d),
+            split(o.n, tn).map(|(_, d)| d),
+        );
+        let mut tail_c_bytes = 0usize;
+        for x in 0..2 {
+            for y in 0..2 {
+                tail_c_bytes += tail_count[x][y] * dm[x] * dn[y] * e;
+            }
+        }
+        tin += tcin * tail_c_bytes as f64 / (tm * tn * e) as f64;
         // Copies run slower while products run, for the share of link time compute overlaps.
         let under = |t: f64| {
             if t > 0.0 {
@@ -230,7 +291,7 @@ impl PipelineModel {
         let fold_path = match fold {
             Some(bw) => {
                 let folds = (mt * nt - unfolded) as f64;
-                let c_bytes = (o.m * o.n * e) as f64 * folds / (mt * nt) as f64;
+                let c_bytes = (o.m * o.n * e - tail_c_bytes) as f64;
                 // The first fold waits for the first C tile: its group's tiles and all of K
                 // (on H200, 8192^3 DGEMM in 4096x1024x4096/g4 tiles folded its first tile at
                 // 10 ms, after every A tile had crossed).
@@ -786,6 +847,102 @@ pub(crate) mod tests {
         let with = m.predict(&o0, b, &exec);
         m.fold_tail = 0;
         assert_eq!(with, m.predict(&o0, b, &exec));
+    }
+
+    /// The fold tail is counted at its own tiles: the planner's
+    /// [`crate::plan::fold_tail_tiles`] over its steps picks the same classes for every grid,
+    /// group, tail length and spread; and `shell_at` walks the grid as `shell_order`
+    /// sorts it.
+    #[test]
+    fn the_tail_is_the_tiles_the_planner_sends() {
+        use crate::distribute::shell_order;
+        use crate::plan::{build_steps, tail_positions};
+        for (mt, nt) in [
+            (1, 1),
+            (1, 5),
+            (5, 1),
+            (2, 3),
+            (6, 4),
+            (4, 6),
+            (7, 7),
+            (3, 9),
+        ] {
+            let mut tiles: Vec<(usize, usize)> =
+                (0..mt).flat_map(|i| (0..nt).map(move |j| (i, j))).collect();
+            shell_order(&mut tiles);
+            let walked: Vec<_> = (0..mt * nt).map(|p| shell_at(mt, nt, p)).collect();
+            assert_eq!(walked, tiles, "{mt}x{nt}");
+            for edge in [[false, false], [true, false], [false, true], [true, true]] {
+                for group in [1, 2, 4] {
+                    for kt in [1, 3] {
+                        let steps = build_steps(&tiles, kt, group, 0);
+                        let order: Vec<_> = steps
+                            .iter()
+                            .filter(|s| s.last)
+                            .map(|s| (s.i, s.j))
+                            .collect();
+                        for n in 0..=mt * nt + 1 {
+                            for spread in [0.0, 0.5, 1.0] {
+                                let mut want = [[0usize; 2]; 2];
+                                for p in tail_positions(order.len(), n, group, spread) {
+                                    let (i, j) = order[p];
+                                    let x = usize::from(edge[0] && i + 1 == mt);
+                                    let y = usize::from(edge[1] && j + 1 == nt);
+                                    want[x][y] += 1;
+                                }
+                                assert_eq!(
+                                    tail_classes(mt, nt, edge, n, group, spread),
+                                    want,
+                                    "{mt}x{nt}, edges {edge:?}, group {group}, kt {kt}, tail {n}, spread {spread}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A fold-bound call folds the bytes of the tiles outside its tail, and its tail's C
+    /// crosses at those tiles' sizes: 3 full 4096-tiles and a 512 edge in each dimension (16
+    /// tiles, 7 of them edge tiles), 7 sent.
+    #[test]
+    fn a_fold_tail_is_priced_at_its_own_tiles() {
+        let mut m = model();
+        m.host_fold = Some(5e9);
+        m.fold_tail = 7;
+        let (d, t, edge) = (3 * 4096 + 512, 4096, 512);
+        let o = Offload::from_host_flags(d, d, 1024, DType::F64, [true; 3], false);
+        let exec = FixedRate {
+            flops_per_sec: 60e12,
+        };
+        let b = Blocking {
+            tm: t,
+            tn: t,
+            tk: 1024,
+            group: 4,
+        };
+        let count = tail_classes(4, 4, [true, true], 7, 4, crate::plan::fold_spread());
+        let size = [t, edge];
+        let mut sent = 0.0;
+        for x in 0..2 {
+            for y in 0..2 {
+                sent += (count[x][y] * size[x] * size[y] * 8) as f64;
+            }
+        }
+        let folded = (d * d * 8) as f64 - sent;
+        // Not 7 full tiles: the last to finish are the last shell's edge tiles.
+        assert!(sent < 3.0 * (t * t * 8) as f64, "{count:?}");
+        let p = m.predict(&o, b, &exec);
+        assert!(p.seconds >= folded / 5e9, "{p:?}");
+        assert!(p.seconds < 1.1 * folded / 5e9 + 0.01, "{p:?}");
+        m.fold_tail = 0;
+        let none = m.predict(&o, b, &exec);
+        let extra = p.h2d - none.h2d;
+        assert!(
+            extra > 0.9 * sent / 50e9 && extra < 1.2 * sent / 50e9,
+            "{extra} s for {sent} B"
+        );
     }
 
     #[test]

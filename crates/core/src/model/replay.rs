@@ -16,7 +16,7 @@
 //! Memory is taken as ample (tiles are fetched once), as in the closed form.
 
 use crate::distribute::shell_order;
-use crate::plan::{build_steps, last_finished, step_lead};
+use crate::plan::{build_steps, fold_tail_tiles, step_lead};
 
 /// Edge class of index `x` in a dimension of `count` tiles whose last tile is an edge.
 fn class(x: usize, count: usize, has_edge: bool) -> usize {
@@ -90,7 +90,7 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
     shell_order(&mut tiles);
     let steps = build_steps(&tiles, kt, g.group, step_lead());
     // The fold tail, as the planner picks it.
-    let tail = last_finished(&steps, g.unfolded);
+    let tail = fold_tail_tiles(&steps, g.unfolded, g.group);
     // Arrival time of each fetched tile (negative: not fetched yet).
     let mut a_at = vec![-1.0f64; mt * kt];
     let mut b_at = vec![-1.0f64; kt * nt];
