@@ -48,8 +48,9 @@ pub struct GemmArgs {
     /// devices; default: the model decides.
     #[arg(long, value_parser = ["on", "off"])]
     pub host_fold: Option<String>,
-    /// With host folds: send the C of this many C tiles, the last each device finishes,
-    /// instead of folding them; default: the model decides.
+    /// With host folds: send the C of this many C tiles of each device instead of folding
+    /// them (the last it finishes, and some spread earlier: HETBLAS_FOLD_SPREAD); default: the
+    /// model decides.
     #[arg(long)]
     pub fold_tail: Option<usize>,
     /// Use at most this many bytes of each device's memory for tiles (out-of-core below the
@@ -333,7 +334,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         match (report.host_fold, report.fold_tail) {
             (false, _) => String::new(),
             (true, 0) => " (C folded on the host)".into(),
-            (true, t) => format!(" (C folded on the host, the last {t} tiles' C sent)"),
+            (true, t) => format!(" (C folded on the host, {t} tiles' C sent)"),
         },
         med,
         times.len(),

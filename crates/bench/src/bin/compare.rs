@@ -514,8 +514,8 @@ fn problem<T: Scalar>(
         });
     };
 
-    // "hetblas": the model decides whether host C is folded on the host (and which last
-    // tiles' C is sent instead); "hetblas-fold" and "hetblas-nofold" force it on and off;
+    // "hetblas": the model decides whether host C is folded on the host (and how many tiles'
+    // C is sent instead); "hetblas-fold" and "hetblas-nofold" force it on and off;
     // "hetblas-foldall" folds every tile.
     for (name, host_fold, fold_tail) in [
         ("hetblas", None, None),
@@ -611,7 +611,7 @@ fn problem<T: Scalar>(
                 match (r.host_fold, r.fold_tail) {
                     (false, _) => String::new(),
                     (true, 0) => " host-fold".into(),
-                    (true, t) => format!(" host-fold, last {t} C sent"),
+                    (true, t) => format!(" host-fold, {t} C sent"),
                 },
                 r.planning_seconds * 1e6,
                 r.plan_cached,

@@ -56,8 +56,8 @@ pub struct PipelineModel {
     /// C in host memory is not sent: products come back and are folded on the host at this
     /// many bytes of C per second ([`crate::fold`]). Applies when the offload reads C.
     pub host_fold: Option<f64>,
-    /// With `host_fold`: this many C tiles, the last to finish, are not folded; their C
-    /// crosses to the device (late, with `late_c`) and they go back whole
+    /// With `host_fold`: this many C tiles are not folded (`plan::fold_tail_tiles`);
+    /// their C crosses to the device (late, with `late_c`) and they go back whole
     /// ([`crate::plan::DeviceSpec::fold_tail`]).
     pub fold_tail: usize,
     /// How much longer a tile product takes while the host links copy (calibrated, >= 1):
@@ -93,6 +93,7 @@ fn split(d: usize, t: usize) -> [(usize, usize); 2] {
 /// ([`crate::distribute::shell_order`]: shell s is row s left to right, then column s bottom
 /// to top), without sorting the grid.
 fn shell_at(mt: usize, nt: usize, mut pos: usize) -> (usize, usize) {
+    debug_assert!(pos < mt * nt, "tile {pos} of {mt}x{nt}");
     for s in 0..mt.max(nt) {
         let row = if s < mt { s.min(nt - 1) + 1 } else { 0 };
         let col = if s < nt { s.min(mt) } else { 0 };
@@ -175,31 +176,36 @@ impl PipelineModel {
         let share = |t: f64| if t > 0.0 { (tc / t).min(1.0) } else { 0.0 };
         let (lin, lout) = (share(all_busy.total_in), share(all_busy.total_out));
         let LinkTimes {
-            c_in: tcin,
             c_out: mut t_wb,
             total_in: mut tin,
             total_out: mut tout,
         } = self.link_times(o, tiles, lin, lout);
-        // The tail's C crosses at its tiles' own sizes (see `tail_classes`).
+        // The tail's C crosses at its tiles' own sizes (see `tail_classes`), in the planner's
+        // groups (at most the default).
         let tail_count = tail_classes(
             mt,
             nt,
             [!o.m.is_multiple_of(tm), !o.n.is_multiple_of(tn)],
             unfolded,
-            b.group,
+            b.group.clamp(1, crate::tiling::DEFAULT_GROUP),
             crate::plan::fold_spread(),
         );
         let (dm, dn) = (
             split(o.m, tm).map(|(_, d)| d),
             split(o.n, tn).map(|(_, d)| d),
         );
+        let c_contig = contiguity(o, tm, g.tk).2;
         let mut tail_c_bytes = 0usize;
         for x in 0..2 {
             for y in 0..2 {
-                tail_c_bytes += tail_count[x][y] * dm[x] * dn[y] * e;
+                let tiles = tail_count[x][y];
+                if tiles > 0 {
+                    tail_c_bytes += tiles * dm[x] * dn[y] * e;
+                    tin +=
+                        tiles as f64 * self.h2d.tile_time(dm[x], dn[y], e, c_contig, o.m * e, lin);
+                }
             }
         }
-        tin += tcin * tail_c_bytes as f64 / (tm * tn * e) as f64;
         // Copies run slower while products run, for the share of link time compute overlaps.
         let under = |t: f64| {
             if t > 0.0 {
@@ -335,7 +341,7 @@ impl PipelineModel {
         }
     }
 
-    /// One tile's link times (A, B and C in, C out) and the totals of every tile of the
+    /// One C tile's write-back time and the totals of every tile of the
     /// offload, with the share `lin` / `lout` of each direction's copies running under
     /// products.
     fn link_times(
@@ -380,7 +386,6 @@ impl PipelineModel {
             total_in += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig, lin);
         }
         LinkTimes {
-            c_in: self.h2d.tile_time(tm, tn, e, c_contig, pc, lin),
             c_out: if o.set[2] {
                 self.d2h.tile_time(tm, tn, e, c_contig, pc, lout)
             } else {
@@ -526,10 +531,8 @@ fn first_group(g: &ReplayGrid, t: &TileTimes) -> (f64, f64) {
     (t0, stall)
 }
 
-/// Per tile: link seconds of one C tile in and out; per offload: every tile in, every tile
-/// out.
+/// Per tile: link seconds of one C tile out; per offload: every tile in, every tile out.
 struct LinkTimes {
-    c_in: f64,
     c_out: f64,
     total_in: f64,
     total_out: f64,
@@ -874,8 +877,8 @@ pub(crate) mod tests {
             assert_eq!(walked, tiles, "{mt}x{nt}");
             for edge in [[false, false], [true, false], [false, true], [true, true]] {
                 for group in [1, 2, 4] {
-                    for kt in [1, 3] {
-                        let steps = build_steps(&tiles, kt, group, 0);
+                    for (kt, lead) in [(1, 0), (3, 0), (3, 3)] {
+                        let steps = build_steps(&tiles, kt, group, lead);
                         let order: Vec<_> = steps
                             .iter()
                             .filter(|s| s.last)
@@ -893,7 +896,7 @@ pub(crate) mod tests {
                                 assert_eq!(
                                     tail_classes(mt, nt, edge, n, group, spread),
                                     want,
-                                    "{mt}x{nt}, edges {edge:?}, group {group}, kt {kt}, tail {n}, spread {spread}"
+                                    "{mt}x{nt}, edges {edge:?}, group {group}, kt {kt}, lead {lead}, tail {n}, spread {spread}"
                                 );
                             }
                         }
@@ -931,7 +934,8 @@ pub(crate) mod tests {
             }
         }
         let folded = (d * d * 8) as f64 - sent;
-        // Not 7 full tiles: the last to finish are the last shell's edge tiles.
+        // Not 7 full tiles: the last group is the last shell's edge tiles (at spread 0 all 7
+        // are edge tiles).
         assert!(sent < 3.0 * (t * t * 8) as f64, "{count:?}");
         let p = m.predict(&o, b, &exec);
         assert!(p.seconds >= folded / 5e9, "{p:?}");

@@ -63,8 +63,8 @@ pub(super) struct DeviceState {
     /// This device's C tiles are folded on the host (see [`DeviceSpec::host_fold`]), but for
     /// those in `unfolded`.
     pub(super) host_fold: bool,
-    /// With `host_fold`: the C tiles not folded, the last to finish (see
-    /// [`DeviceSpec::fold_tail`]); their C is sent, late where the kernel adds tiles.
+    /// With `host_fold`: the C tiles not folded ([`fold_tail_tiles`]); their C is sent, late
+    /// where the kernel adds tiles.
     pub(super) unfolded: HashSet<(usize, usize)>,
     /// The kernel adds tiles (C can arrive late).
     pub(super) adds: bool,
@@ -288,16 +288,20 @@ pub(crate) fn fold_tail_tiles(steps: &[Step], n: usize, group: usize) -> HashSet
 
 /// Positions in finishing order (0 = first finished) of a fold tail of `n` among `count` C
 /// tiles (see [`fold_tail_tiles`]): the share `spread` of them (0 to 1) one at the end of each
-/// of as many equal stretches of the earlier tiles; the rest, and at least the last `group`,
-/// the last to finish.
+/// of as many equal stretches of the tiles between the first group and the rest; the rest,
+/// and at least the last `group`, the last to finish. The first group is never sent: its C
+/// would wait ahead of the first products (the model's first group fetches A and B alone).
 pub(crate) fn tail_positions(count: usize, n: usize, group: usize, spread: f64) -> Vec<usize> {
     let n = n.min(count);
-    let spread_out =
-        ((spread.clamp(0.0, 1.0) * n as f64).round() as usize).min(n.saturating_sub(group.max(1)));
+    let group = group.max(1);
+    let want = ((spread.clamp(0.0, 1.0) * n as f64).round() as usize).min(n - n.min(group));
+    // Room for `x` spread tiles between the first group and the kept ones: count - n + x -
+    // group >= x, whatever x, when count >= n + group.
+    let spread_out = if count >= n + group { want } else { 0 };
     let kept = n - spread_out;
     let mut at: Vec<usize> = (count - kept..count).collect();
-    let earlier = count - kept;
-    at.extend((0..spread_out).map(|x| (x + 1) * earlier / spread_out - 1));
+    let stretch = count - kept - if spread_out > 0 { group } else { 0 };
+    at.extend((0..spread_out).map(|x| group + (x + 1) * stretch / spread_out - 1));
     at
 }
 
@@ -995,32 +999,51 @@ mod tests {
     #[test]
     fn a_fold_tail_keeps_its_last_group_and_spreads_the_rest() {
         // 32 tiles, 16 sent, groups of 4: spread 0 sends the last 16; 1 the last 4 and one at
-        // the end of each of 12 stretches of the first 28; 0.5 the last 8 and 8 over 24.
+        // the end of each of 12 stretches of tiles 4-27; 0.5 the last 8 and 8 over 4-23. The
+        // first group (0-3) is never sent.
         assert_eq!(tail_positions(32, 16, 4, 0.0), (16..32).collect::<Vec<_>>());
         let all = tail_positions(32, 16, 4, 1.0);
         assert_eq!(&all[..4], &[28, 29, 30, 31]);
-        assert_eq!(&all[4..], &[1, 3, 6, 8, 10, 13, 15, 17, 20, 22, 24, 27]);
+        assert_eq!(&all[4..], &[5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27]);
         let half = tail_positions(32, 16, 4, 0.5);
         assert_eq!(&half[..8], &(24..32).collect::<Vec<_>>()[..]);
-        assert_eq!(&half[8..], &[2, 5, 8, 11, 14, 17, 20, 23]);
+        assert_eq!(&half[8..], &[5, 8, 10, 13, 15, 18, 20, 23]);
+        // No room beside the first group: the last n.
+        assert_eq!(tail_positions(10, 8, 4, 1.0), (2..10).collect::<Vec<_>>());
+        // 7 * 0.5 rounds to 4 (3 kept), but at least the last group (4) is kept.
+        assert_eq!(
+            tail_positions(20, 7, 4, 0.5),
+            vec![16, 17, 18, 19, 7, 11, 15]
+        );
         for (count, n, group, spread) in [
             (5, 4, 4, 1.0),
             (7, 9, 4, 0.5),
             (1, 1, 4, 1.0),
             (40, 0, 4, 1.0),
+            (5, 5, 1, 1.0),
+            (12, 7, 0, 0.5),
+            (9, 3, 1, 0.7),
         ] {
             let at = tail_positions(count, n, group, spread);
             let distinct: HashSet<usize> = at.iter().copied().collect();
             assert_eq!(distinct.len(), n.min(count), "{count} {n} {group} {spread}");
             assert!(at.iter().all(|&p| p < count));
-            // The last group (or the whole tail, when smaller) is always sent.
-            assert!((count - n.min(count).min(group)..count).all(|p| distinct.contains(&p)));
+            // The last group (or the whole tail, when smaller) is always sent; the first
+            // group only when the tail leaves no room beside it.
+            let g = group.max(1);
+            assert!((count - n.min(count).min(g)..count).all(|p| distinct.contains(&p)));
+            if count >= n + g {
+                assert!(
+                    at.iter().all(|&p| p >= g),
+                    "{count} {n} {group} {spread}: {at:?}"
+                );
+            }
         }
     }
 
     #[test]
     fn a_fold_tail_sends_its_tiles_c_late_and_folds_the_rest() {
-        for (ndev, tail) in [(1, 3), (2, 2), (1, 12), (3, 0)] {
+        for (ndev, tail) in [(1, 3), (2, 2), (1, 12), (3, 0), (1, 7)] {
             let plan = try_plan_with(ndev, u64::MAX, false, true, tail).unwrap();
             let per_device = |d: u16| plan.tasks.iter().filter(move |t| t.device == d);
             for d in 0..ndev as u16 {

@@ -131,11 +131,12 @@ pub struct DeviceSpec {
     /// With C in host memory and beta != 0, fold the product into C on the host instead of
     /// sending C to the device ([`crate::fold`]).
     pub host_fold: bool,
-    /// With `host_fold`: this many of the device's C tiles, the last to finish, are not
-    /// folded: their C is sent to the device (late, where the kernel adds tiles) and they go
-    /// back whole. Why: the folds queue up on the host while the host->device link, busy
-    /// until the last A and B tiles, then idles; sending the last tiles' C shortens the fold
-    /// queue's tail more than it lengthens the link's.
+    /// With `host_fold`: this many of the device's C tiles are not folded: their C is sent to
+    /// the device (late, where the kernel adds tiles) and they go back whole. Why: the folds
+    /// queue up on the host while the host->device link, busy until the last A and B tiles,
+    /// then idles; sending C shortens the fold queue more than it lengthens the link's. Which
+    /// tiles: the last to finish, and a share spread earlier
+    /// (`plan::fold_tail_tiles`).
     pub fold_tail: usize,
     /// C tiles accumulated together (see [`crate::tiling::Blocking`]); at most
     /// [`crate::tiling::DEFAULT_GROUP`], fewer when the budget holds fewer slots.

@@ -34,8 +34,8 @@ pub struct GemmOptions {
     /// ([`crate::fold`]), `Some(false)` sends C to the devices and adds it there, `None` lets the
     /// model decide (also set by `HETBLAS_HOST_FOLD=1` / `0`).
     pub host_fold: Option<bool>,
-    /// With host folds: the C tiles (the last each device finishes) whose C is sent instead of
-    /// folded ([`crate::plan::DeviceSpec::fold_tail`]); `None` lets the model decide (also set
+    /// With host folds: how many C tiles of each device have their C sent instead of folded
+    /// ([`crate::plan::DeviceSpec::fold_tail`]); `None` lets the model decide (also set
     /// by `HETBLAS_FOLD_TAIL=N`).
     pub fold_tail: Option<usize>,
     /// What the device subset is chosen for: time (the default), energy or energy-delay
@@ -196,7 +196,7 @@ pub struct GemmReport {
     pub balancer_weights: Vec<f64>,
     /// Products were folded into host C on the host ([`crate::fold`]).
     pub host_fold: bool,
-    /// With `host_fold`: the C tiles whose C was sent instead, the last each device finished
+    /// With `host_fold`: how many C tiles of each device had their C sent instead
     /// ([`crate::plan::DeviceSpec::fold_tail`]).
     pub fold_tail: usize,
     pub transfers: Vec<Transfer>,
