@@ -89,6 +89,11 @@ fn split(d: usize, t: usize) -> [(usize, usize); 2] {
     [(d / t, t), (usize::from(!d.is_multiple_of(t)), d % t)]
 }
 
+/// [full, edge] tile sizes of a dimension, as [`split`] counts them (edge 0: none).
+fn sizes(d: usize, t: usize) -> [usize; 2] {
+    split(d, t).map(|(_, size)| size)
+}
+
 /// The C tile at position `pos` of an `mt x nt` grid in shell order
 /// ([`crate::distribute::shell_order`]: shell s is row s left to right, then column s bottom
 /// to top), without sorting the grid.
@@ -182,17 +187,14 @@ impl PipelineModel {
         } = self.link_times(o, tiles, lin, lout);
         // The tail's C crosses at its tiles' own sizes (see `tail_classes`), in the planner's
         // groups (at most the default).
+        let (dm, dn) = (sizes(o.m, tm), sizes(o.n, tn));
         let tail_count = tail_classes(
             mt,
             nt,
-            [!o.m.is_multiple_of(tm), !o.n.is_multiple_of(tn)],
+            [dm[1] > 0, dn[1] > 0],
             unfolded,
             b.group.clamp(1, crate::tiling::DEFAULT_GROUP),
             crate::plan::fold_spread(),
-        );
-        let (dm, dn) = (
-            split(o.m, tm).map(|(_, d)| d),
-            split(o.n, tn).map(|(_, d)| d),
         );
         let c_contig = contiguity(o, tm, g.tk).2;
         let mut tail_c_bytes = 0usize;
@@ -430,9 +432,8 @@ impl PipelineModel {
         let (mt, nt, kt) = (o.m.div_ceil(tm), o.n.div_ceil(tn), o.k.div_ceil(tk));
         let (a_contig, b_contig, c_contig) = contiguity(o, tm, tk);
         let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
-        // [full, edge] tile sizes per dimension, as `split` counts them.
-        let dims = |d: usize, t: usize| split(d, t).map(|(_, size)| size);
-        let (dm, dn, dk) = (dims(o.m, tm), dims(o.n, tn), dims(o.k, tk));
+        // [full, edge] tile sizes per dimension.
+        let (dm, dn, dk) = (sizes(o.m, tm), sizes(o.n, tn), sizes(o.k, tk));
         let mut t = TileTimes::default();
         for x in 0..2 {
             for y in 0..2 {

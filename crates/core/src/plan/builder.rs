@@ -300,8 +300,10 @@ pub(crate) fn tail_positions(count: usize, n: usize, group: usize, spread: f64) 
     let spread_out = if count >= n + group { want } else { 0 };
     let kept = n - spread_out;
     let mut at: Vec<usize> = (count - kept..count).collect();
-    let stretch = count - kept - if spread_out > 0 { group } else { 0 };
-    at.extend((0..spread_out).map(|x| group + (x + 1) * stretch / spread_out - 1));
+    if spread_out > 0 {
+        let stretch = count - kept - group;
+        at.extend((0..spread_out).map(|x| group + (x + 1) * stretch / spread_out - 1));
+    }
     at
 }
 
