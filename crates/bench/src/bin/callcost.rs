@@ -16,7 +16,9 @@ use std::time::Instant;
 
 #[derive(Parser, Debug)]
 struct Args {
-    /// Shapes, comma-separated: `MxNxK[:f32|f64][:b0]` (`b0`: beta = 0; default beta = 1).
+    /// Shapes, comma-separated: `MxNxK[:f32|f64][:b0][:tT][:fold|:nofold]` (`b0`: beta = 0,
+    /// default beta = 1; `tT`: square tiles of side T; `fold`/`nofold`: host folds forced on
+    /// or off; default: the model decides).
     #[arg(long, value_delimiter = ',', default_value = "103x232x74:f64:b0")]
     shapes: Vec<String>,
     /// Timed calls per shape and mode (after 20 warm-up calls).
@@ -37,6 +39,8 @@ struct Shape {
     k: usize,
     dtype: DType,
     beta_zero: bool,
+    tile: Option<usize>,
+    host_fold: Option<bool>,
 }
 
 fn parse(s: &str) -> Result<Shape, String> {
@@ -56,13 +60,27 @@ fn parse(s: &str) -> Result<Shape, String> {
         k,
         dtype: DType::F64,
         beta_zero: false,
+        tile: None,
+        host_fold: None,
     };
     for p in parts {
         match p {
             "f64" => shape.dtype = DType::F64,
             "f32" => shape.dtype = DType::F32,
             "b0" => shape.beta_zero = true,
-            _ => return Err(format!("{s}: unknown part {p:?} (f32, f64, b0)")),
+            "fold" => shape.host_fold = Some(true),
+            "nofold" => shape.host_fold = Some(false),
+            t if t.starts_with('t') => {
+                let side = t[1..]
+                    .parse::<usize>()
+                    .map_err(|e| format!("{s}: {t}: {e}"))?;
+                shape.tile = Some(side);
+            }
+            _ => {
+                return Err(format!(
+                    "{s}: unknown part {p:?} (f32, f64, b0, tT, fold, nofold)"
+                ))
+            }
         }
     }
     Ok(shape)
@@ -119,7 +137,13 @@ fn one<T: Scalar>(rt: &Runtime, dev: usize, s: &Shape, calls: usize) -> Result<(
         T::from_f64(1.0)
     };
     let mut call = |trace: bool| -> Result<(f64, hetblas::GemmReport), String> {
-        let opts = GemmOptions::default().devices([dev]).trace(trace);
+        let mut opts = GemmOptions::default().devices([dev]).trace(trace);
+        if let Some(t) = s.tile {
+            opts = opts.tile(t);
+        }
+        if let Some(f) = s.host_fold {
+            opts = opts.host_fold(f);
+        }
         let e = |x: hetblas::Error| x.to_string();
         let t = Instant::now();
         let r = rt

@@ -12,7 +12,8 @@
 //!   then the last product and its write-back;
 //! - device->host: the first C tile is ready after `t0 + kt * t_gemm`, then every write-back.
 //! - host fold (C in host memory, beta != 0, folded on the host): C never goes in; the first
-//!   product is back after `t0 + kt * t_gemm + t_wb`, then every fold, one after the other.
+//!   product is back after `t0 + kt * t_gemm + t_wb`, then every fold, one after the other
+//!   (the first also waking the fold threads).
 //!
 //! Edge tiles are counted at their real size (eight classes: full or edge in m, n, k).
 //!
@@ -302,8 +303,18 @@ impl PipelineModel {
                 let c_bytes = (o.m * o.n * e - tail_c_bytes) as f64;
                 // The first fold waits for the first C tile: its group's tiles and all of K
                 // (on H200, 8192^3 DGEMM in 4096x1024x4096/g4 tiles folded its first tile at
-                // 10 ms, after every A tile had crossed).
-                t0 + stall + kt as f64 * t_gemm + t_wb + c_bytes / bw + folds * crate::fold::TASK_S
+                // 10 ms, after every A tile had crossed). It also wakes the fold threads.
+                let wake = if folds > 0.0 {
+                    crate::fold::FIRST_S
+                } else {
+                    0.0
+                };
+                t0 + stall
+                    + kt as f64 * t_gemm
+                    + t_wb
+                    + c_bytes / bw
+                    + folds * crate::fold::TASK_S
+                    + wake
             }
             None => 0.0,
         };

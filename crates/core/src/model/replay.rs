@@ -97,7 +97,7 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
     let mut c_at = vec![-1.0f64; mt * nt];
     let mut r = Replay::default();
     let (mut h2d, mut compute, mut d2h, mut fold) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    let mut started = false;
+    let (mut started, mut folded) = (false, false);
     for s in &steps {
         let (ci, cj, cl) = (
             class(s.i, mt, g.edge[0]),
@@ -147,7 +147,10 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
             if t.c_out[ci][cj] > 0.0 {
                 d2h = d2h.max(compute) + t.c_out[ci][cj];
                 if t.fold[ci][cj] > 0.0 && !unfolded {
-                    fold = fold.max(d2h) + t.fold[ci][cj];
+                    // The call's first fold also wakes the fold threads.
+                    let wake = if folded { 0.0 } else { crate::fold::FIRST_S };
+                    fold = fold.max(d2h) + t.fold[ci][cj] + wake;
+                    folded = true;
                 }
             }
         }
@@ -214,14 +217,20 @@ mod tests {
             ..grid(1, 2, 1, true)
         };
         // h2d: A0 B0 (2) B1 (3); products 2-4 and 4-6; write-backs 4-5 and 6-7; folds 5-8
-        // and 8-11.
+        // and 8-11, the first also waking the fold threads.
+        let wake = crate::fold::FIRST_S;
         let all = replay(&g, &t);
-        assert_eq!((all.h2d_end, all.d2h_end, all.fold_end), (3.0, 7.0, 11.0));
+        assert_eq!((all.h2d_end, all.d2h_end), (3.0, 7.0));
+        assert_eq!(all.fold_end, 11.0 + wake);
         // The second tile (0,1) finishes last: its C crosses after its B (3-4), its add
         // waits for it (no later than its product's end at 6), it goes back 6-7, unfolded.
         let tail = replay(&ReplayGrid { unfolded: 1, ..g }, &t);
-        assert_eq!((tail.h2d_end, tail.d2h_end, tail.fold_end), (4.0, 7.0, 8.0));
-        assert_eq!(tail.end(), 8.0);
+        assert_eq!((tail.h2d_end, tail.d2h_end), (4.0, 7.0));
+        assert_eq!(tail.fold_end, 8.0 + wake);
+        assert_eq!(tail.end(), 8.0 + wake);
+        // Nothing folded: no wake.
+        let none = replay(&ReplayGrid { unfolded: 2, ..g }, &t);
+        assert_eq!(none.fold_end, 0.0);
     }
 
     #[test]

@@ -21,6 +21,14 @@ pub const DEFAULT_BYTES_PER_SEC: f64 = 20e9;
 /// sixth 18% fast), and five of the six within 7% at 25 us.
 pub const TASK_S: f64 = 25e-6;
 
+/// What a call's first fold costs beyond [`TASK_S`]: the fold threads sleep between calls and
+/// wake one after another. On H200's host the first fold of sub-millisecond calls ran 100-260
+/// us longer than the folds after it (a 3 MB f32 tile: 361 us, then 103), and such calls that
+/// folded ran 44-300 us slower than priced in every seeded set (seeds 2065-2069), where the
+/// same calls unfolded ran faster. Keeping the threads awake through the call (spinning)
+/// halved the folds' busy time but not the calls' (four problems, two rounds each).
+pub const FIRST_S: f64 = 100e-6;
+
 /// `HETBLAS_HOST_FOLD`: `0` never folds, `1` always folds (where C is in host memory and
 /// beta != 0); unset or anything else: the model decides. `GemmOptions::host_fold` wins over it.
 pub fn mode_from_env() -> Option<bool> {
