@@ -6,8 +6,10 @@
 //! The seeded validation set's sub-millisecond calls are dominated by what each call costs
 //! beside its tasks ([`hetblas_core::autotune::GPU_CALL_SETUP_S`]); this is how that is measured.
 //!
-//! On the GPU machine: `callcost --shapes 103x232x74:f64:b0,2266x679x141:f32 --calls 400`.
-//! Anywhere: `callcost --emulated 1 --shapes 100x200x70:f64`.
+//! On the GPU machine: `callcost --shapes 103x232x74:f64:b0,2266x679x141:f32 --calls 400`;
+//! the model's choice forced: `--shapes 730x5151x148:f32:t1024:fold` (square 1024 tiles, C
+//! folded on the host; `:nofold` sends C). Anywhere: `callcost --emulated 1 --shapes
+//! 100x200x70:f64`.
 
 use clap::Parser;
 use hetblas::{DType, GemmOptions, MatMut, MatRef, Runtime, Scalar, Trans};
@@ -18,7 +20,7 @@ use std::time::Instant;
 struct Args {
     /// Shapes, comma-separated: `MxNxK[:f32|f64][:b0][:tT][:fold|:nofold]` (`b0`: beta = 0,
     /// default beta = 1; `tT`: square tiles of side T; `fold`/`nofold`: host folds forced on
-    /// or off; default: the model decides).
+    /// or off, default: the model decides; with `b0` C is not read, so nothing is folded).
     #[arg(long, value_delimiter = ',', default_value = "103x232x74:f64:b0")]
     shapes: Vec<String>,
     /// Timed calls per shape and mode (after 20 warm-up calls).
@@ -70,11 +72,14 @@ fn parse(s: &str) -> Result<Shape, String> {
             "b0" => shape.beta_zero = true,
             "fold" => shape.host_fold = Some(true),
             "nofold" => shape.host_fold = Some(false),
-            t if t.starts_with('t') => {
-                let side = t[1..]
-                    .parse::<usize>()
-                    .map_err(|e| format!("{s}: {t}: {e}"))?;
-                shape.tile = Some(side);
+            t if t
+                .strip_prefix('t')
+                .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit())) =>
+            {
+                match t[1..].parse::<usize>() {
+                    Ok(side) if side > 0 => shape.tile = Some(side),
+                    _ => return Err(format!("{s}: {t}: want tT with a tile side T > 0")),
+                }
             }
             _ => {
                 return Err(format!(
@@ -105,11 +110,16 @@ fn run(args: Args) -> Result<(), String> {
         rt.devices()[dev].info().label(),
         args.calls
     );
-    for s in &args.shapes {
-        let shape = parse(s)?;
+    // Every shape parsed before the first runs: a typo fails at once.
+    let shapes = args
+        .shapes
+        .iter()
+        .map(|s| parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    for shape in &shapes {
         match shape.dtype {
-            DType::F32 => one::<f32>(&rt, dev, &shape, args.calls)?,
-            _ => one::<f64>(&rt, dev, &shape, args.calls)?,
+            DType::F32 => one::<f32>(&rt, dev, shape, args.calls)?,
+            _ => one::<f64>(&rt, dev, shape, args.calls)?,
         }
     }
     Ok(())

@@ -799,6 +799,38 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_calls_first_fold_also_wakes_the_fold_threads() {
+        let mut m = model();
+        let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [true; 3], false);
+        let exec = FixedRate {
+            flops_per_sec: 60e12,
+        };
+        // A fold this slow bounds the call: the fold path is the prediction.
+        let bw = 1e9;
+        m.host_fold = Some(bw);
+        let tile = 2048.0 * 2048.0 * 8.0;
+        let t_gemm = 2.0 * 2048f64.powi(3) / 60e12;
+        // The test link's write-back: its latency and 50 GB/s.
+        let t_wb = 10e-6 + tile / 50e9;
+        for (sent, folds) in [(0, 16), (15, 1)] {
+            m.fold_tail = sent;
+            let p = m.predict(&o, 2048, &exec);
+            let path = p.first_fetch + p.first_group_stall + 4.0 * t_gemm + t_wb;
+            let expected =
+                path + folds as f64 * (tile / bw + crate::fold::TASK_S) + crate::fold::FIRST_S;
+            assert!(
+                (p.seconds - expected).abs() < 1e-9,
+                "{sent} sent: {} against {expected}",
+                p.seconds
+            );
+        }
+        // Nothing folded (every tile's C sent): no fold path, so no wake either.
+        m.fold_tail = 16;
+        let p = m.predict(&o, 2048, &exec);
+        assert!(p.seconds < 16.0 * tile / bw, "{p:?}");
+    }
+
+    #[test]
     fn host_fold_removes_c_from_the_host_to_device_path() {
         let mut m = model();
         let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [true; 3], false);

@@ -22,11 +22,12 @@ pub const DEFAULT_BYTES_PER_SEC: f64 = 20e9;
 pub const TASK_S: f64 = 25e-6;
 
 /// What a call's first fold costs beyond [`TASK_S`]: the fold threads sleep between calls and
-/// wake one after another. On H200's host the first fold of sub-millisecond calls ran 100-260
+/// wake one after another. On H200's host the first fold of sub-millisecond calls ran 90-260
 /// us longer than the folds after it (a 3 MB f32 tile: 361 us, then 103), and such calls that
-/// folded ran 44-300 us slower than priced in every seeded set (seeds 2065-2069), where the
-/// same calls unfolded ran faster. Keeping the threads awake through the call (spinning)
-/// halved the folds' busy time but not the calls' (four problems, two rounds each).
+/// folded ran 44-300 us slower than priced in each seeded set that had them (seeds 2065-2067,
+/// 2069, 2070), where the same calls unfolded ran faster. Keeping the threads awake through the
+/// call (spinning) cut the folds' busy time by a third to a half but not the calls' times
+/// (six problems, two processes each: three slower, two faster, one the same).
 pub const FIRST_S: f64 = 100e-6;
 
 /// `HETBLAS_HOST_FOLD`: `0` never folds, `1` always folds (where C is in host memory and
