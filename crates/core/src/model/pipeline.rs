@@ -23,7 +23,7 @@
 use crate::model::cocopelia::Offload;
 use crate::model::exec::ExecTime;
 use crate::model::link::TileLink;
-use crate::model::replay::{replay, Replay, ReplayGrid, TileTimes};
+use crate::model::replay::{class, replay, Replay, ReplayGrid, TileTimes};
 use crate::tiling::Blocking;
 
 /// Blockings of one C tile at a time (group 1, the streaming candidates) with at most this many
@@ -133,7 +133,7 @@ fn tail_classes(
     let mut count = [[0usize; 2]; 2];
     for p in crate::plan::tail_positions(mt * nt, n, group, spread) {
         let (i, j) = shell_at(mt, nt, p);
-        count[usize::from(edge[0] && i + 1 == mt)][usize::from(edge[1] && j + 1 == nt)] += 1;
+        count[class(i, mt, edge[0])][class(j, nt, edge[1])] += 1;
     }
     count
 }
@@ -501,7 +501,6 @@ impl PipelineModel {
 /// class's time.
 fn first_group(g: &ReplayGrid, t: &TileTimes) -> (f64, f64) {
     let (gr, gc) = group_shape(g.group, g.mt, g.nt);
-    let class = |i: usize, count: usize, edge: bool| usize::from(edge && i + 1 == count);
     let rows: Vec<usize> = (0..gr).map(|i| class(i, g.mt, g.edge[0])).collect();
     let cols: Vec<usize> = (0..gc).map(|j| class(j, g.nt, g.edge[1])).collect();
     let step = |s: usize| class(s, g.kt, g.edge[2]);
@@ -933,9 +932,7 @@ pub(crate) mod tests {
                                 let mut want = [[0usize; 2]; 2];
                                 for p in tail_positions(order.len(), n, group, spread) {
                                     let (i, j) = order[p];
-                                    let x = usize::from(edge[0] && i + 1 == mt);
-                                    let y = usize::from(edge[1] && j + 1 == nt);
-                                    want[x][y] += 1;
+                                    want[class(i, mt, edge[0])][class(j, nt, edge[1])] += 1;
                                 }
                                 assert_eq!(
                                     tail_classes(mt, nt, edge, n, group, spread),

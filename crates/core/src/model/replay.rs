@@ -19,7 +19,7 @@ use crate::distribute::shell_order;
 use crate::plan::{build_steps, fold_tail_tiles, step_lead};
 
 /// Edge class of index `x` in a dimension of `count` tiles whose last tile is an edge.
-fn class(x: usize, count: usize, has_edge: bool) -> usize {
+pub(crate) fn class(x: usize, count: usize, has_edge: bool) -> usize {
     usize::from(has_edge && x + 1 == count)
 }
 
