@@ -21,6 +21,8 @@ impl Replay for Plan {
         let p = &plan.problem;
         let es = p.dtype.size();
         let mut tasks = Vec::with_capacity(plan.tasks.len());
+        // The host fold queue takes its tasks by id, so the first FoldC listed runs first.
+        let mut first_fold = true;
         for t in &plan.tasks {
             let (engine, alone) = match (t.kind, t.queue) {
                 (TaskKind::Gemm { i, j, l, .. }, QueueId::Compute { device, .. }) => {
@@ -55,8 +57,19 @@ impl Replay for Plan {
                     )
                 }
                 (TaskKind::FoldC { key, .. }, QueueId::HostFold) => {
+                    // As the pipeline model prices a fold: its bytes at the fold rate, its
+                    // fixed cost, and for the call's first the fold threads' wake.
                     let (r, c) = plan.grid.op_shape(key);
-                    (Engine::Fold, (r * c * es) as f64 / fold_rate)
+                    let wake = if first_fold {
+                        crate::fold::FIRST_S
+                    } else {
+                        0.0
+                    };
+                    first_fold = false;
+                    (
+                        Engine::Fold,
+                        (r * c * es) as f64 / fold_rate + crate::fold::TASK_S + wake,
+                    )
                 }
                 (kind, QueueId::Link { src, dst }) => {
                     let li = machine.link(profile, src, dst)?;
@@ -174,6 +187,86 @@ pub fn describe(plan: &Plan, task: &Task) -> (Activity, String, u64, f64) {
         TaskKind::Gemm { i, j, l, .. } => {
             let f = plan.product_flops(i as usize, j as usize, l as usize);
             (Activity::Gemm, format!("gemm C({i},{j}) l={l}"), 0, f)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemorySpace;
+    use crate::operand::Trans;
+    use crate::plan::cache::{PlanCache, PlanInputs};
+    use crate::plan::DeviceSpec;
+    use crate::problem::GemmProblem;
+    use crate::scalar::DType;
+    use crate::tiling::Blocking;
+    use std::collections::HashSet;
+
+    /// A plan that folds C on the host: each fold costs what the pipeline model prices it at
+    /// (its bytes at the fold rate and the fixed task cost), the first also the fold threads'
+    /// wake.
+    #[test]
+    fn folds_cost_their_bytes_their_task_and_the_first_the_wake() {
+        let path = format!(
+            "{}/../../docs/profiles/nvidia-h200-x1.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let profile = MachineProfile::load(std::path::Path::new(&path)).unwrap();
+        let dev = MemorySpace::new_device();
+        let p = GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m: 4096,
+            n: 3072,
+            k: 2048,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: [MemorySpace::HOST; 3],
+            sym: None,
+        };
+        let specs = [DeviceSpec {
+            label: "cuda:0".into(),
+            space: dev,
+            budget: 64 << 30,
+            compute_queues: 2,
+            late_c: true,
+            host_fold: true,
+            fold_tail: 0,
+            group: crate::tiling::DEFAULT_GROUP,
+        }];
+        let links: HashSet<_> = [(MemorySpace::HOST, dev), (dev, MemorySpace::HOST)].into();
+        let (plan, _) = PlanCache::default()
+            .get_or_build(&PlanInputs {
+                problem: p,
+                grid: Blocking::square(1024).grid(p.m, p.n, p.k),
+                device_ids: &[0],
+                devices: &specs,
+                weights: &[1.0],
+                forward: false,
+                host_fold: true,
+                fold_tail: 0,
+                strip: None,
+                links: &links,
+                link_speed: &|_, _| None,
+            })
+            .unwrap();
+        let list = plan.lower(&profile, &["cuda:0".to_string()]).unwrap();
+        let folds: Vec<f64> = list
+            .tasks
+            .iter()
+            .filter(|t| t.engine == Engine::Fold)
+            .map(|t| t.alone)
+            .collect();
+        assert_eq!(folds.len(), 12, "one fold per C tile");
+        let rate = crate::autotune::fold_rate(Some(&profile));
+        let each = (1024 * 1024 * 8) as f64 / rate + crate::fold::TASK_S;
+        assert!(
+            (folds[0] - each - crate::fold::FIRST_S).abs() < 1e-12,
+            "{folds:?}"
+        );
+        for f in &folds[1..] {
+            assert!((f - each).abs() < 1e-12, "{folds:?}");
         }
     }
 }

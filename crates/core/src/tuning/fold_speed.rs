@@ -46,6 +46,11 @@ pub const FORGET_AFTER: Duration = Duration::from_secs(5);
 /// (6392x9996x326 SGEMM stopped folding at 0.92 and ran no faster).
 pub const KEEP_SHARE: f64 = 0.75;
 
+/// A fold that starts this long after the last one ended finds the fold threads asleep: rayon's
+/// workers sleep after a few dozen rounds of finding no work, tens of microseconds on an idle
+/// host; within a fold-bound call the folds follow each other without a gap.
+pub const WAKE_GAP: Duration = Duration::from_micros(200);
+
 /// Steps of the level ([`FoldSpeed::level`]): the model is re-run (cached decisions dropped)
 /// only when the level changes, not on every fold.
 pub const STEPS: u32 = 8;
@@ -65,6 +70,8 @@ pub struct FoldSpeed {
     /// How many calls entered while another was in flight: a fold whose call was alone when
     /// it started, and during which this did not move, ran alone.
     overlaps: AtomicU64,
+    /// When the last fold (of any call, any size) ended: the fold threads' last work.
+    last_end: Mutex<Option<Instant>>,
 }
 
 /// A call of the pool in flight, from [`FoldSpeed::call`] until dropped.
@@ -79,7 +86,11 @@ impl Drop for CallInFlight<'_> {
 
 /// A fold that started while its call was the only one in flight ([`FoldSpeed::alone_since`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AloneSince(u64);
+pub struct AloneSince {
+    overlaps: u64,
+    /// The fold threads were asleep when it started ([`WAKE_GAP`]).
+    woke: bool,
+}
 
 #[derive(Debug, Default)]
 struct State {
@@ -123,22 +134,51 @@ impl FoldSpeed {
     /// A fold starts: `Some` when at most one call is in flight (its own; none when the fold
     /// runs outside the pool's calls, as in a harness).
     pub fn alone_since(&self) -> Option<AloneSince> {
-        let overlaps = self.overlaps.load(Ordering::SeqCst);
-        (self.calls.load(Ordering::SeqCst) <= 1).then_some(AloneSince(overlaps))
+        self.alone_since_at(Instant::now())
     }
 
-    /// [`FoldSpeed::record`] for a fold that began at `started` ([`FoldSpeed::alone_since`]),
-    /// only when its call ran alone until now: it was alone when the fold started, and no call
-    /// entered since.
+    /// [`FoldSpeed::alone_since`] for a fold starting at `now`.
+    pub fn alone_since_at(&self, now: Instant) -> Option<AloneSince> {
+        let overlaps = self.overlaps.load(Ordering::SeqCst);
+        let woke =
+            lock(&self.last_end).is_none_or(|end| now.saturating_duration_since(end) > WAKE_GAP);
+        (self.calls.load(Ordering::SeqCst) <= 1).then_some(AloneSince { overlaps, woke })
+    }
+
+    /// A fold that began at `started` ([`FoldSpeed::alone_since`]) ended now, after `seconds`:
+    /// [`FoldSpeed::record`]ed only when its call ran alone until now (it was alone when the
+    /// fold started, and no call entered since), less the threads' wake when it woke them. Call
+    /// it for every fold that ran, alone or not: it also marks when the threads last worked.
     pub fn record_alone(&self, started: Option<AloneSince>, bytes: u64, seconds: f64) {
-        if started.is_some_and(|s| s.0 == self.overlaps.load(Ordering::SeqCst)) {
-            self.record(bytes, seconds);
+        self.record_alone_at(started, bytes, seconds, Instant::now());
+    }
+
+    /// [`FoldSpeed::record_alone`] for a fold ending at `now`.
+    pub fn record_alone_at(
+        &self,
+        started: Option<AloneSince>,
+        bytes: u64,
+        seconds: f64,
+        now: Instant,
+    ) {
+        *lock(&self.last_end) = Some(now);
+        let Some(s) = started.filter(|s| s.overlaps == self.overlaps.load(Ordering::SeqCst)) else {
+            return;
+        };
+        let wake = crate::fold::FIRST_S;
+        if !s.woke {
+            self.record_at(bytes, seconds, now);
+        } else if seconds >= 2.0 * wake {
+            // Shorter, the fold was mostly the wake (or the threads were awake after all) and
+            // says little of the rate.
+            self.record_at(bytes, seconds - wake, now);
         }
     }
 
     /// Forgets every fold recorded (a harness starting a new case).
     pub fn reset(&self) {
         *lock(&self.state) = State::default();
+        *lock(&self.last_end) = None;
     }
 
     /// Bytes of C per second that recent folds reached; `None` without any in the last
@@ -245,29 +285,71 @@ mod tests {
     fn folds_beside_another_call_are_not_counted() {
         let f = FoldSpeed::default();
         let slow = 32.0 * MIB as f64 / 2e9;
+        // One instant throughout: the threads never sleep between these folds.
+        let now = Instant::now();
         // Two calls in flight: neither one's folds count.
         {
             let _one = f.call();
             let _two = f.call();
-            let started = f.alone_since();
+            let started = f.alone_since_at(now);
             assert_eq!(started, None);
-            f.record_alone(started, 32 * MIB, slow);
+            f.record_alone_at(started, 32 * MIB, slow, now);
         }
-        assert_eq!(f.observed(Instant::now()), None);
+        assert_eq!(f.observed(now), None);
         // Alone when the fold started, but another call entered (and left) before it ended.
         let one = f.call();
-        let started = f.alone_since();
+        let started = f.alone_since_at(now);
         assert!(started.is_some());
         drop(f.call());
-        f.record_alone(started, 32 * MIB, slow);
-        assert_eq!(f.observed(Instant::now()), None);
+        f.record_alone_at(started, 32 * MIB, slow, now);
+        assert_eq!(f.observed(now), None);
         // Alone throughout: counted (the other call has gone).
-        let started = f.alone_since();
-        f.record_alone(started, 32 * MIB, slow);
+        let started = f.alone_since_at(now);
+        f.record_alone_at(started, 32 * MIB, slow, now);
         drop(one);
-        let r = f.observed(Instant::now()).unwrap();
+        let r = f.observed(now).unwrap();
         assert!((r - 2e9).abs() < 1e6, "{r}");
-        assert_eq!(f.level(20e9, Instant::now()), 1.0 / STEPS as f64);
+        assert_eq!(f.level(20e9, now), 1.0 / STEPS as f64);
+    }
+
+    /// A fold that finds the threads asleep is recorded without their wake, which the model
+    /// prices apart; the next fold, right after, is recorded whole; a cold fold hardly longer
+    /// than the wake is not recorded.
+    #[test]
+    fn a_fold_that_wakes_the_threads_is_recorded_without_the_wake() {
+        let wake = crate::fold::FIRST_S;
+        let at = |gbs: f64| 32.0 * MIB as f64 / (gbs * 1e9);
+        let f = FoldSpeed::default();
+        let t0 = Instant::now();
+        let first = f.alone_since_at(t0);
+        assert!(first.is_some_and(|s| s.woke));
+        let t1 = t0 + Duration::from_secs_f64(at(20.0) + wake);
+        f.record_alone_at(first, 32 * MIB, at(20.0) + wake, t1);
+        let r = f.observed(t1).unwrap();
+        assert!((r - 20e9).abs() < 1e6, "{r}");
+        // Back to back: awake, recorded as it ran (10 GB/s, weighed with the first).
+        let second = f.alone_since_at(t1 + Duration::from_micros(20));
+        assert!(second.is_some_and(|s| !s.woke));
+        let t2 = t1 + Duration::from_secs_f64(at(10.0));
+        f.record_alone_at(second, 32 * MIB, at(10.0), t2);
+        let r = f.observed(t2).unwrap();
+        assert!(r > 12e9 && r < 14e9, "{r}");
+        // After a pause the threads sleep again; a 4 MiB fold of 150 us is mostly wake.
+        let g = FoldSpeed::default();
+        let late = t2 + WAKE_GAP + Duration::from_micros(1);
+        let cold = g.alone_since_at(late);
+        assert!(cold.is_some_and(|s| s.woke));
+        g.record_alone_at(cold, 4 * MIB, 1.5 * wake, late);
+        assert_eq!(g.observed(late), None);
+        // Folds of another call keep the threads awake for this one's, though uncounted.
+        let h = FoldSpeed::default();
+        {
+            let _one = h.call();
+            let _two = h.call();
+            h.record_alone_at(h.alone_since_at(t0), 32 * MIB, at(5.0), t1);
+        }
+        assert_eq!(h.observed(t1), None);
+        assert!(h.alone_since_at(t1).is_some_and(|s| !s.woke));
     }
 
     #[test]
