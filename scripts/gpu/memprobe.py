@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Host fold rate buffer by buffer: is the spread of host folds between processes the memory a
-process happens to get?
+process happens to get, or the moment?
 
 A host fold is `C += P` over host memory (three passes: read P and C, write C). Fold-bound
 calls varied by 15-22% between processes on one machine while the link held its rate. This
-folds each of several freshly allocated (C, P) pairs with the same threads, several times
-each, pageable and pinned, and prints GB/s of C per pair: pairs that differ from each other
-point at the memory behind them, pairs that agree at the threads or the machine.
+folds each of several freshly allocated (C, P) pairs with the same threads, round after round
+over all of them, pageable and pinned, and prints GB/s of C per pair and round: a pair slow in
+every round points at the memory behind it, a round slow for every pair at the moment.
 
-    python3 scripts/gpu/memprobe.py [--mib 256] [--pairs 6] [--reps 5] [--threads 12]
+    python3 scripts/gpu/memprobe.py [--mib 256] [--pairs 6] [--rounds 3] [--reps 5] [--threads 12]
 
 Random data; every fold is checked on sampled entries. Needs torch (pinned pairs need CUDA).
 """
@@ -40,26 +40,31 @@ def main():
     ap.add_argument("--pairs", type=int, default=6)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=12)
+    ap.add_argument("--rounds", type=int, default=3, help="passes over all the pairs")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     n = a.mib * (1 << 20) // 8
     print(f"threads {a.threads}, {a.mib} MiB f64 per buffer, median of {a.reps}")
     kinds = ["pageable"] + (["pinned"] if torch.cuda.is_available() else [])
     for kind in kinds:
-        rates = []
-        keep = []  # hold every pair so that each new one is fresh memory
-        for i in range(a.pairs):
-            pin = kind == "pinned"
+        pin = kind == "pinned"
+        pairs = []  # every pair held, so that each new one is fresh memory
+        for _ in range(a.pairs):
             c = torch.empty(n, dtype=torch.float64, pin_memory=pin).uniform_(-1, 1)
             p = torch.empty(n, dtype=torch.float64, pin_memory=pin).uniform_(-1, 1)
-            keep.append((c, p))
-            rates.append(fold_rate(c, p, a.reps))
-        spread = max(rates) / min(rates) - 1
-        print(f"{kind:9s} GB/s of C per pair: " + " ".join(f"{r:.1f}" for r in rates)
-              + f"  (max/min - 1: {100 * spread:.0f}%)")
-        # The first pair again, after the others: the same memory twice.
-        print(f"{kind:9s} pair 0 again: {fold_rate(*keep[0], a.reps):.1f}")
-        del keep
+            pairs.append((c, p))
+        # Round after round over the pairs: a pair slow in every round is its memory, a round
+        # slow for every pair is the time.
+        table = [[fold_rate(c, p, a.reps) for c, p in pairs] for _ in range(a.rounds)]
+        for r, rates in enumerate(table):
+            print(f"{kind:9s} round {r}: GB/s of C per pair: "
+                  + " ".join(f"{x:5.1f}" for x in rates))
+        per_pair = [statistics.median(col) for col in zip(*table)]
+        per_round = [statistics.median(row) for row in table]
+        print(f"{kind:9s} medians per pair: " + " ".join(f"{x:5.1f}" for x in per_pair)
+              + f" (max/min - 1: {100 * (max(per_pair) / min(per_pair) - 1):.0f}%); per round: "
+              + " ".join(f"{x:5.1f}" for x in per_round))
+        del pairs
 
 
 if __name__ == "__main__":
