@@ -71,6 +71,10 @@ pub struct PipelineModel {
     pub setup_s: f64,
     /// Host time to issue one task (copy, product, add, fold: events, waits, library call).
     pub task_issue_s: f64,
+    /// What a call's first host fold costs beyond its bytes and [`crate::fold::TASK_S`]: the
+    /// fold threads' wake ([`crate::fold::FIRST_S`]; the chooser also prices the slowest
+    /// wake, [`crate::fold::WAKE_SPREAD_S`] more).
+    pub fold_wake_s: f64,
 }
 
 /// The parts of a prediction, for `hetblas predict` and the validation report.
@@ -304,11 +308,7 @@ impl PipelineModel {
                 // The first fold waits for the first C tile: its group's tiles and all of K
                 // (on H200, 8192^3 DGEMM in 4096x1024x4096/g4 tiles folded its first tile at
                 // 10 ms, after every A tile had crossed). It also wakes the fold threads.
-                let wake = if folds > 0.0 {
-                    crate::fold::FIRST_S
-                } else {
-                    0.0
-                };
+                let wake = if folds > 0.0 { self.fold_wake_s } else { 0.0 };
                 t0 + stall
                     + kt as f64 * t_gemm
                     + t_wb
@@ -469,6 +469,7 @@ impl PipelineModel {
                 }
                 if let Some(bw) = fold {
                     t.fold[x][y] = (dm[x] * dn[y] * e) as f64 / bw + crate::fold::TASK_S;
+                    t.wake = self.fold_wake_s;
                 }
                 for (z, &dz) in dk.iter().enumerate() {
                     if dm[x] * dn[y] * dz > 0 {
@@ -613,6 +614,7 @@ pub(crate) mod tests {
             copy_slowdown: 1.0,
             setup_s: 0.0,
             task_issue_s: 0.0,
+            fold_wake_s: crate::fold::FIRST_S,
         }
     }
 

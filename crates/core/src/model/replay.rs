@@ -39,6 +39,8 @@ pub(crate) struct TileTimes {
     pub fold: [[f64; 2]; 2],
     /// Tile product (m class, n class, k class).
     pub gemm: [[[f64; 2]; 2]; 2],
+    /// What the call's first fold costs beyond `fold` (the fold threads' wake).
+    pub wake: f64,
 }
 
 /// The grid and the plan's choices that shape the order.
@@ -148,7 +150,7 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
                 d2h = d2h.max(compute) + t.c_out[ci][cj];
                 if t.fold[ci][cj] > 0.0 && !unfolded {
                     // The call's first fold also wakes the fold threads.
-                    let wake = if folded { 0.0 } else { crate::fold::FIRST_S };
+                    let wake = if folded { 0.0 } else { t.wake };
                     fold = fold.max(d2h) + t.fold[ci][cj] + wake;
                     folded = true;
                 }
@@ -174,6 +176,7 @@ mod tests {
             c_out: [[copy; 2]; 2],
             fold: [[0.0; 2]; 2],
             gemm: [[[gemm; 2]; 2]; 2],
+            wake: crate::fold::FIRST_S,
         }
     }
 

@@ -30,6 +30,15 @@ pub const TASK_S: f64 = 25e-6;
 /// (six problems, two processes each: three slower, two faster, one the same).
 pub const FIRST_S: f64 = 100e-6;
 
+/// How much longer than [`FIRST_S`] the wake may take: on H200's host a call's first fold ran
+/// 90-260 us longer than the folds after it. The tile chooser folds only where the fold
+/// still wins at the slowest wake (`autotune::choose`). On the seeded sets of seeds
+/// 2050-2075 this unfolds 16 calls (0.5-5.7 ms); measured on H200, both ways in one process,
+/// three rounds: unfolded 2-23% faster for 9 of them (717x4127x82 DGEMM 727 us against 944),
+/// within 1.3% for 3, 4-6% slower for 4 (2987x3717x117 SGEMM 1196 against 1130); median 3.7%
+/// faster.
+pub const WAKE_SPREAD_S: f64 = 160e-6;
+
 /// `HETBLAS_HOST_FOLD`: `0` never folds, `1` always folds (where C is in host memory and
 /// beta != 0); unset or anything else: the model decides. `GemmOptions::host_fold` wins over it.
 pub fn mode_from_env() -> Option<bool> {
