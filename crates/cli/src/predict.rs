@@ -198,10 +198,15 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
             "host C is folded on the host: predicted {:.4} s against {:.4} s (T = {t}) sending C to the device",
             pr.seconds, o.seconds
         ),
-        (false, Some((t, o))) => println!(
-            "C is sent to the device: predicted {:.4} s against {:.4} s (T = {t}) folding on the host",
-            pr.seconds, o.seconds
-        ),
+        (false, Some((t, o))) => {
+            println!(
+                "C is sent to the device: predicted {:.4} s against {:.4} s (T = {t}) folding on the host",
+                pr.seconds, o.seconds
+            );
+            if let Some(slow) = choice.fold_slow_wake_s {
+                println!("  (folding loses at the fold threads' slowest wake: {slow:.4} s)");
+            }
+        }
         _ => {}
     }
 

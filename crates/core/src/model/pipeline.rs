@@ -445,7 +445,10 @@ impl PipelineModel {
         let (pa, pb, pc) = (o.m * e, o.k * e, o.m * e);
         // [full, edge] tile sizes per dimension.
         let (dm, dn, dk) = (sizes(o.m, tm), sizes(o.n, tn), sizes(o.k, tk));
-        let mut t = TileTimes::default();
+        let mut t = TileTimes {
+            wake: self.fold_wake_s,
+            ..TileTimes::default()
+        };
         for x in 0..2 {
             for y in 0..2 {
                 let h2d = |rows: usize, cols: usize, contig: bool, pitch: usize| {
@@ -469,7 +472,6 @@ impl PipelineModel {
                 }
                 if let Some(bw) = fold {
                     t.fold[x][y] = (dm[x] * dn[y] * e) as f64 / bw + crate::fold::TASK_S;
-                    t.wake = self.fold_wake_s;
                 }
                 for (z, &dz) in dk.iter().enumerate() {
                     if dm[x] * dn[y] * dz > 0 {
@@ -813,18 +815,39 @@ pub(crate) mod tests {
         let t_gemm = 2.0 * 2048f64.powi(3) / 60e12;
         // The test link's write-back: its latency and 50 GB/s.
         let t_wb = 10e-6 + tile / 50e9;
-        for (sent, folds) in [(0, 16), (15, 1)] {
-            m.fold_tail = sent;
-            let p = m.predict(&o, 2048, &exec);
-            let path = p.first_fetch + p.first_group_stall + 4.0 * t_gemm + t_wb;
-            let expected =
-                path + folds as f64 * (tile / bw + crate::fold::TASK_S) + crate::fold::FIRST_S;
-            assert!(
-                (p.seconds - expected).abs() < 1e-9,
-                "{sent} sent: {} against {expected}",
-                p.seconds
-            );
+        // The priced wake, and a slower one (what the chooser also weighs).
+        for wake in [crate::fold::FIRST_S, 1e-3] {
+            m.fold_wake_s = wake;
+            for (sent, folds) in [(0, 16), (15, 1)] {
+                m.fold_tail = sent;
+                let p = m.predict(&o, 2048, &exec);
+                let path = p.first_fetch + p.first_group_stall + 4.0 * t_gemm + t_wb;
+                let expected = path + folds as f64 * (tile / bw + crate::fold::TASK_S) + wake;
+                assert!(
+                    (p.seconds - expected).abs() < 1e-9,
+                    "{sent} sent, wake {wake}: {} against {expected}",
+                    p.seconds
+                );
+            }
         }
+        // One C tile at a time (the replay): a fold this slow ends the call, so the wake
+        // moves the prediction by exactly its own change.
+        m.fold_tail = 0;
+        let one = Blocking {
+            tm: 2048,
+            tn: 2048,
+            tk: 8192,
+            group: 1,
+        };
+        let at = |m: &mut PipelineModel, wake| {
+            m.fold_wake_s = wake;
+            m.predict(&o, one, &exec).seconds
+        };
+        let (usual, slow) = (at(&mut m, crate::fold::FIRST_S), at(&mut m, 1e-3));
+        assert!(
+            (slow - usual - (1e-3 - crate::fold::FIRST_S)).abs() < 1e-9,
+            "{usual} {slow}"
+        );
         // Nothing folded (every tile's C sent): no fold path, so no wake either.
         m.fold_tail = 16;
         let p = m.predict(&o, 2048, &exec);

@@ -60,12 +60,11 @@ impl Replay for Plan {
                     // As the pipeline model prices a fold: its bytes at the fold rate, its
                     // fixed cost, and for the call's first the fold threads' wake.
                     let (r, c) = plan.grid.op_shape(key);
-                    let wake = if first_fold {
+                    let wake = if std::mem::replace(&mut first_fold, false) {
                         crate::fold::FIRST_S
                     } else {
                         0.0
                     };
-                    first_fold = false;
                     (
                         Engine::Fold,
                         (r * c * es) as f64 / fold_rate + crate::fold::TASK_S + wake,

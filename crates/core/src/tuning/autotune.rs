@@ -311,6 +311,9 @@ pub struct ModelChoice {
     pub candidates: Vec<(Blocking, PipelinePrediction)>,
     /// The best of the other fold mode, when both apply: (blocking, prediction).
     pub other_mode: Option<(Blocking, PipelinePrediction)>,
+    /// Where the best fold beat sending C by the margin: its seconds at the fold threads'
+    /// slowest wake ([`crate::fold::WAKE_SPREAD_S`]), which it must also beat sending C at.
+    pub fold_slow_wake_s: Option<f64>,
 }
 
 /// Thin-by-fat problems (K at least twice M and N) also try streaming blockings: C tiles
@@ -490,9 +493,12 @@ pub fn pipeline_model(
 
 /// Predicts every blocking with and without host fold (`fold_applies`: C in host memory and
 /// beta != 0; `fold.on` = `Some` evaluates only that mode) and picks the fastest: ties to the
-/// larger tile, a fold must win by [`FOLD_MARGIN`]. Every folding blocking also weighs an
-/// unfolded tail ([`fold_tails`], or `fold.tail`); a tail must win by the same margin over
-/// folding every tile.
+/// larger tile, a fold must win by [`FOLD_MARGIN`], and the best fold must also win at the
+/// fold threads' slowest wake (only the best is checked: where it loses there, C is sent,
+/// even if a fold a little slower at the priced wake would have survived the slow one; the
+/// rule is meant to be conservative). Every folding blocking also weighs an unfolded tail
+/// ([`fold_tails`], or `fold.tail`); a tail must win by the same margin over folding every
+/// tile.
 pub fn choose(
     model: &PipelineModel,
     exec: &dyn ExecTime,
@@ -527,6 +533,7 @@ pub fn choose(
             predicted: plain_best.1,
             candidates: strip(plain),
             other_mode: None,
+            fold_slow_wake_s: None,
         });
     }
     model.host_fold = Some(fold_bytes_per_sec);
@@ -563,12 +570,14 @@ pub fn choose(
     // wake of the fold threads seen ([`crate::fold::WAKE_SPREAD_S`]): where the first fold is
     // on the call's critical path (sub-millisecond calls), a slow wake turns the fold's gain
     // into a loss; where it is hidden behind later products, the slow wake costs nothing.
-    let fold_wins = fold_best.1.seconds < FOLD_MARGIN * plain_best.1.seconds && {
-        model.fold_tail = fold_best.2;
-        model.fold_wake_s = crate::fold::FIRST_S + crate::fold::WAKE_SPREAD_S;
-        let slow_wake = model.predict(offload, fold_best.0, exec);
-        slow_wake.seconds < plain_best.1.seconds
-    };
+    let fold_slow_wake_s = (fold.on != Some(true)
+        && fold_best.1.seconds < FOLD_MARGIN * plain_best.1.seconds)
+        .then(|| {
+            model.fold_tail = fold_best.2;
+            model.fold_wake_s = crate::fold::FIRST_S + crate::fold::WAKE_SPREAD_S;
+            model.predict(offload, fold_best.0, exec).seconds
+        });
+    let fold_wins = fold_slow_wake_s.is_some_and(|s| s < plain_best.1.seconds);
     Some(if fold.on == Some(true) || fold_wins {
         ModelChoice {
             tile: fold_best.0,
@@ -577,6 +586,7 @@ pub fn choose(
             predicted: fold_best.1,
             candidates: strip(folded),
             other_mode: Some((plain_best.0, plain_best.1)),
+            fold_slow_wake_s,
         }
     } else {
         ModelChoice {
@@ -586,6 +596,7 @@ pub fn choose(
             predicted: plain_best.1,
             candidates: strip(plain),
             other_mode: Some((fold_best.0, fold_best.1)),
+            fold_slow_wake_s,
         }
     })
 }

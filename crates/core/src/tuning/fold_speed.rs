@@ -48,7 +48,10 @@ pub const KEEP_SHARE: f64 = 0.75;
 
 /// A fold that starts this long after the last one ended finds the fold threads asleep: rayon's
 /// workers sleep after a few dozen rounds of finding no work, tens of microseconds on an idle
-/// host; within a fold-bound call the folds follow each other without a gap.
+/// host; within a fold-bound call the folds follow each other without a gap. The gap is longer
+/// than the threads take to sleep on purpose: a fold after a shorter pause that did pay a wake
+/// is recorded with it (a slower rate, on the safe side), never one that paid none without
+/// it.
 pub const WAKE_GAP: Duration = Duration::from_micros(200);
 
 /// Steps of the level ([`FoldSpeed::level`]): the model is re-run (cached decisions dropped)
@@ -148,7 +151,8 @@ impl FoldSpeed {
     /// A fold that began at `started` ([`FoldSpeed::alone_since`]) ended now, after `seconds`:
     /// [`FoldSpeed::record`]ed only when its call ran alone until now (it was alone when the
     /// fold started, and no call entered since), less the threads' wake when it woke them. Call
-    /// it for every fold that ran, alone or not: it also marks when the threads last worked.
+    /// it for every fold that completed, alone or not: it also marks when the threads last
+    /// worked (a fold that failed is not marked: its call fails with it).
     pub fn record_alone(&self, started: Option<AloneSince>, bytes: u64, seconds: f64) {
         self.record_alone_at(started, bytes, seconds, Instant::now());
     }
@@ -334,6 +338,10 @@ mod tests {
         f.record_alone_at(second, 32 * MIB, at(10.0), t2);
         let r = f.observed(t2).unwrap();
         assert!(r > 12e9 && r < 14e9, "{r}");
+        // Asleep only after more than the gap.
+        assert!(f.alone_since_at(t2 + WAKE_GAP).is_some_and(|s| !s.woke));
+        let after = t2 + WAKE_GAP + Duration::from_micros(1);
+        assert!(f.alone_since_at(after).is_some_and(|s| s.woke));
         // After a pause the threads sleep again; a 4 MiB fold of 150 us is mostly wake.
         let g = FoldSpeed::default();
         let late = t2 + WAKE_GAP + Duration::from_micros(1);
