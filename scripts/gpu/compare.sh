@@ -87,6 +87,10 @@
 #                        whole after their copy, in chunks as they land, in chunks
 #                        through a small staging ring, and copied back unfolded; each alone
 #                        and beside a host->device batch (contiguous, then 2D tile copies)
+#     --memprobe         instead of the harness: the host fold rate (C += P, 12 threads, torch) on
+#                        fresh host buffer pairs, round after round over them, pageable and
+#                        pinned (crates/bench/python/memprobe.py): a pair slow in every round is
+#                        its memory, a round slow for every pair the machine at that moment
 #     --linkprobe        instead of the harness: 2D host<->device copies of tiles of a large
 #                        host matrix, each copy a new tile, per column length and host pitch,
 #                        alone, both directions at once and under DGEMM, against the same
@@ -120,7 +124,7 @@ source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES=""
-SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 LINKPROBE=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 MEMPROBE=0 LINKPROBE=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -152,6 +156,7 @@ while (($#)); do
         --host-load) HOST_LOAD=$2; shift 2 ;;
         --links) LINKS=1; shift ;;
         --hostmem) HOSTMEM=1; shift ;;
+        --memprobe) MEMPROBE=1; shift ;;
         --linkprobe) LINKPROBE=1; shift ;;
         --blockings) BLOCKINGS=$2; shift 2 ;;
         --env) SWEEP_ENVS+=("$2"); shift 2 ;;
@@ -403,6 +408,12 @@ hostmem() {
     done
 }
 
+# The host fold rate per fresh buffer pair and round (see --memprobe).
+memprobe() {
+    run --log "$OUT/memprobe.log" python3 "$ROOT/crates/bench/python/memprobe.py"
+    ((DRY_RUN)) || grep -h "medians" "$OUT/memprobe.log" >>"$OUT/summary.md"
+}
+
 # 2D copies of walking tiles against the calibration's repeated tile (see --linkprobe).
 linkprobe() {
     local exe=$OUT/linkprobe
@@ -567,6 +578,10 @@ if ((LINKS)); then
 fi
 if ((HOSTMEM)); then
     hostmem
+    finish
+fi
+if ((MEMPROBE)); then
+    memprobe
     finish
 fi
 if ((LINKPROBE)); then

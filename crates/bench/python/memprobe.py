@@ -8,7 +8,9 @@ folds each of several freshly allocated (C, P) pairs with the same threads, roun
 over all of them, pageable and pinned, and prints GB/s of C per pair and round: a pair slow in
 every round points at the memory behind it, a round slow for every pair at the moment.
 
-    python3 scripts/gpu/memprobe.py [--mib 256] [--pairs 6] [--rounds 3] [--reps 5] [--threads 12]
+    python3 crates/bench/python/memprobe.py [--mib 256] [--pairs 6] [--rounds 3] [--reps 5] [--threads 12]
+
+Run on the GPU machine by `bash scripts/gpu/compare.sh --memprobe`; not part of the library.
 
 Random data; every fold is checked on sampled entries. Needs torch (pinned pairs need CUDA).
 """
