@@ -326,11 +326,6 @@ mod tests {
     use crate::sim::{ProfiledMachine, Synthetic};
     use crate::tiling::Blocking;
 
-    fn profile(name: &str) -> MachineProfile {
-        let path = format!("{}/../../docs/profiles/{name}", env!("CARGO_MANIFEST_DIR"));
-        MachineProfile::load(std::path::Path::new(&path)).unwrap()
-    }
-
     fn dgemm(n: usize) -> crate::problem::GemmProblem {
         crate::problem::GemmProblem {
             transa: Trans::N,
@@ -347,7 +342,8 @@ mod tests {
 
     #[test]
     fn replay_keeps_queues_in_order_and_dependencies() {
-        let m = ProfiledMachine::new(profile("nvidia-h200-x2.json"), None).unwrap();
+        let m =
+            ProfiledMachine::new(MachineProfile::recorded("nvidia-h200-x2.json"), None).unwrap();
         let p = dgemm(8192);
         let mp = m
             .plan(&p, Blocking::square(2048), Objective::Time, None)
@@ -427,7 +423,8 @@ mod tests {
     #[test]
     fn a_rank_updates_diagonal_products_cost_their_triangle() {
         use crate::sym::{SymOp, SymTiles, Uplo};
-        let m = ProfiledMachine::new(profile("nvidia-h200-x1.json"), None).unwrap();
+        let m =
+            ProfiledMachine::new(MachineProfile::recorded("nvidia-h200-x1.json"), None).unwrap();
         let p = crate::problem::GemmProblem {
             transb: Trans::T,
             sym: Some(SymTiles {
@@ -468,7 +465,7 @@ mod tests {
     #[test]
     fn contended_host_links_lengthen_a_transfer_bound_call() {
         // Thin-by-fat on 8 GPUs: C is tiny, A and B cross the host links once each.
-        let base = profile("nvidia-h200-x1.json");
+        let base = MachineProfile::recorded("nvidia-h200-x1.json");
         let p = crate::problem::GemmProblem {
             m: 2048,
             n: 2048,

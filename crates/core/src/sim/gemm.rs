@@ -207,11 +207,7 @@ mod tests {
     /// wake.
     #[test]
     fn folds_cost_their_bytes_their_task_and_the_first_the_wake() {
-        let path = format!(
-            "{}/../../docs/profiles/nvidia-h200-x1.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let profile = MachineProfile::load(std::path::Path::new(&path)).unwrap();
+        let profile = MachineProfile::recorded("nvidia-h200-x1.json");
         let dev = MemorySpace::new_device();
         let p = GemmProblem {
             transa: Trans::N,

@@ -1148,11 +1148,7 @@ mod tests {
     #[test]
     fn a_fold_must_win_at_the_slowest_wake() {
         use super::*;
-        let path = format!(
-            "{}/../../docs/profiles/nvidia-h200-x1.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let prof = MachineProfile::load(std::path::Path::new(&path)).unwrap();
+        let prof = MachineProfile::recorded("nvidia-h200-x1.json");
         let (model, exec) = pipeline_model(&prof, "cuda:0", DType::F64, true, true).unwrap();
         let rate = fold_rate(Some(&prof));
         let device = MemorySpace::new_device();

@@ -436,6 +436,14 @@ impl MachineProfile {
     ///
     /// # Errors
     /// [`ProfileError::NotFound`] when there is no file, `Read`, `Parse` or `Version` otherwise.
+    /// A profile recorded in `docs/profiles` (`name`, e.g. `nvidia-h200-x1.json`), for tests
+    /// that decide on a real machine's figures without its devices.
+    #[cfg(test)]
+    pub(crate) fn recorded(name: &str) -> MachineProfile {
+        let path = format!("{}/../../docs/profiles/{name}", env!("CARGO_MANIFEST_DIR"));
+        MachineProfile::load(Path::new(&path)).unwrap()
+    }
+
     pub fn load(path: &Path) -> Result<MachineProfile, ProfileError> {
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
