@@ -75,6 +75,11 @@ pub struct PipelineModel {
     /// fold threads' wake ([`crate::fold::FIRST_S`]; the chooser also prices the slowest
     /// wake, [`crate::fold::WAKE_SPREAD_S`] more).
     pub fold_wake_s: f64,
+    /// C tiles whose first k step runs ahead of the groups, as the planner orders steps
+    /// ([`crate::plan::build_steps`]; `HETBLAS_STEP_LEAD`, 0 unless set). A field, not read
+    /// from the environment where a prediction replays the order, so that a model predicts
+    /// the plans it was made for.
+    pub step_lead: usize,
 }
 
 /// The parts of a prediction, for `hetblas predict` and the validation report.
@@ -486,6 +491,7 @@ impl PipelineModel {
             kt,
             edge: [dm[1] > 0, dn[1] > 0, dk[1] > 0],
             group: b.group,
+            lead: self.step_lead,
             fetch_c: o.get[2],
             late_c: self.late_c,
             unfolded: if fold.is_some() {
@@ -617,6 +623,7 @@ pub(crate) mod tests {
             setup_s: 0.0,
             task_issue_s: 0.0,
             fold_wake_s: crate::fold::FIRST_S,
+            step_lead: 0,
         }
     }
 

@@ -487,6 +487,7 @@ pub fn pipeline_model(
         setup_s: if gpu { GPU_CALL_SETUP_S } else { 0.0 },
         task_issue_s: if gpu { GPU_TASK_ISSUE_S } else { 0.0 },
         fold_wake_s: crate::fold::FIRST_S,
+        step_lead: crate::plan::step_lead(),
     };
     Some((model, exec))
 }
