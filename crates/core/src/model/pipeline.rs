@@ -234,9 +234,10 @@ impl PipelineModel {
         // group's write-backs follow the last copy in (its products need every A and B tile),
         // so only the earlier groups' share of the write-backs can run beside the copies in.
         // Counted whole, the overlap priced calls of one or two groups slow (3236x7087x11152
-        // DGEMM in 4096 tiles, both C tiles in one group, by 0.9 ms of 20.6 on H200); over the
-        // seeded sets of seeds 2040-2077 it took p90 from 9.4% to 9.3% and the choices 8%
-        // or more from the best from 59 to 55 of 1494.
+        // DGEMM in 4096 tiles, both C tiles in one group: 0.19 ms more on copies that end
+        // before any write-back). Over the seeded sets of seeds 2040-2077 counting only this
+        // share took p90 from 9.4% to 9.3% and the choices 8% or more from the best from 59 to
+        // 55 of about 1490; on fresh seeds 2078-2079 it was neutral.
         let c_tiles = mt * nt;
         let g_last = (c_tiles - 1) % b.group.max(1) + 1;
         let beside_in = tout * (1.0 - g_last as f64 / c_tiles as f64);
