@@ -75,10 +75,10 @@ pub struct PipelineModel {
     /// fold threads' wake ([`crate::fold::FIRST_S`]; the chooser also prices the slowest
     /// wake, [`crate::fold::WAKE_SPREAD_S`] more).
     pub fold_wake_s: f64,
-    /// C tiles whose first k step runs ahead of the groups, as the planner orders steps
-    /// ([`crate::plan::build_steps`]; `HETBLAS_STEP_LEAD`, 0 unless set). A field, not read
-    /// from the environment where a prediction replays the order, so that a model predicts
-    /// the plans it was made for.
+    /// C tiles whose first k step runs ahead of the groups ([`crate::plan::build_steps`];
+    /// `HETBLAS_STEP_LEAD`, 0 unless set), before the planner's cap by free slots (the replay
+    /// takes memory as ample). Used by the replay of one C tile at a time only. A field, read
+    /// where the model is made rather than where a prediction runs, so tests fix it.
     pub step_lead: usize,
 }
 
@@ -230,16 +230,14 @@ impl PipelineModel {
         tin *= fi;
         tout *= fo;
         t_wb *= fo;
-        // Both directions at once slow each other, but only where they overlap: the last
-        // group's write-backs follow the last copy in (its products need every A and B tile),
-        // so only the earlier groups' share of the write-backs can run beside the copies in.
-        // Counted whole, the overlap priced calls of one or two groups slow (3236x7087x11152
-        // DGEMM in 4096 tiles, both C tiles in one group: 0.19 ms more on copies that end
-        // before any write-back). Over the seeded sets of seeds 2040-2077 counting only this
-        // share took p90 from 9.4% to 9.3% and the choices 8% or more from the best from 59 to
-        // 55 of about 1490; on fresh seeds 2078-2079 it was neutral.
+        // Both directions at once slow each other, but only where they overlap. The last
+        // group's write-backs wait for its last k step, whose A and B tiles are about the last
+        // to cross, so only the earlier groups' share of the write-backs is counted beside the
+        // copies in (an approximation). Counted whole, it priced calls of one or two groups
+        // slow; docs/PERFORMANCE.md gives what it changed on the seeded sets.
         let c_tiles = mt * nt;
-        let g_last = (c_tiles - 1) % b.group.max(1) + 1;
+        // As the planner groups tiles: at most `DEFAULT_GROUP`.
+        let g_last = (c_tiles - 1) % b.group.clamp(1, crate::tiling::DEFAULT_GROUP) + 1;
         let beside_in = tout * (1.0 - g_last as f64 / c_tiles as f64);
         let both = tin.min(beside_in);
         let tin_eff = tin + (self.h2d.model.bid_slowdown - 1.0).max(0.0) * both;
