@@ -432,10 +432,6 @@ impl MachineProfile {
         serde_json::from_value(v).map_err(parse)
     }
 
-    /// Reads a profile file.
-    ///
-    /// # Errors
-    /// [`ProfileError::NotFound`] when there is no file, `Read`, `Parse` or `Version` otherwise.
     /// A profile recorded in `docs/profiles` (`name`, e.g. `nvidia-h200-x1.json`), for tests
     /// that decide on a real machine's figures without its devices.
     #[cfg(test)]
@@ -444,6 +440,10 @@ impl MachineProfile {
         MachineProfile::load(Path::new(&path)).unwrap()
     }
 
+    /// Reads a profile file.
+    ///
+    /// # Errors
+    /// [`ProfileError::NotFound`] when there is no file, `Read`, `Parse` or `Version` otherwise.
     pub fn load(path: &Path) -> Result<MachineProfile, ProfileError> {
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
