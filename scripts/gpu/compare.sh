@@ -28,7 +28,9 @@
 #                        choice (rows hetblas-T<block>), e.g. --tiles 2048,4096,8192
 #     --traffic          bytes each GPU fetched from the host and from peers, with and without
 #                        peer forwarding
-#     --timeline         also a timeline of each problem (Chrome JSON in $OUT/trace-*.json)
+#     --timeline         also a timeline of each problem (Chrome JSON in $OUT/trace-*.json): busy
+#                        shares, and the host->device rate alone, beside copies back, beside
+#                        host folds and beside both (the host's memory is one budget)
 #     --pin-demo N       the registration cache: two calls on fresh N^3 buffers
 #     --routine trsm|trmm   side L, lower, N, non-unit, m = n = each
 #                        of --sizes, host operands, against cuBLASXt's TRSM/TRMM at its best block
@@ -631,7 +633,7 @@ for dt in ${DTYPES//,/ }; do
         run --log "$OUT/$label.log" --grep "^\| [0-9]|^  traffic" "$C" "${args[@]}"
         ((DRY_RUN)) || grep -hE "^\| [0-9]" "$OUT/$label.log" >>"$OUT/summary.md"
         if ((TIMELINE)); then
-            run --log "$OUT/trace-$label.log" --grep "^== timeline|busy|overlapped" "$C" --gpus "$GPUS" \
+            run --log "$OUT/trace-$label.log" --grep "^== timeline|busy|overlapped|host->device alone" "$C" --gpus "$GPUS" \
                 --dtype "$dt" --sizes 256 --variants hetblas --reps 1 --trace-shape "$shape" \
                 --trace-out "$OUT/trace-$label.json" "${FORCE[@]}"
         fi

@@ -6,6 +6,7 @@
 
 pub mod cublasxt;
 pub mod cublasxt_sym;
+pub mod link_contention;
 pub mod rescore;
 pub mod sym_compare;
 pub mod tri;

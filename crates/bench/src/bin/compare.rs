@@ -1102,6 +1102,20 @@ fn trace_run<T: Scalar>(
         "  transfer time overlapped with compute: {:.1}% (summed over streams)",
         100.0 * overlapped.min(xfer) / xfer.max(1e-12)
     );
+    // The host's memory is shared by the copies in, the copies back and the host folds: what
+    // the copies in reached beside each (see `link_contention`).
+    let beside = hetblas_bench::link_contention::h2d_beside(&tr);
+    let rate = |b: &hetblas_bench::link_contention::Beside| match b.gb_per_s() {
+        Some(r) => format!("{r:.1} GB/s over {:.2} ms", b.seconds * 1e3),
+        None => "-".to_string(),
+    };
+    println!(
+        "  host->device alone: {}; beside device->host copies: {}; beside host folds: {}; beside both: {}",
+        rate(&beside.alone),
+        rate(&beside.device_to_host),
+        rate(&beside.fold),
+        rate(&beside.both)
+    );
     if let Some(p) = &args.trace_out {
         std::fs::write(p, tr.to_chrome_json()).map_err(|e| e.to_string())?;
         println!("  chrome trace written to {}", p.display());
