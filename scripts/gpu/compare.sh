@@ -633,7 +633,7 @@ for dt in ${DTYPES//,/ }; do
         run --log "$OUT/$label.log" --grep "^\| [0-9]|^  traffic" "$C" "${args[@]}"
         ((DRY_RUN)) || grep -hE "^\| [0-9]" "$OUT/$label.log" >>"$OUT/summary.md"
         if ((TIMELINE)); then
-            run --log "$OUT/trace-$label.log" --grep "^== timeline|busy|overlapped|host->device alone" "$C" --gpus "$GPUS" \
+            run --log "$OUT/trace-$label.log" --grep "^== timeline|busy|overlapped|h2d alone" "$C" --gpus "$GPUS" \
                 --dtype "$dt" --sizes 256 --variants hetblas --reps 1 --trace-shape "$shape" \
                 --trace-out "$OUT/trace-$label.json" "${FORCE[@]}"
         fi

@@ -13,6 +13,7 @@
 use clap::Parser;
 use hetblas::{DType, GemmOptions, MatMut, MatRef, Runtime, Scalar, Trans};
 use hetblas_bench::cublasxt::CublasXt;
+use hetblas_bench::link_contention::{h2d_beside, Beside};
 use hetblas_bench::{median, par_copy, random_data};
 use hetblas_core::reference::check_sampled;
 use hetblas_core::scalar::{c32, c64};
@@ -1103,19 +1104,21 @@ fn trace_run<T: Scalar>(
         100.0 * overlapped.min(xfer) / xfer.max(1e-12)
     );
     // The host's memory is shared by the copies in, the copies back and the host folds: what
-    // the copies in reached beside each (see `link_contention`).
-    let beside = hetblas_bench::link_contention::h2d_beside(&tr);
-    let rate = |b: &hetblas_bench::link_contention::Beside| match b.gb_per_s() {
+    // each device's copies in reached beside them (see `link_contention`).
+    let rate = |b: &Beside| match b.gb_per_s() {
         Some(r) => format!("{r:.1} GB/s over {:.2} ms", b.seconds * 1e3),
         None => "-".to_string(),
     };
-    println!(
-        "  host->device alone: {}; beside device->host copies: {}; beside host folds: {}; beside both: {}",
-        rate(&beside.alone),
-        rate(&beside.device_to_host),
-        rate(&beside.fold),
-        rate(&beside.both)
-    );
+    for q in h2d_beside(&tr) {
+        println!(
+            "  {} alone: {}; beside device->host copies: {}; beside host folds: {}; beside both: {}",
+            q.queue,
+            rate(&q.alone),
+            rate(&q.device_to_host),
+            rate(&q.fold),
+            rate(&q.both)
+        );
+    }
     if let Some(p) = &args.trace_out {
         std::fs::write(p, tr.to_chrome_json()).map_err(|e| e.to_string())?;
         println!("  chrome trace written to {}", p.display());
