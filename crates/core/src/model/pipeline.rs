@@ -484,7 +484,7 @@ impl PipelineModel {
                         * slowed.slow_out;
                 }
                 if let Some(bw) = fold {
-                    t.fold[x][y] = (dm[x] * dn[y] * e) as f64 / bw + crate::fold::TASK_S;
+                    t.fold[x][y] = crate::fold::seconds(dm[x] * dn[y] * e, bw);
                 }
                 for (z, &dz) in dk.iter().enumerate() {
                     if dm[x] * dn[y] * dz > 0 {

@@ -21,6 +21,13 @@ pub const DEFAULT_BYTES_PER_SEC: f64 = 20e9;
 /// sixth 18% fast), and five of the six within 7% at 25 us.
 pub const TASK_S: f64 = 25e-6;
 
+/// Seconds a fold of `bytes` of C takes at `bytes_per_sec`, with its fixed cost ([`TASK_S`];
+/// a call's first fold also pays [`FIRST_S`], priced apart): the one price the pipeline model
+/// and the simulator both use.
+pub fn seconds(bytes: usize, bytes_per_sec: f64) -> f64 {
+    bytes as f64 / bytes_per_sec + TASK_S
+}
+
 /// What a call's first fold costs beyond [`TASK_S`]: the fold threads sleep between calls and
 /// wake one after another. On H200's host the first fold of sub-millisecond calls ran 90-260
 /// us longer than the folds after it (a 3 MB f32 tile: 361 us, then 103), and such calls that

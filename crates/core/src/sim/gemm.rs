@@ -67,7 +67,7 @@ impl Replay for Plan {
                     };
                     (
                         Engine::Fold,
-                        (r * c * es) as f64 / fold_rate + crate::fold::TASK_S + wake,
+                        crate::fold::seconds(r * c * es, fold_rate) + wake,
                     )
                 }
                 (kind, QueueId::Link { src, dst }) => {
