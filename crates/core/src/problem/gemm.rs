@@ -175,6 +175,25 @@ pub fn check_gemm_args(
     Ok((ta, tb))
 }
 
+/// Test problems.
+#[cfg(test)]
+impl GemmProblem {
+    /// DGEMM `m x n x k`, no transposes, A, B and C in host memory, beta 1.
+    pub(crate) fn host_dgemm(m: usize, n: usize, k: usize) -> GemmProblem {
+        GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m,
+            n,
+            k,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: [MemorySpace::HOST; 3],
+            sym: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

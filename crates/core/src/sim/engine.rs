@@ -319,7 +319,6 @@ fn replay(list: &TaskList) -> Result<Replayed> {
 mod tests {
     use super::*;
     use crate::energy::Objective;
-    use crate::memory::MemorySpace;
     use crate::operand::Trans;
     use crate::scalar::DType;
     use crate::sim::gemm::describe;
@@ -327,17 +326,7 @@ mod tests {
     use crate::tiling::Blocking;
 
     fn dgemm(n: usize) -> crate::problem::GemmProblem {
-        crate::problem::GemmProblem {
-            transa: Trans::N,
-            transb: Trans::N,
-            m: n,
-            n,
-            k: n,
-            dtype: DType::F64,
-            beta_zero: false,
-            locations: [MemorySpace::HOST; 3],
-            sym: None,
-        }
+        crate::problem::GemmProblem::host_dgemm(n, n, n)
     }
 
     #[test]

@@ -194,11 +194,9 @@ pub fn describe(plan: &Plan, task: &Task) -> (Activity, String, u64, f64) {
 mod tests {
     use super::*;
     use crate::memory::MemorySpace;
-    use crate::operand::Trans;
     use crate::plan::cache::{PlanCache, PlanInputs};
     use crate::plan::DeviceSpec;
     use crate::problem::GemmProblem;
-    use crate::scalar::DType;
     use crate::tiling::Blocking;
     use std::collections::HashSet;
 
@@ -209,17 +207,7 @@ mod tests {
     fn folds_cost_their_bytes_their_task_and_the_first_the_wake() {
         let profile = MachineProfile::recorded("nvidia-h200-x1.json");
         let dev = MemorySpace::new_device();
-        let p = GemmProblem {
-            transa: Trans::N,
-            transb: Trans::N,
-            m: 4096,
-            n: 3072,
-            k: 2048,
-            dtype: DType::F64,
-            beta_zero: false,
-            locations: [MemorySpace::HOST; 3],
-            sym: None,
-        };
+        let p = GemmProblem::host_dgemm(4096, 3072, 2048);
         let specs = [DeviceSpec {
             label: "cuda:0".into(),
             space: dev,

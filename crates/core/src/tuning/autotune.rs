@@ -1076,21 +1076,6 @@ pub fn choose_devices_with(
 
 #[cfg(test)]
 mod tests {
-    /// DGEMM `m x n x k`, A, B and C in host memory, beta 1.
-    fn host_dgemm(m: usize, n: usize, k: usize) -> crate::problem::GemmProblem {
-        crate::problem::GemmProblem {
-            transa: crate::Trans::N,
-            transb: crate::Trans::N,
-            m,
-            n,
-            k,
-            dtype: crate::DType::F64,
-            beta_zero: false,
-            locations: [crate::MemorySpace::HOST; 3],
-            sym: None,
-        }
-    }
-
     /// A C-heavy problem (K small) on a 50 GB/s link with a 40 GB/s fold: folding every tile
     /// leaves the fold as the bottleneck, sending every C the link; the model sends the last
     /// tiles' C and folds the rest, and does as told when the caller fixes the tail.
@@ -1154,7 +1139,7 @@ mod tests {
         let rate = fold_rate(Some(&prof));
         let device = MemorySpace::new_device();
         let decide = |m: usize, n: usize, k: usize, fold: FoldRequest| {
-            let p = host_dgemm(m, n, k);
+            let p = GemmProblem::host_dgemm(m, n, k);
             let o = Offload::from_problem(&p, device);
             let cands = model_tile_candidates(&p, u64::MAX);
             choose(&model, &exec, &o, &cands, true, fold, rate).unwrap()
@@ -1209,7 +1194,7 @@ mod tests {
         // Square or fat-by-thin: none.
         assert!(streaming_candidates(8192, 8192, 8192).is_empty());
         assert!(streaming_candidates(32768, 32768, 4096).is_empty());
-        let p = super::tests::host_dgemm;
+        let p = GemmProblem::host_dgemm;
         // From 4096 on, no square tile under MIN_GPU_TILE; smaller problems keep them.
         let big = model_tile_candidates(&p(4096, 4096, 4096), u64::MAX);
         assert!(big.iter().all(|b| b.tm >= MIN_GPU_TILE));
