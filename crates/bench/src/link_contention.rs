@@ -10,6 +10,7 @@
 //! device's copies in are classified apart: another device's copies in are not a class.
 
 use hetblas_core::trace::{Interval, Trace};
+use std::collections::BTreeMap;
 
 /// Host->device time and bytes beside one kind of neighbour traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -70,22 +71,16 @@ pub fn h2d_beside(tr: &Trace) -> Vec<H2dBeside> {
             .collect()
     };
     let (d2h, folds) = (spans(is_d2h), spans(is_fold));
-    let mut out: Vec<H2dBeside> = Vec::new();
+    let mut out: BTreeMap<&str, H2dBeside> = BTreeMap::new();
     for c in tr.intervals.iter().filter(|i| is_h2d(i)) {
         let length = c.end - c.start;
         if length <= 0.0 {
             continue;
         }
-        let at = match out.iter().position(|q| q.queue == c.queue) {
-            Some(at) => at,
-            None => {
-                out.push(H2dBeside {
-                    queue: c.queue.clone(),
-                    ..H2dBeside::default()
-                });
-                out.len() - 1
-            }
-        };
+        let q = out.entry(&c.queue).or_insert_with(|| H2dBeside {
+            queue: c.queue.clone(),
+            ..H2dBeside::default()
+        });
         let mut cuts = vec![c.start, c.end];
         for &(s, e) in d2h.iter().chain(&folds) {
             for t in [s, e] {
@@ -101,7 +96,6 @@ pub fn h2d_beside(tr: &Trace) -> Vec<H2dBeside> {
                 continue;
             }
             let mid = 0.5 * (s + e);
-            let q = &mut out[at];
             let class = match (covered(mid, &d2h), covered(mid, &folds)) {
                 (false, false) => &mut q.alone,
                 (true, false) => &mut q.device_to_host,
@@ -112,8 +106,7 @@ pub fn h2d_beside(tr: &Trace) -> Vec<H2dBeside> {
             class.bytes += c.bytes as f64 * (e - s) / length;
         }
     }
-    out.sort_by(|a, b| a.queue.cmp(&b.queue));
-    out
+    out.into_values().collect()
 }
 
 #[cfg(test)]
