@@ -123,10 +123,7 @@ fn throttle(clock: &std::sync::Mutex<Option<Instant>>, start: Instant, min_time:
             *c = Some(end);
             end
         };
-        let now = Instant::now();
-        if end > now {
-            std::thread::sleep(end - now);
-        }
+        crate::wait::wait_until(end);
     }
 }
 
