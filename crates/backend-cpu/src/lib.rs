@@ -30,7 +30,6 @@ pub mod kernel;
 pub mod rapl;
 pub mod sym;
 pub mod tri;
-pub mod wait;
 
 pub use blas::{choose_blas, Cblas, HostBlas, RustGemm};
 pub use cpu::{CpuBackend, CpuDevice};
@@ -38,4 +37,3 @@ pub use emulated::{
     emulated_node, EmulatedBackend, EmulatedConfig, EmulatedDevice, EmulatedLink, EmulatedNode,
 };
 pub use kernel::HostKernel;
-pub use wait::wait_until;
