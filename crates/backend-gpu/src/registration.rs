@@ -5,10 +5,10 @@
 //! someone else dropped would leave the cache believing in pinned memory that is not), and
 //! (2) words copied from the registered host addresses to a device scratch, with the same kind
 //! of 2D host-typed copy the data takes, equal what the CPU reads there; for memory the call
-//! will write, (3) a word with flipped bits copied from the device to the host address appears
-//! at the CPU address (the CPU then restores it). Reading through the mapped device pointer
-//! instead is NOT equivalent: on H200 / driver 580 it saw the new pages of a remapped buffer
-//! while host-pointer copies still used the stale ones.
+//! will write, (3) a word other than the one there, copied from the device to the host
+//! address, appears at the CPU address (the CPU then restores it). Reading through the mapped
+//! device pointer instead is NOT equivalent: on H200 / driver 580 it saw the new pages of a
+//! remapped buffer while host-pointer copies still used the stale ones.
 //!
 //! The CUDA and HIP backends had drifted apart here (32 probes without the runtime check, 16
 //! probes with it); this is the union: the runtime check costs one call, and 32 probe words
@@ -38,14 +38,21 @@ pub struct GpuRegistrar<A: GpuRuntime> {
     scratch: Mutex<Vec<Scratch<A>>>,
 }
 
-/// An output's first word (where, its value, the value flipped) while a probe writes it.
+/// An output's first word (where, its value, the value written over it) while a probe writes it.
 type Flip = (*mut [u8; 8], [u8; 8], [u8; 8]);
+
+/// The two words a probe writes over an output's first word, whichever differs from its value.
+/// They sit in the device scratch from its creation on, so that the write is one device->host
+/// copy (it was a host->device copy of the flipped value first, then that one).
+const MARKS: [[u8; 8]; 2] = [[0xa5; 8], [0x5a; 8]];
+// The marks live in the device scratch's words after the probes, of which there are BATCH.
+const _: () = assert!(BATCH >= MARKS.len());
 
 /// Ranges verified together: a call's A, B and C, and a workspace.
 pub const BATCH: usize = 4;
 
-/// Pinned and device scratch for [`BATCH`] ranges' probes and their flip words, and the
-/// stream the probes run on.
+/// Pinned and device scratch for [`BATCH`] ranges' probes (the device's also holds the
+/// [`MARKS`] after them), and the stream the probes run on.
 struct Scratch<A: GpuRuntime> {
     pinned: PinnedBuffer<A>,
     device: DeviceBuffer<A>,
@@ -55,11 +62,31 @@ struct Scratch<A: GpuRuntime> {
 impl<A: GpuRuntime> Scratch<A> {
     fn new(ctx: &Arc<A::Context>) -> Result<Self> {
         let bytes = BATCH * (PROBES + 1) * 8;
-        Ok(Scratch {
+        let s = Scratch {
             pinned: PinnedBuffer::new(ctx, bytes)?,
             device: DeviceBuffer::new(ctx, MemorySpace::HOST, bytes)?,
             stream: GpuStream::new(ctx, "registration probes".into(), false)?,
-        })
+        };
+        // The marks, staged in the pinned words after the probes and copied to the same place
+        // on the device once.
+        let (pinned, at) = (s.pinned.as_mut_ptr(), BATCH * PROBES * 8);
+        for (i, mark) in MARKS.iter().enumerate() {
+            // SAFETY: the pinned scratch holds BATCH (>= 2) words after the probes; ours.
+            unsafe { std::ptr::write_volatile(pinned.add(at + i * 8) as *mut [u8; 8], *mark) };
+        }
+        let copy = Copy2D {
+            height: MARKS.len(),
+            ..word(
+                pinned as u64 + at as u64,
+                s.device.addr() + at as u64,
+                CopyKind::HostToDevice,
+            )
+        };
+        // SAFETY: pinned -> device scratch, MARKS.len() words of both, ours; waited for below.
+        unsafe { A::copy_2d_async(&copy, s.stream.raw()) }?;
+        // SAFETY: the scratch's stream is live.
+        unsafe { A::stream_synchronize(s.stream.raw()) }?;
+        Ok(s)
     }
 }
 
@@ -191,33 +218,26 @@ impl<A: GpuRuntime> GpuRegistrar<A> {
         };
         // SAFETY: device scratch -> pinned probe, n * PROBES words of both, ours.
         let mut issued = unsafe { A::copy_2d_async(&back, q) }.is_ok();
-        // Outputs: a word with flipped bits written by DMA (the write-back path) must appear at
-        // the CPU address; its old value is put back once the stream is done. In stream order
-        // the read probes above see the old value.
+        // Outputs: a mark other than the output's first word, written there by DMA (the
+        // write-back path), must appear at the CPU address; the old value is put back once the
+        // stream is done. In stream order the read probes above see the old value.
         let mut flips: Vec<Option<Flip>> = vec![None; n];
         for (j, &(addr, _, access)) in ranges.iter().enumerate() {
             if access != HostAccess::ReadWrite || !ok[j] || !issued {
                 continue;
             }
             let target = addr as *mut [u8; 8];
-            let slot = BATCH * PROBES + j;
             // SAFETY: the caller holds the output exclusively for this call; its first word is
             // read here and put back below, after the stream is done, before anything else can
-            // look at it. The slot lies in the flip words of both scratch buffers.
-            unsafe {
-                let old = std::ptr::read_volatile(target);
-                let mut flipped = old;
-                flipped[0] ^= 0x5a;
-                std::ptr::write_volatile(probe.add(slot * 8) as *mut [u8; 8], flipped);
-                flips[j] = Some((target, old, flipped));
-                let at = dev + (slot * 8) as u64;
-                issued = A::copy_2d_async(
-                    &word(probe as u64 + (slot * 8) as u64, at, CopyKind::HostToDevice),
-                    q,
-                )
-                .is_ok()
-                    && A::copy_2d_async(&word(at, addr, CopyKind::DeviceToHost), q).is_ok();
-            }
+            // look at it.
+            let old = unsafe { std::ptr::read_volatile(target) };
+            let m = usize::from(old == MARKS[0]);
+            flips[j] = Some((target, old, MARKS[m]));
+            let mark = dev + ((BATCH * PROBES + m) * 8) as u64;
+            // SAFETY: device mark word (written at the scratch's creation) -> the output's first
+            // word, which the caller's registered region holds.
+            issued =
+                unsafe { A::copy_2d_async(&word(mark, addr, CopyKind::DeviceToHost), q) }.is_ok();
         }
         // Waited for whatever was issued: nothing may still run when the scratch is used again.
         // SAFETY: the scratch's stream is live.

@@ -8,12 +8,85 @@ use hetblas_core::{Error, Event, Queue, Result};
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
-/// An event of runtime `A`.
+/// An event of runtime `A`. Its handle goes back to its stream's [`EventPool`] when dropped.
 #[derive(Debug)]
 pub struct GpuEvent<A: GpuRuntime> {
-    ctx: Arc<A::Context>,
+    pool: Arc<EventPool<A>>,
     raw: A::Event,
     timed: bool,
+}
+
+/// Idle event handles of one stream, reused by its next records. A call records an event for
+/// most of its tasks; creating each one and destroying it at the call's end (with the caller's
+/// context saved, bound and restored around it) cost driver calls per event that a reused
+/// handle does not. Re-recording a handle no `GpuEvent` holds any more is safe: a stream that
+/// waited for it captured the record it waited for (CUDA and HIP semantics).
+pub struct EventPool<A: GpuRuntime> {
+    ctx: Arc<A::Context>,
+    /// Untimed and timed handles.
+    idle: Mutex<[Vec<A::Event>; 2]>,
+}
+
+/// Handles kept per kind; beyond this (after a call of thousands of tasks) they are destroyed.
+const POOLED_EVENTS: usize = 256;
+
+// SAFETY: event handles may be used from any thread (the runtimes are thread-safe); the lists
+// are behind a Mutex.
+unsafe impl<A: GpuRuntime> Send for EventPool<A> {}
+// SAFETY: as above.
+unsafe impl<A: GpuRuntime> Sync for EventPool<A> {}
+
+impl<A: GpuRuntime> std::fmt::Debug for EventPool<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventPool").finish_non_exhaustive()
+    }
+}
+
+impl<A: GpuRuntime> EventPool<A> {
+    fn new(ctx: &Arc<A::Context>) -> Arc<Self> {
+        Arc::new(EventPool {
+            ctx: ctx.clone(),
+            idle: Mutex::new([Vec::new(), Vec::new()]),
+        })
+    }
+
+    /// An idle handle of the kind, or a new one (the context bound by the caller).
+    fn take(&self, timed: bool) -> Result<A::Event> {
+        let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner())[usize::from(timed)].pop();
+        match idle {
+            Some(e) => Ok(e),
+            None => A::event_create(timed),
+        }
+    }
+
+    /// Back from a dropped `GpuEvent`: kept, or destroyed beyond [`POOLED_EVENTS`].
+    fn give(&self, raw: A::Event, timed: bool) {
+        {
+            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            let list = &mut idle[usize::from(timed)];
+            if list.len() < POOLED_EVENTS {
+                list.push(raw);
+                return;
+            }
+        }
+        let _caller = CurrentGuard::<A>::save();
+        let _ = A::bind(&self.ctx);
+        // SAFETY: a handle no GpuEvent holds and the pool did not keep: destroyed once.
+        unsafe { A::event_destroy(raw) };
+    }
+}
+
+impl<A: GpuRuntime> Drop for EventPool<A> {
+    fn drop(&mut self) {
+        // The last event of the stream is gone: nothing can record or wait on these any more.
+        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|p| p.into_inner()));
+        let _caller = CurrentGuard::<A>::save();
+        let _ = A::bind(&self.ctx);
+        for raw in idle.into_iter().flatten() {
+            // SAFETY: each pooled handle once; pending uses complete in the runtime.
+            unsafe { A::event_destroy(raw) };
+        }
+    }
 }
 
 // SAFETY: event handles may be used from any thread (the runtimes are thread-safe).
@@ -35,21 +108,21 @@ impl<A: GpuRuntime> GpuEvent<A> {
 
 impl<A: GpuRuntime> Event for GpuEvent<A> {
     fn synchronize(&self) -> Result<()> {
-        A::bind(&self.ctx)?;
+        A::bind(&self.pool.ctx)?;
         // SAFETY: the event is live for self's lifetime.
         unsafe { A::event_synchronize(self.raw) }
     }
     fn is_complete(&self) -> Result<bool> {
-        A::bind(&self.ctx)?;
+        A::bind(&self.pool.ctx)?;
         // SAFETY: as above.
         unsafe { A::event_query(self.raw) }
     }
     fn elapsed_since(&self, earlier: &dyn Event) -> Option<f64> {
         let e = GpuEvent::<A>::of(earlier)?;
-        if !self.timed || !e.timed || A::ordinal(&e.ctx) != A::ordinal(&self.ctx) {
+        if !self.timed || !e.timed || A::ordinal(&e.pool.ctx) != A::ordinal(&self.pool.ctx) {
             return None;
         }
-        A::bind(&self.ctx).ok()?;
+        A::bind(&self.pool.ctx).ok()?;
         // SAFETY: both are live timing events of the same device.
         let ms = unsafe { A::event_elapsed_ms(e.raw, self.raw) }.ok()?;
         Some(ms as f64 / 1e3)
@@ -64,10 +137,7 @@ impl<A: GpuRuntime> Event for GpuEvent<A> {
 
 impl<A: GpuRuntime> Drop for GpuEvent<A> {
     fn drop(&mut self) {
-        let _caller = CurrentGuard::<A>::save();
-        let _ = A::bind(&self.ctx);
-        // SAFETY: destroys the event once; pending uses complete in the runtime.
-        unsafe { A::event_destroy(self.raw) };
+        self.pool.give(self.raw, self.timed);
     }
 }
 
@@ -86,6 +156,7 @@ pub struct GpuStream<A: GpuRuntime> {
     raw: A::Stream,
     name: String,
     pub(crate) blas: Option<Mutex<BlasHandle<A>>>,
+    events: Arc<EventPool<A>>,
 }
 
 // SAFETY: stream handles may be used from any thread; the BLAS handle is behind a Mutex.
@@ -110,6 +181,7 @@ impl<A: GpuRuntime> GpuStream<A> {
             raw: A::stream_create()?,
             name,
             blas: None,
+            events: EventPool::new(ctx),
         };
         if with_blas {
             // SAFETY: the stream is live and outlives the handle (destroyed first in Drop).
@@ -131,8 +203,8 @@ impl<A: GpuRuntime> GpuStream<A> {
     pub fn record_typed(&self, timed: bool) -> Result<Arc<GpuEvent<A>>> {
         A::bind(&self.ctx)?;
         let ev = GpuEvent {
-            ctx: self.ctx.clone(),
-            raw: A::event_create(timed)?,
+            pool: self.events.clone(),
+            raw: self.events.take(timed)?,
             timed,
         };
         // SAFETY: a live event and stream of the current device.

@@ -1,6 +1,6 @@
 //! The GPU layer's own behaviour, over the runtime faked in host memory (`fake`): discovery,
 //! staged and registered copies, the registration probes, kernels on their own streams only,
-//! and events of another backend refused with a typed error.
+//! events reused once dropped, and events of another backend refused with a typed error.
 
 mod fake;
 
@@ -248,6 +248,33 @@ fn events_of_another_backend_are_refused_with_a_typed_error() {
     assert!(hq.can_wait(own.as_ref()));
     hq.wait(&own).unwrap();
     hq.synchronize().unwrap();
+}
+
+/// A dropped event's handle is recorded again by its stream's next record of the same kind
+/// (timed or not), not created anew; a reused timed handle still times.
+#[test]
+fn dropped_events_are_recorded_again_not_created() {
+    let d = gpus();
+    let s = hetblas_gpu::GpuStream::<Fake>::new(d.devices[0].context(), "events".into(), false)
+        .unwrap();
+    let raw = |e: &Arc<GpuEvent<Fake>>| e.raw();
+    let (untimed, timed) = (
+        s.record_typed(false).unwrap(),
+        s.record_typed(true).unwrap(),
+    );
+    let (u, t) = (raw(&untimed), raw(&timed));
+    assert_ne!(u, t);
+    // Held events are never handed out twice.
+    let held = s.record_typed(false).unwrap();
+    assert_ne!(raw(&held), u);
+    drop((untimed, timed));
+    assert_eq!(raw(&s.record_typed(false).unwrap()), u);
+    let again = s.record_typed(true).unwrap();
+    assert_eq!(raw(&again), t);
+    let later = s.record_typed(true).unwrap();
+    assert!(later
+        .elapsed_since(again.as_ref())
+        .is_some_and(|x| x >= 0.0));
 }
 
 #[test]
