@@ -614,8 +614,11 @@ pub fn choose(
 /// fold's fixed cost at 25 us ([`crate::fold::TASK_S`]): on the sets of seeds 2040-2056, 29
 /// calls off by more than 12% instead of 34; on fresh sets measured after (seeds 2057-2062,
 /// three H200 machines, where sub-0.2 ms calls ran 10-30 us slower than priced), p90 11.3%
-/// against 12.0%.
-pub const GPU_CALL_SETUP_S: f64 = 0.045e-3;
+/// against 12.0%. Lowered to 0.037 ms when events became pooled and the write probe one copy:
+/// entering a call fell from 33-37 us to 25-30 (`callcost`, traced, H200), whole tiny calls by
+/// 10-23 us; on the sets measured after (seeds 2083-2084), p90 8.0% against 9.7%, 3 calls
+/// beyond 12% against 5 (the per-task cost, refitted too, moved nothing consistently).
+pub const GPU_CALL_SETUP_S: f64 = 0.037e-3;
 
 /// Smallest square tile weighed for problems of 4096 and more: smaller tiles never won a
 /// measured sweep on H200 (512 tiles took 2x the best on 4096^3), and the model, which sees
