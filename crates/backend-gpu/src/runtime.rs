@@ -198,7 +198,9 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     /// # Safety
     /// `s` is live.
     unsafe fn stream_synchronize(s: Self::Stream) -> Result<()>;
-    /// Later work on `s` waits for `e` (an event of any device of this runtime).
+    /// Later work on `s` waits for `e` (an event of any device of this runtime): for the record
+    /// of `e` most recent at this call; recording `e` again later does not change what `s`
+    /// waits for (CUDA and HIP semantics; the streams' event pools rely on it).
     ///
     /// # Safety
     /// `s` and `e` are live.

@@ -616,8 +616,9 @@ pub fn choose(
 /// three H200 machines, where sub-0.2 ms calls ran 10-30 us slower than priced), p90 11.3%
 /// against 12.0%. Lowered to 0.037 ms when events became pooled and the write probe one copy:
 /// entering a call fell from 33-37 us to 25-30 (`callcost`, traced, H200), whole tiny calls by
-/// 10-23 us; on the sets measured after (seeds 2083-2084), p90 8.0% against 9.7%, 3 calls
-/// beyond 12% against 5 (the per-task cost, refitted too, moved nothing consistently).
+/// 10-23 us. Fitted on two seeds measured with that code (2083-2084; 0.030-0.045 ms tried, with
+/// 3-5 us per task, 5 kept): p90 8.0% against 9.7%, 3 calls beyond 12% against 5; then on
+/// fresh seeds 2085-2086, p90 6.8% and 11.3%.
 pub const GPU_CALL_SETUP_S: f64 = 0.037e-3;
 
 /// Smallest square tile weighed for problems of 4096 and more: smaller tiles never won a
