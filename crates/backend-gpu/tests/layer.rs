@@ -282,6 +282,34 @@ fn dropped_events_are_recorded_again_not_created() {
         .is_some_and(|x| x >= 0.0));
 }
 
+/// More events than a pool keeps: those beyond it are destroyed when dropped, the rest when the
+/// stream and its last event are gone; none twice, none recorded after destruction.
+#[test]
+fn pooled_events_are_destroyed_once_with_their_stream() {
+    let d = gpus();
+    let s =
+        hetblas_gpu::GpuStream::<Fake>::new(d.devices[0].context(), "pool".into(), false).unwrap();
+    let mut events: Vec<_> = (0..300)
+        .map(|i| s.record_typed(i % 3 == 0).unwrap())
+        .collect();
+    let handles: Vec<u64> = events.iter().map(|e| e.raw()).collect();
+    assert!(handles.iter().all(|&h| fake::event_live(h)));
+    let kept = events.pop().expect("300 events");
+    drop(events);
+    // Reused after the drops: still live, recorded without error.
+    let again = s.record_typed(false).unwrap();
+    assert!(fake::event_live(again.raw()));
+    drop(s);
+    // The pool outlives the stream while an event holds it.
+    assert!(fake::event_live(kept.raw()));
+    drop((again, kept));
+    assert!(
+        handles.iter().all(|&h| !fake::event_live(h)),
+        "a pooled handle was not destroyed"
+    );
+    assert_eq!(fake::events_destroyed_twice(), 0);
+}
+
 /// An output whose first word already holds one of the probe's marks: the hit is verified and
 /// the word put back. (That the other mark is written is what makes a stale mapping visible;
 /// the fake's copies always land, so only a GPU could show a stale one.)

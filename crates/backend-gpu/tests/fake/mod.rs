@@ -29,6 +29,10 @@ struct State {
     registered: HashMap<u64, usize>,
     /// When each recorded event was recorded.
     events: HashMap<u64, Instant>,
+    /// Events created and not destroyed.
+    live_events: std::collections::HashSet<u64>,
+    /// Destructions of handles that were not live.
+    destroyed_twice: usize,
 }
 
 fn state() -> MutexGuard<'static, State> {
@@ -42,6 +46,24 @@ fn state() -> MutexGuard<'static, State> {
 fn next_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Whether event handle `e` was created and not destroyed yet.
+#[allow(
+    dead_code,
+    reason = "used by layer.rs; conformance.rs shares the module"
+)]
+pub fn event_live(e: u64) -> bool {
+    state().live_events.contains(&e)
+}
+
+/// How many times a handle that was not live was destroyed (0 in a correct layer).
+#[allow(
+    dead_code,
+    reason = "used by layer.rs; conformance.rs shares the module"
+)]
+pub fn events_destroyed_twice() -> usize {
+    state().destroyed_twice
 }
 
 /// Forgets the registration starting at `start` behind the cache's back (as another library
@@ -281,10 +303,18 @@ impl GpuRuntime for Fake {
         Ok(())
     }
     fn event_create(_: bool) -> Result<u64> {
-        Ok(next_id())
+        let e = next_id();
+        state().live_events.insert(e);
+        Ok(e)
     }
     unsafe fn event_record(e: u64, _: u64) -> Result<()> {
-        state().events.insert(e, Instant::now());
+        let mut st = state();
+        if !st.live_events.contains(&e) {
+            return Err(Error::internal(format!(
+                "event {e} recorded after its destruction"
+            )));
+        }
+        st.events.insert(e, Instant::now());
         Ok(())
     }
     unsafe fn event_synchronize(_: u64) -> Result<()> {
@@ -301,7 +331,12 @@ impl GpuRuntime for Fake {
         }
     }
     unsafe fn event_destroy(e: u64) {
-        state().events.remove(&e);
+        let mut st = state();
+        st.events.remove(&e);
+        // A handle destroyed twice is counted, not panicked on (this runs in drops).
+        if !st.live_events.remove(&e) {
+            st.destroyed_twice += 1;
+        }
     }
     unsafe fn blas_create(_: u64) -> Result<u64> {
         Ok(next_id())
