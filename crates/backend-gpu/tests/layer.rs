@@ -147,16 +147,7 @@ fn cache_hits_are_verified_and_the_write_probe_restores_the_data() {
     let dev = &d.devices[0];
     let pins = dev.pin_cache().clone();
     let data: Vec<f64> = random_vec(&mut rng(2), 3 * 4096);
-    let (addr, len) = (data.as_ptr() as u64 + 8, (data.len() - 1) * 8);
-    let before = data.clone();
-    dev.prepare_host(addr, len, HostAccess::ReadWrite).unwrap();
-    dev.prepare_host(addr, len, HostAccess::ReadWrite).unwrap();
-    let st = pins.stats();
-    assert_eq!((st.registrations, st.hits, st.stale), (1, 1, 0), "{st:?}");
-    assert_eq!(
-        data, before,
-        "the write probe must restore the caller's word"
-    );
+    let (addr, len) = registered_then_hit(dev, &data);
     // The runtime lost the registration behind the cache's back: the next hit is stale and
     // registered again.
     let start = addr / hetblas_core::pin::PAGE * hetblas_core::pin::PAGE;
@@ -317,18 +308,28 @@ fn pooled_events_are_destroyed_once_with_their_stream() {
 fn the_write_probe_restores_a_first_word_equal_to_a_mark() {
     let d = gpus();
     let dev = &d.devices[0];
-    let pins = dev.pin_cache().clone();
     let mut data: Vec<f64> = random_vec(&mut rng(3), 2 * 4096);
     data[1] = f64::from_bits(0xa5a5_a5a5_a5a5_a5a5);
-    let (addr, len) = (data.as_ptr() as u64 + 8, (data.len() - 1) * 8);
-    let before = data.clone();
-    dev.prepare_host(addr, len, HostAccess::ReadWrite).unwrap();
-    dev.prepare_host(addr, len, HostAccess::ReadWrite).unwrap();
-    let st = pins.stats();
-    assert_eq!((st.registrations, st.hits, st.stale), (1, 1, 0), "{st:?}");
-    assert_eq!(data[1].to_bits(), before[1].to_bits());
-    assert_eq!(data, before);
+    let (addr, len) = registered_then_hit(dev, &data);
     dev.release_host(addr, len).unwrap();
+}
+
+/// `data` from its second word, prepared for reading and writing twice on a fresh device: one
+/// registration, then a verified hit whose write probe leaves the data as it was (bit for bit).
+/// Returns the range.
+fn registered_then_hit(dev: &hetblas_gpu::GpuDevice<Fake>, data: &[f64]) -> (u64, usize) {
+    let (addr, len) = (data.as_ptr() as u64 + 8, (data.len() - 1) * 8);
+    let before: Vec<u64> = data.iter().map(|x| x.to_bits()).collect();
+    dev.prepare_host(addr, len, HostAccess::ReadWrite).unwrap();
+    dev.prepare_host(addr, len, HostAccess::ReadWrite).unwrap();
+    let st = dev.pin_cache().stats();
+    assert_eq!((st.registrations, st.hits, st.stale), (1, 1, 0), "{st:?}");
+    let after: Vec<u64> = data.iter().map(|x| x.to_bits()).collect();
+    assert!(
+        after == before,
+        "the write probe must restore the caller's word"
+    );
+    (addr, len)
 }
 
 #[test]
