@@ -132,6 +132,10 @@ pub struct ExecOutcome {
     /// With faults: C tiles that a failed device was accumulating in C itself (C in its own
     /// memory): their values before the call are gone.
     pub lost: Vec<(usize, usize)>,
+    /// With faults: C tiles written back in pieces ([`crate::plan::Task::pieces`]) of which
+    /// only the first ones completed, with the number of their first columns whose final
+    /// values are in C; their other columns hold what they held before the call.
+    pub partial: HashMap<(usize, usize), usize>,
 }
 
 struct Shared<'a> {
@@ -154,7 +158,13 @@ enum Stop {
 /// A write into C that finishes a tile: its event completes once the tile is final.
 struct FinalWrite {
     tile: (usize, usize),
-    event: Arc<dyn Event>,
+    /// `None`: a write in pieces whose issue failed after some of them.
+    event: Option<Arc<dyn Event>>,
+    /// A write in pieces: the event after each piece issued, of `of` in all, over the tile's
+    /// `cols` columns.
+    pieces: Vec<Arc<dyn Event>>,
+    of: usize,
+    cols: usize,
 }
 
 struct TimedTask {
@@ -315,8 +325,19 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
     if !faults.is_empty() {
         for o in &outs {
             for f in &o.finals {
-                if f.event.synchronize().is_ok() {
+                if f.event.as_ref().is_some_and(|e| e.synchronize().is_ok()) {
                     outcome.final_tiles.insert(f.tile);
+                } else {
+                    // The pieces complete in order: the columns of those that did are final.
+                    let done = f
+                        .pieces
+                        .iter()
+                        .take_while(|e| e.synchronize().is_ok())
+                        .count();
+                    if done > 0 {
+                        let cols = done * f.cols / f.of;
+                        outcome.partial.insert(f.tile, cols);
+                    }
                 }
             }
         }
@@ -465,6 +486,8 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
     // Per queue of this worker: the last task of each other queue it already waited for.
     let mut waited: HashMap<(QueueId, QueueId, u16), TaskId> = HashMap::new();
     let mut queues: HashMap<QueueId, Arc<dyn Queue>> = HashMap::new();
+    // The events recorded after each piece of this worker's split tasks ([`Task::pieces`]).
+    let mut piece_events: HashMap<TaskId, Vec<Arc<dyn Event>>> = HashMap::new();
     for &tid in &plan.order[d] {
         let task = &plan.tasks[tid as usize];
         let q = match queues.get(&task.queue) {
@@ -488,9 +511,19 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         }
         // The tile this fetch was to copy from a peer that stopped: fetched from the operand.
         let mut from_origin = false;
+        // A split dependency of a split task: each piece waits for its own piece instead.
+        let mut piece_dep: Option<&[Arc<dyn Event>]> = None;
         for ((dq, dd), dep) in newest {
             if waited.get(&(task.queue, dq, dd)).is_some_and(|&w| w >= dep) {
                 continue;
+            }
+            if task.pieces > 1 && plan.tasks[dep as usize].pieces == task.pieces {
+                if let Some(evs) = piece_events.get(&dep) {
+                    piece_dep = Some(evs);
+                    // Waiting for every piece covers the whole task: its event follows them.
+                    waited.insert((task.queue, dq, dd), dep);
+                    continue;
+                }
             }
             let ev = match wait_issued(sh, dep) {
                 Ok(ev) => ev,
@@ -522,6 +555,10 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             waited.insert((task.queue, dq, dd), dep);
         }
         let start = if req.trace {
+            // A split task starts with its first piece's dependency (issued again below).
+            if let Some(first) = piece_dep.and_then(|evs| evs.first()) {
+                q.wait(first).map_err(Stop::Fault)?;
+            }
             Some(q.record_timed().map_err(Stop::Fault)?)
         } else {
             None
@@ -546,7 +583,24 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         }
         // The event recorded with the task itself, where its queue is shared (a host fold).
         let mut own = None;
-        if from_origin {
+        if task.pieces > 1 && !from_origin {
+            let mut evs = Vec::new();
+            let issued = issue_pieces(req, d, task, &q, piece_dep, &mut evs, &mut out.transfers);
+            if let Err(e) = issued {
+                // The pieces written back before the failure may have reached C.
+                if let (TaskKind::WriteBack { key, .. }, false) = (task.kind, evs.is_empty()) {
+                    out.finals.push(FinalWrite {
+                        tile: (key.r as usize, key.c as usize),
+                        event: None,
+                        pieces: evs,
+                        of: task.pieces as usize,
+                        cols: plan.grid.n_span(key.c as usize).1,
+                    });
+                }
+                return Err(Stop::Fault(e));
+            }
+            piece_events.insert(tid, evs);
+        } else if from_origin {
             fetch_from_origin(req, d, task.kind, &q, &mut out.transfers).map_err(Stop::Fault)?;
         } else {
             match issue(req, d, task.kind, &q, &mut out.transfers) {
@@ -597,7 +651,15 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
                 Some(e) => e.clone(),
                 None => q.record().map_err(Stop::Fault)?,
             };
-            out.finals.push(FinalWrite { tile, event });
+            let pieces = piece_events.get(&tid).cloned().unwrap_or_default();
+            let cols = plan.grid.n_span(tile.1).1;
+            out.finals.push(FinalWrite {
+                tile,
+                event: Some(event),
+                pieces,
+                of: task.pieces as usize,
+                cols,
+            });
         }
         if sh.issued[tid as usize].set(ev).is_err() {
             return Err(Stop::Fault(Error::internal("task issued twice")));
@@ -897,6 +959,77 @@ fn routine_tile(
         beta,
         c,
     }
+}
+
+/// A split task ([`crate::plan::Task::pieces`]: a late C tile's fetch, add or write-back)
+/// issued piece by piece over the C tile's columns, each piece after the same piece of
+/// `after` (the split task it depends on, when its queue is another); the event recorded
+/// after each piece goes into `events` as it is issued (so that a failure leaves those of
+/// the pieces issued before it). One transfer is counted for the whole tile.
+fn issue_pieces(
+    req: &ExecRequest<'_>,
+    d: usize,
+    task: &crate::plan::Task,
+    queue: &Arc<dyn Queue>,
+    after: Option<&[Arc<dyn Event>]>,
+    events: &mut Vec<Arc<dyn Event>>,
+    transfers: &mut Vec<Transfer>,
+) -> Result<()> {
+    let pieces = task.pieces as usize;
+    if after.is_some_and(|a| a.len() != pieces) {
+        return Err(Error::internal("split task after a task of other pieces"));
+    }
+    let key = match task.kind {
+        TaskKind::Fetch {
+            key,
+            source: Source::Origin,
+            ..
+        }
+        | TaskKind::WriteBack { key, .. } => key,
+        TaskKind::AddC { i, j, .. } => TileKey::c(i as usize, j as usize),
+        _ => return Err(Error::internal("only a late C chain is issued in pieces")),
+    };
+    let whole = operand_view(req, key);
+    let (rows, cols) = (whole.rows, whole.cols);
+    let mut moved = None;
+    for p in 0..pieces {
+        let (c0, c1) = (p * cols / pieces, (p + 1) * cols / pieces);
+        if let Some(after) = after {
+            queue.wait(&after[p])?;
+        }
+        let part = |t: RawTile| t.sub(0, c0, rows, c1 - c0);
+        match task.kind {
+            TaskKind::Fetch { slot, .. } | TaskKind::WriteBack { slot, .. } => {
+                let on_device = part(slot_view(req, d, slot, key));
+                let writeback = matches!(task.kind, TaskKind::WriteBack { .. });
+                let (src, dst) = if writeback {
+                    (on_device, part(whole))
+                } else {
+                    (part(whole), on_device)
+                };
+                let link = link_of(req, src.space, dst.space)?;
+                link.copy(&src, &dst)?;
+                moved = Some((link, writeback));
+            }
+            TaskKind::AddC { acc, orig, .. } => {
+                let y = part(slot_view(req, d, acc, key));
+                let x = part(slot_view(req, d, orig, key));
+                req.devices[d].kernel().add(queue, req.beta, &x, &y)?;
+            }
+            _ => return Err(Error::internal("only a late C chain is issued in pieces")),
+        }
+        events.push(queue.record()?);
+    }
+    if let Some((link, writeback)) = moved {
+        transfers.push(Transfer {
+            device: d as u16,
+            key,
+            writeback,
+            link: link.name().to_string(),
+            bytes: whole.bytes() as u64,
+        });
+    }
+    Ok(())
 }
 
 /// Copies `src` to `dst` over the link between their spaces and records the transfer.

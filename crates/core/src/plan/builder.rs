@@ -17,7 +17,8 @@
 
 use super::symmetric;
 use super::task::{
-    BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, QueueId, Task, TaskId, TaskKind, TileLoc,
+    BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, QueueId, Source, Task, TaskId, TaskKind,
+    TileLoc,
 };
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
@@ -66,6 +67,8 @@ pub(super) struct DeviceState {
     /// With `host_fold`: the C tiles not folded ([`fold_tail_tiles`]); their C is sent, late
     /// where the kernel adds tiles.
     pub(super) unfolded: HashSet<(usize, usize)>,
+    /// The last C tiles to finish, whose late C chain is issued in pieces ([`tail_pieces`]).
+    pub(super) split: HashSet<(usize, usize)>,
     /// The kernel adds tiles (C can arrive late).
     pub(super) adds: bool,
     pub(super) kt: usize,
@@ -217,6 +220,7 @@ fn device_state(
     };
     let steps = build_steps(tiles, kt, group, lead);
     let unfolded = fold_tail_tiles(&steps, tail, group);
+    let split = tail_tiles(&steps, group);
     let mut uses: HashMap<TileKey, VecDeque<usize>> = HashMap::new();
     for (s, step) in steps.iter().enumerate() {
         for key in operand_keys(&p, step.i, step.j, step.l) {
@@ -251,6 +255,7 @@ fn device_state(
         late_c,
         host_fold,
         unfolded,
+        split,
         adds: spec.late_c,
         kt,
         c_count: 0,
@@ -480,6 +485,55 @@ pub(crate) fn step_lead() -> usize {
         .unwrap_or(0)
 }
 
+/// Pieces for the chain of a late C tile at the end of a device's plan (its C fetch, add and
+/// write-back, [`Task::pieces`]) whose stored C block is `bytes` over `cols` columns:
+/// `HETBLAS_TAIL_PIECES=N` when set (1 turns the split off), else one piece per
+/// [`TAIL_PIECE_BYTES`], at most [`TAIL_PIECES_MAX`].
+///
+/// Why: under late C the last tile's C crosses last, and its add and write-back followed; in
+/// pieces, each piece's write-back follows its own fetch and add. On H200 (C late, not
+/// folded), DGEMM 8192x8192x2048 in 4096 tiles (one k step) ran 16.48 and 15.52 TFLOP/s in 4 and
+/// 8 pieces against 15.34 and 14.84 whole, on two machines; 16384x16384x1024 in 4096 tiles
+/// 9.11 against 8.89. A host fold's unfolded tail is not split: there the last
+/// write-backs queue behind the tail's others on the device->host link (DGEMM 8192^3, 4096x2048
+/// tiles: 38.87 in 4 pieces, 38.93 whole), and the model, pricing the tail shorter, sent more
+/// of it (12000x9000x7000 in 2048 tiles: 12 C tiles sent, 37.05, against 8 and 38.85).
+///
+/// The model does not price the pieces: crediting the last write-back's overlap (all of it
+/// but the last piece, with one k step) priced a fresh seeded set worse on H200 (p90 9.7%
+/// against 9.0% as the calls ran), as the device->host link is still busy with the earlier
+/// tiles' write-backs when the last one starts.
+pub(super) fn tail_pieces(bytes: usize, cols: usize) -> usize {
+    tail_pieces_forced()
+        .unwrap_or(bytes / TAIL_PIECE_BYTES)
+        .clamp(1, TAIL_PIECES_MAX)
+        .min(cols.max(1))
+}
+
+/// `HETBLAS_TAIL_PIECES` as a number, when set (an experiment's override of [`tail_pieces`]).
+pub(crate) fn tail_pieces_forced() -> Option<usize> {
+    std::env::var("HETBLAS_TAIL_PIECES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Bytes of C per piece of a split tail chain ([`tail_pieces`]): below this a piece's three
+/// operations cost more than they overlap.
+pub(crate) const TAIL_PIECE_BYTES: usize = 16 << 20;
+/// Most pieces of a split tail chain.
+pub(crate) const TAIL_PIECES_MAX: usize = 8;
+
+/// The C tiles whose chain may be split ([`tail_pieces`]): the last `group` tiles to finish.
+fn tail_tiles(steps: &[Step], group: usize) -> HashSet<(usize, usize)> {
+    steps
+        .iter()
+        .rev()
+        .filter(|s| s.last)
+        .take(group.max(1))
+        .map(|s| (s.i, s.j))
+        .collect()
+}
+
 pub(super) struct Builder<'a> {
     pub(super) p: GemmProblem,
     pub(super) tasks: Vec<Task>,
@@ -519,6 +573,7 @@ impl Builder<'_> {
             queue,
             deps,
             signal: false,
+            pieces: 1,
         });
         id
     }
@@ -712,6 +767,27 @@ impl Builder<'_> {
         Ok((loc, (st.c_count - 1) % st.compute_queues, beta))
     }
 
+    /// Issues a late C tile's fetch, add and write-back in column pieces ([`tail_pieces`]),
+    /// when the chain is the plain one (C fetched from its origin, written back over a link).
+    fn split_chain(&mut self, kc: TileKey, add: TaskId, wb: TaskId) {
+        let TaskKind::AddC { orig, .. } = self.tasks[add as usize].kind else {
+            return;
+        };
+        let fetch = self.tasks[add as usize].deps.iter().copied().find(|&t| {
+            matches!(self.tasks[t as usize].kind,
+                TaskKind::Fetch { key, source: Source::Origin, slot } if key == kc && slot == orig)
+        });
+        let (Some(fetch), TaskKind::WriteBack { .. }) = (fetch, self.tasks[wb as usize].kind)
+        else {
+            return;
+        };
+        let b = self.grid.stored_block(&self.p, kc);
+        let pieces = tail_pieces(b.rows * b.cols * self.p.dtype.size(), b.cols) as u16;
+        for t in [fetch, add, wb] {
+            self.tasks[t as usize].pieces = pieces;
+        }
+    }
+
     /// After a C tile's last product: the caller's C added (late C), then the tile written
     /// back (or folded on the host) and its slot released.
     fn finish_c(
@@ -743,8 +819,18 @@ impl Builder<'_> {
             st.readers[orig as usize] = vec![last_task];
         }
         st.acc.remove(&(step.i, step.j));
+        let late_chain = last_task != gemm;
         if let TileLoc::Slot(slot) = c_loc {
             let wb = self.write_back(st, kc, slot, last_task, whole);
+            // Under late C only: a fold tail's last write-backs queue behind the tail's
+            // others on the device->host link, and pieces gained nothing there on H200.
+            if late_chain
+                && st.late_c
+                && st.split.contains(&(step.i, step.j))
+                && self.p.sym.is_none()
+            {
+                self.split_chain(kc, last_task, wb);
+            }
             st.owner[slot as usize] = None;
             st.released.push_back(slot);
             st.resident.remove(&kc);
@@ -1039,6 +1125,73 @@ mod tests {
                     at.iter().all(|&p| p >= g),
                     "{count} {n} {group} {spread}: {at:?}"
                 );
+            }
+        }
+    }
+
+    /// The late C chains (C fetch, add, write-back) of the last group of tiles each device
+    /// finishes go in pieces, one per 16 MiB of the tile; nothing else does, and nothing with
+    /// beta = 0 (no C to fetch), with small tiles, or in a host fold's unfolded tail.
+    #[test]
+    fn the_last_groups_late_c_chains_go_in_pieces() {
+        for (ndev, tile, beta_zero, host_fold, tail, want) in [
+            (1, 2048, false, false, 0, 2),
+            (2, 4096, false, false, 0, 8),
+            (1, 2048, false, true, 3, 1),
+            (1, 2048, true, false, 0, 1),
+            (1, 1024, false, false, 0, 1),
+        ] {
+            let spaces: Vec<_> = (0..ndev).map(|_| MemorySpace::new_device()).collect();
+            let mut all = spaces.clone();
+            all.push(MemorySpace::HOST);
+            let p = problem(8192, 8192, 8192, beta_zero, [MemorySpace::HOST; 3]);
+            let g = TileGrid::square(8192, 8192, 8192, tile);
+            let devs = specs(&spaces, u64::MAX, 1, host_fold, tail);
+            let assign = block_cyclic(g.mt(), g.nt(), ndev);
+            let plan = build(&PlanRequest {
+                problem: p,
+                grid: g,
+                devices: &devs,
+                assignment: &assign,
+                links: &all_links(&all),
+                link_speed: None,
+            })
+            .unwrap();
+            let case = format!("{ndev} {tile} {beta_zero} {host_fold} {tail}");
+            for d in 0..ndev as u16 {
+                let mine = || plan.tasks.iter().filter(move |t| t.device == d);
+                // The tiles in the order they finish (their last product).
+                let mut finished: Vec<(u32, u32)> = Vec::new();
+                for t in mine() {
+                    if let TaskKind::Gemm { i, j, .. } = t.kind {
+                        finished.retain(|&x| x != (i, j));
+                        finished.push((i, j));
+                    }
+                }
+                let group = crate::tiling::DEFAULT_GROUP.min(finished.len());
+                let last: HashSet<_> = finished[finished.len() - group..].iter().collect();
+                let late = |i: u32, j: u32| {
+                    mine().any(
+                        |t| matches!(t.kind, TaskKind::AddC { i: a, j: b, .. } if (a, b) == (i, j)),
+                    )
+                };
+                for t in mine() {
+                    let tile = match t.kind {
+                        TaskKind::Fetch { key, .. } | TaskKind::WriteBack { key, .. }
+                            if key.op == Operand::C =>
+                        {
+                            Some((key.r, key.c))
+                        }
+                        TaskKind::AddC { i, j, .. } => Some((i, j)),
+                        _ => None,
+                    };
+                    let split = tile.is_some_and(|(i, j)| last.contains(&(i, j)) && late(i, j));
+                    let expect = if split { want } else { 1 };
+                    assert_eq!(t.pieces, expect, "{case}: {:?}", t.kind);
+                }
+                if want > 1 {
+                    assert!(mine().any(|t| t.pieces > 1), "{case}: nothing split");
+                }
             }
         }
     }

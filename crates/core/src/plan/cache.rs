@@ -52,6 +52,8 @@ struct PlanKey {
     weights: Vec<u32>,
     /// `HETBLAS_STEP_LEAD` when the plan was built ([`super::builder::step_lead`]).
     lead: usize,
+    /// `HETBLAS_TAIL_PIECES` when the plan was built ([`super::tail_pieces`]).
+    pieces: Option<usize>,
 }
 
 /// Plans by signature.
@@ -94,6 +96,7 @@ impl PlanCache {
                 .map(|w| (w * 1e4).round() as u32)
                 .collect(),
             lead: super::step_lead(),
+            pieces: super::tail_pieces_forced(),
         };
         if let Some(p) = lock(&self.plans).get(&key) {
             return Ok((p.clone(), true));

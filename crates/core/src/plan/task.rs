@@ -115,6 +115,11 @@ pub struct Task {
     pub deps: Vec<TaskId>,
     /// Whether a task on another queue waits for this one (the executor records an event).
     pub signal: bool,
+    /// Issued as this many pieces of the C tile's columns, each waiting only for the same
+    /// piece of the task before it (1: whole). Set on the chain of a late C tile at the end
+    /// of a device's plan (its C fetch, add and write-back; `plan::builder::tail_pieces`), so that
+    /// the last write-back overlaps the last fetch instead of following it.
+    pub pieces: u16,
 }
 
 /// What the planner needs to know about a participating device.

@@ -180,6 +180,7 @@ impl DevicePool {
                             index,
                             error: f.error.clone(),
                             tiles_rerun: 0,
+                            tiles_in_part: 0,
                         })
                         .collect();
                 }
@@ -411,6 +412,7 @@ impl DevicePool {
                 index,
                 error: e.clone(),
                 tiles_rerun: unfinished.len(),
+                tiles_in_part: f.partial.len(),
             });
             last = Some(e);
         }
@@ -478,7 +480,21 @@ impl DevicePool {
                 undo,
             );
         }
-        for (r0, mr, c0, nc) in unfinished_blocks(&f.grid, &unfinished) {
+        // A tile written back in part runs again on its other columns only (plans of
+        // symmetric routines never split a write-back).
+        let whole: Vec<(usize, usize)> = unfinished
+            .iter()
+            .copied()
+            .filter(|t| !f.partial.contains_key(t))
+            .collect();
+        let mut blocks = unfinished_blocks(&f.grid, &whole);
+        for (&(i, j), &done) in &f.partial {
+            let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
+            if done < nc {
+                blocks.push((r0, mr, c0 + done, nc - done));
+            }
+        }
+        for (r0, mr, c0, nc) in blocks {
             let sub = GemmProblem {
                 m: mr,
                 n: nc,
@@ -619,6 +635,7 @@ impl DevicePool {
             faults: outcome.faults,
             final_tiles: outcome.final_tiles,
             lost: outcome.lost,
+            partial: outcome.partial,
         }))
     }
 
@@ -795,6 +812,8 @@ struct Faulted {
     faults: Vec<(usize, Error)>,
     final_tiles: HashSet<(usize, usize)>,
     lost: Vec<(usize, usize)>,
+    /// Tiles written back in part: their first columns that are final.
+    partial: std::collections::HashMap<(usize, usize), usize>,
 }
 
 /// The C tiles `tiles` (sorted by row, then column) as blocks of C: per tile row, each run of

@@ -230,6 +230,9 @@ pub struct DeviceFault {
     /// C tiles that were not final when it failed and ran again (of every device that took
     /// part, since a device that needed the failed one's tiles stops too).
     pub tiles_rerun: usize,
+    /// Of those, tiles already written back in part (a write-back in pieces,
+    /// [`crate::plan::Task::pieces`]): only their columns not yet final ran again.
+    pub tiles_in_part: usize,
 }
 
 impl std::fmt::Display for DeviceFault {
@@ -238,6 +241,14 @@ impl std::fmt::Display for DeviceFault {
             f,
             "{} failed ({}); {} C tiles ran again on the devices left",
             self.device, self.error, self.tiles_rerun
-        )
+        )?;
+        if self.tiles_in_part > 0 {
+            write!(
+                f,
+                " ({} of them only in the columns not yet written back)",
+                self.tiles_in_part
+            )?;
+        }
+        Ok(())
     }
 }

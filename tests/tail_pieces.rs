@@ -1,0 +1,129 @@
+//! Late C chains in pieces (`hetblas_core::plan::Task::pieces`): in this test binary
+//! `HETBLAS_TAIL_PIECES=3` splits the C fetch, add and write-back of the last group of tiles
+//! of every plan, whatever their size. The shared conformance suite runs on emulated devices
+//! that way, and a device made to fail at each of its copies in turn, some of them between
+//! the pieces of a write-back, must leave a correct C.
+
+mod common;
+
+use hetblas_conformance::{conformance_suite, Target};
+use hetblas_core::fault::{FaultKind, FaultOp, FaultSpec};
+use hetblas_core::{Device, DevicePool, GemmOptions, Link, MatMut, MatRef, Trans};
+use hetblas_cpu::{emulated_node, EmulatedConfig};
+use std::sync::{Arc, Once};
+
+/// Set before any plan of this binary is built; every test sets the same value.
+fn force_pieces() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| std::env::set_var("HETBLAS_TAIL_PIECES", "3"));
+}
+
+fn targets() -> Option<Vec<Target>> {
+    force_pieces();
+    Some(vec![common::target(1, 16), common::target(3, 16)])
+}
+
+conformance_suite!(targets);
+
+/// Small integers, exact in f64: a wrong entry is wrong by at least 1.
+fn ints(n: usize, mul: usize, modulo: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| ((i * mul) % modulo) as f64 - (modulo / 2) as f64)
+        .collect()
+}
+
+/// The plan splits the chains (so the suite above is not vacuous), and the result is exact.
+#[test]
+fn the_last_tiles_go_in_pieces_and_c_is_exact() {
+    force_pieces();
+    let report = common::gemm_exact(
+        &common::pool(),
+        (96, 90, 64),
+        &GemmOptions::default().devices([1]).tile(32),
+    );
+    let plan = report.plan.expect("the report's plan");
+    let split = plan.tasks.iter().filter(|t| t.pieces == 3).count();
+    assert!(split >= 3, "{split} tasks in pieces");
+}
+
+/// Device 0 of two fails at its 1st, 2nd, ... copy, until a call runs without a fault. Every
+/// call must end with C exact; some faults stop a write-back between its pieces, and then
+/// only the columns not written back run again (run whole with beta = -1, those columns
+/// would hold C + 2 A B).
+#[test]
+fn a_fault_between_the_pieces_of_a_write_back_reruns_only_the_rest() {
+    force_pieces();
+    let config = EmulatedConfig {
+        memory_bytes: 16 << 20,
+        compute_queues: 1,
+        ..Default::default()
+    };
+    let node = emulated_node(&[config.clone(), config], common::blas()).unwrap();
+    let devices: Vec<Arc<dyn Device>> = node
+        .devices
+        .iter()
+        .map(|d| d.clone() as Arc<dyn Device>)
+        .collect();
+    let links: Vec<Arc<dyn Link>> = node.links.clone();
+    let pool = DevicePool::new(devices, links).unwrap();
+    let (m, n, k) = (96, 90, 64);
+    let a = ints(m * k, 7, 13);
+    let b = ints(k * n, 5, 11);
+    let c0 = ints(m * n, 3, 7);
+    let mut want = vec![0.0; m * n];
+    for j in 0..n {
+        for i in 0..m {
+            let ab: f64 = (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum();
+            want[j * m + i] = ab - c0[j * m + i];
+        }
+    }
+    let opts = GemmOptions::default().tile(32).host_fold(false);
+    let (mut in_part, mut recovered) = (0, 0);
+    for kind in [FaultKind::Error, FaultKind::Lost] {
+        for at in 1.. {
+            node.devices[0]
+                .faults()
+                .arm([FaultSpec::new(0, FaultOp::Copy, at, kind)]);
+            let mut c = c0.clone();
+            let report = pool
+                .gemm_with(
+                    Trans::N,
+                    Trans::N,
+                    1.0,
+                    MatRef::packed(&a, m, k).unwrap(),
+                    MatRef::packed(&b, k, n).unwrap(),
+                    -1.0,
+                    MatMut::packed(&mut c, m, n).unwrap(),
+                    &opts,
+                )
+                .unwrap_or_else(|e| panic!("{kind:?} at copy {at}: {e}"));
+            node.devices[0].faults().disarm();
+            assert!(pool.reprobe().is_empty(), "a healed device stays excluded");
+            for x in 0..m * n {
+                assert_eq!(
+                    c[x],
+                    want[x],
+                    "{kind:?} at copy {at}: C({}, {}) (before {}) ({:?})",
+                    x % m,
+                    x / m,
+                    c0[x],
+                    report.recovered
+                );
+            }
+            if report.recovered.is_empty() {
+                break;
+            }
+            recovered += 1;
+            in_part += report
+                .recovered
+                .iter()
+                .map(|f| f.tiles_in_part)
+                .sum::<usize>();
+        }
+    }
+    assert!(recovered > 10, "{recovered} faulted calls");
+    assert!(
+        in_part > 0,
+        "no fault landed between the pieces of a write-back"
+    );
+}
