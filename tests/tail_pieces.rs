@@ -127,3 +127,32 @@ fn a_fault_between_the_pieces_of_a_write_back_reruns_only_the_rest() {
         "no fault landed between the pieces of a write-back"
     );
 }
+
+/// One k step, a cache of a few slots and edge tiles, in pieces: C exact. (A late C fetch may
+/// reuse a slot that another tile's chain released; the executor then waits for that chain
+/// whole, not piece by piece, as its pieces are other columns: `chain_tile` in the executor.
+/// These shapes did not expose the piece-by-piece wait when it was tried: a smoke test.)
+#[test]
+fn a_slot_reused_across_chains_of_other_widths_is_waited_for_whole() {
+    force_pieces();
+    for memory in [48 << 10, 64 << 10, 96 << 10] {
+        let config = EmulatedConfig {
+            memory_bytes: memory,
+            compute_queues: 1,
+            ..Default::default()
+        };
+        let pool = common::emulated_pool(&[config]);
+        for (m, n, k) in [(100, 70, 30), (70, 100, 32), (129, 95, 17)] {
+            let report = common::gemm_exact(
+                &pool,
+                (m, n, k),
+                &GemmOptions::default().tile(32).host_fold(false),
+            );
+            let plan = report.plan.expect("the report's plan");
+            assert!(
+                plan.tasks.iter().any(|t| t.pieces == 3),
+                "{memory} ({m}, {n}, {k}): nothing split"
+            );
+        }
+    }
+}

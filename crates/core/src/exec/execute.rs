@@ -517,7 +517,15 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             if waited.get(&(task.queue, dq, dd)).is_some_and(|&w| w >= dep) {
                 continue;
             }
-            if task.pieces > 1 && plan.tasks[dep as usize].pieces == task.pieces {
+            // Only a dependency in the same tile's chain (a slot released by another tile's
+            // chain holds another shape: its pieces are other bytes).
+            let dt = &plan.tasks[dep as usize];
+            if task.pieces > 1
+                && dt.pieces == task.pieces
+                && piece_dep.is_none()
+                && chain_tile(dt.kind).is_some()
+                && chain_tile(dt.kind) == chain_tile(task.kind)
+            {
                 if let Some(evs) = piece_events.get(&dep) {
                     piece_dep = Some(evs);
                     // Waiting for every piece covers the whole task: its event follows them.
@@ -961,6 +969,18 @@ fn routine_tile(
     }
 }
 
+/// The C tile of a task of a late C chain (its C fetch, add or write-back), the tasks that
+/// may go in pieces.
+fn chain_tile(kind: TaskKind) -> Option<(u32, u32)> {
+    match kind {
+        TaskKind::Fetch { key, .. } | TaskKind::WriteBack { key, .. } if key.op == Operand::C => {
+            Some((key.r, key.c))
+        }
+        TaskKind::AddC { i, j, .. } => Some((i, j)),
+        _ => None,
+    }
+}
+
 /// A split task ([`crate::plan::Task::pieces`]: a late C tile's fetch, add or write-back)
 /// issued piece by piece over the C tile's columns, each piece after the same piece of
 /// `after` (the split task it depends on, when its queue is another); the event recorded
@@ -1021,15 +1041,26 @@ fn issue_pieces(
         events.push(queue.record()?);
     }
     if let Some((link, writeback)) = moved {
-        transfers.push(Transfer {
-            device: d as u16,
-            key,
-            writeback,
-            link: link.name().to_string(),
-            bytes: whole.bytes() as u64,
-        });
+        transfers.push(transfer(d, key, writeback, link, whole.bytes()));
     }
     Ok(())
+}
+
+/// The record of a copy of `bytes` of tile `key` over `link` by plan device `d`.
+fn transfer(
+    d: usize,
+    key: TileKey,
+    writeback: bool,
+    link: &Arc<dyn Link>,
+    bytes: usize,
+) -> Transfer {
+    Transfer {
+        device: d as u16,
+        key,
+        writeback,
+        link: link.name().to_string(),
+        bytes: bytes as u64,
+    }
 }
 
 /// Copies `src` to `dst` over the link between their spaces and records the transfer.
@@ -1044,13 +1075,7 @@ fn copy_recorded(
 ) -> Result<()> {
     let link = link_of(req, src.space, dst.space)?;
     link.copy(src, dst)?;
-    transfers.push(Transfer {
-        device: d as u16,
-        key,
-        writeback,
-        link: link.name().to_string(),
-        bytes: src.bytes() as u64,
-    });
+    transfers.push(transfer(d, key, writeback, link, src.bytes()));
     Ok(())
 }
 

@@ -907,6 +907,28 @@ mod tests {
             .collect()
     }
 
+    /// The plan of `p` on devices in `spaces` (and the host, every link between them), C
+    /// tiles dealt block-cyclically.
+    fn build_cyclic(
+        spaces: &[MemorySpace],
+        p: GemmProblem,
+        g: TileGrid,
+        devs: &[DeviceSpec],
+        link_speed: Option<&dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
+    ) -> Result<Plan> {
+        let mut all = spaces.to_vec();
+        all.push(MemorySpace::HOST);
+        let assign = block_cyclic(g.mt(), g.nt(), spaces.len());
+        build(&PlanRequest {
+            problem: p,
+            grid: g,
+            devices: devs,
+            assignment: &assign,
+            links: &all_links(&all),
+            link_speed,
+        })
+    }
+
     fn plan_for(ndev: usize, budget: u64, beta_zero: bool) -> Plan {
         try_plan(ndev, budget, beta_zero).unwrap()
     }
@@ -985,8 +1007,6 @@ mod tests {
     #[test]
     fn equal_devices_fetch_equal_shares_from_the_host() {
         let spaces = [MemorySpace::new_device(), MemorySpace::new_device()];
-        let mut all = spaces.to_vec();
-        all.push(MemorySpace::HOST);
         let speed = |s: MemorySpace, d: MemorySpace| -> Option<f64> {
             Some(if s.is_host() || d.is_host() {
                 55e9
@@ -997,16 +1017,7 @@ mod tests {
         let p = problem(16, 16, 16, false, [MemorySpace::HOST; 3]);
         let g = TileGrid::square(16, 16, 16, 4);
         let devs = specs(&spaces, u64::MAX, 1, false, 0);
-        let assign = block_cyclic(g.mt(), g.nt(), 2);
-        let plan = build(&PlanRequest {
-            problem: p,
-            grid: g,
-            devices: &devs,
-            assignment: &assign,
-            links: &all_links(&all),
-            link_speed: Some(&speed),
-        })
-        .unwrap();
+        let plan = build_cyclic(&spaces, p, g, &devs, Some(&speed)).unwrap();
         let mut origin = [0usize; 2];
         let mut peer = [0usize; 2];
         for t in &plan.tasks {
@@ -1142,21 +1153,10 @@ mod tests {
             (1, 1024, false, false, 0, 1),
         ] {
             let spaces: Vec<_> = (0..ndev).map(|_| MemorySpace::new_device()).collect();
-            let mut all = spaces.clone();
-            all.push(MemorySpace::HOST);
             let p = problem(8192, 8192, 8192, beta_zero, [MemorySpace::HOST; 3]);
             let g = TileGrid::square(8192, 8192, 8192, tile);
             let devs = specs(&spaces, u64::MAX, 1, host_fold, tail);
-            let assign = block_cyclic(g.mt(), g.nt(), ndev);
-            let plan = build(&PlanRequest {
-                problem: p,
-                grid: g,
-                devices: &devs,
-                assignment: &assign,
-                links: &all_links(&all),
-                link_speed: None,
-            })
-            .unwrap();
+            let plan = build_cyclic(&spaces, p, g, &devs, None).unwrap();
             let case = format!("{ndev} {tile} {beta_zero} {host_fold} {tail}");
             for d in 0..ndev as u16 {
                 let mine = || plan.tasks.iter().filter(move |t| t.device == d);
