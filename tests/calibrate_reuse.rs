@@ -8,7 +8,7 @@ use hetblas_core::autotune::{evaluate, model_tile, FoldRequest};
 use hetblas_core::calibrate::{CalibrationOptions, Target, RECHECK_TOLERANCE};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::MachineProfile;
-use hetblas_core::{DType, Device, DevicePool, MemorySpace, Trans};
+use hetblas_core::{DType, Device, DevicePool};
 use hetblas_cpu::{emulated_node, EmulatedConfig, HostBlas, RustGemm};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -58,17 +58,7 @@ fn opts() -> CalibrationOptions {
 fn problems() -> Vec<GemmProblem> {
     [(1024, 1024, 1024), (2048, 512, 4096), (3000, 3000, 600)]
         .into_iter()
-        .map(|(m, n, k)| GemmProblem {
-            transa: Trans::N,
-            transb: Trans::N,
-            m,
-            n,
-            k,
-            dtype: DType::F64,
-            beta_zero: false,
-            locations: [MemorySpace::HOST; 3],
-            sym: None,
-        })
+        .map(|(m, n, k)| GemmProblem::host(m, n, k, DType::F64, false))
         .collect()
 }
 

@@ -105,20 +105,6 @@ fn h200_node_links() -> Node {
     (gpu, cpu, profile, node.links)
 }
 
-fn host_problem(m: usize, n: usize, k: usize, dtype: DType, beta_zero: bool) -> GemmProblem {
-    GemmProblem {
-        transa: Trans::N,
-        transb: Trans::N,
-        m,
-        n,
-        k,
-        dtype,
-        beta_zero,
-        locations: [MemorySpace::HOST; 3],
-        sym: None,
-    }
-}
-
 /// The device subset `decide` takes for a host-operand problem, by label: the default (every
 /// device) and with `cuda:0,cpu:0` forced.
 fn chosen(
@@ -130,7 +116,7 @@ fn chosen(
 ) -> [(Vec<String>, Vec<f64>); 2] {
     let (gpu, cpu, profile) = h200_node();
     let devices = [gpu, cpu];
-    let p = host_problem(m, n, k, dtype, beta_zero);
+    let p = GemmProblem::host(m, n, k, dtype, beta_zero);
     let bw = |_: MemorySpace, _: MemorySpace| Some(54.27e9);
     let decide = |only: Option<&[usize]>| {
         let d = decide(&DecisionRequest {
@@ -200,7 +186,7 @@ fn the_cpu_joins_where_it_was_measured_to_help() {
 #[test]
 fn several_accelerators_keep_one_pricing() {
     let (gpu, cpu, profile) = h200_node();
-    let p = host_problem(6392, 9996, 326, DType::F32, false);
+    let p = GemmProblem::host(6392, 9996, 326, DType::F32, false);
     let bw = |_: MemorySpace, _: MemorySpace| Some(54.27e9);
     let hints = PlanHints::default();
     let rates = |devs: &[&Arc<dyn Device>]| device_rates(&p, devs, 4096, Some(&profile), &bw);

@@ -175,22 +175,30 @@ pub fn check_gemm_args(
     Ok((ta, tb))
 }
 
-/// Test problems.
-#[cfg(test)]
 impl GemmProblem {
-    /// DGEMM `m x n x k`, no transposes, A, B and C in host memory, beta 1.
-    pub(crate) fn host_dgemm(m: usize, n: usize, k: usize) -> GemmProblem {
+    /// A GEMM `m x n x k` of `dtype` with no transposes and A, B and C in host memory (what
+    /// a model or planner is asked about most often).
+    pub fn host(m: usize, n: usize, k: usize, dtype: DType, beta_zero: bool) -> GemmProblem {
         GemmProblem {
             transa: Trans::N,
             transb: Trans::N,
             m,
             n,
             k,
-            dtype: DType::F64,
-            beta_zero: false,
+            dtype,
+            beta_zero,
             locations: [MemorySpace::HOST; 3],
             sym: None,
         }
+    }
+}
+
+/// Test problems.
+#[cfg(test)]
+impl GemmProblem {
+    /// DGEMM `m x n x k`, no transposes, A, B and C in host memory, beta 1.
+    pub(crate) fn host_dgemm(m: usize, n: usize, k: usize) -> GemmProblem {
+        GemmProblem::host(m, n, k, DType::F64, false)
     }
 }
 
