@@ -67,7 +67,8 @@ pub(super) struct DeviceState {
     /// With `host_fold`: the C tiles not folded ([`fold_tail_tiles`]); their C is sent, late
     /// where the kernel adds tiles.
     pub(super) unfolded: HashSet<(usize, usize)>,
-    /// The last C tiles to finish, whose late C chain is issued in pieces ([`tail_pieces`]).
+    /// Under late C, the last C tiles to finish, whose chain is issued in pieces
+    /// ([`tail_pieces`]).
     pub(super) split: HashSet<(usize, usize)>,
     /// The kernel adds tiles (C can arrive late).
     pub(super) adds: bool,
@@ -220,7 +221,13 @@ fn device_state(
     };
     let steps = build_steps(tiles, kt, group, lead);
     let unfolded = fold_tail_tiles(&steps, tail, group);
-    let split = tail_tiles(&steps, group);
+    // Under late C only: a fold tail's last write-backs queue behind the tail's others on
+    // the device->host link, and pieces gained nothing there on H200.
+    let split = if late_c {
+        tail_tiles(&steps, group)
+    } else {
+        HashSet::new()
+    };
     let mut uses: HashMap<TileKey, VecDeque<usize>> = HashMap::new();
     for (s, step) in steps.iter().enumerate() {
         for key in operand_keys(&p, step.i, step.j, step.l) {
@@ -519,9 +526,9 @@ pub(crate) fn tail_pieces_forced() -> Option<usize> {
 
 /// Bytes of C per piece of a split tail chain ([`tail_pieces`]): below this a piece's three
 /// operations cost more than they overlap.
-pub(crate) const TAIL_PIECE_BYTES: usize = 16 << 20;
+const TAIL_PIECE_BYTES: usize = 16 << 20;
 /// Most pieces of a split tail chain.
-pub(crate) const TAIL_PIECES_MAX: usize = 8;
+const TAIL_PIECES_MAX: usize = 8;
 
 /// The C tiles whose chain may be split ([`tail_pieces`]): the last `group` tiles to finish.
 fn tail_tiles(steps: &[Step], group: usize) -> HashSet<(usize, usize)> {
@@ -768,7 +775,8 @@ impl Builder<'_> {
     }
 
     /// Issues a late C tile's fetch, add and write-back in column pieces ([`tail_pieces`]),
-    /// when the chain is the plain one (C fetched from its origin, written back over a link).
+    /// when the chain is the plain one (an add of C fetched from its origin, written back
+    /// over a link); `add` is the tile's last task before its write-back `wb`.
     fn split_chain(&mut self, kc: TileKey, add: TaskId, wb: TaskId) {
         let TaskKind::AddC { orig, .. } = self.tasks[add as usize].kind else {
             return;
@@ -819,16 +827,9 @@ impl Builder<'_> {
             st.readers[orig as usize] = vec![last_task];
         }
         st.acc.remove(&(step.i, step.j));
-        let late_chain = last_task != gemm;
         if let TileLoc::Slot(slot) = c_loc {
             let wb = self.write_back(st, kc, slot, last_task, whole);
-            // Under late C only: a fold tail's last write-backs queue behind the tail's
-            // others on the device->host link, and pieces gained nothing there on H200.
-            if late_chain
-                && st.late_c
-                && st.split.contains(&(step.i, step.j))
-                && self.p.sym.is_none()
-            {
+            if st.split.contains(&(step.i, step.j)) && self.p.sym.is_none() {
                 self.split_chain(kc, last_task, wb);
             }
             st.owner[slot as usize] = None;
