@@ -231,8 +231,20 @@ pub struct TileLink {
     /// `linkprobe.cu` measured beside DGEMM), not at the 49 GB/s of copies with nothing else
     /// on the device. Device->host copies did blend: 43 GB/s for 8 KiB columns with 39% under
     /// products (15107x10947x899 f32), between 49 alone and 33.5 beside DGEMM.
+    /// Columns longer than [`ALWAYS_BUSY_COLUMN_BYTES`] take it only from [`far_pitch`] on:
+    /// nearer, they blend (see [`TileLink::tile_time`]).
     pub busy_always: bool,
 }
+
+/// On a `busy_always` link, columns longer than this blend their alone and busy speeds at
+/// pitches nearer than [`far_pitch`]. Every timeline behind `busy_always` had columns far
+/// apart; link-bound calls whose B tiles crossed as 21-32 KiB columns 52-56 KiB apart, with
+/// products beside 14-40% of the copies (540x10363x6721 f64, 828x11302x14130 f32 in 4096
+/// tiles), ran 10-11% faster than the busy speed priced them, at the alone rate. Over the
+/// seeded sets of seeds 2040-2087 (1497 calls as they ran) this cut the calls beyond 7% from
+/// 212 to 189 and the p90 from 8.4% to 7.7%; the sweeps' points of every tile moved the same
+/// way (p90 17% to 16%).
+pub const ALWAYS_BUSY_COLUMN_BYTES: usize = 16 * 1024;
 
 /// Columns up to this many bytes move at the [`TileLink::busy`] speed whether or not products
 /// run (when that table is measured).
@@ -361,10 +373,12 @@ impl TileLink {
             alone
         } else {
             let busy = self.busy_bandwidth(row_bytes, pitch_bytes);
-            if row_bytes <= SHORT_COLUMN_BYTES || self.busy_always {
+            let always = self.busy_always
+                && (row_bytes <= ALWAYS_BUSY_COLUMN_BYTES || pitch_bytes >= far_pitch(row_bytes));
+            if row_bytes <= SHORT_COLUMN_BYTES || always {
                 // Short columns alone run at one of two speeds from copy to copy (H200, 8 KiB:
                 // 33 or 48 GB/s); in every pipeline timeline they ran at the busy speed, as did
-                // longer ones on links marked `busy_always`.
+                // longer ones far apart on links marked `busy_always`.
                 busy
             } else {
                 alone + (busy - alone) * load.clamp(0.0, 1.0)
@@ -569,6 +583,34 @@ mod tile_link_tests {
         // 8 KiB columns: the busy speed in both.
         let short = |l: &TileLink| l.tile_time(1024, 1024, 8, false, STRIDED_PITCH, 0.0);
         assert!((short(&blend) - short(&always)).abs() < 1e-12);
+    }
+
+    /// On a `busy_always` link, columns longer than [`ALWAYS_BUSY_COLUMN_BYTES`] blend by
+    /// the share under products while nearer than [`far_pitch`], and take the busy speed from
+    /// there on; columns up to that length take it at any pitch.
+    #[test]
+    fn long_columns_near_each_other_blend_even_on_a_busy_always_link() {
+        let link = TileLink {
+            model: LinkModel::new(0.0, 55e9, 1.0),
+            strided: vec![(16384, 49e9), (32768, 54e9)],
+            wide: vec![],
+            busy: vec![(16384, 34e9), (32768, 46e9)],
+            near: vec![],
+            near_busy: vec![],
+            busy_always: true,
+        };
+        // 32 KiB columns 56 KiB apart (no near tables: the far tables' rates).
+        let long = |load| link.tile_time(4096, 1024, 8, false, 56 * 1024, load);
+        let bytes = 4096.0 * 1024.0 * 8.0;
+        assert!((long(0.0) - bytes / 54e9).abs() < 1e-9);
+        assert!((long(0.5) - bytes / 50e9).abs() < 1e-9);
+        assert!((long(1.0) - bytes / 46e9).abs() < 1e-9);
+        // The same columns from the far pitch on: the busy speed, alone or not.
+        let far = far_pitch(32768);
+        assert!((link.tile_time(4096, 1024, 8, false, far, 0.0) - bytes / 46e9).abs() < 1e-9);
+        // 16 KiB columns as near: the busy speed, alone or not.
+        let t16 = link.tile_time(2048, 1024, 8, false, 40 * 1024, 0.0);
+        assert!((t16 - 2048.0 * 1024.0 * 8.0 / 34e9).abs() < 1e-9);
     }
 
     /// The far rate starts at eight columns' pitch, no nearer than twice the near pitch and no
