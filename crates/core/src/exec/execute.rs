@@ -517,15 +517,8 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             if waited.get(&(task.queue, dq, dd)).is_some_and(|&w| w >= dep) {
                 continue;
             }
-            // Only a dependency in the same tile's chain (a slot released by another tile's
-            // chain holds another shape: its pieces are other bytes).
             let dt = &plan.tasks[dep as usize];
-            if task.pieces > 1
-                && dt.pieces == task.pieces
-                && piece_dep.is_none()
-                && chain_tile(dt.kind).is_some()
-                && chain_tile(dt.kind) == chain_tile(task.kind)
-            {
+            if piece_dep.is_none() && waits_piece_by_piece(task, dt) {
                 if let Some(evs) = piece_events.get(&dep) {
                     piece_dep = Some(evs);
                     // Waiting for every piece covers the whole task: its event follows them.
@@ -971,6 +964,18 @@ fn routine_tile(
 
 /// The C tile of a task of a late C chain (its C fetch, add or write-back), the tasks that
 /// may go in pieces.
+/// Whether split `task` waits for `dep`, a task it depends on, piece by piece (each of its
+/// pieces after the same piece of `dep`) rather than whole: only within one C tile's chain,
+/// split alike. A slot released by another tile's chain held another tile: its pieces are
+/// other columns, so a piece of this tile may overwrite bytes that any piece of that one
+/// still reads.
+fn waits_piece_by_piece(task: &crate::plan::Task, dep: &crate::plan::Task) -> bool {
+    task.pieces > 1
+        && dep.pieces == task.pieces
+        && chain_tile(dep.kind).is_some()
+        && chain_tile(dep.kind) == chain_tile(task.kind)
+}
+
 fn chain_tile(kind: TaskKind) -> Option<(u32, u32)> {
     match kind {
         TaskKind::Fetch { key, .. } | TaskKind::WriteBack { key, .. } if key.op == Operand::C => {
@@ -1162,4 +1167,79 @@ fn interval(
         bytes,
         flops,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Task;
+
+    fn task(kind: TaskKind, pieces: u16) -> Task {
+        Task {
+            device: 0,
+            kind,
+            queue: QueueId::HostFold,
+            deps: vec![],
+            signal: true,
+            pieces,
+        }
+    }
+
+    fn fetch_c(i: usize, j: usize, slot: u32, pieces: u16) -> Task {
+        let key = TileKey::c(i, j);
+        let kind = TaskKind::Fetch {
+            key,
+            source: Source::Origin,
+            slot,
+        };
+        task(kind, pieces)
+    }
+
+    fn add_c(i: u32, j: u32, pieces: u16) -> Task {
+        let kind = TaskKind::AddC {
+            i,
+            j,
+            acc: 0,
+            orig: 1,
+        };
+        task(kind, pieces)
+    }
+
+    fn write_back(i: usize, j: usize, slot: u32, pieces: u16) -> Task {
+        let key = TileKey::c(i, j);
+        task(TaskKind::WriteBack { key, slot }, pieces)
+    }
+
+    /// Pieces wait piece by piece only for the same piece of their own tile's chain, split
+    /// alike; a slot's previous tile (another chain's write-back), a chain split otherwise
+    /// or a task that is not split is waited for whole.
+    #[test]
+    fn pieces_wait_piece_by_piece_only_within_their_own_tiles_chain() {
+        // The tile's own chain: fetch -> add -> write-back.
+        assert!(waits_piece_by_piece(&add_c(1, 2, 3), &fetch_c(1, 2, 1, 3)));
+        assert!(waits_piece_by_piece(
+            &write_back(1, 2, 0, 3),
+            &add_c(1, 2, 3)
+        ));
+        // A fetch into a slot that another tile's split write-back released.
+        assert!(!waits_piece_by_piece(
+            &fetch_c(1, 2, 5, 3),
+            &write_back(0, 2, 5, 3)
+        ));
+        assert!(!waits_piece_by_piece(&add_c(1, 2, 3), &fetch_c(2, 1, 1, 3)));
+        // Split otherwise, or not split.
+        assert!(!waits_piece_by_piece(&add_c(1, 2, 3), &fetch_c(1, 2, 1, 4)));
+        assert!(!waits_piece_by_piece(&add_c(1, 2, 1), &fetch_c(1, 2, 1, 1)));
+        // A product is no part of the chain that pieces follow.
+        let gemm = TaskKind::Gemm {
+            i: 1,
+            j: 2,
+            l: 0,
+            a: crate::plan::TileLoc::Slot(0),
+            b: crate::plan::TileLoc::Slot(1),
+            c: crate::plan::TileLoc::Slot(2),
+            beta: crate::plan::BetaUse::Zero,
+        };
+        assert!(!waits_piece_by_piece(&add_c(1, 2, 3), &task(gemm, 3)));
+    }
 }
