@@ -1,10 +1,13 @@
 //! Shared fixtures for the end-to-end tests: pools built once per test binary.
 
+// Each test binary uses only some of these fixtures.
 #![allow(dead_code)]
 
 use hetblas_conformance::Target;
 use hetblas_core::{Device, DevicePool, GemmOptions, GemmReport, Link, MatMut, MatRef, Trans};
-use hetblas_cpu::{choose_blas, emulated_node, CpuDevice, EmulatedConfig, HostBlas};
+use hetblas_cpu::{
+    choose_blas, emulated_node, CpuDevice, EmulatedConfig, EmulatedDevice, HostBlas,
+};
 use std::sync::{Arc, OnceLock};
 
 pub fn blas() -> Arc<dyn HostBlas> {
@@ -122,4 +125,17 @@ pub fn emulated(configs: &[EmulatedConfig]) -> Node {
 /// A pool of emulated devices.
 pub fn emulated_pool(configs: &[EmulatedConfig]) -> Arc<DevicePool> {
     emulated(configs).0
+}
+
+/// A pool of one emulated device per configuration, with the emulated devices' own handles
+/// (to arm their faults or read what they did).
+pub fn emulated_handles(configs: &[EmulatedConfig]) -> (DevicePool, Vec<Arc<EmulatedDevice>>) {
+    let node = emulated_node(configs, blas()).expect("emulated node");
+    let devices: Vec<Arc<dyn Device>> = node
+        .devices
+        .iter()
+        .map(|d| d.clone() as Arc<dyn Device>)
+        .collect();
+    let pool = DevicePool::new(devices, node.links).expect("pool");
+    (pool, node.devices)
 }

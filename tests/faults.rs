@@ -7,15 +7,12 @@
 
 use hetblas_core::fault::{FaultKind, FaultOp, FaultSpec};
 use hetblas_core::reference::gemm_error_bound;
-use hetblas_core::{Device, DevicePool, Error, GemmOptions, Link, MatMut, MatRef, Trans};
-use hetblas_cpu::{choose_blas, emulated_node, EmulatedConfig, EmulatedDevice, HostBlas};
-use std::sync::{Arc, OnceLock};
+mod common;
 
-fn blas() -> Arc<dyn HostBlas> {
-    static B: OnceLock<Arc<dyn HostBlas>> = OnceLock::new();
-    B.get_or_init(|| choose_blas().expect("host BLAS").blas)
-        .clone()
-}
+use common::blas;
+use hetblas_core::{Device, DevicePool, Error, GemmOptions, MatMut, MatRef, Trans};
+use hetblas_cpu::{emulated_node, EmulatedConfig, EmulatedDevice};
+use std::sync::Arc;
 
 struct Node {
     pool: DevicePool,
@@ -52,17 +49,8 @@ fn node(ndev: usize, memory_bytes: u64) -> Node {
         peer_link_bytes_per_sec: Some(300e9),
         ..Default::default()
     };
-    let node = emulated_node(&vec![config; ndev], blas()).expect("emulated node");
-    let devices: Vec<Arc<dyn Device>> = node
-        .devices
-        .iter()
-        .map(|d| d.clone() as Arc<dyn Device>)
-        .collect();
-    let links: Vec<Arc<dyn Link>> = node.links;
-    Node {
-        pool: DevicePool::new(devices, links).expect("pool"),
-        emus: node.devices,
-    }
+    let (pool, emus) = common::emulated_handles(&vec![config; ndev]);
+    Node { pool, emus }
 }
 
 impl Node {

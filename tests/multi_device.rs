@@ -206,11 +206,8 @@ fn a_slow_cpu_takes_a_strip_of_rows() {
         flops_per_sec: Some(2e8),
         ..Default::default()
     };
-    let node = emulated_node(&[fast.clone(), fast], common::blas()).unwrap();
-    let cpu: Arc<dyn Device> = hetblas_cpu::CpuDevice::with_blas(common::blas(), vec![]).unwrap();
-    let mut devices = vec![cpu.clone()];
-    devices.extend(node.devices.into_iter().map(|d| d as Arc<dyn Device>));
-    let pool = DevicePool::new(devices, node.links).unwrap();
+    let (pool, devices) = common::cpu_and_emulated(&[fast.clone(), fast]);
+    let cpu = devices[0].clone();
     // The CPU as calibrated: 8e7 flop/s, about 9% of the three devices together (in situ).
     let mut profile = MachineProfile::new();
     profile.devices.push(DeviceProfile {

@@ -8,9 +8,9 @@ mod common;
 
 use hetblas_conformance::{conformance_suite, Target};
 use hetblas_core::fault::{FaultKind, FaultOp, FaultSpec};
-use hetblas_core::{Device, DevicePool, GemmOptions, Link, MatMut, MatRef, Trans};
-use hetblas_cpu::{emulated_node, EmulatedConfig};
-use std::sync::{Arc, Once};
+use hetblas_core::{GemmOptions, MatMut, MatRef, Trans};
+use hetblas_cpu::EmulatedConfig;
+use std::sync::Once;
 
 /// Set before any plan of this binary is built; every test sets the same value.
 fn force_pieces() {
@@ -58,14 +58,7 @@ fn a_fault_between_the_pieces_of_a_write_back_reruns_only_the_rest() {
         compute_queues: 1,
         ..Default::default()
     };
-    let node = emulated_node(&[config.clone(), config], common::blas()).unwrap();
-    let devices: Vec<Arc<dyn Device>> = node
-        .devices
-        .iter()
-        .map(|d| d.clone() as Arc<dyn Device>)
-        .collect();
-    let links: Vec<Arc<dyn Link>> = node.links.clone();
-    let pool = DevicePool::new(devices, links).unwrap();
+    let (pool, emus) = common::emulated_handles(&[config.clone(), config]);
     let (m, n, k) = (96, 90, 64);
     let a = ints(m * k, 7, 13);
     let b = ints(k * n, 5, 11);
@@ -81,7 +74,7 @@ fn a_fault_between_the_pieces_of_a_write_back_reruns_only_the_rest() {
     let (mut in_part, mut recovered) = (0, 0);
     for kind in [FaultKind::Error, FaultKind::Lost] {
         for at in 1.. {
-            node.devices[0]
+            emus[0]
                 .faults()
                 .arm([FaultSpec::new(0, FaultOp::Copy, at, kind)]);
             let mut c = c0.clone();
@@ -97,7 +90,7 @@ fn a_fault_between_the_pieces_of_a_write_back_reruns_only_the_rest() {
                     &opts,
                 )
                 .unwrap_or_else(|e| panic!("{kind:?} at copy {at}: {e}"));
-            node.devices[0].faults().disarm();
+            emus[0].faults().disarm();
             assert!(pool.reprobe().is_empty(), "a healed device stays excluded");
             for x in 0..m * n {
                 assert_eq!(
