@@ -969,7 +969,7 @@ fn routine_tile(
 /// split alike. A slot released by another tile's chain held another tile: its pieces are
 /// other columns, so a piece of this tile may overwrite bytes that any piece of that one
 /// still reads.
-fn waits_piece_by_piece(task: &crate::plan::Task, dep: &crate::plan::Task) -> bool {
+pub(crate) fn waits_piece_by_piece(task: &crate::plan::Task, dep: &crate::plan::Task) -> bool {
     task.pieces > 1
         && dep.pieces == task.pieces
         && chain_tile(dep.kind).is_some()

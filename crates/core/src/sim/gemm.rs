@@ -7,7 +7,7 @@ use super::costs::{Contention, Engine};
 use super::engine::{Replay, SimTask, TaskList};
 use crate::error::{Error, Result};
 use crate::model::link::STRIDED_PITCH;
-use crate::plan::{Plan, QueueId, Task, TaskKind};
+use crate::plan::{Plan, QueueId, Task, TaskId, TaskKind};
 use crate::profile::MachineProfile;
 use crate::tiling::TileKey;
 use crate::trace::Activity;
@@ -21,9 +21,26 @@ impl Replay for Plan {
         let p = &plan.problem;
         let es = p.dtype.size();
         let mut tasks = Vec::with_capacity(plan.tasks.len());
+        // A task split in pieces (`Task::pieces`: a late C chain) is replayed as its pieces,
+        // one after another on its queue, as the executor issues them: the list's ids are the
+        // plan's, each split task's pieces taking the ids after it (in the same order, so the
+        // host fold queue's order by id holds).
+        let mut base = Vec::with_capacity(plan.tasks.len());
+        let mut next: TaskId = 0;
+        for t in &plan.tasks {
+            base.push(next);
+            next += TaskId::from(t.pieces.max(1));
+        }
+        let last_piece = |d: TaskId| {
+            let n = TaskId::from(plan.tasks[d as usize].pieces.max(1));
+            base[d as usize] + n - 1
+        };
         // The host fold queue takes its tasks by id, so the first FoldC listed runs first.
         let mut first_fold = true;
-        for t in &plan.tasks {
+        for (id, t) in plan.tasks.iter().enumerate() {
+            let pieces = usize::from(t.pieces.max(1));
+            // A piece's share of the C tile's columns (the executor's split).
+            let piece_cols = |cols: usize, p: usize| (p + 1) * cols / pieces - p * cols / pieces;
             let (engine, alone) = match (t.kind, t.queue) {
                 (TaskKind::Gemm { i, j, l, .. }, QueueId::Compute { device, .. }) => {
                     let g = &plan.grid;
@@ -44,17 +61,18 @@ impl Replay for Plan {
                     };
                     (
                         Engine::Compute(device),
-                        machine.tables[device as usize].time_mnk(m, n, k) * share,
+                        vec![machine.tables[device as usize].time_mnk(m, n, k) * share],
                     )
                 }
                 (TaskKind::AddC { i, j, .. }, QueueId::Compute { device, .. }) => {
                     // y += beta * x reads two tiles and writes one: a memory-bound pass that
                     // the tables price like a product of depth 1.
                     let (r, c) = plan.grid.op_shape(TileKey::c(i as usize, j as usize));
-                    (
-                        Engine::Compute(device),
-                        machine.tables[device as usize].time_mnk(r, c, 1),
-                    )
+                    let table = &machine.tables[device as usize];
+                    let each: Vec<f64> = (0..pieces)
+                        .map(|q| table.time_mnk(r, piece_cols(c, q), 1))
+                        .collect();
+                    (Engine::Compute(device), each)
                 }
                 (TaskKind::FoldC { key, .. }, QueueId::HostFold) => {
                     // As the pipeline model prices a fold: its bytes at the fold rate, its
@@ -67,7 +85,7 @@ impl Replay for Plan {
                     };
                     (
                         Engine::Fold,
-                        crate::fold::seconds(r * c * es, fold_rate) + wake,
+                        vec![crate::fold::seconds(r * c * es, fold_rate) + wake],
                     )
                 }
                 (kind, QueueId::Link { src, dst }) => {
@@ -87,10 +105,14 @@ impl Replay for Plan {
                         STRIDED_PITCH
                     };
                     // Copies of a pipeline run beside products: the busy table's speed.
-                    let alone = machine.links[li]
-                        .tile
-                        .tile_time(block.rows, block.cols, es, contiguous, pitch, 1.0);
-                    (Engine::Link(li), alone)
+                    let tile = &machine.links[li].tile;
+                    let each: Vec<f64> = (0..pieces)
+                        .map(|q| {
+                            let cols = piece_cols(block.cols, q);
+                            tile.tile_time(block.rows, cols, es, contiguous, pitch, 1.0)
+                        })
+                        .collect();
+                    (Engine::Link(li), each)
                 }
                 (kind, q) => {
                     return Err(Error::internal(format!(
@@ -98,24 +120,70 @@ impl Replay for Plan {
                     )))
                 }
             };
+            if alone.len() != pieces {
+                return Err(Error::internal(format!(
+                    "simulator: {:?} split in {pieces} pieces",
+                    t.kind
+                )));
+            }
             let (activity, label, bytes, flops) = describe(plan, t);
-            tasks.push(SimTask {
-                device: t.device,
-                queue: t.queue,
-                engine,
-                alone,
-                deps: t.deps.clone(),
-                activity,
-                label,
-                bytes,
-                flops,
-            });
+            for (q, alone) in alone.into_iter().enumerate() {
+                // Each piece waits for the same piece of its tile's chain before it (the
+                // executor's rule), for anything else whole: its last piece.
+                let deps = t
+                    .deps
+                    .iter()
+                    .map(|&d| {
+                        if crate::exec::execute::waits_piece_by_piece(t, &plan.tasks[d as usize]) {
+                            base[d as usize] + q as TaskId
+                        } else {
+                            last_piece(d)
+                        }
+                    })
+                    .collect();
+                // The piece's share of the tile's columns (bytes: whole columns of it).
+                let cols = chain_cols(plan, t.kind).max(1);
+                let own = if pieces > 1 {
+                    piece_cols(cols, q)
+                } else {
+                    cols
+                };
+                tasks.push(SimTask {
+                    task: id as TaskId,
+                    device: t.device,
+                    queue: t.queue,
+                    engine,
+                    alone,
+                    deps,
+                    activity,
+                    label: label.clone(),
+                    bytes: bytes / cols as u64 * own as u64,
+                    flops: flops * own as f64 / cols as f64,
+                });
+            }
         }
+        let order = plan
+            .order
+            .iter()
+            .map(|o| {
+                o.iter()
+                    .flat_map(|&t| base[t as usize]..=last_piece(t))
+                    .collect()
+            })
+            .collect();
         Ok(TaskList {
             tasks,
-            order: plan.order.clone(),
+            order,
             machine,
         })
+    }
+}
+
+/// Columns of the C tile a late C chain's task (fetch, add, write-back) works on.
+fn chain_cols(plan: &Plan, kind: TaskKind) -> usize {
+    match kind {
+        TaskKind::AddC { i, j, .. } => plan.grid.op_shape(TileKey::c(i as usize, j as usize)).1,
+        k => moved_key(k).map_or(1, |key| plan.grid.op_shape(key).1),
     }
 }
 
@@ -199,6 +267,102 @@ mod tests {
     use crate::problem::GemmProblem;
     use crate::tiling::Blocking;
     use std::collections::HashSet;
+
+    /// A late C chain split in pieces is replayed as its pieces, each after the same piece
+    /// of its chain and moving its share of the tile's columns, and shown whole in the trace;
+    /// a tile's write-back then starts under its own fetch.
+    #[test]
+    fn split_chains_replay_piece_by_piece() {
+        let profile = MachineProfile::recorded("nvidia-h200-x1.json");
+        let dev = MemorySpace::new_device();
+        // One k step: each C tile's fetch, add and write-back follow its product.
+        let mut p = GemmProblem::host_dgemm(8192, 8192, 2048);
+        p.transb = crate::operand::Trans::N;
+        let specs = [DeviceSpec {
+            label: "cuda:0".into(),
+            space: dev,
+            budget: 64 << 30,
+            compute_queues: 2,
+            late_c: true,
+            host_fold: false,
+            fold_tail: 0,
+            group: crate::tiling::DEFAULT_GROUP,
+        }];
+        let links: HashSet<_> = [(MemorySpace::HOST, dev), (dev, MemorySpace::HOST)].into();
+        let (plan, _) = PlanCache::default()
+            .get_or_build(&PlanInputs {
+                problem: p,
+                grid: Blocking::square(4096).grid(p.m, p.n, p.k),
+                device_ids: &[0],
+                devices: &specs,
+                weights: &[1.0],
+                forward: false,
+                host_fold: false,
+                fold_tail: 0,
+                strip: None,
+                links: &links,
+                link_speed: &|_, _| None,
+            })
+            .unwrap();
+        let labels = ["cuda:0".to_string()];
+        let list = plan.lower(&profile, &labels).unwrap();
+        let pieces_of = |t: usize| -> Vec<usize> {
+            (0..list.tasks.len())
+                .filter(|&x| list.tasks[x].task as usize == t)
+                .collect()
+        };
+        let extra: usize = plan.tasks.iter().map(|t| t.pieces as usize - 1).sum();
+        assert!(extra > 0, "the plan splits no chain");
+        assert_eq!(list.tasks.len(), plan.tasks.len() + extra);
+        assert_eq!(list.order[0].len(), list.tasks.len());
+        // An add in 8 pieces and the fetch of its C: each piece of the add waits for the same
+        // piece of the fetch, not the whole fetch.
+        let add = (0..plan.tasks.len())
+            .find(|&t| matches!(plan.tasks[t].kind, TaskKind::AddC { .. }))
+            .unwrap();
+        assert_eq!(plan.tasks[add].pieces, 8);
+        let fetch = plan.tasks[add]
+            .deps
+            .iter()
+            .map(|&d| d as usize)
+            .find(|&d| matches!(plan.tasks[d].kind, TaskKind::Fetch { .. }))
+            .unwrap();
+        let (adds, fetches) = (pieces_of(add), pieces_of(fetch));
+        assert_eq!((adds.len(), fetches.len()), (8, 8));
+        for q in 0..8 {
+            let deps = &list.tasks[adds[q]].deps;
+            assert!(
+                deps.contains(&(fetches[q] as TaskId)),
+                "piece {q}: {deps:?}"
+            );
+            assert!(
+                !deps.contains(&(fetches[7] as TaskId)) || q == 7,
+                "piece {q}"
+            );
+        }
+        // The pieces of the fetch move the tile's bytes between them.
+        let bytes: u64 = fetches.iter().map(|&x| list.tasks[x].bytes).sum();
+        assert_eq!(bytes, 4096 * 4096 * 8);
+        // The trace shows each plan task once; the tile's write-back starts before its
+        // fetch ends.
+        let sim = crate::sim::simulate(&crate::sim::SimRequest {
+            plan: &*plan,
+            profile: &profile,
+            devices: &labels,
+            queue_names: None,
+        })
+        .unwrap();
+        assert_eq!(sim.trace.intervals.len(), plan.tasks.len());
+        let (_, label, whole_bytes, _) = describe(&plan, &plan.tasks[fetch]);
+        let at = |label: &str| {
+            let i = sim.trace.intervals.iter().find(|i| i.label == label);
+            i.unwrap_or_else(|| panic!("{label} not in the trace"))
+        };
+        let fetched = at(&label);
+        assert_eq!(fetched.bytes, whole_bytes);
+        let written = at(&label.replace("fetch", "writeback"));
+        assert!(written.start < fetched.end, "{written:?} after {fetched:?}");
+    }
 
     /// A plan that folds C on the host: each fold costs what the pipeline model prices it at
     /// (its bytes at the fold rate and the fixed task cost), the first also the fold threads'

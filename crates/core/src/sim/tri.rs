@@ -76,6 +76,7 @@ impl Replay for TriPlan {
             };
             let (activity, label, bytes, flops) = plan.describe(t);
             tasks.push(SimTask {
+                task: tasks.len() as crate::plan::TaskId,
                 device: t.device,
                 queue: t.queue,
                 engine,
