@@ -962,13 +962,12 @@ fn routine_tile(
     }
 }
 
-/// The C tile of a task of a late C chain (its C fetch, add or write-back), the tasks that
-/// may go in pieces.
 /// Whether split `task` waits for `dep`, a task it depends on, piece by piece (each of its
 /// pieces after the same piece of `dep`) rather than whole: only within one C tile's chain,
 /// split alike. A slot released by another tile's chain held another tile: its pieces are
 /// other columns, so a piece of this tile may overwrite bytes that any piece of that one
-/// still reads.
+/// still reads. The planner gives a split task one such dependency (an add its C fetch, a
+/// write-back its add); the executor follows at most one piece by piece.
 pub(crate) fn waits_piece_by_piece(task: &crate::plan::Task, dep: &crate::plan::Task) -> bool {
     task.pieces > 1
         && dep.pieces == task.pieces
@@ -976,6 +975,8 @@ pub(crate) fn waits_piece_by_piece(task: &crate::plan::Task, dep: &crate::plan::
         && chain_tile(dep.kind) == chain_tile(task.kind)
 }
 
+/// The C tile of a task of a late C chain (its C fetch, add or write-back), the tasks that
+/// may go in pieces.
 fn chain_tile(kind: TaskKind) -> Option<(u32, u32)> {
     match kind {
         TaskKind::Fetch { key, .. } | TaskKind::WriteBack { key, .. } if key.op == Operand::C => {

@@ -377,8 +377,9 @@ impl TileLink {
                 && (row_bytes <= ALWAYS_BUSY_COLUMN_BYTES || pitch_bytes >= far_pitch(row_bytes));
             if row_bytes <= SHORT_COLUMN_BYTES || always {
                 // Short columns alone run at one of two speeds from copy to copy (H200, 8 KiB:
-                // 33 or 48 GB/s); in every pipeline timeline they ran at the busy speed, as did
-                // longer ones far apart on links marked `busy_always`.
+                // 33 or 48 GB/s); in every pipeline timeline they ran at the busy speed, as did,
+                // on links marked `busy_always`, columns up to `ALWAYS_BUSY_COLUMN_BYTES` at any
+                // pitch and longer ones from `far_pitch` on.
                 busy
             } else {
                 alone + (busy - alone) * load.clamp(0.0, 1.0)

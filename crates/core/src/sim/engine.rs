@@ -40,8 +40,9 @@ pub struct SimTask {
     pub flops: f64,
 }
 
-/// A plan lowered for the engine. Its task ids index `tasks`: the plan's, unless the lowering
-/// replays a task as several ([`SimTask::task`] names the plan's task).
+/// A plan lowered for the engine. Its task ids index `tasks`, in the plan's order: one per
+/// plan task, unless the lowering replays a task as several (its ids are then consecutive,
+/// and the later tasks' ids shifted); [`SimTask::task`] names the plan's task.
 #[derive(Debug, Clone)]
 pub struct TaskList {
     pub tasks: Vec<SimTask>,
@@ -379,8 +380,9 @@ mod tests {
                 span[t as usize] = (st, en);
             }
         }
-        // (A task split in pieces that follows its chain piece by piece starts after that
-        // task starts and ends after it ends.)
+        // (A task split in pieces that follows its dependency piece by piece starts no earlier
+        // than the dependency starts and ends no earlier than it ends; that each piece follows
+        // the same piece is checked on the task list, in `sim::gemm`'s tests.)
         let mut piecewise = 0;
         for (t, task) in mp.plan.tasks.iter().enumerate() {
             for &d in &task.deps {

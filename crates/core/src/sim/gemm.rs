@@ -22,9 +22,10 @@ impl Replay for Plan {
         let es = p.dtype.size();
         let mut tasks = Vec::with_capacity(plan.tasks.len());
         // A task split in pieces (`Task::pieces`: a late C chain) is replayed as its pieces,
-        // one after another on its queue, as the executor issues them: the list's ids are the
-        // plan's, each split task's pieces taking the ids after it (in the same order, so the
-        // host fold queue's order by id holds).
+        // one after another on its queue, as the executor issues them: plan task `t` becomes
+        // list ids `base[t]..base[t] + pieces`. The ids keep the plan's order (the host fold
+        // queue takes its tasks by id), later ones shifted by the pieces before them;
+        // `SimTask::task` maps back.
         let mut base = Vec::with_capacity(plan.tasks.len());
         let mut next: TaskId = 0;
         for t in &plan.tasks {
@@ -127,6 +128,19 @@ impl Replay for Plan {
                 )));
             }
             let (activity, label, bytes, flops) = describe(plan, t);
+            // The C tile's columns, which the pieces share (bytes: whole columns of it).
+            let cols = chain_cols(plan, t.kind).max(1);
+            debug_assert!(
+                pieces == 1
+                    || t.deps
+                        .iter()
+                        .filter(|&&d| {
+                            crate::exec::execute::waits_piece_by_piece(t, &plan.tasks[d as usize])
+                        })
+                        .count()
+                        <= 1,
+                "a split task follows more than one chain piece by piece"
+            );
             for (q, alone) in alone.into_iter().enumerate() {
                 // Each piece waits for the same piece of its tile's chain before it (the
                 // executor's rule), for anything else whole: its last piece.
@@ -141,12 +155,14 @@ impl Replay for Plan {
                         }
                     })
                     .collect();
-                // The piece's share of the tile's columns (bytes: whole columns of it).
-                let cols = chain_cols(plan, t.kind).max(1);
-                let own = if pieces > 1 {
-                    piece_cols(cols, q)
+                let (bytes, flops) = if pieces > 1 {
+                    let own = piece_cols(cols, q);
+                    (
+                        bytes / cols as u64 * own as u64,
+                        flops * own as f64 / cols as f64,
+                    )
                 } else {
-                    cols
+                    (bytes, flops)
                 };
                 tasks.push(SimTask {
                     task: id as TaskId,
@@ -157,8 +173,8 @@ impl Replay for Plan {
                     deps,
                     activity,
                     label: label.clone(),
-                    bytes: bytes / cols as u64 * own as u64,
-                    flops: flops * own as f64 / cols as f64,
+                    bytes,
+                    flops,
                 });
             }
         }

@@ -25,7 +25,7 @@ impl Replay for TriPlan {
             .collect();
         let es = p.dtype.size();
         let mut tasks = Vec::with_capacity(plan.tasks.len());
-        for t in &plan.tasks {
+        for (id, t) in plan.tasks.iter().enumerate() {
             let (engine, alone) = match (t.kind, t.queue) {
                 (TriTaskKind::Diag { k, j, .. }, QueueId::Compute { device, .. }) => {
                     let b = plan.block(TriKey::B { k, j });
@@ -76,7 +76,7 @@ impl Replay for TriPlan {
             };
             let (activity, label, bytes, flops) = plan.describe(t);
             tasks.push(SimTask {
-                task: tasks.len() as crate::plan::TaskId,
+                task: id as crate::plan::TaskId,
                 device: t.device,
                 queue: t.queue,
                 engine,
