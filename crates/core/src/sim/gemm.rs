@@ -284,23 +284,17 @@ mod tests {
     use crate::tiling::Blocking;
     use std::collections::HashSet;
 
-    /// A late C chain split in pieces is replayed as its pieces, each after the same piece
-    /// of its chain and moving its share of the tile's columns, and shown whole in the trace;
-    /// a tile's write-back then starts under its own fetch.
-    #[test]
-    fn split_chains_replay_piece_by_piece() {
-        let profile = MachineProfile::recorded("nvidia-h200-x1.json");
+    /// The plan of `p` in `tile` tiles on one device that adds tiles (C may arrive late),
+    /// folding C on the host or not.
+    fn one_device_plan(p: GemmProblem, tile: usize, host_fold: bool) -> std::sync::Arc<Plan> {
         let dev = MemorySpace::new_device();
-        // One k step: each C tile's fetch, add and write-back follow its product.
-        let mut p = GemmProblem::host_dgemm(8192, 8192, 2048);
-        p.transb = crate::operand::Trans::N;
         let specs = [DeviceSpec {
             label: "cuda:0".into(),
             space: dev,
             budget: 64 << 30,
             compute_queues: 2,
             late_c: true,
-            host_fold: false,
+            host_fold,
             fold_tail: 0,
             group: crate::tiling::DEFAULT_GROUP,
         }];
@@ -308,18 +302,31 @@ mod tests {
         let (plan, _) = PlanCache::default()
             .get_or_build(&PlanInputs {
                 problem: p,
-                grid: Blocking::square(4096).grid(p.m, p.n, p.k),
+                grid: Blocking::square(tile).grid(p.m, p.n, p.k),
                 device_ids: &[0],
                 devices: &specs,
                 weights: &[1.0],
                 forward: false,
-                host_fold: false,
+                host_fold,
                 fold_tail: 0,
                 strip: None,
                 links: &links,
                 link_speed: &|_, _| None,
             })
             .unwrap();
+        plan
+    }
+
+    /// A late C chain split in pieces is replayed as its pieces, each after the same piece
+    /// of its chain and moving its share of the tile's columns, and shown whole in the trace;
+    /// a tile's write-back then starts under its own fetch.
+    #[test]
+    fn split_chains_replay_piece_by_piece() {
+        let profile = MachineProfile::recorded("nvidia-h200-x1.json");
+        // One k step: each C tile's fetch, add and write-back follow its product.
+        let mut p = GemmProblem::host_dgemm(8192, 8192, 2048);
+        p.transb = crate::operand::Trans::N;
+        let plan = one_device_plan(p, 4096, false);
         let labels = ["cuda:0".to_string()];
         let list = plan.lower(&profile, &labels).unwrap();
         let pieces_of = |t: usize| -> Vec<usize> {
@@ -386,34 +393,8 @@ mod tests {
     #[test]
     fn folds_cost_their_bytes_their_task_and_the_first_the_wake() {
         let profile = MachineProfile::recorded("nvidia-h200-x1.json");
-        let dev = MemorySpace::new_device();
         let p = GemmProblem::host_dgemm(4096, 3072, 2048);
-        let specs = [DeviceSpec {
-            label: "cuda:0".into(),
-            space: dev,
-            budget: 64 << 30,
-            compute_queues: 2,
-            late_c: true,
-            host_fold: true,
-            fold_tail: 0,
-            group: crate::tiling::DEFAULT_GROUP,
-        }];
-        let links: HashSet<_> = [(MemorySpace::HOST, dev), (dev, MemorySpace::HOST)].into();
-        let (plan, _) = PlanCache::default()
-            .get_or_build(&PlanInputs {
-                problem: p,
-                grid: Blocking::square(1024).grid(p.m, p.n, p.k),
-                device_ids: &[0],
-                devices: &specs,
-                weights: &[1.0],
-                forward: false,
-                host_fold: true,
-                fold_tail: 0,
-                strip: None,
-                links: &links,
-                link_speed: &|_, _| None,
-            })
-            .unwrap();
+        let plan = one_device_plan(p, 1024, true);
         let list = plan.lower(&profile, &["cuda:0".to_string()]).unwrap();
         let folds: Vec<f64> = list
             .tasks
