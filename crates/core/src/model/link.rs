@@ -238,12 +238,13 @@ pub struct TileLink {
 
 /// On a `busy_always` link, columns longer than this blend their alone and busy speeds at
 /// pitches nearer than [`far_pitch`]. Every timeline behind `busy_always` had columns far
-/// apart; link-bound calls whose B tiles crossed as 21-32 KiB columns 52-56 KiB apart, with
-/// products beside 14-40% of the copies (540x10363x6721 f64, 828x11302x14130 f32 in 4096
-/// tiles), ran 10-11% faster than the busy speed priced them, at the alone rate. Over the
-/// seeded sets of seeds 2040-2087 (1497 calls as they ran) this cut the calls beyond 7% from
-/// 212 to 189 and the p90 from 8.4% to 7.7%; the sweeps' points of every tile moved the same
-/// way (p90 17% to 16%).
+/// apart; a link-bound call whose B tiles crossed as 21-32 KiB columns 52.5 KiB apart, with
+/// products beside 14% of the copies (540x10363x6721 f64 in 4096 tiles), ran 10% faster than
+/// the busy speed priced it, at the alone rate. Over the seeded sets of seeds 2040-2087 (1497
+/// calls as they ran) this cut the calls beyond 7% from 212 to 189 and the p90 from 8.4% to
+/// 7.7%; the sweeps' points of every tile moved the same way (p90 17% to 16%). Blending 16 KiB
+/// columns too (828x11302x14130 f32 in 4096 tiles, priced 11% slow) cost the sweeps' smaller
+/// tiles more than it gained (p90 19%).
 pub const ALWAYS_BUSY_COLUMN_BYTES: usize = 16 * 1024;
 
 /// Columns up to this many bytes move at the [`TileLink::busy`] speed whether or not products
