@@ -472,6 +472,23 @@ impl TileLink {
 mod tile_link_tests {
     use super::*;
 
+    /// A 55 GB/s link with only the far tables (`strided` alone, `busy` under products).
+    fn far_tables(
+        strided: Vec<(usize, f64)>,
+        busy: Vec<(usize, f64)>,
+        busy_always: bool,
+    ) -> TileLink {
+        TileLink {
+            model: LinkModel::new(0.0, 55e9, 1.0),
+            strided,
+            wide: vec![],
+            busy,
+            near: vec![],
+            near_busy: vec![],
+            busy_always,
+        }
+    }
+
     #[test]
     fn strided_interpolates_and_clamps() {
         let l = TileLink {
@@ -564,15 +581,11 @@ mod tile_link_tests {
     /// the busy speed either way).
     #[test]
     fn busy_always_prices_2d_copies_at_the_busy_speed_without_products() {
-        let blend = TileLink {
-            model: LinkModel::new(0.0, 55e9, 1.0),
-            strided: vec![(8192, 33e9), (16384, 49e9)],
-            wide: vec![],
-            busy: vec![(8192, 33e9), (16384, 34e9)],
-            near: vec![],
-            near_busy: vec![],
-            busy_always: false,
-        };
+        let blend = far_tables(
+            vec![(8192, 33e9), (16384, 49e9)],
+            vec![(8192, 33e9), (16384, 34e9)],
+            false,
+        );
         let always = TileLink {
             busy_always: true,
             ..blend.clone()
@@ -592,15 +605,11 @@ mod tile_link_tests {
     /// there on; columns up to that length take it at any pitch.
     #[test]
     fn long_columns_near_each_other_blend_even_on_a_busy_always_link() {
-        let link = TileLink {
-            model: LinkModel::new(0.0, 55e9, 1.0),
-            strided: vec![(16384, 49e9), (32768, 54e9)],
-            wide: vec![],
-            busy: vec![(16384, 34e9), (32768, 46e9)],
-            near: vec![],
-            near_busy: vec![],
-            busy_always: true,
-        };
+        let link = far_tables(
+            vec![(16384, 49e9), (32768, 54e9)],
+            vec![(16384, 34e9), (32768, 46e9)],
+            true,
+        );
         // 32 KiB columns 56 KiB apart (no near tables: the far tables' rates).
         let long = |load| link.tile_time(4096, 1024, 8, false, 56 * 1024, load);
         let bytes = 4096.0 * 1024.0 * 8.0;
@@ -632,15 +641,11 @@ mod tile_link_tests {
     /// tables the pitch below [`STRIDED_PITCH`] does not count.
     #[test]
     fn near_pitches_move_towards_the_near_tables_and_contiguous() {
-        let far = TileLink {
-            model: LinkModel::new(0.0, 55e9, 1.0),
-            strided: vec![(4096, 34e9), (16384, 49e9)],
-            wide: vec![],
-            busy: vec![(4096, 21e9), (16384, 33e9)],
-            near: vec![],
-            near_busy: vec![],
-            busy_always: false,
-        };
+        let far = far_tables(
+            vec![(4096, 34e9), (16384, 49e9)],
+            vec![(4096, 21e9), (16384, 33e9)],
+            false,
+        );
         let l = TileLink {
             near: vec![(4096, 53e9), (16384, 55e9)],
             near_busy: vec![(4096, 39e9), (16384, 55e9)],
