@@ -91,19 +91,40 @@ pub fn gemm_exact(
     (m, n, k): (usize, usize, usize),
     opts: &GemmOptions,
 ) -> GemmReport {
-    let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
-    let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
-    let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
-    let mut c = c0.clone();
-    let r = gemm_nn(pool, (m, n, k), 1.0, &a, &b, -1.0, &mut c, opts);
+    let case = ExactCase::new(m, n, k);
+    let mut c = case.c0.clone();
+    let r = gemm_nn(pool, (m, n, k), 1.0, &case.a, &case.b, -1.0, &mut c, opts);
     for j in 0..n {
         for i in 0..m {
-            let want: f64 =
-                (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum::<f64>() - c0[j * m + i];
-            assert_eq!(c[j * m + i], want, "({i},{j})");
+            assert_eq!(c[j * m + i], case.want[j * m + i], "({i},{j})");
         }
     }
     r
+}
+
+/// Operands of small integers (exact in f64: a wrong entry is wrong by at least 1) and the
+/// exact result of `C = A B - C0`, all column-major, A m x k, B k x n.
+pub struct ExactCase {
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    pub c0: Vec<f64>,
+    pub want: Vec<f64>,
+}
+
+impl ExactCase {
+    pub fn new(m: usize, n: usize, k: usize) -> ExactCase {
+        let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+        let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
+        let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
+        let mut want = vec![0.0; m * n];
+        for j in 0..n {
+            for i in 0..m {
+                let ab: f64 = (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum();
+                want[j * m + i] = ab - c0[j * m + i];
+            }
+        }
+        ExactCase { a, b, c0, want }
+    }
 }
 
 /// A pool of emulated devices, with its devices and links (for a nominal profile).

@@ -25,13 +25,6 @@ fn targets() -> Option<Vec<Target>> {
 
 conformance_suite!(targets);
 
-/// Small integers, exact in f64: a wrong entry is wrong by at least 1.
-fn ints(n: usize, mul: usize, modulo: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| ((i * mul) % modulo) as f64 - (modulo / 2) as f64)
-        .collect()
-}
-
 /// The plan splits the chains (so the suite above is not vacuous), and the result is exact.
 #[test]
 fn the_last_tiles_go_in_pieces_and_c_is_exact() {
@@ -60,16 +53,7 @@ fn a_fault_between_the_pieces_of_a_write_back_reruns_only_the_rest() {
     };
     let (pool, emus) = common::emulated_handles(&[config.clone(), config]);
     let (m, n, k) = (96, 90, 64);
-    let a = ints(m * k, 7, 13);
-    let b = ints(k * n, 5, 11);
-    let c0 = ints(m * n, 3, 7);
-    let mut want = vec![0.0; m * n];
-    for j in 0..n {
-        for i in 0..m {
-            let ab: f64 = (0..k).map(|l| a[l * m + i] * b[j * k + l]).sum();
-            want[j * m + i] = ab - c0[j * m + i];
-        }
-    }
+    let common::ExactCase { a, b, c0, want } = common::ExactCase::new(m, n, k);
     let opts = GemmOptions::default().tile(32).host_fold(false);
     let (mut in_part, mut recovered) = (0, 0);
     for kind in [FaultKind::Error, FaultKind::Lost] {
