@@ -222,8 +222,9 @@ fn device_state(
     let steps = build_steps(tiles, kt, group, lead);
     let unfolded = fold_tail_tiles(&steps, tail, group);
     // Under late C only: a fold tail's last write-backs queue behind the tail's others on
-    // the device->host link, and pieces gained nothing there on H200.
-    let split = if late_c {
+    // the device->host link, and pieces gained nothing there on H200. Not in plans of
+    // symmetric routines: their fault recovery reruns a tile whole, never its other columns.
+    let split = if late_c && p.sym.is_none() {
         tail_tiles(&steps, group)
     } else {
         HashSet::new()
@@ -829,7 +830,7 @@ impl Builder<'_> {
         st.acc.remove(&(step.i, step.j));
         if let TileLoc::Slot(slot) = c_loc {
             let wb = self.write_back(st, kc, slot, last_task, whole);
-            if st.split.contains(&(step.i, step.j)) && self.p.sym.is_none() {
+            if st.split.contains(&(step.i, step.j)) {
                 self.split_chain(kc, last_task, wb);
             }
             st.owner[slot as usize] = None;
