@@ -335,7 +335,7 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
                         .take_while(|e| e.synchronize().is_ok())
                         .count();
                     if done > 0 {
-                        let cols = done * f.cols / f.of;
+                        let cols = crate::plan::piece_columns(f.cols, f.of, done - 1).end;
                         outcome.partial.insert(f.tile, cols);
                     }
                 }
@@ -1019,11 +1019,11 @@ fn issue_pieces(
     let (rows, cols) = (whole.rows, whole.cols);
     let mut moved = None;
     for p in 0..pieces {
-        let (c0, c1) = (p * cols / pieces, (p + 1) * cols / pieces);
+        let own = crate::plan::piece_columns(cols, pieces, p);
         if let Some(after) = after {
             queue.wait(&after[p])?;
         }
-        let part = |t: RawTile| t.sub(0, c0, rows, c1 - c0);
+        let part = |t: RawTile| t.sub(0, own.start, rows, own.len());
         match task.kind {
             TaskKind::Fetch { slot, .. } | TaskKind::WriteBack { slot, .. } => {
                 let on_device = part(slot_view(req, d, slot, key));

@@ -22,6 +22,6 @@ pub(crate) use builder::{
     build_steps, fold_spread, fold_tail_tiles, step_lead, tail_pieces_forced, tail_positions,
 };
 pub use task::{
-    BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, PlanStats, QueueId, Source, Task, TaskId,
-    TaskKind, TileLoc,
+    piece_columns, BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, PlanStats, QueueId, Source,
+    Task, TaskId, TaskKind, TileLoc,
 };

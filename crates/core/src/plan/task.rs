@@ -122,6 +122,14 @@ pub struct Task {
     pub pieces: u16,
 }
 
+/// The columns of piece `p` of a C tile of `cols` columns issued in `pieces` pieces
+/// ([`Task::pieces`]): the one split the executor issues, fault recovery counts and the
+/// simulator replays.
+pub fn piece_columns(cols: usize, pieces: usize, p: usize) -> std::ops::Range<usize> {
+    let pieces = pieces.max(1);
+    p * cols / pieces..(p + 1) * cols / pieces
+}
+
 /// What the planner needs to know about a participating device.
 #[derive(Debug, Clone)]
 pub struct DeviceSpec {

@@ -41,7 +41,8 @@ impl Replay for Plan {
         for (id, t) in plan.tasks.iter().enumerate() {
             let pieces = usize::from(t.pieces.max(1));
             // A piece's share of the C tile's columns (the executor's split).
-            let piece_cols = |cols: usize, p: usize| (p + 1) * cols / pieces - p * cols / pieces;
+            let piece_cols =
+                |cols: usize, p: usize| crate::plan::piece_columns(cols, pieces, p).len();
             let (engine, alone) = match (t.kind, t.queue) {
                 (TaskKind::Gemm { i, j, l, .. }, QueueId::Compute { device, .. }) => {
                     let g = &plan.grid;
