@@ -754,3 +754,291 @@ fn every_injected_fault_in_a_symmetric_routine_ends_correct_or_with_c_as_before(
         "{cases} cases, {recovered} recovered"
     );
 }
+
+/// A node of the CPU device and `ndev` emulated devices, [cpu, emu0, ...], with the emulated
+/// devices' handles.
+fn node_with_cpu(ndev: usize) -> (DevicePool, Vec<Arc<EmulatedDevice>>) {
+    quiet_injected_panics();
+    let config = EmulatedConfig {
+        memory_bytes: 64 << 20,
+        compute_queues: 2,
+        host_link_bytes_per_sec: Some(50e9),
+        ..Default::default()
+    };
+    let node = emulated_node(&vec![config; ndev], common::blas()).expect("emulated node");
+    let mut devices: Vec<Arc<dyn Device>> =
+        vec![hetblas_cpu::CpuDevice::with_blas(common::blas(), vec![]).expect("cpu")];
+    devices.extend(node.devices.iter().map(|d| d.clone() as Arc<dyn Device>));
+    let pool = DevicePool::new(devices, node.links).expect("pool");
+    (pool, node.devices)
+}
+
+/// What a triangular call with a fault ended as.
+#[derive(Debug, Default)]
+struct TriTally {
+    cases: usize,
+    recovered: usize,
+    untouched_on_error: usize,
+}
+
+/// Runs TRSM or TRMM `case` on `pool` with `fault` armed on `emus[fault.0]` (pool index
+/// `offset + fault.0`): B must be right, with the failed device named in the report when the
+/// fault struck, or the call must fail with a device's error and B bit-identical. The failed
+/// device is then left out of the next call.
+fn run_tri_case(
+    pool: &DevicePool,
+    emus: &[Arc<EmulatedDevice>],
+    offset: usize,
+    case: &hetblas_conformance::tri::TriCase,
+    fault: (usize, FaultOp, u64, FaultKind),
+    devices: &[usize],
+    tally: &mut TriTally,
+) {
+    use hetblas_core::TriCallOptions;
+    let (m, n) = (case.m, case.n);
+    let k = if case.opts.side == hetblas_core::Side::Left {
+        m
+    } else {
+        n
+    };
+    let a: Vec<f64> = hetblas_conformance::tri::triangular(&case.opts, k, k, case.seed);
+    let b0 = values(m * n, case.seed + 1);
+    let mut b = b0.clone();
+    let (dev, op, at, kind) = fault;
+    emus[dev].faults().arm([FaultSpec::new(dev, op, at, kind)]);
+    let call = TriCallOptions::default()
+        .tile(case.tile.unwrap_or(16))
+        .devices(devices.iter().copied());
+    let r = pool.tri_with(
+        case.routine,
+        case.opts,
+        case.alpha.re,
+        MatRef::new(&a, k, k, k).unwrap(),
+        MatMut::new(&mut b, m, n, m).unwrap(),
+        &call,
+    );
+    let struck =
+        emus[dev].faults().counts() != (0, 0) && pool.failed_devices().contains(&(offset + dev));
+    tally.cases += 1;
+    match r {
+        Ok(report) => {
+            hetblas_conformance::tri::check_tri(case, &a, k, &b0, &b, m, case.alpha)
+                .unwrap_or_else(|e| panic!("{case:?} {fault:?}: {e}"));
+            if struck {
+                tally.recovered += 1;
+                assert!(
+                    report.recovered.iter().any(|f| f.index == offset + dev),
+                    "{case:?} {fault:?}: recovered from {:?}",
+                    report.recovered
+                );
+                // Left out of the next call.
+                let mut again = b0.clone();
+                let next = pool
+                    .tri_with(
+                        case.routine,
+                        case.opts,
+                        case.alpha.re,
+                        MatRef::new(&a, k, k, k).unwrap(),
+                        MatMut::new(&mut again, m, n, m).unwrap(),
+                        &call,
+                    )
+                    .unwrap();
+                let label = format!("emulated:{dev}");
+                assert!(
+                    !next.devices.contains(&label),
+                    "{fault:?}: the failed device took part again: {:?}",
+                    next.devices
+                );
+            }
+        }
+        Err(e) => {
+            assert!(
+                matches!(
+                    e,
+                    Error::Backend { .. } | Error::DeviceLost { .. } | Error::OutOfMemory { .. }
+                ),
+                "{case:?} {fault:?}: not a device error: {e}"
+            );
+            for x in 0..m * n {
+                assert_eq!(
+                    b[x].to_bits(),
+                    b0[x].to_bits(),
+                    "{case:?} {fault:?} ({e}): B({}, {}) changed by the failed call",
+                    x % m,
+                    x / m
+                );
+            }
+            tally.untouched_on_error += 1;
+        }
+    }
+    for d in emus {
+        d.faults().disarm();
+    }
+    assert!(pool.reprobe().is_empty(), "a healed device stays excluded");
+}
+
+/// Every side, uplo and transpose of TRSM and TRMM, for one case each.
+fn tri_cases() -> Vec<hetblas_conformance::tri::TriCase> {
+    use hetblas_core::problem::triangular::{Diag, TriOptions, TriRoutine};
+    use hetblas_core::{Side, Uplo};
+    let mut cases = Vec::new();
+    let mut seed = 40;
+    for routine in [TriRoutine::Trsm, TriRoutine::Trmm] {
+        for side in [Side::Left, Side::Right] {
+            for (uplo, transa) in [(Uplo::Lower, Trans::N), (Uplo::Upper, Trans::T)] {
+                seed += 1;
+                cases.push(hetblas_conformance::tri::TriCase {
+                    routine,
+                    opts: TriOptions {
+                        side,
+                        uplo,
+                        transa,
+                        diag: Diag::NonUnit,
+                    },
+                    m: 83,
+                    n: 70,
+                    alpha: hetblas_core::scalar::c64::new(-0.75, 0.0),
+                    pad: (0, 0),
+                    tile: Some(16),
+                    devices: None,
+                    b_home: None,
+                    seed,
+                });
+            }
+        }
+    }
+    cases
+}
+
+/// A device lost mid-TRSM or mid-TRMM: with three emulated devices (no CPU to finish, so B is
+/// kept in the undo log) and with the CPU beside two (the panels go on from their final
+/// tiles; what the CPU wrote in B itself is put back), every kernel and copy fault kind at an
+/// early and a late point ends with B right on the devices left, the failed device named and
+/// left out of the next call.
+#[test]
+fn a_device_lost_mid_trsm_or_trmm_finishes_on_the_devices_left() {
+    let (emu3, emus3) = common::emulated_handles(&vec![
+        EmulatedConfig {
+            memory_bytes: 64 << 20,
+            compute_queues: 2,
+            ..Default::default()
+        };
+        3
+    ]);
+    let (cpu2, emus2) = node_with_cpu(2);
+    let (mut without_cpu, mut with_cpu) = (TriTally::default(), TriTally::default());
+    for case in tri_cases() {
+        for kind in [
+            FaultKind::Error,
+            FaultKind::Lost,
+            FaultKind::Panic,
+            FaultKind::Async,
+        ] {
+            for (op, at) in [
+                (FaultOp::Kernel, 2),
+                (FaultOp::Kernel, 15),
+                (FaultOp::Copy, 7),
+            ] {
+                let fault = (1, op, at, kind);
+                run_tri_case(&emu3, &emus3, 0, &case, fault, &[0, 1, 2], &mut without_cpu);
+                let fault = (0, op, at, kind);
+                run_tri_case(&cpu2, &emus2, 1, &case, fault, &[0, 1, 2], &mut with_cpu);
+            }
+        }
+    }
+    // Not vacuous: the faults struck and every call finished right (a device is always left).
+    for tally in [without_cpu, with_cpu] {
+        assert_eq!(tally.untouched_on_error, 0, "{tally:?}");
+        assert!(tally.recovered > tally.cases / 2, "{tally:?}");
+    }
+}
+
+/// With no device left (one emulated device, lost mid-call), the call fails with its error and
+/// B bit-identical to before.
+#[test]
+fn a_trsm_with_no_device_left_leaves_b_as_it_was() {
+    let (pool, emus) = common::emulated_handles(&[EmulatedConfig {
+        memory_bytes: 64 << 20,
+        ..Default::default()
+    }]);
+    let mut tally = TriTally::default();
+    for case in tri_cases() {
+        for (op, at) in [(FaultOp::Kernel, 3), (FaultOp::Copy, 12)] {
+            let fault = (0, op, at, FaultKind::Lost);
+            run_tri_case(&pool, &emus, 0, &case, fault, &[0], &mut tally);
+        }
+    }
+    assert_eq!(tally.untouched_on_error, tally.cases, "{tally:?}");
+}
+
+/// A device that fails every allocation (another process holding its memory) is left out as
+/// a failed device and the call finishes on the others: GEMM and TRSM, call after call.
+#[test]
+fn a_device_that_cannot_allocate_is_left_out() {
+    use hetblas_core::TriCallOptions;
+    let (pool, emus) = common::emulated_handles(&vec![
+        EmulatedConfig {
+            memory_bytes: 64 << 20,
+            ..Default::default()
+        };
+        3
+    ]);
+    let every = (1..=10_000).map(|n| FaultSpec::new(1, FaultOp::Alloc, n, FaultKind::Oom));
+    emus[1].faults().arm(every);
+    let (m, n, k) = (150, 130, 90);
+    let a = values(m * k, 1);
+    let b = values(k * n, 2);
+    let c0 = values(m * n, 3);
+    let (want, bound) = reference((m, n, k), 0.5, &a, &b, 1.0, &c0);
+    for call in 0..3 {
+        let mut c = c0.clone();
+        let r = pool
+            .gemm_with(
+                Trans::N,
+                Trans::N,
+                0.5,
+                MatRef::packed(&a, m, k).unwrap(),
+                MatRef::packed(&b, k, n).unwrap(),
+                1.0,
+                MatMut::packed(&mut c, m, n).unwrap(),
+                &GemmOptions::default().tile(32),
+            )
+            .unwrap_or_else(|e| panic!("call {call}: {e}"));
+        for x in 0..m * n {
+            assert!((c[x] - want[x]).abs() <= bound[x], "call {call}, entry {x}");
+        }
+        assert!(
+            !r.devices.contains(&"emulated:1".to_string()),
+            "{:?}",
+            r.devices
+        );
+        if call == 0 {
+            assert!(
+                r.recovered.iter().any(|f| f.index == 1),
+                "the device that cannot allocate is not named: {:?}",
+                r.recovered
+            );
+        }
+    }
+    // TRSM on the same pool, after a re-probe that finds the device still failing.
+    assert_eq!(pool.reprobe(), vec![1]);
+    let case = &tri_cases()[0];
+    let (m, n) = (case.m, case.n);
+    let a: Vec<f64> = hetblas_conformance::tri::triangular(&case.opts, m, m, case.seed);
+    let b0 = values(m * n, 9);
+    let mut bb = b0.clone();
+    let r = pool
+        .tri_with(
+            case.routine,
+            case.opts,
+            case.alpha.re,
+            MatRef::new(&a, m, m, m).unwrap(),
+            MatMut::new(&mut bb, m, n, m).unwrap(),
+            &TriCallOptions::default().tile(16),
+        )
+        .unwrap();
+    assert!(!r.devices.contains(&"emulated:1".to_string()));
+    hetblas_conformance::tri::check_tri(case, &a, m, &b0, &bb, m, case.alpha).unwrap();
+    emus[1].faults().disarm();
+    assert!(pool.reprobe().is_empty());
+}

@@ -112,11 +112,11 @@ fn run_with_host_solves(t: &Target, case: &TriCase) {
     // Every B tile but the last solved one comes back to its device after its solve.
     let nt = k.div_ceil(16);
     let panels = if case.opts.side == Side::Left { n } else { m }.div_ceil(16);
-    let fetched: usize = r.stats.b_fetches.iter().sum();
+    let fetched = r.stats.fetches[1];
     assert_eq!(fetched, panels * (2 * nt - 1), "{:?}", r.stats);
     // The CPU joined only to solve (plan device 2): no update, every diagonal tile.
-    assert_eq!(r.stats.updates[2], 0);
-    assert_eq!(r.stats.diags[2], panels * nt);
+    assert_eq!(r.stats.products[2], 0);
+    assert_eq!(r.stats.tri_tiles[2], panels * nt);
     hetblas_conformance::tri::check_tri(case, &a, k, &b0, &b, m, case.alpha)
         .unwrap_or_else(|e| panic!("{case:?}: {e}"));
 }
@@ -156,7 +156,7 @@ fn panels_follow_speeds_and_results_are_right() {
             .solve(SolvePlacement::OnDevice),
     );
     // 12 panels, rates 2:1 -> 8 and 4 panels (4 diagonal tiles each).
-    assert_eq!(r.stats.diags, vec![8 * 4, 4 * 4]);
+    assert_eq!(r.stats.tri_tiles, vec![8 * 4, 4 * 4]);
     for routine in [TriRoutine::Trsm, TriRoutine::Trmm] {
         for (i, o) in [
             opts(Side::Right, Uplo::Upper, Trans::T, Diag::Unit),
@@ -182,7 +182,7 @@ fn panels_follow_speeds_and_results_are_right() {
     }
 }
 
-/// The trace of one TRSM: diagonal solves after the first on compute queue 1, updates on
+/// The trace of one TRSM: diagonal solves after the first on compute queue 1, updates (GEMMs) on
 /// both, fetches and write-backs on the link queues; every interval inside the call.
 #[test]
 fn trace_shows_the_lookahead_structure() {
@@ -208,11 +208,8 @@ fn trace_shows_the_lookahead_structure() {
     let (nt, np) = (6, 6);
     assert_eq!(on("trsm", "compute1"), (nt - 1) * np);
     assert_eq!(on("trsm", "compute0"), np);
-    assert_eq!(on("update", "compute1"), (nt - 1) * np);
-    assert_eq!(
-        on("update", "compute0"),
-        np * (nt * (nt - 1) / 2 - (nt - 1))
-    );
+    assert_eq!(on("gemm", "compute1"), (nt - 1) * np);
+    assert_eq!(on("gemm", "compute0"), np * (nt * (nt - 1) / 2 - (nt - 1)));
     assert_eq!(on("fetch", ""), np * nt + nt * (nt + 1) / 2);
     assert_eq!(on("writeback", ""), np * nt);
     for i in &tr.intervals {
@@ -249,5 +246,4 @@ fn prediction_lists_alternatives_fastest_first() {
         .alternatives
         .iter()
         .any(|a| a.solve == SolvePlacement::Host));
-    assert!(d.chosen.critical_path <= d.chosen.seconds + 1e-12);
 }

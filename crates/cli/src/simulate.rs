@@ -213,7 +213,7 @@ fn triangular(a: &SimulateArgs, machine: &ProfiledMachine, only: Option<&[usize]
         a.shape.transa.as_char(),
         machine.profile.host,
         mp.labels.join(", "),
-        mp.plan.tile,
+        mp.blocking.tm,
         sim.makespan,
         problem.flops() / sim.makespan / 1e12,
         mp.plan.tasks.len(),
@@ -222,20 +222,21 @@ fn triangular(a: &SimulateArgs, machine: &ProfiledMachine, only: Option<&[usize]
     );
     for (d, busy) in sim.devices.iter().enumerate() {
         println!(
-            "  {:<8} {:>3} panels, compute busy {:.4} s = {:>5.1}% of the makespan, copying {:.4} s",
+            "  {:<8} {:>5.1}% of the panels, compute busy {:.4} s = {:>5.1}% of the makespan, copying {:.4} s",
             busy.label,
-            mp.plan.devices[d].panels.len(),
+            100.0 * mp.weights[d],
             busy.compute_s,
             100.0 * busy.share,
             busy.copy_s
         );
     }
     println!(
-        "  tiles fetched per device: A {:?}, B {:?}; diagonal tiles at {:.0}% of the GEMM rate \
+        "  tiles fetched: A {}, B {}; diagonal tiles per device {:?} at {:.0}% of the GEMM rate \
          unless the profile says otherwise",
-        stats.a_fetches,
-        stats.b_fetches,
-        100.0 * hetblas_core::model::tri::TRI_EFFICIENCY
+        stats.fetches[0],
+        stats.fetches[1],
+        stats.tri_tiles,
+        100.0 * hetblas_core::model::TRI_EFFICIENCY
     );
     write_trace(a.trace.as_deref(), &sim.trace)
 }

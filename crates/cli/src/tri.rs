@@ -265,12 +265,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
         );
     }
     println!(
-        "traffic: {:.2} GB in, {:.2} GB out; per device A tiles fetched {:?}, B tiles fetched \
-         {:?}, written back {:?}",
+        "traffic: {:.2} GB in, {:.2} GB out; A tiles fetched {}, B tiles fetched {}, written \
+         back {}",
         report.bytes_in as f64 / 1e9,
         report.bytes_out as f64 / 1e9,
-        report.stats.a_fetches,
-        report.stats.b_fetches,
+        report.stats.fetches[0],
+        report.stats.fetches[1],
         report.stats.writebacks
     );
     if let (Some(path), Some(file)) = (&a.trace, trace_file.as_mut()) {
@@ -411,12 +411,12 @@ pub fn predict(rt: &Runtime, routine: TriRoutine, shape: &TriShapeArgs) -> Resul
         rt.profile_status()
     );
     println!(
-        "{:<40} {:>6} {:>10} {:>12} {:>14} {:>10}",
-        "devices", "tile", "solves", "predicted s", "critical path", "GFLOP/s"
+        "{:<40} {:>6} {:>10} {:>12} {:>10}",
+        "devices", "tile", "solves", "predicted s", "GFLOP/s"
     );
     for (i, alt) in d.alternatives.iter().enumerate() {
         println!(
-            "{:<40} {:>6} {:>10} {:>12.4} {:>14.4} {:>10.1}{}",
+            "{:<40} {:>6} {:>10} {:>12.4} {:>10.1}{}",
             alt.devices.join(","),
             alt.tile,
             match alt.solve {
@@ -424,15 +424,15 @@ pub fn predict(rt: &Runtime, routine: TriRoutine, shape: &TriShapeArgs) -> Resul
                 SolvePlacement::OnDevice => "device",
             },
             alt.seconds,
-            alt.critical_path,
             problem.flops() / alt.seconds / 1e9,
             if i == 0 { "  <- chosen" } else { "" }
         );
     }
     println!(
-        "why: the fastest predicted makespan (list-schedule replay of the task DAG with the \
-         calibrated GEMM rates, TRSM/TRMM tiles at {:.0}% of them, and the link rates)",
-        100.0 * hetblas_core::model::tri::TRI_EFFICIENCY
+        "why: the fastest predicted makespan (each candidate's task graph simulated with the \
+         calibrated GEMM rates, TRSM/TRMM tiles at {:.0}% of them unless the profile says \
+         otherwise, and the link models)",
+        100.0 * hetblas_core::model::TRI_EFFICIENCY
     );
     Ok(())
 }

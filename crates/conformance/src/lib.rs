@@ -18,6 +18,7 @@
 pub mod cases;
 pub mod check;
 pub mod data;
+pub mod gemmt_cases;
 pub mod sym_cases;
 pub mod tri;
 
@@ -142,6 +143,10 @@ macro_rules! conformance_suite {
             sym_every_option_c64, sym_alpha_zero_reads_no_operands, sym_beta_zero_overwrites_nan,
             sym_device_operands, sym_quick_returns, sym_bad_arguments_are_reported,
             sym_reference_program_grid
+        );
+        $crate::conformance_suite!(@module gemmt_cases $make;
+            gemmt_every_option_f64, gemmt_every_option_f32, gemmt_every_option_c32,
+            gemmt_every_option_c64, gemmt_shapes_and_placements, gemmt_bad_arguments_are_reported
         );
     };
     (@tri $make:path; $($case:ident),*) => {

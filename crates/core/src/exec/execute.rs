@@ -1,34 +1,34 @@
-//! The executor: one worker per device (a thread of its own; the calling thread when the plan has
-//! one device) walks its part of the plan and issues every task on its queue, making the queue
-//! wait for the events of dependencies on other queues. Nothing waits on the host except a
-//! dependency on another backend's event; transfers of the next tiles thus run ahead of the
-//! compute of the current ones, bounded only by the slots the plan reuses.
+//! The executor of every plan: one worker per device (a thread of its own; the calling thread
+//! when the plan has one device) walks its part of the plan and issues every task on its queue,
+//! making the queue wait for the events of dependencies on other queues. Nothing waits on the
+//! host except a dependency on another backend's event; transfers of the next tiles thus run
+//! ahead of the compute of the current ones, bounded only by the slots the plan reuses. The
+//! executor knows no routine: a task is a copy or a kernel on explicit tiles ([`Op`]).
 //!
 //! **Faults.** When a device fails (an error or a panic while issuing its task, or an error its
 //! queues report), its worker stops issuing at once; a worker that needs a task the failed
 //! device never issued stops too, and the others run on. Every queue used is then synchronised
 //! (so no operation still touches the caller's memory) and the outcome lists the device faults
-//! and the C tiles that are *final*: those whose last write into C (write-back, unstage, host
-//! fold, or the last in-place product) completed. A C tile is only ever written whole and
-//! final, so the caller can run the others again on the devices left ([`ExecOutcome::faults`]).
-//! Before the first write into each C region the executor saves its old contents in the
-//! request's [`UndoLog`], so that a call left with no device can put C back exactly.
-//! An error that is no device's fault (a plan bug) is returned as an error.
+//! and the output tiles that are *final*: those whose finishing task ([`Task::finishes`])
+//! completed. The caller runs what is not final again on the devices left
+//! ([`ExecOutcome::faults`]). Before the first write into each region of an operand the
+//! executor saves its old contents in the request's [`UndoLog`], so that a call left with no
+//! device can put the operand back exactly. An error that is no device's fault (a plan bug)
+//! is returned as an error.
 
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernel::GemmTile;
+use crate::kernel::{GemmTile, TriTile};
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
-use crate::plan::{symmetric, BetaUse, Plan, QueueId, Source, TaskId, TaskKind, TileLoc};
+use crate::plan::{slot_ld, Loc, Op, Plan, QueueId, Task, TaskId};
 use crate::problem::Operand;
 use crate::queue::{Event, Queue};
 use crate::scalar::ScalarValue;
-use crate::sym::{Side, SymOp};
 use crate::sym_kernel::SymTile;
-use crate::tiling::{TileGrid, TileKey};
-use crate::trace::{Activity, Interval, Trace};
-use crate::undo::UndoLog;
+use crate::tiling::TileKey;
+use crate::trace::{Interval, Trace};
+use crate::undo::{UndoLog, UndoScope};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -54,11 +54,11 @@ pub struct ExecRequest<'a> {
     /// Plan device index -> address of its slot workspace (ignored when it has no slots).
     pub workspaces: &'a [u64],
     pub links: &'a HashMap<(MemorySpace, MemorySpace), Arc<dyn Link>>,
-    /// The whole stored A, B and C, in their spaces.
-    pub operands: [RawTile; 3],
+    /// The whole stored operands, in [`Operand`] order, in their spaces.
+    pub operands: &'a [RawTile],
     /// Address of the host staging workspace (`plan.host_slots` slots), when the plan has any.
     pub host_workspace: u64,
-    /// What host folds run on (plans with `FoldC` tasks need it).
+    /// What host folds run on (plans with `Fold` tasks need it).
     pub host_fold: Option<Arc<crate::fold::HostFolder>>,
     pub alpha: ScalarValue,
     pub beta: ScalarValue,
@@ -67,9 +67,10 @@ pub struct ExecRequest<'a> {
     /// [`TraceEpochs`]); `None` takes a fresh one per call, which waits for the device's
     /// compute queue to drain.
     pub epochs: Option<&'a TraceEpochs>,
-    /// Where the original of each C region goes before its first write, so that a call that
-    /// fails on every device can put C back as it was ([`UndoLog`]).
-    pub undo: Option<&'a UndoLog>,
+    /// Where the original of each operand region goes before its first write, so that a call
+    /// that fails on every device can put the operand back as it was ([`UndoLog`]), and which
+    /// writes it saves for.
+    pub undo: Option<(&'a UndoLog, UndoScope)>,
 }
 
 /// Per device, an event recorded on an idle compute queue and the host instant it completed
@@ -126,16 +127,16 @@ pub struct ExecOutcome {
     /// Devices that failed (plan device index, the error), in the order seen. Empty when the
     /// whole plan ran.
     pub faults: Vec<(usize, Error)>,
-    /// With faults: the C tiles (i, j) whose final values are in C. The others hold exactly
-    /// what they held before the call, except those in `lost`.
-    pub final_tiles: HashSet<(usize, usize)>,
-    /// With faults: C tiles that a failed device was accumulating in C itself (C in its own
-    /// memory): their values before the call are gone.
-    pub lost: Vec<(usize, usize)>,
-    /// With faults: C tiles written back in pieces ([`crate::plan::Task::pieces`]) of which
-    /// only the first ones completed, with the number of their first columns whose final
-    /// values are in C; their other columns hold what they held before the call.
-    pub partial: HashMap<(usize, usize), usize>,
+    /// With faults: the output tiles whose final values are in the operand.
+    pub final_tiles: HashSet<TileKey>,
+    /// With faults: output tiles that a kernel wrote in the operand itself (the operand in the
+    /// memory the device computes in). Those not final hold neither the old values nor the
+    /// new, unless the undo log saved them.
+    pub in_place: HashSet<TileKey>,
+    /// With faults: tiles written back in pieces ([`Task::pieces`]) of which only the first
+    /// ones completed, with the number of their first columns whose final values are in the
+    /// operand; their other columns hold what they held before the call.
+    pub partial: HashMap<TileKey, usize>,
 }
 
 struct Shared<'a> {
@@ -145,6 +146,8 @@ struct Shared<'a> {
     /// never issued).
     stopped: Vec<AtomicBool>,
     wake: (Mutex<()>, Condvar),
+    /// Operand regions saved in the undo log (by operand and first row and column).
+    saved: Mutex<HashSet<(Operand, usize, usize)>>,
 }
 
 /// Why a worker stopped early.
@@ -155,9 +158,9 @@ enum Stop {
     Halted,
 }
 
-/// A write into C that finishes a tile: its event completes once the tile is final.
+/// A write that finishes a tile: its event completes once the tile is final.
 struct FinalWrite {
-    tile: (usize, usize),
+    tile: TileKey,
     /// `None`: a write in pieces whose issue failed after some of them.
     event: Option<Arc<dyn Event>>,
     /// A write in pieces: the event after each piece issued, of `of` in all, over the tile's
@@ -180,8 +183,8 @@ struct WorkerOut {
     timed: Vec<TimedTask>,
     epoch: Option<Epoch>,
     finals: Vec<FinalWrite>,
-    /// C tiles accumulated in C itself whose first product was issued.
-    touched_in_place: HashSet<(usize, usize)>,
+    /// Output tiles a kernel of this device wrote in the operand itself.
+    touched_in_place: HashSet<TileKey>,
     stop: Option<Stop>,
 }
 
@@ -192,9 +195,12 @@ struct WorkerOut {
 /// A device's failure is not an error here: it is in [`ExecOutcome::faults`].
 pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
     let plan = req.plan;
-    if req.devices.len() != plan.devices.len() || req.workspaces.len() != plan.devices.len() {
+    if req.devices.len() != plan.devices.len()
+        || req.workspaces.len() != plan.devices.len()
+        || req.operands.len() < plan.operands.len()
+    {
         return Err(Error::internal(
-            "executor: device lists do not match the plan",
+            "executor: device or operand lists do not match the plan",
         ));
     }
     let shared = Shared {
@@ -204,6 +210,7 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
             .map(|_| AtomicBool::new(false))
             .collect(),
         wake: (Mutex::new(()), Condvar::new()),
+        saved: Mutex::new(HashSet::new()),
     };
     let t0 = Instant::now();
     // One device's worker, with what stopped it. A panic in a backend while issuing is that
@@ -342,11 +349,7 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
             }
         }
         for o in &outs {
-            for &t in &o.touched_in_place {
-                if !outcome.final_tiles.contains(&t) {
-                    outcome.lost.push(t);
-                }
-            }
+            outcome.in_place.extend(o.touched_in_place.iter().copied());
         }
         outcome.faults = faults;
         for o in outs {
@@ -421,50 +424,45 @@ fn link_of<'r>(
         .ok_or_else(|| Error::internal(format!("plan uses missing link {src:?}->{dst:?}")))
 }
 
-/// The stored block of an operand, as a view into the operand itself.
-fn operand_view(req: &ExecRequest<'_>, key: TileKey) -> RawTile {
-    let b = req.plan.grid.stored_block(&req.plan.problem, key);
-    req.operands[key.op.index()].sub(b.row, b.col, b.rows, b.cols)
-}
-
-/// The stored block of a tile, held packed in a cache slot.
-fn slot_view(req: &ExecRequest<'_>, device: usize, slot: u32, key: TileKey) -> RawTile {
+/// Where a tile is, as an address range the backends take.
+fn view(req: &ExecRequest<'_>, loc: &Loc) -> RawTile {
     let plan = req.plan;
-    let b = plan.grid.stored_block(&plan.problem, key);
-    RawTile {
-        space: plan.devices[device].space,
-        addr: req.workspaces[device] + slot as u64 * plan.slot_bytes as u64,
-        rows: b.rows,
-        cols: b.cols,
-        ld: TileGrid::slot_ld(b.rows),
-        dtype: plan.problem.dtype,
-    }
-}
-
-/// The stored block of a tile, held packed in a host staging slot.
-fn host_view(req: &ExecRequest<'_>, host: u32, key: TileKey) -> RawTile {
-    let plan = req.plan;
-    let b = plan.grid.stored_block(&plan.problem, key);
-    RawTile {
-        space: MemorySpace::HOST,
-        addr: req.host_workspace + host as u64 * plan.slot_bytes as u64,
-        rows: b.rows,
-        cols: b.cols,
-        ld: TileGrid::slot_ld(b.rows),
-        dtype: plan.problem.dtype,
-    }
-}
-
-fn tile_view(req: &ExecRequest<'_>, device: usize, loc: TileLoc, key: TileKey) -> RawTile {
-    match loc {
-        TileLoc::InPlace => operand_view(req, key),
-        TileLoc::Slot(s) => slot_view(req, device, s, key),
+    let packed = |space, addr: u64, slot: u32, rows, cols| RawTile {
+        space,
+        addr: addr + u64::from(slot) * plan.slot_bytes as u64,
+        rows,
+        cols,
+        ld: slot_ld(rows),
+        dtype: plan.dtype,
+    };
+    match *loc {
+        Loc::Operand { op, block } => {
+            req.operands[op.index()].sub(block.row, block.col, block.rows, block.cols)
+        }
+        Loc::Slot {
+            device,
+            slot,
+            rows,
+            cols,
+        } => packed(
+            plan.devices[device as usize].space,
+            req.workspaces[device as usize],
+            slot,
+            rows,
+            cols,
+        ),
+        Loc::Staging { slot, rows, cols } => {
+            packed(MemorySpace::HOST, req.host_workspace, slot, rows, cols)
+        }
     }
 }
 
 fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result<(), Stop> {
     let req = sh.req;
     let plan = req.plan;
+    if plan.order[d].is_empty() {
+        return Ok(());
+    }
     if req.trace {
         let q = queue_of(
             req,
@@ -480,9 +478,6 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         };
         out.epoch = Some(epoch.map_err(Stop::Fault)?);
     }
-    let kt = plan.grid.kt();
-    // Products issued per C tile accumulated in C itself (final after the kt-th).
-    let mut in_place_done: HashMap<(usize, usize), usize> = HashMap::new();
     // Per queue of this worker: the last task of each other queue it already waited for.
     let mut waited: HashMap<(QueueId, QueueId, u16), TaskId> = HashMap::new();
     let mut queues: HashMap<QueueId, Arc<dyn Queue>> = HashMap::new();
@@ -509,7 +504,7 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             let e = newest.entry((dt.queue, dt.device)).or_insert(dep);
             *e = (*e).max(dep);
         }
-        // The tile this fetch was to copy from a peer that stopped: fetched from the operand.
+        // The tile this copy was to take from a peer that stopped: copied from the operand.
         let mut from_origin = false;
         // A split dependency of a split task: each piece waits for its own piece instead.
         let mut piece_dep: Option<&[Arc<dyn Event>]> = None;
@@ -564,23 +559,24 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         } else {
             None
         };
-        // A product on C in place changes C from the first k step on.
-        let in_place_c = match task.kind {
-            TaskKind::Gemm {
-                i,
-                j,
-                c: TileLoc::InPlace,
-                ..
-            } => Some((i as usize, j as usize)),
-            _ => None,
-        };
-        if let Some(undo) = req.undo {
-            if let Some(region) = first_write_of_c(req, task.kind, &out.touched_in_place) {
-                undo.save(&region, req.links).map_err(Stop::Fault)?;
+        let key = task.op.key();
+        let written = task.op.written();
+        if let Some((op, block)) = written.operand() {
+            let saves = match req.undo {
+                Some((undo, UndoScope::Every)) => Some(undo),
+                Some((undo, UndoScope::InPlace)) if task.op.computes() => Some(undo),
+                _ => None,
+            };
+            if let Some(undo) = saves {
+                let first = lock(&sh.saved).insert((op, block.row, block.col));
+                if first {
+                    undo.save(&view(req, &written), req.links)
+                        .map_err(Stop::Fault)?;
+                }
             }
-        }
-        if let Some(t) = in_place_c {
-            out.touched_in_place.insert(t);
+            if task.op.computes() {
+                out.touched_in_place.insert(key);
+            }
         }
         // The event recorded with the task itself, where its queue is shared (a host fold).
         let mut own = None;
@@ -588,35 +584,33 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             let mut evs = Vec::new();
             let issued = issue_pieces(req, d, task, &q, piece_dep, &mut evs, &mut out.transfers);
             if let Err(e) = issued {
-                // The pieces written back before the failure may have reached C.
-                if let (TaskKind::WriteBack { key, .. }, false) = (task.kind, evs.is_empty()) {
+                // The pieces written before the failure may have reached the operand.
+                if task.finishes && !evs.is_empty() {
                     out.finals.push(FinalWrite {
-                        tile: (key.r as usize, key.c as usize),
+                        tile: key,
                         event: None,
                         pieces: evs,
                         of: task.pieces as usize,
-                        cols: plan.grid.n_span(key.c as usize).1,
+                        cols: written.cols(),
                     });
                 }
                 return Err(Stop::Fault(e));
             }
             piece_events.insert(tid, evs);
         } else if from_origin {
-            fetch_from_origin(req, d, task.kind, &q, &mut out.transfers).map_err(Stop::Fault)?;
+            copy_from_origin(req, d, task.op, &q, &mut out.transfers).map_err(Stop::Fault)?;
         } else {
-            match issue(req, d, task.kind, &q, &mut out.transfers) {
+            match issue(req, d, task.op, &q, &mut out.transfers) {
                 Ok(e) => own = e,
                 // A copy from a peer that failed (lost with the tile) is done from the operand;
                 // the peer's own worker reports its failure.
-                Err(e) => match task.kind {
-                    TaskKind::Fetch {
-                        key,
-                        source: Source::Peer { device, .. },
+                Err(e) => match task.op {
+                    Op::Copy {
+                        src: Loc::Slot { device, .. },
+                        origin: Some(_),
                         ..
-                    } if key.op != Operand::C
-                        && blamed_device(req, &e) == Some(device as usize) =>
-                    {
-                        fetch_from_origin(req, d, task.kind, &q, &mut out.transfers)
+                    } if blamed_device(req, &e) == Some(device as usize) => {
+                        copy_from_origin(req, d, task.op, &q, &mut out.transfers)
                             .map_err(Stop::Fault)?;
                     }
                     _ => return Err(Stop::Fault(e)),
@@ -636,30 +630,18 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             (None, true) => Some(q.record().map_err(Stop::Fault)?),
             (None, false) => None,
         };
-        // The write that makes a C tile final: its event says, after a fault, whether it ran.
-        let finished = match task.kind {
-            TaskKind::WriteBack { key, .. }
-            | TaskKind::Unstage { key, .. }
-            | TaskKind::FoldC { key, .. } => Some((key.r as usize, key.c as usize)),
-            _ => in_place_c.filter(|t| {
-                let n = in_place_done.entry(*t).or_insert(0);
-                *n += 1;
-                *n == kt
-            }),
-        };
-        if let Some(tile) = finished {
+        // The write that makes a tile final: its event says, after a fault, whether it ran.
+        if task.finishes {
             let event = match &ev {
                 Some(e) => e.clone(),
                 None => q.record().map_err(Stop::Fault)?,
             };
-            let pieces = piece_events.get(&tid).cloned().unwrap_or_default();
-            let cols = plan.grid.n_span(tile.1).1;
             out.finals.push(FinalWrite {
-                tile,
+                tile: key,
                 event: Some(event),
-                pieces,
+                pieces: piece_events.get(&tid).cloned().unwrap_or_default(),
                 of: task.pieces as usize,
-                cols,
+                cols: written.cols(),
             });
         }
         if sh.issued[tid as usize].set(ev).is_err() {
@@ -673,37 +655,13 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
     Ok(())
 }
 
-/// The region of C that `kind` writes for the first time in this run, if it does: the final
-/// write of a tile (write-back, unstage, host fold), or the first product on a tile of C
-/// accumulated in place (its later products write it again, already saved).
-fn first_write_of_c(
-    req: &ExecRequest<'_>,
-    kind: TaskKind,
-    touched_in_place: &HashSet<(usize, usize)>,
-) -> Option<RawTile> {
-    match kind {
-        TaskKind::WriteBack { key, .. }
-        | TaskKind::Unstage { key, .. }
-        | TaskKind::FoldC { key, .. }
-            if key.op == Operand::C =>
-        {
-            Some(operand_view(req, key))
-        }
-        TaskKind::Gemm {
-            i,
-            j,
-            c: TileLoc::InPlace,
-            ..
-        } if !touched_in_place.contains(&(i as usize, j as usize)) => {
-            Some(operand_view(req, TileKey::c(i as usize, j as usize)))
-        }
-        _ => None,
-    }
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// What a task does without a dependency that a stopped device never issued.
 enum PeerGone {
-    /// It is the fill of the peer slot a fetch copies from: fetch from the operand instead.
+    /// It is the fill of the peer slot a copy takes from: copy from the operand instead.
     Source,
     /// It is the stopped device's read of this device's slot: nothing to wait for.
     Reader,
@@ -711,19 +669,19 @@ enum PeerGone {
     Needed,
 }
 
-fn after_stopped_peer(sh: &Shared<'_>, task: &crate::plan::Task, dep: TaskId) -> PeerGone {
+fn after_stopped_peer(sh: &Shared<'_>, task: &Task, dep: TaskId) -> PeerGone {
     let dt = &sh.req.plan.tasks[dep as usize];
-    let TaskKind::Fetch { key, source, .. } = task.kind else {
+    let Op::Copy { src, origin, .. } = task.op else {
         return PeerGone::Needed;
     };
-    match (source, dt.kind) {
-        (Source::Peer { device, .. }, _) if device == dt.device && key.op != Operand::C => {
-            PeerGone::Source
-        }
+    match (src, origin, dt.op) {
+        (Loc::Slot { device, .. }, Some(_), _) if device == dt.device => PeerGone::Source,
         (
             _,
-            TaskKind::Fetch {
-                source: Source::Peer { device, .. },
+            _,
+            Op::Copy {
+                src: Loc::Slot { device, .. },
+                origin: Some(_),
                 ..
             },
         ) if device == task.device => PeerGone::Reader,
@@ -732,12 +690,7 @@ fn after_stopped_peer(sh: &Shared<'_>, task: &crate::plan::Task, dep: TaskId) ->
 }
 
 /// Of `task`'s dependencies on queue `dq` of device `dd`, the event of the newest one issued.
-fn newest_issued(
-    sh: &Shared<'_>,
-    task: &crate::plan::Task,
-    dq: QueueId,
-    dd: u16,
-) -> Option<Arc<dyn Event>> {
+fn newest_issued(sh: &Shared<'_>, task: &Task, dq: QueueId, dd: u16) -> Option<Arc<dyn Event>> {
     let plan = sh.req.plan;
     task.deps
         .iter()
@@ -749,30 +702,29 @@ fn newest_issued(
         .find_map(|&dep| sh.issued[dep as usize].get().cloned().flatten())
 }
 
-/// A fetch whose peer source stopped, done from the operand itself. On the fault path only, so
-/// it is simply made synchronous: whatever the fetch's queue was told to wait for (the slot's
+/// A copy whose peer source stopped, done from the operand itself. On the fault path only, so
+/// it is simply made synchronous: whatever the copy's queue was told to wait for (the slot's
 /// earlier readers) is done first, and the copy is done when this returns, before any task
 /// after it on that queue.
-fn fetch_from_origin(
+fn copy_from_origin(
     req: &ExecRequest<'_>,
     d: usize,
-    kind: TaskKind,
+    op: Op,
     queue: &Arc<dyn Queue>,
     transfers: &mut Vec<Transfer>,
 ) -> Result<()> {
-    let TaskKind::Fetch { key, slot, .. } = kind else {
-        return Err(Error::internal(
-            "fetch from origin of a task that is no fetch",
-        ));
+    let Op::Copy {
+        key,
+        dst,
+        origin: Some(origin),
+        ..
+    } = op
+    else {
+        return Err(Error::internal("copy from origin of a task with none"));
     };
     queue.record()?.synchronize()?;
-    let src = operand_view(req, key);
-    let dst = slot_view(req, d, slot, key);
-    copy_recorded(req, d, key, &src, &dst, false, transfers)?;
-    link_of(req, src.space, dst.space)?
-        .queue()
-        .record()?
-        .synchronize()
+    let link = copy_recorded(req, d, key, &origin, &dst, transfers)?;
+    link.queue().record()?.synchronize()
 }
 
 /// The event of an issued task, blocking until its worker has issued it; `Halted` when that
@@ -796,103 +748,111 @@ fn wait_issued(sh: &Shared<'_>, dep: TaskId) -> std::result::Result<Arc<dyn Even
     }
 }
 
+/// Issues one operation on `queue`; a host fold returns the event recorded with it.
 fn issue(
     req: &ExecRequest<'_>,
     d: usize,
-    kind: TaskKind,
+    op: Op,
     queue: &Arc<dyn Queue>,
     transfers: &mut Vec<Transfer>,
 ) -> Result<Option<Arc<dyn Event>>> {
-    let plan = req.plan;
-    let p = &plan.problem;
-    match kind {
-        TaskKind::Fetch { key, source, slot } => {
-            let src = match source {
-                Source::Origin => operand_view(req, key),
-                Source::Peer { device, slot } => slot_view(req, device as usize, slot, key),
-                Source::Staged { host } => host_view(req, host, key),
-            };
-            let dst = slot_view(req, d, slot, key);
-            copy_recorded(req, d, key, &src, &dst, false, transfers)?;
+    let value = |c: crate::plan::Coef| c.value(req.alpha, req.beta);
+    let kernel = req.devices[d].kernel();
+    match op {
+        Op::Copy { key, src, dst, .. } => {
+            copy_recorded(req, d, key, &src, &dst, transfers)?;
         }
-        TaskKind::WriteBack { key, slot } => {
-            let src = slot_view(req, d, slot, key);
-            copy_recorded(req, d, key, &src, &operand_view(req, key), true, transfers)?;
-        }
-        TaskKind::Gemm {
-            i,
-            j,
-            l,
+        Op::Gemm {
+            transa,
+            transb,
+            alpha,
+            beta,
             a,
             b,
             c,
-            beta,
+            ..
         } => {
-            let (i, j, l) = (i as usize, j as usize, l as usize);
-            // The stored tiles the product reads, and their transposes (see `symmetric`).
-            let (ka, ta) = symmetric::a_tile(p, i, l);
-            let (kb, tb) = symmetric::b_tile(p, l, j);
-            let kc = TileKey::c(i, j);
-            let (m, n, k) = (
-                plan.grid.m_span(i).1,
-                plan.grid.n_span(j).1,
-                plan.grid.k_span(l).1,
-            );
-            let (a, b, c) = (
-                tile_view(req, d, a, ka),
-                tile_view(req, d, b, kb),
-                tile_view(req, d, c, kc),
-            );
-            let beta = match beta {
-                BetaUse::Caller => req.beta,
-                BetaUse::Zero => ScalarValue::zero(p.dtype),
-                BetaUse::One => ScalarValue::one(p.dtype),
+            let (a, b, c) = (view(req, &a), view(req, &b), view(req, &c));
+            let k = if transa.is_transposed() {
+                a.rows
+            } else {
+                a.cols
             };
-            match p.sym {
-                Some(s) if symmetric::routine_product(p, i, j, l) => {
-                    let op = routine_tile(s.op, (m, n, k), req.alpha, a, b, beta, c);
-                    req.devices[d].kernel().sym(queue, &op)?;
-                }
-                _ => {
-                    let op = GemmTile {
-                        transa: ta.for_dtype(p.dtype),
-                        transb: tb.for_dtype(p.dtype),
-                        m,
-                        n,
-                        k,
-                        alpha: req.alpha,
-                        a,
-                        b,
-                        beta,
-                        c,
-                    };
-                    req.devices[d].kernel().gemm(queue, &op)?;
-                }
+            kernel.gemm(
+                queue,
+                &GemmTile {
+                    transa,
+                    transb,
+                    m: c.rows,
+                    n: c.cols,
+                    k,
+                    alpha: value(alpha),
+                    a,
+                    b,
+                    beta: value(beta),
+                    c,
+                },
+            )?;
+        }
+        Op::Sym {
+            op,
+            k,
+            alpha,
+            beta,
+            a,
+            b,
+            c,
+            ..
+        } => {
+            let c = view(req, &c);
+            kernel.sym(
+                queue,
+                &SymTile {
+                    op,
+                    m: c.rows,
+                    n: c.cols,
+                    k,
+                    alpha: value(alpha),
+                    a: view(req, &a),
+                    b: view(req, &b),
+                    beta: value(beta),
+                    c,
+                },
+            )?;
+        }
+        Op::Tri {
+            routine,
+            mut opts,
+            alpha,
+            a,
+            b,
+            ..
+        } => {
+            let b = view(req, &b);
+            opts.transa = opts.transa.for_dtype(b.dtype);
+            let tile = TriTile {
+                opts,
+                m: b.rows,
+                n: b.cols,
+                alpha: value(alpha),
+                a: view(req, &a),
+                b,
+            };
+            match routine {
+                crate::problem::triangular::TriRoutine::Trsm => kernel.trsm(queue, &tile)?,
+                crate::problem::triangular::TriRoutine::Trmm => kernel.trmm(queue, &tile)?,
             }
         }
-        TaskKind::StageIn { key, host } => {
-            let src = operand_view(req, key);
-            let dst = host_view(req, host, key);
-            link_of(req, src.space, dst.space)?.copy(&src, &dst)?;
+        Op::Add { beta, x, y, .. } => {
+            kernel.add(queue, value(beta), &view(req, &x), &view(req, &y))?;
         }
-        TaskKind::StageOut { key, slot, host } => {
-            let src = slot_view(req, d, slot, key);
-            let dst = host_view(req, host, key);
-            link_of(req, src.space, dst.space)?.copy(&src, &dst)?;
-        }
-        TaskKind::Unstage { key, host } => {
-            let src = host_view(req, host, key);
-            copy_recorded(req, d, key, &src, &operand_view(req, key), true, transfers)?;
-        }
-        TaskKind::AddC { i, j, acc, orig } => {
-            let key = TileKey::c(i as usize, j as usize);
-            let y = slot_view(req, d, acc, key);
-            let x = slot_view(req, d, orig, key);
-            req.devices[d].kernel().add(queue, req.beta, &x, &y)?;
-        }
-        TaskKind::FoldC { key, host } => {
-            let c = operand_view(req, key);
-            let staged = host_view(req, host, key);
+        Op::Fold {
+            key,
+            c,
+            staged,
+            triangle,
+        } => {
+            let (c, staged) = (view(req, &c), view(req, &staged));
             // `queue` is this folder's queue (see `queue_of`): the waits went there.
             let folder = req
                 .host_fold
@@ -905,7 +865,7 @@ fn issue(
                 // SAFETY: C is the caller's host matrix, borrowed for the whole call (the
                 // executor synchronises every queue before returning); the planner gives each C
                 // tile to one fold and the staging slot is not refilled before this fold is done.
-                let r = unsafe { crate::fold::fold_into(&c, &staged, beta, &workers) };
+                let r = unsafe { crate::fold::fold_into(&c, &staged, beta, triangle, &workers) };
                 if r.is_ok() {
                     speed.record_alone(alone, c.bytes() as u64, t.elapsed().as_secs_f64());
                 }
@@ -915,87 +875,49 @@ fn issue(
             // with it, or another device's failed wait could come between them and make a fold
             // that ran look undone (its tile would run again, beta applied twice).
             let done = folder.queue.enqueue_recorded(fold)?;
-            let link = link_of(req, plan.devices[d].space, MemorySpace::HOST)?;
-            transfers.push(Transfer {
-                device: d as u16,
-                key,
-                writeback: true,
-                link: link.name().to_string(),
-                bytes: staged.bytes() as u64,
-            });
+            // The product crossed from a device (a device in host memory folds its own slot).
+            let space = req.plan.devices[d].space;
+            if !space.is_host() {
+                let link = link_of(req, space, MemorySpace::HOST)?;
+                transfers.push(transfer(d, key, true, link, staged.bytes()));
+            }
             return Ok(Some(done));
         }
     }
     Ok(None)
 }
 
-/// The routine's own tile for a product of a symmetric plan (see
-/// [`symmetric::routine_product`]): for a rank update, C's diagonal tile from A's tile (and
-/// B's, which the GEMM reads as op(B)'s tile in the same stored block); for SYMM/HEMM, the
-/// symmetric operand's diagonal tile times the other operand's tile (A and B of the GEMM are
-/// the other way round on the right).
-fn routine_tile(
-    op: SymOp,
-    (m, n, k): (usize, usize, usize),
-    alpha: ScalarValue,
-    a: RawTile,
-    b: RawTile,
-    beta: ScalarValue,
-    c: RawTile,
-) -> SymTile {
-    let (a, b) = match op {
-        SymOp::Multiply {
-            side: Side::Right, ..
-        } => (b, a),
-        _ => (a, b),
-    };
-    SymTile {
-        op,
-        m,
-        n,
-        k,
-        alpha,
-        a,
-        b,
-        beta,
-        c,
-    }
-}
-
 /// Whether split `task` waits for `dep`, a task it depends on, piece by piece (each of its
-/// pieces after the same piece of `dep`) rather than whole: only within one C tile's chain,
-/// split alike. A slot released by another tile's chain held another tile: its pieces are
-/// other columns, so a piece of this tile may overwrite bytes that any piece of that one
-/// still reads. The planner gives a split task one such dependency (an add its C fetch, a
-/// write-back its add); the executor follows at most one piece by piece.
-pub(crate) fn waits_piece_by_piece(task: &crate::plan::Task, dep: &crate::plan::Task) -> bool {
+/// pieces after the same piece of `dep`) rather than whole: only within one tile's chain (a
+/// late C tile's fetch, add and write-back), split alike. A slot released by another tile's
+/// chain held another tile: its pieces are other columns, so a piece of this tile may
+/// overwrite bytes that any piece of that one still reads. The planner gives a split task one
+/// such dependency (an add its C fetch, a write-back its add); the executor follows at most
+/// one piece by piece.
+pub(crate) fn waits_piece_by_piece(task: &Task, dep: &Task) -> bool {
     task.pieces > 1
         && dep.pieces == task.pieces
-        && chain_tile(dep.kind).is_some()
-        && chain_tile(dep.kind) == chain_tile(task.kind)
+        && chain_tile(&dep.op).is_some()
+        && chain_tile(&dep.op) == chain_tile(&task.op)
 }
 
-/// The C tile of a task of a late C chain (its C fetch, add or write-back), the tasks that
-/// may go in pieces.
-fn chain_tile(kind: TaskKind) -> Option<(u32, u32)> {
-    match kind {
-        TaskKind::Fetch { key, .. } | TaskKind::WriteBack { key, .. } if key.op == Operand::C => {
-            Some((key.r, key.c))
-        }
-        TaskKind::AddC { i, j, .. } => Some((i, j)),
+/// The tile of a task that may go in pieces: a copy or an add.
+fn chain_tile(op: &Op) -> Option<TileKey> {
+    match *op {
+        Op::Copy { key, .. } | Op::Add { key, .. } => Some(key),
         _ => None,
     }
 }
 
-/// A split task ([`crate::plan::Task::pieces`]: a late C tile's fetch, add or write-back)
-/// issued piece by piece over the C tile's columns, each piece after the same piece of
-/// `after` (the split task it depends on, when its queue is another); the event recorded
-/// after each piece goes into `events` as it is issued (so that a failure leaves those of
-/// the pieces issued before it). One transfer is counted for the whole tile.
+/// A split task ([`Task::pieces`]: a late C tile's fetch, add or write-back) issued piece by
+/// piece over its tile's columns, each piece after the same piece of `after` (the split task
+/// it depends on, when its queue is another); the event recorded after each piece goes into
+/// `events` as it is issued (so that a failure leaves those of the pieces issued before it).
+/// One transfer is counted for the whole tile.
 fn issue_pieces(
     req: &ExecRequest<'_>,
     d: usize,
-    task: &crate::plan::Task,
+    task: &Task,
     queue: &Arc<dyn Queue>,
     after: Option<&[Arc<dyn Event>]>,
     events: &mut Vec<Arc<dyn Event>>,
@@ -1005,51 +927,51 @@ fn issue_pieces(
     if after.is_some_and(|a| a.len() != pieces) {
         return Err(Error::internal("split task after a task of other pieces"));
     }
-    let key = match task.kind {
-        TaskKind::Fetch {
+    // `Some(beta)`: an add; `None`: a copy.
+    let (key, x, y, add) = match task.op {
+        Op::Copy {
             key,
-            source: Source::Origin,
-            ..
-        }
-        | TaskKind::WriteBack { key, .. } => key,
-        TaskKind::AddC { i, j, .. } => TileKey::c(i as usize, j as usize),
-        _ => return Err(Error::internal("only a late C chain is issued in pieces")),
+            src,
+            dst,
+            origin: None,
+        } => (key, src, dst, None),
+        Op::Add { key, x, y, beta } => (key, x, y, Some(beta.value(req.alpha, req.beta))),
+        _ => return Err(Error::internal("only copies and adds are issued in pieces")),
     };
-    let whole = operand_view(req, key);
-    let (rows, cols) = (whole.rows, whole.cols);
-    let mut moved = None;
+    let (x, y) = (view(req, &x), view(req, &y));
+    let (rows, cols) = (y.rows, y.cols);
     for p in 0..pieces {
         let own = crate::plan::piece_columns(cols, pieces, p);
         if let Some(after) = after {
             queue.wait(&after[p])?;
         }
         let part = |t: RawTile| t.sub(0, own.start, rows, own.len());
-        match task.kind {
-            TaskKind::Fetch { slot, .. } | TaskKind::WriteBack { slot, .. } => {
-                let on_device = part(slot_view(req, d, slot, key));
-                let writeback = matches!(task.kind, TaskKind::WriteBack { .. });
-                let (src, dst) = if writeback {
-                    (on_device, part(whole))
-                } else {
-                    (part(whole), on_device)
-                };
-                let link = link_of(req, src.space, dst.space)?;
-                link.copy(&src, &dst)?;
-                moved = Some((link, writeback));
-            }
-            TaskKind::AddC { acc, orig, .. } => {
-                let y = part(slot_view(req, d, acc, key));
-                let x = part(slot_view(req, d, orig, key));
-                req.devices[d].kernel().add(queue, req.beta, &x, &y)?;
-            }
-            _ => return Err(Error::internal("only a late C chain is issued in pieces")),
+        match add {
+            None => link_of(req, x.space, y.space)?.copy(&part(x), &part(y))?,
+            Some(beta) => req.devices[d]
+                .kernel()
+                .add(queue, beta, &part(x), &part(y))?,
         }
         events.push(queue.record()?);
     }
-    if let Some((link, writeback)) = moved {
-        transfers.push(transfer(d, key, writeback, link, whole.bytes()));
+    if let Op::Copy { dst, .. } = task.op {
+        if let Some(writeback) = recorded_direction(&dst) {
+            let link = link_of(req, x.space, y.space)?;
+            transfers.push(transfer(d, key, writeback, link, y.bytes()));
+        }
     }
     Ok(())
+}
+
+/// Whether a copy into `dst` is counted as a transfer, and then whether as a write-back: a
+/// copy into a device slot is a fetch, a copy into an operand a write-back; staging hops are
+/// not counted.
+fn recorded_direction(dst: &Loc) -> Option<bool> {
+    match dst {
+        Loc::Slot { .. } => Some(false),
+        Loc::Operand { .. } => Some(true),
+        Loc::Staging { .. } => None,
+    }
 }
 
 /// The record of a copy of `bytes` of tile `key` over `link` by plan device `d`.
@@ -1069,20 +991,23 @@ fn transfer(
     }
 }
 
-/// Copies `src` to `dst` over the link between their spaces and records the transfer.
-fn copy_recorded(
-    req: &ExecRequest<'_>,
+/// Copies tile `key` from `src` to `dst` over the link between their spaces and records the
+/// transfer ([`recorded_direction`]).
+fn copy_recorded<'r>(
+    req: &'r ExecRequest<'_>,
     d: usize,
     key: TileKey,
-    src: &RawTile,
-    dst: &RawTile,
-    writeback: bool,
+    src: &Loc,
+    dst: &Loc,
     transfers: &mut Vec<Transfer>,
-) -> Result<()> {
-    let link = link_of(req, src.space, dst.space)?;
-    link.copy(src, dst)?;
-    transfers.push(transfer(d, key, writeback, link, src.bytes()));
-    Ok(())
+) -> Result<&'r Arc<dyn Link>> {
+    let (from, to) = (view(req, src), view(req, dst));
+    let link = link_of(req, from.space, to.space)?;
+    link.copy(&from, &to)?;
+    if let Some(writeback) = recorded_direction(dst) {
+        transfers.push(transfer(d, key, writeback, link, from.bytes()));
+    }
+    Ok(link)
 }
 
 fn interval(
@@ -1125,39 +1050,7 @@ fn interval(
         }
     }
     let (start, end) = times.ok_or_else(|| Error::internal("trace events not comparable"))?;
-    let es = plan.problem.dtype.size() as u64;
-    // A tile moving (or folded): its label and bytes.
-    let moved = |activity: Activity, verb: &str, key: TileKey| {
-        let (r, c) = plan.grid.op_shape(key);
-        (
-            activity,
-            format!("{verb} {:?}({},{})", key.op, key.r, key.c),
-            (r * c) as u64 * es,
-            0.0,
-        )
-    };
-    let (activity, label, bytes, flops) = match task.kind {
-        TaskKind::Fetch { key, .. } => moved(Activity::Fetch, "fetch", key),
-        TaskKind::WriteBack { key, .. } => moved(Activity::WriteBack, "writeback", key),
-        TaskKind::StageIn { key, .. }
-        | TaskKind::StageOut { key, .. }
-        | TaskKind::Unstage { key, .. } => moved(Activity::Fetch, "stage", key),
-        TaskKind::FoldC { key, .. } => moved(Activity::WriteBack, "fold", key),
-        TaskKind::AddC { i, j, .. } => {
-            let (r, c) = plan.grid.op_shape(TileKey::c(i as usize, j as usize));
-            (
-                Activity::Gemm,
-                format!("add C({i},{j})"),
-                0,
-                // One multiply and one add per element: a multiply-add of the dtype.
-                plan.problem.dtype.flops_per_fma() * (r * c) as f64,
-            )
-        }
-        TaskKind::Gemm { i, j, l, .. } => {
-            let f = plan.product_flops(i as usize, j as usize, l as usize);
-            (Activity::Gemm, format!("gemm C({i},{j}) l={l}"), 0, f)
-        }
-    };
+    let (activity, label, bytes, flops) = plan.describe(task);
     Ok(Interval {
         device: req.devices[d].info().label(),
         queue: tt.queue.name().to_string(),
@@ -1173,42 +1066,70 @@ fn interval(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Task;
+    use crate::plan::Coef;
+    use crate::tiling::Block;
 
-    fn task(kind: TaskKind, pieces: u16) -> Task {
+    fn task(op: Op, pieces: u16) -> Task {
         Task {
             device: 0,
-            kind,
+            op,
             queue: QueueId::HostFold,
             deps: vec![],
             signal: true,
             pieces,
+            finishes: false,
         }
     }
 
-    fn fetch_c(i: usize, j: usize, slot: u32, pieces: u16) -> Task {
-        let key = TileKey::c(i, j);
-        let kind = TaskKind::Fetch {
-            key,
-            source: Source::Origin,
+    fn slot(slot: u32) -> Loc {
+        Loc::Slot {
+            device: 0,
             slot,
-        };
-        task(kind, pieces)
+            rows: 4,
+            cols: 4,
+        }
     }
 
-    fn add_c(i: u32, j: u32, pieces: u16) -> Task {
-        let kind = TaskKind::AddC {
-            i,
-            j,
-            acc: 0,
-            orig: 1,
-        };
-        task(kind, pieces)
+    fn c_block() -> Loc {
+        Loc::Operand {
+            op: Operand::C,
+            block: Block {
+                row: 0,
+                col: 0,
+                rows: 4,
+                cols: 4,
+            },
+        }
     }
 
-    fn write_back(i: usize, j: usize, slot: u32, pieces: u16) -> Task {
-        let key = TileKey::c(i, j);
-        task(TaskKind::WriteBack { key, slot }, pieces)
+    fn fetch_c(i: usize, j: usize, s: u32, pieces: u16) -> Task {
+        let op = Op::Copy {
+            key: TileKey::c(i, j),
+            src: c_block(),
+            dst: slot(s),
+            origin: None,
+        };
+        task(op, pieces)
+    }
+
+    fn add_c(i: usize, j: usize, pieces: u16) -> Task {
+        let op = Op::Add {
+            key: TileKey::c(i, j),
+            beta: Coef::Beta,
+            x: slot(1),
+            y: slot(0),
+        };
+        task(op, pieces)
+    }
+
+    fn write_back(i: usize, j: usize, s: u32, pieces: u16) -> Task {
+        let op = Op::Copy {
+            key: TileKey::c(i, j),
+            src: slot(s),
+            dst: c_block(),
+            origin: None,
+        };
+        task(op, pieces)
     }
 
     /// Pieces wait piece by piece only for the same piece of their own tile's chain, split
@@ -1232,14 +1153,16 @@ mod tests {
         assert!(!waits_piece_by_piece(&add_c(1, 2, 3), &fetch_c(1, 2, 1, 4)));
         assert!(!waits_piece_by_piece(&add_c(1, 2, 1), &fetch_c(1, 2, 1, 1)));
         // A product is no part of the chain that pieces follow.
-        let gemm = TaskKind::Gemm {
-            i: 1,
-            j: 2,
+        let gemm = Op::Gemm {
+            key: TileKey::c(1, 2),
             l: 0,
-            a: crate::plan::TileLoc::Slot(0),
-            b: crate::plan::TileLoc::Slot(1),
-            c: crate::plan::TileLoc::Slot(2),
-            beta: crate::plan::BetaUse::Zero,
+            transa: crate::operand::Trans::N,
+            transb: crate::operand::Trans::N,
+            alpha: Coef::Alpha,
+            beta: Coef::Zero,
+            a: slot(0),
+            b: slot(1),
+            c: slot(2),
         };
         assert!(!waits_piece_by_piece(&add_c(1, 2, 3), &task(gemm, 3)));
     }

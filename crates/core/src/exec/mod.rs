@@ -4,5 +4,4 @@
 
 pub mod execute;
 pub mod trace;
-pub mod tri;
 pub mod undo;

@@ -20,6 +20,17 @@ use crate::memory::{MemorySpace, RawTile};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// Which first writes into an operand a run saves the regions of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UndoScope {
+    /// Every one: a call that fails on every device can put the operand back.
+    Every,
+    /// Only kernels' writes in the operand itself (not copies of final tiles into it): what a
+    /// device computing in the operand's own memory changed can be put back, and the final
+    /// tiles others wrote kept.
+    InPlace,
+}
+
 /// One saved region: where it was, and its old contents, packed (ld = rows).
 struct Saved {
     tile: RawTile,

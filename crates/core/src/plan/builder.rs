@@ -15,16 +15,44 @@
 //! faster peer link), and routes through host staging slots between spaces with no link (see
 //! `route`).
 
+use super::graph::Graph;
 use super::symmetric;
-use super::task::{
-    BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, QueueId, Source, Task, TaskId, TaskKind,
-    TileLoc,
-};
+use super::task::{DeviceSpec, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine, TaskId};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
+use crate::plan::task::Coef;
 use crate::problem::{GemmProblem, Operand};
 use crate::tiling::TileKey;
 use std::collections::{HashMap, HashSet, VecDeque};
+
+/// Where a product finds one of its tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum TileLoc {
+    /// In the operand itself: the operand lives in the device's own space.
+    InPlace,
+    /// In a cache slot of the device.
+    Slot(u32),
+}
+
+/// Input to [`build`].
+pub struct PlanRequest<'a> {
+    pub problem: GemmProblem,
+    pub grid: crate::tiling::TileGrid,
+    pub devices: &'a [DeviceSpec],
+    /// Per device, its C tiles in execution order. Every tile exactly once over all devices.
+    pub assignment: &'a [Vec<(usize, usize)>],
+    /// Directed links that exist (src space, dst space).
+    pub links: &'a HashSet<(MemorySpace, MemorySpace)>,
+    /// Bandwidth (bytes/s) of each link, when known: with it, a tile another device already
+    /// holds is forwarded over a faster peer link instead of fetched from its origin again.
+    /// `None`: never forward.
+    pub link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
+    /// GEMMT: only this triangle of C is computed. The assignment holds its tiles alone and
+    /// the grid is square in C; a diagonal tile is computed whole into a slot (beta 0) and
+    /// folded on the host over the triangle ([`crate::fold`]), so the other triangle is
+    /// neither read nor written.
+    pub triangle: Option<crate::problem::Uplo>,
+}
 
 /// One gemm step of a device's program.
 #[derive(Debug, Clone, Copy)]
@@ -45,18 +73,14 @@ pub(super) struct DeviceState {
     pub(super) next: usize,
     pub(super) resident: HashMap<TileKey, u32>,
     pub(super) owner: Vec<Option<TileKey>>,
-    /// Tasks reading the slot's current content: a refill must wait for them.
-    pub(super) readers: Vec<Vec<TaskId>>,
-    /// The fetch that filled each resident tile.
-    pub(super) filled_by: HashMap<TileKey, TaskId>,
     /// Future step indices at which each A/B tile is used (Belady).
     pub(super) uses: HashMap<TileKey, VecDeque<usize>>,
     /// Slots never used yet (taken first), and slots released by a write-back, oldest first.
     pub(super) fresh: Vec<u32>,
     pub(super) released: VecDeque<u32>,
-    /// C tiles being accumulated: (slot or in place, last gemm, compute queue).
-    pub(super) acc: HashMap<(usize, usize), (TileLoc, TaskId, u16)>,
-    /// Late C: the slot and fetch of the caller's C tile, fetched during the last k steps.
+    /// C tiles being accumulated: (slot or in place, compute queue).
+    pub(super) acc: HashMap<(usize, usize), (TileLoc, u16)>,
+    /// Late C: the slot of the caller's C tile, fetched during the last k steps, and its fetch.
     pub(super) late: HashMap<(usize, usize), (u32, TaskId)>,
     /// C arrives late on this device: its kernel adds tiles, beta != 0, C lives elsewhere and
     /// is not folded on the host.
@@ -72,6 +96,8 @@ pub(super) struct DeviceState {
     pub(super) split: HashSet<(usize, usize)>,
     /// The kernel adds tiles (C can arrive late).
     pub(super) adds: bool,
+    /// GEMMT's triangle ([`PlanRequest::triangle`]).
+    pub(super) triangle: Option<crate::problem::Uplo>,
     pub(super) kt: usize,
     pub(super) c_count: u16,
     pub(super) compute_queues: u16,
@@ -84,15 +110,22 @@ impl DeviceState {
         p.location(op) == self.space
     }
 
-    /// C tile `(i, j)` is folded on the host.
+    /// C tile `(i, j)` is folded on the host: where the device folds, and GEMMT's diagonal
+    /// tiles always.
     pub(super) fn folds(&self, i: usize, j: usize) -> bool {
-        self.host_fold && !self.unfolded.contains(&(i, j))
+        (self.host_fold && !self.unfolded.contains(&(i, j))) || self.half_tile(i, j)
+    }
+
+    /// C tile `(i, j)` is a diagonal tile of which GEMMT computes one triangle.
+    pub(super) fn half_tile(&self, i: usize, j: usize) -> bool {
+        self.triangle.is_some() && i == j
     }
 
     /// C tile `(i, j)`'s caller C arrives late: everywhere under `late_c`, and on the tiles a
     /// folding device leaves unfolded when its kernel adds tiles.
     pub(super) fn late_for(&self, i: usize, j: usize) -> bool {
-        self.late_c || (self.adds && self.host_fold && self.unfolded.contains(&(i, j)))
+        !self.half_tile(i, j)
+            && (self.late_c || (self.adds && self.host_fold && self.unfolded.contains(&(i, j))))
     }
 }
 
@@ -101,7 +134,7 @@ impl DeviceState {
 /// # Errors
 /// `OutOfMemory` when a device's budget holds fewer than the 3 slots one tile product needs;
 /// `Unsupported` when no link reaches a device from an operand's location.
-pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
+pub(super) fn build(req: &PlanRequest<'_>) -> Result<Plan> {
     let p = req.problem;
     let g = req.grid;
     let slot_bytes = g.slot_bytes(p.dtype.size());
@@ -120,35 +153,39 @@ pub fn build(req: &PlanRequest<'_>) -> Result<Plan> {
 
     let mut b = Builder {
         p,
-        tasks: Vec::new(),
+        graph: Graph::new(),
         holders: HashMap::new(),
         link_speed: req.link_speed,
         links: req.links,
-        host_ring: vec![Vec::new(); host_ring_len(&states, slot_bytes)],
+        host_ring: host_ring_len(&states, slot_bytes),
         host_next: 0,
         host_used: false,
+        host_folds: false,
         grid: g,
     };
     b.all_steps(&mut states)?;
 
-    let host_folds = b
-        .tasks
-        .iter()
-        .any(|t| matches!(t.kind, TaskKind::FoldC { .. }));
-    let host_slots = if b.host_used {
-        b.host_ring.len() as u32
-    } else {
-        0
-    };
-    let mut tasks = b.tasks;
-    mark_signals(&mut tasks);
-    let mut order = vec![Vec::new(); req.devices.len()];
-    for (id, t) in tasks.iter().enumerate() {
-        order[t.device as usize].push(id as TaskId);
-    }
+    let host_slots = if b.host_used { b.host_ring as u32 } else { 0 };
+    let host_folds = b.host_folds;
+    let (tasks, order) = b.graph.finish(req.devices.len());
+    let (ar, ac) = p.transa.stored_shape(p.m, p.k);
+    let (br, bc) = p.transb.stored_shape(p.k, p.n);
+    let shapes = [(ar, ac), (br, bc), (p.m, p.n)];
     Ok(Plan {
-        problem: p,
-        grid: g,
+        routine: Routine::Gemm {
+            problem: p,
+            grid: g,
+            triangle: req.triangle,
+        },
+        dtype: p.dtype,
+        operands: Operand::ALL
+            .iter()
+            .map(|&op| OperandShape {
+                space: p.location(op),
+                rows: shapes[op.index()].0,
+                cols: shapes[op.index()].1,
+            })
+            .collect(),
         slot_bytes,
         host_slots,
         host_folds,
@@ -191,7 +228,7 @@ fn device_state(
         0
     };
     let any_late = late_tiles > 0;
-    let distinct = distinct_tiles(&p, spec.space, tiles, kt);
+    let distinct = distinct_tiles(&p, spec.space, tiles, kt, req.triangle.is_some());
     check_routes(req, spec, &distinct, !tiles.is_empty())?;
     let by_budget = if slot_bytes == 0 {
         u64::MAX
@@ -253,8 +290,6 @@ fn device_state(
         next: 0,
         resident: HashMap::new(),
         owner: vec![None; slots as usize],
-        readers: vec![Vec::new(); slots as usize],
-        filled_by: HashMap::new(),
         uses,
         fresh: (0..slots).rev().collect(),
         released: VecDeque::new(),
@@ -265,6 +300,7 @@ fn device_state(
         unfolded,
         split,
         adds: spec.late_c,
+        triangle: req.triangle,
         kt,
         c_count: 0,
         compute_queues: spec.compute_queues.max(1),
@@ -274,7 +310,7 @@ fn device_state(
         space: spec.space,
         slots,
         compute_queues: st.compute_queues,
-        c_tiles: tiles.len(),
+        tiles: tiles.len(),
     };
     Ok((st, pd))
 }
@@ -347,6 +383,7 @@ fn distinct_tiles(
     space: MemorySpace,
     tiles: &[(usize, usize)],
     kt: usize,
+    half_diagonal: bool,
 ) -> HashSet<TileKey> {
     let c_in_place = p.location(Operand::C) == space;
     let mut distinct: HashSet<TileKey> = HashSet::new();
@@ -358,7 +395,8 @@ fn distinct_tiles(
                 }
             }
         }
-        if !c_in_place {
+        // GEMMT's diagonal tiles are computed in a slot even where C is in place.
+        if !c_in_place || (half_diagonal && i == j) {
             distinct.insert(TileKey::c(i, j));
         }
     }
@@ -404,24 +442,11 @@ fn operand_keys(p: &GemmProblem, i: usize, j: usize, l: usize) -> [TileKey; 2] {
     [symmetric::a_tile(p, i, l).0, symmetric::b_tile(p, l, j).0]
 }
 
-/// A dependency on another queue, or on another device's issuing thread, needs an event: its
-/// task signals. (Same queue and same thread: in order without one.)
-fn mark_signals(tasks: &mut [Task]) {
-    for t in 0..tasks.len() {
-        for di in 0..tasks[t].deps.len() {
-            let d = tasks[t].deps[di] as usize;
-            if tasks[d].queue != tasks[t].queue || tasks[d].device != tasks[t].device {
-                tasks[d].signal = true;
-            }
-        }
-    }
-}
-
 /// Host staging slots: 4 per device for routes between backends; with host folds, 8 per device
 /// (C tiles finish in groups of four and each holds its slot until folded), within 4 GiB.
 fn host_ring_len(states: &[DeviceState], slot_bytes: usize) -> usize {
     let n = states.len().max(1);
-    if states.iter().any(|s| s.host_fold) {
+    if states.iter().any(|s| s.host_fold || s.triangle.is_some()) {
         let cap = (4usize << 30) / slot_bytes.max(1);
         (8 * n).min(cap).max(2 * n)
     } else {
@@ -544,56 +569,99 @@ fn tail_tiles(steps: &[Step], group: usize) -> HashSet<(usize, usize)> {
 
 pub(super) struct Builder<'a> {
     pub(super) p: GemmProblem,
-    pub(super) tasks: Vec<Task>,
-    /// A/B tiles resident on some device: (device, slot, the task that filled it).
-    pub(super) holders: HashMap<TileKey, Vec<(u16, u32, TaskId)>>,
+    pub(super) graph: Graph,
+    /// A/B tiles resident on some device: (device, slot).
+    pub(super) holders: HashMap<TileKey, Vec<(u16, u32)>>,
     pub(super) link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
     pub(super) links: &'a HashSet<(MemorySpace, MemorySpace)>,
-    /// Host staging slots for two-hop routes: each slot's last readers (a refill waits).
-    pub(super) host_ring: Vec<Vec<TaskId>>,
+    /// Host staging slots for two-hop routes and host folds, used round-robin.
+    pub(super) host_ring: usize,
     pub(super) host_next: usize,
     pub(super) host_used: bool,
+    pub(super) host_folds: bool,
     pub(super) grid: crate::tiling::TileGrid,
 }
 
 impl Builder<'_> {
-    /// The next host staging slot and what its previous use must finish first.
-    pub(super) fn host_slot(&mut self) -> (u32, Vec<TaskId>) {
+    /// The next host staging slot (its earlier use's readers are waited for through the graph).
+    pub(super) fn host_slot(&mut self) -> u32 {
         let h = self.host_next;
-        self.host_next = (h + 1) % self.host_ring.len();
+        self.host_next = (h + 1) % self.host_ring.max(1);
         self.host_used = true;
-        (h as u32, std::mem::take(&mut self.host_ring[h]))
+        h as u32
     }
-    pub(super) fn push(
+
+    /// The operand block tile `key` is.
+    pub(super) fn origin(&self, key: TileKey) -> Loc {
+        Loc::Operand {
+            op: key.op,
+            block: self.grid.stored_block(&self.p, key),
+        }
+    }
+
+    /// Tile `key` in slot `slot` of plan device `device`.
+    pub(super) fn slot(&self, device: u16, slot: u32, key: TileKey) -> Loc {
+        let b = self.grid.stored_block(&self.p, key);
+        Loc::Slot {
+            device,
+            slot,
+            rows: b.rows,
+            cols: b.cols,
+        }
+    }
+
+    /// Tile `key` in host staging slot `slot`.
+    pub(super) fn staging(&self, slot: u32, key: TileKey) -> Loc {
+        let b = self.grid.stored_block(&self.p, key);
+        Loc::Staging {
+            slot,
+            rows: b.rows,
+            cols: b.cols,
+        }
+    }
+
+    /// Tile `key` where a product on device `st` finds it.
+    fn at(&self, st: &DeviceState, loc: TileLoc, key: TileKey) -> Loc {
+        match loc {
+            TileLoc::InPlace => self.origin(key),
+            TileLoc::Slot(s) => self.slot(st.dev, s, key),
+        }
+    }
+
+    /// A copy of tile `key` from `src` to `dst` on the link between their spaces, issued by
+    /// plan device `device`.
+    pub(super) fn copy(
         &mut self,
         device: u16,
-        kind: TaskKind,
-        queue: QueueId,
-        deps: Vec<TaskId>,
+        (src_space, dst_space): (MemorySpace, MemorySpace),
+        key: TileKey,
+        src: Loc,
+        dst: Loc,
+        origin: Option<Loc>,
     ) -> TaskId {
-        let id = self.tasks.len() as TaskId;
-        let mut deps = deps;
-        deps.sort_unstable();
-        deps.dedup();
-        self.tasks.push(Task {
+        self.graph.add(
             device,
-            kind,
-            queue,
-            deps,
-            signal: false,
-            pieces: 1,
-        });
-        id
+            QueueId::Link {
+                src: src_space,
+                dst: dst_space,
+            },
+            Op::Copy {
+                key,
+                src,
+                dst,
+                origin,
+            },
+        )
     }
 
     /// Picks a slot for `key`: a free one, else the resident tile used furthest in the future
-    /// (never one in `pinned`). Returns the slot and the tasks its refill must wait for.
+    /// (never one in `pinned`). What the slot held is waited for through the graph.
     pub(super) fn acquire(
         &mut self,
         st: &mut DeviceState,
         key: TileKey,
         pinned: &[TileKey],
-    ) -> Result<(u32, Vec<TaskId>)> {
+    ) -> Result<u32> {
         // A slot nobody used yet costs no wait; else the slot released longest ago (its readers
         // are the most likely to be done by the time the refill runs); else evict.
         let free = st.fresh.pop().or_else(|| st.released.pop_front());
@@ -622,11 +690,12 @@ impl Builder<'_> {
                         st.owner.len()
                     ))
                 })?;
-                let old = st.owner[s].take().expect("slot had an owner");
+                let old = st.owner[s]
+                    .take()
+                    .ok_or_else(|| Error::internal("evicted slot had no owner"))?;
                 st.resident.remove(&old);
-                st.filled_by.remove(&old);
                 if let Some(h) = self.holders.get_mut(&old) {
-                    h.retain(|&(dev, _, _)| dev != st.dev);
+                    h.retain(|&(dev, _)| dev != st.dev);
                 }
                 s
             }
@@ -635,8 +704,7 @@ impl Builder<'_> {
         if key.op != Operand::C {
             st.resident.insert(key, slot as u32);
         }
-        let waits = std::mem::take(&mut st.readers[slot]);
-        Ok((slot as u32, waits))
+        Ok(slot as u32)
     }
 
     /// Every device's steps, interleaved step by step so task ids follow a plausible global
@@ -684,37 +752,21 @@ impl Builder<'_> {
                 }
             }
         }
-        let mut deps = Vec::new();
-        let (c_loc, c_queue, beta) = self.c_tile(st, &step, [ka, kb, kc], whole, &mut deps)?;
-        let (a_loc, fa) = self.ensure(states, d, ka, &[kb, kc])?;
-        let (b_loc, fb) = self.ensure(states, d, kb, &[ka, kc])?;
+        let (c_loc, c_queue, beta) = self.c_tile(st, &step, [ka, kb, kc], whole)?;
+        let a_loc = self.ensure(states, d, ka, &[kb, kc])?;
+        let b_loc = self.ensure(states, d, kb, &[ka, kc])?;
         let st = &mut states[d];
-        deps.extend(fa);
-        deps.extend(fb);
         let queue = QueueId::Compute {
             device: st.dev,
             index: c_queue,
         };
-        let gemm = self.push(
-            st.dev,
-            TaskKind::Gemm {
-                i: step.i as u32,
-                j: step.j as u32,
-                l: step.l as u32,
-                a: a_loc,
-                b: b_loc,
-                c: c_loc,
-                beta,
-            },
-            queue,
-            deps,
-        );
-        for loc in [a_loc, b_loc] {
-            if let TileLoc::Slot(sl) = loc {
-                st.readers[sl as usize].push(gemm);
-            }
+        let op = self.product(st, &step, [a_loc, b_loc, c_loc], beta);
+        let gemm = self.graph.add(st.dev, queue, op);
+        // A product on C in place is C's last write when it is the tile's last.
+        if step.last && c_loc == TileLoc::InPlace {
+            self.graph.task_mut(gemm).finishes = true;
         }
-        st.acc.insert((step.i, step.j), (c_loc, gemm, c_queue));
+        st.acc.insert((step.i, step.j), (c_loc, c_queue));
         // Late C crosses during the tile's second-last k step, so that it is there for the
         // last; a fold tail's C crosses at the last step, behind that step's A and B tiles:
         // the link is the bottleneck there, and C sent earlier held back the last products'
@@ -726,49 +778,94 @@ impl Builder<'_> {
             && !st.late.contains_key(&(step.i, step.j))
         {
             // Fetch the caller's C while the last products run.
-            let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
-            let f = self.fetch(st, kc, slot, waits);
+            let slot = self.acquire(st, kc, &[ka, kb])?;
+            let f = self.fetch(st, kc, slot);
             st.late.insert((step.i, step.j), (slot, f));
         }
         if step.last {
-            self.finish_c(st, &step, c_loc, gemm, queue, whole);
+            self.finish_c(st, &step, c_loc, queue, whole);
         }
         Ok(())
     }
 
-    /// Where the step's C tile accumulates, on which compute queue, and how the product treats
-    /// it; what the product must wait for goes into `deps`. A tile's first step takes a slot
-    /// (fetching the caller's C unless beta == 0, C arrives late or is folded on the host);
-    /// later steps follow the previous product.
+    /// Product `(i, j, l)` of the step: a GEMM of the stored tiles it reads (transposed as
+    /// [`symmetric`] says), or the routine's own tile on a symmetric plan's diagonal.
+    fn product(&self, st: &DeviceState, step: &Step, locs: [TileLoc; 3], beta: Coef) -> Op {
+        let p = &self.p;
+        let (i, j, l) = (step.i, step.j, step.l);
+        let (ka, ta) = symmetric::a_tile(p, i, l);
+        let (kb, tb) = symmetric::b_tile(p, l, j);
+        let key = TileKey::c(i, j);
+        let (a, b, c) = (
+            self.at(st, locs[0], ka),
+            self.at(st, locs[1], kb),
+            self.at(st, locs[2], key),
+        );
+        match p.sym {
+            Some(s) if symmetric::routine_product(p, i, j, l) => {
+                // SYMM/HEMM on the right multiplies the other operand by the symmetric one.
+                let (a, b) = match s.op {
+                    crate::sym::SymOp::Multiply {
+                        side: crate::sym::Side::Right,
+                        ..
+                    } => (b, a),
+                    _ => (a, b),
+                };
+                Op::Sym {
+                    key,
+                    l: l as u32,
+                    op: s.op,
+                    k: self.grid.k_span(l).1,
+                    alpha: Coef::Alpha,
+                    beta,
+                    a,
+                    b,
+                    c,
+                }
+            }
+            _ => Op::Gemm {
+                key,
+                l: l as u32,
+                transa: ta.for_dtype(p.dtype),
+                transb: tb.for_dtype(p.dtype),
+                alpha: Coef::Alpha,
+                beta,
+                a,
+                b,
+                c,
+            },
+        }
+    }
+
+    /// Where the step's C tile accumulates, on which compute queue, and the beta its product
+    /// applies. A tile's first step takes a slot (fetching the caller's C unless beta == 0, C
+    /// arrives late or is folded on the host); later steps accumulate.
     fn c_tile(
         &mut self,
         st: &mut DeviceState,
         step: &Step,
         [ka, kb, kc]: [TileKey; 3],
         whole: bool,
-        deps: &mut Vec<TaskId>,
-    ) -> Result<(TileLoc, u16, BetaUse)> {
+    ) -> Result<(TileLoc, u16, Coef)> {
         if !step.first {
-            let (loc, prev, q) = *st
+            let (loc, q) = *st
                 .acc
                 .get(&(step.i, step.j))
                 .ok_or_else(|| Error::internal("accumulation step without a C tile"))?;
-            deps.push(prev);
-            return Ok((loc, q, BetaUse::One));
+            return Ok((loc, q, Coef::One));
         }
-        let (loc, beta) = if st.in_place(&self.p, Operand::C) {
-            (TileLoc::InPlace, BetaUse::Caller)
+        let (loc, beta) = if st.in_place(&self.p, Operand::C) && !st.half_tile(step.i, step.j) {
+            (TileLoc::InPlace, Coef::Beta)
         } else {
-            let (slot, waits) = self.acquire(st, kc, &[ka, kb])?;
+            let slot = self.acquire(st, kc, &[ka, kb])?;
             if !whole
                 && (self.p.beta_zero || st.late_for(step.i, step.j) || st.folds(step.i, step.j))
             {
-                // C is not read now: the slot only needs its previous readers gone.
-                deps.extend(waits);
-                (TileLoc::Slot(slot), BetaUse::Zero)
+                // C is not read now.
+                (TileLoc::Slot(slot), Coef::Zero)
             } else {
-                deps.push(self.fetch(st, kc, slot, waits));
-                (TileLoc::Slot(slot), BetaUse::Caller)
+                self.fetch(st, kc, slot);
+                (TileLoc::Slot(slot), Coef::Beta)
             }
         };
         st.c_count += 1;
@@ -778,22 +875,25 @@ impl Builder<'_> {
     /// Issues a late C tile's fetch, add and write-back in column pieces ([`tail_pieces`]),
     /// when the chain is the plain one (an add of C fetched from its origin, written back
     /// over a link); `add` is the tile's last task before its write-back `wb`.
-    fn split_chain(&mut self, kc: TileKey, add: TaskId, wb: TaskId) {
-        let TaskKind::AddC { orig, .. } = self.tasks[add as usize].kind else {
+    fn split_chain(&mut self, kc: TileKey, fetch: TaskId, add: TaskId, wb: TaskId) {
+        let tasks = self.graph.tasks();
+        let plain_fetch = matches!(tasks[fetch as usize].op,
+            Op::Copy { key, src: Loc::Operand { .. }, dst: Loc::Slot { .. }, .. } if key == kc);
+        let plain_wb = matches!(
+            tasks[wb as usize].op,
+            Op::Copy {
+                src: Loc::Slot { .. },
+                dst: Loc::Operand { .. },
+                ..
+            }
+        );
+        if !plain_fetch || !plain_wb || !matches!(tasks[add as usize].op, Op::Add { .. }) {
             return;
-        };
-        let fetch = self.tasks[add as usize].deps.iter().copied().find(|&t| {
-            matches!(self.tasks[t as usize].kind,
-                TaskKind::Fetch { key, source: Source::Origin, slot } if key == kc && slot == orig)
-        });
-        let (Some(fetch), TaskKind::WriteBack { .. }) = (fetch, self.tasks[wb as usize].kind)
-        else {
-            return;
-        };
+        }
         let b = self.grid.stored_block(&self.p, kc);
         let pieces = tail_pieces(b.rows * b.cols * self.p.dtype.size(), b.cols) as u16;
         for t in [fetch, add, wb] {
-            self.tasks[t as usize].pieces = pieces;
+            self.graph.task_mut(t).pieces = pieces;
         }
     }
 
@@ -804,40 +904,35 @@ impl Builder<'_> {
         st: &mut DeviceState,
         step: &Step,
         c_loc: TileLoc,
-        gemm: TaskId,
         queue: QueueId,
         whole: bool,
     ) {
         let kc = TileKey::c(step.i, step.j);
-        let mut last_task = gemm;
+        let mut added = None;
         if let (Some((orig, f)), TileLoc::Slot(acc)) = (st.late.remove(&(step.i, step.j)), c_loc) {
-            last_task = self.push(
+            let add = self.graph.add(
                 st.dev,
-                TaskKind::AddC {
-                    i: step.i as u32,
-                    j: step.j as u32,
-                    acc,
-                    orig,
-                },
                 queue,
-                vec![gemm, f],
+                Op::Add {
+                    key: kc,
+                    beta: Coef::Beta,
+                    x: self.slot(st.dev, orig, kc),
+                    y: self.slot(st.dev, acc, kc),
+                },
             );
             st.owner[orig as usize] = None;
             st.released.push_back(orig);
-            st.filled_by.remove(&kc);
-            st.readers[orig as usize] = vec![last_task];
+            added = Some((f, add));
         }
         st.acc.remove(&(step.i, step.j));
         if let TileLoc::Slot(slot) = c_loc {
-            let wb = self.write_back(st, kc, slot, last_task, whole);
-            if st.split.contains(&(step.i, step.j)) {
-                self.split_chain(kc, last_task, wb);
+            let wb = self.write_back(st, kc, slot, whole);
+            if let (Some((f, add)), true) = (added, st.split.contains(&(step.i, step.j))) {
+                self.split_chain(kc, f, add, wb);
             }
             st.owner[slot as usize] = None;
             st.released.push_back(slot);
             st.resident.remove(&kc);
-            st.filled_by.remove(&kc);
-            st.readers[slot as usize] = vec![wb];
         }
     }
 }
@@ -846,9 +941,77 @@ impl Builder<'_> {
 mod tests {
     use super::symmetric;
     use super::*;
+
+    /// A task as the tests below look at it: what its operation is in GEMM's terms.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Kind {
+        /// A copy into a device slot (`peer`: from another device's slot).
+        Fetch {
+            key: TileKey,
+            peer: bool,
+        },
+        WriteBack {
+            key: TileKey,
+        },
+        Gemm {
+            i: u32,
+            j: u32,
+            beta: Coef,
+        },
+        AddC {
+            i: u32,
+            j: u32,
+        },
+        FoldC {
+            key: TileKey,
+            host: u32,
+        },
+        StageOut {
+            key: TileKey,
+            host: u32,
+        },
+        Other,
+    }
+
+    fn kind(t: &crate::plan::Task) -> Kind {
+        match t.op {
+            Op::Copy {
+                key,
+                src,
+                dst: Loc::Slot { .. },
+                ..
+            } => Kind::Fetch {
+                key,
+                peer: matches!(src, Loc::Slot { .. }),
+            },
+            Op::Copy {
+                key,
+                src: Loc::Slot { .. },
+                dst: Loc::Operand { .. },
+                ..
+            } => Kind::WriteBack { key },
+            Op::Copy {
+                key,
+                src: Loc::Slot { .. },
+                dst: Loc::Staging { slot, .. },
+                ..
+            } => Kind::StageOut { key, host: slot },
+            Op::Gemm { key, beta, .. } | Op::Sym { key, beta, .. } => Kind::Gemm {
+                i: key.r,
+                j: key.c,
+                beta,
+            },
+            Op::Add { key, .. } => Kind::AddC { i: key.r, j: key.c },
+            Op::Fold {
+                key,
+                staged: Loc::Staging { slot, .. },
+                ..
+            } => Kind::FoldC { key, host: slot },
+            _ => Kind::Other,
+        }
+    }
     use crate::distribute::block_cyclic;
     use crate::operand::Trans;
-    use crate::plan::Source;
     use crate::scalar::DType;
     use crate::tiling::TileGrid;
 
@@ -928,6 +1091,7 @@ mod tests {
             assignment: &assign,
             links: &all_links(&all),
             link_speed,
+            triangle: None,
         })
     }
 
@@ -960,6 +1124,7 @@ mod tests {
             assignment: &assign,
             links: &all_links(&all),
             link_speed: None,
+            triangle: None,
         })
     }
 
@@ -1023,11 +1188,14 @@ mod tests {
         let mut origin = [0usize; 2];
         let mut peer = [0usize; 2];
         for t in &plan.tasks {
-            if let TaskKind::Fetch { source, .. } = t.kind {
-                match source {
-                    Source::Origin => origin[t.device as usize] += 1,
-                    Source::Peer { .. } => peer[t.device as usize] += 1,
-                    _ => {}
+            if let Kind::Fetch {
+                peer: from_peer, ..
+            } = kind(t)
+            {
+                if from_peer {
+                    peer[t.device as usize] += 1;
+                } else {
+                    origin[t.device as usize] += 1;
                 }
             }
         }
@@ -1049,14 +1217,14 @@ mod tests {
             let mut seen = HashSet::new();
             let mut wb = HashSet::new();
             for t in &plan.tasks {
-                match t.kind {
-                    TaskKind::Fetch { key, .. } => {
+                match kind(t) {
+                    Kind::Fetch { key, .. } => {
                         assert!(seen.insert((t.device, key)));
                         // With room for every tile no fetch waits for anything: transfers run
                         // as far ahead of compute as the link allows.
                         assert!(t.deps.is_empty(), "fetch {key:?} waits for {:?}", t.deps);
                     }
-                    TaskKind::WriteBack { key, .. } => assert!(wb.insert(key)),
+                    Kind::WriteBack { key, .. } => assert!(wb.insert(key)),
                     _ => {}
                 }
                 for &d in &t.deps {
@@ -1077,17 +1245,17 @@ mod tests {
             .tasks
             .iter()
             .enumerate()
-            .filter(|(_, t)| matches!(t.kind, TaskKind::Fetch { key, .. } if key.op == Operand::C))
+            .filter(|(_, t)| matches!(kind(t), Kind::Fetch { key, .. } if key.op == Operand::C))
             .map(|(i, _)| i as TaskId)
             .collect();
         let mut adds = 0;
         for t in &plan.tasks {
-            match t.kind {
-                TaskKind::Gemm { beta, .. } => {
-                    assert_ne!(beta, BetaUse::Caller, "late C: products start at beta = 0");
+            match kind(t) {
+                Kind::Gemm { beta, .. } => {
+                    assert_ne!(beta, Coef::Beta, "late C: products start at beta = 0");
                     assert!(t.deps.iter().all(|d| !c_fetches.contains(d)));
                 }
-                TaskKind::AddC { .. } => {
+                Kind::AddC { .. } => {
                     adds += 1;
                     assert!(t.deps.iter().any(|d| c_fetches.contains(d)));
                 }
@@ -1165,7 +1333,7 @@ mod tests {
                 // The tiles in the order they finish (their last product).
                 let mut finished: Vec<(u32, u32)> = Vec::new();
                 for t in mine() {
-                    if let TaskKind::Gemm { i, j, .. } = t.kind {
+                    if let Kind::Gemm { i, j, .. } = kind(t) {
                         finished.retain(|&x| x != (i, j));
                         finished.push((i, j));
                     }
@@ -1174,22 +1342,22 @@ mod tests {
                 let last: HashSet<_> = finished[finished.len() - group..].iter().collect();
                 let late = |i: u32, j: u32| {
                     mine().any(
-                        |t| matches!(t.kind, TaskKind::AddC { i: a, j: b, .. } if (a, b) == (i, j)),
+                        |t| matches!(kind(t), Kind::AddC { i: a, j: b, .. } if (a, b) == (i, j)),
                     )
                 };
                 for t in mine() {
-                    let tile = match t.kind {
-                        TaskKind::Fetch { key, .. } | TaskKind::WriteBack { key, .. }
+                    let tile = match kind(t) {
+                        Kind::Fetch { key, .. } | Kind::WriteBack { key, .. }
                             if key.op == Operand::C =>
                         {
                             Some((key.r, key.c))
                         }
-                        TaskKind::AddC { i, j, .. } => Some((i, j)),
+                        Kind::AddC { i, j, .. } => Some((i, j)),
                         _ => None,
                     };
                     let split = tile.is_some_and(|(i, j)| last.contains(&(i, j)) && late(i, j));
                     let expect = if split { want } else { 1 };
-                    assert_eq!(t.pieces, expect, "{case}: {:?}", t.kind);
+                    assert_eq!(t.pieces, expect, "{case}: {:?}", kind(t));
                 }
                 if want > 1 {
                     assert!(mine().any(|t| t.pieces > 1), "{case}: nothing split");
@@ -1204,7 +1372,7 @@ mod tests {
             let plan = try_plan_with(ndev, u64::MAX, false, true, tail).unwrap();
             let per_device = |d: u16| plan.tasks.iter().filter(move |t| t.device == d);
             for d in 0..ndev as u16 {
-                let tiles = plan.devices[d as usize].c_tiles;
+                let tiles = plan.devices[d as usize].tiles;
                 let sent = tail.min(tiles);
                 // The order in which the device's C tiles finish (their last product).
                 let mut finished = Vec::new();
@@ -1216,18 +1384,18 @@ mod tests {
                 );
                 let mut last = HashMap::new();
                 for t in per_device(d) {
-                    match t.kind {
-                        TaskKind::Gemm { i, j, beta, .. } => {
-                            assert_ne!(beta, BetaUse::Caller, "C is late or folded");
+                    match kind(t) {
+                        Kind::Gemm { i, j, beta, .. } => {
+                            assert_ne!(beta, Coef::Beta, "C is late or folded");
                             last.insert((i, j), finished.len());
                             finished.push((i, j));
                         }
-                        TaskKind::Fetch { key, .. } if key.op == Operand::C => {
+                        Kind::Fetch { key, .. } if key.op == Operand::C => {
                             assert!(fetched.insert((key.r, key.c)));
                         }
-                        TaskKind::AddC { i, j, .. } => assert!(added.insert((i, j))),
-                        TaskKind::FoldC { key, .. } => assert!(folded.insert((key.r, key.c))),
-                        TaskKind::WriteBack { key, .. } => assert!(written.insert((key.r, key.c))),
+                        Kind::AddC { i, j, .. } => assert!(added.insert((i, j))),
+                        Kind::FoldC { key, .. } => assert!(folded.insert((key.r, key.c))),
+                        Kind::WriteBack { key, .. } => assert!(written.insert((key.r, key.c))),
                         _ => {}
                     }
                 }
@@ -1258,23 +1426,23 @@ mod tests {
             assert!(plan.host_folds);
             let mut folded = HashSet::new();
             for t in &plan.tasks {
-                match t.kind {
-                    TaskKind::Gemm { beta, .. } => assert_ne!(beta, BetaUse::Caller),
-                    TaskKind::AddC { .. } | TaskKind::WriteBack { .. } => {
+                match kind(t) {
+                    Kind::Gemm { beta, .. } => assert_ne!(beta, Coef::Beta),
+                    Kind::AddC { .. } | Kind::WriteBack { .. } => {
                         panic!("no device-side C with host fold: {t:?}")
                     }
-                    TaskKind::FoldC { key, host } => {
+                    Kind::FoldC { key, host } => {
                         assert_eq!(t.queue, QueueId::HostFold);
                         assert!(folded.insert(key));
                         // It reads what its StageOut brought into the same slot.
                         let out = &plan.tasks[t.deps[0] as usize];
-                        assert!(matches!(out.kind,
-                            TaskKind::StageOut { key: k, host: h, .. } if k == key && h == host));
+                        assert!(matches!(kind(out),
+                            Kind::StageOut { key: k, host: h, .. } if k == key && h == host));
                     }
-                    TaskKind::StageOut { host, .. } => {
+                    Kind::StageOut { host, .. } => {
                         // A reused staging slot waits for the fold that read it before.
                         for &d in &t.deps {
-                            if let TaskKind::FoldC { host: h, .. } = plan.tasks[d as usize].kind {
+                            if let Kind::FoldC { host: h, .. } = kind(&plan.tasks[d as usize]) {
                                 assert_eq!(h, host);
                             }
                         }
@@ -1289,7 +1457,7 @@ mod tests {
         assert!(plan
             .tasks
             .iter()
-            .all(|t| !matches!(t.kind, TaskKind::FoldC { .. })));
+            .all(|t| !matches!(kind(t), Kind::FoldC { .. })));
         assert_eq!(plan.host_slots, 0);
         assert!(!plan.host_folds);
     }
@@ -1347,6 +1515,7 @@ mod tests {
             assignment: &assign,
             links: &all_links(&[space, MemorySpace::HOST]),
             link_speed: None,
+            triangle: None,
         })
         .unwrap()
     }
@@ -1365,14 +1534,14 @@ mod tests {
             let mut c_fetched = HashSet::new();
             let mut a_fetched = HashSet::new();
             for t in &plan.tasks {
-                match t.kind {
-                    TaskKind::Gemm { i, j, beta, .. } => {
+                match kind(t) {
+                    Kind::Gemm { i, j, beta, .. } => {
                         assert!(i >= j, "C({i},{j}) is above the diagonal");
                         if i == j {
-                            assert_ne!(beta, BetaUse::Zero, "diagonal C({i},{i}) not fetched");
+                            assert_ne!(beta, Coef::Zero, "diagonal C({i},{i}) not fetched");
                         }
                     }
-                    TaskKind::Fetch { key, .. } => {
+                    Kind::Fetch { key, .. } => {
                         assert_ne!(key.op, Operand::B, "B is A: its tiles are A's");
                         let fresh = if key.op == Operand::C {
                             c_fetched.insert((key.r, key.c))
@@ -1381,8 +1550,8 @@ mod tests {
                         };
                         assert!(fresh, "{key:?} fetched twice");
                     }
-                    TaskKind::AddC { i, j, .. } => assert_ne!(i, j, "late C on the diagonal"),
-                    TaskKind::FoldC { key, .. } => {
+                    Kind::AddC { i, j, .. } => assert_ne!(i, j, "late C on the diagonal"),
+                    Kind::FoldC { key, .. } => {
                         assert_ne!(key.r, key.c, "a diagonal tile folded whole on the host")
                     }
                     _ => {}
@@ -1408,7 +1577,7 @@ mod tests {
             let plan = sym_plan(op, false, Trans::N);
             let mut a_fetched = HashSet::new();
             for t in &plan.tasks {
-                if let TaskKind::Fetch { key, .. } = t.kind {
+                if let Kind::Fetch { key, .. } = kind(t) {
                     if key.op == Operand::A {
                         assert!(uplo.contains(key.r as usize, key.c as usize), "{key:?}");
                         assert!(a_fetched.insert((key.r, key.c)), "{key:?} fetched twice");
@@ -1422,5 +1591,93 @@ mod tests {
             );
             assert_eq!(plan.stats().gemms, 4 * 4 * 4, "every C tile, all of K");
         }
+    }
+
+    /// The dependencies derived from the tasks' reads and writes order every access of every
+    /// GEMM plan the builder makes: late C and its pieces, host folds, peer forwarding,
+    /// routes through host staging between spaces with no link, small caches that refetch,
+    /// C in a device's own memory, symmetric plans. Checked from the operations alone.
+    #[test]
+    fn dependencies_order_every_access_of_every_gemm_plan() {
+        use crate::plan::graph::tests::{
+            assert_check_catches_missing_dependencies, assert_dependencies_order_every_access,
+        };
+        let mut plans = Vec::new();
+        for ndev in 1..=3 {
+            for beta_zero in [false, true] {
+                plans.push(plan_for(ndev, u64::MAX, beta_zero));
+            }
+            plans.push(try_plan_with(ndev, u64::MAX, false, true, 2).unwrap());
+        }
+        plans.push(plan_for(1, 4 * 512, false));
+        // Two devices, peer forwarding over a fast link.
+        let spaces = [MemorySpace::new_device(), MemorySpace::new_device()];
+        let speed = |s: MemorySpace, d: MemorySpace| -> Option<f64> {
+            Some(if s.is_host() || d.is_host() {
+                55e9
+            } else {
+                375e9
+            })
+        };
+        let p = problem(16, 16, 16, false, [MemorySpace::HOST; 3]);
+        let g = TileGrid::square(16, 16, 16, 4);
+        let devs = specs(&spaces, u64::MAX, 1, false, 0);
+        plans.push(build_cyclic(&spaces, p, g, &devs, Some(&speed)).unwrap());
+        // Two devices with no link between them, C in the first one's memory: the second's
+        // tiles of C go through host staging.
+        let mut links = all_links(&[spaces[0], MemorySpace::HOST]);
+        links.extend(all_links(&[spaces[1], MemorySpace::HOST]));
+        let p = problem(
+            10,
+            9,
+            11,
+            false,
+            [MemorySpace::HOST, MemorySpace::HOST, spaces[0]],
+        );
+        let g = TileGrid::square(10, 9, 11, 3);
+        plans.push(
+            build(&PlanRequest {
+                problem: p,
+                grid: g,
+                devices: &specs(&spaces, u64::MAX, 2, false, 0),
+                assignment: &block_cyclic(g.mt(), g.nt(), 2),
+                links: &links,
+                link_speed: None,
+                triangle: None,
+            })
+            .unwrap(),
+        );
+        // Late C chains in pieces (8192^3 in 4096 tiles on two devices).
+        let p = problem(8192, 8192, 8192, false, [MemorySpace::HOST; 3]);
+        let g = TileGrid::square(8192, 8192, 8192, 4096);
+        let devs = specs(&spaces, u64::MAX, 1, false, 0);
+        let split = build_cyclic(&spaces, p, g, &devs, None).unwrap();
+        assert!(split.tasks.iter().any(|t| t.pieces > 1));
+        plans.push(split);
+        use crate::sym::{Side, SymOp, Uplo};
+        let rank = SymOp::Rank {
+            uplo: Uplo::Lower,
+            trans: Trans::N,
+            two: false,
+            herm: false,
+        };
+        plans.push(sym_plan(rank, false, Trans::T));
+        let multiply = SymOp::Multiply {
+            side: Side::Right,
+            uplo: Uplo::Upper,
+            herm: true,
+        };
+        plans.push(sym_plan(multiply, false, Trans::N));
+        assert!(plans.iter().any(|p| p.tasks.iter().any(|t| matches!(
+            t.op,
+            Op::Copy {
+                src: Loc::Staging { .. },
+                ..
+            }
+        ))));
+        for plan in &plans {
+            assert_dependencies_order_every_access(plan);
+        }
+        assert_check_catches_missing_dependencies(&plans[0]);
     }
 }

@@ -2,8 +2,9 @@
 //! with the same problem signature, devices, tile, shares and budgets (the 2nd identical call pays
 //! no planning). Bounded: a long-running code with many shapes must not grow it forever.
 
-use super::task::{DeviceSpec, Plan, PlanRequest};
+use super::task::{DeviceSpec, Plan};
 use super::{build, distribute, symmetric};
+use super::{PlanRequest, Request};
 use crate::error::Result;
 use crate::memory::MemorySpace;
 use crate::problem::GemmProblem;
@@ -35,6 +36,8 @@ pub struct PlanInputs<'a> {
     pub links: &'a HashSet<(MemorySpace, MemorySpace)>,
     /// Bandwidth of each link, for peer forwarding.
     pub link_speed: &'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+    /// GEMMT: only this triangle of C ([`PlanRequest::triangle`]).
+    pub triangle: Option<crate::problem::Uplo>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -50,6 +53,7 @@ struct PlanKey {
     strip: Option<usize>,
     /// Shares per device, in 1e-4.
     weights: Vec<u32>,
+    triangle: Option<crate::problem::Uplo>,
     /// `HETBLAS_STEP_LEAD` when the plan was built ([`super::builder::step_lead`]).
     lead: usize,
     /// `HETBLAS_TAIL_PIECES` when the plan was built ([`super::tail_pieces`]).
@@ -95,6 +99,7 @@ impl PlanCache {
                 .iter()
                 .map(|w| (w * 1e4).round() as u32)
                 .collect(),
+            triangle: inputs.triangle,
             lead: super::step_lead(),
             pieces: super::tail_pieces_forced(),
         };
@@ -105,9 +110,10 @@ impl PlanCache {
             Some(c) => distribute::with_strip(grid, c, inputs.weights),
             None => distribute::weighted_where(grid.mt(), grid.nt(), inputs.weights, &|i, j| {
                 symmetric::has_c_tile(problem, i, j)
+                    && inputs.triangle.is_none_or(|u| u.contains(i, j))
             }),
         };
-        let plan = Arc::new(build(&PlanRequest {
+        let plan = Arc::new(build(&Request::Gemm(PlanRequest {
             problem: *problem,
             grid: *grid,
             devices: inputs.devices,
@@ -118,7 +124,8 @@ impl PlanCache {
             } else {
                 None
             },
-        })?);
+            triangle: inputs.triangle,
+        }))?);
         let mut cache = lock(&self.plans);
         if cache.len() >= CAPACITY {
             cache.clear();

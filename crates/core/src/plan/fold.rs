@@ -8,6 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::memory::RawTile;
+use crate::problem::Uplo;
 use crate::scalar::{c32, c64, DType, ScalarValue};
 
 /// Fold speed assumed without a calibrated one (bytes of C per second): what a few threads of
@@ -141,6 +142,7 @@ pub unsafe fn fold_into(
     c: &RawTile,
     p: &RawTile,
     beta: ScalarValue,
+    triangle: Option<Uplo>,
     workers: &rayon::ThreadPool,
 ) -> Result<()> {
     use rayon::prelude::*;
@@ -168,13 +170,13 @@ pub unsafe fn fold_into(
             match beta {
                 // SAFETY: the caller guarantees valid, exclusive memory; tasks take disjoint
                 // column ranges of c.
-                ScalarValue::F32(b) => unsafe { fold_cols::<f32>(&c, &p, b, j0, j1) },
+                ScalarValue::F32(b) => unsafe { fold_cols::<f32>(&c, &p, b, triangle, j0, j1) },
                 // SAFETY: as above.
-                ScalarValue::F64(b) => unsafe { fold_cols::<f64>(&c, &p, b, j0, j1) },
+                ScalarValue::F64(b) => unsafe { fold_cols::<f64>(&c, &p, b, triangle, j0, j1) },
                 // SAFETY: as above.
-                ScalarValue::C32(b) => unsafe { fold_cols::<c32>(&c, &p, b, j0, j1) },
+                ScalarValue::C32(b) => unsafe { fold_cols::<c32>(&c, &p, b, triangle, j0, j1) },
                 // SAFETY: as above.
-                ScalarValue::C64(b) => unsafe { fold_cols::<c64>(&c, &p, b, j0, j1) },
+                ScalarValue::C64(b) => unsafe { fold_cols::<c64>(&c, &p, b, triangle, j0, j1) },
             }
         })
     });
@@ -221,16 +223,36 @@ const MAX_TASK_BYTES: usize = 1 << 20;
 ///
 /// # Safety
 /// As [`fold_into`], for those columns.
-unsafe fn fold_cols<T>(c: &RawTile, p: &RawTile, beta: T, j0: usize, j1: usize)
-where
+unsafe fn fold_cols<T>(
+    c: &RawTile,
+    p: &RawTile,
+    beta: T,
+    triangle: Option<Uplo>,
+    j0: usize,
+    j1: usize,
+) where
     T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
 {
     for j in j0..j1 {
-        // SAFETY: column j of each tile lies within the memory the caller vouched for.
+        // Only the triangle's rows of the column, where the tile is a diagonal tile of C of
+        // which one triangle is computed (GEMMT).
+        let rows = match triangle {
+            None => 0..c.rows,
+            Some(Uplo::Lower) => j.min(c.rows)..c.rows,
+            Some(Uplo::Upper) => 0..(j + 1).min(c.rows),
+        };
+        // SAFETY: column j of each tile lies within the memory the caller vouched for, and
+        // `rows` within its rows.
         let (cc, pc) = unsafe {
             (
-                std::slice::from_raw_parts_mut((c.addr as *mut T).add(j * c.ld), c.rows),
-                std::slice::from_raw_parts((p.addr as *const T).add(j * p.ld), c.rows),
+                std::slice::from_raw_parts_mut(
+                    (c.addr as *mut T).add(j * c.ld + rows.start),
+                    rows.len(),
+                ),
+                std::slice::from_raw_parts(
+                    (p.addr as *const T).add(j * p.ld + rows.start),
+                    rows.len(),
+                ),
             )
         };
         // beta == 1 needs no branch of its own: 1 * x is x exactly, and the loop is
@@ -288,7 +310,7 @@ pub fn measure_rate_with(
         start()?;
         let t = std::time::Instant::now();
         // SAFETY: both vectors live to the end of this function and nothing else touches them.
-        let folded = unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), &workers) };
+        let folded = unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), None, &workers) };
         let s = t.elapsed().as_secs_f64();
         finish()?;
         folded?;
@@ -373,6 +395,41 @@ mod tests {
         assert_eq!(task_bytes_from(None), None);
     }
 
+    /// A triangle fold (a diagonal tile of GEMMT) writes only its triangle, the diagonal
+    /// included; the other triangle keeps its bits.
+    #[test]
+    fn a_triangle_fold_leaves_the_other_triangle() {
+        let (n, ld) = (29, 31);
+        let c0: Vec<f64> = (0..ld * n).map(|x| (x as f64 * 0.29).sin()).collect();
+        let mut p: Vec<f64> = (0..n * n).map(|x| (x as f64 * 0.13).cos()).collect();
+        let workers = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for uplo in [Uplo::Lower, Uplo::Upper] {
+            let mut c = c0.clone();
+            let ct = tile(&mut c, n, n, ld, DType::F64);
+            let pt = tile(&mut p, n, n, n, DType::F64);
+            // SAFETY: both vectors outlive the call and are not shared.
+            unsafe { fold_into(&ct, &pt, ScalarValue::F64(-0.5), Some(uplo), &workers) }.unwrap();
+            for j in 0..n {
+                for i in 0..ld {
+                    let inside = i < n && uplo.contains(i, j);
+                    let want = if inside {
+                        -0.5 * c0[j * ld + i] + p[j * n + i]
+                    } else {
+                        c0[j * ld + i]
+                    };
+                    assert_eq!(
+                        c[j * ld + i].to_bits(),
+                        want.to_bits(),
+                        "{uplo:?} ({i},{j})"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn folds_with_leading_dimensions_and_threads() {
         let (rows, cols, ldc, ldp) = (37, 23, 41, 40);
@@ -387,7 +444,7 @@ mod tests {
             let ct = tile(&mut c, rows, cols, ldc, DType::F64);
             let pt = tile(&mut p, rows, cols, ldp, DType::F64);
             // SAFETY: both vectors outlive the call and are not shared.
-            unsafe { fold_into(&ct, &pt, ScalarValue::F64(beta), &workers) }.unwrap();
+            unsafe { fold_into(&ct, &pt, ScalarValue::F64(beta), None, &workers) }.unwrap();
             for j in 0..cols {
                 for i in 0..ldc {
                     let want = if i < rows {
@@ -413,13 +470,13 @@ mod tests {
         let pt = tile(&mut p, 2, 3, 2, DType::F32);
         let w = fold_workers().unwrap();
         // SAFETY: valid, unshared vectors.
-        unsafe { fold_into(&ct, &pt, ScalarValue::F32(0.5), &w) }.unwrap();
+        unsafe { fold_into(&ct, &pt, ScalarValue::F32(0.5), None, &w) }.unwrap();
         assert!(c.iter().all(|&x| x == 2.5));
         let bad = tile(&mut p, 3, 2, 3, DType::F32);
         // SAFETY: rejected before any access.
-        assert!(unsafe { fold_into(&ct, &bad, ScalarValue::F32(1.0), &w) }.is_err());
+        assert!(unsafe { fold_into(&ct, &bad, ScalarValue::F32(1.0), None, &w) }.is_err());
         // SAFETY: rejected before any access.
-        assert!(unsafe { fold_into(&ct, &pt, ScalarValue::F64(1.0), &w) }.is_err());
+        assert!(unsafe { fold_into(&ct, &pt, ScalarValue::F64(1.0), None, &w) }.is_err());
     }
 
     #[test]
@@ -437,7 +494,7 @@ mod tests {
         let pt = tile(&mut p, rows, cols, ld, DType::C64);
         let w = fold_workers().unwrap();
         // SAFETY: valid, unshared vectors.
-        unsafe { fold_into(&ct, &pt, ScalarValue::C64(beta), &w) }.unwrap();
+        unsafe { fold_into(&ct, &pt, ScalarValue::C64(beta), None, &w) }.unwrap();
         for j in 0..cols {
             for i in 0..ld {
                 let x = j * ld + i;
@@ -450,10 +507,12 @@ mod tests {
         let ct = tile(&mut c32s, 2, 2, 2, DType::C32);
         let pt = tile(&mut p32s, 2, 2, 2, DType::C32);
         // SAFETY: valid, unshared vectors.
-        unsafe { fold_into(&ct, &pt, ScalarValue::C32(c32::new(0.0, 1.0)), &w) }.unwrap();
+        unsafe { fold_into(&ct, &pt, ScalarValue::C32(c32::new(0.0, 1.0)), None, &w) }.unwrap();
         // i * (1 + 2i) + 0.5 = -1.5 + i
         assert!(c32s.iter().all(|&x| x == c32::new(-1.5, 1.0)));
+        let beta = ScalarValue::C64(c64::new(1.0, 0.0));
         // SAFETY: rejected before any access (beta of another dtype).
-        assert!(unsafe { fold_into(&ct, &pt, ScalarValue::C64(c64::new(1.0, 0.0)), &w) }.is_err());
+        let r = unsafe { fold_into(&ct, &pt, beta, None, &w) };
+        assert!(r.is_err());
     }
 }

@@ -1,27 +1,53 @@
-//! Planning: the problem cut into tiles ([`tiling`]), the C tiles shared among devices
-//! ([`balance`] sets the shares, [`distribute`] places the tiles), and the DAG of fetch / gemm /
-//! write-back tasks per device that the executor runs: its vocabulary in `task`, the builder
-//! (which simulates every device's tile cache) in `builder`, where each tile comes from in
-//! `route`, and the cache of finished plans in [`cache`]; the symmetric routines' tiles in
-//! [`symmetric`]. [`fold`] is the host fold a plan may
-//! ask for: C = beta*C + P on the host, for C tiles in host memory.
+//! Planning: every routine becomes one kind of task graph ([`Plan`]: tasks on explicit tiles,
+//! their dependencies derived from what each reads and writes, in [`graph`]). Its vocabulary
+//! is in `task`. The routines' planners: GEMM and the symmetric routines in `builder` (the C
+//! tiles shared among devices by [`balance`] and [`distribute`] over the tile grid of
+//! [`tiling`]; the builder simulates every device's tile cache, and `route` says where each
+//! tile comes from), TRSM and TRMM in [`tri`]. [`build`] is the one entry; [`cache`] keeps
+//! finished GEMM plans. [`fold`] is the host fold a plan may ask for: C = beta*C + P on the
+//! host, for C tiles in host memory.
 
 pub mod balance;
 mod builder;
 pub mod cache;
 pub mod distribute;
 pub mod fold;
+pub mod graph;
 mod route;
 pub mod symmetric;
 mod task;
 pub mod tiling;
 pub mod tri;
 
-pub use builder::build;
+pub use builder::PlanRequest;
 pub(crate) use builder::{
     build_steps, fold_spread, fold_tail_tiles, step_lead, tail_pieces_forced, tail_positions,
 };
 pub use task::{
-    piece_columns, BetaUse, DeviceSpec, Plan, PlanDevice, PlanRequest, PlanStats, QueueId, Source,
-    Task, TaskId, TaskKind, TileLoc,
+    piece_columns, slot_ld, Coef, DeviceSpec, Loc, Op, OperandShape, Plan, PlanDevice, PlanStats,
+    QueueId, Routine, Task, TaskId,
 };
+pub use tri::{TriDevice, TriRequest, TriTiling};
+
+use crate::error::Result;
+
+/// What to plan: one request per routine family, one planner entry.
+pub enum Request<'a> {
+    /// GEMM, or a symmetric routine as the tiles of one GEMM plan.
+    Gemm(PlanRequest<'a>),
+    /// TRSM or TRMM.
+    Tri(TriRequest<'a>),
+}
+
+/// Builds the plan of a request.
+///
+/// # Errors
+/// `OutOfMemory` when a device's budget cannot hold what one of its tasks needs;
+/// `Unsupported` when no link reaches a device from an operand's location; `InvalidInput` for
+/// a request that does not cover its problem.
+pub fn build(req: &Request<'_>) -> Result<Plan> {
+    match req {
+        Request::Gemm(r) => builder::build(r),
+        Request::Tri(r) => tri::build_tri(r),
+    }
+}

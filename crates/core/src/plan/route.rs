@@ -3,81 +3,62 @@
 //! PCIe); or, between spaces with no link (devices of two backends), through a host staging
 //! slot in two hops. Finished C tiles leave through host staging the same way.
 
-use super::builder::{Builder, DeviceState};
-use super::task::{QueueId, Source, TaskId, TaskKind, TileLoc};
+use super::builder::{Builder, DeviceState, TileLoc};
+use super::task::{Op, QueueId, TaskId};
 use crate::error::Result;
 use crate::memory::MemorySpace;
 use crate::problem::Operand;
 use crate::tiling::TileKey;
 
 impl Builder<'_> {
-    /// Makes an A or B tile available on the device; returns its location and the fetch (if any)
-    /// that a reader must wait for.
+    /// Makes an A or B tile available on the device; returns where the product finds it.
     pub(super) fn ensure(
         &mut self,
         states: &mut [DeviceState],
         d: usize,
         key: TileKey,
         pinned: &[TileKey],
-    ) -> Result<(TileLoc, Option<TaskId>)> {
+    ) -> Result<TileLoc> {
         let st = &mut states[d];
         if st.in_place(&self.p, key.op) {
-            return Ok((TileLoc::InPlace, None));
+            return Ok(TileLoc::InPlace);
         }
         if let Some(&slot) = st.resident.get(&key) {
-            return Ok((TileLoc::Slot(slot), st.filled_by.get(&key).copied()));
+            return Ok(TileLoc::Slot(slot));
         }
         let peer = self.best_peer(states, d, key);
         let st = &mut states[d];
-        let (slot, waits) = self.acquire(st, key, pinned)?;
-        let fetch = match peer {
-            None => self.fetch(st, key, slot, waits),
-            Some((e, e_slot, filled)) => {
-                let mut deps = waits;
-                deps.push(filled);
-                let id = self.push(
-                    st.dev,
-                    TaskKind::Fetch {
-                        key,
-                        source: Source::Peer {
-                            device: e,
-                            slot: e_slot,
-                        },
-                        slot,
-                    },
-                    QueueId::Link {
-                        src: states[e as usize].space,
-                        dst: states[d].space,
-                    },
-                    deps,
-                );
-                // The holder may not reuse its slot before this copy is done.
-                states[e as usize].readers[e_slot as usize].push(id);
-                states[d].filled_by.insert(key, id);
-                id
+        let slot = self.acquire(st, key, pinned)?;
+        match peer {
+            None => {
+                self.fetch(st, key, slot);
             }
-        };
+            Some((e, e_slot)) => {
+                let (src, dst) = (states[e as usize].space, states[d].space);
+                let (from, to, origin) = (
+                    self.slot(e, e_slot, key),
+                    self.slot(states[d].dev, slot, key),
+                    self.origin(key),
+                );
+                self.copy(states[d].dev, (src, dst), key, from, to, Some(origin));
+            }
+        }
         self.holders
             .entry(key)
             .or_default()
-            .push((states[d].dev, slot, fetch));
-        Ok((TileLoc::Slot(slot), Some(fetch)))
+            .push((states[d].dev, slot));
+        Ok(TileLoc::Slot(slot))
     }
 
     /// The holder of `key` with the fastest link to device `d`, if that link beats the one
     /// from the tile's origin (by 20%: forwarding adds a dependency on the holder's fetch).
-    fn best_peer(
-        &self,
-        states: &[DeviceState],
-        d: usize,
-        key: TileKey,
-    ) -> Option<(u16, u32, TaskId)> {
+    fn best_peer(&self, states: &[DeviceState], d: usize, key: TileKey) -> Option<(u16, u32)> {
         let speed = self.link_speed?;
         let dst = states[d].space;
         // A device that accumulates C in its own memory, in place, neither takes tiles from a
         // peer nor gives them: its products must depend on no other device, or a device that
         // fails would leave its C tiles half-accumulated, their old values gone.
-        let c_home = self.p.location(crate::problem::Operand::C);
+        let c_home = self.p.location(Operand::C);
         if dst == c_home {
             return None;
         }
@@ -85,139 +66,101 @@ impl Builder<'_> {
         self.holders
             .get(&key)?
             .iter()
-            .filter(|&&(e, _, _)| e as usize != d && states[e as usize].space != c_home)
-            .filter_map(|&(e, slot, filled)| {
-                speed(states[e as usize].space, dst).map(|bw| (bw, (e, slot, filled)))
-            })
+            .filter(|&&(e, _)| e as usize != d && states[e as usize].space != c_home)
+            .filter_map(|&(e, slot)| speed(states[e as usize].space, dst).map(|bw| (bw, (e, slot))))
             .filter(|&(bw, _)| bw > 1.2 * origin)
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, h)| h)
     }
 
-    pub(super) fn fetch(
-        &mut self,
-        st: &mut DeviceState,
-        key: TileKey,
-        slot: u32,
-        waits: Vec<TaskId>,
-    ) -> TaskId {
+    /// Tile `key` from its origin into slot `slot` of the device: over the direct link, or
+    /// through a host staging slot where there is none (devices of two backends).
+    pub(super) fn fetch(&mut self, st: &mut DeviceState, key: TileKey, slot: u32) -> TaskId {
         let src = self.p.location(key.op);
+        let (origin, to) = (self.origin(key), self.slot(st.dev, slot, key));
         let id = if self.links.contains(&(src, st.space)) {
-            self.push(
-                st.dev,
-                TaskKind::Fetch {
-                    key,
-                    source: Source::Origin,
-                    slot,
-                },
-                QueueId::Link { src, dst: st.space },
-                waits,
-            )
+            self.copy(st.dev, (src, st.space), key, origin, to, None)
         } else {
-            // No direct link (devices of two backends): through a host staging slot.
-            let (host, host_waits) = self.host_slot();
-            let stage = self.push(
-                st.dev,
-                TaskKind::StageIn { key, host },
-                QueueId::Link {
-                    src,
-                    dst: MemorySpace::HOST,
-                },
-                host_waits,
-            );
-            let mut deps = waits;
-            deps.push(stage);
-            let id = self.push(
-                st.dev,
-                TaskKind::Fetch {
-                    key,
-                    source: Source::Staged { host },
-                    slot,
-                },
-                QueueId::Link {
-                    src: MemorySpace::HOST,
-                    dst: st.space,
-                },
-                deps,
-            );
-            self.host_ring[host as usize].push(id);
-            id
+            let host = self.host_slot();
+            let staged = self.staging(host, key);
+            self.copy(st.dev, (src, MemorySpace::HOST), key, origin, staged, None);
+            self.copy(st.dev, (MemorySpace::HOST, st.space), key, staged, to, None)
         };
-        st.filled_by.insert(key, id);
         let (r, c) = self.grid.op_shape(key);
         st.fetched += r * c;
         id
     }
 
-    /// A finished C tile from device slot `slot` into the next host staging slot, after
-    /// `after`; returns the task and the staging slot.
-    pub(super) fn stage_out(
-        &mut self,
-        st: &DeviceState,
-        key: TileKey,
-        slot: u32,
-        after: TaskId,
-    ) -> (TaskId, u32) {
-        let (host, mut waits) = self.host_slot();
-        waits.push(after);
-        let out = self.push(
-            st.dev,
-            TaskKind::StageOut { key, slot, host },
-            QueueId::Link {
-                src: st.space,
-                dst: MemorySpace::HOST,
-            },
-            waits,
-        );
-        (out, host)
-    }
-
-    /// A finished C tile from `slot` back to C's location after `after`: folded on the host
-    /// (through a staging slot), over the direct link, or staged through host memory when
-    /// there is none; a tile that travels `whole` (a rank update's diagonal tile) is never
-    /// folded. Returns the task the slot's reuse must wait for.
+    /// A finished C tile from `slot` back to C's location: folded on the host (through a
+    /// staging slot), over the direct link, or staged through host memory when there is none;
+    /// a tile that travels `whole` (a rank update's diagonal tile) is never folded. The write
+    /// into C finishes the tile. Returns the task that reads the slot.
     pub(super) fn write_back(
         &mut self,
         st: &DeviceState,
         kc: TileKey,
         slot: u32,
-        after: TaskId,
         whole: bool,
     ) -> TaskId {
         let c_space = self.p.location(Operand::C);
-        if st.folds(kc.r as usize, kc.c as usize) && !whole {
-            let (out, host) = self.stage_out(st, kc, slot, after);
-            let f = self.push(
-                st.dev,
-                TaskKind::FoldC { key: kc, host },
-                QueueId::HostFold,
-                vec![out],
-            );
-            self.host_ring[host as usize].push(f);
-            out
-        } else if self.links.contains(&(st.space, c_space)) {
-            self.push(
-                st.dev,
-                TaskKind::WriteBack { key: kc, slot },
-                QueueId::Link {
-                    src: st.space,
-                    dst: c_space,
-                },
-                vec![after],
-            )
-        } else {
-            let (out, host) = self.stage_out(st, kc, slot, after);
-            let un = self.push(
-                st.dev,
-                TaskKind::Unstage { key: kc, host },
-                QueueId::Link {
-                    src: MemorySpace::HOST,
-                    dst: c_space,
-                },
-                vec![out],
-            );
-            self.host_ring[host as usize].push(un);
-            out
+        let (from, c) = (self.slot(st.dev, slot, kc), self.origin(kc));
+        let direct = self.links.contains(&(st.space, c_space));
+        let folds = st.folds(kc.r as usize, kc.c as usize) && !whole;
+        if direct && !folds {
+            let wb = self.copy(st.dev, (st.space, c_space), kc, from, c, None);
+            self.graph.task_mut(wb).finishes = true;
+            return wb;
         }
+        // A device computing in host memory folds from its slot; others bring the tile to a
+        // host staging slot first.
+        let (staged, out) = if st.space.is_host() && folds {
+            (from, None)
+        } else {
+            let host = self.host_slot();
+            let staged = self.staging(host, kc);
+            let out = self.copy(
+                st.dev,
+                (st.space, MemorySpace::HOST),
+                kc,
+                from,
+                staged,
+                None,
+            );
+            (staged, Some(out))
+        };
+        let last = if folds {
+            self.host_folds = true;
+            let triangle = st.triangle.filter(|_| kc.r == kc.c);
+            if c_space.is_host() {
+                self.graph.add(
+                    st.dev,
+                    QueueId::HostFold,
+                    Op::Fold {
+                        key: kc,
+                        c,
+                        staged,
+                        triangle,
+                    },
+                )
+            } else {
+                // C in a device's memory (GEMMT's diagonal tiles): its tile is folded in host
+                // staging and goes back.
+                let slot = self.host_slot();
+                let c_host = self.staging(slot, kc);
+                self.copy(st.dev, (c_space, MemorySpace::HOST), kc, c, c_host, None);
+                let fold = Op::Fold {
+                    key: kc,
+                    c: c_host,
+                    staged,
+                    triangle,
+                };
+                self.graph.add(st.dev, QueueId::HostFold, fold);
+                self.copy(st.dev, (MemorySpace::HOST, c_space), kc, c_host, c, None)
+            }
+        } else {
+            self.copy(st.dev, (MemorySpace::HOST, c_space), kc, staged, c, None)
+        };
+        self.graph.task_mut(last).finishes = true;
+        out.unwrap_or(last)
     }
 }

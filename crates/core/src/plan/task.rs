@@ -1,11 +1,18 @@
-//! A plan's vocabulary: tasks (fetch, gemm, write-back, staging, fold), the queues they run on,
-//! where tiles live, and the plan itself with its per-device slot counts and traffic counts.
-//! A plan carries no addresses: the executor binds it to the operands and workspaces of a call.
+//! The one task graph every routine is planned as: tasks that name their device, their queue
+//! and an operation on explicit tiles ([`Loc`]: a block of an operand, a device's cache slot or
+//! a host staging slot), with the dependencies derived from what each reads and writes
+//! ([`super::graph`]). A plan carries no addresses: the executor binds it to the operands and
+//! workspaces of a call. Neither the executor nor the simulator knows which routine a plan
+//! computes; only its labels and statistics do ([`Routine`]).
 
 use crate::memory::MemorySpace;
-use crate::problem::GemmProblem;
-use crate::tiling::{TileGrid, TileKey};
-use std::collections::HashSet;
+use crate::operand::Trans;
+use crate::problem::triangular::{TriOptions, TriProblem, TriRoutine};
+use crate::problem::{GemmProblem, Operand, Uplo};
+use crate::scalar::{DType, ScalarValue};
+use crate::sym::SymOp;
+use crate::tiling::{Block, TileGrid, TileKey};
+use crate::trace::Activity;
 
 pub type TaskId = u32;
 
@@ -20,109 +27,244 @@ pub enum QueueId {
     HostFold,
 }
 
-/// Where a tile used by a gemm is.
+/// Where a task finds or puts a tile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TileLoc {
-    /// In the operand itself: the operand lives in the device's own space.
-    InPlace,
-    /// In a cache slot of the device.
-    Slot(u32),
+pub enum Loc {
+    /// A block of the call's operand itself, in the operand's own memory.
+    Operand { op: Operand, block: Block },
+    /// Cache slot `slot` of plan device `device`: `rows x cols`, packed with
+    /// [`slot_ld`] as its leading dimension.
+    Slot {
+        device: u16,
+        slot: u32,
+        rows: usize,
+        cols: usize,
+    },
+    /// Host staging slot `slot` (routes through host memory, host folds), packed likewise.
+    Staging { slot: u32, rows: usize, cols: usize },
 }
 
-/// Which beta a tile product applies to its C tile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BetaUse {
-    /// The caller's beta (first product on a C tile that holds the caller's C).
-    Caller,
-    /// 0: overwrite (beta == 0, or late C).
+impl Loc {
+    pub fn rows(&self) -> usize {
+        match *self {
+            Loc::Operand { block, .. } => block.rows,
+            Loc::Slot { rows, .. } | Loc::Staging { rows, .. } => rows,
+        }
+    }
+
+    pub fn cols(&self) -> usize {
+        match *self {
+            Loc::Operand { block, .. } => block.cols,
+            Loc::Slot { cols, .. } | Loc::Staging { cols, .. } => cols,
+        }
+    }
+
+    /// The operand block this is, if it is one.
+    pub fn operand(&self) -> Option<(Operand, Block)> {
+        match *self {
+            Loc::Operand { op, block } => Some((op, block)),
+            _ => None,
+        }
+    }
+}
+
+/// The leading dimension of a packed tile of `rows` rows in a slot: rounded up to 32 elements
+/// beyond 16 rows, so every column starts aligned.
+pub fn slot_ld(rows: usize) -> usize {
+    if rows <= 16 {
+        rows.max(1)
+    } else {
+        rows.div_ceil(32) * 32
+    }
+}
+
+/// A scalar of a task, named so that plans stay independent of the call's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Coef {
+    /// The caller's alpha.
+    Alpha,
+    /// The caller's beta.
+    Beta,
     Zero,
-    /// 1: accumulate.
     One,
+    MinusOne,
 }
 
-/// Where a fetch reads from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    /// The operand's authoritative copy.
-    Origin,
-    /// A slot of another plan device that holds the tile (peer forwarding).
-    Peer { device: u16, slot: u32 },
-    /// A host staging slot a `StageIn` filled (second hop of a route through host memory).
-    Staged { host: u32 },
+impl Coef {
+    /// The value for a call with `alpha` and `beta`.
+    pub fn value(self, alpha: ScalarValue, beta: ScalarValue) -> ScalarValue {
+        let dt = alpha.dtype();
+        match self {
+            Coef::Alpha => alpha,
+            Coef::Beta => beta,
+            Coef::Zero => ScalarValue::zero(dt),
+            Coef::One => ScalarValue::one(dt),
+            Coef::MinusOne => ScalarValue::of(dt, -1.0),
+        }
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskKind {
-    Fetch {
+/// What a task does. Every operation names the tile of the output it works towards (`key`),
+/// for traces, transfer records and fault recovery.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    /// `dst := src` over the link between their spaces. `origin`: a copy from a peer's slot
+    /// (forwarding) names the operand block it holds, where the copy is made from instead when
+    /// the peer fails.
+    Copy {
         key: TileKey,
-        source: Source,
-        slot: u32,
+        src: Loc,
+        dst: Loc,
+        origin: Option<Loc>,
     },
-    /// C(i, j) (+)= alpha * op(A)(i, l) * op(B)(l, j), with the beta `beta` says.
+    /// `c := alpha op(a) op(b) + beta c`; `l` is the product's step along the inner dimension.
     Gemm {
-        i: u32,
-        j: u32,
+        key: TileKey,
         l: u32,
-        a: TileLoc,
-        b: TileLoc,
-        c: TileLoc,
-        beta: BetaUse,
+        transa: Trans,
+        transb: Trans,
+        alpha: Coef,
+        beta: Coef,
+        a: Loc,
+        b: Loc,
+        c: Loc,
     },
-    /// acc += beta * orig: folds the caller's C (fetched into `orig`) into an accumulator that
-    /// was computed with beta = 0 ("late C": the first products need not wait for C).
-    AddC {
-        i: u32,
-        j: u32,
-        acc: u32,
-        orig: u32,
-    },
-    WriteBack {
+    /// A symmetric routine's own tile ([`crate::sym_kernel::SymTile`]): a rank update's
+    /// diagonal tile, or SYMM/HEMM's product with the symmetric operand's diagonal tile.
+    Sym {
         key: TileKey,
-        slot: u32,
+        l: u32,
+        op: SymOp,
+        k: usize,
+        alpha: Coef,
+        beta: Coef,
+        a: Loc,
+        b: Loc,
+        c: Loc,
     },
-    /// First hop of a fetch between spaces with no direct link (devices of two backends):
-    /// operand -> host staging slot `host`.
-    StageIn {
+    /// TRSM or TRMM of tile `b` in place by the triangular tile `a`.
+    Tri {
         key: TileKey,
-        host: u32,
+        routine: TriRoutine,
+        opts: TriOptions,
+        alpha: Coef,
+        a: Loc,
+        b: Loc,
     },
-    /// First hop of a write-back with no direct link: device slot -> host staging slot.
-    StageOut {
+    /// `y += beta x` (late C: the caller's C added to a product computed with beta = 0).
+    Add {
         key: TileKey,
-        slot: u32,
-        host: u32,
+        beta: Coef,
+        x: Loc,
+        y: Loc,
     },
-    /// Second hop of that write-back: host staging slot -> C.
-    Unstage {
+    /// Host fold: `c := beta c + staged` on the host ([`crate::fold`]); with `triangle`, on
+    /// that triangle of the tile only (a diagonal tile of C of which GEMMT computes one
+    /// triangle: the other is neither read nor written).
+    Fold {
         key: TileKey,
-        host: u32,
+        c: Loc,
+        staged: Loc,
+        triangle: Option<Uplo>,
     },
-    /// Host fold: C = beta * C + the product a `StageOut` returned into host staging slot `host`
-    /// (C in host memory; its tile never crosses the link towards the device).
-    FoldC {
-        key: TileKey,
-        host: u32,
-    },
+}
+
+impl Op {
+    /// The output tile the operation works towards.
+    pub fn key(&self) -> TileKey {
+        match *self {
+            Op::Copy { key, .. }
+            | Op::Gemm { key, .. }
+            | Op::Sym { key, .. }
+            | Op::Tri { key, .. }
+            | Op::Add { key, .. }
+            | Op::Fold { key, .. } => key,
+        }
+    }
+
+    /// The tiles the operation reads, and the one it writes.
+    pub fn effects(&self) -> (Vec<Loc>, Loc) {
+        match *self {
+            Op::Copy { src, dst, .. } => (vec![src], dst),
+            Op::Gemm {
+                a, b, c, beta: bc, ..
+            }
+            | Op::Sym {
+                a, b, c, beta: bc, ..
+            } => {
+                if bc == Coef::Zero {
+                    (vec![a, b], c)
+                } else {
+                    (vec![a, b, c], c)
+                }
+            }
+            Op::Tri { a, b, .. } => (vec![a, b], b),
+            Op::Add { x, y, .. } => (vec![x, y], y),
+            Op::Fold { c, staged, .. } => (vec![staged, c], c),
+        }
+    }
+
+    /// The tile the operation writes.
+    pub fn written(&self) -> Loc {
+        self.effects().1
+    }
+
+    /// Whether it runs on a device's compute engine (not a copy, not a host fold).
+    pub fn computes(&self) -> bool {
+        !matches!(self, Op::Copy { .. } | Op::Fold { .. })
+    }
+
+    /// Real flops of the operation (a complex multiply-add counts as 8).
+    pub fn flops(&self, dtype: DType) -> f64 {
+        let fma = dtype.flops_per_fma();
+        match *self {
+            Op::Copy { .. } => 0.0,
+            Op::Gemm { transa, a, c, .. } => {
+                let k = if transa.is_transposed() {
+                    a.rows()
+                } else {
+                    a.cols()
+                };
+                fma * (c.rows() * c.cols() * k) as f64
+            }
+            Op::Sym { op, k, c, .. } => crate::sym::SymProblem {
+                op,
+                m: c.rows(),
+                n: c.cols(),
+                k,
+                dtype,
+            }
+            .flops(),
+            Op::Tri { a, b, .. } => fma * 0.5 * a.rows() as f64 * (b.rows() * b.cols()) as f64,
+            // One multiply and one add per element: a multiply-add of the dtype.
+            Op::Add { y, .. } => fma * (y.rows() * y.cols()) as f64,
+            Op::Fold { .. } => 0.0,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct Task {
     /// Plan device index.
     pub device: u16,
-    pub kind: TaskKind,
     pub queue: QueueId,
-    /// Tasks that must complete first (all with smaller ids).
+    pub op: Op,
+    /// Tasks that must complete first (all with smaller ids), derived from what each task
+    /// reads and writes ([`super::graph`]).
     pub deps: Vec<TaskId>,
     /// Whether a task on another queue waits for this one (the executor records an event).
     pub signal: bool,
-    /// Issued as this many pieces of the C tile's columns, each waiting only for the same
-    /// piece of the task before it (1: whole). Set on the chain of a late C tile at the end
-    /// of a device's plan (its C fetch, add and write-back; `plan::builder::tail_pieces`), so that
-    /// the last write-back overlaps the last fetch instead of following it.
+    /// Issued as this many pieces of its tile's columns, each waiting only for the same piece
+    /// of the task before it (1: whole). Set on the chain of a late C tile at the end of a
+    /// device's GEMM plan (its C fetch, add and write-back), so that the last write-back
+    /// overlaps the last fetch instead of following it.
     pub pieces: u16,
+    /// Its completion makes its tile of the output final: written whole, for the last time.
+    /// After a device fails, the tiles whose final writes completed need not run again.
+    pub finishes: bool,
 }
 
-/// The columns of piece `p` of a C tile of `cols` columns issued in `pieces` pieces
+/// The columns of piece `p` of a tile of `cols` columns issued in `pieces` pieces
 /// ([`Task::pieces`]): the one split the executor issues, fault recovery counts and the
 /// simulator replays.
 pub fn piece_columns(cols: usize, pieces: usize, p: usize) -> std::ops::Range<usize> {
@@ -163,19 +305,50 @@ pub struct PlanDevice {
     /// Number of cache slots of `Plan::slot_bytes` each.
     pub slots: u32,
     pub compute_queues: u16,
-    /// C tiles this device computes.
-    pub c_tiles: usize,
+    /// Output tiles this device computes (C tiles; a triangular plan's B tiles).
+    pub tiles: usize,
+}
+
+/// An operand as a plan sees it: where it lives and its stored shape (the pitch that a copy
+/// of one of its blocks crosses a link at, the plan knowing no larger leading dimension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OperandShape {
+    pub space: MemorySpace,
+    pub rows: usize,
+    pub cols: usize,
+}
+
+/// What a plan computes: for reports, statistics and the recovery of a failed call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Routine {
+    /// GEMM, a symmetric routine as the tiles of one GEMM plan (`problem.sym`), or GEMMT:
+    /// the tiles of C's `triangle`, the diagonal ones folded on the host over that triangle.
+    Gemm {
+        problem: GemmProblem,
+        grid: TileGrid,
+        triangle: Option<Uplo>,
+    },
+    /// TRSM or TRMM in `tile` blocks of A and `panel` lines of B; `solver`: the plan device
+    /// that runs every diagonal solve, where not each device its own.
+    Tri {
+        problem: TriProblem,
+        tile: usize,
+        panel: usize,
+        solver: Option<usize>,
+    },
 }
 
 /// A complete, address-free execution plan; cached per problem signature and reused.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub problem: GemmProblem,
-    pub grid: TileGrid,
+    pub routine: Routine,
+    pub dtype: DType,
+    /// The operands, in [`Operand`] order (a routine with two uses A and B).
+    pub operands: Vec<OperandShape>,
     pub slot_bytes: usize,
-    /// Host staging slots (of `slot_bytes`) for routes through host memory.
+    /// Host staging slots (of `slot_bytes`) for routes through host memory and host folds.
     pub host_slots: u32,
-    /// Some device's products are folded into C on the host (`FoldC` tasks).
+    /// Some device's products are folded into C on the host (`Fold` tasks).
     pub host_folds: bool,
     pub devices: Vec<PlanDevice>,
     pub tasks: Vec<Task>,
@@ -183,32 +356,22 @@ pub struct Plan {
     pub order: Vec<Vec<TaskId>>,
 }
 
-/// Input to [`super::build`].
-pub struct PlanRequest<'a> {
-    pub problem: GemmProblem,
-    pub grid: TileGrid,
-    pub devices: &'a [DeviceSpec],
-    /// Per device, its C tiles in execution order. Every tile exactly once over all devices.
-    pub assignment: &'a [Vec<(usize, usize)>],
-    /// Directed links that exist (src space, dst space).
-    pub links: &'a HashSet<(MemorySpace, MemorySpace)>,
-    /// Bandwidth (bytes/s) of each link, when known: with it, a tile another device already
-    /// holds is forwarded over a faster peer link instead of fetched from its origin again.
-    /// `None`: never forward.
-    pub link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
-}
-
-/// Counts of what a plan moves, for reports and tests.
+/// Counts of what a plan moves and computes, for reports and tests.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct PlanStats {
+    /// Tile products (GEMM and the routines' own tiles).
     pub gemms: usize,
-    /// C tiles per plan device.
+    /// Output tiles per plan device.
     pub c_tiles: Vec<usize>,
-    /// Share of C's elements per plan device (tiles differ in size with edges and strips).
+    /// Share of the output's elements per plan device (tiles differ in size with edges).
     pub c_share: Vec<f64>,
     /// Fetches per operand (A, B, C).
     pub fetches: [usize; 3],
     pub writebacks: usize,
+    /// Per plan device: tile products (GEMM and the routines' own).
+    pub products: Vec<usize>,
+    /// Per plan device: triangular tiles (TRSM/TRMM diagonal solves or multiplies).
+    pub tri_tiles: Vec<usize>,
     /// Bytes fetched per plan device from the operands' own locations (the host for host
     /// operands).
     pub bytes_in: Vec<u64>,
@@ -219,66 +382,116 @@ pub struct PlanStats {
 }
 
 impl Plan {
-    /// The flops of product `(i, j, l)`: a GEMM tile's, or the routine's own for the diagonal
-    /// tiles of a symmetric plan (a rank update's triangle).
-    pub fn product_flops(&self, i: usize, j: usize, l: usize) -> f64 {
-        let p = &self.problem;
-        let g = &self.grid;
-        let (m, n, k) = (g.m_span(i).1, g.n_span(j).1, g.k_span(l).1);
-        match p.sym {
-            Some(s) if super::symmetric::routine_product(p, i, j, l) => crate::sym::SymProblem {
-                op: s.op,
-                m,
-                n,
-                k,
-                dtype: p.dtype,
+    /// The GEMM problem and grid of a GEMM plan.
+    pub fn gemm(&self) -> Option<(&GemmProblem, &TileGrid)> {
+        match &self.routine {
+            Routine::Gemm { problem, grid, .. } => Some((problem, grid)),
+            Routine::Tri { .. } => None,
+        }
+    }
+
+    /// The stored rows of operand `op` (the pitch its blocks are copied at).
+    pub fn operand_rows(&self, op: Operand) -> usize {
+        self.operands.get(op.index()).map_or(0, |o| o.rows)
+    }
+
+    /// What a task does, as traces show it: activity, label, bytes moved, flops. The executor and
+    /// the simulator both label with it, so real and simulated timelines compare task by task.
+    pub fn describe(&self, task: &Task) -> (Activity, String, u64, f64) {
+        let plan = self;
+        let es = plan.dtype.size() as u64;
+        let name = |k: TileKey| format!("{:?}({},{})", k.op, k.r, k.c);
+        let op = &task.op;
+        let key = op.key();
+        let flops = op.flops(plan.dtype);
+        match *op {
+            Op::Copy { src, dst, .. } => {
+                let bytes = (dst.rows() * dst.cols()) as u64 * es;
+                let (activity, verb) = match (src, dst) {
+                    (Loc::Staging { .. }, Loc::Slot { .. }) | (_, Loc::Staging { .. }) => {
+                        (Activity::Fetch, "stage")
+                    }
+                    (Loc::Staging { .. }, _) => (Activity::Fetch, "stage"),
+                    (_, Loc::Slot { .. }) => (Activity::Fetch, "fetch"),
+                    _ => (Activity::WriteBack, "writeback"),
+                };
+                (activity, format!("{verb} {}", name(key)), bytes, 0.0)
             }
-            .flops(),
-            _ => p.dtype.flops_per_fma() * m as f64 * n as f64 * k as f64,
+            Op::Fold { c, .. } => (
+                Activity::WriteBack,
+                format!("fold {}", name(key)),
+                (c.rows() * c.cols()) as u64 * es,
+                0.0,
+            ),
+            Op::Add { .. } => (Activity::Gemm, format!("add {}", name(key)), 0, flops),
+            Op::Gemm { l, .. } | Op::Sym { l, .. } => (
+                Activity::Gemm,
+                format!("gemm {} l={l}", name(key)),
+                0,
+                flops,
+            ),
+            Op::Tri { routine, .. } => (
+                Activity::Gemm,
+                format!("{} {}", routine.name().to_lowercase(), name(key)),
+                0,
+                flops,
+            ),
         }
     }
 
     pub fn stats(&self) -> PlanStats {
+        let n = self.devices.len();
         let mut s = PlanStats {
-            c_tiles: self.devices.iter().map(|d| d.c_tiles).collect(),
-            bytes_in: vec![0; self.devices.len()],
-            bytes_peer: vec![0; self.devices.len()],
-            bytes_out: vec![0; self.devices.len()],
-            c_share: vec![0.0; self.devices.len()],
+            c_tiles: self.devices.iter().map(|d| d.tiles).collect(),
+            products: vec![0; n],
+            tri_tiles: vec![0; n],
+            bytes_in: vec![0; n],
+            bytes_peer: vec![0; n],
+            bytes_out: vec![0; n],
+            c_share: vec![0.0; n],
             ..Default::default()
         };
-        let c_total = (self.problem.m * self.problem.n).max(1) as f64;
-        let es = self.problem.dtype.size() as u64;
+        let out = match self.routine {
+            Routine::Gemm { .. } => Operand::C,
+            Routine::Tri { .. } => Operand::B,
+        };
+        let total = self
+            .operands
+            .get(out.index())
+            .map_or(1.0, |o| (o.rows * o.cols).max(1) as f64);
+        let es = self.dtype.size() as u64;
         for t in &self.tasks {
-            match t.kind {
-                TaskKind::Gemm { i, j, l, .. } => {
+            let d = t.device as usize;
+            let bytes = |l: &Loc| (l.rows() * l.cols()) as u64 * es;
+            match t.op {
+                Op::Gemm { .. } | Op::Sym { .. } => {
                     s.gemms += 1;
-                    if l == 0 {
-                        let g = &self.grid;
-                        let area = g.m_span(i as usize).1 * g.n_span(j as usize).1;
-                        s.c_share[t.device as usize] += area as f64 / c_total;
-                    }
+                    s.products[d] += 1;
                 }
-                TaskKind::AddC { .. } => {}
-                TaskKind::Fetch { key, source, .. } => {
-                    s.fetches[key.op.index()] += 1;
-                    let (r, c) = self.grid.op_shape(key);
-                    let b = (r * c) as u64 * es;
-                    match source {
-                        Source::Origin | Source::Staged { .. } => {
-                            s.bytes_in[t.device as usize] += b
+                Op::Tri { .. } => s.tri_tiles[d] += 1,
+                Op::Add { .. } => {}
+                Op::Copy { key, src, dst, .. } => match (src, dst) {
+                    (_, Loc::Slot { .. }) => {
+                        s.fetches[key.op.index()] += 1;
+                        match src {
+                            Loc::Slot { .. } => s.bytes_peer[d] += bytes(&dst),
+                            _ => s.bytes_in[d] += bytes(&dst),
                         }
-                        Source::Peer { .. } => s.bytes_peer[t.device as usize] += b,
                     }
-                }
-                TaskKind::StageIn { .. } | TaskKind::StageOut { .. } => {}
-                TaskKind::WriteBack { key, .. }
-                | TaskKind::Unstage { key, .. }
-                | TaskKind::FoldC { key, .. } => {
+                    (_, Loc::Operand { .. }) => {
+                        s.writebacks += 1;
+                        s.bytes_out[d] += bytes(&dst);
+                    }
+                    _ => {}
+                },
+                Op::Fold { c, .. } => {
                     s.writebacks += 1;
-                    let (r, c) = self.grid.op_shape(key);
-                    s.bytes_out[t.device as usize] += (r * c) as u64 * es;
+                    s.bytes_out[d] += bytes(&c);
                 }
+            }
+            if t.finishes {
+                let w = t.op.written();
+                s.c_share[d] += (w.rows() * w.cols()) as f64 / total;
             }
         }
         s

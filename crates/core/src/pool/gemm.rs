@@ -16,7 +16,7 @@ use crate::plan::cache::{PlanCache, PlanInputs};
 use crate::plan::{DeviceSpec, Plan};
 use crate::problem::{check_gemm_args, GemmProblem};
 use crate::scalar::{DType, Scalar};
-use crate::undo::UndoLog;
+use crate::undo::{UndoLog, UndoScope};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
@@ -53,6 +53,49 @@ impl DevicePool {
         let bv = MatRef::new(b, br, bc, to(ldb)?)?;
         let cv = MatMut::new(c, m, n, to(ldc)?)?;
         self.gemm_with(ta, tb, alpha, av, bv, beta, cv, opts)
+    }
+
+    /// BLAS-style GEMMT on host slices (`?gemmtr`, `?gemmt`): C's `uplo` triangle of
+    /// `alpha*op(a)*op(b) + beta*c`, C `n x n`; the other triangle is neither read nor
+    /// written. Arguments are checked as reference BLAS 3.12 checks them.
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list, as BLAS orders it
+    pub fn gemmt_blas<T: Scalar>(
+        &self,
+        uplo: u8,
+        transa: u8,
+        transb: u8,
+        n: i64,
+        k: i64,
+        alpha: T,
+        a: &[T],
+        lda: i64,
+        b: &[T],
+        ldb: i64,
+        beta: T,
+        c: &mut [T],
+        ldc: i64,
+        opts: &GemmOptions,
+    ) -> Result<GemmReport> {
+        let (ul, ta, tb) =
+            crate::problem::check_gemmt_args(uplo, transa, transb, n, k, lda, ldb, ldc)?;
+        let to = |x: i64| {
+            usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
+        };
+        let (n, k) = (to(n)?, to(k)?);
+        let av = MatRef::new(
+            a,
+            ta.stored_shape(n, k).0,
+            ta.stored_shape(n, k).1,
+            to(lda)?,
+        )?;
+        let bv = MatRef::new(
+            b,
+            tb.stored_shape(k, n).0,
+            tb.stored_shape(k, n).1,
+            to(ldb)?,
+        )?;
+        let cv = MatMut::new(c, n, n, to(ldc)?)?;
+        self.gemm_with(ta, tb, alpha, av, bv, beta, cv, &opts.clone().triangle(ul))
     }
 
     /// `c = alpha * op(a) * op(b) + beta * c` with default options.
@@ -97,6 +140,14 @@ impl DevicePool {
         let _thread = self.keep_thread_contexts();
         let (a, b, mut c) = (a.into(), b.into(), c.into());
         let (m, n, k) = gemm_shape(transa, transb, &a, &b, &c)?;
+        if opts.triangle.is_some() && m != n {
+            return Err(Error::InvalidArgument {
+                routine: "GEMMTR",
+                param: 4,
+                name: "n",
+                reason: format!("C is {m}x{n}: a triangle needs it square"),
+            });
+        }
         let operands = [a.raw(), b.raw(), c.raw()];
         self.check_locations(&operands)?;
         // Options are checked on quick returns too: a bad device list is wrong at any size.
@@ -107,7 +158,7 @@ impl DevicePool {
             return Ok(report);
         }
         if k == 0 || alpha == T::default() {
-            self.scale_c(&mut c, beta)?;
+            self.scale_c(&mut c, beta, opts.triangle)?;
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -217,6 +268,63 @@ impl DevicePool {
             .any(|&i| self.devices[i].kernel().supports(dtype))
     }
 
+    /// Whether a device other than `index` that the call may use computes `dtype`.
+    fn can_compute_without(&self, dtype: DType, opts: &GemmOptions, index: usize) -> bool {
+        self.working_devices(opts)
+            .iter()
+            .any(|&i| i != index && self.devices[i].kernel().supports(dtype))
+    }
+
+    /// `c = alpha op(a) op(b) + beta c` on raw operands the caller checked (shapes that
+    /// agree, k > 0, alpha != 0) and borrows for the whole call, without a profile's
+    /// quick returns: the GEMMs another routine's recovery runs.
+    #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars
+    pub(super) fn gemm_raw<T: Scalar>(
+        &self,
+        transa: Trans,
+        transb: Trans,
+        alpha: T,
+        a: RawTile,
+        b: RawTile,
+        beta: T,
+        c: RawTile,
+        opts: &GemmOptions,
+    ) -> Result<GemmReport> {
+        let k = if transa.is_transposed() {
+            a.rows
+        } else {
+            a.cols
+        };
+        let problem = GemmProblem {
+            transa,
+            transb,
+            m: c.rows,
+            n: c.cols,
+            k,
+            dtype: T::DTYPE,
+            beta_zero: beta == T::default(),
+            locations: [a.space, b.space, c.space],
+            sym: None,
+        };
+        let mut report = GemmReport::default();
+        if problem.m == 0 || problem.n == 0 || k == 0 {
+            return Ok(report);
+        }
+        let key = decision_key(problem, opts);
+        self.run_retrying(
+            &problem,
+            &key,
+            opts,
+            &[a, b, c],
+            alpha,
+            beta,
+            &mut report,
+            None,
+            None,
+        )?;
+        Ok(report)
+    }
+
     /// Runs `problem` through [`DevicePool::run_recovering`], retrying on running out of
     /// memory: after another call gives its buffers back, or once with the decision made again
     /// (a cached decision carries the memory budgets of its time). When it still fails, C is
@@ -266,6 +374,31 @@ impl DevicePool {
                 Err(Error::OutOfMemory { .. }) if report.recovered.is_empty() && !decided_again => {
                     decided_again = true;
                     self.decisions.forget(key);
+                }
+                // Still out of memory with nothing to wait for: the device cannot take part
+                // (another process holds its memory, or it fails every allocation). It is
+                // left out as a failed device and the call goes on without it.
+                Err(e @ Error::OutOfMemory { .. }) if decided_again => {
+                    let ids = self.working_devices(opts);
+                    match self.blamed_for_memory(&e, &ids) {
+                        Some(index) if self.can_compute_without(problem.dtype, opts, index) => {
+                            let label = self.devices[index].info().label();
+                            tracing::warn!(
+                                device = %label, error = %e,
+                                "device cannot allocate its workspace; it is left out until \
+                                 re-probed and the call runs on the devices left"
+                            );
+                            self.exclude(index);
+                            report.recovered.push(DeviceFault {
+                                device: label,
+                                index,
+                                error: e,
+                                tiles_rerun: 0,
+                                tiles_in_part: 0,
+                            });
+                        }
+                        _ => break Err(e),
+                    }
                 }
                 r => break r,
             }
@@ -394,6 +527,7 @@ impl DevicePool {
             .filter(|&(i, j)| {
                 !f.final_tiles.contains(&(i, j))
                     && crate::plan::symmetric::has_c_tile(problem, i, j)
+                    && opts.triangle.is_none_or(|u| u.contains(i, j))
             })
             .collect();
         let mut last = None;
@@ -481,20 +615,34 @@ impl DevicePool {
             );
         }
         // A tile written back in part runs again on its other columns only (plans of
-        // symmetric routines never split a write-back).
+        // symmetric routines never split a write-back). GEMMT's diagonal tiles run again as
+        // GEMMTs of their own, the other tiles as GEMMs.
+        let half = |&(i, j): &(usize, usize)| opts.triangle.is_some() && i == j;
         let whole: Vec<(usize, usize)> = unfinished
             .iter()
             .copied()
-            .filter(|t| !f.partial.contains_key(t))
+            .filter(|t| !f.partial.contains_key(t) && !half(t))
             .collect();
-        let mut blocks = unfinished_blocks(&f.grid, &whole);
+        let mut blocks: Vec<(usize, usize, usize, usize, bool)> =
+            unfinished_blocks(&f.grid, &whole)
+                .into_iter()
+                .map(|(r0, mr, c0, nc)| (r0, mr, c0, nc, false))
+                .collect();
         for (&(i, j), &done) in &f.partial {
             let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
             if done < nc {
-                blocks.push((r0, mr, c0 + done, nc - done));
+                blocks.push((r0, mr, c0 + done, nc - done, false));
             }
         }
-        for (r0, mr, c0, nc) in blocks {
+        for &(i, _) in unfinished.iter().filter(|t| half(t)) {
+            let (r0, mr) = f.grid.m_span(i);
+            blocks.push((r0, mr, r0, mr, true));
+        }
+        for (r0, mr, c0, nc, diagonal) in blocks {
+            let sub_opts = GemmOptions {
+                triangle: sub_opts.triangle.filter(|_| diagonal),
+                ..sub_opts.clone()
+            };
             let sub = GemmProblem {
                 m: mr,
                 n: nc,
@@ -560,7 +708,7 @@ impl DevicePool {
             .iter()
             .map(|&i| self.devices[i].clone())
             .collect();
-        let (plan, cached) = self.plan(problem, &decision, &devs, !opts.no_peer_forwarding)?;
+        let (plan, cached) = self.plan(problem, &decision, &devs, opts)?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         report.plan_cached = cached;
         report.tile = Some((decision.grid.tm, decision.grid.tn, decision.grid.tk));
@@ -612,14 +760,14 @@ impl DevicePool {
             devices: &devs,
             workspaces: &ws_addrs,
             links: &self.links,
-            operands: *operands,
+            operands,
             host_workspace: workspace.host_addr(),
             host_fold,
             alpha: alpha.to_value(),
             beta: beta.to_value(),
             trace: opts.trace,
             epochs: Some(&self.trace_epochs),
-            undo,
+            undo: undo.map(|u| (u, UndoScope::Every)),
         })
         .map_err(|e| name_device(e, &devs))?;
         report.stats = plan.stats();
@@ -629,13 +777,19 @@ impl DevicePool {
         if outcome.faults.is_empty() {
             return Ok(None);
         }
+        let tile = |k: &crate::tiling::TileKey| (k.r as usize, k.c as usize);
         Ok(Some(Faulted {
             devices: decision.devices.clone(),
-            grid: plan.grid,
+            grid: plan.gemm().map_or(decision.grid, |(_, g)| *g),
             faults: outcome.faults,
-            final_tiles: outcome.final_tiles,
-            lost: outcome.lost,
-            partial: outcome.partial,
+            final_tiles: outcome.final_tiles.iter().map(tile).collect(),
+            lost: outcome
+                .in_place
+                .iter()
+                .filter(|k| !outcome.final_tiles.contains(k))
+                .map(tile)
+                .collect(),
+            partial: outcome.partial.iter().map(|(k, &c)| (tile(k), c)).collect(),
         }))
     }
 
@@ -694,15 +848,15 @@ impl DevicePool {
         })
     }
 
-    /// The plan for a decision, from the pool's cache or built into it.
+    /// The plan for a decision under `opts`, from the pool's cache or built into it.
     pub(super) fn plan(
         &self,
         problem: &GemmProblem,
         decision: &Decision,
         devs: &[Arc<dyn Device>],
-        forward: bool,
+        opts: &GemmOptions,
     ) -> Result<(Arc<Plan>, bool)> {
-        self.plan_in(&self.plans, problem, decision, devs, forward)
+        self.plan_in(&self.plans, problem, decision, devs, opts)
     }
 
     /// The plan for a decision, from `cache` or built into it (candidates that are only
@@ -713,9 +867,23 @@ impl DevicePool {
         problem: &GemmProblem,
         decision: &Decision,
         devs: &[Arc<dyn Device>],
-        forward: bool,
+        opts: &GemmOptions,
     ) -> Result<(Arc<Plan>, bool)> {
-        let grid = &decision.grid;
+        // GEMMT's diagonal tiles are square: C's tiles take the smaller of the decided sizes
+        // (its slots then fit the budgets the decision made).
+        let grid = &match opts.triangle {
+            Some(_) => {
+                let t = decision.grid.tm.min(decision.grid.tn);
+                crate::tiling::Blocking {
+                    tm: t,
+                    tn: t,
+                    tk: decision.grid.tk,
+                    group: decision.group,
+                }
+                .grid(problem.m, problem.n, problem.k)
+            }
+            None => decision.grid,
+        };
         let specs: Vec<DeviceSpec> = devs
             .iter()
             .zip(&decision.budgets)
@@ -742,24 +910,37 @@ impl DevicePool {
             device_ids: &decision.devices,
             devices: &specs,
             weights: &decision.weights,
-            forward,
+            forward: !opts.no_peer_forwarding,
             host_fold: decision.host_fold,
             fold_tail: decision.fold_tail,
-            strip: decision.strip,
+            // A strip of C's last rows cuts across GEMMT's triangle.
+            strip: decision.strip.filter(|_| opts.triangle.is_none()),
             links: &self.link_set,
             link_speed: &|s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d),
+            triangle: opts.triangle,
         })
     }
 
-    /// C = beta * C (the k = 0 / alpha = 0 quick return). beta == 0 writes zeros without
-    /// reading C, so NaN in C does not survive.
-    fn scale_c<T: Scalar>(&self, c: &mut MatOut<'_, T>, beta: T) -> Result<()> {
+    /// C = beta * C (the k = 0 / alpha = 0 quick return), on `triangle` only where given.
+    /// beta == 0 writes zeros without reading C, so NaN in C does not survive.
+    fn scale_c<T: Scalar>(
+        &self,
+        c: &mut MatOut<'_, T>,
+        beta: T,
+        triangle: Option<crate::problem::Uplo>,
+    ) -> Result<()> {
         if beta == T::from_f64(1.0) {
             return Ok(());
         }
         let scale = |v: &mut MatMut<'_, T>| {
             for j in 0..v.cols() {
-                for x in v.col_mut(j) {
+                let col = v.col_mut(j);
+                let rows = match triangle {
+                    None => 0..col.len(),
+                    Some(crate::problem::Uplo::Lower) => j.min(col.len())..col.len(),
+                    Some(crate::problem::Uplo::Upper) => 0..(j + 1).min(col.len()),
+                };
+                for x in &mut col[rows] {
                     *x = if beta == T::default() {
                         T::default()
                     } else {

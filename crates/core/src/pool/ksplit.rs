@@ -47,7 +47,9 @@ impl DevicePool {
         opts: &GemmOptions,
     ) -> Option<KSplit> {
         let mode = opts.k_split_mode();
-        if mode == Some(false) || !problem.location(Operand::C).is_host() {
+        // GEMMT's triangle is no K split's: its partial products would cover all of C.
+        if mode == Some(false) || !problem.location(Operand::C).is_host() || opts.triangle.is_some()
+        {
             return None;
         }
         let mut cands: Vec<usize> = self

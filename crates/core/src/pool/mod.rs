@@ -490,3 +490,53 @@ impl Drop for DevicePool {
         let _ = self.workspaces.release_idle(&self.devices);
     }
 }
+
+impl DevicePool {
+    /// The profile the simulator prices candidate plans with: the calibrated one where it
+    /// covers every device (its `dtype` GEMM table) and link, else one made of what the pool
+    /// knows ([`DevicePool::gemm_rate`], [`DevicePool::link_bandwidth`]; 10 us per copy).
+    pub(super) fn evaluation_profile(&self, dtype: DType) -> Arc<MachineProfile> {
+        let calibrated = self.profile();
+        if let Some(p) = &calibrated {
+            let devices = self.devices.iter().all(|d| {
+                p.device(&d.info().label())
+                    .and_then(|x| x.exec_table(dtype))
+                    .is_some()
+            });
+            if devices
+                && self
+                    .links
+                    .values()
+                    .all(|l| p.link_named(l.name()).is_some())
+            {
+                return p.clone();
+            }
+        }
+        let links: Vec<Arc<dyn Link>> = self.links.values().cloned().collect();
+        let mut p = crate::sim::synthetic::profile_of(
+            &self.devices,
+            &links,
+            &[dtype],
+            1e-5,
+            &|i, dt, t| Some(self.gemm_rate(i, dt, t)),
+            &|l| self.link_bandwidth(l.src(), l.dst()).unwrap_or(10e9),
+        );
+        p.host = "pool".into();
+        if let Some(c) = calibrated {
+            p.tri_efficiency = c.tri_efficiency.clone();
+        }
+        Arc::new(p)
+    }
+
+    /// The pool index, among `devices`, of the device an out-of-memory error names (asked
+    /// when no other call holds memory it could give back: the device cannot take part).
+    pub(super) fn blamed_for_memory(&self, e: &Error, devices: &[usize]) -> Option<usize> {
+        let Error::OutOfMemory { device, .. } = e else {
+            return None;
+        };
+        devices.iter().copied().find(|&i| {
+            let label = self.devices[i].info().label();
+            *device == label || device.starts_with(&format!("{label} "))
+        })
+    }
+}

@@ -51,6 +51,8 @@ pub struct GemmOptions {
     /// only when no host CPU device can finish a failed call; `HETBLAS_PRESERVE_C=1` / `0`
     /// sets it too.
     pub preserve_c: Option<bool>,
+    /// Compute only this triangle of C, the other neither read nor written (GEMMT; C square).
+    pub triangle: Option<crate::problem::Uplo>,
 }
 
 impl GemmOptions {
@@ -111,6 +113,12 @@ impl GemmOptions {
     /// Chooses the device subset for time, energy or energy-delay product.
     pub fn objective(mut self, objective: crate::energy::Objective) -> Self {
         self.objective = objective;
+        self
+    }
+
+    /// Only C's `uplo` triangle (GEMMT), or all of C (`None`).
+    pub fn triangle(mut self, uplo: impl Into<Option<crate::problem::Uplo>>) -> Self {
+        self.triangle = uplo.into();
         self
     }
 

@@ -7,9 +7,9 @@ use super::tri::TriReport;
 use super::DevicePool;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::plan::QueueId;
+use crate::plan::{Plan, QueueId};
 use crate::profile::MachineProfile;
-use crate::sim::{simulate, Replay, SimRequest, Simulation};
+use crate::sim::{simulate, SimRequest, Simulation};
 use std::sync::Arc;
 
 impl DevicePool {
@@ -27,7 +27,7 @@ impl DevicePool {
         self.simulate_ran(report.plan.as_deref(), &report.devices, profile)
     }
 
-    /// Simulates the tile DAG of a finished TRSM or TRMM call (`report.plan`) against
+    /// Simulates the plan of a finished TRSM or TRMM call (`report.plan`) against
     /// `profile` (the pool's own when `None`), as [`DevicePool::simulate_report`] does for
     /// GEMM.
     ///
@@ -42,9 +42,9 @@ impl DevicePool {
     }
 
     /// Replays `plan`, run on the pool's devices `labels` (per plan device).
-    fn simulate_ran<P: Replay>(
+    fn simulate_ran(
         &self,
-        plan: Option<&P>,
+        plan: Option<&Plan>,
         labels: &[String],
         profile: Option<&MachineProfile>,
     ) -> Result<Simulation> {

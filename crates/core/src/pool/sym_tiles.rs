@@ -238,11 +238,9 @@ impl DevicePool {
         let devs: Vec<Arc<dyn Device>> =
             d.devices.iter().map(|&i| self.devices[i].clone()).collect();
         let labels: Vec<String> = devs.iter().map(|d| d.info().label()).collect();
-        let (plan, _) = self
-            .plan_in(scratch, p, &d, &devs, !opts.no_peer_forwarding)
-            .ok()?;
+        let (plan, _) = self.plan_in(scratch, p, &d, &devs, opts).ok()?;
         let s = simulate(&SimRequest {
-            plan: &*plan,
+            plan: &plan,
             profile,
             devices: &labels,
             queue_names: None,

@@ -1,20 +1,23 @@
 //! The TRSM and TRMM call path: argument checks, quick returns (alpha == 0 zeroes B without
-//! reading A), the choice of tile size, devices and solve placement by replaying each candidate
-//! plan's DAG against the rates ([`crate::model::tri`]), cached per problem; then workspaces,
-//! host preparation and the dependency-aware executor ([`crate::exec::tri`]).
+//! reading A), the choice of tile size, devices and solve placement by simulating each
+//! candidate plan ([`crate::sim`]), cached per problem; then workspaces, host preparation and
+//! the executor every routine runs on. A device that fails mid-call is left out and the call
+//! finishes on the devices left: each panel of B goes on from the tiles that were final
+//! ([`DevicePool::finish_panels`]).
 
+use super::options::DeviceFault;
 use super::DevicePool;
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::exec::execute::{self, ExecOutcome, ExecRequest};
 use crate::exec::trace::Trace;
-use crate::exec::tri::{execute_tri, TriExecRequest};
 use crate::matrix::{MatIn, MatOut};
 use crate::memory::{HostAccess, MemorySpace, RawTile};
-use crate::model::tri::{replay, TriRates};
-use crate::operand::{MatMut, MatRef};
-use crate::plan::tri::{build_tri, TriDeviceSpec, TriPlan, TriPlanRequest, TriPlanStats};
+use crate::operand::{MatMut, MatRef, Trans};
+use crate::plan::{Plan, PlanStats, Request, Routine, TriDevice, TriRequest, TriTiling};
 use crate::problem::triangular::{check_tri_args, Side, TriOptions, TriProblem, TriRoutine};
 use crate::scalar::Scalar;
+use crate::undo::{UndoLog, UndoScope};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -72,10 +75,8 @@ pub struct TriAlternative {
     pub devices: Vec<String>,
     pub tile: usize,
     pub solve: SolvePlacement,
-    /// Predicted seconds (list-schedule replay of the DAG).
+    /// Predicted seconds (the plan simulated).
     pub seconds: f64,
-    /// Seconds of its longest dependency chain.
-    pub critical_path: f64,
 }
 
 /// The model's choice for one triangular problem.
@@ -83,7 +84,7 @@ pub struct TriAlternative {
 pub struct TriDecision {
     /// Pool indices of the plan's devices.
     pub devices: Vec<usize>,
-    pub plan: Arc<TriPlan>,
+    pub plan: Arc<Plan>,
     pub chosen: TriAlternative,
     /// Every candidate, fastest first.
     pub alternatives: Vec<TriAlternative>,
@@ -101,13 +102,16 @@ pub struct TriReport {
     pub tile: Option<usize>,
     pub solve: Option<SolvePlacement>,
     pub predicted_seconds: Option<f64>,
-    pub stats: TriPlanStats,
+    pub stats: PlanStats,
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub trace: Option<Trace>,
     /// The plan that ran (for the simulator: [`DevicePool::simulate_tri_report`]); `None` for
     /// a quick return.
-    pub plan: Option<Arc<TriPlan>>,
+    pub plan: Option<Arc<Plan>>,
+    /// Devices that failed during the call, left out of it and of later calls: the call
+    /// finished on the devices left.
+    pub recovered: Vec<DeviceFault>,
 }
 
 type DecisionKey = (
@@ -261,17 +265,56 @@ impl DevicePool {
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
+        self.tri_raw(routine, opts, alpha, ar, br, call, &mut report)?;
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// TRSM or TRMM of B `br` (not empty) by A `ar`, operands that the caller checked and
+    /// borrows for the whole call. Where a failed call cannot be finished from the tiles that
+    /// were final (no host CPU to finish it, or solves on the host, which write a tile of B
+    /// twice), B is saved before each first write so that a call left with no device puts it
+    /// back as it was.
+    #[allow(clippy::too_many_arguments)] // the routine's operands and options
+    fn tri_raw<T: Scalar>(
+        &self,
+        routine: TriRoutine,
+        opts: TriOptions,
+        alpha: T,
+        ar: RawTile,
+        br: RawTile,
+        call: &TriCallOptions,
+        report: &mut TriReport,
+    ) -> Result<()> {
         let problem = TriProblem {
             routine,
             opts,
-            m,
-            n,
+            m: br.rows,
+            n: br.cols,
             dtype: T::DTYPE,
         };
+        let undo = UndoLog::new();
+        self.run_tri(problem, ar, br, alpha, call, report, &undo)
+            .map_err(|e| self.put_c_back(e, &undo))
+    }
+
+    /// Decision (cached), workspaces, execution, and the recovery of devices that fail.
+    #[allow(clippy::too_many_arguments)] // one call's state, passed once from `tri_with`
+    fn run_tri<T: Scalar>(
+        &self,
+        problem: TriProblem,
+        ar: RawTile,
+        br: RawTile,
+        alpha: T,
+        call: &TriCallOptions,
+        report: &mut TriReport,
+        undo: &UndoLog,
+    ) -> Result<()> {
+        let locations = [ar.space, br.space];
         let plan_start = Instant::now();
         let key: DecisionKey = (
             problem,
-            [ar.space, br.space],
+            locations,
             call.devices.clone(),
             call.tile,
             call.solve,
@@ -283,8 +326,8 @@ impl DevicePool {
         let decision = match cached {
             Some(d) => d,
             None => {
-                let d = Arc::new(self.decide_tri(&problem, [ar.space, br.space], call)?);
-                super::workspace::lock(&self.tri_decisions.0).insert(key, d.clone());
+                let d = Arc::new(self.decide_tri(&problem, locations, call)?);
+                super::workspace::lock(&self.tri_decisions.0).insert(key.clone(), d.clone());
                 d
             }
         };
@@ -296,7 +339,7 @@ impl DevicePool {
             .map(|&i| self.devices[i].clone())
             .collect();
         report.devices = devs.iter().map(|d| d.info().label()).collect();
-        report.tile = Some(plan.tile);
+        report.tile = Some(decision.chosen.tile);
         report.solve = Some(decision.chosen.solve);
         report.predicted_seconds = Some(decision.chosen.seconds);
         report.stats = plan.stats();
@@ -315,6 +358,16 @@ impl DevicePool {
                 .acquire_bytes(&self.devices, &decision.devices, &needs)
             {
                 Err(Error::OutOfMemory { .. }) if self.workspaces.wait_for_release(epoch) => {}
+                // A device that cannot allocate its workspace with nothing else holding
+                // memory is treated as failed: the call goes on without it.
+                Err(e @ Error::OutOfMemory { .. }) => {
+                    let Some(index) = self.blamed_for_memory(&e, &decision.devices) else {
+                        return Err(e);
+                    };
+                    self.record_fault(report, index, e, 0);
+                    super::workspace::lock(&self.tri_decisions.0).remove(&key);
+                    return self.run_tri(problem, ar, br, alpha, call, report, undo);
+                }
                 r => break r?,
             }
         };
@@ -326,26 +379,298 @@ impl DevicePool {
         if br.space.is_host() {
             regions.push((br.addr, br.extent_bytes(), HostAccess::ReadWrite));
         }
-        let _call = self.enter(&devs, &regions)?;
+        let call_guard = self.enter(&devs, &regions)?;
         let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
         for d in &devs {
             d.share_host(accelerators);
         }
-        let out = execute_tri(&TriExecRequest {
+        // Final tiles are written once, so a failed call goes on from them
+        // ([`DevicePool::finish_panels`]). What a device computing in B's own memory wrote in
+        // place is saved, to be put back; every region is saved where no host CPU is left to
+        // finish, or where solves on the host write a tile of B twice.
+        let scope = if self.host_fallback(problem.dtype).is_none()
+            || matches!(
+                plan.routine,
+                Routine::Tri {
+                    solver: Some(_),
+                    ..
+                }
+            ) {
+            Some(UndoScope::Every)
+        } else if plan.devices.iter().any(|d| d.space == br.space) {
+            Some(UndoScope::InPlace)
+        } else {
+            None
+        };
+        let mut out = execute::execute(&ExecRequest {
             plan,
             devices: &devs,
             workspaces: &ws,
             links: &self.links,
-            a: ar,
-            b: br,
+            operands: &[ar, br],
+            host_workspace: 0,
+            host_fold: None,
             alpha: alpha.to_value(),
+            beta: alpha.to_value(),
             trace: call.trace,
+            epochs: Some(&self.trace_epochs),
+            undo: scope.map(|s| (undo, s)),
         })?;
-        report.bytes_in = out.bytes_in;
-        report.bytes_out = out.bytes_out;
-        report.trace = out.trace;
-        report.seconds = started.elapsed().as_secs_f64();
-        Ok(report)
+        drop(call_guard);
+        drop(workspace);
+        for t in &out.transfers {
+            if t.writeback {
+                report.bytes_out += t.bytes;
+            } else {
+                report.bytes_in += t.bytes;
+            }
+        }
+        report.trace = out.trace.take();
+        if out.faults.is_empty() {
+            return Ok(());
+        }
+        self.recover_tri(
+            problem, ar, br, alpha, call, report, undo, scope, &decision, out,
+        )
+    }
+
+    /// After devices failed: they are left out, and the call finishes on the devices left.
+    /// Each panel's tiles were final in block order, so the panels go on from their final
+    /// tiles ([`DevicePool::finish_panels`]); a call that kept the undo log (solves on the
+    /// host write a tile twice) is put back and runs again whole.
+    #[allow(clippy::too_many_arguments)] // one call's state
+    fn recover_tri<T: Scalar>(
+        &self,
+        problem: TriProblem,
+        ar: RawTile,
+        br: RawTile,
+        alpha: T,
+        call: &TriCallOptions,
+        report: &mut TriReport,
+        undo: &UndoLog,
+        scope: Option<UndoScope>,
+        decision: &TriDecision,
+        out: ExecOutcome,
+    ) -> Result<()> {
+        let Routine::Tri { tile, panel, .. } = decision.plan.routine else {
+            return Err(Error::internal("a triangular call ran another plan"));
+        };
+        let tiling = TriTiling {
+            problem,
+            tile,
+            panel,
+        };
+        let unfinished = tiling.nt() * tiling.np() - out.final_tiles.len();
+        let mut last = None;
+        for (d, e) in out.faults {
+            let index = decision.devices[d];
+            last = Some(self.record_fault(report, index, e, unfinished));
+        }
+        let last = last.ok_or_else(|| Error::internal("faulted run without a fault"))?;
+        let failed = self.failed_devices();
+        if [ar.space, br.space]
+            .iter()
+            .any(|s| failed.iter().any(|&i| self.devices[i].space() == *s))
+        {
+            // An operand in a failed device's own memory: it cannot be read any more.
+            return Err(last);
+        }
+        let dt = problem.dtype;
+        let any_left = (0..self.devices.len()).any(|i| {
+            let k = self.devices[i].kernel();
+            !failed.contains(&i) && k.supports(dt) && k.supports_tri(dt)
+        });
+        if !any_left {
+            return Err(last);
+        }
+        let devices = call
+            .devices
+            .as_ref()
+            .map(|l| l.iter().copied().filter(|i| !failed.contains(i)).collect());
+        let sub = TriCallOptions {
+            devices,
+            trace: false,
+            ..call.clone()
+        };
+        let mut finals = out.final_tiles;
+        match scope {
+            Some(UndoScope::Every) => {
+                undo.restore(&self.links)?;
+                return self.run_tri(problem, ar, br, alpha, &sub, report, undo);
+            }
+            _ if !out.in_place.is_empty() => {
+                if scope.is_none() {
+                    return Err(last);
+                }
+                // The panels a device computed in B itself are put back whole.
+                undo.restore(&self.links)?;
+                let panels: std::collections::HashSet<u32> =
+                    out.in_place.iter().map(|k| k.c).collect();
+                finals.retain(|k| !panels.contains(&k.c));
+            }
+            _ => {}
+        }
+        self.finish_panels(&tiling, ar, br, alpha, &sub, &finals, report)
+    }
+
+    /// Leaves device `index` out (it failed with `error`) and records it in the report;
+    /// returns the error, naming the device.
+    fn record_fault(
+        &self,
+        report: &mut TriReport,
+        index: usize,
+        error: Error,
+        tiles_rerun: usize,
+    ) -> Error {
+        let label = self.devices[index].info().label();
+        let error = error.on_device(&label);
+        tracing::warn!(
+            device = %label, error = %error,
+            "device failed during a triangular call; it is left out until re-probed, and the \
+             call finishes on the devices left"
+        );
+        self.exclude(index);
+        report.recovered.push(DeviceFault {
+            device: label,
+            index,
+            error: error.clone(),
+            tiles_rerun,
+            tiles_in_part: 0,
+        });
+        error
+    }
+
+    /// Finishes every panel of B whose tiles are not all final, on the devices left. A panel's
+    /// tiles become final in block order (a tile is written back once, after its solve or its
+    /// last update), so its final tiles `D` are the first of [`TriProblem::block_order`] and
+    /// the rest `R` still hold the caller's B. TRSM: `B_R := alpha B_R - op(A)(R,D) X_D`, then
+    /// `X_R` solves with `op(A)(R,R)`; TRMM: `B_R := alpha op(A)(R,R) B_R` (the rows of R
+    /// read only rows of R). Panels with the same final tiles that lie side by side go
+    /// together.
+    #[allow(clippy::too_many_arguments)] // one call's state
+    fn finish_panels<T: Scalar>(
+        &self,
+        tiling: &TriTiling,
+        ar: RawTile,
+        br: RawTile,
+        alpha: T,
+        call: &TriCallOptions,
+        finals: &std::collections::HashSet<crate::tiling::TileKey>,
+        report: &mut TriReport,
+    ) -> Result<()> {
+        let p = tiling.problem;
+        let (nt, np) = (tiling.nt(), tiling.np());
+        let order = p.block_order(nt);
+        // Per panel, how many of its tiles (in block order) are final.
+        let done: Vec<usize> = (0..np)
+            .map(|j| {
+                order
+                    .iter()
+                    .take_while(|&&k| finals.contains(&TriTiling::b_key(k, j)))
+                    .count()
+            })
+            .collect();
+        let mut j = 0;
+        while j < np {
+            let s = done[j];
+            let mut end = j + 1;
+            while end < np && done[end] == s {
+                end += 1;
+            }
+            if s < nt {
+                let lines = (tiling.panel_span(j).0, {
+                    let (last, len) = tiling.panel_span(end - 1);
+                    last + len - tiling.panel_span(j).0
+                });
+                self.finish_lines(tiling, &order, s, lines, ar, br, alpha, call, report)?;
+            }
+            j = end;
+        }
+        Ok(())
+    }
+
+    /// [`DevicePool::finish_panels`] for B's lines `lines` (first, count) whose first `s`
+    /// blocks in `order` are final.
+    #[allow(clippy::too_many_arguments)] // one call's state
+    fn finish_lines<T: Scalar>(
+        &self,
+        tiling: &TriTiling,
+        order: &[usize],
+        s: usize,
+        (l0, nl): (usize, usize),
+        a_raw: RawTile,
+        b_raw: RawTile,
+        alpha: T,
+        call: &TriCallOptions,
+        report: &mut TriReport,
+    ) -> Result<()> {
+        let p = tiling.problem;
+        let span = |blocks: &[usize]| -> (usize, usize) {
+            let lo = blocks.iter().map(|&k| tiling.block_span(k).0).min();
+            let hi = blocks
+                .iter()
+                .map(|&k| tiling.block_span(k).0 + tiling.block_span(k).1)
+                .max();
+            match (lo, hi) {
+                (Some(lo), Some(hi)) => (lo, hi - lo),
+                _ => (0, 0),
+            }
+        };
+        let (r0, nr) = span(&order[s..]);
+        let (d0, nd) = span(&order[..s]);
+        let left = p.opts.side == Side::Left;
+        // The block of B made of A-order rows (left) or columns (right) `x0..x0+nx` of the
+        // lines.
+        let b_block = |x0: usize, nx: usize| {
+            if left {
+                (x0, l0, nx, nl)
+            } else {
+                (l0, x0, nl, nx)
+            }
+        };
+        let sub_b = |(r, c, nr, nc): (usize, usize, usize, usize)| b_raw.sub(r, c, nr, nc);
+        let transa = p.opts.transa;
+        let mut alpha = alpha;
+        if p.routine == TriRoutine::Trsm && s > 0 {
+            // B_R := alpha B_R - op(A)(R,D) X_D (left) or alpha B_R - X_D op(A)(D,R) (right).
+            // The stored block of op(A)(R,D) is A(R,D), or A(D,R) transposed.
+            let coupling = |rows: (usize, usize), cols: (usize, usize)| {
+                if transa.is_transposed() {
+                    a_raw.sub(cols.0, rows.0, cols.1, rows.1)
+                } else {
+                    a_raw.sub(rows.0, cols.0, rows.1, cols.1)
+                }
+            };
+            let c = sub_b(b_block(r0, nr));
+            let x = sub_b(b_block(d0, nd));
+            let minus_one = T::from_f64(-1.0);
+            let opts = super::options::GemmOptions::default().device_list(call.devices.clone());
+            let g = if left {
+                self.gemm_raw(
+                    transa,
+                    Trans::N,
+                    minus_one,
+                    coupling((r0, nr), (d0, nd)),
+                    x,
+                    alpha,
+                    c,
+                    &opts,
+                )?
+            } else {
+                // op(A)(D,R): the stored block A(D,R), or A(R,D) transposed.
+                let coupling_dr = if transa.is_transposed() {
+                    a_raw.sub(r0, d0, nr, nd)
+                } else {
+                    a_raw.sub(d0, r0, nd, nr)
+                };
+                self.gemm_raw(Trans::N, transa, minus_one, x, coupling_dr, alpha, c, &opts)?
+            };
+            report.recovered.extend(g.recovered);
+            alpha = T::from_f64(1.0);
+        }
+        let a_rr = a_raw.sub(r0, r0, nr, nr);
+        let b_r = sub_b(b_block(r0, nr));
+        self.tri_raw(p.routine, p.opts, alpha, a_rr, b_r, call, report)
     }
 
     /// What the model would choose for `problem` with A and B at `locations` (for `hetblas
@@ -360,7 +685,7 @@ impl DevicePool {
         self.decide_tri(problem, locations, call)
     }
 
-    /// Every candidate (device set, tile, solve placement) planned and replayed; the fastest.
+    /// Every candidate (device set, tile, solve placement) planned and simulated; the fastest.
     fn decide_tri(
         &self,
         problem: &TriProblem,
@@ -380,7 +705,16 @@ impl DevicePool {
             |s: MemorySpace| (0..self.devices.len()).find(|&i| self.devices[i].space() == s);
         let mut sets: Vec<Vec<usize>> = Vec::new();
         if let Some(list) = &call.devices {
-            sets.push(list.clone());
+            let left: Vec<usize> = list
+                .iter()
+                .copied()
+                .filter(|i| !failed.contains(i))
+                .collect();
+            match (left.is_empty(), host_dev) {
+                // The devices asked for are all gone: the host CPU finishes.
+                (true, Some(h)) if !list.is_empty() => sets.push(vec![h]),
+                _ => sets.push(left),
+            }
         } else if !b_space.is_host() || !a_space.is_host() {
             // A device-resident operand: its device computes, in place.
             let home = if !b_space.is_host() { b_space } else { a_space };
@@ -440,7 +774,8 @@ impl DevicePool {
                 t
             }
         };
-        let mut cands: Vec<(TriAlternative, Vec<usize>, TriPlan)> = Vec::new();
+        let profile = self.evaluation_profile(dt);
+        let mut cands: Vec<(TriAlternative, Vec<usize>, Plan)> = Vec::new();
         let mut last_err = None;
         for set in &sets {
             let solves: Vec<SolvePlacement> = match (call.solve, problem.routine) {
@@ -456,7 +791,9 @@ impl DevicePool {
             };
             for &tile in &tiles {
                 for &solve in &solves {
-                    match self.candidate(problem, locations, set, tile, solve, host_dev) {
+                    let c =
+                        self.candidate(problem, locations, set, tile, solve, host_dev, &profile);
+                    match c {
                         Ok(c) => cands.push(c),
                         Err(e) => last_err = Some(e),
                     }
@@ -477,7 +814,8 @@ impl DevicePool {
         })
     }
 
-    /// One candidate: its plan and predicted time.
+    /// One candidate: its plan and simulated time.
+    #[allow(clippy::too_many_arguments)] // one candidate's choices
     fn candidate(
         &self,
         problem: &TriProblem,
@@ -486,7 +824,8 @@ impl DevicePool {
         tile: usize,
         solve: SolvePlacement,
         host_dev: Option<usize>,
-    ) -> Result<(TriAlternative, Vec<usize>, TriPlan)> {
+        profile: &crate::profile::MachineProfile,
+    ) -> Result<(TriAlternative, Vec<usize>, Plan)> {
         let mut devices = set.to_vec();
         let solver = match solve {
             SolvePlacement::OnDevice => None,
@@ -509,11 +848,11 @@ impl DevicePool {
             .iter()
             .map(|&i| self.gemm_rate(i, dt, tile))
             .collect();
-        let specs: Vec<TriDeviceSpec> = devices
+        let specs: Vec<TriDevice> = devices
             .iter()
             .map(|&i| {
                 let d = &self.devices[i];
-                TriDeviceSpec {
+                TriDevice {
                     label: d.info().label(),
                     space: d.space(),
                     budget: d.memory_budget(),
@@ -536,7 +875,7 @@ impl DevicePool {
             load[best] += 1.0;
             assignment[best].push(j);
         }
-        let plan = build_tri(&TriPlanRequest {
+        let plan = crate::plan::build(&Request::Tri(TriRequest {
             problem: *problem,
             locations,
             tile,
@@ -545,39 +884,31 @@ impl DevicePool {
             assignment: &assignment,
             solver,
             resident_panels: 2,
+        }))?;
+        let labels: Vec<String> = specs.iter().map(|s| s.label.clone()).collect();
+        let sim = crate::sim::simulate(&crate::sim::SimRequest {
+            plan: &plan,
+            profile,
+            devices: &labels,
+            queue_names: None,
         })?;
-        let link = |s: MemorySpace, d: MemorySpace, bytes: usize| -> f64 {
-            if s == d {
-                return 0.0;
-            }
-            let bw = self.link_bandwidth(s, d).unwrap_or(10e9);
-            1e-5 + bytes as f64 / bw
-        };
-        let pred = replay(
-            &plan,
-            &TriRates {
-                gemm: rates,
-                link: &link,
-            },
-        );
         Ok((
             TriAlternative {
                 // A device added only to solve is marked so.
-                devices: specs
+                devices: labels
                     .iter()
                     .enumerate()
-                    .map(|(i, s)| {
+                    .map(|(i, l)| {
                         if i >= computing {
-                            format!("{}(solves)", s.label)
+                            format!("{l}(solves)")
                         } else {
-                            s.label.clone()
+                            l.clone()
                         }
                     })
                     .collect(),
                 tile,
                 solve,
-                seconds: pred.seconds,
-                critical_path: pred.critical_path,
+                seconds: sim.makespan,
             },
             devices,
             plan,

@@ -113,6 +113,53 @@ impl GemmProblem {
     }
 }
 
+/// Checks GEMMT arguments (`?gemmtr` of reference BLAS 3.12, `?gemmt` elsewhere: C's `uplo`
+/// triangle of `alpha op(A) op(B) + beta C`, C `n x n`) as the reference does, in its order:
+/// uplo 1, transa 2, transb 3, n 4, k 5, lda 8, ldb 10, ldc 13. Returns uplo and the transposes.
+#[allow(clippy::too_many_arguments)] // the BLAS argument list, as BLAS orders it
+pub fn check_gemmt_args(
+    uplo: u8,
+    transa: u8,
+    transb: u8,
+    n: i64,
+    k: i64,
+    lda: i64,
+    ldb: i64,
+    ldc: i64,
+) -> Result<(super::Uplo, Trans, Trans)> {
+    let arg = |param, name, reason: String| Error::InvalidArgument {
+        routine: "GEMMTR",
+        param,
+        name,
+        reason,
+    };
+    let ul = super::Uplo::from_blas_char(uplo)
+        .ok_or_else(|| arg(1, "uplo", format!("{:?} is not U or L", uplo as char)))?;
+    let trans = |c: u8, param, name| {
+        Trans::from_blas_char(c)
+            .ok_or_else(|| arg(param, name, format!("{:?} is not N, T or C", c as char)))
+    };
+    let (ta, tb) = (trans(transa, 2, "transa")?, trans(transb, 3, "transb")?);
+    if n < 0 {
+        return Err(arg(4, "n", format!("n = {n} < 0")));
+    }
+    if k < 0 {
+        return Err(arg(5, "k", format!("k = {k} < 0")));
+    }
+    let nrowa = if ta.is_transposed() { k } else { n };
+    let nrowb = if tb.is_transposed() { n } else { k };
+    if lda < nrowa.max(1) {
+        return Err(arg(8, "lda", format!("lda = {lda} < max(1, {nrowa})")));
+    }
+    if ldb < nrowb.max(1) {
+        return Err(arg(10, "ldb", format!("ldb = {ldb} < max(1, {nrowb})")));
+    }
+    if ldc < n.max(1) {
+        return Err(arg(13, "ldc", format!("ldc = {ldc} < max(1, {n})")));
+    }
+    Ok((ul, ta, tb))
+}
+
 /// Checks GEMM arguments exactly as reference BLAS does, in its order, and returns the parsed
 /// transposes. Errors carry the parameter number `xerbla` would report.
 #[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)

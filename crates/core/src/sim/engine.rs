@@ -1,7 +1,6 @@
-//! The discrete-event replay, over an abstract task list that every plan lowers to
-//! ([`Replay`]: the GEMM [`Plan`] in [`super::gemm`], the TRSM/TRMM DAG in [`super::tri`]):
-//! per task its engine, its seconds alone, its predecessors, its queue and how the trace
-//! shows it.
+//! The discrete-event replay, over the abstract task list every plan lowers to
+//! ([`super::lower`]): per task its engine, its seconds alone, its predecessors, its queue and
+//! how the trace shows it.
 //!
 //! Every queue is in order, as a stream is: a task starts once the task before it on its
 //! queue and every task it depends on (the executor's cross-queue events and, for DAG
@@ -53,21 +52,9 @@ pub struct TaskList {
     pub machine: Contention,
 }
 
-/// A plan the simulator can replay.
-pub trait Replay {
-    /// The plan's tasks priced on `profile`, plan device `d` being the profile's device
-    /// `labels[d]`.
-    ///
-    /// # Errors
-    /// `Profile` when the profile lacks what the plan uses (a device's GEMM table of the
-    /// plan's dtype, a link); `InvalidInput` when the labels do not match the plan.
-    fn lower(&self, profile: &MachineProfile, labels: &[String]) -> Result<TaskList>;
-}
-
-/// What to simulate: a GEMM [`Plan`] by default, any [`Replay`] plan (a
-/// [`crate::plan::tri::TriPlan`]) as well.
-pub struct SimRequest<'a, P: Replay + ?Sized = Plan> {
-    pub plan: &'a P,
+/// What to simulate: any routine's [`Plan`].
+pub struct SimRequest<'a> {
+    pub plan: &'a Plan,
     pub profile: &'a MachineProfile,
     /// Per plan device: its label in the profile ("cuda:0").
     pub devices: &'a [String],
@@ -124,10 +111,10 @@ struct Running {
 /// Replays the plan in virtual time.
 ///
 /// # Errors
-/// What [`Replay::lower`] reports (a profile that lacks what the plan uses), and `Internal`
+/// What [`super::lower`] reports (a profile that lacks what the plan uses), and `Internal`
 /// for a plan whose dependencies can never be met.
-pub fn simulate<P: Replay + ?Sized>(req: &SimRequest<'_, P>) -> Result<Simulation> {
-    let list = req.plan.lower(req.profile, req.devices)?;
+pub fn simulate(req: &SimRequest<'_>) -> Result<Simulation> {
+    let list = super::lower(req.plan, req.profile, req.devices)?;
     let (queue_ids, queues, intervals) = replay(&list)?;
     let machine = &list.machine;
     let names: Vec<String> = queue_ids
@@ -337,7 +324,6 @@ mod tests {
     use crate::energy::Objective;
     use crate::operand::Trans;
     use crate::scalar::DType;
-    use crate::sim::gemm::describe;
     use crate::sim::{ProfiledMachine, Synthetic};
     use crate::tiling::Blocking;
 
@@ -369,7 +355,7 @@ mod tests {
             let mut prev_end = 0.0f64;
             for &t in tasks {
                 let task = &mp.plan.tasks[t as usize];
-                let (_, label, _, _) = describe(&mp.plan, task);
+                let (_, label, _, _) = mp.plan.describe(task);
                 let (st, en) = by_label[&(
                     mp.labels[task.device as usize].clone(),
                     qname.clone(),
@@ -382,7 +368,7 @@ mod tests {
         }
         // (A task split in pieces that follows its dependency piece by piece starts no earlier
         // than the dependency starts and ends no earlier than it ends; that each piece follows
-        // the same piece is checked on the task list, in `sim::gemm`'s tests.)
+        // the same piece is checked on the task list, in `sim::lower`'s tests.)
         let mut piecewise = 0;
         for (t, task) in mp.plan.tasks.iter().enumerate() {
             for &d in &task.deps {

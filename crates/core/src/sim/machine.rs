@@ -4,14 +4,13 @@
 //! plan builder), so that `hetblas simulate` answers for 4 or 8 GPUs with none present; and
 //! TRSM/TRMM tile DAGs, their panels dealt by the devices' GEMM rates as the pool deals them.
 
-use super::engine::{simulate, Replay, SimRequest, Simulation};
+use super::engine::{simulate, SimRequest, Simulation};
 use crate::balance::{tile_counts, DeviceRate};
 use crate::energy::{choose_subset_for, Objective};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::plan::cache::{PlanCache, PlanInputs};
-use crate::plan::tri::{build_tri, TriDeviceSpec, TriPlan, TriPlanRequest};
-use crate::plan::{DeviceSpec, Plan};
+use crate::plan::{DeviceSpec, Plan, Request, TriDevice, TriRequest};
 use crate::problem::triangular::TriProblem;
 use crate::problem::GemmProblem;
 use crate::profile::{MachineProfile, HOST_LABEL};
@@ -32,16 +31,10 @@ pub struct MachinePlan {
     pub plan: Plan,
     /// Per plan device: its label.
     pub labels: Vec<String>,
+    /// Per plan device: its share of the output.
     pub weights: Vec<f64>,
+    /// The tiles (a triangular plan's: square, of its tile).
     pub blocking: Blocking,
-}
-
-/// A triangular plan for a profiled machine.
-#[derive(Debug, Clone)]
-pub struct MachineTriPlan {
-    pub plan: TriPlan,
-    /// Per plan device: its label.
-    pub labels: Vec<String>,
 }
 
 impl ProfiledMachine {
@@ -225,6 +218,7 @@ impl ProfiledMachine {
             strip: None,
             links: &links,
             link_speed: &speed,
+            triangle: None,
         })?;
         Ok(MachinePlan {
             plan: (*plan).clone(),
@@ -246,7 +240,7 @@ impl ProfiledMachine {
         p: &TriProblem,
         tile: usize,
         only: Option<&[usize]>,
-    ) -> Result<MachineTriPlan> {
+    ) -> Result<MachinePlan> {
         let devices: Vec<usize> = match only {
             Some(o) => o.to_vec(),
             None => (0..self.labels.len()).collect(),
@@ -271,7 +265,7 @@ impl ProfiledMachine {
                 .exec_table(p.dtype)
                 .ok_or_else(|| Error::Profile(format!("no {} gemm table for {l}", p.dtype)))?;
             rates.push(t.rate(tile));
-            specs.push(TriDeviceSpec {
+            specs.push(TriDevice {
                 label: l.clone(),
                 space: self.spaces[i],
                 budget: dp.memory_bytes / 10 * 9,
@@ -290,7 +284,7 @@ impl ProfiledMachine {
             load[best] += 1.0;
             assignment[best].push(j);
         }
-        let plan = build_tri(&TriPlanRequest {
+        let plan = crate::plan::build(&Request::Tri(TriRequest {
             problem: *p,
             locations: [MemorySpace::HOST; 2],
             tile,
@@ -299,23 +293,12 @@ impl ProfiledMachine {
             assignment: &assignment,
             solver: None,
             resident_panels: 2,
-        })?;
-        Ok(MachineTriPlan {
+        }))?;
+        Ok(MachinePlan {
             plan,
             labels: devices.iter().map(|&i| self.labels[i].clone()).collect(),
-        })
-    }
-
-    /// Simulates any plan for this machine, plan device `d` being the profile's `labels[d]`.
-    ///
-    /// # Errors
-    /// What [`simulate`] reports.
-    pub fn simulate_plan<P: Replay>(&self, plan: &P, labels: &[String]) -> Result<Simulation> {
-        simulate(&SimRequest {
-            plan,
-            profile: &self.profile,
-            devices: labels,
-            queue_names: None,
+            weights: load.iter().map(|&l| l / np.max(1) as f64).collect(),
+            blocking: Blocking::square(tile),
         })
     }
 
@@ -329,13 +312,13 @@ impl ProfiledMachine {
         p: &TriProblem,
         candidates: &[usize],
         only: Option<&[usize]>,
-    ) -> Result<(MachineTriPlan, Simulation)> {
-        let mut best: Option<(MachineTriPlan, Simulation)> = None;
+    ) -> Result<(MachinePlan, Simulation)> {
+        let mut best: Option<(MachinePlan, Simulation)> = None;
         let mut last = None;
         for &t in candidates {
             match self
                 .plan_tri(p, t, only)
-                .and_then(|mp| self.simulate_plan(&mp.plan, &mp.labels).map(|s| (mp, s)))
+                .and_then(|mp| self.simulate(&mp).map(|s| (mp, s)))
             {
                 Ok((mp, s)) => {
                     if best.as_ref().is_none_or(|b| s.makespan < b.1.makespan) {

@@ -189,7 +189,8 @@ impl Synthetic {
 /// A profile of devices and links from what they report of themselves: GEMM tables at each
 /// device's nominal rate (for the dtypes given), links at their nominal bandwidth (memcpy
 /// speed, taken as 20 GB/s, where they have none) and `latency_s`. Devices without a nominal
-/// rate are left out.
+/// rate are left out; triangular tiles run at the products' rate (as emulated devices run
+/// them).
 pub fn nominal_profile(
     devices: &[Arc<dyn Device>],
     links: &[Arc<dyn Link>],
@@ -198,20 +199,44 @@ pub fn nominal_profile(
 ) -> MachineProfile {
     /// What an unthrottled host memcpy of tiles reaches on the CI machines.
     const MEMCPY_BYTES_PER_SEC: f64 = 20e9;
-    let mut p = MachineProfile::new();
+    let mut p = profile_of(
+        devices,
+        links,
+        dtypes,
+        latency_s,
+        &|d, dt, _| devices[d].nominal_flops(dt),
+        &|l| l.nominal_bandwidth().unwrap_or(MEMCPY_BYTES_PER_SEC),
+    );
     p.host = "nominal".into();
-    for d in devices {
+    for d in &p.devices {
+        p.tri_efficiency.push((d.label.clone(), 1.0));
+    }
+    p
+}
+
+/// A profile of `devices` and `links` at the rates given: GEMM tables from `gemm_rate(device
+/// index, dtype, tile)` at tiles 16 to 8192 (devices without a rate are left out), links at
+/// `bandwidth(link)` and `latency_s`.
+pub fn profile_of(
+    devices: &[Arc<dyn Device>],
+    links: &[Arc<dyn Link>],
+    dtypes: &[DType],
+    latency_s: f64,
+    gemm_rate: &dyn Fn(usize, DType, usize) -> Option<f64>,
+    bandwidth: &dyn Fn(&Arc<dyn Link>) -> f64,
+) -> MachineProfile {
+    let mut p = MachineProfile::new();
+    for (i, d) in devices.iter().enumerate() {
         let info = d.info();
         let gemm: Vec<GemmTimes> = dtypes
             .iter()
             .filter_map(|&dt| {
-                let rate = d.nominal_flops(dt)?;
                 let times = (4..=13)
                     .map(|e| {
                         let t = 1usize << e;
-                        (t, dt.gemm_flops(t, t, t) / rate)
+                        gemm_rate(i, dt, t).map(|rate| (t, dt.gemm_flops(t, t, t) / rate))
                     })
-                    .collect();
+                    .collect::<Option<Vec<_>>>()?;
                 Some(GemmTimes { dtype: dt, times })
             })
             .collect();
@@ -227,8 +252,6 @@ pub fn nominal_profile(
             gemm_under_dma: Vec::new(),
             copy_under_gemm: Vec::new(),
         });
-        // Emulated devices throttle triangular tiles at their nominal rate, like products.
-        p.tri_efficiency.push((info.label(), 1.0));
     }
     let label_of = |s: crate::memory::MemorySpace| {
         if s.is_host() {
@@ -250,7 +273,7 @@ pub fn nominal_profile(
             dst_label: dst,
             kind: l.kind(),
             latency_s,
-            bytes_per_sec: l.nominal_bandwidth().unwrap_or(MEMCPY_BYTES_PER_SEC),
+            bytes_per_sec: bandwidth(l),
             bid_slowdown: 1.0,
             slowdown_under: Vec::new(),
             samples: Vec::new(),

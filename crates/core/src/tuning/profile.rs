@@ -302,7 +302,7 @@ pub struct MachineProfile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub power: Vec<crate::energy::DevicePower>,
     /// Per device label: the share of its GEMM rate that its TRSM/TRMM tiles reach. Absent
-    /// devices are taken at [`crate::model::tri::TRI_EFFICIENCY`] (calibration does not measure
+    /// devices are taken at [`crate::model::TRI_EFFICIENCY`] (calibration does not measure
     /// the triangular kernels yet); emulated devices run them at their nominal rate (1.0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tri_efficiency: Vec<(String, f64)>,
@@ -330,7 +330,7 @@ impl MachineProfile {
         self.tri_efficiency
             .iter()
             .find(|(l, _)| l == label)
-            .map_or(crate::model::tri::TRI_EFFICIENCY, |e| e.1)
+            .map_or(crate::model::TRI_EFFICIENCY, |e| e.1)
     }
 
     /// Identifies the device set (labels, names, memory sizes); see [`fingerprint_of`].

@@ -1,0 +1,218 @@
+//! Building the task graph: a routine's planner adds tasks in an order that is valid on one
+//! device (issue order), and the dependencies are derived here, once, from what each task reads
+//! and writes ([`Op::effects`]): a read waits for the tile's last write, a write for its last
+//! write and every read since. Tiles are a device's cache slot, a host staging slot, or a block
+//! of an operand, so a tile updated on one device and read on another is read only after the
+//! update, and a slot is refilled only after every read of what it held.
+
+use super::task::{Loc, Op, QueueId, Task, TaskId};
+use crate::problem::Operand;
+use std::collections::HashMap;
+
+/// A tile as the dependency analysis sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Tile {
+    Slot(u16, u32),
+    Staging(u32),
+    /// An operand's block, by its first row and column (a plan tiles each operand one way).
+    Operand(Operand, usize, usize),
+}
+
+impl From<&Loc> for Tile {
+    fn from(l: &Loc) -> Tile {
+        match *l {
+            Loc::Slot { device, slot, .. } => Tile::Slot(device, slot),
+            Loc::Staging { slot, .. } => Tile::Staging(slot),
+            Loc::Operand { op, block } => Tile::Operand(op, block.row, block.col),
+        }
+    }
+}
+
+#[derive(Default)]
+struct History {
+    writer: Option<TaskId>,
+    readers: Vec<TaskId>,
+}
+
+/// A graph under construction.
+#[derive(Default)]
+pub struct Graph {
+    tasks: Vec<Task>,
+    history: HashMap<Tile, History>,
+}
+
+impl Graph {
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Adds a task on `device`'s `queue`; its dependencies follow from `op`'s effects.
+    pub fn add(&mut self, device: u16, queue: QueueId, op: Op) -> TaskId {
+        let id = self.tasks.len() as TaskId;
+        let (reads, write) = op.effects();
+        let write = Tile::from(&write);
+        let mut deps: Vec<TaskId> = reads
+            .iter()
+            .filter_map(|r| self.history.get(&Tile::from(r)).and_then(|h| h.writer))
+            .collect();
+        if let Some(h) = self.history.get(&write) {
+            deps.extend(h.writer);
+            deps.extend(h.readers.iter().copied());
+        }
+        deps.sort_unstable();
+        deps.dedup();
+        // A dependency that another dependency already waits for adds nothing but an event
+        // wait (and would make a task split in pieces wait for another chain whole).
+        let implied: Vec<TaskId> = deps
+            .iter()
+            .copied()
+            .filter(|&d| {
+                deps.iter()
+                    .any(|&e| e != d && self.tasks[e as usize].deps.binary_search(&d).is_ok())
+            })
+            .collect();
+        deps.retain(|d| !implied.contains(d));
+        for r in &reads {
+            self.history.entry(r.into()).or_default().readers.push(id);
+        }
+        let h = self.history.entry(write).or_default();
+        h.writer = Some(id);
+        h.readers.clear();
+        self.tasks.push(Task {
+            device,
+            queue,
+            op,
+            deps,
+            signal: false,
+            pieces: 1,
+            finishes: false,
+        });
+        id
+    }
+
+    /// The task `id`, to set its pieces or mark it as finishing its tile.
+    pub fn task_mut(&mut self, id: TaskId) -> &mut Task {
+        &mut self.tasks[id as usize]
+    }
+
+    /// The tasks, with the events they must record marked (a dependency on another queue, or
+    /// on another device's issuing thread, needs one), and each of `devices` devices' task ids
+    /// in issue order.
+    pub fn finish(self, devices: usize) -> (Vec<Task>, Vec<Vec<TaskId>>) {
+        let mut tasks = self.tasks;
+        for t in 0..tasks.len() {
+            for di in 0..tasks[t].deps.len() {
+                let d = tasks[t].deps[di] as usize;
+                if tasks[d].queue != tasks[t].queue || tasks[d].device != tasks[t].device {
+                    tasks[d].signal = true;
+                }
+            }
+        }
+        let mut order = vec![Vec::new(); devices];
+        for (id, t) in tasks.iter().enumerate() {
+            order[t.device as usize].push(id as TaskId);
+        }
+        (tasks, order)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::plan::Plan;
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+
+    /// Per task, the version of every tile it reads, when the tasks run in `order`; and the
+    /// final version of every tile. A version is the id of the task that wrote it (+1), 0 for
+    /// the caller's data.
+    type Seen = (Vec<Vec<u64>>, HashMap<Tile, u64>);
+    fn replay(plan: &Plan, order: &[usize]) -> Seen {
+        let mut ver: HashMap<Tile, u64> = HashMap::new();
+        let mut seen = vec![Vec::new(); plan.tasks.len()];
+        for &id in order {
+            let (reads, write) = plan.tasks[id].op.effects();
+            seen[id] = reads
+                .iter()
+                .map(|r| *ver.get(&Tile::from(r)).unwrap_or(&0))
+                .collect();
+            ver.insert(Tile::from(&write), id as u64 + 1);
+        }
+        (seen, ver)
+    }
+
+    /// A random order of the tasks that respects only the declared dependencies.
+    fn random_topological(plan: &Plan, seed: u64) -> Vec<usize> {
+        let n = plan.tasks.len();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut indeg: Vec<usize> = plan.tasks.iter().map(|t| t.deps.len()).collect();
+        let mut succ = vec![Vec::new(); n];
+        for (i, t) in plan.tasks.iter().enumerate() {
+            for &d in &t.deps {
+                assert!((d as usize) < i, "a dependency with a larger id");
+                succ[d as usize].push(i);
+            }
+        }
+        let mut ready: Vec<usize> = (0..n).filter(|&i| indeg[i] == 0).collect();
+        let mut out = Vec::new();
+        while !ready.is_empty() {
+            ready.shuffle(&mut rng);
+            let x = ready.pop().unwrap();
+            out.push(x);
+            for &s in &succ[x] {
+                indeg[s] -= 1;
+                if indeg[s] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+        assert_eq!(out.len(), n, "the dependencies have a cycle");
+        out
+    }
+
+    /// Whatever order the executor runs `plan`'s tasks in, as long as it honours the declared
+    /// dependencies (and each queue's order, which the tasks' ids follow), every read sees the
+    /// version issue order gives it and every tile ends the same. Checked from the operations
+    /// alone, independently of how the planner built the graph.
+    pub(crate) fn assert_dependencies_order_every_access(plan: &Plan) {
+        let mut with_queues = plan.clone();
+        let mut last: HashMap<(u16, QueueId), TaskId> = HashMap::new();
+        for (id, t) in with_queues.tasks.iter_mut().enumerate() {
+            if let Some(prev) = last.insert((t.device, t.queue), id as TaskId) {
+                t.deps.push(prev);
+            }
+        }
+        let issue: Vec<usize> = (0..plan.tasks.len()).collect();
+        let want = replay(plan, &issue);
+        for seed in 0..4 {
+            let got = replay(plan, &random_topological(&with_queues, seed));
+            assert_eq!(got.0, want.0, "a read sees another version (seed {seed})");
+            assert_eq!(got.1, want.1, "a tile ends otherwise (seed {seed})");
+        }
+    }
+
+    /// The check above fails on a plan whose dependencies are dropped: it can tell a graph
+    /// that orders nothing.
+    pub(crate) fn assert_check_catches_missing_dependencies(plan: &Plan) {
+        let issue: Vec<usize> = (0..plan.tasks.len()).collect();
+        let want = replay(plan, &issue);
+        let mut bare = plan.clone();
+        for t in &mut bare.tasks {
+            t.deps.clear();
+        }
+        let differs = (0..4).any(|s| replay(plan, &random_topological(&bare, s)).0 != want.0);
+        assert!(differs, "dropping every dependency changed no read");
+    }
+}
