@@ -38,8 +38,10 @@ pub mod network;
 pub mod project;
 mod redistribute;
 pub mod scalapack;
+pub mod schedule;
 pub mod shared;
 pub mod summa;
+pub mod timeline;
 
 pub use broadcast::Transport;
 pub use desc::{Axis, Descriptor};
