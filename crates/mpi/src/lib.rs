@@ -50,6 +50,6 @@ pub use grid::ProcessGrid;
 pub use matrix::{DistMatrix, DistMut, DistRef};
 pub use network::{NetworkLink, NetworkModel};
 pub use summa::{
-    gemm, gemm_in, gemm_sub, gemm_sub_in, CPlacement, LocalProduct, SummaOptions, SummaReport,
-    Workspace,
+    choose_layout, gemm, gemm_in, gemm_sub, gemm_sub_in, CPlacement, LocalProduct, SummaOptions,
+    SummaReport, Workspace,
 };
