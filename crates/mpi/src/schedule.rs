@@ -15,9 +15,10 @@
 //!   of it overlapped with the products while the link keeps up). Wider panels mean fewer
 //!   calls (each call's first tiles and last C tile are not overlapped) and less C traffic,
 //!   but a longer wait for the first panel when it must come from another rank. The cheapest
-//!   pair is kept. On one H200, DGEMM 16384x32768x32768 per rank: C on the host with panels of
-//!   16384 (two calls, C's traffic hidden), where C on the device costs 0.17 s of C's round
-//!   trip that nothing hides.
+//!   pair is kept. On one H200 (`docs/profiles/nvidia-h200-x1.json`), a rank's DGEMM
+//!   16384x32768x32768 with C on the device in panels of 8192 is predicted at 0.83 s
+//!   (measured on 2026-11-29: 0.84 s, of which 0.67 s products); with C on the host in panels
+//!   of 16384 at 0.67 s (two calls, C's traffic hidden under the products).
 
 use crate::project::NodeModel;
 
@@ -70,24 +71,8 @@ pub fn choose(
     let mut best: Option<Choice> = None;
     for &w in widths.iter().filter(|&&w| w > 0) {
         let w = w.min(k.max(1));
-        let panels: Vec<usize> = (0..k / w)
-            .map(|_| w)
-            .chain((k % w > 0).then_some(k % w))
-            .collect();
         for on_device in [false, true] {
-            let mut seconds = delivery.first(w);
-            if on_device {
-                seconds += node.c_round_trip(m, n, read_c);
-            }
-            for (i, &kw) in panels.iter().enumerate() {
-                let product = if on_device {
-                    node.step_time(m, n, kw)
-                } else {
-                    // Every call after the first reads C (beta = 1 from then on).
-                    node.step_time_host_c(m, n, kw, read_c || i > 0)
-                };
-                seconds += product.max(delivery.each(kw));
-            }
+            let seconds = price(node, m, n, k, read_c, w, on_device, delivery);
             if best.is_none_or(|b| seconds < b.seconds) {
                 best = Some(Choice {
                     panel: w,
@@ -98,6 +83,37 @@ pub fn choose(
         }
     }
     best
+}
+
+/// The predicted seconds of a rank's part of the call with panels of `w` and local C on a
+/// device (`on_device`) or in host memory (see [`choose`]).
+#[allow(clippy::too_many_arguments)] // the shape, the two choices and the delivery
+pub fn price(
+    node: &NodeModel,
+    m: usize,
+    n: usize,
+    k: usize,
+    read_c: bool,
+    w: usize,
+    on_device: bool,
+    delivery: &dyn Delivery,
+) -> f64 {
+    let w = w.clamp(1, k.max(1));
+    let panels = (0..k / w).map(|_| w).chain((k % w > 0).then_some(k % w));
+    let mut seconds = delivery.first(w);
+    if on_device {
+        seconds += node.c_round_trip(m, n, read_c);
+    }
+    for (i, kw) in panels.enumerate() {
+        let product = if on_device {
+            node.step_time(m, n, kw)
+        } else {
+            // Every call after the first reads C (beta = 1 from then on).
+            node.step_time_host_c(m, n, kw, read_c || i > 0)
+        };
+        seconds += product.max(delivery.each(kw));
+    }
+    seconds
 }
 
 /// The candidate panel widths for k-blocks of `kb`: whole multiples of it from 1024 to
@@ -188,6 +204,23 @@ mod tests {
         // link's limit; either costs more.
         let narrow = choose(&node, 16384, 32768, 32768, true, &[8192], &IN_PLACE).unwrap();
         assert!(narrow.seconds > c.seconds, "{narrow:?} vs {c:?}");
+    }
+
+    /// The lone rank of 2026-11-29 on one H200 (panels of 8192, C on the device): 0.84 s
+    /// measured per call. The model of the x1 profile prices it within 5%, and prices C on
+    /// the host in panels of 16384 below the products of that run (0.67 s).
+    #[test]
+    fn the_model_prices_the_measured_lone_rank() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/profiles/nvidia-h200-x1.json"
+        );
+        let profile = MachineProfile::load(std::path::Path::new(path)).expect("the x1 profile");
+        let node = NodeModel::from_profile(&profile, 1).expect("a node model");
+        let then = price(&node, 16384, 32768, 32768, true, 8192, true, &IN_PLACE);
+        assert!((then / 0.84 - 1.0).abs() < 0.05, "{then}");
+        let now = choose(&node, 16384, 32768, 32768, true, &[16384], &IN_PLACE).unwrap();
+        assert!(!now.c_on_device && now.seconds < 0.69, "{now:?}");
     }
 
     #[test]
