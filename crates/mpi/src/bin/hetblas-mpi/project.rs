@@ -34,9 +34,13 @@ pub struct ProjectArgs {
     /// Chunk of the chain broadcasts, MiB.
     #[arg(long, default_value_t = 64.0)]
     pub chunk_mib: f64,
-    /// Bandwidth between nodes, GB/s one way (InfiniBand NDR: 50).
+    /// Bandwidth of one network port, GB/s one way (InfiniBand NDR: 50).
     #[arg(long, default_value_t = 50.0)]
     pub inter_gbs: f64,
+    /// Network ports per node, used together (a DGX H200 has one 400 Gb/s port per GPU; 0:
+    /// one per GPU).
+    #[arg(long, default_value_t = 1)]
+    pub ports: usize,
     /// Latency of a message between nodes, microseconds.
     #[arg(long, default_value_t = 1.0)]
     pub inter_latency_us: f64,
@@ -77,6 +81,11 @@ pub fn run(a: &ProjectArgs) -> Result<(), String> {
         bandwidth: a.inter_gbs * 1e9,
     };
 
+    let ports_text = if a.ports == 0 {
+        "one port per GPU".to_string()
+    } else {
+        format!("{} port(s) per node", a.ports)
+    };
     let mut md = String::new();
     let w = &mut md;
     let _ = writeln!(
@@ -116,10 +125,10 @@ pub fn run(a: &ProjectArgs) -> Result<(), String> {
     );
     let _ = writeln!(
         w,
-        "- Network: InfiniBand NDR, one 400 Gb/s port per node, taken as {:.0} GB/s and {:.1} us \
-         per message one way (datasheet figures, not measured); a node's A and B broadcasts \
-         share its port. Panels are broadcast in chains of chunks, posted `look-ahead` panels \
-         ahead of the product.",
+        "- Network: InfiniBand NDR, {ports_text}, each taken as {:.0} GB/s and {:.1} us per \
+         message one way (datasheet figures, not measured); a node's A and B broadcasts share \
+         its ports. Panels are broadcast in chains of chunks, posted `look-ahead` panels ahead \
+         of the product.",
         net.inter_node.bandwidth / 1e9,
         net.inter_node.latency_s * 1e6
     );
@@ -142,6 +151,9 @@ pub fn run(a: &ProjectArgs) -> Result<(), String> {
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for node in &nodes {
+        let ports = if a.ports == 0 { node.gpus() } else { a.ports };
+        let mut net = net;
+        net.inter_node.bandwidth *= ports as f64;
         for r in scaling_table(node.as_ref(), &net, &o) {
             let (s, k) = (r.strong, r.weak);
             let _ = writeln!(
