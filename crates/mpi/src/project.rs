@@ -281,7 +281,8 @@ impl SimulatedNode {
             machine,
             gpus: gpus.max(1),
             label: format!(
-                "{gpus} GPUs like {kind} of profile {} (synthetic, peer links {:.0} GB/s),                  simulated by hetblas-core's simulator",
+                "{gpus} GPUs like {kind} of profile {} (synthetic, peer links {:.0} GB/s), \
+                 simulated by hetblas-core's simulator",
                 profile.host,
                 peer / 1e9
             ),
