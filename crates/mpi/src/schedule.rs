@@ -85,6 +85,28 @@ pub fn choose(
     best
 }
 
+/// For each of `widths`, the predicted seconds of a rank's part of the call with C where it
+/// is cheaper (what processes compare to agree on one width: the slowest rank's time counts).
+pub fn seconds_per_width(
+    node: &NodeModel,
+    m: usize,
+    n: usize,
+    k: usize,
+    read_c: bool,
+    widths: &[usize],
+    delivery: &dyn Delivery,
+) -> Vec<f64> {
+    widths
+        .iter()
+        .map(|&w| {
+            [false, true]
+                .iter()
+                .map(|&dev| price(node, m, n, k, read_c, w, dev, delivery))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect()
+}
+
 /// The predicted seconds of a rank's part of the call with panels of `w` and local C on a
 /// device (`on_device`) or in host memory (see [`choose`]).
 #[allow(clippy::too_many_arguments)] // the shape, the two choices and the delivery

@@ -361,8 +361,10 @@ pub fn gemm_in<T: Scalar + Equivalence + Default>(
 /// `m x n x k` GEMM on `grid` laid out as `hetblas-mpi bench` lays it out: C, A's rows and
 /// B's columns in one block per process row and column, A's columns and B's rows in k-blocks
 /// as wide as the panels, dealt from process (0, 0); `read_c`: beta != 0. Panel widths of
-/// 1024 to 32768 (powers of two, at most k). Every process gets rank 0's choice (collective
-/// over the grid); `None` when rank 0 has no calibrated profile of its accelerators.
+/// 1024 to 32768 (powers of two, at most k); the width whose slowest process is predicted
+/// fastest, with this process's place of C and the slowest process's predicted seconds.
+/// Collective over the grid; `None` when a process has no calibrated profile of its
+/// accelerators.
 pub fn choose_layout(
     rt: &Runtime,
     grid: &ProcessGrid,
@@ -387,38 +389,51 @@ pub fn choose_layout(
     } else {
         opts.lookahead.max(1)
     };
-    let in_place_at =
-        |_w: usize, i: usize| (q == 1 || i % q == mycol) && (p == 1 || i % p == myrow);
+    // Panel i (of width w) is this rank's own when it holds its A and B k-blocks.
+    let in_place_at = |w: usize, i: usize| {
+        i < k.div_ceil(w.max(1)) && (q == 1 || i % q == mycol) && (p == 1 || i % p == myrow)
+    };
     let mut widths: Vec<usize> = (10..=15).map(|e| 1usize << e).filter(|&w| w < k).collect();
     widths.push(k.clamp(1, 32768));
+    let delivery = |md| PanelDelivery {
+        model: md,
+        in_place_at: &in_place_at,
+        window: depth + 1,
+        a_per_k: if q == 1 { 0.0 } else { (m_loc * 8) as f64 },
+        b_per_k: if p == 1 { 0.0 } else { (n_loc * 8) as f64 },
+        a_group: q as f64,
+        b_group: p as f64,
+    };
+    let mine = model.as_ref().map(|md| {
+        schedule::seconds_per_width(&md.node, m_loc, n_loc, k, read_c, &widths, &delivery(md))
+    });
+    let width = agree_width(grid, &widths, mine)?;
+    // This rank's place of C at the agreed width, and the slowest rank's predicted time.
     let mine = model.as_ref().and_then(|md| {
-        let delivery = PanelDelivery {
-            model: md,
-            in_place_at: &in_place_at,
-            window: depth + 1,
-            a_per_k: if q == 1 { 0.0 } else { (m_loc * 8) as f64 },
-            b_per_k: if p == 1 { 0.0 } else { (n_loc * 8) as f64 },
-            a_group: q as f64,
-            b_group: p as f64,
-        };
-        schedule::choose(&md.node, m_loc, n_loc, k, read_c, &widths, &delivery)
+        schedule::choose(&md.node, m_loc, n_loc, k, read_c, &[width], &delivery(md))
     });
-    // Rank 0's choice for all: (width, on device, seconds), width 0 for none.
-    let mut agreed = mine.map_or([0.0; 3], |c| {
-        [
-            c.panel as f64,
-            f64::from(u8::from(c.c_on_device)),
-            c.seconds,
-        ]
-    });
+    let mut slowest = 0.0f64;
+    let seconds = mine.map_or(f64::INFINITY, |c| c.seconds);
     grid.comm()
-        .process_at_rank(0)
-        .broadcast_into(&mut agreed[..]);
-    (agreed[0] > 0.0).then(|| Choice {
-        panel: agreed[0] as usize,
-        c_on_device: agreed[1] > 0.0,
-        seconds: agreed[2],
+        .all_reduce_into(&seconds, &mut slowest, SystemOperation::max());
+    mine.map(|c| Choice {
+        seconds: slowest,
+        ..c
     })
+}
+
+/// The panel width among `widths` whose slowest process is fastest, from every process's
+/// predicted seconds per width (`None` from a process without a model: then none is chosen,
+/// by any). Collective over the grid.
+fn agree_width(grid: &ProcessGrid, widths: &[usize], mine: Option<Vec<f64>>) -> Option<usize> {
+    let mine = mine.unwrap_or_else(|| vec![f64::INFINITY; widths.len()]);
+    let mut slowest = vec![0.0f64; widths.len()];
+    grid.comm()
+        .all_reduce_into(&mine[..], &mut slowest[..], SystemOperation::max());
+    (0..widths.len())
+        .filter(|&i| slowest[i].is_finite())
+        .min_by(|&a, &b| slowest[a].total_cmp(&slowest[b]))
+        .map(|i| widths[i])
 }
 
 /// Makes every process of the grid return the same outcome of checks that depend on local
@@ -830,8 +845,9 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
     let accelerators: Vec<usize> = (0..rt.devices().len())
         .filter(|&i| !rt.devices()[i].space().is_host())
         .collect();
-    // The panel width and C's place: given, else the model's (the width agreed by every
-    // process: rank 0's), else the rules of thumb.
+    // The panel width and C's place: given, else the model's (one width for every process:
+    // the one whose slowest process is predicted fastest; C's place per process), else the
+    // rules of thumb.
     let on_node = grid.comm().split_shared(0).size().max(1) as usize;
     let model = LocalModel::of(rt, opts, &accelerators, on_node, grid);
     let in_place_at = |w: usize, i: usize| {
@@ -865,19 +881,18 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
             } else {
                 schedule::candidate_widths(kb, k)
             };
-            let mine = model
-                .as_ref()
-                .and_then(|md| {
-                    schedule::choose(&md.node, m_loc, n_loc, k, read_c, &widths, &delivery(md))
-                })
-                .map_or(0, |c| c.panel);
-            let mut agreed = mine as u64;
-            grid.comm().process_at_rank(0).broadcast_into(&mut agreed);
-            if agreed > 0 {
-                agreed as usize
-            } else {
-                default_panel_width(k, kb)
-            }
+            let mine = model.as_ref().map(|md| {
+                schedule::seconds_per_width(
+                    &md.node,
+                    m_loc,
+                    n_loc,
+                    k,
+                    read_c,
+                    &widths,
+                    &delivery(md),
+                )
+            });
+            agree_width(grid, &widths, mine).unwrap_or_else(|| default_panel_width(k, kb))
         }
     };
     let panels = group_panels(&blocks, width);
