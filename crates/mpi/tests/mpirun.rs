@@ -397,3 +397,46 @@ fn a_lone_rank_multiplies_in_place_and_never_waits() {
     }
     assert!(out.contains("check: "), "{out}");
 }
+
+/// Without --panel the model chooses the panel width (every rank's prediction compared) and
+/// each rank's place of C: here from the emulated devices' own rates (--nominal-profile).
+/// The bench says what it chose; the result is checked.
+#[test]
+fn the_model_chooses_the_layout_and_the_result_holds() {
+    let mut c = mpirun(2);
+    c.env_remove("HETBLAS_EMULATED").args([
+        env!("CARGO_BIN_EXE_hetblas-mpi"),
+        "--emulated",
+        "1",
+        "--emulated-gflops",
+        "5",
+        "--nominal-profile",
+        "bench",
+        "-m",
+        "512",
+        "-n",
+        "512",
+        "-k",
+        "4096",
+        "--transport",
+        "shared",
+        "--reps",
+        "1",
+        "--check",
+    ]);
+    let out = stdout_of(c);
+    let head = out
+        .lines()
+        .find(|l| l.starts_with("bench 512x512x4096"))
+        .unwrap_or_else(|| panic!("no bench line:\n{out}"));
+    assert!(head.contains("grid 2x1"), "{head}");
+    assert!(head.contains("(model: "), "{head}");
+    let width: usize = head
+        .split("panel ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{head}"));
+    assert!([1024, 2048, 4096].contains(&width), "{head}");
+    assert!(out.contains("check: "), "{out}");
+}

@@ -8,7 +8,8 @@ mod probe;
 mod project;
 
 use clap::{Parser, Subcommand};
-use hetblas::{EmulatedConfig, Runtime};
+use hetblas::{DType, EmulatedConfig, Runtime};
+use hetblas_core::sim::nominal_profile;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use std::process::ExitCode;
@@ -32,6 +33,11 @@ pub struct Cli {
     /// as the host BLAS), so that products take a known time.
     #[arg(long, global = true, requires = "emulated")]
     emulated_gflops: Option<f64>,
+    /// With --emulated-gflops: give each rank's runtime the profile its devices' own rates
+    /// make (emulated devices at their GFLOP/s, links at memcpy speed), so that the model
+    /// chooses panel width and C's place without a calibration.
+    #[arg(long, global = true, requires = "emulated_gflops")]
+    nominal_profile: bool,
     #[command(subcommand)]
     cmd: Command,
 }
@@ -71,7 +77,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     let world = universe.world();
-    let runtime = || runtime(cli.emulated, cli.emulated_gflops);
+    let runtime = || runtime(cli.emulated, cli.emulated_gflops, cli.nominal_profile);
     let result = match cli.cmd {
         Command::Check(a) => runtime().and_then(|rt| check::run(&world, &rt, &a)),
         Command::Bench(a) => runtime().and_then(|rt| bench::run(&world, &rt, &a)),
@@ -91,8 +97,8 @@ fn main() -> ExitCode {
 type Res = std::result::Result<(), String>;
 
 /// Each rank's runtime: its devices, plus `emulated` emulated ones (at `gflops` each when
-/// given).
-fn runtime(emulated: usize, gflops: Option<f64>) -> Result<Runtime, String> {
+/// given), with the profile of their nominal rates when `nominal`.
+fn runtime(emulated: usize, gflops: Option<f64>, nominal: bool) -> Result<Runtime, String> {
     let mut b = Runtime::builder();
     if emulated > 0 {
         b = match gflops {
@@ -106,7 +112,13 @@ fn runtime(emulated: usize, gflops: Option<f64>) -> Result<Runtime, String> {
             None => b.emulated(emulated),
         };
     }
-    b.build().map_err(|e| e.to_string())
+    let rt = b.build().map_err(|e| e.to_string())?;
+    if nominal {
+        let links: Vec<_> = rt.links().cloned().collect();
+        let profile = nominal_profile(rt.devices(), &links, &[DType::F64, DType::F32], 10e-6);
+        rt.set_profile(Some(std::sync::Arc::new(profile)));
+    }
+    Ok(rt)
 }
 
 /// A deterministic pseudo-random value in [-1, 1) for entry (i, j) of matrix `seed`.
