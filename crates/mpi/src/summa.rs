@@ -1198,13 +1198,18 @@ pub fn gemm_sub_in<T: Scalar + Equivalence + Default>(
             let w = panel_len(panel);
             let first = panel[0];
             let (a_here, b_here) = (a_mine(panel), b_mine(panel));
-            if a_here && b_here {
+            // A panel read wholly in place does not touch its slot, which its own post may
+            // be packing meanwhile.
+            let (mut a_slot, mut b_slot): (&[T], &[T]) = if a_here && b_here {
                 counters.in_place_products += 1;
-            }
-            // SAFETY: panel p's broadcasts have completed (it is not read in place) and its
-            // slot is lent to no other panel until this product has finished (later panels
-            // take other slots).
-            let (mut a_slot, mut b_slot) = unsafe { ring.lend(p % slots) };
+                (&[], &[])
+            } else {
+                // SAFETY: panel p is not read wholly in place, so it was ready because its
+                // broadcasts had completed (it was posted, its slot filled); the slot is lent
+                // to no other panel until this product has finished (the window's other
+                // panels take other slots).
+                unsafe { ring.lend(p % slots) }
+            };
             // Shared panels are read in their owner's segment, after its stores (the "ready"
             // signal has arrived).
             if let Some(win) = a_win.filter(|_| !a_here) {
