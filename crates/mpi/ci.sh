@@ -21,9 +21,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/../../target}
 
 cargo fmt -- --check
-# The GPU script of this crate plans its commands.
+# The GPU script of this crate plans its commands (both of its modes).
 bash ../../scripts/gpu/mpi.sh --dry-run --out "$(mktemp -d)" >/dev/null
+bash ../../scripts/gpu/mpi.sh --one-gpu --dry-run --out "$(mktemp -d)" >/dev/null
 cargo clippy --all-targets -- -D warnings
 # `cargo build` links libhetblas_mpi.so, which the pdgemm_ test preloads.
 cargo build
+# The tests under mpirun (tests/mpirun.rs): every grid of 4 ranks checked (CPU, emulated
+# devices), a ScaLAPACK program through pdgemm_, and the local-product check: 4 ranks on a 2x2
+# grid with emulated devices, their time outside their products asserted from their counters
+# and timelines (no registration or allocation after the first call, panels posted under
+# products, in-place products where a rank owns the panel), and a lone rank that never waits.
 HETBLAS_REQUIRE=openblas cargo test

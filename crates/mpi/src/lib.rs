@@ -38,8 +38,10 @@ pub mod network;
 pub mod project;
 mod redistribute;
 pub mod scalapack;
+pub mod schedule;
 pub mod shared;
 pub mod summa;
+pub mod timeline;
 
 pub use broadcast::Transport;
 pub use desc::{Axis, Descriptor};
@@ -48,6 +50,6 @@ pub use grid::ProcessGrid;
 pub use matrix::{DistMatrix, DistMut, DistRef};
 pub use network::{NetworkLink, NetworkModel};
 pub use summa::{
-    gemm, gemm_in, gemm_sub, gemm_sub_in, CPlacement, LocalProduct, SummaOptions, SummaReport,
-    Workspace,
+    choose_layout, gemm, gemm_in, gemm_sub, gemm_sub_in, CPlacement, LocalProduct, SummaOptions,
+    SummaReport, Workspace,
 };

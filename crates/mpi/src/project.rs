@@ -21,7 +21,17 @@
 //! card and the GPUs' DMA, network contention beyond one port per node, and jitter.
 
 use crate::network::{NetworkLink, NetworkModel};
-use hetblas::{DType, MachineProfile};
+use hetblas::{DType, MachineProfile, Trans};
+use hetblas_core::energy::Objective;
+use hetblas_core::problem::GemmProblem;
+use hetblas_core::sim::{ProfiledMachine, Synthetic};
+use hetblas_core::{LinkKind, MemorySpace};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The tile whose first copies start a runtime call (the runtime's tiles for large DGEMMs are
+/// 2048-8192; the ramp is a few milliseconds either way).
+const RAMP_TILE: usize = 4096;
 
 type GemmTime = Box<dyn Fn(usize, usize, usize) -> f64 + Send + Sync>;
 
@@ -31,8 +41,10 @@ struct GpuModel {
     gemm: GemmTime,
     /// Its DGEMM rate at a large size (flop/s), to share the columns of C among GPUs.
     rate: f64,
-    /// Its host-to-device link, slowed by concurrent products as calibrated.
+    /// Its host-to-device and device-to-host links, slowed by concurrent products as
+    /// calibrated.
     h2d: NetworkLink,
+    d2h: NetworkLink,
 }
 
 /// A node: its GPUs' models from a calibrated profile.
@@ -63,10 +75,12 @@ impl NodeModel {
             else {
                 continue;
             };
+            // Without a measured way back, the way in (PCIe is symmetric).
+            let back = profile.link(&d.label, "host").unwrap_or(link);
             found.push((
                 table,
                 d.gemm_slowdown_under_dma(DType::F64),
-                link.clone(),
+                (link.clone(), back.clone()),
                 { d.copy_slowdown_under_gemm(DType::F64) },
             ));
         }
@@ -79,7 +93,7 @@ impl NodeModel {
         let total = found.len();
         let gpus_models = (0..gpus)
             .map(|i| {
-                let (table, slow, link, copy_slow) = found[i % total].clone();
+                let (table, slow, (link, back), copy_slow) = found[i % total].clone();
                 let rate = table.rate(8192);
                 GpuModel {
                     gemm: Box::new(move |m, n, k| table.time_mnk(m, n, k) * slow),
@@ -87,6 +101,10 @@ impl NodeModel {
                     h2d: NetworkLink {
                         latency_s: link.latency_s,
                         bandwidth: link.bytes_per_sec / copy_slow,
+                    },
+                    d2h: NetworkLink {
+                        latency_s: back.latency_s,
+                        bandwidth: back.bytes_per_sec / copy_slow,
                     },
                 }
             })
@@ -100,10 +118,6 @@ impl NodeModel {
             gpus: gpus_models,
             label: format!("{gpus} GPUs of profile {}{synthetic}", profile.host),
         })
-    }
-
-    pub fn gpus(&self) -> usize {
-        self.gpus.len()
     }
 
     /// The columns of an `n`-column C each GPU takes, in proportion to its rate.
@@ -126,7 +140,8 @@ impl NodeModel {
     }
 
     /// Seconds of one panel's product on the node: `m x n` local C (on the GPUs), panels of
-    /// width `k` in host memory.
+    /// width `k` in host memory; plus the call's ramp (its first tiles of A and B in before
+    /// its first product).
     pub fn step_time(&self, m: usize, n: usize, k: usize) -> f64 {
         let b = 8.0;
         self.gpus
@@ -138,29 +153,199 @@ impl NodeModel {
                 }
                 let compute = (g.gemm)(m, nj, k);
                 let copy = g.h2d.time(b * (m * k + k * nj) as f64);
-                compute.max(copy)
+                let (tm, tn, tk) = (m.min(RAMP_TILE), nj.min(RAMP_TILE), k.min(RAMP_TILE));
+                compute.max(copy) + g.h2d.time(b * (tm * tk + tk * tn) as f64)
             })
             .fold(0.0, f64::max)
     }
 
-    /// Seconds to bring an `m x n` local C onto the GPUs and back once.
-    pub fn c_round_trip(&self, m: usize, n: usize) -> f64 {
+    /// Seconds to bring an `m x n` local C onto the GPUs (when `read`: beta != 0) and back
+    /// once.
+    pub fn c_round_trip(&self, m: usize, n: usize, read: bool) -> f64 {
         self.gpus
             .iter()
             .zip(self.shares(n))
-            .map(|(g, nj)| 2.0 * g.h2d.time(8.0 * (m * nj) as f64))
+            .map(|(g, nj)| {
+                let bytes = 8.0 * (m * nj) as f64;
+                g.d2h.time(bytes) + if read { g.h2d.time(bytes) } else { 0.0 }
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// Seconds of one panel's product with local C in host memory, as one runtime call
+    /// streams it: each GPU's columns of C come in (when `read`) and go back while it
+    /// multiplies, beside the A panel and its B columns; the step is the slowest of its
+    /// product, its copies in and its copies out, plus the call's ramp (the first tiles in
+    /// before the first product, the last C tile out after the last).
+    pub fn step_time_host_c(&self, m: usize, n: usize, k: usize, read: bool) -> f64 {
+        let b = 8.0;
+        self.gpus
+            .iter()
+            .zip(self.shares(n))
+            .map(|(g, nj)| {
+                if nj == 0 {
+                    return 0.0;
+                }
+                let c = b * (m * nj) as f64;
+                let compute = (g.gemm)(m, nj, k);
+                let copy_in = g
+                    .h2d
+                    .time(b * (m * k + k * nj) as f64 + if read { c } else { 0.0 });
+                let copy_out = g.d2h.time(c);
+                let (tm, tn, tk) = (m.min(RAMP_TILE), nj.min(RAMP_TILE), k.min(RAMP_TILE));
+                let ramp = g
+                    .h2d
+                    .time(b * (tm * tk + tk * tn + if read { tm * tn } else { 0 }) as f64)
+                    + g.d2h.time(b * (tm * tn) as f64);
+                compute.max(copy_in).max(copy_out) + ramp
+            })
             .fold(0.0, f64::max)
     }
 }
 
-/// A process grid of `nodes` as square as it goes: `p x q`, `p <= q`.
-pub fn grid_of(nodes: usize) -> (usize, usize) {
-    let mut p = (nodes as f64).sqrt().floor() as usize;
-    while p > 1 && nodes % p != 0 {
-        p -= 1;
+/// What a node's local products cost in a projection: per panel, and once per call.
+pub trait NodeSteps {
+    /// Seconds of one panel's product: local C `m x n`, panel width `k`.
+    fn step(&self, m: usize, n: usize, k: usize) -> f64;
+    /// Seconds per call that nothing overlaps (C's round trip, for C kept on the GPUs).
+    fn fixed(&self, m: usize, n: usize) -> f64;
+    fn gpus(&self) -> usize;
+    fn label(&self) -> &str;
+}
+
+/// The analytic node with local C kept on its GPUs between panels.
+impl NodeSteps for NodeModel {
+    fn step(&self, m: usize, n: usize, k: usize) -> f64 {
+        self.step_time(m, n, k)
     }
-    let p = p.max(1);
-    (p, nodes / p)
+    fn fixed(&self, m: usize, n: usize) -> f64 {
+        self.c_round_trip(m, n, true)
+    }
+    fn gpus(&self) -> usize {
+        self.gpus.len()
+    }
+    fn label(&self) -> &str {
+        &self.label
+    }
+}
+
+/// A node of GPUs whose local products come from the core simulator
+/// ([`hetblas_core::sim`]): each panel's product is planned for a synthetic machine of
+/// `gpus` GPUs of a measured kind (the runtime's plan builder, the balancer's shares, the
+/// best of a few tiles) and replayed in virtual time with link contention, operands and C in
+/// host memory, as one runtime call of hetblas-mpi runs it with C in host memory (C streamed
+/// in and out by the call). Replays are cached by shape.
+pub struct SimulatedNode {
+    machine: ProfiledMachine,
+    gpus: usize,
+    label: String,
+    tiles: Vec<usize>,
+    cache: Mutex<HashMap<(usize, usize, usize), f64>>,
+}
+
+impl std::fmt::Debug for SimulatedNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SimulatedNode({})", self.label)
+    }
+}
+
+/// Peer bandwidth between the synthetic GPUs when the profile has none: NVLink between two
+/// H200s, measured (389 GB/s).
+const NVLINK_BYTES_PER_SEC: f64 = 389e9;
+
+impl SimulatedNode {
+    /// `gpus` GPUs like the first accelerator of `profile`, every pair joined by the
+    /// profile's fastest peer link (NVLink's 389 GB/s when it has none), each with its own
+    /// host link.
+    ///
+    /// # Errors
+    /// A profile without a GPU, or one the synthetic machine cannot be built from.
+    pub fn from_profile(profile: &MachineProfile, gpus: usize) -> Result<Self, String> {
+        let kind = profile
+            .devices
+            .iter()
+            .find(|d| d.backend != "cpu")
+            .map(|d| d.label.clone())
+            .ok_or_else(|| format!("profile from {}: no GPU", profile.host))?;
+        let peer = profile
+            .links
+            .iter()
+            .filter(|l| l.kind == LinkKind::Peer)
+            .map(|l| l.bytes_per_sec)
+            .fold(NVLINK_BYTES_PER_SEC, f64::max);
+        let synthetic = Synthetic::all_to_all(profile.clone(), &kind, gpus.max(1), peer)
+            .profile()
+            .map_err(|e| e.to_string())?;
+        let machine = ProfiledMachine::new(synthetic, None).map_err(|e| e.to_string())?;
+        Ok(SimulatedNode {
+            machine,
+            gpus: gpus.max(1),
+            label: format!(
+                "{gpus} GPUs like {kind} of profile {} (synthetic, peer links {:.0} GB/s), \
+                 simulated by hetblas-core's simulator",
+                profile.host,
+                peer / 1e9
+            ),
+            tiles: vec![2048, 4096, 8192],
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+impl NodeSteps for SimulatedNode {
+    fn step(&self, m: usize, n: usize, k: usize) -> f64 {
+        if m == 0 || n == 0 || k == 0 {
+            return 0.0;
+        }
+        if let Some(&t) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(m, n, k))
+        {
+            return t;
+        }
+        let problem = GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m,
+            n,
+            k,
+            dtype: DType::F64,
+            beta_zero: false,
+            locations: [MemorySpace::HOST; 3],
+            sym: None,
+        };
+        let tiles: Vec<usize> = self
+            .tiles
+            .iter()
+            .copied()
+            .filter(|&t| t <= m.max(n).max(k))
+            .collect();
+        let tiles = if tiles.is_empty() {
+            vec![m.max(n).max(k)]
+        } else {
+            tiles
+        };
+        let t = self
+            .machine
+            .best_tile(&problem, &tiles, Objective::Time, None)
+            .map_or(f64::INFINITY, |(_, sim)| sim.makespan);
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((m, n, k), t);
+        t
+    }
+    fn fixed(&self, _: usize, _: usize) -> f64 {
+        0.0
+    }
+    fn gpus(&self) -> usize {
+        self.gpus
+    }
+    fn label(&self) -> &str {
+        &self.label
+    }
 }
 
 /// Seconds of a chain broadcast of `bytes` over `group` processes on `link`, in chunks.
@@ -201,19 +386,20 @@ impl Projected {
     }
 }
 
-/// Simulates DGEMM `n^3` (C = A B + beta C, C read) on `nodes` nodes, one rank each.
+/// Simulates DGEMM `n^3` (C = A B + beta C, C read) on `nodes` nodes, one rank each, on the
+/// grid the model chooses ([`crate::schedule::choose_grid`]).
 pub fn simulate(
-    node: &NodeModel,
+    node: &dyn NodeSteps,
     net: &NetworkModel,
     nodes: usize,
     n: usize,
     s: ScheduleParams,
 ) -> Projected {
-    let (p, q) = grid_of(nodes);
+    let (p, q) = crate::schedule::choose_grid(nodes, n, n);
     let (m_loc, n_loc) = (n.div_ceil(p), n.div_ceil(q));
     let w = s.panel.clamp(1, n.max(1));
     let panels = n.div_ceil(w);
-    let t_step = node.step_time(m_loc, n_loc, w);
+    let t_step = node.step(m_loc, n_loc, w);
     let link = if nodes > 1 {
         net.link(0, net.ranks_per_node)
     } else {
@@ -243,7 +429,7 @@ pub fn simulate(
         grid: (p, q),
         n,
         panel: w,
-        seconds: compute_end + node.c_round_trip(m_loc, n_loc),
+        seconds: compute_end + node.fixed(m_loc, n_loc),
         step_seconds: t_step,
         comm_seconds: t_comm,
     }
@@ -251,7 +437,7 @@ pub fn simulate(
 
 /// [`simulate`] with the best of several panel widths (what tuning the panel would pick).
 pub fn simulate_best(
-    node: &NodeModel,
+    node: &dyn NodeSteps,
     net: &NetworkModel,
     nodes: usize,
     n: usize,
@@ -311,7 +497,7 @@ impl Default for ScalingOptions {
             nodes: vec![4, 8, 16, 32, 64],
             strong_n: 131_072,
             weak_n: 32_768,
-            panels: vec![1024, 2048, 4096, 8192],
+            panels: vec![2048, 4096, 8192, 16384, 32768],
             lookahead: 2,
             chunk_bytes: crate::broadcast::DEFAULT_CHUNK_BYTES,
         }
@@ -321,7 +507,11 @@ impl Default for ScalingOptions {
 /// Strong and weak scaling efficiency of `node` over `net` for each node count.
 /// Strong: `T(1) / (N T(N))` at `strong_n`. Weak: the flop rate per node at
 /// `weak_n * sqrt(N)` over the rate of one node at `weak_n`.
-pub fn scaling_table(node: &NodeModel, net: &NetworkModel, o: &ScalingOptions) -> Vec<ScalingRow> {
+pub fn scaling_table(
+    node: &dyn NodeSteps,
+    net: &NetworkModel,
+    o: &ScalingOptions,
+) -> Vec<ScalingRow> {
     let best = |nodes, n| simulate_best(node, net, nodes, n, &o.panels, o.lookahead, o.chunk_bytes);
     let one_strong = best(1, o.strong_n);
     let one_weak = best(1, o.weak_n);
@@ -346,16 +536,6 @@ pub fn scaling_table(node: &NodeModel, net: &NetworkModel, o: &ScalingOptions) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grids_are_as_square_as_the_count_allows() {
-        assert_eq!(grid_of(1), (1, 1));
-        assert_eq!(grid_of(4), (2, 2));
-        assert_eq!(grid_of(8), (2, 4));
-        assert_eq!(grid_of(32), (4, 8));
-        assert_eq!(grid_of(64), (8, 8));
-        assert_eq!(grid_of(7), (1, 7));
-    }
 
     fn h200_node(gpus: usize) -> NodeModel {
         let path = concat!(
@@ -401,7 +581,7 @@ mod tests {
         let panels = n / 4096;
         // A slow network: every panel waits for its broadcasts, one after the other.
         let slow = simulate(&node, &net(0.5), 16, n, s);
-        let trip = node.c_round_trip(n / 4, n / 4);
+        let trip = node.c_round_trip(n / 4, n / 4, true);
         let want = panels as f64 * slow.comm_seconds + slow.step_seconds + trip;
         assert!(slow.comm_seconds > 10.0 * slow.step_seconds);
         assert!(
@@ -430,10 +610,11 @@ mod tests {
             assert!(b.strong.seconds >= a.strong.seconds - 1e-12);
             assert!(b.weak.seconds >= a.weak.seconds - 1e-12);
             assert!(a.strong_efficiency <= c.strong_efficiency + 1e-9);
-            // With a free network only the local products' rates move the efficiency: the
-            // measured tables peak below their largest size, so it may pass 1 a little.
+            // With a free network only the local products move the efficiency: their rates
+            // (the measured tables peak below their largest size, so it may pass 1 a
+            // little) and each panel call's first copies, a larger share of smaller calls.
             assert!(
-                c.strong_efficiency > 0.8 && c.strong_efficiency < 1.05,
+                c.strong_efficiency > 0.75 && c.strong_efficiency < 1.05,
                 "{}",
                 c.strong_efficiency
             );

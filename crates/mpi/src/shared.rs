@@ -73,7 +73,7 @@ impl<T: hetblas::Scalar> SharedPanels<T> {
     }
 
     /// A window of `slots` slots of `slot_len` elements per process, the one in `cached` when
-    /// it fits on every process of `comm`. Collective over `comm`.
+    /// it fits on every process of `comm`, and whether it is new. Collective over `comm`.
     ///
     /// # Errors
     /// An MPI error allocating the window; the runtime's error unregistering a window freed.
@@ -83,7 +83,7 @@ impl<T: hetblas::Scalar> SharedPanels<T> {
         comm: &SimpleCommunicator,
         slots: usize,
         slot_len: usize,
-    ) -> Result<Self> {
+    ) -> Result<(Self, bool)> {
         let same_group = |w: &Self| {
             matches!(
                 comm.compare(&w.comm),
@@ -104,13 +104,13 @@ impl<T: hetblas::Scalar> SharedPanels<T> {
         );
         if let Some(w) = cached {
             if all == 1 {
-                return Ok(w);
+                return Ok((w, false));
             }
             if same_group(&w) {
                 w.free(rt)?;
             }
         }
-        Self::allocate(comm, slots, slot_len)
+        Self::allocate(comm, slots, slot_len).map(|w| (w, true))
     }
 
     fn allocate(comm: &SimpleCommunicator, slots: usize, slot_len: usize) -> Result<Self> {
@@ -204,6 +204,14 @@ impl<T: hetblas::Scalar> SharedPanels<T> {
     /// Whether every segment has been made ready for the accelerators' DMA.
     pub fn is_prepared(&self) -> bool {
         self.prepared
+    }
+
+    /// The number of segments (one per member with a part) and their bytes together.
+    pub(crate) fn segments_count(&self) -> usize {
+        self.segments().count()
+    }
+    pub(crate) fn bytes(&self) -> usize {
+        self.segments().map(|(_, len)| len * size_of::<T>()).sum()
     }
 
     /// Gives back the runtime's page-locking of every segment and frees the window.

@@ -227,7 +227,8 @@ fn the_benchmark_prints_each_ranks_local_products() {
         .lines()
         .find(|l| l.starts_with("result,mpi,192,192,192,2x1,"))
         .unwrap_or_else(|| panic!("no result line:\n{out}"));
-    assert!(result.ends_with(",auto"), "{result}");
+    // Field 13: the products' devices asked for.
+    assert_eq!(result.split(',').nth(12), Some("auto"), "{result}");
 
     // One rank, the same local product as a rank of the 2x1 grid, every device allowed.
     let mut c = mpirun(1);
@@ -256,7 +257,186 @@ fn the_benchmark_prints_each_ranks_local_products() {
     assert!(out.contains("product devices [0, 1]"), "{out}");
     assert!(
         out.lines()
-            .any(|l| l.starts_with("result,mpi,96,192,192,1x1,") && l.ends_with(",all")),
+            .any(|l| l.starts_with("result,mpi,96,192,192,1x1,")
+                && l.split(',').nth(12) == Some("all")),
         "{out}"
     );
+}
+
+/// The local-product check: four ranks on a 2x2 grid with one emulated device each, computing
+/// at 1 GFLOP/s so that a product takes a known time (134 MFLOP: about 0.13 s), and the
+/// timelines of the timed repetitions (`--trace`). Asserted from the counters and the
+/// timeline, not from wall-clock thresholds: nothing is registered or allocated after the
+/// first call; every panel is multiplied once per call; the ranks owning a panel's A and B
+/// (the diagonal of the grid: k-blocks are dealt cyclically from (0, 0)) multiply it in place;
+/// the look-ahead posts panels while products run; and each rank spends most of its call in
+/// its products (the rest is accounted for by cause). The result is checked too.
+#[test]
+fn each_ranks_time_outside_its_products_is_accounted_for() {
+    let trace = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("local-products-2x2.json");
+    let _ = std::fs::remove_file(&trace);
+    let mut c = mpirun(4);
+    c.env_remove("HETBLAS_EMULATED").args([
+        env!("CARGO_BIN_EXE_hetblas-mpi"),
+        "--emulated",
+        "1",
+        "--emulated-gflops",
+        "1",
+        "bench",
+        "-s",
+        "1024",
+        "--grid",
+        "2x2",
+        "--panel",
+        "256",
+        "--reps",
+        "2",
+        "--check",
+        "--trace",
+    ]);
+    c.arg(&trace);
+    let out = stdout_of(c);
+    assert!(out.contains("check: "), "{out}");
+    for rank in 0..4 {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("rank {rank} counters, timed repetitions:")))
+            .unwrap_or_else(|| panic!("no counters of rank {rank}:\n{out}"));
+        assert!(line.contains(": 0 registrations (0 bytes)"), "{line}");
+        assert!(line.contains(", 0 allocations (0 bytes)"), "{line}");
+        // Panels 0 and 2 are (0, 0)'s and (1, 1)'s, A and B alike: 2 of 4 per call.
+        let own = if rank == 0 || rank == 3 { 4 } else { 0 };
+        assert!(
+            line.ends_with(&format!("{own} of 8 products in place")),
+            "{line}"
+        );
+    }
+    let result = out
+        .lines()
+        .find(|l| l.starts_with("result,mpi,1024,1024,1024,2x2,"))
+        .unwrap_or_else(|| panic!("no result line:\n{out}"));
+    // Field 15: the least share of any rank's call spent in its products.
+    let share: f64 = result.split(',').nth(14).unwrap().parse().unwrap();
+    assert!(share > 0.5, "products' share {share}: {result}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("the trace")).unwrap();
+    let events: Vec<&serde_json::Value> = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    for rank in 0..4u64 {
+        let mine: Vec<&&serde_json::Value> = events.iter().filter(|e| e["pid"] == rank).collect();
+        let span = |e: &serde_json::Value| {
+            let t = e["ts"].as_f64().unwrap();
+            (t, t + e["dur"].as_f64().unwrap())
+        };
+        let products: Vec<(f64, f64)> = mine
+            .iter()
+            .filter(|e| e["cat"] == "product")
+            .map(|e| span(e))
+            .collect();
+        let mut panels: Vec<u64> = mine
+            .iter()
+            .filter(|e| e["cat"] == "product")
+            .map(|e| e["args"]["panel"].as_u64().unwrap())
+            .collect();
+        panels.sort_unstable();
+        assert_eq!(panels, vec![0, 0, 1, 1, 2, 2, 3, 3], "rank {rank}");
+        // Panels are posted while products run (the look-ahead): some post of this rank
+        // starts inside one of its products.
+        let overlapped = mine
+            .iter()
+            .filter(|e| e["cat"] == "post")
+            .filter(|e| {
+                let (s, _) = span(e);
+                products.iter().any(|&(ps, pe)| s > ps && s < pe)
+            })
+            .count();
+        assert!(overlapped > 0, "rank {rank}: no post during a product");
+    }
+}
+
+/// One rank alone (grid 1x1): every panel is its own, read in place; it never waits and
+/// posts nothing, and its counters show no registration or allocation after the first call.
+#[test]
+fn a_lone_rank_multiplies_in_place_and_never_waits() {
+    let mut c = mpirun(1);
+    c.env_remove("HETBLAS_EMULATED").args([
+        env!("CARGO_BIN_EXE_hetblas-mpi"),
+        "--emulated",
+        "1",
+        "bench",
+        "-m",
+        "256",
+        "-n",
+        "512",
+        "-k",
+        "512",
+        "--grid",
+        "1x1",
+        "--panel",
+        "128",
+        "--reps",
+        "2",
+        "--check",
+    ]);
+    let out = stdout_of(c);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("rank 0 counters, timed repetitions:"))
+        .unwrap_or_else(|| panic!("no counters:\n{out}"));
+    assert!(line.contains(": 0 registrations (0 bytes)"), "{line}");
+    assert!(line.contains(", 0 allocations (0 bytes)"), "{line}");
+    assert!(line.contains("0 B packed, 0 B received"), "{line}");
+    assert!(line.ends_with("8 of 8 products in place"), "{line}");
+    for l in out.lines().filter(|l| l.starts_with("rank 0 timeline rep")) {
+        assert!(l.contains("(waits 0.0%, posting/packing 0.0%"), "{l}");
+    }
+    assert!(out.contains("check: "), "{out}");
+}
+
+/// Without --panel the model chooses the panel width (every rank's prediction compared) and
+/// each rank's place of C: here from the emulated devices' own rates (--nominal-profile).
+/// The bench says what it chose; the result is checked.
+#[test]
+fn the_model_chooses_the_layout_and_the_result_holds() {
+    let mut c = mpirun(2);
+    c.env_remove("HETBLAS_EMULATED").args([
+        env!("CARGO_BIN_EXE_hetblas-mpi"),
+        "--emulated",
+        "1",
+        "--emulated-gflops",
+        "5",
+        "--nominal-profile",
+        "bench",
+        "-m",
+        "512",
+        "-n",
+        "512",
+        "-k",
+        "4096",
+        "--transport",
+        "shared",
+        "--reps",
+        "1",
+        "--check",
+    ]);
+    let out = stdout_of(c);
+    let head = out
+        .lines()
+        .find(|l| l.starts_with("bench 512x512x4096"))
+        .unwrap_or_else(|| panic!("no bench line:\n{out}"));
+    assert!(head.contains("grid 2x1"), "{head}");
+    assert!(head.contains("(model: "), "{head}");
+    let width: usize = head
+        .split("panel ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{head}"));
+    assert!([1024, 2048, 4096].contains(&width), "{head}");
+    assert!(out.contains("check: "), "{out}");
 }
