@@ -147,6 +147,7 @@ fn runtime_timed() -> Option<(&'static Runtime, f64)> {
         return None;
     }
     let mut started = 0.0;
+    let _inside = InDevicePath::enter();
     let rt = RT.get_or_init(|| {
         static AT_FORK: std::sync::Once = std::sync::Once::new();
         AT_FORK.call_once(|| {
@@ -206,13 +207,48 @@ static FAILED_ONCE: AtomicBool = AtomicBool::new(false);
 #[cfg(test)]
 pub static DEVICE_OPERAND_CALLS: AtomicUsize = AtomicUsize::new(0);
 
-/// Whether this thread is one of the Runtime's own (its device queues, issue and fold threads
-/// are all named `hetblas-...`): a BLAS call made there comes from a host library inside a
-/// device's work, and goes to the host.
-fn on_runtime_thread() -> bool {
-    std::thread::current()
-        .name()
-        .is_some_and(|n| n.starts_with("hetblas-"))
+/// Whether this BLAS call is made from inside the device path: on one of the Runtime's own
+/// threads (its device queues, issue and fold threads are all named `hetblas-...`: a host
+/// library's BLAS call from inside a device's kernel, whose operands may even be an emulated
+/// device's memory), or on a thread that is in the device path already (a call made while the
+/// Runtime starts, or while it runs a call on this thread). Such a call goes to the host BLAS:
+/// entering the Runtime again from inside it would wait for itself.
+fn nested() -> bool {
+    IN_DEVICE_PATH.with(|c| c.get()) || on_runtime_thread()
+}
+
+/// Whether this is one of the Runtime's own threads (named `hetblas-...`); asked once per
+/// thread.
+pub fn on_runtime_thread() -> bool {
+    RUNTIME_THREAD
+        .try_with(|r| {
+            *r.get_or_init(|| {
+                std::thread::current()
+                    .name()
+                    .is_some_and(|n| n.starts_with("hetblas-"))
+            })
+        })
+        .unwrap_or(false)
+}
+
+thread_local! {
+    static IN_DEVICE_PATH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static RUNTIME_THREAD: std::cell::OnceCell<bool> = const { std::cell::OnceCell::new() };
+}
+
+/// This thread is in the device path while the value lives.
+struct InDevicePath(bool);
+
+impl InDevicePath {
+    fn enter() -> InDevicePath {
+        InDevicePath(IN_DEVICE_PATH.with(|c| c.replace(true)))
+    }
+}
+
+impl Drop for InDevicePath {
+    fn drop(&mut self) {
+        IN_DEVICE_PATH.with(|c| c.set(self.0));
+    }
 }
 
 /// Where a host-operand call that has a device path goes.
@@ -234,6 +270,7 @@ pub(crate) struct Ticket {
     /// Whether its time teaches the routing (not when `HETBLAS_OFFLOAD_FLOPS` forced it).
     learn: bool,
     started: std::time::Instant,
+    _inside: InDevicePath,
 }
 
 /// The routing of a call named `name` (`"dgemm"`) whose work is the GEMM `shape` (for the
@@ -248,9 +285,10 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         }
         return Routed::Host(None);
     }
-    if on_runtime_thread() {
+    if nested() {
         return Routed::Host(None);
     }
+    let inside = InDevicePath::enter();
     let Some((rt, runtime_start)) = runtime_timed() else {
         if verbose() {
             let why = if forked() {
@@ -280,6 +318,7 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         runtime_start,
         learn,
         started: std::time::Instant::now(),
+        _inside: inside,
     };
     if verdict == Verdict::Forced {
         return Routed::Devices(ticket(verdict.to_string(), false));
@@ -414,8 +453,8 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     c: *mut T,
     ldc: i64,
 ) -> Outcome {
-    if m <= 0 || n <= 0 {
-        return Outcome::Host(None); // nothing is read or written
+    if m <= 0 || n <= 0 || nested() {
+        return Outcome::Host(None); // nothing is read or written, or called from inside
     }
     let shape = Shape {
         ta,
@@ -537,6 +576,7 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
     o: &Operands<T>,
 ) {
     let (m, n, k) = (s.m, s.n, s.k);
+    let _inside = InDevicePath::enter();
     #[cfg(test)]
     DEVICE_OPERAND_CALLS.fetch_add(1, Ordering::Relaxed);
     let ((ar, ac), (br, bc)) = s.stored();

@@ -95,7 +95,9 @@ impl Counted {
     /// entry of its thread, times it.
     #[inline]
     pub fn new(family: Family, lapack: bool) -> Counted {
-        if !enabled() {
+        // The Runtime's own threads' BLAS calls (a host library's, inside a device's work)
+        // are hetblas's, not the program's: not counted.
+        if !enabled() || crate::offload::on_runtime_thread() {
             return Counted {
                 active: false,
                 start: None,
