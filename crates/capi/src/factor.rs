@@ -13,8 +13,10 @@
 //! `info = -position` and calls `xerbla_` (`crate::xerbla::report`) with the routine's name,
 //! and does nothing else; `info > 0` and `ipiv` mean what LAPACK says.
 //!
-//! The BLAS calls a forwarded routine makes (its trailing updates: `dgemm_`, `dtrsm_`,
-//! `dsyrk_`, ...) reach hetblas's BLAS entries, and so the device path, already.
+//! The BLAS calls a forwarded routine makes by name (a `liblapack.so.3`'s trailing updates:
+//! `dgemm_`, `dtrsm_`, `dsyrk_`, ...) reach hetblas's BLAS entries, and so the device path,
+//! already; a wheel's OpenBLAS binds its LAPACK's BLAS calls to itself, so there only a hook
+//! brings the devices in.
 
 #![allow(clippy::too_many_arguments)] // reason: the LAPACK routines' own argument lists
 

@@ -8,7 +8,9 @@
 //! ([`crate::loaded::original`]: the program's `liblapack.so.3` for R and Octave, the wheel's
 //! own OpenBLAS for the `scipy_` names), else the reference names' host BLAS library when it
 //! has LAPACK (OpenBLAS does), else `liblapack.so.3` (`_64_` names: `libopenblas64.so.0`)
-//! loaded for the purpose. Its BLAS calls come back to hetblas's BLAS entries. A process in
+//! loaded for the purpose. Its BLAS calls by name come back to hetblas's BLAS entries (a
+//! `liblapack.so.3`'s do: R's and Octave's solves reach the devices; the wheels' OpenBLAS
+//! binds its own calls, so their LAPACK runs whole in the wheel until a hook takes it). A process in
 //! which no library defines the routine cannot have called it before hetblas was there; it
 //! stops with a message, as the loader would have for a missing symbol.
 //!

@@ -174,7 +174,7 @@ fn every_exported_routine_against_the_reference_and_host_blas() {
     }
     for (a, t) in &ctx.by_api {
         eprintln!(
-            "  {a:9} {:6} / {:6} / {:6} / {:6} / {:4}",
+            "  {a:15} {:6} / {:6} / {:6} / {:6} / {:4}",
             t.cases, t.invalid, t.identical, t.bounded, t.divergent
         );
     }
