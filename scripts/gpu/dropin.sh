@@ -270,6 +270,16 @@ wheels)
     say "wheels: $py has no NumPy 2.x and SciPy (pip install numpy scipy)"; status=1; continue
   fi
   say "-- acceptance on $("$py" -c 'import numpy, scipy; print(f"NumPy {numpy.__version__}, SciPy {scipy.__version__}")') ($py), $(nproc) cores"
+  # The model needs a calibrated profile: PROFILE when given, else the first that matches these
+  # devices of a warm machine's calibrations and docs/profiles (the built-in rule without one).
+  if [ -z "${HETBLAS_PROFILE:-}" ]; then
+    for f in /tmp/hetblas-gpu/profile-*.json "$root"/docs/profiles/nvidia-h200-x1*.json; do
+      if [ -f "$f" ] && HETBLAS_PROFILE=$f timeout 120 "$CLI" devices 2>/dev/null | grep -q "calibrated profile"; then
+        export HETBLAS_PROFILE=$f; break
+      fi
+    done
+  fi
+  say "   profile: ${HETBLAS_PROFILE:-none matches: the built-in rule}"
   pre=(env LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1)
   t0=$SECONDS
   # 1. a @ b, fresh output, REPS after a warm-up
