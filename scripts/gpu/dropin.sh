@@ -2,10 +2,13 @@
 # shellcheck disable=SC2016,SC2015,SC2030,SC2031
 # (SC2016: '$ORIGIN' is for the linker, not the shell; SC2015: the download's failures are
 # reported by du below; SC2030/SC2031: each step's environment is local to its subshell.)
-# The drop-in library's acceptance runs on a GPU machine (issue 15). From the repository root:
+# The drop-in library's acceptance runs on a GPU machine (issues 15 and 53). From the repository root:
 #   bash scripts/gpu/dropin.sh prepare        on the build machine, first
-#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy faults
-#                                             (default: all but faults)
+#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy faults wheels
+#                                             (default: suite bigindex devptr numpy)
+#   bash scripts/gpu/dropin.sh wheels         issue 53's acceptance points 1-4 on the machine's
+#                                             own pip NumPy 2.x and SciPy (about 4-6 minutes;
+#                                             needs only .device/ from prepare, not .debs/)
 # Needs what `bash scripts/gpu/dropin.sh prepare` (run on the build machine, after
 # ../shared/tools/device-bundle, which empties .device/) put in .device/ and .debs/. Results: $OUT/dropin.txt
 # (and the logs beside it). Parameters (environment):
@@ -21,6 +24,9 @@
 #   populating staged fresh outputs in the background (populateN: on N threads; hugepage0:
 #   without the transparent-huge-page advice); trace: the default writing every call's Chrome
 #   trace to $OUT/trace-numpy)
+#   wheels step: PY=python3 (the Python whose pip NumPy and SciPy are measured)
+#   SIZES=1024,2048,4096,8192,16384 (a @ b sizes; the CLI is measured at those >= 4096)
+#   MIXED=200 (seeded mixed calls)  SEED=1  MIXED_MAX=16384 (their largest m, n, k)  LOOP, RUNS, REPS, N as above (N: scipy dgemm's size)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -35,6 +41,7 @@ REPS=${REPS:-5}
 RUNS=${RUNS:-5}
 LOOP=${LOOP:-100000}
 SMALL=${SMALL:-64}
+SIZES=${SIZES:-1024,2048,4096,8192,16384}
 if [ -n "${PROFILE:-}" ]; then
   HETBLAS_PROFILE=$(realpath "$PROFILE")
   export HETBLAS_PROFILE
@@ -73,6 +80,8 @@ fi
 # -- unpack the .debs into a private prefix (never /) ------------------------------------------
 prefix=${PREFIX:-$(mktemp -d)/root}
 mkdir -p "$prefix"
+# Only the wheels step runs without them (it measures the machine's own Python).
+have_debs=0; compgen -G "$DEBS/*.deb" >/dev/null && have_debs=1
 extract() {  # dpkg-deb if present, else Python's ar + tar
   if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$1" "$prefix"; return; fi
   python3 - "$1" "$prefix" <<'PY'
@@ -94,13 +103,17 @@ while pos < len(data):
     pos += 60 + size + (size & 1)
 PY
 }
-for d in "$DEBS"/*.deb; do extract "$d" || { say "cannot unpack $d"; exit 1; }; done
+if ((have_debs)); then
+  for d in "$DEBS"/*.deb; do extract "$d" || { say "cannot unpack $d"; exit 1; }; done
+elif [[ " ${steps[*]} " != " wheels " ]]; then
+  say "no .deb files in $DEBS: run 'bash scripts/gpu/dropin.sh prepare' on the build machine"; exit 1
+fi
 ma=x86_64-linux-gnu
 usr=$prefix/usr/lib/$ma
 openblas=$usr/openblas-pthread/libblas.so.3
 libpath="$usr/openblas-pthread:$usr:$prefix/lib/$ma:$usr/lapack"
 say "== hetblas drop-in runs, $(date -u +%FT%TZ), $(hostname)"
-say "library $LIB; host BLAS for hetblas and the baseline: Debian OpenBLAS ($openblas)"
+say "library $LIB; host BLAS for hetblas and the baseline: Debian OpenBLAS ($openblas; the wheels step: the wheels' own)"
 say "machine profile: ${HETBLAS_PROFILE:-none given: the user cache profile if there is one, else the built-in rule}"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | sed 's/^/gpu: /' | tee -a "$report"
 
@@ -243,6 +256,61 @@ devptr)
   (export HETBLAS_CBLAS=$openblas LD_LIBRARY_PATH=$libpath HETBLAS_REQUIRE=cuda HETBLAS_VERBOSE=1
    "$DEVPTR") 2>&1 | tee -a "$report"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  ;;
+wheels)
+  # Issue 53's acceptance points 1-4 on the machine's own pip NumPy 2.x and SciPy, no shim:
+  # each measurement without, then with the preload (crates/bench/python/dropin.py), the CLI's
+  # rate for the same GEMMs, and dropin.py's report. Records: $OUT/accept.jsonl; routing logs:
+  # $OUT/accept-*.err (HETBLAS_VERBOSE=1, with the exit summary).
+  py=${PY:-python3}
+  bench=$root/crates/bench/python/dropin.py
+  jl=$OUT/accept.jsonl
+  rm -f "$jl"
+  if ! "$py" -c 'import numpy, scipy, sys; sys.exit(int(numpy.__version__.split(".")[0]) < 2)' 2>/dev/null; then
+    say "wheels: $py has no NumPy 2.x and SciPy (pip install numpy scipy)"; status=1; continue
+  fi
+  say "-- acceptance on $("$py" -c 'import numpy, scipy; print(f"NumPy {numpy.__version__}, SciPy {scipy.__version__}")') ($py), $(nproc) cores"
+  # The model needs a calibrated profile: PROFILE when given, else the first that matches these
+  # devices of a warm machine's calibrations and docs/profiles (the built-in rule without one).
+  if [ -z "${HETBLAS_PROFILE:-}" ]; then
+    for f in /tmp/hetblas-gpu/profile-*.json "$root"/docs/profiles/nvidia-h200-x1*.json; do
+      if [ -f "$f" ] && HETBLAS_PROFILE=$f timeout 120 "$CLI" devices 2>/dev/null | grep -q "calibrated profile"; then
+        export HETBLAS_PROFILE=$f; break
+      fi
+    done
+  fi
+  say "   profile: ${HETBLAS_PROFILE:-none matches: the built-in rule}"
+  pre=(env LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1)
+  t0=$SECONDS
+  # 1. a @ b, fresh output, REPS after a warm-up
+  "$py" "$bench" matmul --sizes "$SIZES" --reps "$REPS" --json "$jl" >/dev/null || status=1
+  "${pre[@]}" "$py" "$bench" matmul --sizes "$SIZES" --reps "$REPS" --json "$jl" \
+    >/dev/null 2>"$OUT/accept-matmul.err" || status=1
+  cli=()
+  for n in ${SIZES//,/ }; do
+    [ "$n" -ge 4096 ] || continue
+    g=$("$CLI" gemm --size "$n" --dtype f64 --reps "$REPS" 2>&1 | grep -o '[0-9.]* GFLOP/s' | tail -1 | cut -d' ' -f1)
+    [ -n "$g" ] && cli+=("$n=$g")
+  done
+  say "   CLI GFLOP/s: ${cli[*]:-none} ($((SECONDS - t0)) s so far)"
+  # 2. scipy.linalg.blas.dgemm at N
+  "${pre[@]}" "$py" "$bench" scipy-dgemm --size "$N" --reps 3 --json "$jl" >/dev/null 2>"$OUT/accept-scipy.err" || status=1
+  # 3. LOOP small products, RUNS runs each way, alternating
+  for _ in $(seq "$RUNS"); do
+    "$py" "$bench" small --loop "$LOOP" --max "$SMALL" --json "$jl" >/dev/null || status=1
+    env LD_PRELOAD="$LIB" HETBLAS_SUMMARY=1 "$py" "$bench" small --loop "$LOOP" --max "$SMALL" --json "$jl" \
+      >/dev/null 2>>"$OUT/accept-small.err" || status=1
+  done
+  # 4. MIXED seeded mixed calls
+  "$py" "$bench" mixed --calls "${MIXED:-200}" --seed "${SEED:-1}" --max "${MIXED_MAX:-16384}" --json "$jl" >/dev/null || status=1
+  "${pre[@]}" "$py" "$bench" mixed --calls "${MIXED:-200}" --seed "${SEED:-1}" --max "${MIXED_MAX:-16384}" --json "$jl" \
+    >/dev/null 2>"$OUT/accept-mixed.err" || status=1
+  "$py" "$bench" report "$jl" --cli "${cli[@]}" | tee -a "$report"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  for f in matmul scipy small mixed; do
+    grep -h "hetblas summary" "$OUT/accept-$f.err" 2>/dev/null | tail -1 | cut -c1-400 | sed "s/^/   $f: /" | tee -a "$report"
+  done
+  say "   wheels step: $((SECONDS - t0)) s"
   ;;
 *) say "unknown step $step"; status=1 ;;
 esac

@@ -56,39 +56,41 @@ macro_rules! fval {
     };
 }
 
-/// The type of an argument in the host's LP64 Fortran ABI.
+/// The type of an argument in the host's Fortran ABI, with integer type `$I` (i32 for an LP64
+/// host, i64 for the `scipy_..._64_` one).
 macro_rules! hty {
-    (c, $T:ty) => { *const u8 };
-    (i, $T:ty) => { *const i32 };
-    (v, $T:ty) => { *const $T };
-    (r, $T:ty) => { *const <$T as hetblas_refblas::Scalar>::Real };
-    (p, $T:ty) => { *const $T };
-    (m, $T:ty) => { *mut $T };
-    (q, $T:ty) => { *mut <$T as hetblas_refblas::Scalar>::Real };
+    (c, $T:ty, $I:ty) => { *const u8 };
+    (i, $T:ty, $I:ty) => { *const $I };
+    (v, $T:ty, $I:ty) => { *const $T };
+    (r, $T:ty, $I:ty) => { *const <$T as hetblas_refblas::Scalar>::Real };
+    (p, $T:ty, $I:ty) => { *const $T };
+    (m, $T:ty, $I:ty) => { *mut $T };
+    (q, $T:ty, $I:ty) => { *mut <$T as hetblas_refblas::Scalar>::Real };
 }
 
-/// An inside value passed to the host's LP64 Fortran ABI (by reference to a temporary that
-/// lives until the end of the call statement; integers were checked to fit by `fits!`).
+/// An inside value passed to the host's Fortran ABI with integer type `$I` (by reference to a
+/// temporary that lives until the end of the call statement; for an LP64 host the integers
+/// were checked to fit by `fits!`).
 macro_rules! harg {
-    (c, $x:ident) => {
+    (c, $x:ident, $I:ty) => {
         &$x as *const u8
     };
-    (i, $x:ident) => {
-        &($x as i32) as *const i32
+    (i, $x:ident, $I:ty) => {
+        &($x as $I) as *const $I
     };
-    (v, $x:ident) => {
+    (v, $x:ident, $I:ty) => {
         &$x as *const _
     };
-    (r, $x:ident) => {
+    (r, $x:ident, $I:ty) => {
         &$x as *const _
     };
-    (p, $x:ident) => {
+    (p, $x:ident, $I:ty) => {
         $x
     };
-    (m, $x:ident) => {
+    (m, $x:ident, $I:ty) => {
         $x
     };
-    (q, $x:ident) => {
+    (q, $x:ident, $I:ty) => {
         $x
     };
 }
@@ -104,29 +106,72 @@ macro_rules! fits {
 }
 
 /// Calls host symbol `$sym` (a [`crate::symbols::Sym`]) for type `$T` with the given arguments
-/// when the host has it and the integers fit; evaluates to `Some(result)` or `None`.
+/// on the host of the current call's name family ([`crate::host::current`]) when it has the
+/// routine and, for an LP64 host, the integers fit; evaluates to `Some(result)` or `None`.
 macro_rules! call_host {
-    ($T:ty, $sym:expr, $ret:ty; $($k:ident $a:ident),*) => {{
-        match crate::host::host().and_then(|h| h.addr(crate::symbols::index::<$T>($sym))) {
-            Some(addr) if $(fits!($k, $a) &&)* !crate::host::InHost::active() => {
-                let _in_host = crate::host::InHost::enter();
-                // SAFETY: `addr` is the host library's routine of this name for this type; its
-                // prototype is the reference BLAS one written here (all by reference, int =
-                // i32, four hidden character lengths at the end, which callees with fewer
-                // character arguments ignore). The caller's arguments passed the reference
-                // checks, so the host never reports an error in our place.
-                let f = unsafe {
-                    std::mem::transmute::<
-                        usize,
-                        unsafe extern "C" fn($(hty!($k, $T)),*, usize, usize, usize, usize) -> $ret,
-                    >(addr)
-                };
-                // SAFETY: as above; the pointers are the caller's, under the BLAS contract.
-                Some(unsafe { f($(harg!($k, $a)),*, 1, 1, 1, 1) })
+    // An index result (I?AMAX): the host's integer, widened to i64.
+    (@index $T:ty, $sym:expr; $($k:ident $a:ident),*) => {{
+        let host = crate::host::current();
+        let addr = host.and_then(|h| h.addr(crate::symbols::index::<$T>($sym)).map(|a| (a, h.ilp64)));
+        match addr {
+            _ if crate::host::InHost::active() => None,
+            Some((addr, true)) => Some(call_host!(@call addr, i64, $T, i64; $($k $a),*)),
+            Some((addr, false)) if $(fits!($k, $a) &&)* true => {
+                Some(i64::from(call_host!(@call addr, i32, $T, i32; $($k $a),*)))
             }
             _ => None,
         }
     }};
+    (@call $addr:ident, $I:ty, $T:ty, $ret:ty; $($k:ident $a:ident),*) => {{
+        let _in_host = crate::host::InHost::enter();
+        // SAFETY: `addr` is the host library's routine of this name for this type; its
+        // prototype is the reference BLAS one written here (all by reference, integers of the
+        // host's width, four hidden character lengths at the end, which callees with fewer
+        // character arguments ignore). The caller's arguments passed the reference checks, so
+        // the host never reports an error in our place.
+        let f = unsafe {
+            std::mem::transmute::<
+                usize,
+                unsafe extern "C" fn($(hty!($k, $T, $I)),*, usize, usize, usize, usize) -> $ret,
+            >($addr)
+        };
+        // SAFETY: as above; the pointers are the caller's, under the BLAS contract.
+        unsafe { f($(harg!($k, $a, $I)),*, 1, 1, 1, 1) }
+    }};
+    ($T:ty, $sym:expr, $ret:ty; $($k:ident $a:ident),*) => {{
+        let host = crate::host::current();
+        let addr = host.and_then(|h| h.addr(crate::symbols::index::<$T>($sym)).map(|a| (a, h.ilp64)));
+        match addr {
+            _ if crate::host::InHost::active() => None,
+            Some((addr, true)) => Some(call_host!(@call addr, i64, $T, $ret; $($k $a),*)),
+            Some((addr, false)) if $(fits!($k, $a) &&)* true => {
+                Some(call_host!(@call addr, i32, $T, $ret; $($k $a),*))
+            }
+            _ => None,
+        }
+    }};
+}
+
+/// An exported entry point of `family`: marks the thread as in a call of that family (whose
+/// host the call goes to when it stays on the host), counts it for the summary, and catches a
+/// panic ([`guard`]).
+#[inline]
+pub(crate) fn entry<R: Default>(
+    family: crate::family::Family,
+    name: &str,
+    f: impl FnOnce() -> R,
+) -> R {
+    let _family = crate::family::Entered::new(family);
+    let _counted = crate::summary::Counted::new(family, false);
+    guard(name, f)
+}
+
+/// A LAPACK entry point ([`crate::lapack`]): as [`entry`], counted as LAPACK.
+#[inline]
+pub(crate) fn entry_lapack(family: crate::family::Family, name: &str, f: impl FnOnce()) {
+    let _family = crate::family::Entered::new(family);
+    let _counted = crate::summary::Counted::new(family, true);
+    guard(name, f)
 }
 
 /// Catches a panic at an entry point: nothing unwinds into C or Fortran.
@@ -158,12 +203,24 @@ macro_rules! subroutine {
             ($($args)*) ($($args)*));
         subroutine!(@entries $name ($($args)*) [$($sym $T),+]);
     };
+    // The device hook's outcome: returns from the routine when the devices computed it.
+    (@hook $T:ident [$hook:ident] $args:tt) => {
+        match hook_call!($T, $hook, $args) {
+            crate::route::Outcome::Done => return Ok(()),
+            crate::route::Outcome::Host(pending) => pending,
+        }
+    };
+    (@hook $T:ident [] $args:tt) => {
+        None
+    };
     (@entries $name:ident $args:tt [$($sym:ident $T:ty),+]) => {
         paste::paste! {
             $(
-                fortran_entry!($name, [<$sym _>], $sym, $T, crate::abi::LpInt; $args);
+                fortran_entry!($name, [<$sym _>], $sym, $T, crate::abi::LpInt, Reference; $args);
                 #[cfg(not(feature = "ilp64"))]
-                fortran_entry!($name, [<$sym _64_>], $sym, $T, i64; $args);
+                fortran_entry!($name, [<$sym _64_>], $sym, $T, i64, Reference; $args);
+                fortran_entry!($name, [<scipy_ $sym _>], $sym, $T, i32, ScipyLp64; $args);
+                fortran_entry!($name, [<scipy_ $sym _64_>], $sym, $T, i64, ScipyIlp64; $args);
             )+
         }
     };
@@ -191,14 +248,17 @@ macro_rules! subroutine {
                         return Err(info);
                     }
                 )?
-                $(
-                    if hook_call!(T, $hook, $args) {
-                        return Ok(());
-                    }
-                )?
+                // A call the device path considered and left to the host: its host time is
+                // measured for the routing ([`crate::measured`]).
+                let pending: Option<crate::measured::Pending> =
+                    subroutine!(@hook T [$($hook)?] $args);
+                let started = pending.as_ref().map(|_| std::time::Instant::now());
                 if call_host!(T, crate::symbols::Sym::[<$name:upper>], (); $($k $a),*).is_none() {
                     // SAFETY: checked above; the caller upholds the array contract.
                     unsafe { hetblas_refblas::$name::<T>($($a),*) };
+                }
+                if let (Some(pending), Some(started)) = (pending, started) {
+                    pending.record(started.elapsed().as_secs_f64());
                 }
                 Ok(())
             }
@@ -215,10 +275,11 @@ macro_rules! hook_call {
     };
 }
 
-/// One Fortran entry point: read the arguments, run the implementation, report a bad argument
-/// through `xerbla_`.
+/// One Fortran entry point of name family `$fam` ([`crate::family::Family`]): read the
+/// arguments, run the implementation, report a bad argument through `xerbla_`.
 macro_rules! fortran_entry {
-    ($name:ident, $export:ident, $sym:ident, $T:ty, $I:ty; ($($k:ident $a:ident),* $(,)?)) => {
+    ($name:ident, $export:ident, $sym:ident, $T:ty, $I:ty, $fam:ident;
+     ($($k:ident $a:ident),* $(,)?)) => {
         paste::paste! {
             #[doc = concat!("Fortran `", stringify!([<$sym:upper>]), "`.")]
             ///
@@ -227,7 +288,7 @@ macro_rules! fortran_entry {
             #[no_mangle]
             #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
             pub unsafe extern "C" fn $export($($a: fty!($k, $T, $I)),*) {
-                crate::abi::guard(stringify!($export), || {
+                crate::abi::entry(crate::family::Family::$fam, stringify!($export), || {
                     // SAFETY: the Fortran caller passes valid references (the BLAS contract).
                     let r = unsafe { $name::<$T>($(fval!($k, $a)),*) };
                     if let Err(info) = r {

@@ -772,16 +772,20 @@ macro_rules! cval {
     };
 }
 
-/// The `cblas_<sym>` (LP64) and `cblas_<sym>64_` (ILP64) entries of one routine.
+/// The `cblas_<sym>` (LP64) and `cblas_<sym>64_` (ILP64) entries of one routine, and their
+/// `scipy_` forms ([`crate::family`]).
 macro_rules! cblas {
     ($imp:ident [$($sym:ident $T:ty),+] $args:tt) => {
         paste::paste! { $(
-            cblas!(@entry $imp, [<cblas_ $sym>], $sym, $T, LpInt; $args);
+            cblas!(@entry $imp, [<cblas_ $sym>], $sym, $T, LpInt, Reference; $args);
             #[cfg(not(feature = "ilp64"))]
-            cblas!(@entry $imp, [<cblas_ $sym 64_>], $sym, $T, i64; $args);
+            cblas!(@entry $imp, [<cblas_ $sym 64_>], $sym, $T, i64, Reference; $args);
+            cblas!(@entry $imp, [<scipy_cblas_ $sym>], $sym, $T, i32, ScipyLp64; $args);
+            cblas!(@entry $imp, [<scipy_cblas_ $sym 64_>], $sym, $T, i64, ScipyIlp64; $args);
         )+ }
     };
-    (@entry $imp:ident, $export:ident, $sym:ident, $T:ty, $I:ty; ($($k:ident $a:ident),* $(,)?)) => {
+    (@entry $imp:ident, $export:ident, $sym:ident, $T:ty, $I:ty, $fam:ident;
+     ($($k:ident $a:ident),* $(,)?)) => {
         #[doc = concat!("CBLAS `cblas_", stringify!($sym), "`.")]
         ///
         /// # Safety
@@ -789,7 +793,7 @@ macro_rules! cblas {
         #[no_mangle]
         #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
         pub unsafe extern "C" fn $export($($a: cty!($k, $T, $I)),*) {
-            crate::abi::guard(stringify!($export), || {
+            crate::abi::entry(crate::family::Family::$fam, stringify!($export), || {
                 // SAFETY: the CBLAS contract.
                 let r = unsafe { $imp::<$T>($(cval!($k, $T, $a)),*) };
                 if let Err((info, row)) = r {

@@ -4,7 +4,7 @@ use hetblas_refblas::num_complex::{Complex32, Complex64};
 use hetblas_refblas::Scalar;
 
 /// The device hooks of [`Elem`], one per routine with a device path, each with the BLAS
-/// routine's own argument list: by default `false` (no device path for the type; the hook
+/// routine's own argument list: by default the host's (no device path for the type; the hook
 /// macros below give the types that have one theirs). A macro, as the seven defaults would
 /// otherwise each spell out the same body and attributes; the argument names stay for reading.
 macro_rules! default_hooks {
@@ -14,8 +14,8 @@ macro_rules! default_hooks {
         /// # Safety
         /// The arguments passed the reference checks and the arrays satisfy the BLAS contract.
         #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
-        unsafe fn $name($(_: $t),*) -> bool {
-            false
+        unsafe fn $name($(_: $t),*) -> crate::route::Outcome {
+            crate::route::Outcome::Host(None)
         }
     )*};
 }
@@ -34,13 +34,14 @@ pub trait Elem: Scalar {
     unsafe fn cscalar(v: Self::CScalar) -> Self;
 
     default_hooks! {
-        /// Runs GEMM on the devices when the routing table sends it there and the model
-        /// predicts a gain; `false` leaves the call to the host path (also after a device
-        /// failure, which it reports when verbose). Complex GEMM has no device path yet.
+        /// Runs GEMM on the devices when the routing sends it there
+        /// ([`crate::offload::route_call`]); [`crate::route::Outcome::Host`] leaves the call
+        /// to the host path (also after a device failure, which it reports when verbose).
+        /// Complex GEMM has no device path yet.
         fn offload_gemm(ta: u8, tb: u8, m: i64, n: i64, k: i64, alpha: Self, a: *const Self,
             lda: i64, b: *const Self, ldb: i64, beta: Self, c: *mut Self, ldc: i64);
-        /// SYRK on the devices when routed there (see [`crate::offload_sym`]); `false`: host
-        /// path.
+        /// SYRK on the devices when routed there (see [`crate::offload_sym`]); otherwise the
+        /// host path.
         fn offload_syrk(uplo: u8, trans: u8, n: i64, k: i64, alpha: Self, a: *const Self,
             lda: i64, beta: Self, c: *mut Self, ldc: i64);
         /// HERK (complex types), as [`Elem::offload_syrk`].
@@ -85,7 +86,7 @@ macro_rules! rank_hook {
             beta: $B,
             c: *mut $T,
             ldc: i64,
-        ) -> bool {
+        ) -> crate::route::Outcome {
             // SAFETY: forwarded contract.
             unsafe {
                 crate::offload_sym::rank(
@@ -121,7 +122,7 @@ macro_rules! multiply_hook {
             beta: $T,
             c: *mut $T,
             ldc: i64,
-        ) -> bool {
+        ) -> crate::route::Outcome {
             // SAFETY: forwarded contract.
             unsafe {
                 crate::offload_sym::multiply(
@@ -193,7 +194,7 @@ macro_rules! real_elem {
                 beta: $T,
                 c: *mut $T,
                 ldc: i64,
-            ) -> bool {
+            ) -> crate::route::Outcome {
                 // SAFETY: forwarded contract.
                 unsafe {
                     crate::offload::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

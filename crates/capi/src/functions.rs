@@ -5,7 +5,7 @@
 //! agree on how a Fortran COMPLEX function returns its value (registers or a hidden pointer),
 //! and a dot product is bounded by memory bandwidth, which plain Rust reaches.
 
-use crate::abi::{guard, LpInt};
+use crate::abi::{entry, LpInt};
 use crate::elem::Elem;
 use crate::symbols::Sym;
 use hetblas_refblas::num_complex;
@@ -61,8 +61,8 @@ pub unsafe fn asum<T: Elem>(n: i64, x: *const T, incx: i64) -> Real<T> {
 /// # Safety
 /// The reference BLAS contract for the vector.
 pub unsafe fn iamax<T: Elem>(n: i64, x: *const T, incx: i64) -> i64 {
-    if let Some(r) = call_host!(T, Sym::IAMAX, i32; i n, p x, i incx) {
-        return r as i64;
+    if let Some(r) = call_host!(@index T, Sym::IAMAX; i n, p x, i incx) {
+        return r;
     }
     // SAFETY: the caller's contract.
     unsafe { hetblas_refblas::iamax(n, x, incx) }
@@ -122,25 +122,26 @@ pub unsafe fn rotmg<T: Elem + hetblas_refblas::Real>(
     }
 }
 
+/// The Fortran entries of one name family: `[prefix] suffix, integer, family`.
 macro_rules! functions {
-    ($suf:tt, $I:ty) => {
+    ([$($pre:tt)?] $suf:tt, $I:ty, $fam:ident) => {
         paste::paste! {
-            functions!(@real $suf, $I, s, f32);
-            functions!(@real $suf, $I, d, f64);
-            functions!(@complex $suf, $I, c, C32, sc, s, f32);
-            functions!(@complex $suf, $I, z, C64, dz, d, f64);
+            functions!(@real [$($pre)?] $suf, $I, $fam, s, f32);
+            functions!(@real [$($pre)?] $suf, $I, $fam, d, f64);
+            functions!(@complex [$($pre)?] $suf, $I, $fam, c, C32, sc, s, f32);
+            functions!(@complex [$($pre)?] $suf, $I, $fam, z, C64, dz, d, f64);
 
             /// SDSDOT: `sb + x.y` accumulated in double precision.
             ///
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<sdsdot $suf>](
+            pub unsafe extern "C" fn [<$($pre)? sdsdot $suf>](
                 n: *const $I, sb: *const f32, x: *const f32, incx: *const $I, y: *const f32,
                 incy: *const $I,
             ) -> f32 {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("sdsdot", || unsafe {
+                entry(crate::family::Family::$fam, "sdsdot", || unsafe {
                     hetblas_refblas::sdsdot(*n as i64, *sb, x, *incx as i64, y, *incy as i64)
                 })
             }
@@ -150,90 +151,90 @@ macro_rules! functions {
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<dsdot $suf>](
+            pub unsafe extern "C" fn [<$($pre)? dsdot $suf>](
                 n: *const $I, x: *const f32, incx: *const $I, y: *const f32, incy: *const $I,
             ) -> f64 {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("dsdot", || unsafe {
+                entry(crate::family::Family::$fam, "dsdot", || unsafe {
                     hetblas_refblas::dsdot(*n as i64, x, *incx as i64, y, *incy as i64)
                 })
             }
         }
     };
-    (@real $suf:tt, $I:ty, $p:ident, $T:ty) => {
+    (@real [$($pre:tt)?] $suf:tt, $I:ty, $fam:ident, $p:ident, $T:ty) => {
         paste::paste! {
             /// Fortran DOT.
             ///
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$p dot $suf>](
+            pub unsafe extern "C" fn [<$($pre)? $p dot $suf>](
                 n: *const $I, x: *const $T, incx: *const $I, y: *const $T, incy: *const $I,
             ) -> $T {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("dot", || unsafe { dot::<$T>(*n as i64, x, *incx as i64, y, *incy as i64) })
+                entry(crate::family::Family::$fam, "dot", || unsafe { dot::<$T>(*n as i64, x, *incx as i64, y, *incy as i64) })
             }
             /// Fortran NRM2.
             ///
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$p nrm2 $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $T {
+            pub unsafe extern "C" fn [<$($pre)? $p nrm2 $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $T {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("nrm2", || unsafe { nrm2::<$T>(*n as i64, x, *incx as i64) })
+                entry(crate::family::Family::$fam, "nrm2", || unsafe { nrm2::<$T>(*n as i64, x, *incx as i64) })
             }
             /// Fortran ASUM.
             ///
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$p asum $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $T {
+            pub unsafe extern "C" fn [<$($pre)? $p asum $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $T {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("asum", || unsafe { asum::<$T>(*n as i64, x, *incx as i64) })
+                entry(crate::family::Family::$fam, "asum", || unsafe { asum::<$T>(*n as i64, x, *incx as i64) })
             }
             /// Fortran IAMAX.
             ///
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<i $p amax $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $I {
+            pub unsafe extern "C" fn [<$($pre)? i $p amax $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $I {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("iamax", || unsafe { iamax::<$T>(*n as i64, x, *incx as i64) as $I })
+                entry(crate::family::Family::$fam, "iamax", || unsafe { iamax::<$T>(*n as i64, x, *incx as i64) as $I })
             }
             /// Fortran ROTG: the Givens rotation that zeroes `b`.
             ///
             /// # Safety
             /// Four valid references.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$p rotg $suf>](a: *mut $T, b: *mut $T, c: *mut $T, s: *mut $T) {
+            pub unsafe extern "C" fn [<$($pre)? $p rotg $suf>](a: *mut $T, b: *mut $T, c: *mut $T, s: *mut $T) {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("rotg", || unsafe { rotg::<$T>(a, b, c, s) })
+                entry(crate::family::Family::$fam, "rotg", || unsafe { rotg::<$T>(a, b, c, s) })
             }
             /// Fortran ROTMG: the modified Givens rotation.
             ///
             /// # Safety
             /// Valid references; `param` has 5 elements.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$p rotmg $suf>](
+            pub unsafe extern "C" fn [<$($pre)? $p rotmg $suf>](
                 d1: *mut $T, d2: *mut $T, x1: *mut $T, y1: *const $T, param: *mut $T,
             ) {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("rotmg", || unsafe { rotmg::<$T>(d1, d2, x1, y1, param) })
+                entry(crate::family::Family::$fam, "rotmg", || unsafe { rotmg::<$T>(d1, d2, x1, y1, param) })
             }
         }
     };
-    (@complex $suf:tt, $I:ty, $p:ident, $T:ty, $rp:ident, $r:ident, $R:ty) => {
+    (@complex [$($pre:tt)?] $suf:tt, $I:ty, $fam:ident, $p:ident, $T:ty, $rp:ident, $r:ident, $R:ty) => {
         paste::paste! {
             /// Fortran DOTU (a COMPLEX function, returned in registers as gfortran does).
             ///
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$p dotu $suf>](
+            pub unsafe extern "C" fn [<$($pre)? $p dotu $suf>](
                 n: *const $I, x: *const $T, incx: *const $I, y: *const $T, incy: *const $I,
             ) -> $T {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("dotu", || unsafe {
+                entry(crate::family::Family::$fam, "dotu", || unsafe {
                     hetblas_refblas::dotu(*n as i64, x, *incx as i64, y, *incy as i64)
                 })
             }
@@ -242,11 +243,11 @@ macro_rules! functions {
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$p dotc $suf>](
+            pub unsafe extern "C" fn [<$($pre)? $p dotc $suf>](
                 n: *const $I, x: *const $T, incx: *const $I, y: *const $T, incy: *const $I,
             ) -> $T {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("dotc", || unsafe {
+                entry(crate::family::Family::$fam, "dotc", || unsafe {
                     hetblas_refblas::dotc(*n as i64, x, *incx as i64, y, *incy as i64)
                 })
             }
@@ -255,50 +256,52 @@ macro_rules! functions {
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$rp nrm2 $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $R {
+            pub unsafe extern "C" fn [<$($pre)? $rp nrm2 $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $R {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("nrm2", || unsafe { nrm2::<$T>(*n as i64, x, *incx as i64) })
+                entry(crate::family::Family::$fam, "nrm2", || unsafe { nrm2::<$T>(*n as i64, x, *incx as i64) })
             }
             /// Fortran complex ASUM (`scasum`, `dzasum`).
             ///
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$rp asum $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $R {
+            pub unsafe extern "C" fn [<$($pre)? $rp asum $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $R {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("asum", || unsafe { asum::<$T>(*n as i64, x, *incx as i64) })
+                entry(crate::family::Family::$fam, "asum", || unsafe { asum::<$T>(*n as i64, x, *incx as i64) })
             }
             /// Fortran complex IAMAX (`icamax`, `izamax`).
             ///
             /// # Safety
             /// The reference BLAS contract.
             #[no_mangle]
-            pub unsafe extern "C" fn [<i $p amax $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $I {
+            pub unsafe extern "C" fn [<$($pre)? i $p amax $suf>](n: *const $I, x: *const $T, incx: *const $I) -> $I {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("iamax", || unsafe { iamax::<$T>(*n as i64, x, *incx as i64) as $I })
+                entry(crate::family::Family::$fam, "iamax", || unsafe { iamax::<$T>(*n as i64, x, *incx as i64) as $I })
             }
             /// Fortran CABS1 (`scabs1`, `dcabs1`): `|re| + |im|`.
             ///
             /// # Safety
             /// A valid reference.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$r cabs1 $suf>](z: *const $T) -> $R {
+            pub unsafe extern "C" fn [<$($pre)? $r cabs1 $suf>](z: *const $T) -> $R {
                 // SAFETY: the caller's reference is valid.
-                guard("cabs1", || unsafe { (*z).abs1() })
+                entry(crate::family::Family::$fam, "cabs1", || unsafe { (*z).abs1() })
             }
             /// Fortran complex ROTG (`crotg`, `zrotg`).
             ///
             /// # Safety
             /// Four valid references.
             #[no_mangle]
-            pub unsafe extern "C" fn [<$p rotg $suf>](a: *mut $T, b: *const $T, c: *mut $R, s: *mut $T) {
+            pub unsafe extern "C" fn [<$($pre)? $p rotg $suf>](a: *mut $T, b: *const $T, c: *mut $R, s: *mut $T) {
                 // SAFETY: the caller's references are valid (the BLAS contract).
-                guard("rotg", || unsafe { crotg::<$R>(a, b, c, s) })
+                entry(crate::family::Family::$fam, "rotg", || unsafe { crotg::<$R>(a, b, c, s) })
             }
         }
     };
 }
 
-functions!(_, LpInt);
+functions!([] _, LpInt, Reference);
 #[cfg(not(feature = "ilp64"))]
-functions!(_64_, i64);
+functions!([] _64_, i64, Reference);
+functions!([scipy_] _, i32, ScipyLp64);
+functions!([scipy_] _64_, i64, ScipyIlp64);

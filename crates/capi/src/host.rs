@@ -1,15 +1,24 @@
-//! The host BLAS: a library loaded by path with `RTLD_DEEPBIND`, its Fortran symbols taken
-//! through its own handle, once.
+//! The host BLAS: where a call that stays on the host goes, per name family
+//! ([`crate::family`]).
 //!
-//! Why the handle and DEEPBIND: hetblas exports `dgemm_` and `cblas_dgemm` itself. Looked up by
-//! global name, the host's `dgemm_` would be ours and a forwarded call would recurse forever.
-//! DEEPBIND makes the host library bind its *own* internal references (a `dgemm_` that calls
-//! `cblas_dgemm`, a CBLAS that calls the Fortran symbol) to itself before the global scope, so a
-//! library that calls itself by exported name does not come back into hetblas either.
+//! - Reference names (`dgemm_`, `cblas_dgemm`, ...): a library loaded by path with
+//!   `RTLD_DEEPBIND`, its Fortran symbols taken through its own handle, once. Why the handle
+//!   and DEEPBIND: hetblas exports `dgemm_` and `cblas_dgemm` itself. Looked up by global name,
+//!   the host's `dgemm_` would be ours and a forwarded call would recurse forever. DEEPBIND
+//!   makes the host library bind its *own* internal references (a `dgemm_` that calls
+//!   `cblas_dgemm`, a CBLAS that calls the Fortran symbol) to itself before the global scope,
+//!   so a library that calls itself by exported name does not come back into hetblas either.
+//! - `scipy_` names: the loaded library that defines the same names (the wheel's own
+//!   scipy-openblas, found through its handle: [`crate::loaded::defining`]), called with its
+//!   own integer width, so a call hetblas keeps on the host runs exactly as it did without
+//!   hetblas. Without such a library (a program calling `scipy_` names of hetblas directly)
+//!   they go to the reference names' host.
 //!
 //! Only the Fortran (`sgemm_`) symbols are used: every BLAS library exports them with the same
 //! ABI, and the CBLAS layer of hetblas is written over the Fortran one.
 
+use crate::family::Family;
+use crate::settings::{settings, HostChoice};
 use crate::symbols::SYMBOLS;
 use libloading::os::unix::Library;
 use std::sync::OnceLock;
@@ -18,11 +27,13 @@ use hetblas_cpu::blas::CBLAS_CANDIDATES;
 
 /// A loaded host BLAS: the handle (kept open for the process' life) and every symbol it has.
 pub struct Host {
-    _lib: Library,
+    lib: Library,
     /// Symbol addresses indexed like [`SYMBOLS`]; 0 where the library lacks the routine.
     addrs: Vec<usize>,
     /// The file or name it was opened from.
     pub path: String,
+    /// Its integers are 64-bit (the `scipy_..._64_` symbols).
+    pub ilp64: bool,
 }
 
 impl std::fmt::Debug for Host {
@@ -32,6 +43,17 @@ impl std::fmt::Debug for Host {
 }
 
 impl Host {
+    /// Any symbol of this library, by name (a LAPACK routine of a BLAS library that has
+    /// them), when it is not hetblas's own.
+    pub fn symbol(&self, name: &str) -> Option<usize> {
+        let sym = format!("{name}\0");
+        // SAFETY: only the address is taken; the caller calls it with its own prototype.
+        unsafe { self.lib.get::<*const ()>(sym.as_bytes()) }
+            .ok()
+            .map(|s| s.into_raw() as usize)
+            .filter(|&a| a != 0 && !crate::xerbla::is_ours(a))
+    }
+
     /// The address of routine `sym` (an index into [`SYMBOLS`]), or `None`.
     #[inline]
     pub fn addr(&self, sym: usize) -> Option<usize> {
@@ -75,11 +97,82 @@ impl Drop for InHost {
     }
 }
 
-/// The host BLAS, loaded on first use; `None` when there is none (or `HETBLAS_CBLAS=rust`),
-/// and every routine answers from the pure-Rust reference BLAS.
+/// The host BLAS of the reference names, loaded on first use; `None` when there is none (or
+/// `HETBLAS_CBLAS=rust`), and every routine answers from the pure-Rust reference BLAS.
 #[inline]
 pub fn host() -> Option<&'static Host> {
     HOST.get_or_init(load).as_ref()
+}
+
+/// The host of the `scipy_` families: the loaded library that defines their names, looked for
+/// on the family's first host call (the library that calls a `scipy_` name has loaded the one
+/// that defines it by then).
+fn wheel(family: Family) -> Option<&'static Host> {
+    wheel_cell(family)?
+        .get_or_init(|| {
+            let found = crate::loaded::defining(&family.host_symbol("dgemm"))?;
+            let lib = found.lib?;
+            let addrs = resolve(&lib, family);
+            if crate::offload::verbose() {
+                eprintln!(
+                    "hetblas: host BLAS of the {}: {} (the library that defines them)",
+                    family.describe(),
+                    found.path
+                );
+            }
+            Some(Host {
+                lib,
+                addrs,
+                path: found.path,
+                ilp64: family.host_ilp64(),
+            })
+        })
+        .as_ref()
+}
+
+/// The `scipy_` families' hosts, once looked for.
+static WHEELS: [OnceLock<Option<Host>>; 2] = [OnceLock::new(), OnceLock::new()];
+
+fn wheel_cell(family: Family) -> Option<&'static OnceLock<Option<Host>>> {
+    match family {
+        Family::Reference => None,
+        Family::ScipyLp64 => Some(&WHEELS[0]),
+        Family::ScipyIlp64 => Some(&WHEELS[1]),
+    }
+}
+
+/// The host of `family`'s calls: the wheel's library for the `scipy_` names when one defines
+/// them, else the reference names' host; `None` with `HETBLAS_CBLAS=rust` (hetblas-refblas).
+#[inline]
+pub fn for_family(family: Family) -> Option<&'static Host> {
+    match family {
+        Family::Reference => host(),
+        _ if settings().host == HostChoice::Rust => None,
+        f => wheel(f).or_else(host),
+    }
+}
+
+/// The host of the call this thread is in ([`crate::family::current`]).
+#[inline]
+pub fn current() -> Option<&'static Host> {
+    for_family(crate::family::current())
+}
+
+/// The host BLAS libraries in use, for the summary.
+pub fn in_use() -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    if let Some(h) = HOST.get().and_then(Option::as_ref) {
+        out.push(h.path.clone());
+    }
+    for f in [Family::ScipyLp64, Family::ScipyIlp64] {
+        if let Some(h) = wheel_cell(f)
+            .and_then(OnceLock::get)
+            .and_then(Option::as_ref)
+        {
+            out.push(format!("{} ({})", h.path, f.describe()));
+        }
+    }
+    out
 }
 
 /// What the host BLAS is, for messages.
@@ -91,9 +184,9 @@ pub fn describe() -> String {
 }
 
 fn load() -> Option<Host> {
-    match std::env::var("HETBLAS_CBLAS") {
-        Ok(p) if p.eq_ignore_ascii_case("rust") || p.eq_ignore_ascii_case("none") => None,
-        Ok(p) if !p.is_empty() => match open(&p) {
+    match &settings().host {
+        HostChoice::Rust => None,
+        HostChoice::Library(p) => match open(p) {
             Ok(h) => Some(h),
             Err(e) => {
                 // The user named a library: say loudly that it could not be used.
@@ -101,8 +194,28 @@ fn load() -> Option<Host> {
                 None
             }
         },
-        _ => CBLAS_CANDIDATES.iter().find_map(|name| open(name).ok()),
+        HostChoice::Search => CBLAS_CANDIDATES.iter().find_map(|name| open(name).ok()),
     }
+}
+
+/// Every routine's address in `lib` under `family`'s names (0 where it has none).
+fn resolve(lib: &Library, family: Family) -> Vec<usize> {
+    SYMBOLS
+        .iter()
+        .map(|name| {
+            if name.is_empty() {
+                return 0;
+            }
+            let sym = format!("{}\0", family.host_symbol(name));
+            // SAFETY: only the address is taken here; it is called later with the prototype
+            // of the reference BLAS routine of that name (and the family's integer width).
+            unsafe { lib.get::<*const ()>(sym.as_bytes()) }
+                .ok()
+                .map(|s| s.into_raw() as usize)
+                .filter(|&a| !crate::xerbla::is_ours(a))
+                .unwrap_or(0)
+        })
+        .collect()
 }
 
 /// Opens `path` with DEEPBIND and resolves every routine it has. Refuses a library without
@@ -112,29 +225,18 @@ fn open(path: &str) -> Result<Host, String> {
     // SAFETY: loading a BLAS library runs its initialisers, which is what any BLAS user does;
     // the path is one the user or the system's library list named.
     let lib = unsafe { Library::open(Some(path), flags) }.map_err(|e| e.to_string())?;
-    let mut addrs = Vec::with_capacity(SYMBOLS.len());
-    for name in SYMBOLS {
-        if name.is_empty() {
-            addrs.push(0);
-            continue;
-        }
-        let sym = format!("{name}_\0");
-        // SAFETY: only the address is taken here; it is called later with the prototype of the
-        // reference BLAS routine of that name.
-        let a = unsafe { lib.get::<*const ()>(sym.as_bytes()) }
-            .map(|s| s.into_raw() as usize)
-            .unwrap_or(0);
-        addrs.push(a);
-    }
-    let dgemm = SYMBOLS.iter().position(|s| *s == "dgemm").map(|i| addrs[i]);
+    // SAFETY: only the address is compared.
+    let dgemm = unsafe { lib.get::<*const ()>(b"dgemm_\0") }.map(|s| s.into_raw() as usize);
     match dgemm {
-        None | Some(0) => return Err(format!("{path} has no dgemm_")),
-        Some(a) if crate::xerbla::is_ours(a) => return Err(format!("{path} is hetblas itself")),
+        Err(_) | Ok(0) => return Err(format!("{path} has no dgemm_")),
+        Ok(a) if crate::xerbla::is_ours(a) => return Err(format!("{path} is hetblas itself")),
         _ => {}
     }
+    let addrs = resolve(&lib, Family::Reference);
     Ok(Host {
-        _lib: lib,
+        lib,
         addrs,
         path: path.to_string(),
+        ilp64: false,
     })
 }

@@ -1,37 +1,45 @@
-//! The device path: the Runtime's lazy start, real GEMM on the devices (host operands when
-//! [`crate::route`] predicts a gain; device operands always, where they live), and the fall
-//! back to the host when a device fails.
+//! The device path: the Runtime's lazy start, the routing of host-operand calls
+//! ([`route_call`]: the model for a shape's first call, what was measured afterwards), real
+//! GEMM on the devices (host operands when routed there; device operands always, where they
+//! live), and the fall back to the host when a device fails.
 //!
 //! Calls that fail the route's pre-filter and have no device operand never touch the Runtime
 //! (no start, no lock, no allocation). The Runtime starts on the first call that needs it,
-//! once, thread-safely; a node without an accelerator (only the CPU) turns the device path off
-//! for the rest of the process.
+//! once, thread-safely; a node without an accelerator turns the device path off for the rest
+//! of the process.
+//!
+//! The drop-in's Runtime has no CPU device: the host's cores belong to the program's own BLAS
+//! (a wheel's OpenBLAS runs its own threads), which is the alternative every call is measured
+//! against, so a CPU device beside the GPUs would only compete with it for the same cores.
+//!
+//! Concurrent callers share the devices: each call enters the Runtime, which runs calls beside
+//! one another (and alone when one must page-lock memory). Calls made on the Runtime's own
+//! threads (a host BLAS library calling BLAS by global name from inside a device's kernel)
+//! go to the host directly, never back into the Runtime.
+//!
+//! A forked child (`fork()`, Python's multiprocessing with fork, R's `mclapply`) inherits the
+//! Runtime without its threads or device contexts: once the parent has started it, the child
+//! runs every call on the host BLAS ([`forked`]), and says so once with `HETBLAS_VERBOSE=1`.
 
-use crate::route::{self, trans, Shape};
-use hetblas::{DeviceMatrix, GemmOptions, MatIn, MatMut, MatOut, MatRef, Runtime};
+use crate::measured::{self, Key, Pending};
+use crate::route::{self, trans, Outcome, Shape, Verdict};
+use crate::summary::{self, OneTime};
+use hetblas::{DeviceMatrix, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef, Runtime};
 use hetblas_core::DeviceKind;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// `HETBLAS_VERBOSE=1`: one stderr line per routing decision.
 pub fn verbose() -> bool {
-    static V: OnceLock<bool> = OnceLock::new();
-    *V.get_or_init(|| std::env::var("HETBLAS_VERBOSE").is_ok_and(|v| v.trim() == "1"))
+    crate::settings::settings().verbose
 }
 
 /// `HETBLAS_TRACE=DIR`: every call computed on the devices writes its Chrome trace to
 /// `DIR/hetblas-<pid>-<n>-<routine>.json`, and (with `HETBLAS_VERBOSE=1`) a line of where its
 /// time went: the span of the device queues within the call, and each queue's busy time.
 pub fn trace_dir() -> Option<&'static std::path::Path> {
-    static D: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
-    D.get_or_init(|| {
-        std::env::var_os("HETBLAS_TRACE")
-            .filter(|v| !v.is_empty())
-            .map(std::path::PathBuf::from)
-    })
-    .as_deref()
+    crate::settings::settings().trace_dir.as_deref()
 }
-
 /// Writes `report`'s trace under [`trace_dir`] and, when verbose, its summary against the
 /// call's `elapsed` seconds. A trace that cannot be written is reported, never an error of
 /// the call.
@@ -77,24 +85,90 @@ fn trace_summary(tr: &hetblas_core::trace::Trace, elapsed: f64) -> String {
     )
 }
 
-/// Discovery: every backend, as the environment says. Unit tests run on two emulated devices
-/// and the CPU, whatever the machine has.
+/// Discovery: every backend, as the environment says, but the CPU (see the module
+/// documentation). Unit tests run on two emulated devices, whatever the machine has.
 fn start() -> hetblas::Result<Runtime> {
     if cfg!(test) {
         Runtime::builder()
-            .only(&["cpu"])
+            .only(&[])
             .emulated(2)
             .without_profile()
             .build()
     } else {
-        Runtime::discover()
+        Runtime::builder().without_cpu().build()
     }
 }
 
-/// The Runtime, started on first use; `None` when it could not start or has no accelerator.
+/// Set in a child process forked after the Runtime began to start (by the `pthread_atfork`
+/// handler registered then).
+static FORKED: AtomicBool = AtomicBool::new(false);
+/// Whether this process announced that it is a forked child.
+static SAID_FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn in_forked_child() {
+    // Only flags here: the child has one thread and may hold nothing else.
+    FORKED.store(true, Ordering::Relaxed);
+    SAID_FORKED.store(false, Ordering::Relaxed);
+}
+
+/// Whether this process is a child forked from one whose Runtime had started (or was
+/// starting): its devices, threads and locks are the parent's, so it uses none of them.
+#[inline]
+pub fn forked() -> bool {
+    FORKED.load(Ordering::Relaxed)
+}
+
+/// Says once (verbose) that this forked child keeps every call on the host.
+fn note_forked() {
+    if verbose() && !SAID_FORKED.swap(true, Ordering::Relaxed) {
+        // Written with one write(2): the stderr lock may be held by a thread that did not
+        // survive the fork.
+        let line = format!(
+            "hetblas: pid {}: a forked child of a process whose runtime had started: every call \
+             runs on the host BLAS\n",
+            std::process::id()
+        );
+        // SAFETY: writes a valid buffer to file descriptor 2.
+        unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+    }
+}
+
+/// The Runtime, started on first use; `None` when it could not start, has no accelerator, or
+/// this is a forked child ([`forked`]).
 pub fn runtime() -> Option<&'static Runtime> {
+    runtime_timed().map(|(rt, _)| rt)
+}
+
+/// [`runtime`], with the seconds this call spent starting it (0 when it was already started).
+fn runtime_timed() -> Option<(&'static Runtime, f64)> {
     static RT: OnceLock<Option<Runtime>> = OnceLock::new();
-    RT.get_or_init(|| match start() {
+    if forked() {
+        note_forked();
+        return None;
+    }
+    let mut started = 0.0;
+    let _inside = InDevicePath::enter();
+    let rt = RT.get_or_init(|| {
+        static AT_FORK: std::sync::Once = std::sync::Once::new();
+        AT_FORK.call_once(|| {
+            // SAFETY: registers a handler that only stores to atomics, run in fork children.
+            unsafe { libc::pthread_atfork(None, None, Some(in_forked_child)) };
+        });
+        let t = std::time::Instant::now();
+        let rt = start_runtime();
+        started = t.elapsed().as_secs_f64();
+        rt
+    });
+    rt.as_ref().map(|rt| (rt, started)).or_else(|| {
+        if started > 0.0 {
+            summary::runtime_started(started);
+        }
+        None
+    })
+}
+
+fn start_runtime() -> Option<Runtime> {
+    match start() {
         Ok(rt) => {
             let kind = |k| rt.devices().iter().any(|d| d.info().kind == k);
             if kind(DeviceKind::Emulated) {
@@ -120,44 +194,219 @@ pub fn runtime() -> Option<&'static Runtime> {
         }
         Err(e) => {
             if verbose() {
-                eprintln!("hetblas: runtime unavailable ({e}): every call stays on the host BLAS");
+                eprintln!("hetblas: no accelerator ({e}): every call stays on the host BLAS");
             }
             None
         }
-    })
-    .as_ref()
+    }
 }
 
-/// Calls in the device path now. The Runtime's own host BLAS may be a library whose CBLAS
-/// calls the Fortran `dgemm_` by global name, which is ours: such nested calls (on host
-/// memory) go straight to the host, never back into the Runtime.
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 /// The first device failure is reported even without `HETBLAS_VERBOSE`.
 static FAILED_ONCE: AtomicBool = AtomicBool::new(false);
 /// Calls computed on device operands (tests check that the device path took them).
 #[cfg(test)]
 pub static DEVICE_OPERAND_CALLS: AtomicUsize = AtomicUsize::new(0);
 
-/// A call in the device path.
-pub(crate) struct Active;
-impl Active {
-    /// The only call in the device path, or `None` when another is in it.
-    pub(crate) fn sole() -> Option<Active> {
-        ACTIVE
-            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
-            .ok()
-            .map(|_| Active)
-    }
-    /// A call that must run on the devices whatever else is there (device operands: the host
-    /// cannot take it); the Runtime serialises it with the others.
-    fn joined() -> Active {
-        ACTIVE.fetch_add(1, Ordering::AcqRel);
-        Active
+/// Whether this BLAS call is made from inside the device path: on one of the Runtime's own
+/// threads (its device queues, issue and fold threads are all named `hetblas-...`: a host
+/// library's BLAS call from inside a device's kernel, whose operands may even be an emulated
+/// device's memory), or on a thread that is in the device path already (a call made while the
+/// Runtime starts, or while it runs a call on this thread). Such a call goes to the host BLAS:
+/// entering the Runtime again from inside it would wait for itself.
+fn nested() -> bool {
+    IN_DEVICE_PATH.with(|c| c.get()) || on_runtime_thread()
+}
+
+/// Whether this is one of the Runtime's own threads (named `hetblas-...`); asked once per
+/// thread.
+pub fn on_runtime_thread() -> bool {
+    RUNTIME_THREAD
+        .try_with(|r| {
+            *r.get_or_init(|| {
+                std::thread::current()
+                    .name()
+                    .is_some_and(|n| n.starts_with("hetblas-"))
+            })
+        })
+        .unwrap_or(false)
+}
+
+thread_local! {
+    static IN_DEVICE_PATH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static RUNTIME_THREAD: std::cell::OnceCell<bool> = const { std::cell::OnceCell::new() };
+}
+
+/// This thread is in the device path while the value lives.
+struct InDevicePath(bool);
+
+impl InDevicePath {
+    fn enter() -> InDevicePath {
+        InDevicePath(IN_DEVICE_PATH.with(|c| c.replace(true)))
     }
 }
-impl Drop for Active {
+
+impl Drop for InDevicePath {
     fn drop(&mut self) {
-        ACTIVE.fetch_sub(1, Ordering::AcqRel);
+        IN_DEVICE_PATH.with(|c| c.set(self.0));
+    }
+}
+
+/// Where a host-operand call that has a device path goes.
+pub(crate) enum Routed {
+    /// To the host BLAS; `Some` when the routing considered it (its time is then measured).
+    Host(Option<Pending>),
+    /// To the devices.
+    Devices(Ticket),
+}
+
+/// A call sent to the devices: what [`Ticket::done`] needs to record it.
+pub(crate) struct Ticket {
+    pub rt: &'static Runtime,
+    key: Key,
+    /// Why it went there (for the verbose line).
+    pub why: String,
+    /// Seconds this call spent starting the Runtime.
+    runtime_start: f64,
+    /// Whether its time teaches the routing (not when `HETBLAS_OFFLOAD_FLOPS` forced it).
+    learn: bool,
+    started: std::time::Instant,
+    _inside: InDevicePath,
+}
+
+/// The routing of a call named `name` (`"dgemm"`) whose work is the GEMM `shape` (for the
+/// symmetric routines, the GEMM of the same flops): the pre-filter, the Runtime's start, the
+/// model's verdict for its shape's first call and the measured calls after it.
+pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> Routed {
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    let rule = route::rule();
+    if !route::prefilter(rule, shape) {
+        if verbose() {
+            eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS (below the offload rule)");
+        }
+        return Routed::Host(None);
+    }
+    if nested() {
+        return Routed::Host(None);
+    }
+    let inside = InDevicePath::enter();
+    let Some((rt, runtime_start)) = runtime_timed() else {
+        if verbose() {
+            let why = if forked() {
+                "forked child"
+            } else {
+                "no accelerator"
+            };
+            eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS ({why})");
+        }
+        return Routed::Host(None);
+    };
+    let scale = measured::host_scale(shape.dtype);
+    let verdict = route::decide(rule, rt, shape, beta_zero, scale);
+    let key = Key {
+        routine: name,
+        dtype: shape.dtype,
+        ta: shape.ta,
+        tb: shape.tb,
+        m,
+        n,
+        k,
+    };
+    let ticket = |why: String, learn: bool| Ticket {
+        rt,
+        key,
+        why,
+        runtime_start,
+        learn,
+        started: std::time::Instant::now(),
+        _inside: inside,
+    };
+    if verdict == Verdict::Forced {
+        return Routed::Devices(ticket(verdict.to_string(), false));
+    }
+    let estimate = route::host_seconds(rt, &shape.problem(beta_zero));
+    let predicted = match verdict {
+        Verdict::Model { devices, .. } => Some(devices),
+        _ => None,
+    };
+    let choice = measured::choose(
+        measured::routes().get(&key),
+        verdict.offload(),
+        predicted,
+        estimate * scale,
+    );
+    let why = if choice.measured() {
+        choice.to_string()
+    } else {
+        verdict.to_string()
+    };
+    if choice.offload() {
+        return Routed::Devices(ticket(why, true));
+    }
+    if verbose() {
+        eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS ({why})");
+    }
+    if runtime_start > 0.0 {
+        summary::runtime_started(runtime_start);
+    }
+    summary::kept_on_host(choice.measured());
+    Routed::Host(Some(Pending {
+        key,
+        estimate: Some(estimate),
+    }))
+}
+
+impl Ticket {
+    /// The call finished on the devices with `report`: its time (one-time costs taken out of
+    /// the shape's first) teaches the routing, and is reported.
+    pub(crate) fn done(self, label: &str, report: &GemmReport) {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let one_time = OneTime {
+            runtime_start: self.runtime_start,
+            page_locking: report.host_check_seconds,
+            workspaces: report.workspace_seconds,
+            planning: if report.plan_cached {
+                0.0
+            } else {
+                report.planning_seconds
+            },
+        };
+        let counted = if self.learn {
+            measured::routes().record_devices(
+                self.key,
+                elapsed + self.runtime_start,
+                one_time.total(),
+            )
+        } else {
+            elapsed
+        };
+        let k = &self.key;
+        let flops = 2.0 * k.m as f64 * k.n as f64 * k.k as f64;
+        summary::device_call(elapsed, flops, &report.devices, one_time);
+        if verbose() {
+            let costs = if one_time.total() >= 1e-3 {
+                format!(
+                    "; one-time costs: {one_time}; the shape counted at {:.3} s",
+                    counted
+                )
+            } else {
+                String::new()
+            };
+            eprintln!(
+                "hetblas: {label} {}x{}x{}: devices [{}] ({}), {elapsed:.3} s{costs}",
+                k.m,
+                k.n,
+                k.k,
+                report.devices.join(", "),
+                self.why,
+            );
+        }
+    }
+
+    /// The devices failed: the call goes to the host (its time is not recorded).
+    pub(crate) fn failed(self) {
+        if self.runtime_start > 0.0 {
+            summary::runtime_started(self.runtime_start);
+        }
     }
 }
 
@@ -181,8 +430,8 @@ fn device_operands(ptrs: [u64; 3]) -> Option<(&'static Runtime, [Option<usize>; 
     owners.iter().any(Option::is_some).then_some((rt, owners))
 }
 
-/// Real GEMM on the devices: device operands always, host operands when the route says so.
-/// `false` leaves the call to the host path.
+/// Real GEMM on the devices: device operands always, host operands when the routing says so.
+/// [`Outcome::Host`] leaves the call to the host path.
 ///
 /// # Safety
 /// The arguments passed the reference checks; the arrays satisfy the BLAS contract (in host
@@ -203,9 +452,9 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     beta: T,
     c: *mut T,
     ldc: i64,
-) -> bool {
-    if m <= 0 || n <= 0 {
-        return false; // nothing is read or written
+) -> Outcome {
+    if m <= 0 || n <= 0 || nested() {
+        return Outcome::Host(None); // nothing is read or written, or called from inside
     }
     let shape = Shape {
         ta,
@@ -227,36 +476,15 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     if let Some((rt, owners)) = device_operands([a as u64, b as u64, c as u64]) {
         // SAFETY: forwarded contract; `owners` says where each operand lives.
         unsafe { on_device_operands(rt, name, &shape, owners, alpha, beta, &ops) };
-        return true;
+        return Outcome::Done;
     }
-    let rule = route::rule();
-    if !route::prefilter(rule, &shape) {
-        if verbose() {
-            eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS (below the offload rule)");
-        }
-        return false;
+    match route_call(name, &shape, beta == T::default()) {
+        Routed::Host(pending) => Outcome::Host(pending),
+        // SAFETY: forwarded contract, all operands in host memory.
+        Routed::Devices(ticket) => unsafe {
+            on_host_operands(ticket, name, &shape, alpha, beta, &ops)
+        },
     }
-    let Some(_active) = Active::sole() else {
-        if verbose() {
-            eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS (the device path is busy)");
-        }
-        return false;
-    };
-    let Some(rt) = runtime() else {
-        if verbose() {
-            eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS (no accelerator)");
-        }
-        return false;
-    };
-    let verdict = route::decide(rule, rt, &shape, beta == T::default());
-    if !verdict.offload() {
-        if verbose() {
-            eprintln!("hetblas: {name} {m}x{n}x{k}: host BLAS ({verdict})");
-        }
-        return false;
-    }
-    // SAFETY: forwarded contract, all operands in host memory.
-    unsafe { on_host_operands(rt, name, &shape, verdict, alpha, beta, &ops) }
 }
 
 /// GEMM's arrays and leading dimensions as the caller passed them.
@@ -269,20 +497,19 @@ struct Operands<T> {
     ldc: i64,
 }
 
-/// Host operands on the devices; on a device failure C is restored and `false` returned, so
-/// that the host BLAS completes the call.
+/// Host operands on the devices; on a device failure C is restored and the call left to the
+/// host BLAS.
 ///
 /// # Safety
 /// As [`gemm`], every operand in host memory.
 unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
-    rt: &Runtime,
+    ticket: Ticket,
     name: &str,
     s: &Shape,
-    verdict: route::Verdict,
     alpha: T,
     beta: T,
     o: &Operands<T>,
-) -> bool {
+) -> Outcome {
     let (m, n, k) = (s.m, s.n, s.k);
     let ((ar, ac), (br, bc)) = s.stored();
     // SAFETY: the BLAS contract makes these spans readable (A, B) and writable (C).
@@ -297,7 +524,7 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
     // the call from the original C, so keep it (beta == 0 never reads C).
     let saved = (beta != T::default()).then(|| sc.to_vec());
     let started = std::time::Instant::now();
-    let r = rt.gemm_blas(
+    let r = ticket.rt.gemm_blas(
         s.ta,
         s.tb,
         m,
@@ -316,14 +543,8 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
     match r {
         Ok(report) => {
             write_trace(name, report.trace.as_ref(), started.elapsed().as_secs_f64());
-            if verbose() {
-                eprintln!(
-                    "hetblas: {name} {m}x{n}x{k}: devices [{}] ({verdict}), {:.3} s",
-                    report.devices.join(", "),
-                    started.elapsed().as_secs_f64()
-                );
-            }
-            true
+            ticket.done(name, &report);
+            Outcome::Done
         }
         Err(e) => {
             if let Some(saved) = saved {
@@ -332,7 +553,8 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
             if verbose() || !FAILED_ONCE.swap(true, Ordering::Relaxed) {
                 eprintln!("hetblas: {name} {m}x{n}x{k}: device path failed ({e}); completed on the host BLAS");
             }
-            false
+            ticket.failed();
+            Outcome::Host(None)
         }
     }
 }
@@ -354,7 +576,7 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
     o: &Operands<T>,
 ) {
     let (m, n, k) = (s.m, s.n, s.k);
-    let _active = Active::joined();
+    let _inside = InDevicePath::enter();
     #[cfg(test)]
     DEVICE_OPERAND_CALLS.fetch_add(1, Ordering::Relaxed);
     let ((ar, ac), (br, bc)) = s.stored();
@@ -401,6 +623,9 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
     let place = |w: Option<usize>| w.map_or("host".to_string(), |d| rt.devices()[d].info().label());
     match result {
         Ok(report) => {
+            let flops = 2.0 * m as f64 * n as f64 * k as f64;
+            let elapsed = started.elapsed().as_secs_f64();
+            summary::device_call(elapsed, flops, &report.devices, OneTime::default());
             if verbose() {
                 eprintln!(
                     "hetblas: {name} {m}x{n}x{k}: operands in [{}, {}, {}] computed where they \

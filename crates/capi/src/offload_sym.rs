@@ -2,14 +2,16 @@
 //! ([`crate::route`], with the GEMM of the same flops standing for the routine), run by the
 //! Runtime, and on a device failure C restored and the call left to the host path.
 
-use crate::offload::{runtime, verbose, Active};
-use crate::route::{self, Shape};
+use crate::offload::{route_call, verbose, Routed};
+use crate::route::{Outcome, Shape};
 use hetblas::{GemmOptions, MatIn, MatMut, MatRef, Scalar, Side, SymOp, Trans, Uplo};
 
-/// Symmetric calls the devices computed (the unit test checks that the device path took one).
 #[cfg(test)]
-pub static SYM_DEVICE_CALLS: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(0);
+thread_local! {
+    /// Symmetric calls the devices computed on this thread (the unit tests check that the
+    /// device path took theirs).
+    pub static SYM_DEVICE_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 /// A rank update (`two`: SYR2K/HER2K) on the devices when the routing sends it there; `false`
 /// leaves it to the host path. HERK's real scalars come as `T` with zero imaginary part.
@@ -29,10 +31,10 @@ pub unsafe fn rank<T: Scalar>(
     (b, ldb): (*const T, i64),
     beta: T,
     (c, ldc): (*mut T, i64),
-) -> bool {
+) -> Outcome {
     let (Some(uplo), Some(trans)) = (Uplo::from_blas_char(uplo), Trans::from_blas_char(trans))
     else {
-        return false;
+        return Outcome::Host(None);
     };
     let op = SymOp::Rank {
         uplo,
@@ -73,9 +75,9 @@ pub unsafe fn multiply<T: Scalar>(
     (b, ldb): (*const T, i64),
     beta: T,
     (c, ldc): (*mut T, i64),
-) -> bool {
+) -> Outcome {
     let (Some(side), Some(uplo)) = (Side::from_blas_char(side), Uplo::from_blas_char(uplo)) else {
-        return false;
+        return Outcome::Host(None);
     };
     let ka = if side == Side::Left { m } else { n };
     let (mu, nu, ku) = (m.max(0) as usize, n.max(0) as usize, ka.max(0) as usize);
@@ -108,9 +110,9 @@ unsafe fn run<T: Scalar>(
     b: Option<(*const T, usize, usize, i64)>,
     beta: T,
     (c, ldc): (*mut T, i64),
-) -> bool {
+) -> Outcome {
     if cm <= 0 || cn <= 0 || gk <= 0 {
-        return false;
+        return Outcome::Host(None);
     }
     let shape = Shape {
         ta: b'N',
@@ -120,35 +122,20 @@ unsafe fn run<T: Scalar>(
         k: gk,
         dtype: T::DTYPE,
     };
-    let name = format!(
-        "{}{}",
-        T::DTYPE.blas_prefix(),
-        op.name().to_ascii_lowercase()
-    );
-    let rule = route::rule();
-    if !route::prefilter(rule, &shape) {
-        return false;
-    }
-    let Some(_active) = Active::sole() else {
-        return false;
+    let name = routine_name(T::DTYPE, op);
+    let ticket = match route_call(name, &shape, beta == T::default()) {
+        Routed::Host(pending) => return Outcome::Host(pending),
+        Routed::Devices(ticket) => ticket,
     };
-    let Some(rt) = runtime() else {
-        return false;
-    };
+    let rt = ticket.rt;
     // Device pointers stay on the host path (as before this routine had a device path).
     if [a.0 as u64, c as u64]
         .into_iter()
         .chain(b.map(|b| b.0 as u64))
         .any(|p| rt.device_owning(p).is_some())
     {
-        return false;
-    }
-    let verdict = route::decide(rule, rt, &shape, beta == T::default());
-    if !verdict.offload() {
-        if verbose() {
-            eprintln!("hetblas: {name}: host BLAS ({verdict})");
-        }
-        return false;
+        ticket.failed();
+        return Outcome::Host(None);
     }
     let (m, n) = (cm as usize, cn as usize);
     // SAFETY: the checked arrays of the caller, alive for the call (contract).
@@ -173,10 +160,11 @@ unsafe fn run<T: Scalar>(
         cv.rb_mut(),
         &GemmOptions::default(),
     ) {
-        Ok(_) => {
+        Ok(report) => {
             #[cfg(test)]
-            SYM_DEVICE_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            true
+            SYM_DEVICE_CALLS.with(|c| c.set(c.get() + 1));
+            ticket.done(name, &report);
+            Outcome::Done
         }
         Err(e) => {
             if verbose() {
@@ -187,9 +175,38 @@ unsafe fn run<T: Scalar>(
                     cv.set(i, j, saved[i + j * m]);
                 }
             }
-            false
+            ticket.failed();
+            Outcome::Host(None)
         }
     }
+}
+
+/// The routine's BLAS name ("dsyrk", "zher2k"), for the routing's shapes and the log.
+fn routine_name(dtype: hetblas::DType, op: SymOp) -> &'static str {
+    const NAMES: [[&str; 4]; 6] = [
+        ["ssyrk", "dsyrk", "csyrk", "zsyrk"],
+        ["", "", "cherk", "zherk"],
+        ["ssyr2k", "dsyr2k", "csyr2k", "zsyr2k"],
+        ["", "", "cher2k", "zher2k"],
+        ["ssymm", "dsymm", "csymm", "zsymm"],
+        ["", "", "chemm", "zhemm"],
+    ];
+    let row = match op {
+        SymOp::Rank {
+            two: false, herm, ..
+        } => usize::from(herm),
+        SymOp::Rank {
+            two: true, herm, ..
+        } => 2 + usize::from(herm),
+        SymOp::Multiply { herm, .. } => 4 + usize::from(herm),
+    };
+    let col = match dtype {
+        hetblas::DType::F32 => 0,
+        hetblas::DType::F64 => 1,
+        hetblas::DType::C32 => 2,
+        hetblas::DType::C64 => 3,
+    };
+    NAMES[row][col]
 }
 
 #[cfg(test)]
@@ -200,20 +217,16 @@ mod tests {
     use hetblas_core::sym_reference::check_sym_sampled;
     use rand::rngs::StdRng;
     use rand::{RngExt, SeedableRng};
-    use std::sync::atomic::Ordering;
 
-    /// Runs `call` (which resets C first) until the device path takes it: another unit test
-    /// may hold the device path for a moment, and a call then goes to the host.
-    fn on_the_devices(name: &str, mut call: impl FnMut()) {
-        for _ in 0..100 {
-            let before = SYM_DEVICE_CALLS.load(Ordering::Relaxed);
-            call();
-            if SYM_DEVICE_CALLS.load(Ordering::Relaxed) > before {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        panic!("{name} never took the device path");
+    /// Runs `call` and checks that the device path took it (counted on this thread: the call
+    /// runs on the devices from the calling thread).
+    fn on_the_devices(name: &str, call: impl FnOnce()) {
+        let before = SYM_DEVICE_CALLS.with(|c| c.get());
+        call();
+        assert!(
+            SYM_DEVICE_CALLS.with(|c| c.get()) > before,
+            "{name} did not take the device path"
+        );
     }
 
     /// `zherk_` and `zher2k_` of 1 GFLOP (the built-in rule) go to the unit tests' emulated
@@ -223,7 +236,7 @@ mod tests {
     /// the other triangle and C's padding untouched.
     #[test]
     fn zherk_and_zher2k_go_to_the_devices() {
-        let (n, k) = (1024usize, 1024usize);
+        let (n, k0) = (1024usize, 1024usize);
         let (lda, ldc) = (n + 2, n + 1);
         let mut rng = StdRng::seed_from_u64(37);
         let mut random = |len: usize| -> Vec<c64> {
@@ -231,15 +244,21 @@ mod tests {
                 .map(|_| c64::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0)))
                 .collect()
         };
-        let (a, b, c0) = (random(lda * k), random(lda * k), random(ldc * n));
+        let (a, b, c0) = (
+            random(lda * (k0 + 4)),
+            random(lda * (k0 + 4)),
+            random(ldc * n),
+        );
         let dim = |x: usize| x as LpInt;
         let mut c = c0.clone();
-        for (two, alpha, beta) in [
+        // Each call its own k: a shape's later calls are routed by what its first measured
+        // (the emulated devices may well lose to the host), its first by the built-in rule.
+        for (k, (two, alpha, beta)) in (k0..).zip([
             (false, c64::new(0.0, 0.0), 1.0),
             (true, c64::new(0.0, 0.0), 1.0),
             (false, c64::new(0.75, 0.0), -1.25),
             (true, c64::new(0.75, -0.5), -1.25),
-        ] {
+        ]) {
             let name = if two { "zher2k_" } else { "zherk_" };
             on_the_devices(name, || {
                 c.copy_from_slice(&c0);

@@ -20,6 +20,8 @@
 //!    synchronisation) would eat.
 //!
 //! `HETBLAS_OFFLOAD_FLOPS=x` replaces both: every real GEMM of at least `x` flops goes.
+//!
+//! After a shape's first call, what its calls measured decides ([`crate::measured`]).
 
 use hetblas::Runtime;
 use hetblas_core::problem::GemmProblem;
@@ -54,18 +56,26 @@ impl Rule {
 /// The rule in force: `HETBLAS_OFFLOAD_FLOPS` when set, else [`Rule::BUILT_IN`].
 pub fn rule() -> Rule {
     static RULE: OnceLock<Rule> = OnceLock::new();
-    *RULE.get_or_init(|| {
-        match std::env::var("HETBLAS_OFFLOAD_FLOPS").map(|v| v.trim().parse::<f64>()) {
-            Ok(Ok(x)) if x >= 0.0 => Rule::Flops(x),
-            Ok(_) => {
-                eprintln!(
-                    "hetblas: HETBLAS_OFFLOAD_FLOPS is not a number; using the built-in rule"
-                );
-                Rule::BUILT_IN
-            }
-            Err(_) => Rule::BUILT_IN,
+    *RULE.get_or_init(|| match &crate::settings::settings().offload_flops {
+        Ok(Some(x)) => Rule::Flops(*x),
+        Ok(None) => Rule::BUILT_IN,
+        Err(v) => {
+            eprintln!(
+                "hetblas: HETBLAS_OFFLOAD_FLOPS={v:?} is not a number; using the built-in rule"
+            );
+            Rule::BUILT_IN
         }
     })
+}
+
+/// What a device hook did with a call.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The devices computed it.
+    Done,
+    /// It is the host's; `Some` when the routing considered it, whose host time is then
+    /// measured ([`crate::measured`]).
+    Host(Option<crate::measured::Pending>),
 }
 
 /// Whether a calibrated profile file exists where the Runtime looks for one (checked once).
@@ -112,7 +122,7 @@ impl Shape {
     }
 
     /// The core's problem for this call, all operands in host memory.
-    fn problem(&self, beta_zero: bool) -> GemmProblem {
+    pub fn problem(&self, beta_zero: bool) -> GemmProblem {
         GemmProblem {
             transa: trans(self.ta),
             transb: trans(self.tb),
@@ -194,8 +204,16 @@ impl std::fmt::Display for Verdict {
     }
 }
 
-/// Stage 2: the decision for a call that passed [`prefilter`], with the Runtime started.
-pub fn decide(rule: Rule, rt: &Runtime, shape: &Shape, beta_zero: bool) -> Verdict {
+/// Stage 2: the decision for a call that passed [`prefilter`], with the Runtime started. The
+/// host BLAS's estimate is [`host_seconds`] times `host_scale` (what the host measured in this
+/// program against the model: [`crate::measured::host_scale`]).
+pub fn decide(
+    rule: Rule,
+    rt: &Runtime,
+    shape: &Shape,
+    beta_zero: bool,
+    host_scale: f64,
+) -> Verdict {
     let (min_flops, intensity) = match rule {
         Rule::Flops(_) => return Verdict::Forced,
         Rule::Auto { flops, intensity } => (flops, intensity),
@@ -207,7 +225,7 @@ pub fn decide(rule: Rule, rt: &Runtime, shape: &Shape, beta_zero: bool) -> Verdi
             if p.devices.iter().all(on_host) {
                 return Verdict::ModelCpuOnly;
             }
-            let host = host_seconds(rt, &problem);
+            let host = host_seconds(rt, &problem) * host_scale;
             Verdict::Model {
                 devices: p.seconds,
                 host,
@@ -222,15 +240,17 @@ pub fn decide(rule: Rule, rt: &Runtime, shape: &Shape, beta_zero: bool) -> Verdi
 
 /// Predicted seconds of the call on the host BLAS: the profile's GEMM rate of the CPU device
 /// (the same host BLAS library, measured by calibration) at the call's equivalent square size,
-/// else [`HOST_FLOPS_PER_CORE`] times the cores.
+/// else [`HOST_FLOPS_PER_CORE`] times the cores. The profile's CPU entry is read whether or not
+/// the Runtime has the CPU device (the drop-in's leaves it out).
 pub fn host_seconds(rt: &Runtime, p: &GemmProblem) -> f64 {
     let flops = 2.0 * p.m as f64 * p.n as f64 * p.k as f64;
     let size = (p.m as f64 * p.n as f64 * p.k as f64).cbrt();
     let measured = rt.profile().and_then(|profile| {
-        rt.devices()
+        profile
+            .devices
             .iter()
-            .filter(|d| d.info().kind == DeviceKind::Cpu)
-            .find_map(|d| profile.device(&d.info().label())?.exec_table(p.dtype))
+            .filter(|d| d.backend == "cpu")
+            .find_map(|d| d.exec_table(p.dtype))
             .map(|table| table.rate_at(size))
     });
     let rate = measured.unwrap_or_else(|| {
@@ -337,16 +357,16 @@ mod tests {
         let rt = runtime();
         let big = shape(4096, 4096, 4096);
         assert_eq!(
-            decide(Rule::BUILT_IN, &rt, &big, false),
+            decide(Rule::BUILT_IN, &rt, &big, false, 1.0),
             Verdict::BuiltIn { offload: true }
         );
         let skinny = shape(50_000, 8, 50_000);
         assert_eq!(
-            decide(Rule::BUILT_IN, &rt, &skinny, false),
+            decide(Rule::BUILT_IN, &rt, &skinny, false, 1.0),
             Verdict::BuiltIn { offload: false }
         );
         assert_eq!(
-            decide(Rule::Flops(0.0), &rt, &skinny, false),
+            decide(Rule::Flops(0.0), &rt, &skinny, false, 1.0),
             Verdict::Forced
         );
     }
@@ -357,7 +377,7 @@ mod tests {
         let s = shape(2048, 2048, 2048);
         // Devices 100x faster than the CPU: the model sends the call, and says why.
         rt.set_profile(Some(profile(&rt, 20e9, 2e12)));
-        let v = decide(Rule::BUILT_IN, &rt, &s, false);
+        let v = decide(Rule::BUILT_IN, &rt, &s, false, 1.0);
         let Verdict::Model {
             devices,
             host,
@@ -377,11 +397,11 @@ mod tests {
         // although the built-in rule (which knows no rates) would send it.
         rt.set_profile(Some(profile(&rt, 2e12, 20e9)));
         assert!(s.passes_built_in(1e9, 32.0));
-        let v = decide(Rule::BUILT_IN, &rt, &s, false);
+        let v = decide(Rule::BUILT_IN, &rt, &s, false, 1.0);
         assert!(!v.offload(), "a profile where offload loses kept it: {v}");
 
         // HETBLAS_OFFLOAD_FLOPS overrides the model.
-        assert!(decide(Rule::Flops(1.0), &rt, &s, false).offload());
+        assert!(decide(Rule::Flops(1.0), &rt, &s, false, 1.0).offload());
     }
 
     #[test]

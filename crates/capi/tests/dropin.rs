@@ -10,6 +10,10 @@
 //! - bad arguments reach the program's own `xerbla_` / `xerbla_64_` / `cblas_xerbla` with the
 //!   reference's names and parameter numbers, and the call does nothing else;
 //! - the ILP64 (`sgemm_64_`) symbols compute;
+//! - the renamed family of pip's wheels (`scipy_dgemm_`, `scipy_cblas_dgemm64_`, ...) is
+//!   exported for every routine, computes, and forwards the calls it keeps on the host to the
+//!   library that defines the same names (the fixture stands for a wheel's OpenBLAS); the LAPACK
+//!   entries forward to the routine they replaced;
 //! - a CUDA program's device pointers given to `dgemm_` are computed where they live (on a
 //!   GPU machine; skipped without one, failed with `HETBLAS_REQUIRE=cuda`).
 
@@ -193,6 +197,90 @@ fn bad_arguments_without_host_blas() {
 fn ilp64_symbols_compute() {
     let out = run(&built().linked, "ilp64", false, &[]);
     assert_ok(&out, "sgemm_64_");
+}
+
+#[test]
+fn renamed_families_forward_to_the_library_that_defines_them() {
+    let out = run(
+        &built().preload,
+        "renamed-host",
+        true,
+        &[("HETBLAS_VERBOSE", "1")],
+    );
+    assert_ok(&out, "scipy_ names, host path");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("host BLAS of the scipy_ ILP64 names") && err.contains("libfixture.so"),
+        "the scipy_ names' host was not the library defining them:\n{err}"
+    );
+}
+
+#[test]
+fn renamed_families_reach_the_devices() {
+    let env = [
+        ("HETBLAS_EMULATED", "2"),
+        ("HETBLAS_BACKENDS", "emulated"),
+        ("HETBLAS_OFFLOAD_FLOPS", "0"),
+        ("HETBLAS_SUMMARY", "1"),
+    ];
+    let out = run(&built().preload, "renamed-devices", true, &env);
+    assert_ok(&out, "scipy_ names, device path");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("4 on the devices [emulated:0, emulated:1]"),
+        "the summary does not count the 4 renamed GEMMs on the devices:\n{err}"
+    );
+}
+
+/// Every BLAS and CBLAS entry of the reference names has its `scipy_` forms in both widths
+/// (they are generated from the same definitions; this checks the generation left none out).
+#[test]
+fn every_routine_is_exported_under_the_renamed_family() {
+    let out = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(lib_dir().join("libhetblas.so"))
+        .output()
+        .expect("nm (binutils)");
+    assert!(out.status.success());
+    let names: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect();
+    let aux = [
+        "xerbla_",
+        "xerbla_64_",
+        "xerbla_array_",
+        "lsame_",
+        "cblas_xerbla",
+    ];
+    let mut checked = 0;
+    for n in names
+        .iter()
+        .filter(|n| !n.starts_with("scipy_") && !aux.contains(&n.as_str()))
+    {
+        let wanted = if let Some(base) = n.strip_suffix("_64_") {
+            vec![format!("scipy_{base}_64_")]
+        } else if n.starts_with("cblas_") {
+            match n.strip_suffix("64_") {
+                Some(base) => vec![format!("scipy_{base}64_")],
+                None => vec![format!("scipy_{n}"), format!("scipy_{n}64_")],
+            }
+        } else if let Some(base) = n.strip_suffix('_') {
+            vec![format!("scipy_{base}_"), format!("scipy_{base}_64_")]
+        } else {
+            continue; // data symbols (RowMajorStrg, CBLAS_CallFromC)
+        };
+        for w in wanted {
+            assert!(names.contains(&w), "{n} is exported but {w} is not");
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 900
+            && names.contains("scipy_cblas_dgemm64_")
+            && names.contains("scipy_dgesv_64_"),
+        "only {checked} renamed names checked"
+    );
 }
 
 #[test]

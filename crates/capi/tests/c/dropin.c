@@ -22,6 +22,74 @@ void cblas_dgemm(int, int, int, int, int, int, double, const double *, int, cons
 void cblas_dgemm64_(int, int, int, int64_t, int64_t, int64_t, double, const double *, int64_t,
                     const double *, int64_t, double, double *, int64_t);
 
+#ifdef PRELOAD_ONLY
+/* The renamed family, defined by the fixture as a wheel's library does (fixture.c). */
+extern int fixture_scipy_calls, fixture_scipy64_calls, fixture_scipy_cblas_calls;
+void scipy_dgemm_(const char *, const char *, const int *, const int *, const int *,
+                  const double *, const double *, const int *, const double *, const int *,
+                  const double *, double *, const int *);
+void scipy_dgemm_64_(const char *, const char *, const int64_t *, const int64_t *,
+                     const int64_t *, const double *, const double *, const int64_t *,
+                     const double *, const int64_t *, const double *, double *,
+                     const int64_t *);
+void scipy_cblas_dgemm(int, int, int, int, int, int, double, const double *, int,
+                       const double *, int, double, double *, int);
+void scipy_cblas_dgemm64_(int, int, int, int64_t, int64_t, int64_t, double, const double *,
+                          int64_t, const double *, int64_t, double, double *, int64_t);
+void scipy_dgesv_(const int *, const int *, double *, const int *, int *, double *,
+                  const int *, int *);
+void scipy_dgesv_64_(const int64_t *, const int64_t *, double *, const int64_t *, int64_t *,
+                     double *, const int64_t *, int64_t *);
+void dpotrf_(const char *, const int *, double *, const int *, int *, size_t);
+
+/* C = A * I (3x2 = 3x2 * 2x2) through each renamed GEMM entry, checked; then the counters of
+ * the fixture's entries that received calls: `host` expects every call forwarded to the
+ * fixture's Fortran names, `devices` none (the devices took them). */
+static int renamed(int on_devices) {
+  double a[6] = {1, 2, 3, 4, 5, 6}, b[4] = {1, 0, 0, 1}, one = 1, zero = 0;
+  int m = 3, n = 2, k = 2;
+  int64_t m64 = 3, n64 = 2, k64 = 2;
+  for (int entry = 0; entry < 4; entry++) {
+    double c[6] = {0};
+    switch (entry) {
+      case 0: scipy_dgemm_("N", "N", &m, &n, &k, &one, a, &m, b, &k, &zero, c, &m); break;
+      case 1: scipy_cblas_dgemm(102, 111, 111, 3, 2, 2, 1.0, a, 3, b, 2, 0.0, c, 3); break;
+      case 2:
+        scipy_dgemm_64_("N", "N", &m64, &n64, &k64, &one, a, &m64, b, &k64, &zero, c, &m64);
+        break;
+      default: scipy_cblas_dgemm64_(102, 111, 111, 3, 2, 2, 1.0, a, 3, b, 2, 0.0, c, 3);
+    }
+    for (int i = 0; i < 6; i++)
+      if (c[i] != a[i]) {
+        printf("renamed GEMM entry %d: c[%d] = %g, want %g\n", entry, i, c[i], a[i]);
+        return 1;
+      }
+  }
+  int want = on_devices ? 0 : 2;
+  if (fixture_scipy_calls != want || fixture_scipy64_calls != want ||
+      fixture_scipy_cblas_calls != 0) {
+    printf("the wheel's scipy_dgemm_ got %d calls, scipy_dgemm_64_ %d, its CBLAS %d "
+           "(want %d, %d, 0)\n",
+           fixture_scipy_calls, fixture_scipy64_calls, fixture_scipy_cblas_calls, want, want);
+    return 1;
+  }
+  /* LAPACK: forwarded untouched to the routine of the same name (the stand-ins mark info). */
+  double s[4] = {4, 1, 1, 3}, r[2] = {1, 2};
+  int ipiv[2], info = 0, two = 2, nrhs = 1;
+  int64_t ipiv64[2], info64 = 0, two64 = 2, nrhs64 = 1;
+  scipy_dgesv_(&two, &nrhs, s, &two, ipiv, r, &two, &info);
+  scipy_dgesv_64_(&two64, &nrhs64, s, &two64, ipiv64, r, &two64, &info64);
+  int pinfo = 0;
+  dpotrf_("L", &two, s, &two, &pinfo, 1);
+  if (info != 4242 || info64 != 4243 || pinfo != 4244) {
+    printf("LAPACK forwarding: info %d, %ld, %d (want 4242, 4243, 4244)\n", info, (long)info64,
+           pinfo);
+    return 1;
+  }
+  return 0;
+}
+#endif
+
 #ifndef PRELOAD_ONLY
 /* The program's own error handlers: hetblas must call these, not its defaults. */
 static char seen_name[16];
@@ -89,6 +157,10 @@ int main(int argc, char **argv) {
     return check_dgemm(300, 200, 250, 0.5, 0) | check_dgemm(64, 48, 40, 0.0, 0) |
            check_dgemm(120, 90, 70, 1.5, 1);
   }
+#ifdef PRELOAD_ONLY
+  if (!strcmp(what, "renamed-host")) return renamed(0);
+  if (!strcmp(what, "renamed-devices")) return renamed(1);
+#endif
 #ifndef PRELOAD_ONLY
   if (!strcmp(what, "xerbla")) {
     double a[4] = {1, 2, 3, 4}, c[4] = {9, 9, 9, 9};

@@ -5,7 +5,7 @@
 //! with the padding rows of C untouched; every invalid call reports hetblas-refblas's
 //! parameter number (the reference's checks, in its order) and leaves C as it was.
 
-use super::libs::{addr, libs, take_report};
+use super::libs::{hetblas_addr, take_report, with_prefix, PREFIXES};
 use super::values::{Api, El, Int, Rng};
 use hetblas_refblas::gemm_check;
 use hetblas_refblas::num_complex::Complex64 as C64;
@@ -15,7 +15,8 @@ const BUF: usize = 160;
 
 /// libhetblas.so's symbol `name` as the function type `F`.
 fn sym<F: Copy>(name: &str) -> F {
-    let p = addr(&libs().hetblas, name).unwrap_or_else(|| panic!("libhetblas.so lacks {name}"));
+    let p = hetblas_addr(name)
+        .unwrap_or_else(|| panic!("libhetblas.so lacks {}{name}", super::libs::prefix()));
     // SAFETY: the caller names the symbol's C type as F, a function pointer.
     unsafe { std::mem::transmute_copy::<*const c_void, F>(&p) }
 }
@@ -460,27 +461,33 @@ fn a_cols_row(t: u8, r: i64, s: i64) -> i64 {
     }
 }
 
-/// `per` cases of each precision through each entry: (cases, invalid calls, failures).
+/// `per` cases of each precision through each entry of each name family: (cases, invalid
+/// calls, failures).
 pub fn run(per: usize) -> (usize, usize, Vec<String>) {
     let (mut cases, mut invalid, mut wrong) = (0usize, 0usize, Vec::new());
     let mut rng = Rng(0x5eed_1234_abcd_0001);
-    for api in Api::ALL {
-        for p in 0..4 {
-            for _ in 0..per {
-                let r = match p {
-                    0 => gemm_case::<f32>(&mut rng, api),
-                    1 => gemm_case::<f64>(&mut rng, api),
-                    2 => gemm_case::<hetblas_refblas::num_complex::Complex32>(&mut rng, api),
-                    _ => gemm_case::<C64>(&mut rng, api),
-                };
-                cases += 1;
-                match r {
-                    Ok(true) => invalid += 1,
-                    Ok(false) => {}
-                    Err(e) => wrong.push(e),
+    for (prefix, api) in PREFIXES
+        .iter()
+        .flat_map(|&p| Api::ALL.into_iter().map(move |a| (p, a)))
+    {
+        with_prefix(prefix, || {
+            for p in 0..4 {
+                for _ in 0..per {
+                    let r = match p {
+                        0 => gemm_case::<f32>(&mut rng, api),
+                        1 => gemm_case::<f64>(&mut rng, api),
+                        2 => gemm_case::<hetblas_refblas::num_complex::Complex32>(&mut rng, api),
+                        _ => gemm_case::<C64>(&mut rng, api),
+                    };
+                    cases += 1;
+                    match r {
+                        Ok(true) => invalid += 1,
+                        Ok(false) => {}
+                        Err(e) => wrong.push(format!("{prefix}{api:?}: {e}")),
+                    }
                 }
             }
-        }
+        });
     }
     (cases, invalid, wrong)
 }

@@ -156,6 +156,33 @@ pub fn addr(lib: &Library, name: &str) -> Option<*const c_void> {
         .map(|s| s.into_raw() as *const c_void)
 }
 
+thread_local! {
+    static PREFIX: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
+}
+
+/// The name prefixes of libhetblas.so's entry families: the reference names, and the renamed
+/// family of pip's NumPy and SciPy wheels (`scipy_dgemm_`, `scipy_cblas_dgemm64_`), whose
+/// entries must behave as the reference names' do.
+pub const PREFIXES: [&str; 2] = ["", "scipy_"];
+
+/// Runs `f` with libhetblas.so's entries looked up under `prefix` (one of [`PREFIXES`]).
+pub fn with_prefix<R>(prefix: &'static str, f: impl FnOnce() -> R) -> R {
+    let old = PREFIX.with(|p| p.replace(prefix));
+    let r = f();
+    PREFIX.with(|p| p.set(old));
+    r
+}
+
+/// The prefix in force ([`with_prefix`]).
+pub fn prefix() -> &'static str {
+    PREFIX.with(|p| p.get())
+}
+
+/// libhetblas.so's entry `name` (a reference name) under the prefix in force.
+pub fn hetblas_addr(name: &str) -> Option<*const c_void> {
+    addr(&libs().hetblas, &format!("{}{name}", prefix()))
+}
+
 /// One test at a time calls the libraries (the handlers' record is global).
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static M: std::sync::Mutex<()> = std::sync::Mutex::new(());

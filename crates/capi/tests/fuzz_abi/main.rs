@@ -31,7 +31,7 @@ mod oracle;
 mod table;
 mod values;
 
-use libs::{libs, required, serial, REFERENCE, REFERENCE64};
+use libs::{libs, required, serial, with_prefix, PREFIXES, REFERENCE, REFERENCE64};
 use oracle::Ctx;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};
@@ -146,20 +146,25 @@ fn every_exported_routine_against_the_reference_and_host_blas() {
     let entries = table::entries();
     let start = std::time::Instant::now();
     let capture = StderrCapture::start();
-    for e in &entries {
-        for api in Api::ALL {
-            (e.run)(&mut ctx, api);
-        }
+    for prefix in PREFIXES {
+        with_prefix(prefix, || {
+            for e in &entries {
+                for api in Api::ALL {
+                    (e.run)(&mut ctx, api);
+                }
+            }
+        });
     }
     let stderr = capture.finish();
     let secs = start.elapsed().as_secs_f64();
 
     let total: usize = ctx.by_api.values().map(|t| t.cases).sum();
     eprintln!(
-        "{total} cases over {} symbols x {} entry points in {secs:.1} s; by family \
+        "{total} cases over {} symbols x {} entry points x {} name families in {secs:.1} s; by family \
          (cases / invalid / bit-identical / within the bound / reference diverges):",
         entries.len(),
-        Api::ALL.len()
+        Api::ALL.len(),
+        PREFIXES.len()
     );
     for (f, t) in &ctx.by_family {
         eprintln!(
@@ -169,7 +174,7 @@ fn every_exported_routine_against_the_reference_and_host_blas() {
     }
     for (a, t) in &ctx.by_api {
         eprintln!(
-            "  {a:9} {:6} / {:6} / {:6} / {:6} / {:4}",
+            "  {a:15} {:6} / {:6} / {:6} / {:6} / {:4}",
             t.cases, t.invalid, t.identical, t.bounded, t.divergent
         );
     }

@@ -68,7 +68,9 @@ impl Ctx {
     fn count(&mut self, family: &'static str, api: Api, o: Outcome) {
         for t in [
             self.by_family.entry(family).or_default(),
-            self.by_api.entry(format!("{api:?}")).or_default(),
+            self.by_api
+                .entry(format!("{}{api:?}", super::libs::prefix()))
+                .or_default(),
         ] {
             t.cases += 1;
             match o {
@@ -205,7 +207,8 @@ fn case<T: El>(
     });
 
     // 2. libhetblas.so.
-    let f = addr(&l.hetblas, &hname).ok_or_else(|| format!("libhetblas.so lacks {hname}"))?;
+    let f = super::libs::hetblas_addr(&hname)
+        .ok_or_else(|| format!("libhetblas.so lacks {}{hname}", super::libs::prefix()))?;
     let mut h = args.clone();
     // SAFETY: hetblas's entry of this prototype; buffers as above.
     let got = unsafe { callers[wide](f, &mut h) };
