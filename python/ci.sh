@@ -16,7 +16,7 @@ export CARGO_TARGET_DIR=$root/target PYO3_PYTHON=$venv/bin/python
 # clippy's build script run needs the drop-in library in place (or would build it itself).
 cargo build --release -q -p hetblas-capi
 cp target/release/libhetblas.so python/hetblas/libhetblas.so
-cargo clippy -q --release --manifest-path python/Cargo.toml --all-targets -- -D warnings
+cargo clippy -q --manifest-path python/Cargo.toml --all-targets -- -D warnings
 t=$SECONDS
 rm -f "$root"/target/wheels/hetblas-*.whl
 PYTHON=$venv/bin/python bash python/build.sh "$root/target/wheels"

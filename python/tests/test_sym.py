@@ -56,9 +56,10 @@ def test_rank_updates(rng, routine, dtype, orders, lower, trans):
         return
     got = f(*args, out, alpha=alpha, beta=beta, lower=lower, trans=trans)
     assert got is out
-    A = wide(a).T if trans else wide(a)
-    B = (wide(b).T if trans else wide(b)) if two else None
     H = (lambda x: x.conj().T) if herm else (lambda x: x.T)
+    # trans: the products of a's (conjugate) transpose, op(a) = a^T (a^H for herk, her2k).
+    A = H(wide(a)) if trans else wide(a)
+    B = (H(wide(b)) if trans else wide(b)) if two else None
     absA = np.abs(A)
     if two:
         alpha2 = np.conj(alpha) if herm else alpha
