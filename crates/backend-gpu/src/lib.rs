@@ -43,6 +43,7 @@ pub mod memory;
 pub mod registration;
 pub mod runtime;
 pub mod stream;
+pub mod sym;
 
 pub use current::CurrentGuard;
 pub use device::GpuDevice;
