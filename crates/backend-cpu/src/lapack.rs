@@ -20,7 +20,7 @@
 //! reached; a dimension beyond 32 bits goes to the fallback.
 
 use crate::lapack_rust::RustLapack;
-use hetblas_core::{Error, GetrfTile, LaswpTile, PotrfTile, Result, ScalarValue};
+use hetblas_core::{first_nan_pivot, Error, GetrfTile, LaswpTile, PotrfTile, Result, ScalarValue};
 use libloading::os::unix::Library;
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Arc;
@@ -242,7 +242,14 @@ impl HostLapack for FortranLapack {
         // SAFETY: forwarded caller contract; every argument is a valid pointer for the call,
         // the arguments passed PotrfTile::check (what LAPACK checks), so xerbla is not reached.
         unsafe { f(&uplo, &n, op.a.addr as *mut c_void, &lda, &mut info, 1) };
-        lapack_info(info, "potrf")
+        match lapack_info(info, "potrf")? {
+            // LAPACK stops at a NaN pivot; OpenBLAS carries it on (see first_nan_pivot).
+            // SAFETY: the diagonal lies inside the tile (caller contract).
+            0 => Ok(
+                unsafe { first_nan_pivot(op.a.addr, op.a.ld + 1, op.n(), op.dtype()) }.unwrap_or(0),
+            ),
+            info => Ok(info),
+        }
     }
     unsafe fn getrf(&self, op: &GetrfTile) -> Result<i64> {
         op.check()?;

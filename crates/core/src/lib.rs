@@ -88,7 +88,9 @@ pub use device::{
     Backend, BackendStatus, Device, DeviceInfo, DeviceKind, Discovery, ThreadContext,
 };
 pub use error::{Error, Result};
-pub use factor_kernel::{FactorOp, GetrfTile, InfoCell, LaswpTile, PotrfTile, RawPivots};
+pub use factor_kernel::{
+    first_nan_pivot, FactorOp, GetrfTile, InfoCell, LaswpTile, PotrfTile, RawPivots,
+};
 pub use kernel::{GemmTile, Kernel, TriTile};
 pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};

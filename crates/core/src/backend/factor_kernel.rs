@@ -204,6 +204,35 @@ impl PotrfTile {
     }
 }
 
+/// LAPACK's `info` for a Cholesky factor whose library did not stop at a NaN pivot: the first
+/// of `n` diagonal entries (`stride` elements apart from `addr`, host memory) that is NaN,
+/// 1-based, or `None`. LAPACK's `?potrf` stops where a pivot is not positive *or NaN*; some
+/// libraries (OpenBLAS) test only the first and carry the NaN on. Columns before a NaN pivot
+/// are finite (they do not depend on it), so the first NaN on the factor's diagonal is the
+/// column LAPACK names.
+///
+/// # Safety
+/// The `n` entries (at `addr + i * stride` elements of `dtype`) are valid host memory.
+pub unsafe fn first_nan_pivot(addr: u64, stride: usize, n: usize, dtype: DType) -> Option<i64> {
+    let real = dtype.real();
+    // A complex entry is NaN when either part is: look at both.
+    let parts = dtype.size() / real.size();
+    (0..n).find_map(|i| {
+        let nan = (0..parts).any(|p| {
+            let at = addr as usize + (i * stride * parts + p) * real.size();
+            // SAFETY: the entry lies in valid host memory (caller contract); reads are
+            // unaligned-tolerant.
+            unsafe {
+                match real {
+                    DType::F32 => (at as *const f32).read_unaligned().is_nan(),
+                    _ => (at as *const f64).read_unaligned().is_nan(),
+                }
+            }
+        });
+        nan.then_some(i as i64 + 1)
+    })
+}
+
 /// LU factorization with partial pivoting of one `m x n` panel in place, as `?getrf`:
 /// `A = P L U`, `L` unit lower triangular (trapezoidal when `m > n`) below the diagonal, `U`
 /// upper triangular on and above it.
@@ -465,6 +494,23 @@ mod tests {
         ] {
             assert!(bad.check().is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn nan_pivots_are_found_on_the_diagonal() {
+        // A 3x3 f64 matrix (ld 3): NaN off the diagonal does not count; the (2, 2) one does.
+        let a = [1.0, f64::NAN, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, f64::NAN];
+        let diagonal = |n| {
+            // SAFETY: n <= 3 diagonal entries, 4 elements apart, inside `a`.
+            unsafe { first_nan_pivot(a.as_ptr() as u64, 4, n, DType::F64) }
+        };
+        assert_eq!(diagonal(3), Some(3));
+        assert_eq!(diagonal(2), None);
+        // Complex: a NaN imaginary part counts.
+        let z = [1.0f32, 0.0, 2.0, f32::NAN];
+        // SAFETY: two contiguous c32 entries.
+        let found = unsafe { first_nan_pivot(z.as_ptr() as u64, 1, 2, DType::C32) };
+        assert_eq!(found, Some(2));
     }
 
     #[test]
