@@ -8,7 +8,8 @@
 //!   stream has finished with the old one);
 //! - one device `i32` for `info` and one page-locked host `i32`: each op's `info` is copied
 //!   from the first to the second and then stored into the caller's [`InfoCell`] by a host
-//!   function, all in stream order. A stream runs its work in order and a host function holds
+//!   function, all in stream order. A Cholesky factor's diagonal comes back the same way (a
+//!   host buffer grown as needed), for LAPACK's NaN-pivot `info` where the library misses it. A stream runs its work in order and a host function holds
 //!   back the work behind it until it returns, so one slot of each serves every op of the
 //!   stream, and the cell is filled before a synchronisation of the stream returns.
 //!
@@ -30,7 +31,18 @@ pub(crate) struct SolverState<A: GpuRuntime> {
     work: Option<DeviceBuffer<A>>,
     dev_info: DeviceBuffer<A>,
     host_info: PinnedBuffer<A>,
+    /// The diagonal of the last Cholesky factor, for its NaN check (grown as needed).
+    host_diag: Option<PinnedBuffer<A>>,
     ctx: Arc<A::Context>,
+}
+
+/// A Cholesky factor's diagonal to check for a NaN pivot: `n` entries of `dtype`, `pitch`
+/// bytes apart from `addr` in device memory.
+pub(crate) struct Diagonal {
+    pub addr: u64,
+    pub pitch: usize,
+    pub n: usize,
+    pub dtype: hetblas_core::DType,
 }
 
 // SAFETY: the handles are used by one thread at a time (the state sits behind a Mutex); the
@@ -55,6 +67,7 @@ impl<A: GpuRuntime> SolverState<A> {
             work: None,
             dev_info,
             host_info,
+            host_diag: None,
             ctx,
         })
     }
@@ -85,8 +98,11 @@ impl<A: GpuRuntime> SolverState<A> {
         })
     }
 
-    /// Behind the op just issued: its `info` copied to the host slot, then into `cell`.
-    fn deliver_info(&self, cell: &Arc<InfoCell>) -> Result<()> {
+    /// Behind the op just issued: its `info` copied to the host slot, then into `cell`. With
+    /// `diagonal` (a Cholesky factor's), `info = 0` becomes the first NaN pivot's column when
+    /// there is one, as LAPACK reports it ([`hetblas_core::first_nan_pivot`]: a library may
+    /// carry a NaN pivot on instead of stopping).
+    fn deliver_info(&mut self, cell: &Arc<InfoCell>, diagonal: Option<Diagonal>) -> Result<()> {
         let copy = Copy2D {
             src: self.dev_info.addr(),
             src_pitch: 4,
@@ -99,15 +115,57 @@ impl<A: GpuRuntime> SolverState<A> {
         // SAFETY: both slots live as long as the state, which synchronises the stream before
         // it goes.
         unsafe { A::copy_2d_async(&copy, self.stream) }?;
+        let diag = match diagonal {
+            Some(d) => Some(self.copy_diagonal(&d)?),
+            None => None,
+        };
         let (cell, slot) = (cell.clone(), self.host_info.addr());
         let job = Box::new(move || {
             // SAFETY: the host slot is page-locked memory of the state (alive, see above),
             // written by the copy just before in stream order; read-only here.
-            let info = unsafe { (slot as *const i32).read_volatile() };
-            cell.set(info as i64);
+            let mut info = unsafe { (slot as *const i32).read_volatile() } as i64;
+            if let (0, Some((addr, n, dtype))) = (info, diag) {
+                // SAFETY: the diagonal's host copy holds n entries, written just before in
+                // stream order, alive as the state is.
+                info = unsafe { hetblas_core::first_nan_pivot(addr, 1, n, dtype) }.unwrap_or(0);
+            }
+            cell.set(info);
         });
         // SAFETY: a live stream; the job touches only the slot and the cell it owns.
         unsafe { A::launch_host_fn(self.stream, job) }
+    }
+}
+
+impl<A: GpuRuntime> SolverState<A> {
+    /// Copies the diagonal `d` into the host buffer (grown, once the stream is done with the
+    /// old one, when too small) in stream order; returns where it lands.
+    fn copy_diagonal(&mut self, d: &Diagonal) -> Result<(u64, usize, hetblas_core::DType)> {
+        let size = d.dtype.size();
+        let bytes = d.n * size;
+        if self.host_diag.as_ref().is_none_or(|b| b.len() < bytes) {
+            // SAFETY: a live stream.
+            unsafe { A::stream_synchronize(self.stream) }?;
+            self.host_diag = None;
+            self.host_diag = Some(PinnedBuffer::new(&self.ctx, bytes)?);
+        }
+        let host = self
+            .host_diag
+            .as_ref()
+            .ok_or_else(|| Error::internal("no diagonal buffer"))?
+            .addr();
+        let copy = Copy2D {
+            src: d.addr,
+            src_pitch: d.pitch,
+            dst: host,
+            dst_pitch: size,
+            width: size,
+            height: d.n,
+            kind: CopyKind::DeviceToHost,
+        };
+        // SAFETY: the diagonal lies inside the caller's tile (alive until the stream has run
+        // the op and this copy); the host buffer is the state's, large enough.
+        unsafe { A::copy_2d_async(&copy, self.stream) }?;
+        Ok((host, d.n, d.dtype))
     }
 }
 
@@ -146,11 +204,13 @@ impl<A: GpuRuntime> GpuDevice<A> {
         call(state)
     }
 
-    /// Issues an op that reports `info`: its workspace found, the op issued, `info` delivered.
+    /// Issues an op that reports `info`: its workspace found, the op issued, `info` delivered
+    /// (checked against the NaN pivots of `diagonal` when given).
     pub(crate) fn issue_with_info(
         &self,
         queue: &Arc<dyn Queue>,
         cell: &Arc<InfoCell>,
+        diagonal: Option<Diagonal>,
         workspace: impl FnOnce(A::Solver) -> Result<usize>,
         issue: impl FnOnce(A::Solver, Workspace, u64) -> Result<()>,
     ) -> Result<()> {
@@ -159,7 +219,7 @@ impl<A: GpuRuntime> GpuDevice<A> {
             let bytes = workspace(s.handle)?;
             let work = s.workspace(space, bytes)?;
             issue(s.handle, work, s.dev_info.addr())?;
-            s.deliver_info(cell)
+            s.deliver_info(cell, diagonal)
         })
     }
 }

@@ -187,9 +187,16 @@ impl<A: GpuRuntime> Kernel for GpuDevice<A> {
             return Ok(());
         }
         self.check_32_bits(FactorOp::Potrf, &[op.n(), op.a.ld])?;
+        let diagonal = crate::factor::Diagonal {
+            addr: op.a.addr,
+            pitch: (op.a.ld + 1) * op.dtype().size(),
+            n: op.n(),
+            dtype: op.dtype(),
+        };
         self.issue_with_info(
             queue,
             info,
+            Some(diagonal),
             // SAFETY: a live handle; a checked, non-empty tile within 32 bits.
             |h| unsafe { A::potrf_workspace(h, op) },
             // SAFETY: the caller's contract (Kernel::potrf): the tile is this device's memory,
@@ -216,6 +223,7 @@ impl<A: GpuRuntime> Kernel for GpuDevice<A> {
         self.issue_with_info(
             queue,
             info,
+            None,
             // SAFETY: a live handle; a checked, non-empty panel within 32 bits.
             |h| unsafe { A::getrf_workspace(h, op) },
             // SAFETY: the caller's contract (Kernel::getrf): panel and pivots are this device's

@@ -428,7 +428,15 @@ impl GpuRuntime for Fake {
         // SAFETY: caller contract: the workspace has the bytes asked, the info slot an i32.
         unsafe { use_workspace(work, 8 * op.n())? };
         // SAFETY: caller contract.
-        let info = unsafe { fake_lapack().potrf(op) }?;
+        let mut info = unsafe { fake_lapack().potrf(op) }?;
+        // Like OpenBLAS, the fake misses NaN pivots (reports 0 and carries the NaN on), so
+        // that the layer's own check of the factor's diagonal is what finds them.
+        // SAFETY: the diagonal lies in the tile (fake memory is host memory).
+        let nan =
+            unsafe { hetblas_core::first_nan_pivot(op.a.addr, op.a.ld + 1, op.n(), op.dtype()) };
+        if nan == Some(info) {
+            info = 0;
+        }
         // SAFETY: the device info slot is fake (host) memory of an i32.
         unsafe { (dev_info as *mut i32).write(info as i32) };
         Ok(())
