@@ -18,6 +18,11 @@ pub trait HostBlas: Send + Sync {
     fn kind(&self) -> &'static str;
     /// Sets the number of threads the library uses (where it can be set at run time).
     fn set_threads(&self, _threads: usize) {}
+    /// The shared library it calls (its file name or path), for the host LAPACK to look in it
+    /// first; `None` for the pure-Rust fallback.
+    fn library(&self) -> Option<&str> {
+        None
+    }
     /// TRSM or TRMM on a host tile, B in place (the Rust reference unless overridden).
     ///
     /// # Safety
@@ -382,6 +387,9 @@ impl HostBlas for Cblas {
     }
     fn kind(&self) -> &'static str {
         self.kind
+    }
+    fn library(&self) -> Option<&str> {
+        Some(&self.path)
     }
     fn set_threads(&self, threads: usize) {
         if let Some(f) = self.set_threads {

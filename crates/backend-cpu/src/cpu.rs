@@ -4,6 +4,7 @@
 use crate::blas::{choose_blas, HostBlas};
 use crate::buffer::HostBuffer;
 use crate::kernel::HostKernel;
+use crate::lapack::{choose_lapack, HostLapack};
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::{
     Backend, Buffer, Device, DeviceInfo, DeviceKind, Discovery, Kernel, MemorySpace, Queue, Result,
@@ -33,8 +34,21 @@ impl CpuDevice {
         Self::with_blas(choice.blas, choice.tried)
     }
 
-    /// The CPU with a given host BLAS.
+    /// The CPU with a given host BLAS, and the host LAPACK that goes with it
+    /// ([`choose_lapack`]).
     pub fn with_blas(blas: Arc<dyn HostBlas>, tried: Vec<String>) -> Result<Arc<CpuDevice>> {
+        let lapack = choose_lapack(blas.as_ref());
+        let mut tried = tried;
+        tried.extend(lapack.tried.into_iter().map(|t| format!("LAPACK: {t}")));
+        Self::with_libraries(blas, lapack.lapack, tried)
+    }
+
+    /// The CPU with a given host BLAS and LAPACK.
+    pub fn with_libraries(
+        blas: Arc<dyn HostBlas>,
+        lapack: Arc<dyn HostLapack>,
+        tried: Vec<String>,
+    ) -> Result<Arc<CpuDevice>> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let info = DeviceInfo {
             backend: "cpu".into(),
@@ -43,11 +57,16 @@ impl CpuDevice {
             index: 0,
             kind: DeviceKind::Cpu,
             memory_bytes: host_memory_bytes(),
-            detail: format!("{cores} cores; BLAS: {}", blas.describe()),
+            detail: format!(
+                "{cores} cores; BLAS: {}; LAPACK: {}",
+                blas.describe(),
+                lapack.describe()
+            ),
         };
+        let queues = vec![HostQueue::new("cpu0/compute")?];
         Ok(Arc::new(CpuDevice {
             info,
-            kernel: HostKernel::new(blas, None, vec![HostQueue::new("cpu0/compute")?]),
+            kernel: HostKernel::with_libraries(blas, lapack, None, queues),
             tried,
         }))
     }
@@ -57,7 +76,13 @@ impl CpuDevice {
         self.kernel.blas()
     }
 
-    /// Libraries tried before the one in use (why OpenBLAS was not taken, for instance).
+    /// The host LAPACK in use.
+    pub fn lapack(&self) -> &Arc<dyn HostLapack> {
+        self.kernel.lapack()
+    }
+
+    /// Libraries tried before the ones in use (why OpenBLAS was not taken, for instance;
+    /// the LAPACK's prefixed "LAPACK: ").
     pub fn blas_search(&self) -> &[String] {
         &self.tried
     }
@@ -94,6 +119,7 @@ impl Device for CpuDevice {
             (cores / 2).saturating_sub(accelerators).max(1)
         };
         self.kernel.blas().set_threads(threads);
+        self.kernel.lapack().set_threads(threads);
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -109,6 +109,8 @@ impl EmulatedDevice {
         let rate = config.flops_per_sec.map_or("host speed".to_string(), |r| {
             format!("{:.2} GFLOP/s", r / 1e9)
         });
+        let kernel =
+            HostKernel::new(blas, config.flops_per_sec, queues).with_faults(faults.clone());
         Ok(Arc::new(EmulatedDevice {
             info: DeviceInfo {
                 backend: "emulated".into(),
@@ -117,10 +119,14 @@ impl EmulatedDevice {
                 index,
                 kind: DeviceKind::Emulated,
                 memory_bytes: config.memory_bytes,
-                detail: format!("{rate}; BLAS: {}", blas.describe()),
+                detail: format!(
+                    "{rate}; BLAS: {}; LAPACK: {}",
+                    kernel.blas().describe(),
+                    kernel.lapack().describe()
+                ),
             },
             space,
-            kernel: HostKernel::new(blas, config.flops_per_sec, queues).with_faults(faults.clone()),
+            kernel,
             faults,
             config,
             used: Arc::new(AtomicU64::new(0)),

@@ -19,15 +19,22 @@
 //! The runtime finds both through the same [`hetblas_core::Backend`] trait as the GPUs:
 //! [`CpuBackend`] (always one device) and [`EmulatedBackend`] (the devices asked for).
 //!
-//! Layout, as in every backend crate: `blas` (the library loading), `kernel` (the Kernel impl),
-//! `cpu` / `emulated` (the Device and Link impls), `buffer` (memory).
+//! The factorization tiles (Cholesky, LU, row interchanges) run on a host LAPACK loaded the same
+//! way ([`lapack`]: the BLAS library's own LAPACK, OpenBLAS's for one; else `liblapack.so.3`),
+//! or on the pure-Rust fallback ([`lapack_rust`], faer) when none is found.
+//!
+//! Layout, as in every backend crate: `blas` and `lapack` (the library loading), `kernel` (the
+//! Kernel impl), `cpu` / `emulated` (the Device and Link impls), `buffer` (memory).
 
 pub mod blas;
 pub mod buffer;
 pub mod cpu;
 pub mod emulated;
 pub mod kernel;
+pub mod lapack;
+pub mod lapack_rust;
 pub mod rapl;
+mod same_object;
 pub mod sym;
 pub mod tri;
 
@@ -37,3 +44,5 @@ pub use emulated::{
     emulated_node, EmulatedBackend, EmulatedConfig, EmulatedDevice, EmulatedLink, EmulatedNode,
 };
 pub use kernel::HostKernel;
+pub use lapack::{choose_lapack, FortranLapack, HostLapack, LapackChoice};
+pub use lapack_rust::RustLapack;

@@ -1,6 +1,7 @@
 //! A GPU of runtime `A` as a hetblas device.
 
 use crate::current::CurrentGuard;
+use crate::factor::Solvers;
 use crate::memory::DeviceBuffer;
 use crate::registration::PinCache;
 use crate::runtime::GpuRuntime;
@@ -24,6 +25,9 @@ pub struct GpuDevice<A: GpuRuntime> {
     pub(crate) info: DeviceInfo,
     ctx: Arc<A::Context>,
     space: MemorySpace,
+    /// The solver state of each compute stream (index for index), made on first use; before
+    /// `streams` so that it goes first (it synchronises its stream and destroys its handle).
+    pub(crate) solvers: Solvers<A>,
     /// The compute streams, typed (kernels run on them) and as core queues (the same objects).
     pub(crate) streams: Vec<Arc<GpuStream<A>>>,
     queues: Vec<Arc<dyn Queue>>,
@@ -69,6 +73,7 @@ impl<A: GpuRuntime> GpuDevice<A> {
                 detail: d.detail,
             },
             space: MemorySpace::new_device(),
+            solvers: streams.iter().map(|_| Default::default()).collect(),
             ctx,
             queues: streams
                 .iter()

@@ -75,7 +75,8 @@ pub mod tuning;
 // The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
 // folders: backends and the CLI name them so.
 pub use backend::{
-    device, fault, host_queue, kernel, link, memory, pin, prefault, queue, sym_kernel,
+    device, factor_kernel, fault, host_queue, kernel, link, memory, pin, prefault, queue,
+    sym_kernel,
 };
 pub use exec::{execute, trace, undo};
 pub use plan::{balance, distribute, fold, tiling};
@@ -87,6 +88,9 @@ pub use device::{
     Backend, BackendStatus, Device, DeviceInfo, DeviceKind, Discovery, ThreadContext,
 };
 pub use error::{Error, Result};
+pub use factor_kernel::{
+    first_nan_pivot, FactorOp, GetrfTile, InfoCell, LaswpTile, PotrfTile, RawPivots,
+};
 pub use kernel::{GemmTile, Kernel, TriTile};
 pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};

@@ -35,7 +35,7 @@ impl HostData {
     /// bits (small multiples of a power of two, zeros) flip fewer multiplier bits, draw less
     /// power and run at higher clocks: on H200 such data gave 63-65 TFLOP/s DGEMM where random
     /// data sustains 55.
-    fn new(dtype: DType, n: usize, seed: usize) -> HostData {
+    pub(super) fn new(dtype: DType, n: usize, seed: usize) -> HostData {
         let v = |i: usize| {
             let mut z = (i as u64 ^ ((seed as u64) << 40)).wrapping_add(0x9E37_79B9_7F4A_7C15);
             z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -50,7 +50,7 @@ impl HostData {
         }
     }
 
-    fn addr(&self) -> u64 {
+    pub(super) fn addr(&self) -> u64 {
         match self {
             HostData::F64(v) => v.as_ptr() as u64,
             HostData::F32(v) => v.as_ptr() as u64,

@@ -13,6 +13,9 @@
 //! 5. **GEMM tables** (`gemm`): per device and dtype (f64, f32, c64, c32; quick: the real
 //!    ones), the time of `T x T x T` products over growing T (GPUs at once, one thread each), and products under copies.
 //!
+//! Outside the phases, [`measure_panels`] times a factorization's panel op (POTRF, GETRF) on a
+//! device for chosen shapes: an optional measurement for a model that places panels.
+//!
 //! A previous profile of the same hardware can be re-checked instead (`recheck`: a few points
 //! measured again, seconds instead of minutes) and reused when it holds.
 //!
@@ -25,6 +28,7 @@
 mod gemm;
 mod host_fold;
 mod links;
+mod panel;
 mod progress;
 mod recheck;
 mod stats;
@@ -32,6 +36,7 @@ mod strided;
 
 pub use gemm::measure_gemm;
 pub use links::{measure_link, measure_slowdown};
+pub use panel::{measure_panels, PanelTime};
 pub use progress::Progress;
 pub use recheck::{recheck, Recheck, Target, FOLD_TOLERANCE, RECHECK_TOLERANCE, RESCALE_LIMIT};
 pub use stats::{measure_until_confident, time_on_queue, Measurement};
