@@ -97,8 +97,8 @@ pub use matrix::{DeviceMatrix, MatIn, MatOut};
 pub use memory::{BorrowedBuffer, Buffer, HostAccess, MemorySpace, RawTile};
 pub use operand::{MatMut, MatRef, Trans};
 pub use pool::{
-    DeviceFault, DevicePool, GemmOptions, GemmPrediction, GemmReport, SolvePlacement,
-    TriCallOptions, TriReport,
+    DeviceFault, DevicePool, FactorOptions, FactorReport, GemmOptions, GemmPrediction, GemmReport,
+    SolvePlacement, TriCallOptions, TriReport,
 };
 pub use queue::{Event, Queue};
 pub use scalar::{DType, Scalar, ScalarValue};

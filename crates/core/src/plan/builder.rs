@@ -192,6 +192,7 @@ pub(super) fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         devices: plan_devices,
         tasks,
         order,
+        infos: 0,
     })
 }
 
@@ -311,6 +312,7 @@ fn device_state(
         slots,
         compute_queues: st.compute_queues,
         tiles: tiles.len(),
+        mirrors: Vec::new(),
     };
     Ok((st, pd))
 }

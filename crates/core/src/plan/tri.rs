@@ -267,6 +267,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
             slots: st.next_slot,
             compute_queues: st.queues,
             tiles: req.assignment[d].len() * nt,
+            mirrors: Vec::new(),
         });
     }
     let (tasks, order) = g.finish(req.devices.len());
@@ -297,6 +298,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
         devices,
         tasks,
         order,
+        infos: 0,
     })
 }
 

@@ -768,6 +768,7 @@ impl DevicePool {
             trace: opts.trace,
             epochs: Some(&self.trace_epochs),
             undo: undo.map(|u| (u, UndoScope::Every)),
+            infos: &[],
         })
         .map_err(|e| name_device(e, &devs))?;
         report.stats = plan.stats();

@@ -4,6 +4,7 @@
 
 mod calibrate;
 mod decisions;
+mod factor;
 mod gemm;
 mod ksplit;
 mod matrices;
@@ -14,6 +15,7 @@ mod sym_tiles;
 mod tri;
 mod workspace;
 
+pub use factor::{FactorAlternative, FactorDecision, FactorOptions, FactorReport};
 pub use options::{DeviceFault, GemmOptions, GemmReport};
 pub use sym::choose_block;
 pub use sym_tiles::{sym_pick, SYM_TIE};
@@ -53,6 +55,7 @@ pub struct DevicePool {
     plans: PlanCache,
     decisions: DecisionCache,
     tri_decisions: tri::TriDecisions,
+    factor_decisions: factor::FactorDecisions,
     /// The calibrated machine profile, when one matches these devices.
     profile: RwLock<Option<Arc<MachineProfile>>>,
     /// The share of the calibrated host fold rate that decisions price folds at, and the
@@ -146,6 +149,7 @@ impl DevicePool {
             plans: PlanCache::default(),
             decisions: DecisionCache::default(),
             tri_decisions: tri::TriDecisions::default(),
+            factor_decisions: factor::FactorDecisions::default(),
             profile: RwLock::new(None),
             fold_level: Mutex::new(FoldLevel::default()),
             failed: Mutex::new(Vec::new()),
@@ -174,6 +178,7 @@ impl DevicePool {
         self.plans.clear();
         self.decisions.clear();
         self.tri_decisions.clear();
+        self.factor_decisions.clear();
     }
 
     /// Number of plans in the plan cache (a repeated call reuses its plan).
@@ -261,6 +266,7 @@ impl DevicePool {
             );
             self.decisions.clear();
             self.tri_decisions.clear();
+            self.factor_decisions.clear();
         }
         (level, observed)
     }
@@ -304,6 +310,7 @@ impl DevicePool {
             // Decisions name devices; they are made again without this one.
             self.decisions.clear();
             self.tri_decisions.clear();
+            self.factor_decisions.clear();
         }
     }
 

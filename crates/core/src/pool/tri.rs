@@ -276,7 +276,7 @@ impl DevicePool {
     /// twice), B is saved before each first write so that a call left with no device puts it
     /// back as it was.
     #[allow(clippy::too_many_arguments)] // the routine's operands and options
-    fn tri_raw<T: Scalar>(
+    pub(super) fn tri_raw<T: Scalar>(
         &self,
         routine: TriRoutine,
         opts: TriOptions,
@@ -415,6 +415,7 @@ impl DevicePool {
             trace: call.trace,
             epochs: Some(&self.trace_epochs),
             undo: scope.map(|s| (undo, s)),
+            infos: &[],
         })?;
         drop(call_guard);
         drop(workspace);

@@ -306,6 +306,11 @@ pub struct MachineProfile {
     /// the triangular kernels yet); emulated devices run them at their nominal rate (1.0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tri_efficiency: Vec<(String, f64)>,
+    /// Per device label and factorization op: the share of its GEMM rate (at the op's tile)
+    /// that the op reaches, where measured ([`crate::calibrate::panel`]); absent ones are
+    /// taken at [`crate::model::panel_efficiency`]'s defaults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub panel_efficiency: Vec<(String, crate::factor_kernel::FactorOp, f64)>,
 }
 
 impl MachineProfile {
@@ -321,7 +326,18 @@ impl MachineProfile {
             host_fold_calibrated_bytes_per_sec: None,
             power: Vec::new(),
             tri_efficiency: Vec::new(),
+            panel_efficiency: Vec::new(),
         }
+    }
+
+    /// The share of device `label`'s GEMM rate that its factorization op `op` reaches
+    /// ([`MachineProfile::panel_efficiency`]).
+    pub fn panel_efficiency_of(&self, label: &str, op: crate::factor_kernel::FactorOp) -> f64 {
+        let backend = self.device(label).map_or("", |d| d.backend.as_str());
+        self.panel_efficiency
+            .iter()
+            .find(|(l, o, _)| l == label && *o == op)
+            .map_or_else(|| crate::model::panel_efficiency(backend, op), |e| e.2)
     }
 
     /// The share of device `label`'s GEMM rate that its TRSM/TRMM tiles reach
