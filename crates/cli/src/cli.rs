@@ -1,7 +1,8 @@
 //! The command line: global options, subcommands, and what they share.
 
+use crate::factor::FactorCommand;
 use crate::sym::{Routine, SymArgs};
-use crate::{calibrate, devices, gemm, predict, simulate, tri};
+use crate::{calibrate, devices, factor, gemm, predict, simulate, tri};
 use clap::{Parser, Subcommand};
 use hetblas::{Result, Runtime};
 
@@ -48,6 +49,13 @@ enum Command {
     Symm(SymArgs),
     /// HEMM (SYMM with A Hermitian) on random host data.
     Hemm(SymArgs),
+    /// Cholesky factorization (LAPACK ?potrf) of a random Hermitian positive definite host
+    /// matrix, timed; --check verifies residuals.
+    Potrf(factor::FactorArgs),
+    /// LU factorization with partial pivoting (LAPACK ?getrf) of a random host matrix.
+    Getrf(factor::FactorArgs),
+    /// Solve A X = B through LU (LAPACK ?gesv) on random host data.
+    Gesv(factor::FactorArgs),
 }
 
 fn runtime(emulated: usize) -> Result<Runtime> {
@@ -73,6 +81,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Her2k(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Her2k, a),
         Command::Symm(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Symm, a),
         Command::Hemm(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Hemm, a),
+        Command::Potrf(a) => factor::run(&runtime(cli.emulated)?, FactorCommand::Potrf, a),
+        Command::Getrf(a) => factor::run(&runtime(cli.emulated)?, FactorCommand::Getrf, a),
+        Command::Gesv(a) => factor::run(&runtime(cli.emulated)?, FactorCommand::Gesv, a),
     }
 }
 

@@ -4,6 +4,7 @@
 mod calibrate;
 mod cli;
 mod devices;
+mod factor;
 mod gemm;
 mod power;
 mod predict;

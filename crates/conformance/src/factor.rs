@@ -910,3 +910,237 @@ pub fn factor_bad_tiles_are_refused(t: &Target) -> Case {
         Ok(())
     })
 }
+
+// The factorizations as calls of the pool (every device of the target, the planner's graph).
+
+/// A Cholesky call on `t`'s devices: residual, the other triangle untouched, `info` 0.
+fn potrf_call<T: Scalar>(t: &Target, uplo: Uplo, n: usize, ld: usize, nb: Option<usize>) -> Case {
+    let a0 = hpd::<T>(uplo, n, ld, 900 + n as u64);
+    let mut a = a0.clone();
+    let opts = hetblas_core::FactorOptions::default()
+        .devices(t.compute.iter().copied())
+        .nb(nb);
+    let what = format!(
+        "{}potrf {uplo:?} n={n} ld={ld} nb={nb:?}",
+        T::DTYPE.blas_prefix()
+    );
+    let r = t
+        .pool
+        .potrf(
+            uplo,
+            hetblas_core::MatMut::new(&mut a, n, n, ld).map_err(|e| e.to_string())?,
+            &opts,
+        )
+        .map_err(|e| format!("{what}: {e}"))?;
+    if r.info != 0 {
+        return Err(format!(
+            "{what}: info {} on a positive definite matrix",
+            r.info
+        ));
+    }
+    untouched(&a0, &a, n, ld, |i, j| !uplo.contains(i, j)).map_err(|e| format!("{what}: {e}"))?;
+    let res = cholesky_residual(&a0, &a, uplo, n, ld);
+    if res.is_nan() || res > THRESH {
+        return Err(format!(
+            "{what}: residual {res:.2} > {THRESH} ({:?})",
+            r.devices
+        ));
+    }
+    Ok(())
+}
+
+fn potrf_calls<T: Scalar>(t: &Target) -> Case {
+    for uplo in [Uplo::Lower, Uplo::Upper] {
+        for (n, pad, nb) in [
+            (1, 0, None),
+            (37, 2, Some(8)),
+            (64, 0, Some(16)),
+            (70, 1, None),
+        ] {
+            potrf_call::<T>(t, uplo, n, n + pad, nb)?;
+        }
+    }
+    Ok(())
+}
+
+/// POTRF through the pool (the planner's graph on the target's devices): both triangles,
+/// odd orders, lda > n, block widths that do not divide, n = 1.
+pub fn factor_potrf_calls(t: &Target) -> Case {
+    every_dtype!(potrf_calls, t)
+}
+
+/// A matrix that is not positive definite: `info` names the order LAPACK names, across
+/// block columns.
+pub fn factor_potrf_call_info(t: &Target) -> Case {
+    for uplo in [Uplo::Lower, Uplo::Upper] {
+        let (n, ld) = (45, 45);
+        for k in [1, 9, 30, 45] {
+            let mut a = hpd::<f64>(uplo, n, ld, 70 + k as u64);
+            a[(k - 1) * (ld + 1)] = -1.0;
+            let opts = hetblas_core::FactorOptions::default()
+                .devices(t.compute.iter().copied())
+                .nb(8);
+            let r = t
+                .pool
+                .potrf(
+                    uplo,
+                    hetblas_core::MatMut::new(&mut a, n, n, ld).unwrap(),
+                    &opts,
+                )
+                .map_err(|e| e.to_string())?;
+            if r.info != k as i64 {
+                return Err(format!(
+                    "dpotrf {uplo:?}: not definite at {k}, info {}",
+                    r.info
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn getrf_call<T: Scalar>(t: &Target, m: usize, n: usize, ld: usize, nb: Option<usize>) -> Case {
+    let a0: Vec<T> = random_vec(&mut rng(500 + (m * n) as u64), ld * n.max(1));
+    let mut a = a0.clone();
+    let mut ipiv = vec![0i32; m.min(n)];
+    let opts = hetblas_core::FactorOptions::default()
+        .devices(t.compute.iter().copied())
+        .nb(nb);
+    let what = format!("{}getrf {m}x{n} ld={ld} nb={nb:?}", T::DTYPE.blas_prefix());
+    let r = t
+        .pool
+        .getrf(
+            hetblas_core::MatMut::new(&mut a, m, n, ld).map_err(|e| e.to_string())?,
+            &mut ipiv,
+            &opts,
+        )
+        .map_err(|e| format!("{what}: {e}"))?;
+    if r.info != 0 {
+        return Err(format!("{what}: info {} on a random matrix", r.info));
+    }
+    untouched(&a0, &a, m, ld, |_, _| false).map_err(|e| format!("{what}: {e}"))?;
+    check_lu(&a0, &a, &ipiv, m, n, ld).map_err(|e| format!("{what}: {e} ({:?})", r.devices))
+}
+
+fn getrf_calls<T: Scalar>(t: &Target) -> Case {
+    for (m, n, pad, nb) in [
+        (1, 1, 0, None),
+        (37, 37, 2, Some(8)),
+        (50, 23, 0, Some(8)),
+        (23, 50, 1, Some(8)),
+        (64, 64, 0, Some(16)),
+        (70, 70, 0, None),
+    ] {
+        getrf_call::<T>(t, m, n, m + pad, nb)?;
+    }
+    Ok(())
+}
+
+/// GETRF through the pool: square, tall and wide, odd sizes, lda > m, block widths that do
+/// not divide; `||P A - L U||` small and the pivots LAPACK's convention.
+pub fn factor_getrf_calls(t: &Target) -> Case {
+    every_dtype!(getrf_calls, t)
+}
+
+/// An exactly singular matrix through the pool: `info` names the first zero pivot, and the
+/// factorization completes.
+pub fn factor_getrf_call_info(t: &Target) -> Case {
+    for (m, n, zeros, want) in [(40, 40, vec![17], 18), (30, 30, vec![0, 29], 1)] {
+        let ld = m;
+        let mut a: Vec<f64> = random_vec(&mut rng(300 + m as u64), ld * n);
+        for &z in &zeros {
+            (0..m).for_each(|i| a[i + z * ld] = 0.0);
+        }
+        let a0 = a.clone();
+        let mut ipiv = vec![0i32; m.min(n)];
+        let opts = hetblas_core::FactorOptions::default()
+            .devices(t.compute.iter().copied())
+            .nb(8);
+        let r = t
+            .pool
+            .getrf(
+                hetblas_core::MatMut::new(&mut a, m, n, ld).unwrap(),
+                &mut ipiv,
+                &opts,
+            )
+            .map_err(|e| e.to_string())?;
+        if r.info != want {
+            return Err(format!(
+                "dgetrf zero columns {zeros:?}: info {}, LAPACK's {want}",
+                r.info
+            ));
+        }
+        check_lu(&a0, &a, &ipiv, m, n, ld)?;
+    }
+    Ok(())
+}
+
+/// The solvers: POTRS and GETRS on the factors of the calls above solve `A X = B` (residual
+/// `||A X - B|| / (n eps ||A|| ||X||)` small), B of several columns.
+pub fn factor_solves(t: &Target) -> Case {
+    let (n, nrhs) = (53, 3);
+    let opts = hetblas_core::FactorOptions::default()
+        .devices(t.compute.iter().copied())
+        .nb(16);
+    let b0: Vec<f64> = random_vec(&mut rng(77), n * nrhs);
+    let check = |a: &[c64], x: &[f64], what: &str| -> Case {
+        let xs: Vec<c64> = x.iter().map(|v| c64::new(*v, 0.0)).collect();
+        let mut r = vec![c64::new(0.0, 0.0); n * nrhs];
+        for j in 0..nrhs {
+            for i in 0..n {
+                let mut s = c64::new(0.0, 0.0);
+                for k in 0..n {
+                    s += a[i + k * n] * xs[k + j * n];
+                }
+                r[i + j * n] = s - c64::new(b0[i + j * n], 0.0);
+            }
+        }
+        let ratio = norm1(&r, n, nrhs)
+            / (n as f64 * f64::EPSILON * norm1(a, n, n) * norm1(&xs, n, nrhs))
+                .max(f64::MIN_POSITIVE);
+        if ratio.is_nan() || ratio > THRESH {
+            return Err(format!("{what}: residual {ratio:.2} > {THRESH}"));
+        }
+        Ok(())
+    };
+    for uplo in [Uplo::Lower, Uplo::Upper] {
+        let a0 = hpd::<f64>(uplo, n, n, 11);
+        let mut a = a0.clone();
+        t.pool
+            .potrf(
+                uplo,
+                hetblas_core::MatMut::new(&mut a, n, n, n).unwrap(),
+                &opts,
+            )
+            .map_err(|e| e.to_string())?;
+        let mut x = b0.clone();
+        t.pool
+            .potrs(
+                uplo,
+                hetblas_core::MatRef::new(&a, n, n, n).unwrap(),
+                hetblas_core::MatMut::new(&mut x, n, nrhs, n).unwrap(),
+            )
+            .map_err(|e| e.to_string())?;
+        check(&hermitian(&a0, uplo, n, n), &x, &format!("dpotrs {uplo:?}"))?;
+    }
+    let a0: Vec<f64> = random_vec(&mut rng(12), n * n);
+    let mut a = a0.clone();
+    let mut ipiv = vec![0i32; n];
+    t.pool
+        .getrf(
+            hetblas_core::MatMut::new(&mut a, n, n, n).unwrap(),
+            &mut ipiv,
+            &opts,
+        )
+        .map_err(|e| e.to_string())?;
+    let mut x = b0.clone();
+    t.pool
+        .getrs(
+            hetblas_core::MatRef::new(&a, n, n, n).unwrap(),
+            &ipiv,
+            hetblas_core::MatMut::new(&mut x, n, nrhs, n).unwrap(),
+        )
+        .map_err(|e| e.to_string())?;
+    let full: Vec<c64> = a0.iter().map(|v| c64::new(*v, 0.0)).collect();
+    check(&full, &x, "dgetrs")
+}

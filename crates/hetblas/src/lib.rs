@@ -36,7 +36,8 @@ mod sym;
 pub use builder::{RuntimeBuilder, MAX_EMULATED};
 pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
 pub use hetblas_core::pool::{
-    SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport,
+    FactorAlternative, FactorDecision, FactorOptions, FactorReport, SolvePlacement, TriAlternative,
+    TriCallOptions, TriDecision, TriReport,
 };
 pub use hetblas_core::problem::triangular::{Diag, TriOptions, TriProblem, TriRoutine};
 pub use hetblas_core::profile::MachineProfile;

@@ -5,13 +5,17 @@
 //! profile, and calibration. The pool stays an implementation detail.
 
 use hetblas_core::calibrate::{CalibrationOptions, Progress};
-use hetblas_core::pool::{TriCallOptions, TriDecision, TriReport};
+use hetblas_core::plan::FactorRoutine;
+use hetblas_core::pool::{
+    FactorDecision, FactorOptions, FactorReport, TriCallOptions, TriDecision, TriReport,
+};
 use hetblas_core::problem::triangular::{TriOptions, TriProblem, TriRoutine};
-use hetblas_core::problem::GemmProblem;
+use hetblas_core::problem::{GemmProblem, Uplo};
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
-    BackendStatus, Device, DeviceMatrix, DevicePool, GemmOptions, GemmPrediction, GemmReport,
-    HostAccess, Link, MatIn, MatMut, MatOut, MatRef, MemorySpace, Result, Scalar, Trans,
+    BackendStatus, DType, Device, DeviceMatrix, DevicePool, GemmOptions, GemmPrediction,
+    GemmReport, HostAccess, Link, MatIn, MatMut, MatOut, MatRef, MemorySpace, Result, Scalar,
+    Trans,
 };
 use std::sync::{Arc, RwLock};
 
@@ -543,5 +547,150 @@ impl Runtime {
         call: &TriCallOptions,
     ) -> Result<TriDecision> {
         self.pool.predict_tri(problem, locations, call)
+    }
+}
+
+/// The factorizations: Cholesky and LU with partial pivoting, and the solvers on them, on
+/// host or device matrices, as task graphs over every device of the node
+/// ([`hetblas_core::plan::factor`]). `report.info` is LAPACK's `info`.
+impl Runtime {
+    /// Cholesky factorization (`?potrf`) of the Hermitian positive definite `a` in place: its
+    /// `uplo` triangle becomes the factor, the other triangle is neither read nor written.
+    ///
+    /// # Errors
+    /// A matrix that is not square as LAPACK's parameter 2; device errors (see
+    /// [`hetblas_core::FactorOptions::preserve`]).
+    pub fn potrf<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: impl Into<MatOut<'a, T>>,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        self.pool.potrf(uplo, a, opts)
+    }
+
+    /// LU factorization with partial pivoting (`?getrf`) of `a` in place, LAPACK's pivots
+    /// (1-based) into `ipiv` (`min(m, n)` entries).
+    ///
+    /// # Errors
+    /// As [`Runtime::potrf`], and an `ipiv` too short.
+    pub fn getrf<'a, T: Scalar>(
+        &self,
+        a: impl Into<MatOut<'a, T>>,
+        ipiv: &mut [i32],
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        self.pool.getrf(a, ipiv, opts)
+    }
+
+    /// `?potrf` on a host slice with LAPACK's arguments, checked as LAPACK checks them.
+    ///
+    /// # Errors
+    /// A bad argument with its LAPACK parameter number; as [`Runtime::potrf`].
+    pub fn potrf_lapack<T: Scalar>(
+        &self,
+        uplo: u8,
+        n: i64,
+        a: &mut [T],
+        lda: i64,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        self.pool.potrf_lapack(uplo, n, a, lda, opts)
+    }
+
+    /// `?getrf` on a host slice with LAPACK's arguments, checked as LAPACK checks them.
+    ///
+    /// # Errors
+    /// A bad argument with its LAPACK parameter number; as [`Runtime::getrf`].
+    pub fn getrf_lapack<T: Scalar>(
+        &self,
+        m: i64,
+        n: i64,
+        a: &mut [T],
+        lda: i64,
+        ipiv: &mut [i32],
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        self.pool.getrf_lapack(m, n, a, lda, ipiv, opts)
+    }
+
+    /// What the model would choose for a factorization of an `m x n` matrix of `dtype` at
+    /// `location`: devices, where panels run, block width, with every alternative weighed.
+    ///
+    /// # Errors
+    /// No device can run the routine in the dtype.
+    pub fn predict_factor(
+        &self,
+        routine: FactorRoutine,
+        shape: (usize, usize),
+        dtype: DType,
+        location: MemorySpace,
+        opts: &FactorOptions,
+    ) -> Result<FactorDecision> {
+        self.pool
+            .predict_factor(routine, shape, dtype, location, opts)
+    }
+
+    /// `?potrs`: solves `A X = B` with `potrf`'s factor, B overwritten by X.
+    ///
+    /// # Errors
+    /// Shapes that do not agree; device errors.
+    pub fn potrs<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatOut<'a, T>>,
+    ) -> Result<()> {
+        self.pool.potrs(uplo, a, b)
+    }
+
+    /// `?getrs` (`trans` N): solves `A X = B` with `getrf`'s factors and pivots.
+    ///
+    /// # Errors
+    /// As [`Runtime::potrs`], and pivots out of range.
+    pub fn getrs<'a, T: Scalar>(
+        &self,
+        a: impl Into<MatIn<'a, T>>,
+        ipiv: &[i32],
+        b: MatMut<'a, T>,
+    ) -> Result<()> {
+        self.pool.getrs(a, ipiv, b)
+    }
+
+    /// `?posv`: factors A (`potrf`) and solves `A X = B`; `report.info > 0` leaves B as it was.
+    ///
+    /// # Errors
+    /// As [`Runtime::potrf`] and [`Runtime::potrs`].
+    pub fn posv<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        mut a: MatMut<'a, T>,
+        b: impl Into<MatOut<'a, T>>,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        let b: MatOut<'a, T> = b.into();
+        let report = self.pool.potrf(uplo, a.rb_mut(), opts)?;
+        if report.info == 0 {
+            self.pool.potrs(uplo, a.as_ref(), b)?;
+        }
+        Ok(report)
+    }
+
+    /// `?gesv`: factors A (`getrf`) and solves `A X = B`; `report.info > 0` leaves B as it was.
+    ///
+    /// # Errors
+    /// As [`Runtime::getrf`] and [`Runtime::getrs`].
+    pub fn gesv<'a, T: Scalar>(
+        &self,
+        mut a: MatMut<'a, T>,
+        ipiv: &mut [i32],
+        b: MatMut<'a, T>,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        let report = self.pool.getrf(a.rb_mut(), ipiv, opts)?;
+        if report.info == 0 {
+            self.pool.getrs(a.as_ref(), ipiv, b)?;
+        }
+        Ok(report)
     }
 }

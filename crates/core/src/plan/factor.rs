@@ -673,3 +673,153 @@ impl Steps<'_> {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::graph::tests::assert_dependencies_order_every_access;
+
+    fn dev(space: MemorySpace, queues: u16) -> FactorDevice {
+        FactorDevice {
+            label: format!("{space:?}"),
+            space,
+            budget: 1 << 30,
+            compute_queues: queues,
+        }
+    }
+
+    fn plan(routine: FactorRoutine, (m, n): (usize, usize), nb: usize, panels: bool) -> Plan {
+        let gpu = MemorySpace::new_device();
+        let devices = vec![dev(gpu, 2), dev(MemorySpace::HOST, 1)];
+        build_factor(&FactorRequest {
+            routine,
+            m,
+            n,
+            dtype: DType::F64,
+            location: MemorySpace::HOST,
+            nb,
+            devices: if panels { &devices } else { &devices[..1] },
+            panels: panels.then_some(1),
+            start: 0,
+        })
+        .unwrap()
+    }
+
+    /// Every task order the dependencies allow gives every read the version issue order gives
+    /// it: the graph orders every access of the factorizations' overlapping blocks (panels,
+    /// updates, interchanges, copies), for both triangles, square, tall and wide LUs, with
+    /// panels on the updating device or on the host, and a block width that does not divide.
+    #[test]
+    fn dependencies_order_every_access_of_every_factorization() {
+        let mut n = 0;
+        for panels in [false, true] {
+            for (shape, nb) in [((37, 37), 8), ((40, 40), 10), ((8, 8), 8)] {
+                for uplo in [Uplo::Lower, Uplo::Upper] {
+                    assert_dependencies_order_every_access(&plan(
+                        FactorRoutine::Potrf(uplo),
+                        shape,
+                        nb,
+                        panels,
+                    ));
+                    n += 1;
+                }
+            }
+            for (shape, nb) in [((37, 37), 8), ((45, 21), 8), ((21, 45), 8), ((16, 16), 16)] {
+                assert_dependencies_order_every_access(&plan(
+                    FactorRoutine::Getrf,
+                    shape,
+                    nb,
+                    panels,
+                ));
+                n += 1;
+            }
+        }
+        assert_eq!(n, 20);
+    }
+
+    /// Each block column crosses to the device once and every block of the matrix goes back
+    /// once, finishing it: the host matrix streams in and out.
+    #[test]
+    fn every_block_crosses_once_each_way() {
+        for routine in [FactorRoutine::Potrf(Uplo::Lower), FactorRoutine::Getrf] {
+            let p = plan(routine, (50, 50), 8, false);
+            let (mut up, mut down) = (0usize, 0usize);
+            for t in &p.tasks {
+                if let Op::Copy {
+                    src:
+                        Loc::Operand {
+                            op: Operand::A,
+                            block,
+                        },
+                    ..
+                } = t.op
+                {
+                    up += block.rows * block.cols;
+                }
+                if let Op::Copy {
+                    dst:
+                        Loc::Operand {
+                            op: Operand::A,
+                            block,
+                        },
+                    ..
+                } = t.op
+                {
+                    assert!(t.finishes, "{:?}", t.op);
+                    down += block.rows * block.cols;
+                }
+            }
+            // Cholesky moves the lower triangle's block columns (diagonal blocks whole).
+            let want = match routine {
+                FactorRoutine::Getrf => 50 * 50,
+                _ => (0..7).map(|j| 8.min(50 - 8 * j) * (50 - 8 * j)).sum(),
+            };
+            assert_eq!((up, down), (want, want), "{routine:?}");
+        }
+    }
+
+    /// Look-ahead: the bulk of each step's update runs on compute queue 0 while the panel
+    /// before it runs on queue 1, and does not wait for it.
+    #[test]
+    fn the_bulk_update_does_not_wait_for_the_panel_before_it() {
+        let p = plan(FactorRoutine::Potrf(Uplo::Lower), (64, 64), 8, false);
+        let potrfs: Vec<usize> = (0..p.tasks.len())
+            .filter(|&t| matches!(p.tasks[t].op, Op::Potrf { .. }))
+            .collect();
+        assert_eq!(potrfs.len(), 8);
+        // The GEMM issued right after panel j's factorization (the bulk of column j + 2)
+        // depends on no task of panel j.
+        let mut checked = 0;
+        for &j in &potrfs[1..potrfs.len() - 1] {
+            let bulk = (j..p.tasks.len())
+                .find(|&t| matches!(p.tasks[t].op, Op::Sym { .. }) && t > j)
+                .unwrap();
+            let mut reach = vec![false; p.tasks.len()];
+            reach[bulk] = true;
+            for t in (0..=bulk).rev() {
+                if reach[t] {
+                    for &d in &p.tasks[t].deps {
+                        reach[d as usize] = true;
+                    }
+                }
+            }
+            assert!(!reach[j], "the bulk after potrf {j} waits for it");
+            assert_eq!(
+                p.tasks[bulk].queue,
+                QueueId::Compute {
+                    device: 0,
+                    index: 0
+                }
+            );
+            assert_eq!(
+                p.tasks[j].queue,
+                QueueId::Compute {
+                    device: 0,
+                    index: 1
+                }
+            );
+            checked += 1;
+        }
+        assert!(checked >= 5);
+    }
+}

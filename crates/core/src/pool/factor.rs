@@ -468,12 +468,9 @@ impl DevicePool {
             .take_while(|&j| {
                 let (o, w) = (j * nb, nb.min(ar.cols - j * nb));
                 let below = ar.cols > o + w;
-                let lower = routine == FactorRoutine::Potrf(Uplo::Lower);
-                let rest = if lower {
-                    crate::tiling::TileKey::a(j + 1, j)
-                } else {
-                    crate::tiling::TileKey::a(j + 1, j)
-                };
+                // The planner keys the panel's off-diagonal part (below the diagonal block,
+                // or right of it for upper) as (j + 1, j) for either uplo.
+                let rest = crate::tiling::TileKey::a(j + 1, j);
                 out.final_tiles.contains(&crate::tiling::TileKey::a(j, j))
                     && (!below || out.final_tiles.contains(&rest))
             })
