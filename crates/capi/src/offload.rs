@@ -359,16 +359,28 @@ impl Ticket {
     /// The call finished on the devices with `report`: its time (one-time costs taken out of
     /// the shape's first) teaches the routing, and is reported.
     pub(crate) fn done(self, label: &str, report: &GemmReport) {
+        let planning = if report.plan_cached {
+            0.0
+        } else {
+            report.planning_seconds
+        };
+        let costs = [
+            report.host_check_seconds,
+            report.workspace_seconds,
+            planning,
+        ];
+        self.done_with(label, &report.devices, costs);
+    }
+
+    /// [`Ticket::done`] for a call that is not a GEMM (a factorization): the devices that
+    /// took part and its one-time costs (page-locking, workspaces, planning).
+    pub(crate) fn done_with(self, label: &str, devices: &[String], costs: [f64; 3]) {
         let elapsed = self.started.elapsed().as_secs_f64();
         let one_time = OneTime {
             runtime_start: self.runtime_start,
-            page_locking: report.host_check_seconds,
-            workspaces: report.workspace_seconds,
-            planning: if report.plan_cached {
-                0.0
-            } else {
-                report.planning_seconds
-            },
+            page_locking: costs[0],
+            workspaces: costs[1],
+            planning: costs[2],
         };
         let counted = if self.learn {
             measured::routes().record_devices(
@@ -381,7 +393,7 @@ impl Ticket {
         };
         let k = &self.key;
         let flops = 2.0 * k.m as f64 * k.n as f64 * k.k as f64;
-        summary::device_call(elapsed, flops, &report.devices, one_time);
+        summary::device_call(elapsed, flops, devices, one_time);
         if verbose() {
             let costs = if one_time.total() >= 1e-3 {
                 format!(
@@ -396,7 +408,7 @@ impl Ticket {
                 k.m,
                 k.n,
                 k.k,
-                report.devices.join(", "),
+                devices.join(", "),
                 self.why,
             );
         }
@@ -556,6 +568,14 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
             ticket.failed();
             Outcome::Host(None)
         }
+    }
+}
+
+/// A device failure of a call `what` that the host completes: said once, and every time
+/// with `HETBLAS_VERBOSE`.
+pub(crate) fn report_failure(what: &str, e: &hetblas::Error) {
+    if verbose() || !FAILED_ONCE.swap(true, Ordering::Relaxed) {
+        eprintln!("hetblas: {what}: device path failed ({e}); completed on the host");
     }
 }
 
