@@ -639,26 +639,40 @@ pub struct BlasChoice {
     pub tried: Vec<String>,
 }
 
-/// Picks the host BLAS: `HETBLAS_CBLAS=/path/lib.so` if set (an error if it fails to load: the
-/// user asked for it), else the first of [`CBLAS_CANDIDATES`] that loads, else the pure-Rust
-/// fallback. `HETBLAS_CBLAS=rust` forces the fallback; an empty value counts as unset.
-pub fn choose_blas() -> Result<BlasChoice> {
-    // An empty variable is no choice (as if unset), not a library named "".
-    if let Some(p) = std::env::var("HETBLAS_CBLAS")
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-    {
-        if p.eq_ignore_ascii_case("rust") || p.eq_ignore_ascii_case("none") {
+/// Which host BLAS to load: a setting (`HETBLAS_CBLAS`, which the `hetblas` crate reads).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BlasLibrary {
+    /// The first of [`CBLAS_CANDIDATES`] that loads, else the pure-Rust GEMM.
+    #[default]
+    Search,
+    /// The pure-Rust GEMM, whatever is installed (`HETBLAS_CBLAS=rust`).
+    Rust,
+    /// This library, and no other (`HETBLAS_CBLAS=/path/lib.so`).
+    Path(std::path::PathBuf),
+}
+
+/// Picks the host BLAS `library` says: a named library must load (the user asked for it: an
+/// error says why it did not); the search takes the first of [`CBLAS_CANDIDATES`] that loads,
+/// else the pure-Rust fallback.
+///
+/// # Errors
+/// `Unavailable` when the named library cannot be loaded or is not a CBLAS.
+pub fn choose_blas(library: &BlasLibrary) -> Result<BlasChoice> {
+    match library {
+        BlasLibrary::Rust => {
             return Ok(BlasChoice {
                 blas: std::sync::Arc::new(RustGemm::new(0)),
                 tried: vec!["HETBLAS_CBLAS=rust: fallback forced".into()],
+            })
+        }
+        BlasLibrary::Path(p) => {
+            let lib = Cblas::open(&p.to_string_lossy())?;
+            return Ok(BlasChoice {
+                blas: std::sync::Arc::new(lib),
+                tried: vec![],
             });
         }
-        let lib = Cblas::open(&p)?;
-        return Ok(BlasChoice {
-            blas: std::sync::Arc::new(lib),
-            tried: vec![],
-        });
+        BlasLibrary::Search => {}
     }
     let mut tried = Vec::new();
     for name in CBLAS_CANDIDATES {

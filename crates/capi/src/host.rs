@@ -91,17 +91,22 @@ pub fn describe() -> String {
 }
 
 fn load() -> Option<Host> {
-    match std::env::var("HETBLAS_CBLAS") {
-        Ok(p) if p.eq_ignore_ascii_case("rust") || p.eq_ignore_ascii_case("none") => None,
-        Ok(p) if !p.is_empty() => match open(&p) {
+    match &crate::settings::settings().host_blas {
+        hetblas::BlasLibrary::Rust => None,
+        hetblas::BlasLibrary::Path(p) => match open(&p.to_string_lossy()) {
             Ok(h) => Some(h),
             Err(e) => {
                 // The user named a library: say loudly that it could not be used.
-                eprintln!("hetblas: HETBLAS_CBLAS={p}: {e}; using the pure-Rust reference BLAS");
+                let e = hetblas::settings::setting_error(
+                    "HETBLAS_CBLAS",
+                    &p.display().to_string(),
+                    format!("the host BLAS cannot be used: {e}"),
+                );
+                eprintln!("hetblas: {e}; using the pure-Rust reference BLAS");
                 None
             }
         },
-        _ => CBLAS_CANDIDATES.iter().find_map(|name| open(name).ok()),
+        hetblas::BlasLibrary::Search => CBLAS_CANDIDATES.iter().find_map(|name| open(name).ok()),
     }
 }
 

@@ -44,5 +44,6 @@ pub mod offload;
 pub mod offload_sym;
 pub mod route;
 pub mod routines;
+pub mod settings;
 pub mod symbols;
 pub mod xerbla;

@@ -15,21 +15,14 @@ use std::sync::OnceLock;
 
 /// `HETBLAS_VERBOSE=1`: one stderr line per routing decision.
 pub fn verbose() -> bool {
-    static V: OnceLock<bool> = OnceLock::new();
-    *V.get_or_init(|| std::env::var("HETBLAS_VERBOSE").is_ok_and(|v| v.trim() == "1"))
+    crate::settings::settings().verbose
 }
 
 /// `HETBLAS_TRACE=DIR`: every call computed on the devices writes its Chrome trace to
 /// `DIR/hetblas-<pid>-<n>-<routine>.json`, and (with `HETBLAS_VERBOSE=1`) a line of where its
 /// time went: the span of the device queues within the call, and each queue's busy time.
 pub fn trace_dir() -> Option<&'static std::path::Path> {
-    static D: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
-    D.get_or_init(|| {
-        std::env::var_os("HETBLAS_TRACE")
-            .filter(|v| !v.is_empty())
-            .map(std::path::PathBuf::from)
-    })
-    .as_deref()
+    crate::settings::settings().trace.as_deref()
 }
 
 /// Writes `report`'s trace under [`trace_dir`] and, when verbose, its summary against the
@@ -77,17 +70,31 @@ fn trace_summary(tr: &hetblas_core::trace::Trace, elapsed: f64) -> String {
     )
 }
 
-/// Discovery: every backend, as the environment says. Unit tests run on two emulated devices
-/// and the CPU, whatever the machine has.
+/// Discovery: every backend, as the settings say. Unit tests run on two emulated devices and
+/// the CPU, whatever the machine has. A profile that cannot be used is one line on stderr and
+/// the built-in rules.
 fn start() -> hetblas::Result<Runtime> {
-    if cfg!(test) {
-        Runtime::builder()
-            .only(&["cpu"])
-            .emulated(2)
-            .without_profile()
-            .build()
-    } else {
-        Runtime::discover()
+    let mut settings = crate::settings::settings().clone();
+    // A host BLAS named that does not load was said on stderr (`host`); the devices compute
+    // as the host calls do, with the pure-Rust fallback.
+    if matches!(settings.host_blas, hetblas::BlasLibrary::Path(_)) && crate::host::host().is_none()
+    {
+        settings.host_blas = hetblas::BlasLibrary::Rust;
+    }
+    let builder = || {
+        let b = Runtime::builder().settings(settings.clone());
+        if cfg!(test) {
+            b.only(&["cpu"]).emulated(2).without_profile()
+        } else {
+            b
+        }
+    };
+    match builder().build() {
+        Err(e @ hetblas::Error::Profile(_)) => {
+            eprintln!("hetblas: {e}; using the built-in rules");
+            builder().without_profile().build()
+        }
+        other => other,
     }
 }
 

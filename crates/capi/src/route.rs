@@ -53,25 +53,20 @@ impl Rule {
 
 /// The rule in force: `HETBLAS_OFFLOAD_FLOPS` when set, else [`Rule::BUILT_IN`].
 pub fn rule() -> Rule {
-    static RULE: OnceLock<Rule> = OnceLock::new();
-    *RULE.get_or_init(|| {
-        match std::env::var("HETBLAS_OFFLOAD_FLOPS").map(|v| v.trim().parse::<f64>()) {
-            Ok(Ok(x)) if x >= 0.0 => Rule::Flops(x),
-            Ok(_) => {
-                eprintln!(
-                    "hetblas: HETBLAS_OFFLOAD_FLOPS is not a number; using the built-in rule"
-                );
-                Rule::BUILT_IN
-            }
-            Err(_) => Rule::BUILT_IN,
-        }
-    })
+    crate::settings::settings()
+        .offload_flops
+        .map_or(Rule::BUILT_IN, Rule::Flops)
 }
 
 /// Whether a calibrated profile file exists where the Runtime looks for one (checked once).
 fn profile_on_disk() -> bool {
     static ON_DISK: OnceLock<bool> = OnceLock::new();
-    *ON_DISK.get_or_init(|| hetblas_core::profile::default_path().is_ok_and(|p| p.is_file()))
+    *ON_DISK.get_or_init(|| {
+        crate::settings::settings()
+            .profile
+            .as_ref()
+            .is_some_and(|p| p.is_file())
+    })
 }
 
 /// A GEMM's shape as the routing sees it.

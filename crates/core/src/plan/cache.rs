@@ -35,6 +35,8 @@ pub struct PlanInputs<'a> {
     pub links: &'a HashSet<(MemorySpace, MemorySpace)>,
     /// Bandwidth of each link, for peer forwarding.
     pub link_speed: &'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+    /// [`PlanRequest::tail_pieces`] (part of the key).
+    pub tail_pieces: Option<usize>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -50,9 +52,7 @@ struct PlanKey {
     strip: Option<usize>,
     /// Shares per device, in 1e-4.
     weights: Vec<u32>,
-    /// `HETBLAS_STEP_LEAD` when the plan was built ([`super::builder::step_lead`]).
-    lead: usize,
-    /// `HETBLAS_TAIL_PIECES` when the plan was built ([`super::tail_pieces`]).
+    /// [`PlanInputs::tail_pieces`].
     pieces: Option<usize>,
 }
 
@@ -95,8 +95,7 @@ impl PlanCache {
                 .iter()
                 .map(|w| (w * 1e4).round() as u32)
                 .collect(),
-            lead: super::step_lead(),
-            pieces: super::tail_pieces_forced(),
+            pieces: inputs.tail_pieces,
         };
         if let Some(p) = lock(&self.plans).get(&key) {
             return Ok((p.clone(), true));
@@ -118,6 +117,7 @@ impl PlanCache {
             } else {
                 None
             },
+            tail_pieces: inputs.tail_pieces,
         })?);
         let mut cache = lock(&self.plans);
         if cache.len() >= CAPACITY {

@@ -196,6 +196,9 @@ pub struct PlanRequest<'a> {
     /// holds is forwarded over a faster peer link instead of fetched from its origin again.
     /// `None`: never forward.
     pub link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
+    /// Pieces of every split late-C chain instead of one per 16 MiB of C
+    /// ([`crate::DevicePool::set_tail_pieces`]: tests split small tiles); `None`: by size.
+    pub tail_pieces: Option<usize>,
 }
 
 /// Counts of what a plan moves, for reports and tests.

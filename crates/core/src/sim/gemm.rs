@@ -313,6 +313,7 @@ mod tests {
                 strip: None,
                 links: &links,
                 link_speed: &|_, _| None,
+                tail_pieces: None,
             })
             .unwrap();
         plan

@@ -225,6 +225,7 @@ impl ProfiledMachine {
             strip: None,
             links: &links,
             link_speed: &speed,
+            tail_pieces: None,
         })?;
         Ok(MachinePlan {
             plan: (*plan).clone(),
