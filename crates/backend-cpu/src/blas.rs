@@ -200,21 +200,35 @@ pub const CBLAS_CANDIDATES: &[&str] = &[
     "libblas.so",
 ];
 
+/// What the loader said: libloading's own message is only "dlopen failed", the reason
+/// (`dlerror`: no such file, wrong ELF class, undefined symbol) is its source.
+fn load_error(e: &libloading::Error) -> String {
+    use std::error::Error as _;
+    e.source().map_or_else(|| e.to_string(), |s| s.to_string())
+}
+
 impl Cblas {
     /// Opens `path` (a file name searched by the dynamic loader, or a path) and resolves
     /// `cblas_dgemm` / `cblas_sgemm`.
     pub fn open(path: &str) -> Result<Cblas> {
         // SAFETY: loading a shared library runs its initialisers; we only load BLAS libraries
         // the user or the system named, which is what every BLAS consumer does.
-        let lib = unsafe { Library::new(path) }.map_err(|e| unavailable(format!("{path}: {e}")))?;
+        let lib = unsafe { Library::new(path) }.map_err(|e| {
+            // dlerror names the file itself, mostly.
+            let why = load_error(&e);
+            unavailable(match why.contains(path) {
+                true => why,
+                false => format!("{path}: {why}"),
+            })
+        })?;
         // SAFETY: the symbol types are the CBLAS prototypes (int = i32 on LP64 BLAS builds).
         let dgemm: CblasDgemm = unsafe { lib.get::<CblasDgemm>(b"cblas_dgemm\0") }
             .map(|s| *s)
-            .map_err(|e| unavailable(format!("{path} has no cblas_dgemm: {e}")))?;
+            .map_err(|e| unavailable(format!("{path} has no cblas_dgemm: {}", load_error(&e))))?;
         // SAFETY: as above.
         let sgemm: CblasSgemm = unsafe { lib.get::<CblasSgemm>(b"cblas_sgemm\0") }
             .map(|s| *s)
-            .map_err(|e| unavailable(format!("{path} has no cblas_sgemm: {e}")))?;
+            .map_err(|e| unavailable(format!("{path} has no cblas_sgemm: {}", load_error(&e))))?;
         // SAFETY: the CBLAS prototypes of cblas_cgemm / cblas_zgemm (void * for the complex
         // scalars and matrices, int = i32).
         let cgemm = unsafe { lib.get::<CblasComplexGemm>(b"cblas_cgemm\0") }

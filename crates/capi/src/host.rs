@@ -114,9 +114,12 @@ fn load() -> Option<Host> {
 /// `dgemm_`, and refuses hetblas itself (registered as `libblas.so.3`, it would be found here).
 fn open(path: &str) -> Result<Host, String> {
     let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND;
+    // libloading says only "dlopen failed"; dlerror's reason is the source.
     // SAFETY: loading a BLAS library runs its initialisers, which is what any BLAS user does;
     // the path is one the user or the system's library list named.
-    let lib = unsafe { Library::open(Some(path), flags) }.map_err(|e| e.to_string())?;
+    let lib = unsafe { Library::open(Some(path), flags) }.map_err(|e| {
+        std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string())
+    })?;
     let mut addrs = Vec::with_capacity(SYMBOLS.len());
     for name in SYMBOLS {
         if name.is_empty() {
