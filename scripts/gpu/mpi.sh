@@ -120,7 +120,7 @@ mca() {
 }
 HETBLAS_CUDA_DEVICES=0 use_profile cuda1
 # Each rank takes the GPU of its local rank; the environment that is set travels (every
-# HETBLAS_* variable, so that HETBLAS_PIN=staging and the like reach the ranks).
+# HETBLAS_* variable, so that HETBLAS_BACKENDS and the like reach the ranks).
 pass=()
 for v in $(compgen -v HETBLAS_) LD_LIBRARY_PATH PATH OPAL_PREFIX; do
     [[ $v != HETBLAS_CUDA_DEVICES && -n ${!v:-} ]] && pass+=(-x "$v")
