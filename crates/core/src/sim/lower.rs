@@ -256,6 +256,7 @@ mod tests {
                 links: &links,
                 link_speed: &|_, _| None,
                 triangle: None,
+                tail_pieces: None,
             })
             .unwrap();
         plan
