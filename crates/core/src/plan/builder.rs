@@ -1619,6 +1619,7 @@ mod tests {
                 links: &links,
                 link_speed: None,
                 triangle: None,
+                tail_pieces: None,
             })
             .unwrap(),
         );
