@@ -115,7 +115,8 @@
 #     --blockings LIST   --sweep: "model" (the autotuner's choice) and forced tilings
 #                        TMxTNxTK/gG or T (default model)
 #     --env VAR=V1,V2    --sweep and --callcost: an environment variable and its values ("-": unset);
-#                        repeatable, every combination runs, e.g. --env HETBLAS_FOLD_TAIL=-,0,4
+#                        repeatable, every combination runs, e.g.
+#                        --env HETBLAS_CUDA_DEVICES=0,1 (the settings: README.md, Environment)
 #     --rounds R         --sweep and --callcost: repetitions of the whole set (default 3)
 #     plus env.sh's options (--profile, --hugepages, --out, --timeout, --dry-run)
 # Each problem's full output is in $OUT/<dtype>-<shape>-g<N>.log and .csv; the table rows are

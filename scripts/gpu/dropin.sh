@@ -18,11 +18,7 @@
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
 #   PROFILE= (a machine profile for the library and the CLI alike, as HETBLAS_PROFILE; without
 #   one both use the user cache's profile, or the built-in tile rule when there is none)
-#   PINS="default populate register outputs" (how the NumPy step prepares fresh host outputs;
-#   register: page-lock every operand; noprefault: so, without faulting it in first; staging:
-#   stage every copy; outputs: stage every output not registered; populate: the default, also
-#   populating staged fresh outputs in the background (populateN: on N threads; hugepage0:
-#   without the transparent-huge-page advice); trace: the default writing every call's Chrome
+#   VARIANTS="default" (the NumPy step's runs; trace: the default writing every call's Chrome
 #   trace to $OUT/trace-numpy)
 #   wheels step: PY=python3 (the Python whose pip NumPy and SciPy are measured)
 #   SIZES=1024,2048,4096,8192,16384 (a @ b sizes; the CLI is measured at those >= 4096)
@@ -203,28 +199,21 @@ for _ in range($REPS):
     t = time.perf_counter(); del o; fs.append(time.perf_counter() - t)
 print(f"  fresh C: matmul into np.empty {sorted(ts)[len(ts) // 2]:.3f} s, freeing it {sorted(fs)[len(fs) // 2]*1e3:.1f} ms")
 PY
-  # NumPy allocates a fresh C for every product. Measured ways of preparing it: staging a
-  # fresh output, registering it when it comes back written (default); so, populating it in
-  # the background meanwhile (populate); page-locking every operand after faulting it in on every core
-  # (HETBLAS_PIN=register, the earlier default), with the faults left to the driver
-  # (noprefault); copying every operand through pinned staging buffers (HETBLAS_PIN=staging);
-  # staging every output not registered (HETBLAS_PIN=outputs). PINS narrows the list.
-  for pin in ${PINS:-default populate register outputs}; do
-    case $pin in
-      staging) pinenv=(HETBLAS_PIN=staging) ;;
-      outputs) pinenv=(HETBLAS_PIN=outputs) ;;
-      register) pinenv=(HETBLAS_PIN=register) ;;
-      populate) pinenv=(HETBLAS_POPULATE_STAGED=1) ;;
-      populate*) pinenv=(HETBLAS_POPULATE_STAGED=1 HETBLAS_POPULATE_THREADS="${pin#populate}") ;;
-      hugepage0) pinenv=(HETBLAS_POPULATE_STAGED=1 HETBLAS_HUGEPAGE=0) ;;
-      trace) pinenv=(HETBLAS_TRACE="$OUT/trace-numpy") ; mkdir -p "$OUT/trace-numpy" ;;
-      noprefault) pinenv=(HETBLAS_PIN=register HETBLAS_PREFAULT=0) ;;
-      *) pinenv=() ;;
+  # NumPy allocates a fresh C for every product: the library stages a fresh output and
+  # registers it when it comes back written. (The other ways once compared here, page-locking
+  # every operand, staging every copy or every output, populating staged outputs in the
+  # background, were environment variables and left the product; their figures are in
+  # docs/data/h200-2026-11-23-dropin-numpy-variants.txt.)
+  for variant in ${VARIANTS:-default}; do
+    case $variant in
+      default) varenv=() ;;
+      trace) varenv=(HETBLAS_TRACE="$OUT/trace-numpy") ; mkdir -p "$OUT/trace-numpy" ;;
+      *) say "VARIANTS: unknown $variant (default, trace)"; status=1; continue ;;
     esac
-    say "host buffers: $pin ${pinenv[*]}"
-    "${pyenv[@]}" "${pinenv[@]}" LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 "$py" "$OUT/big.py" \
-      2> "$OUT/big-$pin.err" | tee -a "$report"
-    grep -m3 "runtime started\|devices \[\|failed" "$OUT/big-$pin.err" | tee -a "$report"
+    say "numpy: $variant ${varenv[*]}"
+    "${pyenv[@]}" "${varenv[@]}" LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 "$py" "$OUT/big.py" \
+      2> "$OUT/big-$variant.err" | tee -a "$report"
+    grep -m3 "runtime started\|devices \[\|failed" "$OUT/big-$variant.err" | tee -a "$report"
   done
   say "-- hetblas CLI, the same GEMM"
   (export LD_LIBRARY_PATH=$libpath HETBLAS_CBLAS=$openblas; "$CLI" gemm --size "$N" --dtype f64 --reps "$REPS") 2>&1 | tail -3 | tee -a "$report"

@@ -24,7 +24,7 @@
 #                     (HETBLAS_BENCH_HUGEPAGES=1)
 #   --timeout S       time limit of each command (default 300 s)
 #   --dry-run         print the commands, run nothing
-# Environment variables (HETBLAS_HOST_FOLD, HETBLAS_CUDA_DEVICES, ...) pass through as usual.
+# Environment variables (HETBLAS_CUDA_DEVICES, HETBLAS_BACKENDS, ...) pass through as usual.
 
 set -uo pipefail
 

@@ -1,7 +1,7 @@
 //! The CPU as a device: its memory space is the host, so host operands are used in place (no
 //! copies); it computes with the host BLAS on one queue (the BLAS library threads internally).
 
-use crate::blas::{choose_blas, HostBlas};
+use crate::blas::{choose_blas, BlasLibrary, HostBlas};
 use crate::buffer::HostBuffer;
 use crate::kernel::HostKernel;
 use crate::lapack::{choose_lapack, HostLapack};
@@ -28,9 +28,12 @@ impl std::fmt::Debug for CpuDevice {
 }
 
 impl CpuDevice {
-    /// The CPU with the host BLAS chosen by [`choose_blas`].
-    pub fn new() -> Result<Arc<CpuDevice>> {
-        let choice = choose_blas()?;
+    /// The CPU with the host BLAS `library` says ([`choose_blas`]).
+    ///
+    /// # Errors
+    /// What [`choose_blas`] reports.
+    pub fn new(library: &BlasLibrary) -> Result<Arc<CpuDevice>> {
+        let choice = choose_blas(library)?;
         Self::with_blas(choice.blas, choice.tried)
     }
 
@@ -126,8 +129,11 @@ impl Device for CpuDevice {
     }
 }
 
-/// Discovers the CPU (always present).
-pub struct CpuBackend;
+/// Discovers the CPU (always present), computing with the host BLAS `library` says.
+#[derive(Debug, Clone, Default)]
+pub struct CpuBackend {
+    pub library: BlasLibrary,
+}
 
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
@@ -135,7 +141,7 @@ impl Backend for CpuBackend {
     }
     fn discover(&self) -> Result<Discovery> {
         Ok(Discovery {
-            devices: vec![CpuDevice::new()? as Arc<dyn Device>],
+            devices: vec![CpuDevice::new(&self.library)? as Arc<dyn Device>],
             links: vec![],
         })
     }

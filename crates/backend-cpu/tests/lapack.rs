@@ -16,7 +16,7 @@ use std::time::Duration;
 
 /// The host LAPACK the system gives, or `None` (printed) when it is the Rust fallback too.
 fn system_lapack() -> Option<std::sync::Arc<dyn HostLapack>> {
-    let blas = choose_blas().expect("a host BLAS").blas;
+    let blas = choose_blas(&Default::default()).expect("a host BLAS").blas;
     let choice = choose_lapack(blas.as_ref());
     if choice.lapack.kind() == "rust" {
         eprintln!("SKIPPED (no host LAPACK: {:?})", choice.tried);
@@ -133,7 +133,7 @@ fn host_lapack_and_faer_stop_cholesky_at_the_same_column() {
 
 #[test]
 fn devices_name_their_lapack() {
-    let blas = choose_blas().unwrap().blas;
+    let blas = choose_blas(&Default::default()).unwrap().blas;
     let cpu = CpuDevice::with_blas(blas.clone(), vec![]).unwrap();
     let detail = &cpu.info().detail;
     assert!(
@@ -159,7 +159,7 @@ fn quick() -> CalibrationOptions {
 
 #[test]
 fn panel_times_on_the_cpu_and_an_emulated_device() {
-    let blas = choose_blas().unwrap().blas;
+    let blas = choose_blas(&Default::default()).unwrap().blas;
     let cpu = CpuDevice::with_blas(blas.clone(), vec![]).unwrap();
     let node = emulated_node(&[EmulatedConfig::default()], blas).unwrap();
     let emu = node.devices[0].clone();

@@ -32,7 +32,7 @@ pub struct GpuDevice<A: GpuRuntime> {
     pub(crate) streams: Vec<Arc<GpuStream<A>>>,
     queues: Vec<Arc<dyn Queue>>,
     pins: Arc<PinCache<A>>,
-    /// Fault injection (`HETBLAS_FAULT`, [`hetblas_core::fault`]): checked before each kernel
+    /// Fault injection ([`hetblas_core::fault`]; armed at discovery): checked before each kernel
     /// and copy is issued; unarmed, one atomic load.
     pub(crate) faults: Arc<FaultInjector>,
 }
@@ -57,10 +57,7 @@ impl<A: GpuRuntime> GpuDevice<A> {
         let streams = (0..COMPUTE_STREAMS)
             .map(|q| GpuStream::new(&ctx, format!("{}{index}/compute{q}", A::NAME), true))
             .collect::<Result<Vec<_>>>()?;
-        let faults = Arc::new(FaultInjector::from_env(
-            format!("{}:{index}", A::NAME),
-            index,
-        )?);
+        let faults = Arc::new(FaultInjector::new(format!("{}:{index}", A::NAME)));
         Ok(Arc::new(GpuDevice {
             faults,
             info: DeviceInfo {
@@ -90,7 +87,7 @@ impl<A: GpuRuntime> GpuDevice<A> {
     }
 
     /// The device's fault injector: arm it to make this GPU fail at its n-th kernel or copy,
-    /// or be lost ([`hetblas_core::fault`]; `HETBLAS_FAULT` arms it at discovery).
+    /// or be lost ([`hetblas_core::fault`]; discovery arms the faults its backend is given).
     pub fn faults(&self) -> &Arc<FaultInjector> {
         &self.faults
     }

@@ -26,9 +26,9 @@
 //!   left it.
 //!
 //! Fault injection: every GPU has a [`hetblas_core::fault::FaultInjector`]
-//! ([`GpuDevice::faults`], armed at discovery by `HETBLAS_FAULT`) checked before each kernel
-//! and copy is issued, so a GPU can be made to fail mid-call (an error, lost, out of memory, a
-//! panic) on a real machine; unarmed it costs one atomic load per operation.
+//! ([`GpuDevice::faults`], armed at discovery with [`GpuBackend::faults`]) checked before each
+//! kernel and copy is issued, so a GPU can be made to fail mid-call (an error, lost, out of
+//! memory, a panic) on a real machine; unarmed it costs one atomic load per operation.
 //!
 //! Per GPU: two compute streams with a BLAS handle each, one host->device and one
 //! device->host stream (both DMA engines busy at once), and one stream per peer link.

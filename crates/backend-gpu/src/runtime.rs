@@ -90,7 +90,8 @@ pub unsafe extern "C" fn run_host_job(user: *mut std::ffi::c_void) {
 pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     /// Backend name ("cuda"): device labels, queue and link names, error messages.
     const NAME: &'static str;
-    /// The variable that restricts the device ordinals taken ("HETBLAS_CUDA_DEVICES").
+    /// The setting that restricts the device ordinals taken ("HETBLAS_CUDA_DEVICES"; the
+    /// `hetblas` crate reads it into [`crate::GpuBackend::devices`]), named in messages.
     const DEVICES_VAR: &'static str;
     /// The status code (as in `Error::Backend::code`) of a device allocation that collides
     /// with the registration of host memory the caller freed (`PinCache::retry_after_unmapped`).

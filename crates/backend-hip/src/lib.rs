@@ -14,9 +14,11 @@
 //!
 //! HIP's own ways: no explicit contexts (a per-thread current device set with hipSetDevice),
 //! peer copies by device ordinal (hipMemcpyPeerAsync; strided ones as 2D copies with peer
-//! access enabled). `HETBLAS_HIP_DEVICES=0,2` restricts the GPUs taken (ordinals);
-//! `HETBLAS_HIP_LIB_DIR=DIR` loads `DIR/libamdhip64.so*`, `DIR/libhipblas.so*`,
-//! `DIR/librocblas.so*` and `DIR/librocsolver.so*` before the system's (the HIP-on-CUDA test shim in `shim/` is used that way).
+//! access enabled). [`hetblas_gpu::GpuBackend::devices`] restricts the GPUs taken (ordinals;
+//! the `hetblas` crate sets it from `HETBLAS_HIP_DEVICES=0,2`); `HETBLAS_HIP_LIB_DIR=DIR` (read
+//! here, where the libraries load) loads `DIR/libamdhip64.so*`, `DIR/libhipblas.so*`,
+//! `DIR/librocblas.so*` and `DIR/librocsolver.so*` before the system's (the HIP-on-CUDA test
+//! shim in `shim/` is used that way).
 
 pub mod result;
 pub mod runtime;

@@ -38,7 +38,7 @@ pub fn verbose() -> bool {
 /// `DIR/hetblas-<pid>-<n>-<routine>.json`, and (with `HETBLAS_VERBOSE=1`) a line of where its
 /// time went: the span of the device queues within the call, and each queue's busy time.
 pub fn trace_dir() -> Option<&'static std::path::Path> {
-    crate::settings::settings().trace_dir.as_deref()
+    crate::settings::settings().trace.as_deref()
 }
 /// Writes `report`'s trace under [`trace_dir`] and, when verbose, its summary against the
 /// call's `elapsed` seconds. A trace that cannot be written is reported, never an error of
@@ -85,17 +85,31 @@ fn trace_summary(tr: &hetblas_core::trace::Trace, elapsed: f64) -> String {
     )
 }
 
-/// Discovery: every backend, as the environment says, but the CPU (see the module
-/// documentation). Unit tests run on two emulated devices, whatever the machine has.
+/// Discovery: every backend, as the settings say, but the CPU (see the module
+/// documentation). Unit tests run on two emulated devices, whatever the machine has. A
+/// profile that cannot be used is one line on stderr and the built-in rules.
 fn start() -> hetblas::Result<Runtime> {
-    if cfg!(test) {
-        Runtime::builder()
-            .only(&[])
-            .emulated(2)
-            .without_profile()
-            .build()
-    } else {
-        Runtime::builder().without_cpu().build()
+    let mut settings = crate::settings::settings().clone();
+    // A host BLAS named that does not load was said on stderr (`host`); the devices compute
+    // as the host calls do, with the pure-Rust fallback.
+    if matches!(settings.host_blas, hetblas::BlasLibrary::Path(_)) && crate::host::host().is_none()
+    {
+        settings.host_blas = hetblas::BlasLibrary::Rust;
+    }
+    let builder = || {
+        let b = Runtime::builder().settings(settings.clone());
+        if cfg!(test) {
+            b.only(&[]).emulated(2).without_profile()
+        } else {
+            b.without_cpu()
+        }
+    };
+    match builder().build() {
+        Err(e @ hetblas::Error::Profile(_)) => {
+            eprintln!("hetblas: {e}; using the built-in rules");
+            builder().without_profile().build()
+        }
+        other => other,
     }
 }
 

@@ -193,6 +193,43 @@ fn bad_arguments_without_host_blas() {
     assert_ok(&out, "xerbla, HETBLAS_CBLAS=rust");
 }
 
+/// A setting the drop-in library cannot use is one line on stderr, naming the variable, the
+/// value and why, and the default; the program runs to its end, correct (the library and the
+/// command refuse the same values: `hetblas::Settings`).
+#[test]
+fn a_bad_setting_is_one_line_on_stderr_and_the_default() {
+    let env = [
+        ("HETBLAS_VERBOSE", "yes"),
+        ("HETBLAS_OFFLOAD_FLOPS", "lots"),
+        ("HETBLAS_FAULT", "garbage"),
+        ("HETBLAS_PIN", "xyz"),
+    ];
+    let out = run(&built().preload, "gemm", true, &env);
+    assert_ok(&out, "bad settings");
+    let err = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "hetblas: HETBLAS_VERBOSE=\"yes\": expected 1 (on) or 0 (off); using the default",
+        "hetblas: HETBLAS_OFFLOAD_FLOPS=\"lots\": not a number of flops",
+        "hetblas: HETBLAS_FAULT=\"garbage\": fault \"garbage\"",
+        "hetblas: HETBLAS_PIN is set but no longer read",
+    ] {
+        let n = err.lines().filter(|l| l.starts_with(line)).count();
+        assert_eq!(n, 1, "{line:?} {n} times in:\n{err}");
+    }
+    // A host BLAS named that does not load: said once, and the pure-Rust one answers.
+    let out = run(
+        &built().linked,
+        "gemm",
+        false,
+        &[("HETBLAS_CBLAS", "/nonexistent/libblas.so")],
+    );
+    assert_ok(&out, "HETBLAS_CBLAS=/nonexistent/libblas.so");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = "hetblas: HETBLAS_CBLAS=\"/nonexistent/libblas.so\": the host BLAS cannot be used: ";
+    assert_eq!(err.matches(said).count(), 1, "{err}");
+    assert!(err.contains("No such file"), "the load error: {err}");
+}
+
 #[test]
 fn ilp64_symbols_compute() {
     let out = run(&built().linked, "ilp64", false, &[]);

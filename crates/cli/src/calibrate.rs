@@ -2,7 +2,7 @@
 
 use clap::Args;
 use hetblas::{CalibrationOptions, Progress, Result, Runtime};
-use hetblas_core::profile::{default_path, MachineProfile};
+use hetblas_core::profile::{MachineProfile, ProfileError};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
 
@@ -37,6 +37,7 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         b = b.emulated(emulated);
     }
     let rt = b.build()?;
+    crate::cli::warn_retired(rt.settings());
     let mut opts = if args.quick {
         CalibrationOptions::quick()
     } else {
@@ -53,7 +54,11 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     let start = Instant::now();
     let path = match args.out {
         Some(p) => p,
-        None => default_path()?,
+        None => rt
+            .settings()
+            .profile
+            .clone()
+            .ok_or(ProfileError::NoLocation)?,
     };
     let mut progress = |p: Progress| {
         bar.set_length(p.total as u64);

@@ -58,18 +58,34 @@ enum Command {
     Gesv(factor::FactorArgs),
 }
 
+/// The runtime: discovery as the settings say (`--emulated` in place of `HETBLAS_EMULATED`),
+/// refused when a setting's value cannot be used; a retired variable that is set is a warning.
 fn runtime(emulated: usize) -> Result<Runtime> {
-    let mut b = Runtime::builder();
+    let rt = builder(emulated).build()?;
+    warn_retired(rt.settings());
+    Ok(rt)
+}
+
+fn builder(emulated: usize) -> hetblas::RuntimeBuilder {
+    let b = Runtime::builder();
     if emulated > 0 {
-        b = b.emulated(emulated);
+        b.emulated(emulated)
+    } else {
+        b
     }
-    b.build()
+}
+
+/// One stderr line per retired variable that is set.
+pub fn warn_retired(settings: &hetblas::Settings) {
+    for note in &settings.retired {
+        eprintln!("hetblas: warning: {note}");
+    }
 }
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Command::Calibrate(a) => calibrate::run(cli.emulated, a),
-        Command::Devices(a) => devices::run(&runtime(cli.emulated)?, a),
+        Command::Devices(a) => devices::run(builder(cli.emulated).survey(), a),
         Command::Gemm(a) => gemm::run(&runtime(cli.emulated)?, a),
         Command::Predict(a) => predict::run(&runtime(cli.emulated)?, a),
         Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),

@@ -49,8 +49,8 @@ pub struct GemmArgs {
     #[arg(long, value_parser = ["on", "off"])]
     pub host_fold: Option<String>,
     /// With host folds: send the C of this many C tiles of each device instead of folding
-    /// them (the last it finishes, and some spread earlier: HETBLAS_FOLD_SPREAD); default: the
-    /// model decides.
+    /// them (the last it finishes, and half of them spread earlier); default: the model
+    /// decides.
     #[arg(long)]
     pub fold_tail: Option<usize>,
     /// Use at most this many bytes of each device's memory for tiles (out-of-core below the

@@ -15,7 +15,7 @@ pub fn meters(rt: &Runtime, verbose: bool) -> Vec<Arc<dyn PowerMeter>> {
         .iter()
         .find(|d| d.info().kind == DeviceKind::Cpu)
         .map_or("cpu:0".to_string(), |d| d.info().label());
-    let (m, absent) = hetblas::energy::power_meters(&cpu);
+    let (m, absent) = hetblas::energy::power_meters(&cpu, rt.settings().cuda_devices.as_deref());
     if verbose {
         for why in absent {
             println!("energy: {why}");

@@ -121,7 +121,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         &dev,
         budget,
         &profile,
-        hetblas_core::autotune::FoldRequest::from_env(),
+        hetblas_core::autotune::FoldRequest::default(),
     )
     .ok_or_else(|| {
         Error::Profile(format!(

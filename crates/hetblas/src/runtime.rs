@@ -20,6 +20,7 @@ use hetblas_core::{
 use std::sync::{Arc, RwLock};
 
 use crate::builder::RuntimeBuilder;
+use crate::settings::Settings;
 
 /// The devices of this node, ready for BLAS calls.
 #[derive(Debug)]
@@ -27,6 +28,7 @@ pub struct Runtime {
     pool: DevicePool,
     statuses: Vec<BackendStatus>,
     profile_status: RwLock<String>,
+    settings: Settings,
 }
 
 impl Runtime {
@@ -34,12 +36,20 @@ impl Runtime {
         pool: DevicePool,
         statuses: Vec<BackendStatus>,
         profile_status: String,
+        settings: Settings,
     ) -> Runtime {
         Runtime {
             pool,
             statuses,
             profile_status: RwLock::new(profile_status),
+            settings,
         }
+    }
+
+    /// The settings the runtime was built with ([`Settings`]: read from the environment once,
+    /// unless [`RuntimeBuilder::settings`] gave them).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// The pipeline, for the routines defined next to this file.
@@ -47,8 +57,8 @@ impl Runtime {
         &self.pool
     }
 
-    /// Discovers every backend's devices with the default configuration (see
-    /// [`RuntimeBuilder`] for the environment variables it honours).
+    /// Discovers every backend's devices as the environment says ([`Settings::from_env`]; see
+    /// [`RuntimeBuilder`]).
     ///
     /// # Errors
     /// As [`RuntimeBuilder::build`].
@@ -105,8 +115,7 @@ impl Runtime {
     }
 
     /// The profile decisions are made with now: [`Runtime::profile`], with host folds priced
-    /// at what this runtime's folds reached where that was well below calibrated
-    /// (`HETBLAS_ADAPT_FOLD=0` turns that off).
+    /// at what this runtime's folds reached where that was well below calibrated.
     pub fn decision_profile(&self) -> Option<Arc<MachineProfile>> {
         self.pool.decision_profile()
     }

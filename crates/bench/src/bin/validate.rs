@@ -249,7 +249,7 @@ fn case<T: Scalar>(
         &dev,
         dev.memory_budget(),
         profile,
-        hetblas_core::autotune::FoldRequest::from_env(),
+        hetblas_core::autotune::FoldRequest::default(),
     )
     .ok_or("the profile cannot model this problem")?;
     // Each case starts from the calibrated fold price, not from the previous case's folds.
@@ -316,7 +316,7 @@ fn case<T: Scalar>(
                 &dev,
                 dev.memory_budget(),
                 &p,
-                hetblas_core::autotune::FoldRequest::from_env(),
+                hetblas_core::autotune::FoldRequest::default(),
             )
             .ok_or("the profile cannot model this problem")?;
             eprintln!(

@@ -75,10 +75,9 @@ pub struct PipelineModel {
     /// fold threads' wake ([`crate::fold::FIRST_S`]; the chooser also prices the slowest
     /// wake, [`crate::fold::WAKE_SPREAD_S`] more).
     pub fold_wake_s: f64,
-    /// C tiles whose first k step runs ahead of the groups ([`crate::plan::build_steps`];
-    /// `HETBLAS_STEP_LEAD`, 0 unless set), before the planner's cap by free slots (the replay
-    /// takes memory as ample). Used by the replay of one C tile at a time only. A field, read
-    /// where the model is made rather than where a prediction runs, so tests fix it.
+    /// C tiles whose first k step runs ahead of the groups ([`crate::plan::build_steps`]);
+    /// the planner's plans use 0 (the lead was an experiment), so the model is made with 0.
+    /// Used by the replay of one C tile at a time only.
     pub step_lead: usize,
 }
 
@@ -126,7 +125,7 @@ fn shell_at(mt: usize, nt: usize, mut pos: usize) -> (usize, usize) {
 /// How many C tiles of a fold tail of `n`, in an `mt x nt` grid accumulated `group` at a
 /// time, are of each edge class (`[m class][n class]`, 1 = the edge tile of a dimension that
 /// has one); the tail as the planner picks it ([`crate::plan::fold_tail_tiles`], `spread` as
-/// [`crate::plan::fold_spread`]).
+/// [`crate::plan::FOLD_SPREAD`]).
 ///
 /// Why: counted as full tiles, the tail of 12 of 20765x15140x1322 SGEMM in 4096 tiles (every
 /// edge tile of its 24, the last to finish) left 629 MB of C to fold where 805 MB were, and
@@ -204,7 +203,7 @@ impl PipelineModel {
             [dm[1] > 0, dn[1] > 0],
             unfolded,
             b.group.clamp(1, crate::tiling::DEFAULT_GROUP),
-            crate::plan::fold_spread(),
+            crate::plan::FOLD_SPREAD,
         );
         let c_contig = contiguity(o, tm, g.tk).2;
         let mut tail_c_bytes = 0usize;
@@ -1039,7 +1038,7 @@ pub(crate) mod tests {
             tk: 1024,
             group: 4,
         };
-        let count = tail_classes(4, 4, [true, true], 7, 4, crate::plan::fold_spread());
+        let count = tail_classes(4, 4, [true, true], 7, 4, crate::plan::FOLD_SPREAD);
         let size = [t, edge];
         let mut sent = 0.0;
         for x in 0..2 {

@@ -47,39 +47,14 @@ pub const FIRST_S: f64 = 100e-6;
 /// faster.
 pub const WAKE_SPREAD_S: f64 = 160e-6;
 
-/// `HETBLAS_HOST_FOLD`: `0` never folds, `1` always folds (where C is in host memory and
-/// beta != 0); unset or anything else: the model decides. `GemmOptions::host_fold` wins over it.
-pub fn mode_from_env() -> Option<bool> {
-    match std::env::var("HETBLAS_HOST_FOLD").as_deref() {
-        Ok("0") => Some(false),
-        Ok("1") => Some(true),
-        _ => None,
-    }
-}
-
-/// `HETBLAS_FOLD_TAIL=N`: with host folds, send the C of each device's last N C tiles
-/// instead of folding them (see [`crate::plan::DeviceSpec::fold_tail`]); unset or not a
-/// number: the model decides. `GemmOptions::fold_tail` wins over it.
-pub fn tail_from_env() -> Option<usize> {
-    std::env::var("HETBLAS_FOLD_TAIL").ok()?.trim().parse().ok()
-}
-
 /// Threads one fold uses: memory-bound, so a handful saturate the host's bandwidth (on the
-/// H200 host, DGEMM 8192^3 ran as fast with 8 or 12 as with 14-24, slower with 4 or 6).
-/// `HETBLAS_FOLD_THREADS=N` (1-256) fixes the number; unset, empty or not a number: up to 12.
+/// H200 host, DGEMM 8192^3 ran as fast with 8 or 12 as with 14-24, slower with 4 or 6): the
+/// cores, at most 12.
 pub fn fold_threads() -> usize {
-    threads_from(std::env::var("HETBLAS_FOLD_THREADS").ok().as_deref())
-}
-
-/// [`fold_threads`] for a value of `HETBLAS_FOLD_THREADS`.
-fn threads_from(var: Option<&str>) -> usize {
-    match var.map(str::trim).and_then(|v| v.parse::<usize>().ok()) {
-        Some(n) if n >= 1 => n.min(256),
-        _ => std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 12),
-    }
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 12)
 }
 
 /// What host folds run on: an in-order queue (a fold waits for its product's copy) and the
@@ -159,7 +134,6 @@ pub unsafe fn fold_into(
         c.cols,
         c.rows * c.dtype.size(),
         workers.current_num_threads(),
-        fixed_task_bytes(),
     );
     let chunks = c.cols.div_ceil(per);
     let (c, p) = (*c, *p);
@@ -187,30 +161,13 @@ pub unsafe fn fold_into(
 /// `threads` threads: the columns shared out evenly among every thread, each task aimed at
 /// 64 KiB to 1 MiB (enough per task, enough tasks to balance; one column, whatever its size,
 /// at the least). Whole 1 MiB tasks left a 768^2 f32 tile (2.25 MiB) to three threads.
-/// `fixed` bytes per task ([`fixed_task_bytes`]) replace the aim.
-fn task_cols(cols: usize, col_bytes: usize, threads: usize, fixed: Option<usize>) -> usize {
+fn task_cols(cols: usize, col_bytes: usize, threads: usize) -> usize {
     let col_bytes = col_bytes.max(1);
-    let per = match fixed {
-        Some(n) => n / col_bytes,
-        None => cols.div_ceil(threads.max(1)).clamp(
-            (MIN_TASK_BYTES / col_bytes).max(1),
-            (MAX_TASK_BYTES / col_bytes).max(1),
-        ),
-    };
+    let per = cols.div_ceil(threads.max(1)).clamp(
+        (MIN_TASK_BYTES / col_bytes).max(1),
+        (MAX_TASK_BYTES / col_bytes).max(1),
+    );
     per.clamp(1, cols.max(1))
-}
-
-/// `HETBLAS_FOLD_CHUNK=N`: bytes of C per fold task (at least 4096), for experiments; unset or
-/// not a number: shared out ([`task_cols`]). Read once per process, not on every fold.
-fn fixed_task_bytes() -> Option<usize> {
-    static FIXED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *FIXED.get_or_init(|| task_bytes_from(std::env::var("HETBLAS_FOLD_CHUNK").ok().as_deref()))
-}
-
-/// [`fixed_task_bytes`] for a value of `HETBLAS_FOLD_CHUNK`.
-fn task_bytes_from(var: Option<&str>) -> Option<usize> {
-    var.and_then(|v| v.trim().parse::<usize>().ok())
-        .map(|n| n.max(4096))
 }
 
 /// Smallest fold task aimed at (an estimate: a task must outweigh handing it to a thread).
@@ -361,38 +318,20 @@ mod tests {
     }
 
     #[test]
-    fn fold_threads_from_the_environment_value() {
-        let default = threads_from(None);
-        assert!((1..=12).contains(&default));
-        assert_eq!(threads_from(Some("3")), 3);
-        assert_eq!(threads_from(Some(" 5 ")), 5);
-        assert_eq!(threads_from(Some("100000")), 256);
-        for bad in ["", "0", "-2", "many"] {
-            assert_eq!(threads_from(Some(bad)), default, "{bad:?}");
-        }
-    }
-
-    #[test]
     fn small_tiles_are_shared_among_every_thread() {
         let tasks = |cols: usize, per: usize| cols.div_ceil(per);
         // A 768^2 f32 tile on 12 threads: 12 tasks of 64 columns, not 3 of 1 MiB.
-        assert_eq!(task_cols(768, 768 * 4, 12, None), 64);
+        assert_eq!(task_cols(768, 768 * 4, 12), 64);
         // 512^2 f64: 12 tasks (43 columns each and 39 in the last), not a 13th of 8 columns.
-        let per = task_cols(512, 512 * 8, 12, None);
+        let per = task_cols(512, 512 * 8, 12);
         assert_eq!((per, tasks(512, per)), (43, 12));
         // Large tiles keep 1 MiB tasks (2048^2 f64: 64 columns of 16 KiB, 32 tasks).
-        assert_eq!(task_cols(2048, 2048 * 8, 12, None), 64);
+        assert_eq!(task_cols(2048, 2048 * 8, 12), 64);
         // Tiny tiles are not cut below 64 KiB; a column over 1 MiB is a task of its own.
-        assert_eq!(task_cols(100, 1024, 12, None), 64);
-        assert_eq!(task_cols(8, 2 << 20, 12, None), 1);
-        assert_eq!(task_cols(5, 1024, 12, None), 5);
-        assert_eq!(task_cols(768, 768 * 4, 0, None), 341);
-        // The override (bytes, floored at 4 KiB); a bad value is ignored.
-        let fixed = |var: &str| task_cols(768, 768 * 4, 12, task_bytes_from(Some(var)));
-        assert_eq!(fixed(" 262144 "), 85);
-        assert_eq!(fixed("1"), 1);
-        assert_eq!(fixed("x"), 64);
-        assert_eq!(task_bytes_from(None), None);
+        assert_eq!(task_cols(100, 1024, 12), 64);
+        assert_eq!(task_cols(8, 2 << 20, 12), 1);
+        assert_eq!(task_cols(5, 1024, 12), 5);
+        assert_eq!(task_cols(768, 768 * 4, 0), 341);
     }
 
     /// A triangle fold (a diagonal tile of GEMMT) writes only its triangle, the diagonal

@@ -21,9 +21,7 @@ pub mod tiling;
 pub mod tri;
 
 pub use builder::PlanRequest;
-pub(crate) use builder::{
-    build_steps, fold_spread, fold_tail_tiles, step_lead, tail_pieces_forced, tail_positions,
-};
+pub(crate) use builder::{build_steps, fold_tail_tiles, tail_positions, FOLD_SPREAD};
 pub use factor::{FactorDevice, FactorRequest};
 pub use task::{
     piece_columns, slot_ld, Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan,

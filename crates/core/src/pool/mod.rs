@@ -70,6 +70,8 @@ pub struct DevicePool {
     /// One device per backend: each call keeps the calling thread's context of its runtime
     /// through it ([`DevicePool::keep_thread_contexts`]).
     context_keepers: Vec<usize>,
+    /// [`DevicePool::set_tail_pieces`]; 0 for none.
+    tail_pieces: std::sync::atomic::AtomicUsize,
 }
 
 /// The price of host folds decisions use ([`DevicePool::sync_fold_level`]).
@@ -154,6 +156,7 @@ impl DevicePool {
             fold_level: Mutex::new(FoldLevel::default()),
             failed: Mutex::new(Vec::new()),
             trace_epochs: Default::default(),
+            tail_pieces: Default::default(),
         })
     }
 
@@ -179,6 +182,25 @@ impl DevicePool {
         self.decisions.clear();
         self.tri_decisions.clear();
         self.factor_decisions.clear();
+    }
+
+    /// Splits the late-C chain of each plan's last C tiles (their C fetch, add and write-back)
+    /// into `pieces` column pieces whatever the tiles' size, where the planner would otherwise
+    /// split only tiles of 32 MiB or more ([`crate::plan::Task::pieces`]); `None` returns to
+    /// that. For tests: recovery between the pieces of a write-back, on small tiles. Plans
+    /// are keyed by it, so the plan cache stays valid.
+    pub fn set_tail_pieces(&self, pieces: Option<usize>) {
+        let n = pieces.map_or(0, |p| p.max(1));
+        self.tail_pieces
+            .store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// What [`DevicePool::set_tail_pieces`] set.
+    pub fn tail_pieces(&self) -> Option<usize> {
+        match self.tail_pieces.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            n => Some(n),
+        }
     }
 
     /// Number of plans in the plan cache (a repeated call reuses its plan).
@@ -214,8 +236,7 @@ impl DevicePool {
     }
 
     /// The share of the calibrated host fold rate that decisions price folds at now
-    /// ([`crate::tuning::fold_speed::FoldSpeed::level`]; 1 without a profile or with
-    /// `HETBLAS_ADAPT_FOLD=0`). A move of one step between two shares under 1 is not taken
+    /// ([`crate::tuning::fold_speed::FoldSpeed::level`]; 1 without a profile). A move of one step between two shares under 1 is not taken
     /// (rates near a step's edge would otherwise move it back and forth). When it changes, the
     /// scaled profile is made again and cached decisions, priced at the old rate, are dropped.
     /// Returns the level, and the rate folds reached when it is below 1.
@@ -228,11 +249,7 @@ impl DevicePool {
         let now = std::time::Instant::now();
         let calibrated = crate::autotune::fold_rate(Some(&profile));
         let speed = self.workspaces.fold_speed();
-        let mut level = if fold_speed::adapting() {
-            speed.level(calibrated, now)
-        } else {
-            1.0
-        };
+        let mut level = speed.level(calibrated, now);
         let mut current = workspace::lock(&self.fold_level);
         let same_base = current
             .base

@@ -288,6 +288,7 @@ mod tests {
                 links: &links,
                 link_speed: &|_, _| None,
                 triangle: None,
+                tail_pieces: None,
             })
             .unwrap();
         plan

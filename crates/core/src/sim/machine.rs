@@ -219,6 +219,7 @@ impl ProfiledMachine {
             links: &links,
             link_speed: &speed,
             triangle: None,
+            tail_pieces: None,
         })?;
         Ok(MachinePlan {
             plan: (*plan).clone(),

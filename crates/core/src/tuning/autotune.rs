@@ -280,16 +280,6 @@ pub struct FoldRequest {
     pub tail: Option<usize>,
 }
 
-impl FoldRequest {
-    /// What `HETBLAS_HOST_FOLD` and `HETBLAS_FOLD_TAIL` fix.
-    pub fn from_env() -> FoldRequest {
-        FoldRequest {
-            on: crate::fold::mode_from_env(),
-            tail: crate::fold::tail_from_env(),
-        }
-    }
-}
-
 /// Unfolded tails the model weighs for a folding blocking of `tiles` C tiles (see
 /// [`crate::plan::DeviceSpec::fold_tail`]).
 fn fold_tails(tiles: usize) -> impl Iterator<Item = usize> {
@@ -487,7 +477,7 @@ pub fn pipeline_model(
         setup_s: if gpu { GPU_CALL_SETUP_S } else { 0.0 },
         task_issue_s: if gpu { GPU_TASK_ISSUE_S } else { 0.0 },
         fold_wake_s: crate::fold::FIRST_S,
-        step_lead: crate::plan::step_lead(),
+        step_lead: 0,
     };
     Some((model, exec))
 }
