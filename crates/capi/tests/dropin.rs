@@ -158,7 +158,10 @@ fn device_path_computes_and_says_so() {
         .lines()
         .filter(|l| l.contains("dgemmtr ") && l.contains("devices [emulated:0, emulated:1]"))
         .count();
-    assert_eq!(gemmt, 4, "the 4 GEMMTs did not all go to the devices:\n{err}");
+    assert_eq!(
+        gemmt, 4,
+        "the 4 GEMMTs did not all go to the devices:\n{err}"
+    );
 }
 
 /// GEMMT kept on the host goes to the host's own routine (the fixture's `dgemmt_`, OpenBLAS's
