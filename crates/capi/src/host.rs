@@ -203,21 +203,25 @@ fn load() -> Option<Host> {
     }
 }
 
-/// Every routine's address in `lib` under `family`'s names (0 where it has none).
+/// Every routine's address in `lib` under `family`'s names (0 where it has none; the first
+/// it has of a routine's alternative names).
 fn resolve(lib: &Library, family: Family) -> Vec<usize> {
     SYMBOLS
         .iter()
-        .map(|name| {
-            if name.is_empty() {
-                return 0;
-            }
-            let sym = format!("{}\0", family.host_symbol(name));
-            // SAFETY: only the address is taken here; it is called later with the prototype
-            // of the reference BLAS routine of that name (and the family's integer width).
-            unsafe { lib.get::<*const ()>(sym.as_bytes()) }
-                .ok()
-                .map(|s| s.into_raw() as usize)
-                .filter(|&a| !crate::xerbla::is_ours(a))
+        .map(|names| {
+            names
+                .split('|')
+                .filter(|name| !name.is_empty())
+                .find_map(|name| {
+                    let sym = format!("{}\0", family.host_symbol(name));
+                    // SAFETY: only the address is taken here; it is called later with the
+                    // prototype of the reference BLAS routine of that name (and the family's
+                    // integer width).
+                    unsafe { lib.get::<*const ()>(sym.as_bytes()) }
+                        .ok()
+                        .map(|s| s.into_raw() as usize)
+                        .filter(|&a| a != 0 && !crate::xerbla::is_ours(a))
+                })
                 .unwrap_or(0)
         })
         .collect()

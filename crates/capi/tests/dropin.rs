@@ -10,6 +10,8 @@
 //! - bad arguments reach the program's own `xerbla_` / `xerbla_64_` / `cblas_xerbla` with the
 //!   reference's names and parameter numbers, and the call does nothing else;
 //! - the ILP64 (`sgemm_64_`) symbols compute;
+//! - GEMMT under its names (`dgemmtr_`, `dgemmt_`, `cblas_dgemmt`, `cblas_dgemmtr`) computes
+//!   one triangle, on the devices or, kept on the host, in the host's own `dgemmt_`;
 //! - the renamed family of pip's wheels (`scipy_dgemm_`, `scipy_cblas_dgemm64_`, ...) is
 //!   exported for every routine, computes, and forwards the calls it keeps on the host to the
 //!   library that defines the same names (the fixture stands for a wheel's OpenBLAS); the LAPACK
@@ -152,6 +154,22 @@ fn device_path_computes_and_says_so() {
         err.contains("devices [emulated:0, emulated:1]"),
         "the GEMMs did not go to the emulated devices:\n{err}"
     );
+    let gemmt = err
+        .lines()
+        .filter(|l| l.contains("dgemmtr ") && l.contains("devices [emulated:0, emulated:1]"))
+        .count();
+    assert_eq!(
+        gemmt, 4,
+        "the 4 GEMMTs did not all go to the devices:\n{err}"
+    );
+}
+
+/// GEMMT kept on the host goes to the host's own routine (the fixture's `dgemmt_`, OpenBLAS's
+/// and MKL's name) from either of hetblas's names and from CBLAS.
+#[test]
+fn gemmt_on_the_host_goes_to_the_hosts_own_routine() {
+    let out = run(&built().preload, "gemmt-host", true, &[]);
+    assert_ok(&out, "gemmt, host = fixture with dgemmt_");
 }
 
 #[test]

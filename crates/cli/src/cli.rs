@@ -26,6 +26,9 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Run a GEMM on random host data; print time and GFLOP/s.
     Gemm(gemm::GemmArgs),
+    /// GEMMT (C's L or U triangle of alpha op(A) op(B) + beta C, C n x n) on random host data,
+    /// with GEMM's options; print time and GFLOP/s.
+    Gemmt(gemm::GemmtArgs),
     /// Measure links and kernels; write the machine profile the models use.
     Calibrate(calibrate::CalibrateArgs),
     /// Each model's predicted time per candidate tile for a problem, and hetblas's choice.
@@ -87,6 +90,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Calibrate(a) => calibrate::run(cli.emulated, a),
         Command::Devices(a) => devices::run(builder(cli.emulated).survey(), a),
         Command::Gemm(a) => gemm::run(&runtime(cli.emulated)?, a),
+        Command::Gemmt(a) => gemm::run_gemmt(&runtime(cli.emulated)?, a),
         Command::Predict(a) => predict::run(&runtime(cli.emulated)?, a),
         Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),
         Command::Trmm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trmm, a),
@@ -203,6 +207,23 @@ mod tests {
         // A negative number is still refused where it is not a number the option takes.
         assert!(parse(&["gemm", "--size", "-4"]).is_err());
         assert!(parse(&["gemm", "--alpha", "-x"]).is_err());
+    }
+
+    #[test]
+    fn gemmt_takes_gemms_options_and_a_triangle() {
+        let cli = parse(&["gemmt", "-n", "9", "-k", "4", "--transb", "T", "--check"])
+            .expect("gemmt parses");
+        let Command::Gemmt(g) = cli.cmd else {
+            panic!("not gemmt: {:?}", cli.cmd)
+        };
+        assert_eq!(g.uplo, hetblas::Uplo::Lower, "L is the default");
+        assert_eq!(g.gemm.shape.mnk(), (2048, 9, 4));
+        assert!(g.gemm.check && g.gemm.shape.transb == hetblas::Trans::T);
+        let Command::Gemmt(g) = parse(&["gemmt", "--uplo", "u"]).expect("uplo u").cmd else {
+            panic!("not gemmt")
+        };
+        assert_eq!(g.uplo, hetblas::Uplo::Upper);
+        assert!(parse(&["gemmt", "--uplo", "X"]).is_err());
     }
 
     #[test]

@@ -137,6 +137,57 @@ fn gemm_with_negative_scalars_runs_and_checks() {
     );
 }
 
+/// `hetblas gemmt`: GEMM's options with a triangle; `--check` verifies the triangle against
+/// the reference and the other triangle bit for bit, and the BLAS name is printed.
+#[test]
+fn gemmt_computes_one_triangle_and_checks_both() {
+    let so = stdout_of(&[
+        "--emulated",
+        "2",
+        "gemmt",
+        "--dtype",
+        "c64",
+        "--uplo",
+        "U",
+        "-n",
+        "90",
+        "-k",
+        "33",
+        "--transa",
+        "C",
+        "--alpha",
+        "0.5",
+        "--alpha-im",
+        "-1",
+        "--beta",
+        "-0.5",
+        "--devices",
+        "1,2",
+        "--tile",
+        "16",
+        "--reps",
+        "1",
+        "--check",
+    ]);
+    assert!(so.contains("zgemmtr U C N 90x90x33"), "{so}");
+    assert!(
+        so.contains("entries of the U triangle within the error bound")
+            && so.contains("the other triangle's 4005 entries bit-identical"),
+        "{so}"
+    );
+    // The defaults: the lower triangle of a real GEMMT on what hetblas chooses.
+    let so = stdout_of(&["gemmt", "--size", "64", "--reps", "1", "--check"]);
+    assert!(so.contains("dgemmtr L N N 64x64x64"), "{so}");
+    // C is square.
+    let out = hetblas(&["gemmt", "-m", "5", "-n", "6", "--reps", "1"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("n x n"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn devices_lists_the_cpu_and_the_emulated_devices() {
     let so = stdout_of(&["--emulated", "2", "devices", "--json"]);

@@ -1,7 +1,7 @@
 //! `Runtime`: the devices of this node, and the calls users make on them.
 //!
 //! The runtime owns a [`DevicePool`] (the pipeline) and exposes what users call, method by
-//! method: GEMM, device matrices, host-buffer release, the devices and links found, the machine
+//! method: GEMM and GEMMT, device matrices, host-buffer release, the devices and links found, the machine
 //! profile, and calibration. The pool stays an implementation detail.
 
 use hetblas_core::calibrate::{CalibrationOptions, Progress};
@@ -255,6 +255,80 @@ impl Runtime {
     ) -> Result<GemmReport> {
         self.pool.gemm_blas(
             transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts,
+        )
+    }
+
+    // ---- GEMMT -----------------------------------------------------------------------------
+
+    /// GEMMT (`?gemmtr` of reference BLAS 3.12, `?gemmt` of OpenBLAS and MKL): the `uplo`
+    /// triangle, diagonal included, of `c = alpha * op(a) * op(b) + beta * c` for a square
+    /// `n x n` C; the other triangle is neither read nor written. Operands are host views or
+    /// device matrices, in any mix. It runs as GEMM's plan over the triangle's C tiles (the
+    /// diagonal tiles computed whole into a workspace and folded over the triangle on the
+    /// host), with GEMM's recovery from a failed device. For options (devices, tiles, trace),
+    /// give [`GemmOptions::triangle`] to [`Runtime::gemm_with`].
+    ///
+    /// ```
+    /// use hetblas::{MatMut, MatRef, Runtime, Trans, Uplo};
+    /// let rt = Runtime::builder().only(&[]).emulated(2).without_profile().build()?;
+    /// let a = [1.0, 2.0, 3.0, 4.0]; // 2x2, column-major
+    /// let mut c = [1.0, 1.0, f64::NAN, 1.0]; // C(0, 1), in the upper triangle, is NaN
+    /// rt.gemmt(Uplo::Lower, Trans::N, Trans::T, 1.0, MatRef::packed(&a, 2, 2)?,
+    ///          MatRef::packed(&a, 2, 2)?, 0.5, MatMut::packed(&mut c, 2, 2)?)?;
+    /// // A A^T = [[10, 14], [14, 20]]: the lower triangle computed, C(0, 1) neither read nor
+    /// // written.
+    /// assert_eq!((c[0], c[1], c[3]), (10.5, 14.5, 20.5));
+    /// assert!(c[2].is_nan());
+    /// # Ok::<(), hetblas::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A C that is not square as BLAS parameter 4 (n), other shape mismatches as
+    /// [`Runtime::gemm`]; device errors.
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
+    pub fn gemmt<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        transa: Trans,
+        transb: Trans,
+        alpha: T,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatIn<'a, T>>,
+        beta: T,
+        c: impl Into<MatOut<'a, T>>,
+    ) -> Result<GemmReport> {
+        let opts = GemmOptions::default().triangle(uplo);
+        self.pool
+            .gemm_with(transa, transb, alpha, a, b, beta, c, &opts)
+    }
+
+    /// BLAS-style GEMMT on host slices: arguments checked as reference BLAS 3.12's `?gemmtr`
+    /// checks them (uplo 1, transa 2, transb 3, n 4, k 5, lda 8, ldb 10, ldc 13; the errors
+    /// name the routine GEMMTR), then [`Runtime::gemmt`] with `opts` (whose `triangle` is
+    /// replaced by `uplo`).
+    ///
+    /// # Errors
+    /// A bad argument with its BLAS parameter number; device errors.
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
+    pub fn gemmt_blas<T: Scalar>(
+        &self,
+        uplo: u8,
+        transa: u8,
+        transb: u8,
+        n: i64,
+        k: i64,
+        alpha: T,
+        a: &[T],
+        lda: i64,
+        b: &[T],
+        ldb: i64,
+        beta: T,
+        c: &mut [T],
+        ldc: i64,
+        opts: &GemmOptions,
+    ) -> Result<GemmReport> {
+        self.pool.gemmt_blas(
+            uplo, transa, transb, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts,
         )
     }
 

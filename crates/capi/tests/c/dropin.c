@@ -1,5 +1,6 @@
 /* Calls libhetblas.so's symbols as a program linked against a BLAS does, and checks what
  * comes back. usage: dropin <case>; exits 0 on success, prints what went wrong otherwise. */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,8 +23,25 @@ void cblas_dgemm(int, int, int, int, int, int, double, const double *, int, cons
 void cblas_dgemm64_(int, int, int, int64_t, int64_t, int64_t, double, const double *, int64_t,
                     const double *, int64_t, double, double *, int64_t);
 
+/* GEMMT's entries, found at run time (a program linked against the fixture alone has no
+ * definition of most of them to link with): the Fortran names and CBLAS's. */
+typedef void fgemmt(const char *, const char *, const char *, const int *, const int *,
+                    const double *, const double *, const int *, const double *, const int *,
+                    const double *, double *, const int *, size_t, size_t, size_t);
+typedef void cgemmt(int, int, int, int, int, int, double, const double *, int, const double *,
+                    int, double, double *, int);
+static void *entry(const char *name) {
+  void *f = dlsym(RTLD_DEFAULT, name);
+  if (!f) {
+    printf("%s is not exported\n", name);
+    exit(1);
+  }
+  return f;
+}
+
 #ifdef PRELOAD_ONLY
 /* The renamed family, defined by the fixture as a wheel's library does (fixture.c). */
+extern int fixture_gemmt_calls;
 extern int fixture_scipy_calls, fixture_scipy64_calls, fixture_scipy_cblas_calls;
 void scipy_dgemm_(const char *, const char *, const int *, const int *, const int *,
                   const double *, const double *, const int *, const double *, const int *,
@@ -149,14 +167,87 @@ static int check_dgemm(int m, int n, int k, double beta, int row_major) {
   return 0;
 }
 
+/* C's `uplo` triangle of alpha*A*B^T + beta*C (A and B n x k) through `which` (0 dgemmtr_,
+ * 1 dgemmt_, 2 cblas_dgemmt column-major, 3 cblas_dgemmtr row-major), checked against a
+ * double-precision loop. The other triangle holds NaN and must keep it; with beta = 0 so does
+ * the triangle, which must not be read. */
+static int check_dgemmt(int which, char uplo, int n, int k, double beta) {
+  int rm = which == 3;
+  double *a = malloc(sizeof(double) * n * k), *b = malloc(sizeof(double) * n * k);
+  double *c = malloc(sizeof(double) * n * n), *r = malloc(sizeof(double) * n * n);
+  for (int i = 0; i < n * k; i++) a[i] = rnd(), b[i] = rnd();
+  double alpha = 0.7;
+  int upper = uplo == 'U', failed = 0;
+#define IN(i, j) (upper ? (i) <= (j) : (i) >= (j))
+#define CI(i, j) (rm ? (i) * n + (j) : (i) + (j) * n)
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      c[CI(i, j)] = (!IN(i, j) || beta == 0) ? NAN : rnd();
+      double s = 0;
+      for (int l = 0; l < k; l++)
+        s += rm ? a[i * k + l] * b[j * k + l] : a[i + l * n] * b[j + l * n];
+      r[CI(i, j)] = alpha * s + (beta == 0 ? 0 : beta * c[CI(i, j)]);
+    }
+  int lead = rm ? k : n;
+  int cu = upper ? 121 : 122;
+  switch (which) {
+    case 0:
+    case 1:
+      ((fgemmt *)entry(which ? "dgemmt_" : "dgemmtr_"))(&uplo, "N", "T", &n, &k, &alpha, a, &n,
+                                                         b, &n, &beta, c, &n, 1, 1, 1);
+      break;
+    case 2:
+      ((cgemmt *)entry("cblas_dgemmt"))(102, cu, 111, 112, n, k, alpha, a, lead, b, lead, beta,
+                                        c, n);
+      break;
+    default:
+      ((cgemmt *)entry("cblas_dgemmtr"))(101, cu, 111, 112, n, k, alpha, a, lead, b, lead, beta,
+                                         c, n);
+  }
+  double err = 0;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double x = c[CI(i, j)];
+      if (!IN(i, j)) {
+        if (!isnan(x)) failed = printf("gemmt %d %c: C(%d,%d) outside the triangle written\n",
+                                       which, uplo, i, j);
+      } else {
+        err = fmax(err, isnan(x) ? INFINITY : fabs(x - r[CI(i, j)]));
+      }
+    }
+#undef IN
+#undef CI
+  free(a); free(b); free(c); free(r);
+  if (failed || err > 1e-12 * k) {
+    printf("gemmt %d %c %dx%d beta %g: max error %g\n", which, uplo, n, k, beta, err);
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   srand(7);
   if (!strcmp(what, "gemm")) {
     /* beta != 0: a failed device run must be redone from the original C */
     return check_dgemm(300, 200, 250, 0.5, 0) | check_dgemm(64, 48, 40, 0.0, 0) |
-           check_dgemm(120, 90, 70, 1.5, 1);
+           check_dgemm(120, 90, 70, 1.5, 1) | check_dgemmt(0, 'L', 150, 70, 0.5) |
+           check_dgemmt(1, 'U', 130, 40, 0.0) | check_dgemmt(2, 'U', 90, 33, -1.5) |
+           check_dgemmt(3, 'L', 110, 21, 0.0);
   }
+#ifdef PRELOAD_ONLY
+  if (!strcmp(what, "gemmt-host")) {
+    /* Kept on the host, both names reach the host's own dgemmt_ (the fixture's), and the
+     * CBLAS forms go through them. */
+    int bad = check_dgemmt(0, 'L', 9, 4, 0.5) | check_dgemmt(1, 'U', 7, 3, 0.0) |
+              check_dgemmt(3, 'U', 5, 6, 2.0);
+    if (fixture_gemmt_calls != 3) {
+      printf("the host's dgemmt_ got %d calls (want 3)\n", fixture_gemmt_calls);
+      return 1;
+    }
+    return bad;
+  }
+#endif
 #ifdef PRELOAD_ONLY
   if (!strcmp(what, "renamed-host")) return renamed(0);
   if (!strcmp(what, "renamed-devices")) return renamed(1);
@@ -210,6 +301,28 @@ int main(int argc, char **argv) {
     xerbla_array_("ZGEQRFXX", &len, &info, 8);
     if (seen_calls != 7 || strcmp(seen_name, "ZGEQRF") || seen_info != 4) {
       printf("xerbla_array_: saw %s %ld (want ZGEQRF 4)\n", seen_name, seen_info);
+      return 1;
+    }
+    /* GEMMT, named as the caller named it, with reference BLAS 3.12's parameter numbers. */
+    char lo = 'L', bad_uplo = 'X';
+    n = -1;
+    ((fgemmt *)entry("dgemmtr_"))(&lo, "N", "N", &n, &k, &one, a, &ld, a, &ld, &one, c, &ld, 1,
+                                  1, 1);
+    if (seen_calls != 8 || strcmp(seen_name, "DGEMMTR") || seen_info != 4) {
+      printf("dgemmtr_ n=-1: saw %s %ld (want DGEMMTR 4)\n", seen_name, seen_info);
+      return 1;
+    }
+    n = 2;
+    ((fgemmt *)entry("dgemmt_"))(&bad_uplo, "N", "N", &n, &k, &one, a, &ld, a, &ld, &one, c,
+                                 &ld, 1, 1, 1);
+    if (seen_calls != 9 || strcmp(seen_name, "DGEMMT") || seen_info != 1) {
+      printf("dgemmt_ uplo=X: saw %s %ld (want DGEMMT 1)\n", seen_name, seen_info);
+      return 1;
+    }
+    ((cgemmt *)entry("cblas_dgemmtr"))(102, 122, 112, 111, 2, 3, 1.0, a, 2, a, 3, 1.0, c, 2);
+    if (seen_calls != 10 || strcmp(seen_name, "cblas_dgemmtr") || seen_info != 9) {
+      printf("cblas_dgemmtr lda=2 < k=3: saw %s %ld (want cblas_dgemmtr 9)\n", seen_name,
+             seen_info);
       return 1;
     }
     for (int i = 0; i < 4; i++)
