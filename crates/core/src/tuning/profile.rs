@@ -306,6 +306,10 @@ pub struct MachineProfile {
     /// the triangular kernels yet); emulated devices run them at their nominal rate (1.0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tri_efficiency: Vec<(String, f64)>,
+    /// The calibration's phases and the seconds each took (absent in profiles from before
+    /// they were recorded; a re-checked profile keeps those of the calibration it came from).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibration_seconds: Vec<(String, f64)>,
 }
 
 impl MachineProfile {
@@ -321,6 +325,7 @@ impl MachineProfile {
             host_fold_calibrated_bytes_per_sec: None,
             power: Vec::new(),
             tri_efficiency: Vec::new(),
+            calibration_seconds: Vec::new(),
         }
     }
 
