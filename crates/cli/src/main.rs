@@ -10,6 +10,7 @@ mod predict;
 mod shape;
 mod simulate;
 mod sym;
+mod terms;
 mod tri;
 
 use clap::Parser;
