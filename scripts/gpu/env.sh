@@ -167,7 +167,7 @@ calibrate_into() {
     fi
     ((NGPU > 1)) && [[ ${CROSS_LINKS:-0} != 1 ]] && args+=(--no-cross-links)
     run --limit "${CALIBRATE_LIMIT:-300}" --log "${1%.json}.calibrate.log" \
-        --grep "calibrat|gemm|GB/s|fold|wrote|profile" "$H" "${args[@]}"
+        --grep "calibrat|gemm|GB/s|fold|wrote|profile|phases" "$H" "${args[@]}"
     ((DRY_RUN)) || [[ ! -f $1 ]] || cp "$1" "$CACHE/$(basename "$1")"
 }
 

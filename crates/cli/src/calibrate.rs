@@ -81,7 +81,13 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     bar.finish_and_clear();
     // A reused profile keeps the powers it measured.
     if !args.no_power && profile.power.is_empty() {
+        let t = Instant::now();
         profile.power = crate::power::calibrate_power(&rt)?;
+        if how == "calibrated" {
+            profile
+                .calibration_seconds
+                .push(("device powers".into(), t.elapsed().as_secs_f64()));
+        }
     }
     profile.save(&path)?;
     println!(
@@ -91,6 +97,14 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         start.elapsed().as_secs_f64(),
         path.display()
     );
+    if how == "calibrated" && !profile.calibration_seconds.is_empty() {
+        let phases: Vec<String> = profile
+            .calibration_seconds
+            .iter()
+            .map(|(p, s)| format!("{p} {s:.1} s"))
+            .collect();
+        println!("  phases: {}", phases.join(", "));
+    }
     for l in &profile.links {
         println!(
             "  link {:<16} latency {:>7.2} us  {:>7.2} GB/s  bidirectional x{:.2}",

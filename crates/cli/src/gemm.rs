@@ -40,6 +40,16 @@ pub struct GemmArgs {
     /// Timed repetitions (after one warm-up call); the median is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
     pub reps: u64,
+    /// After the warm-up call, untimed calls for at least this many seconds more before the
+    /// timed ones (the validation's steady state: `validate --warm-seconds`); 0: none.
+    #[arg(long, default_value_t = 0.0, value_parser = seconds)]
+    pub warm_seconds: f64,
+    /// Calls back to back: C is not written again from its copy before each call (it
+    /// accumulates; no `--check`), so nothing runs between calls, as in the validation's
+    /// steady state. By default each call starts from the same C, written again on the host
+    /// first, as a program that computes between its calls leaves the devices idle.
+    #[arg(long, conflicts_with = "check")]
+    pub back_to_back: bool,
     /// Verify the result against an f64-accumulated reference (sampled entries for big sizes).
     #[arg(long)]
     pub check: bool,
@@ -297,11 +307,46 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     // Energy counters at the first timed repetition: over all of them, calls too short for
     // the counter's resolution add up to enough.
     let mut batch: Option<(Instant, Vec<(String, f64)>)> = None;
-    for rep in 0..=a.reps {
+    let mut warm_until: Option<Instant> = None;
+    let mut warm_calls = 0u64;
+    let mut rep = 0;
+    while rep <= a.reps {
+        if rep == 1 && a.warm_seconds > 0.0 {
+            // Untimed calls (each like a timed one) until the warm time has passed.
+            let until = *warm_until.get_or_insert_with(|| {
+                Instant::now() + std::time::Duration::from_secs_f64(a.warm_seconds)
+            });
+            if Instant::now() < until {
+                if !a.back_to_back {
+                    c.copy_from_slice(&c0);
+                }
+                rt.gemm_with(
+                    transa,
+                    transb,
+                    alpha,
+                    MatRef::new(&av, ar, ac, ar.max(1))?,
+                    MatRef::new(&bv, br, bc, br.max(1))?,
+                    beta,
+                    MatMut::new(&mut c, m, n, m.max(1))?,
+                    &GemmOptions::default()
+                        .tile(a.tile)
+                        .blocking(a.blocking)
+                        .device_list(devices.clone())
+                        .memory_limit(a.memory_limit)
+                        .host_fold(a.host_fold.as_deref().map(|f| f == "on"))
+                        .fold_tail(a.fold_tail)
+                        .objective(a.objective),
+                )?;
+                warm_calls += 1;
+                continue;
+            }
+        }
         if rep == 1 {
             batch = Some((Instant::now(), crate::power::counters(&meters)));
         }
-        c.copy_from_slice(&c0);
+        if rep == 0 || !a.back_to_back {
+            c.copy_from_slice(&c0);
+        }
         if rep == 1 {
             if let Some((injector, spec)) = &fault {
                 println!("injecting {spec:?} before rep 1");
@@ -347,7 +392,24 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             energies.push((secs, energy));
         }
         last = Some(report);
+        rep += 1;
     }
+    if warm_calls > 0 {
+        println!(
+            "warm-up: {warm_calls} untimed calls in {:.2} s after the first",
+            a.warm_seconds
+        );
+    }
+    // The timed calls in order: a first call slower than the others shows a state the
+    // warm-up call did not reach (clocks, host memory, the fold's rate).
+    println!(
+        "timed calls in order (s): {}",
+        times
+            .iter()
+            .map(|t| format!("{t:.5}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     if times.is_empty() {
         times = recovered.iter().map(|r| r.1).collect();
     }
@@ -405,6 +467,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         times.len(),
         flops / med / 1e9
     );
+    if let Some(line) = model_line(rt, &a, &report, med) {
+        println!("{line}");
+    }
     if report.devices.len() > 1 {
         let shares: Vec<String> = report
             .devices
@@ -453,6 +518,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
                     e - s,
                     100.0 * (sim.makespan - (e - s)) / (e - s)
                 );
+                for line in crate::terms::compare(tr, &sim.trace) {
+                    println!("  {line}");
+                }
                 hetblas_core::trace::chrome_json_rows(&[("real", tr), ("simulated", &sim.trace)])
             } else {
                 tr.to_chrome_json()
@@ -575,6 +643,86 @@ fn check_triangle<T: Scalar>(
         worst = worst.max(w);
     }
     Ok((entries.len(), worst, other))
+}
+
+/// A duration in seconds: finite and not negative.
+fn seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(x) => Err(format!("{x}: need a finite number of seconds, at least 0")),
+        Err(e) => Err(format!("{s}: {e}")),
+    }
+}
+
+/// What the model predicts for the call as it ran on one accelerator (the pipeline model of
+/// the profile decisions are made with, `hetblas predict`'s number) against the measured
+/// median; `None` without a profile, or where C was computed by several devices or on the host.
+fn model_line(
+    rt: &Runtime,
+    a: &GemmArgs,
+    report: &hetblas::GemmReport,
+    measured: f64,
+) -> Option<String> {
+    // The devices that computed part of C (a device of the plan may have got no tile).
+    let computed: Vec<&String> = report
+        .devices
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| report.stats.c_tiles.get(i).is_none_or(|&t| t > 0))
+        .map(|(_, d)| d)
+        .collect();
+    let [label] = computed.as_slice() else {
+        return None;
+    };
+    let dev = rt.devices().iter().find(|d| d.info().label() == **label)?;
+    if dev.space().is_host() {
+        return None;
+    }
+    let profile = rt.decision_profile()?;
+    let (m, n, k) = a.shape.mnk();
+    let problem = hetblas_core::problem::GemmProblem {
+        transa: a.shape.transa,
+        transb: a.shape.transb,
+        m,
+        n,
+        k,
+        dtype: a.shape.dtype,
+        beta_zero: a.beta == 0.0 && a.beta_im == 0.0,
+        locations: [hetblas_core::MemorySpace::HOST; 3],
+        sym: None,
+    };
+    let fold = hetblas_core::autotune::FoldRequest {
+        on: a.host_fold.as_deref().map(|f| f == "on"),
+        tail: a.fold_tail,
+    };
+    let forced = a.blocking.or(a.tile.map(hetblas_core::Blocking::square));
+    let choice = match forced {
+        Some(b) => hetblas_core::autotune::evaluate(&problem, dev, &profile, &[b], fold),
+        None => {
+            hetblas_core::autotune::model_tile(&problem, dev, dev.memory_budget(), &profile, fold)
+        }
+    }?;
+    let p = choice.predicted.seconds;
+    Some(format!(
+        "model: {} {}, predicted {:.4} s (compute {:.4}, h2d {:.4}, d2h {:.4}); measured median {:.4} s: error {:+.1}% (predicted / measured - 1){}",
+        choice.tile,
+        if choice.host_fold {
+            format!("C folded on the host, {} tiles' C sent", choice.fold_tail)
+        } else {
+            "C sent".to_string()
+        },
+        p,
+        choice.predicted.compute,
+        choice.predicted.h2d,
+        choice.predicted.d2h,
+        measured,
+        100.0 * (p / measured - 1.0),
+        if report.host_fold != choice.host_fold {
+            " (the call ran in the other fold mode)"
+        } else {
+            ""
+        }
+    ))
 }
 
 #[cfg(test)]

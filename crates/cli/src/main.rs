@@ -11,6 +11,7 @@ mod predict;
 mod shape;
 mod simulate;
 mod sym;
+mod terms;
 mod tri;
 
 use clap::Parser;

@@ -699,3 +699,59 @@ fn a_retired_variable_is_a_warning() {
     }
     assert!(se.contains("--fold-tail"), "{se}");
 }
+
+/// `gemm --warm-seconds` calls untimed until the time has passed, then times `--reps` calls
+/// (printed in order); `--back-to-back` leaves C as the last call wrote it, so it cannot be
+/// checked.
+#[test]
+fn gemm_warms_up_then_times_calls_back_to_back() {
+    for extra in [&[][..], &["--back-to-back"][..]] {
+        let mut args = vec![
+            "--emulated",
+            "1",
+            "gemm",
+            "-s",
+            "96",
+            "--tile",
+            "32",
+            "--beta",
+            "1",
+            "--reps",
+            "2",
+            "--warm-seconds",
+            "0.05",
+        ];
+        args.extend_from_slice(extra);
+        let so = stdout_of(&args);
+        let warm = so
+            .lines()
+            .find(|l| l.starts_with("warm-up: "))
+            .unwrap_or_else(|| panic!("no warm-up line: {so}"));
+        let calls: u64 = warm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{warm}"));
+        assert!(calls >= 1, "{warm}");
+        let timed = so
+            .lines()
+            .find_map(|l| l.strip_prefix("timed calls in order (s): "))
+            .unwrap_or_else(|| panic!("no timed calls: {so}"));
+        let times: Vec<f64> = timed
+            .split_whitespace()
+            .map(|t| t.parse().expect("seconds"))
+            .collect();
+        assert_eq!(times.len(), 2, "{timed}");
+        assert!(times.iter().all(|&t| t > 0.0), "{timed}");
+    }
+    refused_by_clap(&hetblas(&["gemm", "--warm-seconds", "inf"]), "inf");
+    refused_by_clap(&hetblas(&["gemm", "--warm-seconds", "-1"]), "-1");
+    refused_by_clap(&hetblas(&["gemm", "--back-to-back", "--check"]), "--check");
+}
+
+/// An argument clap refuses: not a success, no panic, `word` in the message.
+fn refused_by_clap(out: &Output, word: &str) {
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "accepted; stderr:\n{se}");
+    assert!(!se.contains("panicked") && se.contains(word), "{se}");
+}

@@ -241,43 +241,110 @@ pub fn measure_rate_with(
     start: &mut dyn FnMut() -> Result<()>,
     finish: &mut dyn FnMut() -> Result<()>,
 ) -> Result<f64> {
-    let n = side * side;
-    let pair_bytes = 2 * n * 8;
-    let pairs = (2 * last_level_cache_bytes())
-        .div_ceil(pair_bytes.max(1))
-        .clamp(1, MAX_COLD_PAIRS);
-    let mut cs: Vec<Vec<f64>> = Vec::with_capacity(pairs);
-    let mut ps: Vec<Vec<f64>> = Vec::with_capacity(pairs);
-    for _ in 0..pairs {
-        cs.push((0..n).map(|i| (i % 1009) as f64 * 0.5).collect());
-        ps.push((0..n).map(|i| (i % 997) as f64 * 0.25).collect());
-    }
-    let tile = |v: &mut Vec<f64>| RawTile {
-        space: crate::memory::MemorySpace::HOST,
-        addr: v.as_mut_ptr() as u64,
-        rows: side,
-        cols: side,
-        ld: side,
-        dtype: DType::F64,
-    };
-    let workers = fold_workers()?;
-    let mut times = Vec::with_capacity(reps);
-    for r in 0..=reps.max(1) {
-        let (ct, pt) = (tile(&mut cs[r % pairs]), tile(&mut ps[r % pairs]));
-        start()?;
-        let t = std::time::Instant::now();
-        // SAFETY: both vectors live to the end of this function and nothing else touches them.
-        let folded = unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), None, &workers) };
-        let s = t.elapsed().as_secs_f64();
-        finish()?;
-        folded?;
-        if r > 0 {
-            times.push(s);
+    FoldBench::new(side)?.rate(reps, start, finish)
+}
+
+/// The tile pairs of [`measure_rate_with`], made once for several measurements (calibration
+/// measures the fold alone and beside copies on the same pairs: making them took longer than
+/// folding them).
+pub struct FoldBench {
+    side: usize,
+    cs: Vec<Vec<f64>>,
+    ps: Vec<Vec<f64>>,
+    workers: rayon::ThreadPool,
+    /// The next pair to fold: each measurement goes on where the last stopped, so that its
+    /// folds find their pairs out of the cache as the first one did.
+    next: usize,
+}
+
+impl FoldBench {
+    /// Enough pairs of `side x side` f64 tiles to span twice the last-level cache.
+    ///
+    /// # Errors
+    /// When the fold threads cannot be started.
+    pub fn new(side: usize) -> Result<FoldBench> {
+        let n = side * side;
+        let pair_bytes = 2 * n * 8;
+        let pairs = (2 * last_level_cache_bytes())
+            .div_ceil(pair_bytes.max(1))
+            .clamp(1, MAX_COLD_PAIRS);
+        let workers = fold_workers()?;
+        // Written one pair after the other, as the first folds will read them, so that the
+        // first pairs have left the cache when they are folded; each on every fold thread.
+        let fill = |v: &mut Vec<f64>, f: fn(usize) -> f64| {
+            let chunk = n
+                .div_ceil(workers.current_num_threads().max(1))
+                .max(1 << 16);
+            workers.scope(|s| {
+                for (c, part) in v.chunks_mut(chunk).enumerate() {
+                    s.spawn(move |_| {
+                        for (j, x) in part.iter_mut().enumerate() {
+                            *x = f(c * chunk + j);
+                        }
+                    });
+                }
+            });
+        };
+        let (mut cs, mut ps) = (Vec::with_capacity(pairs), Vec::with_capacity(pairs));
+        for _ in 0..pairs {
+            let (mut c, mut p) = (vec![0.0; n], vec![0.0; n]);
+            fill(&mut c, |i| (i % 1009) as f64 * 0.5);
+            fill(&mut p, |i| (i % 997) as f64 * 0.25);
+            cs.push(c);
+            ps.push(p);
         }
+        Ok(FoldBench {
+            side,
+            cs,
+            ps,
+            workers,
+            next: 0,
+        })
     }
-    times.sort_by(f64::total_cmp);
-    let med = times[times.len() / 2].max(1e-9);
-    Ok((n * 8) as f64 / med)
+
+    /// Bytes of C folded per second: the median of `reps` folds after one warm-up, each on the
+    /// next pair, `start` called before each fold and `finish` after it.
+    ///
+    /// # Errors
+    /// Errors of `start`, `finish` and the fold.
+    pub fn rate(
+        &mut self,
+        reps: usize,
+        start: &mut dyn FnMut() -> Result<()>,
+        finish: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<f64> {
+        let side = self.side;
+        let n = side * side;
+        let pairs = self.cs.len();
+        let tile = |v: &mut Vec<f64>| RawTile {
+            space: crate::memory::MemorySpace::HOST,
+            addr: v.as_mut_ptr() as u64,
+            rows: side,
+            cols: side,
+            ld: side,
+            dtype: DType::F64,
+        };
+        let mut times = Vec::with_capacity(reps);
+        for r in 0..=reps.max(1) {
+            let i = (self.next + r) % pairs;
+            let (ct, pt) = (tile(&mut self.cs[i]), tile(&mut self.ps[i]));
+            start()?;
+            let t = std::time::Instant::now();
+            // SAFETY: both vectors live as long as `self`, which nothing else touches while
+            // this borrows it mutably.
+            let folded = unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), None, &self.workers) };
+            let s = t.elapsed().as_secs_f64();
+            finish()?;
+            folded?;
+            if r > 0 {
+                times.push(s);
+            }
+        }
+        self.next = (self.next + reps.max(1) + 1) % pairs;
+        times.sort_by(f64::total_cmp);
+        let med = times[times.len() / 2].max(1e-9);
+        Ok((n * 8) as f64 / med)
+    }
 }
 
 /// At most this many tile pairs for a cold fold measurement (1 GiB of 2048^2 f64 pairs).
@@ -305,6 +372,31 @@ fn last_level_cache_bytes() -> usize {
 mod tests {
     use super::*;
     use crate::memory::MemorySpace;
+
+    #[test]
+    fn fold_bench_measures_on_pairs_it_did_not_just_fold() {
+        let mut b = FoldBench::new(64).unwrap();
+        let pairs = b.cs.len();
+        let r = b.rate(2, &mut || Ok(()), &mut || Ok(())).unwrap();
+        assert!(r.is_finite() && r > 0.0);
+        // A warm-up and two folds: the next measurement starts at the fourth pair.
+        assert_eq!(b.next, 3 % pairs);
+        let mut calls = (0, 0);
+        b.rate(
+            3,
+            &mut || {
+                calls.0 += 1;
+                Ok(())
+            },
+            &mut || {
+                calls.1 += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(calls, (4, 4));
+        assert_eq!(b.next, (3 + 4) % pairs);
+    }
 
     fn tile<T>(v: &mut [T], rows: usize, cols: usize, ld: usize, dtype: DType) -> RawTile {
         RawTile {

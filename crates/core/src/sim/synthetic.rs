@@ -96,6 +96,7 @@ impl Synthetic {
             power: Vec::new(),
             tri_efficiency: Vec::new(),
             panel_efficiency: Vec::new(),
+            calibration_seconds: Vec::new(),
         };
         let kind_power = self.base.power.iter().find(|w| w.label == self.kind);
         for i in 0..self.count {

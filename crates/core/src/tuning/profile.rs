@@ -311,6 +311,10 @@ pub struct MachineProfile {
     /// taken at [`crate::model::panel_efficiency`]'s defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub panel_efficiency: Vec<(String, crate::factor_kernel::FactorOp, f64)>,
+    /// The calibration's phases and the seconds each took (absent in profiles from before
+    /// they were recorded; a re-checked profile keeps those of the calibration it came from).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibration_seconds: Vec<(String, f64)>,
 }
 
 impl MachineProfile {
@@ -327,6 +331,7 @@ impl MachineProfile {
             power: Vec::new(),
             tri_efficiency: Vec::new(),
             panel_efficiency: Vec::new(),
+            calibration_seconds: Vec::new(),
         }
     }
 
