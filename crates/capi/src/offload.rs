@@ -103,7 +103,14 @@ fn start() -> hetblas::Result<Runtime> {
         if cfg!(test) {
             b.only(&[]).emulated(2).without_profile()
         } else {
-            b.without_cpu()
+            // Host copies go through pinned staging buffers: the caller's memory is never
+            // page-locked. Measured on nvidia-h200 with pip NumPy 2.5 (2026-11-29): with the
+            // registration cache, a fresh `a @ b` output reused an address whose registration
+            // was stale (CUDA_ERROR_ALREADY_MAPPED at n = 16384, the GPU then left out; one
+            // run gave a wrong 4096 product), and a second factorization in the process could
+            // not create its cuSOLVER handle (CUSOLVER_STATUS_INTERNAL_ERROR). Staged, every
+            // result was right and a @ b at 16384 took 0.49 s against 14.1 s without hetblas.
+            b.without_cpu().pin_policy(hetblas::PinPolicy::Staging)
         }
     };
     match builder().build() {
