@@ -11,9 +11,6 @@ pub mod pipeline;
 mod replay;
 
 pub use cocopelia::{ModelKind, Offload, SingleDeviceModel, Terms};
-pub use exec::{ExecTable, ExecTime, FixedRate};
-pub use link::LinkModel;
-pub use pipeline::{PipelineModel, PipelinePrediction};
 
 /// Share of a device's GEMM rate that its tile TRSM/TRMM reaches where the profile has no
 /// measured share ([`crate::profile::MachineProfile::tri_efficiency_of`]): vendor TRSM on

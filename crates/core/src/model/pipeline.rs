@@ -612,7 +612,7 @@ fn contiguity(o: &Offload, tm: usize, tk: usize) -> (bool, bool, bool) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::model::exec::FixedRate;
+    use crate::model::exec::fixed::FixedRate;
     use crate::model::link::LinkModel;
     use crate::scalar::DType;
     use crate::tiling::Blocking;
