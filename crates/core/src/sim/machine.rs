@@ -274,17 +274,7 @@ impl ProfiledMachine {
             });
         }
         let np = p.b_lines().div_ceil(tile);
-        let mut load = vec![0.0f64; devices.len()];
-        let mut assignment: Vec<Vec<usize>> = vec![Vec::new(); devices.len()];
-        for j in 0..np {
-            let best = (0..devices.len())
-                .min_by(|&x, &y| {
-                    ((load[x] + 1.0) / rates[x]).total_cmp(&((load[y] + 1.0) / rates[y]))
-                })
-                .unwrap_or(0);
-            load[best] += 1.0;
-            assignment[best].push(j);
-        }
+        let (load, assignment) = crate::plan::tri::deal_panels(np, &rates, devices.len());
         let plan = crate::plan::build(&Request::Tri(TriRequest {
             problem: *p,
             locations: [MemorySpace::HOST; 2],
