@@ -477,7 +477,6 @@ pub fn pipeline_model(
         setup_s: if gpu { GPU_CALL_SETUP_S } else { 0.0 },
         task_issue_s: if gpu { GPU_TASK_ISSUE_S } else { 0.0 },
         fold_wake_s: crate::fold::FIRST_S,
-        step_lead: 0,
     };
     Some((model, exec))
 }
