@@ -22,8 +22,8 @@
 //!    the models to decide, per problem, the devices, their shares, the tile and whether C is
 //!    folded on the host ([`autotune::decide`]). Without a profile, fixed rules decide.
 //! 4. **[`model`]: the equations.** Link transfers, kernel tables, CoCoPeLia's single-device
-//!    overlap models, the pipeline model of a tiled call and the ATGPU cost model: pure
-//!    arithmetic on calibrated numbers, used by the autotuner.
+//!    overlap models and the pipeline model of a tiled call: pure arithmetic on calibrated
+//!    numbers, used by the autotuner.
 //! 5. **[`plan`]: the DAG.** The tile grid ([`tiling`]), the shares ([`balance`]) and the C
 //!    tiles placed on devices ([`distribute`], 2D block-cyclic), then fetch / gemm / write-back
 //!    tasks per device. The planner simulates each device's tile cache (Belady eviction under

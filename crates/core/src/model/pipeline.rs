@@ -75,10 +75,6 @@ pub struct PipelineModel {
     /// fold threads' wake ([`crate::fold::FIRST_S`]; the chooser also prices the slowest
     /// wake, [`crate::fold::WAKE_SPREAD_S`] more).
     pub fold_wake_s: f64,
-    /// C tiles whose first k step runs ahead of the groups ([`crate::plan::build_steps`]);
-    /// the planner's plans use 0 (the lead was an experiment), so the model is made with 0.
-    /// Used by the replay of one C tile at a time only.
-    pub step_lead: usize,
 }
 
 /// The parts of a prediction, for `hetblas predict` and the validation report.
@@ -498,7 +494,6 @@ impl PipelineModel {
             kt,
             edge: [dm[1] > 0, dn[1] > 0, dk[1] > 0],
             group: b.group,
-            lead: self.step_lead,
             fetch_c: o.get[2],
             late_c: self.late_c,
             unfolded: if fold.is_some() {
@@ -612,7 +607,7 @@ fn contiguity(o: &Offload, tm: usize, tk: usize) -> (bool, bool, bool) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::model::exec::FixedRate;
+    use crate::model::exec::fixed::FixedRate;
     use crate::model::link::LinkModel;
     use crate::scalar::DType;
     use crate::tiling::Blocking;
@@ -630,7 +625,6 @@ pub(crate) mod tests {
             setup_s: 0.0,
             task_issue_s: 0.0,
             fold_wake_s: crate::fold::FIRST_S,
-            step_lead: 0,
         }
     }
 
@@ -992,8 +986,8 @@ pub(crate) mod tests {
             assert_eq!(walked, tiles, "{mt}x{nt}");
             for edge in [[false, false], [true, false], [false, true], [true, true]] {
                 for group in [1, 2, 4] {
-                    for (kt, lead) in [(1, 0), (3, 0), (3, 3)] {
-                        let steps = build_steps(&tiles, kt, group, lead);
+                    for kt in [1, 3] {
+                        let steps = build_steps(&tiles, kt, group);
                         let order: Vec<_> = steps
                             .iter()
                             .filter(|s| s.last)
@@ -1009,7 +1003,7 @@ pub(crate) mod tests {
                                 assert_eq!(
                                     tail_classes(mt, nt, edge, n, group, spread),
                                     want,
-                                    "{mt}x{nt}, edges {edge:?}, group {group}, kt {kt}, lead {lead}, tail {n}, spread {spread}"
+                                    "{mt}x{nt}, edges {edge:?}, group {group}, kt {kt}, tail {n}, spread {spread}"
                                 );
                             }
                         }

@@ -254,8 +254,7 @@ fn device_state(
     } else {
         (slots as usize).saturating_sub(2).clamp(1, most)
     };
-    // No C tile's first k step runs ahead of its group (the lead of `build_steps` is 0).
-    let steps = build_steps(tiles, kt, group, 0);
+    let steps = build_steps(tiles, kt, group);
     let unfolded = fold_tail_tiles(&steps, tail, group);
     // Under late C only: a fold tail's last write-backs queue behind the tail's others on
     // the device->host link, and pieces gained nothing there on H200. Not in plans of
@@ -447,41 +446,13 @@ const GROUP: usize = crate::tiling::DEFAULT_GROUP;
 /// The gemm steps of a device: its C tiles in groups of `group`; within a group, for each k
 /// step, every tile of the group. K runs forward in even groups and backward in odd ones
 /// (serpentine: the tiles used last by one group are used first by the next).
-///
-/// `lead` tiles (the first in `tiles`) take their first k step before any group, and K then
-/// runs forward in every group: the first A and B tiles feed more products before the first
-/// group's later k steps need new ones. An experiment the model never chose (on one H200,
-/// DGEMM 8192^3 with 8 ran 2-3% faster, 12000x9000x7000 8% slower); plans use 0.
-pub(crate) fn build_steps(
-    tiles: &[(usize, usize)],
-    kt: usize,
-    group: usize,
-    lead: usize,
-) -> Vec<Step> {
+pub(crate) fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> Vec<Step> {
     let group = group.max(1);
-    let lead = if kt > 1 { lead.min(tiles.len()) } else { 0 };
     let mut steps = Vec::with_capacity(tiles.len() * kt);
-    for &(i, j) in &tiles[..lead] {
-        steps.push(Step {
-            i,
-            j,
-            l: 0,
-            ll: 0,
-            first: true,
-            last: false,
-        });
-    }
     for (g, chunk) in tiles.chunks(group).enumerate() {
         for ll in 0..kt {
-            let l = if g % 2 == 0 || lead > 0 {
-                ll
-            } else {
-                kt - 1 - ll
-            };
-            for (x, &(i, j)) in chunk.iter().enumerate() {
-                if ll == 0 && g * group + x < lead {
-                    continue;
-                }
+            let l = if g % 2 == 0 { ll } else { kt - 1 - ll };
+            for &(i, j) in chunk {
                 steps.push(Step {
                     i,
                     j,
@@ -1105,38 +1076,23 @@ mod tests {
     }
 
     /// Every tile runs each k step once, `first` and `last` mark its first and last step in
-    /// the order, and `ll` counts its steps; with a lead, the lead tiles' first steps come
-    /// first and K runs forward in every group.
+    /// the order, and `ll` counts its steps.
     #[test]
-    fn steps_cover_every_tile_once_per_k_step_with_or_without_a_lead() {
+    fn steps_cover_every_tile_once_per_k_step() {
         let tiles: Vec<(usize, usize)> = (0..3).flat_map(|i| (0..5).map(move |j| (i, j))).collect();
-        for (kt, group, lead) in [
-            (1, 4, 0),
-            (1, 4, 8),
-            (3, 4, 0),
-            (3, 4, 6),
-            (2, 2, 15),
-            (4, 1, 3),
-        ] {
-            let steps = build_steps(&tiles, kt, group, lead);
+        for (kt, group) in [(1, 4), (3, 4), (2, 2), (4, 1)] {
+            let steps = build_steps(&tiles, kt, group);
             assert_eq!(steps.len(), tiles.len() * kt);
             for &(i, j) in &tiles {
                 let mine: Vec<&Step> = steps.iter().filter(|s| (s.i, s.j) == (i, j)).collect();
                 let mut ls: Vec<usize> = mine.iter().map(|s| s.l).collect();
                 ls.sort_unstable();
-                assert_eq!(ls, (0..kt).collect::<Vec<_>>(), "{kt} {group} {lead}");
+                assert_eq!(ls, (0..kt).collect::<Vec<_>>(), "{kt} {group}");
                 for (x, s) in mine.iter().enumerate() {
                     assert_eq!((s.ll, s.first, s.last), (x, x == 0, x + 1 == kt));
                 }
             }
-            let lead = if kt > 1 { lead.min(tiles.len()) } else { 0 };
-            for (x, s) in steps.iter().take(lead).enumerate() {
-                assert_eq!(((s.i, s.j), s.l), (tiles[x], 0));
-            }
-            if lead > 0 {
-                // K forward in every tile.
-                assert!(steps.iter().all(|s| s.l == s.ll));
-            } else if kt > 1 && tiles.len() > group {
+            if kt > 1 && tiles.len() > group {
                 // Serpentine: the second group starts at the last k step.
                 assert_eq!(steps[group * kt].l, kt - 1);
             }

@@ -67,10 +67,6 @@ pub struct HostFolder {
 }
 
 impl HostFolder {
-    pub fn new() -> Result<HostFolder> {
-        Self::with_workers(std::sync::Arc::new(fold_workers()?), Default::default())
-    }
-
     /// A folder with a queue of its own over `workers` shared with other folders (calls
     /// running at once each fold on their own queue, over one set of threads), recording its
     /// folds in `speed`.
@@ -220,33 +216,15 @@ unsafe fn fold_cols<T>(
     }
 }
 
-/// Measures the host fold speed (bytes of C per second) on `side x side` f64 tiles with
-/// [`fold_threads`] threads: the median of `reps` folds after one warm-up. For calibration.
-pub fn measure_rate(side: usize, reps: usize) -> Result<f64> {
-    measure_rate_with(side, reps, &mut || Ok(()), &mut || Ok(()))
-}
-
-/// [`measure_rate`] with `start` called before each fold and `finish` after it (calibration
-/// keeps a device->host link busy in between: in a pipeline, products land in host memory
-/// while earlier ones are folded).
+/// The tile pairs on which calibration measures the host fold speed (bytes of C per second), made
+/// once for several measurements (calibration measures the fold alone and beside copies on the
+/// same pairs: making them took longer than folding them).
 ///
 /// Each fold takes the next of enough tile pairs (C and the product) to span twice the
 /// last-level cache, as a pipeline's folds do: they walk a C larger than the cache. On H200's
 /// host (300 MiB L3) one 32 MiB tile folded again and again ran 33.8 GB/s, from the cache,
 /// while whole C tiles of an 8192^2 C folded after their copies ran 24.5
 /// (`crates/bench/cuda/hostmem.cu`).
-pub fn measure_rate_with(
-    side: usize,
-    reps: usize,
-    start: &mut dyn FnMut() -> Result<()>,
-    finish: &mut dyn FnMut() -> Result<()>,
-) -> Result<f64> {
-    FoldBench::new(side)?.rate(reps, start, finish)
-}
-
-/// The tile pairs of [`measure_rate_with`], made once for several measurements (calibration
-/// measures the fold alone and beside copies on the same pairs: making them took longer than
-/// folding them).
 pub struct FoldBench {
     side: usize,
     cs: Vec<Vec<f64>>,

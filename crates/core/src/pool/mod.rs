@@ -17,7 +17,6 @@ mod workspace;
 
 pub use factor::{FactorAlternative, FactorDecision, FactorOptions, FactorReport};
 pub use options::{DeviceFault, GemmOptions, GemmReport};
-pub use sym::choose_block;
 pub use sym_tiles::{sym_pick, SYM_TIE};
 pub use tri::{SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport};
 

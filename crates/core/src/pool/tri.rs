@@ -863,19 +863,9 @@ impl DevicePool {
             .collect();
         // Panels dealt by speed: each to the device that would finish its share first. The
         // solver added only to solve gets none.
-        let np = problem.b_lines().div_ceil(tile);
         let computing = set.len();
-        let mut load = vec![0.0f64; devices.len()];
-        let mut assignment: Vec<Vec<usize>> = vec![Vec::new(); devices.len()];
-        for j in 0..np {
-            let best = (0..computing)
-                .min_by(|&x, &y| {
-                    ((load[x] + 1.0) / rates[x]).total_cmp(&((load[y] + 1.0) / rates[y]))
-                })
-                .unwrap_or(0);
-            load[best] += 1.0;
-            assignment[best].push(j);
-        }
+        let (_, assignment) =
+            crate::plan::tri::deal_panels(problem.b_lines().div_ceil(tile), &rates, computing);
         let plan = crate::plan::build(&Request::Tri(TriRequest {
             problem: *problem,
             locations,

@@ -34,12 +34,9 @@ mod recheck;
 mod stats;
 mod strided;
 
-pub use gemm::measure_gemm;
-pub use links::{measure_link, measure_slowdown};
 pub use panel::{measure_panels, PanelTime};
 pub use progress::Progress;
 pub use recheck::{recheck, Recheck, Target, FOLD_TOLERANCE, RECHECK_TOLERANCE, RESCALE_LIMIT};
-pub use stats::{measure_until_confident, time_on_queue, Measurement};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
