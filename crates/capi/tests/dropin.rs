@@ -282,8 +282,9 @@ fn renamed_families_reach_the_devices() {
     assert_ok(&out, "scipy_ names, device path");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("4 on the devices [emulated:0, emulated:1]"),
-        "the summary does not count the 4 renamed GEMMs on the devices:\n{err}"
+        err.contains("7 on the devices [emulated:0, emulated:1]"),
+        "the summary does not count the 4 renamed GEMMs and 3 factorizations on the \
+         devices:\n{err}"
     );
 }
 

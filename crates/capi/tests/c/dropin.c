@@ -91,14 +91,31 @@ static int renamed(int on_devices) {
            fixture_scipy_calls, fixture_scipy64_calls, fixture_scipy_cblas_calls, want, want);
     return 1;
   }
-  /* LAPACK: forwarded untouched to the routine of the same name (the stand-ins mark info). */
-  double s[4] = {4, 1, 1, 3}, r[2] = {1, 2};
-  int ipiv[2], info = 0, two = 2, nrhs = 1;
-  int64_t ipiv64[2], info64 = 0, two64 = 2, nrhs64 = 1;
+  /* LAPACK: on the host path forwarded untouched to the routine of the same name (the
+     stand-ins mark info); forced to the devices (HETBLAS_OFFLOAD_FLOPS=0), computed there:
+     A = [4 1; 1 3], A x = (1, 2) gives x = (1/11, 7/11), its Cholesky factor
+     L = [2 0; 0.5 sqrt(2.75)]. */
+  double s[4] = {4, 1, 1, 3}, r[2] = {1, 2}, s64[4] = {4, 1, 1, 3}, r64[2] = {1, 2};
+  double p[4] = {4, 1, 1, 3};
+  int ipiv[2], info = -1, two = 2, nrhs = 1;
+  int64_t ipiv64[2], info64 = -1, two64 = 2, nrhs64 = 1;
   scipy_dgesv_(&two, &nrhs, s, &two, ipiv, r, &two, &info);
-  scipy_dgesv_64_(&two64, &nrhs64, s, &two64, ipiv64, r, &two64, &info64);
-  int pinfo = 0;
-  dpotrf_("L", &two, s, &two, &pinfo, 1);
+  scipy_dgesv_64_(&two64, &nrhs64, s64, &two64, ipiv64, r64, &two64, &info64);
+  int pinfo = -1;
+  dpotrf_("L", &two, p, &two, &pinfo, 1);
+  if (on_devices) {
+    double x0 = 1.0 / 11, x1 = 7.0 / 11;
+    int bad = info != 0 || info64 != 0 || pinfo != 0 || ipiv[0] != 1 || ipiv64[0] != 1 ||
+              fabs(r[0] - x0) > 1e-14 || fabs(r[1] - x1) > 1e-14 ||
+              fabs(r64[0] - x0) > 1e-14 || fabs(r64[1] - x1) > 1e-14 || fabs(p[0] - 2) > 1e-14 ||
+              fabs(p[1] - 0.5) > 1e-14 || fabs(p[3] - sqrt(2.75)) > 1e-14 || p[2] != 1;
+    if (bad) {
+      printf("LAPACK on the devices: info %d, %ld, %d, x (%g, %g), (%g, %g), L (%g, %g, %g)\n",
+             info, (long)info64, pinfo, r[0], r[1], r64[0], r64[1], p[0], p[1], p[3]);
+      return 1;
+    }
+    return 0;
+  }
   if (info != 4242 || info64 != 4243 || pinfo != 4244) {
     printf("LAPACK forwarding: info %d, %ld, %d (want 4242, 4243, 4244)\n", info, (long)info64,
            pinfo);
