@@ -121,6 +121,38 @@ impl On<'_> {
     }
 }
 
+/// Whether the pool-level cases of `op` in `dtype` skip this target: none of its computing
+/// devices can update the factorization (the pool's condition: the op, TRSM, and SYRK for
+/// POTRF or LASWP for GETRF; a GPU backend without symmetric kernels, like HIP without
+/// rocBLAS's or the test runtime, leaves POTRF to other devices). An error instead when
+/// `HETBLAS_REQUIRE` names the backend, or for the CPU and emulated devices, which always can.
+fn pool_skips(t: &Target, op: FactorOp, dtype: hetblas_core::DType) -> Result<bool, String> {
+    let devices = t.pool.devices();
+    let updates = |i: &usize| {
+        let k = devices[*i].kernel();
+        k.supports(dtype)
+            && k.supports_tri(dtype)
+            && k.supports_factor(op, dtype)
+            && match op {
+                FactorOp::Potrf => k.supports_sym(dtype),
+                _ => k.supports_factor(FactorOp::Laswp, dtype),
+            }
+    };
+    if t.compute.iter().any(updates) {
+        return Ok(false);
+    }
+    let why = format!("no device of {} updates a {dtype} {}", t.name, op.name());
+    let must = t.compute.iter().any(|&i| {
+        let backend = &devices[i].info().backend;
+        required(backend) || matches!(backend.as_str(), "cpu" | "emulated")
+    });
+    if must {
+        return Err(why);
+    }
+    eprintln!("SKIPPED ({why})");
+    Ok(true)
+}
+
 /// Runs `case` on every computing device of the target that supports `op` in `dtype`. A GPU
 /// backend without the op skips it, unless `HETBLAS_REQUIRE` names the backend; the CPU and
 /// emulated devices always have it.
@@ -950,6 +982,9 @@ fn potrf_call<T: Scalar>(t: &Target, uplo: Uplo, n: usize, ld: usize, nb: Option
 }
 
 fn potrf_calls<T: Scalar>(t: &Target) -> Case {
+    if pool_skips(t, FactorOp::Potrf, T::DTYPE)? {
+        return Ok(());
+    }
     for uplo in [Uplo::Lower, Uplo::Upper] {
         for (n, pad, nb) in [
             (1, 0, None),
@@ -972,6 +1007,9 @@ pub fn factor_potrf_calls(t: &Target) -> Case {
 /// A matrix that is not positive definite: `info` names the order LAPACK names, across
 /// block columns.
 pub fn factor_potrf_call_info(t: &Target) -> Case {
+    if pool_skips(t, FactorOp::Potrf, hetblas_core::DType::F64)? {
+        return Ok(());
+    }
     for uplo in [Uplo::Lower, Uplo::Upper] {
         let (n, ld) = (45, 45);
         for k in [1, 9, 30, 45] {
@@ -1023,6 +1061,9 @@ fn getrf_call<T: Scalar>(t: &Target, m: usize, n: usize, ld: usize, nb: Option<u
 }
 
 fn getrf_calls<T: Scalar>(t: &Target) -> Case {
+    if pool_skips(t, FactorOp::Getrf, T::DTYPE)? {
+        return Ok(());
+    }
     for (m, n, pad, nb) in [
         (1, 1, 0, None),
         (37, 37, 2, Some(8)),
@@ -1103,7 +1144,8 @@ pub fn factor_solves(t: &Target) -> Case {
         }
         Ok(())
     };
-    for uplo in [Uplo::Lower, Uplo::Upper] {
+    let potrf = !pool_skips(t, FactorOp::Potrf, hetblas_core::DType::F64)?;
+    for uplo in [Uplo::Lower, Uplo::Upper].into_iter().filter(|_| potrf) {
         let a0 = hpd::<f64>(uplo, n, n, 11);
         let mut a = a0.clone();
         t.pool
