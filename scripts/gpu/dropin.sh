@@ -4,11 +4,13 @@
 # reported by du below; SC2030/SC2031: each step's environment is local to its subshell.)
 # The drop-in library's acceptance runs on a GPU machine (issues 15 and 53). From the repository root:
 #   bash scripts/gpu/dropin.sh prepare        on the build machine, first
-#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy faults wheels
+#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy faults wheels factor
 #                                             (default: suite bigindex devptr numpy)
 #   bash scripts/gpu/dropin.sh wheels         issue 53's acceptance points 1-4 on the machine's
 #                                             own pip NumPy 2.x and SciPy (about 4-6 minutes;
 #                                             needs only .device/ from prepare, not .debs/)
+#   bash scripts/gpu/dropin.sh factor         issue 54's NumPy/SciPy factorizations at N, without
+#                                             and with the preload (.device/ only)
 # Needs what `bash scripts/gpu/dropin.sh prepare` (run on the build machine, after
 # ../shared/tools/device-bundle, which empties .device/) put in .device/ and .debs/. Results: $OUT/dropin.txt
 # (and the logs beside it). Parameters (environment):
@@ -300,6 +302,37 @@ wheels)
     grep -h "hetblas summary" "$OUT/accept-$f.err" 2>/dev/null | tail -1 | cut -c1-400 | sed "s/^/   $f: /" | tee -a "$report"
   done
   say "   wheels step: $((SECONDS - t0)) s"
+  ;;
+factor)
+  # Issue 54's point 2: pip NumPy/SciPy's cholesky, solve and lu_factor at N without the
+  # preload, then with it, each function in a process of its own (the first call of a process
+  # pays the runtime's start, as a user's script does); every residual checked.
+  py=${PY:-python3}
+  npf=$root/crates/bench/python/np_factor.py
+  say "-- factorizations of pip NumPy/SciPy at n = $N"
+  timeout 300 "$py" "$npf" "$N" >"$OUT/np-plain.json" 2>"$OUT/np-plain.err" || status=1
+  for f in cholesky solve lu_factor; do
+    env LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 timeout 300 "$py" "$npf" "$N" "$f" \
+      >"$OUT/np-preload-$f.json" 2>"$OUT/np-preload-$f.err" || status=1
+  done
+  "$py" - "$OUT/np-plain.json" "$OUT"/np-preload-*.json <<'PY' | tee -a "$report"
+import json, sys
+p = json.load(open(sys.argv[1]))
+q = {"seconds": {}, "residual": {}}
+for f in sys.argv[2:]:
+    r = json.load(open(f))
+    q["seconds"].update(r["seconds"]); q["residual"].update(r["residual"])
+bad = 0
+for k in p["seconds"]:
+    r = q["residual"][k]
+    ok = r < (1e-10 if k == "cholesky" else 30)
+    bad += not ok
+    print(f"   {k}: without {p['seconds'][k]:.3f} s, with the preload {q['seconds'][k]:.3f} s: "
+          f"{p['seconds'][k] / q['seconds'][k]:.1f}x; residual {r:.2e} {'ok' if ok else 'FAILED'}")
+sys.exit(1 if bad else 0)
+PY
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  grep -hE "potrf|getrf|gesv|summary" "$OUT"/np-preload-*.err | cut -c1-400 | sed "s/^/   /" | tee -a "$report"
   ;;
 *) say "unknown step $step"; status=1 ;;
 esac
