@@ -34,19 +34,10 @@ pub trait LapackInt: Copy + Into<i64> + TryFrom<i64> {}
 impl LapackInt for i32 {}
 impl LapackInt for i64 {}
 
-use crate::offload::{route_call, Routed};
+use crate::offload::{route_call, span, Routed};
 use crate::route::Shape;
 use hetblas::{FactorOptions, MatMut, Scalar, Uplo};
 use std::ffi::c_char;
-
-/// Elements a column-major `rows x cols` array with leading dimension `ld` spans.
-fn span(rows: i64, cols: i64, ld: i64) -> usize {
-    if rows <= 0 || cols <= 0 {
-        0
-    } else {
-        ((cols - 1) * ld + rows) as usize
-    }
-}
 
 fn set<I: LapackInt>(out: *mut I, v: i64) {
     if let Ok(v) = I::try_from(v) {
@@ -86,6 +77,15 @@ fn route<T: Scalar>(
 fn lu_depth(m: i64, n: i64) -> i64 {
     let (big, small) = (m.max(n) as f64, m.min(n) as f64);
     ((big * small * small - small * small * small / 3.0) / (2.0 * big * small)) as i64
+}
+
+/// A call the devices computed: its trace written (`HETBLAS_TRACE`), its time recorded and
+/// reported.
+fn finished(ticket: crate::offload::Ticket, name: &str, r: &hetblas::FactorReport) {
+    crate::offload::write_trace(name, r.trace.as_ref(), r.seconds);
+    #[cfg(test)]
+    DEVICE_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ticket.done_with(name, &r.devices, [0.0, 0.0, r.planning_seconds]);
 }
 
 /// A device failure: said once without `HETBLAS_VERBOSE`, the call left to the host.
@@ -139,10 +139,7 @@ pub unsafe fn potrf<T: Elem + Scalar, I: LapackInt>(
     match result {
         Ok(r) => {
             set(info, r.info);
-            crate::offload::write_trace(name, r.trace.as_ref(), r.seconds);
-            #[cfg(test)]
-            DEVICE_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            ticket.done_with(name, &r.devices, [0.0, 0.0, r.planning_seconds]);
+            finished(ticket, name, &r);
             true
         }
         Err(e) => {
@@ -189,10 +186,7 @@ pub unsafe fn getrf<T: Elem + Scalar, I: LapackInt>(
                 set(d, i64::from(*s));
             }
             set(info, r.info);
-            crate::offload::write_trace(name, r.trace.as_ref(), r.seconds);
-            #[cfg(test)]
-            DEVICE_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            ticket.done_with(name, &r.devices, [0.0, 0.0, r.planning_seconds]);
+            finished(ticket, name, &r);
             true
         }
         Err(e) => {
@@ -296,9 +290,7 @@ pub unsafe fn posv<T: Elem + Scalar, I: LapackInt>(
         }
     }
     set(info, r.info);
-    #[cfg(test)]
-    DEVICE_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    ticket.done_with(name, &r.devices, [0.0, 0.0, r.planning_seconds]);
+    finished(ticket, name, &r);
     true
 }
 
@@ -362,9 +354,7 @@ pub unsafe fn gesv<T: Elem + Scalar, I: LapackInt>(
         }
     }
     set(info, r.info);
-    #[cfg(test)]
-    DEVICE_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    ticket.done_with(name, &r.devices, [0.0, 0.0, r.planning_seconds]);
+    finished(ticket, name, &r);
     true
 }
 

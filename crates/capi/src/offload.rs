@@ -452,7 +452,7 @@ impl Ticket {
 }
 
 /// Elements a column-major `rows x cols` array with leading dimension `ld` spans.
-fn span(rows: i64, cols: i64, ld: i64) -> usize {
+pub(crate) fn span(rows: i64, cols: i64, ld: i64) -> usize {
     if rows <= 0 || cols <= 0 {
         0
     } else {

@@ -2,6 +2,7 @@
 //! optionally checked by residuals on sampled columns and traced; and the model's choice for
 //! `hetblas predict --routine potrf|getrf`.
 
+use crate::tri::alloc;
 use clap::Args;
 use hetblas::{DType, FactorOptions, FactorReport, MatMut, Result, Runtime, Scalar, Uplo};
 use hetblas_core::plan::FactorRoutine;
@@ -124,14 +125,6 @@ fn entry(seed: u64, i: usize, j: usize, complex: bool) -> c64 {
     let im = if complex { next() } else { 0.0 };
     // A Hermitian matrix takes the conjugate in the upper triangle.
     c64::new(re, if i < j { -im } else { im })
-}
-
-fn alloc<T: Scalar>(n: usize, what: &str) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|e| {
-        hetblas::Error::InvalidInput(format!("not enough memory for {what} ({n} elements: {e})"))
-    })?;
-    Ok(v)
 }
 
 /// POTRF: Hermitian with entries in [-1, 1) and a real diagonal n + 1 (diagonally dominant,
