@@ -575,17 +575,12 @@ impl DevicePool {
                 }
             }
         }
-        if cands.is_empty() {
-            return Err(last_err.unwrap_or_else(|| Error::internal("no factorization plan")));
-        }
-        cands.sort_by(|x, y| x.0.seconds.total_cmp(&y.0.seconds));
-        let alternatives = cands.iter().map(|c| c.0.clone()).collect();
-        let (chosen, devices, plan) = cands.swap_remove(0);
+        let f = super::fastest(cands, last_err, "factorization", |a| a.seconds)?;
         Ok(FactorDecision {
-            devices,
-            plan: Arc::new(plan),
-            chosen,
-            alternatives,
+            devices: f.devices,
+            plan: f.plan,
+            chosen: f.chosen,
+            alternatives: f.alternatives,
         })
     }
 

@@ -33,6 +33,39 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use workspace::Workspaces;
 
+/// One simulated candidate of a decision: its summary, its pool devices and its plan.
+type Candidate<A> = (A, Vec<usize>, crate::plan::Plan);
+
+/// The fastest candidate of a decision, with every summary fastest first.
+struct Fastest<A> {
+    chosen: A,
+    devices: Vec<usize>,
+    plan: Arc<crate::plan::Plan>,
+    alternatives: Vec<A>,
+}
+
+/// The fastest of `cands` by `seconds`; with none, the last candidate's error (or that there
+/// was no `what` plan).
+fn fastest<A: Clone>(
+    mut cands: Vec<Candidate<A>>,
+    last_err: Option<Error>,
+    what: &str,
+    seconds: impl Fn(&A) -> f64,
+) -> Result<Fastest<A>> {
+    if cands.is_empty() {
+        return Err(last_err.unwrap_or_else(|| Error::internal(format!("no {what} plan"))));
+    }
+    cands.sort_by(|x, y| seconds(&x.0).total_cmp(&seconds(&y.0)));
+    let alternatives = cands.iter().map(|c| c.0.clone()).collect();
+    let (chosen, devices, plan) = cands.swap_remove(0);
+    Ok(Fastest {
+        chosen,
+        devices,
+        plan: Arc::new(plan),
+        alternatives,
+    })
+}
+
 /// The profile's prediction for one GEMM ([`DevicePool::predict_gemm`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GemmPrediction {
