@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 pub fn blas() -> Arc<dyn HostBlas> {
     static B: OnceLock<Arc<dyn HostBlas>> = OnceLock::new();
-    B.get_or_init(|| choose_blas().expect("host BLAS").blas)
+    B.get_or_init(|| choose_blas(&Default::default()).expect("host BLAS").blas)
         .clone()
 }
 

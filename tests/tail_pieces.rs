@@ -1,26 +1,28 @@
-//! Late C chains in pieces (`hetblas_core::plan::Task::pieces`): in this test binary
-//! `HETBLAS_TAIL_PIECES=3` splits the C fetch, add and write-back of the last group of tiles
-//! of every plan, whatever their size. The shared conformance suite runs on emulated devices
-//! that way, and a device made to fail at each of its copies in turn, some of them between
-//! the pieces of a write-back, must leave a correct C.
+//! Late C chains in pieces (`hetblas_core::plan::Task::pieces`): every pool of this test binary
+//! splits the C fetch, add and write-back of the last group of tiles of every plan in three
+//! (`DevicePool::set_tail_pieces`), whatever their size. The shared conformance suite runs on
+//! emulated devices that way, and a device made to fail at each of its copies in turn, some of
+//! them between the pieces of a write-back, must leave a correct C.
 
 mod common;
 
 use hetblas_conformance::{conformance_suite, Target};
 use hetblas_core::fault::{FaultKind, FaultOp, FaultSpec};
-use hetblas_core::{GemmOptions, MatMut, MatRef, Trans};
+use hetblas_core::{DevicePool, GemmOptions, MatMut, MatRef, Trans};
 use hetblas_cpu::EmulatedConfig;
-use std::sync::Once;
 
-/// Set before any plan of this binary is built; every test sets the same value.
-fn force_pieces() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| std::env::set_var("HETBLAS_TAIL_PIECES", "3"));
+/// `pool`, its plans' last late C chains in three pieces.
+fn in_pieces(pool: std::sync::Arc<DevicePool>) -> std::sync::Arc<DevicePool> {
+    pool.set_tail_pieces(Some(3));
+    pool
 }
 
 fn targets() -> Option<Vec<Target>> {
-    force_pieces();
-    Some(vec![common::target(1, 16), common::target(3, 16)])
+    let targets = vec![common::target(1, 16), common::target(3, 16)];
+    for t in &targets {
+        t.pool.set_tail_pieces(Some(3));
+    }
+    Some(targets)
 }
 
 conformance_suite!(targets);
@@ -28,9 +30,8 @@ conformance_suite!(targets);
 /// The plan splits the chains (so the suite above is not vacuous), and the result is exact.
 #[test]
 fn the_last_tiles_go_in_pieces_and_c_is_exact() {
-    force_pieces();
     let report = common::gemm_exact(
-        &common::pool(),
+        &in_pieces(common::pool()),
         (96, 90, 64),
         &GemmOptions::default().devices([1]).tile(32),
     );
@@ -45,13 +46,13 @@ fn the_last_tiles_go_in_pieces_and_c_is_exact() {
 /// would hold C + 2 A B).
 #[test]
 fn a_fault_between_the_pieces_of_a_write_back_reruns_only_the_rest() {
-    force_pieces();
     let config = EmulatedConfig {
         memory_bytes: 16 << 20,
         compute_queues: 1,
         ..Default::default()
     };
     let (pool, emus) = common::emulated_handles(&[config.clone(), config]);
+    pool.set_tail_pieces(Some(3));
     let (m, n, k) = (96, 90, 64);
     let common::ExactCase { a, b, c0, want } = common::ExactCase::new(m, n, k);
     let opts = GemmOptions::default().tile(32).host_fold(false);
@@ -111,14 +112,13 @@ fn a_fault_between_the_pieces_of_a_write_back_reruns_only_the_rest() {
 /// These shapes did not expose the piece-by-piece wait when it was tried: a smoke test.)
 #[test]
 fn a_slot_reused_across_chains_of_other_widths_is_waited_for_whole() {
-    force_pieces();
     for memory in [48 << 10, 64 << 10, 96 << 10] {
         let config = EmulatedConfig {
             memory_bytes: memory,
             compute_queues: 1,
             ..Default::default()
         };
-        let pool = common::emulated_pool(&[config]);
+        let pool = in_pieces(common::emulated_pool(&[config]));
         for (m, n, k) in [(100, 70, 30), (70, 100, 32), (129, 95, 17)] {
             let report = common::gemm_exact(
                 &pool,

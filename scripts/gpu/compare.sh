@@ -23,6 +23,12 @@
 #                        cuBLASXt's routine of the same name and the device-resident cuBLAS one
 #                        (variant ceiling); a size S is n = k (rank updates) or m = n (SYMM), a
 #                        shape MxNxK gives C m x n and inner k; e.g. --routine syrk --sizes 32768
+#     --routine potrf|getrf   the factorizations (issue 54): per size n and dtype, cuSOLVER on
+#                        A already in GPU memory (the ceiling, through CuPy:
+#                        crates/bench/python/cusolver_ceiling.py) against `hetblas potrf|getrf
+#                        --check --trace` on host operands and the model's alternatives
+#                        (`hetblas predict`); --uplo for POTRF; --panels LIST adds runs with the
+#                        panels forced (host, device). E.g. --routine potrf --sizes 32768
 #     --uplo U|L --trans N|T|C --side L|R   the symmetric routine's options (default L, N, L)
 #     --tiles LIST       symmetric routines: hetblas diagonal blocks to sweep next to the model's
 #                        choice (rows hetblas-T<block>), e.g. --tiles 2048,4096,8192
@@ -115,7 +121,8 @@
 #     --blockings LIST   --sweep: "model" (the autotuner's choice) and forced tilings
 #                        TMxTNxTK/gG or T (default model)
 #     --env VAR=V1,V2    --sweep and --callcost: an environment variable and its values ("-": unset);
-#                        repeatable, every combination runs, e.g. --env HETBLAS_FOLD_TAIL=-,0,4
+#                        repeatable, every combination runs, e.g.
+#                        --env HETBLAS_CUDA_DEVICES=0,1 (the settings: README.md, Environment)
 #     --rounds R         --sweep and --callcost: repetitions of the whole set (default 3)
 #     plus env.sh's options (--profile, --hugepages, --out, --timeout, --dry-run)
 # Each problem's full output is in $OUT/<dtype>-<shape>-g<N>.log and .csv; the table rows are
@@ -125,7 +132,7 @@
 source "$(dirname "$0")/env.sh"
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
-CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES=""
+CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES="" PANELS=""
 SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 MEMPROBE=0 LINKPROBE=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
@@ -164,6 +171,7 @@ while (($#)); do
         --env) SWEEP_ENVS+=("$2"); shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
         --objective-shapes) OBJ_SHAPES=$2; shift 2 ;;
+        --panels) PANELS=$2; shift 2 ;;
         --uplo | --trans | --side | --tiles) SYM+=("$1" "$2"); shift 2 ;;
         -h | --help) usage 0 ;;
         *) common_option "$@" || usage; shift "$SHIFT" ;;
@@ -277,6 +285,31 @@ concurrent() {
 
 # --routine trsm|trmm: the triangular harness per dtype and size, then (--timeline) a traced
 # CLI call.
+# The factorizations: the cuSOLVER ceiling (A on the GPU) in one process for every problem,
+# then hetblas on host operands, checked and traced, and the model's alternatives.
+factorizations() {
+    local dt n p cases=() uplo=()
+    [[ ${SYM[0]:-} == --uplo ]] && uplo=(--uplo "${SYM[1]}")
+    for dt in ${DTYPES//,/ }; do
+        for n in ${SIZES//,/ }; do cases+=("$ROUTINE:$dt:$n"); done
+    done
+    run --log "$OUT/ceiling.log" --grep "^ceiling" python3 "$ROOT/crates/bench/python/cusolver_ceiling.py" \
+        "$( [[ $REPS == auto ]] && echo 3 || echo "$REPS")" "${cases[@]}"
+    for dt in ${DTYPES//,/ }; do
+        for n in ${SIZES//,/ }; do
+            local label=$ROUTINE-$dt-$n
+            run --log "$OUT/$label.log" --grep "median|check|busy|tasks" "$H" "$ROUTINE" --size "$n" \
+                --dtype "$dt" "${uplo[@]}" --reps "$(reps_for "$n" "$n" "$n")" --check --trace "$OUT/trace-$label.json"
+            run --log "$OUT/predict-$label.log" --grep "chosen" "$H" predict --routine "$ROUTINE" -n "$n" \
+                --dtype "$dt" "${uplo[@]}"
+            for p in ${PANELS//,/ }; do
+                run --log "$OUT/$label-panels-$p.log" --grep "median|check" "$H" "$ROUTINE" --size "$n" \
+                    --dtype "$dt" "${uplo[@]}" --panels "$p" --reps "$(reps_for "$n" "$n" "$n")" --check
+            done
+        done
+    done
+}
+
 triangular() {
     local dt n label devs
     devs=$(seq -s, 0 $((GPUS - 1)) | sed -E 's/[0-9]+/cuda:&/g')
@@ -617,8 +650,13 @@ case $ROUTINE in
         triangular
         finish
         ;;
+    potrf | getrf)
+        [[ -n $SIZES ]] || SIZES=16384,32768
+        factorizations
+        finish
+        ;;
     syrk | herk | syr2k | her2k | symm | hemm) ;;
-    *) echo "--routine $ROUTINE: gemm, trsm, trmm, syrk, herk, syr2k, her2k, symm or hemm"; usage ;;
+    *) echo "--routine $ROUTINE: gemm, trsm, trmm, syrk, herk, syr2k, her2k, symm, hemm, potrf or getrf"; usage ;;
 esac
 for dt in ${DTYPES//,/ }; do
     for shape in $(problems); do

@@ -4,11 +4,13 @@
 # reported by du below; SC2030/SC2031: each step's environment is local to its subshell.)
 # The drop-in library's acceptance runs on a GPU machine (issues 15 and 53). From the repository root:
 #   bash scripts/gpu/dropin.sh prepare        on the build machine, first
-#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy faults wheels
+#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy faults wheels factor
 #                                             (default: suite bigindex devptr numpy)
 #   bash scripts/gpu/dropin.sh wheels         issue 53's acceptance points 1-4 on the machine's
 #                                             own pip NumPy 2.x and SciPy (about 4-6 minutes;
 #                                             needs only .device/ from prepare, not .debs/)
+#   bash scripts/gpu/dropin.sh factor         issue 54's NumPy/SciPy factorizations at N, without
+#                                             and with the preload (.device/ only)
 # Needs what `bash scripts/gpu/dropin.sh prepare` (run on the build machine, after
 # ../shared/tools/device-bundle, which empties .device/) put in .device/ and .debs/. Results: $OUT/dropin.txt
 # (and the logs beside it). Parameters (environment):
@@ -18,11 +20,7 @@
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
 #   PROFILE= (a machine profile for the library and the CLI alike, as HETBLAS_PROFILE; without
 #   one both use the user cache's profile, or the built-in tile rule when there is none)
-#   PINS="default populate register outputs" (how the NumPy step prepares fresh host outputs;
-#   register: page-lock every operand; noprefault: so, without faulting it in first; staging:
-#   stage every copy; outputs: stage every output not registered; populate: the default, also
-#   populating staged fresh outputs in the background (populateN: on N threads; hugepage0:
-#   without the transparent-huge-page advice); trace: the default writing every call's Chrome
+#   VARIANTS="default" (the NumPy step's runs; trace: the default writing every call's Chrome
 #   trace to $OUT/trace-numpy)
 #   wheels step: PY=python3 (the Python whose pip NumPy and SciPy are measured)
 #   SIZES=1024,2048,4096,8192,16384 (a @ b sizes; the CLI is measured at those >= 4096)
@@ -203,28 +201,21 @@ for _ in range($REPS):
     t = time.perf_counter(); del o; fs.append(time.perf_counter() - t)
 print(f"  fresh C: matmul into np.empty {sorted(ts)[len(ts) // 2]:.3f} s, freeing it {sorted(fs)[len(fs) // 2]*1e3:.1f} ms")
 PY
-  # NumPy allocates a fresh C for every product. Measured ways of preparing it: staging a
-  # fresh output, registering it when it comes back written (default); so, populating it in
-  # the background meanwhile (populate); page-locking every operand after faulting it in on every core
-  # (HETBLAS_PIN=register, the earlier default), with the faults left to the driver
-  # (noprefault); copying every operand through pinned staging buffers (HETBLAS_PIN=staging);
-  # staging every output not registered (HETBLAS_PIN=outputs). PINS narrows the list.
-  for pin in ${PINS:-default populate register outputs}; do
-    case $pin in
-      staging) pinenv=(HETBLAS_PIN=staging) ;;
-      outputs) pinenv=(HETBLAS_PIN=outputs) ;;
-      register) pinenv=(HETBLAS_PIN=register) ;;
-      populate) pinenv=(HETBLAS_POPULATE_STAGED=1) ;;
-      populate*) pinenv=(HETBLAS_POPULATE_STAGED=1 HETBLAS_POPULATE_THREADS="${pin#populate}") ;;
-      hugepage0) pinenv=(HETBLAS_POPULATE_STAGED=1 HETBLAS_HUGEPAGE=0) ;;
-      trace) pinenv=(HETBLAS_TRACE="$OUT/trace-numpy") ; mkdir -p "$OUT/trace-numpy" ;;
-      noprefault) pinenv=(HETBLAS_PIN=register HETBLAS_PREFAULT=0) ;;
-      *) pinenv=() ;;
+  # NumPy allocates a fresh C for every product: the library stages a fresh output and
+  # registers it when it comes back written. (The other ways once compared here, page-locking
+  # every operand, staging every copy or every output, populating staged outputs in the
+  # background, were environment variables and left the product; their figures are in
+  # docs/data/h200-2026-11-23-dropin-numpy-variants.txt.)
+  for variant in ${VARIANTS:-default}; do
+    case $variant in
+      default) varenv=() ;;
+      trace) varenv=(HETBLAS_TRACE="$OUT/trace-numpy") ; mkdir -p "$OUT/trace-numpy" ;;
+      *) say "VARIANTS: unknown $variant (default, trace)"; status=1; continue ;;
     esac
-    say "host buffers: $pin ${pinenv[*]}"
-    "${pyenv[@]}" "${pinenv[@]}" LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 "$py" "$OUT/big.py" \
-      2> "$OUT/big-$pin.err" | tee -a "$report"
-    grep -m3 "runtime started\|devices \[\|failed" "$OUT/big-$pin.err" | tee -a "$report"
+    say "numpy: $variant ${varenv[*]}"
+    "${pyenv[@]}" "${varenv[@]}" LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 "$py" "$OUT/big.py" \
+      2> "$OUT/big-$variant.err" | tee -a "$report"
+    grep -m3 "runtime started\|devices \[\|failed" "$OUT/big-$variant.err" | tee -a "$report"
   done
   say "-- hetblas CLI, the same GEMM"
   (export LD_LIBRARY_PATH=$libpath HETBLAS_CBLAS=$openblas; "$CLI" gemm --size "$N" --dtype f64 --reps "$REPS") 2>&1 | tail -3 | tee -a "$report"
@@ -311,6 +302,37 @@ wheels)
     grep -h "hetblas summary" "$OUT/accept-$f.err" 2>/dev/null | tail -1 | cut -c1-400 | sed "s/^/   $f: /" | tee -a "$report"
   done
   say "   wheels step: $((SECONDS - t0)) s"
+  ;;
+factor)
+  # Issue 54's point 2: pip NumPy/SciPy's cholesky, solve and lu_factor at N without the
+  # preload, then with it, each function in a process of its own (the first call of a process
+  # pays the runtime's start, as a user's script does); every residual checked.
+  py=${PY:-python3}
+  npf=$root/crates/bench/python/np_factor.py
+  say "-- factorizations of pip NumPy/SciPy at n = $N"
+  timeout 300 "$py" "$npf" "$N" >"$OUT/np-plain.json" 2>"$OUT/np-plain.err" || status=1
+  for f in cholesky solve lu_factor; do
+    env LD_PRELOAD="$LIB" HETBLAS_VERBOSE=1 timeout 300 "$py" "$npf" "$N" "$f" \
+      >"$OUT/np-preload-$f.json" 2>"$OUT/np-preload-$f.err" || status=1
+  done
+  "$py" - "$OUT/np-plain.json" "$OUT"/np-preload-*.json <<'PY' | tee -a "$report"
+import json, sys
+p = json.load(open(sys.argv[1]))
+q = {"seconds": {}, "residual": {}}
+for f in sys.argv[2:]:
+    r = json.load(open(f))
+    q["seconds"].update(r["seconds"]); q["residual"].update(r["residual"])
+bad = 0
+for k in p["seconds"]:
+    r = q["residual"][k]
+    ok = r < (1e-10 if k == "cholesky" else 30)
+    bad += not ok
+    print(f"   {k}: without {p['seconds'][k]:.3f} s, with the preload {q['seconds'][k]:.3f} s: "
+          f"{p['seconds'][k] / q['seconds'][k]:.1f}x; residual {r:.2e} {'ok' if ok else 'FAILED'}")
+sys.exit(1 if bad else 0)
+PY
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  grep -hE "potrf|getrf|gesv|summary" "$OUT"/np-preload-*.err | cut -c1-400 | sed "s/^/   /" | tee -a "$report"
   ;;
 *) say "unknown step $step"; status=1 ;;
 esac

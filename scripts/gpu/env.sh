@@ -24,7 +24,7 @@
 #                     (HETBLAS_BENCH_HUGEPAGES=1)
 #   --timeout S       time limit of each command (default 300 s)
 #   --dry-run         print the commands, run nothing
-# Environment variables (HETBLAS_HOST_FOLD, HETBLAS_CUDA_DEVICES, ...) pass through as usual.
+# Environment variables (HETBLAS_CUDA_DEVICES, HETBLAS_BACKENDS, ...) pass through as usual.
 
 set -uo pipefail
 
@@ -167,7 +167,7 @@ calibrate_into() {
     fi
     ((NGPU > 1)) && [[ ${CROSS_LINKS:-0} != 1 ]] && args+=(--no-cross-links)
     run --limit "${CALIBRATE_LIMIT:-300}" --log "${1%.json}.calibrate.log" \
-        --grep "calibrat|gemm|GB/s|fold|wrote|profile" "$H" "${args[@]}"
+        --grep "calibrat|gemm|GB/s|fold|wrote|profile|phases" "$H" "${args[@]}"
     ((DRY_RUN)) || [[ ! -f $1 ]] || cp "$1" "$CACHE/$(basename "$1")"
 }
 
@@ -211,13 +211,14 @@ use_profile() {
     "$H" devices 2>&1 | grep -E "^model" | sed 's/^/  /'
 }
 
-# build_hip_shim: the HIP-on-CUDA test shim (HIP runtime on cudart, hipBLAS on cuBLAS), built
-# with the C compiler and the CUDA libraries of the GPU machine; exports HETBLAS_HIP_LIB_DIR.
+# build_hip_shim: the HIP-on-CUDA test shim (HIP runtime on cudart, hipBLAS on cuBLAS, rocSOLVER
+# on cuSOLVER), built with the C compiler and the CUDA libraries of the GPU machine (again when
+# its sources are newer than the build kept on a warm machine); exports HETBLAS_HIP_LIB_DIR.
 build_hip_shim() {
-    local build
+    local build built=$SHIM_DIR/libhipblas.so.2
     build=$(find "$ROOT/crates" -path "*/shim/build.sh" | head -1)
     [[ -n $build ]] || { echo "no crates/*/shim/build.sh"; FAILED=$((FAILED + 1)); return 1; }
-    if [[ ! -f $SHIM_DIR/libhipblas.so.2 ]]; then
+    if [[ ! -f $built || $build -nt $built || ${build%build.sh}hip_shim.c -nt $built ]]; then
         run --limit 180 --grep "built|use" bash "$build" "$SHIM_DIR" || return 1
     fi
     export HETBLAS_HIP_LIB_DIR=$SHIM_DIR

@@ -145,7 +145,7 @@ mca() {
 }
 HETBLAS_CUDA_DEVICES=0 use_profile cuda1
 # Each rank takes the GPU of its local rank (GPU 0 for all with --one-gpu); the environment
-# that is set travels (every HETBLAS_* variable, so that HETBLAS_PIN=staging and the like
+# that is set travels (every HETBLAS_* variable, so that HETBLAS_BACKENDS and the like
 # reach the ranks).
 # shellcheck disable=SC2016 # expanded by each rank's shell
 RANK_GPU='HETBLAS_CUDA_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"'

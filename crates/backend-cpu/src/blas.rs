@@ -18,6 +18,11 @@ pub trait HostBlas: Send + Sync {
     fn kind(&self) -> &'static str;
     /// Sets the number of threads the library uses (where it can be set at run time).
     fn set_threads(&self, _threads: usize) {}
+    /// The shared library it calls (its file name or path), for the host LAPACK to look in it
+    /// first; `None` for the pure-Rust fallback.
+    fn library(&self) -> Option<&str> {
+        None
+    }
     /// TRSM or TRMM on a host tile, B in place (the Rust reference unless overridden).
     ///
     /// # Safety
@@ -200,21 +205,35 @@ pub const CBLAS_CANDIDATES: &[&str] = &[
     "libblas.so",
 ];
 
+/// What the loader said: libloading's own message is only "dlopen failed", the reason
+/// (`dlerror`: no such file, wrong ELF class, undefined symbol) is its source.
+fn load_error(e: &libloading::Error) -> String {
+    use std::error::Error as _;
+    e.source().map_or_else(|| e.to_string(), |s| s.to_string())
+}
+
 impl Cblas {
     /// Opens `path` (a file name searched by the dynamic loader, or a path) and resolves
     /// `cblas_dgemm` / `cblas_sgemm`.
     pub fn open(path: &str) -> Result<Cblas> {
         // SAFETY: loading a shared library runs its initialisers; we only load BLAS libraries
         // the user or the system named, which is what every BLAS consumer does.
-        let lib = unsafe { Library::new(path) }.map_err(|e| unavailable(format!("{path}: {e}")))?;
+        let lib = unsafe { Library::new(path) }.map_err(|e| {
+            // dlerror names the file itself, mostly.
+            let why = load_error(&e);
+            unavailable(match why.contains(path) {
+                true => why,
+                false => format!("{path}: {why}"),
+            })
+        })?;
         // SAFETY: the symbol types are the CBLAS prototypes (int = i32 on LP64 BLAS builds).
         let dgemm: CblasDgemm = unsafe { lib.get::<CblasDgemm>(b"cblas_dgemm\0") }
             .map(|s| *s)
-            .map_err(|e| unavailable(format!("{path} has no cblas_dgemm: {e}")))?;
+            .map_err(|e| unavailable(format!("{path} has no cblas_dgemm: {}", load_error(&e))))?;
         // SAFETY: as above.
         let sgemm: CblasSgemm = unsafe { lib.get::<CblasSgemm>(b"cblas_sgemm\0") }
             .map(|s| *s)
-            .map_err(|e| unavailable(format!("{path} has no cblas_sgemm: {e}")))?;
+            .map_err(|e| unavailable(format!("{path} has no cblas_sgemm: {}", load_error(&e))))?;
         // SAFETY: the CBLAS prototypes of cblas_cgemm / cblas_zgemm (void * for the complex
         // scalars and matrices, int = i32).
         let cgemm = unsafe { lib.get::<CblasComplexGemm>(b"cblas_cgemm\0") }
@@ -382,6 +401,9 @@ impl HostBlas for Cblas {
     }
     fn kind(&self) -> &'static str {
         self.kind
+    }
+    fn library(&self) -> Option<&str> {
+        Some(&self.path)
     }
     fn set_threads(&self, threads: usize) {
         if let Some(f) = self.set_threads {
@@ -639,26 +661,40 @@ pub struct BlasChoice {
     pub tried: Vec<String>,
 }
 
-/// Picks the host BLAS: `HETBLAS_CBLAS=/path/lib.so` if set (an error if it fails to load: the
-/// user asked for it), else the first of [`CBLAS_CANDIDATES`] that loads, else the pure-Rust
-/// fallback. `HETBLAS_CBLAS=rust` forces the fallback; an empty value counts as unset.
-pub fn choose_blas() -> Result<BlasChoice> {
-    // An empty variable is no choice (as if unset), not a library named "".
-    if let Some(p) = std::env::var("HETBLAS_CBLAS")
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-    {
-        if p.eq_ignore_ascii_case("rust") || p.eq_ignore_ascii_case("none") {
+/// Which host BLAS to load: a setting (`HETBLAS_CBLAS`, which the `hetblas` crate reads).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BlasLibrary {
+    /// The first of [`CBLAS_CANDIDATES`] that loads, else the pure-Rust GEMM.
+    #[default]
+    Search,
+    /// The pure-Rust GEMM, whatever is installed (`HETBLAS_CBLAS=rust`).
+    Rust,
+    /// This library, and no other (`HETBLAS_CBLAS=/path/lib.so`).
+    Path(std::path::PathBuf),
+}
+
+/// Picks the host BLAS `library` says: a named library must load (the user asked for it: an
+/// error says why it did not); the search takes the first of [`CBLAS_CANDIDATES`] that loads,
+/// else the pure-Rust fallback.
+///
+/// # Errors
+/// `Unavailable` when the named library cannot be loaded or is not a CBLAS.
+pub fn choose_blas(library: &BlasLibrary) -> Result<BlasChoice> {
+    match library {
+        BlasLibrary::Rust => {
             return Ok(BlasChoice {
                 blas: std::sync::Arc::new(RustGemm::new(0)),
                 tried: vec!["HETBLAS_CBLAS=rust: fallback forced".into()],
+            })
+        }
+        BlasLibrary::Path(p) => {
+            let lib = Cblas::open(&p.to_string_lossy())?;
+            return Ok(BlasChoice {
+                blas: std::sync::Arc::new(lib),
+                tried: vec![],
             });
         }
-        let lib = Cblas::open(&p)?;
-        return Ok(BlasChoice {
-            blas: std::sync::Arc::new(lib),
-            tried: vec![],
-        });
+        BlasLibrary::Search => {}
     }
     let mut tried = Vec::new();
     for name in CBLAS_CANDIDATES {

@@ -1,9 +1,10 @@
 //! The CPU as a device: its memory space is the host, so host operands are used in place (no
 //! copies); it computes with the host BLAS on one queue (the BLAS library threads internally).
 
-use crate::blas::{choose_blas, HostBlas};
+use crate::blas::{choose_blas, BlasLibrary, HostBlas};
 use crate::buffer::HostBuffer;
 use crate::kernel::HostKernel;
+use crate::lapack::{choose_lapack, HostLapack};
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::{
     Backend, Buffer, Device, DeviceInfo, DeviceKind, Discovery, Kernel, MemorySpace, Queue, Result,
@@ -27,14 +28,30 @@ impl std::fmt::Debug for CpuDevice {
 }
 
 impl CpuDevice {
-    /// The CPU with the host BLAS chosen by [`choose_blas`].
-    pub fn new() -> Result<Arc<CpuDevice>> {
-        let choice = choose_blas()?;
+    /// The CPU with the host BLAS `library` says ([`choose_blas`]).
+    ///
+    /// # Errors
+    /// What [`choose_blas`] reports.
+    pub fn new(library: &BlasLibrary) -> Result<Arc<CpuDevice>> {
+        let choice = choose_blas(library)?;
         Self::with_blas(choice.blas, choice.tried)
     }
 
-    /// The CPU with a given host BLAS.
+    /// The CPU with a given host BLAS, and the host LAPACK that goes with it
+    /// ([`choose_lapack`]).
     pub fn with_blas(blas: Arc<dyn HostBlas>, tried: Vec<String>) -> Result<Arc<CpuDevice>> {
+        let lapack = choose_lapack(blas.as_ref());
+        let mut tried = tried;
+        tried.extend(lapack.tried.into_iter().map(|t| format!("LAPACK: {t}")));
+        Self::with_libraries(blas, lapack.lapack, tried)
+    }
+
+    /// The CPU with a given host BLAS and LAPACK.
+    pub fn with_libraries(
+        blas: Arc<dyn HostBlas>,
+        lapack: Arc<dyn HostLapack>,
+        tried: Vec<String>,
+    ) -> Result<Arc<CpuDevice>> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let info = DeviceInfo {
             backend: "cpu".into(),
@@ -43,11 +60,16 @@ impl CpuDevice {
             index: 0,
             kind: DeviceKind::Cpu,
             memory_bytes: host_memory_bytes(),
-            detail: format!("{cores} cores; BLAS: {}", blas.describe()),
+            detail: format!(
+                "{cores} cores; BLAS: {}; LAPACK: {}",
+                blas.describe(),
+                lapack.describe()
+            ),
         };
+        let queues = vec![HostQueue::new("cpu0/compute")?];
         Ok(Arc::new(CpuDevice {
             info,
-            kernel: HostKernel::new(blas, None, vec![HostQueue::new("cpu0/compute")?]),
+            kernel: HostKernel::with_libraries(blas, lapack, None, queues),
             tried,
         }))
     }
@@ -57,7 +79,13 @@ impl CpuDevice {
         self.kernel.blas()
     }
 
-    /// Libraries tried before the one in use (why OpenBLAS was not taken, for instance).
+    /// The host LAPACK in use.
+    pub fn lapack(&self) -> &Arc<dyn HostLapack> {
+        self.kernel.lapack()
+    }
+
+    /// Libraries tried before the ones in use (why OpenBLAS was not taken, for instance;
+    /// the LAPACK's prefixed "LAPACK: ").
     pub fn blas_search(&self) -> &[String] {
         &self.tried
     }
@@ -94,14 +122,18 @@ impl Device for CpuDevice {
             (cores / 2).saturating_sub(accelerators).max(1)
         };
         self.kernel.blas().set_threads(threads);
+        self.kernel.lapack().set_threads(threads);
     }
     fn as_any(&self) -> &dyn Any {
         self
     }
 }
 
-/// Discovers the CPU (always present).
-pub struct CpuBackend;
+/// Discovers the CPU (always present), computing with the host BLAS `library` says.
+#[derive(Debug, Clone, Default)]
+pub struct CpuBackend {
+    pub library: BlasLibrary,
+}
 
 impl Backend for CpuBackend {
     fn name(&self) -> &'static str {
@@ -109,7 +141,7 @@ impl Backend for CpuBackend {
     }
     fn discover(&self) -> Result<Discovery> {
         Ok(Discovery {
-            devices: vec![CpuDevice::new()? as Arc<dyn Device>],
+            devices: vec![CpuDevice::new(&self.library)? as Arc<dyn Device>],
             links: vec![],
         })
     }

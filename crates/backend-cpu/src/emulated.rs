@@ -105,10 +105,12 @@ impl EmulatedDevice {
         let queues = (0..config.compute_queues.max(1))
             .map(|q| HostQueue::new(format!("emu{index}/compute{q}")))
             .collect::<Result<Vec<_>>>()?;
-        let faults = Arc::new(FaultInjector::from_env(format!("emulated:{index}"), index)?);
+        let faults = Arc::new(FaultInjector::new(format!("emulated:{index}")));
         let rate = config.flops_per_sec.map_or("host speed".to_string(), |r| {
             format!("{:.2} GFLOP/s", r / 1e9)
         });
+        let kernel =
+            HostKernel::new(blas, config.flops_per_sec, queues).with_faults(faults.clone());
         Ok(Arc::new(EmulatedDevice {
             info: DeviceInfo {
                 backend: "emulated".into(),
@@ -117,10 +119,14 @@ impl EmulatedDevice {
                 index,
                 kind: DeviceKind::Emulated,
                 memory_bytes: config.memory_bytes,
-                detail: format!("{rate}; BLAS: {}", blas.describe()),
+                detail: format!(
+                    "{rate}; BLAS: {}; LAPACK: {}",
+                    kernel.blas().describe(),
+                    kernel.lapack().describe()
+                ),
             },
             space,
-            kernel: HostKernel::new(blas, config.flops_per_sec, queues).with_faults(faults.clone()),
+            kernel,
             faults,
             config,
             used: Arc::new(AtomicU64::new(0)),
@@ -133,7 +139,8 @@ impl EmulatedDevice {
     }
 
     /// The device's fault injector: arm it to make this device fail at its n-th kernel or
-    /// copy, or be lost ([`hetblas_core::fault`]; `HETBLAS_FAULT` arms it at creation).
+    /// copy, or be lost ([`hetblas_core::fault`]; [`EmulatedBackend`] arms its faults at
+    /// discovery).
     pub fn faults(&self) -> &Arc<FaultInjector> {
         &self.faults
     }
@@ -392,17 +399,23 @@ pub fn emulated_node(configs: &[EmulatedConfig], blas: Arc<dyn HostBlas>) -> Res
     Ok(EmulatedNode { devices, links })
 }
 
-/// Discovers host-emulated devices: the ones asked for, with the host BLAS chosen by
-/// [`crate::choose_blas`], and the links between them and the host.
+/// Discovers host-emulated devices: the ones asked for, with the host BLAS `library` says
+/// ([`crate::choose_blas`]), and the links between them and the host; the `faults` for each
+/// device are armed on it.
 #[derive(Debug, Clone, Default)]
 pub struct EmulatedBackend {
     configs: Vec<EmulatedConfig>,
+    pub library: crate::BlasLibrary,
+    pub faults: Vec<hetblas_core::fault::FaultSpec>,
 }
 
 impl EmulatedBackend {
     /// One emulated device per configuration.
     pub fn new(configs: Vec<EmulatedConfig>) -> EmulatedBackend {
-        EmulatedBackend { configs }
+        EmulatedBackend {
+            configs,
+            ..Default::default()
+        }
     }
 }
 
@@ -414,7 +427,10 @@ impl hetblas_core::Backend for EmulatedBackend {
         if self.configs.is_empty() {
             return Ok(hetblas_core::Discovery::default());
         }
-        let node = emulated_node(&self.configs, crate::choose_blas()?.blas)?;
+        let node = emulated_node(&self.configs, crate::choose_blas(&self.library)?.blas)?;
+        for (i, d) in node.devices.iter().enumerate() {
+            d.faults().arm_matching(i, &self.faults);
+        }
         Ok(hetblas_core::Discovery {
             devices: node
                 .devices

@@ -1,7 +1,9 @@
-//! The host GEMM kernel: runs the chosen host BLAS on a host queue, optionally throttled to an
-//! emulated rate (so emulated devices of unequal speed behave deterministically).
+//! The host kernels: the chosen host BLAS (and host LAPACK for the factorization tiles) on a
+//! host queue, optionally throttled to an emulated rate (so emulated devices of unequal speed
+//! behave deterministically).
 
 use crate::blas::HostBlas;
+use crate::lapack::{choose_lapack, HostLapack};
 use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::host_queue::HostQueue;
 use hetblas_core::kernel::check_add;
@@ -9,14 +11,17 @@ use hetblas_core::problem::TriRoutine;
 use hetblas_core::queue::own_queue;
 use hetblas_core::scalar::{c32, c64};
 use hetblas_core::{
-    DType, Error, GemmTile, Kernel, Queue, RawTile, Result, ScalarValue, SymTile, TriTile,
+    DType, Error, FactorOp, GemmTile, GetrfTile, InfoCell, Kernel, LaswpTile, PotrfTile, Queue,
+    RawTile, Result, ScalarValue, SymTile, TriTile,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// GEMM on host memory through a [`HostBlas`], on the device's own host queues.
+/// The tile kernels on host memory through a [`HostBlas`] and a [`HostLapack`], on the
+/// device's own host queues.
 pub struct HostKernel {
     blas: Arc<dyn HostBlas>,
+    lapack: Arc<dyn HostLapack>,
     /// The device's compute queues, typed (tiles are enqueued on them) and as core queues (the
     /// same objects, what the executor hands back).
     queues: Vec<Arc<HostQueue>>,
@@ -31,13 +36,26 @@ pub struct HostKernel {
 }
 
 impl HostKernel {
-    /// The kernel of a device computing on `queues`.
+    /// The kernel of a device computing on `queues`, with the host LAPACK that goes with
+    /// `blas` ([`choose_lapack`]).
     pub fn new(
         blas: Arc<dyn HostBlas>,
         flops_per_sec: Option<f64>,
         queues: Vec<Arc<HostQueue>>,
     ) -> HostKernel {
+        let lapack = choose_lapack(blas.as_ref()).lapack;
+        Self::with_libraries(blas, lapack, flops_per_sec, queues)
+    }
+
+    /// The kernel of a device computing on `queues` with the given host libraries.
+    pub fn with_libraries(
+        blas: Arc<dyn HostBlas>,
+        lapack: Arc<dyn HostLapack>,
+        flops_per_sec: Option<f64>,
+        queues: Vec<Arc<HostQueue>>,
+    ) -> HostKernel {
         HostKernel {
+            lapack,
             blas,
             dyn_queues: queues.iter().map(|q| q.clone() as Arc<dyn Queue>).collect(),
             queues,
@@ -65,6 +83,10 @@ impl HostKernel {
         &self.blas
     }
 
+    pub fn lapack(&self) -> &Arc<dyn HostLapack> {
+        &self.lapack
+    }
+
     /// The device's compute queues.
     pub fn queues(&self) -> &[Arc<dyn Queue>] {
         &self.dyn_queues
@@ -82,18 +104,16 @@ impl HostKernel {
 }
 
 impl HostKernel {
-    /// Enqueues a TRSM or TRMM tile, throttled to the emulated rate like a GEMM of its flops.
-    fn tri(&self, queue: &Arc<dyn Queue>, routine: TriRoutine, op: &TriTile) -> Result<()> {
-        op.check()?;
+    /// Enqueues `job` (a kernel of `flops`) on `queue`, one of the device's own: the injected
+    /// fault first, then the job, throttled to the emulated rate.
+    fn issue(
+        &self,
+        queue: &Arc<dyn Queue>,
+        flops: f64,
+        job: impl FnOnce() -> Result<()> + Send + 'static,
+    ) -> Result<()> {
         let hq = self.host_queue(queue)?;
-        if op.m == 0 || op.n == 0 {
-            return Ok(());
-        }
         let deferred = self.inject()?;
-        let blas = self.blas.clone();
-        let op = *op;
-        // Half of a GEMM of the tile's order: the triangle.
-        let flops = op.dtype().gemm_flops(op.m, op.n, op.a_order()) / 2.0;
         let min_time = self
             .flops_per_sec
             .map(|r| Duration::from_secs_f64(flops / r));
@@ -103,11 +123,27 @@ impl HostKernel {
                 return Err(e);
             }
             let start = Instant::now();
-            // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
-            // is synchronised, and built the tiles from checked operand views and slots.
-            unsafe { blas.tri(routine, &op) }?;
+            job()?;
             throttle(&clock, start, min_time);
             Ok(())
+        })
+    }
+
+    /// Enqueues a TRSM or TRMM tile, throttled to the emulated rate like a GEMM of its flops.
+    fn tri(&self, queue: &Arc<dyn Queue>, routine: TriRoutine, op: &TriTile) -> Result<()> {
+        op.check()?;
+        self.host_queue(queue)?;
+        if op.m == 0 || op.n == 0 {
+            return Ok(());
+        }
+        let blas = self.blas.clone();
+        let op = *op;
+        // Half of a GEMM of the tile's order: the triangle.
+        let flops = op.dtype().gemm_flops(op.m, op.n, op.a_order()) / 2.0;
+        self.issue(queue, flops, move || {
+            // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
+            // is synchronised, and built the tiles from checked operand views and slots.
+            unsafe { blas.tri(routine, &op) }
         })
     }
 }
@@ -327,50 +363,92 @@ impl Kernel for HostKernel {
 
     fn sym(&self, queue: &Arc<dyn Queue>, op: &SymTile) -> Result<()> {
         op.check()?;
-        let hq = self.host_queue(queue)?;
-        let deferred = self.inject()?;
         let blas = self.blas.clone();
         let op = *op;
-        let min_time = self
-            .flops_per_sec
-            .map(|r| Duration::from_secs_f64(op.flops() / r));
-        let clock = self.clock.clone();
-        hq.enqueue(move || {
-            if let Some(e) = deferred {
-                return Err(e);
-            }
-            let start = Instant::now();
+        self.issue(queue, op.flops(), move || {
             // SAFETY: the caller keeps every tile's memory alive and unaliased until the queue
             // is synchronised.
-            unsafe { crate::sym::run_sym(blas.as_ref(), &op) }?;
-            throttle(&clock, start, min_time);
-            Ok(())
+            unsafe { crate::sym::run_sym(blas.as_ref(), &op) }
         })
     }
 
     fn gemm(&self, queue: &Arc<dyn Queue>, op: &GemmTile) -> Result<()> {
         op.check()?;
-        let hq = self.host_queue(queue)?;
+        self.host_queue(queue)?;
         if op.m == 0 || op.n == 0 {
             return Ok(());
         }
-        let deferred = self.inject()?;
         let blas = self.blas.clone();
         let op = *op;
-        let min_time = self
-            .flops_per_sec
-            .map(|r| Duration::from_secs_f64(op.dtype().gemm_flops(op.m, op.n, op.k) / r));
-        let clock = self.clock.clone();
-        hq.enqueue(move || {
-            if let Some(e) = deferred {
-                return Err(e);
-            }
-            let start = Instant::now();
+        let flops = op.dtype().gemm_flops(op.m, op.n, op.k);
+        self.issue(queue, flops, move || {
             // SAFETY: the executor keeps every tile's memory alive and unaliased until the queue
             // is synchronised, and built the tiles from checked operand views and slots.
-            unsafe { run_gemm(blas.as_ref(), &op) }?;
-            throttle(&clock, start, min_time);
+            unsafe { run_gemm(blas.as_ref(), &op) }
+        })
+    }
+
+    // Factorizations: the host LAPACK on the device's queue.
+
+    fn supports_factor(&self, _op: FactorOp, dtype: DType) -> bool {
+        self.supports(dtype)
+    }
+
+    unsafe fn potrf(
+        &self,
+        queue: &Arc<dyn Queue>,
+        op: &PotrfTile,
+        info: &Arc<InfoCell>,
+    ) -> Result<()> {
+        op.check()?;
+        self.host_queue(queue)?;
+        if op.n() == 0 {
+            info.set(0);
+            return Ok(());
+        }
+        let (lapack, op, info) = (self.lapack.clone(), *op, info.clone());
+        self.issue(queue, op.flops(), move || {
+            // SAFETY: the caller's contract (Kernel::potrf): the tile is host memory of this
+            // device's space, alive and unshared until the queue has run the op.
+            info.set(unsafe { lapack.potrf(&op) }?);
             Ok(())
+        })
+    }
+
+    unsafe fn getrf(
+        &self,
+        queue: &Arc<dyn Queue>,
+        op: &GetrfTile,
+        info: &Arc<InfoCell>,
+    ) -> Result<()> {
+        op.check()?;
+        self.host_queue(queue)?;
+        if op.ipiv.len == 0 {
+            info.set(0);
+            return Ok(());
+        }
+        let (lapack, op, info) = (self.lapack.clone(), *op, info.clone());
+        self.issue(queue, op.flops(), move || {
+            // SAFETY: the caller's contract (Kernel::getrf): panel and pivots are host memory
+            // of this device's space, apart, alive and unshared until the queue has run the op.
+            info.set(unsafe { lapack.getrf(&op) }?);
+            Ok(())
+        })
+    }
+
+    unsafe fn laswp(&self, queue: &Arc<dyn Queue>, op: &LaswpTile) -> Result<()> {
+        op.check()?;
+        self.host_queue(queue)?;
+        if !op.has_work() {
+            return Ok(());
+        }
+        let (lapack, op) = (self.lapack.clone(), *op);
+        // Memory traffic, not flops: priced as a product of the same bytes.
+        let flops = (op.a.cols * (op.k2 + 1 - op.k1)) as f64;
+        self.issue(queue, flops, move || {
+            // SAFETY: the caller's contract (Kernel::laswp); the host LAPACK checks the pivots
+            // before it moves a row.
+            unsafe { lapack.laswp(&op) }
         })
     }
 }

@@ -7,8 +7,10 @@ use std::collections::HashSet;
 
 #[test]
 fn cpu_backend_finds_the_host_cpu() {
-    let d = CpuBackend.discover().expect("the CPU is always there");
-    assert_eq!(CpuBackend.name(), "cpu");
+    let d = CpuBackend::default()
+        .discover()
+        .expect("the CPU is always there");
+    assert_eq!(CpuBackend::default().name(), "cpu");
     assert_eq!(d.devices.len(), 1);
     assert!(
         d.links.is_empty(),
@@ -108,8 +110,11 @@ fn emulated_devices_start_no_thread_until_used() {
     };
     let n = 40;
     let configs = vec![EmulatedConfig::default(); n];
-    let node = hetblas_cpu::emulated_node(&configs, hetblas_cpu::choose_blas().unwrap().blas)
-        .expect("40 emulated devices");
+    let node = hetblas_cpu::emulated_node(
+        &configs,
+        hetblas_cpu::choose_blas(&Default::default()).unwrap().blas,
+    )
+    .expect("40 emulated devices");
     let after = threads().unwrap();
     // Other tests of this binary may start a few threads meanwhile; 40 devices used to start
     // 1,723.

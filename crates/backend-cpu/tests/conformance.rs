@@ -8,7 +8,7 @@ use hetblas_cpu::{choose_blas, emulated_node, CpuDevice, EmulatedConfig, HostBla
 use std::sync::Arc;
 
 fn system_blas() -> Result<Arc<dyn HostBlas>, String> {
-    let choice = choose_blas().map_err(|e| e.to_string())?;
+    let choice = choose_blas(&Default::default()).map_err(|e| e.to_string())?;
     if required("openblas") && choice.blas.kind() != "openblas" {
         return Err(format!(
             "OpenBLAS required but using {} (tried: {:?})",

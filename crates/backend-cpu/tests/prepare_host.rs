@@ -57,7 +57,7 @@ fn a_host_buffer_is_prepared_whole_by_every_accelerator() {
         Arc::new(RustGemm::new(1)),
     )
     .unwrap();
-    let cpu = CpuBackend.discover().unwrap().devices;
+    let cpu = CpuBackend::default().discover().unwrap().devices;
     let calls: Vec<Calls> = (0..3).map(|_| Calls::default()).collect();
     let devices: Vec<Arc<dyn Device>> = cpu
         .into_iter()

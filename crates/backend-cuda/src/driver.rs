@@ -103,6 +103,8 @@ fn candidate_dirs() -> Vec<std::path::PathBuf> {
                 for sub in [
                     "site-packages/nvidia/cublas/lib",
                     "dist-packages/nvidia/cublas/lib",
+                    "site-packages/nvidia/cusolver/lib",
+                    "dist-packages/nvidia/cusolver/lib",
                 ] {
                     dirs.push(p.join(sub));
                 }
@@ -112,28 +114,32 @@ fn candidate_dirs() -> Vec<std::path::PathBuf> {
     if let Ok(rd) = std::fs::read_dir("/opt") {
         for e in rd.flatten() {
             for py in ["lib/python3.12", "lib/python3.11", "lib/python3.10"] {
-                dirs.push(
-                    e.path()
-                        .join(".venv")
-                        .join(py)
-                        .join("site-packages/nvidia/cublas/lib"),
-                );
+                for lib in ["cublas", "cusolver"] {
+                    dirs.push(
+                        e.path()
+                            .join(".venv")
+                            .join(py)
+                            .join(format!("site-packages/nvidia/{lib}/lib")),
+                    );
+                }
             }
         }
     }
     dirs
 }
 
-/// Makes libcuda and libcublas loadable by name: when the loader cannot find one by name, it is
-/// opened by full path from the usual install locations (its soname then resolves).
-fn preload() -> &'static Vec<libloading::Library> {
+/// Makes libcuda, libcublas and libcusolver loadable by name: when the loader cannot find one
+/// by name, it is opened by full path from the usual install locations (its soname then
+/// resolves).
+pub(crate) fn preload() -> &'static Vec<libloading::Library> {
     PRELOADED.get_or_init(|| {
         let mut held = Vec::new();
         // SAFETY: presence probes only open the libraries (running their initialisers).
-        let (cuda, cublas) = unsafe {
+        let (cuda, cublas, cusolver) = unsafe {
             (
                 sys::is_culib_present(),
                 cudarc::cublas::sys::is_culib_present(),
+                cudarc::cusolver::sys::is_culib_present(),
             )
         };
         for (present, names) in [
@@ -141,6 +147,16 @@ fn preload() -> &'static Vec<libloading::Library> {
             (
                 cublas,
                 &["libcublas.so.13", "libcublasLt.so.13", "libcublas.so"][..],
+            ),
+            // cuSOLVER 12 ships with CUDA 13; it needs cuSPARSE and nvJitLink beside it.
+            (
+                cusolver,
+                &[
+                    "libnvJitLink.so.13",
+                    "libcusparse.so.12",
+                    "libcusolver.so.12",
+                    "libcusolver.so",
+                ][..],
             ),
         ] {
             if present {

@@ -1,18 +1,21 @@
 //! # hetblas-cuda
 //!
-//! NVIDIA GPUs for hetblas, through the CUDA driver API and cuBLAS, both loaded at run time
-//! (cudarc with dynamic loading): the crate builds on machines with no CUDA toolkit, and on a
+//! NVIDIA GPUs for hetblas, through the CUDA driver API, cuBLAS and cuSOLVER, all loaded at run
+//! time (cudarc with dynamic loading; cuSOLVER only when a factorization tile first asks): the crate builds on machines with no CUDA toolkit, and on a
 //! machine without the libraries or a GPU, discovery reports why instead of failing.
 //!
 //! A thin adapter over the GPU layer (`hetblas-gpu`): `driver` loads the libraries, maps error
 //! codes and holds the device contexts; `runtime` implements [`hetblas_gpu::GpuRuntime`] for
-//! [`Cuda`] with the raw driver and cuBLAS calls. Devices, streams, links, host registration,
-//! kernels and discovery are the GPU layer's. `HETBLAS_CUDA_DEVICES=0,2` restricts the GPUs
-//! taken (ordinals); `HETBLAS_CUDA_LIB_DIR=DIR` is searched for the libraries.
+//! [`Cuda`] with the raw driver and cuBLAS calls, `solver` the cuSOLVER ones. Devices,
+//! streams, links, host registration, kernels and discovery are the GPU layer's.
+//! [`hetblas_gpu::GpuBackend::devices`] restricts the GPUs taken (ordinals; the `hetblas` crate
+//! sets it from `HETBLAS_CUDA_DEVICES=0,2`); `HETBLAS_CUDA_LIB_DIR=DIR` is searched for the
+//! libraries (read here, where they load).
 
 pub mod driver;
 pub mod nvml;
 pub mod runtime;
+mod solver;
 mod sym;
 
 use hetblas_core::Result;

@@ -2,10 +2,10 @@
 //! `libnvidia-ml.so.1` at run time): [`NvmlMeter::open`] reports why it cannot measure (no
 //! driver, no library) instead of failing, so hetblas runs the same without it.
 //!
-//! Devices are matched by ordinal: hetblas's `cuda:i` is CUDA ordinal `i` (or the i-th of
-//! `HETBLAS_CUDA_DEVICES`), which is NVML index `CUDA_VISIBLE_DEVICES[ordinal]` when that
-//! variable lists indices, else the ordinal itself (CUDA orders identical GPUs, like the H200s
-//! of one node, by PCI bus as NVML does).
+//! Devices are matched by ordinal: hetblas's `cuda:i` is CUDA ordinal `i` (or the i-th of the
+//! ordinals the CUDA backend takes, `HETBLAS_CUDA_DEVICES`), which is NVML index
+//! `CUDA_VISIBLE_DEVICES[ordinal]` when the driver's variable lists indices, else the ordinal
+//! itself (CUDA orders identical GPUs, like the H200s of one node, by PCI bus as NVML does).
 
 use hetblas_core::energy::meter::PowerMeter;
 use nvml_wrapper::Nvml;
@@ -18,11 +18,12 @@ pub struct NvmlMeter {
 }
 
 impl NvmlMeter {
-    /// NVML with the GPUs it sees, or why there is none.
+    /// NVML with the GPUs it sees (of those, the CUDA ordinals `ordinals` when given: the CUDA
+    /// backend's [`hetblas_gpu::GpuBackend::devices`]), or why there is none.
     ///
     /// # Errors
     /// A sentence: NVML not loadable, not initialised, or without devices.
-    pub fn open() -> Result<NvmlMeter, String> {
+    pub fn open(ordinals: Option<&[i32]>) -> Result<NvmlMeter, String> {
         let nvml = Nvml::builder()
             .lib_path(std::ffi::OsStr::new("libnvidia-ml.so.1"))
             .init()
@@ -34,14 +35,8 @@ impl NvmlMeter {
         let visible: Option<Vec<u32>> = std::env::var("CUDA_VISIBLE_DEVICES")
             .ok()
             .and_then(|v| v.split(',').map(|s| s.trim().parse().ok()).collect());
-        let filter: Option<Vec<u32>> = std::env::var("HETBLAS_CUDA_DEVICES")
-            .ok()
-            .and_then(|v| crate::parse_filter(&v).ok())
-            .map(|f| {
-                f.into_iter()
-                    .filter_map(|x| u32::try_from(x).ok())
-                    .collect()
-            });
+        let filter: Option<Vec<u32>> =
+            ordinals.map(|f| f.iter().filter_map(|&x| u32::try_from(x).ok()).collect());
         let ordinals: Vec<u32> = match (&filter, &visible) {
             (Some(f), _) => f.clone(),
             (None, Some(v)) => (0..v.len() as u32).collect(),

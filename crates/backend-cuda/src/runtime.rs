@@ -1,8 +1,9 @@
-//! [`GpuRuntime`] for CUDA: each method is the driver or cuBLAS call, checked.
+//! [`GpuRuntime`] for CUDA: each method is the driver, cuBLAS or cuSOLVER call, checked.
 
 use crate::driver::{check, check_blas, driver_error, Context, Libraries};
 use crate::Cuda;
 use cudarc::cublas::sys as cb;
+use cudarc::cusolver::sys as cs;
 use cudarc::driver::sys;
 use hetblas_core::pin::Registered;
 use hetblas_core::problem::triangular::{Diag, Side, TriRoutine, Uplo};
@@ -85,6 +86,7 @@ impl GpuRuntime for Cuda {
     type Stream = sys::CUstream;
     type Event = sys::CUevent;
     type Blas = cb::cublasHandle_t;
+    type Solver = cs::cusolverDnHandle_t;
 
     fn init() -> Result<Libraries> {
         crate::driver::init()
@@ -572,5 +574,55 @@ impl GpuRuntime for Cuda {
     unsafe fn sym(h: cb::cublasHandle_t, t: &hetblas_core::SymTile) -> Result<()> {
         // SAFETY: forwarded caller contract.
         unsafe { crate::sym::issue(h, t) }
+    }
+
+    // Factorizations: cuSOLVER (`solver.rs`).
+
+    fn supports_factor(op: hetblas_core::FactorOp, _dtype: hetblas_core::DType) -> bool {
+        crate::solver::supports(op)
+    }
+    unsafe fn solver_create(s: sys::CUstream) -> Result<cs::cusolverDnHandle_t> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::create(s) }
+    }
+    unsafe fn solver_destroy(h: cs::cusolverDnHandle_t) {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::destroy(h) }
+    }
+    unsafe fn potrf_workspace(
+        h: cs::cusolverDnHandle_t,
+        op: &hetblas_core::PotrfTile,
+    ) -> Result<usize> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::potrf_workspace(h, op) }
+    }
+    unsafe fn getrf_workspace(
+        h: cs::cusolverDnHandle_t,
+        op: &hetblas_core::GetrfTile,
+    ) -> Result<usize> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::getrf_workspace(h, op) }
+    }
+    unsafe fn potrf(
+        h: cs::cusolverDnHandle_t,
+        op: &hetblas_core::PotrfTile,
+        work: hetblas_gpu::Workspace,
+        dev_info: u64,
+    ) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::potrf(h, op, work, dev_info) }
+    }
+    unsafe fn getrf(
+        h: cs::cusolverDnHandle_t,
+        op: &hetblas_core::GetrfTile,
+        work: hetblas_gpu::Workspace,
+        dev_info: u64,
+    ) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::getrf(h, op, work, dev_info) }
+    }
+    unsafe fn laswp(h: cs::cusolverDnHandle_t, op: &hetblas_core::LaswpTile) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::laswp(h, op) }
     }
 }

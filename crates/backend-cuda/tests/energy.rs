@@ -9,7 +9,7 @@ use std::time::Duration;
 
 #[test]
 fn nvml_reports_power_and_a_growing_energy_counter() {
-    let m = match NvmlMeter::open() {
+    let m = match NvmlMeter::open(None) {
         Ok(m) => m,
         Err(why) => {
             assert!(!required("cuda"), "HETBLAS_REQUIRE=cuda: {why}");

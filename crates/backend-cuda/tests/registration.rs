@@ -151,8 +151,6 @@ fn a_fresh_output_is_staged_then_registered_once_written() {
     assert!(n * n * 8 >= hetblas_core::prefault::MIN_BYTES);
     let (a, b) = (data(101, n * n), data(102, n * n));
     let mut c = vec![0.0f64; n * n];
-    let cache_policy =
-        hetblas_core::pin::PinPolicy::from_env() == hetblas_core::pin::PinPolicy::Cache;
     let zeros = vec![0.0f64; n * n];
     for (call, seed) in [(0, 11u64), (1, 12)] {
         let before = cache.stats();
@@ -171,12 +169,10 @@ fn a_fresh_output_is_staged_then_registered_once_written() {
         let st = cache.stats();
         eprintln!("call {call}: registration cache {st:?}");
         let c_registered = cache.is_pinned(c.as_ptr() as u64, n * n * 8);
-        if cache_policy {
-            // First call: C staged (A and B registered); second: C registered.
-            assert_eq!(c_registered, call == 1, "call {call}: {st:?}");
-            if call == 1 {
-                assert_eq!(st.registrations, before.registrations + 1, "{st:?}");
-            }
+        // First call: C staged (A and B registered); second: C registered.
+        assert_eq!(c_registered, call == 1, "call {call}: {st:?}");
+        if call == 1 {
+            assert_eq!(st.registrations, before.registrations + 1, "{st:?}");
         }
         check_sampled(
             Trans::N,

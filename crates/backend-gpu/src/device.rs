@@ -1,6 +1,7 @@
 //! A GPU of runtime `A` as a hetblas device.
 
 use crate::current::CurrentGuard;
+use crate::factor::Solvers;
 use crate::memory::DeviceBuffer;
 use crate::registration::PinCache;
 use crate::runtime::GpuRuntime;
@@ -24,11 +25,14 @@ pub struct GpuDevice<A: GpuRuntime> {
     pub(crate) info: DeviceInfo,
     ctx: Arc<A::Context>,
     space: MemorySpace,
+    /// The solver state of each compute stream (index for index), made on first use; before
+    /// `streams` so that it goes first (it synchronises its stream and destroys its handle).
+    pub(crate) solvers: Solvers<A>,
     /// The compute streams, typed (kernels run on them) and as core queues (the same objects).
     pub(crate) streams: Vec<Arc<GpuStream<A>>>,
     queues: Vec<Arc<dyn Queue>>,
     pins: Arc<PinCache<A>>,
-    /// Fault injection (`HETBLAS_FAULT`, [`hetblas_core::fault`]): checked before each kernel
+    /// Fault injection ([`hetblas_core::fault`]; armed at discovery): checked before each kernel
     /// and copy is issued; unarmed, one atomic load.
     pub(crate) faults: Arc<FaultInjector>,
 }
@@ -53,10 +57,7 @@ impl<A: GpuRuntime> GpuDevice<A> {
         let streams = (0..COMPUTE_STREAMS)
             .map(|q| GpuStream::new(&ctx, format!("{}{index}/compute{q}", A::NAME), true))
             .collect::<Result<Vec<_>>>()?;
-        let faults = Arc::new(FaultInjector::from_env(
-            format!("{}:{index}", A::NAME),
-            index,
-        )?);
+        let faults = Arc::new(FaultInjector::new(format!("{}:{index}", A::NAME)));
         Ok(Arc::new(GpuDevice {
             faults,
             info: DeviceInfo {
@@ -69,6 +70,7 @@ impl<A: GpuRuntime> GpuDevice<A> {
                 detail: d.detail,
             },
             space: MemorySpace::new_device(),
+            solvers: streams.iter().map(|_| Default::default()).collect(),
             ctx,
             queues: streams
                 .iter()
@@ -85,7 +87,7 @@ impl<A: GpuRuntime> GpuDevice<A> {
     }
 
     /// The device's fault injector: arm it to make this GPU fail at its n-th kernel or copy,
-    /// or be lost ([`hetblas_core::fault`]; `HETBLAS_FAULT` arms it at discovery).
+    /// or be lost ([`hetblas_core::fault`]; discovery arms the faults its backend is given).
     pub fn faults(&self) -> &Arc<FaultInjector> {
         &self.faults
     }

@@ -1,4 +1,4 @@
-//! Discovery of a runtime's GPUs: devices (those `A::DEVICES_VAR` selects), one host->device
+//! Discovery of a runtime's GPUs: devices (those the backend is told to take), one host->device
 //! and one device->host link per GPU, each on its own stream, and a peer link (on a stream of
 //! the destination) for every ordered pair of GPUs with direct access.
 
@@ -8,6 +8,8 @@ use crate::link::{End, GpuLink};
 use crate::registration::GpuRegistrar;
 use crate::runtime::GpuRuntime;
 use crate::stream::GpuStream;
+use hetblas_core::fault::FaultSpec;
+use hetblas_core::pin::PinPolicy;
 use hetblas_core::{Backend, Device, Discovery, Link, Result};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -19,33 +21,33 @@ pub struct GpuDiscovery<A: GpuRuntime> {
 }
 
 impl<A: GpuRuntime> GpuDiscovery<A> {
-    /// Loads the runtime and finds its devices and links.
+    /// Loads the runtime and finds the devices and links `backend` says to take.
     ///
     /// # Errors
     /// `Unavailable` with the reason (library not found, no device, a filter selecting none).
-    pub fn find() -> Result<Self> {
+    pub fn find(backend: &GpuBackend<A>) -> Result<Self> {
         let lib = A::init()?;
         // Discovery binds every device on this thread (the drop-in library discovers inside
         // the caller's first BLAS call): what the caller had current stays current.
         let _caller = CurrentGuard::<A>::save();
         let count = A::device_count(&lib)?;
-        let filter = std::env::var(A::DEVICES_VAR).ok();
         let ordinals = hetblas_core::device::select_ordinals(
             A::NAME,
             A::DEVICES_VAR,
-            filter.as_deref(),
+            backend.devices.as_deref(),
             count,
         )?;
         let contexts = ordinals
             .iter()
             .map(|&o| A::open(o).map(Arc::new))
             .collect::<Result<Vec<_>>>()?;
-        let pins = Arc::new(GpuRegistrar::<A>::cache(contexts[0].clone()));
+        let pins = Arc::new(GpuRegistrar::<A>::cache(contexts[0].clone(), backend.pin));
         let name = A::NAME;
         let mut devices = Vec::new();
         let mut links = Vec::new();
         for (i, ctx) in contexts.iter().enumerate() {
             let dev = GpuDevice::<A>::new(&lib, i, ctx.clone(), pins.clone())?;
+            dev.faults().arm_matching(i, &backend.faults);
             let end = || End::Device(dev.space(), ctx.clone());
             let h2d = GpuStream::new(ctx, format!("{name}{i}/h2d"), false)?;
             let d2h = GpuStream::new(ctx, format!("{name}{i}/d2h"), false)?;
@@ -104,12 +106,38 @@ impl<A: GpuRuntime> GpuDiscovery<A> {
     }
 }
 
-/// The hetblas [`Backend`] of runtime `A` (adapters name it: `hetblas_cuda::CudaBackend`).
-pub struct GpuBackend<A>(PhantomData<fn() -> A>);
+/// The hetblas [`Backend`] of runtime `A` (adapters name it: `hetblas_cuda::CudaBackend`), with
+/// what discovery is told (the `hetblas` crate fills it from the settings it reads).
+pub struct GpuBackend<A> {
+    /// The device ordinals to take, in this order (`A::DEVICES_VAR`); `None`: all of them.
+    pub devices: Option<Vec<i32>>,
+    /// Faults to arm on the devices they are for ([`hetblas_core::fault`]).
+    pub faults: Vec<FaultSpec>,
+    /// How host memory is prepared for the devices' copies.
+    pub pin: PinPolicy,
+    runtime: PhantomData<fn() -> A>,
+}
 
 impl<A> GpuBackend<A> {
+    /// Every device, no fault, the default pin policy.
     pub const fn new() -> Self {
-        GpuBackend(PhantomData)
+        GpuBackend {
+            devices: None,
+            faults: Vec::new(),
+            pin: PinPolicy::Cache,
+            runtime: PhantomData,
+        }
+    }
+}
+
+impl<A> Clone for GpuBackend<A> {
+    fn clone(&self) -> Self {
+        GpuBackend {
+            devices: self.devices.clone(),
+            faults: self.faults.clone(),
+            pin: self.pin,
+            runtime: PhantomData,
+        }
     }
 }
 
@@ -129,7 +157,7 @@ impl<A: GpuRuntime> GpuBackend<A> {
     /// Discovery with the devices and links typed (tests and tools reach the registration
     /// cache through it).
     pub fn discover_gpus(&self) -> Result<GpuDiscovery<A>> {
-        GpuDiscovery::find()
+        GpuDiscovery::find(self)
     }
 }
 

@@ -6,8 +6,11 @@
 //! Everything above those calls is written here once, generically:
 //!
 //! - [`device`]: [`GpuDevice`], the hetblas `Device` and `Kernel` (its compute streams, typed);
-//! - [`kernel`]: the tile kernels (gemm, add) over the runtime's BLAS, each on a stream the
-//!   device finds among its own by identity, so a kernel never tests its stream's type at run time;
+//! - [`kernel`]: the tile kernels (gemm, add, trsm/trmm, the symmetric ones) over the runtime's
+//!   BLAS, each on a stream the device finds among its own by identity, so a kernel never tests
+//!   its stream's type at run time; the factorization tiles (potrf, getrf, laswp) over its
+//!   solver library, with one solver handle, workspace and `info` slot per compute stream
+//!   (`factor`);
 //! - [`memory`]: device buffers and page-locked host buffers;
 //! - [`stream`]: streams and events as hetblas queues and events; a stream waits on the device
 //!   for any event of its runtime and refuses another backend's (the executor waits for those
@@ -23,9 +26,9 @@
 //!   left it.
 //!
 //! Fault injection: every GPU has a [`hetblas_core::fault::FaultInjector`]
-//! ([`GpuDevice::faults`], armed at discovery by `HETBLAS_FAULT`) checked before each kernel
-//! and copy is issued, so a GPU can be made to fail mid-call (an error, lost, out of memory, a
-//! panic) on a real machine; unarmed it costs one atomic load per operation.
+//! ([`GpuDevice::faults`], armed at discovery with [`GpuBackend::faults`]) checked before each
+//! kernel and copy is issued, so a GPU can be made to fail mid-call (an error, lost, out of
+//! memory, a panic) on a real machine; unarmed it costs one atomic load per operation.
 //!
 //! Per GPU: two compute streams with a BLAS handle each, one host->device and one
 //! device->host stream (both DMA engines busy at once), and one stream per peer link.
@@ -33,12 +36,14 @@
 pub mod current;
 pub mod device;
 pub mod discovery;
+mod factor;
 pub mod kernel;
 pub mod link;
 pub mod memory;
 pub mod registration;
 pub mod runtime;
 pub mod stream;
+pub mod sym;
 
 pub use current::CurrentGuard;
 pub use device::GpuDevice;
@@ -46,7 +51,9 @@ pub use discovery::{GpuBackend, GpuDiscovery};
 pub use link::{End, GpuLink};
 pub use memory::{DeviceBuffer, PinnedBuffer};
 pub use registration::{GpuRegistrar, PinCache};
-pub use runtime::{run_host_job, Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob};
+pub use runtime::{
+    run_host_job, Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob, Workspace,
+};
 pub use stream::{GpuEvent, GpuStream};
 
 pub use hetblas_core::pin::{PinPolicy, PinStats};

@@ -92,13 +92,13 @@ impl<A: GpuRuntime> Scratch<A> {
 }
 
 impl<A: GpuRuntime> GpuRegistrar<A> {
-    /// A cache over the registrar of `ctx`'s device with the policy of `HETBLAS_PIN`.
-    pub fn cache(ctx: Arc<A::Context>) -> PinCache<A> {
+    /// A cache over the registrar of `ctx`'s device with `policy`.
+    pub fn cache(ctx: Arc<A::Context>, policy: PinPolicy) -> PinCache<A> {
         let registrar = GpuRegistrar {
             ctx,
             scratch: Mutex::new(Vec::new()),
         };
-        hetblas_core::pin::PinCache::new(registrar, PinPolicy::from_env())
+        hetblas_core::pin::PinCache::new(registrar, policy)
     }
 }
 

@@ -10,7 +10,9 @@
 //! helper).
 
 use hetblas_core::pin::Registered;
-use hetblas_core::{GemmTile, RawTile, Result, ScalarValue};
+use hetblas_core::{
+    FactorOp, GemmTile, GetrfTile, LaswpTile, PotrfTile, RawTile, Result, ScalarValue,
+};
 use std::fmt;
 
 /// What a GPU device says about itself (for [`hetblas_core::DeviceInfo`]).
@@ -88,7 +90,8 @@ pub unsafe extern "C" fn run_host_job(user: *mut std::ffi::c_void) {
 pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     /// Backend name ("cuda"): device labels, queue and link names, error messages.
     const NAME: &'static str;
-    /// The variable that restricts the device ordinals taken ("HETBLAS_CUDA_DEVICES").
+    /// The setting that restricts the device ordinals taken ("HETBLAS_CUDA_DEVICES"; the
+    /// `hetblas` crate reads it into [`crate::GpuBackend::devices`]), named in messages.
     const DEVICES_VAR: &'static str;
     /// The status code (as in `Error::Backend::code`) of a device allocation that collides
     /// with the registration of host memory the caller freed (`PinCache::retry_after_unmapped`).
@@ -106,6 +109,9 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     type Event: Copy + fmt::Debug;
     /// A BLAS handle, bound to one stream.
     type Blas: Copy + fmt::Debug;
+    /// A solver (LAPACK) handle, bound to one stream: cuSOLVER's, or the rocBLAS handle
+    /// rocSOLVER takes. Runtimes without a solver use `()`.
+    type Solver: Copy + fmt::Debug;
 
     // Libraries and devices.
 
@@ -302,6 +308,97 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
             detail: format!("tile {}", op.op.name()),
         })
     }
+
+    // Factorizations (the solver library: LAPACK's tile ops). The generic layer
+    // (`factor.rs`) keeps one solver handle per compute stream, the device workspace, and the
+    // device `info` it copies back; a vendor only makes the calls.
+
+    /// Whether the solver library is there and has `op` in this dtype (asked before every
+    /// other solver method; loads the library on first use).
+    fn supports_factor(_op: FactorOp, _dtype: hetblas_core::DType) -> bool {
+        false
+    }
+    /// A solver handle on the current device issuing on `s`.
+    ///
+    /// # Safety
+    /// `s` is a live stream of the current device that outlives the handle.
+    unsafe fn solver_create(_s: Self::Stream) -> Result<Self::Solver> {
+        Err(hetblas_core::Error::Unsupported {
+            device: Self::NAME.into(),
+            detail: "no solver library".into(),
+        })
+    }
+    /// # Safety
+    /// `h` is live, destroyed once, after the work issued with it finished.
+    unsafe fn solver_destroy(_h: Self::Solver) {}
+    /// Bytes of device workspace [`potrf`](Self::potrf) needs for `op` (0: the library
+    /// manages its own).
+    ///
+    /// # Safety
+    /// `h` is live; `op` is checked, non-empty, within 32 bits (its memory is not touched).
+    unsafe fn potrf_workspace(_h: Self::Solver, _op: &PotrfTile) -> Result<usize> {
+        Ok(0)
+    }
+    /// As [`potrf_workspace`](Self::potrf_workspace), for [`getrf`](Self::getrf).
+    ///
+    /// # Safety
+    /// As [`potrf_workspace`](Self::potrf_workspace).
+    unsafe fn getrf_workspace(_h: Self::Solver, _op: &GetrfTile) -> Result<usize> {
+        Ok(0)
+    }
+    /// Issues `?potrf` of the checked, non-empty tile on `h`'s stream, with `work` (device
+    /// memory of at least the bytes `potrf_workspace` asked, address 0 when it asked none),
+    /// writing LAPACK's `info` into the device `i32` at `dev_info`.
+    ///
+    /// # Safety
+    /// As [`gemm`](Self::gemm) for the tile; `work` and `dev_info` are device memory of this
+    /// device that stays valid until the stream has run the call.
+    unsafe fn potrf(
+        _h: Self::Solver,
+        _op: &PotrfTile,
+        _work: Workspace,
+        _dev_info: u64,
+    ) -> Result<()> {
+        Err(hetblas_core::Error::Unsupported {
+            device: Self::NAME.into(),
+            detail: "tile potrf".into(),
+        })
+    }
+    /// Issues `?getrf` of the checked, non-empty panel on `h`'s stream, its pivots into
+    /// `op.ipiv` (device memory), as [`potrf`](Self::potrf).
+    ///
+    /// # Safety
+    /// As [`potrf`](Self::potrf), and `op.ipiv` is device memory of `len` `i32`s.
+    unsafe fn getrf(
+        _h: Self::Solver,
+        _op: &GetrfTile,
+        _work: Workspace,
+        _dev_info: u64,
+    ) -> Result<()> {
+        Err(hetblas_core::Error::Unsupported {
+            device: Self::NAME.into(),
+            detail: "tile getrf".into(),
+        })
+    }
+    /// Issues `?laswp` (`incx = 1`) of the checked tile with work (`k1 <= k2`, columns) on
+    /// `h`'s stream.
+    ///
+    /// # Safety
+    /// As [`gemm`](Self::gemm) for the tile; `op.ipiv` is device memory whose entries
+    /// `k1 - 1 .. k2` name rows of the tile when the stream runs the call.
+    unsafe fn laswp(_h: Self::Solver, _op: &LaswpTile) -> Result<()> {
+        Err(hetblas_core::Error::Unsupported {
+            device: Self::NAME.into(),
+            detail: "tile laswp".into(),
+        })
+    }
+}
+
+/// A device workspace lent to a solver call: `bytes` at `addr` (0 and 0 when none was asked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workspace {
+    pub addr: u64,
+    pub bytes: usize,
 }
 
 /// The arguments every BLAS GEMM entry point takes, in the reference order, with dimensions
@@ -356,4 +453,47 @@ macro_rules! add_args {
             y.ld as i32,
         )
     }};
+}
+
+/// Picks a vendor routine by the tile's dtype and runs `$body` with it: `$f` bound to the S,
+/// D, C or Z entry point given (a function, or a function pointer the vendor loaded), `$t` to
+/// the element type (`f32`, `f64`, then the vendor's complex types `$c_ty` and `$z_ty`, which
+/// have the layout of `c32` and `c64`). Adapters write each call once for the four types:
+///
+/// ```ignore
+/// per_dtype!(op.dtype(), (f, T) => f(h, n, a as *mut T, lda),
+///     [cs::cusolverDnSlaswp, cs::cusolverDnDlaswp, cs::cusolverDnClaswp, cs::cusolverDnZlaswp],
+///     [cs::cuComplex, cs::cuDoubleComplex])
+/// ```
+#[macro_export]
+macro_rules! per_dtype {
+    ($dtype:expr, ($f:ident, $t:ident) => $body:expr,
+     [$s:expr, $d:expr, $c:expr, $z:expr], [$c_ty:ty, $z_ty:ty]) => {
+        match $dtype {
+            hetblas_core::DType::F32 => {
+                let $f = $s;
+                #[allow(dead_code, reason = "not every call names the element type")]
+                type $t = f32;
+                $body
+            }
+            hetblas_core::DType::F64 => {
+                let $f = $d;
+                #[allow(dead_code, reason = "not every call names the element type")]
+                type $t = f64;
+                $body
+            }
+            hetblas_core::DType::C32 => {
+                let $f = $c;
+                #[allow(dead_code, reason = "not every call names the element type")]
+                type $t = $c_ty;
+                $body
+            }
+            hetblas_core::DType::C64 => {
+                let $f = $z;
+                #[allow(dead_code, reason = "not every call names the element type")]
+                type $t = $z_ty;
+                $body
+            }
+        }
+    };
 }

@@ -2,6 +2,10 @@
 # Builds the HIP-on-CUDA test shim (a test harness, not a product path: see README.md):
 #   OUT/libamdhip64.so.6 (+ libamdhip64.so)  the HIP runtime functions hetblas loads, on cudart
 #   OUT/libhipblas.so.2  (+ libhipblas.so)   the hipBLAS functions hetblas loads, on cuBLAS
+#   OUT/librocsolver.so.0 (+ librocsolver.so, and librocblas.so.4 / librocblas.so naming the
+#                                            same file) the rocSOLVER functions hetblas loads
+#                                            and the rocBLAS handle functions they take, on
+#                                            cuSOLVER (skipped, with a message, without it)
 #
 # Usage:
 #   bash build.sh [OUT]      build (default OUT: /tmp/hipshim); needs a C compiler and the CUDA
@@ -12,8 +16,9 @@
 #
 # Where CUDA is looked for, in order: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda, /usr/local/cuda-*,
 # /opt/cuda, /usr, and the nvidia pip wheels of Python environments (site-packages/nvidia/
-# {cu13,cu12,cuda_runtime,cublas}/{include,lib}) under /opt/*/.venv, /usr/lib/python3*, and
-# /usr/local/lib/python3*. CC picks the compiler (default gcc, else cc).
+# {cu13,cu12,cuda_runtime,cublas,cusolver,cusparse,nvjitlink}/{include,lib}) under
+# /opt/*/.venv, /usr/lib/python3*, and /usr/local/lib/python3*. CC picks the compiler (default
+# gcc, else cc).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,7 +28,7 @@ CC=${CC:-$(command -v gcc || command -v cc || true)}
 CFLAGS=(-std=c11 -O2 -fPIC -Wall -Wextra -fvisibility=hidden)
 
 if [ "${1:-}" = "--check" ]; then
-    for part in RUNTIME BLAS; do
+    for part in RUNTIME BLAS SOLVER; do
         "$CC" "${CFLAGS[@]}" -Werror -fsyntax-only -DHIPSHIM_SYNTAX_ONLY -DHIPSHIM_$part "$SRC"
         echo "hip_shim.c ($part part): syntax OK (local declarations)"
     done
@@ -42,7 +47,7 @@ roots+=(/usr/local/cuda/targets/x86_64-linux /usr/local/cuda/targets/sbsa-linux)
 for sp in /opt/*/.venv/lib/python3*/site-packages /opt/*/lib/python3*/site-packages \
           /usr/lib/python3*/dist-packages /usr/local/lib/python3*/dist-packages \
           /usr/local/lib/python3*/site-packages; do
-    for w in cu13 cu12 cuda_runtime cublas; do
+    for w in cu13 cu12 cuda_runtime cublas cusolver cusparse nvjitlink; do
         [ -d "$sp/nvidia/$w" ] && roots+=("$sp/nvidia/$w")
     done
 done
@@ -78,6 +83,8 @@ CUBLAS=$(need "cuBLAS library" libcublas.so libcublas.so.13 libcublas.so.12)
 CUBLASLT=$(find_file libcublasLt.so libcublasLt.so.13 libcublasLt.so.12 || true)
 CUDART_DIR=$(dirname "$CUDART")
 CUBLAS_DIR=$(dirname "$CUBLAS")
+# cuSOLVER 12 (CUDA 13) or 11 (CUDA 12); optional: without it the solver part is not built.
+CUSOLVER=$(find_file libcusolver.so libcusolver.so.12 libcusolver.so.11 || true)
 
 # Headers: the toolkit's (or the wheels'). cuda_runtime_api.h needs crt/host_defines.h, which
 # the runtime wheel alone lacks. Without a complete set, the shim's own ABI-checked
@@ -103,6 +110,7 @@ if [ -n "$CUBLASLT" ]; then
 else
     echo "build.sh: cublasLt   not found (libcublas resolves it through its own search path)"
 fi
+echo "build.sh: cusolver   ${CUSOLVER:-not found (no librocsolver shim)}"
 
 # Libraries are linked by full path (no -dev symlinks needed); --no-as-needed keeps cublasLt,
 # so libcublas finds it already loaded; DT_RPATH (not RUNPATH) lets the CUDA libraries' own
@@ -118,5 +126,33 @@ ln -sf libamdhip64.so.6 "$OUT/libamdhip64.so"
     "${LINK[@]}" -Wl,-soname,libhipblas.so.2 ${CUBLASLT:+"$CUBLASLT"} "$CUBLAS" "$CUDART"
 ln -sf libhipblas.so.2 "$OUT/libhipblas.so"
 
-echo "build.sh: built $OUT/libamdhip64.so.6 and $OUT/libhipblas.so.2"
+BUILT="$OUT/libamdhip64.so.6 and $OUT/libhipblas.so.2"
+if [ -n "$CUSOLVER" ]; then
+    # The real headers need cusolverDn.h beside the others; else the local declarations.
+    SOLVER_H=$(find_file cusolverDn.h || true)
+    SOLVER_INCS=("${INCS[@]}")
+    if [ "${INCS[0]}" != -DHIPSHIM_LOCAL_DECLS ] && [ -z "$SOLVER_H" ]; then
+        SOLVER_INCS=(-DHIPSHIM_LOCAL_DECLS)
+    elif [ -n "$SOLVER_H" ] && [ "${INCS[0]}" != -DHIPSHIM_LOCAL_DECLS ]; then
+        SOLVER_INCS+=(-I"$(dirname "$SOLVER_H")")
+    fi
+    CUSOLVER_DIR=$(dirname "$CUSOLVER")
+    # libcusolver needs cuSPARSE and nvJitLink, which its wheel's neighbours hold.
+    EXTRA_RPATH=()
+    for dep in libcusparse.so.12 libcusparse.so.11 libnvJitLink.so.13 libnvJitLink.so.12; do
+        f=$(find_file "$dep" || true)
+        [ -n "$f" ] && EXTRA_RPATH+=(-Wl,-rpath,"$(dirname "$f")")
+    done
+    "$CC" "${CFLAGS[@]}" -DHIPSHIM_SOLVER "${SOLVER_INCS[@]}" "$SRC" -o "$OUT/librocsolver.so.0" \
+        "${LINK[@]}" -Wl,-rpath,"$CUSOLVER_DIR" "${EXTRA_RPATH[@]}" \
+        -Wl,-soname,librocsolver.so.0 "$CUSOLVER" "$CUDART"
+    ln -sf librocsolver.so.0 "$OUT/librocsolver.so"
+    # One file serves both names: the rocBLAS handle functions live beside rocSOLVER's.
+    ln -sf librocsolver.so.0 "$OUT/librocblas.so.4"
+    ln -sf librocsolver.so.0 "$OUT/librocblas.so"
+    BUILT="$BUILT, $OUT/librocsolver.so.0 (+ librocblas.so.4)"
+else
+    rm -f "$OUT/librocsolver.so.0" "$OUT/librocsolver.so" "$OUT/librocblas.so.4" "$OUT/librocblas.so"
+fi
+echo "build.sh: built $BUILT"
 echo "build.sh: use   HETBLAS_HIP_LIB_DIR=$OUT"

@@ -9,9 +9,12 @@
  * status codes back to HIP's codes, and hipGetErrorName / hipGetErrorString answer with HIP's
  * names ("hipErrorNoDevice").
  *
- * One source, two libraries:
+ * One source, three libraries:
  *   -DHIPSHIM_RUNTIME   libamdhip64.so.6 (the HIP runtime functions; links cudart)
  *   -DHIPSHIM_BLAS      libhipblas.so.2  (the hipBLAS functions; links cuBLAS and cudart)
+ *   -DHIPSHIM_SOLVER    librocsolver.so.0 (rocSOLVER's potrf/getrf/laswp and the rocBLAS handle
+ *                       functions they take, also installed as librocblas.so.4; links cuSOLVER
+ *                       and cudart)
  * -DHIPSHIM_SYNTAX_ONLY replaces the CUDA headers with the few local declarations used, so the
  * file can be syntax-checked on a machine without any CUDA toolkit (build.sh --check). The
  * declarations follow the CUDA ABI (every value and the cudaDeviceProp offsets used were
@@ -22,8 +25,8 @@
  * current ROCm agree) and hipblas-common.h; they match crates/backend-hip/src/sys.rs.
  */
 
-#if !defined(HIPSHIM_RUNTIME) && !defined(HIPSHIM_BLAS)
-#error "build with -DHIPSHIM_RUNTIME (libamdhip64) or -DHIPSHIM_BLAS (libhipblas)"
+#if !defined(HIPSHIM_RUNTIME) && !defined(HIPSHIM_BLAS) && !defined(HIPSHIM_SOLVER)
+#error "build with -DHIPSHIM_RUNTIME (libamdhip64), -DHIPSHIM_BLAS (libhipblas) or -DHIPSHIM_SOLVER (librocsolver)"
 #endif
 
 #include <stddef.h>
@@ -126,6 +129,7 @@ const char *cudaGetErrorName(cudaError_t error);
 const char *cudaGetErrorString(cudaError_t error);
 cudaError_t cudaGetDeviceCount(int *count);
 cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int *device);
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device);
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device);
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
@@ -304,10 +308,56 @@ DECL_MM(cublasChemm_v2, cuComplex);
 DECL_MM(cublasZhemm_v2, cuDoubleComplex);
 #endif /* HIPSHIM_BLAS */
 
+#ifdef HIPSHIM_SOLVER
+/* cusolverDn.h / cusolver_common.h of CUDA 13 (cuSOLVER 12). */
+typedef struct cusolverDnContext *cusolverDnHandle_t;
+typedef enum {
+    CUSOLVER_STATUS_SUCCESS = 0,
+    CUSOLVER_STATUS_NOT_INITIALIZED = 1,
+    CUSOLVER_STATUS_ALLOC_FAILED = 2,
+    CUSOLVER_STATUS_INVALID_VALUE = 3,
+    CUSOLVER_STATUS_ARCH_MISMATCH = 4,
+    CUSOLVER_STATUS_EXECUTION_FAILED = 6,
+    CUSOLVER_STATUS_INTERNAL_ERROR = 7,
+    CUSOLVER_STATUS_NOT_SUPPORTED = 9
+} cusolverStatus_t;
+typedef enum {
+    CUBLAS_FILL_MODE_LOWER = 0,
+    CUBLAS_FILL_MODE_UPPER = 1,
+    CUBLAS_FILL_MODE_FULL = 2
+} cublasFillMode_t;
+typedef struct { float x, y; } cuComplex;
+typedef struct { double x, y; } cuDoubleComplex;
+cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t *handle);
+cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle);
+cusolverStatus_t cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t streamId);
+#define DECL_POTRF(x, T)                                                                       \
+    cusolverStatus_t cusolverDn##x##potrf_bufferSize(cusolverDnHandle_t, cublasFillMode_t,     \
+                                                     int, T *, int, int *);                    \
+    cusolverStatus_t cusolverDn##x##potrf(cusolverDnHandle_t, cublasFillMode_t, int, T *, int, \
+                                          T *, int, int *)
+#define DECL_GETRF(x, T)                                                                       \
+    cusolverStatus_t cusolverDn##x##getrf_bufferSize(cusolverDnHandle_t, int, int, T *, int,   \
+                                                     int *);                                   \
+    cusolverStatus_t cusolverDn##x##getrf(cusolverDnHandle_t, int, int, T *, int, T *, int *,  \
+                                          int *)
+DECL_POTRF(S, float);
+DECL_POTRF(D, double);
+DECL_POTRF(C, cuComplex);
+DECL_POTRF(Z, cuDoubleComplex);
+DECL_GETRF(S, float);
+DECL_GETRF(D, double);
+DECL_GETRF(C, cuComplex);
+DECL_GETRF(Z, cuDoubleComplex);
+#endif /* HIPSHIM_SOLVER */
+
 #else /* the real headers */
 #include <cuda_runtime_api.h>
 #ifdef HIPSHIM_BLAS
 #include <cublas_v2.h>
+#endif
+#ifdef HIPSHIM_SOLVER
+#include <cusolverDn.h>
 #endif
 #endif
 
@@ -1236,3 +1286,207 @@ HIPSHIM_API const char *hipblasStatusToString(hipblasStatus_t s)
 }
 
 #endif /* HIPSHIM_BLAS */
+
+/* ======================================================================================== */
+#ifdef HIPSHIM_SOLVER
+/* ======================================================================================== */
+
+/* rocSOLVER on cuSOLVER. rocSOLVER's functions take a rocblas_handle and no workspace (the
+ * rocBLAS handle manages device memory); here a "rocblas_handle" is a cuSOLVER handle, its
+ * stream, and a device workspace grown to what cuSOLVER's _bufferSize asks (after the stream
+ * is done with the old one). The values are those of rocblas-types.h: rocblas_status (a C
+ * enum), rocblas_fill (121 upper, 122 lower), rocblas_int = int32_t; complex types are two
+ * floats or doubles, as cuComplex. cusolverDn?laswp is declared in cusolverDn.h (and here,
+ * for builds with the local declarations), exported by libcusolver. */
+
+typedef int rocblas_status;
+typedef int rocblas_fill;
+typedef int rocblas_int;
+
+enum {
+    rocblas_status_success = 0,
+    rocblas_status_invalid_handle = 1,
+    rocblas_status_not_implemented = 2,
+    rocblas_status_invalid_pointer = 3,
+    rocblas_status_invalid_size = 4,
+    rocblas_status_memory_error = 5,
+    rocblas_status_internal_error = 6,
+    rocblas_status_invalid_value = 11
+};
+
+cusolverStatus_t cusolverDnSlaswp(cusolverDnHandle_t, int, float *, int, int, int, const int *,
+                                  int);
+cusolverStatus_t cusolverDnDlaswp(cusolverDnHandle_t, int, double *, int, int, int, const int *,
+                                  int);
+cusolverStatus_t cusolverDnClaswp(cusolverDnHandle_t, int, cuComplex *, int, int, int,
+                                  const int *, int);
+cusolverStatus_t cusolverDnZlaswp(cusolverDnHandle_t, int, cuDoubleComplex *, int, int, int,
+                                  const int *, int);
+
+typedef struct {
+    cusolverDnHandle_t dn;
+    cudaStream_t stream;
+    void *work;
+    size_t work_bytes;
+} shim_handle;
+
+typedef shim_handle *rocblas_handle;
+
+static rocblas_status str(cusolverStatus_t s)
+{
+    switch (s) {
+    case CUSOLVER_STATUS_SUCCESS: return rocblas_status_success;
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return rocblas_status_invalid_handle;
+    case CUSOLVER_STATUS_ALLOC_FAILED: return rocblas_status_memory_error;
+    case CUSOLVER_STATUS_INVALID_VALUE: return rocblas_status_invalid_value;
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return rocblas_status_not_implemented;
+    default: return rocblas_status_internal_error;
+    }
+}
+
+static int fill_to_cuda(rocblas_fill uplo, cublasFillMode_t *out)
+{
+    switch (uplo) {
+    case 121: *out = CUBLAS_FILL_MODE_UPPER; return 1;
+    case 122: *out = CUBLAS_FILL_MODE_LOWER; return 1;
+    default: return 0;
+    }
+}
+
+/* A workspace of at least `elems` elements of `size` bytes. */
+static rocblas_status workspace(rocblas_handle h, int elems, size_t size)
+{
+    size_t bytes = (size_t)(elems > 0 ? elems : 0) * size;
+    if (bytes <= h->work_bytes)
+        return rocblas_status_success;
+    if (cudaStreamSynchronize(h->stream) != cudaSuccess)
+        return rocblas_status_internal_error;
+    cudaFree(h->work);
+    h->work = NULL;
+    h->work_bytes = 0;
+    if (cudaMalloc(&h->work, bytes) != cudaSuccess)
+        return rocblas_status_memory_error;
+    h->work_bytes = bytes;
+    return rocblas_status_success;
+}
+
+HIPSHIM_API rocblas_status rocblas_create_handle(rocblas_handle *handle)
+{
+    if (!handle)
+        return rocblas_status_invalid_pointer;
+    shim_handle *h = calloc(1, sizeof *h);
+    if (!h)
+        return rocblas_status_memory_error;
+    rocblas_status s = str(cusolverDnCreate(&h->dn));
+    if (s != rocblas_status_success) {
+        free(h);
+        return s;
+    }
+    *handle = h;
+    return rocblas_status_success;
+}
+
+HIPSHIM_API rocblas_status rocblas_destroy_handle(rocblas_handle h)
+{
+    if (!h)
+        return rocblas_status_invalid_handle;
+    if (h->stream)
+        cudaStreamSynchronize(h->stream);
+    cudaFree(h->work);
+    rocblas_status s = str(cusolverDnDestroy(h->dn));
+    free(h);
+    return s;
+}
+
+/* hipStream_t is cudaStream_t under the runtime part of the shim. */
+HIPSHIM_API rocblas_status rocblas_set_stream(rocblas_handle h, void *stream)
+{
+    if (!h)
+        return rocblas_status_invalid_handle;
+    h->stream = (cudaStream_t)stream;
+    return str(cusolverDnSetStream(h->dn, h->stream));
+}
+
+HIPSHIM_API const char *rocblas_status_to_string(rocblas_status s)
+{
+    switch (s) {
+    case rocblas_status_success: return "rocblas_status_success";
+    case rocblas_status_invalid_handle: return "rocblas_status_invalid_handle";
+    case rocblas_status_not_implemented: return "rocblas_status_not_implemented";
+    case rocblas_status_invalid_pointer: return "rocblas_status_invalid_pointer";
+    case rocblas_status_invalid_size: return "rocblas_status_invalid_size";
+    case rocblas_status_memory_error: return "rocblas_status_memory_error";
+    case rocblas_status_internal_error: return "rocblas_status_internal_error";
+    case rocblas_status_invalid_value: return "rocblas_status_invalid_value";
+    default: return "<undefined rocblas_status value>";
+    }
+}
+
+/* rocsolver_Xpotrf(handle, uplo, n, A, lda, info): cuSOLVER's with a workspace. */
+#define SHIM_POTRF(x, X, H, T)                                                                 \
+    HIPSHIM_API rocblas_status rocsolver_##x##potrf(rocblas_handle h, rocblas_fill uplo,         \
+                                                    rocblas_int n, H *A, rocblas_int lda,        \
+                                                    rocblas_int *info)                           \
+    {                                                                                            \
+        cublasFillMode_t fm;                                                                     \
+        int lwork = 0;                                                                           \
+        rocblas_status s;                                                                        \
+        if (!h)                                                                                  \
+            return rocblas_status_invalid_handle;                                                \
+        if (!fill_to_cuda(uplo, &fm))                                                            \
+            return rocblas_status_invalid_value;                                                 \
+        s = str(cusolverDn##X##potrf_bufferSize(h->dn, fm, n, (T *)A, lda, &lwork));             \
+        if (s == rocblas_status_success)                                                         \
+            s = workspace(h, lwork, sizeof(T));                                                  \
+        if (s != rocblas_status_success)                                                         \
+            return s;                                                                            \
+        return str(cusolverDn##X##potrf(h->dn, fm, n, (T *)A, lda, (T *)h->work, lwork, info));  \
+    }
+
+/* rocsolver_Xgetrf(handle, m, n, A, lda, ipiv, info). */
+#define SHIM_GETRF(x, X, H, T)                                                                 \
+    HIPSHIM_API rocblas_status rocsolver_##x##getrf(rocblas_handle h, rocblas_int m,             \
+                                                    rocblas_int n, H *A, rocblas_int lda,        \
+                                                    rocblas_int *ipiv, rocblas_int *info)        \
+    {                                                                                            \
+        int lwork = 0;                                                                           \
+        rocblas_status s;                                                                        \
+        if (!h)                                                                                  \
+            return rocblas_status_invalid_handle;                                                \
+        s = str(cusolverDn##X##getrf_bufferSize(h->dn, m, n, (T *)A, lda, &lwork));              \
+        if (s == rocblas_status_success)                                                         \
+            s = workspace(h, lwork, sizeof(T));                                                  \
+        if (s != rocblas_status_success)                                                         \
+            return s;                                                                            \
+        return str(cusolverDn##X##getrf(h->dn, m, n, (T *)A, lda, (T *)h->work, ipiv, info));   \
+    }
+
+/* rocsolver_Xlaswp(handle, n, A, lda, k1, k2, ipiv, incx). */
+#define SHIM_LASWP(x, X, H, T)                                                                 \
+    HIPSHIM_API rocblas_status rocsolver_##x##laswp(rocblas_handle h, rocblas_int n, H *A,       \
+                                                    rocblas_int lda, rocblas_int k1,             \
+                                                    rocblas_int k2, const rocblas_int *ipiv,     \
+                                                    rocblas_int incx)                            \
+    {                                                                                            \
+        if (!h)                                                                                  \
+            return rocblas_status_invalid_handle;                                                \
+        return str(cusolverDn##X##laswp(h->dn, n, (T *)A, lda, k1, k2, ipiv, incx));            \
+    }
+
+typedef struct { float x, y; } rocblas_float_complex;
+typedef struct { double x, y; } rocblas_double_complex;
+
+SHIM_POTRF(s, S, float, float)
+SHIM_POTRF(d, D, double, double)
+SHIM_POTRF(c, C, rocblas_float_complex, cuComplex)
+SHIM_POTRF(z, Z, rocblas_double_complex, cuDoubleComplex)
+SHIM_GETRF(s, S, float, float)
+SHIM_GETRF(d, D, double, double)
+SHIM_GETRF(c, C, rocblas_float_complex, cuComplex)
+SHIM_GETRF(z, Z, rocblas_double_complex, cuDoubleComplex)
+SHIM_LASWP(s, S, float, float)
+SHIM_LASWP(d, D, double, double)
+SHIM_LASWP(c, C, rocblas_float_complex, cuComplex)
+SHIM_LASWP(z, Z, rocblas_double_complex, cuDoubleComplex)
+
+#endif /* HIPSHIM_SOLVER */

@@ -1,7 +1,8 @@
 //! # hetblas-hip
 //!
 //! AMD GPUs for hetblas, through the HIP runtime (`libamdhip64`) and hipBLAS (`libhipblas`),
-//! both loaded at run time with libloading: the crate builds on machines with no ROCm, and on a
+//! both loaded at run time with libloading (and rocSOLVER over rocBLAS for the factorization
+//! tiles, `solver`, loaded on the first one): the crate builds on machines with no ROCm, and on a
 //! machine without the libraries or a GPU, discovery reports why instead of failing.
 //!
 //! A thin adapter over the GPU layer (`hetblas-gpu`), cudarc-style in layers:
@@ -13,12 +14,15 @@
 //!
 //! HIP's own ways: no explicit contexts (a per-thread current device set with hipSetDevice),
 //! peer copies by device ordinal (hipMemcpyPeerAsync; strided ones as 2D copies with peer
-//! access enabled). `HETBLAS_HIP_DEVICES=0,2` restricts the GPUs taken (ordinals);
-//! `HETBLAS_HIP_LIB_DIR=DIR` loads `DIR/libamdhip64.so*` and `DIR/libhipblas.so*` before the
-//! system's (the HIP-on-CUDA test shim in `shim/` is used that way).
+//! access enabled). [`hetblas_gpu::GpuBackend::devices`] restricts the GPUs taken (ordinals;
+//! the `hetblas` crate sets it from `HETBLAS_HIP_DEVICES=0,2`); `HETBLAS_HIP_LIB_DIR=DIR` (read
+//! here, where the libraries load) loads `DIR/libamdhip64.so*`, `DIR/libhipblas.so*`,
+//! `DIR/librocblas.so*` and `DIR/librocsolver.so*` before the system's (the HIP-on-CUDA test
+//! shim in `shim/` is used that way).
 
 pub mod result;
 pub mod runtime;
+pub mod solver;
 pub mod sym;
 pub mod sys;
 

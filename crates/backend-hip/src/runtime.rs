@@ -40,6 +40,7 @@ impl GpuRuntime for Hip {
     type Stream = HipStream;
     type Event = HipEvent;
     type Blas = HipblasHandle;
+    type Solver = crate::solver::RocblasHandle;
 
     fn init() -> Result<Libraries> {
         result::init()
@@ -451,5 +452,42 @@ impl GpuRuntime for Hip {
     unsafe fn sym(h: HipblasHandle, t: &hetblas_core::SymTile) -> Result<()> {
         // SAFETY: forwarded caller contract.
         unsafe { crate::sym::issue(h, t, op) }
+    }
+
+    // Factorizations: rocSOLVER over a rocBLAS handle (`solver.rs`); it keeps its own
+    // workspace, so the workspace queries keep their default (none).
+
+    fn supports_factor(_op: hetblas_core::FactorOp, _dtype: DType) -> bool {
+        crate::solver::available()
+    }
+    unsafe fn solver_create(s: HipStream) -> Result<crate::solver::RocblasHandle> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::create(s) }
+    }
+    unsafe fn solver_destroy(h: crate::solver::RocblasHandle) {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::destroy(h) }
+    }
+    unsafe fn potrf(
+        h: crate::solver::RocblasHandle,
+        op: &hetblas_core::PotrfTile,
+        _work: hetblas_gpu::Workspace,
+        dev_info: u64,
+    ) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::potrf(h, op, dev_info) }
+    }
+    unsafe fn getrf(
+        h: crate::solver::RocblasHandle,
+        op: &hetblas_core::GetrfTile,
+        _work: hetblas_gpu::Workspace,
+        dev_info: u64,
+    ) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::getrf(h, op, dev_info) }
+    }
+    unsafe fn laswp(h: crate::solver::RocblasHandle, op: &hetblas_core::LaswpTile) -> Result<()> {
+        // SAFETY: forwarded caller contract.
+        unsafe { crate::solver::laswp(h, op) }
     }
 }

@@ -1,14 +1,15 @@
 //! The symmetric/Hermitian tiles on hipBLAS: {S,D,C,Z}syrk, {C,Z}herk, {S,D,C,Z}syr2k,
 //! {C,Z}her2k, {S,D,C,Z}symm and {C,Z}hemm, resolved at load time next to GEMM (each optional:
-//! a library without one reports the routine unsupported in that type). The prototypes are
+//! a library without one reports the routine unsupported in that type). Which routine and its
+//! arguments are the GPU layer's ([`hetblas_gpu::sym_call!`]); here are the symbols and enums. The prototypes are
 //! those of `hipblas.h` (the cuBLAS `_v2` ones with hipBLAS types); `hipblasFillMode_t` and
 //! `hipblasSideMode_t` take the CBLAS numbers.
 
 use crate::result::{blas_api, check_blas};
 use crate::sys::{HipblasHandle, HipblasOperation, HipblasStatus};
 use hetblas_core::scalar::{c32, c64};
-use hetblas_core::sym::{Side, SymOp, Uplo};
-use hetblas_core::{DType, Error, Result, ScalarValue, SymTile, Trans};
+use hetblas_core::sym::{Side, Uplo};
+use hetblas_core::{DType, Error, Result, SymTile, Trans};
 use libloading::Library;
 use std::ffi::c_int;
 
@@ -160,117 +161,37 @@ pub(crate) unsafe fn issue(
     t: &SymTile,
     op: fn(Trans) -> HipblasOperation,
 ) -> Result<()> {
-    use ScalarValue::{C32, C64, F32, F64};
     let api = &blas_api()?.sym;
-    let fill = match t.op.uplo() {
+    let fill = |u: Uplo| match u {
         Uplo::Upper => FILL_UPPER,
         Uplo::Lower => FILL_LOWER,
     };
-    let d = |x: usize| x as c_int;
-    let (m, n, k) = (d(t.m), d(t.n), d(t.k));
-    let (lda, ldb, ldc) = (d(t.a.ld), d(t.b.ld), d(t.c.ld));
-    let (a, b, c) = (t.a.addr, t.b.addr, t.c.addr);
+    let side = |s: Side| match s {
+        Side::Left => SIDE_LEFT,
+        Side::Right => SIDE_RIGHT,
+    };
     let missing = |name: &str| Error::Unsupported {
         device: "hip".into(),
         detail: format!("hipBLAS has no {name}"),
     };
-    macro_rules! rk {
-        ($f:ident, $ty:ty, $tr:expr, $al:expr, $be:expr) => {{
-            let f = api.$f.ok_or_else(|| missing(stringify!($f)))?;
-            (
-                f(
-                    h,
-                    fill,
-                    $tr,
-                    n,
-                    k,
-                    &$al,
-                    a as *const $ty,
-                    lda,
-                    &$be,
-                    c as *mut $ty,
-                    ldc,
-                ),
-                stringify!($f),
-            )
-        }};
-    }
-    // SYR2K/HER2K and SYMM/HEMM take the same list: two modes, two dimensions, alpha, A, B,
-    // beta, C (SYR2K: fill, trans, n, k; SYMM: side, fill, m, n).
-    macro_rules! ab {
-        ($f:ident, $ty:ty, ($x:expr, $y:expr, $d1:expr, $d2:expr), $al:expr, $be:expr) => {{
-            let f = api.$f.ok_or_else(|| missing(stringify!($f)))?;
-            (
-                f(
-                    h,
-                    $x,
-                    $y,
-                    $d1,
-                    $d2,
-                    &$al,
-                    a as *const $ty,
-                    lda,
-                    b as *const $ty,
-                    ldb,
-                    &$be,
-                    c as *mut $ty,
-                    ldc,
-                ),
-                stringify!($f),
-            )
-        }};
-    }
-    macro_rules! r2k {
-        ($f:ident, $ty:ty, $tr:expr, $al:expr, $be:expr) => {
-            ab!($f, $ty, (fill, $tr, n, k), $al, $be)
+    // The entry point `$name`, or `Unsupported` out of `issue` when the library lacks it.
+    macro_rules! f {
+        ($name:ident) => {
+            api.$name.ok_or_else(|| missing(stringify!($name)))?
         };
     }
-    macro_rules! mm {
-        ($f:ident, $ty:ty, $side:expr, $al:expr, $be:expr) => {
-            ab!($f, $ty, ($side, fill, m, n), $al, $be)
-        };
-    }
-    let dt = t.dtype();
     // SAFETY: caller contract; scalars are read from host memory (the default pointer mode)
-    // before the call returns; c32/c64 have the layout of hipBLAS's complex types.
+    // before the call returns; c32/c64 are hipBLAS's complex types.
     let (status, name) = unsafe {
-        match t.op {
-            SymOp::Rank {
-                trans, two, herm, ..
-            } => {
-                let tr = op(trans.for_dtype(dt));
-                match (two, herm, t.alpha, t.beta) {
-                    (false, false, F32(al), F32(be)) => rk!(hipblasSsyrk, f32, tr, al, be),
-                    (false, false, F64(al), F64(be)) => rk!(hipblasDsyrk, f64, tr, al, be),
-                    (false, false, C32(al), C32(be)) => rk!(hipblasCsyrk, c32, tr, al, be),
-                    (false, false, C64(al), C64(be)) => rk!(hipblasZsyrk, c64, tr, al, be),
-                    (false, true, C32(al), C32(be)) => rk!(hipblasCherk, c32, tr, al.re, be.re),
-                    (false, true, C64(al), C64(be)) => rk!(hipblasZherk, c64, tr, al.re, be.re),
-                    (true, false, F32(al), F32(be)) => r2k!(hipblasSsyr2k, f32, tr, al, be),
-                    (true, false, F64(al), F64(be)) => r2k!(hipblasDsyr2k, f64, tr, al, be),
-                    (true, false, C32(al), C32(be)) => r2k!(hipblasCsyr2k, c32, tr, al, be),
-                    (true, false, C64(al), C64(be)) => r2k!(hipblasZsyr2k, c64, tr, al, be),
-                    (true, true, C32(al), C32(be)) => r2k!(hipblasCher2k, c32, tr, al, be.re),
-                    (true, true, C64(al), C64(be)) => r2k!(hipblasZher2k, c64, tr, al, be.re),
-                    _ => return Err(Error::internal("bad scalars in a symmetric tile")),
-                }
-            }
-            SymOp::Multiply { side, herm, .. } => {
-                let sd = match side {
-                    Side::Left => SIDE_LEFT,
-                    Side::Right => SIDE_RIGHT,
-                };
-                match (herm, t.alpha, t.beta) {
-                    (false, F32(al), F32(be)) => mm!(hipblasSsymm, f32, sd, al, be),
-                    (false, F64(al), F64(be)) => mm!(hipblasDsymm, f64, sd, al, be),
-                    (false, C32(al), C32(be)) => mm!(hipblasCsymm, c32, sd, al, be),
-                    (false, C64(al), C64(be)) => mm!(hipblasZsymm, c64, sd, al, be),
-                    (true, C32(al), C32(be)) => mm!(hipblasChemm, c32, sd, al, be),
-                    (true, C64(al), C64(be)) => mm!(hipblasZhemm, c64, sd, al, be),
-                    _ => return Err(Error::internal("bad scalars in a symmetric tile")),
-                }
-            }
-        }
+        hetblas_gpu::sym_call!(h, t, "hipblas",
+            fill: fill, side: side, op: op, complex: [c32, c64],
+            syrk: [f!(hipblasSsyrk), f!(hipblasDsyrk), f!(hipblasCsyrk), f!(hipblasZsyrk)],
+            herk: [f!(hipblasCherk), f!(hipblasZherk)],
+            syr2k: [f!(hipblasSsyr2k), f!(hipblasDsyr2k), f!(hipblasCsyr2k), f!(hipblasZsyr2k)],
+            her2k: [f!(hipblasCher2k), f!(hipblasZher2k)],
+            symm: [f!(hipblasSsymm), f!(hipblasDsymm), f!(hipblasCsymm), f!(hipblasZsymm)],
+            hemm: [f!(hipblasChemm), f!(hipblasZhemm)],
+        )
     };
     check_blas(status, name)
 }

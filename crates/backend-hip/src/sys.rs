@@ -475,7 +475,7 @@ fn attempt<T>(
 /// Opens the first usable library among the candidates and resolves its symbols with
 /// `resolve`. A candidate that exists but fails is remembered: if nothing works, that failure
 /// (not "not found") is the reason given.
-fn open_first<T>(
+pub(crate) fn open_first<T>(
     names: &[&str],
     stem: &str,
     user_dir: Option<PathBuf>,

@@ -12,7 +12,7 @@ fn bench(c: &mut Criterion) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2048);
-    let cpu = CpuDevice::new().expect("cpu device");
+    let cpu = CpuDevice::new(&Default::default()).expect("cpu device");
     let blas = cpu.blas().clone();
     eprintln!("host BLAS: {}", blas.describe());
     let pool = DevicePool::new(vec![cpu as Arc<dyn Device>], vec![]).expect("pool");

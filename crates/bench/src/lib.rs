@@ -12,6 +12,7 @@ pub mod sym_compare;
 pub mod tri;
 pub mod validation_csv;
 pub mod validation_set;
+pub mod validation_summary;
 
 use hetblas_core::Scalar;
 use rand::rngs::StdRng;

@@ -21,6 +21,8 @@ struct Row {
     /// What the chosen calls ran, where the CSV records it (columns `host_fold`, `fold_tail`):
     /// the tile, the measured seconds, whether C was folded and the unfolded tail.
     ran: Option<(Blocking, f64, bool, usize)>,
+    /// The first calls' median (column `cold_s`), where recorded.
+    cold: Option<f64>,
 }
 
 fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
@@ -42,8 +44,9 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
         col("measured_s")?,
         col("sweep")?,
     );
-    // Absent in CSVs from before the mode was recorded.
+    // Absent in CSVs from before the mode (or the first calls) was recorded.
     let mode_cols = col("host_fold").ok().zip(col("fold_tail").ok());
+    let cold_col = col("cold_s").ok();
     let mut rows = Vec::new();
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let f = fields(line);
@@ -88,6 +91,9 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
             problem,
             sweep,
             ran,
+            cold: cold_col
+                .and_then(|i| f.get(i)?.parse::<f64>().ok())
+                .filter(|c| c.is_finite() && *c > 0.0),
         });
     }
     Ok(rows)
@@ -108,7 +114,7 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
     let rows = parse_rows(&text, device)?;
     let (mut chosen_err, mut all_err, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    let mut ran_err = Vec::new();
+    let (mut ran_err, mut ran_signed, mut cold_signed) = (Vec::new(), Vec::new(), Vec::new());
     for r in &rows {
         let p = &r.problem;
         let (model, exec) = pipeline_model(&prof, &label, p.dtype, true, true)
@@ -188,7 +194,13 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
                 .ok_or("no prediction of the chosen point")?;
             let e = (c.predicted.seconds - s) / s;
             ran_err.push(e.abs());
+            ran_signed.push(e);
             line += &format!(" | ran {b}{} err {:+.1}%", mode(fold, tail), 100.0 * e);
+            if let Some(cold) = r.cold {
+                let e = c.predicted.seconds / cold - 1.0;
+                cold_signed.push(e);
+                line += &format!(" (first calls {:+.1}%)", 100.0 * e);
+            }
         }
         let known = r.sweep.iter().find(|s| s.0 == pick.tile);
         match known {
@@ -228,9 +240,18 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
     );
     if !ran_err.is_empty() {
         println!(
-            "as the chosen calls ran ({} problems whose fold mode the CSV records): {}",
+            "as the chosen calls ran ({} problems whose fold mode the CSV records): {}; {}",
             ran_err.len(),
-            spread(&ran_err)
+            spread(&ran_err),
+            signs(&ran_signed)
+        );
+    }
+    if !cold_signed.is_empty() {
+        let abs: Vec<f64> = cold_signed.iter().map(|e| e.abs()).collect();
+        println!(
+            "against the first calls (cold_s) as they ran: {}; {}",
+            spread(&abs),
+            signs(&cold_signed)
         );
     }
     println!(
@@ -249,6 +270,17 @@ fn spread(err: &[f64]) -> String {
         100.0 * percentile(err, 0.5),
         100.0 * percentile(err, 0.9),
         100.0 * percentile(err, 1.0)
+    )
+}
+
+/// The signed median of relative errors (predicted / measured - 1) and how many are of each
+/// sign: a model off by one sign everywhere has a term measured wrong, not noise.
+fn signs(err: &[f64]) -> String {
+    format!(
+        "signed median {:+.1}%, {} slower and {} faster than predicted",
+        100.0 * percentile(err, 0.5),
+        err.iter().filter(|&&e| e < 0.0).count(),
+        err.iter().filter(|&&e| e > 0.0).count()
     )
 }
 

@@ -164,6 +164,16 @@ void HETBLAS_NAME(cblas_sgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS
 void HETBLAS_NAME(cblas_dgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT k, double alpha, const double *a, HETBLAS_INT lda, const double *b, HETBLAS_INT ldb, double beta, double *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_cgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_zgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
+/* GEMMT: C's uplo triangle of alpha op(A) op(B) + beta C (OpenBLAS's and MKL's cblas_?gemmt,
+ * reference CBLAS 3.12's cblas_?gemmtr: one routine under both names). */
+void HETBLAS_NAME(cblas_sgemmt)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, float alpha, const float *a, HETBLAS_INT lda, const float *b, HETBLAS_INT ldb, float beta, float *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_dgemmt)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, double alpha, const double *a, HETBLAS_INT lda, const double *b, HETBLAS_INT ldb, double beta, double *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_cgemmt)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_zgemmt)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_sgemmtr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, float alpha, const float *a, HETBLAS_INT lda, const float *b, HETBLAS_INT ldb, float beta, float *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_dgemmtr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, double alpha, const double *a, HETBLAS_INT lda, const double *b, HETBLAS_INT ldb, double beta, double *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_cgemmtr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_zgemmtr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_ssymm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, float alpha, const float *a, HETBLAS_INT lda, const float *b, HETBLAS_INT ldb, float beta, float *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_dsymm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, double alpha, const double *a, HETBLAS_INT lda, const double *b, HETBLAS_INT ldb, double beta, double *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_csymm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
@@ -315,6 +325,14 @@ void HETBLAS_NAME(cblas_ztrsm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO u
 #define cblas_dgemm cblas_dgemm64_
 #define cblas_cgemm cblas_cgemm64_
 #define cblas_zgemm cblas_zgemm64_
+#define cblas_sgemmt cblas_sgemmt64_
+#define cblas_dgemmt cblas_dgemmt64_
+#define cblas_cgemmt cblas_cgemmt64_
+#define cblas_zgemmt cblas_zgemmt64_
+#define cblas_sgemmtr cblas_sgemmtr64_
+#define cblas_dgemmtr cblas_dgemmtr64_
+#define cblas_cgemmtr cblas_cgemmtr64_
+#define cblas_zgemmtr cblas_zgemmtr64_
 #define cblas_ssymm cblas_ssymm64_
 #define cblas_dsymm cblas_dsymm64_
 #define cblas_csymm cblas_csymm64_

@@ -537,6 +537,45 @@ pub unsafe fn gemm<T: Elem>(
     fr(r, row)
 }
 
+/// GEMMT (`cblas_?gemmt`, OpenBLAS's and MKL's; `cblas_?gemmtr`, reference CBLAS 3.12's, the
+/// same prototype). Row-major is the column-major call on the transposes, as the reference
+/// makes it: the other triangle, A and B exchanged with each other's transposes. The options
+/// are read in the reference's order (uplo 2, TransA 3, TransB 4, whatever the layout).
+///
+/// # Safety
+/// The CBLAS contract.
+#[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+pub unsafe fn gemmt<T: Elem>(
+    o: c_int,
+    u: c_int,
+    ta: c_int,
+    tb: c_int,
+    n: i64,
+    k: i64,
+    alpha: T,
+    a: *const T,
+    lda: i64,
+    b: *const T,
+    ldb: i64,
+    beta: T,
+    c: *mut T,
+    ldc: i64,
+) -> CResult {
+    let row = order(o)?;
+    let ul = need(uplo(u, row), 2, row)?;
+    let ta = need(trans(ta), 3, row)?;
+    let tb = need(trans(tb), 4, row)?;
+    // SAFETY: (both) the BLAS contract, checked by the Fortran level.
+    let r = if !row {
+        // SAFETY: the BLAS contract, checked by the Fortran level.
+        unsafe { f::gemmt(ul, ta, tb, n, k, alpha, a, lda, b, ldb, beta, c, ldc) }
+    } else {
+        // SAFETY: the BLAS contract, checked by the Fortran level.
+        unsafe { f::gemmt(ul, tb, ta, n, k, alpha, b, ldb, a, lda, beta, c, ldc) }
+    };
+    fr(r, row)
+}
+
 macro_rules! xymm {
     ($name:ident) => {
         /// # Safety
@@ -855,6 +894,10 @@ cblas!(spr2 [sspr2 f32, dspr2 f64]
 cblas!(gemm [sgemm f32, dgemm f64, cgemm C32, zgemm C64]
     (e order, e transa, e transb, i m, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c,
      i ldc));
+cblas!(gemmt [sgemmt f32, dgemmt f64, cgemmt C32, zgemmt C64,
+               sgemmtr f32, dgemmtr f64, cgemmtr C32, zgemmtr C64]
+    (e order, e uplo, e transa, e transb, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta,
+     m c, i ldc));
 cblas!(symm [ssymm f32, dsymm f64, csymm C32, zsymm C64]
     (e order, e side, e uplo, i m, i n, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
 cblas!(hemm [chemm C32, zhemm C64]

@@ -40,6 +40,10 @@ pub trait Elem: Scalar {
         /// Complex GEMM has no device path yet.
         fn offload_gemm(ta: u8, tb: u8, m: i64, n: i64, k: i64, alpha: Self, a: *const Self,
             lda: i64, b: *const Self, ldb: i64, beta: Self, c: *mut Self, ldc: i64);
+        /// GEMMT (one triangle of C) on the devices as [`Elem::offload_gemm`]
+        /// ([`crate::offload::gemmt`]), every type.
+        fn offload_gemmt(uplo: u8, ta: u8, tb: u8, n: i64, k: i64, alpha: Self, a: *const Self,
+            lda: i64, b: *const Self, ldb: i64, beta: Self, c: *mut Self, ldc: i64);
         /// SYRK on the devices when routed there (see [`crate::offload_sym`]); otherwise the
         /// host path.
         fn offload_syrk(uplo: u8, trans: u8, n: i64, k: i64, alpha: Self, a: *const Self,
@@ -172,6 +176,32 @@ macro_rules! sym_hooks {
     };
 }
 
+/// The GEMMT hook of every type, forwarding to [`crate::offload::gemmt`].
+macro_rules! gemmt_hook {
+    ($T:ty) => {
+        unsafe fn offload_gemmt(
+            uplo: u8,
+            ta: u8,
+            tb: u8,
+            n: i64,
+            k: i64,
+            alpha: $T,
+            a: *const $T,
+            lda: i64,
+            b: *const $T,
+            ldb: i64,
+            beta: $T,
+            c: *mut $T,
+            ldc: i64,
+        ) -> crate::route::Outcome {
+            // SAFETY: forwarded contract.
+            unsafe {
+                crate::offload::gemmt(uplo, ta, tb, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+            }
+        }
+    };
+}
+
 macro_rules! real_elem {
     ($T:ty, $idx:literal) => {
         impl Elem for $T {
@@ -201,6 +231,7 @@ macro_rules! real_elem {
                 }
             }
             sym_hooks!($T);
+            gemmt_hook!($T);
         }
     };
 }
@@ -217,6 +248,7 @@ macro_rules! complex_elem {
                 unsafe { *v }
             }
             sym_hooks!($T, herm);
+            gemmt_hook!($T);
         }
     };
 }

@@ -18,7 +18,7 @@
 //! ABI, and the CBLAS layer of hetblas is written over the Fortran one.
 
 use crate::family::Family;
-use crate::settings::{settings, HostChoice};
+use crate::settings::settings;
 use crate::symbols::SYMBOLS;
 use libloading::os::unix::Library;
 use std::sync::OnceLock;
@@ -147,7 +147,7 @@ fn wheel_cell(family: Family) -> Option<&'static OnceLock<Option<Host>>> {
 pub fn for_family(family: Family) -> Option<&'static Host> {
     match family {
         Family::Reference => host(),
-        _ if settings().host == HostChoice::Rust => None,
+        _ if settings().host_blas == hetblas::BlasLibrary::Rust => None,
         f => wheel(f).or_else(host),
     }
 }
@@ -184,35 +184,44 @@ pub fn describe() -> String {
 }
 
 fn load() -> Option<Host> {
-    match &settings().host {
-        HostChoice::Rust => None,
-        HostChoice::Library(p) => match open(p) {
+    match &settings().host_blas {
+        hetblas::BlasLibrary::Rust => None,
+        hetblas::BlasLibrary::Path(p) => match open(&p.to_string_lossy()) {
             Ok(h) => Some(h),
             Err(e) => {
                 // The user named a library: say loudly that it could not be used.
-                eprintln!("hetblas: HETBLAS_CBLAS={p}: {e}; using the pure-Rust reference BLAS");
+                let e = hetblas::settings::setting_error(
+                    "HETBLAS_CBLAS",
+                    &p.display().to_string(),
+                    format!("the host BLAS cannot be used: {e}"),
+                );
+                eprintln!("hetblas: {e}; using the pure-Rust reference BLAS");
                 None
             }
         },
-        HostChoice::Search => CBLAS_CANDIDATES.iter().find_map(|name| open(name).ok()),
+        hetblas::BlasLibrary::Search => CBLAS_CANDIDATES.iter().find_map(|name| open(name).ok()),
     }
 }
 
-/// Every routine's address in `lib` under `family`'s names (0 where it has none).
+/// Every routine's address in `lib` under `family`'s names (0 where it has none; the first
+/// it has of a routine's alternative names).
 fn resolve(lib: &Library, family: Family) -> Vec<usize> {
     SYMBOLS
         .iter()
-        .map(|name| {
-            if name.is_empty() {
-                return 0;
-            }
-            let sym = format!("{}\0", family.host_symbol(name));
-            // SAFETY: only the address is taken here; it is called later with the prototype
-            // of the reference BLAS routine of that name (and the family's integer width).
-            unsafe { lib.get::<*const ()>(sym.as_bytes()) }
-                .ok()
-                .map(|s| s.into_raw() as usize)
-                .filter(|&a| !crate::xerbla::is_ours(a))
+        .map(|names| {
+            names
+                .split('|')
+                .filter(|name| !name.is_empty())
+                .find_map(|name| {
+                    let sym = format!("{}\0", family.host_symbol(name));
+                    // SAFETY: only the address is taken here; it is called later with the
+                    // prototype of the reference BLAS routine of that name (and the family's
+                    // integer width).
+                    unsafe { lib.get::<*const ()>(sym.as_bytes()) }
+                        .ok()
+                        .map(|s| s.into_raw() as usize)
+                        .filter(|&a| a != 0 && !crate::xerbla::is_ours(a))
+                })
                 .unwrap_or(0)
         })
         .collect()
@@ -222,9 +231,12 @@ fn resolve(lib: &Library, family: Family) -> Vec<usize> {
 /// `dgemm_`, and refuses hetblas itself (registered as `libblas.so.3`, it would be found here).
 fn open(path: &str) -> Result<Host, String> {
     let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND;
+    // libloading says only "dlopen failed"; dlerror's reason is the source.
     // SAFETY: loading a BLAS library runs its initialisers, which is what any BLAS user does;
     // the path is one the user or the system's library list named.
-    let lib = unsafe { Library::open(Some(path), flags) }.map_err(|e| e.to_string())?;
+    let lib = unsafe { Library::open(Some(path), flags) }.map_err(|e| {
+        std::error::Error::source(&e).map_or_else(|| e.to_string(), |s| s.to_string())
+    })?;
     // SAFETY: only the address is compared.
     let dgemm = unsafe { lib.get::<*const ()>(b"dgemm_\0") }.map(|s| s.into_raw() as usize);
     match dgemm {

@@ -1,7 +1,7 @@
 //! The device path: the Runtime's lazy start, the routing of host-operand calls
 //! ([`route_call`]: the model for a shape's first call, what was measured afterwards), real
-//! GEMM on the devices (host operands when routed there; device operands always, where they
-//! live), and the fall back to the host when a device fails.
+//! GEMM and GEMMT of every type on the devices (host operands when routed there; device
+//! operands always, where they live), and the fall back to the host when a device fails.
 //!
 //! Calls that fail the route's pre-filter and have no device operand never touch the Runtime
 //! (no start, no lock, no allocation). The Runtime starts on the first call that needs it,
@@ -24,7 +24,9 @@
 use crate::measured::{self, Key, Pending};
 use crate::route::{self, trans, Outcome, Shape, Verdict};
 use crate::summary::{self, OneTime};
-use hetblas::{DeviceMatrix, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef, Runtime};
+use hetblas::{
+    DeviceMatrix, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef, Runtime, Uplo,
+};
 use hetblas_core::DeviceKind;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -38,7 +40,7 @@ pub fn verbose() -> bool {
 /// `DIR/hetblas-<pid>-<n>-<routine>.json`, and (with `HETBLAS_VERBOSE=1`) a line of where its
 /// time went: the span of the device queues within the call, and each queue's busy time.
 pub fn trace_dir() -> Option<&'static std::path::Path> {
-    crate::settings::settings().trace_dir.as_deref()
+    crate::settings::settings().trace.as_deref()
 }
 /// Writes `report`'s trace under [`trace_dir`] and, when verbose, its summary against the
 /// call's `elapsed` seconds. A trace that cannot be written is reported, never an error of
@@ -85,17 +87,38 @@ fn trace_summary(tr: &hetblas_core::trace::Trace, elapsed: f64) -> String {
     )
 }
 
-/// Discovery: every backend, as the environment says, but the CPU (see the module
-/// documentation). Unit tests run on two emulated devices, whatever the machine has.
+/// Discovery: every backend, as the settings say, but the CPU (see the module
+/// documentation). Unit tests run on two emulated devices, whatever the machine has. A
+/// profile that cannot be used is one line on stderr and the built-in rules.
 fn start() -> hetblas::Result<Runtime> {
-    if cfg!(test) {
-        Runtime::builder()
-            .only(&[])
-            .emulated(2)
-            .without_profile()
-            .build()
-    } else {
-        Runtime::builder().without_cpu().build()
+    let mut settings = crate::settings::settings().clone();
+    // A host BLAS named that does not load was said on stderr (`host`); the devices compute
+    // as the host calls do, with the pure-Rust fallback.
+    if matches!(settings.host_blas, hetblas::BlasLibrary::Path(_)) && crate::host::host().is_none()
+    {
+        settings.host_blas = hetblas::BlasLibrary::Rust;
+    }
+    let builder = || {
+        let b = Runtime::builder().settings(settings.clone());
+        if cfg!(test) {
+            b.only(&[]).emulated(2).without_profile()
+        } else {
+            // Host copies go through pinned staging buffers: the caller's memory is never
+            // page-locked. Measured on nvidia-h200 with pip NumPy 2.5 (2026-11-29): with the
+            // registration cache, a fresh `a @ b` output reused an address whose registration
+            // was stale (CUDA_ERROR_ALREADY_MAPPED at n = 16384, the GPU then left out; one
+            // run gave a wrong 4096 product), and a second factorization in the process could
+            // not create its cuSOLVER handle (CUSOLVER_STATUS_INTERNAL_ERROR). Staged, every
+            // result was right and a @ b at 16384 took 0.49 s against 14.1 s without hetblas.
+            b.without_cpu().pin_policy(hetblas::PinPolicy::Staging)
+        }
+    };
+    match builder().build() {
+        Err(e @ hetblas::Error::Profile(_)) => {
+            eprintln!("hetblas: {e}; using the built-in rules");
+            builder().without_profile().build()
+        }
+        other => other,
     }
 }
 
@@ -206,6 +229,12 @@ static FAILED_ONCE: AtomicBool = AtomicBool::new(false);
 /// Calls computed on device operands (tests check that the device path took them).
 #[cfg(test)]
 pub static DEVICE_OPERAND_CALLS: AtomicUsize = AtomicUsize::new(0);
+#[cfg(test)]
+thread_local! {
+    /// Host-operand calls the devices computed on this thread (the unit tests check that the
+    /// device path took theirs; the call runs on the devices from the calling thread).
+    pub static HOST_OPERAND_DEVICE_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
 
 /// Whether this BLAS call is made from inside the device path: on one of the Runtime's own
 /// threads (its device queues, issue and fold threads are all named `hetblas-...`: a host
@@ -359,16 +388,28 @@ impl Ticket {
     /// The call finished on the devices with `report`: its time (one-time costs taken out of
     /// the shape's first) teaches the routing, and is reported.
     pub(crate) fn done(self, label: &str, report: &GemmReport) {
+        let planning = if report.plan_cached {
+            0.0
+        } else {
+            report.planning_seconds
+        };
+        let costs = [
+            report.host_check_seconds,
+            report.workspace_seconds,
+            planning,
+        ];
+        self.done_with(label, &report.devices, costs);
+    }
+
+    /// [`Ticket::done`] for a call that is not a GEMM (a factorization): the devices that
+    /// took part and its one-time costs (page-locking, workspaces, planning).
+    pub(crate) fn done_with(self, label: &str, devices: &[String], costs: [f64; 3]) {
         let elapsed = self.started.elapsed().as_secs_f64();
         let one_time = OneTime {
             runtime_start: self.runtime_start,
-            page_locking: report.host_check_seconds,
-            workspaces: report.workspace_seconds,
-            planning: if report.plan_cached {
-                0.0
-            } else {
-                report.planning_seconds
-            },
+            page_locking: costs[0],
+            workspaces: costs[1],
+            planning: costs[2],
         };
         let counted = if self.learn {
             measured::routes().record_devices(
@@ -381,7 +422,7 @@ impl Ticket {
         };
         let k = &self.key;
         let flops = 2.0 * k.m as f64 * k.n as f64 * k.k as f64;
-        summary::device_call(elapsed, flops, &report.devices, one_time);
+        summary::device_call(elapsed, flops, devices, one_time);
         if verbose() {
             let costs = if one_time.total() >= 1e-3 {
                 format!(
@@ -396,7 +437,7 @@ impl Ticket {
                 k.m,
                 k.n,
                 k.k,
-                report.devices.join(", "),
+                devices.join(", "),
                 self.why,
             );
         }
@@ -411,7 +452,7 @@ impl Ticket {
 }
 
 /// Elements a column-major `rows x cols` array with leading dimension `ld` spans.
-fn span(rows: i64, cols: i64, ld: i64) -> usize {
+pub(crate) fn span(rows: i64, cols: i64, ld: i64) -> usize {
     if rows <= 0 || cols <= 0 {
         0
     } else {
@@ -453,6 +494,73 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     c: *mut T,
     ldc: i64,
 ) -> Outcome {
+    let ops = Operands {
+        a,
+        lda,
+        b,
+        ldb,
+        c,
+        ldc,
+        triangle: None,
+    };
+    // SAFETY: forwarded contract.
+    unsafe { product(ta, tb, m, n, k, alpha, beta, &ops) }
+}
+
+/// GEMMT (C's `uplo` triangle of `alpha op(A) op(B) + beta C`, C `n x n`) on the devices as
+/// [`gemm`]: device operands always, host operands when the routing sends it there (routed as
+/// the GEMM of the same flops, `n x (n + 1)/2 x k`). [`Outcome::Host`] leaves the call to the
+/// host path.
+///
+/// # Safety
+/// As [`gemm`].
+#[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+pub unsafe fn gemmt<T: hetblas::Scalar + crate::elem::Elem>(
+    uplo: u8,
+    ta: u8,
+    tb: u8,
+    n: i64,
+    k: i64,
+    alpha: T,
+    a: *const T,
+    lda: i64,
+    b: *const T,
+    ldb: i64,
+    beta: T,
+    c: *mut T,
+    ldc: i64,
+) -> Outcome {
+    let Some(uplo) = Uplo::from_blas_char(uplo) else {
+        return Outcome::Host(None);
+    };
+    let ops = Operands {
+        a,
+        lda,
+        b,
+        ldb,
+        c,
+        ldc,
+        triangle: Some(uplo),
+    };
+    // SAFETY: forwarded contract.
+    unsafe { product(ta, tb, n, n, k, alpha, beta, &ops) }
+}
+
+/// GEMM, or GEMMT where `o.triangle` says, on the devices.
+///
+/// # Safety
+/// As [`gemm`].
+#[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+unsafe fn product<T: hetblas::Scalar + crate::elem::Elem>(
+    ta: u8,
+    tb: u8,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha: T,
+    beta: T,
+    o: &Operands<T>,
+) -> Outcome {
     if m <= 0 || n <= 0 || nested() {
         return Outcome::Host(None); // nothing is read or written, or called from inside
     }
@@ -464,30 +572,34 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
         k,
         dtype: T::DTYPE,
     };
-    let name = if T::IDX == 0 { "sgemm" } else { "dgemm" };
-    let ops = Operands {
-        a,
-        lda,
-        b,
-        ldb,
-        c,
-        ldc,
-    };
-    if let Some((rt, owners)) = device_operands([a as u64, b as u64, c as u64]) {
+    const NAMES: [[&str; 4]; 2] = [
+        ["sgemm", "dgemm", "cgemm", "zgemm"],
+        ["sgemmtr", "dgemmtr", "cgemmtr", "zgemmtr"],
+    ];
+    let name = NAMES[usize::from(o.triangle.is_some())][T::IDX];
+    if let Some((rt, owners)) = device_operands([o.a as u64, o.b as u64, o.c as u64]) {
         // SAFETY: forwarded contract; `owners` says where each operand lives.
-        unsafe { on_device_operands(rt, name, &shape, owners, alpha, beta, &ops) };
+        unsafe { on_device_operands(rt, name, &shape, owners, alpha, beta, o) };
         return Outcome::Done;
     }
-    match route_call(name, &shape, beta == T::default()) {
+    // The routing prices GEMMT as the GEMM of the same flops.
+    let routed = match o.triangle {
+        None => shape,
+        Some(_) => Shape {
+            n: (n + 1) / 2,
+            ..shape
+        },
+    };
+    match route_call(name, &routed, beta == T::default()) {
         Routed::Host(pending) => Outcome::Host(pending),
         // SAFETY: forwarded contract, all operands in host memory.
         Routed::Devices(ticket) => unsafe {
-            on_host_operands(ticket, name, &shape, alpha, beta, &ops)
+            on_host_operands(ticket, name, &shape, alpha, beta, o)
         },
     }
 }
 
-/// GEMM's arrays and leading dimensions as the caller passed them.
+/// GEMM's arrays and leading dimensions as the caller passed them, and GEMMT's triangle.
 struct Operands<T> {
     a: *const T,
     lda: i64,
@@ -495,6 +607,26 @@ struct Operands<T> {
     ldb: i64,
     c: *mut T,
     ldc: i64,
+    triangle: Option<Uplo>,
+}
+
+/// The rows of column `j` of the `m`-row C that a call writes: all of them for GEMM, the
+/// triangle's for GEMMT.
+fn written_rows(triangle: Option<Uplo>, m: usize, j: usize) -> std::ops::Range<usize> {
+    match triangle {
+        None => 0..m,
+        Some(Uplo::Lower) => j.min(m)..m,
+        Some(Uplo::Upper) => 0..(j + 1).min(m),
+    }
+}
+
+/// The flops of a GEMM, or of GEMMT's triangle (diagonal included).
+fn flops(triangle: Option<Uplo>, m: i64, n: i64, k: i64) -> f64 {
+    let full = 2.0 * m as f64 * n as f64 * k as f64;
+    match triangle {
+        None => full,
+        Some(_) => full * (n + 1) as f64 / (2 * n.max(1)) as f64,
+    }
 }
 
 /// Host operands on the devices; on a device failure C is restored and the call left to the
@@ -520,35 +652,62 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
             std::slice::from_raw_parts_mut(o.c, span(m, n, o.ldc)),
         )
     };
+    let (ldc, cols) = (o.ldc as usize, n as usize);
+    let rows = |j: usize| {
+        let r = written_rows(o.triangle, m as usize, j);
+        j * ldc + r.start..j * ldc + r.end
+    };
+    let zero = T::default();
+    // GEMMT with beta = 0: C's triangle set to zero first, as the devices' host folds of the
+    // diagonal tiles read C whatever beta (`0 * NaN` would keep a NaN that beta = 0 must not
+    // read; reported to core).
+    if o.triangle.is_some() && beta == zero {
+        (0..cols).for_each(|j| sc[rows(j)].fill(zero));
+    }
     // A device failure may leave some tiles of C written; with beta != 0 the host must redo
-    // the call from the original C, so keep it (beta == 0 never reads C).
-    let saved = (beta != T::default()).then(|| sc.to_vec());
+    // the call from the original C, so keep what the call writes of it (beta == 0 never reads
+    // C).
+    let saved: Option<Vec<T>> =
+        (beta != zero).then(|| (0..cols).flat_map(|j| sc[rows(j)].to_vec()).collect());
     let started = std::time::Instant::now();
-    let r = ticket.rt.gemm_blas(
-        s.ta,
-        s.tb,
-        m,
-        n,
-        k,
-        alpha,
-        sa,
-        o.lda,
-        sb,
-        o.ldb,
-        beta,
-        sc,
-        o.ldc,
-        &GemmOptions::default().trace(trace_dir().is_some()),
-    );
+    let opts = GemmOptions::default().trace(trace_dir().is_some());
+    let r = match o.triangle {
+        None => ticket.rt.gemm_blas(
+            s.ta, s.tb, m, n, k, alpha, sa, o.lda, sb, o.ldb, beta, sc, o.ldc, &opts,
+        ),
+        Some(uplo) => ticket.rt.gemmt_blas(
+            uplo.as_char() as u8,
+            s.ta,
+            s.tb,
+            n,
+            k,
+            alpha,
+            sa,
+            o.lda,
+            sb,
+            o.ldb,
+            beta,
+            sc,
+            o.ldc,
+            &opts,
+        ),
+    };
     match r {
         Ok(report) => {
+            #[cfg(test)]
+            HOST_OPERAND_DEVICE_CALLS.with(|c| c.set(c.get() + 1));
             write_trace(name, report.trace.as_ref(), started.elapsed().as_secs_f64());
             ticket.done(name, &report);
             Outcome::Done
         }
         Err(e) => {
             if let Some(saved) = saved {
-                sc.copy_from_slice(&saved);
+                let mut from = saved.iter();
+                for j in 0..cols {
+                    for (x, y) in sc[rows(j)].iter_mut().zip(&mut from) {
+                        *x = *y;
+                    }
+                }
             }
             if verbose() || !FAILED_ONCE.swap(true, Ordering::Relaxed) {
                 eprintln!("hetblas: {name} {m}x{n}x{k}: device path failed ({e}); completed on the host BLAS");
@@ -556,6 +715,14 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
             ticket.failed();
             Outcome::Host(None)
         }
+    }
+}
+
+/// A device failure of a call `what` that the host completes: said once, and every time
+/// with `HETBLAS_VERBOSE`.
+pub(crate) fn report_failure(what: &str, e: &hetblas::Error) {
+    if verbose() || !FAILED_ONCE.swap(true, Ordering::Relaxed) {
+        eprintln!("hetblas: {what}: device path failed ({e}); completed on the host");
     }
 }
 
@@ -610,7 +777,7 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
                 MatOut::Host(MatMut::new(slice, dims(m), dims(n), dims(o.ldc))?)
             }
         };
-        rt.gemm(
+        rt.gemm_with(
             trans(s.ta),
             trans(s.tb),
             alpha,
@@ -618,12 +785,13 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
             b.input(),
             beta,
             c_out,
+            &GemmOptions::default().triangle(o.triangle),
         )
     })();
     let place = |w: Option<usize>| w.map_or("host".to_string(), |d| rt.devices()[d].info().label());
     match result {
         Ok(report) => {
-            let flops = 2.0 * m as f64 * n as f64 * k as f64;
+            let flops = flops(o.triangle, m, n, k);
             let elapsed = started.elapsed().as_secs_f64();
             summary::device_call(elapsed, flops, &report.devices, OneTime::default());
             if verbose() {
@@ -805,6 +973,220 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `c`, the result of GEMMT (`uplo` triangle of `alpha A op(B) + beta c0`, A n x k with
+    /// `lda`, B stored n x k with `ldb` and used transposed, C with `ldc`), checked entry by
+    /// entry against an f64 sum within the GEMM bound; everything else of `c` (the other
+    /// triangle, the padding) bit for bit against `c0`. `beta == 0` ignores `c0`'s triangle.
+    #[allow(clippy::too_many_arguments)] // the routine's operands
+    fn check_gemmt<T: hetblas::Scalar>(
+        upper: bool,
+        (n, k): (usize, usize),
+        alpha: T,
+        (a, lda): (&[T], usize),
+        (b, ldb): (&[T], usize),
+        beta: T,
+        (c0, c, ldc): (&[T], &[T], usize),
+    ) {
+        use hetblas_core::reference::gemm_error_bound;
+        use hetblas_core::sym_reference::same_bits;
+        let zero = T::default().to_c64();
+        for j in 0..n {
+            for i in 0..ldc {
+                let (got, was) = (c[i + j * ldc], c0[i + j * ldc]);
+                let inside = i < n && if upper { i <= j } else { i >= j };
+                if !inside {
+                    assert!(
+                        same_bits(&got, &was),
+                        "C({i},{j}) outside the triangle written"
+                    );
+                    continue;
+                }
+                // Sampled: every 7th entry of the triangle (the rest is the same arithmetic).
+                if (i + 3 * j) % 7 != 0 {
+                    continue;
+                }
+                let (mut sum, mut abs) = (zero, 0.0);
+                for l in 0..k {
+                    let p = a[i + l * lda].to_c64() * b[j + l * ldb].to_c64();
+                    sum += p;
+                    abs += p.norm();
+                }
+                let old = if beta.to_c64() == zero {
+                    zero
+                } else {
+                    beta.to_c64() * was.to_c64()
+                };
+                let want = alpha.to_c64() * sum + old;
+                let bound =
+                    gemm_error_bound(T::DTYPE, k, alpha.to_c64().norm() * abs + old.norm(), 4.0);
+                let err = (got.to_c64() - want).norm();
+                assert!(
+                    err <= bound,
+                    "C({i},{j}) = {got:?}, want {want}: error {err:e} > {bound:e}"
+                );
+            }
+        }
+    }
+
+    /// `dgemmtr_` and `dgemmt_` (both names of GEMMT) and `zgemmt_` of about 1 GFLOP (the
+    /// built-in rule prices GEMMT as the GEMM of the same flops) go to the unit tests' emulated
+    /// devices: the triangle within the reference bound, the other triangle and C's padding rows
+    /// bit for bit as they were; with beta = 0 a NaN in the triangle is not read.
+    #[test]
+    fn gemmt_goes_to_the_devices_under_both_names() {
+        use hetblas::c64;
+        let n = 1024usize;
+        let (lda, ldb, ldc) = (n + 1, n + 2, n + 3);
+        let dim = |x: usize| x as LpInt;
+        let on_devices = |name: &str, call: &mut dyn FnMut()| {
+            let before = super::HOST_OPERAND_DEVICE_CALLS.with(|c| c.get());
+            call();
+            assert_eq!(
+                super::HOST_OPERAND_DEVICE_CALLS.with(|c| c.get()),
+                before + 1,
+                "{name} did not take the device path"
+            );
+        };
+        // Each call its own k: a shape's later calls follow what its first measured.
+        for (k, name, uplo, beta) in [
+            (1024usize, "dgemmtr_", c"L", -0.5f64),
+            (1025, "dgemmt_", c"U", 0.0),
+        ] {
+            let (a, b) = (random(31 + k as u64, lda * k), random(32, ldb * k));
+            let mut c0 = random(33, ldc * n);
+            if beta == 0.0 {
+                c0.iter_mut().step_by(5).for_each(|x| *x = f64::NAN);
+            }
+            let mut c = c0.clone();
+            let alpha = 0.75f64;
+            let f = if name == "dgemmtr_" {
+                crate::routines::dgemmtr_
+            } else {
+                crate::routines::dgemmt_
+            };
+            on_devices(name, &mut || {
+                // SAFETY: host arrays of the shapes passed, alive for the call; the Fortran
+                // convention passes everything by reference.
+                unsafe {
+                    f(
+                        uplo.as_ptr(),
+                        c"N".as_ptr(),
+                        c"T".as_ptr(),
+                        &dim(n),
+                        &dim(k),
+                        &alpha,
+                        a.as_ptr(),
+                        &dim(lda),
+                        b.as_ptr(),
+                        &dim(ldb),
+                        &beta,
+                        c.as_mut_ptr(),
+                        &dim(ldc),
+                    )
+                }
+            });
+            let upper = uplo == c"U";
+            check_gemmt(
+                upper,
+                (n, k),
+                alpha,
+                (&a, lda),
+                (&b, ldb),
+                beta,
+                (&c0, &c, ldc),
+            );
+        }
+        // A complex type (whose GEMM has no device path) through the other name.
+        let k = 1024usize;
+        let z = |v: Vec<f64>| -> Vec<c64> { v.chunks(2).map(|p| c64::new(p[0], p[1])).collect() };
+        let (a, b, c0) = (
+            z(random(41, 2 * lda * k)),
+            z(random(42, 2 * ldb * k)),
+            z(random(43, 2 * ldc * n)),
+        );
+        let (alpha, beta) = (c64::new(0.5, -0.25), c64::new(-1.0, 0.5));
+        let mut c = c0.clone();
+        on_devices("zgemmt_", &mut || {
+            // SAFETY: as above.
+            unsafe {
+                crate::routines::zgemmt_(
+                    c"U".as_ptr(),
+                    c"N".as_ptr(),
+                    c"T".as_ptr(),
+                    &dim(n),
+                    &dim(k),
+                    &alpha,
+                    a.as_ptr(),
+                    &dim(lda),
+                    b.as_ptr(),
+                    &dim(ldb),
+                    &beta,
+                    c.as_mut_ptr(),
+                    &dim(ldc),
+                )
+            }
+        });
+        check_gemmt(
+            true,
+            (n, k),
+            alpha,
+            (&a, lda),
+            (&b, ldb),
+            beta,
+            (&c0, &c, ldc),
+        );
+    }
+
+    /// `dgemmt_` with C in an emulated device's memory is computed where it lives, whatever
+    /// its size; the other triangle and the padding rows stay as they were.
+    #[test]
+    fn dgemmt_computes_device_operands_where_they_live() {
+        let rt = runtime().expect("the unit tests' runtime has two emulated devices");
+        let (n, k) = (37usize, 23usize);
+        let ldc = n + 2;
+        let (a, b, c0) = (random(51, n * k), random(52, n * k), random(53, ldc * n));
+        let dc = rt.upload(1, MatRef::packed(&c0, ldc, n).unwrap()).unwrap();
+        let before = DEVICE_OPERAND_CALLS.load(Ordering::Relaxed);
+        let dim = |x: usize| x as LpInt;
+        let (alpha, beta) = (1.5f64, -0.5f64);
+        // SAFETY: A and B are host arrays and C a device array of the shapes passed, alive for
+        // the call.
+        unsafe {
+            crate::routines::dgemmt_(
+                c"L".as_ptr(),
+                c"N".as_ptr(),
+                c"T".as_ptr(),
+                &dim(n),
+                &dim(k),
+                &alpha,
+                a.as_ptr(),
+                &dim(n),
+                b.as_ptr(),
+                &dim(n),
+                &beta,
+                dc.raw().addr as *mut f64,
+                &dim(ldc),
+            )
+        };
+        assert_eq!(
+            DEVICE_OPERAND_CALLS.load(Ordering::Relaxed),
+            before + 1,
+            "the call did not take the device-operand path"
+        );
+        let mut back = vec![f64::NAN; ldc * n];
+        rt.download(&dc, MatMut::packed(&mut back, ldc, n).unwrap())
+            .unwrap();
+        check_gemmt(
+            false,
+            (n, k),
+            alpha,
+            (&a, n),
+            (&b, n),
+            beta,
+            (&c0, &back, ldc),
+        );
     }
 
     #[test]

@@ -55,17 +55,9 @@ impl Rule {
 
 /// The rule in force: `HETBLAS_OFFLOAD_FLOPS` when set, else [`Rule::BUILT_IN`].
 pub fn rule() -> Rule {
-    static RULE: OnceLock<Rule> = OnceLock::new();
-    *RULE.get_or_init(|| match &crate::settings::settings().offload_flops {
-        Ok(Some(x)) => Rule::Flops(*x),
-        Ok(None) => Rule::BUILT_IN,
-        Err(v) => {
-            eprintln!(
-                "hetblas: HETBLAS_OFFLOAD_FLOPS={v:?} is not a number; using the built-in rule"
-            );
-            Rule::BUILT_IN
-        }
-    })
+    crate::settings::settings()
+        .offload_flops
+        .map_or(Rule::BUILT_IN, Rule::Flops)
 }
 
 /// What a device hook did with a call.
@@ -81,7 +73,12 @@ pub enum Outcome {
 /// Whether a calibrated profile file exists where the Runtime looks for one (checked once).
 fn profile_on_disk() -> bool {
     static ON_DISK: OnceLock<bool> = OnceLock::new();
-    *ON_DISK.get_or_init(|| hetblas_core::profile::default_path().is_ok_and(|p| p.is_file()))
+    *ON_DISK.get_or_init(|| {
+        crate::settings::settings()
+            .profile
+            .as_ref()
+            .is_some_and(|p| p.is_file())
+    })
 }
 
 /// A GEMM's shape as the routing sees it.

@@ -80,6 +80,12 @@ subroutine!(spr2 [sspr2 f32, dspr2 f64] check(uplo, n, incx, incy)
 subroutine!(gemm [sgemm f32, dgemm f64, cgemm C32, zgemm C64]
     check(transa, transb, m, n, k, lda, ldb, ldc) offload(offload_gemm)
     (c transa, c transb, i m, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
+// GEMMT under both of its names: reference BLAS 3.12's `?gemmtr` and OpenBLAS's and MKL's
+// `?gemmt` (xerbla names the routine as the caller did).
+subroutine!(gemmt [sgemmtr f32, dgemmtr f64, cgemmtr C32, zgemmtr C64,
+                   sgemmt f32, dgemmt f64, cgemmt C32, zgemmt C64]
+    check(uplo, transa, transb, n, k, lda, ldb, ldc) offload(offload_gemmt)
+    (c uplo, c transa, c transb, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
 subroutine!(symm [ssymm f32, dsymm f64, csymm C32, zsymm C64]
     check(side, uplo, m, n, lda, ldb, ldc) offload(offload_symm)
     (c side, c uplo, i m, i n, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));

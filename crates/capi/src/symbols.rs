@@ -1,5 +1,7 @@
 //! The host symbols hetblas forwards to: one row per routine, one column per precision
-//! (S, D, C, Z; "" where the routine does not exist in that precision).
+//! (S, D, C, Z; "" where the routine does not exist in that precision). A routine known under
+//! several names lists them with `|`, the first a library has is taken (GEMMT: reference BLAS
+//! 3.12's `dgemmtr`, OpenBLAS's and MKL's `dgemmt`).
 
 macro_rules! symbols {
     ($($id:ident: $s:literal $d:literal $c:literal $z:literal;)*) => {
@@ -9,7 +11,8 @@ macro_rules! symbols {
         #[repr(usize)]
         pub enum Sym { $($id),* }
 
-        /// The symbol names (without the trailing `_`), four per routine, in [`Sym`] order.
+        /// The symbol names (without the trailing `_`; alternatives separated by `|`), four
+        /// per routine, in [`Sym`] order.
         pub static SYMBOLS: &[&str] = &[$($s, $d, $c, $z),*];
     };
 }
@@ -54,6 +57,7 @@ symbols! {
     SYR2: "ssyr2" "dsyr2" "" "";
     SPR2: "sspr2" "dspr2" "" "";
     GEMM: "sgemm" "dgemm" "cgemm" "zgemm";
+    GEMMT: "sgemmtr|sgemmt" "dgemmtr|dgemmt" "cgemmtr|cgemmt" "zgemmtr|zgemmt";
     SYMM: "ssymm" "dsymm" "csymm" "zsymm";
     HEMM: "" "" "chemm" "zhemm";
     SYRK: "ssyrk" "dsyrk" "csyrk" "zsyrk";

@@ -139,7 +139,11 @@ pub fn unswap(name: &str, info: i32) -> i32 {
             info
         }
     };
-    if name.contains("gemm") {
+    if name.contains("gemmt") {
+        // GEMMT exchanges only A and B (the reference's own handler, matching "gemm", also
+        // exchanges 4 and 5, TransB and N, which GEMMT does not swap).
+        swap(9, 11)
+    } else if name.contains("gemm") {
         match info {
             4 | 5 => swap(4, 5),
             _ => swap(9, 11),
@@ -289,6 +293,10 @@ mod tests {
         assert_eq!(unswap("cblas_dgemm", 5), 4);
         assert_eq!(unswap("cblas_dgemm", 11), 9);
         assert_eq!(unswap("cblas_dgemm", 14), 14);
+        assert_eq!(unswap("cblas_dgemmtr", 9), 11);
+        assert_eq!(unswap("cblas_zgemmt", 11), 9);
+        assert_eq!(unswap("cblas_sgemmt", 5), 5);
+        assert_eq!(unswap("cblas_cgemmtr", 4), 4);
         assert_eq!(unswap("cblas_zgerc", 8), 6);
         assert_eq!(unswap("cblas_zher2", 6), 8);
         assert_eq!(unswap("cblas_zher2k", 6), 6);

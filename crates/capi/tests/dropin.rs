@@ -10,6 +10,8 @@
 //! - bad arguments reach the program's own `xerbla_` / `xerbla_64_` / `cblas_xerbla` with the
 //!   reference's names and parameter numbers, and the call does nothing else;
 //! - the ILP64 (`sgemm_64_`) symbols compute;
+//! - GEMMT under its names (`dgemmtr_`, `dgemmt_`, `cblas_dgemmt`, `cblas_dgemmtr`) computes
+//!   one triangle, on the devices or, kept on the host, in the host's own `dgemmt_`;
 //! - the renamed family of pip's wheels (`scipy_dgemm_`, `scipy_cblas_dgemm64_`, ...) is
 //!   exported for every routine, computes, and forwards the calls it keeps on the host to the
 //!   library that defines the same names (the fixture stands for a wheel's OpenBLAS); the LAPACK
@@ -152,6 +154,22 @@ fn device_path_computes_and_says_so() {
         err.contains("devices [emulated:0, emulated:1]"),
         "the GEMMs did not go to the emulated devices:\n{err}"
     );
+    let gemmt = err
+        .lines()
+        .filter(|l| l.contains("dgemmtr ") && l.contains("devices [emulated:0, emulated:1]"))
+        .count();
+    assert_eq!(
+        gemmt, 4,
+        "the 4 GEMMTs did not all go to the devices:\n{err}"
+    );
+}
+
+/// GEMMT kept on the host goes to the host's own routine (the fixture's `dgemmt_`, OpenBLAS's
+/// and MKL's name) from either of hetblas's names and from CBLAS.
+#[test]
+fn gemmt_on_the_host_goes_to_the_hosts_own_routine() {
+    let out = run(&built().preload, "gemmt-host", true, &[]);
+    assert_ok(&out, "gemmt, host = fixture with dgemmt_");
 }
 
 #[test]
@@ -193,6 +211,43 @@ fn bad_arguments_without_host_blas() {
     assert_ok(&out, "xerbla, HETBLAS_CBLAS=rust");
 }
 
+/// A setting the drop-in library cannot use is one line on stderr, naming the variable, the
+/// value and why, and the default; the program runs to its end, correct (the library and the
+/// command refuse the same values: `hetblas::Settings`).
+#[test]
+fn a_bad_setting_is_one_line_on_stderr_and_the_default() {
+    let env = [
+        ("HETBLAS_VERBOSE", "yes"),
+        ("HETBLAS_OFFLOAD_FLOPS", "lots"),
+        ("HETBLAS_FAULT", "garbage"),
+        ("HETBLAS_PIN", "xyz"),
+    ];
+    let out = run(&built().preload, "gemm", true, &env);
+    assert_ok(&out, "bad settings");
+    let err = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "hetblas: HETBLAS_VERBOSE=\"yes\": expected 1 (on) or 0 (off); using the default",
+        "hetblas: HETBLAS_OFFLOAD_FLOPS=\"lots\": not a number of flops",
+        "hetblas: HETBLAS_FAULT=\"garbage\": fault \"garbage\"",
+        "hetblas: HETBLAS_PIN is set but no longer read",
+    ] {
+        let n = err.lines().filter(|l| l.starts_with(line)).count();
+        assert_eq!(n, 1, "{line:?} {n} times in:\n{err}");
+    }
+    // A host BLAS named that does not load: said once, and the pure-Rust one answers.
+    let out = run(
+        &built().linked,
+        "gemm",
+        false,
+        &[("HETBLAS_CBLAS", "/nonexistent/libblas.so")],
+    );
+    assert_ok(&out, "HETBLAS_CBLAS=/nonexistent/libblas.so");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said = "hetblas: HETBLAS_CBLAS=\"/nonexistent/libblas.so\": the host BLAS cannot be used: ";
+    assert_eq!(err.matches(said).count(), 1, "{err}");
+    assert!(err.contains("No such file"), "the load error: {err}");
+}
+
 #[test]
 fn ilp64_symbols_compute() {
     let out = run(&built().linked, "ilp64", false, &[]);
@@ -227,8 +282,9 @@ fn renamed_families_reach_the_devices() {
     assert_ok(&out, "scipy_ names, device path");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("4 on the devices [emulated:0, emulated:1]"),
-        "the summary does not count the 4 renamed GEMMs on the devices:\n{err}"
+        err.contains("7 on the devices [emulated:0, emulated:1]"),
+        "the summary does not count the 4 renamed GEMMs and 3 factorizations on the \
+         devices:\n{err}"
     );
 }
 

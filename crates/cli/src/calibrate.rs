@@ -2,7 +2,7 @@
 
 use clap::Args;
 use hetblas::{CalibrationOptions, Progress, Result, Runtime};
-use hetblas_core::profile::{default_path, MachineProfile};
+use hetblas_core::profile::{MachineProfile, ProfileError};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
 
@@ -37,6 +37,7 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         b = b.emulated(emulated);
     }
     let rt = b.build()?;
+    crate::cli::warn_retired(rt.settings());
     let mut opts = if args.quick {
         CalibrationOptions::quick()
     } else {
@@ -53,7 +54,11 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     let start = Instant::now();
     let path = match args.out {
         Some(p) => p,
-        None => default_path()?,
+        None => rt
+            .settings()
+            .profile
+            .clone()
+            .ok_or(ProfileError::NoLocation)?,
     };
     let mut progress = |p: Progress| {
         bar.set_length(p.total as u64);
@@ -76,7 +81,13 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     bar.finish_and_clear();
     // A reused profile keeps the powers it measured.
     if !args.no_power && profile.power.is_empty() {
+        let t = Instant::now();
         profile.power = crate::power::calibrate_power(&rt)?;
+        if how == "calibrated" {
+            profile
+                .calibration_seconds
+                .push(("device powers".into(), t.elapsed().as_secs_f64()));
+        }
     }
     profile.save(&path)?;
     println!(
@@ -86,6 +97,14 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         start.elapsed().as_secs_f64(),
         path.display()
     );
+    if how == "calibrated" && !profile.calibration_seconds.is_empty() {
+        let phases: Vec<String> = profile
+            .calibration_seconds
+            .iter()
+            .map(|(p, s)| format!("{p} {s:.1} s"))
+            .collect();
+        println!("  phases: {}", phases.join(", "));
+    }
     for l in &profile.links {
         println!(
             "  link {:<16} latency {:>7.2} us  {:>7.2} GB/s  bidirectional x{:.2}",

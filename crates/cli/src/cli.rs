@@ -1,7 +1,8 @@
 //! The command line: global options, subcommands, and what they share.
 
+use crate::factor::FactorCommand;
 use crate::sym::{Routine, SymArgs};
-use crate::{calibrate, devices, gemm, predict, simulate, tri};
+use crate::{calibrate, devices, factor, gemm, predict, simulate, tri};
 use clap::{Parser, Subcommand};
 use hetblas::{Result, Runtime};
 
@@ -25,6 +26,9 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Run a GEMM on random host data; print time and GFLOP/s.
     Gemm(gemm::GemmArgs),
+    /// GEMMT (C's L or U triangle of alpha op(A) op(B) + beta C, C n x n) on random host data,
+    /// with GEMM's options; print time and GFLOP/s.
+    Gemmt(gemm::GemmtArgs),
     /// Measure links and kernels; write the machine profile the models use.
     Calibrate(calibrate::CalibrateArgs),
     /// Each model's predicted time per candidate tile for a problem, and hetblas's choice.
@@ -48,21 +52,45 @@ enum Command {
     Symm(SymArgs),
     /// HEMM (SYMM with A Hermitian) on random host data.
     Hemm(SymArgs),
+    /// Cholesky factorization (LAPACK ?potrf) of a random Hermitian positive definite host
+    /// matrix, timed; --check verifies residuals.
+    Potrf(factor::FactorArgs),
+    /// LU factorization with partial pivoting (LAPACK ?getrf) of a random host matrix.
+    Getrf(factor::FactorArgs),
+    /// Solve A X = B through LU (LAPACK ?gesv) on random host data.
+    Gesv(factor::FactorArgs),
 }
 
+/// The runtime: discovery as the settings say (`--emulated` in place of `HETBLAS_EMULATED`),
+/// refused when a setting's value cannot be used; a retired variable that is set is a warning.
 fn runtime(emulated: usize) -> Result<Runtime> {
-    let mut b = Runtime::builder();
+    let rt = builder(emulated).build()?;
+    warn_retired(rt.settings());
+    Ok(rt)
+}
+
+fn builder(emulated: usize) -> hetblas::RuntimeBuilder {
+    let b = Runtime::builder();
     if emulated > 0 {
-        b = b.emulated(emulated);
+        b.emulated(emulated)
+    } else {
+        b
     }
-    b.build()
+}
+
+/// One stderr line per retired variable that is set.
+pub fn warn_retired(settings: &hetblas::Settings) {
+    for note in &settings.retired {
+        eprintln!("hetblas: warning: {note}");
+    }
 }
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Command::Calibrate(a) => calibrate::run(cli.emulated, a),
-        Command::Devices(a) => devices::run(&runtime(cli.emulated)?, a),
+        Command::Devices(a) => devices::run(builder(cli.emulated).survey(), a),
         Command::Gemm(a) => gemm::run(&runtime(cli.emulated)?, a),
+        Command::Gemmt(a) => gemm::run_gemmt(&runtime(cli.emulated)?, a),
         Command::Predict(a) => predict::run(&runtime(cli.emulated)?, a),
         Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),
         Command::Trmm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trmm, a),
@@ -73,6 +101,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Her2k(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Her2k, a),
         Command::Symm(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Symm, a),
         Command::Hemm(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Hemm, a),
+        Command::Potrf(a) => factor::run(&runtime(cli.emulated)?, FactorCommand::Potrf, a),
+        Command::Getrf(a) => factor::run(&runtime(cli.emulated)?, FactorCommand::Getrf, a),
+        Command::Gesv(a) => factor::run(&runtime(cli.emulated)?, FactorCommand::Gesv, a),
     }
 }
 
@@ -176,6 +207,23 @@ mod tests {
         // A negative number is still refused where it is not a number the option takes.
         assert!(parse(&["gemm", "--size", "-4"]).is_err());
         assert!(parse(&["gemm", "--alpha", "-x"]).is_err());
+    }
+
+    #[test]
+    fn gemmt_takes_gemms_options_and_a_triangle() {
+        let cli = parse(&["gemmt", "-n", "9", "-k", "4", "--transb", "T", "--check"])
+            .expect("gemmt parses");
+        let Command::Gemmt(g) = cli.cmd else {
+            panic!("not gemmt: {:?}", cli.cmd)
+        };
+        assert_eq!(g.uplo, hetblas::Uplo::Lower, "L is the default");
+        assert_eq!(g.gemm.shape.mnk(), (2048, 9, 4));
+        assert!(g.gemm.check && g.gemm.shape.transb == hetblas::Trans::T);
+        let Command::Gemmt(g) = parse(&["gemmt", "--uplo", "u"]).expect("uplo u").cmd else {
+            panic!("not gemmt")
+        };
+        assert_eq!(g.uplo, hetblas::Uplo::Upper);
+        assert!(parse(&["gemmt", "--uplo", "X"]).is_err());
     }
 
     #[test]

@@ -1,10 +1,12 @@
-//! `hetblas gemm`: a GEMM on random host data, timed, optionally checked.
+//! `hetblas gemm`: a GEMM on random host data, timed, optionally checked; `hetblas gemmt`: the
+//! same for one triangle of C (GEMMT), on the same options and code path.
 
 use crate::shape::ShapeArgs;
 use clap::Args;
-use hetblas::{DType, GemmOptions, MatMut, MatRef, Result, Runtime, Scalar};
+use hetblas::{DType, GemmOptions, MatMut, MatRef, Result, Runtime, Scalar, Trans, Uplo};
 use hetblas_core::reference::check_sampled;
 use hetblas_core::scalar::{c32, c64};
+use hetblas_core::sym_reference::same_bits;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::time::Instant;
@@ -38,6 +40,16 @@ pub struct GemmArgs {
     /// Timed repetitions (after one warm-up call); the median is reported.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
     pub reps: u64,
+    /// After the warm-up call, untimed calls for at least this many seconds more before the
+    /// timed ones (the validation's steady state: `validate --warm-seconds`); 0: none.
+    #[arg(long, default_value_t = 0.0, value_parser = seconds)]
+    pub warm_seconds: f64,
+    /// Calls back to back: C is not written again from its copy before each call (it
+    /// accumulates; no `--check`), so nothing runs between calls, as in the validation's
+    /// steady state. By default each call starts from the same C, written again on the host
+    /// first, as a program that computes between its calls leaves the devices idle.
+    #[arg(long, conflicts_with = "check")]
+    pub back_to_back: bool,
     /// Verify the result against an f64-accumulated reference (sampled entries for big sizes).
     #[arg(long)]
     pub check: bool,
@@ -49,8 +61,8 @@ pub struct GemmArgs {
     #[arg(long, value_parser = ["on", "off"])]
     pub host_fold: Option<String>,
     /// With host folds: send the C of this many C tiles of each device instead of folding
-    /// them (the last it finishes, and some spread earlier: HETBLAS_FOLD_SPREAD); default: the
-    /// model decides.
+    /// them (the last it finishes, and half of them spread earlier); default: the model
+    /// decides.
     #[arg(long)]
     pub fold_tail: Option<usize>,
     /// Use at most this many bytes of each device's memory for tiles (out-of-core below the
@@ -77,7 +89,34 @@ pub struct GemmArgs {
     pub seed: u64,
 }
 
+/// `hetblas gemmt`: GEMM's options, and the triangle of C.
+#[derive(Args, Debug)]
+pub struct GemmtArgs {
+    #[command(flatten)]
+    pub gemm: GemmArgs,
+    /// The triangle of C computed (the other is neither read nor written): L (lower) or U
+    /// (upper). C is n x n (-m defaults to n; given, it must equal n).
+    #[arg(long, default_value = "L")]
+    pub uplo: Uplo,
+}
+
 pub fn run(rt: &Runtime, a: GemmArgs) -> Result<()> {
+    run_triangle(rt, a, None)
+}
+
+pub fn run_gemmt(rt: &Runtime, mut a: GemmtArgs) -> Result<()> {
+    let (_, n, _) = a.gemm.shape.mnk();
+    let m = *a.gemm.shape.m.get_or_insert(n);
+    if m != n {
+        return Err(hetblas::Error::InvalidInput(format!(
+            "gemmt: C is n x n, but -m {m} differs from n = {n} (give -n or --size)"
+        )));
+    }
+    run_triangle(rt, a.gemm, Some(a.uplo))
+}
+
+/// GEMM (`triangle` None) or GEMMT.
+fn run_triangle(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Result<()> {
     if !a.shape.dtype.is_complex() && (a.alpha_im != 0.0 || a.beta_im != 0.0) {
         return Err(hetblas::Error::InvalidInput(format!(
             "--alpha-im/--beta-im need a complex --dtype (c32 or c64), not {}",
@@ -85,10 +124,10 @@ pub fn run(rt: &Runtime, a: GemmArgs) -> Result<()> {
         )));
     }
     match a.shape.dtype {
-        DType::F64 => run_typed::<f64>(rt, a),
-        DType::F32 => run_typed::<f32>(rt, a),
-        DType::C64 => run_typed::<c64>(rt, a),
-        DType::C32 => run_typed::<c32>(rt, a),
+        DType::F64 => run_typed::<f64>(rt, a, triangle),
+        DType::F32 => run_typed::<f32>(rt, a, triangle),
+        DType::C64 => run_typed::<c64>(rt, a, triangle),
+        DType::C32 => run_typed::<c32>(rt, a, triangle),
     }
 }
 
@@ -154,7 +193,7 @@ fn mem_available() -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
+fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Result<()> {
     let (m, n, k) = a.shape.mnk();
     let (transa, transb) = (a.shape.transa, a.shape.transb);
     let (ar, ac) = transa.stored_shape(m, k);
@@ -230,6 +269,25 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         })
         .transpose()?;
     let check = |c: &[T]| -> Result<()> {
+        if let Some(uplo) = triangle {
+            let (checked, worst, other) = check_triangle(
+                uplo,
+                (transa, transb),
+                (alpha, beta),
+                (&av, ar),
+                (&bv, br),
+                (&c0, c),
+                (n, k),
+                a.seed,
+            )?;
+            println!(
+                "check: {checked} entries of the {} triangle within the error bound (worst \
+                 error/bound {worst:.3}); the other triangle's {other} entries bit-identical to \
+                 C before the call",
+                uplo.as_char()
+            );
+            return Ok(());
+        }
         let (checked, worst) = check_sampled(
             transa,
             transb,
@@ -249,11 +307,46 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     // Energy counters at the first timed repetition: over all of them, calls too short for
     // the counter's resolution add up to enough.
     let mut batch: Option<(Instant, Vec<(String, f64)>)> = None;
-    for rep in 0..=a.reps {
+    let mut warm_until: Option<Instant> = None;
+    let mut warm_calls = 0u64;
+    let mut rep = 0;
+    while rep <= a.reps {
+        if rep == 1 && a.warm_seconds > 0.0 {
+            // Untimed calls (each like a timed one) until the warm time has passed.
+            let until = *warm_until.get_or_insert_with(|| {
+                Instant::now() + std::time::Duration::from_secs_f64(a.warm_seconds)
+            });
+            if Instant::now() < until {
+                if !a.back_to_back {
+                    c.copy_from_slice(&c0);
+                }
+                rt.gemm_with(
+                    transa,
+                    transb,
+                    alpha,
+                    MatRef::new(&av, ar, ac, ar.max(1))?,
+                    MatRef::new(&bv, br, bc, br.max(1))?,
+                    beta,
+                    MatMut::new(&mut c, m, n, m.max(1))?,
+                    &GemmOptions::default()
+                        .tile(a.tile)
+                        .blocking(a.blocking)
+                        .device_list(devices.clone())
+                        .memory_limit(a.memory_limit)
+                        .host_fold(a.host_fold.as_deref().map(|f| f == "on"))
+                        .fold_tail(a.fold_tail)
+                        .objective(a.objective),
+                )?;
+                warm_calls += 1;
+                continue;
+            }
+        }
         if rep == 1 {
             batch = Some((Instant::now(), crate::power::counters(&meters)));
         }
-        c.copy_from_slice(&c0);
+        if rep == 0 || !a.back_to_back {
+            c.copy_from_slice(&c0);
+        }
         if rep == 1 {
             if let Some((injector, spec)) = &fault {
                 println!("injecting {spec:?} before rep 1");
@@ -268,7 +361,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             .trace(trace_file.is_some() && rep == a.reps)
             .host_fold(a.host_fold.as_deref().map(|f| f == "on"))
             .fold_tail(a.fold_tail)
-            .objective(a.objective);
+            .objective(a.objective)
+            .triangle(triangle);
         // The call's own time, as `measure` takes it: without the meters' reads before and
         // after (NVML's took 5-13 ms around an 8192^3 DGEMM on H200).
         let (report, energy, secs) = hetblas_core::energy::meter::measure(&meters, || {
@@ -298,7 +392,24 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
             energies.push((secs, energy));
         }
         last = Some(report);
+        rep += 1;
     }
+    if warm_calls > 0 {
+        println!(
+            "warm-up: {warm_calls} untimed calls in {:.2} s after the first",
+            a.warm_seconds
+        );
+    }
+    // The timed calls in order: a first call slower than the others shows a state the
+    // warm-up call did not reach (clocks, host memory, the fold's rate).
+    println!(
+        "timed calls in order (s): {}",
+        times
+            .iter()
+            .map(|t| format!("{t:.5}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     if times.is_empty() {
         times = recovered.iter().map(|r| r.1).collect();
     }
@@ -315,14 +426,30 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
     if !failed.is_empty() {
         println!("left out until re-probed: devices {failed:?}");
     }
-    // Real flops: 8 per complex multiply-add.
-    let flops = T::DTYPE.gemm_flops(m, n, k);
+    // Real flops: 8 per complex multiply-add; GEMMT's are the triangle's, diagonal included.
+    let flops = match triangle {
+        None => T::DTYPE.gemm_flops(m, n, k),
+        Some(_) => T::DTYPE.gemm_flops(m, n, k) * (n + 1) as f64 / (2 * n.max(1)) as f64,
+    };
     let report = last.unwrap_or_default();
+    // The BLAS name and options: `dgemm 64x64x64 NT`, `dgemmtr L N T 64x64x64`.
+    let routine = match triangle {
+        None => format!(
+            "{}gemm {m}x{n}x{k} {}{}",
+            T::DTYPE.blas_prefix(),
+            transa.as_char(),
+            transb.as_char()
+        ),
+        Some(u) => format!(
+            "{}gemmtr {} {} {} {m}x{n}x{k}",
+            T::DTYPE.blas_prefix(),
+            u.as_char(),
+            transa.as_char(),
+            transb.as_char()
+        ),
+    };
     println!(
-        "{}gemm {m}x{n}x{k} {}{} on [{}] tile {}{}: median {:.4} s over {} reps, {:.2} GFLOP/s",
-        T::DTYPE.blas_prefix(),
-        transa.as_char(),
-        transb.as_char(),
+        "{routine} on [{}] tile {}{}: median {:.4} s over {} reps, {:.2} GFLOP/s",
         report.devices.join(", "),
         report
             .tile
@@ -340,6 +467,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         times.len(),
         flops / med / 1e9
     );
+    if let Some(line) = model_line(rt, &a, &report, med) {
+        println!("{line}");
+    }
     if report.devices.len() > 1 {
         let shares: Vec<String> = report
             .devices
@@ -388,6 +518,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
                     e - s,
                     100.0 * (sim.makespan - (e - s)) / (e - s)
                 );
+                for line in crate::terms::compare(tr, &sim.trace) {
+                    println!("  {line}");
+                }
                 hetblas_core::trace::chrome_json_rows(&[("real", tr), ("simulated", &sim.trace)])
             } else {
                 tr.to_chrome_json()
@@ -419,4 +552,228 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs) -> Result<()> {
         check(&c)?;
     }
     Ok(())
+}
+
+/// GEMMT's `--check`: entries of the `uplo` triangle of `c` (all of them up to 4096, else 4096
+/// drawn from `seed`) against the f64-accumulated reference, each checked as the 1x1 GEMM of
+/// its row of op(A) and column of op(B), and every entry of the other triangle bit for bit
+/// against `c0` (C before the call). A is stored `ar x ac` with leading dimension `ar`, B
+/// `br x bc` with `br`, C `n x n` packed. Returns (entries checked, worst error / bound,
+/// entries of the other triangle).
+#[allow(clippy::too_many_arguments)] // the routine's operands, as BLAS orders them
+fn check_triangle<T: Scalar>(
+    uplo: Uplo,
+    (transa, transb): (Trans, Trans),
+    (alpha, beta): (T, T),
+    (a, ar): (&[T], usize),
+    (b, br): (&[T], usize),
+    (c0, c): (&[T], &[T]),
+    (n, k): (usize, usize),
+    seed: u64,
+) -> Result<(usize, f64, usize)> {
+    const SAMPLES: usize = 4096;
+    let fail = |e: String| hetblas::Error::Internal(format!("check FAILED: {e}"));
+    let mut other = 0;
+    for j in 0..n {
+        for i in (0..n).filter(|&i| !uplo.contains(i, j)) {
+            if !same_bits(&c[i + j * n], &c0[i + j * n]) {
+                return Err(fail(format!(
+                    "C({i},{j}) outside the {} triangle was written",
+                    uplo.as_char()
+                )));
+            }
+            other += 1;
+        }
+    }
+    let entries: Vec<(usize, usize)> = if n * (n + 1) / 2 <= SAMPLES {
+        (0..n)
+            .flat_map(|j| (0..n).map(move |i| (i, j)))
+            .filter(|&(i, j)| uplo.contains(i, j))
+            .collect()
+    } else {
+        let mut rng = StdRng::seed_from_u64(seed);
+        (0..SAMPLES)
+            .map(|_| {
+                let (i, j) = (rng.random_range(0..n), rng.random_range(0..n));
+                if uplo.contains(i, j) {
+                    (i, j)
+                } else {
+                    (j, i)
+                }
+            })
+            .collect()
+    };
+    // The `rows x cols` view at offset `at` of a matrix stored with leading dimension `ld`
+    // (an empty one past the end, where k = 0).
+    fn view<T: Scalar>(
+        data: &[T],
+        at: usize,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+    ) -> Result<MatRef<'_, T>> {
+        MatRef::new(data.get(at..).unwrap_or(&[]), rows, cols, ld.max(1))
+    }
+    let mut worst = 0.0f64;
+    for &(i, j) in &entries {
+        // Row i of op(A) and column j of op(B), as stored.
+        let a_row = if transa.is_transposed() {
+            view(a, i * ar, k, 1, ar)?
+        } else {
+            view(a, i, 1, k, ar)?
+        };
+        let b_col = if transb.is_transposed() {
+            view(b, j, 1, k, br)?
+        } else {
+            view(b, j * br, k, 1, br)?
+        };
+        let (_, w) = check_sampled(
+            transa,
+            transb,
+            alpha.to_c64(),
+            a_row,
+            b_col,
+            beta.to_c64(),
+            view(c0, i + j * n, 1, 1, n)?,
+            view(c, i + j * n, 1, 1, n)?,
+            1,
+            seed,
+        )
+        .map_err(|e| fail(format!("C({i},{j}): {e}")))?;
+        worst = worst.max(w);
+    }
+    Ok((entries.len(), worst, other))
+}
+
+/// A duration in seconds: finite and not negative.
+fn seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(x) => Err(format!("{x}: need a finite number of seconds, at least 0")),
+        Err(e) => Err(format!("{s}: {e}")),
+    }
+}
+
+/// What the model predicts for the call as it ran on one accelerator (the pipeline model of
+/// the profile decisions are made with, `hetblas predict`'s number) against the measured
+/// median; `None` without a profile, or where C was computed by several devices or on the host.
+fn model_line(
+    rt: &Runtime,
+    a: &GemmArgs,
+    report: &hetblas::GemmReport,
+    measured: f64,
+) -> Option<String> {
+    // The devices that computed part of C (a device of the plan may have got no tile).
+    let computed: Vec<&String> = report
+        .devices
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| report.stats.c_tiles.get(i).is_none_or(|&t| t > 0))
+        .map(|(_, d)| d)
+        .collect();
+    let [label] = computed.as_slice() else {
+        return None;
+    };
+    let dev = rt.devices().iter().find(|d| d.info().label() == **label)?;
+    if dev.space().is_host() {
+        return None;
+    }
+    let profile = rt.decision_profile()?;
+    let (m, n, k) = a.shape.mnk();
+    let problem = hetblas_core::problem::GemmProblem {
+        transa: a.shape.transa,
+        transb: a.shape.transb,
+        m,
+        n,
+        k,
+        dtype: a.shape.dtype,
+        beta_zero: a.beta == 0.0 && a.beta_im == 0.0,
+        locations: [hetblas_core::MemorySpace::HOST; 3],
+        sym: None,
+    };
+    let fold = hetblas_core::autotune::FoldRequest {
+        on: a.host_fold.as_deref().map(|f| f == "on"),
+        tail: a.fold_tail,
+    };
+    let forced = a.blocking.or(a.tile.map(hetblas_core::Blocking::square));
+    let choice = match forced {
+        Some(b) => hetblas_core::autotune::evaluate(&problem, dev, &profile, &[b], fold),
+        None => {
+            hetblas_core::autotune::model_tile(&problem, dev, dev.memory_budget(), &profile, fold)
+        }
+    }?;
+    let p = choice.predicted.seconds;
+    Some(format!(
+        "model: {} {}, predicted {:.4} s (compute {:.4}, h2d {:.4}, d2h {:.4}); measured median {:.4} s: error {:+.1}% (predicted / measured - 1){}",
+        choice.tile,
+        if choice.host_fold {
+            format!("C folded on the host, {} tiles' C sent", choice.fold_tail)
+        } else {
+            "C sent".to_string()
+        },
+        p,
+        choice.predicted.compute,
+        choice.predicted.h2d,
+        choice.predicted.d2h,
+        measured,
+        100.0 * (p / measured - 1.0),
+        if report.host_fold != choice.host_fold {
+            " (the call ran in the other fold mode)"
+        } else {
+            ""
+        }
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The GEMMT check passes the right triangle and fails a wrong entry in it, or any write
+    /// to the other triangle.
+    #[test]
+    fn the_triangle_check_fails_wrong_entries_and_writes_outside() {
+        let (n, k) = (7, 5);
+        let mut rng = StdRng::seed_from_u64(3);
+        let a: Vec<c64> = random(&mut rng, k * n).unwrap(); // stored k x n: op(A) = A^H
+        let b: Vec<c64> = random(&mut rng, k * n).unwrap(); // stored k x n: op(B) = B
+        let c0: Vec<c64> = random(&mut rng, n * n).unwrap();
+        let (alpha, beta) = (c64::new(0.5, -1.0), c64::new(-0.25, 0.5));
+        let mut c = c0.clone();
+        for j in 0..n {
+            for i in j..n {
+                let mut s = c64::new(0.0, 0.0);
+                for l in 0..k {
+                    s += a[l + i * k].conj() * b[l + j * k];
+                }
+                c[i + j * n] = alpha * s + beta * c0[i + j * n];
+            }
+        }
+        let check = |c: &[c64]| {
+            check_triangle(
+                Uplo::Lower,
+                (Trans::C, Trans::N),
+                (alpha, beta),
+                (&a, k),
+                (&b, k),
+                (&c0, c),
+                (n, k),
+                1,
+            )
+        };
+        let (checked, _, other) = check(&c).expect("the right triangle passes");
+        assert_eq!((checked, other), (n * (n + 1) / 2, n * (n - 1) / 2));
+        let mut wrong = c.clone();
+        wrong[4 + 2 * n] += c64::new(1e-9, 0.0);
+        assert!(
+            check(&wrong).is_err(),
+            "a wrong entry in the triangle passed"
+        );
+        let mut written = c.clone();
+        written[2 + 4 * n] = c64::new(0.0, 0.0);
+        assert!(
+            check(&written).is_err(),
+            "a write above the diagonal passed"
+        );
+    }
 }

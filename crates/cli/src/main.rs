@@ -4,12 +4,14 @@
 mod calibrate;
 mod cli;
 mod devices;
+mod factor;
 mod gemm;
 mod power;
 mod predict;
 mod shape;
 mod simulate;
 mod sym;
+mod terms;
 mod tri;
 
 use clap::Parser;

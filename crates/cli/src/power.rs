@@ -15,7 +15,7 @@ pub fn meters(rt: &Runtime, verbose: bool) -> Vec<Arc<dyn PowerMeter>> {
         .iter()
         .find(|d| d.info().kind == DeviceKind::Cpu)
         .map_or("cpu:0".to_string(), |d| d.info().label());
-    let (m, absent) = hetblas::energy::power_meters(&cpu);
+    let (m, absent) = hetblas::energy::power_meters(&cpu, rt.settings().cuda_devices.as_deref());
     if verbose {
         for why in absent {
             println!("energy: {why}");
@@ -93,9 +93,9 @@ pub fn print_batch_energy(
     );
 }
 
-/// Busy and idle power of every device: measured where a meter covers it (idle: 1 s with
-/// nothing running; busy: DGEMM 8192^3 on device-resident operands, repeated for 2 s on that
-/// device alone), the documented estimate for a CPU without RAPL.
+/// Busy and idle power of every device: measured where a meter covers it (idle: [`IDLE`] with
+/// nothing running; busy: DGEMM 8192^3 on device-resident operands, repeated for [`BUSY`] on
+/// that device alone), the documented estimate for a CPU without RAPL.
 pub fn calibrate_power(rt: &Runtime) -> Result<Vec<DevicePower>> {
     let meters = meters(rt, true);
     let mut out = Vec::new();
@@ -108,7 +108,7 @@ pub fn calibrate_power(rt: &Runtime) -> Result<Vec<DevicePower>> {
             }
             continue;
         };
-        let Some(idle) = mean_power(meter.as_ref(), &label, Duration::from_secs(1)) else {
+        let Some(idle) = mean_power(meter.as_ref(), &label, IDLE) else {
             continue;
         };
         let n = if d.info().kind == DeviceKind::Cpu {
@@ -165,8 +165,15 @@ pub fn calibrate_power(rt: &Runtime) -> Result<Vec<DevicePower>> {
     Ok(out)
 }
 
-/// Mean power of `label` while `call` repeats for 2 s (after one warm-up call): the energy
-/// counter's difference over the time where it has one, else sampled power.
+/// Seconds of the idle power's samples.
+const IDLE: Duration = Duration::from_millis(500);
+/// Seconds of the busy power's calls (after one warm-up call): a GPU's power settles at its
+/// limit within a few hundred milliseconds of DGEMM; two seconds each, with the idle second,
+/// were 4 s of a 30 s calibration budget per device.
+const BUSY: Duration = Duration::from_secs(1);
+
+/// Mean power of `label` while `call` repeats for [`BUSY`] (after one warm-up call): the
+/// energy counter's difference over the time where it has one, else sampled power.
 fn sample_while(
     meter: &Arc<dyn PowerMeter>,
     label: &str,
@@ -175,7 +182,7 @@ fn sample_while(
     call()?;
     let (r, energy, _) = hetblas_core::energy::meter::measure(std::slice::from_ref(meter), || {
         let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(2) {
+        while start.elapsed() < BUSY {
             call()?;
         }
         Ok::<(), hetblas::Error>(())

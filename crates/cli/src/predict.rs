@@ -23,7 +23,8 @@ pub struct PredictArgs {
     /// Device (label or index); default: the first accelerator.
     #[arg(long)]
     pub device: Option<String>,
-    /// The routine: gemm; trsm / trmm (then -m/-n shape B, --transa is op(A), and the model's
+    /// The routine: gemm; potrf / getrf (order -n, --uplo for potrf: the devices, where
+    /// panels run and the block width, with the alternatives); trsm / trmm (then -m/-n shape B, --transa is op(A), and the model's
     /// choice of devices, tile and solve placement is shown with its alternatives); or syrk,
     /// herk, syr2k, her2k, symm, hemm (C is m x n, k the inner dimension, --transa the rank
     /// updates' trans).
@@ -32,7 +33,7 @@ pub struct PredictArgs {
     /// TRSM/TRMM SIDE: L or R.
     #[arg(long, default_value = "L")]
     pub side: char,
-    /// TRSM/TRMM UPLO: L or U.
+    /// TRSM/TRMM/POTRF UPLO: L or U.
     #[arg(long, default_value = "L")]
     pub uplo: char,
     /// TRSM/TRMM DIAG: N or U.
@@ -41,10 +42,17 @@ pub struct PredictArgs {
 }
 
 pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
-    let sym_routine = !matches!(
-        a.routine.to_ascii_lowercase().as_str(),
-        "gemm" | "trsm" | "trmm"
-    );
+    let routine = a.routine.to_ascii_lowercase();
+    if routine == "potrf" || routine == "getrf" {
+        let r = if routine == "potrf" {
+            hetblas_core::plan::FactorRoutine::Potrf(crate::factor::uplo_of(a.uplo)?)
+        } else {
+            hetblas_core::plan::FactorRoutine::Getrf
+        };
+        let (_, n, _) = a.shape.mnk();
+        return crate::factor::predict(rt, r, n, a.shape.dtype);
+    }
+    let sym_routine = !matches!(routine.as_str(), "gemm" | "trsm" | "trmm");
     if sym_routine {
         let routine = a.routine.parse().map_err(Error::InvalidInput)?;
         let shape = a.shape.mnk();
@@ -113,7 +121,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         &dev,
         budget,
         &profile,
-        hetblas_core::autotune::FoldRequest::from_env(),
+        hetblas_core::autotune::FoldRequest::default(),
     )
     .ok_or_else(|| {
         Error::Profile(format!(

@@ -121,7 +121,7 @@ pub fn run(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result<()> {
     }
 }
 
-fn alloc<T: Scalar>(n: usize, what: &str) -> Result<Vec<T>> {
+pub(crate) fn alloc<T: Scalar>(n: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|e| {
         hetblas::Error::InvalidInput(format!("not enough memory for {what} ({n} elements: {e})"))

@@ -24,12 +24,24 @@ fn binary() -> PathBuf {
 
 /// Runs `hetblas args..` with no GPU backend and no machine profile.
 fn hetblas(args: &[&str]) -> Output {
+    hetblas_with(args, &[])
+}
+
+/// [`hetblas`] with `env` set on top (after the defaults, so it may replace them), and no
+/// other hetblas setting of the caller's environment.
+fn hetblas_with(args: &[&str], env: &[(&str, &str)]) -> Output {
     let dir = std::env::temp_dir().join(format!("hetblas-cli-test-{}", std::process::id()));
-    Command::new(binary())
-        .args(args)
+    let mut cmd = Command::new(binary());
+    for (k, _) in std::env::vars() {
+        // Tests' own variables (HETBLAS_REQUIRE, ...) are no setting; removing them is harmless.
+        if k.starts_with("HETBLAS_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.args(args)
         .env("HETBLAS_BACKENDS", "cpu")
         .env("HETBLAS_PROFILE", dir.join("absent-profile.json"))
-        .env_remove("HETBLAS_EMULATED")
+        .envs(env.iter().copied())
         .output()
         .expect("hetblas runs")
 }
@@ -122,6 +134,57 @@ fn gemm_with_negative_scalars_runs_and_checks() {
     assert!(
         so.contains("check: ") && so.contains("within the error bound"),
         "{so}"
+    );
+}
+
+/// `hetblas gemmt`: GEMM's options with a triangle; `--check` verifies the triangle against
+/// the reference and the other triangle bit for bit, and the BLAS name is printed.
+#[test]
+fn gemmt_computes_one_triangle_and_checks_both() {
+    let so = stdout_of(&[
+        "--emulated",
+        "2",
+        "gemmt",
+        "--dtype",
+        "c64",
+        "--uplo",
+        "U",
+        "-n",
+        "90",
+        "-k",
+        "33",
+        "--transa",
+        "C",
+        "--alpha",
+        "0.5",
+        "--alpha-im",
+        "-1",
+        "--beta",
+        "-0.5",
+        "--devices",
+        "1,2",
+        "--tile",
+        "16",
+        "--reps",
+        "1",
+        "--check",
+    ]);
+    assert!(so.contains("zgemmtr U C N 90x90x33"), "{so}");
+    assert!(
+        so.contains("entries of the U triangle within the error bound")
+            && so.contains("the other triangle's 4005 entries bit-identical"),
+        "{so}"
+    );
+    // The defaults: the lower triangle of a real GEMMT on what hetblas chooses.
+    let so = stdout_of(&["gemmt", "--size", "64", "--reps", "1", "--check"]);
+    assert!(so.contains("dgemmtr L N N 64x64x64"), "{so}");
+    // C is square.
+    let out = hetblas(&["gemmt", "-m", "5", "-n", "6", "--reps", "1"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("n x n"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 
@@ -491,4 +554,204 @@ fn trsm_and_trmm_sweep_tiles_against_the_model() {
         }
         assert!(so.contains("within the error bound"), "{routine}: {so}");
     }
+}
+
+/// A setting whose value cannot be used stops every command with one error naming the
+/// variable and the value (they ran silently, or failed naming neither); `devices` still lists
+/// what it found with the default in its place, says which setting is wrong, and exits 1.
+#[test]
+fn a_bad_setting_is_refused_naming_the_variable_and_the_value() {
+    let gemm = ["gemm", "--size", "16", "--reps", "1"];
+    for (var, value, why) in [
+        ("HETBLAS_FAULT", "garbage", "not key=value"),
+        ("HETBLAS_VERBOSE", "yes", "expected 1 (on) or 0 (off)"),
+        ("HETBLAS_BACKENDS", "garbage", "unknown backend"),
+        ("HETBLAS_EMULATED", "two", "not a count"),
+        ("HETBLAS_CUDA_DEVICES", "first", "GPU ordinals"),
+        ("HETBLAS_OFFLOAD_FLOPS", "lots", "flops"),
+    ] {
+        let said = format!("hetblas: {var}={value:?}: ");
+        let out = hetblas_with(&gemm, &[(var, value)]);
+        refused(&out, &[&said, why]);
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("GFLOP/s"),
+            "{var}: computed anyway"
+        );
+        let out = hetblas_with(&["devices"], &[(var, value)]);
+        refused(&out, &[&said]);
+        let so = String::from_utf8_lossy(&out.stdout);
+        assert!(so.contains("[0] cpu"), "{var}: {so}");
+        assert!(
+            so.contains(&format!("settings:\n  {var}={value:?}: ")),
+            "{var}: {so}"
+        );
+    }
+}
+
+/// A host BLAS named that does not load: every computing command fails naming the variable
+/// and the load error; `devices` does not fail (the CPU is listed absent with that reason, and
+/// the other backends with theirs), with no device left at all as with the emulated ones.
+#[test]
+fn a_host_blas_that_does_not_load_is_named_and_devices_says_why() {
+    let env = [("HETBLAS_CBLAS", "/nonexistent/libblas.so")];
+    let said = "HETBLAS_CBLAS=\"/nonexistent/libblas.so\": the host BLAS cannot be used: ";
+    refused(
+        &hetblas_with(&["gemm", "--size", "16", "--reps", "1"], &env),
+        &[said, "/nonexistent/libblas.so"],
+    );
+    for emulated in ["0", "2"] {
+        let out = hetblas_with(&["--emulated", emulated, "devices"], &env);
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "--emulated {emulated}: {so}{se}");
+        assert!(so.contains("devices:\n  none\n"), "{so}");
+        assert!(so.contains(&format!("cpu       absent: {said}")), "{so}");
+        if emulated == "2" {
+            assert!(so.contains(&format!("emulated  absent: {said}")), "{so}");
+        }
+        // Every absent backend says why.
+        for line in so.lines().filter(|l| l.contains("absent:")) {
+            let why = line.split("absent:").nth(1).unwrap_or("").trim();
+            assert!(why.len() > 10, "{line}");
+        }
+    }
+}
+
+/// Backends left out by `HETBLAS_BACKENDS`, and those absent here, each say why; with no
+/// device left, a computing command lists every reason.
+#[test]
+fn devices_says_why_each_backend_is_absent() {
+    let out = hetblas_with(&["devices", "--json"], &[("HETBLAS_BACKENDS", "hip")]);
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{so}");
+    let v: serde_json::Value = serde_json::from_str(&so).expect("JSON");
+    for b in v["backends"].as_array().expect("backends") {
+        let (name, devices) = (
+            b["backend"].as_str().unwrap(),
+            b["devices"].as_u64().unwrap(),
+        );
+        let reason = b["reason"].as_str().unwrap_or("");
+        assert!(
+            devices > 0 || !reason.is_empty(),
+            "{name}: no device, no reason"
+        );
+        if name != "hip" {
+            assert_eq!(reason, "not selected (HETBLAS_BACKENDS=hip)", "{name}");
+        }
+    }
+    let hip = &v["backends"][1];
+    if hip["devices"] == 0 {
+        // No HIP here: nothing to compute on, and the error gives each backend's reason.
+        let out = hetblas_with(&["gemm", "--size", "16"], &[("HETBLAS_BACKENDS", "hip")]);
+        refused(
+            &out,
+            &[
+                "no usable device",
+                "hip: ",
+                "cpu: not selected (HETBLAS_BACKENDS=hip)",
+            ],
+        );
+    }
+}
+
+/// A profile file that is not a profile is an error of every command that would use it (it
+/// was replaced by the built-in rules without a word); `devices` says so and does not fail;
+/// `calibrate` does not read it (it writes a new one).
+#[test]
+fn a_corrupt_profile_is_an_error_and_devices_says_so() {
+    let path = std::env::temp_dir().join(format!("hetblas-corrupt-{}.json", std::process::id()));
+    std::fs::write(&path, "{ not a profile").unwrap();
+    let env = [("HETBLAS_PROFILE", path.to_str().unwrap())];
+    refused(
+        &hetblas_with(&["gemm", "--size", "16", "--reps", "1"], &env),
+        &[
+            "is not a valid profile",
+            path.to_str().unwrap(),
+            "hetblas calibrate",
+        ],
+    );
+    let out = hetblas_with(&["devices"], &env);
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{so}");
+    assert!(
+        so.contains("model: profile: ") && so.contains("is not a valid profile"),
+        "{so}"
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// A variable hetblas no longer reads is a warning naming what replaced it, not an error.
+#[test]
+fn a_retired_variable_is_a_warning() {
+    let out = hetblas_with(
+        &["gemm", "--size", "16", "--reps", "1"],
+        &[("HETBLAS_PIN", "xyz"), ("HETBLAS_FOLD_TAIL", "4")],
+    );
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{se}");
+    for w in [
+        "hetblas: warning: HETBLAS_PIN is set but no longer read",
+        "hetblas: warning: HETBLAS_FOLD_TAIL is set but no longer read",
+    ] {
+        assert_eq!(se.matches(w).count(), 1, "{w:?} in\n{se}");
+    }
+    assert!(se.contains("--fold-tail"), "{se}");
+}
+
+/// `gemm --warm-seconds` calls untimed until the time has passed, then times `--reps` calls
+/// (printed in order); `--back-to-back` leaves C as the last call wrote it, so it cannot be
+/// checked.
+#[test]
+fn gemm_warms_up_then_times_calls_back_to_back() {
+    for extra in [&[][..], &["--back-to-back"][..]] {
+        let mut args = vec![
+            "--emulated",
+            "1",
+            "gemm",
+            "-s",
+            "96",
+            "--tile",
+            "32",
+            "--beta",
+            "1",
+            "--reps",
+            "2",
+            "--warm-seconds",
+            "0.05",
+        ];
+        args.extend_from_slice(extra);
+        let so = stdout_of(&args);
+        let warm = so
+            .lines()
+            .find(|l| l.starts_with("warm-up: "))
+            .unwrap_or_else(|| panic!("no warm-up line: {so}"));
+        let calls: u64 = warm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{warm}"));
+        assert!(calls >= 1, "{warm}");
+        let timed = so
+            .lines()
+            .find_map(|l| l.strip_prefix("timed calls in order (s): "))
+            .unwrap_or_else(|| panic!("no timed calls: {so}"));
+        let times: Vec<f64> = timed
+            .split_whitespace()
+            .map(|t| t.parse().expect("seconds"))
+            .collect();
+        assert_eq!(times.len(), 2, "{timed}");
+        assert!(times.iter().all(|&t| t > 0.0), "{timed}");
+    }
+    refused_by_clap(&hetblas(&["gemm", "--warm-seconds", "inf"]), "inf");
+    refused_by_clap(&hetblas(&["gemm", "--warm-seconds", "-1"]), "-1");
+    refused_by_clap(&hetblas(&["gemm", "--back-to-back", "--check"]), "--check");
+}
+
+/// An argument clap refuses: not a success, no panic, `word` in the message.
+fn refused_by_clap(out: &Output, word: &str) {
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "accepted; stderr:\n{se}");
+    assert!(!se.contains("panicked") && se.contains(word), "{se}");
 }

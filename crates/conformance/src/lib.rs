@@ -3,7 +3,9 @@
 //! The one conformance suite, written once and instantiated for every backend (CPU, emulated
 //! devices, CUDA, HIP). "Conformant" means the same thing for all of them: every case here
 //! passes against the f64-accumulating reference GEMM, with relative error bounds per dtype, in
-//! f32, f64, c32 and c64 (`Trans::C` conjugating the complex operands).
+//! f32, f64, c32 and c64 (`Trans::C` conjugating the complex operands). The factorization
+//! tiles ([`factor`]) are checked on each computing device's kernel directly, against LAPACK's
+//! residual tests, `info` values and pivots.
 //!
 //! A backend's `tests/conformance.rs` is a single macro call:
 //!
@@ -18,6 +20,7 @@
 pub mod cases;
 pub mod check;
 pub mod data;
+pub mod factor;
 pub mod gemmt_cases;
 pub mod sym_cases;
 pub mod tri;
@@ -147,6 +150,14 @@ macro_rules! conformance_suite {
         $crate::conformance_suite!(@module gemmt_cases $make;
             gemmt_every_option_f64, gemmt_every_option_f32, gemmt_every_option_c32,
             gemmt_every_option_c64, gemmt_shapes_and_placements, gemmt_bad_arguments_are_reported
+        );
+        $crate::conformance_suite!(@module factor $make;
+            factor_potrf_every_uplo, factor_potrf_not_positive_definite, factor_potrf_nan_pivot,
+            factor_getrf_panels,
+            factor_getrf_pivots_match_lapack, factor_getrf_exactly_singular, factor_laswp_ranges,
+            factor_pivots_move_between_devices, factor_bad_tiles_are_refused,
+            factor_potrf_calls, factor_potrf_call_info, factor_getrf_calls, factor_getrf_call_info,
+            factor_solves
         );
     };
     (@tri $make:path; $($case:ident),*) => {

@@ -43,6 +43,14 @@ pub enum Error {
         backend: &'static str,
         reason: String,
     },
+    /// A setting (an environment variable, read by the `hetblas` crate) holds a value that
+    /// cannot be used: the variable, the value as given, and why.
+    #[error("{variable}={value:?}: {reason}")]
+    Setting {
+        variable: String,
+        value: String,
+        reason: String,
+    },
     /// A machine profile or configuration file could not be read or does not match.
     #[error("profile: {0}")]
     Profile(String),

@@ -22,8 +22,8 @@
 //!    the models to decide, per problem, the devices, their shares, the tile and whether C is
 //!    folded on the host ([`autotune::decide`]). Without a profile, fixed rules decide.
 //! 4. **[`model`]: the equations.** Link transfers, kernel tables, CoCoPeLia's single-device
-//!    overlap models, the pipeline model of a tiled call and the ATGPU cost model: pure
-//!    arithmetic on calibrated numbers, used by the autotuner.
+//!    overlap models and the pipeline model of a tiled call: pure arithmetic on calibrated
+//!    numbers, used by the autotuner.
 //! 5. **[`plan`]: the DAG.** The tile grid ([`tiling`]), the shares ([`balance`]) and the C
 //!    tiles placed on devices ([`distribute`], 2D block-cyclic), then fetch / gemm / write-back
 //!    tasks per device. The planner simulates each device's tile cache (Belady eviction under
@@ -75,7 +75,8 @@ pub mod tuning;
 // The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
 // folders: backends and the CLI name them so.
 pub use backend::{
-    device, fault, host_queue, kernel, link, memory, pin, prefault, queue, sym_kernel,
+    device, factor_kernel, fault, host_queue, kernel, link, memory, pin, prefault, queue,
+    sym_kernel,
 };
 pub use exec::{execute, trace, undo};
 pub use plan::{balance, distribute, fold, tiling};
@@ -87,14 +88,17 @@ pub use device::{
     Backend, BackendStatus, Device, DeviceInfo, DeviceKind, Discovery, ThreadContext,
 };
 pub use error::{Error, Result};
+pub use factor_kernel::{
+    first_nan_pivot, FactorOp, GetrfTile, InfoCell, LaswpTile, PotrfTile, RawPivots,
+};
 pub use kernel::{GemmTile, Kernel, TriTile};
 pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};
 pub use memory::{BorrowedBuffer, Buffer, HostAccess, MemorySpace, RawTile};
 pub use operand::{MatMut, MatRef, Trans};
 pub use pool::{
-    DeviceFault, DevicePool, GemmOptions, GemmPrediction, GemmReport, SolvePlacement,
-    TriCallOptions, TriReport,
+    DeviceFault, DevicePool, FactorOptions, FactorReport, GemmOptions, GemmPrediction, GemmReport,
+    SolvePlacement, TriCallOptions, TriReport,
 };
 pub use queue::{Event, Queue};
 pub use scalar::{DType, Scalar, ScalarValue};

@@ -5,11 +5,15 @@ use hetblas_core::energy::meter::PowerMeter;
 use std::sync::Arc;
 
 /// The meters that work here, and why each other one does not. `cpu_label` names the CPU
-/// device RAPL measures ("cpu:0").
-pub fn power_meters(cpu_label: &str) -> (Vec<Arc<dyn PowerMeter>>, Vec<String>) {
+/// device RAPL measures ("cpu:0"); `cuda_devices` are the CUDA ordinals the runtime took
+/// ([`crate::Settings::cuda_devices`]).
+pub fn power_meters(
+    cpu_label: &str,
+    cuda_devices: Option<&[i32]>,
+) -> (Vec<Arc<dyn PowerMeter>>, Vec<String>) {
     let mut meters: Vec<Arc<dyn PowerMeter>> = Vec::new();
     let mut absent = Vec::new();
-    match hetblas_cuda::nvml::NvmlMeter::open() {
+    match hetblas_cuda::nvml::NvmlMeter::open(cuda_devices) {
         Ok(m) => meters.push(Arc::new(m)),
         Err(why) => absent.push(why),
     }

@@ -31,12 +31,15 @@
 mod builder;
 pub mod energy;
 pub mod runtime;
+pub mod settings;
 mod sym;
 
-pub use builder::{RuntimeBuilder, MAX_EMULATED};
+pub use builder::{RuntimeBuilder, Survey, MAX_EMULATED};
 pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
+pub use hetblas_core::pin::PinPolicy;
 pub use hetblas_core::pool::{
-    SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport,
+    FactorAlternative, FactorDecision, FactorOptions, FactorReport, SolvePlacement, TriAlternative,
+    TriCallOptions, TriDecision, TriReport,
 };
 pub use hetblas_core::problem::triangular::{Diag, TriOptions, TriProblem, TriRoutine};
 pub use hetblas_core::profile::MachineProfile;
@@ -47,5 +50,6 @@ pub use hetblas_core::{
     MatIn, MatMut, MatOut, MatRef, Result, Scalar, Trans,
 };
 pub use hetblas_core::{Side, SymOp, SymProblem, Uplo};
-pub use hetblas_cpu::EmulatedConfig;
+pub use hetblas_cpu::{BlasLibrary, EmulatedConfig};
 pub use runtime::Runtime;
+pub use settings::Settings;

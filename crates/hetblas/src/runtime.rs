@@ -1,21 +1,26 @@
 //! `Runtime`: the devices of this node, and the calls users make on them.
 //!
 //! The runtime owns a [`DevicePool`] (the pipeline) and exposes what users call, method by
-//! method: GEMM, device matrices, host-buffer release, the devices and links found, the machine
+//! method: GEMM and GEMMT, device matrices, host-buffer release, the devices and links found, the machine
 //! profile, and calibration. The pool stays an implementation detail.
 
 use hetblas_core::calibrate::{CalibrationOptions, Progress};
-use hetblas_core::pool::{TriCallOptions, TriDecision, TriReport};
+use hetblas_core::plan::FactorRoutine;
+use hetblas_core::pool::{
+    FactorDecision, FactorOptions, FactorReport, TriCallOptions, TriDecision, TriReport,
+};
 use hetblas_core::problem::triangular::{TriOptions, TriProblem, TriRoutine};
-use hetblas_core::problem::GemmProblem;
+use hetblas_core::problem::{GemmProblem, Uplo};
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
-    BackendStatus, Device, DeviceMatrix, DevicePool, GemmOptions, GemmPrediction, GemmReport,
-    HostAccess, Link, MatIn, MatMut, MatOut, MatRef, MemorySpace, Result, Scalar, Trans,
+    BackendStatus, DType, Device, DeviceMatrix, DevicePool, GemmOptions, GemmPrediction,
+    GemmReport, HostAccess, Link, MatIn, MatMut, MatOut, MatRef, MemorySpace, Result, Scalar,
+    Trans,
 };
 use std::sync::{Arc, RwLock};
 
 use crate::builder::RuntimeBuilder;
+use crate::settings::Settings;
 
 /// The devices of this node, ready for BLAS calls.
 #[derive(Debug)]
@@ -23,6 +28,7 @@ pub struct Runtime {
     pool: DevicePool,
     statuses: Vec<BackendStatus>,
     profile_status: RwLock<String>,
+    settings: Settings,
 }
 
 impl Runtime {
@@ -30,12 +36,20 @@ impl Runtime {
         pool: DevicePool,
         statuses: Vec<BackendStatus>,
         profile_status: String,
+        settings: Settings,
     ) -> Runtime {
         Runtime {
             pool,
             statuses,
             profile_status: RwLock::new(profile_status),
+            settings,
         }
+    }
+
+    /// The settings the runtime was built with ([`Settings`]: read from the environment once,
+    /// unless [`RuntimeBuilder::settings`] gave them).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// The pipeline, for the routines defined next to this file.
@@ -43,8 +57,8 @@ impl Runtime {
         &self.pool
     }
 
-    /// Discovers every backend's devices with the default configuration (see
-    /// [`RuntimeBuilder`] for the environment variables it honours).
+    /// Discovers every backend's devices as the environment says ([`Settings::from_env`]; see
+    /// [`RuntimeBuilder`]).
     ///
     /// # Errors
     /// As [`RuntimeBuilder::build`].
@@ -101,8 +115,7 @@ impl Runtime {
     }
 
     /// The profile decisions are made with now: [`Runtime::profile`], with host folds priced
-    /// at what this runtime's folds reached where that was well below calibrated
-    /// (`HETBLAS_ADAPT_FOLD=0` turns that off).
+    /// at what this runtime's folds reached where that was well below calibrated.
     pub fn decision_profile(&self) -> Option<Arc<MachineProfile>> {
         self.pool.decision_profile()
     }
@@ -242,6 +255,80 @@ impl Runtime {
     ) -> Result<GemmReport> {
         self.pool.gemm_blas(
             transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts,
+        )
+    }
+
+    // ---- GEMMT -----------------------------------------------------------------------------
+
+    /// GEMMT (`?gemmtr` of reference BLAS 3.12, `?gemmt` of OpenBLAS and MKL): the `uplo`
+    /// triangle, diagonal included, of `c = alpha * op(a) * op(b) + beta * c` for a square
+    /// `n x n` C; the other triangle is neither read nor written. Operands are host views or
+    /// device matrices, in any mix. It runs as GEMM's plan over the triangle's C tiles (the
+    /// diagonal tiles computed whole into a workspace and folded over the triangle on the
+    /// host), with GEMM's recovery from a failed device. For options (devices, tiles, trace),
+    /// give [`GemmOptions::triangle`] to [`Runtime::gemm_with`].
+    ///
+    /// ```
+    /// use hetblas::{MatMut, MatRef, Runtime, Trans, Uplo};
+    /// let rt = Runtime::builder().only(&[]).emulated(2).without_profile().build()?;
+    /// let a = [1.0, 2.0, 3.0, 4.0]; // 2x2, column-major
+    /// let mut c = [1.0, 1.0, f64::NAN, 1.0]; // C(0, 1), in the upper triangle, is NaN
+    /// rt.gemmt(Uplo::Lower, Trans::N, Trans::T, 1.0, MatRef::packed(&a, 2, 2)?,
+    ///          MatRef::packed(&a, 2, 2)?, 0.5, MatMut::packed(&mut c, 2, 2)?)?;
+    /// // A A^T = [[10, 14], [14, 20]]: the lower triangle computed, C(0, 1) neither read nor
+    /// // written.
+    /// assert_eq!((c[0], c[1], c[3]), (10.5, 14.5, 20.5));
+    /// assert!(c[2].is_nan());
+    /// # Ok::<(), hetblas::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A C that is not square as BLAS parameter 4 (n), other shape mismatches as
+    /// [`Runtime::gemm`]; device errors.
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
+    pub fn gemmt<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        transa: Trans,
+        transb: Trans,
+        alpha: T,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatIn<'a, T>>,
+        beta: T,
+        c: impl Into<MatOut<'a, T>>,
+    ) -> Result<GemmReport> {
+        let opts = GemmOptions::default().triangle(uplo);
+        self.pool
+            .gemm_with(transa, transb, alpha, a, b, beta, c, &opts)
+    }
+
+    /// BLAS-style GEMMT on host slices: arguments checked as reference BLAS 3.12's `?gemmtr`
+    /// checks them (uplo 1, transa 2, transb 3, n 4, k 5, lda 8, ldb 10, ldc 13; the errors
+    /// name the routine GEMMTR), then [`Runtime::gemmt`] with `opts` (whose `triangle` is
+    /// replaced by `uplo`).
+    ///
+    /// # Errors
+    /// A bad argument with its BLAS parameter number; device errors.
+    #[allow(clippy::too_many_arguments)] // the BLAS argument list
+    pub fn gemmt_blas<T: Scalar>(
+        &self,
+        uplo: u8,
+        transa: u8,
+        transb: u8,
+        n: i64,
+        k: i64,
+        alpha: T,
+        a: &[T],
+        lda: i64,
+        b: &[T],
+        ldb: i64,
+        beta: T,
+        c: &mut [T],
+        ldc: i64,
+        opts: &GemmOptions,
+    ) -> Result<GemmReport> {
+        self.pool.gemmt_blas(
+            uplo, transa, transb, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts,
         )
     }
 
@@ -543,5 +630,150 @@ impl Runtime {
         call: &TriCallOptions,
     ) -> Result<TriDecision> {
         self.pool.predict_tri(problem, locations, call)
+    }
+}
+
+/// The factorizations: Cholesky and LU with partial pivoting, and the solvers on them, on
+/// host or device matrices, as task graphs over every device of the node
+/// ([`hetblas_core::plan::factor`]). `report.info` is LAPACK's `info`.
+impl Runtime {
+    /// Cholesky factorization (`?potrf`) of the Hermitian positive definite `a` in place: its
+    /// `uplo` triangle becomes the factor, the other triangle is neither read nor written.
+    ///
+    /// # Errors
+    /// A matrix that is not square as LAPACK's parameter 2; device errors (see
+    /// [`hetblas_core::FactorOptions::preserve`]).
+    pub fn potrf<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: impl Into<MatOut<'a, T>>,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        self.pool.potrf(uplo, a, opts)
+    }
+
+    /// LU factorization with partial pivoting (`?getrf`) of `a` in place, LAPACK's pivots
+    /// (1-based) into `ipiv` (`min(m, n)` entries).
+    ///
+    /// # Errors
+    /// As [`Runtime::potrf`], and an `ipiv` too short.
+    pub fn getrf<'a, T: Scalar>(
+        &self,
+        a: impl Into<MatOut<'a, T>>,
+        ipiv: &mut [i32],
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        self.pool.getrf(a, ipiv, opts)
+    }
+
+    /// `?potrf` on a host slice with LAPACK's arguments, checked as LAPACK checks them.
+    ///
+    /// # Errors
+    /// A bad argument with its LAPACK parameter number; as [`Runtime::potrf`].
+    pub fn potrf_lapack<T: Scalar>(
+        &self,
+        uplo: u8,
+        n: i64,
+        a: &mut [T],
+        lda: i64,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        self.pool.potrf_lapack(uplo, n, a, lda, opts)
+    }
+
+    /// `?getrf` on a host slice with LAPACK's arguments, checked as LAPACK checks them.
+    ///
+    /// # Errors
+    /// A bad argument with its LAPACK parameter number; as [`Runtime::getrf`].
+    pub fn getrf_lapack<T: Scalar>(
+        &self,
+        m: i64,
+        n: i64,
+        a: &mut [T],
+        lda: i64,
+        ipiv: &mut [i32],
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        self.pool.getrf_lapack(m, n, a, lda, ipiv, opts)
+    }
+
+    /// What the model would choose for a factorization of an `m x n` matrix of `dtype` at
+    /// `location`: devices, where panels run, block width, with every alternative weighed.
+    ///
+    /// # Errors
+    /// No device can run the routine in the dtype.
+    pub fn predict_factor(
+        &self,
+        routine: FactorRoutine,
+        shape: (usize, usize),
+        dtype: DType,
+        location: MemorySpace,
+        opts: &FactorOptions,
+    ) -> Result<FactorDecision> {
+        self.pool
+            .predict_factor(routine, shape, dtype, location, opts)
+    }
+
+    /// `?potrs`: solves `A X = B` with `potrf`'s factor, B overwritten by X.
+    ///
+    /// # Errors
+    /// Shapes that do not agree; device errors.
+    pub fn potrs<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: impl Into<MatIn<'a, T>>,
+        b: impl Into<MatOut<'a, T>>,
+    ) -> Result<()> {
+        self.pool.potrs(uplo, a, b)
+    }
+
+    /// `?getrs` (`trans` N): solves `A X = B` with `getrf`'s factors and pivots.
+    ///
+    /// # Errors
+    /// As [`Runtime::potrs`], and pivots out of range.
+    pub fn getrs<'a, T: Scalar>(
+        &self,
+        a: impl Into<MatIn<'a, T>>,
+        ipiv: &[i32],
+        b: MatMut<'a, T>,
+    ) -> Result<()> {
+        self.pool.getrs(a, ipiv, b)
+    }
+
+    /// `?posv`: factors A (`potrf`) and solves `A X = B`; `report.info > 0` leaves B as it was.
+    ///
+    /// # Errors
+    /// As [`Runtime::potrf`] and [`Runtime::potrs`].
+    pub fn posv<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        mut a: MatMut<'a, T>,
+        b: impl Into<MatOut<'a, T>>,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        let b: MatOut<'a, T> = b.into();
+        let report = self.pool.potrf(uplo, a.rb_mut(), opts)?;
+        if report.info == 0 {
+            self.pool.potrs(uplo, a.as_ref(), b)?;
+        }
+        Ok(report)
+    }
+
+    /// `?gesv`: factors A (`getrf`) and solves `A X = B`; `report.info > 0` leaves B as it was.
+    ///
+    /// # Errors
+    /// As [`Runtime::getrf`] and [`Runtime::getrs`].
+    pub fn gesv<'a, T: Scalar>(
+        &self,
+        mut a: MatMut<'a, T>,
+        ipiv: &mut [i32],
+        b: MatMut<'a, T>,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        let report = self.pool.getrf(a.rb_mut(), ipiv, opts)?;
+        if report.info == 0 {
+            self.pool.getrs(a.as_ref(), ipiv, b)?;
+        }
+        Ok(report)
     }
 }

@@ -19,8 +19,9 @@
 //!   some (in TRMV, GER, SYRK, TRMM, ...): results differ only where such a zero would multiply an
 //!   Inf or NaN, which here propagates as IEEE arithmetic says.
 //! - GEMM above 32^3 multiply-adds runs on the `gemm` crate's blocked kernels (threads from rayon's
-//!   global pool); SYMM/HEMM expand A's triangle and call it; SYRK/HERK/SYR2K/HER2K and TRMM/TRSM
-//!   from order 128 work by blocks of 64, the diagonal blocks in the reference's loops and the rest
+//!   global pool); SYMM/HEMM expand A's triangle and call it; SYRK/HERK/SYR2K/HER2K, GEMMT
+//!   (reference BLAS 3.12's `?gemmtr`, OpenBLAS's and MKL's `?gemmt`) and TRMM/TRSM from order
+//!   128 work by blocks of 64, the diagonal blocks in the reference's loops and the rest
 //!   through GEMM. Smaller calls, and Level 1 and 2, run in the reference's column-oriented loops.
 //! - Where the reference's behaviour and correctness part: ROTMG keeps H explicit across
 //!   several rescalings (see [`rotmg`]); NRM2 follows the current reference (nrm2.f90: a negative

@@ -38,6 +38,31 @@ fn gemm_check_table() {
     );
 }
 
+/// GEMMT's checks, in `?gemmtr`'s order and numbers (reference BLAS 3.12).
+#[test]
+fn gemmt_check_table() {
+    table(
+        "gemmt",
+        &[
+            ((b'U', b'N', b'N', 3, 4, 3, 4, 3), 0),
+            ((b'l', b't', b'c', 3, 4, 4, 3, 3), 0),
+            ((b'L', b'N', b'N', 0, 0, 1, 1, 1), 0),
+            ((b'X', b'Y', b'N', -1, 4, 3, 4, 3), 1),
+            ((b'U', b'Y', b'Z', -1, 4, 3, 4, 3), 2),
+            ((b'U', b'N', b'Z', -1, 4, 3, 4, 3), 3),
+            ((b'U', b'N', b'N', -1, -4, 3, 4, 3), 4),
+            ((b'U', b'N', b'N', 3, -4, 0, 0, 0), 5),
+            ((b'U', b'N', b'N', 3, 4, 2, 0, 0), 8),
+            ((b'U', b'T', b'N', 3, 4, 3, 4, 3), 8),
+            ((b'L', b'N', b'N', 3, 4, 3, 3, 0), 10),
+            ((b'L', b'N', b'T', 3, 4, 3, 2, 3), 10),
+            ((b'L', b'N', b'N', 3, 4, 3, 4, 2), 13),
+            ((b'L', b'N', b'N', 0, 4, 1, 4, 0), 13),
+        ],
+        |(u, ta, tb, n, k, lda, ldb, ldc)| rb::gemmt_check(u, ta, tb, n, k, lda, ldb, ldc),
+    );
+}
+
 #[test]
 fn symm_hemm_check_table() {
     let rows = [

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use hetblas_refblas::{gemm, hemm, her2k, herk, symm, syr2k, syrk, trmm, trsm, Scalar};
+use hetblas_refblas::{gemm, gemmt, hemm, her2k, herk, symm, syr2k, syrk, trmm, trsm, Scalar};
 
 /// op(A)(i, l) in the reference arithmetic.
 fn op<T: Scalar>(t: u8, a: &Mat<T>, i: usize, l: usize) -> C64 {
@@ -94,6 +94,110 @@ fn gemm_case<T: Scalar>() {
 #[test]
 fn gemm_every_type_and_option() {
     for_each_type!(gemm_case);
+}
+
+/// GEMMT's (n, k): zero, unit and odd sizes in the loops, then the blocked path (n >= 128:
+/// rectangles beside 64-wide diagonal blocks, the last narrower, through GEMM's loops for k = 3
+/// and its blocked kernels for k = 9).
+const GEMMT_SHAPES: [(usize, usize); 7] =
+    [(0, 2), (3, 0), (1, 1), (4, 5), (9, 6), (130, 3), (140, 9)];
+
+/// GEMMT: the `uplo` triangle of `alpha op(A) op(B) + beta C` against the f64 reference; the
+/// other triangle holds NaN and must come back bit for bit (neither read nor written), as must
+/// C's padding. NaN also fills what the reference does not read: C's triangle when beta = 0,
+/// A and B when alpha = 0.
+fn gemmt_case<T: Scalar>() {
+    let mut rng = rng(37);
+    for uplo in [b'U', b'l'] {
+        for ta in [b'N', b't', b'C'] {
+            for tb in [b'n', b'T', b'c'] {
+                for (n, k) in GEMMT_SHAPES {
+                    for alpha in scalars::<T>() {
+                        for beta in scalars::<T>() {
+                            let ctx = format!(
+                                "gemmt {} {}{}{} n={n} k={k} alpha={alpha:?} beta={beta:?}",
+                                type_name::<T>(),
+                                uplo as char,
+                                ta as char,
+                                tb as char
+                            );
+                            let (ar, ac) = if ta == b'N' { (n, k) } else { (k, n) };
+                            let (br, bc) = if tb == b'n' { (k, n) } else { (n, k) };
+                            let mut a = Mat::random(&mut rng, ar, ac, nan());
+                            let mut b = Mat::random(&mut rng, br, bc, nan());
+                            let mut cm = Mat::random(&mut rng, n, n, sentinel());
+                            if alpha.is_zero() {
+                                a.fill(nan());
+                                b.fill(nan());
+                            }
+                            let upper = uplo == b'U';
+                            let inside = |i: usize, j: usize| if upper { i <= j } else { i >= j };
+                            for j in 0..n {
+                                for i in 0..n {
+                                    if !inside(i, j) || beta.is_zero() {
+                                        cm.set(i, j, nan());
+                                    }
+                                }
+                            }
+                            let c0 = cm.clone();
+                            // SAFETY: the operands have the shapes and leading dimensions passed.
+                            unsafe {
+                                gemmt(
+                                    uplo,
+                                    ta,
+                                    tb,
+                                    n as i64,
+                                    k as i64,
+                                    alpha,
+                                    a.data.as_ptr(),
+                                    a.ld_i64(),
+                                    b.data.as_ptr(),
+                                    b.ld_i64(),
+                                    beta,
+                                    cm.data.as_mut_ptr(),
+                                    cm.ld_i64(),
+                                )
+                            };
+                            for j in 0..n {
+                                for i in 0..n {
+                                    if !inside(i, j) {
+                                        let (got, was) = (cm.cget(i, j), c0.cget(i, j));
+                                        assert!(
+                                            got.re.to_bits() == was.re.to_bits()
+                                                && got.im.to_bits() == was.im.to_bits(),
+                                            "{ctx}: C({i}, {j}) outside the triangle changed"
+                                        );
+                                        continue;
+                                    }
+                                    let mut want = C64::new(0.0, 0.0);
+                                    if !alpha.is_zero() {
+                                        for l in 0..k {
+                                            want += c(alpha) * op(ta, &a, i, l) * op(tb, &b, l, j);
+                                        }
+                                    }
+                                    if !beta.is_zero() {
+                                        want += c(beta) * c0.cget(i, j);
+                                    }
+                                    assert_close(
+                                        cm.cget(i, j),
+                                        want,
+                                        bound::<T>(k, k as f64),
+                                        &ctx,
+                                    );
+                                }
+                            }
+                            assert_padding(&cm, &ctx);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gemmt_every_type_and_option() {
+    for_each_type!(gemmt_case);
 }
 
 /// A random square matrix with only the `uplo` triangle stored: the other one holds NaN; with

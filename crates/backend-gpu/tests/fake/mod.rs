@@ -8,6 +8,7 @@
 
 use hetblas_core::pin::Registered;
 use hetblas_core::{Error, GemmTile, RawTile, Result, ScalarValue, Trans};
+use hetblas_cpu::HostLapack;
 use hetblas_gpu::{Copy2D, DeviceDescription, GpuRuntime, HostJob};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -170,6 +171,7 @@ impl GpuRuntime for Fake {
     type Stream = u64;
     type Event = u64;
     type Blas = u64;
+    type Solver = u64;
 
     fn init() -> Result<()> {
         Ok(())
@@ -400,4 +402,86 @@ impl GpuRuntime for Fake {
         // SAFETY: caller contract.
         unsafe { hetblas_cpu::tri::rust_tri(routine, op) }
     }
+
+    // The solver: the host's pure-Rust LAPACK on the fake's (host) memory, with a workspace
+    // asked for (and written) as cuSOLVER asks for one, so that the layer's workspace and
+    // `info` paths run.
+    fn supports_factor(_op: hetblas_core::FactorOp, _dtype: hetblas_core::DType) -> bool {
+        true
+    }
+    unsafe fn solver_create(_: u64) -> Result<u64> {
+        Ok(next_id())
+    }
+    unsafe fn solver_destroy(_: u64) {}
+    unsafe fn potrf_workspace(_: u64, op: &hetblas_core::PotrfTile) -> Result<usize> {
+        Ok(8 * op.n())
+    }
+    unsafe fn getrf_workspace(_: u64, op: &hetblas_core::GetrfTile) -> Result<usize> {
+        Ok(8 * op.a.rows)
+    }
+    unsafe fn potrf(
+        _: u64,
+        op: &hetblas_core::PotrfTile,
+        work: hetblas_gpu::Workspace,
+        dev_info: u64,
+    ) -> Result<()> {
+        // SAFETY: caller contract: the workspace has the bytes asked, the info slot an i32.
+        unsafe { use_workspace(work, 8 * op.n())? };
+        // SAFETY: caller contract.
+        let mut info = unsafe { fake_lapack().potrf(op) }?;
+        // Like OpenBLAS, the fake misses NaN pivots (reports 0 and carries the NaN on), so
+        // that the layer's own check of the factor's diagonal is what finds them.
+        // SAFETY: the diagonal lies in the tile (fake memory is host memory).
+        let nan =
+            unsafe { hetblas_core::first_nan_pivot(op.a.addr, op.a.ld + 1, op.n(), op.dtype()) };
+        if nan == Some(info) {
+            info = 0;
+        }
+        // SAFETY: the device info slot is fake (host) memory of an i32.
+        unsafe { (dev_info as *mut i32).write(info as i32) };
+        Ok(())
+    }
+    unsafe fn getrf(
+        _: u64,
+        op: &hetblas_core::GetrfTile,
+        work: hetblas_gpu::Workspace,
+        dev_info: u64,
+    ) -> Result<()> {
+        // SAFETY: as in potrf.
+        unsafe { use_workspace(work, 8 * op.a.rows)? };
+        // SAFETY: caller contract.
+        let info = unsafe { fake_lapack().getrf(op) }?;
+        // SAFETY: as in potrf.
+        unsafe { (dev_info as *mut i32).write(info as i32) };
+        Ok(())
+    }
+    unsafe fn laswp(_: u64, op: &hetblas_core::LaswpTile) -> Result<()> {
+        // SAFETY: caller contract.
+        unsafe { fake_lapack().laswp(op) }
+    }
+}
+
+fn fake_lapack() -> &'static hetblas_cpu::RustLapack {
+    static LAPACK: OnceLock<hetblas_cpu::RustLapack> = OnceLock::new();
+    LAPACK.get_or_init(|| hetblas_cpu::RustLapack::new(1))
+}
+
+/// Fails unless `work` is at least `bytes` of live fake memory, and writes all of it (a
+/// workspace too small or freed early is caught here).
+///
+/// # Safety
+/// `work` is what the layer lent: fake device memory of `work.bytes`.
+unsafe fn use_workspace(work: hetblas_gpu::Workspace, bytes: usize) -> Result<()> {
+    if work.bytes < bytes || (bytes > 0 && work.addr == 0) {
+        return Err(Error::internal(format!(
+            "workspace of {} B at {:#x}, {bytes} B asked",
+            work.bytes, work.addr
+        )));
+    }
+    if bytes > 0 && Fake::device_of_address(work.addr + bytes as u64 - 1).is_none() {
+        return Err(Error::internal("workspace is not live device memory"));
+    }
+    // SAFETY: caller contract.
+    unsafe { std::ptr::write_bytes(work.addr as *mut u8, 0xA5, work.bytes) };
+    Ok(())
 }

@@ -58,6 +58,38 @@ struct Args {
     /// Append to `--csv` (the header only when the file is new or empty).
     #[arg(long)]
     append: bool,
+    /// With `--seed`: the set whose problems take LO..HI seconds on a nominal H200
+    /// (`validation_set::generate_window`), e.g. `0.002,1`; without it the seeded set of
+    /// `validation_set::generate` (sub-millisecond to 0.4 s).
+    #[arg(long, value_parser = parse_window)]
+    window: Option<(f64, f64)>,
+    /// Timed calls right after the first (planning) call, before the warm-up, each after C is
+    /// written again from a copy (as `hetblas gemm --reps 3` does, and as a program that
+    /// computes between its calls leaves the host memory and the devices idle for a while):
+    /// recorded as `cold_s` beside the steady state's `measured_s` (calls back to back).
+    #[arg(long, default_value_t = 3)]
+    cold_reps: usize,
+    /// No GPU: the summary of `--csv` (one or more sets, comma-separated files) as markdown:
+    /// the prediction errors (|error| median, p90, max; how many optimistic), the choices
+    /// against the best of each sweep, for the steady state and the first calls.
+    #[arg(long)]
+    summary: bool,
+    /// With `--summary`: a file of seeds used for tuning the model (one per line, `#`
+    /// comments); a set of one of them is reported as tuned-on, not as a judgement. With
+    /// `--rescore`: the seeds of `--csv` are added to it (rescoring is tuning).
+    #[arg(long)]
+    tuned: Option<std::path::PathBuf>,
+}
+
+/// `LO,HI` seconds.
+fn parse_window(s: &str) -> Result<(f64, f64), String> {
+    let (a, b) = s.split_once(',').ok_or("the window is LO,HI in seconds")?;
+    let lo: f64 = a.trim().parse().map_err(|e| format!("{a}: {e}"))?;
+    let hi: f64 = b.trim().parse().map_err(|e| format!("{b}: {e}"))?;
+    if !(lo >= 0.0 && hi > lo) {
+        return Err(format!("window {lo}..{hi}: need 0 <= LO < HI"));
+    }
+    Ok((lo, hi))
 }
 
 #[derive(Clone, Copy)]
@@ -109,9 +141,12 @@ fn set() -> Vec<Case> {
 }
 
 /// The seeded set's problems, host operands.
-fn seeded(seed: u64, count: usize) -> Vec<Case> {
-    hetblas_bench::validation_set::generate(seed, count)
-        .into_iter()
+fn seeded(seed: u64, count: usize, window: Option<(f64, f64)>) -> Vec<Case> {
+    let set = match window {
+        Some((lo, hi)) => hetblas_bench::validation_set::generate_window(seed, count, lo, hi),
+        None => hetblas_bench::validation_set::generate(seed, count),
+    };
+    set.into_iter()
         .map(|p| Case {
             m: p.m,
             n: p.n,
@@ -132,7 +167,23 @@ fn main() {
 }
 
 fn run(args: Args) -> Result<(), String> {
+    if args.summary {
+        let csvs: Vec<std::path::PathBuf> = args
+            .csv
+            .to_string_lossy()
+            .split(',')
+            .map(std::path::PathBuf::from)
+            .collect();
+        print!(
+            "{}",
+            hetblas_bench::validation_summary::markdown(&csvs, args.tuned.as_deref())?
+        );
+        return Ok(());
+    }
     if let Some(profile) = &args.rescore {
+        if let Some(ledger) = &args.tuned {
+            hetblas_bench::validation_summary::record_tuned(&args.csv, ledger)?;
+        }
         return hetblas_bench::rescore::run(&args.csv, profile);
     }
     let (rt, gpu) = hetblas_bench::harness_runtime(args.emulated)?;
@@ -153,14 +204,17 @@ fn run(args: Args) -> Result<(), String> {
     if fresh {
         writeln!(
             f,
-            "m,n,k,dtype,placement,beta_zero,chosen_tile,predicted_s,measured_s,error,best_tile,best_s,chosen_over_best,plan_new_us,plan_repeat_us,sweep,model,host_fold,fold_tail"
+            "m,n,k,dtype,placement,beta_zero,chosen_tile,predicted_s,measured_s,error,best_tile,best_s,chosen_over_best,plan_new_us,plan_repeat_us,sweep,model,host_fold,fold_tail,seed,case,cold_s,cold_error"
         )
         .map_err(|e| e.to_string())?;
     }
-    let mut cases = match args.seed {
-        Some(seed) => seeded(seed, args.count),
+    let mut cases: Vec<(usize, Case)> = match args.seed {
+        Some(seed) => seeded(seed, args.count, args.window),
         None => set(),
-    };
+    }
+    .into_iter()
+    .enumerate()
+    .collect();
     if let Some(i) = args.case {
         if i >= cases.len() {
             return Err(format!("--case {i}: the set has {} problems", cases.len()));
@@ -171,17 +225,21 @@ fn run(args: Args) -> Result<(), String> {
         cases.truncate(l);
     }
     let sc = args.scale.max(1);
-    for c in &mut cases {
+    for (_, c) in &mut cases {
         (c.m, c.n, c.k) = (c.m / sc, c.n / sc, c.k / sc);
     }
-    for (i, c) in cases.iter().enumerate() {
+    let total = cases.len();
+    for (i, (index, c)) in cases.iter().enumerate() {
+        // The set's seed and the problem's place in it: a summary says which set it judges.
+        let seed = args.seed.map_or(String::new(), |s| s.to_string());
+        let tag = format!("{seed},{index}");
         let line = match c.dtype {
-            DType::F64 => case::<f64>(&rt, gpu, c, &profile, &args)?,
-            DType::F32 => case::<f32>(&rt, gpu, c, &profile, &args)?,
-            DType::C64 => case::<hetblas_core::scalar::c64>(&rt, gpu, c, &profile, &args)?,
-            DType::C32 => case::<hetblas_core::scalar::c32>(&rt, gpu, c, &profile, &args)?,
+            DType::F64 => case::<f64>(&rt, gpu, c, &profile, &args, &tag)?,
+            DType::F32 => case::<f32>(&rt, gpu, c, &profile, &args, &tag)?,
+            DType::C64 => case::<hetblas_core::scalar::c64>(&rt, gpu, c, &profile, &args, &tag)?,
+            DType::C32 => case::<hetblas_core::scalar::c32>(&rt, gpu, c, &profile, &args, &tag)?,
         };
-        println!("[{:>2}/{}] {line}", i + 1, cases.len());
+        println!("[{:>2}/{}] {line}", i + 1, total);
         writeln!(f, "{line}").map_err(|e| e.to_string())?;
     }
     Ok(())
@@ -193,6 +251,7 @@ fn case<T: Scalar>(
     c: &Case,
     profile: &hetblas_core::profile::MachineProfile,
     args: &Args,
+    tag: &str,
 ) -> Result<String, String> {
     let scale = args.scale.max(1);
     let (m, n, k) = (c.m, c.n, c.k);
@@ -249,49 +308,66 @@ fn case<T: Scalar>(
         &dev,
         dev.memory_budget(),
         profile,
-        hetblas_core::autotune::FoldRequest::from_env(),
+        hetblas_core::autotune::FoldRequest::default(),
     )
     .ok_or("the profile cannot model this problem")?;
     // Each case starts from the calibrated fold price, not from the previous case's folds.
     rt.fold_speed().reset();
-    let mut call = |tile: Option<usize>| -> Result<(f64, hetblas::GemmReport), String> {
-        let ai: MatIn<'_, T> = da.as_ref().map_or(
-            MatIn::Host(MatRef::packed(&a, m, k).unwrap()),
-            MatIn::Device,
-        );
-        let bi: MatIn<'_, T> = db.as_ref().map_or(
-            MatIn::Host(MatRef::packed(&b, k, n).unwrap()),
-            MatIn::Device,
-        );
-        let co: MatOut<'_, T> = match dc.as_mut() {
-            Some(d) => MatOut::Device(d),
-            None => MatOut::Host(MatMut::packed(&mut ch, m, n).unwrap()),
+    // C as it was, to write it again before each first call (host C only).
+    let c0 = (p[2] != 'd' && args.cold_reps > 0).then(|| ch.clone());
+    // `reset`: C is written again from `c0` first (untimed).
+    let mut call =
+        |tile: Option<usize>, reset: bool| -> Result<(f64, hetblas::GemmReport), String> {
+            if let (true, Some(c0)) = (reset, &c0) {
+                ch.copy_from_slice(c0);
+            }
+            let ai: MatIn<'_, T> = da.as_ref().map_or(
+                MatIn::Host(MatRef::packed(&a, m, k).unwrap()),
+                MatIn::Device,
+            );
+            let bi: MatIn<'_, T> = db.as_ref().map_or(
+                MatIn::Host(MatRef::packed(&b, k, n).unwrap()),
+                MatIn::Device,
+            );
+            let co: MatOut<'_, T> = match dc.as_mut() {
+                Some(d) => MatOut::Device(d),
+                None => MatOut::Host(MatMut::packed(&mut ch, m, n).unwrap()),
+            };
+            let opts = GemmOptions::default().devices([gpu]).tile(tile);
+            let t = Instant::now();
+            let r = rt
+                .gemm_with(
+                    Trans::N,
+                    Trans::N,
+                    T::from_f64(1.0),
+                    ai,
+                    bi,
+                    beta,
+                    co,
+                    &opts,
+                )
+                .map_err(|e| e.to_string())?;
+            Ok((t.elapsed().as_secs_f64(), r))
         };
-        let opts = GemmOptions::default().devices([gpu]).tile(tile);
-        let t = Instant::now();
-        let r = rt
-            .gemm_with(
-                Trans::N,
-                Trans::N,
-                T::from_f64(1.0),
-                ai,
-                bi,
-                beta,
-                co,
-                &opts,
-            )
-            .map_err(|e| e.to_string())?;
-        Ok((t.elapsed().as_secs_f64(), r))
-    };
     // The chosen tile: the first call plans (new problem). Then calls for at least
     // `--warm-seconds` untimed: a fresh process's first sub-millisecond calls ran 10-30% slower
     // than the same calls later (H200: 187 us where 146 us held after 0.2 s of calls).
-    let (_, first) = call(None)?;
+    let (_, first) = call(None, false)?;
     let warm = Instant::now();
-    while warm.elapsed().as_secs_f64() < args.warm_seconds {
-        call(None)?;
+    // The first calls after the planning one, as a process that calls a few times sees them.
+    let mut cold: Vec<f64> = Vec::with_capacity(args.cold_reps);
+    for _ in 0..args.cold_reps {
+        cold.push(call(None, true)?.0);
     }
-    let (once, r) = call(None)?;
+    let cold_s = if cold.is_empty() {
+        f64::NAN
+    } else {
+        median(&mut cold)
+    };
+    while warm.elapsed().as_secs_f64() < args.warm_seconds {
+        call(None, false)?;
+    }
+    let (once, r) = call(None, false)?;
     let mut plan_repeat = r.planning_seconds;
     let mut ran_tile = r.tile;
     // Every point (chosen and sweep) is the median of the same number of timed calls.
@@ -299,7 +375,7 @@ fn case<T: Scalar>(
         .clamp(args.reps.max(1), args.max_reps.max(args.reps.max(1)));
     let mut times = vec![once];
     for _ in 1..reps {
-        let (s, r) = call(None)?;
+        let (s, r) = call(None, false)?;
         times.push(s);
         plan_repeat = r.planning_seconds;
         ran_tile = r.tile;
@@ -316,7 +392,7 @@ fn case<T: Scalar>(
                 &dev,
                 dev.memory_budget(),
                 &p,
-                hetblas_core::autotune::FoldRequest::from_env(),
+                hetblas_core::autotune::FoldRequest::default(),
             )
             .ok_or("the profile cannot model this problem")?;
             eprintln!(
@@ -349,10 +425,10 @@ fn case<T: Scalar>(
         let s = if Blocking::square(t) == chosen {
             measured
         } else {
-            call(Some(t))?;
+            call(Some(t), false)?;
             let mut v = Vec::with_capacity(reps);
             for _ in 0..reps {
-                v.push(call(Some(t))?.0);
+                v.push(call(Some(t), false)?.0);
             }
             median(&mut v)
         };
@@ -375,7 +451,7 @@ fn case<T: Scalar>(
         .collect::<Vec<_>>()
         .join(" ");
     Ok(format!(
-        "{m},{n},{k},{},{},{},{chosen},{predicted:.6},{measured:.6},{:.4},{best_t},{best_s:.6},{:.4},{:.1},{:.1},\"{}\",\"{model}\",{},{}",
+        "{m},{n},{k},{},{},{},{chosen},{predicted:.6},{measured:.6},{:.4},{best_t},{best_s:.6},{:.4},{:.1},{:.1},\"{}\",\"{model}\",{},{},{tag},{cold_s:.6},{:.4}",
         T::DTYPE,
         c.placement,
         c.beta_zero,
@@ -391,6 +467,7 @@ fn case<T: Scalar>(
         // What the chosen calls ran: whether C was folded on the host, and how many C tiles
         // were sent whole (the rescore predicts the chosen point in this mode).
         r.host_fold,
-        r.fold_tail
+        r.fold_tail,
+        (predicted - cold_s) / cold_s
     ))
 }

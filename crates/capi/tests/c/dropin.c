@@ -1,5 +1,6 @@
 /* Calls libhetblas.so's symbols as a program linked against a BLAS does, and checks what
  * comes back. usage: dropin <case>; exits 0 on success, prints what went wrong otherwise. */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,8 +23,25 @@ void cblas_dgemm(int, int, int, int, int, int, double, const double *, int, cons
 void cblas_dgemm64_(int, int, int, int64_t, int64_t, int64_t, double, const double *, int64_t,
                     const double *, int64_t, double, double *, int64_t);
 
+/* GEMMT's entries, found at run time (a program linked against the fixture alone has no
+ * definition of most of them to link with): the Fortran names and CBLAS's. */
+typedef void fgemmt(const char *, const char *, const char *, const int *, const int *,
+                    const double *, const double *, const int *, const double *, const int *,
+                    const double *, double *, const int *, size_t, size_t, size_t);
+typedef void cgemmt(int, int, int, int, int, int, double, const double *, int, const double *,
+                    int, double, double *, int);
+static void *entry(const char *name) {
+  void *f = dlsym(RTLD_DEFAULT, name);
+  if (!f) {
+    printf("%s is not exported\n", name);
+    exit(1);
+  }
+  return f;
+}
+
 #ifdef PRELOAD_ONLY
 /* The renamed family, defined by the fixture as a wheel's library does (fixture.c). */
+extern int fixture_gemmt_calls;
 extern int fixture_scipy_calls, fixture_scipy64_calls, fixture_scipy_cblas_calls;
 void scipy_dgemm_(const char *, const char *, const int *, const int *, const int *,
                   const double *, const double *, const int *, const double *, const int *,
@@ -73,14 +91,31 @@ static int renamed(int on_devices) {
            fixture_scipy_calls, fixture_scipy64_calls, fixture_scipy_cblas_calls, want, want);
     return 1;
   }
-  /* LAPACK: forwarded untouched to the routine of the same name (the stand-ins mark info). */
-  double s[4] = {4, 1, 1, 3}, r[2] = {1, 2};
-  int ipiv[2], info = 0, two = 2, nrhs = 1;
-  int64_t ipiv64[2], info64 = 0, two64 = 2, nrhs64 = 1;
+  /* LAPACK: on the host path forwarded untouched to the routine of the same name (the
+     stand-ins mark info); forced to the devices (HETBLAS_OFFLOAD_FLOPS=0), computed there:
+     A = [4 1; 1 3], A x = (1, 2) gives x = (1/11, 7/11), its Cholesky factor
+     L = [2 0; 0.5 sqrt(2.75)]. */
+  double s[4] = {4, 1, 1, 3}, r[2] = {1, 2}, s64[4] = {4, 1, 1, 3}, r64[2] = {1, 2};
+  double p[4] = {4, 1, 1, 3};
+  int ipiv[2], info = -1, two = 2, nrhs = 1;
+  int64_t ipiv64[2], info64 = -1, two64 = 2, nrhs64 = 1;
   scipy_dgesv_(&two, &nrhs, s, &two, ipiv, r, &two, &info);
-  scipy_dgesv_64_(&two64, &nrhs64, s, &two64, ipiv64, r, &two64, &info64);
-  int pinfo = 0;
-  dpotrf_("L", &two, s, &two, &pinfo, 1);
+  scipy_dgesv_64_(&two64, &nrhs64, s64, &two64, ipiv64, r64, &two64, &info64);
+  int pinfo = -1;
+  dpotrf_("L", &two, p, &two, &pinfo, 1);
+  if (on_devices) {
+    double x0 = 1.0 / 11, x1 = 7.0 / 11;
+    int bad = info != 0 || info64 != 0 || pinfo != 0 || ipiv[0] != 1 || ipiv64[0] != 1 ||
+              fabs(r[0] - x0) > 1e-14 || fabs(r[1] - x1) > 1e-14 ||
+              fabs(r64[0] - x0) > 1e-14 || fabs(r64[1] - x1) > 1e-14 || fabs(p[0] - 2) > 1e-14 ||
+              fabs(p[1] - 0.5) > 1e-14 || fabs(p[3] - sqrt(2.75)) > 1e-14 || p[2] != 1;
+    if (bad) {
+      printf("LAPACK on the devices: info %d, %ld, %d, x (%g, %g), (%g, %g), L (%g, %g, %g)\n",
+             info, (long)info64, pinfo, r[0], r[1], r64[0], r64[1], p[0], p[1], p[3]);
+      return 1;
+    }
+    return 0;
+  }
   if (info != 4242 || info64 != 4243 || pinfo != 4244) {
     printf("LAPACK forwarding: info %d, %ld, %d (want 4242, 4243, 4244)\n", info, (long)info64,
            pinfo);
@@ -149,14 +184,87 @@ static int check_dgemm(int m, int n, int k, double beta, int row_major) {
   return 0;
 }
 
+/* C's `uplo` triangle of alpha*A*B^T + beta*C (A and B n x k) through `which` (0 dgemmtr_,
+ * 1 dgemmt_, 2 cblas_dgemmt column-major, 3 cblas_dgemmtr row-major), checked against a
+ * double-precision loop. The other triangle holds NaN and must keep it; with beta = 0 so does
+ * the triangle, which must not be read. */
+static int check_dgemmt(int which, char uplo, int n, int k, double beta) {
+  int rm = which == 3;
+  double *a = malloc(sizeof(double) * n * k), *b = malloc(sizeof(double) * n * k);
+  double *c = malloc(sizeof(double) * n * n), *r = malloc(sizeof(double) * n * n);
+  for (int i = 0; i < n * k; i++) a[i] = rnd(), b[i] = rnd();
+  double alpha = 0.7;
+  int upper = uplo == 'U', failed = 0;
+#define IN(i, j) (upper ? (i) <= (j) : (i) >= (j))
+#define CI(i, j) (rm ? (i) * n + (j) : (i) + (j) * n)
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      c[CI(i, j)] = (!IN(i, j) || beta == 0) ? NAN : rnd();
+      double s = 0;
+      for (int l = 0; l < k; l++)
+        s += rm ? a[i * k + l] * b[j * k + l] : a[i + l * n] * b[j + l * n];
+      r[CI(i, j)] = alpha * s + (beta == 0 ? 0 : beta * c[CI(i, j)]);
+    }
+  int lead = rm ? k : n;
+  int cu = upper ? 121 : 122;
+  switch (which) {
+    case 0:
+    case 1:
+      ((fgemmt *)entry(which ? "dgemmt_" : "dgemmtr_"))(&uplo, "N", "T", &n, &k, &alpha, a, &n,
+                                                         b, &n, &beta, c, &n, 1, 1, 1);
+      break;
+    case 2:
+      ((cgemmt *)entry("cblas_dgemmt"))(102, cu, 111, 112, n, k, alpha, a, lead, b, lead, beta,
+                                        c, n);
+      break;
+    default:
+      ((cgemmt *)entry("cblas_dgemmtr"))(101, cu, 111, 112, n, k, alpha, a, lead, b, lead, beta,
+                                         c, n);
+  }
+  double err = 0;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double x = c[CI(i, j)];
+      if (!IN(i, j)) {
+        if (!isnan(x)) failed = printf("gemmt %d %c: C(%d,%d) outside the triangle written\n",
+                                       which, uplo, i, j);
+      } else {
+        err = fmax(err, isnan(x) ? INFINITY : fabs(x - r[CI(i, j)]));
+      }
+    }
+#undef IN
+#undef CI
+  free(a); free(b); free(c); free(r);
+  if (failed || err > 1e-12 * k) {
+    printf("gemmt %d %c %dx%d beta %g: max error %g\n", which, uplo, n, k, beta, err);
+    return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   srand(7);
   if (!strcmp(what, "gemm")) {
     /* beta != 0: a failed device run must be redone from the original C */
     return check_dgemm(300, 200, 250, 0.5, 0) | check_dgemm(64, 48, 40, 0.0, 0) |
-           check_dgemm(120, 90, 70, 1.5, 1);
+           check_dgemm(120, 90, 70, 1.5, 1) | check_dgemmt(0, 'L', 150, 70, 0.5) |
+           check_dgemmt(1, 'U', 130, 40, 0.0) | check_dgemmt(2, 'U', 90, 33, -1.5) |
+           check_dgemmt(3, 'L', 110, 21, 0.0);
   }
+#ifdef PRELOAD_ONLY
+  if (!strcmp(what, "gemmt-host")) {
+    /* Kept on the host, both names reach the host's own dgemmt_ (the fixture's), and the
+     * CBLAS forms go through them. */
+    int bad = check_dgemmt(0, 'L', 9, 4, 0.5) | check_dgemmt(1, 'U', 7, 3, 0.0) |
+              check_dgemmt(3, 'U', 5, 6, 2.0);
+    if (fixture_gemmt_calls != 3) {
+      printf("the host's dgemmt_ got %d calls (want 3)\n", fixture_gemmt_calls);
+      return 1;
+    }
+    return bad;
+  }
+#endif
 #ifdef PRELOAD_ONLY
   if (!strcmp(what, "renamed-host")) return renamed(0);
   if (!strcmp(what, "renamed-devices")) return renamed(1);
@@ -210,6 +318,28 @@ int main(int argc, char **argv) {
     xerbla_array_("ZGEQRFXX", &len, &info, 8);
     if (seen_calls != 7 || strcmp(seen_name, "ZGEQRF") || seen_info != 4) {
       printf("xerbla_array_: saw %s %ld (want ZGEQRF 4)\n", seen_name, seen_info);
+      return 1;
+    }
+    /* GEMMT, named as the caller named it, with reference BLAS 3.12's parameter numbers. */
+    char lo = 'L', bad_uplo = 'X';
+    n = -1;
+    ((fgemmt *)entry("dgemmtr_"))(&lo, "N", "N", &n, &k, &one, a, &ld, a, &ld, &one, c, &ld, 1,
+                                  1, 1);
+    if (seen_calls != 8 || strcmp(seen_name, "DGEMMTR") || seen_info != 4) {
+      printf("dgemmtr_ n=-1: saw %s %ld (want DGEMMTR 4)\n", seen_name, seen_info);
+      return 1;
+    }
+    n = 2;
+    ((fgemmt *)entry("dgemmt_"))(&bad_uplo, "N", "N", &n, &k, &one, a, &ld, a, &ld, &one, c,
+                                 &ld, 1, 1, 1);
+    if (seen_calls != 9 || strcmp(seen_name, "DGEMMT") || seen_info != 1) {
+      printf("dgemmt_ uplo=X: saw %s %ld (want DGEMMT 1)\n", seen_name, seen_info);
+      return 1;
+    }
+    ((cgemmt *)entry("cblas_dgemmtr"))(102, 122, 112, 111, 2, 3, 1.0, a, 2, a, 3, 1.0, c, 2);
+    if (seen_calls != 10 || strcmp(seen_name, "cblas_dgemmtr") || seen_info != 9) {
+      printf("cblas_dgemmtr lda=2 < k=3: saw %s %ld (want cblas_dgemmtr 9)\n", seen_name,
+             seen_info);
       return 1;
     }
     for (int i = 0; i < 4; i++)

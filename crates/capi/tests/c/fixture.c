@@ -97,3 +97,25 @@ void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *inf
   (void)uplo, (void)n, (void)a, (void)lda, (void)len;
   *info = 4244;
 }
+
+/* GEMMT under OpenBLAS's and MKL's name (reference BLAS 3.12's dgemmtr_ absent): hetblas must
+ * forward its dgemmtr_ and dgemmt_ calls here, to the host's own routine, when it keeps them on
+ * the host. `fixture_gemmt_calls` counts those that arrive. */
+int fixture_gemmt_calls = 0;
+void dgemmt_(const char *uplo, const char *ta, const char *tb, const int *n, const int *k,
+             const double *alpha, const double *a, const int *lda, const double *b,
+             const int *ldb, const double *beta, double *c, const int *ldc) {
+  fixture_gemmt_calls++;
+  int upper = *uplo == 'U' || *uplo == 'u';
+  for (int j = 0; j < *n; j++)
+    for (int i = upper ? 0 : j; i < (upper ? j + 1 : *n); i++) {
+      double s = 0;
+      for (int l = 0; l < *k; l++) {
+        double x = (*ta == 'N' || *ta == 'n') ? a[i + l * *lda] : a[l + i * *lda];
+        double y = (*tb == 'N' || *tb == 'n') ? b[l + j * *ldb] : b[j + l * *ldb];
+        s += x * y;
+      }
+      double *z = &c[i + j * *ldc];
+      *z = *alpha * s + (*beta == 0 ? 0 : *beta * *z);
+    }
+}

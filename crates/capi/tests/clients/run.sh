@@ -20,7 +20,8 @@
 #               octave   Octave: *, \, chol compared
 #               (default: all; r and octave are skipped, with a message, when Rscript or
 #               octave-cli is missing, unless REQUIRE_CLIENTS=1)
-# Environment: PYTHON  a Python with numpy, scipy and pytest (default: a virtual environment
+# Environment: PYTHON  a Python with numpy, scipy, pytest and hypothesis (NumPy's conftest
+#                      imports it) (default: a virtual environment
 #                      at $VENV, default target/clients-venv, given the current wheels by pip)
 #              KEEP    a directory to keep the outputs in (default: a temporary one)
 set -euo pipefail
@@ -37,7 +38,7 @@ mkdir -p "$work"
 if [ -z "${PYTHON:-}" ]; then
   venv=${VENV:-$root/target/clients-venv}
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade numpy scipy pytest
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade numpy scipy pytest hypothesis
   PYTHON=$venv/bin/python
 fi
 "$PYTHON" -c 'import numpy, scipy; print(f"NumPy {numpy.__version__}, SciPy {scipy.__version__}")'

@@ -15,6 +15,10 @@
 //!   forward to it, must match bit for bit; its CBLAS entries and the routines it computes
 //!   itself within the dtype's error bound.
 //!
+//! - GEMMT (`?gemmtr`, `?gemmt`), which Debian's reference BLAS (3.11) lacks, is judged
+//!   against stand-ins written from the reference 3.12 sources over hetblas-refblas
+//!   ([`standin`]; see there what that does and does not show).
+//!
 //! GEMM also runs against an f64-accumulated reference of its own ([`gemm`]). Libraries'
 //! stderr is captured during the run: a panic caught at an entry (hetblas prints "internal
 //! error (panic)") fails the test. Cases per symbol and entry point: `HETBLAS_FUZZ_CASES`
@@ -28,6 +32,7 @@ mod call;
 mod gemm;
 mod libs;
 mod oracle;
+mod standin;
 mod table;
 mod values;
 

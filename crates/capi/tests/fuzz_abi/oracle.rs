@@ -188,7 +188,9 @@ fn case<T: El>(
         l.reference.as_ref()
     }
     .ok_or("no reference BLAS")?;
-    let f = addr(reference, &rname).ok_or_else(|| format!("the reference lacks {rname}"))?;
+    let f = addr(reference, &rname)
+        .or_else(|| super::standin::find(&rname, api.wide()))
+        .ok_or_else(|| format!("the reference lacks {rname}"))?;
     take_report();
     // SAFETY: the reference's routine of this prototype (the ILP64 library's takes 64-bit
     // integers); the buffers hold every valid call of the generated sizes.
@@ -243,17 +245,31 @@ fn case<T: El>(
     }
 
     // 3. The host BLAS computes the same call (LP64: the sizes of a valid call are small).
-    let Some(host) = l.host.as_ref() else {
-        return Ok(Outcome::Bounded);
-    };
     let hostname = if api.cblas() {
         names(spec, Api::Cblas).0
     } else {
         names(spec, Api::Fortran).0
     };
-    // OpenBLAS has no cblas_scabs1 / cblas_dcabs1: the reference's answer there.
-    let f = addr(host, &hostname)
+    // A routine the host lacks gets the stand-in's values (GEMMT before OpenBLAS 0.3.22).
+    let standin = super::standin::find(&hostname, false);
+    let Some(host) = l.host.as_ref() else {
+        let Some(f) = standin else {
+            return Ok(Outcome::Bounded);
+        };
+        let mut o = args.clone();
+        // SAFETY: the stand-in of this prototype; buffers as above.
+        let want = unsafe { callers[0](f, &mut o) };
+        take_report();
+        within_bound(spec, args, &h.bufs, &o.bufs, got, want)?;
+        return Ok(Outcome::Bounded);
+    };
+    // OpenBLAS has no cblas_scabs1 / cblas_dcabs1: the reference's answer there. The host's
+    // own name of the routine, as libhetblas.so looks for it (GEMMT: `dgemmtr_`, `dgemmt_`).
+    let f = super::standin::host_names(&hostname)
+        .iter()
+        .find_map(|name| addr(host, name))
         .or_else(|| l.reference.as_ref().and_then(|r| addr(r, &hostname)))
+        .or(standin)
         .ok_or_else(|| format!("neither the host nor the reference has {hostname}"))?;
     let mut o = args.clone();
     // SAFETY: the host's LP64 routine of this prototype; buffers as above.

@@ -164,6 +164,9 @@ table! {
     // ---- Level 3 ----
     gemm -> None [sgemm f32, dgemm f64, cgemm C32, zgemm C64]
         (Order Trans Trans Dim Dim Dim Scalar In Ld In Ld Scalar Out Ld);
+    gemmt -> None [sgemmtr f32, dgemmtr f64, cgemmtr C32, zgemmtr C64,
+                   sgemmt f32, dgemmt f64, cgemmt C32, zgemmt C64]
+        (Order Uplo Trans Trans Dim Dim Scalar In Ld In Ld Scalar Out Ld);
     symm -> None [ssymm f32, dsymm f64, csymm C32, zsymm C64]
         (Order Side Uplo Dim Dim Scalar In Ld In Ld Scalar Out Ld);
     hemm -> None [chemm C32, zhemm C64]

@@ -50,6 +50,11 @@ pub trait El: Copy + PartialEq + std::fmt::Debug + 'static {
     fn c(self) -> C64;
     fn same_bits(self, o: Self) -> bool;
     fn arg(x: &Self) -> Self::Arg;
+    /// The value a CBLAS scalar argument passes.
+    ///
+    /// # Safety
+    /// For a complex type, `a` points to a valid value.
+    unsafe fn from_arg(a: Self::Arg) -> Self;
 }
 
 macro_rules! real_el {
@@ -73,6 +78,9 @@ macro_rules! real_el {
             }
             fn arg(x: &Self) -> $T {
                 *x
+            }
+            unsafe fn from_arg(a: $T) -> $T {
+                a
             }
         }
     };
@@ -98,6 +106,10 @@ macro_rules! complex_el {
             }
             fn arg(x: &Self) -> *const $T {
                 x
+            }
+            unsafe fn from_arg(a: *const $T) -> $T {
+                // SAFETY: the caller's: `a` points to a valid value.
+                unsafe { *a }
             }
         }
     };

@@ -187,35 +187,41 @@ pub fn parse_device_filter(v: &str) -> Result<Vec<i32>> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| {
-            s.parse::<i32>().map_err(|_| {
+            s.parse::<u16>().map(i32::from).map_err(|_| {
                 crate::error::Error::InvalidInput(format!("bad device ordinal {s:?} in {v:?}"))
             })
         })
         .collect()
 }
 
-/// The ordinals a backend takes of its `count` devices: those `filter` (the value of `env_var`,
-/// when set) lists that exist, else all of them.
+/// The ordinals a backend takes of its `count` devices: those `filter` (the setting `var`,
+/// when given) lists that exist, in its order, else all of them.
 ///
 /// # Errors
-/// `InvalidInput` for a malformed filter; `Unavailable` when it selects none of the devices.
+/// `Unavailable` when the filter selects none of the devices (naming `var` and its value).
 pub fn select_ordinals(
     backend: &'static str,
-    env_var: &str,
-    filter: Option<&str>,
+    var: &str,
+    filter: Option<&[i32]>,
     count: i32,
 ) -> Result<Vec<i32>> {
     let ordinals: Vec<i32> = match filter {
-        Some(v) => parse_device_filter(v)?
-            .into_iter()
-            .filter(|&o| (0..count).contains(&o))
+        Some(f) => f
+            .iter()
+            .copied()
+            .filter(|o| (0..count).contains(o))
             .collect(),
         None => (0..count).collect(),
     };
     if ordinals.is_empty() {
+        let list: Vec<String> = filter.unwrap_or(&[]).iter().map(i32::to_string).collect();
         return Err(crate::error::Error::Unavailable {
             backend,
-            reason: format!("{env_var} selects none of the {count} GPUs"),
+            reason: format!(
+                "{var}={} selects none of the {count} GPUs (ordinals 0 to {})",
+                list.join(","),
+                count - 1
+            ),
         });
     }
     Ok(ordinals)
@@ -225,14 +231,17 @@ pub fn select_ordinals(
 mod tests {
     #[test]
     fn ordinals_follow_the_filter() {
-        let sel = |f: Option<&str>, n| super::select_ordinals("x", "X_DEVICES", f, n);
+        let sel = |f: Option<&[i32]>, n| super::select_ordinals("x", "X_DEVICES", f, n);
         assert_eq!(sel(None, 3).unwrap(), vec![0, 1, 2]);
-        assert_eq!(sel(Some("2,0,7"), 3).unwrap(), vec![2, 0]);
-        assert!(matches!(
-            sel(Some("5"), 2),
-            Err(crate::error::Error::Unavailable { .. })
-        ));
-        assert!(sel(Some("a"), 2).is_err());
+        assert_eq!(sel(Some(&[2, 0, 7]), 3).unwrap(), vec![2, 0]);
+        let none = sel(Some(&[5]), 2).unwrap_err();
+        assert!(
+            matches!(none, crate::error::Error::Unavailable { .. })
+                && none
+                    .to_string()
+                    .contains("X_DEVICES=5 selects none of the 2 GPUs"),
+            "{none}"
+        );
     }
 
     #[test]
@@ -240,5 +249,6 @@ mod tests {
         assert_eq!(super::parse_device_filter("0, 2").unwrap(), vec![0, 2]);
         assert_eq!(super::parse_device_filter("").unwrap(), Vec::<i32>::new());
         assert!(super::parse_device_filter("x").is_err());
+        assert!(super::parse_device_filter("-1").is_err());
     }
 }

@@ -3,18 +3,20 @@
 //!
 //! A backend that supports injection (the emulated devices, the GPU layer) holds one
 //! [`FaultInjector`] per device and calls [`FaultInjector::check`] before it issues each
-//! kernel or copy. The injector is armed either through its API ([`FaultInjector::arm`]) or by
-//! the environment variable `HETBLAS_FAULT`, read when the device is created:
+//! kernel or copy. The injector is armed through its API ([`FaultInjector::arm`]), or at
+//! discovery with the faults the runtime was given ([`FaultInjector::arm_matching`]; the
+//! `hetblas` crate reads them from `HETBLAS_FAULT`, in the syntax [`FaultSpec::parse_list`]
+//! takes):
 //!
 //! ```text
-//! HETBLAS_FAULT="dev=1,at=kernel:4,kind=error"        device index 1, its 4th kernel fails
-//! HETBLAS_FAULT="dev=cuda:1,at=copy:10,kind=lost"     cuda:1 is lost at its 10th copy
-//! HETBLAS_FAULT="dev=0,at=kernel:2,kind=panic;dev=2,at=copy:1,kind=oom"
-//! HETBLAS_FAULT="dev=any,at=alloc:1"                  every device's first allocation fails
+//! dev=1,at=kernel:4,kind=error        device index 1, its 4th kernel fails
+//! dev=cuda:1,at=copy:10,kind=lost     cuda:1 is lost at its 10th copy
+//! dev=0,at=kernel:2,kind=panic;dev=2,at=copy:1,kind=oom
+//! dev=any,at=alloc:1                  every device's first allocation fails
 //! ```
 //!
 //! This is the one fault-injection mechanism of hetblas: the emulated devices (hetblas-cpu)
-//! and the GPU layer (CUDA, HIP) read the same variable into the same [`FaultSpec`]s.
+//! and the GPU layer (CUDA, HIP) are armed from the same [`FaultSpec`]s.
 //!
 //! - `dev`: a device index (matches that index in every backend that injects faults), a
 //!   label (`emulated:1`, `cuda:1`), or `any` (every device, each counting its own).
@@ -37,9 +39,6 @@
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
-
-/// The environment variable that arms injectors when devices are created.
-pub const FAULT_ENV: &str = "HETBLAS_FAULT";
 
 /// What a fault interrupts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,7 +110,8 @@ impl FaultSpec {
         }
     }
 
-    /// Parses `HETBLAS_FAULT`'s syntax: faults separated by `;`, each `dev=..,at=..,kind=..`.
+    /// Parses a list of faults: separated by `;`, each `dev=..,at=..,kind=..` (the syntax of
+    /// `HETBLAS_FAULT` and of the command's `--fault`).
     ///
     /// # Errors
     /// `InvalidInput` naming the part that is not understood.
@@ -128,7 +128,7 @@ impl FaultSpec {
     /// # Errors
     /// `InvalidInput` naming the part that is not understood.
     pub fn parse(text: &str) -> Result<FaultSpec> {
-        let bad = |why: &str| Error::InvalidInput(format!("{FAULT_ENV} \"{text}\": {why}"));
+        let bad = |why: &str| Error::InvalidInput(format!("fault \"{text}\": {why}"));
         let (mut device, mut at, mut kind) = (None, None, FaultKind::Error);
         for part in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (k, v) = part
@@ -188,17 +188,6 @@ impl FaultSpec {
         })
     }
 
-    /// The faults of `HETBLAS_FAULT` (none when unset or empty).
-    ///
-    /// # Errors
-    /// `InvalidInput` when it is set but not understood.
-    pub fn from_env() -> Result<Vec<FaultSpec>> {
-        match std::env::var(FAULT_ENV) {
-            Ok(v) => FaultSpec::parse_list(&v),
-            Err(_) => Ok(Vec::new()),
-        }
-    }
-
     /// Whether this fault is for the device with `label` and index `index`.
     pub fn matches(&self, label: &str, index: usize) -> bool {
         match &self.device {
@@ -235,21 +224,19 @@ impl FaultInjector {
         }
     }
 
-    /// An injector armed with the faults of `HETBLAS_FAULT` that are for this device.
-    ///
-    /// # Errors
-    /// `InvalidInput` when `HETBLAS_FAULT` is set but not understood.
-    pub fn from_env(label: impl Into<String>, index: usize) -> Result<FaultInjector> {
-        let inj = FaultInjector::new(label);
-        let mine: Vec<FaultSpec> = FaultSpec::from_env()?
-            .into_iter()
-            .filter(|s| s.matches(&inj.label, index))
+    /// Arms those of `faults` that are for this device, device index `index` of its backend
+    /// (discovery does this with the faults the runtime was given); none for it: nothing
+    /// changes.
+    pub fn arm_matching(&self, index: usize, faults: &[FaultSpec]) {
+        let mine: Vec<FaultSpec> = faults
+            .iter()
+            .filter(|s| s.matches(&self.label, index))
+            .cloned()
             .collect();
         if !mine.is_empty() {
-            tracing::warn!(device = %inj.label, faults = ?mine, "fault injection armed");
-            inj.arm(mine);
+            tracing::warn!(device = %self.label, faults = ?mine, "fault injection armed");
+            self.arm(mine);
         }
-        Ok(inj)
     }
 
     /// Arms `faults` (replacing any armed before) and restarts the counts; the device is no

@@ -16,6 +16,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+/// Stack of a host queue's thread (reserved address space; pages are touched as used).
+const QUEUE_STACK_BYTES: usize = 64 << 20;
+
 type Work = Box<dyn FnOnce() -> Result<()> + Send>;
 
 enum Job {
@@ -183,6 +186,9 @@ impl HostQueue {
         let (err2, qname) = (self.error.clone(), self.name.clone());
         let handle = std::thread::Builder::new()
             .name(format!("hetblas-{}", self.name))
+            // A host LAPACK's recursive panel code needs more than Rust's 2 MiB default:
+            // OpenBLAS 0.3.21's dgetrf_parallel overflowed it (SIGSEGV) on a 1600-row panel.
+            .stack_size(QUEUE_STACK_BYTES)
             .spawn(move || run_queue(rx, &err2, &qname))
             .map_err(|e| Error::DeviceLost {
                 device: self.name.clone(),

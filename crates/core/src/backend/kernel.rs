@@ -2,8 +2,13 @@
 //! its queues. GEMM in f32, f64, c32 and c64 first (`Trans::C` conjugates complex operands;
 //! the executor passes `T` for real ones); later routines arrive as new methods with default bodies
 //! that answer `Unsupported`, so existing backends keep compiling.
+//!
+//! The factorization ops ([`Kernel::potrf`], [`Kernel::getrf`], [`Kernel::laswp`]; their tiles
+//! in [`crate::factor_kernel`]) are `unsafe fn`s: they take raw addresses that only the caller
+//! can vouch for, and say so in a `# Safety` list.
 
 use crate::error::{Error, Result};
+use crate::factor_kernel::{FactorOp, GetrfTile, InfoCell, LaswpTile, PotrfTile};
 use crate::memory::RawTile;
 use crate::operand::Trans;
 use crate::problem::triangular::{Side, TriOptions};
@@ -211,6 +216,78 @@ pub trait Kernel: Send + Sync {
         Err(Error::Unsupported {
             device: "kernel".into(),
             detail: format!("tile {}", op.op.name()),
+        })
+    }
+
+    // Factorizations (LAPACK's tile ops)
+
+    /// Whether `op` (`potrf`, `getrf` or `laswp`) accepts this dtype.
+    fn supports_factor(&self, _op: FactorOp, _dtype: DType) -> bool {
+        false
+    }
+    /// Issues the Cholesky factorization of `op.a` in place on `queue` ([`PotrfTile`]); `info`
+    /// is filled when it has run ([`InfoCell`]'s contract).
+    ///
+    /// # Errors
+    /// `Unsupported` where [`supports_factor`](Kernel::supports_factor) says no; `Internal`
+    /// for a tile that fails [`PotrfTile::check`]; the backend's errors issuing it.
+    ///
+    /// # Safety
+    /// - `op.a` lies in this device's memory space (`op.a.space` is the device's), and the
+    ///   `(cols - 1) * ld + rows` elements from `op.a.addr` are allocated there, aligned for
+    ///   the dtype, and hold initialised values;
+    /// - that memory stays allocated, and nothing else (another queue, the host, another op)
+    ///   reads or writes it, from this call until the op has completed on `queue` (the queue
+    ///   synchronised, or an event recorded after the op completed).
+    unsafe fn potrf(
+        &self,
+        _queue: &Arc<dyn Queue>,
+        _op: &PotrfTile,
+        _info: &Arc<InfoCell>,
+    ) -> Result<()> {
+        Err(Error::Unsupported {
+            device: "kernel".into(),
+            detail: "tile potrf".into(),
+        })
+    }
+    /// Issues the LU factorization with partial pivoting of the panel `op.a` in place on
+    /// `queue`, its pivots into `op.ipiv` ([`GetrfTile`]); `info` is filled when it has run.
+    ///
+    /// # Errors
+    /// As [`potrf`](Kernel::potrf), with [`GetrfTile::check`].
+    ///
+    /// # Safety
+    /// As [`potrf`](Kernel::potrf) for `op.a`; and `op.ipiv` lies in the same space, its
+    /// `len` 4-byte integers are allocated there (aligned for `i32`), outside `op.a`, and are
+    /// neither read nor written by anything else until the op has completed.
+    unsafe fn getrf(
+        &self,
+        _queue: &Arc<dyn Queue>,
+        _op: &GetrfTile,
+        _info: &Arc<InfoCell>,
+    ) -> Result<()> {
+        Err(Error::Unsupported {
+            device: "kernel".into(),
+            detail: "tile getrf".into(),
+        })
+    }
+    /// Issues the row interchanges `op.k1 ..= op.k2` of `op.ipiv` on `op.a` in place on `queue`
+    /// ([`LaswpTile`]).
+    ///
+    /// # Errors
+    /// As [`potrf`](Kernel::potrf), with [`LaswpTile::check`].
+    ///
+    /// # Safety
+    /// As [`potrf`](Kernel::potrf) for `op.a`; and when `k1 <= k2`, `op.ipiv` lies in the same
+    /// space, its `len` 4-byte integers are allocated there (aligned for `i32`, outside
+    /// `op.a`), nothing writes them until the op has completed, and when the op runs, each of
+    /// the entries `k1 - 1 .. k2` holds a row number of `op.a` (`1 ..= rows`): no kernel
+    /// reads the pivots at issue time (on a GPU they are still being computed), so none can
+    /// check them.
+    unsafe fn laswp(&self, _queue: &Arc<dyn Queue>, _op: &LaswpTile) -> Result<()> {
+        Err(Error::Unsupported {
+            device: "kernel".into(),
+            detail: "tile laswp".into(),
         })
     }
 }

@@ -3,9 +3,11 @@
 //! [`device::Backend`]; a [`link::Link`] copies 2D tiles between two spaces on a queue. [`pin`]
 //! keeps host memory page-locked between calls ([`prefault`] faults fresh memory in first, in
 //! parallel); [`host_queue`] is a ready queue run by a host thread, for backends that compute on
-//! the host; [`fault`] injects device failures for tests.
+//! the host; [`fault`] injects device failures for tests. [`factor_kernel`] holds the tiles of
+//! the factorizations (Cholesky, LU, row interchanges) and how their `info` and pivots come back.
 
 pub mod device;
+pub mod factor_kernel;
 pub mod fault;
 pub mod host_queue;
 pub mod kernel;

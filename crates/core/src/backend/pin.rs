@@ -80,8 +80,9 @@ pub struct PinStats {
     pub seconds_prefaulting: f64,
 }
 
-/// How host memory is prepared for DMA.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How host memory is prepared for DMA (a runtime's choice: `RuntimeBuilder::pin_policy` in
+/// the `hetblas` crate; [`PinPolicy::Cache`] unless told).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PinPolicy {
     /// Register and keep registered (default), except a large output whose pages have never
     /// been touched (a fresh result array): that one is staged (its copies go through pinned
@@ -89,6 +90,7 @@ pub enum PinPolicy {
     /// comes back written. Page-locking 2 GB of fresh C
     /// cost more than the whole 16384^3 DGEMM on an H200 host; staging it costs a copy that
     /// overlaps the compute.
+    #[default]
     Cache,
     /// Register every operand, fresh outputs included (the default before fresh outputs were
     /// staged; to compare).
@@ -99,18 +101,6 @@ pub enum PinPolicy {
     /// program that writes each result into a fresh array (NumPy's `a @ b`) then pays no
     /// page-locking of that array per call, only staged copies that overlap the compute.
     StageOutputs,
-}
-
-impl PinPolicy {
-    /// From `HETBLAS_PIN` (`cache`, `register`, `staging`, `outputs`).
-    pub fn from_env() -> PinPolicy {
-        match std::env::var("HETBLAS_PIN").as_deref().map(str::trim) {
-            Ok("staging") | Ok("off") | Ok("0") => PinPolicy::Staging,
-            Ok("outputs") => PinPolicy::StageOutputs,
-            Ok("register") => PinPolicy::RegisterAll,
-            _ => PinPolicy::Cache,
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -166,24 +156,10 @@ pub fn align(addr: u64, len: u64) -> (u64, u64) {
 pub struct PinCache<R: Registrar> {
     registrar: R,
     policy: PinPolicy,
-    /// Populate large ranges in parallel before registering them ([`prefault`]).
-    prefault: bool,
-    /// Populate a staged fresh output in the background while its copies run
-    /// ([`prefault::populate_staged`]; off by default).
-    populate_staged: bool,
     /// Whether a page-aligned range has mostly never been touched
     /// ([`prefault::mostly_unbacked`]; tests substitute their own).
     unbacked: fn(u64, u64, u64) -> bool,
-    /// Fresh outputs being populated in the background while their copies are staged.
-    behind: Mutex<Vec<Behind>>,
     state: Mutex<State>,
-}
-
-/// A fresh output range populated by a background thread.
-struct Behind {
-    start: u64,
-    end: u64,
-    thread: std::thread::JoinHandle<()>,
 }
 
 impl<R: Registrar> std::fmt::Debug for PinCache<R> {
@@ -199,10 +175,7 @@ impl<R: Registrar> PinCache<R> {
         PinCache {
             registrar,
             policy,
-            prefault: prefault::enabled(),
-            populate_staged: prefault::populate_staged(),
             unbacked: prefault::mostly_unbacked,
-            behind: Mutex::new(Vec::new()),
             state: Mutex::new(State::default()),
         }
     }
@@ -270,10 +243,7 @@ impl<R: Registrar> PinCache<R> {
             self.registrar.unregister(r.start)?;
         }
         let t = Instant::now();
-        if self.prefault
-            && access == HostAccess::ReadWrite
-            && (ue - us) as usize >= prefault::MIN_BYTES
-        {
+        if access == HostAccess::ReadWrite && (ue - us) as usize >= prefault::MIN_BYTES {
             // A fresh output would be faulted in page by page inside the registration. Inputs
             // were written by the program, so their pages are there already.
             if prefault::populate(us, ue, access, prefault::threads(), PAGE) {
@@ -369,10 +339,11 @@ impl<R: Registrar> PinCache<R> {
 
     /// Whether the page-aligned `[s, e)` of this access, which no registration holds, is
     /// staged rather than registered: every output under `StageOutputs`; under `Cache`, an
-    /// output of at least [`prefault::MIN_BYTES`] that has mostly never been touched, or that
-    /// is still being populated behind an earlier decision to stage it. A fresh output to be
-    /// staged starts being populated in the background, so the staged copies into it do not
-    /// first-touch its pages one by one on the copy stream.
+    /// output of at least [`prefault::MIN_BYTES`] that has mostly never been touched. Its
+    /// staged copies fault its pages in as they write them. (Populating it in the background
+    /// during the call was tried and taken out: on the H200 host NumPy's `a @ b` at 16384 took
+    /// 0.205 s with it and 0.198 s without; `MADV_POPULATE_WRITE` there populated 2 GB at
+    /// 8.7 GB/s however many threads ran it, and the call's transfers stalled behind it.)
     fn stages(&self, s: u64, e: u64, access: HostAccess) -> bool {
         if access != HostAccess::ReadWrite {
             return false;
@@ -380,36 +351,7 @@ impl<R: Registrar> PinCache<R> {
         match self.policy {
             PinPolicy::StageOutputs => true,
             PinPolicy::Cache if (e - s) as usize >= prefault::MIN_BYTES => {
-                let mut behind = self.behind.lock().unwrap_or_else(|p| p.into_inner());
-                behind.retain(|b| !b.thread.is_finished());
-                if behind.iter().any(|b| b.start <= s && b.end >= e) {
-                    return true;
-                }
-                if !(self.unbacked)(s, e, PAGE) {
-                    return false;
-                }
-                if self.prefault && self.populate_staged {
-                    let threads = prefault::threads();
-                    let spawned = std::thread::Builder::new()
-                        .name("hetblas-populate".into())
-                        .spawn(move || {
-                            // Neither the advice nor populating changes contents; a range the
-                            // caller has freed meanwhile is reported (and ignored) rather than
-                            // faulted.
-                            if prefault::hugepages() {
-                                prefault::advise_huge(s, e);
-                            }
-                            prefault::populate(s, e, HostAccess::ReadWrite, threads, PAGE);
-                        });
-                    if let Ok(thread) = spawned {
-                        behind.push(Behind {
-                            start: s,
-                            end: e,
-                            thread,
-                        });
-                    }
-                }
-                true
+                (self.unbacked)(s, e, PAGE)
             }
             _ => false,
         }
@@ -492,14 +434,6 @@ impl<R: Registrar> PinCache<R> {
         result
     }
 
-    /// Waits for the background population of fresh outputs ([`PinPolicy::Cache`]).
-    pub fn settle(&self) {
-        let behind = std::mem::take(&mut *self.behind.lock().unwrap_or_else(|p| p.into_inner()));
-        for b in behind {
-            let _ = b.thread.join();
-        }
-    }
-
     pub fn stats(&self) -> PinStats {
         self.lock().stats.clone()
     }
@@ -563,10 +497,6 @@ impl<R: Registrar> PinCache<R> {
 
 impl<R: Registrar> Drop for PinCache<R> {
     fn drop(&mut self) {
-        let behind = std::mem::take(self.behind.get_mut().unwrap_or_else(|p| p.into_inner()));
-        for b in behind {
-            let _ = b.thread.join();
-        }
         // Registrations are released with the cache (the runtime); the registrar holds what it
         // needs (the driver context) until after this.
         let _ = self.release_all();
@@ -707,28 +637,19 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_fresh_output_is_staged_and_registered_when_it_comes_back_written() {
-        // Without and with the background population (`HETBLAS_POPULATE_STAGED`).
-        for populate in [false, true] {
-            let len = prefault::MIN_BYTES;
-            let out = Fresh::new(len);
-            let mut c = cache(u64::MAX);
-            c.prefault = true;
-            c.populate_staged = populate;
-            assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
-            assert!(!one_registration_covers(&c, out.0, len as u64));
-            // Nothing for `ensure` to change: calls on it may run beside others.
-            assert!(c.check(out.0, len, HostAccess::ReadWrite).unwrap());
-            // Populating behind the call never registers it (only its own write does).
-            c.settle();
-            if !populate {
-                assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
-            }
-            // Written by the call, it is registered the next time.
-            out.touch();
-            assert!(c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
-            assert!(one_registration_covers(&c, out.0, len as u64));
-            assert_eq!(c.stats().registrations, 1);
-        }
+        let len = prefault::MIN_BYTES;
+        let out = Fresh::new(len);
+        let c = cache(u64::MAX);
+        assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+        assert!(!one_registration_covers(&c, out.0, len as u64));
+        // Nothing for `ensure` to change: calls on it may run beside others.
+        assert!(c.check(out.0, len, HostAccess::ReadWrite).unwrap());
+        assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+        // Written by the call, it is registered the next time.
+        out.touch();
+        assert!(c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
+        assert!(one_registration_covers(&c, out.0, len as u64));
+        assert_eq!(c.stats().registrations, 1);
     }
 
     #[cfg(target_os = "linux")]
@@ -742,7 +663,7 @@ mod tests {
         // Below the threshold a fresh output costs little to lock: registered.
         let small = Fresh::new(len / 2);
         assert!(c.ensure(small.0, len / 2, HostAccess::ReadWrite).unwrap());
-        // `HETBLAS_PIN=register`: fresh outputs too.
+        // `PinPolicy::RegisterAll`: fresh outputs too.
         let out = Fresh::new(len);
         let mut all = cache(u64::MAX);
         all.policy = PinPolicy::RegisterAll;
@@ -847,7 +768,6 @@ mod tests {
         };
         assert_eq!(resident(), 0, "a fresh mapping has no page yet");
         let mut c = cache(u64::MAX);
-        c.prefault = true;
         // Registered although fresh: the policy that registers every operand.
         c.policy = PinPolicy::RegisterAll;
         assert!(c.ensure(buf, len, HostAccess::ReadWrite).unwrap());

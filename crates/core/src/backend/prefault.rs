@@ -22,86 +22,10 @@ pub const MIN_BYTES: usize = 64 << 20;
 /// The least a thread populates (a few milliseconds of faults).
 const CHUNK_BYTES: usize = 32 << 20;
 
-/// Whether pre-faulting is on: `HETBLAS_PREFAULT=0` turns it off (to compare).
-pub fn enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| {
-        !matches!(
-            std::env::var("HETBLAS_PREFAULT").as_deref().map(str::trim),
-            Ok("0") | Ok("off")
-        )
-    })
-}
-
-/// Whether a fresh output that is staged (not registered) is also populated in the background
-/// while the call runs: `HETBLAS_POPULATE_STAGED=1`. Off by default: on the H200 host
-/// (THP `madvise`, NumPy advising huge pages) NumPy's `a @ b` at 16384 took 0.205 s with it and
-/// 0.198 s without; `MADV_POPULATE_WRITE` there populated 2 GB at 8.7 GB/s however many threads
-/// ran it, slower than the staged copies' own first touches, and the call's transfers stalled
-/// behind it (a 23 ms gap in the host-to-device queue of a traced call).
-pub fn populate_staged() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| {
-        matches!(
-            std::env::var("HETBLAS_POPULATE_STAGED")
-                .as_deref()
-                .map(str::trim),
-            Ok("1") | Ok("on")
-        )
-    })
-}
-
-/// Whether a fresh output about to be populated is first advised to be backed by transparent
-/// huge pages (`MADV_HUGEPAGE`): `HETBLAS_HUGEPAGE=0` turns it off (to compare). With 4 KiB
-/// pages 2 GB of fresh C is half a million faults, each zeroing its page under the mm's page
-/// table locks; with 2 MiB pages it is a thousand. It only matters where the kernel's THP mode
-/// is `madvise` (under `always` the pages are huge anyway, under `never` the advice is ignored).
-pub fn hugepages() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| {
-        !matches!(
-            std::env::var("HETBLAS_HUGEPAGE").as_deref().map(str::trim),
-            Ok("0") | Ok("off")
-        )
-    })
-}
-
-/// Advises the page-aligned `[start, end)` to be backed by transparent huge pages where it can
-/// be. Returns whether the kernel took the advice (false: no THP, or the range is not private
-/// anonymous memory); nothing else changes either way.
-#[cfg(target_os = "linux")]
-pub fn advise_huge(start: u64, end: u64) -> bool {
-    if end <= start {
-        return false;
-    }
-    // SAFETY: MADV_HUGEPAGE only sets how the kernel backs the pages of the caller's mapped
-    // range that are faulted in later; it never changes the memory's contents, and a range it
-    // does not apply to is reported through the return value.
-    unsafe {
-        libc::madvise(
-            start as *mut libc::c_void,
-            (end - start) as usize,
-            libc::MADV_HUGEPAGE,
-        ) == 0
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn advise_huge(_start: u64, _end: u64) -> bool {
-    false
-}
-
-/// Threads that populate a range: `HETBLAS_POPULATE_THREADS`, else every core (during a GPU
-/// call the host's cores are otherwise idle).
+/// Threads that populate a range: every core (during a GPU call the host's cores are
+/// otherwise idle).
 pub fn threads() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        std::env::var("HETBLAS_POPULATE_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-    })
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The page-aligned chunks `[start, end)` is populated in by at most `threads` threads: equal
@@ -276,30 +200,6 @@ mod tests {
         assert_eq!(unsafe { libc::munmap(p, len) }, 0);
         // Unmapped memory: cannot tell, so not called fresh.
         assert!(!mostly_unbacked(s, e, PAGE));
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn huge_page_advice_keeps_contents_and_leaves_fresh_memory_fresh() {
-        let len = 8 << 20;
-        let p = super::test_mapping(len) as *mut libc::c_void;
-        let (s, e) = (p as u64, p as u64 + len as u64);
-        // The first half written, the second fresh; advise all of it.
-        for i in (0..len / 2).step_by(997) {
-            // SAFETY: inside the mapping.
-            unsafe { *((s + i as u64) as *mut u8) = (i % 251) as u8 + 1 };
-        }
-        let _ = advise_huge(s, e);
-        for i in (0..len / 2).step_by(997) {
-            // SAFETY: inside the mapping.
-            let v = unsafe { *((s + i as u64) as *const u8) };
-            assert_eq!(v, (i % 251) as u8 + 1);
-        }
-        // Advice faults nothing in: the fresh half is still fresh.
-        assert!(mostly_unbacked(s + len as u64 / 2, e, PAGE));
-        assert!(!advise_huge(e, e), "an empty range is not advised");
-        // SAFETY: unmaps the mapping made above.
-        assert_eq!(unsafe { libc::munmap(p, len) }, 0);
     }
 
     #[cfg(target_os = "linux")]

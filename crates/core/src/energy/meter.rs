@@ -141,35 +141,35 @@ pub fn mean_power(meter: &dyn PowerMeter, label: &str, duration: Duration) -> Op
     (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64)
 }
 
-/// A meter that reports fixed powers and integrates them into a counter with a coarse tick,
-/// like the hardware's: for tests of the measuring logic.
-pub struct FixedMeter {
-    pub watts: Vec<(String, f64)>,
-    /// Counter resolution (s): the counter advances only at multiples of it.
-    pub tick_s: f64,
-    pub epoch: Instant,
-}
-
-impl PowerMeter for FixedMeter {
-    fn name(&self) -> &str {
-        "fixed"
-    }
-    fn devices(&self) -> Vec<String> {
-        self.watts.iter().map(|w| w.0.clone()).collect()
-    }
-    fn power_w(&self, label: &str) -> Option<f64> {
-        self.watts.iter().find(|w| w.0 == label).map(|w| w.1)
-    }
-    fn energy_j(&self, label: &str) -> Option<f64> {
-        let t = self.epoch.elapsed().as_secs_f64();
-        let ticked = (t / self.tick_s).floor() * self.tick_s;
-        self.power_w(label).map(|w| w * ticked)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A meter that reports fixed powers and integrates them into a counter with a coarse tick,
+    /// like the hardware's: for tests of the measuring logic.
+    struct FixedMeter {
+        pub watts: Vec<(String, f64)>,
+        /// Counter resolution (s): the counter advances only at multiples of it.
+        pub tick_s: f64,
+        pub epoch: Instant,
+    }
+
+    impl PowerMeter for FixedMeter {
+        fn name(&self) -> &str {
+            "fixed"
+        }
+        fn devices(&self) -> Vec<String> {
+            self.watts.iter().map(|w| w.0.clone()).collect()
+        }
+        fn power_w(&self, label: &str) -> Option<f64> {
+            self.watts.iter().find(|w| w.0 == label).map(|w| w.1)
+        }
+        fn energy_j(&self, label: &str) -> Option<f64> {
+            let t = self.epoch.elapsed().as_secs_f64();
+            let ticked = (t / self.tick_s).floor() * self.tick_s;
+            self.power_w(label).map(|w| w * ticked)
+        }
+    }
 
     #[test]
     fn short_calls_use_power_long_calls_the_counter() {

@@ -112,7 +112,7 @@ pub struct ScoredSubset {
 
 /// Chooses the subset of `rates` for `objective`. With [`Objective::Time`] or without the
 /// power of every candidate (`power[i]` = (busy W, idle W)) it is the balancer's own choice
-/// ([`crate::balance::choose_subset`]); otherwise every subset is balanced and scored by its
+/// ([`crate::balance::choose_subset_split`]); otherwise every subset is balanced and scored by its
 /// predicted energy (or energy x time), and, as for time, a larger subset must win by
 /// [`MIN_GAIN`]. Returns the chosen subset and every subset evaluated, best first.
 pub fn choose_subset_for(

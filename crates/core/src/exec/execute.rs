@@ -18,6 +18,7 @@
 
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::factor_kernel::{GetrfTile, InfoCell, LaswpTile, PotrfTile, RawPivots};
 use crate::kernel::{GemmTile, TriTile};
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
@@ -71,6 +72,8 @@ pub struct ExecRequest<'a> {
     /// that fails on every device can put the operand back as it was ([`UndoLog`]), and which
     /// writes it saves for.
     pub undo: Option<(&'a UndoLog, UndoScope)>,
+    /// The cells the plan's factorization ops fill with LAPACK's `info` (`plan.infos` of them).
+    pub infos: &'a [Arc<InfoCell>],
 }
 
 /// Per device, an event recorded on an idle compute queue and the host instant it completed
@@ -198,6 +201,7 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
     if req.devices.len() != plan.devices.len()
         || req.workspaces.len() != plan.devices.len()
         || req.operands.len() < plan.operands.len()
+        || req.infos.len() < plan.infos as usize
     {
         return Err(Error::internal(
             "executor: device or operand lists do not match the plan",
@@ -454,6 +458,44 @@ fn view(req: &ExecRequest<'_>, loc: &Loc) -> RawTile {
         Loc::Staging { slot, rows, cols } => {
             packed(MemorySpace::HOST, req.host_workspace, slot, rows, cols)
         }
+        Loc::Mirror { device, op, block } => {
+            let d = device as usize;
+            let pd = &plan.devices[d];
+            // The device's copies follow its slots, in the order it lists them.
+            let before: usize = pd
+                .mirrors
+                .iter()
+                .take_while(|&&m| m != op)
+                .map(|&m| plan.mirror_bytes(m))
+                .sum();
+            let base = req.workspaces[d] + (pd.slots as usize * plan.slot_bytes + before) as u64;
+            let es = plan.element_size(op);
+            let ld = slot_ld(plan.operand_rows(op));
+            RawTile {
+                space: pd.space,
+                addr: base + ((block.row + block.col * ld) * es) as u64,
+                rows: block.rows,
+                cols: block.cols,
+                ld,
+                // Pivots (4-byte integers) move as 4-byte elements; no numeric kernel takes
+                // them as such.
+                dtype: if es == plan.dtype.size() {
+                    plan.dtype
+                } else {
+                    crate::scalar::DType::F32
+                },
+            }
+        }
+    }
+}
+
+/// Pivots at `loc` (a `rows x 1` block of a factorization's pivots), as kernels take them.
+fn pivots(req: &ExecRequest<'_>, loc: &Loc) -> RawPivots {
+    let t = view(req, loc);
+    RawPivots {
+        space: t.space,
+        addr: t.addr,
+        len: t.rows,
     }
 }
 
@@ -846,6 +888,39 @@ fn issue(
         Op::Add { beta, x, y, .. } => {
             kernel.add(queue, value(beta), &view(req, &x), &view(req, &y))?;
         }
+        Op::Potrf { uplo, a, info, .. } => {
+            let tile = PotrfTile {
+                uplo,
+                a: view(req, &a),
+            };
+            // SAFETY: the tile is a block of this device's copy of the operand (or the operand
+            // in its own space), allocated for the whole call; the plan orders every other
+            // access to it after this op (dependencies from reads and writes), and the executor
+            // synchronises every queue before the call returns.
+            unsafe { kernel.potrf(queue, &tile, info_cell(req, info)?)? };
+        }
+        Op::Getrf { a, ipiv, info, .. } => {
+            let tile = GetrfTile {
+                a: view(req, &a),
+                ipiv: pivots(req, &ipiv),
+            };
+            // SAFETY: as for POTRF; the pivots are a block of the pivots' operand (or its copy)
+            // in the same space, apart from the panel, ordered by the plan like any tile.
+            unsafe { kernel.getrf(queue, &tile, info_cell(req, info)?)? };
+        }
+        Op::Laswp { a, ipiv, .. } => {
+            let ipiv = pivots(req, &ipiv);
+            let tile = LaswpTile {
+                a: view(req, &a),
+                k1: 1,
+                k2: ipiv.len,
+                ipiv,
+            };
+            // SAFETY: as for GETRF; the pivots were written by the panel's GETRF (or copied
+            // from it), which the plan orders before this op, and hold row numbers of the panel
+            // this block's rows start with.
+            unsafe { kernel.laswp(queue, &tile)? };
+        }
         Op::Fold {
             key,
             c,
@@ -885,6 +960,13 @@ fn issue(
         }
     }
     Ok(None)
+}
+
+/// The info cell `i` of the call.
+fn info_cell<'r>(req: &'r ExecRequest<'_>, i: u32) -> Result<&'r Arc<InfoCell>> {
+    req.infos
+        .get(i as usize)
+        .ok_or_else(|| Error::internal(format!("plan uses info cell {i} of {}", req.infos.len())))
 }
 
 /// Whether split `task` waits for `dep`, a task it depends on, piece by piece (each of its
@@ -968,7 +1050,7 @@ fn issue_pieces(
 /// not counted.
 fn recorded_direction(dst: &Loc) -> Option<bool> {
     match dst {
-        Loc::Slot { .. } => Some(false),
+        Loc::Slot { .. } | Loc::Mirror { .. } => Some(false),
         Loc::Operand { .. } => Some(true),
         Loc::Staging { .. } => None,
     }

@@ -353,7 +353,7 @@ pub fn combine(kind: ModelKind, x: &Terms) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::exec::{ExecTable, FixedRate};
+    use crate::model::exec::{fixed::FixedRate, ExecTable};
 
     fn rel(a: f64, b: f64) -> f64 {
         (a - b).abs() / b.abs()

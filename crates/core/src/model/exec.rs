@@ -103,11 +103,6 @@ impl ExecTable {
         &self.points
     }
 
-    /// The measured tile sizes, ascending.
-    pub fn sizes(&self) -> impl Iterator<Item = usize> + '_ {
-        self.points.iter().map(|p| p.0)
-    }
-
     /// Flop rate (flop/s) for a cube of edge `size` (may be fractional), interpolated linearly
     /// in `log2(size)`, the nearest measured rate outside the grid.
     pub fn rate_at(&self, size: f64) -> f64 {
@@ -167,19 +162,6 @@ impl ExecTime for ExecTable {
     }
 }
 
-/// A device that runs every GEMM at one flop rate (a datasheet number, or a quick estimate).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FixedRate {
-    /// Flops per second.
-    pub flops_per_sec: f64,
-}
-
-impl ExecTime for FixedRate {
-    fn gemm_time(&self, m: usize, n: usize, k: usize) -> f64 {
-        2.0 * m as f64 * n as f64 * k as f64 / self.flops_per_sec
-    }
-}
-
 /// Real flops of a `t^3` product: 2 per multiply-add, 8 per complex one.
 fn cube_flops(dtype: DType, t: f64) -> f64 {
     dtype.flops_per_fma() * t * t * t
@@ -187,6 +169,7 @@ fn cube_flops(dtype: DType, t: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::fixed::FixedRate;
     use super::*;
 
     fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -259,12 +242,30 @@ mod tests {
         assert!(ExecTable::new(DType::F32, [(64, f64::NAN)]).is_err());
         let e = ExecTable::new(DType::F32, [(128, 3.0), (64, 1.0), (128, 1.0)]).unwrap();
         assert_eq!(e.points(), &[(64, 1.0), (128, 2.0)]);
-        assert_eq!(e.sizes().collect::<Vec<_>>(), vec![64, 128]);
         assert_eq!(e.dtype(), DType::F32);
         // One point: a constant rate.
         let one = ExecTable::new(DType::F64, [(4096, 0.02)]).unwrap();
         assert!(close(one.time(8192), 0.16, 1e-12));
         let f = FixedRate { flops_per_sec: 1e9 };
         assert!(close(f.tile_time(1000), 2.0, 1e-12));
+    }
+}
+
+/// Test support: a device of one flop rate.
+#[cfg(test)]
+pub(crate) mod fixed {
+    use super::ExecTime;
+
+    /// A device that runs every GEMM at one flop rate (a datasheet number, or a quick estimate).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct FixedRate {
+        /// Flops per second.
+        pub flops_per_sec: f64,
+    }
+
+    impl ExecTime for FixedRate {
+        fn gemm_time(&self, m: usize, n: usize, k: usize) -> f64 {
+            2.0 * m as f64 * n as f64 * k as f64 / self.flops_per_sec
+        }
     }
 }

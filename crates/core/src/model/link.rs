@@ -46,11 +46,6 @@ impl LinkModel {
         }
     }
 
-    /// Seconds to move `bytes` while the opposite direction is busy for the whole transfer.
-    pub fn time_bidirectional(&self, bytes: usize) -> f64 {
-        self.bid_slowdown * self.time(bytes)
-    }
-
     /// Fits `t = t_i + t_b * b` to `(bytes, seconds)` samples by ordinary least squares.
     ///
     /// The latency is constrained to be non-negative: when the unconstrained intercept comes out
@@ -133,7 +128,6 @@ mod tests {
         let b = 4096 * 4096 * 8;
         let t = 2.5e-6 + b as f64 / 12.18e9;
         assert!(close(m.time(b), t, 1e-12));
-        assert!(close(m.time_bidirectional(b), 1.27 * t, 1e-12));
         assert_eq!(m.time(0), 0.0);
         assert!(close(m.bytes_per_sec(), 12.18e9, 1e-12));
     }

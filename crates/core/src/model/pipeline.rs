@@ -75,11 +75,6 @@ pub struct PipelineModel {
     /// fold threads' wake ([`crate::fold::FIRST_S`]; the chooser also prices the slowest
     /// wake, [`crate::fold::WAKE_SPREAD_S`] more).
     pub fold_wake_s: f64,
-    /// C tiles whose first k step runs ahead of the groups ([`crate::plan::build_steps`];
-    /// `HETBLAS_STEP_LEAD`, 0 unless set), before the planner's cap by free slots (the replay
-    /// takes memory as ample). Used by the replay of one C tile at a time only. A field, read
-    /// where the model is made rather than where a prediction runs, so tests fix it.
-    pub step_lead: usize,
 }
 
 /// The parts of a prediction, for `hetblas predict` and the validation report.
@@ -126,7 +121,7 @@ fn shell_at(mt: usize, nt: usize, mut pos: usize) -> (usize, usize) {
 /// How many C tiles of a fold tail of `n`, in an `mt x nt` grid accumulated `group` at a
 /// time, are of each edge class (`[m class][n class]`, 1 = the edge tile of a dimension that
 /// has one); the tail as the planner picks it ([`crate::plan::fold_tail_tiles`], `spread` as
-/// [`crate::plan::fold_spread`]).
+/// [`crate::plan::FOLD_SPREAD`]).
 ///
 /// Why: counted as full tiles, the tail of 12 of 20765x15140x1322 SGEMM in 4096 tiles (every
 /// edge tile of its 24, the last to finish) left 629 MB of C to fold where 805 MB were, and
@@ -204,7 +199,7 @@ impl PipelineModel {
             [dm[1] > 0, dn[1] > 0],
             unfolded,
             b.group.clamp(1, crate::tiling::DEFAULT_GROUP),
-            crate::plan::fold_spread(),
+            crate::plan::FOLD_SPREAD,
         );
         let c_contig = contiguity(o, tm, g.tk).2;
         let mut tail_c_bytes = 0usize;
@@ -499,7 +494,6 @@ impl PipelineModel {
             kt,
             edge: [dm[1] > 0, dn[1] > 0, dk[1] > 0],
             group: b.group,
-            lead: self.step_lead,
             fetch_c: o.get[2],
             late_c: self.late_c,
             unfolded: if fold.is_some() {
@@ -613,7 +607,7 @@ fn contiguity(o: &Offload, tm: usize, tk: usize) -> (bool, bool, bool) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::model::exec::FixedRate;
+    use crate::model::exec::fixed::FixedRate;
     use crate::model::link::LinkModel;
     use crate::scalar::DType;
     use crate::tiling::Blocking;
@@ -631,7 +625,6 @@ pub(crate) mod tests {
             setup_s: 0.0,
             task_issue_s: 0.0,
             fold_wake_s: crate::fold::FIRST_S,
-            step_lead: 0,
         }
     }
 
@@ -993,8 +986,8 @@ pub(crate) mod tests {
             assert_eq!(walked, tiles, "{mt}x{nt}");
             for edge in [[false, false], [true, false], [false, true], [true, true]] {
                 for group in [1, 2, 4] {
-                    for (kt, lead) in [(1, 0), (3, 0), (3, 3)] {
-                        let steps = build_steps(&tiles, kt, group, lead);
+                    for kt in [1, 3] {
+                        let steps = build_steps(&tiles, kt, group);
                         let order: Vec<_> = steps
                             .iter()
                             .filter(|s| s.last)
@@ -1010,7 +1003,7 @@ pub(crate) mod tests {
                                 assert_eq!(
                                     tail_classes(mt, nt, edge, n, group, spread),
                                     want,
-                                    "{mt}x{nt}, edges {edge:?}, group {group}, kt {kt}, lead {lead}, tail {n}, spread {spread}"
+                                    "{mt}x{nt}, edges {edge:?}, group {group}, kt {kt}, tail {n}, spread {spread}"
                                 );
                             }
                         }
@@ -1039,7 +1032,7 @@ pub(crate) mod tests {
             tk: 1024,
             group: 4,
         };
-        let count = tail_classes(4, 4, [true, true], 7, 4, crate::plan::fold_spread());
+        let count = tail_classes(4, 4, [true, true], 7, 4, crate::plan::FOLD_SPREAD);
         let size = [t, edge];
         let mut sent = 0.0;
         for x in 0..2 {

@@ -52,8 +52,6 @@ pub(crate) struct ReplayGrid {
     /// The last tile of each dimension (m, n, k) is an edge tile.
     pub edge: [bool; 3],
     pub group: usize,
-    /// C tiles whose first k step runs before the groups ([`build_steps`]).
-    pub lead: usize,
     /// C is read by the device: fetched at the first step, or late (see `late_c`).
     pub fetch_c: bool,
     pub late_c: bool,
@@ -92,7 +90,7 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
     let mut tiles: Vec<(usize, usize)> =
         (0..mt).flat_map(|i| (0..nt).map(move |j| (i, j))).collect();
     shell_order(&mut tiles);
-    let steps = build_steps(&tiles, kt, g.group, g.lead);
+    let steps = build_steps(&tiles, kt, g.group);
     // The fold tail, as the planner picks it.
     let tail = fold_tail_tiles(&steps, g.unfolded, g.group);
     // Arrival time of each fetched tile (negative: not fetched yet).
@@ -189,7 +187,6 @@ mod tests {
             kt,
             edge: [false; 3],
             group: 4,
-            lead: 0,
             fetch_c: true,
             late_c,
             unfolded: 0,
@@ -275,10 +272,10 @@ mod tests {
         assert_eq!(r.compute_end, 8.25);
     }
 
-    /// The grid's lead, not the environment, orders the steps: a 2x1 grid of C tiles, one
-    /// at a time, two k steps, copies 1, products 1.5, C neither read nor written.
+    /// The serpentine step order: a 2x1 grid of C tiles, one at a time, two k steps, copies
+    /// 1, products 1.5, C neither read nor written.
     #[test]
-    fn a_lead_runs_every_tiles_first_step_first() {
+    fn the_second_tile_runs_its_k_steps_backwards() {
         let g = ReplayGrid {
             group: 1,
             fetch_c: false,
@@ -288,13 +285,9 @@ mod tests {
             c_out: [[0.0; 2]; 2],
             ..uniform(1.0, 1.5)
         };
-        // No lead: (0,0) at k 0 and 1, then (1,0) backwards. h2d: A00 B00 (2) A01 B10 (4)
+        // (0,0) at k 0 and 1, then (1,0) backwards. h2d: A00 B00 (2) A01 B10 (4)
         // A11 (5) A10 (6); products 2-3.5, 4-5.5, 5.5-7, 7-8.5.
-        let plain = replay(&g, &t);
-        assert_eq!((plain.h2d_end, plain.compute_end), (6.0, 8.5));
-        // Lead 2: both tiles' k 0 first. h2d: A00 B00 (2) A10 (3) A01 B10 (5) A11 (6);
-        // products 2-3.5, 3.5-5, 5-6.5, 6.5-8.
-        let led = replay(&ReplayGrid { lead: 2, ..g }, &t);
-        assert_eq!((led.h2d_end, led.compute_end), (6.0, 8.0));
+        let r = replay(&g, &t);
+        assert_eq!((r.h2d_end, r.compute_end), (6.0, 8.5));
     }
 }

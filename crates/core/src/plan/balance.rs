@@ -174,14 +174,10 @@ pub struct SubsetChoice {
     pub balance: Balance,
 }
 
-/// Evaluates every non-empty subset of `rates` and returns the chosen one (fastest, with the
-/// `MIN_GAIN` rule favouring fewer devices) and all evaluated subsets sorted by makespan.
-pub fn choose_subset(p: &GemmProblem, rates: &[DeviceRate]) -> (SubsetChoice, Vec<SubsetChoice>) {
-    choose_subset_split(p, rates, rates)
-}
-
-/// [`choose_subset`] with each device's rate in a subset of its own from `alone` and in a
-/// subset of several from `shared` (same length): a device whose plan differs between the two
+/// Evaluates every non-empty subset of the candidates and returns the chosen one (fastest,
+/// with the `MIN_GAIN` rule favouring fewer devices) and all evaluated subsets sorted by
+/// makespan, each device's rate in a subset of its own from `alone` and in a subset of several
+/// from `shared` (same length): a device whose plan differs between the two
 /// (a GPU with host folds and its model's blocking alone, square tiles and C sent beside the
 /// CPU) is priced as each plan runs.
 pub fn choose_subset_split(
@@ -280,7 +276,7 @@ mod tests {
     /// instead of a panic.
     #[test]
     fn no_candidates_no_subset() {
-        let (chosen, all) = choose_subset(&problem(1024, [MemorySpace::HOST; 3]), &[]);
+        let (chosen, all) = choose_subset_split(&problem(1024, [MemorySpace::HOST; 3]), &[], &[]);
         assert!(chosen.devices.is_empty() && all.is_empty());
     }
 
@@ -322,10 +318,10 @@ mod tests {
         let host = [MemorySpace::HOST; 3];
         let (gpu, cpu) = (h200_gpu(), host_cpu());
         // Tiny: the GPU's fixed costs dominate, the CPU alone wins.
-        let (c, _) = choose_subset(&problem(256, host), &[gpu, cpu]);
+        let (c, _) = choose_subset_split(&problem(256, host), &[gpu, cpu], &[gpu, cpu]);
         assert_eq!(c.devices, vec![1]);
         // Huge, compute-bound: the CPU adds under 2%, below MIN_GAIN: GPU alone.
-        let (c, _) = choose_subset(&problem(32768, host), &[gpu, cpu]);
+        let (c, _) = choose_subset_split(&problem(32768, host), &[gpu, cpu], &[gpu, cpu]);
         assert_eq!(c.devices, vec![0]);
     }
 }

@@ -52,6 +52,9 @@ pub struct PlanRequest<'a> {
     /// folded on the host over the triangle ([`crate::fold`]), so the other triangle is
     /// neither read nor written.
     pub triangle: Option<crate::problem::Uplo>,
+    /// Pieces of every split late-C chain instead of one per 16 MiB of C
+    /// ([`crate::DevicePool::set_tail_pieces`]: tests split small tiles); `None`: by size.
+    pub tail_pieces: Option<usize>,
 }
 
 /// One gemm step of a device's program.
@@ -162,6 +165,7 @@ pub(super) fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         host_used: false,
         host_folds: false,
         grid: g,
+        tail_pieces: req.tail_pieces,
     };
     b.all_steps(&mut states)?;
 
@@ -192,6 +196,7 @@ pub(super) fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         devices: plan_devices,
         tasks,
         order,
+        infos: 0,
     })
 }
 
@@ -249,14 +254,7 @@ fn device_state(
     } else {
         (slots as usize).saturating_sub(2).clamp(1, most)
     };
-    // C tiles the lead opens early hold their slots beside a group's.
-    let lead = if c_in_place {
-        step_lead()
-    } else {
-        let per_tile = if any_late { 2 } else { 1 };
-        step_lead().min(((slots as usize).saturating_sub(2) / per_tile).saturating_sub(group))
-    };
-    let steps = build_steps(tiles, kt, group, lead);
+    let steps = build_steps(tiles, kt, group);
     let unfolded = fold_tail_tiles(&steps, tail, group);
     // Under late C only: a fold tail's last write-backs queue behind the tail's others on
     // the device->host link, and pieces gained nothing there on H200. Not in plans of
@@ -311,13 +309,14 @@ fn device_state(
         slots,
         compute_queues: st.compute_queues,
         tiles: tiles.len(),
+        mirrors: Vec::new(),
     };
     Ok((st, pd))
 }
 
 /// The `n` C tiles of a fold tail, whose C is sent rather than folded (the model's replay and
 /// closed form pick them the same way): the last to finish, so that no fold runs after the
-/// last products, but a share ([`fold_spread`]) spread evenly over the tiles finished before.
+/// last products, but a share ([`FOLD_SPREAD`]) spread evenly over the tiles finished before.
 ///
 /// Why spread: the last `n` alone put every fold in the first half of the call and every sent
 /// C in the second, so each half left one resource idle. DGEMM 9585x22240x3734 in 3072 tiles
@@ -329,7 +328,7 @@ pub(crate) fn fold_tail_tiles(steps: &[Step], n: usize, group: usize) -> HashSet
         .filter(|s| s.last)
         .map(|s| (s.i, s.j))
         .collect();
-    tail_positions(order.len(), n, group, fold_spread())
+    tail_positions(order.len(), n, group, FOLD_SPREAD)
         .into_iter()
         .map(|p| order[p])
         .collect()
@@ -356,21 +355,8 @@ pub(crate) fn tail_positions(count: usize, n: usize, group: usize, spread: f64) 
     at
 }
 
-/// The share of a fold tail spread over the earlier tiles ([`fold_tail_tiles`]):
-/// `HETBLAS_FOLD_SPREAD=F` (0 to 1; 0 sends the last tiles alone), read once per process;
-/// unset or not a number: [`FOLD_SPREAD`].
-pub(crate) fn fold_spread() -> f64 {
-    static SPREAD: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *SPREAD.get_or_init(|| {
-        std::env::var("HETBLAS_FOLD_SPREAD")
-            .ok()
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|f| f.is_finite())
-            .map_or(FOLD_SPREAD, |f| f.clamp(0.0, 1.0))
-    })
-}
-
-/// The default share of a fold tail spread out ([`fold_spread`]). Measured on H200 against 0
+/// The share of a fold tail spread over the earlier tiles ([`fold_tail_tiles`]; 0 would send
+/// the last tiles alone). Measured on H200 against 0
 /// (the last tiles alone), the model choosing, over seven folding calls: 1.7% faster on
 /// average, from 2.8% slower to 1.11x (DGEMM 12093x20302x1973); spreading all but the last
 /// group lost up to 7% where half did not.
@@ -460,40 +446,13 @@ const GROUP: usize = crate::tiling::DEFAULT_GROUP;
 /// The gemm steps of a device: its C tiles in groups of `group`; within a group, for each k
 /// step, every tile of the group. K runs forward in even groups and backward in odd ones
 /// (serpentine: the tiles used last by one group are used first by the next).
-///
-/// `lead` tiles (the first in `tiles`) take their first k step before any group, and K then
-/// runs forward in every group: the first A and B tiles feed more products before the first
-/// group's later k steps need new ones (an experiment: [`step_lead`]).
-pub(crate) fn build_steps(
-    tiles: &[(usize, usize)],
-    kt: usize,
-    group: usize,
-    lead: usize,
-) -> Vec<Step> {
+pub(crate) fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> Vec<Step> {
     let group = group.max(1);
-    let lead = if kt > 1 { lead.min(tiles.len()) } else { 0 };
     let mut steps = Vec::with_capacity(tiles.len() * kt);
-    for &(i, j) in &tiles[..lead] {
-        steps.push(Step {
-            i,
-            j,
-            l: 0,
-            ll: 0,
-            first: true,
-            last: false,
-        });
-    }
     for (g, chunk) in tiles.chunks(group).enumerate() {
         for ll in 0..kt {
-            let l = if g % 2 == 0 || lead > 0 {
-                ll
-            } else {
-                kt - 1 - ll
-            };
-            for (x, &(i, j)) in chunk.iter().enumerate() {
-                if ll == 0 && g * group + x < lead {
-                    continue;
-                }
+            let l = if g % 2 == 0 { ll } else { kt - 1 - ll };
+            for &(i, j) in chunk {
                 steps.push(Step {
                     i,
                     j,
@@ -508,19 +467,9 @@ pub(crate) fn build_steps(
     steps
 }
 
-/// `HETBLAS_STEP_LEAD=N`: the number of C tiles whose first k step runs before the groups
-/// ([`build_steps`]); unset or not a number: 0 (the groups alone). An experiment for
-/// link-bound calls, not chosen by the model.
-pub(crate) fn step_lead() -> usize {
-    std::env::var("HETBLAS_STEP_LEAD")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 /// Pieces for the chain of a late C tile at the end of a device's plan (its C fetch, add and
-/// write-back, [`Task::pieces`]) whose stored C block is `bytes` over `cols` columns:
-/// `HETBLAS_TAIL_PIECES=N` when set (1 turns the split off), else one piece per
+/// write-back, [`Task::pieces`]) whose stored C block is `bytes` over `cols` columns: `forced`
+/// when given ([`PlanRequest::tail_pieces`]; 1 turns the split off), else one piece per
 /// [`TAIL_PIECE_BYTES`], at most [`TAIL_PIECES_MAX`].
 ///
 /// Why: under late C the last tile's C crosses last, and its add and write-back followed; in
@@ -536,18 +485,11 @@ pub(crate) fn step_lead() -> usize {
 /// but the last piece, with one k step) priced a fresh seeded set worse on H200 (p90 9.7%
 /// against 9.0% as the calls ran), as the device->host link is still busy with the earlier
 /// tiles' write-backs when the last one starts.
-pub(super) fn tail_pieces(bytes: usize, cols: usize) -> usize {
-    tail_pieces_forced()
+pub(super) fn tail_pieces(bytes: usize, cols: usize, forced: Option<usize>) -> usize {
+    forced
         .unwrap_or(bytes / TAIL_PIECE_BYTES)
         .clamp(1, TAIL_PIECES_MAX)
         .min(cols.max(1))
-}
-
-/// `HETBLAS_TAIL_PIECES` as a number, when set (an experiment's override of [`tail_pieces`]).
-pub(crate) fn tail_pieces_forced() -> Option<usize> {
-    std::env::var("HETBLAS_TAIL_PIECES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
 }
 
 /// Bytes of C per piece of a split tail chain ([`tail_pieces`]): below this a piece's three
@@ -580,6 +522,8 @@ pub(super) struct Builder<'a> {
     pub(super) host_used: bool,
     pub(super) host_folds: bool,
     pub(super) grid: crate::tiling::TileGrid,
+    /// [`PlanRequest::tail_pieces`].
+    pub(super) tail_pieces: Option<usize>,
 }
 
 impl Builder<'_> {
@@ -891,7 +835,8 @@ impl Builder<'_> {
             return;
         }
         let b = self.grid.stored_block(&self.p, kc);
-        let pieces = tail_pieces(b.rows * b.cols * self.p.dtype.size(), b.cols) as u16;
+        let bytes = b.rows * b.cols * self.p.dtype.size();
+        let pieces = tail_pieces(bytes, b.cols, self.tail_pieces) as u16;
         for t in [fetch, add, wb] {
             self.graph.task_mut(t).pieces = pieces;
         }
@@ -1092,6 +1037,7 @@ mod tests {
             links: &all_links(&all),
             link_speed,
             triangle: None,
+            tail_pieces: None,
         })
     }
 
@@ -1125,42 +1071,28 @@ mod tests {
             links: &all_links(&all),
             link_speed: None,
             triangle: None,
+            tail_pieces: None,
         })
     }
 
     /// Every tile runs each k step once, `first` and `last` mark its first and last step in
-    /// the order, and `ll` counts its steps; with a lead, the lead tiles' first steps come
-    /// first and K runs forward in every group.
+    /// the order, and `ll` counts its steps.
     #[test]
-    fn steps_cover_every_tile_once_per_k_step_with_or_without_a_lead() {
+    fn steps_cover_every_tile_once_per_k_step() {
         let tiles: Vec<(usize, usize)> = (0..3).flat_map(|i| (0..5).map(move |j| (i, j))).collect();
-        for (kt, group, lead) in [
-            (1, 4, 0),
-            (1, 4, 8),
-            (3, 4, 0),
-            (3, 4, 6),
-            (2, 2, 15),
-            (4, 1, 3),
-        ] {
-            let steps = build_steps(&tiles, kt, group, lead);
+        for (kt, group) in [(1, 4), (3, 4), (2, 2), (4, 1)] {
+            let steps = build_steps(&tiles, kt, group);
             assert_eq!(steps.len(), tiles.len() * kt);
             for &(i, j) in &tiles {
                 let mine: Vec<&Step> = steps.iter().filter(|s| (s.i, s.j) == (i, j)).collect();
                 let mut ls: Vec<usize> = mine.iter().map(|s| s.l).collect();
                 ls.sort_unstable();
-                assert_eq!(ls, (0..kt).collect::<Vec<_>>(), "{kt} {group} {lead}");
+                assert_eq!(ls, (0..kt).collect::<Vec<_>>(), "{kt} {group}");
                 for (x, s) in mine.iter().enumerate() {
                     assert_eq!((s.ll, s.first, s.last), (x, x == 0, x + 1 == kt));
                 }
             }
-            let lead = if kt > 1 { lead.min(tiles.len()) } else { 0 };
-            for (x, s) in steps.iter().take(lead).enumerate() {
-                assert_eq!(((s.i, s.j), s.l), (tiles[x], 0));
-            }
-            if lead > 0 {
-                // K forward in every tile.
-                assert!(steps.iter().all(|s| s.l == s.ll));
-            } else if kt > 1 && tiles.len() > group {
+            if kt > 1 && tiles.len() > group {
                 // Serpentine: the second group starts at the last k step.
                 assert_eq!(steps[group * kt].l, kt - 1);
             }
@@ -1402,7 +1334,7 @@ mod tests {
                 let mut order: Vec<_> = last.into_iter().collect();
                 order.sort_by_key(|&(_, at)| at);
                 let group = crate::tiling::DEFAULT_GROUP;
-                let at = tail_positions(order.len(), sent, group, fold_spread());
+                let at = tail_positions(order.len(), sent, group, FOLD_SPREAD);
                 let tail_tiles: HashSet<(u32, u32)> = at.iter().map(|&p| order[p].0).collect();
                 assert_eq!(tail_tiles.len(), sent);
                 assert_eq!(fetched, tail_tiles, "dev {d}: C sent for the tail only");
@@ -1516,6 +1448,7 @@ mod tests {
             links: &all_links(&[space, MemorySpace::HOST]),
             link_speed: None,
             triangle: None,
+            tail_pieces: None,
         })
         .unwrap()
     }
@@ -1644,6 +1577,7 @@ mod tests {
                 links: &links,
                 link_speed: None,
                 triangle: None,
+                tail_pieces: None,
             })
             .unwrap(),
         );

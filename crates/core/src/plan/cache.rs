@@ -38,6 +38,8 @@ pub struct PlanInputs<'a> {
     pub link_speed: &'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
     /// GEMMT: only this triangle of C ([`PlanRequest::triangle`]).
     pub triangle: Option<crate::problem::Uplo>,
+    /// [`PlanRequest::tail_pieces`] (part of the key).
+    pub tail_pieces: Option<usize>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -54,9 +56,7 @@ struct PlanKey {
     /// Shares per device, in 1e-4.
     weights: Vec<u32>,
     triangle: Option<crate::problem::Uplo>,
-    /// `HETBLAS_STEP_LEAD` when the plan was built ([`super::builder::step_lead`]).
-    lead: usize,
-    /// `HETBLAS_TAIL_PIECES` when the plan was built ([`super::tail_pieces`]).
+    /// [`PlanInputs::tail_pieces`].
     pieces: Option<usize>,
 }
 
@@ -100,8 +100,7 @@ impl PlanCache {
                 .map(|w| (w * 1e4).round() as u32)
                 .collect(),
             triangle: inputs.triangle,
-            lead: super::step_lead(),
-            pieces: super::tail_pieces_forced(),
+            pieces: inputs.tail_pieces,
         };
         if let Some(p) = lock(&self.plans).get(&key) {
             return Ok((p.clone(), true));
@@ -125,6 +124,7 @@ impl PlanCache {
                 None
             },
             triangle: inputs.triangle,
+            tail_pieces: inputs.tail_pieces,
         }))?);
         let mut cache = lock(&self.plans);
         if cache.len() >= CAPACITY {

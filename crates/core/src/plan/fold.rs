@@ -47,39 +47,14 @@ pub const FIRST_S: f64 = 100e-6;
 /// faster.
 pub const WAKE_SPREAD_S: f64 = 160e-6;
 
-/// `HETBLAS_HOST_FOLD`: `0` never folds, `1` always folds (where C is in host memory and
-/// beta != 0); unset or anything else: the model decides. `GemmOptions::host_fold` wins over it.
-pub fn mode_from_env() -> Option<bool> {
-    match std::env::var("HETBLAS_HOST_FOLD").as_deref() {
-        Ok("0") => Some(false),
-        Ok("1") => Some(true),
-        _ => None,
-    }
-}
-
-/// `HETBLAS_FOLD_TAIL=N`: with host folds, send the C of each device's last N C tiles
-/// instead of folding them (see [`crate::plan::DeviceSpec::fold_tail`]); unset or not a
-/// number: the model decides. `GemmOptions::fold_tail` wins over it.
-pub fn tail_from_env() -> Option<usize> {
-    std::env::var("HETBLAS_FOLD_TAIL").ok()?.trim().parse().ok()
-}
-
 /// Threads one fold uses: memory-bound, so a handful saturate the host's bandwidth (on the
-/// H200 host, DGEMM 8192^3 ran as fast with 8 or 12 as with 14-24, slower with 4 or 6).
-/// `HETBLAS_FOLD_THREADS=N` (1-256) fixes the number; unset, empty or not a number: up to 12.
+/// H200 host, DGEMM 8192^3 ran as fast with 8 or 12 as with 14-24, slower with 4 or 6): the
+/// cores, at most 12.
 pub fn fold_threads() -> usize {
-    threads_from(std::env::var("HETBLAS_FOLD_THREADS").ok().as_deref())
-}
-
-/// [`fold_threads`] for a value of `HETBLAS_FOLD_THREADS`.
-fn threads_from(var: Option<&str>) -> usize {
-    match var.map(str::trim).and_then(|v| v.parse::<usize>().ok()) {
-        Some(n) if n >= 1 => n.min(256),
-        _ => std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 12),
-    }
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 12)
 }
 
 /// What host folds run on: an in-order queue (a fold waits for its product's copy) and the
@@ -92,10 +67,6 @@ pub struct HostFolder {
 }
 
 impl HostFolder {
-    pub fn new() -> Result<HostFolder> {
-        Self::with_workers(std::sync::Arc::new(fold_workers()?), Default::default())
-    }
-
     /// A folder with a queue of its own over `workers` shared with other folders (calls
     /// running at once each fold on their own queue, over one set of threads), recording its
     /// folds in `speed`.
@@ -159,7 +130,6 @@ pub unsafe fn fold_into(
         c.cols,
         c.rows * c.dtype.size(),
         workers.current_num_threads(),
-        fixed_task_bytes(),
     );
     let chunks = c.cols.div_ceil(per);
     let (c, p) = (*c, *p);
@@ -187,30 +157,13 @@ pub unsafe fn fold_into(
 /// `threads` threads: the columns shared out evenly among every thread, each task aimed at
 /// 64 KiB to 1 MiB (enough per task, enough tasks to balance; one column, whatever its size,
 /// at the least). Whole 1 MiB tasks left a 768^2 f32 tile (2.25 MiB) to three threads.
-/// `fixed` bytes per task ([`fixed_task_bytes`]) replace the aim.
-fn task_cols(cols: usize, col_bytes: usize, threads: usize, fixed: Option<usize>) -> usize {
+fn task_cols(cols: usize, col_bytes: usize, threads: usize) -> usize {
     let col_bytes = col_bytes.max(1);
-    let per = match fixed {
-        Some(n) => n / col_bytes,
-        None => cols.div_ceil(threads.max(1)).clamp(
-            (MIN_TASK_BYTES / col_bytes).max(1),
-            (MAX_TASK_BYTES / col_bytes).max(1),
-        ),
-    };
+    let per = cols.div_ceil(threads.max(1)).clamp(
+        (MIN_TASK_BYTES / col_bytes).max(1),
+        (MAX_TASK_BYTES / col_bytes).max(1),
+    );
     per.clamp(1, cols.max(1))
-}
-
-/// `HETBLAS_FOLD_CHUNK=N`: bytes of C per fold task (at least 4096), for experiments; unset or
-/// not a number: shared out ([`task_cols`]). Read once per process, not on every fold.
-fn fixed_task_bytes() -> Option<usize> {
-    static FIXED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    *FIXED.get_or_init(|| task_bytes_from(std::env::var("HETBLAS_FOLD_CHUNK").ok().as_deref()))
-}
-
-/// [`fixed_task_bytes`] for a value of `HETBLAS_FOLD_CHUNK`.
-fn task_bytes_from(var: Option<&str>) -> Option<usize> {
-    var.and_then(|v| v.trim().parse::<usize>().ok())
-        .map(|n| n.max(4096))
 }
 
 /// Smallest fold task aimed at (an estimate: a task must outweigh handing it to a thread).
@@ -263,64 +216,113 @@ unsafe fn fold_cols<T>(
     }
 }
 
-/// Measures the host fold speed (bytes of C per second) on `side x side` f64 tiles with
-/// [`fold_threads`] threads: the median of `reps` folds after one warm-up. For calibration.
-pub fn measure_rate(side: usize, reps: usize) -> Result<f64> {
-    measure_rate_with(side, reps, &mut || Ok(()), &mut || Ok(()))
-}
-
-/// [`measure_rate`] with `start` called before each fold and `finish` after it (calibration
-/// keeps a device->host link busy in between: in a pipeline, products land in host memory
-/// while earlier ones are folded).
+/// The tile pairs on which calibration measures the host fold speed (bytes of C per second), made
+/// once for several measurements (calibration measures the fold alone and beside copies on the
+/// same pairs: making them took longer than folding them).
 ///
 /// Each fold takes the next of enough tile pairs (C and the product) to span twice the
 /// last-level cache, as a pipeline's folds do: they walk a C larger than the cache. On H200's
 /// host (300 MiB L3) one 32 MiB tile folded again and again ran 33.8 GB/s, from the cache,
 /// while whole C tiles of an 8192^2 C folded after their copies ran 24.5
 /// (`crates/bench/cuda/hostmem.cu`).
-pub fn measure_rate_with(
+pub struct FoldBench {
     side: usize,
-    reps: usize,
-    start: &mut dyn FnMut() -> Result<()>,
-    finish: &mut dyn FnMut() -> Result<()>,
-) -> Result<f64> {
-    let n = side * side;
-    let pair_bytes = 2 * n * 8;
-    let pairs = (2 * last_level_cache_bytes())
-        .div_ceil(pair_bytes.max(1))
-        .clamp(1, MAX_COLD_PAIRS);
-    let mut cs: Vec<Vec<f64>> = Vec::with_capacity(pairs);
-    let mut ps: Vec<Vec<f64>> = Vec::with_capacity(pairs);
-    for _ in 0..pairs {
-        cs.push((0..n).map(|i| (i % 1009) as f64 * 0.5).collect());
-        ps.push((0..n).map(|i| (i % 997) as f64 * 0.25).collect());
-    }
-    let tile = |v: &mut Vec<f64>| RawTile {
-        space: crate::memory::MemorySpace::HOST,
-        addr: v.as_mut_ptr() as u64,
-        rows: side,
-        cols: side,
-        ld: side,
-        dtype: DType::F64,
-    };
-    let workers = fold_workers()?;
-    let mut times = Vec::with_capacity(reps);
-    for r in 0..=reps.max(1) {
-        let (ct, pt) = (tile(&mut cs[r % pairs]), tile(&mut ps[r % pairs]));
-        start()?;
-        let t = std::time::Instant::now();
-        // SAFETY: both vectors live to the end of this function and nothing else touches them.
-        let folded = unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), None, &workers) };
-        let s = t.elapsed().as_secs_f64();
-        finish()?;
-        folded?;
-        if r > 0 {
-            times.push(s);
+    cs: Vec<Vec<f64>>,
+    ps: Vec<Vec<f64>>,
+    workers: rayon::ThreadPool,
+    /// The next pair to fold: each measurement goes on where the last stopped, so that its
+    /// folds find their pairs out of the cache as the first one did.
+    next: usize,
+}
+
+impl FoldBench {
+    /// Enough pairs of `side x side` f64 tiles to span twice the last-level cache.
+    ///
+    /// # Errors
+    /// When the fold threads cannot be started.
+    pub fn new(side: usize) -> Result<FoldBench> {
+        let n = side * side;
+        let pair_bytes = 2 * n * 8;
+        let pairs = (2 * last_level_cache_bytes())
+            .div_ceil(pair_bytes.max(1))
+            .clamp(1, MAX_COLD_PAIRS);
+        let workers = fold_workers()?;
+        // Written one pair after the other, as the first folds will read them, so that the
+        // first pairs have left the cache when they are folded; each on every fold thread.
+        let fill = |v: &mut Vec<f64>, f: fn(usize) -> f64| {
+            let chunk = n
+                .div_ceil(workers.current_num_threads().max(1))
+                .max(1 << 16);
+            workers.scope(|s| {
+                for (c, part) in v.chunks_mut(chunk).enumerate() {
+                    s.spawn(move |_| {
+                        for (j, x) in part.iter_mut().enumerate() {
+                            *x = f(c * chunk + j);
+                        }
+                    });
+                }
+            });
+        };
+        let (mut cs, mut ps) = (Vec::with_capacity(pairs), Vec::with_capacity(pairs));
+        for _ in 0..pairs {
+            let (mut c, mut p) = (vec![0.0; n], vec![0.0; n]);
+            fill(&mut c, |i| (i % 1009) as f64 * 0.5);
+            fill(&mut p, |i| (i % 997) as f64 * 0.25);
+            cs.push(c);
+            ps.push(p);
         }
+        Ok(FoldBench {
+            side,
+            cs,
+            ps,
+            workers,
+            next: 0,
+        })
     }
-    times.sort_by(f64::total_cmp);
-    let med = times[times.len() / 2].max(1e-9);
-    Ok((n * 8) as f64 / med)
+
+    /// Bytes of C folded per second: the median of `reps` folds after one warm-up, each on the
+    /// next pair, `start` called before each fold and `finish` after it.
+    ///
+    /// # Errors
+    /// Errors of `start`, `finish` and the fold.
+    pub fn rate(
+        &mut self,
+        reps: usize,
+        start: &mut dyn FnMut() -> Result<()>,
+        finish: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<f64> {
+        let side = self.side;
+        let n = side * side;
+        let pairs = self.cs.len();
+        let tile = |v: &mut Vec<f64>| RawTile {
+            space: crate::memory::MemorySpace::HOST,
+            addr: v.as_mut_ptr() as u64,
+            rows: side,
+            cols: side,
+            ld: side,
+            dtype: DType::F64,
+        };
+        let mut times = Vec::with_capacity(reps);
+        for r in 0..=reps.max(1) {
+            let i = (self.next + r) % pairs;
+            let (ct, pt) = (tile(&mut self.cs[i]), tile(&mut self.ps[i]));
+            start()?;
+            let t = std::time::Instant::now();
+            // SAFETY: both vectors live as long as `self`, which nothing else touches while
+            // this borrows it mutably.
+            let folded = unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), None, &self.workers) };
+            let s = t.elapsed().as_secs_f64();
+            finish()?;
+            folded?;
+            if r > 0 {
+                times.push(s);
+            }
+        }
+        self.next = (self.next + reps.max(1) + 1) % pairs;
+        times.sort_by(f64::total_cmp);
+        let med = times[times.len() / 2].max(1e-9);
+        Ok((n * 8) as f64 / med)
+    }
 }
 
 /// At most this many tile pairs for a cold fold measurement (1 GiB of 2048^2 f64 pairs).
@@ -349,6 +351,31 @@ mod tests {
     use super::*;
     use crate::memory::MemorySpace;
 
+    #[test]
+    fn fold_bench_measures_on_pairs_it_did_not_just_fold() {
+        let mut b = FoldBench::new(64).unwrap();
+        let pairs = b.cs.len();
+        let r = b.rate(2, &mut || Ok(()), &mut || Ok(())).unwrap();
+        assert!(r.is_finite() && r > 0.0);
+        // A warm-up and two folds: the next measurement starts at the fourth pair.
+        assert_eq!(b.next, 3 % pairs);
+        let mut calls = (0, 0);
+        b.rate(
+            3,
+            &mut || {
+                calls.0 += 1;
+                Ok(())
+            },
+            &mut || {
+                calls.1 += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(calls, (4, 4));
+        assert_eq!(b.next, (3 + 4) % pairs);
+    }
+
     fn tile<T>(v: &mut [T], rows: usize, cols: usize, ld: usize, dtype: DType) -> RawTile {
         RawTile {
             space: MemorySpace::HOST,
@@ -361,38 +388,20 @@ mod tests {
     }
 
     #[test]
-    fn fold_threads_from_the_environment_value() {
-        let default = threads_from(None);
-        assert!((1..=12).contains(&default));
-        assert_eq!(threads_from(Some("3")), 3);
-        assert_eq!(threads_from(Some(" 5 ")), 5);
-        assert_eq!(threads_from(Some("100000")), 256);
-        for bad in ["", "0", "-2", "many"] {
-            assert_eq!(threads_from(Some(bad)), default, "{bad:?}");
-        }
-    }
-
-    #[test]
     fn small_tiles_are_shared_among_every_thread() {
         let tasks = |cols: usize, per: usize| cols.div_ceil(per);
         // A 768^2 f32 tile on 12 threads: 12 tasks of 64 columns, not 3 of 1 MiB.
-        assert_eq!(task_cols(768, 768 * 4, 12, None), 64);
+        assert_eq!(task_cols(768, 768 * 4, 12), 64);
         // 512^2 f64: 12 tasks (43 columns each and 39 in the last), not a 13th of 8 columns.
-        let per = task_cols(512, 512 * 8, 12, None);
+        let per = task_cols(512, 512 * 8, 12);
         assert_eq!((per, tasks(512, per)), (43, 12));
         // Large tiles keep 1 MiB tasks (2048^2 f64: 64 columns of 16 KiB, 32 tasks).
-        assert_eq!(task_cols(2048, 2048 * 8, 12, None), 64);
+        assert_eq!(task_cols(2048, 2048 * 8, 12), 64);
         // Tiny tiles are not cut below 64 KiB; a column over 1 MiB is a task of its own.
-        assert_eq!(task_cols(100, 1024, 12, None), 64);
-        assert_eq!(task_cols(8, 2 << 20, 12, None), 1);
-        assert_eq!(task_cols(5, 1024, 12, None), 5);
-        assert_eq!(task_cols(768, 768 * 4, 0, None), 341);
-        // The override (bytes, floored at 4 KiB); a bad value is ignored.
-        let fixed = |var: &str| task_cols(768, 768 * 4, 12, task_bytes_from(Some(var)));
-        assert_eq!(fixed(" 262144 "), 85);
-        assert_eq!(fixed("1"), 1);
-        assert_eq!(fixed("x"), 64);
-        assert_eq!(task_bytes_from(None), None);
+        assert_eq!(task_cols(100, 1024, 12), 64);
+        assert_eq!(task_cols(8, 2 << 20, 12), 1);
+        assert_eq!(task_cols(5, 1024, 12), 5);
+        assert_eq!(task_cols(768, 768 * 4, 0), 341);
     }
 
     /// A triangle fold (a diagonal tile of GEMMT) writes only its triangle, the diagonal

@@ -2,8 +2,10 @@
 //! device (issue order), and the dependencies are derived here, once, from what each task reads
 //! and writes ([`Op::effects`]): a read waits for the tile's last write, a write for its last
 //! write and every read since. Tiles are a device's cache slot, a host staging slot, or a block
-//! of an operand, so a tile updated on one device and read on another is read only after the
-//! update, and a slot is refilled only after every read of what it held.
+//! of an operand (or of a device's copy of one), so a tile updated on one device and read on
+//! another is read only after the update, and a slot is refilled only after every read of what
+//! it held. A plan whose ops take blocks of several sizes (a factorization's panels span many
+//! tiles) names a granule: each block then stands for every `granule x granule` cell it covers.
 
 use super::task::{Loc, Op, QueueId, Task, TaskId};
 use crate::problem::Operand;
@@ -14,17 +16,28 @@ use std::collections::HashMap;
 enum Tile {
     Slot(u16, u32),
     Staging(u32),
-    /// An operand's block, by its first row and column (a plan tiles each operand one way).
-    Operand(Operand, usize, usize),
+    /// An operand's block (or cell), by its first row and column, on the host or in its own
+    /// device (`None`), or in a device's copy.
+    Operand(Option<u16>, Operand, usize, usize),
 }
 
-impl From<&Loc> for Tile {
-    fn from(l: &Loc) -> Tile {
-        match *l {
-            Loc::Slot { device, slot, .. } => Tile::Slot(device, slot),
-            Loc::Staging { slot, .. } => Tile::Staging(slot),
-            Loc::Operand { op, block } => Tile::Operand(op, block.row, block.col),
+/// The tiles `l` stands for: itself, or with a `granule`, every cell of an operand block.
+fn tiles(l: &Loc, granule: Option<usize>) -> Vec<Tile> {
+    let (copy, op, b) = match *l {
+        Loc::Slot { device, slot, .. } => return vec![Tile::Slot(device, slot)],
+        Loc::Staging { slot, .. } => return vec![Tile::Staging(slot)],
+        Loc::Operand { op, block } => (None, op, block),
+        Loc::Mirror { device, op, block } => (Some(device), op, block),
+    };
+    match granule {
+        Some(g) if b.rows > 0 && b.cols > 0 => {
+            let g = g.max(1);
+            let rows = b.row / g..=(b.row + b.rows - 1) / g;
+            let cols = b.col / g..=(b.col + b.cols - 1) / g;
+            cols.flat_map(|c| rows.clone().map(move |r| Tile::Operand(copy, op, r, c)))
+                .collect()
         }
+        _ => vec![Tile::Operand(copy, op, b.row, b.col)],
     }
 }
 
@@ -39,11 +52,21 @@ struct History {
 pub struct Graph {
     tasks: Vec<Task>,
     history: HashMap<Tile, History>,
+    granule: Option<usize>,
 }
 
 impl Graph {
     pub fn new() -> Graph {
         Graph::default()
+    }
+
+    /// A graph whose operand blocks are unions of `granule x granule` cells (see the module
+    /// documentation).
+    pub fn with_granule(granule: usize) -> Graph {
+        Graph {
+            granule: Some(granule.max(1)),
+            ..Graph::default()
+        }
     }
 
     pub fn tasks(&self) -> &[Task] {
@@ -61,15 +84,22 @@ impl Graph {
     /// Adds a task on `device`'s `queue`; its dependencies follow from `op`'s effects.
     pub fn add(&mut self, device: u16, queue: QueueId, op: Op) -> TaskId {
         let id = self.tasks.len() as TaskId;
+        let g = self.granule;
         let (reads, write) = op.effects();
-        let write = Tile::from(&write);
+        let reads: Vec<Tile> = reads.iter().flat_map(|r| tiles(r, g)).collect();
+        let mut writes = tiles(&write, g);
+        if let Some(w) = op.also_written() {
+            writes.extend(tiles(&w, g));
+        }
         let mut deps: Vec<TaskId> = reads
             .iter()
-            .filter_map(|r| self.history.get(&Tile::from(r)).and_then(|h| h.writer))
+            .filter_map(|r| self.history.get(r).and_then(|h| h.writer))
             .collect();
-        if let Some(h) = self.history.get(&write) {
-            deps.extend(h.writer);
-            deps.extend(h.readers.iter().copied());
+        for w in &writes {
+            if let Some(h) = self.history.get(w) {
+                deps.extend(h.writer);
+                deps.extend(h.readers.iter().copied());
+            }
         }
         deps.sort_unstable();
         deps.dedup();
@@ -85,11 +115,13 @@ impl Graph {
             .collect();
         deps.retain(|d| !implied.contains(d));
         for r in &reads {
-            self.history.entry(r.into()).or_default().readers.push(id);
+            self.history.entry(*r).or_default().readers.push(id);
         }
-        let h = self.history.entry(write).or_default();
-        h.writer = Some(id);
-        h.readers.clear();
+        for w in writes {
+            let h = self.history.entry(w).or_default();
+            h.writer = Some(id);
+            h.readers.clear();
+        }
         self.tasks.push(Task {
             device,
             queue,
@@ -139,16 +171,22 @@ pub(crate) mod tests {
     /// final version of every tile. A version is the id of the task that wrote it (+1), 0 for
     /// the caller's data.
     type Seen = (Vec<Vec<u64>>, HashMap<Tile, u64>);
-    fn replay(plan: &Plan, order: &[usize]) -> Seen {
+    fn replay(plan: &Plan, order: &[usize], granule: Option<usize>) -> Seen {
         let mut ver: HashMap<Tile, u64> = HashMap::new();
         let mut seen = vec![Vec::new(); plan.tasks.len()];
         for &id in order {
-            let (reads, write) = plan.tasks[id].op.effects();
+            let op = &plan.tasks[id].op;
+            let (reads, write) = op.effects();
             seen[id] = reads
                 .iter()
-                .map(|r| *ver.get(&Tile::from(r)).unwrap_or(&0))
+                .flat_map(|r| tiles(r, granule))
+                .map(|r| *ver.get(&r).unwrap_or(&0))
                 .collect();
-            ver.insert(Tile::from(&write), id as u64 + 1);
+            for w in std::iter::once(write).chain(op.also_written()) {
+                for t in tiles(&w, granule) {
+                    ver.insert(t, id as u64 + 1);
+                }
+            }
         }
         (seen, ver)
     }
@@ -187,6 +225,10 @@ pub(crate) mod tests {
     /// version issue order gives it and every tile ends the same. Checked from the operations
     /// alone, independently of how the planner built the graph.
     pub(crate) fn assert_dependencies_order_every_access(plan: &Plan) {
+        let granule = match plan.routine {
+            crate::plan::Routine::Factor { nb, .. } => Some(nb),
+            _ => None,
+        };
         let mut with_queues = plan.clone();
         let mut last: HashMap<(u16, QueueId), TaskId> = HashMap::new();
         for (id, t) in with_queues.tasks.iter_mut().enumerate() {
@@ -195,9 +237,9 @@ pub(crate) mod tests {
             }
         }
         let issue: Vec<usize> = (0..plan.tasks.len()).collect();
-        let want = replay(plan, &issue);
+        let want = replay(plan, &issue, granule);
         for seed in 0..4 {
-            let got = replay(plan, &random_topological(&with_queues, seed));
+            let got = replay(plan, &random_topological(&with_queues, seed), granule);
             assert_eq!(got.0, want.0, "a read sees another version (seed {seed})");
             assert_eq!(got.1, want.1, "a tile ends otherwise (seed {seed})");
         }
@@ -207,12 +249,12 @@ pub(crate) mod tests {
     /// that orders nothing.
     pub(crate) fn assert_check_catches_missing_dependencies(plan: &Plan) {
         let issue: Vec<usize> = (0..plan.tasks.len()).collect();
-        let want = replay(plan, &issue);
+        let want = replay(plan, &issue, None);
         let mut bare = plan.clone();
         for t in &mut bare.tasks {
             t.deps.clear();
         }
-        let differs = (0..4).any(|s| replay(plan, &random_topological(&bare, s)).0 != want.0);
+        let differs = (0..4).any(|s| replay(plan, &random_topological(&bare, s), None).0 != want.0);
         assert!(differs, "dropping every dependency changed no read");
     }
 }

@@ -11,6 +11,7 @@ pub mod balance;
 mod builder;
 pub mod cache;
 pub mod distribute;
+pub mod factor;
 pub mod fold;
 pub mod graph;
 mod route;
@@ -20,12 +21,11 @@ pub mod tiling;
 pub mod tri;
 
 pub use builder::PlanRequest;
-pub(crate) use builder::{
-    build_steps, fold_spread, fold_tail_tiles, step_lead, tail_pieces_forced, tail_positions,
-};
+pub(crate) use builder::{build_steps, fold_tail_tiles, tail_positions, FOLD_SPREAD};
+pub use factor::{FactorDevice, FactorRequest};
 pub use task::{
-    piece_columns, slot_ld, Coef, DeviceSpec, Loc, Op, OperandShape, Plan, PlanDevice, PlanStats,
-    QueueId, Routine, Task, TaskId,
+    piece_columns, slot_ld, Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan,
+    PlanDevice, PlanStats, QueueId, Routine, Task, TaskId,
 };
 pub use tri::{TriDevice, TriRequest, TriTiling};
 
@@ -37,6 +37,8 @@ pub enum Request<'a> {
     Gemm(PlanRequest<'a>),
     /// TRSM or TRMM.
     Tri(TriRequest<'a>),
+    /// A factorization (POTRF, GETRF).
+    Factor(FactorRequest<'a>),
 }
 
 /// Builds the plan of a request.
@@ -49,5 +51,6 @@ pub fn build(req: &Request<'_>) -> Result<Plan> {
     match req {
         Request::Gemm(r) => builder::build(r),
         Request::Tri(r) => tri::build_tri(r),
+        Request::Factor(r) => factor::build_factor(r),
     }
 }

@@ -42,19 +42,27 @@ pub enum Loc {
     },
     /// Host staging slot `slot` (routes through host memory, host folds), packed likewise.
     Staging { slot: u32, rows: usize, cols: usize },
+    /// A block of plan device `device`'s copy of operand `op` ([`PlanDevice::mirrors`]): the
+    /// whole operand in the device's memory, packed with [`slot_ld`] of its rows. The
+    /// factorizations keep the matrix on the device and work on blocks of it.
+    Mirror {
+        device: u16,
+        op: Operand,
+        block: Block,
+    },
 }
 
 impl Loc {
     pub fn rows(&self) -> usize {
         match *self {
-            Loc::Operand { block, .. } => block.rows,
+            Loc::Operand { block, .. } | Loc::Mirror { block, .. } => block.rows,
             Loc::Slot { rows, .. } | Loc::Staging { rows, .. } => rows,
         }
     }
 
     pub fn cols(&self) -> usize {
         match *self {
-            Loc::Operand { block, .. } => block.cols,
+            Loc::Operand { block, .. } | Loc::Mirror { block, .. } => block.cols,
             Loc::Slot { cols, .. } | Loc::Staging { cols, .. } => cols,
         }
     }
@@ -158,6 +166,26 @@ pub enum Op {
         x: Loc,
         y: Loc,
     },
+    /// Cholesky factorization of the diagonal tile `a` in place (`?potrf`); its `info` goes to
+    /// the call's info cell `info` ([`Plan::infos`]).
+    Potrf {
+        key: TileKey,
+        uplo: Uplo,
+        a: Loc,
+        info: u32,
+    },
+    /// LU factorization with partial pivoting of the panel `a` in place (`?getrf`), its pivots
+    /// (relative to the panel's first row) into `ipiv`, a `rows x 1` block of the pivots'
+    /// operand; `info` as for [`Op::Potrf`].
+    Getrf {
+        key: TileKey,
+        a: Loc,
+        ipiv: Loc,
+        info: u32,
+    },
+    /// Row interchanges `1..=ipiv.rows()` of the pivots `ipiv` (relative to `a`'s first row)
+    /// applied to `a` (`?laswp`).
+    Laswp { key: TileKey, a: Loc, ipiv: Loc },
     /// Host fold: `c := beta c + staged` on the host ([`crate::fold`]); with `triangle`, on
     /// that triangle of the tile only (a diagonal tile of C of which GEMMT computes one
     /// triangle: the other is neither read nor written).
@@ -178,13 +206,20 @@ impl Op {
             | Op::Sym { key, .. }
             | Op::Tri { key, .. }
             | Op::Add { key, .. }
+            | Op::Potrf { key, .. }
+            | Op::Getrf { key, .. }
+            | Op::Laswp { key, .. }
             | Op::Fold { key, .. } => key,
         }
     }
 
-    /// The tiles the operation reads, and the one it writes.
+    /// The tiles the operation reads, and the one it writes (a panel's LU also writes its
+    /// pivots: [`Op::also_written`]).
     pub fn effects(&self) -> (Vec<Loc>, Loc) {
         match *self {
+            Op::Potrf { a, .. } => (vec![a], a),
+            Op::Getrf { a, .. } => (vec![a], a),
+            Op::Laswp { a, ipiv, .. } => (vec![a, ipiv], a),
             Op::Copy { src, dst, .. } => (vec![src], dst),
             Op::Gemm {
                 a, b, c, beta: bc, ..
@@ -207,6 +242,14 @@ impl Op {
     /// The tile the operation writes.
     pub fn written(&self) -> Loc {
         self.effects().1
+    }
+
+    /// A second tile the operation writes: a panel LU's pivots.
+    pub fn also_written(&self) -> Option<Loc> {
+        match *self {
+            Op::Getrf { ipiv, .. } => Some(ipiv),
+            _ => None,
+        }
     }
 
     /// Whether it runs on a device's compute engine (not a copy, not a host fold).
@@ -238,7 +281,13 @@ impl Op {
             Op::Tri { a, b, .. } => fma * 0.5 * a.rows() as f64 * (b.rows() * b.cols()) as f64,
             // One multiply and one add per element: a multiply-add of the dtype.
             Op::Add { y, .. } => fma * (y.rows() * y.cols()) as f64,
-            Op::Fold { .. } => 0.0,
+            Op::Fold { .. } | Op::Laswp { .. } => 0.0,
+            // LAPACK's leading terms: n^3/6 multiply-adds (POTRF), m n^2/2 - n^3/6 (GETRF).
+            Op::Potrf { a, .. } => fma * (a.rows() as f64).powi(3) / 6.0,
+            Op::Getrf { a, .. } => {
+                let (m, n) = (a.rows().max(a.cols()) as f64, a.rows().min(a.cols()) as f64);
+                fma * (m * n * n / 2.0 - n * n * n / 6.0)
+            }
         }
     }
 }
@@ -307,6 +356,8 @@ pub struct PlanDevice {
     pub compute_queues: u16,
     /// Output tiles this device computes (C tiles; a triangular plan's B tiles).
     pub tiles: usize,
+    /// Operands the device holds a whole copy of ([`Loc::Mirror`]), after its slots.
+    pub mirrors: Vec<Operand>,
 }
 
 /// An operand as a plan sees it: where it lives and its stored shape (the pitch that a copy
@@ -328,6 +379,15 @@ pub enum Routine {
         grid: TileGrid,
         triangle: Option<Uplo>,
     },
+    /// A factorization (`?potrf` or `?getrf`) of an `m x n` matrix in `nb`-wide block columns;
+    /// `panels`: the plan device that runs the panels, where not the one that updates.
+    Factor {
+        routine: FactorRoutine,
+        m: usize,
+        n: usize,
+        nb: usize,
+        panels: Option<usize>,
+    },
     /// TRSM or TRMM in `tile` blocks of A and `panel` lines of B; `solver`: the plan device
     /// that runs every diagonal solve, where not each device its own.
     Tri {
@@ -336,6 +396,15 @@ pub enum Routine {
         panel: usize,
         solver: Option<usize>,
     },
+}
+
+/// Which factorization a plan computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum FactorRoutine {
+    /// Cholesky, `A = L L^H` (lower) or `U^H U` (upper).
+    Potrf(Uplo),
+    /// LU with partial pivoting, `A = P L U`.
+    Getrf,
 }
 
 /// A complete, address-free execution plan; cached per problem signature and reused.
@@ -354,6 +423,8 @@ pub struct Plan {
     pub tasks: Vec<Task>,
     /// Per device, its task ids in issue order.
     pub order: Vec<Vec<TaskId>>,
+    /// LAPACK `info` cells the plan's factorization ops fill (one each).
+    pub infos: u32,
 }
 
 /// Counts of what a plan moves and computes, for reports and tests.
@@ -370,7 +441,8 @@ pub struct PlanStats {
     pub writebacks: usize,
     /// Per plan device: tile products (GEMM and the routines' own).
     pub products: Vec<usize>,
-    /// Per plan device: triangular tiles (TRSM/TRMM diagonal solves or multiplies).
+    /// Per plan device: triangular tiles (TRSM/TRMM diagonal solves or multiplies) and
+    /// factorization panels (POTRF, GETRF).
     pub tri_tiles: Vec<usize>,
     /// Bytes fetched per plan device from the operands' own locations (the host for host
     /// operands).
@@ -386,8 +458,41 @@ impl Plan {
     pub fn gemm(&self) -> Option<(&GemmProblem, &TileGrid)> {
         match &self.routine {
             Routine::Gemm { problem, grid, .. } => Some((problem, grid)),
-            Routine::Tri { .. } => None,
+            Routine::Tri { .. } | Routine::Factor { .. } => None,
         }
+    }
+
+    /// Bytes of plan device `d`'s workspace: its slots, then its mirrors.
+    pub fn workspace_bytes(&self, d: usize) -> usize {
+        let pd = &self.devices[d];
+        pd.slots as usize * self.slot_bytes
+            + pd.mirrors
+                .iter()
+                .map(|&op| self.mirror_bytes(op))
+                .sum::<usize>()
+    }
+
+    /// Bytes of a device's copy of operand `op` (padded like a slot, 512-byte aligned).
+    pub fn mirror_bytes(&self, op: Operand) -> usize {
+        let o = &self.operands[op.index()];
+        (slot_ld(o.rows) * o.cols * self.element_size(op)).div_ceil(512) * 512
+    }
+
+    /// Bytes of one element of operand `op` (a factorization's pivots are 4-byte integers).
+    pub fn element_size(&self, op: Operand) -> usize {
+        match (self.routine, op) {
+            (Routine::Factor { .. }, Operand::B) => 4,
+            _ => self.dtype.size(),
+        }
+    }
+
+    /// Bytes a tile holds (a pivot block's elements are 4-byte integers).
+    pub fn loc_bytes(&self, loc: &Loc) -> u64 {
+        let es = match *loc {
+            Loc::Operand { op, .. } | Loc::Mirror { op, .. } => self.element_size(op),
+            _ => self.dtype.size(),
+        };
+        (loc.rows() * loc.cols() * es) as u64
     }
 
     /// The stored rows of operand `op` (the pitch its blocks are copied at).
@@ -399,20 +504,19 @@ impl Plan {
     /// the simulator both label with it, so real and simulated timelines compare task by task.
     pub fn describe(&self, task: &Task) -> (Activity, String, u64, f64) {
         let plan = self;
-        let es = plan.dtype.size() as u64;
         let name = |k: TileKey| format!("{:?}({},{})", k.op, k.r, k.c);
         let op = &task.op;
         let key = op.key();
         let flops = op.flops(plan.dtype);
         match *op {
             Op::Copy { src, dst, .. } => {
-                let bytes = (dst.rows() * dst.cols()) as u64 * es;
+                let bytes = plan.loc_bytes(&dst);
                 let (activity, verb) = match (src, dst) {
                     (Loc::Staging { .. }, Loc::Slot { .. }) | (_, Loc::Staging { .. }) => {
                         (Activity::Fetch, "stage")
                     }
                     (Loc::Staging { .. }, _) => (Activity::Fetch, "stage"),
-                    (_, Loc::Slot { .. }) => (Activity::Fetch, "fetch"),
+                    (_, Loc::Slot { .. } | Loc::Mirror { .. }) => (Activity::Fetch, "fetch"),
                     _ => (Activity::WriteBack, "writeback"),
                 };
                 (activity, format!("{verb} {}", name(key)), bytes, 0.0)
@@ -420,9 +524,17 @@ impl Plan {
             Op::Fold { c, .. } => (
                 Activity::WriteBack,
                 format!("fold {}", name(key)),
-                (c.rows() * c.cols()) as u64 * es,
+                plan.loc_bytes(&c),
                 0.0,
             ),
+            Op::Potrf { .. } | Op::Getrf { .. } | Op::Laswp { .. } => {
+                let verb = match op {
+                    Op::Potrf { .. } => "potrf",
+                    Op::Getrf { .. } => "getrf",
+                    _ => "laswp",
+                };
+                (Activity::Gemm, format!("{verb} {}", name(key)), 0, flops)
+            }
             Op::Add { .. } => (Activity::Gemm, format!("add {}", name(key)), 0, flops),
             Op::Gemm { l, .. } | Op::Sym { l, .. } => (
                 Activity::Gemm,
@@ -454,24 +566,24 @@ impl Plan {
         let out = match self.routine {
             Routine::Gemm { .. } => Operand::C,
             Routine::Tri { .. } => Operand::B,
+            Routine::Factor { .. } => Operand::A,
         };
         let total = self
             .operands
             .get(out.index())
             .map_or(1.0, |o| (o.rows * o.cols).max(1) as f64);
-        let es = self.dtype.size() as u64;
         for t in &self.tasks {
             let d = t.device as usize;
-            let bytes = |l: &Loc| (l.rows() * l.cols()) as u64 * es;
+            let bytes = |l: &Loc| self.loc_bytes(l);
             match t.op {
                 Op::Gemm { .. } | Op::Sym { .. } => {
                     s.gemms += 1;
                     s.products[d] += 1;
                 }
-                Op::Tri { .. } => s.tri_tiles[d] += 1,
-                Op::Add { .. } => {}
+                Op::Tri { .. } | Op::Potrf { .. } | Op::Getrf { .. } => s.tri_tiles[d] += 1,
+                Op::Add { .. } | Op::Laswp { .. } => {}
                 Op::Copy { key, src, dst, .. } => match (src, dst) {
-                    (_, Loc::Slot { .. }) => {
+                    (_, Loc::Slot { .. } | Loc::Mirror { .. }) => {
                         s.fetches[key.op.index()] += 1;
                         match src {
                             Loc::Slot { .. } => s.bytes_peer[d] += bytes(&dst),

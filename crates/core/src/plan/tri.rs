@@ -62,6 +62,26 @@ pub struct TriRequest<'a> {
     pub resident_panels: usize,
 }
 
+/// `panels` panels dealt one by one to the device (of the first `computing` in `rates`, GEMM
+/// flops per second) that would finish its share first; the rest (a device added only to
+/// solve) get none. Returns each device's panel count and its panels.
+pub(crate) fn deal_panels(
+    panels: usize,
+    rates: &[f64],
+    computing: usize,
+) -> (Vec<f64>, Vec<Vec<usize>>) {
+    let mut load = vec![0.0f64; rates.len()];
+    let mut assignment: Vec<Vec<usize>> = vec![Vec::new(); rates.len()];
+    for j in 0..panels {
+        let best = (0..computing.min(rates.len()))
+            .min_by(|&x, &y| ((load[x] + 1.0) / rates[x]).total_cmp(&((load[y] + 1.0) / rates[y])))
+            .unwrap_or(0);
+        load[best] += 1.0;
+        assignment[best].push(j);
+    }
+    (load, assignment)
+}
+
 /// The tiling of a triangular problem: A's diagonal blocks and B's panels.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TriTiling {
@@ -267,6 +287,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
             slots: st.next_slot,
             compute_queues: st.queues,
             tiles: req.assignment[d].len() * nt,
+            mirrors: Vec::new(),
         });
     }
     let (tasks, order) = g.finish(req.devices.len());
@@ -297,6 +318,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
         devices,
         tasks,
         order,
+        infos: 0,
     })
 }
 

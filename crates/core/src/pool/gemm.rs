@@ -413,7 +413,7 @@ impl DevicePool {
     /// host before its first write, so that a call that ends with no device left leaves C
     /// bit-identical). The save is a host copy of all of C per call: on one H200, DGEMM 8192^3
     /// fell from about 35 to 9 TFLOP/s and 32768^3 from 52 to 44 with it. So by default
-    /// (`GemmOptions::preserve_c` unset, `HETBLAS_PRESERVE_C` unset) it is kept only when no
+    /// (`GemmOptions::preserve_c` unset) it is kept only when no
     /// working host CPU device can finish the call: with one, a failed call's unfinished tiles
     /// end on the CPU ([`DevicePool::run_recovering`]), and no device left means the CPU
     /// failed too (C is then tile-wise final or untouched, and the error says so).
@@ -768,6 +768,7 @@ impl DevicePool {
             trace: opts.trace,
             epochs: Some(&self.trace_epochs),
             undo: undo.map(|u| (u, UndoScope::Every)),
+            infos: &[],
         })
         .map_err(|e| name_device(e, &devs))?;
         report.stats = plan.stats();
@@ -918,6 +919,7 @@ impl DevicePool {
             links: &self.link_set,
             link_speed: &|s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d),
             triangle: opts.triangle,
+            tail_pieces: self.tail_pieces(),
         })
     }
 

@@ -4,6 +4,7 @@
 
 mod calibrate;
 mod decisions;
+mod factor;
 mod gemm;
 mod ksplit;
 mod matrices;
@@ -14,8 +15,8 @@ mod sym_tiles;
 mod tri;
 mod workspace;
 
+pub use factor::{FactorAlternative, FactorDecision, FactorOptions, FactorReport};
 pub use options::{DeviceFault, GemmOptions, GemmReport};
-pub use sym::choose_block;
 pub use sym_tiles::{sym_pick, SYM_TIE};
 pub use tri::{SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriReport};
 
@@ -31,6 +32,39 @@ use decisions::DecisionCache;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use workspace::Workspaces;
+
+/// One simulated candidate of a decision: its summary, its pool devices and its plan.
+type Candidate<A> = (A, Vec<usize>, crate::plan::Plan);
+
+/// The fastest candidate of a decision, with every summary fastest first.
+struct Fastest<A> {
+    chosen: A,
+    devices: Vec<usize>,
+    plan: Arc<crate::plan::Plan>,
+    alternatives: Vec<A>,
+}
+
+/// The fastest of `cands` by `seconds`; with none, the last candidate's error (or that there
+/// was no `what` plan).
+fn fastest<A: Clone>(
+    mut cands: Vec<Candidate<A>>,
+    last_err: Option<Error>,
+    what: &str,
+    seconds: impl Fn(&A) -> f64,
+) -> Result<Fastest<A>> {
+    if cands.is_empty() {
+        return Err(last_err.unwrap_or_else(|| Error::internal(format!("no {what} plan"))));
+    }
+    cands.sort_by(|x, y| seconds(&x.0).total_cmp(&seconds(&y.0)));
+    let alternatives = cands.iter().map(|c| c.0.clone()).collect();
+    let (chosen, devices, plan) = cands.swap_remove(0);
+    Ok(Fastest {
+        chosen,
+        devices,
+        plan: Arc::new(plan),
+        alternatives,
+    })
+}
 
 /// The profile's prediction for one GEMM ([`DevicePool::predict_gemm`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +87,7 @@ pub struct DevicePool {
     plans: PlanCache,
     decisions: DecisionCache,
     tri_decisions: tri::TriDecisions,
+    factor_decisions: factor::FactorDecisions,
     /// The calibrated machine profile, when one matches these devices.
     profile: RwLock<Option<Arc<MachineProfile>>>,
     /// The share of the calibrated host fold rate that decisions price folds at, and the
@@ -67,6 +102,8 @@ pub struct DevicePool {
     /// One device per backend: each call keeps the calling thread's context of its runtime
     /// through it ([`DevicePool::keep_thread_contexts`]).
     context_keepers: Vec<usize>,
+    /// [`DevicePool::set_tail_pieces`]; 0 for none.
+    tail_pieces: std::sync::atomic::AtomicUsize,
 }
 
 /// The price of host folds decisions use ([`DevicePool::sync_fold_level`]).
@@ -146,10 +183,12 @@ impl DevicePool {
             plans: PlanCache::default(),
             decisions: DecisionCache::default(),
             tri_decisions: tri::TriDecisions::default(),
+            factor_decisions: factor::FactorDecisions::default(),
             profile: RwLock::new(None),
             fold_level: Mutex::new(FoldLevel::default()),
             failed: Mutex::new(Vec::new()),
             trace_epochs: Default::default(),
+            tail_pieces: Default::default(),
         })
     }
 
@@ -174,6 +213,26 @@ impl DevicePool {
         self.plans.clear();
         self.decisions.clear();
         self.tri_decisions.clear();
+        self.factor_decisions.clear();
+    }
+
+    /// Splits the late-C chain of each plan's last C tiles (their C fetch, add and write-back)
+    /// into `pieces` column pieces whatever the tiles' size, where the planner would otherwise
+    /// split only tiles of 32 MiB or more ([`crate::plan::Task::pieces`]); `None` returns to
+    /// that. For tests: recovery between the pieces of a write-back, on small tiles. Plans
+    /// are keyed by it, so the plan cache stays valid.
+    pub fn set_tail_pieces(&self, pieces: Option<usize>) {
+        let n = pieces.map_or(0, |p| p.max(1));
+        self.tail_pieces
+            .store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// What [`DevicePool::set_tail_pieces`] set.
+    pub fn tail_pieces(&self) -> Option<usize> {
+        match self.tail_pieces.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            n => Some(n),
+        }
     }
 
     /// Number of plans in the plan cache (a repeated call reuses its plan).
@@ -209,8 +268,7 @@ impl DevicePool {
     }
 
     /// The share of the calibrated host fold rate that decisions price folds at now
-    /// ([`crate::tuning::fold_speed::FoldSpeed::level`]; 1 without a profile or with
-    /// `HETBLAS_ADAPT_FOLD=0`). A move of one step between two shares under 1 is not taken
+    /// ([`crate::tuning::fold_speed::FoldSpeed::level`]; 1 without a profile). A move of one step between two shares under 1 is not taken
     /// (rates near a step's edge would otherwise move it back and forth). When it changes, the
     /// scaled profile is made again and cached decisions, priced at the old rate, are dropped.
     /// Returns the level, and the rate folds reached when it is below 1.
@@ -223,11 +281,7 @@ impl DevicePool {
         let now = std::time::Instant::now();
         let calibrated = crate::autotune::fold_rate(Some(&profile));
         let speed = self.workspaces.fold_speed();
-        let mut level = if fold_speed::adapting() {
-            speed.level(calibrated, now)
-        } else {
-            1.0
-        };
+        let mut level = speed.level(calibrated, now);
         let mut current = workspace::lock(&self.fold_level);
         let same_base = current
             .base
@@ -261,6 +315,7 @@ impl DevicePool {
             );
             self.decisions.clear();
             self.tri_decisions.clear();
+            self.factor_decisions.clear();
         }
         (level, observed)
     }
@@ -304,6 +359,7 @@ impl DevicePool {
             // Decisions name devices; they are made again without this one.
             self.decisions.clear();
             self.tri_decisions.clear();
+            self.factor_decisions.clear();
         }
     }
 

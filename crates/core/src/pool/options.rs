@@ -32,11 +32,11 @@ pub struct GemmOptions {
     pub no_peer_forwarding: bool,
     /// With C in host memory and beta != 0: `Some(true)` folds the products into C on the host
     /// ([`crate::fold`]), `Some(false)` sends C to the devices and adds it there, `None` lets the
-    /// model decide (also set by `HETBLAS_HOST_FOLD=1` / `0`).
+    /// model decide (the command's `--host-fold on|off`).
     pub host_fold: Option<bool>,
     /// With host folds: how many C tiles of each device have their C sent instead of folded
-    /// ([`crate::plan::DeviceSpec::fold_tail`]); `None` lets the model decide (also set
-    /// by `HETBLAS_FOLD_TAIL=N`).
+    /// ([`crate::plan::DeviceSpec::fold_tail`]); `None` lets the model decide (the command's
+    /// `--fold-tail N`).
     pub fold_tail: Option<usize>,
     /// What the device subset is chosen for: time (the default), energy or energy-delay
     /// product ([`crate::energy`]; the latter two need device powers in the profile).
@@ -44,12 +44,11 @@ pub struct GemmOptions {
     /// Split K across the devices (partial products reduced on one device,
     /// [`crate::tuning::ksplit`]): `Some(true)` whenever two devices with their own memory can
     /// take part and C is in host memory, `Some(false)` never, `None` when the model predicts
-    /// a gain (also set by `HETBLAS_K_SPLIT=1` / `0`).
+    /// a gain.
     pub k_split: Option<bool>,
     /// Keep an undo log of C so that a call that fails on every device leaves C bit-identical
     /// (a host copy of C per call): `Some(true)` always, `Some(false)` never, `None` (default)
-    /// only when no host CPU device can finish a failed call; `HETBLAS_PRESERVE_C=1` / `0`
-    /// sets it too.
+    /// only when no host CPU device can finish a failed call.
     pub preserve_c: Option<bool>,
     /// Compute only this triangle of C, the other neither read nor written (GEMMT; C square).
     pub triangle: Option<crate::problem::Uplo>,
@@ -128,14 +127,9 @@ impl GemmOptions {
         self
     }
 
-    /// The undo-log mode asked for: the call's, else `HETBLAS_PRESERVE_C`'s, else `None`.
+    /// The undo-log mode asked for (`None`: only without a host CPU to finish).
     pub(crate) fn preserve_c_mode(&self) -> Option<bool> {
         self.preserve_c
-            .or_else(|| match std::env::var("HETBLAS_PRESERVE_C").as_deref() {
-                Ok("0") => Some(false),
-                Ok("1") => Some(true),
-                _ => None,
-            })
     }
 
     /// K-split on (`true` / `Some(true)`), off, or chosen by the model (`None`).
@@ -144,24 +138,16 @@ impl GemmOptions {
         self
     }
 
-    /// The K-split mode asked for: the call's, else `HETBLAS_K_SPLIT`'s (`0` / `1`), else
-    /// `None` (the model).
+    /// The K-split mode asked for (`None`: the model).
     pub(crate) fn k_split_mode(&self) -> Option<bool> {
         self.k_split
-            .or_else(|| match std::env::var("HETBLAS_K_SPLIT").as_deref() {
-                Ok("0") => Some(false),
-                Ok("1") => Some(true),
-                _ => None,
-            })
     }
 
-    /// The host fold mode asked for: the call's, else the environment's, else `None` (the
-    /// model); likewise its unfolded tail.
+    /// The host fold mode asked for, and its unfolded tail (`None`s: the model).
     pub(crate) fn host_fold_mode(&self) -> crate::autotune::FoldRequest {
-        let env = crate::autotune::FoldRequest::from_env();
         crate::autotune::FoldRequest {
-            on: self.host_fold.or(env.on),
-            tail: self.fold_tail.or(env.tail),
+            on: self.host_fold,
+            tail: self.fold_tail,
         }
     }
 

@@ -276,7 +276,7 @@ impl DevicePool {
     /// twice), B is saved before each first write so that a call left with no device puts it
     /// back as it was.
     #[allow(clippy::too_many_arguments)] // the routine's operands and options
-    fn tri_raw<T: Scalar>(
+    pub(super) fn tri_raw<T: Scalar>(
         &self,
         routine: TriRoutine,
         opts: TriOptions,
@@ -415,6 +415,7 @@ impl DevicePool {
             trace: call.trace,
             epochs: Some(&self.trace_epochs),
             undo: scope.map(|s| (undo, s)),
+            infos: &[],
         })?;
         drop(call_guard);
         drop(workspace);
@@ -800,17 +801,12 @@ impl DevicePool {
                 }
             }
         }
-        if cands.is_empty() {
-            return Err(last_err.unwrap_or_else(|| Error::internal("no triangular plan")));
-        }
-        cands.sort_by(|x, y| x.0.seconds.total_cmp(&y.0.seconds));
-        let alternatives = cands.iter().map(|c| c.0.clone()).collect();
-        let (chosen, devices, plan) = cands.swap_remove(0);
+        let f = super::fastest(cands, last_err, "triangular", |a| a.seconds)?;
         Ok(TriDecision {
-            devices,
-            plan: Arc::new(plan),
-            chosen,
-            alternatives,
+            devices: f.devices,
+            plan: f.plan,
+            chosen: f.chosen,
+            alternatives: f.alternatives,
         })
     }
 
@@ -862,19 +858,9 @@ impl DevicePool {
             .collect();
         // Panels dealt by speed: each to the device that would finish its share first. The
         // solver added only to solve gets none.
-        let np = problem.b_lines().div_ceil(tile);
         let computing = set.len();
-        let mut load = vec![0.0f64; devices.len()];
-        let mut assignment: Vec<Vec<usize>> = vec![Vec::new(); devices.len()];
-        for j in 0..np {
-            let best = (0..computing)
-                .min_by(|&x, &y| {
-                    ((load[x] + 1.0) / rates[x]).total_cmp(&((load[y] + 1.0) / rates[y]))
-                })
-                .unwrap_or(0);
-            load[best] += 1.0;
-            assignment[best].push(j);
-        }
+        let (_, assignment) =
+            crate::plan::tri::deal_panels(problem.b_lines().div_ceil(tile), &rates, computing);
         let plan = crate::plan::build(&Request::Tri(TriRequest {
             problem: *problem,
             locations,

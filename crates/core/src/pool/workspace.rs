@@ -189,8 +189,8 @@ impl Workspaces {
             host: None,
             complete: false,
         };
-        for (pd, &di) in plan.devices.iter().zip(ids) {
-            let need = pd.slots as usize * plan.slot_bytes;
+        for (d, &di) in ids.iter().enumerate().take(plan.devices.len()) {
+            let need = plan.workspace_bytes(d);
             if need > 0 {
                 let buffer = self.device_buffer(&devices[di], di, need)?;
                 ws.device.push((di, buffer));

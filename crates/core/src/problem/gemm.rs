@@ -105,12 +105,6 @@ impl GemmProblem {
     pub fn location(&self, op: Operand) -> MemorySpace {
         self.locations[op.index()]
     }
-
-    /// Bytes of an operand's elements.
-    pub fn operand_bytes(&self, op: Operand) -> usize {
-        let (r, c) = self.stored_shape(op);
-        r * c * self.dtype.size()
-    }
 }
 
 /// Checks GEMMT arguments (`?gemmtr` of reference BLAS 3.12, `?gemmt` elsewhere: C's `uplo`

@@ -83,8 +83,6 @@ impl DType {
     }
 
     pub const ALL: [DType; 4] = [DType::F32, DType::F64, DType::C32, DType::C64];
-    /// The real types (what quick calibrations measure).
-    pub const REAL: [DType; 2] = [DType::F32, DType::F64];
 }
 
 impl fmt::Display for DType {

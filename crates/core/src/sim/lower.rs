@@ -10,6 +10,7 @@ use super::costs::{Contention, Engine};
 use super::engine::{SimTask, TaskList};
 use crate::error::{Error, Result};
 use crate::exec::execute::waits_piece_by_piece;
+use crate::factor_kernel::FactorOp;
 use crate::model::link::STRIDED_PITCH;
 use crate::plan::{Op, Plan, QueueId, TaskId};
 use crate::profile::MachineProfile;
@@ -74,6 +75,32 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                 let d = device as usize;
                 let time = machine.tables[d].time_mnk(b.rows(), b.cols(), a.rows());
                 (Engine::Compute(device), vec![0.5 * time / efficiency[d]])
+            }
+            (
+                op @ (Op::Potrf { .. } | Op::Getrf { .. } | Op::Laswp { .. }),
+                QueueId::Compute { device, .. },
+            ) => {
+                let d = device as usize;
+                let table = &machine.tables[d];
+                let (kind, a) = match op {
+                    Op::Potrf { a, .. } => (FactorOp::Potrf, a),
+                    Op::Getrf { a, .. } => (FactorOp::Getrf, a),
+                    Op::Laswp { a, .. } => (FactorOp::Laswp, a),
+                    _ => unreachable_op()?,
+                };
+                let efficiency = profile.panel_efficiency_of(&labels[d], kind);
+                let time = match kind {
+                    // A pass over the block, priced like a product of depth 1.
+                    FactorOp::Laswp => table.time_mnk(a.rows(), a.cols(), 1),
+                    // Its flops at the GEMM rate of a product of its shape.
+                    _ => {
+                        let (m, n) = (a.rows(), a.cols());
+                        let gemm_flops = plan.dtype.flops_per_fma() * (m * n * n) as f64;
+                        let share = op.flops(plan.dtype) / gemm_flops.max(f64::MIN_POSITIVE);
+                        table.time_mnk(m, n, n) * share
+                    }
+                };
+                (Engine::Compute(device), vec![time / efficiency])
             }
             (Op::Add { y, .. }, QueueId::Compute { device, .. }) => {
                 // y += beta * x reads two tiles and writes one: a memory-bound pass that the
@@ -185,6 +212,11 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
     })
 }
 
+/// A factorization op arm that cannot be reached (the match above took the op).
+fn unreachable_op<T>() -> Result<T> {
+    Err(Error::internal("simulator: not a factorization op"))
+}
+
 /// (m, n, k) of a product.
 fn product_shape(op: &Op) -> (usize, usize, usize) {
     match *op {
@@ -256,6 +288,7 @@ mod tests {
                 links: &links,
                 link_speed: &|_, _| None,
                 triangle: None,
+                tail_pieces: None,
             })
             .unwrap();
         plan

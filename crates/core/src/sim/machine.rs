@@ -219,6 +219,7 @@ impl ProfiledMachine {
             links: &links,
             link_speed: &speed,
             triangle: None,
+            tail_pieces: None,
         })?;
         Ok(MachinePlan {
             plan: (*plan).clone(),
@@ -273,17 +274,7 @@ impl ProfiledMachine {
             });
         }
         let np = p.b_lines().div_ceil(tile);
-        let mut load = vec![0.0f64; devices.len()];
-        let mut assignment: Vec<Vec<usize>> = vec![Vec::new(); devices.len()];
-        for j in 0..np {
-            let best = (0..devices.len())
-                .min_by(|&x, &y| {
-                    ((load[x] + 1.0) / rates[x]).total_cmp(&((load[y] + 1.0) / rates[y]))
-                })
-                .unwrap_or(0);
-            load[best] += 1.0;
-            assignment[best].push(j);
-        }
+        let (load, assignment) = crate::plan::tri::deal_panels(np, &rates, devices.len());
         let plan = crate::plan::build(&Request::Tri(TriRequest {
             problem: *p,
             locations: [MemorySpace::HOST; 2],
@@ -313,22 +304,7 @@ impl ProfiledMachine {
         candidates: &[usize],
         only: Option<&[usize]>,
     ) -> Result<(MachinePlan, Simulation)> {
-        let mut best: Option<(MachinePlan, Simulation)> = None;
-        let mut last = None;
-        for &t in candidates {
-            match self
-                .plan_tri(p, t, only)
-                .and_then(|mp| self.simulate(&mp).map(|s| (mp, s)))
-            {
-                Ok((mp, s)) => {
-                    if best.as_ref().is_none_or(|b| s.makespan < b.1.makespan) {
-                        best = Some((mp, s));
-                    }
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        best.ok_or_else(|| last.unwrap_or_else(|| Error::InvalidInput("no tile candidate".into())))
+        self.best_of(candidates, |t| self.plan_tri(p, t, only), |s| s.makespan)
     }
 
     /// Simulates a plan made by [`ProfiledMachine::plan`].
@@ -359,22 +335,36 @@ impl ProfiledMachine {
         objective: Objective,
         only: Option<&[usize]>,
     ) -> Result<(MachinePlan, Simulation)> {
+        let plan = |t| self.plan(p, Blocking::square(t), objective, only);
+        self.best_of(candidates, plan, |s| {
+            let joules = s.energy(|l| self.profile.power_of(l));
+            match objective {
+                Objective::Time => s.makespan,
+                Objective::Energy => joules,
+                Objective::Edp => joules * s.makespan,
+            }
+        })
+    }
+
+    /// The tile among `candidates` whose plan (by `plan`) simulates with the least `score`
+    /// (the first of equal scores), with its plan and simulation.
+    ///
+    /// # Errors
+    /// When no candidate can be planned and simulated: the last error.
+    fn best_of(
+        &self,
+        candidates: &[usize],
+        plan: impl Fn(usize) -> Result<MachinePlan>,
+        score: impl Fn(&Simulation) -> f64,
+    ) -> Result<(MachinePlan, Simulation)> {
         let mut best: Option<(f64, MachinePlan, Simulation)> = None;
         let mut last = None;
         for &t in candidates {
-            let r = self
-                .plan(p, Blocking::square(t), objective, only)
-                .and_then(|mp| self.simulate(&mp).map(|s| (mp, s)));
-            match r {
+            match plan(t).and_then(|mp| self.simulate(&mp).map(|s| (mp, s))) {
                 Ok((mp, s)) => {
-                    let joules = s.energy(|l| self.profile.power_of(l));
-                    let score = match objective {
-                        Objective::Time => s.makespan,
-                        Objective::Energy => joules,
-                        Objective::Edp => joules * s.makespan,
-                    };
-                    if best.as_ref().is_none_or(|b| score < b.0) {
-                        best = Some((score, mp, s));
+                    let x = score(&s);
+                    if best.as_ref().is_none_or(|b| x < b.0) {
+                        best = Some((x, mp, s));
                     }
                 }
                 Err(e) => last = Some(e),

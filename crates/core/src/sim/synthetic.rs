@@ -95,6 +95,8 @@ impl Synthetic {
             host_fold_calibrated_bytes_per_sec: None,
             power: Vec::new(),
             tri_efficiency: Vec::new(),
+            panel_efficiency: Vec::new(),
+            calibration_seconds: Vec::new(),
         };
         let kind_power = self.base.power.iter().find(|w| w.label == self.kind);
         for i in 0..self.count {

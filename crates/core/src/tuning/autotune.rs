@@ -280,16 +280,6 @@ pub struct FoldRequest {
     pub tail: Option<usize>,
 }
 
-impl FoldRequest {
-    /// What `HETBLAS_HOST_FOLD` and `HETBLAS_FOLD_TAIL` fix.
-    pub fn from_env() -> FoldRequest {
-        FoldRequest {
-            on: crate::fold::mode_from_env(),
-            tail: crate::fold::tail_from_env(),
-        }
-    }
-}
-
 /// Unfolded tails the model weighs for a folding blocking of `tiles` C tiles (see
 /// [`crate::plan::DeviceSpec::fold_tail`]).
 fn fold_tails(tiles: usize) -> impl Iterator<Item = usize> {
@@ -487,7 +477,6 @@ pub fn pipeline_model(
         setup_s: if gpu { GPU_CALL_SETUP_S } else { 0.0 },
         task_issue_s: if gpu { GPU_TASK_ISSUE_S } else { 0.0 },
         fold_wake_s: crate::fold::FIRST_S,
-        step_lead: crate::plan::step_lead(),
     };
     Some((model, exec))
 }
@@ -650,14 +639,9 @@ pub fn fold_rate(profile: Option<&MachineProfile>) -> f64 {
         .unwrap_or(crate::fold::DEFAULT_BYTES_PER_SEC)
 }
 
-/// Default device subset: the accelerators (GPUs, emulated devices) that support the dtype; the
-/// CPU alone when there are none. The CPU joins accelerators only when the balancer says so.
-pub fn default_devices(devices: &[Arc<dyn Device>], dtype: DType) -> Vec<usize> {
-    default_devices_excluding(devices, dtype, &[])
-}
-
-/// [`default_devices`] without the devices in `excluded` (failed ones): the CPU alone when
-/// every accelerator is excluded.
+/// The default device subset without the devices in `excluded` (failed ones): the
+/// accelerators (GPUs, emulated devices) that support the dtype; the CPU alone when there are
+/// none. The CPU joins accelerators only when the balancer says so.
 pub fn default_devices_excluding(
     devices: &[Arc<dyn Device>],
     dtype: DType,
@@ -1086,7 +1070,7 @@ mod tests {
     #[test]
     fn a_fold_tail_is_chosen_where_it_balances_fold_and_link() {
         use super::*;
-        use crate::model::exec::FixedRate;
+        use crate::model::exec::fixed::FixedRate;
         let model = crate::model::pipeline::tests::model();
         let exec = FixedRate {
             flops_per_sec: 60e12,

@@ -21,8 +21,6 @@
 //! So a process whose calls always overlap others never adapts. (Beside each other, folding
 //! calls are bound by the link they share, where folding, slowed or not, still moves the
 //! fewest bytes.)
-//!
-//! `HETBLAS_ADAPT_FOLD=0` keeps the calibrated rate whatever folds achieve.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -57,12 +55,6 @@ pub const WAKE_GAP: Duration = Duration::from_micros(200);
 /// Steps of the level ([`FoldSpeed::level`]): the model is re-run (cached decisions dropped)
 /// only when the level changes, not on every fold.
 pub const STEPS: u32 = 8;
-
-/// Whether the rate the model prices folds at follows what folds achieve
-/// (`HETBLAS_ADAPT_FOLD=0`: no).
-pub fn adapting() -> bool {
-    std::env::var("HETBLAS_ADAPT_FOLD").map_or(true, |v| v.trim() != "0")
-}
 
 /// Recent folds: bytes and seconds, each weighted down as newer folds come in.
 #[derive(Debug, Default)]

@@ -6,7 +6,7 @@
 //! devices change (a GPU added, swapped or with a different memory size), the fingerprint
 //! changes and the profile no longer applies.
 //!
-//! Location ([`default_path`]): `$HETBLAS_PROFILE` if set, else
+//! Location ([`default_path_with`]): `$HETBLAS_PROFILE` if set, else
 //! `$XDG_CACHE_HOME/hetblas/profile.json`, else `$HOME/.cache/hetblas/profile.json`.
 
 use crate::device::Device;
@@ -306,6 +306,15 @@ pub struct MachineProfile {
     /// the triangular kernels yet); emulated devices run them at their nominal rate (1.0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tri_efficiency: Vec<(String, f64)>,
+    /// Per device label and factorization op: the share of its GEMM rate (at the op's tile)
+    /// that the op reaches, where measured ([`crate::calibrate::panel`]); absent ones are
+    /// taken at [`crate::model::panel_efficiency`]'s defaults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub panel_efficiency: Vec<(String, crate::factor_kernel::FactorOp, f64)>,
+    /// The calibration's phases and the seconds each took (absent in profiles from before
+    /// they were recorded; a re-checked profile keeps those of the calibration it came from).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calibration_seconds: Vec<(String, f64)>,
 }
 
 impl MachineProfile {
@@ -321,7 +330,19 @@ impl MachineProfile {
             host_fold_calibrated_bytes_per_sec: None,
             power: Vec::new(),
             tri_efficiency: Vec::new(),
+            panel_efficiency: Vec::new(),
+            calibration_seconds: Vec::new(),
         }
+    }
+
+    /// The share of device `label`'s GEMM rate that its factorization op `op` reaches
+    /// ([`MachineProfile::panel_efficiency`]).
+    pub fn panel_efficiency_of(&self, label: &str, op: crate::factor_kernel::FactorOp) -> f64 {
+        let backend = self.device(label).map_or("", |d| d.backend.as_str());
+        self.panel_efficiency
+            .iter()
+            .find(|(l, o, _)| l == label && *o == op)
+            .map_or_else(|| crate::model::panel_efficiency(backend, op), |e| e.2)
     }
 
     /// The share of device `label`'s GEMM rate that its TRSM/TRMM tiles reach
@@ -536,17 +557,14 @@ pub fn fingerprint_devices(devices: &[Arc<dyn Device>]) -> String {
     fingerprint_of(infos.iter().map(|(l, n, m)| (l.as_str(), n.as_str(), *m)))
 }
 
-/// Where the profile lives: `$HETBLAS_PROFILE`, else `$XDG_CACHE_HOME/hetblas/profile.json`,
-/// else `$HOME/.cache/hetblas/profile.json` (empty variables count as unset; a relative
+/// Where the profile lives, given the value of each variable (`var`; the `hetblas` crate passes
+/// the environment's): `$HETBLAS_PROFILE`, else `$XDG_CACHE_HOME/hetblas/profile.json`, else
+/// `$HOME/.cache/hetblas/profile.json` (empty variables count as unset; a relative
 /// `XDG_CACHE_HOME` is ignored, as the XDG spec says).
 ///
 /// # Errors
 /// [`ProfileError::NoLocation`] when none is set.
-pub fn default_path() -> Result<PathBuf, ProfileError> {
-    default_path_with(|k| std::env::var_os(k).map(PathBuf::from))
-}
-
-fn default_path_with(var: impl Fn(&str) -> Option<PathBuf>) -> Result<PathBuf, ProfileError> {
+pub fn default_path_with(var: impl Fn(&str) -> Option<PathBuf>) -> Result<PathBuf, ProfileError> {
     let get = |k: &str| var(k).filter(|p| !p.as_os_str().is_empty());
     if let Some(p) = get("HETBLAS_PROFILE") {
         return Ok(p);
@@ -567,9 +585,23 @@ pub fn hostname() -> String {
         .filter_map(|p| std::fs::read_to_string(p).ok())
         .map(|s| s.trim().to_string())
         .find(|s| !s.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok().filter(|s| !s.is_empty()))
-        .or_else(|| std::env::var("COMPUTERNAME").ok().filter(|s| !s.is_empty()))
+        .or_else(system_hostname)
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// The host name the system call gives, where there is no file to read it from.
+#[cfg(unix)]
+fn system_hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer it is given.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|&b| b == 0)?;
+    (r == 0 && end > 0).then(|| String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+#[cfg(not(unix))]
+fn system_hostname() -> Option<String> {
+    None
 }
 
 /// `t` as RFC 3339 in UTC, to the second ("2024-05-01T12:34:56Z"). Times before 1970 print as

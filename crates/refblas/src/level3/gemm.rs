@@ -1,6 +1,6 @@
-//! GEMM.
+//! GEMM, and GEMMT (one triangle of GEMM's C).
 
-use crate::options::{lsame, Trans};
+use crate::options::{lsame, Trans, Uplo};
 use crate::scalar::Scalar;
 use crate::strided::{mat_len, max1, scale_by_beta, slice, slice_mut};
 
@@ -222,5 +222,198 @@ fn blocked<T: Scalar>(
             conj_b,
             gemm::Parallelism::Rayon(0),
         )
+    }
+}
+
+/// Argument check of GEMMT (`?gemmtr` of reference BLAS 3.12, `?gemmt` of OpenBLAS and MKL:
+/// UPLO 1, TRANSA 2, TRANSB 3, N 4, K 5, LDA 8, LDB 10, LDC 13).
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+pub fn gemmt_check(
+    uplo: u8,
+    transa: u8,
+    transb: u8,
+    n: i64,
+    k: i64,
+    lda: i64,
+    ldb: i64,
+    ldc: i64,
+) -> i32 {
+    if Uplo::parse(uplo).is_none() {
+        1
+    } else if Trans::parse(transa).is_none() {
+        2
+    } else if Trans::parse(transb).is_none() {
+        3
+    } else if n < 0 {
+        4
+    } else if k < 0 {
+        5
+    } else if lda < max1(if lsame(transa, b'N') { n } else { k }) {
+        8
+    } else if ldb < max1(if lsame(transb, b'N') { k } else { n }) {
+        10
+    } else if ldc < max1(n) {
+        13
+    } else {
+        0
+    }
+}
+
+/// Column-block width of the blocked GEMMT: the diagonal blocks run in loops over their
+/// triangle, the rectangles beside them through GEMM.
+const GEMMT_BLOCK: usize = 64;
+
+/// GEMMT: the `uplo` triangle (diagonal included) of `C := alpha*op(A)*op(B) + beta*C`, C n x n,
+/// op(A) n x k, op(B) k x n; the other triangle is neither read nor written. From order 128 it
+/// works by column blocks of 64: the rectangle beside each diagonal block through GEMM, the
+/// diagonal block's triangle in GEMM's loops.
+///
+/// # Safety
+/// See the level 3 Safety section (A is n x k for `transa == 'N'`, else k x n; B is k x n for
+/// `transb == 'N'`, else n x k; C is n x n).
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+pub unsafe fn gemmt<T: Scalar>(
+    uplo: u8,
+    transa: u8,
+    transb: u8,
+    n: i64,
+    k: i64,
+    alpha: T,
+    a: *const T,
+    lda: i64,
+    b: *const T,
+    ldb: i64,
+    beta: T,
+    c: *mut T,
+    ldc: i64,
+) {
+    if n == 0 || ((alpha.is_zero() || k == 0) && beta == T::one()) {
+        return;
+    }
+    let (n, k) = (n as usize, k as usize);
+    let (lda, ldb, ldc) = (lda as usize, ldb as usize, ldc as usize);
+    let (ta, tb) = (Trans::assume(transa), Trans::assume(transb));
+    let upper = Uplo::assume(uplo) == Uplo::Upper;
+    // SAFETY: C is n x n with leading dimension ldc, written by this routine only.
+    let c = unsafe { slice_mut(c, mat_len(n, n, ldc)) };
+    if alpha.is_zero() || k == 0 {
+        for j in 0..n {
+            let r = if upper { 0..j + 1 } else { j..n };
+            scale_by_beta(&mut c[r.start + j * ldc..r.end + j * ldc], beta);
+        }
+        return;
+    }
+    let (ar, ac) = if ta == Trans::No { (n, k) } else { (k, n) };
+    let (br, bc) = if tb == Trans::No { (k, n) } else { (n, k) };
+    // SAFETY: A is ar x ac with leading dimension lda, B is br x bc with ldb; both only read.
+    let (a, b) = unsafe {
+        (
+            slice(a, mat_len(ar, ac, lda)),
+            slice(b, mat_len(br, bc, ldb)),
+        )
+    };
+    let ops = Ops {
+        ta,
+        tb,
+        k,
+        alpha,
+        beta,
+    };
+    if n < 2 * GEMMT_BLOCK {
+        gemmt_looped(&ops, upper, n, a, lda, b, ldb, c, ldc);
+        return;
+    }
+    // Where row r0 of op(A) and column j0 of op(B) start in A's and B's storage.
+    let a_row = |r0: usize| if ta == Trans::No { r0 } else { r0 * lda };
+    let b_col = |j0: usize| if tb == Trans::No { j0 * ldb } else { j0 };
+    for j0 in (0..n).step_by(GEMMT_BLOCK) {
+        let j1 = (j0 + GEMMT_BLOCK).min(n);
+        let (r0, r1) = if upper { (0, j0) } else { (j1, n) };
+        if r1 > r0 {
+            gemm_slices(
+                ta,
+                tb,
+                r1 - r0,
+                j1 - j0,
+                k,
+                alpha,
+                &a[a_row(r0)..],
+                lda,
+                &b[b_col(j0)..],
+                ldb,
+                beta,
+                &mut c[r0 + j0 * ldc..],
+                ldc,
+            );
+        }
+        gemmt_looped(
+            &ops,
+            upper,
+            j1 - j0,
+            &a[a_row(j0)..],
+            lda,
+            &b[b_col(j0)..],
+            ldb,
+            &mut c[j0 + j0 * ldc..],
+            ldc,
+        );
+    }
+}
+
+/// GEMMT's transposes and scalars past the quick returns.
+struct Ops<T> {
+    ta: Trans,
+    tb: Trans,
+    k: usize,
+    alpha: T,
+    beta: T,
+}
+
+/// The `upper` or lower triangle of the n x n `c` in GEMM's loop orders ([`looped`]), each
+/// column over its rows in the triangle only.
+#[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
+fn gemmt_looped<T: Scalar>(
+    ops: &Ops<T>,
+    upper: bool,
+    n: usize,
+    a: &[T],
+    lda: usize,
+    b: &[T],
+    ldb: usize,
+    c: &mut [T],
+    ldc: usize,
+) {
+    let &Ops {
+        ta,
+        tb,
+        k,
+        alpha,
+        beta,
+    } = ops;
+    for j in 0..n {
+        let rows = if upper { 0..j + 1 } else { j..n };
+        let cj = &mut c[rows.start + j * ldc..rows.end + j * ldc];
+        if ta == Trans::No {
+            scale_by_beta(cj, beta);
+            for l in 0..k {
+                let temp = alpha * op_at(tb, b, ldb, l, j);
+                let al = &a[rows.start + l * lda..rows.end + l * lda];
+                for (ci, &ai) in cj.iter_mut().zip(al) {
+                    *ci += temp * ai;
+                }
+            }
+        } else {
+            for (ci, i) in cj.iter_mut().zip(rows) {
+                let mut temp = T::zero();
+                for l in 0..k {
+                    temp += op_at(ta, a, lda, i, l) * op_at(tb, b, ldb, l, j);
+                }
+                *ci = if beta.is_zero() {
+                    alpha * temp
+                } else {
+                    alpha * temp + beta * *ci
+                };
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@
 use super::links::f64_tile;
 use super::progress::Tracker;
 use super::stats::{measure_until_confident, time_on_queue, Measurement};
-use super::{CalibrationOptions, Machine};
+use super::{CalibrationOptions, Machine, Phases};
 use crate::device::Device;
 use crate::device::DeviceKind;
 use crate::error::{Error, Result};
@@ -34,28 +34,46 @@ impl HostData {
     /// `n` pseudo-random elements in [-1, 1) with full mantissas. Values with few significant
     /// bits (small multiples of a power of two, zeros) flip fewer multiplier bits, draw less
     /// power and run at higher clocks: on H200 such data gave 63-65 TFLOP/s DGEMM where random
-    /// data sustains 55.
-    fn new(dtype: DType, n: usize, seed: usize) -> HostData {
-        let v = |i: usize| {
-            let mut z = (i as u64 ^ ((seed as u64) << 40)).wrapping_add(0x9E37_79B9_7F4A_7C15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        };
+    /// data sustains 55. Generated on every core (each value depends only on its index and
+    /// `seed`): one thread took about a second for the three operands of an 8192 tile.
+    pub(super) fn new(dtype: DType, n: usize, seed: usize) -> HostData {
         let reals = n * dtype.size() / dtype.real().size();
         match dtype.real() {
-            DType::F32 => HostData::F32((0..reals).map(|i| v(i) as f32).collect()),
-            _ => HostData::F64((0..reals).map(v).collect()),
+            DType::F32 => HostData::F32(random_reals(reals, seed, |x| x as f32)),
+            _ => HostData::F64(random_reals(reals, seed, |x| x)),
         }
     }
 
-    fn addr(&self) -> u64 {
+    pub(super) fn addr(&self) -> u64 {
         match self {
             HostData::F64(v) => v.as_ptr() as u64,
             HostData::F32(v) => v.as_ptr() as u64,
         }
     }
+}
+
+/// `n` values of a hash of (index, `seed`) in [-1, 1), converted by `conv`, filled in parallel.
+fn random_reals<T: Copy + Default + Send>(n: usize, seed: usize, conv: fn(f64) -> T) -> Vec<T> {
+    let v = |i: usize| {
+        let mut z = (i as u64 ^ ((seed as u64) << 40)).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    };
+    let mut out = vec![T::default(); n];
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let chunk = n.div_ceil(threads).max(1 << 16);
+    std::thread::scope(|s| {
+        for (c, part) in out.chunks_mut(chunk).enumerate() {
+            s.spawn(move || {
+                for (j, x) in part.iter_mut().enumerate() {
+                    *x = conv(v(c * chunk + j));
+                }
+            });
+        }
+    });
+    out
 }
 
 pub(super) fn square(space: MemorySpace, addr: u64, t: usize, dtype: DType) -> RawTile {
@@ -87,33 +105,26 @@ pub fn measure_gemm(
     tick: &mut dyn FnMut(String),
 ) -> Result<Vec<(usize, f64)>> {
     let label = device.info().label();
-    if !device.kernel().supports(dtype) {
-        return Err(Error::Unsupported {
-            device: label,
-            detail: format!("gemm in {dtype}"),
-        });
-    }
-    let queue = device
-        .compute_queues()
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::Unsupported {
-            device: label.clone(),
-            detail: "no compute queue".into(),
-        })?;
-    let elem = dtype.size();
+    let queue = gemm_queue(device, dtype)?;
+    let fits = |t: usize| {
+        let bytes = t * t * dtype.size();
+        t > 0
+            && bytes <= opts.max_buffer_bytes
+            && (device.space().is_host() || 3 * bytes as u64 <= device.memory_budget())
+    };
+    // One set of operands for every size: the largest size that fits, or the next smaller
+    // one when the device cannot hold it.
+    let sizes: Vec<usize> = tiles.iter().copied().filter(|&t| fits(t)).collect();
+    let mut bench = GemmBench::largest(device, h2d, dtype, &sizes, 0)?;
+    let max = bench.as_ref().map_or(0, |b| b.max);
     let mut out = Vec::new();
     let mut stop = false;
     for &t in tiles {
-        let bytes = t * t * elem;
-        let fits = t > 0
-            && bytes <= opts.max_buffer_bytes
-            && (device.space().is_host() || 3 * bytes as u64 <= device.memory_budget());
-        if stop || !fits {
+        let Some(bench) = bench.as_mut().filter(|_| !stop && fits(t) && t <= max) else {
             tick(format!("gemm {label} {dtype} T={t}: skipped"));
             continue;
-        }
-        match time_gemm_tile(device, h2d, &queue, dtype, t, opts) {
+        };
+        match time_gemm_tile(bench, &queue, t, opts) {
             Ok((m, single)) => {
                 out.push((t, m.mean));
                 // One run already takes a good share of the cap: larger tiles would only exceed it.
@@ -132,64 +143,129 @@ pub fn measure_gemm(
     Ok(out)
 }
 
-/// The three `t x t` operands of a timed product on `device` (random data with `seed`: on the
-/// host for a device computing there, else uploaded over `h2d` into device buffers) and the
-/// product itself, `C += A * B`, or `C = A * B` when C could not be initialised.
-pub(super) struct GemmOperands {
-    pub(super) op: GemmTile,
-    pub(super) initialised: bool,
-    // Kept alive for as long as products run on them.
-    _data: Vec<HostData>,
-    _bufs: Vec<Box<dyn Buffer>>,
+/// The first compute queue of `device`, which must support `dtype`.
+fn gemm_queue(device: &dyn Device, dtype: DType) -> Result<Arc<dyn Queue>> {
+    let label = device.info().label();
+    if !device.kernel().supports(dtype) {
+        return Err(Error::Unsupported {
+            device: label,
+            detail: format!("gemm in {dtype}"),
+        });
+    }
+    device
+        .compute_queues()
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::Unsupported {
+            device: label,
+            detail: "no compute queue".into(),
+        })
 }
 
-impl GemmOperands {
+/// Operands of timed products on one device in one dtype, for square tiles up to `max`:
+/// random host data (`seed`) and, on a device computing outside host memory, three device
+/// buffers, made once. The product of a size `t` takes the packed `t x t` head of each
+/// (uploaded over `h2d` when the size changes). Made anew for every size, the operands of the
+/// tables and of the busy copy tables were generated, allocated and uploaded about 80 times
+/// per GPU, most of a calibration's seconds outside the measurements.
+pub(super) struct GemmBench<'a> {
+    device: &'a dyn Device,
+    h2d: Option<&'a dyn Link>,
+    dtype: DType,
+    pub(super) max: usize,
+    data: Vec<HostData>,
+    bufs: Vec<Box<dyn Buffer>>,
+    /// The size whose operands the device buffers hold (0: none yet).
+    loaded: usize,
+    /// Whether they hold the random data (else the upload failed: C is not read).
+    pub(super) initialised: bool,
+}
+
+impl<'a> GemmBench<'a> {
+    /// Host data and device buffers for tiles up to `max`.
+    ///
+    /// # Errors
+    /// `OutOfMemory` when the device cannot hold three `max x max` tiles; backend errors.
     pub(super) fn new(
-        device: &dyn Device,
-        h2d: Option<&dyn Link>,
+        device: &'a dyn Device,
+        h2d: Option<&'a dyn Link>,
         dtype: DType,
-        t: usize,
+        max: usize,
         seed: usize,
-    ) -> Result<GemmOperands> {
-        let n = t * t;
-        let data: Vec<HostData> = (0..3).map(|i| HostData::new(dtype, n, seed + i)).collect();
-        let space = device.space();
-        // Device buffers (kept alive for the whole measurement), or the host data itself.
+    ) -> Result<GemmBench<'a>> {
+        let n = max * max;
         let mut bufs: Vec<Box<dyn Buffer>> = Vec::new();
-        let mut initialised = true;
-        let tiles: Vec<RawTile> = if space.is_host() {
-            data.iter()
-                .map(|d| square(MemorySpace::HOST, d.addr(), t, dtype))
-                .collect()
-        } else {
+        if !device.space().is_host() {
             for _ in 0..3 {
                 bufs.push(device.allocate(n * dtype.size())?);
             }
-            let tiles: Vec<RawTile> = bufs
+        }
+        let data = (0..3).map(|i| HostData::new(dtype, n, seed + i)).collect();
+        Ok(GemmBench {
+            device,
+            h2d,
+            dtype,
+            max,
+            data,
+            bufs,
+            loaded: 0,
+            initialised: device.space().is_host(),
+        })
+    }
+
+    /// A bench for the largest of `sizes` that the device can hold (`None`: not even the
+    /// smallest).
+    ///
+    /// # Errors
+    /// Backend errors other than running out of memory.
+    pub(super) fn largest(
+        device: &'a dyn Device,
+        h2d: Option<&'a dyn Link>,
+        dtype: DType,
+        sizes: &[usize],
+        seed: usize,
+    ) -> Result<Option<GemmBench<'a>>> {
+        let mut sizes: Vec<usize> = sizes.iter().copied().filter(|&t| t > 0).collect();
+        sizes.sort_unstable();
+        while let Some(max) = sizes.pop() {
+            match GemmBench::new(device, h2d, dtype, max, seed) {
+                Ok(b) => return Ok(Some(b)),
+                Err(Error::OutOfMemory { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The device the products run on.
+    pub(super) fn device(&self) -> &'a dyn Device {
+        self.device
+    }
+
+    /// The product `C += A * B` of `t x t` tiles (`t` at most `max`), or `C = A * B` when C
+    /// could not be initialised. The queue of earlier products must be synchronised before a
+    /// product of another size is asked for: its operands overwrite theirs.
+    pub(super) fn op(&mut self, t: usize) -> GemmTile {
+        let t = t.min(self.max);
+        let (dtype, space) = (self.dtype, self.device.space());
+        let tiles: Vec<RawTile> = if space.is_host() {
+            self.data
+                .iter()
+                .map(|d| square(MemorySpace::HOST, d.addr(), t, dtype))
+                .collect()
+        } else {
+            let tiles: Vec<RawTile> = self
+                .bufs
                 .iter()
                 .map(|b| square(space, b.addr(), t, dtype))
                 .collect();
-            initialised = match h2d {
-                Some(link) => {
-                    let r = (|| -> Result<()> {
-                        for (d, dst) in data.iter().zip(&tiles) {
-                            link.copy(&square(MemorySpace::HOST, d.addr(), t, dtype), dst)?;
-                        }
-                        link.queue().synchronize()
-                    })();
-                    if let Err(e) = &r {
-                        tracing::warn!(device = %device.info().label(), error = %e,
-                            "calibration: cannot initialise gemm operands; timing uninitialised memory");
-                        // Whatever was queued must be finished before `data` goes away.
-                        let _ = link.queue().synchronize();
-                    }
-                    r.is_ok()
-                }
-                None => false,
-            };
+            if self.loaded != t {
+                self.loaded = t;
+                self.initialised = self.upload(&tiles);
+            }
             tiles
         };
-        let op = GemmTile {
+        GemmTile {
             transa: Trans::N,
             transb: Trans::N,
             m: t,
@@ -199,34 +275,47 @@ impl GemmOperands {
             a: tiles[0],
             b: tiles[1],
             // Accumulate as the executor does, unless C holds unknown bits.
-            beta: if initialised {
+            beta: if self.initialised {
                 ScalarValue::one(dtype)
             } else {
                 ScalarValue::zero(dtype)
             },
             c: tiles[2],
+        }
+    }
+
+    /// The host data's heads into `tiles` (packed, as the tiles are); whether it worked.
+    fn upload(&self, tiles: &[RawTile]) -> bool {
+        let Some(link) = self.h2d else {
+            return false;
         };
-        Ok(GemmOperands {
-            op,
-            initialised,
-            _data: data,
-            _bufs: bufs,
-        })
+        let t = tiles[0].rows;
+        let r = (|| -> Result<()> {
+            for (d, dst) in self.data.iter().zip(tiles) {
+                link.copy(&square(MemorySpace::HOST, d.addr(), t, self.dtype), dst)?;
+            }
+            link.queue().synchronize()
+        })();
+        if let Err(e) = &r {
+            tracing::warn!(device = %self.device.info().label(), error = %e,
+                "calibration: cannot initialise gemm operands; timing uninitialised memory");
+            // Whatever was queued must be finished before the data can go away.
+            let _ = link.queue().synchronize();
+        }
+        r.is_ok()
     }
 }
 
-/// Measures one tile size; returns the measurement and the time of the warm-up-free first run.
+/// Measures one tile size on `bench`; returns the measurement and the time of the warm-up-free
+/// first run.
 pub(super) fn time_gemm_tile(
-    device: &dyn Device,
-    h2d: Option<&dyn Link>,
+    bench: &mut GemmBench<'_>,
     queue: &Arc<dyn Queue>,
-    dtype: DType,
     t: usize,
     opts: &CalibrationOptions,
 ) -> Result<(Measurement, f64)> {
-    let ops = GemmOperands::new(device, h2d, dtype, t, 0)?;
-    let op = ops.op;
-    let kernel = device.kernel();
+    let op = bench.op(t);
+    let kernel = bench.device.kernel();
     // One untimed product first: the first call of a dtype loads its kernels (on H200 the
     // first f32 product took long enough to stop a quick calibration after one tile size).
     time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
@@ -234,23 +323,19 @@ pub(super) fn time_gemm_tile(
     let single = time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
     let batch =
         ((opts.gemm_sample.as_secs_f64() / single.max(1e-9)).ceil() as usize).clamp(1, 10_000);
-    let mut first: Option<f64> = None;
     let result = measure_until_confident(opts, &mut || {
-        let s = time_on_queue(queue, &mut || {
+        Ok(time_on_queue(queue, &mut || {
             for _ in 0..batch {
                 kernel.gemm(queue, &op)?;
             }
             Ok(())
-        })? / batch as f64;
-        first.get_or_insert(single);
-        Ok(s)
+        })? / batch as f64)
     });
-    // Nothing may still run on the operands when they are dropped.
+    // Nothing may still run on the operands when they are used for another size or dropped.
     let sync = queue.synchronize();
     let m = result?;
     sync?;
-    drop(ops);
-    Ok((m, first.unwrap_or(m.mean)))
+    Ok((m, single))
 }
 
 pub(super) fn h2d_of(links: &[Arc<dyn Link>], space: MemorySpace) -> Option<&dyn Link> {
@@ -275,32 +360,58 @@ pub(super) fn warm_up(
     h2d: Option<&dyn Link>,
     opts: &CalibrationOptions,
 ) -> Result<()> {
-    let t = opts
-        .gemm_tiles
-        .iter()
-        .copied()
-        .filter(|&t| t <= 4096)
-        .max()
-        .unwrap_or(1024);
-    let wopts = CalibrationOptions {
-        min_reps: 1,
-        max_reps: 1,
-        gemm_sample: opts.gemm_warmup,
-        ..opts.clone()
-    };
-    let Some(queue) = device.compute_queues().first().cloned() else {
+    if opts.gemm_warmup.is_zero() || !device.kernel().supports(DType::F64) {
         return Ok(());
-    };
-    match time_gemm_tile(device, h2d, &queue, DType::F64, t, &wopts) {
-        Ok(_) | Err(Error::OutOfMemory { .. }) | Err(Error::Unsupported { .. }) => Ok(()),
+    }
+    let t = warm_up_tile(opts);
+    match GemmBench::new(device, h2d, DType::F64, t, 0) {
+        Ok(mut bench) => warm_up_on(&mut bench, opts),
+        Err(Error::OutOfMemory { .. }) => Ok(()),
         Err(e) => Err(e),
     }
 }
 
+/// The tile of the warm-up: the largest calibrated up to 4096.
+fn warm_up_tile(opts: &CalibrationOptions) -> usize {
+    opts.gemm_tiles
+        .iter()
+        .copied()
+        .filter(|&t| t <= 4096)
+        .max()
+        .unwrap_or(1024)
+}
+
+/// [`warm_up`] on products of `bench` (at the warm-up tile, or its largest below): batches of
+/// about 50 ms back to back until `opts.gemm_warmup` has passed. (It was a measurement of
+/// two samples as long as the warm-up after a discarded one: three times the warm-up.)
+fn warm_up_on(bench: &mut GemmBench<'_>, opts: &CalibrationOptions) -> Result<()> {
+    let Some(queue) = bench.device.compute_queues().first().cloned() else {
+        return Ok(());
+    };
+    let op = bench.op(warm_up_tile(opts));
+    let kernel = bench.device.kernel();
+    let start = std::time::Instant::now();
+    let single = time_on_queue(&queue, &mut || kernel.gemm(&queue, &op))?;
+    let batch = ((0.05 / single.max(1e-9)).ceil() as usize).clamp(1, 10_000);
+    let run = (|| -> Result<()> {
+        while start.elapsed() < opts.gemm_warmup {
+            for _ in 0..batch {
+                kernel.gemm(&queue, &op)?;
+            }
+            queue.synchronize()?;
+        }
+        Ok(())
+    })();
+    let sync = queue.synchronize();
+    run?;
+    sync
+}
+
 /// Largest GEMM tile measured on a device computing in host memory: a CPU's rate is flat
-/// beyond a few thousand (the table's last point stands for larger tiles there), while one
-/// 8192^3 DGEMM takes over a second on 16 cores and every point repeats.
-pub(super) const HOST_GEMM_MAX_TILE: usize = 4096;
+/// beyond a few thousand (the table's last point stands for larger tiles there; on the H200
+/// hosts' profiles 4096 measured 1% slower to 4% faster than 3072 in f64, 0-12% faster in
+/// f32), while one 4096^3 DGEMM takes 0.14-0.27 s on 16 cores and every point repeats.
+pub(super) const HOST_GEMM_MAX_TILE: usize = 3072;
 
 /// The GEMM tiles calibrated on `d`.
 pub(super) fn gemm_tiles_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<usize> {
@@ -311,10 +422,24 @@ pub(super) fn gemm_tiles_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<u
         .collect()
 }
 
+/// The dtypes whose GEMM tables are measured on `d`: those of `opts`, but on a device that
+/// computes in host memory only the real ones. The models take an unmeasured complex type
+/// from the real one of its precision ([`DeviceProfile::exec_table`]: four real
+/// multiply-adds at the same rate), which on the H200 hosts' CPUs is within 4% of what was
+/// measured (c64 0.52 against f64 0.54 TFLOP/s, c32 1.07 against f32 1.10, 4096 tiles), while
+/// the complex points took a CPU's table four times as long as the real ones.
+pub(super) fn gemm_dtypes_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<DType> {
+    opts.dtypes
+        .iter()
+        .copied()
+        .filter(|t| !(d.space().is_host() && t.is_complex()))
+        .collect()
+}
+
 /// How much longer `side^3` tile products of `dtype` take on `device` while its host links
 /// copy in both directions (contiguous copies of up to 64 MiB, kept busy for the whole
 /// measurement; `copy_bps` sizes their number): the median ratio of three paired measurements
-/// (batches of `6 * gemm_sample`), at least 1. Second: how much longer host->device copies
+/// (batches of [`UNDER_DMA_SAMPLES`] `gemm_sample`s), at least 1. Second: how much longer host->device copies
 /// take while those products run (the same pairing), at least 1.
 pub(super) fn measure_gemm_under_dma(
     device: &dyn Device,
@@ -331,13 +456,13 @@ pub(super) fn measure_gemm_under_dma(
         .first()
         .cloned()
         .ok_or_else(|| Error::internal("no compute queue"))?;
-    let ops = GemmOperands::new(device, Some(h2d), dtype, side, 7)?;
-    if !ops.initialised {
+    let mut bench = GemmBench::new(device, Some(h2d), dtype, side, 7)?;
+    let op = bench.op(side);
+    if !bench.initialised {
         return Err(Error::internal(
             "calibration: cannot initialise the operands of the GEMM under DMA",
         ));
     }
-    let op = ops.op;
     let space = device.space();
     let kernel = device.kernel();
     // Copy buffers: up to 64 MiB each way.
@@ -351,9 +476,9 @@ pub(super) fn measure_gemm_under_dma(
     ];
     let ct: Vec<RawTile> = cb.iter().map(|b| f64_tile(b.as_ref(), cside)).collect();
     let single = time_on_queue(&queue, &mut || kernel.gemm(&queue, &op))?;
-    // Batches long enough for clocks to follow the load (0.24 s in a full calibration); copies
-    // for twice as long, so that they outlast the batch even when it slows down.
-    let span = 6.0 * opts.gemm_sample.as_secs_f64();
+    // Batches long enough for clocks to follow the load; copies for twice as long, so that
+    // they outlast the batch even when it slows down.
+    let span = UNDER_DMA_SAMPLES * opts.gemm_sample.as_secs_f64();
     let batch = ((span / single.max(1e-9)).ceil() as usize).clamp(1, 10_000);
     let copy_time = cbytes as f64 / copy_bps.max(1.0);
     let ncopies = ((2.0 * span / copy_time).ceil() as usize).clamp(2, 4000);
@@ -409,15 +534,19 @@ pub(super) fn measure_gemm_under_dma(
     };
     let copy_ratio = paired(&copies)?;
     queue.synchronize()?;
-    drop(ops);
+    drop(bench);
     Ok((gemm_ratio, copy_ratio))
 }
+
+/// The batches of the products under DMA last this many GEMM samples: long enough for clocks
+/// to follow the load (0.12 s in a full calibration).
+const UNDER_DMA_SAMPLES: f64 = 6.0;
 
 /// The GEMM points planned over `devices` (for progress).
 pub(super) fn points(devices: &[Arc<dyn Device>], opts: &CalibrationOptions) -> usize {
     devices
         .iter()
-        .map(|d| opts.dtypes.len() * gemm_tiles_for(d.as_ref(), opts).len())
+        .map(|d| gemm_dtypes_for(d.as_ref(), opts).len() * gemm_tiles_for(d.as_ref(), opts).len())
         .sum()
 }
 
@@ -428,18 +557,28 @@ pub(super) fn device_profiles(
     links: &[LinkProfile],
     opts: &CalibrationOptions,
     tr: &mut Tracker<'_>,
+    phases: &mut Phases,
 ) -> Result<Vec<DeviceProfile>> {
     let mut tables = gpu_tables(m, opts);
-    let mut profiles = Vec::with_capacity(m.devices.len());
+    let mut gemms = Vec::with_capacity(m.devices.len());
     for (i, d) in m.devices.iter().enumerate() {
-        let info = d.info();
-        let expected_done = tr.done + opts.dtypes.len() * gemm_tiles_for(d.as_ref(), opts).len();
+        let expected_done = tr.done
+            + gemm_dtypes_for(d.as_ref(), opts).len() * gemm_tiles_for(d.as_ref(), opts).len();
         let gemm = match tables[i].take() {
             Some(r) => r?,
             None => gemm_table(m.links, d, opts, &mut |s| tr.tick(s))?,
         };
-        tr.skip_to(expected_done, format!("gemm {}: done", info.label()));
+        tr.skip_to(expected_done, format!("gemm {}: done", d.info().label()));
+        gemms.push(gemm);
+    }
+    phases.end("GEMM tables");
+    let mut profiles = Vec::with_capacity(m.devices.len());
+    for (d, gemm) in m.devices.iter().zip(gemms) {
+        let info = d.info();
         let (gemm_under_dma, copy_under_gemm) = under_dma(m, d, &gemm, links, opts)?;
+        if !d.space().is_host() {
+            tr.tick(format!("gemm {} beside copies", info.label()));
+        }
         profiles.push(DeviceProfile {
             label: info.label(),
             name: info.name.clone(),
@@ -450,6 +589,7 @@ pub(super) fn device_profiles(
             copy_under_gemm,
         });
     }
+    phases.end("products beside copies");
     Ok(profiles)
 }
 
@@ -466,7 +606,7 @@ fn gemm_table(
     }
     let tiles = gemm_tiles_for(d.as_ref(), opts);
     let mut gemm = Vec::new();
-    for &dtype in &opts.dtypes {
+    for dtype in gemm_dtypes_for(d.as_ref(), opts) {
         if d.kernel().supports(dtype) && !d.compute_queues().is_empty() {
             let times = measure_gemm(d.as_ref(), h2d, dtype, &tiles, opts, tick)?;
             if !times.is_empty() {
@@ -510,7 +650,9 @@ fn gpu_tables(m: &Machine<'_>, opts: &CalibrationOptions) -> Vec<Option<Result<V
 }
 
 /// Products while the host links copy both ways (accelerators only), at the largest measured
-/// tile up to 4096: (GEMM slowdown, copy slowdown) per dtype. A dtype whose operands do not fit
+/// tile up to 4096: (GEMM slowdown, copy slowdown) per real dtype (a complex one takes its real
+/// type's: on H200 they measured 1.02-1.03 against 1.02-1.04 for f64, 1.00 against 1.00 for
+/// f32, and measuring them took two of a GPU's seconds). A dtype whose operands do not fit
 /// beside the copy buffers is left out.
 #[allow(clippy::type_complexity)] // two parallel (dtype, factor) tables, as the profile keeps them
 fn under_dma(
@@ -532,7 +674,7 @@ fn under_dma(
         .map(|l| l.bytes_per_sec)
         .fold(f64::INFINITY, f64::min);
     let bps = if bps.is_finite() { bps } else { 10e9 };
-    for g in gemm {
+    for g in gemm.iter().filter(|g| !g.dtype.is_complex()) {
         let Some(&(t, _)) = g.times.iter().rev().find(|(t, _)| *t <= 4096) else {
             continue;
         };
@@ -554,4 +696,30 @@ fn under_dma(
         }
     }
     Ok((gemm_under_dma, copy_under_gemm))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operand_data_is_the_same_on_any_number_of_threads() {
+        // More than one chunk of 2^16, not a multiple of it.
+        let n = 3 * (1 << 16) + 17;
+        let v = random_reals(n, 5, |x| x);
+        let w = random_reals(n, 5, |x| x);
+        assert_eq!(v, w);
+        assert!(v.iter().all(|x| (-1.0..1.0).contains(x)));
+        // Each value depends on its index and the seed only: the head of a longer vector is
+        // the shorter one, and another seed gives other values.
+        assert_eq!(&random_reals(n + 1000, 5, |x| x)[..n], &v[..]);
+        assert_ne!(random_reals(16, 6, |x| x), v[..16].to_vec());
+        // Full mantissas, not small multiples of a power of two (see `HostData::new`).
+        assert!(v.iter().take(100).all(|x| (x * 1024.0).fract() != 0.0));
+        let HostData::F32(f) = HostData::new(DType::C32, 10, 5) else {
+            panic!("c32 data is f32 pairs");
+        };
+        assert_eq!(f.len(), 20);
+        assert_eq!(f[3], v[3] as f32);
+    }
 }

@@ -18,7 +18,8 @@ pub(super) fn rate(
     if !m.devices.iter().any(|d| !d.space().is_host()) {
         return Ok(None);
     }
-    let alone = crate::fold::measure_rate(2048, 5)?;
+    let mut bench = crate::fold::FoldBench::new(2048)?;
+    let alone = bench.rate(5, &mut || Ok(()), &mut || Ok(()))?;
     let mut rate = alone;
     let d2h = m
         .usable
@@ -42,8 +43,7 @@ pub(super) fn rate(
         );
         let (s, d) = (f64_tile(src.as_ref(), side), f64_tile(dst.as_ref(), side));
         let n = ((3.0 * fold_s * bps / (side * side * 8) as f64).ceil() as usize).clamp(1, 500);
-        let busy = crate::fold::measure_rate_with(
-            2048,
+        let busy = bench.rate(
             5,
             &mut || {
                 for _ in 0..n {

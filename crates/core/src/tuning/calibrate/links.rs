@@ -122,6 +122,9 @@ pub(super) fn slowdown_of(
     })
 }
 
+/// Largest tile of a slowdown measurement (bytes): at 55 GB/s about 1.2 ms a copy.
+const SLOWDOWN_BYTES: usize = 64 << 20;
+
 /// What was measured on a link.
 pub(super) struct LinkRun {
     link: Arc<dyn Link>,
@@ -227,7 +230,16 @@ pub(super) fn measure_slowdowns(
             tr.tick(format!("{stage}: skipped"));
             continue;
         };
-        let side = runs[fi].side.min(runs[bi].side);
+        // Tiles of up to SLOWDOWN_BYTES: the factor is a bandwidth ratio, the same for any
+        // copy well past the latency, and four buffers of the largest link tile (512 MiB
+        // each, two of them page-locked) cost more to make than to measure.
+        let side = runs[fi]
+            .samples
+            .iter()
+            .map(|&(b, _)| ((b / 8) as f64).sqrt().round() as usize)
+            .filter(|&s| s <= runs[fi].side.min(runs[bi].side) && s * s * 8 <= SLOWDOWN_BYTES)
+            .max()
+            .unwrap_or_else(|| runs[fi].side.min(runs[bi].side));
         let bytes = side * side * 8;
         let idle = runs[fi]
             .samples

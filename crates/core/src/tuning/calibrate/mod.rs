@@ -13,6 +13,9 @@
 //! 5. **GEMM tables** (`gemm`): per device and dtype (f64, f32, c64, c32; quick: the real
 //!    ones), the time of `T x T x T` products over growing T (GPUs at once, one thread each), and products under copies.
 //!
+//! Outside the phases, [`measure_panels`] times a factorization's panel op (POTRF, GETRF) on a
+//! device for chosen shapes: an optional measurement for a model that places panels.
+//!
 //! A previous profile of the same hardware can be re-checked instead (`recheck`: a few points
 //! measured again, seconds instead of minutes) and reused when it holds.
 //!
@@ -25,16 +28,15 @@
 mod gemm;
 mod host_fold;
 mod links;
+mod panel;
 mod progress;
 mod recheck;
 mod stats;
 mod strided;
 
-pub use gemm::measure_gemm;
-pub use links::{measure_link, measure_slowdown};
+pub use panel::{measure_panels, PanelTime};
 pub use progress::Progress;
 pub use recheck::{recheck, Recheck, Target, FOLD_TOLERANCE, RECHECK_TOLERANCE, RESCALE_LIMIT};
-pub use stats::{measure_until_confident, time_on_queue, Measurement};
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -62,7 +64,9 @@ pub struct CalibrationOptions {
     pub dtypes: Vec<DType>,
     /// Target relative half-width of the 95% confidence interval of each mean.
     pub rel_ci: f64,
-    /// Repetitions before the interval is trusted.
+    /// Repetitions before the interval is trusted (at least 2; with few, Student's t keeps
+    /// the interval wide: at 3, a point stops only when its samples' spread is under 2% of
+    /// the mean).
     pub min_reps: usize,
     /// Repetitions at most.
     pub max_reps: usize,
@@ -84,7 +88,8 @@ pub struct CalibrationOptions {
 }
 
 impl Default for CalibrationOptions {
-    /// The full calibration: links from 4 KiB to 512 MiB, GEMM tiles 128 to 8192.
+    /// The full calibration: links from 2 KiB to 512 MiB, GEMM tiles 128 to 8192 (3072 on
+    /// devices computing in host memory, real dtypes only there).
     fn default() -> Self {
         CalibrationOptions {
             link_sides: vec![
@@ -95,14 +100,17 @@ impl Default for CalibrationOptions {
             ],
             dtypes: vec![DType::F64, DType::F32, DType::C64, DType::C32],
             rel_ci: 0.05,
-            min_reps: 5,
+            // Three, and 20 ms GEMM samples after the warm-up: H200's products and large
+            // copies vary by under 1% from sample to sample, so five samples of 40 ms (and
+            // caps of 2 s) only made the calibration longer (108.6 s on one H200, 2026-11-29).
+            min_reps: 3,
             max_reps: 500,
-            point_time_cap: Duration::from_secs(2),
+            point_time_cap: Duration::from_secs(1),
             bidirectional: true,
             cross_links: true,
             max_buffer_bytes: 512 << 20,
             strided_sides: vec![256, 512, 1024, 1536, 2048, 3072, 4096, 6144, 8192],
-            gemm_sample: Duration::from_millis(40),
+            gemm_sample: Duration::from_millis(20),
             gemm_warmup: Duration::from_secs(2),
         }
     }
@@ -153,26 +161,75 @@ pub fn calibrate(
 ) -> Result<MachineProfile> {
     let m = Machine::new(devices, links, host_alloc);
     let pairs = links::slowdown_pairs(&m.usable, opts);
+    let accelerators = devices.iter().filter(|d| !d.space().is_host()).count();
+    let host_links = m
+        .usable
+        .iter()
+        .filter(|l| l.src().is_host() != l.dst().is_host())
+        .count();
     let total = m
         .usable
         .iter()
         .map(|l| m.link_sides(l, opts).len())
         .sum::<usize>()
         + pairs.len()
-        + gemm::points(devices, opts);
+        + strided::tables(&m)
+        + if opts.bidirectional { host_links } else { 0 }
+        + 1
+        + gemm::points(devices, opts)
+        + accelerators;
     let mut tr = Tracker::new(total, progress);
+    let mut phases = Phases::default();
 
     let mut runs = links::fit_links(&m, opts, &mut tr)?;
+    phases.end("link fits");
     links::measure_slowdowns(&m, &pairs, &mut runs, opts, &mut tr)?;
+    phases.end("link slowdowns");
     let mut profile = MachineProfile::new();
     profile.links = links::link_profiles(&m, runs);
-    strided::host_link_tiles(&m, &mut profile.links, opts)?;
+    let expected = tr.done + strided::tables(&m);
+    strided::host_link_tiles(&m, &mut profile.links, opts, &mut |s| tr.tick(s))?;
+    tr.skip_to(expected, "2D copies: done".into());
+    phases.end("2D copies");
     if opts.bidirectional {
-        strided::host_link_duplex(&m, &mut profile.links, opts)?;
+        let expected = tr.done + host_links;
+        strided::host_link_duplex(&m, &mut profile.links, opts, &mut |s| tr.tick(s))?;
+        tr.skip_to(expected, "2D copies both ways: done".into());
+        phases.end("2D copies both ways");
     }
     profile.host_fold_bytes_per_sec = host_fold::rate(&m, &profile.links, opts)?;
-    profile.devices = gemm::device_profiles(&m, &profile.links, opts, &mut tr)?;
+    tr.tick("host fold".into());
+    phases.end("host fold");
+    profile.devices = gemm::device_profiles(&m, &profile.links, opts, &mut tr, &mut phases)?;
+    profile.calibration_seconds = phases.done;
     Ok(profile)
+}
+
+/// Seconds of each phase of a calibration, for the profile
+/// ([`MachineProfile::calibration_seconds`]): what a calibration's time went to.
+#[derive(Debug)]
+pub(super) struct Phases {
+    since: std::time::Instant,
+    done: Vec<(String, f64)>,
+}
+
+impl Default for Phases {
+    fn default() -> Self {
+        Phases {
+            since: std::time::Instant::now(),
+            done: Vec::new(),
+        }
+    }
+}
+
+impl Phases {
+    /// The phase `name` ended now (it began where the last one ended).
+    pub(super) fn end(&mut self, name: &str) {
+        let now = std::time::Instant::now();
+        self.done
+            .push((name.to_string(), (now - self.since).as_secs_f64()));
+        self.since = now;
+    }
 }
 
 /// The machine being calibrated: its devices by memory space, the links between spaces it

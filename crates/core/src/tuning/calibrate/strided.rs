@@ -2,61 +2,94 @@
 //! block of a larger matrix, as the executor issues them; the same while the device computes;
 //! and both directions at once.
 
-use super::gemm::GemmOperands;
+use super::gemm::GemmBench;
 use super::links::slowdown_of;
 use super::stats::{measure_until_confident, time_on_queue};
 use super::{CalibrationOptions, Machine};
-use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::link::{Link, LinkKind};
 use crate::memory::{Buffer, MemorySpace, RawTile};
 use crate::model::link::{NEAR_PITCH, STRIDED_PITCH};
 use crate::profile::LinkProfile;
 use crate::scalar::DType;
 
-/// Bandwidth of 2D host<->device copies of square f64 tiles whose host side is a column block of
-/// a larger matrix with a pitch of `pitch` bytes, per column length in bytes; only columns
-/// shorter than `below` bytes.
-pub(super) fn measure_strided(
-    link: &dyn Link,
-    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+/// The sides of `opts.strided_sides` measured at host pitch `pitch` (bytes): columns shorter
+/// than `below` bytes, while the host side (a column block of a matrix with `pitch / 8` rows,
+/// at most 1 GiB or the buffer cap) and the device side fit.
+fn strided_sides(
     opts: &CalibrationOptions,
     device_limit: u64,
     pitch: usize,
     below: usize,
+) -> Vec<usize> {
+    let host_cap = opts.max_buffer_bytes.max(1 << 30);
+    opts.strided_sides
+        .iter()
+        .copied()
+        .filter(|&s| s * 8 < below)
+        .take_while(|&side| {
+            side.max(pitch / 8) * side * 8 <= host_cap && (side * side * 8) as u64 <= device_limit
+        })
+        .collect()
+}
+
+/// The buffers of one link's 2D copies at one host pitch, for every side up to `side`: the
+/// host one a column block of a matrix with `ld` rows, the device one packed. Made once per
+/// link and pitch (allocating and page-locking them per side and table moved about 7 GiB per
+/// host link through the allocator and the driver, seconds of a calibration).
+struct PitchedBuffers {
+    src: Box<dyn Buffer>,
+    dst: Box<dyn Buffer>,
+    ld: usize,
+}
+
+impl PitchedBuffers {
+    fn new(
+        link: &dyn Link,
+        alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+        side: usize,
+        pitch: usize,
+    ) -> Result<PitchedBuffers> {
+        let ld = side.max(pitch / 8);
+        let bytes = |s: MemorySpace| {
+            if s.is_host() {
+                ld * side * 8
+            } else {
+                side * side * 8
+            }
+        };
+        Ok(PitchedBuffers {
+            src: alloc_in(link.src(), bytes(link.src()))?,
+            dst: alloc_in(link.dst(), bytes(link.dst()))?,
+            ld,
+        })
+    }
+
+    /// The copy's tiles for `side`: the host side keeps the pitch of the largest side (for
+    /// every side at least the pitch the table is measured at).
+    fn tiles(&self, side: usize) -> (RawTile, RawTile) {
+        (
+            pitched_tile(self.src.as_ref(), side, self.ld),
+            pitched_tile(self.dst.as_ref(), side, self.ld),
+        )
+    }
+}
+
+/// Bandwidth of 2D host<->device copies of square f64 tiles whose host side is a column block of
+/// a larger matrix with a pitch of `pitch` bytes (at least), per column length in bytes, for
+/// each of `sides`.
+fn measure_strided(
+    link: &dyn Link,
+    bufs: &PitchedBuffers,
+    sides: &[usize],
+    opts: &CalibrationOptions,
 ) -> Result<Vec<(usize, f64)>> {
     let mut out = Vec::new();
-    for &side in opts.strided_sides.iter().filter(|&&s| s * 8 < below) {
-        // The host pitch of a tile of a large matrix: DMA speed depends on it as well as on the
-        // column length (short columns far apart cost page walks).
-        let ld = side.max(pitch / 8);
-        let host_bytes = ld * side * 8;
-        // Host buffers up to 1 GiB.
-        let host_cap = opts.max_buffer_bytes.max(1 << 30);
-        if host_bytes > host_cap || (side * side * 8) as u64 > device_limit {
-            break;
-        }
-        let src = alloc_in(
-            link.src(),
-            if link.src().is_host() {
-                host_bytes
-            } else {
-                side * side * 8
-            },
-        )?;
-        let dst = alloc_in(
-            link.dst(),
-            if link.dst().is_host() {
-                host_bytes
-            } else {
-                side * side * 8
-            },
-        )?;
-        let (s, d) = (
-            pitched_tile(src.as_ref(), side, ld),
-            pitched_tile(dst.as_ref(), side, ld),
-        );
-        let q = link.queue().clone();
+    let q = link.queue().clone();
+    for &side in sides {
+        // DMA speed depends on the host pitch as well as on the column length (short columns
+        // far apart cost page walks).
+        let (s, d) = bufs.tiles(side);
         let m =
             measure_until_confident(opts, &mut || time_on_queue(&q, &mut || link.copy(&s, &d)))?;
         out.push((side * 8, (side * side * 8) as f64 / m.mean));
@@ -64,52 +97,31 @@ pub(super) fn measure_strided(
     Ok(out)
 }
 
-/// A strided table of [`measure_strided`] (host pitch `pitch`, the columns of `alone`) measured
-/// while `device`, at the link's device end, runs f64 products of the copy's tile size (at
-/// most 4096) back to back: what a pipeline's copies see. On H200 the difference is large for
+/// A strided table of [`measure_strided`] (the columns of `alone`) measured while the device at
+/// the link's device end runs f64 products of the copy's tile size (at most 4096, from
+/// `bench`) back to back: what a pipeline's copies see. On H200 the difference is large for
 /// short columns far apart (16 KiB columns of 2048 tiles at a 128 KiB pitch: 49 GB/s alone, 33
 /// in the pipeline's timeline) and small for long or near ones.
-pub(super) fn measure_strided_busy(
+fn measure_strided_busy(
     link: &dyn Link,
-    device: &dyn Device,
-    h2d: &dyn Link,
-    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
+    bench: &mut GemmBench<'_>,
+    bufs: &PitchedBuffers,
     opts: &CalibrationOptions,
     alone: &[(usize, f64)],
-    pitch: usize,
 ) -> Result<Vec<(usize, f64)>> {
-    let Some(queue) = device.compute_queues().first().cloned() else {
+    let Some(queue) = bench.device().compute_queues().first().cloned() else {
         return Ok(Vec::new());
     };
-    let kernel = device.kernel();
-    let pitch_rows = pitch / 8;
+    let kernel = bench.device().kernel();
     let mut out = Vec::new();
     for &(col_bytes, alone_bps) in alone {
         let side = col_bytes / 8;
-        let ld = side.max(pitch_rows);
-        let gside = side.min(4096);
-        let ops = match GemmOperands::new(device, Some(h2d), DType::F64, gside, 13) {
-            Ok(o) if o.initialised => o,
-            Ok(_) | Err(Error::OutOfMemory { .. }) => break,
-            Err(e) => return Err(e),
-        };
-        let op = ops.op;
+        let op = bench.op(side.min(4096));
+        if !bench.initialised {
+            break;
+        }
         let single = time_on_queue(&queue, &mut || kernel.gemm(&queue, &op))?;
-        let bytes_of = |sp: MemorySpace| {
-            if sp.is_host() {
-                ld * side * 8
-            } else {
-                side * side * 8
-            }
-        };
-        let (src, dst) = (
-            alloc_in(link.src(), bytes_of(link.src()))?,
-            alloc_in(link.dst(), bytes_of(link.dst()))?,
-        );
-        let (st, dt) = (
-            pitched_tile(src.as_ref(), side, ld),
-            pitched_tile(dst.as_ref(), side, ld),
-        );
+        let (st, dt) = bufs.tiles(side);
         // Products for twice the copy's time alone, so the copy runs under them throughout.
         let copy_s = (side * side * 8) as f64 / alone_bps.max(1.0);
         let n = ((2.0 * copy_s / single.max(1e-9)).ceil() as usize + 1).clamp(2, 10_000);
@@ -125,7 +137,6 @@ pub(super) fn measure_strided_busy(
             Ok(t)
         })?;
         out.push((col_bytes, (side * side * 8) as f64 / m.mean));
-        drop(ops);
     }
     Ok(out)
 }
@@ -199,11 +210,12 @@ fn is_host_link(l: &dyn Link) -> bool {
 /// alone and, for accelerators, while the device computes, as in a pipeline; at the strided
 /// pitch and, for columns shorter than it, at the near pitch. (A wide host
 /// pitch, measured until 2026-11-22, gave the same table and is no longer measured; profiles
-/// that have it still use it.)
+/// that have it still use it.) Calls `tick` after each table.
 pub(super) fn host_link_tiles(
     m: &Machine<'_>,
     links: &mut [LinkProfile],
     opts: &CalibrationOptions,
+    tick: &mut dyn FnMut(String),
 ) -> Result<()> {
     for lp in links.iter_mut() {
         let Some(l) = m.usable_named(&lp.name) else {
@@ -215,33 +227,77 @@ pub(super) fn host_link_tiles(
         let dev_space = device_end(l.as_ref());
         let limit = m.limit_of(dev_space);
         let alloc = |s, b| m.alloc_in(s, b);
-        lp.strided = measure_strided(l.as_ref(), &alloc, opts, limit, STRIDED_PITCH, usize::MAX)?;
-        // Columns shorter than the near pitch again at that pitch: on H200 they move at up to
-        // the contiguous rate there, and the far tables would price them at half of it.
-        lp.strided_near = measure_strided(l.as_ref(), &alloc, opts, limit, NEAR_PITCH, NEAR_PITCH)?;
         let h2d = m
             .usable
             .iter()
             .find(|x| x.src().is_host() && x.dst() == dev_space);
-        if let (Some(dev), Some(h2d)) = (m.device_in(dev_space), h2d) {
-            if !dev.space().is_host() {
-                let busy = |alone: &[(usize, f64)], pitch: usize| {
-                    measure_strided_busy(
-                        l.as_ref(),
-                        dev.as_ref(),
-                        h2d.as_ref(),
-                        &alloc,
-                        opts,
-                        alone,
-                        pitch,
-                    )
-                };
-                lp.strided_busy = busy(&lp.strided, STRIDED_PITCH)?;
-                lp.strided_near_busy = busy(&lp.strided_near, NEAR_PITCH)?;
+        // Products beside the copies: f64 operands of up to 4096 on the device, made once.
+        let mut bench = match (m.device_in(dev_space), h2d) {
+            (Some(dev), Some(h2d)) if !dev.space().is_host() => {
+                let sides: Vec<usize> = opts
+                    .strided_sides
+                    .iter()
+                    .copied()
+                    .filter(|&s| s <= 4096 && (s * s * 8) as u64 <= limit)
+                    .collect();
+                GemmBench::largest(dev.as_ref(), Some(h2d.as_ref()), DType::F64, &sides, 13)?
+            }
+            _ => None,
+        };
+        // Columns shorter than the near pitch again at that pitch: on H200 they move at up to
+        // the contiguous rate there, and the far tables would price them at half of it.
+        for (pitch, below) in [(STRIDED_PITCH, usize::MAX), (NEAR_PITCH, NEAR_PITCH)] {
+            let sides = strided_sides(opts, limit, pitch, below);
+            let Some(&largest) = sides.last() else {
+                continue;
+            };
+            let bufs = PitchedBuffers::new(l.as_ref(), &alloc, largest, pitch)?;
+            let alone = measure_strided(l.as_ref(), &bufs, &sides, opts)?;
+            tick(format!(
+                "2D copies {} at {} KiB pitch",
+                lp.name,
+                pitch >> 10
+            ));
+            let busy = match bench.as_mut() {
+                Some(b) => {
+                    let busy = measure_strided_busy(l.as_ref(), b, &bufs, opts, &alone)?;
+                    tick(format!(
+                        "2D copies {} at {} KiB pitch beside products",
+                        lp.name,
+                        pitch >> 10
+                    ));
+                    busy
+                }
+                None => Vec::new(),
+            };
+            if pitch == STRIDED_PITCH {
+                lp.strided = alone;
+                lp.strided_busy = busy;
+            } else {
+                lp.strided_near = alone;
+                lp.strided_near_busy = busy;
             }
         }
     }
     Ok(())
+}
+
+/// The 2D-copy tables of [`host_link_tiles`] planned over the usable links (for progress).
+pub(super) fn tables(m: &Machine<'_>) -> usize {
+    m.usable
+        .iter()
+        .filter(|l| is_host_link(l.as_ref()))
+        .map(|l| {
+            let accel = m
+                .device_in(device_end(l.as_ref()))
+                .is_some_and(|d| !d.space().is_host());
+            if accel {
+                4
+            } else {
+                2
+            }
+        })
+        .sum()
 }
 
 /// Phase 3b: host links in both directions at once, on 2D tile copies (the largest strided side
@@ -250,6 +306,7 @@ pub(super) fn host_link_duplex(
     m: &Machine<'_>,
     links: &mut [LinkProfile],
     opts: &CalibrationOptions,
+    tick: &mut dyn FnMut(String),
 ) -> Result<()> {
     for lp in links.iter_mut() {
         let Some(fg) = m.usable_named(&lp.name) else {
@@ -282,6 +339,7 @@ pub(super) fn host_link_duplex(
             side,
             opts,
         )?);
+        tick(format!("2D copies {} both ways", lp.name));
     }
     Ok(())
 }

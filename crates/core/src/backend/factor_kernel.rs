@@ -1,0 +1,524 @@
+//! The tiles of the factorizations that a device's kernel runs: the Cholesky factorization of a
+//! diagonal tile ([`PotrfTile`]), the LU factorization with partial pivoting of a tall panel
+//! ([`GetrfTile`]) and the row interchanges that apply its pivots elsewhere ([`LaswpTile`]).
+//! Everything else a tile factorization does is TRSM, SYRK/HERK and GEMM tiles, which exist.
+//!
+//! Each op follows LAPACK's routine of the same name exactly (`?potrf`, `?getrf`, `?laswp`, column
+//! major, 1-based pivots) on one tile, so that a planner assembling them gets LAPACK's results,
+//! and a host LAPACK, cuSOLVER or rocSOLVER can run each one as a single call.
+//!
+//! Two results are not the matrix and come back their own way:
+//!
+//! - **`info`**, LAPACK's status, through an [`InfoCell`]: the kernel fills it when the op has
+//!   run on its queue; the caller reads it after synchronising that queue (or an event recorded
+//!   after the op). Bad arguments never reach a kernel (the ops are checked first), so only
+//!   `info >= 0` comes back: 0, or the 1-based column, relative to the tile, where LAPACK stops.
+//! - **the pivots**, through a [`RawPivots`] array of LAPACK integers in the memory space of the
+//!   device that ran the op (device memory on a GPU, host memory on the CPU). They stay there;
+//!   a caller that needs them elsewhere (LASWP on another device, the caller's `ipiv` on the
+//!   host) copies them over a [`Link`](crate::link::Link) like any tile, as
+//!   [`RawPivots::as_tile`] describes.
+
+use crate::error::{Error, Result};
+use crate::memory::{MemorySpace, RawTile};
+use crate::problem::blas_flags::Uplo;
+use crate::scalar::DType;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// The factorization ops a kernel may support (see [`crate::Kernel::supports_factor`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum FactorOp {
+    Potrf,
+    Getrf,
+    Laswp,
+}
+
+impl FactorOp {
+    pub const ALL: [FactorOp; 3] = [FactorOp::Potrf, FactorOp::Getrf, FactorOp::Laswp];
+
+    /// LAPACK's name without the type letter ("potrf").
+    pub fn name(self) -> &'static str {
+        match self {
+            FactorOp::Potrf => "potrf",
+            FactorOp::Getrf => "getrf",
+            FactorOp::Laswp => "laswp",
+        }
+    }
+}
+
+/// LAPACK's `info` of one factorization op, filled by the kernel that runs it.
+///
+/// Contract:
+/// - A cell starts *pending* ([`InfoCell::get`] is `None`). The kernel holds a reference to it
+///   until the op has run, and then [`set`](InfoCell::set)s it once: before the op's queue
+///   reports the op complete ([`crate::Queue::synchronize`] returning, or an event recorded after
+///   the op completing). A kernel may fill it earlier (an empty tile at issue time).
+/// - After that synchronisation returned `Ok`, `get` is `Some(info)`: `0` on success, `k > 0`
+///   as LAPACK defines it for the op, relative to the tile (1-based; a planner adds the tile's
+///   offset). If the queue reported an error instead, the cell may stay pending: the op did not
+///   complete and its `info` means nothing.
+/// - One cell serves one op at a time; [`reset`](InfoCell::reset) it before reusing it.
+#[derive(Debug)]
+pub struct InfoCell(AtomicI64);
+
+/// The pending state (no `info` can take this value).
+const PENDING: i64 = i64::MIN;
+
+impl Default for InfoCell {
+    fn default() -> Self {
+        InfoCell(AtomicI64::new(PENDING))
+    }
+}
+
+impl InfoCell {
+    /// A pending cell.
+    pub fn new() -> std::sync::Arc<InfoCell> {
+        std::sync::Arc::default()
+    }
+
+    /// Fills the cell (the kernel, when the op has run).
+    pub fn set(&self, info: i64) {
+        debug_assert!(info != PENDING);
+        // Release: whoever sees the value also sees what the op wrote before it.
+        self.0.store(info, Ordering::Release);
+    }
+
+    /// `info`, once the op has run; `None` while pending.
+    pub fn get(&self) -> Option<i64> {
+        match self.0.load(Ordering::Acquire) {
+            PENDING => None,
+            v => Some(v),
+        }
+    }
+
+    /// Makes the cell pending again, for another op.
+    pub fn reset(&self) {
+        self.0.store(PENDING, Ordering::Release);
+    }
+}
+
+/// `len` pivot indices at `addr` in `space`: LAPACK integers (`i32`, what LP64 LAPACK,
+/// cuSOLVER and rocSOLVER take), 1-based, relative to the first row of the tile they belong to
+/// (`ipiv[i] = p` means row `i + 1` of the tile was interchanged with row `p`).
+///
+/// They live in the memory of the device whose kernel writes or reads them: device memory for
+/// a GPU, host memory for the CPU and for host-emulated devices' own spaces alike. To use
+/// pivots on another device, copy them over the link between the two spaces, as the `len x 1`
+/// tile [`RawPivots::as_tile`] gives; host code reads host-space pivots directly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawPivots {
+    pub space: MemorySpace,
+    pub addr: u64,
+    pub len: usize,
+}
+
+impl RawPivots {
+    /// Bytes of one pivot (a LAPACK `int`).
+    pub const ELEMENT_BYTES: usize = 4;
+
+    /// Bytes of the array.
+    pub fn bytes(&self) -> usize {
+        self.len * Self::ELEMENT_BYTES
+    }
+
+    /// The array as a contiguous `len x 1` tile of 4-byte elements, for a
+    /// [`Link::copy`](crate::link::Link::copy): a link copies bytes and reads the dtype only for
+    /// the element size, so the tile says `F32` (4 bytes). Never hand it to a numeric kernel.
+    pub fn as_tile(&self) -> RawTile {
+        RawTile {
+            space: self.space,
+            addr: self.addr,
+            rows: self.len,
+            cols: 1,
+            ld: self.len.max(1),
+            dtype: DType::F32,
+        }
+    }
+
+    /// The pivots `[from, from + len)` of this array.
+    pub fn sub(&self, from: usize, len: usize) -> RawPivots {
+        debug_assert!(from + len <= self.len);
+        RawPivots {
+            addr: self.addr + (from * Self::ELEMENT_BYTES) as u64,
+            len,
+            ..*self
+        }
+    }
+}
+
+fn bad(op: FactorOp, what: impl std::fmt::Display) -> Error {
+    Error::internal(format!("bad {} tile: {what}", op.name()))
+}
+
+fn check_tile(op: FactorOp, name: &str, t: &RawTile) -> Result<()> {
+    if t.ld < t.rows.max(1) {
+        return Err(bad(op, format!("{name} ld {} < rows {}", t.ld, t.rows)));
+    }
+    Ok(())
+}
+
+/// Whether `[a, a + a_len)` and `[b, b + b_len)` overlap (empty ranges overlap nothing).
+fn overlaps(a: u64, a_len: usize, b: u64, b_len: usize) -> bool {
+    a_len > 0 && b_len > 0 && a < b + b_len as u64 && b < a + a_len as u64
+}
+
+/// Cholesky factorization of one Hermitian (symmetric, for real dtypes) positive definite tile
+/// in place, as `?potrf`: `A = L L^H` with `uplo = Lower`, `A = U^H U` with `uplo = Upper`.
+///
+/// Only the `uplo` triangle of `a` (`n x n`) is read and written; the other triangle is never
+/// touched. `info = k > 0`: the leading minor of order `k` is not positive definite (its
+/// pivot is not positive, or NaN); the factorization stopped there and the triangle holds
+/// partial results (which may differ between backends; LAPACK gives no more either).
+#[derive(Debug, Clone, Copy)]
+pub struct PotrfTile {
+    pub uplo: Uplo,
+    pub a: RawTile,
+}
+
+impl PotrfTile {
+    pub fn dtype(&self) -> DType {
+        self.a.dtype
+    }
+
+    /// The order of the tile.
+    pub fn n(&self) -> usize {
+        self.a.rows
+    }
+
+    /// Checks the shape and leading dimension (backends call it before their FFI).
+    pub fn check(&self) -> Result<()> {
+        if self.a.rows != self.a.cols {
+            return Err(bad(
+                FactorOp::Potrf,
+                format!("a is {}x{}, not square", self.a.rows, self.a.cols),
+            ));
+        }
+        check_tile(FactorOp::Potrf, "a", &self.a)
+    }
+
+    /// Real flops: `n^3 / 6` multiply-adds (the leading term LAPACK counts), 2 flops each, 8
+    /// for complex dtypes.
+    pub fn flops(&self) -> f64 {
+        let n = self.n() as f64;
+        per_multiply_add(self.dtype()) * n * n * n / 6.0
+    }
+}
+
+/// LAPACK's `info` for a Cholesky factor whose library did not stop at a NaN pivot: the first
+/// of `n` diagonal entries (`stride` elements apart from `addr`, host memory) that is NaN,
+/// 1-based, or `None`. LAPACK's `?potrf` stops where a pivot is not positive *or NaN*; some
+/// libraries (OpenBLAS) test only the first and carry the NaN on. Columns before a NaN pivot
+/// are finite (they do not depend on it), so the first NaN on the factor's diagonal is the
+/// column LAPACK names.
+///
+/// # Safety
+/// The `n` entries (at `addr + i * stride` elements of `dtype`) are valid host memory.
+pub unsafe fn first_nan_pivot(addr: u64, stride: usize, n: usize, dtype: DType) -> Option<i64> {
+    let real = dtype.real();
+    // A complex entry is NaN when either part is: look at both.
+    let parts = dtype.size() / real.size();
+    (0..n).find_map(|i| {
+        let nan = (0..parts).any(|p| {
+            let at = addr as usize + (i * stride * parts + p) * real.size();
+            // SAFETY: the entry lies in valid host memory (caller contract); reads are
+            // unaligned-tolerant.
+            unsafe {
+                match real {
+                    DType::F32 => (at as *const f32).read_unaligned().is_nan(),
+                    _ => (at as *const f64).read_unaligned().is_nan(),
+                }
+            }
+        });
+        nan.then_some(i as i64 + 1)
+    })
+}
+
+/// LU factorization with partial pivoting of one `m x n` panel in place, as `?getrf`:
+/// `A = P L U`, `L` unit lower triangular (trapezoidal when `m > n`) below the diagonal, `U`
+/// upper triangular on and above it.
+///
+/// `ipiv` (`min(m, n)` entries) receives the pivots (1-based, relative to the panel's first
+/// row). The pivot of each column is the entry of largest `|re| + |im|` (`|x|` for real
+/// dtypes) on or below the diagonal, the first one on a tie, as LAPACK's `i?amax` picks it.
+/// `info = k > 0`: `U(k, k)` is exactly zero; the factorization was completed (as LAPACK does),
+/// and a solve with it would divide by zero.
+#[derive(Debug, Clone, Copy)]
+pub struct GetrfTile {
+    pub a: RawTile,
+    pub ipiv: RawPivots,
+}
+
+impl GetrfTile {
+    pub fn dtype(&self) -> DType {
+        self.a.dtype
+    }
+
+    /// Checks the shape, leading dimension and pivot array (backends call it before their FFI).
+    pub fn check(&self) -> Result<()> {
+        let op = FactorOp::Getrf;
+        check_tile(op, "a", &self.a)?;
+        let k = self.a.rows.min(self.a.cols);
+        if self.ipiv.len != k {
+            return Err(bad(
+                op,
+                format!(
+                    "{} pivots for a {}x{} panel",
+                    self.ipiv.len, self.a.rows, self.a.cols
+                ),
+            ));
+        }
+        if self.ipiv.space != self.a.space {
+            return Err(bad(op, "pivots and panel in different memory spaces"));
+        }
+        if overlaps(
+            self.a.addr,
+            self.a.extent_bytes(),
+            self.ipiv.addr,
+            self.ipiv.bytes(),
+        ) {
+            return Err(bad(op, "pivots overlap the panel"));
+        }
+        Ok(())
+    }
+
+    /// Real flops: `m n^2 / 2 - n^3 / 6` multiply-adds for `m >= n` (the leading terms LAPACK
+    /// counts; `m` and `n` swapped for a wide panel), 2 flops each, 8 for complex dtypes.
+    pub fn flops(&self) -> f64 {
+        let (m, n) = (self.a.rows as f64, self.a.cols as f64);
+        let (m, n) = if m >= n { (m, n) } else { (n, m) };
+        per_multiply_add(self.dtype()) * (m * n * n / 2.0 - n * n * n / 6.0)
+    }
+}
+
+/// Row interchanges on one tile in place, as `?laswp` with `incx = 1`: for `i = k1, ..., k2`
+/// in that order, row `i` of `a` is interchanged with row `ipiv[i - 1]` (1-based throughout),
+/// in every column of `a`. Only entries `k1 - 1 .. k2` of `ipiv` are read, and every pivot
+/// they hold must name a row of `a` (LAPACK does not check this; the kernels do not either,
+/// see the Safety section of [`crate::Kernel::laswp`]). `k1 > k2` interchanges nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct LaswpTile {
+    pub a: RawTile,
+    pub k1: usize,
+    pub k2: usize,
+    pub ipiv: RawPivots,
+}
+
+impl LaswpTile {
+    pub fn dtype(&self) -> DType {
+        self.a.dtype
+    }
+
+    /// Whether any row moves (`k1 <= k2` and `a` has columns).
+    pub fn has_work(&self) -> bool {
+        self.k1 <= self.k2 && self.a.cols > 0
+    }
+
+    /// Checks the range, leading dimension and pivot array (backends call it before their FFI).
+    pub fn check(&self) -> Result<()> {
+        let op = FactorOp::Laswp;
+        check_tile(op, "a", &self.a)?;
+        if self.k1 == 0 {
+            return Err(bad(op, "k1 = 0 (pivots are 1-based)"));
+        }
+        if self.k1 <= self.k2 {
+            if self.k2 > self.ipiv.len {
+                return Err(bad(
+                    op,
+                    format!("k2 = {} beyond {} pivots", self.k2, self.ipiv.len),
+                ));
+            }
+            if self.k2 > self.a.rows {
+                return Err(bad(
+                    op,
+                    format!("k2 = {} beyond the tile's {} rows", self.k2, self.a.rows),
+                ));
+            }
+            if self.ipiv.space != self.a.space {
+                return Err(bad(op, "pivots and tile in different memory spaces"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Real flops per multiply-add: 2, or 8 for complex dtypes.
+fn per_multiply_add(dtype: DType) -> f64 {
+    if dtype.is_complex() {
+        8.0
+    } else {
+        2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tile(addr: u64, rows: usize, cols: usize, ld: usize) -> RawTile {
+        RawTile {
+            space: MemorySpace::HOST,
+            addr,
+            rows,
+            cols,
+            ld,
+            dtype: DType::F64,
+        }
+    }
+
+    fn pivots(addr: u64, len: usize) -> RawPivots {
+        RawPivots {
+            space: MemorySpace::HOST,
+            addr,
+            len,
+        }
+    }
+
+    #[test]
+    fn info_cell_is_pending_until_set() {
+        let c = InfoCell::new();
+        assert_eq!(c.get(), None);
+        c.set(0);
+        assert_eq!(c.get(), Some(0));
+        c.set(7);
+        assert_eq!(c.get(), Some(7));
+        c.reset();
+        assert_eq!(c.get(), None);
+    }
+
+    #[test]
+    fn potrf_checks() {
+        let ok = PotrfTile {
+            uplo: Uplo::Lower,
+            a: tile(0, 5, 5, 7),
+        };
+        ok.check().unwrap();
+        assert!(PotrfTile {
+            a: tile(0, 5, 4, 7),
+            ..ok
+        }
+        .check()
+        .is_err());
+        assert!(PotrfTile {
+            a: tile(0, 5, 5, 4),
+            ..ok
+        }
+        .check()
+        .is_err());
+        PotrfTile {
+            a: tile(0, 0, 0, 1),
+            ..ok
+        }
+        .check()
+        .unwrap();
+        assert_eq!(ok.flops(), 125.0 / 3.0);
+    }
+
+    #[test]
+    fn getrf_checks() {
+        let ok = GetrfTile {
+            a: tile(0, 9, 4, 10),
+            ipiv: pivots(4096, 4),
+        };
+        ok.check().unwrap();
+        // Square: 2 n^3 / 3.
+        let sq = GetrfTile {
+            a: tile(0, 6, 6, 6),
+            ipiv: pivots(4096, 6),
+        };
+        assert!((sq.flops() - 2.0 * 216.0 / 3.0).abs() < 1e-9);
+        // Wide panels pivot min(m, n) rows.
+        GetrfTile {
+            a: tile(0, 3, 6, 3),
+            ipiv: pivots(4096, 3),
+        }
+        .check()
+        .unwrap();
+        for bad in [
+            GetrfTile {
+                ipiv: pivots(4096, 3),
+                ..ok
+            },
+            GetrfTile {
+                a: tile(0, 9, 4, 8),
+                ..ok
+            },
+            // The pivots inside the panel's extent.
+            GetrfTile {
+                ipiv: pivots(8, 4),
+                ..ok
+            },
+            GetrfTile {
+                ipiv: RawPivots {
+                    space: MemorySpace(9),
+                    ..ok.ipiv
+                },
+                ..ok
+            },
+        ] {
+            assert!(bad.check().is_err(), "{bad:?}");
+        }
+        GetrfTile {
+            a: tile(0, 0, 4, 1),
+            ipiv: pivots(4096, 0),
+        }
+        .check()
+        .unwrap();
+    }
+
+    #[test]
+    fn laswp_checks() {
+        let ok = LaswpTile {
+            a: tile(0, 8, 3, 8),
+            k1: 1,
+            k2: 4,
+            ipiv: pivots(4096, 4),
+        };
+        ok.check().unwrap();
+        assert!(ok.has_work());
+        // An empty range needs no pivots at all.
+        let none = LaswpTile {
+            k1: 5,
+            k2: 4,
+            ipiv: pivots(0, 0),
+            ..ok
+        };
+        none.check().unwrap();
+        assert!(!none.has_work());
+        for bad in [
+            LaswpTile { k1: 0, ..ok },
+            LaswpTile { k2: 5, ..ok },
+            LaswpTile {
+                a: tile(0, 3, 3, 3),
+                ..ok
+            },
+        ] {
+            assert!(bad.check().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn nan_pivots_are_found_on_the_diagonal() {
+        // A 3x3 f64 matrix (ld 3): NaN off the diagonal does not count; the (2, 2) one does.
+        let a = [1.0, f64::NAN, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, f64::NAN];
+        let diagonal = |n| {
+            // SAFETY: n <= 3 diagonal entries, 4 elements apart, inside `a`.
+            unsafe { first_nan_pivot(a.as_ptr() as u64, 4, n, DType::F64) }
+        };
+        assert_eq!(diagonal(3), Some(3));
+        assert_eq!(diagonal(2), None);
+        // Complex: a NaN imaginary part counts.
+        let z = [1.0f32, 0.0, 2.0, f32::NAN];
+        // SAFETY: two contiguous c32 entries.
+        let found = unsafe { first_nan_pivot(z.as_ptr() as u64, 1, 2, DType::C32) };
+        assert_eq!(found, Some(2));
+    }
+
+    #[test]
+    fn pivots_as_a_tile() {
+        let p = pivots(64, 5);
+        let t = p.as_tile();
+        assert_eq!((t.rows, t.cols, t.ld, t.bytes()), (5, 1, 5, p.bytes()));
+        assert_eq!(p.sub(2, 3).addr, 72);
+        assert_eq!(pivots(0, 0).as_tile().ld, 1);
+    }
+}

@@ -1,0 +1,825 @@
+//! The task graphs of the factorizations: Cholesky (`?potrf`) and LU with partial pivoting
+//! (`?getrf`), both *left-looking with look-ahead*, in block columns of `nb`.
+//!
+//! **Where the matrix lives.** The updating device keeps the whole matrix in its memory (a
+//! copy, [`Loc::Mirror`], or the operand itself when it computes in the operand's space), so
+//! that its updates are few large GEMMs on blocks of it. A block column crosses to the device
+//! just before the step that needs it and goes back as soon as it is final: the copies run under
+//! the updates of other columns, so a matrix in host memory costs little more than one already
+//! on the device.
+//!
+//! **Left-looking.** Step `j` brings column `j` up to date with every column before it, then
+//! factors it (its *panel*). Column `j` is only needed at step `j`, and is final (Cholesky) or
+//! final but for row interchanges of later panels (LU) after it: the order in which a host
+//! matrix can stream in and out.
+//!
+//! **Look-ahead.** Column `j + 1`'s update is split: by the columns before `j` (*bulk*: it needs
+//! nothing of step `j`) and by column `j` (*last*). The bulk runs on compute queue 0 while the
+//! panel of step `j` runs on queue 1 (or on another device), so the panel's latency hides under
+//! the bulk; only the last update and the panel are on the critical path.
+//!
+//! **Panels elsewhere.** A `panels` device computing in the operand's memory (the CPU) can
+//! factor every panel with the host LAPACK: the panel goes back to the operand, is factored
+//! there in place, and returns to the updating device.
+//!
+//! **LU's row interchanges.** Each panel's pivots (relative to its first row, kept in the
+//! pivots' operand and its device copy) are applied to a column before its update (the
+//! panels before it, in order), and to the columns before the panel afterwards, so that L
+//! ends with every interchange applied as LAPACK leaves it. A block row of L is final once the
+//! panel of its own rows has been applied to it: later panels only move rows below theirs.
+//!
+//! The dependencies come from the graph (blocks of many sizes: it tracks `nb x nb` cells).
+
+use super::graph::Graph;
+use super::task::{
+    Coef, FactorRoutine, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine, TaskId,
+};
+use crate::error::{Error, Result};
+use crate::memory::MemorySpace;
+use crate::operand::Trans;
+use crate::problem::triangular::{Diag, Side, TriOptions, TriRoutine};
+use crate::problem::{Operand, Uplo};
+use crate::scalar::DType;
+use crate::sym::SymOp;
+use crate::tiling::{Block, TileKey};
+
+/// What the planner needs to know about a participating device.
+#[derive(Debug, Clone)]
+pub struct FactorDevice {
+    pub label: String,
+    pub space: MemorySpace,
+    /// Bytes available for its copy of the matrix.
+    pub budget: u64,
+    pub compute_queues: u16,
+}
+
+/// Input to the factorization planner.
+pub struct FactorRequest<'a> {
+    pub routine: FactorRoutine,
+    pub m: usize,
+    pub n: usize,
+    pub dtype: DType,
+    /// Where the matrix lives (and the pivots, in host memory).
+    pub location: MemorySpace,
+    /// Block column width.
+    pub nb: usize,
+    /// Plan device 0 updates; a second one may run the panels ([`FactorRequest::panels`]).
+    pub devices: &'a [FactorDevice],
+    /// The plan device that factors the panels, when not device 0: it must compute in the
+    /// matrix's own memory.
+    pub panels: Option<usize>,
+    /// The first step to run (Cholesky): the block columns before it are final in the matrix
+    /// (a call that goes on after a device failed).
+    pub start: usize,
+}
+
+/// Builds the plan.
+///
+/// # Errors
+/// `InvalidInput` for a request without devices, a zero block width, or a panel device that
+/// does not compute where the matrix lives; `OutOfMemory` when the updating device's budget
+/// cannot hold its copy of the matrix.
+pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
+    if req.devices.is_empty() || req.nb == 0 {
+        return Err(Error::InvalidInput(
+            "a factorization needs a device and a positive block width".into(),
+        ));
+    }
+    if let FactorRoutine::Potrf(_) = req.routine {
+        if req.m != req.n {
+            return Err(Error::InvalidInput(
+                "Cholesky of a matrix that is not square".into(),
+            ));
+        }
+    } else if req.start > 0 {
+        return Err(Error::InvalidInput(
+            "an LU starts at its first column".into(),
+        ));
+    }
+    if let Some(p) = req.panels {
+        if req.devices.get(p).map(|d| d.space) != Some(req.location) || p == 0 {
+            return Err(Error::InvalidInput(
+                "the panel device computes where the matrix lives".into(),
+            ));
+        }
+    }
+    let (m, n) = (req.m, req.n);
+    let pivots = matches!(req.routine, FactorRoutine::Getrf);
+    let mut operands = vec![OperandShape {
+        space: req.location,
+        rows: m,
+        cols: n,
+    }];
+    if pivots {
+        operands.push(OperandShape {
+            space: MemorySpace::HOST,
+            rows: m.min(n),
+            cols: 1,
+        });
+    }
+    let updater = &req.devices[0];
+    let in_place = updater.space == req.location;
+    let mut mirrors = Vec::new();
+    if !in_place {
+        mirrors.push(Operand::A);
+        if pivots {
+            mirrors.push(Operand::B);
+        }
+    }
+    let mut plan = Plan {
+        routine: Routine::Factor {
+            routine: req.routine,
+            m,
+            n,
+            nb: req.nb,
+            panels: req.panels,
+        },
+        dtype: req.dtype,
+        operands,
+        slot_bytes: 0,
+        host_slots: 0,
+        host_folds: false,
+        devices: req
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(d, spec)| PlanDevice {
+                space: spec.space,
+                slots: 0,
+                compute_queues: spec.compute_queues.max(1),
+                tiles: 0,
+                mirrors: if d == 0 { mirrors.clone() } else { Vec::new() },
+            })
+            .collect(),
+        tasks: Vec::new(),
+        order: Vec::new(),
+        infos: 0,
+    };
+    let need = plan.workspace_bytes(0) as u64;
+    if need > updater.budget {
+        return Err(Error::OutOfMemory {
+            device: updater.label.clone(),
+            detail: format!(
+                "its copy of the {m}x{n} matrix needs {need} bytes, budget {}",
+                updater.budget
+            ),
+        });
+    }
+    let mut b = Steps {
+        g: Graph::with_granule(req.nb),
+        req,
+        in_place,
+        infos: 0,
+    };
+    match req.routine {
+        FactorRoutine::Potrf(uplo) => b.potrf(uplo),
+        FactorRoutine::Getrf => b.getrf(),
+    }
+    plan.infos = b.infos;
+    let (tasks, order) = b.g.finish(req.devices.len());
+    plan.devices[0].tiles = req.n.div_ceil(req.nb);
+    plan.tasks = tasks;
+    plan.order = order;
+    Ok(plan)
+}
+
+/// The planner's state while it emits the steps.
+struct Steps<'a> {
+    g: Graph,
+    req: &'a FactorRequest<'a>,
+    /// The updating device computes in the matrix's own memory.
+    in_place: bool,
+    infos: u32,
+}
+
+/// A block of the matrix: rows `r0..r0 + rows`, columns `c0..c0 + cols`.
+fn block(r0: usize, rows: usize, c0: usize, cols: usize) -> Block {
+    Block {
+        row: r0,
+        col: c0,
+        rows,
+        cols,
+    }
+}
+
+impl Steps<'_> {
+    fn nb(&self) -> usize {
+        self.req.nb
+    }
+
+    /// Columns of block column `j`: first, width.
+    fn span(&self, j: usize, len: usize) -> (usize, usize) {
+        let s = j * self.nb();
+        (s, self.nb().min(len - s))
+    }
+
+    /// A block of the matrix where the updating device works on it.
+    fn work(&self, b: Block) -> Loc {
+        self.at(0, Operand::A, b)
+    }
+
+    /// A block of operand `op` where plan device `d` works on it: its copy, or the operand.
+    fn at(&self, d: usize, op: Operand, b: Block) -> Loc {
+        if d == 0 && !self.in_place {
+            Loc::Mirror {
+                device: 0,
+                op,
+                block: b,
+            }
+        } else {
+            Loc::Operand { op, block: b }
+        }
+    }
+
+    fn host(op: Operand, b: Block) -> Loc {
+        Loc::Operand { op, block: b }
+    }
+
+    fn key(r: usize, c: usize) -> TileKey {
+        TileKey::a(r, c)
+    }
+
+    fn compute(&self, d: usize, queue: u16) -> QueueId {
+        let queues = self.req.devices[d].compute_queues.max(1);
+        QueueId::Compute {
+            device: d as u16,
+            index: queue % queues,
+        }
+    }
+
+    /// A copy of block `b` of `op` between the host operand and the updating device's copy
+    /// (`up`: towards the device); none when the device computes in place.
+    fn cross(&mut self, op: Operand, b: Block, key: TileKey, up: bool, finishes: bool) {
+        if self.in_place || b.rows == 0 || b.cols == 0 {
+            return;
+        }
+        let dev = self.req.devices[0].space;
+        let (host, copy) = (Self::host(op, b), self.at(0, op, b));
+        let (src, dst, link) = if up {
+            (host, copy, (self.req.location, dev))
+        } else {
+            (copy, host, (dev, self.req.location))
+        };
+        let id = self.g.add(
+            0,
+            QueueId::Link {
+                src: link.0,
+                dst: link.1,
+            },
+            Op::Copy {
+                key,
+                src,
+                dst,
+                origin: None,
+            },
+        );
+        self.g.task_mut(id).finishes = finishes;
+    }
+
+    fn next_info(&mut self) -> u32 {
+        self.infos += 1;
+        self.infos - 1
+    }
+
+    /// `c -= a op(b)` as one GEMM on the updating device's queue `q`.
+    fn gemm(
+        &mut self,
+        q: u16,
+        key: TileKey,
+        (transa, a): (Trans, Block),
+        (transb, b): (Trans, Block),
+        c: Block,
+    ) {
+        if c.rows == 0 || c.cols == 0 {
+            return;
+        }
+        let op = Op::Gemm {
+            key,
+            l: 0,
+            transa,
+            transb,
+            alpha: Coef::MinusOne,
+            beta: Coef::One,
+            a: self.work(a),
+            b: self.work(b),
+            c: self.work(c),
+        };
+        let queue = self.compute(0, q);
+        self.g.add(0, queue, op);
+    }
+
+    /// `c -= a a^H` on `c`'s `uplo` triangle (`trans`: `a` is `k x n` and `c -= a^H a`).
+    fn rank(&mut self, q: u16, key: TileKey, uplo: Uplo, trans: Trans, a: Block, c: Block) {
+        if c.rows == 0 {
+            return;
+        }
+        let herm = self.req.dtype.is_complex();
+        let k = if trans == Trans::N { a.cols } else { a.rows };
+        let op = Op::Sym {
+            key,
+            l: 0,
+            op: SymOp::Rank {
+                uplo,
+                trans,
+                two: false,
+                herm,
+            },
+            k,
+            alpha: Coef::MinusOne,
+            beta: Coef::One,
+            a: self.work(a),
+            b: self.work(a),
+            c: self.work(c),
+        };
+        let queue = self.compute(0, q);
+        self.g.add(0, queue, op);
+    }
+
+    /// TRSM of block `b` by the triangular block `t` on the updating device's queue `q`.
+    fn trsm(&mut self, q: u16, key: TileKey, opts: TriOptions, t: Block, b: Block) {
+        if b.rows == 0 || b.cols == 0 {
+            return;
+        }
+        let op = Op::Tri {
+            key,
+            routine: TriRoutine::Trsm,
+            opts,
+            alpha: Coef::One,
+            a: self.work(t),
+            b: self.work(b),
+        };
+        let queue = self.compute(0, q);
+        self.g.add(0, queue, op);
+    }
+
+    /// The conjugate transpose for the dtype (`T` for real ones).
+    fn ctrans(&self) -> Trans {
+        Trans::C.for_dtype(self.req.dtype)
+    }
+
+    // ---- Cholesky -----------------------------------------------------------------------
+
+    /// `uplo` = Lower: column steps; Upper: the same on row blocks (`A = U^H U`), so that
+    /// only the triangle LAPACK reads is read and written.
+    fn potrf(&mut self, uplo: Uplo) {
+        let n = self.req.n;
+        let nt = n.div_ceil(self.nb());
+        let lower = uplo == Uplo::Lower;
+        // The blocks of step j: its diagonal block and the rest of its column (lower) or row
+        // (upper) beyond it.
+        let diag = |s: &Self, j: usize| {
+            let (o, w) = s.span(j, n);
+            block(o, w, o, w)
+        };
+        let rest = |s: &Self, j: usize| {
+            let (o, w) = s.span(j, n);
+            if lower {
+                block(o + w, n - o - w, o, w)
+            } else {
+                block(o, w, o + w, n - o - w)
+            }
+        };
+        // Uploads first: the link runs ahead in step order.
+        for j in 0..nt {
+            let (o, w) = self.span(j, n);
+            let whole = if lower {
+                block(o, n - o, o, w)
+            } else {
+                block(o, w, o, n - o)
+            };
+            self.cross(Operand::A, whole, Self::key(j, j), true, false);
+        }
+        let start = self.req.start.min(nt);
+        for j in start..nt {
+            if j == start && j >= 1 {
+                // Going on after a failure: the whole update by the final columns.
+                self.potrf_update(uplo, j, 0..j);
+            } else if j >= 1 {
+                self.potrf_update(uplo, j, j - 1..j);
+            }
+            // The panel.
+            let (d, r) = (diag(self, j), rest(self, j));
+            let info = self.next_info();
+            let key = Self::key(j, j);
+            match self.req.panels {
+                Some(p) => {
+                    self.cross(Operand::A, d, key, false, false);
+                    let queue = self.compute(p, 0);
+                    let id = self.g.add(
+                        p as u16,
+                        queue,
+                        Op::Potrf {
+                            key,
+                            uplo,
+                            a: Self::host(Operand::A, d),
+                            info,
+                        },
+                    );
+                    self.g.task_mut(id).finishes = true;
+                    self.cross(Operand::A, d, key, true, false);
+                }
+                None => {
+                    let queue = self.compute(0, 1);
+                    let a = self.work(d);
+                    self.g.add(0, queue, Op::Potrf { key, uplo, a, info });
+                    if self.in_place {
+                        // Its last write is the potrf itself.
+                        let last = self.g.len() as TaskId - 1;
+                        self.g.task_mut(last).finishes = true;
+                    }
+                }
+            }
+            let opts = TriOptions {
+                side: if lower { Side::Right } else { Side::Left },
+                uplo,
+                transa: self.ctrans(),
+                diag: Diag::NonUnit,
+            };
+            self.trsm(1, key, opts, d, r);
+            // Back to the host: the diagonal block (unless its panel ran there) and the rest.
+            if self.req.panels.is_none() {
+                self.cross(Operand::A, d, key, false, true);
+            }
+            self.cross(Operand::A, r, Self::key(j + 1, j), false, true);
+            if j + 1 < nt && j >= 1 {
+                self.potrf_update(uplo, j + 1, 0..j);
+            }
+        }
+    }
+
+    /// Step `j`'s update by the steps `ks` (a range of earlier block columns or rows).
+    fn potrf_update(&mut self, uplo: Uplo, j: usize, ks: std::ops::Range<usize>) {
+        let n = self.req.n;
+        let (o, w) = self.span(j, n);
+        let (k0, k1) = (ks.start * self.nb(), (ks.end * self.nb()).min(o));
+        if k1 <= k0 {
+            return;
+        }
+        let q = 0;
+        let key = Self::key(j, ks.start);
+        let ct = self.ctrans();
+        if uplo == Uplo::Lower {
+            // A(j, j) -= L(j, K) L(j, K)^H on its lower triangle; below: GEMM.
+            self.rank(
+                q,
+                key,
+                uplo,
+                Trans::N,
+                block(o, w, k0, k1 - k0),
+                block(o, w, o, w),
+            );
+            self.gemm(
+                q,
+                key,
+                (Trans::N, block(o + w, n - o - w, k0, k1 - k0)),
+                (ct, block(o, w, k0, k1 - k0)),
+                block(o + w, n - o - w, o, w),
+            );
+        } else {
+            // A(j, j) -= U(K, j)^H U(K, j) on its upper triangle; right of it: GEMM.
+            self.rank(
+                q,
+                key,
+                uplo,
+                ct,
+                block(k0, k1 - k0, o, w),
+                block(o, w, o, w),
+            );
+            self.gemm(
+                q,
+                key,
+                (ct, block(k0, k1 - k0, o, w)),
+                (Trans::N, block(k0, k1 - k0, o + w, n - o - w)),
+                block(o, w, o + w, n - o - w),
+            );
+        }
+    }
+
+    // ---- LU -----------------------------------------------------------------------------
+
+    fn getrf(&mut self) {
+        let (m, n) = (self.req.m, self.req.n);
+        let mn = m.min(n);
+        let nt = n.div_ceil(self.nb());
+        // Panels: the block columns that reach the diagonal (width within min(m, n)).
+        let np = mn.div_ceil(self.nb());
+        for j in 0..nt {
+            let (o, w) = self.span(j, n);
+            self.cross(Operand::A, block(0, m, o, w), Self::key(0, j), true, false);
+        }
+        for j in 0..nt {
+            if j >= 1 {
+                self.getrf_update(j, j - 1..j);
+                // Panel j - 1's interchanges on the columns before it: after this column's
+                // last update (which reads only panel j - 1's own column) and before the next
+                // bulk (which reads those columns' rows in their new order).
+                if j - 1 < np {
+                    self.left_swaps(j - 1);
+                }
+            }
+            if j < np {
+                self.panel(j);
+            } else {
+                // A column past the last panel: U only, final now.
+                let (o, w) = self.span(j, n);
+                self.cross(Operand::A, block(0, m, o, w), Self::key(0, j), false, true);
+            }
+            if j + 1 < nt && j >= 1 {
+                self.getrf_update(j + 1, 0..j);
+            }
+        }
+        // The last panel's interchanges, when no column after it took them above.
+        if np == nt && np >= 1 {
+            self.left_swaps(np - 1);
+        }
+        // Rows below every panel (a tall matrix): final after the last interchanges.
+        if m > mn {
+            self.cross(
+                Operand::A,
+                block(mn, m - mn, 0, n),
+                Self::key(np, 0),
+                false,
+                true,
+            );
+        }
+    }
+
+    /// Panel `j`: LU of rows `o..m` of block column `j`, its pivots, and what is final after it
+    /// (the column's rows down to the end of its diagonal block, and its pivots).
+    fn panel(&mut self, j: usize) {
+        let (m, n) = (self.req.m, self.req.n);
+        let (o, w) = self.span(j, n);
+        let a = block(o, m - o, o, w);
+        let piv = block(o, w.min(m - o), 0, 1);
+        let info = self.next_info();
+        let key = Self::key(j, j);
+        match self.req.panels {
+            Some(p) => {
+                self.cross(Operand::A, a, key, false, false);
+                let queue = self.compute(p, 0);
+                self.g.add(
+                    p as u16,
+                    queue,
+                    Op::Getrf {
+                        key,
+                        a: Self::host(Operand::A, a),
+                        ipiv: Self::host(Operand::B, piv),
+                        info,
+                    },
+                );
+                self.cross(Operand::A, a, key, true, false);
+                self.cross(Operand::B, piv, key, true, false);
+            }
+            None => {
+                let queue = self.compute(0, 1);
+                let (a, ipiv) = (self.work(a), self.at(0, Operand::B, piv));
+                self.g.add(0, queue, Op::Getrf { key, a, ipiv, info });
+                self.cross(Operand::B, piv, key, false, true);
+            }
+        }
+        // Final now: U above and the diagonal block.
+        let top = (o + w).min(m);
+        self.cross(
+            Operand::A,
+            block(0, top, o, w),
+            Self::key(0, j),
+            false,
+            true,
+        );
+    }
+
+    /// Panel `j`'s interchanges applied to the columns before it, after which block row `j`
+    /// of L is final.
+    fn left_swaps(&mut self, j: usize) {
+        let (m, n) = (self.req.m, self.req.n);
+        let (o, w) = self.span(j, n);
+        if o > 0 {
+            let piv = self.at(0, Operand::B, block(o, w.min(m - o), 0, 1));
+            let a = self.work(block(o, m - o, 0, o));
+            let queue = self.compute(0, 1);
+            self.g.add(
+                0,
+                queue,
+                Op::Laswp {
+                    key: Self::key(j, 0),
+                    a,
+                    ipiv: piv,
+                },
+            );
+        }
+        self.l_rows_final(j);
+    }
+
+    /// Block row `j` of L (the columns before panel `j`) back to the host: final.
+    fn l_rows_final(&mut self, j: usize) {
+        let (m, n) = (self.req.m, self.req.n);
+        let (o, w) = self.span(j, n);
+        let rows = w.min(m - o);
+        self.cross(
+            Operand::A,
+            block(o, rows, 0, o),
+            Self::key(j, 0),
+            false,
+            true,
+        );
+    }
+
+    /// Column `j` brought up to date with the panels `ps`: their interchanges, the solve of its
+    /// rows in their diagonal blocks, and the update of the rows below.
+    fn getrf_update(&mut self, j: usize, ps: std::ops::Range<usize>) {
+        let (m, n) = (self.req.m, self.req.n);
+        let mn = m.min(n);
+        // Only block columns that reach the diagonal have panels.
+        let ps = ps.start..ps.end.min(mn.div_ceil(self.nb()));
+        if ps.is_empty() {
+            return;
+        }
+        let (o, w) = self.span(j, n);
+        let q = 0;
+        let key = Self::key(ps.start, j);
+        for p in ps.clone() {
+            let (po, pw) = self.span(p, mn);
+            let piv = self.at(0, Operand::B, block(po, pw, 0, 1));
+            let a = self.work(block(po, m - po, o, w));
+            let queue = self.compute(0, q);
+            self.g.add(0, queue, Op::Laswp { key, a, ipiv: piv });
+        }
+        let r0 = ps.start * self.nb();
+        let r1 = (ps.end * self.nb()).min(mn);
+        if r1 <= r0 {
+            return;
+        }
+        // U(r0..r1, j) = L(r0..r1, r0..r1)^-1 A(r0..r1, j), L unit lower.
+        let opts = TriOptions {
+            side: Side::Left,
+            uplo: Uplo::Lower,
+            transa: Trans::N,
+            diag: Diag::Unit,
+        };
+        self.trsm(
+            q,
+            key,
+            opts,
+            block(r0, r1 - r0, r0, r1 - r0),
+            block(r0, r1 - r0, o, w),
+        );
+        // A(r1.., j) -= L(r1.., r0..r1) U(r0..r1, j).
+        self.gemm(
+            q,
+            key,
+            (Trans::N, block(r1, m - r1, r0, r1 - r0)),
+            (Trans::N, block(r0, r1 - r0, o, w)),
+            block(r1, m - r1, o, w),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::graph::tests::assert_dependencies_order_every_access;
+
+    fn dev(space: MemorySpace, queues: u16) -> FactorDevice {
+        FactorDevice {
+            label: format!("{space:?}"),
+            space,
+            budget: 1 << 30,
+            compute_queues: queues,
+        }
+    }
+
+    fn plan(routine: FactorRoutine, (m, n): (usize, usize), nb: usize, panels: bool) -> Plan {
+        let gpu = MemorySpace::new_device();
+        let devices = vec![dev(gpu, 2), dev(MemorySpace::HOST, 1)];
+        build_factor(&FactorRequest {
+            routine,
+            m,
+            n,
+            dtype: DType::F64,
+            location: MemorySpace::HOST,
+            nb,
+            devices: if panels { &devices } else { &devices[..1] },
+            panels: panels.then_some(1),
+            start: 0,
+        })
+        .unwrap()
+    }
+
+    /// Every task order the dependencies allow gives every read the version issue order gives
+    /// it: the graph orders every access of the factorizations' overlapping blocks (panels,
+    /// updates, interchanges, copies), for both triangles, square, tall and wide LUs, with
+    /// panels on the updating device or on the host, and a block width that does not divide.
+    #[test]
+    fn dependencies_order_every_access_of_every_factorization() {
+        let mut n = 0;
+        for panels in [false, true] {
+            for (shape, nb) in [((37, 37), 8), ((40, 40), 10), ((8, 8), 8)] {
+                for uplo in [Uplo::Lower, Uplo::Upper] {
+                    assert_dependencies_order_every_access(&plan(
+                        FactorRoutine::Potrf(uplo),
+                        shape,
+                        nb,
+                        panels,
+                    ));
+                    n += 1;
+                }
+            }
+            for (shape, nb) in [((37, 37), 8), ((45, 21), 8), ((21, 45), 8), ((16, 16), 16)] {
+                assert_dependencies_order_every_access(&plan(
+                    FactorRoutine::Getrf,
+                    shape,
+                    nb,
+                    panels,
+                ));
+                n += 1;
+            }
+        }
+        assert_eq!(n, 20);
+    }
+
+    /// Each block column crosses to the device once and every block of the matrix goes back
+    /// once, finishing it: the host matrix streams in and out.
+    #[test]
+    fn every_block_crosses_once_each_way() {
+        for routine in [FactorRoutine::Potrf(Uplo::Lower), FactorRoutine::Getrf] {
+            let p = plan(routine, (50, 50), 8, false);
+            let (mut up, mut down) = (0usize, 0usize);
+            for t in &p.tasks {
+                if let Op::Copy {
+                    src:
+                        Loc::Operand {
+                            op: Operand::A,
+                            block,
+                        },
+                    ..
+                } = t.op
+                {
+                    up += block.rows * block.cols;
+                }
+                if let Op::Copy {
+                    dst:
+                        Loc::Operand {
+                            op: Operand::A,
+                            block,
+                        },
+                    ..
+                } = t.op
+                {
+                    assert!(t.finishes, "{:?}", t.op);
+                    down += block.rows * block.cols;
+                }
+            }
+            // Cholesky moves the lower triangle's block columns (diagonal blocks whole).
+            let want = match routine {
+                FactorRoutine::Getrf => 50 * 50,
+                _ => (0..7).map(|j| 8.min(50 - 8 * j) * (50 - 8 * j)).sum(),
+            };
+            assert_eq!((up, down), (want, want), "{routine:?}");
+        }
+    }
+
+    /// Look-ahead: the bulk of each step's update runs on compute queue 0 while the panel
+    /// before it runs on queue 1, and does not wait for it.
+    #[test]
+    fn the_bulk_update_does_not_wait_for_the_panel_before_it() {
+        let p = plan(FactorRoutine::Potrf(Uplo::Lower), (64, 64), 8, false);
+        let potrfs: Vec<usize> = (0..p.tasks.len())
+            .filter(|&t| matches!(p.tasks[t].op, Op::Potrf { .. }))
+            .collect();
+        assert_eq!(potrfs.len(), 8);
+        // The GEMM issued right after panel j's factorization (the bulk of column j + 2)
+        // depends on no task of panel j.
+        let mut checked = 0;
+        for &j in &potrfs[1..potrfs.len() - 1] {
+            let bulk = (j..p.tasks.len())
+                .find(|&t| matches!(p.tasks[t].op, Op::Sym { .. }) && t > j)
+                .unwrap();
+            let mut reach = vec![false; p.tasks.len()];
+            reach[bulk] = true;
+            for t in (0..=bulk).rev() {
+                if reach[t] {
+                    for &d in &p.tasks[t].deps {
+                        reach[d as usize] = true;
+                    }
+                }
+            }
+            assert!(!reach[j], "the bulk after potrf {j} waits for it");
+            assert_eq!(
+                p.tasks[bulk].queue,
+                QueueId::Compute {
+                    device: 0,
+                    index: 0
+                }
+            );
+            assert_eq!(
+                p.tasks[j].queue,
+                QueueId::Compute {
+                    device: 0,
+                    index: 1
+                }
+            );
+            checked += 1;
+        }
+        assert!(checked >= 5);
+    }
+}

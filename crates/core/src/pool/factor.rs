@@ -1,0 +1,759 @@
+//! The factorizations' call path (`?potrf`, `?getrf` and the solvers on them): LAPACK's
+//! argument checks, quick returns, the choice of the updating device, block width and where
+//! panels run by simulating each candidate plan (cached per problem), then workspaces, the one
+//! executor, and LAPACK's `info` and pivots from what the kernels reported.
+//!
+//! **Faults.** A Cholesky whose panels run on the updating device writes each block column of
+//! A once, when final: a device lost mid-call is left out and the factorization goes on, on
+//! the devices left, from the first column that was not final. An LU's columns are final only
+//! after later panels' interchanges, and a Cholesky's panels on the CPU write A's diagonal
+//! blocks before they are final: such a call fails with the device's error, and A is as it was
+//! when [`FactorOptions::preserve`] kept an undo log of it (a host copy of what the call
+//! overwrites), else it holds partial results (the error says so).
+
+use super::options::DeviceFault;
+use super::DevicePool;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::exec::execute::{self, ExecRequest};
+use crate::exec::trace::Trace;
+use crate::factor_kernel::{FactorOp, InfoCell};
+use crate::matrix::MatOut;
+use crate::memory::{HostAccess, MemorySpace, RawTile};
+use crate::operand::{MatMut, Trans};
+use crate::plan::{FactorDevice, FactorRequest, FactorRoutine, Plan, Request, Routine};
+use crate::problem::Uplo;
+use crate::scalar::{DType, Scalar};
+use crate::undo::{UndoLog, UndoScope};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Per-call choices of a factorization; the defaults let the model decide.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct FactorOptions {
+    /// Use these devices (indices into [`DevicePool::devices`]): the first that can update.
+    pub devices: Option<Vec<usize>>,
+    /// Force the block column width.
+    pub nb: Option<usize>,
+    /// Force where panels run: `Some(true)` on the CPU (the host LAPACK), `Some(false)` on the
+    /// updating device.
+    pub panels_on_host: Option<bool>,
+    /// Keep an undo log of A so that a call that fails leaves A bit-identical (a host copy of
+    /// what the call overwrites).
+    pub preserve: bool,
+    /// Record a timeline of every transfer and kernel.
+    pub trace: bool,
+}
+
+impl FactorOptions {
+    pub fn devices(mut self, devices: impl IntoIterator<Item = usize>) -> Self {
+        self.devices = Some(devices.into_iter().collect());
+        self
+    }
+    pub fn nb(mut self, nb: impl Into<Option<usize>>) -> Self {
+        self.nb = nb.into();
+        self
+    }
+    pub fn panels_on_host(mut self, on: impl Into<Option<bool>>) -> Self {
+        self.panels_on_host = on.into();
+        self
+    }
+    pub fn preserve(mut self, keep: bool) -> Self {
+        self.preserve = keep;
+        self
+    }
+    pub fn trace(mut self, trace: bool) -> Self {
+        self.trace = trace;
+        self
+    }
+}
+
+/// What a factorization did.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct FactorReport {
+    /// LAPACK's `info`: 0, or `k > 0` (POTRF: the leading minor of order `k` is not positive
+    /// definite, the factorization stopped; GETRF: `U(k, k)` is exactly zero).
+    pub info: i64,
+    pub seconds: f64,
+    pub planning_seconds: f64,
+    pub plan_cached: bool,
+    /// The devices that took part: the updating one first.
+    pub devices: Vec<String>,
+    /// The block column width.
+    pub nb: Option<usize>,
+    /// The device that ran the panels.
+    pub panels: Option<String>,
+    pub predicted_seconds: Option<f64>,
+    /// Every candidate the model weighed: (updating device, panel device, nb, seconds).
+    pub alternatives: Vec<FactorAlternative>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub trace: Option<Trace>,
+    pub plan: Option<Arc<Plan>>,
+    /// Devices that failed during the call, left out of it and of later calls.
+    pub recovered: Vec<DeviceFault>,
+}
+
+/// One candidate the model weighed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FactorAlternative {
+    pub devices: Vec<String>,
+    pub panels: String,
+    pub nb: usize,
+    pub seconds: f64,
+}
+
+/// The model's choice for one factorization.
+#[derive(Debug, Clone)]
+pub struct FactorDecision {
+    /// Pool indices of the plan's devices.
+    pub devices: Vec<usize>,
+    pub plan: Arc<Plan>,
+    pub chosen: FactorAlternative,
+    pub alternatives: Vec<FactorAlternative>,
+}
+
+type DecisionKey = (
+    FactorRoutine,
+    usize,
+    usize,
+    DType,
+    MemorySpace,
+    Option<Vec<usize>>,
+    Option<usize>,
+    Option<bool>,
+    usize,
+);
+
+/// Decisions of factorizations, per problem and options.
+#[derive(Default)]
+pub(super) struct FactorDecisions(Mutex<HashMap<DecisionKey, Arc<FactorDecision>>>);
+
+impl FactorDecisions {
+    pub(super) fn clear(&self) {
+        super::workspace::lock(&self.0).clear();
+    }
+}
+
+/// Block column widths the model considers (and the whole matrix, one panel).
+const NB_CANDIDATES: [usize; 4] = [256, 512, 1024, 2048];
+
+fn lapack_arg(routine: &'static str, param: u32, name: &'static str, reason: String) -> Error {
+    Error::InvalidArgument {
+        routine,
+        param,
+        name,
+        reason,
+    }
+}
+
+fn to_usize(x: i64) -> Result<usize> {
+    usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
+}
+
+impl DevicePool {
+    /// LAPACK-style `?potrf` on a host slice: arguments checked as LAPACK checks them (uplo 1,
+    /// n 2, lda 4), then A's `uplo` triangle is overwritten by its Cholesky factor; the other
+    /// triangle is neither read nor written. `report.info` is LAPACK's `info`.
+    pub fn potrf_lapack<T: Scalar>(
+        &self,
+        uplo: u8,
+        n: i64,
+        a: &mut [T],
+        lda: i64,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        let ul = Uplo::from_blas_char(uplo).ok_or_else(|| {
+            lapack_arg(
+                "POTRF",
+                1,
+                "uplo",
+                format!("{:?} is not U or L", uplo as char),
+            )
+        })?;
+        if n < 0 {
+            return Err(lapack_arg("POTRF", 2, "n", format!("n = {n} < 0")));
+        }
+        if lda < n.max(1) {
+            return Err(lapack_arg(
+                "POTRF",
+                4,
+                "lda",
+                format!("lda = {lda} < max(1, {n})"),
+            ));
+        }
+        let n = to_usize(n)?;
+        self.potrf(ul, MatMut::new(a, n, n, to_usize(lda)?)?, opts)
+    }
+
+    /// Cholesky factorization (`?potrf`) of the Hermitian positive definite `a` (its `uplo`
+    /// triangle) in place, on host or device memory.
+    pub fn potrf<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: impl Into<MatOut<'a, T>>,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        let mut a = a.into();
+        if a.rows() != a.cols() {
+            return Err(lapack_arg(
+                "POTRF",
+                2,
+                "n",
+                format!("A is {}x{}, not square", a.rows(), a.cols()),
+            ));
+        }
+        self.factor::<T>(FactorRoutine::Potrf(uplo), a.raw(), None, opts)
+    }
+
+    /// LAPACK-style `?getrf` on host slices: arguments checked as LAPACK checks them (m 1, n 2,
+    /// lda 4), then A is overwritten by its LU factors with partial pivoting and `ipiv`
+    /// (`min(m, n)` entries, 1-based) by LAPACK's pivots.
+    pub fn getrf_lapack<T: Scalar>(
+        &self,
+        m: i64,
+        n: i64,
+        a: &mut [T],
+        lda: i64,
+        ipiv: &mut [i32],
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        if m < 0 {
+            return Err(lapack_arg("GETRF", 1, "m", format!("m = {m} < 0")));
+        }
+        if n < 0 {
+            return Err(lapack_arg("GETRF", 2, "n", format!("n = {n} < 0")));
+        }
+        if lda < m.max(1) {
+            return Err(lapack_arg(
+                "GETRF",
+                4,
+                "lda",
+                format!("lda = {lda} < max(1, {m})"),
+            ));
+        }
+        let (m, n) = (to_usize(m)?, to_usize(n)?);
+        self.getrf(MatMut::new(a, m, n, to_usize(lda)?)?, ipiv, opts)
+    }
+
+    /// LU factorization with partial pivoting (`?getrf`) of `a` in place, its pivots into
+    /// `ipiv` (`min(m, n)` entries, 1-based, LAPACK's convention).
+    pub fn getrf<'a, T: Scalar>(
+        &self,
+        a: impl Into<MatOut<'a, T>>,
+        ipiv: &mut [i32],
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        let mut a = a.into();
+        let mn = a.rows().min(a.cols());
+        if ipiv.len() < mn {
+            return Err(Error::InvalidInput(format!(
+                "ipiv has {} entries, GETRF of a {}x{} matrix needs {mn}",
+                ipiv.len(),
+                a.rows(),
+                a.cols()
+            )));
+        }
+        self.factor::<T>(FactorRoutine::Getrf, a.raw(), Some(&mut ipiv[..mn]), opts)
+    }
+
+    /// The factorization of `ar` (the caller borrows it, and `ipiv`, for the whole call).
+    fn factor<T: Scalar>(
+        &self,
+        routine: FactorRoutine,
+        ar: RawTile,
+        ipiv: Option<&mut [i32]>,
+        opts: &FactorOptions,
+    ) -> Result<FactorReport> {
+        let started = Instant::now();
+        let _thread = self.keep_thread_contexts();
+        if !ar.space.is_host() && !self.devices.iter().any(|d| d.space() == ar.space) {
+            return Err(Error::InvalidInput(format!(
+                "A lives in {:?}, which belongs to no device of this pool",
+                ar.space
+            )));
+        }
+        let mut report = FactorReport::default();
+        if ar.rows == 0 || ar.cols == 0 {
+            report.seconds = started.elapsed().as_secs_f64();
+            return Ok(report);
+        }
+        // Pivots come back relative to their panel, as 4-byte integers, into a host buffer.
+        let mut rel: Vec<i32> = vec![
+            0;
+            if ipiv.is_some() {
+                ar.rows.min(ar.cols)
+            } else {
+                0
+            }
+        ];
+        let pivots = RawTile {
+            space: MemorySpace::HOST,
+            addr: rel.as_mut_ptr() as u64,
+            rows: rel.len(),
+            cols: 1,
+            ld: rel.len().max(1),
+            dtype: DType::F32,
+        };
+        let undo = UndoLog::new();
+        let r = self.run_factor::<T>(routine, ar, pivots, 0, opts, &mut report, &undo);
+        if let Err(e) = r {
+            return Err(self.put_c_back(e, &undo));
+        }
+        if let (Some(ipiv), Some(nb)) = (ipiv, report.nb) {
+            for (i, (p, &r)) in ipiv.iter_mut().zip(&rel).enumerate() {
+                *p = r + (i / nb * nb) as i32;
+            }
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// Decision, workspaces, execution from step `start`, `info`, and the recovery of devices
+    /// that fail.
+    #[allow(clippy::too_many_arguments)] // one call's state
+    fn run_factor<T: Scalar>(
+        &self,
+        routine: FactorRoutine,
+        ar: RawTile,
+        pivots: RawTile,
+        start: usize,
+        opts: &FactorOptions,
+        report: &mut FactorReport,
+        undo: &UndoLog,
+    ) -> Result<()> {
+        let plan_start = Instant::now();
+        let key: DecisionKey = (
+            routine,
+            ar.rows,
+            ar.cols,
+            T::DTYPE,
+            ar.space,
+            opts.devices.clone(),
+            opts.nb,
+            opts.panels_on_host,
+            start,
+        );
+        let cached = super::workspace::lock(&self.factor_decisions.0)
+            .get(&key)
+            .cloned();
+        report.plan_cached = cached.is_some();
+        let decision = match cached {
+            Some(d) => d,
+            None => {
+                let d = Arc::new(self.decide_factor(routine, &ar, T::DTYPE, start, opts)?);
+                super::workspace::lock(&self.factor_decisions.0).insert(key, d.clone());
+                d
+            }
+        };
+        report.planning_seconds += plan_start.elapsed().as_secs_f64();
+        let plan = decision.plan.clone();
+        let Routine::Factor { nb, panels, .. } = plan.routine else {
+            return Err(Error::internal("a factorization ran another plan"));
+        };
+        let devs: Vec<Arc<dyn Device>> = decision
+            .devices
+            .iter()
+            .map(|&i| self.devices[i].clone())
+            .collect();
+        report.devices = devs.iter().map(|d| d.info().label()).collect();
+        report.nb = Some(nb);
+        report.panels = Some(devs[panels.unwrap_or(0)].info().label());
+        report.predicted_seconds = Some(decision.chosen.seconds);
+        report.alternatives = decision.alternatives.clone();
+        report.plan = Some(plan.clone());
+        let needs: Vec<usize> = (0..plan.devices.len())
+            .map(|d| plan.workspace_bytes(d))
+            .collect();
+        let workspace = loop {
+            let epoch = self.workspaces.epoch();
+            match self
+                .workspaces
+                .acquire_bytes(&self.devices, &decision.devices, &needs)
+            {
+                Err(Error::OutOfMemory { .. }) if self.workspaces.wait_for_release(epoch) => {}
+                r => break r?,
+            }
+        };
+        let ws = super::workspace::Workspaces::addresses(&workspace, &decision.devices);
+        let mut regions = Vec::new();
+        if ar.space.is_host() {
+            regions.push((ar.addr, ar.extent_bytes(), HostAccess::ReadWrite));
+        }
+        if pivots.rows > 0 {
+            regions.push((pivots.addr, pivots.extent_bytes(), HostAccess::ReadWrite));
+        }
+        let call_guard = self.enter(&devs, &regions)?;
+        for d in &devs {
+            d.share_host(devs.iter().filter(|d| !d.space().is_host()).count());
+        }
+        let infos: Vec<Arc<InfoCell>> = (0..plan.infos).map(|_| InfoCell::new()).collect();
+        let mut out = execute::execute(&ExecRequest {
+            plan: &plan,
+            devices: &devs,
+            workspaces: &ws,
+            links: &self.links,
+            operands: &[ar, pivots],
+            host_workspace: 0,
+            host_fold: None,
+            alpha: T::from_f64(1.0).to_value(),
+            beta: T::from_f64(1.0).to_value(),
+            trace: opts.trace,
+            epochs: Some(&self.trace_epochs),
+            undo: opts.preserve.then_some((undo, UndoScope::Every)),
+            infos: &infos,
+        })?;
+        drop(call_guard);
+        drop(workspace);
+        for t in &out.transfers {
+            if t.writeback {
+                report.bytes_out += t.bytes;
+            } else {
+                report.bytes_in += t.bytes;
+            }
+        }
+        report.trace = out.trace.take();
+        if out.faults.is_empty() {
+            // LAPACK's info: the first panel that reported one, offset by its first column.
+            report.info = infos
+                .iter()
+                .enumerate()
+                .find_map(|(j, c)| {
+                    c.get()
+                        .filter(|&i| i > 0)
+                        .map(|i| ((start + j) * nb) as i64 + i)
+                })
+                .unwrap_or(0);
+            return Ok(());
+        }
+        // A device failed: left out, and a Cholesky with its panels on the updating device goes
+        // on from its first column that was not final.
+        let mut last = None;
+        for (d, e) in out.faults {
+            let index = decision.devices[d];
+            let label = self.devices[index].info().label();
+            let e = e.on_device(&label);
+            tracing::warn!(device = %label, error = %e, "device failed during a factorization");
+            self.exclude(index);
+            report.recovered.push(DeviceFault {
+                device: label,
+                index,
+                error: e.clone(),
+                tiles_rerun: 0,
+                tiles_in_part: 0,
+            });
+            last = Some(e);
+        }
+        let last = last.ok_or_else(|| Error::internal("faulted run without a fault"))?;
+        let resumable = matches!(routine, FactorRoutine::Potrf(_))
+            && panels.is_none()
+            && ar.space.is_host()
+            && !opts.preserve;
+        if !resumable {
+            return Err(match last {
+                e if opts.preserve => e,
+                Error::DeviceLost { device, detail } => Error::DeviceLost {
+                    device,
+                    detail: format!("{detail}; A holds partial results"),
+                },
+                e => e,
+            });
+        }
+        // Steps whose every final write completed, in order.
+        let nt = ar.cols.div_ceil(nb);
+        let done = (start..nt)
+            .take_while(|&j| {
+                let (o, w) = (j * nb, nb.min(ar.cols - j * nb));
+                let below = ar.cols > o + w;
+                // The planner keys the panel's off-diagonal part (below the diagonal block,
+                // or right of it for upper) as (j + 1, j) for either uplo.
+                let rest = crate::tiling::TileKey::a(j + 1, j);
+                out.final_tiles.contains(&crate::tiling::TileKey::a(j, j))
+                    && (!below || out.final_tiles.contains(&rest))
+            })
+            .count();
+        let sub = FactorOptions {
+            devices: None,
+            trace: false,
+            ..opts.clone()
+        };
+        self.run_factor::<T>(routine, ar, pivots, start + done, &sub, report, undo)
+            .map_err(|e| {
+                if matches!(e, Error::Unsupported { .. }) {
+                    last
+                } else {
+                    e
+                }
+            })
+    }
+
+    /// Every candidate (updating device, panel device, block width) planned and simulated;
+    /// the fastest.
+    fn decide_factor(
+        &self,
+        routine: FactorRoutine,
+        ar: &RawTile,
+        dt: DType,
+        start: usize,
+        opts: &FactorOptions,
+    ) -> Result<FactorDecision> {
+        let failed = self.failed_devices();
+        let op = match routine {
+            FactorRoutine::Potrf(_) => FactorOp::Potrf,
+            FactorRoutine::Getrf => FactorOp::Getrf,
+        };
+        let updates = |i: usize| {
+            let k = self.devices[i].kernel();
+            !failed.contains(&i)
+                && k.supports(dt)
+                && k.supports_tri(dt)
+                && k.supports_factor(op, dt)
+                && (op == FactorOp::Potrf && k.supports_sym(dt)
+                    || op == FactorOp::Getrf && k.supports_factor(FactorOp::Laswp, dt))
+        };
+        let allowed: Vec<usize> = match &opts.devices {
+            Some(l) => l
+                .iter()
+                .copied()
+                .filter(|&i| i < self.devices.len())
+                .collect(),
+            None => (0..self.devices.len()).collect(),
+        };
+        let host_dev = (0..self.devices.len())
+            .find(|&i| self.devices[i].space() == ar.space && ar.space.is_host() && updates(i));
+        // The updating device: the one holding A when it is on a device, else each that can.
+        let updaters: Vec<usize> = if !ar.space.is_host() {
+            (0..self.devices.len())
+                .filter(|&i| self.devices[i].space() == ar.space && updates(i))
+                .collect()
+        } else {
+            allowed.iter().copied().filter(|&i| updates(i)).collect()
+        };
+        if updaters.is_empty() {
+            return Err(Error::Unsupported {
+                device: "pool".into(),
+                detail: format!("no device left runs {} in {dt}", op.name()),
+            });
+        }
+        let (m, n) = (ar.rows, ar.cols);
+        let order = m.min(n);
+        let mut nbs: Vec<usize> = match opts.nb {
+            Some(nb) => vec![nb.clamp(1, n.max(1))],
+            None => NB_CANDIDATES
+                .iter()
+                .copied()
+                .filter(|&nb| nb < order && order.div_ceil(nb) <= 128)
+                .collect(),
+        };
+        if opts.nb.is_none() && start == 0 {
+            nbs.push(n.max(1));
+        }
+        if nbs.is_empty() {
+            nbs.push(n.max(1));
+        }
+        let profile = self.evaluation_profile(dt);
+        let mut cands: Vec<(FactorAlternative, Vec<usize>, Plan)> = Vec::new();
+        let mut last_err = None;
+        for &u in &updaters {
+            let panel_choices: Vec<Option<usize>> = match (opts.panels_on_host, host_dev) {
+                (Some(false), _) => vec![None],
+                (Some(true), Some(h)) if h != u => vec![Some(h)],
+                (None, Some(h)) if h != u && !self.devices[u].space().is_host() => {
+                    vec![None, Some(h)]
+                }
+                _ => vec![None],
+            };
+            for &nb in &nbs {
+                for &p in &panel_choices {
+                    match self.factor_candidate(routine, ar, dt, nb, u, p, start, &profile) {
+                        Ok(c) => cands.push(c),
+                        Err(e) => last_err = Some(e),
+                    }
+                }
+            }
+        }
+        let f = super::fastest(cands, last_err, "factorization", |a| a.seconds)?;
+        Ok(FactorDecision {
+            devices: f.devices,
+            plan: f.plan,
+            chosen: f.chosen,
+            alternatives: f.alternatives,
+        })
+    }
+
+    /// One candidate: its plan and simulated time.
+    #[allow(clippy::too_many_arguments)] // one candidate's choices
+    fn factor_candidate(
+        &self,
+        routine: FactorRoutine,
+        ar: &RawTile,
+        dt: DType,
+        nb: usize,
+        updater: usize,
+        panels: Option<usize>,
+        start: usize,
+        profile: &crate::profile::MachineProfile,
+    ) -> Result<(FactorAlternative, Vec<usize>, Plan)> {
+        let mut devices = vec![updater];
+        devices.extend(panels);
+        let specs: Vec<FactorDevice> = devices
+            .iter()
+            .map(|&i| {
+                let d = &self.devices[i];
+                FactorDevice {
+                    label: d.info().label(),
+                    space: d.space(),
+                    budget: d.memory_budget(),
+                    compute_queues: d.compute_queues().len().min(2) as u16,
+                }
+            })
+            .collect();
+        let plan = crate::plan::build(&Request::Factor(FactorRequest {
+            routine,
+            m: ar.rows,
+            n: ar.cols,
+            dtype: dt,
+            location: ar.space,
+            nb,
+            devices: &specs,
+            panels: panels.map(|_| 1),
+            start,
+        }))?;
+        let labels: Vec<String> = specs.iter().map(|s| s.label.clone()).collect();
+        let sim = crate::sim::simulate(&crate::sim::SimRequest {
+            plan: &plan,
+            profile,
+            devices: &labels,
+            queue_names: None,
+        })?;
+        Ok((
+            FactorAlternative {
+                panels: labels[if panels.is_some() { 1 } else { 0 }].clone(),
+                devices: labels,
+                nb,
+                seconds: sim.makespan,
+            },
+            devices,
+            plan,
+        ))
+    }
+
+    /// What the model would choose for a factorization of an `m x n` matrix of `dtype` at
+    /// `location` (for `hetblas predict`).
+    pub fn predict_factor(
+        &self,
+        routine: FactorRoutine,
+        (m, n): (usize, usize),
+        dtype: DType,
+        location: MemorySpace,
+        opts: &FactorOptions,
+    ) -> Result<FactorDecision> {
+        let _thread = self.keep_thread_contexts();
+        let ar = RawTile {
+            space: location,
+            addr: 0,
+            rows: m,
+            cols: n,
+            ld: m.max(1),
+            dtype,
+        };
+        self.decide_factor(routine, &ar, dtype, 0, opts)
+    }
+
+    /// `?potrs`: solves `A X = B` with the Cholesky factor of `potrf` (its `uplo` triangle),
+    /// `B` (`n x nrhs`) overwritten by `X`: two triangular solves.
+    pub fn potrs<'a, T: Scalar>(
+        &self,
+        uplo: Uplo,
+        a: impl Into<crate::matrix::MatIn<'a, T>>,
+        b: impl Into<MatOut<'a, T>>,
+    ) -> Result<()> {
+        use crate::problem::triangular::{Diag, Side, TriOptions, TriRoutine};
+        let (a, mut b) = (a.into(), b.into());
+        let (ar, br) = (a.raw(), b.raw());
+        if ar.rows != ar.cols || ar.rows != br.rows {
+            return Err(lapack_arg(
+                "POTRS",
+                2,
+                "n",
+                format!("A is {}x{}, B has {} rows", ar.rows, ar.cols, br.rows),
+            ));
+        }
+        let one = T::from_f64(1.0);
+        let ct = Trans::C.for_dtype(T::DTYPE);
+        // L L^H X = B: L Y = B, then L^H X = Y (upper: U^H Y = B, U X = Y).
+        let (first, second) = match uplo {
+            Uplo::Lower => (Trans::N, ct),
+            Uplo::Upper => (ct, Trans::N),
+        };
+        let call = super::tri::TriCallOptions::default();
+        for transa in [first, second] {
+            let opts = TriOptions {
+                side: Side::Left,
+                uplo,
+                transa,
+                diag: Diag::NonUnit,
+            };
+            let mut report = super::tri::TriReport::default();
+            self.tri_raw(TriRoutine::Trsm, opts, one, ar, br, &call, &mut report)?;
+        }
+        Ok(())
+    }
+
+    /// `?getrs` (`trans` N): solves `A X = B` with the LU factors and pivots of `getrf`, `B`
+    /// overwritten by `X`: the interchanges on B (on the host), then two triangular solves.
+    pub fn getrs<'a, T: Scalar>(
+        &self,
+        a: impl Into<crate::matrix::MatIn<'a, T>>,
+        ipiv: &[i32],
+        mut b: MatMut<'a, T>,
+    ) -> Result<()> {
+        use crate::problem::triangular::{Diag, Side, TriOptions, TriRoutine};
+        let a = a.into();
+        let ar = a.raw();
+        let n = ar.rows;
+        if ar.rows != ar.cols || b.rows() != n || ipiv.len() < n {
+            return Err(lapack_arg(
+                "GETRS",
+                2,
+                "n",
+                format!(
+                    "A is {}x{}, B has {} rows, {} pivots",
+                    ar.rows,
+                    ar.cols,
+                    b.rows(),
+                    ipiv.len()
+                ),
+            ));
+        }
+        for (i, &p) in ipiv.iter().take(n).enumerate() {
+            let p = usize::try_from(p - 1)
+                .ok()
+                .filter(|&p| p < n)
+                .ok_or_else(|| Error::InvalidInput(format!("pivot {i} is {p}, not in 1..={n}")))?;
+            if p != i {
+                for j in 0..b.cols() {
+                    let col = b.col_mut(j);
+                    col.swap(i, p);
+                }
+            }
+        }
+        let one = T::from_f64(1.0);
+        let call = super::tri::TriCallOptions::default();
+        let br = MatOut::from(b).raw();
+        for (uplo, diag) in [(Uplo::Lower, Diag::Unit), (Uplo::Upper, Diag::NonUnit)] {
+            let opts = TriOptions {
+                side: Side::Left,
+                uplo,
+                transa: Trans::N,
+                diag,
+            };
+            let mut report = super::tri::TriReport::default();
+            self.tri_raw(TriRoutine::Trsm, opts, one, ar, br, &call, &mut report)?;
+        }
+        Ok(())
+    }
+}
