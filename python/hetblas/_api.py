@@ -203,27 +203,148 @@ def trmm(a: Any, b: Any, *, alpha: complex = 1.0, side: str = "left", lower: boo
     return _tri("trmm", a, b, alpha, side, lower, trans, unit_diagonal, overwrite_b, devices)
 
 
-# The factorizations (Cholesky, LU with partial pivoting, and the solves on top) come with
-# the Runtime's POTRF/GETRF (issue 54); these names are where they will be.
-_FACTOR_PENDING = ("hetblas.{} is not available yet: the Runtime's factorizations (POTRF, "
-                   "GETRF) are still being built; use scipy.linalg.{} meanwhile (under "
-                   "`python -m hetblas run` its BLAS calls reach the devices)")
+# ---- The factorizations ------------------------------------------------------------------
+# On a Fortran-ordered copy of ``a`` where it lives (the Runtime factors in place); the solves
+# are POTRF/GETRF and two TRSMs, the row interchanges applied by the array's own library, so
+# that device operands stay on their device. Conventions as SciPy's (scipy.linalg.cholesky,
+# lu_factor, solve): 0-based pivots, LinAlgError for a matrix that is not positive definite
+# or is singular.
+
+
+def _square(x: Any, name: str, routine: str) -> int:
+    shape = tuple(_native.locate(x)["shape"])
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"{routine}: {name} has shape {shape}: it must be square")
+    return shape[0]
+
+
+def _factor_input(a: Any, overwrite_a: bool) -> Any:
+    """``a`` itself when it may be overwritten and is Fortran-ordered, else a Fortran copy."""
+    _arrays.prepare([a])
+    k = _arrays.kind(a)
+    shape = tuple(_native.locate(a)["shape"])
+    fortran = len(shape) == 2 and (_arrays.fortran_order(a) or min(shape) <= 1
+                                   or (_arrays.is_numpy(a) and a.flags.f_contiguous))
+    if overwrite_a and fortran and _native.locate(a)["writable"]:
+        return a
+    c = k.fortran_copy(a)
+    _arrays.prepare([c])
+    return c
+
+
+def _factor(routine: str, a: Any, lower: bool, devices: DeviceSpec) -> dict:
+    la = _native.locate(a)
+    m, n = la["shape"]
+    mn = min(m, n)
+    # LAPACK's counts: n^3/3 for POTRF, m n^2 - n^3/3 for GETRF with m >= n (in general
+    # twice the multiplications m n mn - (m + n) mn^2 / 2 + mn^3 / 3).
+    flops = (n ** 3 / 3.0) if routine == "potrf" else 2.0 * (m * n * mn - (m + n) * mn * mn
+                                                             / 2.0 + mn ** 3 / 3.0)
+    out = {}
+
+    def native(*args, trace):
+        r = _native.factor(*args, trace=trace)
+        out.update(r)
+        return r
+
+    _call(routine, (m, n), la["dtype"], flops, native, routine, a, bool(lower),
+          _device_indices(devices))
+    return out
+
+
+def _lin_alg_error(msg: str) -> Exception:
+    import numpy as np
+
+    return np.linalg.LinAlgError(msg)
 
 
 def cholesky(a: Any, *, lower: bool = False, overwrite_a: bool = False,
              devices: DeviceSpec = None) -> Any:
-    """Cholesky factorization (POTRF). Not available yet: raises NotImplementedError."""
-    raise NotImplementedError(_FACTOR_PENDING.format("cholesky", "cholesky"))
+    """Cholesky factorization (POTRF) of the Hermitian positive definite ``a``: returns ``c``
+    with ``a = c^H @ c``, ``c`` upper triangular (``lower``: ``a = c @ c^H``, ``c`` lower), the
+    other triangle zero, as ``scipy.linalg.cholesky``. Only ``a``'s upper (``lower``: lower)
+    triangle is read. Raises ``numpy.linalg.LinAlgError`` when ``a`` is not positive definite.
+
+    ``a`` is a square NumPy, CuPy or PyTorch array (host or device), factored where it lives
+    on a Fortran-ordered copy (with ``overwrite_a`` and a Fortran-ordered ``a``, in ``a``
+    itself); the result is of ``a``'s type, beside it. Devices as :func:`matmul`."""
+    _square(a, "a", "cholesky")
+    c = _factor_input(a, overwrite_a)
+    r = _factor("potrf", c, lower, devices)
+    if r["info"] > 0:
+        raise _lin_alg_error(f"{r['info']}-th leading minor not positive definite")
+    return _arrays.kind(c).triangle(c, lower)
 
 
-def lu_factor(a: Any, *, overwrite_a: bool = False, devices: DeviceSpec = None) -> Any:
-    """LU factorization with partial pivoting (GETRF). Not available yet: raises
-    NotImplementedError."""
-    raise NotImplementedError(_FACTOR_PENDING.format("lu_factor", "lu_factor"))
+def lu_factor(a: Any, *, overwrite_a: bool = False, devices: DeviceSpec = None) -> tuple:
+    """LU factorization with partial pivoting (GETRF) of the ``m x n`` array ``a``: returns
+    ``(lu, piv)`` as ``scipy.linalg.lu_factor``: ``lu`` holds U and the unit lower L (its
+    diagonal not stored), ``piv`` (a NumPy int32 array, 0-based) says that row ``i`` was
+    interchanged with row ``piv[i]``. A singular ``a`` (an exactly zero ``U[i, i]``) gives a
+    ``LinAlgWarning``-like ``RuntimeWarning`` and the factors, as SciPy does.
+
+    Operands, ``overwrite_a`` and devices as :func:`cholesky`."""
+    la = _native.locate(a)
+    if len(la["shape"]) != 2:
+        raise ValueError(f"lu_factor: a has shape {tuple(la['shape'])}: it must be 2-D")
+    lu = _factor_input(a, overwrite_a)
+    r = _factor("getrf", lu, False, devices)
+    if r["info"] > 0:
+        import warnings
+
+        warnings.warn(f"Diagonal number {r['info']} is exactly zero. Singular matrix.",
+                      RuntimeWarning, stacklevel=2)
+    import numpy as np
+
+    return lu, np.asarray(r["ipiv"], dtype=np.int32) - 1
+
+
+def _rhs(b: Any, n: int, overwrite_b: bool) -> tuple:
+    """A Fortran-ordered 2-D right-hand side where ``b`` lives, and whether ``b`` was 1-D."""
+    shape = tuple(getattr(b, "shape", ()))
+    if len(shape) not in (1, 2) or shape[0] != n:
+        raise ValueError(f"solve: b has shape {shape}; a is ({n}, {n}): b must have {n} rows")
+    vector = len(shape) == 1
+    return _factor_input(b.reshape(n, 1) if vector else b, overwrite_b), vector
 
 
 def solve(a: Any, b: Any, *, assume_a: str = "gen", overwrite_a: bool = False,
           overwrite_b: bool = False, devices: DeviceSpec = None) -> Any:
-    """Solves ``a @ x = b`` (GESV, or POSV with ``assume_a="pos"``). Not available yet:
-    raises NotImplementedError."""
-    raise NotImplementedError(_FACTOR_PENDING.format("solve", "solve"))
+    """Solves ``a @ x = b`` for square ``a``: LU with partial pivoting (GESV), or with
+    ``assume_a="pos"`` Cholesky (POSV, ``a`` Hermitian positive definite, its upper triangle
+    read), as ``scipy.linalg.solve``. ``b`` is 1-D or 2-D; ``x`` has its shape and type.
+    Raises ``numpy.linalg.LinAlgError`` for a singular (or, with "pos", not positive
+    definite) ``a``. Operands, ``overwrite_a``/``overwrite_b`` and devices as
+    :func:`cholesky`; ``b`` on a device stays there (its row interchanges run in its own
+    library)."""
+    if assume_a not in ("gen", "pos"):
+        raise ValueError(f"assume_a={assume_a!r}: 'gen' (LU) or 'pos' (Cholesky)")
+    n = _square(a, "a", "solve")
+    x, vector = _rhs(b, n, overwrite_b)
+    if _dtype_of(a) != _dtype_of(x):
+        raise TypeError(f"solve: a is {_dtype_of(a)} and b is {_dtype_of(x)}: hetblas "
+                        "computes in one dtype; convert one first (x.astype(...))")
+    f = _factor_input(a, overwrite_a)
+    if assume_a == "pos":
+        r = _factor("potrf", f, False, devices)
+        if r["info"] > 0:
+            raise _lin_alg_error(f"{r['info']}-th leading minor not positive definite")
+        # A = U^H U: U^H y = b, then U x = y.
+        trsm(f, x, lower=False, trans="C", overwrite_b=True, devices=devices)
+        trsm(f, x, lower=False, overwrite_b=True, devices=devices)
+    else:
+        r = _factor("getrf", f, False, devices)
+        if r["info"] > 0:
+            raise _lin_alg_error("Matrix is singular.")
+        import numpy as np
+
+        perm = np.arange(n)
+        for i, p in enumerate(np.asarray(r["ipiv"]) - 1):
+            if p != i:
+                perm[i], perm[p] = perm[p], perm[i]
+        if (perm != np.arange(n)).any():
+            _arrays.kind(x).permute_rows(x, perm)
+        # P A = L U: L y = P b, then U x = y.
+        trsm(f, x, lower=True, unit_diagonal=True, overwrite_b=True, devices=devices)
+        trsm(f, x, lower=False, overwrite_b=True, devices=devices)
+    return x.reshape(n) if vector else x

@@ -55,12 +55,34 @@ class Kind:
         """Waits for work the library has queued on the array (nothing by default: such
         arrays must be ready when passed)."""
 
+    def fortran_copy(self, x: Any) -> Any:
+        """A Fortran-ordered copy of ``x`` beside it (the factorizations work in place)."""
+        raise TypeError(f"hetblas cannot copy a {type(x).__name__}: pass overwrite_a=True "
+                        "with a Fortran-ordered array, or a NumPy, CuPy or PyTorch array")
+
+    def triangle(self, x: Any, lower: bool) -> Any:
+        """``x`` with the other triangle zeroed (a new array or ``x`` itself)."""
+        raise TypeError(f"hetblas cannot zero a triangle of a {type(x).__name__}")
+
+    def permute_rows(self, x: Any, perm: np.ndarray) -> None:
+        """``x[:] = x[perm]`` in place, where ``x`` is."""
+        raise TypeError(f"hetblas cannot permute the rows of a {type(x).__name__}")
+
 
 class NumpyKind(Kind):
     name = "numpy"
 
     def copy(self, x: Any) -> Any:
         return np.array(x, order="K", copy=True)
+
+    def fortran_copy(self, x):
+        return np.array(x, order="F", copy=True)
+
+    def triangle(self, x, lower):
+        return np.tril(x) if lower else np.triu(x)
+
+    def permute_rows(self, x, perm):
+        x[...] = x[perm]
 
 
 class DeviceArrayKind(Kind):
@@ -70,6 +92,20 @@ class DeviceArrayKind(Kind):
         # No device-to-device copy in the Runtime's API: through the host (the host array
         # keeps the device array's order, and so does the copy).
         return _native.to_device(x.numpy(), x.device)
+
+    # The Runtime's API has no device-side copy or elementwise kernels: these go through the
+    # host (a DeviceArray is hetblas's own; CuPy and PyTorch arrays stay on their device).
+    def fortran_copy(self, x):
+        return _native.to_device(np.asfortranarray(x.numpy()), x.device)
+
+    def triangle(self, x, lower):
+        h = x.numpy()
+        return _native.to_device(np.asfortranarray(np.tril(h) if lower else np.triu(h)),
+                                 x.device)
+
+    def permute_rows(self, x, perm):
+        raise TypeError("hetblas.solve on a DeviceArray right-hand side: pass b as a NumPy, "
+                        "CuPy or PyTorch array")
 
 
 class TorchKind(Kind):
@@ -87,6 +123,19 @@ class TorchKind(Kind):
         import torch
 
         return x.clone(memory_format=torch.preserve_format)
+
+    def fortran_copy(self, x):
+        import torch
+
+        return x.T.clone(memory_format=torch.contiguous_format).T
+
+    def triangle(self, x, lower):
+        return x.tril() if lower else x.triu()
+
+    def permute_rows(self, x, perm):
+        import torch
+
+        x.copy_(x.index_select(0, torch.as_tensor(perm, device=x.device)))
 
     def sync(self, x):
         if x.device.type == "cuda":  # CUDA and HIP builds alike
@@ -106,6 +155,20 @@ class CupyKind(Kind):
 
     def copy(self, x):
         return x.copy(order="A")
+
+    def fortran_copy(self, x):
+        return x.copy(order="F")
+
+    def triangle(self, x, lower):
+        import cupy
+
+        return cupy.tril(x) if lower else cupy.triu(x)
+
+    def permute_rows(self, x, perm):
+        import cupy
+
+        with x.device:
+            x[...] = x[cupy.asarray(perm)]
 
     def sync(self, x):
         import cupy

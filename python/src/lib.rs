@@ -9,7 +9,7 @@
 //!   through DLPack ([`dlpack`]: CuPy arrays, PyTorch tensors, on the host or a device), and
 //!   its own [`device_array::DeviceArray`]; each becomes a column-major view of its memory, on
 //!   the host or borrowed where it lives on a device (`Runtime::borrow_matrix`), never copied;
-//! - runs the routines ([`routines`]) with the GIL released, so that calls from several
+//! - runs the routines ([`routines`], the factorizations in [`factor`]) with the GIL released, so that calls from several
 //!   threads run side by side;
 //! - answers questions ([`questions`]): devices, backends, the profile, predictions,
 //!   calibration with a progress callback.
@@ -19,6 +19,7 @@
 mod device_array;
 mod dlpack;
 mod errors;
+mod factor;
 mod operand;
 mod questions;
 mod report;
@@ -39,6 +40,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(routines::gemm, m)?)?;
     m.add_function(wrap_pyfunction!(routines::sym, m)?)?;
     m.add_function(wrap_pyfunction!(routines::tri, m)?)?;
+    m.add_function(wrap_pyfunction!(factor::factor, m)?)?;
     m.add_function(wrap_pyfunction!(operand::locate, m)?)?;
     m.add_function(wrap_pyfunction!(device_array::to_device, m)?)?;
     m.add_function(wrap_pyfunction!(device_array::empty, m)?)?;

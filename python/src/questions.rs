@@ -63,9 +63,15 @@ pub fn profile_status(py: Python<'_>) -> PyResult<String> {
 /// Where the Runtime looks for the calibrated profile (and `calibrate` saves it).
 #[pyfunction]
 pub fn profile_path() -> PyResult<String> {
-    hetblas_core::profile::default_path()
-        .map(|p| p.display().to_string())
-        .map_err(|e| to_py(e.into()))
+    default_profile().map(|p| p.display().to_string())
+}
+
+/// The profile's location from the settings (`HETBLAS_PROFILE`, else the user cache).
+fn default_profile() -> PyResult<std::path::PathBuf> {
+    hetblas::Settings::read_env()
+        .0
+        .profile
+        .ok_or_else(|| to_py(hetblas_core::profile::ProfileError::NoLocation.into()))
 }
 
 /// The calibrated model's prediction for `C (m x n) = A (m x k) B (k x n)` with each operand
@@ -139,7 +145,7 @@ pub fn calibrate<'py>(
     };
     let path = match path {
         Some(p) => std::path::PathBuf::from(p),
-        None => hetblas_core::profile::default_path().map_err(|e| to_py(e.into()))?,
+        None => default_profile()?,
     };
     let started = std::time::Instant::now();
     let mut failed: Option<PyErr> = None;

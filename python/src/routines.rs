@@ -43,6 +43,7 @@ macro_rules! dispatch {
         }
     };
 }
+pub(crate) use dispatch;
 
 fn trans(t: bool) -> hetblas::Trans {
     if t {
@@ -52,7 +53,7 @@ fn trans(t: bool) -> hetblas::Trans {
     }
 }
 
-fn uplo(lower: bool) -> Uplo {
+pub(crate) fn uplo(lower: bool) -> Uplo {
     if lower {
         Uplo::Lower
     } else {
@@ -61,10 +62,10 @@ fn uplo(lower: bool) -> Uplo {
 }
 
 /// Holds a device operand lent for the call (dropping it frees nothing).
-type Held<T> = Option<DeviceMatrix<T>>;
+pub(crate) type Held<T> = Option<DeviceMatrix<T>>;
 
 /// Lends a stored operand's device memory, if it is on a device.
-fn hold<T: Scalar>(rt: &Runtime, s: &Stored) -> hetblas::Result<Held<T>> {
+pub(crate) fn hold<T: Scalar>(rt: &Runtime, s: &Stored) -> hetblas::Result<Held<T>> {
     match s.place {
         Place::Host => Ok(None),
         Place::Device(d) => {
@@ -91,7 +92,7 @@ fn input<'a, T: Scalar>(s: &Stored, held: &'a Held<T>) -> MatIn<'a, T> {
 }
 
 /// The output view of a stored operand.
-fn output<'a, T: Scalar>(s: &Stored, held: &'a mut Held<T>) -> MatOut<'a, T> {
+pub(crate) fn output<'a, T: Scalar>(s: &Stored, held: &'a mut Held<T>) -> MatOut<'a, T> {
     match held {
         Some(m) => MatOut::Device(m),
         None => {
@@ -131,7 +132,7 @@ fn scalar_ok(name: &str, v: Complex64, dtype: DType) -> PyResult<()> {
 
 /// The devices a call may use: the caller's, or, with a device operand, the accelerators
 /// (so that no device operand is copied to the host for the CPU).
-fn device_choice(
+pub(crate) fn device_choice(
     rt: &Runtime,
     ops: &[&Operand],
     devices: Option<Vec<usize>>,
@@ -292,7 +293,8 @@ pub fn sym<'py>(
     }
     scalar_ok("alpha", alpha, dtype)?;
     scalar_ok("beta", beta, dtype)?;
-    if herm && beta.im != 0.0 {
+    // HERK and HER2K scale C by a real beta (HEMM's is complex, as ZHEMM's).
+    if matches!(routine, "herk" | "her2k") && beta.im != 0.0 {
         return Err(type_error(format!("{routine}: beta must be real")));
     }
     if routine == "herk" && alpha.im != 0.0 {

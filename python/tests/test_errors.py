@@ -90,12 +90,25 @@ def test_routine_arguments():
         hetblas.trsm(np.ones((2, 2)), np.ones((3, 3)))
 
 
-def test_factorizations_are_announced_not_faked():
-    for f in (hetblas.cholesky, hetblas.lu_factor):
-        with pytest.raises(NotImplementedError, match="not available yet"):
-            f(np.eye(3))
-    with pytest.raises(NotImplementedError, match="not available yet"):
-        hetblas.solve(np.eye(3), np.ones((3, 1)))
+def test_factorization_errors():
+    with pytest.raises(ValueError, match=r"a has shape \(3, 2\): it must be square"):
+        hetblas.cholesky(np.ones((3, 2)))
+    with pytest.raises(np.linalg.LinAlgError, match="2-th leading minor not positive definite"):
+        hetblas.cholesky(np.diag([1.0, -1.0, 1.0]))
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        hetblas.solve(np.zeros((3, 3)), np.ones(3))
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        hetblas.solve(-np.eye(3), np.ones(3), assume_a="pos")
+    with pytest.raises(ValueError, match="b must have 3 rows"):
+        hetblas.solve(np.eye(3), np.ones(4))
+    with pytest.raises(TypeError, match="one dtype"):
+        hetblas.solve(np.eye(3), np.ones(3, dtype=np.float32))
+    with pytest.raises(ValueError, match="assume_a='sym'"):
+        hetblas.solve(np.eye(3), np.ones(3), assume_a="sym")
+    with pytest.warns(RuntimeWarning, match="exactly zero"):
+        hetblas.lu_factor(np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="complex128"):
+        hetblas.cholesky(np.eye(3, dtype=np.int64))
 
 
 def test_init_after_start():
