@@ -21,7 +21,8 @@
 //!   within rounding of each other (a legitimate difference between two correct LUs, which
 //!   changes every later pivot too).
 //! - LASWP: bit-exact against the interchanges done on the host, for every range `k1..=k2`
-//!   (empty included), with pivots above and below their row; with a panel's own pivots right
+//!   (empty included), with pivots above and below their row, on tiles of a few rows and of
+//!   more than a thousand (several rounds of the CUDA kernel); with a panel's own pivots right
 //!   after its GETRF on the same queue; and with pivots copied to another device over the
 //!   link between them (or through the host when there is none).
 //! - Malformed tiles are refused before anything is issued.
@@ -793,6 +794,54 @@ fn laswp_ranges<T: Scalar>(t: &Target) -> Case {
 /// Every range (empty ones included), pivots above and below their row, bit-exact.
 pub fn factor_laswp_ranges(t: &Target) -> Case {
     every_dtype!(laswp_ranges, t)
+}
+
+fn laswp_many_pivots<T: Scalar>(t: &Target) -> Case {
+    each_device(t, FactorOp::Laswp, T::DTYPE, &mut |on| {
+        let (rows, ld, cols) = (1300, 1303, 9);
+        let mut r = rng(310);
+        let uniform = random_vec::<f64>(&mut r, 2 * rows);
+        // Anywhere in the tile, a few rows named again and again (in and out of the range);
+        // and a panel's kind (at or below their own row, as GETRF writes them).
+        let any: Vec<i32> = (0..rows)
+            .map(|i| match i % 5 {
+                0 => (i / 5 % 4 * 331 + 17) as i32,
+                _ => (uniform[i].abs() * rows as f64).min(rows as f64 - 1.0) as i32 + 1,
+            })
+            .collect();
+        let below: Vec<i32> = (0..rows)
+            .map(|i| {
+                let span = (rows - i) as f64;
+                (i + (uniform[rows + i].abs() * span).min(span - 1.0) as usize) as i32 + 1
+            })
+            .collect();
+        let a: Vec<T> = random_vec(&mut rng(311), ld * cols);
+        for (ipiv, k1, k2) in [
+            (&any, 1, rows),
+            (&any, 3, 1100),
+            (&any, 700, rows),
+            (&below, 1, rows),
+            (&below, 1, 512),
+        ] {
+            let got = run_laswp(on, &a, (rows, cols, ld), (k1, k2), ipiv)?;
+            let mut want = a.to_vec();
+            swap_rows(&mut want, ld, cols, ipiv, k1, k2);
+            untouched(&want, &got, 0, ld, |_, _| true).map_err(|e| {
+                format!(
+                    "{}laswp of {rows} rows k1={k1} k2={k2} on {}: {e}",
+                    T::DTYPE.blas_prefix(),
+                    on.label()
+                )
+            })?;
+        }
+        Ok(())
+    })
+}
+
+/// More pivots than one round of a GPU kernel takes (hundreds), repeated targets, ranges not
+/// starting at 1, a width that is no multiple of a kernel's column group; bit-exact.
+pub fn factor_laswp_many_pivots(t: &Target) -> Case {
+    every_dtype!(laswp_many_pivots, t)
 }
 
 /// GETRF of a panel on one device, then LASWP with its pivots on every computing device of the
