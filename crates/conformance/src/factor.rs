@@ -32,8 +32,8 @@ use crate::{required, Target};
 use hetblas_core::scalar::{c32, c64};
 use hetblas_core::sym_reference::same_bits;
 use hetblas_core::{
-    Device, DeviceMatrix, FactorOp, GetrfTile, InfoCell, LaswpTile, MatMut, MatRef, PotrfTile,
-    Queue, RawPivots, RawTile, Scalar, Uplo,
+    Device, DeviceMatrix, FactorOp, GetrfTile, InfoCell, LaswpTile, MatMut, MatOut, MatRef,
+    PotrfTile, Queue, RawPivots, RawTile, Scalar, Uplo,
 };
 use std::sync::Arc;
 
@@ -1130,6 +1130,79 @@ fn getrf_calls<T: Scalar>(t: &Target) -> Case {
 /// not divide; `||P A - L U||` small and the pivots LAPACK's convention.
 pub fn factor_getrf_calls(t: &Target) -> Case {
     every_dtype!(getrf_calls, t)
+}
+
+/// The matrix in a device's own memory: that device factors it in place (its copy of the
+/// pivots on the device, the pivots back in host memory), residual and pivots as on the host.
+fn calls_in_device_memory<T: Scalar>(t: &Target) -> Case {
+    let (m, n, nb) = (45, 45, 8);
+    for &idx in &t.compute {
+        let device = &t.pool.devices()[idx];
+        if device.space().is_host() {
+            continue;
+        }
+        let k = device.kernel();
+        let label = device.info().label();
+        let on = |op| {
+            k.supports_factor(op, T::DTYPE)
+                && k.supports_tri(T::DTYPE)
+                && (op != FactorOp::Potrf || k.supports_sym(T::DTYPE))
+                && (op != FactorOp::Getrf || k.supports_factor(FactorOp::Laswp, T::DTYPE))
+        };
+        let opts = hetblas_core::FactorOptions::default().devices([idx]).nb(nb);
+        let upload = |host: &[T]| {
+            let v = MatRef::new(host, m, n, m).map_err(|e| e.to_string())?;
+            t.pool
+                .upload(idx, v)
+                .map_err(|e| format!("upload to {label}: {e}"))
+        };
+        let download = |d: &DeviceMatrix<T>| {
+            let mut out = vec![T::default(); m * n];
+            let v = MatMut::new(&mut out, m, n, m).map_err(|e| e.to_string())?;
+            t.pool
+                .download(d, v)
+                .map_err(|e| format!("download from {label}: {e}"))?;
+            Ok::<_, String>(out)
+        };
+        let what = |r: &str| format!("{}{r} {m}x{n} in {label}'s memory", T::DTYPE.blas_prefix());
+        if on(FactorOp::Getrf) {
+            let a0: Vec<T> = random_vec(&mut rng(77), m * n);
+            let mut d = upload(&a0)?;
+            let mut ipiv = vec![0i32; m.min(n)];
+            let r = t
+                .pool
+                .getrf(MatOut::Device(&mut d), &mut ipiv, &opts)
+                .map_err(|e| format!("{}: {e}", what("getrf")))?;
+            if r.info != 0 {
+                return Err(format!("{}: info {}", what("getrf"), r.info));
+            }
+            check_lu(&a0, &download(&d)?, &ipiv, m, n, m)
+                .map_err(|e| format!("{}: {e}", what("getrf")))?;
+        }
+        if on(FactorOp::Potrf) {
+            let a0 = hpd::<T>(Uplo::Lower, n, n, 78);
+            let mut d = upload(&a0)?;
+            let r = t
+                .pool
+                .potrf(Uplo::Lower, MatOut::Device(&mut d), &opts)
+                .map_err(|e| format!("{}: {e}", what("potrf")))?;
+            let f = download(&d)?;
+            let res = cholesky_residual(&a0, &f, Uplo::Lower, n, n);
+            if r.info != 0 || res.is_nan() || res > THRESH {
+                return Err(format!(
+                    "{}: info {}, residual {res:.2}",
+                    what("potrf"),
+                    r.info
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// POTRF and GETRF of a matrix in a device's memory, through the pool (every dtype).
+pub fn factor_calls_in_device_memory(t: &Target) -> Case {
+    every_dtype!(calls_in_device_memory, t)
 }
 
 /// An exactly singular matrix through the pool: `info` names the first zero pivot, and the

@@ -158,7 +158,7 @@ macro_rules! conformance_suite {
             factor_laswp_many_pivots,
             factor_pivots_move_between_devices, factor_bad_tiles_are_refused,
             factor_potrf_calls, factor_potrf_call_info, factor_getrf_calls, factor_getrf_call_info,
-            factor_solves
+            factor_solves, factor_calls_in_device_memory
         );
     };
     (@tri $make:path; $($case:ident),*) => {
