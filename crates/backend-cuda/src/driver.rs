@@ -2,6 +2,7 @@
 //! primary context of a device, and the calling thread's current context. Everything above
 //! this file speaks `hetblas_core::Error`.
 
+use crate::laswp::{LaswpFns, LaswpModule};
 use cudarc::driver::sys;
 use hetblas_core::{Error, Result};
 use std::ffi::CStr;
@@ -235,12 +236,15 @@ pub fn init() -> Result<Libraries> {
     Ok(Libraries { driver_version: v })
 }
 
-/// The primary context of one device, retained for as long as anything uses it.
+/// The primary context of one device, retained for as long as anything uses it, with the
+/// row-interchange kernel once a factorization has asked for it there.
 #[derive(Debug)]
 pub struct Context {
     pub ordinal: i32,
     pub device: sys::CUdevice,
     raw: sys::CUcontext,
+    /// The kernel's module, or `None` when the driver refused it (cuSOLVER's `?laswp` then).
+    laswp: OnceLock<Option<LaswpModule>>,
 }
 
 // SAFETY: a CUcontext handle may be used from any thread (made current with cuCtxSetCurrent).
@@ -267,11 +271,33 @@ impl Context {
             ordinal,
             device,
             raw,
+            laswp: OnceLock::new(),
         })
     }
 
     pub fn raw(&self) -> sys::CUcontext {
         self.raw
+    }
+
+    /// The row-interchange kernel in this context, loaded on the first call (the context is
+    /// current on this thread); `None` when the driver refuses the module, said once.
+    pub(crate) fn laswp(&self) -> Option<LaswpFns> {
+        let module = self
+            .laswp
+            .get_or_init(|| match LaswpModule::load(self.raw) {
+                Ok(m) => {
+                    tracing::debug!(
+                        "CUDA device {}: row-interchange kernel loaded",
+                        self.ordinal
+                    );
+                    Some(m)
+                }
+                Err(e) => {
+                    crate::laswp::warn_fallback(self.ordinal, &e);
+                    None
+                }
+            });
+        module.as_ref().map(|m| m.fns)
     }
 
     /// Makes the context current on this thread. The driver is asked what is current (not a
@@ -330,6 +356,8 @@ pub unsafe fn set_current_context(ctx: sys::CUcontext) -> Result<()> {
 
 impl Drop for Context {
     fn drop(&mut self) {
+        // The module goes while the context is still retained.
+        drop(self.laswp.take());
         // SAFETY: balances the retain in `Context::retain`.
         unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
     }

@@ -6,13 +6,15 @@
 //!
 //! A thin adapter over the GPU layer (`hetblas-gpu`): `driver` loads the libraries, maps error
 //! codes and holds the device contexts; `runtime` implements [`hetblas_gpu::GpuRuntime`] for
-//! [`Cuda`] with the raw driver and cuBLAS calls, `solver` the cuSOLVER ones. Devices,
+//! [`Cuda`] with the raw driver and cuBLAS calls, `solver` the cuSOLVER ones, `laswp` the
+//! one kernel of our own (row interchanges, shipped as PTX). Devices,
 //! streams, links, host registration, kernels and discovery are the GPU layer's.
 //! [`hetblas_gpu::GpuBackend::devices`] restricts the GPUs taken (ordinals; the `hetblas` crate
 //! sets it from `HETBLAS_CUDA_DEVICES=0,2`); `HETBLAS_CUDA_LIB_DIR=DIR` is searched for the
 //! libraries (read here, where they load).
 
 pub mod driver;
+mod laswp;
 pub mod nvml;
 pub mod runtime;
 mod solver;

@@ -1,9 +1,9 @@
 //! [`GpuRuntime`] for CUDA: each method is the driver, cuBLAS or cuSOLVER call, checked.
 
 use crate::driver::{check, check_blas, driver_error, Context, Libraries};
+use crate::solver::CudaSolver;
 use crate::Cuda;
 use cudarc::cublas::sys as cb;
-use cudarc::cusolver::sys as cs;
 use cudarc::driver::sys;
 use hetblas_core::pin::Registered;
 use hetblas_core::problem::triangular::{Diag, Side, TriRoutine, Uplo};
@@ -86,7 +86,7 @@ impl GpuRuntime for Cuda {
     type Stream = sys::CUstream;
     type Event = sys::CUevent;
     type Blas = cb::cublasHandle_t;
-    type Solver = cs::cusolverDnHandle_t;
+    type Solver = crate::solver::CudaSolver;
 
     fn init() -> Result<Libraries> {
         crate::driver::init()
@@ -576,52 +576,46 @@ impl GpuRuntime for Cuda {
         unsafe { crate::sym::issue(h, t) }
     }
 
-    // Factorizations: cuSOLVER (`solver.rs`).
+    // Factorizations: cuSOLVER (`solver.rs`), LASWP on our kernel (`laswp.rs`).
 
     fn supports_factor(op: hetblas_core::FactorOp, _dtype: hetblas_core::DType) -> bool {
         crate::solver::supports(op)
     }
-    unsafe fn solver_create(s: sys::CUstream) -> Result<cs::cusolverDnHandle_t> {
+    unsafe fn solver_create(ctx: &Context, s: sys::CUstream) -> Result<CudaSolver> {
         // SAFETY: forwarded caller contract.
-        unsafe { crate::solver::create(s) }
+        unsafe { crate::solver::create(ctx, s) }
     }
-    unsafe fn solver_destroy(h: cs::cusolverDnHandle_t) {
+    unsafe fn solver_destroy(h: CudaSolver) {
         // SAFETY: forwarded caller contract.
-        unsafe { crate::solver::destroy(h) }
+        unsafe { crate::solver::destroy(h.handle) }
     }
-    unsafe fn potrf_workspace(
-        h: cs::cusolverDnHandle_t,
-        op: &hetblas_core::PotrfTile,
-    ) -> Result<usize> {
+    unsafe fn potrf_workspace(h: CudaSolver, op: &hetblas_core::PotrfTile) -> Result<usize> {
         // SAFETY: forwarded caller contract.
-        unsafe { crate::solver::potrf_workspace(h, op) }
+        unsafe { crate::solver::potrf_workspace(h.handle, op) }
     }
-    unsafe fn getrf_workspace(
-        h: cs::cusolverDnHandle_t,
-        op: &hetblas_core::GetrfTile,
-    ) -> Result<usize> {
+    unsafe fn getrf_workspace(h: CudaSolver, op: &hetblas_core::GetrfTile) -> Result<usize> {
         // SAFETY: forwarded caller contract.
-        unsafe { crate::solver::getrf_workspace(h, op) }
+        unsafe { crate::solver::getrf_workspace(h.handle, op) }
     }
     unsafe fn potrf(
-        h: cs::cusolverDnHandle_t,
+        h: CudaSolver,
         op: &hetblas_core::PotrfTile,
         work: hetblas_gpu::Workspace,
         dev_info: u64,
     ) -> Result<()> {
         // SAFETY: forwarded caller contract.
-        unsafe { crate::solver::potrf(h, op, work, dev_info) }
+        unsafe { crate::solver::potrf(h.handle, op, work, dev_info) }
     }
     unsafe fn getrf(
-        h: cs::cusolverDnHandle_t,
+        h: CudaSolver,
         op: &hetblas_core::GetrfTile,
         work: hetblas_gpu::Workspace,
         dev_info: u64,
     ) -> Result<()> {
         // SAFETY: forwarded caller contract.
-        unsafe { crate::solver::getrf(h, op, work, dev_info) }
+        unsafe { crate::solver::getrf(h.handle, op, work, dev_info) }
     }
-    unsafe fn laswp(h: cs::cusolverDnHandle_t, op: &hetblas_core::LaswpTile) -> Result<()> {
+    unsafe fn laswp(h: CudaSolver, op: &hetblas_core::LaswpTile) -> Result<()> {
         // SAFETY: forwarded caller contract.
         unsafe { crate::solver::laswp(h, op) }
     }

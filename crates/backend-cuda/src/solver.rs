@@ -1,19 +1,23 @@
 //! The factorization tiles on cuSOLVER (the dense `cusolverDn` API, loaded at run time by
 //! cudarc: `libcusolver.so.12` beside cuBLAS 13): `?potrf` and `?getrf` with their
-//! `_bufferSize` workspaces, and `?laswp`.
+//! `_bufferSize` workspaces, and `?laswp` where our own row-interchange kernel cannot run.
 //!
+//! LASWP runs on the kernel of `laswp.rs` (one launch per tile) on the solver handle's stream;
+//! cuSOLVER's `?laswp` interchanges one pivot at a time (about 0.4 ms per 512 pivots, most of a
+//! tile LU's time on an H200), so it is only the fallback: for a context whose driver refused
+//! the kernel's module, and for tiles misaligned for the kernel's moves.
 //! `cusolverDn?laswp` is declared in `cusolverDn.h` and exported by the library, but not
 //! described in the cuSOLVER guide: it is probed at load time, and without it LASWP is
-//! reported unsupported (the planner then applies the interchanges elsewhere) instead of
-//! failing. The alternative, a row-interchange kernel compiled at run time (NVRTC), would add a
-//! run-time compiler and module loading to both vendor adapters and to the HIP shim for one
-//! memory-bound loop that both vendors' solver libraries already ship (rocSOLVER documents
-//! `rocsolver_?laswp`).
+//! reported unsupported (the planner then applies the interchanges elsewhere), so that the
+//! fallback is always there when LASWP is offered.
 //!
 //! cuSOLVER's pivots and `info` follow LAPACK (1-based `devIpiv`, `devInfo = i > 0` at the
 //! first non-positive pivot or zero `U(i, i)`); both live in device memory.
 
+use crate::driver::Context;
+use crate::laswp::LaswpFns;
 use cudarc::cusolver::sys as cs;
+use cudarc::driver::sys;
 use hetblas_core::{Error, FactorOp, GetrfTile, LaswpTile, PotrfTile, Result, Uplo};
 use hetblas_gpu::{per_dtype, Workspace};
 use std::ffi::c_int;
@@ -78,13 +82,21 @@ fn check(s: cs::cusolverStatus_t, call: &str) -> Result<()> {
     }
 }
 
-/// A cuSOLVER handle issuing on `stream`.
+/// The solver side of one compute stream: the cuSOLVER handle issuing on it, the stream, and
+/// the row-interchange kernel of its context (`None`: cuSOLVER's `?laswp`).
+#[derive(Debug, Clone, Copy)]
+pub struct CudaSolver {
+    pub(crate) handle: cs::cusolverDnHandle_t,
+    stream: sys::CUstream,
+    laswp: Option<LaswpFns>,
+}
+
+/// A cuSOLVER handle issuing on `stream`, with the context's row-interchange kernel (loaded
+/// on the context's first call).
 ///
 /// # Safety
-/// `stream` is a live stream of the current context that outlives the handle.
-pub(crate) unsafe fn create(
-    stream: cudarc::driver::sys::CUstream,
-) -> Result<cs::cusolverDnHandle_t> {
+/// `stream` is a live stream of `ctx`, which is current, and outlives the handle.
+pub(crate) unsafe fn create(ctx: &Context, stream: sys::CUstream) -> Result<CudaSolver> {
     if probe().is_none() {
         return Err(Error::Unsupported {
             device: "cuda".into(),
@@ -101,7 +113,11 @@ pub(crate) unsafe fn create(
         unsafe { cs::cusolverDnDestroy(h) };
         return Err(e);
     }
-    Ok(h)
+    Ok(CudaSolver {
+        handle: h,
+        stream,
+        laswp: ctx.laswp(),
+    })
 }
 
 /// # Safety
@@ -203,9 +219,25 @@ pub(crate) unsafe fn getrf(
     check(s, "cusolverDnXgetrf")
 }
 
+/// The interchanges of `op` on `h`'s stream: the kernel when the context has it and the tile
+/// suits it, cuSOLVER's `?laswp` otherwise.
+///
 /// # Safety
 /// The GPU layer's contract for `GpuRuntime::laswp`; the symbols were probed present.
-pub(crate) unsafe fn laswp(h: cs::cusolverDnHandle_t, op: &LaswpTile) -> Result<()> {
+pub(crate) unsafe fn laswp(h: CudaSolver, op: &LaswpTile) -> Result<()> {
+    if let Some(fns) = h.laswp {
+        // SAFETY: caller contract; the functions are those of the stream's context.
+        if unsafe { crate::laswp::launch(fns, h.stream, op) }? {
+            return Ok(());
+        }
+    }
+    // SAFETY: as above.
+    unsafe { cusolver_laswp(h.handle, op) }
+}
+
+/// # Safety
+/// As [`laswp`].
+unsafe fn cusolver_laswp(h: cs::cusolverDnHandle_t, op: &LaswpTile) -> Result<()> {
     let (n, lda, a) = (d(op.a.cols), d(op.a.ld), op.a.addr);
     let (k1, k2, ipiv) = (d(op.k1), d(op.k2), op.ipiv.addr as *const c_int);
     // SAFETY: caller contract (incx = 1: the pivots k1..=k2 in order).

@@ -60,7 +60,7 @@ impl<A: GpuRuntime> SolverState<A> {
         let host_info = PinnedBuffer::new(&ctx, 8)?;
         // SAFETY: a live stream of the current device, which outlives the handle (the device
         // drops its solvers before its streams, and the state synchronises first).
-        let handle = unsafe { A::solver_create(stream.raw()) }?;
+        let handle = unsafe { A::solver_create(&ctx, stream.raw()) }?;
         Ok(SolverState {
             stream: stream.raw(),
             handle,

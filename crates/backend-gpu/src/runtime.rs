@@ -318,11 +318,12 @@ pub trait GpuRuntime: Sized + Send + Sync + fmt::Debug + 'static {
     fn supports_factor(_op: FactorOp, _dtype: hetblas_core::DType) -> bool {
         false
     }
-    /// A solver handle on the current device issuing on `s`.
+    /// A solver handle on the current device (`ctx`, bound) issuing on `s`. The context is
+    /// there for what a vendor keeps per device beside the library (CUDA: its own kernels).
     ///
     /// # Safety
-    /// `s` is a live stream of the current device that outlives the handle.
-    unsafe fn solver_create(_s: Self::Stream) -> Result<Self::Solver> {
+    /// `s` is a live stream of `ctx`, the current device, that outlives the handle.
+    unsafe fn solver_create(_ctx: &Self::Context, _s: Self::Stream) -> Result<Self::Solver> {
         Err(hetblas_core::Error::Unsupported {
             device: Self::NAME.into(),
             detail: "no solver library".into(),

@@ -460,7 +460,7 @@ impl GpuRuntime for Hip {
     fn supports_factor(_op: hetblas_core::FactorOp, _dtype: DType) -> bool {
         crate::solver::available()
     }
-    unsafe fn solver_create(s: HipStream) -> Result<crate::solver::RocblasHandle> {
+    unsafe fn solver_create(_ctx: &Context, s: HipStream) -> Result<crate::solver::RocblasHandle> {
         // SAFETY: forwarded caller contract.
         unsafe { crate::solver::create(s) }
     }

@@ -6,9 +6,14 @@ use hetblas_core::profile::{MachineProfile, ProfileError};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
 
+/// Measures links and kernels and writes the profile. Expect a minute or more per device
+/// (a CPU-only machine: about a minute; one H200 and the CPU: a few minutes); a previous
+/// profile of the same hardware that a quick re-check confirms is reused in seconds.
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
-    /// A few-second calibration (fewer, smaller points).
+    /// Fewer, smaller points, and no reuse of a previous profile: still about a minute per
+    /// device (131 s for a CPU and two emulated devices, where a full CPU-only calibration
+    /// took 67 s).
     #[arg(long)]
     quick: bool,
     /// Where to write the profile (default: $HETBLAS_PROFILE, else the user cache directory).
@@ -60,6 +65,8 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
             .clone()
             .ok_or(ProfileError::NoLocation)?,
     };
+    // Checked now rather than after minutes of measuring.
+    check_writable(&path)?;
     let mut progress = |p: Progress| {
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);
@@ -82,7 +89,10 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     // A reused profile keeps the powers it measured.
     if !args.no_power && profile.power.is_empty() {
         let t = Instant::now();
+        let spinner = ProgressBar::new_spinner().with_message("device powers");
+        spinner.enable_steady_tick(std::time::Duration::from_millis(200));
         profile.power = crate::power::calibrate_power(&rt)?;
+        spinner.finish_and_clear();
         if how == "calibrated" {
             profile
                 .calibration_seconds
@@ -125,20 +135,54 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     }
     for d in &profile.devices {
         for g in &d.gemm {
-            let best = g
-                .times
-                .iter()
-                .map(|&(t, s)| 2.0 * (t as f64).powi(3) / s / 1e12)
-                .fold(0.0, f64::max);
-            println!(
-                "  {} {} gemm: {} tile sizes, best {:.2} TFLOP/s",
-                d.label,
-                g.dtype,
-                g.times.len(),
-                best
-            );
+            println!("  {}", gemm_table_line(&d.label, g));
         }
     }
+    Ok(())
+}
+
+/// The summary of one GEMM table: its best rate in real flops (8 per complex multiply-add).
+fn gemm_table_line(label: &str, g: &hetblas_core::profile::GemmTimes) -> String {
+    let best = g
+        .times
+        .iter()
+        .map(|&(t, s)| g.dtype.gemm_flops(t, t, t) / s / 1e12)
+        .fold(0.0, f64::max);
+    format!(
+        "{label} {} gemm: {} tile sizes, best {best:.2} TFLOP/s",
+        g.dtype,
+        g.times.len()
+    )
+}
+
+/// Refuses a profile path that cannot be written, the way [`MachineProfile::save`] writes it
+/// (its directory created, a file made there and renamed over the path).
+fn check_writable(path: &std::path::Path) -> Result<()> {
+    let refuse = |why: String| {
+        hetblas::Error::InvalidInput(format!(
+            "cannot write the profile to {}: {why}; give --out with a writable path (or set \
+             HETBLAS_PROFILE)",
+            path.display()
+        ))
+    };
+    if path.is_dir() {
+        return Err(refuse("it is a directory".into()));
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| refuse("not a file name".into()))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| refuse(format!("{}: {e}", dir.display())))?;
+    let probe = dir.join(format!(
+        ".{}.probe.{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::File::create(&probe).map_err(|e| refuse(format!("{}: {e}", dir.display())))?;
+    let _ = std::fs::remove_file(&probe);
     Ok(())
 }
 
@@ -228,6 +272,25 @@ fn reuse(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hetblas::DType;
+
+    /// A ZGEMM of 1000^3 in 0.2 s is 8e9 real flops / 0.2 s = 0.04 TFLOP/s (the summary said
+    /// 0.01: 2mnk); a DGEMM of the same time a quarter of that.
+    #[test]
+    fn the_summary_counts_complex_flops_as_complex() {
+        let table = |dtype| hetblas_core::profile::GemmTimes {
+            dtype,
+            times: vec![(500, 0.1), (1000, 0.2)],
+        };
+        assert_eq!(
+            gemm_table_line("cuda:0", &table(DType::C64)),
+            "cuda:0 c64 gemm: 2 tile sizes, best 0.04 TFLOP/s"
+        );
+        assert_eq!(
+            gemm_table_line("cuda:0", &table(DType::F64)),
+            "cuda:0 f64 gemm: 2 tile sizes, best 0.01 TFLOP/s"
+        );
+    }
 
     #[test]
     fn previous_profiles_are_tried_newest_first() {

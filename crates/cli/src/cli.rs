@@ -1,7 +1,7 @@
 //! The command line: global options, subcommands, and what they share.
 
 use crate::factor::FactorCommand;
-use crate::sym::{Routine, SymArgs};
+use crate::sym::{MultiplyArgs, RankArgs, Routine};
 use crate::{calibrate, devices, factor, gemm, predict, simulate, tri};
 use clap::{Parser, Subcommand};
 use hetblas::{Result, Runtime};
@@ -10,11 +10,11 @@ use hetblas::{Result, Runtime};
 #[command(
     name = "hetblas",
     version,
-    about = "Heterogeneous BLAS: GEMM on every GPU and the CPU of the node"
+    about = "Heterogeneous BLAS and LAPACK: one call on every GPU and the CPU of the node"
 )]
 pub struct Cli {
     /// Add N host-emulated devices (testing the multi-device pipeline without GPUs).
-    #[arg(long, global = true, default_value_t = 0)]
+    #[arg(long, global = true, default_value_t = 0, display_order = 100)]
     emulated: usize,
     #[command(subcommand)]
     cmd: Command,
@@ -41,17 +41,17 @@ enum Command {
     /// makespan and busy shares, no device needed.
     Simulate(simulate::SimulateArgs),
     /// SYRK (C = alpha op(A) op(A)^T + beta C, one triangle) on random host data, timed.
-    Syrk(SymArgs),
+    Syrk(RankArgs),
     /// HERK (C = alpha op(A) op(A)^H + beta C, real alpha and beta) on random host data.
-    Herk(SymArgs),
+    Herk(RankArgs),
     /// SYR2K (C = alpha op(A) op(B)^T + alpha op(B) op(A)^T + beta C) on random host data.
-    Syr2k(SymArgs),
+    Syr2k(RankArgs),
     /// HER2K (C = alpha op(A) op(B)^H + conj(alpha) op(B) op(A)^H + beta C) on random data.
-    Her2k(SymArgs),
+    Her2k(RankArgs),
     /// SYMM (C = alpha A B + beta C or alpha B A + beta C, A symmetric) on random host data.
-    Symm(SymArgs),
+    Symm(MultiplyArgs),
     /// HEMM (SYMM with A Hermitian) on random host data.
-    Hemm(SymArgs),
+    Hemm(MultiplyArgs),
     /// Cholesky factorization (LAPACK ?potrf) of a random Hermitian positive definite host
     /// matrix, timed; --check verifies residuals.
     Potrf(factor::FactorArgs),
@@ -95,12 +95,12 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),
         Command::Trmm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trmm, a),
         Command::Simulate(a) => simulate::run(a),
-        Command::Syrk(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Syrk, a),
-        Command::Herk(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Herk, a),
-        Command::Syr2k(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Syr2k, a),
-        Command::Her2k(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Her2k, a),
-        Command::Symm(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Symm, a),
-        Command::Hemm(a) => crate::sym::run(&runtime(cli.emulated)?, Routine::Hemm, a),
+        Command::Syrk(a) => crate::sym::run_rank(&runtime(cli.emulated)?, Routine::Syrk, a),
+        Command::Herk(a) => crate::sym::run_rank(&runtime(cli.emulated)?, Routine::Herk, a),
+        Command::Syr2k(a) => crate::sym::run_rank(&runtime(cli.emulated)?, Routine::Syr2k, a),
+        Command::Her2k(a) => crate::sym::run_rank(&runtime(cli.emulated)?, Routine::Her2k, a),
+        Command::Symm(a) => crate::sym::run_multiply(&runtime(cli.emulated)?, Routine::Symm, a),
+        Command::Hemm(a) => crate::sym::run_multiply(&runtime(cli.emulated)?, Routine::Hemm, a),
         Command::Potrf(a) => factor::run(&runtime(cli.emulated)?, FactorCommand::Potrf, a),
         Command::Getrf(a) => factor::run(&runtime(cli.emulated)?, FactorCommand::Getrf, a),
         Command::Gesv(a) => factor::run(&runtime(cli.emulated)?, FactorCommand::Gesv, a),
@@ -197,7 +197,7 @@ mod tests {
             panic!("not gemm: {:?}", cli.cmd)
         };
         assert_eq!((g.alpha, g.beta), (-1.5, -0.25));
-        assert_eq!(g.shape.mnk(), (7, 2048, 2048));
+        assert_eq!(g.shape.mnk(), (7, 4096, 4096));
         // The = form, and a negative exponent.
         let cli = parse(&["gemm", "--alpha=-2e-3"]).expect("--alpha=-2e-3 parses");
         let Command::Gemm(g) = cli.cmd else {
@@ -217,8 +217,8 @@ mod tests {
             panic!("not gemmt: {:?}", cli.cmd)
         };
         assert_eq!(g.uplo, hetblas::Uplo::Lower, "L is the default");
-        assert_eq!(g.gemm.shape.mnk(), (2048, 9, 4));
-        assert!(g.gemm.check && g.gemm.shape.transb == hetblas::Trans::T);
+        assert_eq!(g.gemm.shape.mnk(), (4096, 9, 4));
+        assert!(g.gemm.run.check && g.gemm.shape.transb == hetblas::Trans::T);
         let Command::Gemmt(g) = parse(&["gemmt", "--uplo", "u"]).expect("uplo u").cmd else {
             panic!("not gemmt")
         };
@@ -226,60 +226,108 @@ mod tests {
         assert!(parse(&["gemmt", "--uplo", "X"]).is_err());
     }
 
+    /// The subcommands that run a routine.
+    const ROUTINES: [&str; 13] = [
+        "gemm", "gemmt", "trsm", "trmm", "syrk", "herk", "syr2k", "her2k", "symm", "hemm", "potrf",
+        "getrf", "gesv",
+    ];
+
+    /// An argument as `--help` shows it: (id, short, long, help, defaults).
+    type Shown = (String, Option<char>, Option<String>, String, String);
+
+    /// The arguments of `sub` among `ids`, sorted.
+    fn options_of(sub: &str, ids: &[&str]) -> Vec<Shown> {
+        let cmd = Cli::command();
+        let mut v: Vec<_> = cmd
+            .find_subcommand(sub)
+            .unwrap_or_else(|| panic!("no subcommand {sub}"))
+            .get_arguments()
+            .filter(|a| ids.contains(&a.get_id().as_str()))
+            .map(|a| {
+                (
+                    a.get_id().to_string(),
+                    a.get_short(),
+                    a.get_long().map(str::to_string),
+                    a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+                    format!("{:?}", a.get_default_values()),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// `hetblas <routine> --help` lists the same problem and run options, with the same
+    /// letters, help and defaults, for every routine (syrk took -n/--size and no -s or
+    /// --trace; herk defaulted to f64 and refused it; default sizes were 2048, 4096, 16384).
     #[test]
-    fn shape_options_are_the_same_in_every_shaped_subcommand() {
-        let shape = [
-            "-m", "100", "-n", "200", "-k", "300", "--dtype", "f32", "--transa", "T", "--transb",
-            "C",
+    fn every_routine_takes_the_same_problem_and_run_options() {
+        let common = [
+            "size", "m", "n", "k", "dtype", "reps", "check", "trace", "devices", "seed", "json",
         ];
-        let gemm = parse(&[&["gemm"][..], &shape[..]].concat()).expect("gemm shape");
-        let predict = parse(&[&["predict"][..], &shape[..]].concat()).expect("predict shape");
-        let (Command::Gemm(g), Command::Predict(p)) = (gemm.cmd, predict.cmd) else {
-            panic!("wrong subcommands")
-        };
-        // Only SIZE's default differs, and -m/-n/-k override it.
-        assert_eq!(g.shape.mnk(), (100, 200, 300));
-        assert_eq!(g.shape.mnk(), p.shape.mnk());
+        let gemm = options_of("gemm", &common);
+        assert_eq!(gemm.len(), common.len(), "{gemm:?}");
+        for r in ROUTINES {
+            assert_eq!(options_of(r, &common), gemm, "{r} differs from gemm");
+        }
+        // predict and simulate take the problem's options, with the same default size.
+        let problem = ["size", "m", "n", "k", "dtype", "transa", "transb"];
         assert_eq!(
-            (g.shape.dtype, g.shape.transa, g.shape.transb),
-            (p.shape.dtype, p.shape.transa, p.shape.transb)
+            options_of("predict", &problem),
+            options_of("gemm", &problem)
         );
-        assert_eq!(g.shape.dtype, hetblas::DType::F32);
         assert_eq!(
-            (g.shape.transa, g.shape.transb),
-            (hetblas::Trans::T, hetblas::Trans::C)
+            options_of("simulate", &problem),
+            options_of("gemm", &problem)
         );
-        // Each subcommand keeps its own default size.
+        // Every subcommand that is not a routine is known here, so a new routine is checked.
+        let others = ["devices", "calibrate", "predict", "simulate"];
+        for sub in Cli::command().get_subcommands() {
+            let name = sub.get_name();
+            assert!(
+                ROUTINES.contains(&name) || others.contains(&name),
+                "{name}: add it to ROUTINES (or to the other commands)"
+            );
+        }
+    }
+
+    /// One default size everywhere, and a dtype each routine is defined for.
+    #[test]
+    fn defaults_are_one_size_and_a_valid_dtype() {
         let Command::Gemm(g) = parse(&["gemm"]).expect("gemm").cmd else {
             panic!("not gemm")
         };
         let Command::Predict(p) = parse(&["predict"]).expect("predict").cmd else {
             panic!("not predict")
         };
-        assert_eq!(g.shape.mnk(), (2048, 2048, 2048));
-        assert_eq!(p.shape.mnk(), (16384, 16384, 16384));
-        // One definition: the shape options carry the same help in both.
-        let cmd = Cli::command();
-        let help_of = |sub: &str| -> Vec<(String, String)> {
-            let mut v: Vec<_> = cmd
-                .find_subcommand(sub)
-                .expect("subcommand")
-                .get_arguments()
-                .filter(|a| {
-                    ["size", "m", "n", "k", "dtype", "transa", "transb"]
-                        .contains(&a.get_id().as_str())
-                })
-                .map(|a| {
-                    (
-                        a.get_id().to_string(),
-                        a.get_help().map(|h| h.to_string()).unwrap_or_default(),
-                    )
-                })
-                .collect();
-            v.sort();
-            v
+        let Command::Herk(h) = parse(&["herk"]).expect("herk").cmd else {
+            panic!("not herk")
         };
-        assert_eq!(help_of("gemm").len(), 7);
-        assert_eq!(help_of("gemm"), help_of("predict"));
+        let Command::Potrf(f) = parse(&["potrf"]).expect("potrf").cmd else {
+            panic!("not potrf")
+        };
+        let size = crate::shape::DEFAULT_SIZE;
+        assert_eq!(g.shape.mnk(), (size, size, size));
+        assert_eq!(p.shape.mnk(), g.shape.mnk());
+        assert_eq!(h.sym.problem.mnk(), g.shape.mnk());
+        assert_eq!(f.problem.mnk(), g.shape.mnk());
+        assert_eq!(g.shape.dtype(), hetblas::DType::F64);
+        for (routine, dtype) in [
+            (Routine::Syrk, hetblas::DType::F64),
+            (Routine::Herk, hetblas::DType::C64),
+            (Routine::Her2k, hetblas::DType::C64),
+            (Routine::Hemm, hetblas::DType::C64),
+            (Routine::Symm, hetblas::DType::F64),
+        ] {
+            assert_eq!(routine.dtype(h.sym.problem.dtype), dtype, "{routine:?}");
+        }
+        // A dtype given is taken as given.
+        let Command::Hemm(m) = parse(&["hemm", "--dtype", "c32"]).expect("hemm").cmd else {
+            panic!("not hemm")
+        };
+        assert_eq!(
+            Routine::Hemm.dtype(m.sym.problem.dtype),
+            hetblas::DType::C32
+        );
     }
 }

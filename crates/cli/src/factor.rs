@@ -2,6 +2,8 @@
 //! optionally checked by residuals on sampled columns and traced; and the model's choice for
 //! `hetblas predict --routine potrf|getrf`.
 
+use crate::report::{median, say, Out};
+use crate::shape::{ProblemArgs, RunArgs};
 use crate::tri::alloc;
 use clap::Args;
 use hetblas::{DType, FactorOptions, FactorReport, MatMut, Result, Runtime, Scalar, Uplo};
@@ -22,24 +24,16 @@ pub enum FactorCommand {
 
 #[derive(Args, Debug)]
 pub struct FactorArgs {
-    /// The order n of A (rows m too unless -m is given; GETRF only).
-    #[arg(long, short = 's', default_value_t = 4096)]
-    pub size: usize,
-    /// Rows of A (GETRF; default SIZE).
-    #[arg(short = 'm')]
-    pub m: Option<usize>,
-    /// Element type: f64, f32, c64 or c32.
-    #[arg(long, default_value = "f64")]
-    pub dtype: DType,
+    #[command(flatten)]
+    pub problem: ProblemArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// UPLO of POTRF: L (A = L L^H) or U (A = U^H U).
     #[arg(long, default_value = "L")]
     pub uplo: char,
     /// Right-hand sides of GESV.
     #[arg(long, default_value_t = 1)]
     pub nrhs: usize,
-    /// Devices to use: indices or labels ("0", "cuda:0,cpu:0"); default: the model decides.
-    #[arg(long)]
-    pub devices: Option<String>,
     /// Force the block column width.
     #[arg(long)]
     pub nb: Option<usize>,
@@ -47,27 +41,12 @@ pub struct FactorArgs {
     /// solver library); default: the model decides.
     #[arg(long, value_parser = ["host", "device"])]
     pub panels: Option<String>,
-    /// Timed repetitions (after one warm-up call, each on a fresh copy of A); the median is
-    /// reported.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
-    pub reps: u64,
-    /// Verify the result in f64 by residuals on sampled columns (all when n <= 512):
-    /// ||A - L L^H|| (POTRF), ||P A - L U|| (GETRF) over n eps ||A|| (1-norms), and
-    /// ||A X - B|| / (||A|| ||X|| n eps) (GESV).
-    #[arg(long)]
-    pub check: bool,
-    /// Write a Chrome trace of the last repetition to this file and print each queue's busy
-    /// share, the panels on their device beside the updates.
-    #[arg(long)]
-    pub trace: Option<std::path::PathBuf>,
-    /// Seed of the random A.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
 }
 
 impl FactorArgs {
     fn options(&self, rt: &Runtime) -> Result<FactorOptions> {
         let devices = self
+            .run
             .devices
             .as_deref()
             .map(|s| crate::cli::parse_devices(rt, s))
@@ -99,7 +78,15 @@ pub fn factor_flops(routine: FactorRoutine, m: usize, n: usize, dtype: DType) ->
 }
 
 pub fn run(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Result<()> {
-    match a.dtype {
+    match cmd {
+        FactorCommand::Getrf => a.problem.without("getrf", &['k'], "A is m x n")?,
+        FactorCommand::Potrf => a.problem.without("potrf", &['m', 'k'], "A is n x n")?,
+        FactorCommand::Gesv => {
+            a.problem
+                .without("gesv", &['m', 'k'], "A is n x n, B n x nrhs (--nrhs)")?
+        }
+    }
+    match a.problem.dtype() {
         DType::F64 => run_typed::<f64>(rt, cmd, a),
         DType::F32 => run_typed::<f32>(rt, cmd, a),
         DType::C64 => run_typed::<c64>(rt, cmd, a),
@@ -159,9 +146,10 @@ fn one_norm<T: Scalar>(a: &[T], m: usize, n: usize) -> f64 {
 }
 
 fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Result<()> {
-    let n = a.size;
+    let out = Out::new(a.run.json);
+    let (m, n, _) = a.problem.mnk();
     let m = match cmd {
-        FactorCommand::Getrf => a.m.unwrap_or(n),
+        FactorCommand::Getrf => m,
         _ => n,
     };
     let uplo = uplo_of(a.uplo)?;
@@ -170,12 +158,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
         _ => FactorRoutine::Getrf,
     };
     let opts = a.options(rt)?;
-    let mut trace_file = crate::gemm::create_trace(a.trace.as_deref())?;
-    let a0: Vec<T> = matrix(cmd, m, n, a.seed)?;
+    let mut trace_file = crate::gemm::create_trace(a.run.trace.as_deref())?;
+    let a0: Vec<T> = matrix(cmd, m, n, a.run.seed)?;
     let mut work = alloc::<T>(m * n, "a copy of A")?;
     work.extend_from_slice(&a0);
     let nrhs = a.nrhs;
-    let mut rng = StdRng::seed_from_u64(a.seed ^ 0xb0b);
+    let mut rng = StdRng::seed_from_u64(a.run.seed ^ 0xb0b);
     let b0: Vec<T> = (0..n * nrhs)
         .map(|_| T::from_c64(c64::new(rng.random_range(-1.0..1.0), 0.0)))
         .collect();
@@ -183,10 +171,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
     let mut ipiv = vec![0i32; m.min(n)];
     let mut times = Vec::new();
     let mut last: Option<FactorReport> = None;
-    for rep in 0..=a.reps {
+    for rep in 0..=a.run.reps {
         work.copy_from_slice(&a0);
         b.copy_from_slice(&b0);
-        let o = opts.clone().trace(trace_file.is_some() && rep == a.reps);
+        let o = opts
+            .clone()
+            .trace(trace_file.is_some() && rep == a.run.reps);
         let am = MatMut::new(&mut work, m, n, m.max(1))?;
         let t = Instant::now();
         let report = match cmd {
@@ -201,8 +191,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
         }
         last = Some(report);
     }
-    times.sort_by(f64::total_cmp);
-    let med = times[times.len() / 2];
+    let med = median(&mut times);
     let report = last.unwrap_or_default();
     let flops = factor_flops(routine, m, n, T::DTYPE)
         + if cmd == FactorCommand::Gesv {
@@ -215,38 +204,59 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
         FactorCommand::Getrf => "getrf".into(),
         FactorCommand::Gesv => format!("gesv nrhs={nrhs}"),
     };
-    println!(
+    out.set(
+        "routine",
+        format!(
+            "{}{}",
+            T::DTYPE.blas_prefix(),
+            name.split(' ').next().unwrap_or_default()
+        ),
+    );
+    out.set("m", m);
+    out.set("n", n);
+    out.set("devices", report.devices.clone());
+    out.set("panels", report.panels.clone());
+    out.set("nb", report.nb);
+    out.set("median_s", med);
+    out.set("gflops", flops / med / 1e9);
+    out.set("predicted_s", report.predicted_seconds);
+    out.set("info", report.info);
+    say!(
+        out,
         "{}{name} m={m} n={n} on [{}] panels on {} nb {}: median {med:.4} s over {} reps, \
          {:.2} GFLOP/s (predicted {:.4} s, planning {:.1} ms{}), info {}",
         T::DTYPE.blas_prefix(),
         report.devices.join(", "),
         report.panels.as_deref().unwrap_or("-"),
         report.nb.map_or("-".into(), |b| b.to_string()),
-        a.reps,
+        a.run.reps,
         flops / med / 1e9,
         report.predicted_seconds.unwrap_or(f64::NAN),
         report.planning_seconds * 1e3,
         if report.plan_cached { ", cached" } else { "" },
         report.info,
     );
-    println!(
+    say!(
+        out,
         "traffic: {:.2} GB in, {:.2} GB out",
         report.bytes_in as f64 / 1e9,
         report.bytes_out as f64 / 1e9
     );
-    if let (Some(path), Some(file), Some(tr)) = (&a.trace, trace_file.as_mut(), &report.trace) {
+    if let (Some(path), Some(file), Some(tr)) = (&a.run.trace, trace_file.as_mut(), &report.trace) {
         use std::io::Write;
         file.write_all(tr.to_chrome_json().as_bytes())
             .map_err(|e| {
                 hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
             })?;
-        println!(
+        out.set("trace", path.display().to_string());
+        say!(
+            out,
             "trace: {} ({} intervals)",
             path.display(),
             tr.intervals.len()
         );
         for u in tr.usage() {
-            println!("  {}: busy {:.1}%", u.queue, 100.0 * u.fraction);
+            say!(out, "  {}: busy {:.1}%", u.queue, 100.0 * u.fraction);
         }
         // Where the panels ran, beside the updates: time per task kind and device.
         let mut kinds: std::collections::BTreeMap<(String, String), (usize, f64)> =
@@ -263,10 +273,10 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
             e.1 += i.end - i.start;
         }
         for ((dev, kind), (count, secs)) in kinds {
-            println!("  {dev:<12} {kind:<10} {count:>6} tasks {secs:>9.4} s");
+            say!(out, "  {dev:<12} {kind:<10} {count:>6} tasks {secs:>9.4} s");
         }
     }
-    if a.check {
+    if a.run.check {
         if report.info != 0 {
             return Err(hetblas::Error::Internal(format!(
                 "check FAILED: info = {} on a matrix built to be {}",
@@ -283,7 +293,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
         let worst = match cmd {
             FactorCommand::Gesv => gesv_residual(&a0, &b0, &b, n, nrhs) / (anorm * n as f64 * eps),
             _ => {
-                let cols = sampled(n, a.seed);
+                let cols = sampled(n, a.run.seed);
                 let mut worst = 0.0f64;
                 for &j in &cols {
                     let r = match cmd {
@@ -292,7 +302,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
                     };
                     worst = worst.max(r / (anorm * n as f64 * eps));
                 }
-                println!("check: {} columns", cols.len());
+                say!(out, "check: {} columns", cols.len());
                 worst
             }
         };
@@ -302,8 +312,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
                 "check FAILED: residual ratio {worst:.3e} (at most 30)"
             )));
         }
-        println!("check: residual ratio {worst:.3} (at most 30)");
+        say!(out, "check: residual ratio {worst:.3} (at most 30)");
+        out.set(
+            "check",
+            serde_json::json!({ "passed": true, "residual_ratio": worst, "at_most": 30 }),
+        );
     }
+    out.finish();
     Ok(())
 }
 

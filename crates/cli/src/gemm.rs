@@ -1,7 +1,8 @@
 //! `hetblas gemm`: a GEMM on random host data, timed, optionally checked; `hetblas gemmt`: the
 //! same for one triangle of C (GEMMT), on the same options and code path.
 
-use crate::shape::ShapeArgs;
+use crate::report::{say, Out};
+use crate::shape::{RunArgs, ShapeArgs};
 use clap::Args;
 use hetblas::{DType, GemmOptions, MatMut, MatRef, Result, Runtime, Scalar, Trans, Uplo};
 use hetblas_core::reference::check_sampled;
@@ -27,9 +28,8 @@ pub struct GemmArgs {
     /// Imaginary part of beta (complex dtypes c32/c64 only).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub beta_im: f64,
-    /// Devices to use: indices or labels ("0,1", "cuda:0,cpu:0"); default: hetblas decides.
-    #[arg(long)]
-    pub devices: Option<String>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Force a square tile size.
     #[arg(long)]
     pub tile: Option<usize>,
@@ -37,9 +37,6 @@ pub struct GemmArgs {
     /// accumulated together), e.g. `4096x512x8192/g1`.
     #[arg(long)]
     pub blocking: Option<hetblas_core::Blocking>,
-    /// Timed repetitions (after one warm-up call); the median is reported.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
-    pub reps: u64,
     /// After the warm-up call, untimed calls for at least this many seconds more before the
     /// timed ones (the validation's steady state: `validate --warm-seconds`); 0: none.
     #[arg(long, default_value_t = 0.0, value_parser = seconds)]
@@ -50,12 +47,6 @@ pub struct GemmArgs {
     /// first, as a program that computes between its calls leaves the devices idle.
     #[arg(long, conflicts_with = "check")]
     pub back_to_back: bool,
-    /// Verify the result against an f64-accumulated reference (sampled entries for big sizes).
-    #[arg(long)]
-    pub check: bool,
-    /// Write a Chrome trace of the last repetition to this file.
-    #[arg(long)]
-    pub trace: Option<std::path::PathBuf>,
     /// Host C with beta != 0: `on` folds the products into C on the host, `off` sends C to the
     /// devices; default: the model decides.
     #[arg(long, value_parser = ["on", "off"])]
@@ -84,9 +75,6 @@ pub struct GemmArgs {
     /// and write the simulated timeline beside the real one (two process rows).
     #[arg(long, requires = "trace")]
     pub simulate: bool,
-    /// Seed of the random A, B and C.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
 }
 
 /// `hetblas gemmt`: GEMM's options, and the triangle of C.
@@ -106,7 +94,7 @@ pub fn run(rt: &Runtime, a: GemmArgs) -> Result<()> {
 
 pub fn run_gemmt(rt: &Runtime, mut a: GemmtArgs) -> Result<()> {
     let (_, n, _) = a.gemm.shape.mnk();
-    let m = *a.gemm.shape.m.get_or_insert(n);
+    let m = *a.gemm.shape.problem.m.get_or_insert(n);
     if m != n {
         return Err(hetblas::Error::InvalidInput(format!(
             "gemmt: C is n x n, but -m {m} differs from n = {n} (give -n or --size)"
@@ -117,13 +105,13 @@ pub fn run_gemmt(rt: &Runtime, mut a: GemmtArgs) -> Result<()> {
 
 /// GEMM (`triangle` None) or GEMMT.
 fn run_triangle(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Result<()> {
-    if !a.shape.dtype.is_complex() && (a.alpha_im != 0.0 || a.beta_im != 0.0) {
+    if !a.shape.dtype().is_complex() && (a.alpha_im != 0.0 || a.beta_im != 0.0) {
         return Err(hetblas::Error::InvalidInput(format!(
             "--alpha-im/--beta-im need a complex --dtype (c32 or c64), not {}",
-            a.shape.dtype
+            a.shape.dtype()
         )));
     }
-    match a.shape.dtype {
+    match a.shape.dtype() {
         DType::F64 => run_typed::<f64>(rt, a, triangle),
         DType::F32 => run_typed::<f32>(rt, a, triangle),
         DType::C64 => run_typed::<c64>(rt, a, triangle),
@@ -194,6 +182,7 @@ fn mem_available() -> Option<u64> {
 }
 
 fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Result<()> {
+    let out = Out::new(a.run.json);
     let (m, n, k) = a.shape.mnk();
     let (transa, transb) = (a.shape.transa, a.shape.transb);
     let (ar, ac) = transa.stored_shape(m, k);
@@ -210,8 +199,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             rt.profile_status()
         )));
     }
-    let mut trace_file = create_trace(a.trace.as_deref())?;
-    let mut rng = StdRng::seed_from_u64(a.seed);
+    let mut trace_file = create_trace(a.run.trace.as_deref())?;
+    let mut rng = StdRng::seed_from_u64(a.run.seed);
     let av: Vec<T> = random(&mut rng, ar * ac)?;
     let bv: Vec<T> = random(&mut rng, br * bc)?;
     let c0: Vec<T> = random(&mut rng, m * n)?;
@@ -221,6 +210,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     })?;
     c.extend_from_slice(&c0);
     let devices = a
+        .run
         .devices
         .as_deref()
         .map(|s| crate::cli::parse_devices(rt, s))
@@ -278,14 +268,16 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
                 (&bv, br),
                 (&c0, c),
                 (n, k),
-                a.seed,
+                a.run.seed,
             )?;
-            println!(
-                "check: {checked} entries of the {} triangle within the error bound (worst \
-                 error/bound {worst:.3}); the other triangle's {other} entries bit-identical to \
-                 C before the call",
-                uplo.as_char()
+            say!(
+                out,
+                "check: {checked} entries of the {} triangle {}; the other triangle's {other} \
+                 entries bit-identical to C before the call",
+                uplo.as_char(),
+                agreement(worst, non_finite(c))
             );
+            out.set("check", check_json(Some(checked), worst, non_finite(c)));
             return Ok(());
         }
         let (checked, worst) = check_sampled(
@@ -298,10 +290,15 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             MatRef::new(&c0, m, n, m.max(1))?,
             MatRef::new(c, m, n, m.max(1))?,
             4096,
-            a.seed,
+            a.run.seed,
         )
         .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
-        println!("check: {checked} entries within the error bound (worst error/bound {worst:.3})");
+        say!(
+            out,
+            "check: {checked} entries {}",
+            agreement(worst, non_finite(c))
+        );
+        out.set("check", check_json(Some(checked), worst, non_finite(c)));
         Ok(())
     };
     // Energy counters at the first timed repetition: over all of them, calls too short for
@@ -310,7 +307,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     let mut warm_until: Option<Instant> = None;
     let mut warm_calls = 0u64;
     let mut rep = 0;
-    while rep <= a.reps {
+    while rep <= a.run.reps {
         if rep == 1 && a.warm_seconds > 0.0 {
             // Untimed calls (each like a timed one) until the warm time has passed.
             let until = *warm_until.get_or_insert_with(|| {
@@ -349,7 +346,11 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         }
         if rep == 1 {
             if let Some((injector, spec)) = &fault {
-                println!("injecting {spec:?} before rep 1");
+                say!(
+                    out,
+                    "injecting a fault ({}) before rep 1",
+                    a.fault.as_deref().unwrap_or_default()
+                );
                 injector.arm([spec.clone()]);
             }
         }
@@ -358,7 +359,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             .blocking(a.blocking)
             .device_list(devices.clone())
             .memory_limit(a.memory_limit)
-            .trace(trace_file.is_some() && rep == a.reps)
+            .trace(trace_file.is_some() && rep == a.run.reps)
             .host_fold(a.host_fold.as_deref().map(|f| f == "on"))
             .fold_tail(a.fold_tail)
             .objective(a.objective)
@@ -380,11 +381,11 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         let report = report?;
         // A call that recovered from a device failure is timed on its own, against the others.
         for f in &report.recovered {
-            println!("rep {rep}: recovered in {secs:.4} s: {f}");
+            say!(out, "rep {rep}: recovered in {secs:.4} s: {f}");
         }
         if !report.recovered.is_empty() {
             recovered.push((rep, secs));
-            if a.check {
+            if a.run.check {
                 check(&c)?;
             }
         } else if rep > 0 {
@@ -395,14 +396,16 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         rep += 1;
     }
     if warm_calls > 0 {
-        println!(
+        say!(
+            out,
             "warm-up: {warm_calls} untimed calls in {:.2} s after the first",
             a.warm_seconds
         );
     }
     // The timed calls in order: a first call slower than the others shows a state the
     // warm-up call did not reach (clocks, host memory, the fold's rate).
-    println!(
+    say!(
+        out,
         "timed calls in order (s): {}",
         times
             .iter()
@@ -416,16 +419,22 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     times.sort_by(f64::total_cmp);
     let med = times[times.len() / 2];
     for (rep, secs) in &recovered {
-        println!(
+        say!(
+            out,
             "rep {rep} (recovered): {secs:.4} s, {:.2}x the median of the fault-free reps, \
              {med:.4} s (those after it ran without the failed device)",
             secs / med
         );
     }
-    let failed = rt.failed_devices();
+    let failed: Vec<String> = rt
+        .failed_devices()
+        .iter()
+        .filter_map(|&i| rt.devices().get(i).map(|d| d.info().label()))
+        .collect();
     if !failed.is_empty() {
-        println!("left out until re-probed: devices {failed:?}");
+        say!(out, "left out until re-probed: {}", failed.join(", "));
     }
+    out.set("failed_devices", failed);
     // Real flops: 8 per complex multiply-add; GEMMT's are the triangle's, diagonal included.
     let flops = match triangle {
         None => T::DTYPE.gemm_flops(m, n, k),
@@ -448,7 +457,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             transb.as_char()
         ),
     };
-    println!(
+    say!(
+        out,
         "{routine} on [{}] tile {}{}: median {:.4} s over {} reps, {:.2} GFLOP/s",
         report.devices.join(", "),
         report
@@ -467,8 +477,21 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         times.len(),
         flops / med / 1e9
     );
+    out.set("routine", routine.split(' ').next().unwrap_or_default());
+    out.set("uplo", triangle.map(|u| u.as_char().to_string()));
+    out.set("transa", transa.as_char().to_string());
+    out.set("transb", transb.as_char().to_string());
+    out.set("m", m);
+    out.set("n", n);
+    out.set("k", k);
+    out.set("devices", report.devices.clone());
+    out.set("tile", report.tile.map(|(x, y, z)| vec![x, y, z]));
+    out.set("host_fold", report.host_fold);
+    out.set("median_s", med);
+    out.set("times_s", times.clone());
+    out.set("gflops", flops / med / 1e9);
     if let Some(line) = model_line(rt, &a, &report, med) {
-        println!("{line}");
+        say!(out, "{line}");
     }
     if report.devices.len() > 1 {
         let shares: Vec<String> = report
@@ -484,14 +507,15 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
                 )
             })
             .collect();
-        println!("shares: {}", shares.join(", "));
+        say!(out, "shares: {}", shares.join(", "));
         let gb = |v: &[u64]| {
             v.iter()
                 .map(|b| format!("{:.2}", *b as f64 / 1e9))
                 .collect::<Vec<_>>()
                 .join("/")
         };
-        println!(
+        say!(
+            out,
             "traffic GB per device: from operands {}, from peers {}",
             gb(&report.stats.bytes_in),
             gb(&report.stats.bytes_peer)
@@ -500,26 +524,27 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     // The energy of the repetition that took the median time.
     energies.sort_by(|x, y| x.0.total_cmp(&y.0));
     if let Some((_, e)) = energies.get(energies.len() / 2) {
-        crate::power::print_energy(e, flops);
+        crate::power::print_energy(&out, e, flops);
     }
     if let Some((t0, before)) = batch {
         let secs = t0.elapsed().as_secs_f64();
-        crate::power::print_batch_energy(&meters, &before, secs, a.reps, flops);
+        crate::power::print_batch_energy(&out, &meters, &before, secs, a.run.reps, flops);
     }
-    if let (Some(path), Some(file)) = (&a.trace, trace_file.as_mut()) {
+    if let (Some(path), Some(file)) = (&a.run.trace, trace_file.as_mut()) {
         if let Some(tr) = &report.trace {
             use std::io::Write;
             let json = if a.simulate {
                 let sim = rt.simulate_report(&report, None)?;
                 let (s, e) = tr.span();
-                println!(
+                say!(
+                    out,
                     "simulated: {:.4} s against {:.4} s measured ({:+.1}%)",
                     sim.makespan,
                     e - s,
                     100.0 * (sim.makespan - (e - s)) / (e - s)
                 );
                 for line in crate::terms::compare(tr, &sim.trace) {
-                    println!("  {line}");
+                    say!(out, "  {line}");
                 }
                 hetblas_core::trace::chrome_json_rows(&[("real", tr), ("simulated", &sim.trace)])
             } else {
@@ -528,7 +553,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             file.write_all(json.as_bytes()).map_err(|e| {
                 hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
             })?;
-            println!(
+            out.set("trace", path.display().to_string());
+            say!(
+                out,
                 "trace: {} ({} intervals)",
                 path.display(),
                 tr.intervals.len()
@@ -537,7 +564,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             // start of execution; a K-split call's trace starts with the call, so its deciding
             // counts in the wait for the first task).
             let (s, e) = tr.span();
-            println!(
+            say!(
+                out,
                 "traced call {:.2} ms: {:.2} ms to decide, plan and enter, {:.2} ms to the first \
                  task, {:.2} ms of tasks, {:.2} ms after the last",
                 report.seconds * 1e3,
@@ -548,10 +576,51 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             );
         }
     }
-    if a.check {
+    if a.run.check {
         check(&c)?;
     }
+    out.finish();
     Ok(())
+}
+
+/// Entries of `c` with a NaN or an infinite part.
+pub(crate) fn non_finite<T: Scalar>(c: &[T]) -> usize {
+    c.iter()
+        .filter(|x| {
+            let v = x.to_c64();
+            !(v.re.is_finite() && v.im.is_finite())
+        })
+        .count()
+}
+
+/// How a passed check's entries agree with the reference: within the error bound, and where
+/// C has NaN or infinite entries (`non_finite` of them), that the reference has them too at
+/// every entry checked (a NaN or infinity it does not have fails the check).
+pub(crate) fn agreement(worst: f64, non_finite: usize) -> String {
+    if non_finite == 0 {
+        format!("within the error bound (worst error/bound {worst:.3})")
+    } else {
+        format!(
+            "agree with the reference: {non_finite} entries of the result are NaN or \
+             infinite, as the reference's are at each entry checked (a NaN or infinite scalar \
+             or operand, or an overflow); the finite ones within the error bound (worst \
+             error/bound {worst:.3})"
+        )
+    }
+}
+
+/// The JSON form of a passed check.
+pub(crate) fn check_json(
+    entries: Option<usize>,
+    worst: f64,
+    non_finite: usize,
+) -> serde_json::Value {
+    serde_json::json!({
+        "passed": true,
+        "entries": entries,
+        "worst_error_over_bound": worst,
+        "non_finite": non_finite,
+    })
 }
 
 /// GEMMT's `--check`: entries of the `uplo` triangle of `c` (all of them up to 4096, else 4096
@@ -686,7 +755,7 @@ fn model_line(
         m,
         n,
         k,
-        dtype: a.shape.dtype,
+        dtype: a.shape.dtype(),
         beta_zero: a.beta == 0.0 && a.beta_im == 0.0,
         locations: [hetblas_core::MemorySpace::HOST; 3],
         sym: None,

@@ -1,6 +1,7 @@
 //! Power for the CLI: joules per call around `hetblas gemm`, and each device's busy and idle
 //! power for `hetblas calibrate`.
 
+use crate::report::{say, Out};
 use hetblas::{GemmOptions, MatRef, Result, Runtime, Trans};
 use hetblas_core::energy::meter::{mean_power, DeviceEnergy, PowerMeter};
 use hetblas_core::energy::{cpu_estimate, DevicePower};
@@ -25,7 +26,7 @@ pub fn meters(rt: &Runtime, verbose: bool) -> Vec<Arc<dyn PowerMeter>> {
 }
 
 /// One line per device: joules, mean watts, and how they were measured.
-pub fn print_energy(energy: &[DeviceEnergy], flops: f64) {
+pub fn print_energy(out: &Out, energy: &[DeviceEnergy], flops: f64) {
     if energy.is_empty() {
         return;
     }
@@ -39,7 +40,9 @@ pub fn print_energy(energy: &[DeviceEnergy], flops: f64) {
             )
         })
         .collect();
-    println!(
+    out.set("energy_j", total);
+    say!(
+        out,
         "energy per call: {total:.2} J = {}; {:.2} GFLOP/J",
         parts.join(", "),
         flops / total.max(f64::MIN_POSITIVE) / 1e9
@@ -63,6 +66,7 @@ pub fn counters(meters: &[Arc<dyn PowerMeter>]) -> Vec<(String, f64)> {
 /// lasted long enough for the counters' resolution
 /// ([`hetblas_core::energy::meter::COUNTER_MIN_S`]).
 pub fn print_batch_energy(
+    out: &Out,
     meters: &[Arc<dyn PowerMeter>],
     before: &[(String, f64)],
     secs: f64,
@@ -85,7 +89,8 @@ pub fn print_batch_energy(
         return;
     }
     let parts: Vec<String> = per.iter().map(|(d, j)| format!("{d} {j:.2} J")).collect();
-    println!(
+    say!(
+        out,
         "energy per call over {calls} calls ({secs:.2} s, energy counter): {total:.2} J = {}; \
          {:.2} GFLOP/J",
         parts.join(", "),

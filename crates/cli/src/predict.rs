@@ -10,7 +10,6 @@ use hetblas_core::profile::HOST_LABEL;
 use hetblas_core::{DeviceKind, MemorySpace};
 
 #[derive(Args, Debug)]
-#[command(mut_arg("size", |a| a.default_value("16384")))]
 pub struct PredictArgs {
     #[command(flatten)]
     pub shape: ShapeArgs,
@@ -50,13 +49,13 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
             hetblas_core::plan::FactorRoutine::Getrf
         };
         let (_, n, _) = a.shape.mnk();
-        return crate::factor::predict(rt, r, n, a.shape.dtype);
+        return crate::factor::predict(rt, r, n, a.shape.dtype());
     }
     let sym_routine = !matches!(routine.as_str(), "gemm" | "trsm" | "trmm");
     if sym_routine {
         let routine = a.routine.parse().map_err(Error::InvalidInput)?;
         let shape = a.shape.mnk();
-        return crate::sym::predict(rt, routine, shape, a.shape.dtype, a.shape.transa);
+        return crate::sym::predict(rt, routine, shape, a.shape.problem.dtype, a.shape.transa);
     }
     if !a.routine.eq_ignore_ascii_case("gemm") {
         let routine = if a.routine.eq_ignore_ascii_case("trsm") {
@@ -66,10 +65,9 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
         };
         let (m, n, _) = a.shape.mnk();
         let shape = crate::tri::TriShapeArgs {
-            size: a.shape.size,
-            m: Some(m),
-            n: Some(n),
-            dtype: a.shape.dtype,
+            m,
+            n,
+            dtype: a.shape.dtype(),
             side: a.side,
             uplo: a.uplo,
             transa: a.shape.transa,
@@ -93,6 +91,18 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
             rt.devices().len()
         ))
     })?;
+    if dev.space().is_host() {
+        let labels: Vec<String> = rt.devices().iter().map(|d| d.info().label()).collect();
+        return Err(Error::InvalidInput(format!(
+            "predict explains a GEMM offloaded to an accelerator, and {} is the host ({} \
+             here): give --device with an accelerator, or try host-emulated ones \
+             (`hetblas --emulated 1 calibrate`, then `hetblas --emulated 1 predict`), or a \
+             GPU machine's profile (`hetblas simulate --profile \
+             docs/profiles/nvidia-h200-x1.json`)",
+            dev.info().label(),
+            labels.join(", ")
+        )));
+    }
     let profile = rt.profile().ok_or_else(|| {
         Error::Profile(format!("{} — nothing to predict with", rt.profile_status()))
     })?;
@@ -102,7 +112,7 @@ pub fn run(rt: &Runtime, a: PredictArgs) -> Result<()> {
             Error::InvalidInput(format!("--placement {:?}: three of h/d", a.placement))
         })?;
     let (m, n, k) = a.shape.mnk();
-    let dtype = a.shape.dtype;
+    let dtype = a.shape.dtype();
     let problem = GemmProblem {
         transa: a.shape.transa,
         transb: a.shape.transb,

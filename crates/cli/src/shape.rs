@@ -1,33 +1,103 @@
-//! The problem options every subcommand with a GEMM shape takes, written once and flattened in.
+//! The options every routine subcommand takes, written once and flattened into each: the
+//! problem (`-s/-m/-n/-k`, `--dtype`; `predict` and `simulate` take it too) and how it is run
+//! (`--reps`, `--check`, `--trace`, `--devices`, `--seed`, `--json`).
 
 use clap::Args;
-use hetblas::{DType, Trans};
+use hetblas::{DType, Error, Result, Trans};
 
-/// Shape, element type and transposes of `C = alpha * op(A) * op(B) + beta * C`.
+/// The one default size of every command.
+pub const DEFAULT_SIZE: usize = 4096;
+
+/// The problem's dimensions and element type. Each routine reads the dimensions it has and
+/// refuses the others (`trsm -k 5`: B is m x n).
 #[derive(Args, Debug, Clone, PartialEq)]
-pub struct ShapeArgs {
-    /// m = n = k = SIZE (each overridden by -m/-n/-k).
+pub struct ProblemArgs {
+    /// Every dimension of the routine = SIZE, each overridden by -m/-n/-k.
     // Negative numbers are taken as values so that `-m -5` is refused as a bad size, not as an
     // unknown option `-5`.
-    #[arg(
-        long,
-        short = 's',
-        default_value_t = 2048,
-        allow_negative_numbers = true
-    )]
+    #[arg(long, short = 's', default_value_t = DEFAULT_SIZE, allow_negative_numbers = true)]
     pub size: usize,
-    /// Rows of C and of op(A) (default: SIZE).
+    /// Rows: of C (GEMM, SYMM/HEMM), of B (TRSM/TRMM), of A (GETRF) (default: SIZE).
     #[arg(short = 'm', allow_negative_numbers = true)]
     pub m: Option<usize>,
-    /// Columns of C and of op(B) (default: SIZE).
+    /// Columns: of C (GEMM, SYMM/HEMM; the order of C in the rank updates and GEMMT), of B
+    /// (TRSM/TRMM), of A (POTRF, GETRF, GESV: the order) (default: SIZE).
     #[arg(short = 'n', allow_negative_numbers = true)]
     pub n: Option<usize>,
-    /// Inner dimension: columns of op(A), rows of op(B) (default: SIZE).
+    /// Inner dimension: of GEMM, GEMMT and the rank updates (default: SIZE).
     #[arg(short = 'k', allow_negative_numbers = true)]
     pub k: Option<usize>,
-    /// Element type: f64, f32, c64 (double complex, ZGEMM) or c32 (single complex, CGEMM).
-    #[arg(long, default_value = "f64")]
-    pub dtype: DType,
+    /// Element type: f64, f32, c64 (double complex) or c32 (single complex); default f64, or
+    /// c64 for the routines defined for complex types only (HERK, HER2K, HEMM).
+    #[arg(long)]
+    pub dtype: Option<DType>,
+}
+
+impl ProblemArgs {
+    /// (m, n, k) with SIZE filling what -m/-n/-k left out.
+    pub fn mnk(&self) -> (usize, usize, usize) {
+        (
+            self.m.unwrap_or(self.size),
+            self.n.unwrap_or(self.size),
+            self.k.unwrap_or(self.size),
+        )
+    }
+
+    /// `--dtype`, or f64 when it was not given.
+    pub fn dtype(&self) -> DType {
+        self.dtype.unwrap_or(DType::F64)
+    }
+
+    /// Refuses each of `flags` (of 'm', 'n', 'k') that was given: `routine` does not have that
+    /// dimension, and `why` says what it has instead.
+    pub fn without(&self, routine: &str, flags: &[char], why: &str) -> Result<()> {
+        for &f in flags {
+            let given = match f {
+                'm' => self.m.is_some(),
+                'n' => self.n.is_some(),
+                _ => self.k.is_some(),
+            };
+            if given {
+                return Err(Error::InvalidInput(format!(
+                    "{routine} takes no -{f}: {why}"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a routine is run and reported.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct RunArgs {
+    /// Timed repetitions (after one warm-up call); the median is reported.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    pub reps: u64,
+    /// Verify the result against an f64-accumulated reference (sampled entries or residuals
+    /// for big sizes); a NaN or infinity that the reference does not have fails it.
+    #[arg(long)]
+    pub check: bool,
+    /// Write a Chrome trace of the last repetition to this file.
+    #[arg(long)]
+    pub trace: Option<std::path::PathBuf>,
+    /// Devices to use: indices or labels ("0,1", "cuda:0,cpu:0"; see `hetblas devices`);
+    /// default: hetblas decides.
+    #[arg(long)]
+    pub devices: Option<String>,
+    /// Seed of the random operands.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Print the report as one JSON object (for scripts) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// GEMM's problem: the dimensions and type, and the transposes of
+/// `C = alpha * op(A) * op(B) + beta * C` (`predict` and `simulate` take them too).
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct ShapeArgs {
+    #[command(flatten)]
+    pub problem: ProblemArgs,
     /// op(A): N (A), T (A transposed) or C (A conjugate-transposed).
     #[arg(long, default_value = "N")]
     pub transa: Trans,
@@ -39,10 +109,10 @@ pub struct ShapeArgs {
 impl ShapeArgs {
     /// (m, n, k) with SIZE filling what -m/-n/-k left out.
     pub fn mnk(&self) -> (usize, usize, usize) {
-        (
-            self.m.unwrap_or(self.size),
-            self.n.unwrap_or(self.size),
-            self.k.unwrap_or(self.size),
-        )
+        self.problem.mnk()
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.problem.dtype()
     }
 }

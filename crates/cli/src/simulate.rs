@@ -13,16 +13,15 @@ use hetblas_core::MemorySpace;
 use std::time::Instant;
 
 #[derive(Args, Debug)]
-#[command(mut_arg("size", |a| a.default_value("16384")))]
 pub struct SimulateArgs {
     #[command(flatten)]
     pub shape: ShapeArgs,
     /// The machine: a profile JSON (measured by `hetblas calibrate`, or synthetic).
     #[arg(long)]
     pub profile: std::path::PathBuf,
-    /// Make it a machine of N GPUs of the profile's first GPU, all joined by peer links as
-    /// fast as the profile's fastest (NVLink's 389 GB/s when it has none).
-    #[arg(long)]
+    /// Make it a machine of N GPUs (1 to 64) of the profile's first GPU, all joined by peer
+    /// links as fast as the profile's fastest (NVLink's 389 GB/s when it has none).
+    #[arg(long, value_parser = gpu_count)]
     pub gpus: Option<usize>,
     /// Write the machine simulated (the synthetic one with --gpus) as a profile to this file.
     #[arg(long)]
@@ -32,8 +31,8 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub devices: Option<String>,
     /// Square tile; default: the candidate the simulator finds best.
-    #[arg(long)]
-    pub tile: Option<usize>,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub tile: Option<u64>,
     /// What the device subset and tile are chosen for: time, energy or edp.
     #[arg(long, default_value = "time")]
     pub objective: Objective,
@@ -53,6 +52,61 @@ pub struct SimulateArgs {
 /// Peer bandwidth of a synthetic machine when the profile has no peer link (NVLink between
 /// two H200s, measured).
 const NVLINK_BYTES_PER_SEC: f64 = 389e9;
+
+/// The most GPUs a synthetic machine has (its links grow as the square of the count).
+const MAX_GPUS: usize = 64;
+
+/// The most tile tasks of one candidate's plan that the simulator is asked to replay: planning
+/// and replaying grow with them (a 16384^3 DGEMM with tiles of 1024 has 4096).
+const MAX_TASKS: u64 = 1 << 18;
+
+fn gpu_count(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_GPUS).contains(&n) => Ok(n),
+        Ok(n) => Err(format!(
+            "{n}: a synthetic machine has 1 to {MAX_GPUS} GPUs (its links grow as the square \
+             of the count)"
+        )),
+        Err(e) => Err(format!("{s}: {e}")),
+    }
+}
+
+/// Tile tasks of a plan with square tiles of `t` over blocks (mb, nb, kb) of the dimensions.
+fn tasks(dims: [usize; 3], t: u64) -> u64 {
+    dims.iter()
+        .map(|&d| (d as u64).div_ceil(t))
+        .fold(1u64, u64::saturating_mul)
+}
+
+/// The candidate tiles whose plans the simulator can replay in reasonable time, refusing the
+/// problem when none is left: (dimensions whose blocks multiply to the task count).
+fn replayable(dims: [usize; 3], candidates: Vec<usize>, forced: bool) -> Result<Vec<usize>> {
+    if dims.contains(&0) {
+        return Err(Error::InvalidInput(
+            "nothing to simulate: every dimension must be at least 1 (-s/-m/-n/-k)".into(),
+        ));
+    }
+    let kept: Vec<usize> = candidates
+        .iter()
+        .copied()
+        .filter(|&t| tasks(dims, t as u64) <= MAX_TASKS)
+        .collect();
+    if kept.is_empty() {
+        let t = candidates.iter().copied().max().unwrap_or(1);
+        return Err(Error::InvalidInput(format!(
+            "{} {t} makes {} tile tasks; the simulator replays plans of at most {MAX_TASKS}: \
+             give {}a smaller size",
+            if forced {
+                "--tile"
+            } else {
+                "the largest candidate tile,"
+            },
+            tasks(dims, t as u64),
+            if forced { "a larger --tile or " } else { "" }
+        )));
+    }
+    Ok(kept)
+}
 
 pub fn run(a: SimulateArgs) -> Result<()> {
     let mut profile = MachineProfile::load(&a.profile)?;
@@ -96,7 +150,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         m,
         n,
         k,
-        dtype: a.shape.dtype,
+        dtype: a.shape.dtype(),
         beta_zero: a.beta_zero,
         locations: [MemorySpace::HOST; 3],
         sym: None,
@@ -104,7 +158,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     problem.check_modelled()?;
     let maxdim = m.max(n).max(k);
     let candidates: Vec<usize> = match a.tile {
-        Some(t) => vec![t],
+        Some(t) => vec![t as usize],
         None => {
             let c: Vec<usize> = [1024, 2048, 4096, 8192]
                 .into_iter()
@@ -117,6 +171,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             }
         }
     };
+    let candidates = replayable([m, n, k], candidates, a.tile.is_some())?;
     let start = Instant::now();
     let (mp, sim) = machine.best_tile(&problem, &candidates, a.objective, only)?;
     let spent = start.elapsed().as_secs_f64();
@@ -124,7 +179,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     println!(
         "simulated {}gemm {m}x{n}x{k} on {} [{}] tile {}: makespan {:.4} s, {:.2} TFLOP/s \
          ({} tasks; {} candidate tiles planned and replayed in {:.3} s)",
-        a.shape.dtype.blas_prefix(),
+        a.shape.dtype().blas_prefix(),
         machine.profile.host,
         mp.labels.join(", "),
         mp.blocking.tm,
@@ -188,10 +243,10 @@ fn triangular(a: &SimulateArgs, machine: &ProfiledMachine, only: Option<&[usize]
         },
         m,
         n,
-        dtype: a.shape.dtype,
+        dtype: a.shape.dtype(),
     };
     let candidates: Vec<usize> = match a.tile {
-        Some(t) => vec![t],
+        Some(t) => vec![t as usize],
         None => {
             let c: Vec<usize> = [1024, 2048, 4096].into_iter().filter(|&t| t <= m).collect();
             if c.is_empty() {
@@ -201,6 +256,8 @@ fn triangular(a: &SimulateArgs, machine: &ProfiledMachine, only: Option<&[usize]
             }
         }
     };
+    // A's blocks square (m/t)^2 / 2, each against n/t panels: at most m/t x m/t x n/t.
+    let candidates = replayable([m, m, n], candidates, a.tile.is_some())?;
     let start = Instant::now();
     let (mp, sim) = machine.best_tri_tile(&problem, &candidates, only)?;
     let spent = start.elapsed().as_secs_f64();
@@ -208,7 +265,7 @@ fn triangular(a: &SimulateArgs, machine: &ProfiledMachine, only: Option<&[usize]
     println!(
         "simulated {}{} L L {} N m={m} n={n} on {} [{}] tile {}: makespan {:.4} s, {:.2} \
          TFLOP/s ({} tasks; {} candidate tiles planned and replayed in {:.3} s)",
-        a.shape.dtype.blas_prefix(),
+        a.shape.dtype().blas_prefix(),
         a.routine,
         a.shape.transa.as_char(),
         machine.profile.host,

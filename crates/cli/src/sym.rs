@@ -1,6 +1,8 @@
 //! `hetblas syrk|herk|syr2k|her2k|symm|hemm`: a symmetric/Hermitian routine on random host
 //! data, timed, optionally checked; `--tiles` sweeps the diagonal block against the model's.
 
+use crate::report::{median, say, Out};
+use crate::shape::{ProblemArgs, RunArgs};
 use clap::Args;
 use hetblas::{DType, Error, GemmOptions, MatIn, MatMut, MatRef, Result, Runtime, Scalar};
 use hetblas::{Side, SymOp, SymProblem, Trans, Uplo};
@@ -36,29 +38,38 @@ impl std::str::FromStr for Routine {
     }
 }
 
+impl Routine {
+    fn rank(self) -> bool {
+        matches!(
+            self,
+            Routine::Syrk | Routine::Herk | Routine::Syr2k | Routine::Her2k
+        )
+    }
+
+    fn hermitian(self) -> bool {
+        matches!(self, Routine::Herk | Routine::Her2k | Routine::Hemm)
+    }
+
+    /// `--dtype`, or the routine's default: c64 where only complex types are defined.
+    pub fn dtype(self, given: Option<DType>) -> DType {
+        given.unwrap_or(if self.hermitian() {
+            DType::C64
+        } else {
+            DType::F64
+        })
+    }
+}
+
+/// The options of the six routines.
 #[derive(Args, Debug)]
 pub struct SymArgs {
-    /// Order of C for the rank updates (SYRK ... HER2K); columns of C for SYMM/HEMM.
-    #[arg(short = 'n', long = "size", default_value_t = 4096)]
-    pub n: usize,
-    /// Rows of C and B (SYMM/HEMM; default: the size).
-    #[arg(short = 'm')]
-    pub m: Option<usize>,
-    /// Columns of op(A) in the rank updates (default: the size).
-    #[arg(short = 'k')]
-    pub k: Option<usize>,
-    /// Element type: f64, f32, c64 or c32 (HERK, HER2K and HEMM: c64 or c32).
-    #[arg(long, default_value = "f64")]
-    pub dtype: DType,
+    #[command(flatten)]
+    pub problem: ProblemArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// The triangle of C (rank updates) or of A (SYMM/HEMM) referenced: U or L.
     #[arg(long, default_value = "L")]
     pub uplo: Uplo,
-    /// Rank updates: N (op(A) = A, n x k) or T / C (op(A) = A^T / A^H, A k x n).
-    #[arg(long, default_value = "N")]
-    pub trans: Trans,
-    /// SYMM/HEMM: L (C = alpha A B + beta C) or R (C = alpha B A + beta C).
-    #[arg(long, default_value = "L")]
-    pub side: Side,
     /// The scalar alpha (real part; HERK's is real).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub alpha: f64,
@@ -71,9 +82,6 @@ pub struct SymArgs {
     /// Imaginary part of beta (complex SYRK, SYR2K, SYMM, HEMM).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub beta_im: f64,
-    /// Devices to use: indices or labels ("0,1", "cuda:0"); default: hetblas decides.
-    #[arg(long)]
-    pub devices: Option<String>,
     /// Force the diagonal block size (and the GEMMs' square tile).
     #[arg(long)]
     pub tile: Option<usize>,
@@ -81,45 +89,114 @@ pub struct SymArgs {
     /// report the model's time against the best of the sweep.
     #[arg(long, value_delimiter = ',')]
     pub tiles: Vec<usize>,
-    /// Timed repetitions (after one warm-up call); the median is reported.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
-    pub reps: u64,
-    /// Verify the result against an f64-accumulated reference (sampled entries for big sizes;
-    /// the untouched triangle bit for bit).
-    #[arg(long)]
-    pub check: bool,
-    /// Seed of the random A, B and C.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
 }
 
-impl SymArgs {
-    /// The routine's operation and problem.
-    pub fn problem(&self, routine: Routine) -> SymProblem {
-        let (n, k) = (self.n, self.k.unwrap_or(self.n));
-        let m = self.m.unwrap_or(n);
-        let rank = |two, herm| SymProblem::rank(self.uplo, self.trans, two, herm, n, k, self.dtype);
-        let mul = |herm| SymProblem::multiply(self.side, self.uplo, herm, m, n, self.dtype);
-        match routine {
-            Routine::Syrk => rank(false, false),
-            Routine::Herk => rank(false, true),
-            Routine::Syr2k => rank(true, false),
-            Routine::Her2k => rank(true, true),
-            Routine::Symm => mul(false),
-            Routine::Hemm => mul(true),
-        }
+/// SYRK, HERK, SYR2K, HER2K: C is n x n, op(A) n x k.
+#[derive(Args, Debug)]
+pub struct RankArgs {
+    #[command(flatten)]
+    pub sym: SymArgs,
+    /// N (op(A) = A, n x k) or T / C (op(A) = A^T / A^H, A stored k x n).
+    #[arg(long, default_value = "N")]
+    pub trans: Trans,
+}
+
+/// SYMM, HEMM: C and B are m x n, A m x m (side L) or n x n (side R).
+#[derive(Args, Debug)]
+pub struct MultiplyArgs {
+    #[command(flatten)]
+    pub sym: SymArgs,
+    /// L (C = alpha A B + beta C) or R (C = alpha B A + beta C).
+    #[arg(long, default_value = "L")]
+    pub side: Side,
+}
+
+/// The routine's problem from the command's dimensions: (m, n, k) of the rank updates' n and
+/// k (C n x n), or SYMM/HEMM's m and n.
+pub fn problem(
+    routine: Routine,
+    uplo: Uplo,
+    trans: Trans,
+    side: Side,
+    (m, n, k): (usize, usize, usize),
+    dtype: DType,
+) -> SymProblem {
+    let rank = |two, herm| SymProblem::rank(uplo, trans, two, herm, n, k, dtype);
+    let mul = |herm| SymProblem::multiply(side, uplo, herm, m, n, dtype);
+    match routine {
+        Routine::Syrk => rank(false, false),
+        Routine::Herk => rank(false, true),
+        Routine::Syr2k => rank(true, false),
+        Routine::Her2k => rank(true, true),
+        Routine::Symm => mul(false),
+        Routine::Hemm => mul(true),
     }
 }
 
-pub fn run(rt: &Runtime, routine: Routine, a: SymArgs) -> Result<()> {
-    let p = a.problem(routine);
-    if !p.op.defined_for(a.dtype) {
+/// The BLAS name with its options and dimensions: `dsyrk L N n=64 k=32`, `zhemm L U m=8 n=9`.
+pub fn describe(p: &SymProblem) -> String {
+    let name = format!(
+        "{}{}",
+        p.dtype.blas_prefix(),
+        p.op.name().to_ascii_lowercase()
+    );
+    match p.op {
+        SymOp::Rank { uplo, trans, .. } => format!(
+            "{name} {} {} n={} k={}",
+            uplo.as_char(),
+            trans.as_char(),
+            p.n,
+            p.k
+        ),
+        SymOp::Multiply { side, uplo, .. } => format!(
+            "{name} {} {} m={} n={}",
+            side.as_char(),
+            uplo.as_char(),
+            p.m,
+            p.n
+        ),
+    }
+}
+
+pub fn run_rank(rt: &Runtime, routine: Routine, a: RankArgs) -> Result<()> {
+    let what = "C is n x n (give -n or --size; -k is the inner dimension)";
+    a.sym.problem.without(&routine.name(), &['m'], what)?;
+    let (_, n, k) = a.sym.problem.mnk();
+    run(rt, routine, a.sym, a.trans, Side::Left, (n, n, k))
+}
+
+pub fn run_multiply(rt: &Runtime, routine: Routine, a: MultiplyArgs) -> Result<()> {
+    let what = "C and B are m x n, A m x m (--side L) or n x n (--side R)";
+    a.sym.problem.without(&routine.name(), &['k'], what)?;
+    let (m, n, _) = a.sym.problem.mnk();
+    let k = if a.side == Side::Left { m } else { n };
+    run(rt, routine, a.sym, Trans::N, a.side, (m, n, k))
+}
+
+impl Routine {
+    /// The lower-case name of the subcommand.
+    pub fn name(self) -> String {
+        format!("{self:?}").to_ascii_lowercase()
+    }
+}
+
+fn run(
+    rt: &Runtime,
+    routine: Routine,
+    a: SymArgs,
+    trans: Trans,
+    side: Side,
+    mnk: (usize, usize, usize),
+) -> Result<()> {
+    let dtype = routine.dtype(a.problem.dtype);
+    let p = problem(routine, a.uplo, trans, side, mnk, dtype);
+    if !p.op.defined_for(dtype) {
         return Err(Error::InvalidInput(format!(
             "{} is defined for complex types only (--dtype c64 or c32)",
             p.op.name()
         )));
     }
-    match a.dtype {
+    match dtype {
         DType::F64 => run_typed::<f64>(rt, &p, a),
         DType::F32 => run_typed::<f32>(rt, &p, a),
         DType::C64 => run_typed::<c64>(rt, &p, a),
@@ -153,9 +230,11 @@ fn operand_shapes(p: &SymProblem) -> ((usize, usize), (usize, usize)) {
 }
 
 fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> {
+    let out = Out::new(a.run.json);
     let ((ar, ac), (br, bc)) = operand_shapes(p);
     let uses_b = !matches!(p.op, SymOp::Rank { two: false, .. });
-    let mut rng = StdRng::seed_from_u64(a.seed);
+    let mut trace_file = crate::gemm::create_trace(a.run.trace.as_deref())?;
+    let mut rng = StdRng::seed_from_u64(a.run.seed);
     let av: Vec<T> = random(&mut rng, ar * ac);
     let bv: Vec<T> = if uses_b {
         random(&mut rng, br * bc)
@@ -167,7 +246,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> 
     let alpha = T::from_c64(c64::new(a.alpha, a.alpha_im));
     let beta = T::from_c64(c64::new(a.beta, a.beta_im));
     let mut opts = GemmOptions::default();
-    if let Some(d) = &a.devices {
+    if let Some(d) = &a.run.devices {
         opts = opts.devices(crate::cli::parse_devices(rt, d)?);
     }
     let a_ref = MatRef::new(&av, ar, ac, ar.max(1))?;
@@ -177,61 +256,92 @@ fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> 
         None
     };
     // One timed configuration: the median of `reps` calls after a warm-up, C restored before
-    // each (beta != 0 reads it).
-    let time = |tile: Option<usize>, c: &mut Vec<T>| -> Result<(f64, hetblas::GemmReport)> {
-        let opts = opts.clone().tile(tile);
-        let mut secs = Vec::new();
-        let mut last = None;
-        for rep in 0..=a.reps {
-            c.copy_from_slice(&c0);
-            let cm = MatMut::new(c, p.m, p.n, p.m.max(1))?;
-            let start = Instant::now();
-            let r = rt.sym_with(p.op, alpha, a_ref, b_ref.map(MatIn::Host), beta, cm, &opts)?;
-            if rep > 0 {
-                secs.push(start.elapsed().as_secs_f64());
+    // each (beta != 0 reads it); the last one traced when `traced`.
+    let time =
+        |tile: Option<usize>, traced: bool, c: &mut Vec<T>| -> Result<(f64, hetblas::GemmReport)> {
+            let mut secs = Vec::new();
+            let mut last = None;
+            for rep in 0..=a.run.reps {
+                let opts = opts.clone().tile(tile).trace(traced && rep == a.run.reps);
+                c.copy_from_slice(&c0);
+                let cm = MatMut::new(c, p.m, p.n, p.m.max(1))?;
+                let start = Instant::now();
+                let r = rt.sym_with(p.op, alpha, a_ref, b_ref.map(MatIn::Host), beta, cm, &opts)?;
+                if rep > 0 {
+                    secs.push(start.elapsed().as_secs_f64());
+                }
+                last = Some(r);
             }
-            last = Some(r);
-        }
-        secs.sort_by(f64::total_cmp);
-        let report = last.ok_or_else(|| Error::internal("no repetition ran"))?;
-        Ok((secs[secs.len() / 2], report))
-    };
-    let name = format!(
-        "{}{}",
-        T::DTYPE.blas_prefix(),
-        p.op.name().to_ascii_lowercase()
-    );
+            let report = last.ok_or_else(|| Error::internal("no repetition ran"))?;
+            Ok((median(&mut secs), report))
+        };
+    let name = describe(p);
     let describe = |secs: f64, r: &hetblas::GemmReport, what: &str| {
-        println!(
-            "{name} m={} n={} k={} {:?} on [{}] block {}{what}: median {secs:.4} s over {} reps, {:.2} GFLOP/s",
-            p.m,
-            p.n,
-            p.k,
-            p.op,
+        say!(
+            out,
+            "{name} on [{}] block {}{what}: median {secs:.4} s over {} reps, {:.2} GFLOP/s",
             r.devices.join(", "),
             r.tile.map_or(0, |t| t.0),
-            a.reps,
+            a.run.reps,
             p.flops() / secs / 1e9
         );
     };
     let model = rt.sym_block(p, &GemmOptions::default().tile(a.tile));
     let mut best: Option<(f64, usize)> = None;
+    let mut sweep = Vec::new();
     for &t in &a.tiles {
-        let (secs, r) = time(Some(t), &mut c)?;
+        let (secs, r) = time(Some(t), false, &mut c)?;
         describe(secs, &r, " (sweep)");
+        sweep.push(serde_json::json!({ "block": t, "median_s": secs }));
         if best.is_none_or(|(b, _)| secs < b) {
             best = Some((secs, t));
         }
     }
-    let (secs, r) = time(Some(model), &mut c)?;
+    let (secs, r) = time(Some(model), trace_file.is_some(), &mut c)?;
     describe(secs, &r, if a.tile.is_some() { "" } else { " (model)" });
+    out.set("routine", name.split(' ').next().unwrap_or_default());
+    out.set("problem", name.clone());
+    out.set("m", p.m);
+    out.set("n", p.n);
+    out.set("k", p.k);
+    out.set("devices", r.devices.clone());
+    out.set("block", model);
+    out.set("median_s", secs);
+    out.set("gflops", p.flops() / secs / 1e9);
+    out.set("sweep", sweep);
     if let Some((b, t)) = best {
-        println!(
+        say!(
+            out,
             "model block {model}: {:.3}x the best of the sweep (block {t}, {b:.4} s)",
             secs / b
         );
     }
-    if a.check {
+    if let (Some(path), Some(file)) = (&a.run.trace, trace_file.as_mut()) {
+        match &r.trace {
+            Some(tr) => {
+                use std::io::Write;
+                file.write_all(tr.to_chrome_json().as_bytes())
+                    .map_err(|e| {
+                        Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+                    })?;
+                out.set("trace", path.display().to_string());
+                say!(
+                    out,
+                    "trace: {} ({} intervals)",
+                    path.display(),
+                    tr.intervals.len()
+                );
+            }
+            None => say!(
+                out,
+                "trace: none recorded ({} ran as several GEMM calls, which are not traced as \
+                 one; `hetblas gemm --trace` traces a GEMM of the same size); {} left empty",
+                p.op.name(),
+                path.display()
+            ),
+        }
+    }
+    if a.run.check {
         let got = MatRef::new(&c, p.m, p.n, p.m.max(1))?;
         let c0v = MatRef::new(&c0, p.m, p.n, p.m.max(1))?;
         let worst = check_sym_sampled(
@@ -243,11 +353,18 @@ fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> 
             c0v,
             got,
             4096,
-            a.seed,
+            a.run.seed,
         )
-        .map_err(|e| Error::InvalidInput(format!("check failed: {e}")))?;
-        println!("check: passed (worst error/bound {worst:.3})");
+        .map_err(|e| Error::Internal(format!("check FAILED: {e}")))?;
+        let bad = crate::gemm::non_finite(&c);
+        say!(
+            out,
+            "check: sampled entries {}",
+            crate::gemm::agreement(worst, bad)
+        );
+        out.set("check", crate::gemm::check_json(None, worst, bad));
     }
+    out.finish();
     Ok(())
 }
 
@@ -257,48 +374,30 @@ fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> 
 pub fn predict(
     rt: &Runtime,
     routine: Routine,
-    (m, n, k): (usize, usize, usize),
-    dtype: DType,
+    mnk: (usize, usize, usize),
+    dtype: Option<DType>,
     trans: Trans,
 ) -> Result<()> {
-    let args = SymArgs {
-        n,
-        m: Some(m),
-        k: Some(k),
-        dtype,
-        uplo: Uplo::Lower,
-        trans,
-        side: Side::Left,
-        alpha: 1.0,
-        alpha_im: 0.0,
-        beta: 0.0,
-        beta_im: 0.0,
-        devices: None,
-        tile: None,
-        tiles: Vec::new(),
-        reps: 1,
-        check: false,
-        seed: 0,
-    };
-    let p = args.problem(routine);
+    let dtype = routine.dtype(dtype);
+    let (m, n, k) = mnk;
+    // SYMM/HEMM's A is m x m on the left side.
+    let mnk = if routine.rank() { (n, n, k) } else { (m, n, m) };
+    let p = problem(routine, Uplo::Lower, trans, Side::Left, mnk, dtype);
     let block = rt.sym_block(&p, &GemmOptions::default());
+    let name = describe(&p);
     match rt.predict_sym(&p) {
         Some(pred) => println!(
-            "{:?} m={} n={} k={}: block {block}, predicted {:.4} s on {:?} ({:.2} GFLOP/s)",
-            p.op,
-            p.m,
-            p.n,
-            p.k,
+            "{name}: block {block}, predicted {:.4} s on [{}] ({:.2} GFLOP/s)",
             pred.seconds,
-            pred.devices,
+            pred.devices
+                .iter()
+                .filter_map(|&i| rt.devices().get(i).map(|d| d.info().label()))
+                .collect::<Vec<_>>()
+                .join(", "),
             p.flops() / pred.seconds / 1e9
         ),
         None => println!(
-            "{:?} m={} n={} k={}: block {block}; no time predicted ({})",
-            p.op,
-            p.m,
-            p.n,
-            p.k,
+            "{name}: block {block}; no time predicted ({})",
             rt.profile_status()
         ),
     }

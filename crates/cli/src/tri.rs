@@ -2,6 +2,8 @@
 //! triangular A), timed, optionally checked on sampled lines of B and traced; and the model's
 //! choice for `hetblas predict --routine trsm|trmm`.
 
+use crate::report::{median, say, Out};
+use crate::shape::{ProblemArgs, RunArgs};
 use clap::Args;
 use hetblas::{
     DType, Diag, MatMut, MatRef, Result, Runtime, Scalar, Side, SolvePlacement, Trans,
@@ -14,40 +16,20 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::time::Instant;
 
-/// The problem options of both triangular subcommands (and of `predict --routine`).
-#[derive(Args, Debug, Clone)]
+/// The problem of a triangular call (of both subcommands and of `predict --routine`).
+#[derive(Debug, Clone)]
 pub struct TriShapeArgs {
-    /// m = n = SIZE (each overridden by -m/-n).
-    #[arg(long, short = 's', default_value_t = 4096)]
-    pub size: usize,
-    /// Rows of B (default: SIZE).
-    #[arg(short = 'm')]
-    pub m: Option<usize>,
-    /// Columns of B (default: SIZE).
-    #[arg(short = 'n')]
-    pub n: Option<usize>,
-    /// Element type: f64, f32, c64 or c32.
-    #[arg(long, default_value = "f64")]
+    /// Rows and columns of B.
+    pub m: usize,
+    pub n: usize,
     pub dtype: DType,
-    /// SIDE: L (op(A) on the left of B) or R (on the right).
-    #[arg(long, default_value = "L")]
     pub side: char,
-    /// UPLO: L (A lower triangular) or U (upper).
-    #[arg(long, default_value = "L")]
     pub uplo: char,
-    /// op(A): N, T or C.
-    #[arg(long, default_value = "N")]
     pub transa: Trans,
-    /// DIAG: N (non-unit) or U (unit diagonal, not read).
-    #[arg(long, default_value = "N")]
     pub diag: char,
 }
 
 impl TriShapeArgs {
-    pub fn mn(&self) -> (usize, usize) {
-        (self.m.unwrap_or(self.size), self.n.unwrap_or(self.size))
-    }
-
     pub fn options(&self) -> Result<TriOptions> {
         let bad = |what: &str, c: char| {
             hetblas::Error::InvalidInput(format!("--{what} {c:?}: not a BLAS option"))
@@ -61,7 +43,7 @@ impl TriShapeArgs {
     }
 
     pub fn problem(&self, routine: TriRoutine) -> Result<TriProblem> {
-        let (m, n) = self.mn();
+        let (m, n) = (self.m, self.n);
         Ok(TriProblem {
             routine,
             opts: self.options()?,
@@ -75,13 +57,24 @@ impl TriShapeArgs {
 #[derive(Args, Debug)]
 pub struct TriArgs {
     #[command(flatten)]
-    pub shape: TriShapeArgs,
+    pub problem: ProblemArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// SIDE: L (op(A) on the left of B) or R (on the right).
+    #[arg(long, default_value = "L")]
+    pub side: char,
+    /// UPLO: L (A lower triangular) or U (upper).
+    #[arg(long, default_value = "L")]
+    pub uplo: char,
+    /// op(A): N, T or C.
+    #[arg(long, default_value = "N")]
+    pub transa: Trans,
+    /// DIAG: N (non-unit) or U (unit diagonal, not read).
+    #[arg(long, default_value = "N")]
+    pub diag: char,
     /// The scalar alpha (negative values welcome: --alpha -1.5).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub alpha: f64,
-    /// Devices to use: indices or labels ("0,1", "cuda:0,cpu:0"); default: the model decides.
-    #[arg(long)]
-    pub devices: Option<String>,
     /// Force the tile size (A's diagonal blocks and B's panels).
     #[arg(long)]
     pub tile: Option<usize>,
@@ -89,31 +82,38 @@ pub struct TriArgs {
     /// report its time against the best of the sweep.
     #[arg(long, value_delimiter = ',')]
     pub tiles: Vec<usize>,
-    /// Where the diagonal TRSM solves run: `device` (each device its own) or `host` (the CPU,
-    /// in B itself); default: the model decides.
+    /// Where the diagonal blocks (TRSM's solves, TRMM's triangular products) run: `device`
+    /// (each device its own) or `host` (the CPU, in B itself); default: the model decides.
     #[arg(long, value_parser = ["device", "host"])]
     pub solve: Option<String>,
-    /// Timed repetitions (after one warm-up call); the median is reported.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
-    pub reps: u64,
-    /// Verify the result in f64 on sampled lines of B (TRSM: the residual op(A) X - alpha B).
-    #[arg(long)]
-    pub check: bool,
-    /// Write a Chrome trace of the last repetition to this file, and print how busy the
-    /// compute streams were.
-    #[arg(long)]
-    pub trace: Option<std::path::PathBuf>,
     /// With --trace: replay the last repetition's tile DAG in the simulator against the
     /// profile and write the simulated timeline beside the real one (two process rows).
     #[arg(long, requires = "trace")]
     pub simulate: bool,
-    /// Seed of the random A and B.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
+}
+
+impl TriArgs {
+    fn shape(&self, routine: TriRoutine) -> Result<TriShapeArgs> {
+        self.problem.without(
+            &routine.name().to_lowercase(),
+            &['k'],
+            "B is m x n, A m x m (--side L) or n x n (--side R)",
+        )?;
+        let (m, n, _) = self.problem.mnk();
+        Ok(TriShapeArgs {
+            m,
+            n,
+            dtype: self.problem.dtype(),
+            side: self.side,
+            uplo: self.uplo,
+            transa: self.transa,
+            diag: self.diag,
+        })
+    }
 }
 
 pub fn run(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result<()> {
-    match a.shape.dtype {
+    match a.problem.dtype() {
         DType::F64 => run_typed::<f64>(rt, routine, a),
         DType::F32 => run_typed::<f32>(rt, routine, a),
         DType::C64 => run_typed::<c64>(rt, routine, a),
@@ -165,7 +165,8 @@ fn triangular<T: Scalar>(rng: &mut StdRng, o: &TriOptions, k: usize) -> Result<V
 }
 
 fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result<()> {
-    let problem = a.shape.problem(routine)?;
+    let problem = a.shape(routine)?.problem(routine)?;
+    let out = Out::new(a.run.json);
     // Refused now rather than after the computation.
     if a.simulate && rt.profile().is_none() {
         return Err(hetblas::Error::Profile(format!(
@@ -175,14 +176,15 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
     }
     let (m, n) = (problem.m, problem.n);
     let k = problem.a_order();
-    let mut trace_file = crate::gemm::create_trace(a.trace.as_deref())?;
-    let mut rng = StdRng::seed_from_u64(a.seed);
+    let mut trace_file = crate::gemm::create_trace(a.run.trace.as_deref())?;
+    let mut rng = StdRng::seed_from_u64(a.run.seed);
     let av: Vec<T> = triangular(&mut rng, &problem.opts, k)?;
     let mut b0 = alloc::<T>(m * n, "B")?;
     b0.extend((0..m * n).map(|_| T::from_c64(value::<T>(&mut rng))));
     let mut b = alloc::<T>(m * n, "a copy of B")?;
     b.extend_from_slice(&b0);
     let devices = a
+        .run
         .devices
         .as_deref()
         .map(|s| crate::cli::parse_devices(rt, s))
@@ -196,13 +198,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
     let mut timed = |tile: Option<usize>, traced: bool| -> Result<(f64, TriReport)> {
         let mut times = Vec::new();
         let mut last = None;
-        for rep in 0..=a.reps {
+        for rep in 0..=a.run.reps {
             b.copy_from_slice(&b0);
             let call = TriCallOptions::default()
                 .tile(tile)
                 .device_list(devices.clone())
                 .solve(solve)
-                .trace(traced && rep == a.reps);
+                .trace(traced && rep == a.run.reps);
             let t = Instant::now();
             let report = rt.tri_with(
                 routine,
@@ -217,13 +219,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
             }
             last = Some(report);
         }
-        times.sort_by(f64::total_cmp);
-        Ok((times[times.len() / 2], last.unwrap_or_default()))
+        Ok((median(&mut times), last.unwrap_or_default()))
     };
     let mut best: Option<(f64, usize)> = None;
     for &t in &a.tiles {
         let (secs, r) = timed(Some(t), false)?;
-        println!(
+        say!(
+            out,
             "tile {t} (sweep) on [{}]: median {secs:.4} s, {:.2} GFLOP/s",
             r.devices.join(", "),
             problem.flops() / secs / 1e9
@@ -234,37 +236,65 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
     }
     let (med, report) = timed(a.tile, trace_file.is_some())?;
     let o = problem.opts;
-    println!(
-        "{}{} {}{}{}{} m={m} n={n} on [{}] tile {} solves {}: median {:.4} s over {} reps, \
-         {:.2} GFLOP/s (predicted {:.4} s, planning {:.1} ms{})",
+    let name = format!(
+        "{}{} {} {} {} {}",
         T::DTYPE.blas_prefix(),
         routine.name().to_lowercase(),
         o.side.as_char(),
         o.uplo.as_char(),
         o.transa.as_char(),
-        o.diag.as_char(),
+        o.diag.as_char()
+    );
+    // TRSM's diagonal blocks are solves, TRMM's triangular products.
+    let diagonal = match routine {
+        TriRoutine::Trsm => "solves",
+        TriRoutine::Trmm => "diagonal products",
+    };
+    let placed = match report.solve {
+        Some(SolvePlacement::Host) => "on the host",
+        _ => "on each device",
+    };
+    say!(
+        out,
+        "{name} m={m} n={n} on [{}] tile {} {diagonal} {placed}: median {:.4} s over {} reps, \
+         {:.2} GFLOP/s (predicted {:.4} s, planning {:.1} ms{})",
         report.devices.join(", "),
         report.tile.map_or("-".into(), |t| t.to_string()),
-        match report.solve {
-            Some(SolvePlacement::Host) => "on the host",
-            _ => "on each device",
-        },
         med,
-        a.reps,
+        a.run.reps,
         problem.flops() / med / 1e9,
         report.predicted_seconds.unwrap_or(f64::NAN),
         report.planning_seconds * 1e3,
         if report.plan_cached { ", cached" } else { "" },
     );
+    out.set("routine", name.split(' ').next().unwrap_or_default());
+    out.set("problem", name.clone());
+    out.set("m", m);
+    out.set("n", n);
+    out.set("devices", report.devices.clone());
+    out.set("tile", report.tile);
+    out.set(
+        "diagonal_blocks_on",
+        if placed == "on the host" {
+            "host"
+        } else {
+            "device"
+        },
+    );
+    out.set("median_s", med);
+    out.set("gflops", problem.flops() / med / 1e9);
+    out.set("predicted_s", report.predicted_seconds);
     if let Some((b, t)) = best {
-        println!(
+        say!(
+            out,
             "{} tile {}: {:.3}x the best of the sweep (tile {t}, {b:.4} s)",
             if a.tile.is_some() { "forced" } else { "model" },
             report.tile.map_or("-".into(), |x| x.to_string()),
             med / b
         );
     }
-    println!(
+    say!(
+        out,
         "traffic: {:.2} GB in, {:.2} GB out; A tiles fetched {}, B tiles fetched {}, written \
          back {}",
         report.bytes_in as f64 / 1e9,
@@ -273,13 +303,14 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
         report.stats.fetches[1],
         report.stats.writebacks
     );
-    if let (Some(path), Some(file)) = (&a.trace, trace_file.as_mut()) {
+    if let (Some(path), Some(file)) = (&a.run.trace, trace_file.as_mut()) {
         if let Some(tr) = &report.trace {
             use std::io::Write;
             let json = if a.simulate {
                 let sim = rt.simulate_tri_report(&report, None)?;
                 let (s, e) = tr.span();
-                println!(
+                say!(
+                    out,
                     "simulated: {:.4} s against {:.4} s measured ({:+.1}%)",
                     sim.makespan,
                     e - s,
@@ -298,7 +329,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
             let transfer = |i: &hetblas_core::trace::Interval| {
                 i.activity != hetblas_core::trace::Activity::Gemm
             };
-            println!(
+            out.set("trace", path.display().to_string());
+            say!(
+                out,
                 "trace: {} ({} intervals); compute streams busy {:.1}% of the span (any), \
                  transfers {:.1}%",
                 path.display(),
@@ -307,18 +340,19 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
                 100.0 * tr.busy_fraction(transfer)
             );
             for u in tr.usage() {
-                println!("  {}: busy {:.1}%", u.queue, 100.0 * u.fraction);
+                say!(out, "  {}: busy {:.1}%", u.queue, 100.0 * u.fraction);
             }
             // Per device: how much of its compute time was covered by diagonal work while
             // an update ran on another of its queues (the look-ahead).
             let overlap = panel_overlap(tr);
-            println!(
+            say!(
+                out,
                 "  diagonal work overlapping updates: {:.1}%",
                 100.0 * overlap
             );
         }
     }
-    if a.check {
+    if a.run.check {
         // Sampled lines of B (all when small): columns on the left side, rows on the right.
         let lines_total = problem.b_lines();
         let want = if k <= 2048 {
@@ -326,7 +360,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
         } else {
             4.min(lines_total)
         };
-        let mut pick = StdRng::seed_from_u64(a.seed ^ 0x5eed);
+        let mut pick = StdRng::seed_from_u64(a.run.seed ^ 0x5eed);
         let mut lines: Vec<usize> = (0..want)
             .map(|i| {
                 if want == lines_total {
@@ -348,12 +382,16 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
             4.0,
         )
         .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
-        println!(
-            "check: {checked} entries on {} lines within the error bound (worst error/bound \
-             {worst:.3})",
-            lines.len()
+        let bad = crate::gemm::non_finite(&b);
+        say!(
+            out,
+            "check: {checked} entries on {} lines {}",
+            lines.len(),
+            crate::gemm::agreement(worst, bad)
         );
+        out.set("check", crate::gemm::check_json(Some(checked), worst, bad));
     }
+    out.finish();
     Ok(())
 }
 
@@ -399,7 +437,7 @@ pub fn predict(rt: &Runtime, routine: TriRoutine, shape: &TriShapeArgs) -> Resul
     )?;
     let o = problem.opts;
     println!(
-        "{}{} {}{}{}{} m={} n={} (A and B in host memory): {}",
+        "{}{} {} {} {} {} m={} n={} (A and B in host memory): {}",
         problem.dtype.blas_prefix(),
         routine.name().to_lowercase(),
         o.side.as_char(),

@@ -30,6 +30,11 @@ fn hetblas(args: &[&str]) -> Output {
 /// [`hetblas`] with `env` set on top (after the defaults, so it may replace them), and no
 /// other hetblas setting of the caller's environment.
 fn hetblas_with(args: &[&str], env: &[(&str, &str)]) -> Output {
+    command(args, env).output().expect("hetblas runs")
+}
+
+/// The command of [`hetblas_with`], not started.
+fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let dir = std::env::temp_dir().join(format!("hetblas-cli-test-{}", std::process::id()));
     let mut cmd = Command::new(binary());
     for (k, _) in std::env::vars() {
@@ -41,9 +46,8 @@ fn hetblas_with(args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.args(args)
         .env("HETBLAS_BACKENDS", "cpu")
         .env("HETBLAS_PROFILE", dir.join("absent-profile.json"))
-        .envs(env.iter().copied())
-        .output()
-        .expect("hetblas runs")
+        .envs(env.iter().copied());
+    cmd
 }
 
 fn stdout_of(args: &[&str]) -> String {
@@ -754,4 +758,247 @@ fn refused_by_clap(out: &Output, word: &str) {
     let se = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "accepted; stderr:\n{se}");
     assert!(!se.contains("panicked") && se.contains(word), "{se}");
+}
+
+/// `hetblas gemm ... | head -0`, `hetblas devices --json | head`: the reader gone before the
+/// output. The command ends quietly, as `cat` would (by SIGPIPE); it panicked ("failed printing
+/// to stdout: Broken pipe", exit 101).
+#[test]
+fn a_closed_pipe_ends_the_command_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    for args in [
+        &["gemm", "-s", "64", "--reps", "1"][..],
+        &["--emulated", "2", "devices", "--json"][..],
+        &["trsm", "-s", "64", "--reps", "1", "--json"][..],
+    ] {
+        let mut child = command(args, &[])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("hetblas starts");
+        // The read end closed before the command prints.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("hetblas ends");
+        let se = String::from_utf8_lossy(&out.stderr);
+        assert!(!se.contains("panicked"), "{args:?}: {se}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc_sigpipe()),
+            "{args:?}: {:?}, stderr:\n{se}",
+            out.status
+        );
+    }
+}
+
+/// SIGPIPE's number on Linux.
+fn libc_sigpipe() -> i32 {
+    13
+}
+
+/// `--check` of a result that is NaN where the reference is NaN too (`--alpha nan`) passes,
+/// but says so: it reported every entry "within the error bound".
+#[test]
+fn check_says_when_the_result_is_nan_as_the_reference_is() {
+    let so = stdout_of(&["gemm", "-s", "16", "--reps", "1", "--check", "--alpha=nan"]);
+    let line = so
+        .lines()
+        .find(|l| l.starts_with("check: "))
+        .expect("a check line");
+    assert!(
+        line.contains("256 entries of the result are NaN or infinite, as the reference's"),
+        "{line}"
+    );
+    // A finite result says nothing of the kind.
+    let so = stdout_of(&["gemm", "-s", "16", "--reps", "1", "--check"]);
+    assert!(
+        !so.contains("NaN or infinite") && so.contains("within the error bound"),
+        "{so}"
+    );
+}
+
+/// Every routine takes -s/-m/-n/-k, --dtype, --reps, --check, --trace, --devices and runs on
+/// its defaults (herk, her2k and hemm defaulted to f64 and refused it; syrk refused -s and
+/// --trace); a dimension the routine does not have is refused naming what it has.
+#[test]
+fn every_routine_runs_on_the_same_options() {
+    let trace = std::env::temp_dir().join(format!("hetblas-same-{}.json", std::process::id()));
+    let trace = trace.to_str().expect("utf-8 path");
+    for routine in [
+        "gemm", "gemmt", "trsm", "trmm", "syrk", "herk", "syr2k", "her2k", "symm", "hemm", "potrf",
+        "getrf", "gesv",
+    ] {
+        let so = stdout_of(&[
+            "--emulated",
+            "1",
+            routine,
+            "-s",
+            "48",
+            "--reps",
+            "1",
+            "--check",
+            "--devices",
+            "0",
+            "--trace",
+            trace,
+        ]);
+        assert!(so.contains("check: "), "{routine}: {so}");
+    }
+    let _ = std::fs::remove_file(trace);
+    for (args, words) in [
+        (
+            &["trsm", "-k", "3"][..],
+            &["trsm takes no -k", "B is m x n"][..],
+        ),
+        (&["syrk", "-m", "3"][..], &["syrk takes no -m", "-n"][..]),
+        (
+            &["symm", "-k", "3"][..],
+            &["symm takes no -k", "--side"][..],
+        ),
+        (
+            &["potrf", "-m", "3"][..],
+            &["potrf takes no -m", "n x n"][..],
+        ),
+    ] {
+        refused(&hetblas(args), words);
+    }
+}
+
+/// Reports name the routine as BLAS does (`dsyrk L N`), devices by label, no Rust debug
+/// formatting (`Rank { uplo: Lower, .. }`, `FaultSpec { .. }`); TRMM solves nothing; and
+/// `--json` prints one JSON object of the report.
+#[test]
+fn reports_are_plain_text_or_json() {
+    let so = stdout_of(&[
+        "syrk", "-n", "40", "-k", "24", "--reps", "1", "--trans", "T",
+    ]);
+    assert!(so.contains("dsyrk L T n=40 k=24 on [cpu:0]"), "{so}");
+    let so = stdout_of(&["hemm", "--side", "R", "-m", "20", "-n", "30", "--reps", "1"]);
+    assert!(so.contains("zhemm R L m=20 n=30 on [cpu:0]"), "{so}");
+    let so = stdout_of(&["trmm", "-s", "40", "--reps", "1"]);
+    assert!(so.contains("dtrmm L L N N m=40 n=40"), "{so}");
+    assert!(!so.contains("solves"), "{so}");
+    let so = stdout_of(&[
+        "--emulated",
+        "2",
+        "gemm",
+        "-s",
+        "64",
+        "--reps",
+        "1",
+        "--devices",
+        "1,2",
+        "--fault",
+        "dev=2,at=kernel:1,kind=lost",
+    ]);
+    assert!(
+        so.contains("injecting a fault (dev=2,at=kernel:1,kind=lost)"),
+        "{so}"
+    );
+    let so = stdout_of(&[
+        "--emulated",
+        "1",
+        "predict",
+        "--routine",
+        "syrk",
+        "-s",
+        "100",
+    ]);
+    assert!(so.contains("dsyrk L N n=100 k=100"), "{so}");
+    assert!(
+        !so.contains('{') && !so.contains("Rank") && !so.contains("Some("),
+        "{so}"
+    );
+    for (args, routine) in [
+        (
+            &["gemm", "-s", "16", "--reps", "1", "--check", "--json"][..],
+            "dgemm",
+        ),
+        (
+            &["gemmt", "-s", "16", "--reps", "1", "--check", "--json"][..],
+            "dgemmtr",
+        ),
+        (
+            &["herk", "-s", "16", "--reps", "1", "--check", "--json"][..],
+            "zherk",
+        ),
+        (
+            &["trsm", "-s", "16", "--reps", "1", "--check", "--json"][..],
+            "dtrsm",
+        ),
+        (
+            &["getrf", "-s", "16", "--reps", "1", "--check", "--json"][..],
+            "dgetrf",
+        ),
+    ] {
+        let so = stdout_of(args);
+        let v: serde_json::Value =
+            serde_json::from_str(&so).unwrap_or_else(|e| panic!("{args:?}: {e}: {so}"));
+        assert_eq!(v["routine"], routine, "{so}");
+        assert!(v["median_s"].as_f64().is_some_and(|t| t > 0.0), "{so}");
+        assert_eq!(v["check"]["passed"], true, "{so}");
+    }
+}
+
+/// What cannot finish or cannot be written is refused before any work: a synthetic machine of
+/// 100000 GPUs (grew to 7.6 GB in 30 s), a plan of billions of tiles (`--tile 3`, `--size
+/// 1000000`: nothing in 60 s), nothing to simulate (`--size 0`: NaN TFLOP/s), a profile that
+/// cannot be written (failed after all the measuring).
+#[test]
+fn what_cannot_finish_is_refused_up_front() {
+    let one = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/profiles/nvidia-h200-x1.json"
+    );
+    refused_by_clap(
+        &hetblas(&["simulate", "--profile", one, "--gpus", "100000"]),
+        "1 to 64 GPUs",
+    );
+    for (args, words) in [
+        (
+            &["--tile", "3"][..],
+            &["--tile 3", "at most", "larger --tile"][..],
+        ),
+        (
+            &["--size", "1000000"][..],
+            &["tile tasks", "smaller size"][..],
+        ),
+        (&["--size", "0"][..], &["nothing to simulate"][..]),
+        (
+            &["--routine", "trsm", "--size", "1000000"][..],
+            &["tile tasks"][..],
+        ),
+    ] {
+        let all = [&["simulate", "--profile", one][..], args].concat();
+        let out = hetblas(&all);
+        refused(&out, words);
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("TFLOP/s"));
+    }
+    // /proc takes no new file: refused at once, not after minutes of measuring.
+    let out = hetblas(&[
+        "calibrate",
+        "--quick",
+        "--out",
+        "/proc/hetblas-profile.json",
+    ]);
+    refused(
+        &out,
+        &[
+            "cannot write the profile to /proc/hetblas-profile.json",
+            "--out",
+        ],
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).is_empty());
+}
+
+/// `predict` on a machine with no accelerator says what to do instead (it said the profile
+/// had no table for cpu:0 "(or nothing moves)", or that there was no profile).
+#[test]
+fn predict_without_an_accelerator_says_what_to_do() {
+    refused(
+        &hetblas(&["predict", "-s", "1024"]),
+        &[
+            "cpu:0 is the host",
+            "--emulated 1",
+            "hetblas simulate --profile",
+        ],
+    );
 }

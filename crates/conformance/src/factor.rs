@@ -21,7 +21,8 @@
 //!   within rounding of each other (a legitimate difference between two correct LUs, which
 //!   changes every later pivot too).
 //! - LASWP: bit-exact against the interchanges done on the host, for every range `k1..=k2`
-//!   (empty included), with pivots above and below their row; with a panel's own pivots right
+//!   (empty included), with pivots above and below their row, on tiles of a few rows and of
+//!   more than a thousand (several rounds of the CUDA kernel); with a panel's own pivots right
 //!   after its GETRF on the same queue; and with pivots copied to another device over the
 //!   link between them (or through the host when there is none).
 //! - Malformed tiles are refused before anything is issued.
@@ -31,8 +32,8 @@ use crate::{required, Target};
 use hetblas_core::scalar::{c32, c64};
 use hetblas_core::sym_reference::same_bits;
 use hetblas_core::{
-    Device, DeviceMatrix, FactorOp, GetrfTile, InfoCell, LaswpTile, MatMut, MatRef, PotrfTile,
-    Queue, RawPivots, RawTile, Scalar, Uplo,
+    Device, DeviceMatrix, FactorOp, GetrfTile, InfoCell, LaswpTile, MatMut, MatOut, MatRef,
+    PotrfTile, Queue, RawPivots, RawTile, Scalar, Uplo,
 };
 use std::sync::Arc;
 
@@ -795,6 +796,54 @@ pub fn factor_laswp_ranges(t: &Target) -> Case {
     every_dtype!(laswp_ranges, t)
 }
 
+fn laswp_many_pivots<T: Scalar>(t: &Target) -> Case {
+    each_device(t, FactorOp::Laswp, T::DTYPE, &mut |on| {
+        let (rows, ld, cols) = (1300, 1303, 9);
+        let mut r = rng(310);
+        let uniform = random_vec::<f64>(&mut r, 2 * rows);
+        // Anywhere in the tile, a few rows named again and again (in and out of the range);
+        // and a panel's kind (at or below their own row, as GETRF writes them).
+        let any: Vec<i32> = (0..rows)
+            .map(|i| match i % 5 {
+                0 => (i / 5 % 4 * 331 + 17) as i32,
+                _ => (uniform[i].abs() * rows as f64).min(rows as f64 - 1.0) as i32 + 1,
+            })
+            .collect();
+        let below: Vec<i32> = (0..rows)
+            .map(|i| {
+                let span = (rows - i) as f64;
+                (i + (uniform[rows + i].abs() * span).min(span - 1.0) as usize) as i32 + 1
+            })
+            .collect();
+        let a: Vec<T> = random_vec(&mut rng(311), ld * cols);
+        for (ipiv, k1, k2) in [
+            (&any, 1, rows),
+            (&any, 3, 1100),
+            (&any, 700, rows),
+            (&below, 1, rows),
+            (&below, 1, 512),
+        ] {
+            let got = run_laswp(on, &a, (rows, cols, ld), (k1, k2), ipiv)?;
+            let mut want = a.to_vec();
+            swap_rows(&mut want, ld, cols, ipiv, k1, k2);
+            untouched(&want, &got, 0, ld, |_, _| true).map_err(|e| {
+                format!(
+                    "{}laswp of {rows} rows k1={k1} k2={k2} on {}: {e}",
+                    T::DTYPE.blas_prefix(),
+                    on.label()
+                )
+            })?;
+        }
+        Ok(())
+    })
+}
+
+/// More pivots than one round of a GPU kernel takes (hundreds), repeated targets, ranges not
+/// starting at 1, a width that is no multiple of a kernel's column group; bit-exact.
+pub fn factor_laswp_many_pivots(t: &Target) -> Case {
+    every_dtype!(laswp_many_pivots, t)
+}
+
 /// GETRF of a panel on one device, then LASWP with its pivots on every computing device of the
 /// target: on the same queue right behind it (the pivots never leave the device), and on the
 /// others after a copy of the pivots over the link between the two spaces (through the host
@@ -1081,6 +1130,79 @@ fn getrf_calls<T: Scalar>(t: &Target) -> Case {
 /// not divide; `||P A - L U||` small and the pivots LAPACK's convention.
 pub fn factor_getrf_calls(t: &Target) -> Case {
     every_dtype!(getrf_calls, t)
+}
+
+/// The matrix in a device's own memory: that device factors it in place (its copy of the
+/// pivots on the device, the pivots back in host memory), residual and pivots as on the host.
+fn calls_in_device_memory<T: Scalar>(t: &Target) -> Case {
+    let (m, n, nb) = (45, 45, 8);
+    for &idx in &t.compute {
+        let device = &t.pool.devices()[idx];
+        if device.space().is_host() {
+            continue;
+        }
+        let k = device.kernel();
+        let label = device.info().label();
+        let on = |op| {
+            k.supports_factor(op, T::DTYPE)
+                && k.supports_tri(T::DTYPE)
+                && (op != FactorOp::Potrf || k.supports_sym(T::DTYPE))
+                && (op != FactorOp::Getrf || k.supports_factor(FactorOp::Laswp, T::DTYPE))
+        };
+        let opts = hetblas_core::FactorOptions::default().devices([idx]).nb(nb);
+        let upload = |host: &[T]| {
+            let v = MatRef::new(host, m, n, m).map_err(|e| e.to_string())?;
+            t.pool
+                .upload(idx, v)
+                .map_err(|e| format!("upload to {label}: {e}"))
+        };
+        let download = |d: &DeviceMatrix<T>| {
+            let mut out = vec![T::default(); m * n];
+            let v = MatMut::new(&mut out, m, n, m).map_err(|e| e.to_string())?;
+            t.pool
+                .download(d, v)
+                .map_err(|e| format!("download from {label}: {e}"))?;
+            Ok::<_, String>(out)
+        };
+        let what = |r: &str| format!("{}{r} {m}x{n} in {label}'s memory", T::DTYPE.blas_prefix());
+        if on(FactorOp::Getrf) {
+            let a0: Vec<T> = random_vec(&mut rng(77), m * n);
+            let mut d = upload(&a0)?;
+            let mut ipiv = vec![0i32; m.min(n)];
+            let r = t
+                .pool
+                .getrf(MatOut::Device(&mut d), &mut ipiv, &opts)
+                .map_err(|e| format!("{}: {e}", what("getrf")))?;
+            if r.info != 0 {
+                return Err(format!("{}: info {}", what("getrf"), r.info));
+            }
+            check_lu(&a0, &download(&d)?, &ipiv, m, n, m)
+                .map_err(|e| format!("{}: {e}", what("getrf")))?;
+        }
+        if on(FactorOp::Potrf) {
+            let a0 = hpd::<T>(Uplo::Lower, n, n, 78);
+            let mut d = upload(&a0)?;
+            let r = t
+                .pool
+                .potrf(Uplo::Lower, MatOut::Device(&mut d), &opts)
+                .map_err(|e| format!("{}: {e}", what("potrf")))?;
+            let f = download(&d)?;
+            let res = cholesky_residual(&a0, &f, Uplo::Lower, n, n);
+            if r.info != 0 || res.is_nan() || res > THRESH {
+                return Err(format!(
+                    "{}: info {}, residual {res:.2}",
+                    what("potrf"),
+                    r.info
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// POTRF and GETRF of a matrix in a device's memory, through the pool (every dtype).
+pub fn factor_calls_in_device_memory(t: &Target) -> Case {
+    every_dtype!(calls_in_device_memory, t)
 }
 
 /// An exactly singular matrix through the pool: `info` names the first zero pivot, and the

@@ -155,9 +155,10 @@ macro_rules! conformance_suite {
             factor_potrf_every_uplo, factor_potrf_not_positive_definite, factor_potrf_nan_pivot,
             factor_getrf_panels,
             factor_getrf_pivots_match_lapack, factor_getrf_exactly_singular, factor_laswp_ranges,
+            factor_laswp_many_pivots,
             factor_pivots_move_between_devices, factor_bad_tiles_are_refused,
             factor_potrf_calls, factor_potrf_call_info, factor_getrf_calls, factor_getrf_call_info,
-            factor_solves
+            factor_solves, factor_calls_in_device_memory
         );
     };
     (@tri $make:path; $($case:ident),*) => {

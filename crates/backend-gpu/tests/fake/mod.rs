@@ -409,7 +409,7 @@ impl GpuRuntime for Fake {
     fn supports_factor(_op: hetblas_core::FactorOp, _dtype: hetblas_core::DType) -> bool {
         true
     }
-    unsafe fn solver_create(_: u64) -> Result<u64> {
+    unsafe fn solver_create(_: &Self::Context, _: u64) -> Result<u64> {
         Ok(next_id())
     }
     unsafe fn solver_destroy(_: u64) {}

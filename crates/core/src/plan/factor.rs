@@ -119,12 +119,15 @@ pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
     }
     let updater = &req.devices[0];
     let in_place = updater.space == req.location;
+    // The pivots live in host memory: a device copy wherever the updater is not the host,
+    // even when it computes A in place (A in its own memory).
+    let pivots_in_place = updater.space.is_host();
     let mut mirrors = Vec::new();
     if !in_place {
         mirrors.push(Operand::A);
-        if pivots {
-            mirrors.push(Operand::B);
-        }
+    }
+    if pivots && !pivots_in_place {
+        mirrors.push(Operand::B);
     }
     let mut plan = Plan {
         routine: Routine::Factor {
@@ -169,6 +172,7 @@ pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
         g: Graph::with_granule(req.nb),
         req,
         in_place,
+        pivots_in_place,
         infos: 0,
     };
     match req.routine {
@@ -189,6 +193,8 @@ struct Steps<'a> {
     req: &'a FactorRequest<'a>,
     /// The updating device computes in the matrix's own memory.
     in_place: bool,
+    /// ... and in the pivots' (host) memory.
+    pivots_in_place: bool,
     infos: u32,
 }
 
@@ -220,7 +226,7 @@ impl Steps<'_> {
 
     /// A block of operand `op` where plan device `d` works on it: its copy, or the operand.
     fn at(&self, d: usize, op: Operand, b: Block) -> Loc {
-        if d == 0 && !self.in_place {
+        if d == 0 && !self.in_place_of(op) {
             Loc::Mirror {
                 device: 0,
                 op,
@@ -228,6 +234,14 @@ impl Steps<'_> {
             }
         } else {
             Loc::Operand { op, block: b }
+        }
+    }
+
+    /// Whether the updating device works on operand `op` where it lives (no copy).
+    fn in_place_of(&self, op: Operand) -> bool {
+        match op {
+            Operand::B => self.pivots_in_place,
+            _ => self.in_place,
         }
     }
 
@@ -250,15 +264,19 @@ impl Steps<'_> {
     /// A copy of block `b` of `op` between the host operand and the updating device's copy
     /// (`up`: towards the device); none when the device computes in place.
     fn cross(&mut self, op: Operand, b: Block, key: TileKey, up: bool, finishes: bool) {
-        if self.in_place || b.rows == 0 || b.cols == 0 {
+        if self.in_place_of(op) || b.rows == 0 || b.cols == 0 {
             return;
         }
         let dev = self.req.devices[0].space;
+        let home = match op {
+            Operand::B => MemorySpace::HOST,
+            _ => self.req.location,
+        };
         let (host, copy) = (Self::host(op, b), self.at(0, op, b));
         let (src, dst, link) = if up {
-            (host, copy, (self.req.location, dev))
+            (host, copy, (home, dev))
         } else {
-            (copy, host, (dev, self.req.location))
+            (copy, host, (dev, home))
         };
         let id = self.g.add(
             0,
