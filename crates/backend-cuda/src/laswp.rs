@@ -72,22 +72,21 @@ impl LaswpModule {
         // SAFETY: PTX is a NUL-terminated image; writes one module handle, unloaded in Drop.
         let r = unsafe { sys::cuModuleLoadData(&mut module, PTX.as_ptr() as *const c_void) };
         check(r, "cuModuleLoadData(laswp.ptx)")?;
-        let m = LaswpModule {
+        // Owned from here: an error below unloads it (Drop).
+        let mut m = LaswpModule {
             module,
             ctx,
             fns: LaswpFns([std::ptr::null_mut(); 3]),
         };
-        let mut fns = [std::ptr::null_mut(); 3];
-        for (f, (_, name)) in fns.iter_mut().zip(ENTRIES) {
+        for (f, (_, name)) in m.fns.0.iter_mut().zip(ENTRIES) {
             let c = std::ffi::CString::new(name).expect("entry names have no NUL");
             // SAFETY: a loaded module; writes one function handle.
-            let r = unsafe { sys::cuModuleGetFunction(f, m.module, c.as_ptr()) };
+            let r = unsafe { sys::cuModuleGetFunction(f, module, c.as_ptr()) };
             check(r, "cuModuleGetFunction")?;
         }
-        Ok(LaswpModule {
-            fns: LaswpFns(fns),
-            ..m
-        })
+        // `m` itself is returned: a copy made with `..m` left `m` to be dropped here, which
+        // unloaded the module under the handles (CUDA_ERROR_INVALID_HANDLE at launch).
+        Ok(m)
     }
 }
 
