@@ -8,6 +8,9 @@ to --json.
     python gpu_accept.py mixed  --size N [--trace FILE]
     python gpu_accept.py plain  --size N --reps R      (a @ b with pip NumPy: run it under
                                                         `python -m hetblas run` and without)
+    python gpu_accept.py factor --size N --reps R      (cholesky, lu_factor, solve on NumPy,
+                                                        PyTorch CUDA and CuPy arrays against
+                                                        their libraries' own, checked)
 
 Times are medians of R calls after one warm-up, on random data (Hopper's power, and so its
 clock, depends on the data); device timings synchronise the device before stopping the clock.
@@ -171,9 +174,95 @@ def step_plain(args):
                         f"{tflops(n, t_new):.2f} TFLOP/s, out= {tflops(n, t_out):.2f} TFLOP/s"})
 
 
+def step_factor(args):
+    """hetblas.cholesky / lu_factor / solve on each array library the machine has, against
+    that library's own factorization (torch.linalg, CuPy's cuSOLVER, NumPy's LAPACK), each
+    result checked by its residual."""
+    import numpy as np
+    import hetblas
+
+    n = args.size
+    rng = np.random.default_rng(2)
+    g = rng.standard_normal((n, n))
+    spd = g @ g.T / n + n * np.eye(n)
+    rhs = rng.standard_normal((n, 4))
+    libs = [("numpy", lambda x: x, lambda x: x, lambda: None)]
+    try:
+        import torch
+
+        libs.append(("torch", lambda x: torch.from_numpy(x).cuda(), lambda x: x.cpu().numpy(),
+                     torch.cuda.synchronize))
+    except ImportError:
+        pass
+    try:
+        import cupy
+
+        libs.append(("cupy", cupy.asarray, cupy.asnumpy, cupy.cuda.Device().synchronize))
+    except ImportError:
+        pass
+    for name, put, get, sync in libs:
+        a, s_, b = put(g), put(spd), put(rhs)
+        sync()
+        ours = {
+            "cholesky": lambda: hetblas.cholesky(s_, lower=True),
+            "lu_factor": lambda: hetblas.lu_factor(a),
+            "solve": lambda: hetblas.solve(a, b),
+        }
+        if name == "torch":
+            import torch
+
+            theirs = {"cholesky": lambda: torch.linalg.cholesky(s_),
+                      "lu_factor": lambda: torch.linalg.lu_factor(a),
+                      "solve": lambda: torch.linalg.solve(a, b)}
+        elif name == "cupy":
+            import cupy
+            import cupyx.scipy.linalg as cl
+
+            theirs = {"cholesky": lambda: cupy.linalg.cholesky(s_),
+                      "lu_factor": lambda: cl.lu_factor(a),
+                      "solve": lambda: cupy.linalg.solve(a, b)}
+        else:
+            theirs = {"cholesky": lambda: np.linalg.cholesky(s_),
+                      "lu_factor": None, "solve": lambda: np.linalg.solve(a, b)}
+        for routine, fn in ours.items():
+            t_ours, _ = median_time(fn, args.reps, sync)
+            r = hetblas.last_report()
+            out = fn()
+            sync()
+            if routine == "cholesky":
+                L = get(out)
+                resid = np.abs(L @ L.T - spd).max() / np.abs(spd).max()
+            elif routine == "lu_factor":
+                lu, piv = get(out[0]), np.asarray(out[1])
+                perm = np.arange(n)
+                for i, p in enumerate(piv):
+                    perm[i], perm[p] = perm[p], perm[i]
+                L, U = np.tril(lu, -1) + np.eye(n), np.triu(lu)
+                # Sampled columns of P A - L U (the whole product is a second factorization).
+                cols = rng.integers(0, n, 16)
+                resid = np.abs(L @ U[:, cols] - g[perm][:, cols]).max() / np.abs(g).max()
+            else:
+                x = get(out)
+                resid = np.abs(g @ x - rhs).max() / (np.abs(g).max() * np.abs(x).max() * n)
+            t_theirs = None
+            if theirs[routine] is not None:
+                t_theirs, _ = median_time(theirs[routine], args.reps, sync)
+            kind = type(out[0] if routine == "lu_factor" else out).__module__.split(".")[0]
+            emit(args, {"step": "factor", "lib": name, "routine": routine,
+                        "seconds_ours": t_ours, "seconds_theirs": t_theirs,
+                        "devices": r.devices, "residual": float(resid), "result_type": kind,
+                        "line": f"{name} {routine} n={n}: hetblas {t_ours:.4f} s on {r.devices}"
+                                + (f", {name}'s own {t_theirs:.4f} s (time ratio "
+                                   f"{t_ours / t_theirs:.2f})" if t_theirs else "")
+                                + f"; result {kind}; residual {resid:.1e} "
+                                  f"({'ok' if resid < 1e-10 else 'FAILED'})"})
+            if not resid < 1e-10:
+                raise SystemExit(f"{name} {routine}: residual {resid:.1e}")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("step", choices=["numpy", "torch", "cupy", "mixed", "plain"])
+    p.add_argument("step", choices=["numpy", "torch", "cupy", "mixed", "plain", "factor"])
     p.add_argument("--size", type=int, default=16384)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--rounds", type=int, default=2)
@@ -187,6 +276,8 @@ def main():
         device_step(args, args.step)
     elif args.step == "mixed":
         step_mixed(args)
+    elif args.step == "factor":
+        step_factor(args)
     else:
         step_plain(args)
 

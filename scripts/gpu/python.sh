@@ -17,8 +17,10 @@
 #                back to the host (the device operand is not round-tripped)
 #       run      `python -m hetblas run` on a script doing a @ b with pip NumPy, and the same
 #                script without it (the drop-in issue's rate)
-#       (default: all of them, about 3-4 minutes on one H200)
-# Parameters (environment): PY=python3  N=16384  REPS=5  ROUNDS=2 (alternations of torch/cupy
+#       factor   hetblas.cholesky / lu_factor / solve on NumPy, PyTorch CUDA and CuPy arrays of
+#                NF x NF f64 against the libraries' own, every result checked by its residual
+#       (default: all of them, about 4-5 minutes on one H200)
+# Parameters (environment): PY=python3  N=16384  NF=8192 (the factor step's n)  REPS=5  ROUNDS=2 (alternations of torch/cupy
 #   against hetblas)  WHEEL=.device/wheels/hetblas-*.whl  CLI=.device/bin/hetblas
 #   PROFILE= (a machine profile; default: the first that matches of a warm machine's
 #   calibrations and docs/profiles/nvidia-h200-x1*.json, as dropin.sh's wheels step)
@@ -27,7 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(install numpy torch cupy mixed run)
+[ ${#steps[@]} -gt 0 ] || steps=(install numpy torch cupy mixed run factor)
 
 if [ "${steps[0]}" = prepare ]; then
   set -e
@@ -44,6 +46,7 @@ fi
 OUT=${OUT:-$root/python-out}
 PY=${PY:-python3}
 N=${N:-16384}
+NF=${NF:-8192}
 REPS=${REPS:-5}
 ROUNDS=${ROUNDS:-2}
 CLI=$(realpath "${CLI:-.device/bin/hetblas}")
@@ -115,6 +118,9 @@ torch | cupy)
   ;;
 mixed)
   bench mixed --size "$N" --trace "$OUT/trace-mixed.json"
+  ;;
+factor)
+  bench factor --size "$NF" --reps 3
   ;;
 run)
   bench plain --size "$N" --reps "$REPS" --label "without the preload"
