@@ -200,9 +200,15 @@ def step_factor(args):
         libs.append(("cupy", cupy.asarray, cupy.asnumpy, cupy.cuda.Device().synchronize))
     except ImportError:
         pass
+    # Device copies first: once hetblas has page-locked a NumPy array's memory (its
+    # registration cache), PyTorch's copy of that same memory to the GPU failed with
+    # cudaErrorAlreadyMapped (nvidia-h200, 2026-11-29); probed at the end.
+    ops = []
     for name, put, get, sync in libs:
-        a, s_, b = put(g), put(spd), put(rhs)
+        ops.append((name, get, sync, put(g), put(spd), put(rhs)))
         sync()
+    ops = ops[1:] + ops[:1]
+    for name, get, sync, a, s_, b in ops:
         ours = {
             "cholesky": lambda: hetblas.cholesky(s_, lower=True),
             "lu_factor": lambda: hetblas.lu_factor(a),
@@ -258,6 +264,15 @@ def step_factor(args):
                                   f"({'ok' if resid < 1e-10 else 'FAILED'})"})
             if not resid < 1e-10:
                 raise SystemExit(f"{name} {routine}: residual {resid:.1e}")
+    if len(libs) > 1 and libs[1][0] == "torch":
+        try:
+            libs[1][1](g)
+            libs[1][3]()
+            probe = "ok"
+        except Exception as e:  # noqa: BLE001 (the probe reports whatever the library raised)
+            probe = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+        emit(args, {"step": "factor", "probe": probe,
+                    "line": f"torch copy of a NumPy array hetblas factored: {probe}"})
 
 
 def main():
