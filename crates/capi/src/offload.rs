@@ -226,11 +226,12 @@ fn start_runtime() -> Option<Runtime> {
 
 /// The first device failure is reported even without `HETBLAS_VERBOSE`.
 static FAILED_ONCE: AtomicBool = AtomicBool::new(false);
-/// Calls computed on device operands (tests check that the device path took them).
-#[cfg(test)]
-pub static DEVICE_OPERAND_CALLS: AtomicUsize = AtomicUsize::new(0);
 #[cfg(test)]
 thread_local! {
+    /// Calls computed on device operands from this thread (tests check that the device path
+    /// took theirs; per thread, as a process-wide count also saw the calls of tests running
+    /// beside them: dgemmt's check once read 2 for its 1).
+    pub static DEVICE_OPERAND_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Host-operand calls the devices computed on this thread (the unit tests check that the
     /// device path took theirs; the call runs on the devices from the calling thread).
     pub static HOST_OPERAND_DEVICE_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
@@ -745,7 +746,7 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
     let (m, n, k) = (s.m, s.n, s.k);
     let _inside = InDevicePath::enter();
     #[cfg(test)]
-    DEVICE_OPERAND_CALLS.fetch_add(1, Ordering::Relaxed);
+    DEVICE_OPERAND_CALLS.with(|c| c.set(c.get() + 1));
     let ((ar, ac), (br, bc)) = s.stored();
     let dims = |x: i64| x.max(0) as usize;
     let lent = |owner: usize, p: u64, rows: i64, cols: i64, ld: i64| {
@@ -863,7 +864,6 @@ mod tests {
     use hetblas_core::DeviceKind;
     use rand::rngs::StdRng;
     use rand::{RngExt, SeedableRng};
-    use std::sync::atomic::Ordering;
 
     fn random(seed: u64, len: usize) -> Vec<f64> {
         let mut rng = StdRng::seed_from_u64(seed);
@@ -892,7 +892,7 @@ mod tests {
         let dc = rt
             .upload(emu[0], MatRef::packed(&c0, ldc, n).unwrap())
             .unwrap();
-        let before = DEVICE_OPERAND_CALLS.load(Ordering::Relaxed);
+        let before = DEVICE_OPERAND_CALLS.with(|c| c.get());
         let dim = |x: usize| x as LpInt;
         // SAFETY: A is a host array and B, C device arrays of the shapes passed, all alive for
         // the call; the Fortran convention passes everything by reference.
@@ -914,7 +914,7 @@ mod tests {
             )
         };
         assert_eq!(
-            DEVICE_OPERAND_CALLS.load(Ordering::Relaxed),
+            DEVICE_OPERAND_CALLS.with(|c| c.get()),
             before + 1,
             "the call did not take the device-operand path"
         );
@@ -963,7 +963,7 @@ mod tests {
                 &dim(ldc),
             )
         };
-        assert_eq!(DEVICE_OPERAND_CALLS.load(Ordering::Relaxed), before + 1);
+        assert_eq!(DEVICE_OPERAND_CALLS.with(|c| c.get()), before + 1);
         for j in 0..n {
             for i in 0..m {
                 let (x, y) = (c[i + j * ldc], back[i + j * ldc]);
@@ -1148,7 +1148,7 @@ mod tests {
         let ldc = n + 2;
         let (a, b, c0) = (random(51, n * k), random(52, n * k), random(53, ldc * n));
         let dc = rt.upload(1, MatRef::packed(&c0, ldc, n).unwrap()).unwrap();
-        let before = DEVICE_OPERAND_CALLS.load(Ordering::Relaxed);
+        let before = DEVICE_OPERAND_CALLS.with(|c| c.get());
         let dim = |x: usize| x as LpInt;
         let (alpha, beta) = (1.5f64, -0.5f64);
         // SAFETY: A and B are host arrays and C a device array of the shapes passed, alive for
@@ -1171,7 +1171,7 @@ mod tests {
             )
         };
         assert_eq!(
-            DEVICE_OPERAND_CALLS.load(Ordering::Relaxed),
+            DEVICE_OPERAND_CALLS.with(|c| c.get()),
             before + 1,
             "the call did not take the device-operand path"
         );
