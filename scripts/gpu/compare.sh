@@ -9,6 +9,11 @@
 #     --dtypes LIST      any of f64, f32, c64, c32 (default f64); e.g. --dtypes c64 --sizes 16384
 #                        is ZGEMM against cublasXtZgemm and device-resident cublasZgemm (ceiling)
 #     --gpus N           GPUs for hetblas and for cuBLASXt (default 1)
+#     --gpu-counts LIST  strong scaling: the run once per GPU count of LIST (e.g. 1,2,4,8; those
+#                        beyond the machine's GPUs skipped), each in $OUT/g<N>/, the profile
+#                        chosen (or calibrated) once for all, then $OUT/scaling.md: TFLOP/s per
+#                        GPU count and the speedups over one GPU per library (sizes default
+#                        16384,32768, dtypes f64,f32)
 #     --placement P      where A, B, C live: h (host) or a GPU number each, e.g. 000, 00h, 1h0
 #                        (default: all on the host)
 #     --variants LIST    of hetblas, hetblas-fold, hetblas-nofold, cublasxt, naive, ceiling
@@ -130,6 +135,7 @@
 
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
+ARGS=("$@") COUNTS=""
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES="" PANELS=""
@@ -141,6 +147,7 @@ while (($#)); do
         --shapes) SHAPES=$2; shift 2 ;;
         --dtypes | --dtype) DTYPES=$2; shift 2 ;;
         --gpus) GPUS=$2; shift 2 ;;
+        --gpu-counts) COUNTS=$2; shift 2 ;;
         --placement) PLACEMENT=$2; shift 2 ;;
         --variants) VARIANTS=$2 TVARIANTS=$2; shift 2 ;;
         --routine) ROUTINE=$2; shift 2 ;;
@@ -177,6 +184,52 @@ while (($#)); do
         *) common_option "$@" || usage; shift "$SHIFT" ;;
     esac
 done
+# Strong scaling: this script once per GPU count, then one table from their CSVs.
+if [[ -n $COUNTS ]]; then
+    fwd=()
+    for ((i = 0; i < ${#ARGS[@]}; i++)); do
+        case ${ARGS[i]} in
+            --gpu-counts | --gpus | --out | --profile | --timeout) ((i++)) ;;
+            *) fwd+=("${ARGS[i]}") ;;
+        esac
+    done
+    [[ -n $SIZES || -n $SHAPES ]] || fwd+=(--sizes "16384,32768")
+    [[ " ${ARGS[*]} " == *" --dtype"* ]] || fwd+=(--dtypes "f64,f32")
+    start scaling
+    use_profile cuda
+    for g in ${COUNTS//,/ }; do
+        if ((g > NGPU)); then
+            echo "== $g GPUs: not on this machine ($NGPU)"
+            continue
+        fi
+        echo "== $g GPU(s)"
+        bash "$0" "${fwd[@]}" --gpus "$g" --profile none --out "$OUT/g$g" --timeout "$TIMEOUT" ||
+            FAILED=$((FAILED + 1))
+    done
+    ((DRY_RUN)) && finish
+    {
+        echo "| problem | dtype | placement | library | $(for g in ${COUNTS//,/ }; do printf '%s GPU | ' "$g"; done)speedups |"
+        echo "| --- | --- | --- | --- | $(for _ in ${COUNTS//,/ }; do printf -- '--- | '; done)--- |"
+        for f in "$OUT"/g*/*.csv; do
+            pl=$(basename "$f" .csv | awk -F- '{ print (NF > 3 ? $4 : "host") }')
+            tail -n +2 "$f" | awk -F, -v pl="$pl" '{ print $1 "x" $2 "x" $3, $4, pl, $6, $5, $7 }'
+        done | sort -k1,1 -k2,2 -k3,3 -k4,4 -k5,5n | awk -v counts="$COUNTS" '
+            { key = $1 " | " $2 " | " $3 " | " $4; if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+              t[key, $5] = $6 }
+            END {
+                nc = split(counts, c, ",")
+                for (i = 1; i <= n; i++) {
+                    k = order[i]; line = "| " k " | "; sp = ""
+                    for (j = 1; j <= nc; j++) {
+                        v = t[k, c[j]]; line = line (v == "" ? "-" : sprintf("%.2f", v)) " | "
+                        if (j > 1 && v != "" && t[k, c[1]] > 0) sp = sp sprintf("%s%.2fx", sp == "" ? "" : " / ", v / t[k, c[1]])
+                    }
+                    print line (sp == "" ? "-" : sp) " |"
+                }
+            }'
+    } | tee "$OUT/scaling.md"
+    finish
+fi
 if [[ -z $SIZES && -z $SHAPES ]]; then
     if ((MIXED || ENERGY)); then
         SIZES=16384,32768

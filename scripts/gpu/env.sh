@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034 # its variables are read by the scripts that source it
-# Shared helpers of the GPU scripts (sourced by tests.sh, calibrate.sh, compare.sh, validate.sh,
-# scaling.sh; not run by itself).
+# Shared helpers of the GPU scripts (sourced by tests.sh, compare.sh, validate.sh and mpi.sh;
+# not run by itself).
 #
 # Binaries: the GPU machine needs no Rust. Build the bundle on a machine with Rust (the project's
 # device-bundle tool: test binaries into .device/tests, programs into .device/bin) and send the

@@ -5,6 +5,18 @@
 # offload decisions of one GPU + the CPU (`hybrid`).
 #
 #   bash scripts/gpu/validate.sh [options]
+#     --calibrate MODE   only a timed calibration of this machine (MODE full or quick: fewer,
+#                        smaller points) into $OUT/profile-{cuda,mixed}.json, and a check that
+#                        the next process loads it; kept while the machine stays warm (later
+#                        calls with `--profile auto` find it). With it:
+#       --fresh          always calibrate in full: no reuse of a previous profile of the same
+#                        hardware (by default one from the cache or docs/profiles is
+#                        re-checked in seconds and reused when it holds, or rescaled when
+#                        its points moved by no more than 50%)
+#       --cross-links    also the slowdown of each host link under every other one (measured
+#                        anyway with one GPU; off by default with more)
+#       --mixed          the mixed-vendor device set: CUDA GPU0 + HIP GPU1 through the
+#                        HIP-on-CUDA shim (needs two GPUs)
 #     --reps N           timed calls per point at least (default 3; short problems get more)
 #     --limit N          only the first N problems of the set
 #     --predict SHAPE    the problem `hetblas predict` explains (default 16384^3: -s 16384)
@@ -52,13 +64,17 @@
 # shellcheck source=scripts/gpu/env.sh
 source "$(dirname "$0")/env.sh"
 REPS=3 LIMIT=() PREDICT=(-s 16384) HYBRID=0 HYBRID_SIZES=512,1024,2048,4096,8192,16384 VALIDATE=1
-SEED="" COUNT=40 CASE_LIMIT=60 WINDOW=() SUMMARY=0 SHAPES=""
+SEED="" COUNT=40 CASE_LIMIT=60 WINDOW=() SUMMARY=0 SHAPES="" CALIBRATE="" TAG=cuda
 # Issue 57's four problems: the fresh set's worst, all optimistic on a fresh profile.
 ISSUE_SHAPES=769x10609x1321:f64:1,7592x7550x1982:f64:1,17301x3969x3370:f64:0,14916x2716x10070:f64:1
 while (($#)); do
     case $1 in
         --window) WINDOW=(--window "$2"); shift 2 ;;
         --summary) SUMMARY=1; shift ;;
+        --calibrate) CALIBRATE=$2; shift 2 ;;
+        --fresh) export FRESH=1; shift ;;
+        --cross-links) export CROSS_LINKS=1; shift ;;
+        --mixed) TAG=mixed; shift ;;
         --shapes) SHAPES=$2; shift 2 ;;
         --acceptance)
             export FRESH=1; PROFILE_SPEC=full; SEED=now; WINDOW=(--window "0.002,1"); COUNT=40
@@ -87,6 +103,19 @@ shape_row() {
 }
 
 start validate
+if [[ -n $CALIBRATE ]]; then
+    [[ $CALIBRATE == full || $CALIBRATE == quick ]] || usage
+    if [[ $TAG == mixed ]]; then
+        build_hip_shim || finish
+        export HETBLAS_CUDA_DEVICES=0 HETBLAS_HIP_DEVICES=1
+    fi
+    PROFILE=$OUT/profile-$TAG.json
+    echo "== $CALIBRATE calibration"
+    calibrate_into "$PROFILE" "$CALIBRATE"
+    echo "== the next process"
+    HETBLAS_PROFILE=$PROFILE run "$H" devices
+    finish
+fi
 use_profile cuda
 if [[ $SEED == now ]]; then
     SEED=$(date -u +%Y%m%d%H%M%S)
