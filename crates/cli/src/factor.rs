@@ -243,18 +243,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
         report.bytes_out as f64 / 1e9
     );
     if let (Some(path), Some(file), Some(tr)) = (&a.run.trace, trace_file.as_mut(), &report.trace) {
-        use std::io::Write;
-        file.write_all(tr.to_chrome_json().as_bytes())
-            .map_err(|e| {
-                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-            })?;
-        out.set("trace", path.display().to_string());
-        say!(
-            out,
-            "trace: {} ({} intervals)",
-            path.display(),
-            tr.intervals.len()
-        );
+        crate::gemm::write_trace(&out, path, file, &tr.to_chrome_json(), tr.intervals.len())?;
         for u in tr.usage() {
             say!(out, "  {}: busy {:.1}%", u.queue, 100.0 * u.fraction);
         }

@@ -142,12 +142,30 @@ fn random<T: Scalar>(rng: &mut StdRng, n: usize) -> Result<Vec<T>> {
 
 /// The `--trace` file, created before the computation so that a bad path fails early.
 pub(crate) fn create_trace(path: Option<&std::path::Path>) -> Result<Option<std::fs::File>> {
-    path.map(|path| {
-        std::fs::File::create(path).map_err(|e| {
-            hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-        })
-    })
-    .transpose()
+    path.map(|path| std::fs::File::create(path).map_err(|e| cannot_write(path, e)))
+        .transpose()
+}
+
+/// The error of a trace file that cannot be written.
+pub(crate) fn cannot_write(path: &std::path::Path, e: std::io::Error) -> hetblas::Error {
+    hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
+}
+
+/// Writes a Chrome trace (`json`, of `intervals` intervals) into the file [`create_trace`]
+/// made, and says where it went.
+pub(crate) fn write_trace(
+    out: &Out,
+    path: &std::path::Path,
+    file: &mut std::fs::File,
+    json: &str,
+    intervals: usize,
+) -> Result<()> {
+    use std::io::Write;
+    file.write_all(json.as_bytes())
+        .map_err(|e| cannot_write(path, e))?;
+    out.set("trace", path.display().to_string());
+    say!(out, "trace: {} ({intervals} intervals)", path.display());
+    Ok(())
 }
 
 /// Refuses a problem whose host matrices (A, B, C and the copy of C each repetition starts
@@ -532,7 +550,6 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     }
     if let (Some(path), Some(file)) = (&a.run.trace, trace_file.as_mut()) {
         if let Some(tr) = &report.trace {
-            use std::io::Write;
             let json = if a.simulate {
                 let sim = rt.simulate_report(&report, None)?;
                 let (s, e) = tr.span();
@@ -550,16 +567,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             } else {
                 tr.to_chrome_json()
             };
-            file.write_all(json.as_bytes()).map_err(|e| {
-                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-            })?;
-            out.set("trace", path.display().to_string());
-            say!(
-                out,
-                "trace: {} ({} intervals)",
-                path.display(),
-                tr.intervals.len()
-            );
+            write_trace(&out, path, file, &json, tr.intervals.len())?;
             // Where the traced call's time went outside its tasks (the trace's origin is the
             // start of execution; a K-split call's trace starts with the call, so its deciding
             // counts in the wait for the first task).

@@ -214,8 +214,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
 fn write_trace(path: Option<&std::path::Path>, trace: &hetblas_core::trace::Trace) -> Result<()> {
     if let Some(path) = path {
         let json = hetblas_core::trace::chrome_json_rows(&[("simulated", trace)]);
-        std::fs::write(path, json)
-            .map_err(|e| Error::InvalidInput(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(path, json).map_err(|e| crate::gemm::cannot_write(path, e))?;
         println!(
             "trace: {} ({} intervals)",
             path.display(),

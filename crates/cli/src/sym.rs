@@ -318,20 +318,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> 
     }
     if let (Some(path), Some(file)) = (&a.run.trace, trace_file.as_mut()) {
         match &r.trace {
-            Some(tr) => {
-                use std::io::Write;
-                file.write_all(tr.to_chrome_json().as_bytes())
-                    .map_err(|e| {
-                        Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-                    })?;
-                out.set("trace", path.display().to_string());
-                say!(
-                    out,
-                    "trace: {} ({} intervals)",
-                    path.display(),
-                    tr.intervals.len()
-                );
-            }
+            Some(tr) => crate::gemm::write_trace(
+                &out,
+                path,
+                file,
+                &tr.to_chrome_json(),
+                tr.intervals.len(),
+            )?,
             None => say!(
                 out,
                 "trace: none recorded ({} ran as several GEMM calls, which are not traced as \

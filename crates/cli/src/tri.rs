@@ -320,9 +320,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
             } else {
                 tr.to_chrome_json()
             };
-            file.write_all(json.as_bytes()).map_err(|e| {
-                hetblas::Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-            })?;
+            file.write_all(json.as_bytes())
+                .map_err(|e| crate::gemm::cannot_write(path, e))?;
             let compute = |i: &hetblas_core::trace::Interval| {
                 i.activity == hetblas_core::trace::Activity::Gemm
             };
