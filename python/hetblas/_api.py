@@ -42,7 +42,9 @@ def _flops(dtype: str, real_flops: float) -> float:
     return real_flops * (4 if dtype in _COMPLEX else 1)
 
 
-def _call(routine: str, shape: tuple, dtype: str, flops: float, native, *args) -> CallReport:
+def _call(routine: str, shape: tuple, dtype: str, flops: float, native, *args) -> dict:
+    """Runs ``native``, records its report (``hetblas.last_report()``, the trace) and returns
+    the native dict (the factorizations read their ``info`` and pivots from it)."""
     started = time.perf_counter()
     r = native(*args, trace=_trace.tracing())
     report = CallReport(
@@ -54,7 +56,7 @@ def _call(routine: str, shape: tuple, dtype: str, flops: float, native, *args) -
         recovered=list(r["recovered"]), notes=list(r["notes"]),
         started=started, execute_start=r["execute_start"], trace_json=r["trace"])
     _trace.record(report)
-    return report
+    return r
 
 
 def _dtype_of(*xs: Any) -> str:
@@ -221,13 +223,11 @@ def _square(x: Any, name: str, routine: str) -> int:
 def _factor_input(a: Any, overwrite_a: bool) -> Any:
     """``a`` itself when it may be overwritten and is Fortran-ordered, else a Fortran copy."""
     _arrays.prepare([a])
-    k = _arrays.kind(a)
-    shape = tuple(_native.locate(a)["shape"])
-    fortran = len(shape) == 2 and (_arrays.fortran_order(a) or min(shape) <= 1
-                                   or (_arrays.is_numpy(a) and a.flags.f_contiguous))
-    if overwrite_a and fortran and _native.locate(a)["writable"]:
+    la = _native.locate(a)
+    fortran = _arrays.fortran_order(a) or min(la["shape"]) <= 1
+    if overwrite_a and fortran and la["writable"]:
         return a
-    c = k.fortran_copy(a)
+    c = _arrays.kind(a).fortran_copy(a)
     _arrays.prepare([c])
     return c
 
@@ -240,16 +240,8 @@ def _factor(routine: str, a: Any, lower: bool, devices: DeviceSpec) -> dict:
     # twice the multiplications m n mn - (m + n) mn^2 / 2 + mn^3 / 3).
     flops = (n ** 3 / 3.0) if routine == "potrf" else 2.0 * (m * n * mn - (m + n) * mn * mn
                                                              / 2.0 + mn ** 3 / 3.0)
-    out = {}
-
-    def native(*args, trace):
-        r = _native.factor(*args, trace=trace)
-        out.update(r)
-        return r
-
-    _call(routine, (m, n), la["dtype"], flops, native, routine, a, bool(lower),
-          _device_indices(devices))
-    return out
+    return _call(routine, (m, n), la["dtype"], flops, _native.factor, routine, a, bool(lower),
+                 _device_indices(devices))
 
 
 def _lin_alg_error(msg: str) -> Exception:

@@ -61,40 +61,6 @@ pub fn factor<'py>(
             })
         })
         .map_err(to_py)?;
-    let d = PyDict::new(py);
-    d.set_item("info", r.info)?;
-    d.set_item("ipiv", ipiv)?;
-    d.set_item("devices", &r.devices)?;
-    d.set_item("seconds", r.seconds)?;
-    d.set_item("planning_seconds", r.planning_seconds)?;
-    d.set_item("waited_seconds", 0.0)?;
-    d.set_item("execute_start", 0.0)?;
-    d.set_item("plan_cached", r.plan_cached)?;
-    d.set_item("tile", r.nb.map(|nb| (nb, nb, nb)))?;
-    let mut links = std::collections::BTreeMap::<String, (u64, u64)>::new();
-    if r.bytes_in > 0 {
-        links.insert("in".into(), (0, r.bytes_in));
-    }
-    if r.bytes_out > 0 {
-        links.insert("out".into(), (0, r.bytes_out));
-    }
-    d.set_item("transfers", links)?;
     // Bytes between the host and the devices: all of them when A is on the host.
-    let host = sa.place == Place::Host;
-    d.set_item("host_bytes", host.then_some(r.bytes_in + r.bytes_out))?;
-    d.set_item("to_host_bytes", host.then_some(r.bytes_out))?;
-    d.set_item(
-        "recovered",
-        r.recovered
-            .iter()
-            .map(|f| format!("{}: {}", f.device, f.error))
-            .collect::<Vec<_>>(),
-    )?;
-    let mut notes = Vec::new();
-    if let Some(p) = &r.panels {
-        notes.push(format!("panels on {p}"));
-    }
-    d.set_item("notes", notes)?;
-    d.set_item("trace", r.trace.as_ref().map(|t| t.to_chrome_json()))?;
-    Ok(d)
+    crate::report::factor(py, &r, ipiv, sa.place == Place::Host)
 }
