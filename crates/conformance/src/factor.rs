@@ -129,17 +129,10 @@ impl On<'_> {
 /// `HETBLAS_REQUIRE` names the backend, or for the CPU and emulated devices, which always can.
 fn pool_skips(t: &Target, op: FactorOp, dtype: hetblas_core::DType) -> Result<bool, String> {
     let devices = t.pool.devices();
-    let updates = |i: &usize| {
-        let k = devices[*i].kernel();
-        k.supports(dtype)
-            && k.supports_tri(dtype)
-            && k.supports_factor(op, dtype)
-            && match op {
-                FactorOp::Potrf => k.supports_sym(dtype),
-                _ => k.supports_factor(FactorOp::Laswp, dtype),
-            }
-    };
-    if t.compute.iter().any(updates) {
+    if t.compute
+        .iter()
+        .any(|&i| t.pool.updates_factor(i, op, dtype))
+    {
         return Ok(false);
     }
     let why = format!("no device of {} updates a {dtype} {}", t.name, op.name());
@@ -1141,14 +1134,8 @@ fn calls_in_device_memory<T: Scalar>(t: &Target) -> Case {
         if device.space().is_host() {
             continue;
         }
-        let k = device.kernel();
         let label = device.info().label();
-        let on = |op| {
-            k.supports_factor(op, T::DTYPE)
-                && k.supports_tri(T::DTYPE)
-                && (op != FactorOp::Potrf || k.supports_sym(T::DTYPE))
-                && (op != FactorOp::Getrf || k.supports_factor(FactorOp::Laswp, T::DTYPE))
-        };
+        let on = |op| t.pool.updates_factor(idx, op, T::DTYPE);
         let opts = hetblas_core::FactorOptions::default().devices([idx]).nb(nb);
         let upload = |host: &[T]| {
             let v = MatRef::new(host, m, n, m).map_err(|e| e.to_string())?;

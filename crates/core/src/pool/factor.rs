@@ -492,6 +492,21 @@ impl DevicePool {
 
     /// Every candidate (updating device, panel device, block width) planned and simulated;
     /// the fastest.
+    /// Whether device `i` can be a factorization's updating device for `op` (POTRF or GETRF)
+    /// in `dt`: the panel op, GEMM and TRSM, and SYRK (POTRF) or LASWP (GETRF); whether it has
+    /// failed is not asked.
+    pub fn updates_factor(&self, i: usize, op: FactorOp, dt: DType) -> bool {
+        let Some(d) = self.devices.get(i) else {
+            return false;
+        };
+        let k = d.kernel();
+        k.supports(dt)
+            && k.supports_tri(dt)
+            && k.supports_factor(op, dt)
+            && (op == FactorOp::Potrf && k.supports_sym(dt)
+                || op == FactorOp::Getrf && k.supports_factor(FactorOp::Laswp, dt))
+    }
+
     fn decide_factor(
         &self,
         routine: FactorRoutine,
@@ -505,15 +520,7 @@ impl DevicePool {
             FactorRoutine::Potrf(_) => FactorOp::Potrf,
             FactorRoutine::Getrf => FactorOp::Getrf,
         };
-        let updates = |i: usize| {
-            let k = self.devices[i].kernel();
-            !failed.contains(&i)
-                && k.supports(dt)
-                && k.supports_tri(dt)
-                && k.supports_factor(op, dt)
-                && (op == FactorOp::Potrf && k.supports_sym(dt)
-                    || op == FactorOp::Getrf && k.supports_factor(FactorOp::Laswp, dt))
-        };
+        let updates = |i: usize| !failed.contains(&i) && self.updates_factor(i, op, dt);
         let allowed: Vec<usize> = match &opts.devices {
             Some(l) => l
                 .iter()
