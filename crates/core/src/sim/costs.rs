@@ -152,8 +152,10 @@ impl Contention {
         Ok(self.links.len() - 1)
     }
 
-    /// How many times slower than alone the task on `engine` runs while `busy` engines run.
-    pub fn slowdown(&self, engine: Engine, busy: &[Engine]) -> f64 {
+    /// How many times slower than alone the task on `engine` runs while `busy` engines run;
+    /// `beside_products`: its own slowdown while its device computes (a 2D copy's, from its
+    /// link's tables).
+    pub fn slowdown(&self, engine: Engine, beside_products: f64, busy: &[Engine]) -> f64 {
         match engine {
             Engine::Fold => 1.0,
             Engine::Compute(d) => {
@@ -174,17 +176,24 @@ impl Contention {
                     match *e {
                         Engine::Link(j) if j != i => {
                             let other = &self.links[j];
+                            // Both directions at once: the measured duplex, and a 2D copy
+                            // slow beside products is as slow beside the other direction's
+                            // copies (H200, 17301x3969x3370 DGEMM in 2048 tiles: write-backs
+                            // of 16 KiB columns moved at 33-34 GB/s, the busy table's 32.7,
+                            // whenever fetches ran, with products beside 30-100% of them; the
+                            // duplex, measured on 32 KiB columns, says 44).
                             let s = if other.src == me.dst && other.dst == me.src {
-                                me.tile.model.bid_slowdown
+                                me.tile.model.bid_slowdown.max(beside_products)
                             } else {
                                 me.profile.slowdown_under(&other.name)
                             };
                             f = f.max(s);
                         }
-                        Engine::Compute(d)
-                            if me.kind == LinkKind::HostToDevice && me.device == Some(d) =>
-                        {
-                            f = f.max(self.copy_under_gemm[d as usize]);
+                        Engine::Compute(d) if me.device == Some(d) => {
+                            f = f.max(beside_products);
+                            if me.kind == LinkKind::HostToDevice {
+                                f = f.max(self.copy_under_gemm[d as usize]);
+                            }
                         }
                         _ => {}
                     }

@@ -30,6 +30,9 @@ pub struct SimTask {
     pub engine: Engine,
     /// Seconds when nothing else runs.
     pub alone: f64,
+    /// How much longer it takes while its device computes (a 2D copy: its link's busy table
+    /// against its alone table, [`crate::model::link::TileLink::tile_time`]; 1 for others).
+    pub beside_products: f64,
     /// Tasks that must complete first.
     pub deps: Vec<TaskId>,
     /// How the trace shows it (the executor's activity and label, bytes moved, flops).
@@ -291,7 +294,10 @@ fn replay(list: &TaskList) -> Result<Replayed> {
             .collect();
         let rates: Vec<f64> = running
             .iter()
-            .map(|r| 1.0 / list.machine.slowdown(tasks[r.task as usize].engine, &busy))
+            .map(|r| {
+                let t = &tasks[r.task as usize];
+                1.0 / list.machine.slowdown(t.engine, t.beside_products, &busy)
+            })
             .collect();
         let dt = running
             .iter()

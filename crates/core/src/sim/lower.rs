@@ -52,6 +52,8 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
         let written = t.op.written();
         // A piece's share of the tile's columns (the executor's split).
         let piece_cols = |p: usize| crate::plan::piece_columns(written.cols(), pieces, p).len();
+        // Per piece, how much slower it runs beside its device's products (2D copies).
+        let mut beside: Vec<f64> = vec![1.0; pieces];
         let (engine, alone): (Engine, Vec<f64>) = match (t.op, t.queue) {
             (op @ (Op::Gemm { .. } | Op::Sym { .. }), QueueId::Compute { device, .. }) => {
                 let (m, n, k) = product_shape(&op);
@@ -138,10 +140,26 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                 } else {
                     STRIDED_PITCH
                 };
-                // Copies of a pipeline run beside products: the busy table's speed.
+                // A 2D copy runs at its alone speed, and at its busy table's while its device
+                // computes (the engine switches as products start and end; `Contention`).
+                // Priced at the busy speed throughout, write-backs that ran alone at 46-49
+                // GB/s on H200 were replayed at 33-40, and replays of link-bound calls came out
+                // 5-10% slow (17301x3969x3370 and 10765x5184x1074 DGEMM in 2048 tiles).
                 let tile = &machine.links[li].tile;
-                let each = (0..pieces)
-                    .map(|q| tile.tile_time(dst.rows(), piece_cols(q), es, contiguous, pitch, 1.0))
+                let time = |q: usize, load: f64| {
+                    tile.tile_time(dst.rows(), piece_cols(q), es, contiguous, pitch, load)
+                };
+                let each: Vec<f64> = (0..pieces).map(|q| time(q, 0.0)).collect();
+                beside = each
+                    .iter()
+                    .enumerate()
+                    .map(|(q, &a)| {
+                        if a > 0.0 {
+                            (time(q, 1.0) / a).max(1.0)
+                        } else {
+                            1.0
+                        }
+                    })
                     .collect();
                 (Engine::Link(li), each)
             }
@@ -159,7 +177,7 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
         }
         let (activity, label, bytes, flops) = plan.describe(t);
         let cols = written.cols().max(1);
-        for (q, alone) in alone.into_iter().enumerate() {
+        for (q, (alone, beside_products)) in alone.into_iter().zip(beside).enumerate() {
             // Each piece waits for the same piece of its tile's chain before it (the
             // executor's rule), for anything else whole: its last piece.
             let deps = t
@@ -188,6 +206,7 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                 queue: t.queue,
                 engine,
                 alone,
+                beside_products,
                 deps,
                 activity,
                 label: label.clone(),
@@ -257,6 +276,7 @@ mod tests {
     use crate::scalar::DType;
     use crate::sim::{simulate, SimRequest, Simulation, Synthetic};
     use crate::tiling::Blocking;
+    use crate::trace::Activity;
     use std::collections::HashSet;
 
     /// The plan of `p` in `tile` tiles on one device that adds tiles (C may arrive late),
@@ -396,6 +416,67 @@ mod tests {
         for f in &folds[1..] {
             assert!((f - each).abs() < 1e-12, "{folds:?}");
         }
+    }
+
+    /// C's write-backs of 17301x3969x3370 DGEMM (beta = 0) in 2048 tiles are 2D copies of 16
+    /// KiB columns 135 KiB apart: priced at the link's alone speed, slowed to its busy table's
+    /// while the device computes or the other direction copies, not otherwise. Replayed, the
+    /// first write-back starts once the first C tile is done: after the group's first k step
+    /// and the second step's first A and B tiles, six fetches.
+    #[test]
+    fn write_backs_take_the_busy_speed_only_beside_work_and_wait_for_the_first_tile() {
+        let profile = MachineProfile::recorded("nvidia-h200-x1.json");
+        let p = GemmProblem::host(17301, 3969, 3370, DType::F64, true);
+        let plan = one_device_plan(p, 2048, false);
+        let list = lower(&plan, &profile, &labels(1)).unwrap();
+        let of = |a: Activity| -> Vec<&SimTask> {
+            list.tasks.iter().filter(|t| t.activity == a).collect()
+        };
+        let (fetches, wbs) = (of(Activity::Fetch), of(Activity::WriteBack));
+        assert_eq!((fetches.len(), wbs.len()), (22, 18));
+        let wb = wbs[0];
+        let Engine::Link(out) = wb.engine else {
+            panic!("a write-back on {:?}", wb.engine)
+        };
+        let tile = &list.machine.links[out].tile;
+        let time = |load| tile.tile_time(2048, 2048, 8, false, 17301 * 8, load);
+        // On this profile 48.5 GB/s alone against 32.7 beside products.
+        assert!(time(1.0) > 1.3 * time(0.0));
+        assert!((wb.alone - time(0.0)).abs() < 1e-12);
+        assert!((wb.alone * wb.beside_products - time(1.0)).abs() < 1e-12);
+        let fetch_link = fetches[0].engine;
+        let m = &list.machine;
+        let bid = tile.model.bid_slowdown;
+        assert!(bid < wb.beside_products);
+        assert_eq!(m.slowdown(wb.engine, wb.beside_products, &[]), 1.0);
+        for beside in [Engine::Compute(0), fetch_link] {
+            let s = m.slowdown(wb.engine, wb.beside_products, &[beside]);
+            assert!(
+                (s - wb.beside_products).abs() < 1e-12,
+                "beside {beside:?}: {s}"
+            );
+        }
+        let s = run(&plan, &profile);
+        let mut fetch_ends: Vec<f64> = s
+            .trace
+            .intervals
+            .iter()
+            .filter(|i| i.activity == Activity::Fetch)
+            .map(|i| i.end)
+            .collect();
+        fetch_ends.sort_by(f64::total_cmp);
+        let first_wb = s
+            .trace
+            .intervals
+            .iter()
+            .filter(|i| i.activity == Activity::WriteBack)
+            .map(|i| i.start)
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            first_wb >= fetch_ends[5],
+            "{first_wb} before {fetch_ends:?}"
+        );
+        assert!(first_wb < fetch_ends[6], "{first_wb} after {fetch_ends:?}");
     }
 
     fn h200x2() -> MachineProfile {
