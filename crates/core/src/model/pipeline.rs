@@ -284,7 +284,11 @@ impl PipelineModel {
             gemm_factor,
         };
         let (first_times, grid) = self.tile_times(o, b, fold, &closed, exec);
-        let (t0, stall) = first_group(&grid, &first_times);
+        let FirstGroup {
+            t0,
+            stall,
+            first_done,
+        } = first_group(&grid, &first_times);
         // A full tile's fold (0 without folds), as the tile classes priced it.
         let t_fold = first_times.fold[0][0];
         // The last group ends folded, or whole when the unfolded tiles cover it.
@@ -304,8 +308,12 @@ impl PipelineModel {
         } else {
             tin_eff + t_gemm + tail
         };
+        // The write-backs start when the first C tile is done: in a group, after the group's
+        // earlier k steps and their stalls (17301x3969x3370 DGEMM in 2048 tiles on H200: its
+        // first write-back started at 4.3 ms, after six tiles had crossed, where counting one
+        // product per k step after the first tiles said 2.1).
         let d2h_path = if o.set[2] {
-            t0 + kt as f64 * t_gemm + tout_eff + if unfolded > 0 { 0.0 } else { t_fold }
+            first_done + tout_eff + if unfolded > 0 { 0.0 } else { t_fold }
         } else {
             0.0
         };
@@ -506,11 +514,18 @@ impl PipelineModel {
     }
 }
 
-/// When the first product starts (its A and B tiles, and its C unless C arrives late, have
-/// crossed: `t0`) and how long the first group's products then wait for their tiles
-/// (`stall`): per k step, the group's new A and B tiles against its products, each tile at its
-/// class's time.
-fn first_group(g: &ReplayGrid, t: &TileTimes) -> (f64, f64) {
+/// The first group's timeline: when the first product starts (its A and B tiles, and its C
+/// unless C arrives late, have crossed: `t0`), how long the group's products then wait for
+/// their tiles (`stall`: per k step, the group's new A and B tiles against its products, each
+/// tile at its class's time), and when the first C tile is done (`first_done`: the group
+/// replayed in the plan's order, [`replay`]), which is when its write-back can start.
+struct FirstGroup {
+    t0: f64,
+    stall: f64,
+    first_done: f64,
+}
+
+fn first_group(g: &ReplayGrid, t: &TileTimes) -> FirstGroup {
     let (gr, gc) = group_shape(g.group, g.mt, g.nt);
     let rows: Vec<usize> = (0..gr).map(|i| class(i, g.mt, g.edge[0])).collect();
     let cols: Vec<usize> = (0..gc).map(|j| class(j, g.nt, g.edge[1])).collect();
@@ -550,7 +565,20 @@ fn first_group(g: &ReplayGrid, t: &TileTimes) -> (f64, f64) {
             .sum();
         stall += (c_in - slack).max(0.0);
     }
-    (t0, stall)
+    // The first group alone, replayed in the plan's order (its tiles keep their edge classes).
+    let first = ReplayGrid {
+        mt: gr,
+        nt: gc,
+        edge: [g.edge[0] && gr == g.mt, g.edge[1] && gc == g.nt, g.edge[2]],
+        unfolded: 0,
+        ..*g
+    };
+    let first_done = replay(&first, t).first_done;
+    FirstGroup {
+        t0,
+        stall,
+        first_done,
+    }
 }
 
 /// Per tile: link seconds of one C tile out; per offload: every tile in, every tile out.
@@ -695,6 +723,29 @@ pub(crate) mod tests {
         assert!(p.seconds >= bytes / 50e9);
         // Smaller tiles shorten the exposed first fetch and the tail.
         assert!(m.predict(&o, 2048, &exec).seconds < p.seconds);
+    }
+
+    /// Write-backs start when the first C tile is done, and in a group of four that is after
+    /// the group's first k step and the second step's first A and B tiles: 2x2 C tiles of
+    /// 1024, two k steps, beta = 0, products free, no duplex slowdown. The first C tile is
+    /// done after 6 tile copies in; its 4 write-backs then take the link out back to back:
+    /// 10 copies, where counting one product per k step after the first two tiles said 6 (and
+    /// the 8 copies in, then a write-back, made the call 9).
+    #[test]
+    fn write_backs_wait_for_the_first_groups_earlier_k_steps() {
+        let mut m = model();
+        m.h2d.model.bid_slowdown = 1.0;
+        m.d2h.model.bid_slowdown = 1.0;
+        let o = Offload::from_host_flags(2048, 2048, 2048, DType::F64, [true; 3], true);
+        let exec = FixedRate {
+            flops_per_sec: 1e21,
+        };
+        let p = m.predict(&o, 1024, &exec);
+        let copy = copy_s((1024 * 1024 * 8) as f64);
+        assert!(
+            (p.seconds - 10.0 * copy).abs() < 1e-3 * copy,
+            "{p:?} against {copy}"
+        );
     }
 
     #[test]

@@ -68,6 +68,9 @@ pub(crate) struct Replay {
     pub first_start: f64,
     /// Compute idle time after the first product started.
     pub idle: f64,
+    /// When the first C tile to finish is done (its last product, and its add where C
+    /// arrives late): when its write-back can start.
+    pub first_done: f64,
     /// End of the last product or add.
     pub compute_end: f64,
     pub h2d_end: f64,
@@ -99,7 +102,7 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
     let mut c_at = vec![-1.0f64; mt * nt];
     let mut r = Replay::default();
     let (mut h2d, mut compute, mut d2h, mut fold) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
-    let (mut started, mut folded) = (false, false);
+    let (mut started, mut folded, mut done_one) = (false, false, false);
     for s in &steps {
         let (ci, cj, cl) = (
             class(s.i, mt, g.edge[0]),
@@ -145,6 +148,10 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
             if fetch_c && g.late_c {
                 // The add waits for the caller's C (its own time is negligible).
                 compute = compute.max(*late);
+            }
+            if !done_one {
+                r.first_done = compute;
+                done_one = true;
             }
             if t.c_out[ci][cj] > 0.0 {
                 d2h = d2h.max(compute) + t.c_out[ci][cj];
@@ -199,6 +206,7 @@ mod tests {
         let r = replay(&grid(1, 1, 1, false), &uniform(1.0, 5.0));
         assert_eq!(r.first_start, 3.0);
         assert_eq!(r.compute_end, 8.0);
+        assert_eq!(r.first_done, 8.0);
         assert_eq!(r.d2h_end, 9.0);
         assert_eq!(r.end(), 9.0);
         // Late C: A and B first, the product, C crosses under it, the write-back after.
@@ -250,6 +258,9 @@ mod tests {
         assert_eq!(r.compute_end, 16.0);
         assert_eq!(r.idle, 0.5 + 0.5 + 1.0);
         assert_eq!(r.d2h_end, 17.0);
+        // The first C tile is done at its second step's product (its C arrived at 3), the
+        // group's first step and the second step's A01 and B10 before it.
+        assert_eq!(r.first_done, 11.5);
     }
 
     #[test]
