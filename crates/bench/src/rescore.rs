@@ -5,11 +5,13 @@
 
 use crate::validation_csv::{fields, percentile, points};
 use hetblas_core::autotune::{
-    choose, fold_rate, model_tile_candidates, pipeline_model, FoldRequest,
+    choose, fold_rate, model_tile_candidates, pipeline_model, FoldRequest, GPU_CALL_SETUP_S,
 };
+use hetblas_core::energy::Objective;
 use hetblas_core::model::cocopelia::Offload;
 use hetblas_core::problem::{placement_locations, GemmProblem, Operand};
 use hetblas_core::profile::MachineProfile;
+use hetblas_core::sim::ProfiledMachine;
 use hetblas_core::{Blocking, DType, MemorySpace, Trans};
 use std::path::Path;
 
@@ -115,6 +117,9 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
     let rows = parse_rows(&text, device)?;
     let (mut chosen_err, mut all_err, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     let (mut ran_err, mut ran_signed, mut cold_signed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut sim_signed = Vec::new();
+    let machine =
+        ProfiledMachine::new(prof.clone(), Some(vec![label.clone()])).map_err(|e| e.to_string())?;
     for r in &rows {
         let p = &r.problem;
         let (model, exec) = pipeline_model(&prof, &label, p.dtype, true, true)
@@ -196,6 +201,16 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
             ran_err.push(e.abs());
             ran_signed.push(e);
             line += &format!(" | ran {b}{} err {:+.1}%", mode(fold, tail), 100.0 * e);
+            // The same point replayed by the simulator, on the plan the pool builds for it.
+            let fold_on = fold && fold_applies;
+            let replayed = machine
+                .plan_folded(p, b, Objective::Time, Some(&[0]), (fold_on, tail))
+                .and_then(|mp| machine.simulate(&mp));
+            if let Ok(sim) = replayed {
+                let e = (sim.makespan + GPU_CALL_SETUP_S - s) / s;
+                sim_signed.push(e);
+                line += &format!(" sim {:+.1}%", 100.0 * e);
+            }
             if let Some(cold) = r.cold {
                 let e = c.predicted.seconds / cold - 1.0;
                 cold_signed.push(e);
@@ -244,6 +259,15 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
             ran_err.len(),
             spread(&ran_err),
             signs(&ran_signed)
+        );
+    }
+    if !sim_signed.is_empty() {
+        let abs: Vec<f64> = sim_signed.iter().map(|e| e.abs()).collect();
+        println!(
+            "as the chosen calls ran, replayed by the simulator ({} problems): {}; {}",
+            sim_signed.len(),
+            spread(&abs),
+            signs(&sim_signed)
         );
     }
     if !cold_signed.is_empty() {

@@ -124,6 +124,22 @@ impl ProfiledMachine {
         objective: Objective,
         only: Option<&[usize]>,
     ) -> Result<MachinePlan> {
+        self.plan_folded(p, blocking, objective, only, (false, 0))
+    }
+
+    /// [`ProfiledMachine::plan`] with C folded on the host (`fold.0`, beta != 0 and C in host
+    /// memory) but for `fold.1` tiles sent whole, as the pool plans a decision that folds.
+    ///
+    /// # Errors
+    /// As [`ProfiledMachine::plan`].
+    pub fn plan_folded(
+        &self,
+        p: &GemmProblem,
+        blocking: Blocking,
+        objective: Objective,
+        only: Option<&[usize]>,
+        (host_fold, fold_tail): (bool, usize),
+    ) -> Result<MachinePlan> {
         let all = self.rates(p, blocking.tm)?;
         let cands: Vec<usize> = match only {
             Some(o) => o.to_vec(),
@@ -170,8 +186,8 @@ impl ProfiledMachine {
                         2
                     },
                     late_c: true,
-                    host_fold: false,
-                    fold_tail: 0,
+                    host_fold,
+                    fold_tail,
                     group: blocking.group,
                 }
             })
@@ -213,8 +229,8 @@ impl ProfiledMachine {
             devices: &specs,
             weights: &weights,
             forward: true,
-            host_fold: false,
-            fold_tail: 0,
+            host_fold,
+            fold_tail,
             strip: None,
             links: &links,
             link_speed: &speed,
