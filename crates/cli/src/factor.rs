@@ -267,8 +267,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
     }
     if a.run.check {
         if report.info != 0 {
-            return Err(hetblas::Error::Internal(format!(
-                "check FAILED: info = {} on a matrix built to be {}",
+            return Err(crate::check::failed(format!(
+                "info = {} on a matrix built to be {}",
                 report.info,
                 if cmd == FactorCommand::Potrf {
                     "positive definite"
@@ -297,8 +297,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
         };
         // LAPACK's test programs pass a residual ratio below 30.
         if worst.is_nan() || worst >= 30.0 {
-            return Err(hetblas::Error::Internal(format!(
-                "check FAILED: residual ratio {worst:.3e} (at most 30)"
+            return Err(crate::check::failed(format!(
+                "residual ratio {worst:.3e} (at most 30)"
             )));
         }
         say!(out, "check: residual ratio {worst:.3} (at most 30)");

@@ -288,14 +288,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
                 (n, k),
                 a.run.seed,
             )?;
-            say!(
-                out,
-                "check: {checked} entries of the {} triangle {}; the other triangle's {other} \
-                 entries bit-identical to C before the call",
-                uplo.as_char(),
-                agreement(worst, non_finite(c))
+            let what = format!(
+                "{checked} entries of the {} triangle (the other triangle's {other} entries \
+                 bit-identical to C before the call)",
+                uplo.as_char()
             );
-            out.set("check", check_json(Some(checked), worst, non_finite(c)));
+            crate::check::passed(&out, &what, Some(checked), worst, c);
             return Ok(());
         }
         let (checked, worst) = check_sampled(
@@ -310,13 +308,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             4096,
             a.run.seed,
         )
-        .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
-        say!(
-            out,
-            "check: {checked} entries {}",
-            agreement(worst, non_finite(c))
-        );
-        out.set("check", check_json(Some(checked), worst, non_finite(c)));
+        .map_err(crate::check::failed)?;
+        crate::check::passed(&out, &format!("{checked} entries"), Some(checked), worst, c);
         Ok(())
     };
     // Energy counters at the first timed repetition: over all of them, calls too short for
@@ -591,46 +584,6 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     Ok(())
 }
 
-/// Entries of `c` with a NaN or an infinite part.
-pub(crate) fn non_finite<T: Scalar>(c: &[T]) -> usize {
-    c.iter()
-        .filter(|x| {
-            let v = x.to_c64();
-            !(v.re.is_finite() && v.im.is_finite())
-        })
-        .count()
-}
-
-/// How a passed check's entries agree with the reference: within the error bound, and where
-/// C has NaN or infinite entries (`non_finite` of them), that the reference has them too at
-/// every entry checked (a NaN or infinity it does not have fails the check).
-pub(crate) fn agreement(worst: f64, non_finite: usize) -> String {
-    if non_finite == 0 {
-        format!("within the error bound (worst error/bound {worst:.3})")
-    } else {
-        format!(
-            "agree with the reference: {non_finite} entries of the result are NaN or \
-             infinite, as the reference's are at each entry checked (a NaN or infinite scalar \
-             or operand, or an overflow); the finite ones within the error bound (worst \
-             error/bound {worst:.3})"
-        )
-    }
-}
-
-/// The JSON form of a passed check.
-pub(crate) fn check_json(
-    entries: Option<usize>,
-    worst: f64,
-    non_finite: usize,
-) -> serde_json::Value {
-    serde_json::json!({
-        "passed": true,
-        "entries": entries,
-        "worst_error_over_bound": worst,
-        "non_finite": non_finite,
-    })
-}
-
 /// GEMMT's `--check`: entries of the `uplo` triangle of `c` (all of them up to 4096, else 4096
 /// drawn from `seed`) against the f64-accumulated reference, each checked as the 1x1 GEMM of
 /// its row of op(A) and column of op(B), and every entry of the other triangle bit for bit
@@ -649,7 +602,7 @@ fn check_triangle<T: Scalar>(
     seed: u64,
 ) -> Result<(usize, f64, usize)> {
     const SAMPLES: usize = 4096;
-    let fail = |e: String| hetblas::Error::Internal(format!("check FAILED: {e}"));
+    let fail = crate::check::failed;
     let mut other = 0;
     for j in 0..n {
         for i in (0..n).filter(|&i| !uplo.contains(i, j)) {

@@ -2,6 +2,7 @@
 //! predictions.
 
 mod calibrate;
+mod check;
 mod cli;
 mod devices;
 mod factor;

@@ -380,15 +380,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
             &lines,
             4.0,
         )
-        .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
-        let bad = crate::gemm::non_finite(&b);
-        say!(
-            out,
-            "check: {checked} entries on {} lines {}",
-            lines.len(),
-            crate::gemm::agreement(worst, bad)
-        );
-        out.set("check", crate::gemm::check_json(Some(checked), worst, bad));
+        .map_err(crate::check::failed)?;
+        let what = format!("{checked} entries on {} lines", lines.len());
+        crate::check::passed(&out, &what, Some(checked), worst, &b);
     }
     out.finish();
     Ok(())

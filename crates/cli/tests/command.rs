@@ -1002,3 +1002,34 @@ fn predict_without_an_accelerator_says_what_to_do() {
         ],
     );
 }
+
+/// `--check` of every routine with a scalar NaN (`--alpha nan`: the reference is NaN where the
+/// result is) passes and says so, in text and JSON: syrk, herk, syr2k, her2k, symm, hemm, trsm
+/// and trmm failed it ("check FAILED: C(0,0) = NaN, expected NaN"). That a NaN or infinity the
+/// reference does not have fails is tested where every check decides it, hetblas_core's
+/// `reference::agrees` (and each check's own test).
+#[test]
+fn check_passes_a_nan_the_reference_has_in_every_routine() {
+    for routine in [
+        "gemm", "gemmt", "syrk", "herk", "syr2k", "her2k", "symm", "hemm", "trsm", "trmm",
+    ] {
+        let args = [routine, "-s", "12", "--reps", "1", "--check", "--alpha=nan"];
+        let so = stdout_of(&args);
+        let line = so
+            .lines()
+            .find(|l| l.starts_with("check: "))
+            .unwrap_or_else(|| panic!("{routine}: no check line in\n{so}"));
+        assert!(
+            line.contains("entries of the result are NaN or infinite, as the reference's"),
+            "{routine}: {line}"
+        );
+        let so = stdout_of(&[&args[..], &["--json"]].concat());
+        let v: serde_json::Value =
+            serde_json::from_str(&so).unwrap_or_else(|e| panic!("{routine}: {e}: {so}"));
+        assert_eq!(v["check"]["passed"], true, "{routine}: {so}");
+        assert!(
+            v["check"]["non_finite"].as_u64().is_some_and(|n| n > 0),
+            "{routine}: {so}"
+        );
+    }
+}
