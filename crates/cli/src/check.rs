@@ -7,10 +7,23 @@ use crate::report::{say, Out};
 use hetblas::Scalar;
 
 /// Reports a passed check of `result`: `what` was checked (`"256 entries"`, `"sampled
-/// entries"`), `entries` how many where known, `worst` the largest error / bound.
-pub fn passed<T: Scalar>(out: &Out, what: &str, entries: Option<usize>, worst: f64, result: &[T]) {
+/// entries"`), `entries` how many where known, `worst` the largest error / bound; `also` what
+/// else the check verified, said after (empty: nothing).
+pub fn passed<T: Scalar>(
+    out: &Out,
+    what: &str,
+    entries: Option<usize>,
+    worst: f64,
+    result: &[T],
+    also: &str,
+) {
     let non_finite = non_finite(result);
-    say!(out, "check: {what} {}", agreement(worst, non_finite));
+    let also = if also.is_empty() {
+        String::new()
+    } else {
+        format!("; {also}")
+    };
+    say!(out, "check: {what} {}{also}", agreement(worst, non_finite));
     out.set(
         "check",
         serde_json::json!({

@@ -91,7 +91,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Devices(a) => devices::run(builder(cli.emulated).survey(), a),
         Command::Gemm(a) => gemm::run(&runtime(cli.emulated)?, a),
         Command::Gemmt(a) => gemm::run_gemmt(&runtime(cli.emulated)?, a),
-        Command::Predict(a) => predict::run(&runtime(cli.emulated)?, a),
+        Command::Predict(a) => predict::run(&runtime(cli.emulated)?, cli.emulated, a),
         Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),
         Command::Trmm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trmm, a),
         Command::Simulate(a) => simulate::run(a),
@@ -288,6 +288,19 @@ mod tests {
                 ROUTINES.contains(&name) || others.contains(&name),
                 "{name}: add it to ROUTINES (or to the other commands)"
             );
+        }
+    }
+
+    /// Every command's report has a JSON form for scripts, under the same option: the
+    /// routines', and predict's, simulate's and calibrate's (text only before), and devices'.
+    #[test]
+    fn every_command_takes_json() {
+        let cmd = Cli::command();
+        let gemm = options_of("gemm", &["json"]);
+        assert_eq!(gemm.len(), 1);
+        for sub in cmd.get_subcommands() {
+            let name = sub.get_name();
+            assert_eq!(options_of(name, &["json"]), gemm, "{name}");
         }
     }
 

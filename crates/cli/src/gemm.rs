@@ -237,7 +237,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     let beta = T::from_c64(c64::new(a.beta, a.beta_im));
     let mut times = Vec::new();
     // Joules of each timed fault-free repetition, with its time.
-    let meters = crate::power::meters(rt, false);
+    let meters = crate::power::meters(rt, None);
     let mut energies: Vec<(f64, Vec<hetblas_core::energy::meter::DeviceEnergy>)> = Vec::new();
     let mut recovered: Vec<(u64, f64)> = Vec::new();
     let mut last = None;
@@ -288,12 +288,10 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
                 (n, k),
                 a.run.seed,
             )?;
-            let what = format!(
-                "{checked} entries of the {} triangle (the other triangle's {other} entries \
-                 bit-identical to C before the call)",
-                uplo.as_char()
-            );
-            crate::check::passed(&out, &what, Some(checked), worst, c);
+            let what = format!("{checked} entries of the {} triangle", uplo.as_char());
+            let also =
+                format!("the other triangle's {other} entries bit-identical to C before the call");
+            crate::check::passed(&out, &what, Some(checked), worst, c, &also);
             return Ok(());
         }
         let (checked, worst) = check_sampled(
@@ -309,7 +307,14 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             a.run.seed,
         )
         .map_err(crate::check::failed)?;
-        crate::check::passed(&out, &format!("{checked} entries"), Some(checked), worst, c);
+        crate::check::passed(
+            &out,
+            &format!("{checked} entries"),
+            Some(checked),
+            worst,
+            c,
+            "",
+        );
         Ok(())
     };
     // Energy counters at the first timed repetition: over all of them, calls too short for
@@ -318,6 +323,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     let mut warm_until: Option<Instant> = None;
     let mut warm_calls = 0u64;
     let mut rep = 0;
+    // Progress over the calls: the warm-up call, then the timed ones.
+    let bar = crate::progress::bar(a.run.reps + 1, "calls", a.run.json);
     while rep <= a.run.reps {
         if rep == 1 && a.warm_seconds > 0.0 {
             // Untimed calls (each like a timed one) until the warm time has passed.
@@ -325,6 +332,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
                 Instant::now() + std::time::Duration::from_secs_f64(a.warm_seconds)
             });
             if Instant::now() < until {
+                bar.set_message("warm-up calls (untimed)");
                 if !a.back_to_back {
                     c.copy_from_slice(&c0);
                 }
@@ -350,6 +358,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             }
         }
         if rep == 1 {
+            bar.set_message("timed calls");
             batch = Some((Instant::now(), crate::power::counters(&meters)));
         }
         if rep == 0 || !a.back_to_back {
@@ -357,11 +366,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         }
         if rep == 1 {
             if let Some((injector, spec)) = &fault {
-                say!(
-                    out,
-                    "injecting a fault ({}) before rep 1",
-                    a.fault.as_deref().unwrap_or_default()
-                );
+                bar.suspend(|| {
+                    say!(
+                        out,
+                        "injecting a fault ({}) before rep 1",
+                        a.fault.as_deref().unwrap_or_default()
+                    )
+                });
                 injector.arm([spec.clone()]);
             }
         }
@@ -392,12 +403,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         let report = report?;
         // A call that recovered from a device failure is timed on its own, against the others.
         for f in &report.recovered {
-            say!(out, "rep {rep}: recovered in {secs:.4} s: {f}");
+            bar.suspend(|| say!(out, "rep {rep}: recovered in {secs:.4} s: {f}"));
         }
         if !report.recovered.is_empty() {
             recovered.push((rep, secs));
             if a.run.check {
-                check(&c)?;
+                bar.suspend(|| check(&c))?;
             }
         } else if rep > 0 {
             times.push(secs);
@@ -405,7 +416,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         }
         last = Some(report);
         rep += 1;
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     if warm_calls > 0 {
         say!(
             out,

@@ -9,6 +9,7 @@ mod factor;
 mod gemm;
 mod power;
 mod predict;
+mod progress;
 mod report;
 mod shape;
 mod simulate;
