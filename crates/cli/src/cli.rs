@@ -304,6 +304,39 @@ mod tests {
         }
     }
 
+    /// README.md's command list names every subcommand, each with an example that parses
+    /// (the list had left out simulate, trsm, trmm and the symmetric routines).
+    #[test]
+    fn the_readmes_command_list_is_complete_and_its_examples_parse() {
+        let readme = include_str!("../../../README.md");
+        let section = readme
+            .split("## The `hetblas` command")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("README.md has the command section");
+        let examples: Vec<Vec<&str>> = section
+            .lines()
+            .filter(|l| l.starts_with("        hetblas "))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        for e in &examples {
+            if let Err(err) = Cli::try_parse_from(e) {
+                panic!("README example {:?} does not parse: {err}", e.join(" "));
+            }
+        }
+        for sub in Cli::command().get_subcommands() {
+            let name = sub.get_name();
+            assert!(
+                examples.iter().any(|e| e.contains(&name))
+                    || section.lines().any(|l| {
+                        l.starts_with("    hetblas ") && l.split_whitespace().any(|w| w == name)
+                    }),
+                "{name} is not in README.md's command list"
+            );
+        }
+        assert!(examples.len() >= 10, "{} examples", examples.len());
+    }
+
     /// One default size everywhere, and a dtype each routine is defined for.
     #[test]
     fn defaults_are_one_size_and_a_valid_dtype() {
