@@ -98,20 +98,7 @@ pub fn calibrate_hint(emulated: usize) -> String {
 /// The options of `a` that give its problem, as they would be typed: `-s 1024 --dtype c64`
 /// (and `--placement`, which `simulate` does not take, when `placement`).
 fn problem_options(a: &PredictArgs, placement: bool) -> String {
-    let (m, n, k) = a.shape.mnk();
-    let mut v = if m == n && n == k {
-        vec![format!("-s {m}")]
-    } else {
-        vec![format!("-m {m} -n {n} -k {k}")]
-    };
-    if let Some(d) = a.shape.problem.dtype {
-        v.push(format!("--dtype {d}"));
-    }
-    for (flag, t) in [("--transa", a.shape.transa), ("--transb", a.shape.transb)] {
-        if t != hetblas::Trans::N {
-            v.push(format!("{flag} {}", t.as_char()));
-        }
-    }
+    let mut v = a.shape.typed();
     if placement && a.placement != "hhh" {
         v.push(format!("--placement {}", a.placement));
     }

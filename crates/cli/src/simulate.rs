@@ -114,6 +114,15 @@ fn replayable(dims: [usize; 3], candidates: Vec<usize>, forced: bool) -> Result<
     Ok(kept)
 }
 
+/// The options of `a` that give its problem, as they would be typed.
+fn problem_options(a: &SimulateArgs) -> String {
+    let mut v = a.shape.typed();
+    if a.routine != "gemm" {
+        v.push(format!("--routine {}", a.routine));
+    }
+    v.join(" ")
+}
+
 /// The profile to simulate: `--profile`, else the one `hetblas calibrate` wrote for this
 /// machine, else a refusal that says where one comes from.
 fn profile_path(a: &SimulateArgs) -> Result<std::path::PathBuf> {
@@ -166,6 +175,23 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             .collect::<Vec<_>>()
     });
     let fixed = labels.is_some();
+    if !fixed && profile.devices.iter().all(|d| d.backend == "cpu") {
+        let opts = problem_options(&a);
+        return Err(Error::InvalidInput(format!(
+            "simulate plans for a machine's accelerators, and {} describes none (a CPU-only \
+             machine's profile): simulate the CPU alone (`hetblas simulate --profile {} \
+             --devices {} {opts}`), a GPU machine (`hetblas simulate --profile \
+             docs/profiles/nvidia-h200-x1.json {opts}` in hetblas's source tree), or this \
+             machine with emulated devices (`hetblas --emulated 1 calibrate --quick`, then \
+             `hetblas simulate {opts}`)",
+            path.display(),
+            path.display(),
+            profile
+                .devices
+                .first()
+                .map_or("cpu:0".to_string(), |d| d.label.clone()),
+        )));
+    }
     let machine = ProfiledMachine::new(profile, labels)?;
     let (m, n, k) = a.shape.mnk();
     let all: Vec<usize> = (0..machine.labels.len()).collect();

@@ -1057,7 +1057,8 @@ fn predict_without_an_accelerator_says_what_to_run() {
 
 /// With emulated devices and no profile, `predict` says which calibration to run (it said
 /// "no profile ... nothing to predict with"); `simulate` with no profile at all says where one
-/// comes from (`--profile` was a required option, with no word of either).
+/// comes from (`--profile` was a required option, with no word of either), and with a profile
+/// of no accelerator what it can simulate instead.
 #[test]
 fn refusals_for_want_of_a_profile_say_what_to_run() {
     refused(
@@ -1074,6 +1075,28 @@ fn refusals_for_want_of_a_profile_say_what_to_run() {
             "--profile FILE",
             "`hetblas calibrate --quick`",
         ],
+    );
+    // A CPU-only machine's profile: "the profile has no accelerator", now with what to run
+    // instead; the first suggestion, pasted, simulates the CPU alone.
+    let dir = std::env::temp_dir().join(format!("hetblas-cpu-only-{}", std::process::id()));
+    let profile = dir.join("profile.json");
+    let profile = profile.to_str().expect("utf-8 path");
+    let env = [("HETBLAS_PROFILE", profile)];
+    let calibrate = ["calibrate", "--quick", "--no-power", "--no-cross-links"];
+    assert!(hetblas_with(&calibrate, &env).status.success());
+    let out = hetblas_with(&["simulate", "-s", "512", "--routine", "trsm"], &env);
+    refused(
+        &out,
+        &["describes none", "--devices cpu:0", "hetblas --emulated 1"],
+    );
+    let se = String::from_utf8_lossy(&out.stderr).into_owned();
+    let pasted = se.split('`').nth(1).expect("a command in backticks");
+    let args: Vec<&str> = pasted.split_whitespace().skip(1).collect();
+    let so = String::from_utf8_lossy(&hetblas_with(&args, &env).stdout).into_owned();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        so.contains("simulated dtrsm") && so.contains("[cpu:0]"),
+        "{pasted}: {so}"
     );
 }
 
