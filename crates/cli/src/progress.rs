@@ -3,7 +3,7 @@
 //! where stderr is a terminal (indicatif draws nothing otherwise, so scripts and tests see
 //! clean output), never with `--json`, and cleared before the report is printed.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 use std::time::Duration;
 
 /// How long a step runs before its progress is drawn.
@@ -25,18 +25,20 @@ pub fn spinner(msg: &str, quiet: bool) -> ProgressBar {
     start(ProgressBar::new_spinner().with_style(style), msg, quiet)
 }
 
-/// Hidden at first; drawn on stderr from [`SHOW_AFTER`] on unless finished by then or `quiet`.
+/// Hidden at first; drawn on stderr from [`SHOW_AFTER`] on unless finished (or dropped) by
+/// then or `quiet`; cleared when dropped, so a command that fails midway leaves only its error.
 /// A steady tick keeps the elapsed time moving while one long call runs.
 fn start(bar: ProgressBar, msg: &str, quiet: bool) -> ProgressBar {
+    let bar = bar.with_finish(ProgressFinish::AndClear);
     bar.set_draw_target(ProgressDrawTarget::hidden());
     bar.set_message(msg.to_string());
     if !quiet {
         bar.enable_steady_tick(Duration::from_millis(200));
-        let shown = bar.clone();
+        let later = bar.downgrade();
         std::thread::spawn(move || {
             std::thread::sleep(SHOW_AFTER);
-            if !shown.is_finished() {
-                shown.set_draw_target(ProgressDrawTarget::stderr());
+            if let Some(bar) = later.upgrade().filter(|b| !b.is_finished()) {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
             }
         });
     }
