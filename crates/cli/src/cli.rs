@@ -37,8 +37,9 @@ enum Command {
     Trsm(tri::TriArgs),
     /// Run a TRMM (B := alpha op(A) B) on random host data; print time and GFLOP/s.
     Trmm(tri::TriArgs),
-    /// Replay a GEMM's plan on a machine profile (measured or synthetic) in virtual time:
-    /// makespan and busy shares, no device needed.
+    /// Replay a GEMM's (or TRSM's, TRMM's) plan on a machine profile (measured or synthetic;
+    /// default: this machine's calibrated one) in virtual time: makespan and busy shares, no
+    /// device needed.
     Simulate(simulate::SimulateArgs),
     /// SYRK (C = alpha op(A) op(A)^T + beta C, one triangle) on random host data, timed.
     Syrk(RankArgs),
