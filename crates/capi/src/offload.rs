@@ -349,7 +349,7 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         _inside: inside,
     };
     let record = measured::routes().get(&key);
-    let (choice, why, estimate) = match record.filter(|r| measured::settled(r)) {
+    let (choice, why, estimate) = match record.filter(measured::settled) {
         // Both routes measured: the model's plans are not evaluated (at n = 1024 that would
         // be paid on every call, beside a host BLAS call of a few milliseconds); the host
         // estimate (a table lookup) still feeds the host scale.
