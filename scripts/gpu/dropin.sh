@@ -105,7 +105,7 @@ PY
 }
 if ((have_debs)); then
   for d in "$DEBS"/*.deb; do extract "$d" || { say "cannot unpack $d"; exit 1; }; done
-elif [ -n "$(printf '%s\n' "${steps[@]}" | grep -vxE 'wheels|factor|firsttouch')" ]; then
+elif printf '%s\n' "${steps[@]}" | grep -qvxE 'wheels|factor|firsttouch'; then
   # Only the wheels, factor and firsttouch steps run without them (the machine's own Python).
   say "no .deb files in $DEBS: run 'bash scripts/gpu/dropin.sh prepare' on the build machine"; exit 1
 fi
