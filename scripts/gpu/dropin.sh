@@ -4,13 +4,15 @@
 # reported by du below; SC2030/SC2031: each step's environment is local to its subshell.)
 # The drop-in library's acceptance runs on a GPU machine (issues 15 and 53). From the repository root:
 #   bash scripts/gpu/dropin.sh prepare        on the build machine, first
-#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy faults wheels factor
+#   bash scripts/gpu/dropin.sh [STEP...]      STEP: suite bigindex devptr numpy faults wheels factor firsttouch
 #                                             (default: suite bigindex devptr numpy)
 #   bash scripts/gpu/dropin.sh wheels         issue 53's acceptance points 1-4 on the machine's
 #                                             own pip NumPy 2.x and SciPy (about 4-6 minutes;
 #                                             needs only .device/ from prepare, not .debs/)
 #   bash scripts/gpu/dropin.sh factor         issue 54's NumPy/SciPy factorizations at N, without
 #                                             and with the preload (.device/ only)
+#   bash scripts/gpu/dropin.sh firsttouch     what first-touch faults of a fresh output cost the
+#                                             host (the floor of NumPy's fresh-output calls)
 # Needs what `bash scripts/gpu/dropin.sh prepare` (run on the build machine, after
 # ../shared/tools/device-bundle, which empties .device/) put in .device/ and .debs/. Results: $OUT/dropin.txt
 # (and the logs beside it). Parameters (environment):
@@ -103,7 +105,8 @@ PY
 }
 if ((have_debs)); then
   for d in "$DEBS"/*.deb; do extract "$d" || { say "cannot unpack $d"; exit 1; }; done
-elif [[ " ${steps[*]} " != " wheels " ]]; then
+elif printf '%s\n' "${steps[@]}" | grep -qvxE 'wheels|factor|firsttouch'; then
+  # Only the wheels, factor and firsttouch steps run without them (the machine's own Python).
   say "no .deb files in $DEBS: run 'bash scripts/gpu/dropin.sh prepare' on the build machine"; exit 1
 fi
 ma=x86_64-linux-gnu
@@ -302,6 +305,13 @@ wheels)
     grep -h "hetblas summary" "$OUT/accept-$f.err" 2>/dev/null | tail -1 | cut -c1-400 | sed "s/^/   $f: /" | tee -a "$report"
   done
   say "   wheels step: $((SECONDS - t0)) s"
+  ;;
+firsttouch)
+  # The floor of a call whose output is fresh: first-touch faults of new memory by thread
+  # count, with and without transparent huge pages (crates/bench/host/first_touch.c).
+  gcc -O2 -pthread -o "$OUT/first_touch" "$root/crates/bench/host/first_touch.c" || { status=1; continue; }
+  say "-- first touch of fresh memory ($(nproc) cores; THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null))"
+  "$OUT/first_touch" 128 512 2048 | tee -a "$report" || status=1
   ;;
 factor)
   # Issue 54's point 2: pip NumPy/SciPy's cholesky, solve and lu_factor at N without the

@@ -203,6 +203,15 @@ pub fn choose(
     }
 }
 
+/// Whether `rec` decides the route by itself: both routes measured, and not the case where
+/// [`choose`] asks the model whether a first slow call on the devices deserves a second try.
+pub fn settled(rec: &Record) -> bool {
+    match (rec.devices, rec.host) {
+        (Some(first), Some(host)) => !(first >= host && rec.device_calls == 1),
+        _ => false,
+    }
+}
+
 /// The measured shapes of this process.
 #[derive(Debug, Default)]
 pub struct Routes {
@@ -342,6 +351,33 @@ mod tests {
     fn the_first_call_follows_the_model() {
         assert_eq!(choose(None, true, Some(0.1), 1.0), Choice::Verdict(true));
         assert!(!choose(None, false, None, 1.0).offload());
+    }
+
+    /// A record settles the route (the model is not asked) only where `choose` would not ask
+    /// it either: both routes measured, except a single slow first call on the devices.
+    #[test]
+    fn settled_records_are_exactly_those_choose_decides_without_the_model() {
+        let rec = |devices, host, device_calls| Record {
+            devices,
+            host,
+            device_calls,
+        };
+        let cases = [
+            rec(None, None, 0),
+            rec(Some(0.2), None, 1),
+            rec(None, Some(0.2), 0),
+            rec(Some(0.3), Some(0.2), 1),
+            rec(Some(0.3), Some(0.2), 2),
+            rec(Some(0.1), Some(0.2), 1),
+        ];
+        for r in cases {
+            // The model's inputs cannot change a settled record's choice.
+            let a = choose(Some(r), true, Some(1e-6), 1e6);
+            let b = choose(Some(r), false, None, 1e-6);
+            assert_eq!(settled(&r), a == b, "{r:?}: {a:?} / {b:?}");
+        }
+        assert!(settled(&rec(Some(0.3), Some(0.2), 2)));
+        assert!(!settled(&rec(Some(0.3), Some(0.2), 1)));
     }
 
     /// Issue 53's 8192 case: the first call on the devices took 1.85 s, 1.8 s of it one-time

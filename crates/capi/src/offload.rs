@@ -330,8 +330,6 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         }
         return Routed::Host(None);
     };
-    let scale = measured::host_scale(shape.dtype);
-    let verdict = route::decide(rule, rt, shape, beta_zero, scale);
     let key = Key {
         routine: name,
         dtype: shape.dtype,
@@ -350,24 +348,35 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         started: std::time::Instant::now(),
         _inside: inside,
     };
-    if verdict == Verdict::Forced {
-        return Routed::Devices(ticket(verdict.to_string(), false));
-    }
-    let estimate = route::host_seconds(rt, &shape.problem(beta_zero));
-    let predicted = match verdict {
-        Verdict::Model { devices, .. } => Some(devices),
-        _ => None,
-    };
-    let choice = measured::choose(
-        measured::routes().get(&key),
-        verdict.offload(),
-        predicted,
-        estimate * scale,
-    );
-    let why = if choice.measured() {
-        choice.to_string()
-    } else {
-        verdict.to_string()
+    let record = measured::routes().get(&key);
+    let (choice, why, estimate) = match record.filter(measured::settled) {
+        // Both routes measured: the model's plans are not evaluated (at n = 1024 that would
+        // be paid on every call, beside a host BLAS call of a few milliseconds); the host
+        // estimate (a table lookup) still feeds the host scale.
+        Some(r) => {
+            let choice = measured::choose(Some(r), false, None, 0.0);
+            let estimate = route::host_seconds(rt, &shape.problem(beta_zero));
+            (choice, choice.to_string(), Some(estimate))
+        }
+        None => {
+            let scale = measured::host_scale(shape.dtype);
+            let verdict = route::decide(rule, rt, shape, beta_zero, scale);
+            if verdict == Verdict::Forced {
+                return Routed::Devices(ticket(verdict.to_string(), false));
+            }
+            let estimate = route::host_seconds(rt, &shape.problem(beta_zero));
+            let predicted = match verdict {
+                Verdict::Model { devices, .. } => Some(devices),
+                _ => None,
+            };
+            let choice = measured::choose(record, verdict.offload(), predicted, estimate * scale);
+            let why = if choice.measured() {
+                choice.to_string()
+            } else {
+                verdict.to_string()
+            };
+            (choice, why, Some(estimate))
+        }
     };
     if choice.offload() {
         return Routed::Devices(ticket(why, true));
@@ -379,10 +388,7 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         summary::runtime_started(runtime_start);
     }
     summary::kept_on_host(choice.measured());
-    Routed::Host(Some(Pending {
-        key,
-        estimate: Some(estimate),
-    }))
+    Routed::Host(Some(Pending { key, estimate }))
 }
 
 impl Ticket {

@@ -1,9 +1,10 @@
 //! `hetblas calibrate`: measure every link and every device's GEMM, write the profile.
 
+use crate::report::{say, Out};
 use clap::Args;
 use hetblas::{CalibrationOptions, Progress, Result, Runtime};
 use hetblas_core::profile::{MachineProfile, ProfileError};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use std::time::Instant;
 
 /// Measures links and kernels and writes the profile. Expect a minute or more per device
@@ -34,6 +35,9 @@ pub struct CalibrateArgs {
     /// Always calibrate in full (no reuse of a previous profile).
     #[arg(long)]
     fresh: bool,
+    /// Print the report as one JSON object (for scripts) instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
@@ -51,11 +55,7 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     if args.no_cross_links {
         opts.cross_links = false;
     }
-    let bar = ProgressBar::new(1);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed:>4} [{bar:40}] {pos}/{len} ETA {eta} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let out = Out::new(args.json);
     let start = Instant::now();
     let path = match args.out {
         Some(p) => p,
@@ -67,6 +67,8 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     };
     // Checked now rather than after minutes of measuring.
     check_writable(&path)?;
+    // Each phase's points as they are measured.
+    let bar = crate::progress::bar(1, "", args.json);
     let mut progress = |p: Progress| {
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);
@@ -76,7 +78,7 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         None
     } else {
         let tries = std::iter::once(path.clone()).chain(args.reuse.iter().cloned());
-        reuse(&rt, tries, &mut progress)?
+        reuse(&rt, &out, &bar, tries, &mut progress)?
     };
     let (mut profile, how) = match reused {
         Some(p) => p,
@@ -89,9 +91,8 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
     // A reused profile keeps the powers it measured.
     if !args.no_power && profile.power.is_empty() {
         let t = Instant::now();
-        let spinner = ProgressBar::new_spinner().with_message("device powers");
-        spinner.enable_steady_tick(std::time::Duration::from_millis(200));
-        profile.power = crate::power::calibrate_power(&rt)?;
+        let spinner = crate::progress::spinner("device powers", args.json);
+        profile.power = crate::power::calibrate_power(&rt, &out)?;
         spinner.finish_and_clear();
         if how == "calibrated" {
             profile
@@ -100,54 +101,101 @@ pub fn run(emulated: usize, args: CalibrateArgs) -> Result<()> {
         }
     }
     profile.save(&path)?;
-    println!(
+    say!(
+        out,
         "{how} {} devices and {} links in {:.1} s; profile written to {}",
         profile.devices.len(),
         profile.links.len(),
         start.elapsed().as_secs_f64(),
         path.display()
     );
+    out.set("how", how.clone());
+    out.set("profile", path.display().to_string());
+    out.set("seconds", start.elapsed().as_secs_f64());
     if how == "calibrated" && !profile.calibration_seconds.is_empty() {
         let phases: Vec<String> = profile
             .calibration_seconds
             .iter()
             .map(|(p, s)| format!("{p} {s:.1} s"))
             .collect();
-        println!("  phases: {}", phases.join(", "));
+        say!(out, "  phases: {}", phases.join(", "));
     }
+    out.set(
+        "phases",
+        profile
+            .calibration_seconds
+            .iter()
+            .map(|(p, s)| serde_json::json!({ "phase": p, "seconds": s }))
+            .collect::<Vec<_>>(),
+    );
+    let mut links = Vec::new();
     for l in &profile.links {
-        println!(
+        say!(
+            out,
             "  link {:<16} latency {:>7.2} us  {:>7.2} GB/s  bidirectional x{:.2}",
             l.name,
             l.latency_s * 1e6,
             l.bytes_per_sec / 1e9,
             l.bid_slowdown
         );
+        links.push(serde_json::json!({
+            "link": l.name,
+            "latency_s": l.latency_s,
+            "bytes_per_s": l.bytes_per_sec,
+            "bidirectional_slowdown": l.bid_slowdown,
+        }));
     }
+    out.set("links", links);
+    let mut power = Vec::new();
     for w in &profile.power {
-        println!(
+        say!(
+            out,
             "  power {:<8} busy {:>6.1} W  idle {:>6.1} W  ({})",
-            w.label, w.busy_w, w.idle_w, w.source
+            w.label,
+            w.busy_w,
+            w.idle_w,
+            w.source
         );
+        power.push(serde_json::json!({
+            "device": w.label,
+            "busy_w": w.busy_w,
+            "idle_w": w.idle_w,
+            "source": w.source.to_string(),
+        }));
     }
+    out.set("power", power);
     if let Some(f) = profile.host_fold_bytes_per_sec {
-        println!("  host fold {:.2} GB/s of C", f / 1e9);
+        say!(out, "  host fold {:.2} GB/s of C", f / 1e9);
     }
+    out.set("host_fold_bytes_per_s", profile.host_fold_bytes_per_sec);
+    let mut gemm = Vec::new();
     for d in &profile.devices {
         for g in &d.gemm {
-            println!("  {}", gemm_table_line(&d.label, g));
+            say!(out, "  {}", gemm_table_line(&d.label, g));
+            gemm.push(serde_json::json!({
+                "device": d.label,
+                "dtype": g.dtype.to_string(),
+                "tile_sizes": g.times.len(),
+                "best_tflops": best_tflops(g),
+            }));
         }
     }
+    out.set("gemm", gemm);
+    out.finish();
     Ok(())
+}
+
+/// The best rate of a GEMM table in real TFLOP/s (8 flops per complex multiply-add).
+fn best_tflops(g: &hetblas_core::profile::GemmTimes) -> f64 {
+    g.times
+        .iter()
+        .map(|&(t, s)| g.dtype.gemm_flops(t, t, t) / s / 1e12)
+        .fold(0.0, f64::max)
 }
 
 /// The summary of one GEMM table: its best rate in real flops (8 per complex multiply-add).
 fn gemm_table_line(label: &str, g: &hetblas_core::profile::GemmTimes) -> String {
-    let best = g
-        .times
-        .iter()
-        .map(|&(t, s)| g.dtype.gemm_flops(t, t, t) / s / 1e12)
-        .fold(0.0, f64::max);
+    let best = best_tflops(g);
     format!(
         "{label} {} gemm: {} tile sizes, best {best:.2} TFLOP/s",
         g.dtype,
@@ -210,6 +258,8 @@ fn newest_first(
 /// is taken. The string says which.
 fn reuse(
     rt: &Runtime,
+    out: &Out,
+    bar: &ProgressBar,
     paths: impl Iterator<Item = std::path::PathBuf>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Option<(MachineProfile, String)>> {
@@ -226,18 +276,32 @@ fn reuse(
         } else {
             "differs"
         };
-        println!(
-            "re-check of {} ({:.1} s): {verdict}, largest difference {:.1}% (GEMM and link points: tolerance {:.0}%, rescale limit {:.0}%; host fold: tolerance {:.0}%, no limit)",
-            path.display(),
-            t.elapsed().as_secs_f64(),
-            check.worst * 100.0,
-            RECHECK_TOLERANCE * 100.0,
-            RESCALE_LIMIT * 100.0,
-            FOLD_TOLERANCE * 100.0
+        bar.suspend(|| {
+            say!(
+                out,
+                "re-check of {} ({:.1} s): {verdict}, largest difference {:.1}% (GEMM and link \
+                 points: tolerance {:.0}%, rescale limit {:.0}%; host fold: tolerance {:.0}%, no \
+                 limit)",
+                path.display(),
+                t.elapsed().as_secs_f64(),
+                check.worst * 100.0,
+                RECHECK_TOLERANCE * 100.0,
+                RESCALE_LIMIT * 100.0,
+                FOLD_TOLERANCE * 100.0
+            );
+            for p in &check.points {
+                say!(out, "  {p}");
+            }
+        });
+        out.push(
+            "rechecks",
+            serde_json::json!({
+                "profile": path.display().to_string(),
+                "verdict": verdict,
+                "largest_difference": check.worst,
+                "points": check.points.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+            }),
         );
-        for p in &check.points {
-            println!("  {p}");
-        }
         if check.holds {
             return Ok(Some((
                 previous,

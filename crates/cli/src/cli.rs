@@ -37,8 +37,9 @@ enum Command {
     Trsm(tri::TriArgs),
     /// Run a TRMM (B := alpha op(A) B) on random host data; print time and GFLOP/s.
     Trmm(tri::TriArgs),
-    /// Replay a GEMM's plan on a machine profile (measured or synthetic) in virtual time:
-    /// makespan and busy shares, no device needed.
+    /// Replay a GEMM's (or TRSM's, TRMM's) plan on a machine profile (measured or synthetic;
+    /// default: this machine's calibrated one) in virtual time: makespan and busy shares, no
+    /// device needed.
     Simulate(simulate::SimulateArgs),
     /// SYRK (C = alpha op(A) op(A)^T + beta C, one triangle) on random host data, timed.
     Syrk(RankArgs),
@@ -91,7 +92,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Devices(a) => devices::run(builder(cli.emulated).survey(), a),
         Command::Gemm(a) => gemm::run(&runtime(cli.emulated)?, a),
         Command::Gemmt(a) => gemm::run_gemmt(&runtime(cli.emulated)?, a),
-        Command::Predict(a) => predict::run(&runtime(cli.emulated)?, a),
+        Command::Predict(a) => predict::run(&runtime(cli.emulated)?, cli.emulated, a),
         Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),
         Command::Trmm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trmm, a),
         Command::Simulate(a) => simulate::run(a),
@@ -289,6 +290,52 @@ mod tests {
                 "{name}: add it to ROUTINES (or to the other commands)"
             );
         }
+    }
+
+    /// Every command's report has a JSON form for scripts, under the same option: the
+    /// routines', and predict's, simulate's and calibrate's (text only before), and devices'.
+    #[test]
+    fn every_command_takes_json() {
+        let cmd = Cli::command();
+        let gemm = options_of("gemm", &["json"]);
+        assert_eq!(gemm.len(), 1);
+        for sub in cmd.get_subcommands() {
+            let name = sub.get_name();
+            assert_eq!(options_of(name, &["json"]), gemm, "{name}");
+        }
+    }
+
+    /// README.md's command list names every subcommand, each with an example that parses
+    /// (the list had left out simulate, trsm, trmm and the symmetric routines).
+    #[test]
+    fn the_readmes_command_list_is_complete_and_its_examples_parse() {
+        let readme = include_str!("../../../README.md");
+        let section = readme
+            .split("## The `hetblas` command")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("README.md has the command section");
+        let examples: Vec<Vec<&str>> = section
+            .lines()
+            .filter(|l| l.starts_with("        hetblas "))
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        for e in &examples {
+            if let Err(err) = Cli::try_parse_from(e) {
+                panic!("README example {:?} does not parse: {err}", e.join(" "));
+            }
+        }
+        for sub in Cli::command().get_subcommands() {
+            let name = sub.get_name();
+            assert!(
+                examples.iter().any(|e| e.contains(&name))
+                    || section.lines().any(|l| {
+                        l.starts_with("    hetblas ") && l.split_whitespace().any(|w| w == name)
+                    }),
+                "{name} is not in README.md's command list"
+            );
+        }
+        assert!(examples.len() >= 10, "{} examples", examples.len());
     }
 
     /// One default size everywhere, and a dtype each routine is defined for.

@@ -8,7 +8,7 @@ use hetblas::{Result, Survey};
 
 #[derive(Args, Debug)]
 pub struct DevicesArgs {
-    /// Print JSON instead of a table.
+    /// Print the report as one JSON object (for scripts) instead of text.
     #[arg(long)]
     json: bool,
 }

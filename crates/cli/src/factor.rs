@@ -171,7 +171,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
     let mut ipiv = vec![0i32; m.min(n)];
     let mut times = Vec::new();
     let mut last: Option<FactorReport> = None;
+    let bar = crate::progress::bar(a.run.reps + 1, "calls", a.run.json);
     for rep in 0..=a.run.reps {
+        bar.inc(1);
         work.copy_from_slice(&a0);
         b.copy_from_slice(&b0);
         let o = opts
@@ -191,6 +193,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
         }
         last = Some(report);
     }
+    bar.finish_and_clear();
     let med = median(&mut times);
     let report = last.unwrap_or_default();
     let flops = factor_flops(routine, m, n, T::DTYPE)
@@ -267,8 +270,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
     }
     if a.run.check {
         if report.info != 0 {
-            return Err(hetblas::Error::Internal(format!(
-                "check FAILED: info = {} on a matrix built to be {}",
+            return Err(crate::check::failed(format!(
+                "info = {} on a matrix built to be {}",
                 report.info,
                 if cmd == FactorCommand::Potrf {
                     "positive definite"
@@ -297,8 +300,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
         };
         // LAPACK's test programs pass a residual ratio below 30.
         if worst.is_nan() || worst >= 30.0 {
-            return Err(hetblas::Error::Internal(format!(
-                "check FAILED: residual ratio {worst:.3e} (at most 30)"
+            return Err(crate::check::failed(format!(
+                "residual ratio {worst:.3e} (at most 30)"
             )));
         }
         say!(out, "check: residual ratio {worst:.3} (at most 30)");
@@ -389,7 +392,14 @@ fn gesv_residual<T: Scalar>(a0: &[T], b0: &[T], x: &[T], n: usize, nrhs: usize) 
 }
 
 /// `hetblas predict --routine potrf|getrf`: the model's choice and every alternative.
-pub fn predict(rt: &Runtime, routine: FactorRoutine, n: usize, dtype: DType) -> Result<()> {
+pub fn predict(
+    rt: &Runtime,
+    out: &Out,
+    spinner: &indicatif::ProgressBar,
+    routine: FactorRoutine,
+    n: usize,
+    dtype: DType,
+) -> Result<()> {
     let d = rt.predict_factor(
         routine,
         (n, n),
@@ -397,37 +407,66 @@ pub fn predict(rt: &Runtime, routine: FactorRoutine, n: usize, dtype: DType) -> 
         MemorySpace::HOST,
         &FactorOptions::default(),
     )?;
-    println!(
-        "{}{} n={n} (A in host memory): {}",
-        dtype.blas_prefix(),
-        match routine {
-            FactorRoutine::Potrf(u) => format!("potrf {}", u.as_char()),
-            FactorRoutine::Getrf => "getrf".into(),
-        },
-        rt.profile_status()
+    spinner.finish_and_clear();
+    let name = match routine {
+        FactorRoutine::Potrf(u) => format!("potrf {}", u.as_char()),
+        FactorRoutine::Getrf => "getrf".into(),
+    };
+    let status = rt.profile_status();
+    say!(
+        out,
+        "{}{name} n={n} (A in host memory): {status}",
+        dtype.blas_prefix()
     );
-    println!(
+    out.set(
+        "routine",
+        format!(
+            "{}{}",
+            dtype.blas_prefix(),
+            name.split(' ').next().unwrap_or_default()
+        ),
+    );
+    if let FactorRoutine::Potrf(u) = routine {
+        out.set("uplo", u.as_char().to_string());
+    }
+    out.set("n", n);
+    out.set("model", status);
+    say!(
+        out,
         "{:<40} {:>12} {:>6} {:>12} {:>10}",
-        "devices", "panels", "nb", "predicted s", "GFLOP/s"
+        "devices",
+        "panels",
+        "nb",
+        "predicted s",
+        "GFLOP/s"
     );
     let flops = factor_flops(routine, n, n, dtype);
     let chosen = &d.chosen;
+    let mut rows = Vec::new();
     for alt in std::iter::once(chosen).chain(d.alternatives.iter().filter(|x| *x != chosen)) {
-        println!(
+        let is_chosen = std::ptr::eq(alt, chosen);
+        say!(
+            out,
             "{:<40} {:>12} {:>6} {:>12.4} {:>10.1}{}",
             alt.devices.join(","),
             alt.panels,
             alt.nb,
             alt.seconds,
             flops / alt.seconds / 1e9,
-            if std::ptr::eq(alt, chosen) {
-                "  <- chosen"
-            } else {
-                ""
-            }
+            if is_chosen { "  <- chosen" } else { "" }
         );
+        rows.push(serde_json::json!({
+            "devices": alt.devices,
+            "panels": alt.panels,
+            "nb": alt.nb,
+            "predicted_s": alt.seconds,
+            "gflops": flops / alt.seconds / 1e9,
+            "chosen": is_chosen,
+        }));
     }
-    println!(
+    out.set("alternatives", rows);
+    say!(
+        out,
         "why: the fastest predicted makespan (each candidate's task graph simulated with the \
          calibrated GEMM rates, the panel rates and the link models)"
     );

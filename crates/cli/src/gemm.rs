@@ -237,7 +237,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     let beta = T::from_c64(c64::new(a.beta, a.beta_im));
     let mut times = Vec::new();
     // Joules of each timed fault-free repetition, with its time.
-    let meters = crate::power::meters(rt, false);
+    let meters = crate::power::meters(rt, None);
     let mut energies: Vec<(f64, Vec<hetblas_core::energy::meter::DeviceEnergy>)> = Vec::new();
     let mut recovered: Vec<(u64, f64)> = Vec::new();
     let mut last = None;
@@ -288,14 +288,10 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
                 (n, k),
                 a.run.seed,
             )?;
-            say!(
-                out,
-                "check: {checked} entries of the {} triangle {}; the other triangle's {other} \
-                 entries bit-identical to C before the call",
-                uplo.as_char(),
-                agreement(worst, non_finite(c))
-            );
-            out.set("check", check_json(Some(checked), worst, non_finite(c)));
+            let what = format!("{checked} entries of the {} triangle", uplo.as_char());
+            let also =
+                format!("the other triangle's {other} entries bit-identical to C before the call");
+            crate::check::passed(&out, &what, Some(checked), worst, c, &also);
             return Ok(());
         }
         let (checked, worst) = check_sampled(
@@ -310,13 +306,15 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             4096,
             a.run.seed,
         )
-        .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
-        say!(
-            out,
-            "check: {checked} entries {}",
-            agreement(worst, non_finite(c))
+        .map_err(crate::check::failed)?;
+        crate::check::passed(
+            &out,
+            &format!("{checked} entries"),
+            Some(checked),
+            worst,
+            c,
+            "",
         );
-        out.set("check", check_json(Some(checked), worst, non_finite(c)));
         Ok(())
     };
     // Energy counters at the first timed repetition: over all of them, calls too short for
@@ -325,6 +323,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     let mut warm_until: Option<Instant> = None;
     let mut warm_calls = 0u64;
     let mut rep = 0;
+    // Progress over the calls: the warm-up call, then the timed ones.
+    let bar = crate::progress::bar(a.run.reps + 1, "calls", a.run.json);
     while rep <= a.run.reps {
         if rep == 1 && a.warm_seconds > 0.0 {
             // Untimed calls (each like a timed one) until the warm time has passed.
@@ -332,6 +332,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
                 Instant::now() + std::time::Duration::from_secs_f64(a.warm_seconds)
             });
             if Instant::now() < until {
+                bar.set_message("warm-up calls (untimed)");
                 if !a.back_to_back {
                     c.copy_from_slice(&c0);
                 }
@@ -357,6 +358,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             }
         }
         if rep == 1 {
+            bar.set_message("timed calls");
             batch = Some((Instant::now(), crate::power::counters(&meters)));
         }
         if rep == 0 || !a.back_to_back {
@@ -364,11 +366,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         }
         if rep == 1 {
             if let Some((injector, spec)) = &fault {
-                say!(
-                    out,
-                    "injecting a fault ({}) before rep 1",
-                    a.fault.as_deref().unwrap_or_default()
-                );
+                bar.suspend(|| {
+                    say!(
+                        out,
+                        "injecting a fault ({}) before rep 1",
+                        a.fault.as_deref().unwrap_or_default()
+                    )
+                });
                 injector.arm([spec.clone()]);
             }
         }
@@ -399,12 +403,12 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         let report = report?;
         // A call that recovered from a device failure is timed on its own, against the others.
         for f in &report.recovered {
-            say!(out, "rep {rep}: recovered in {secs:.4} s: {f}");
+            bar.suspend(|| say!(out, "rep {rep}: recovered in {secs:.4} s: {f}"));
         }
         if !report.recovered.is_empty() {
             recovered.push((rep, secs));
             if a.run.check {
-                check(&c)?;
+                bar.suspend(|| check(&c))?;
             }
         } else if rep > 0 {
             times.push(secs);
@@ -412,7 +416,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
         }
         last = Some(report);
         rep += 1;
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     if warm_calls > 0 {
         say!(
             out,
@@ -591,46 +597,6 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     Ok(())
 }
 
-/// Entries of `c` with a NaN or an infinite part.
-pub(crate) fn non_finite<T: Scalar>(c: &[T]) -> usize {
-    c.iter()
-        .filter(|x| {
-            let v = x.to_c64();
-            !(v.re.is_finite() && v.im.is_finite())
-        })
-        .count()
-}
-
-/// How a passed check's entries agree with the reference: within the error bound, and where
-/// C has NaN or infinite entries (`non_finite` of them), that the reference has them too at
-/// every entry checked (a NaN or infinity it does not have fails the check).
-pub(crate) fn agreement(worst: f64, non_finite: usize) -> String {
-    if non_finite == 0 {
-        format!("within the error bound (worst error/bound {worst:.3})")
-    } else {
-        format!(
-            "agree with the reference: {non_finite} entries of the result are NaN or \
-             infinite, as the reference's are at each entry checked (a NaN or infinite scalar \
-             or operand, or an overflow); the finite ones within the error bound (worst \
-             error/bound {worst:.3})"
-        )
-    }
-}
-
-/// The JSON form of a passed check.
-pub(crate) fn check_json(
-    entries: Option<usize>,
-    worst: f64,
-    non_finite: usize,
-) -> serde_json::Value {
-    serde_json::json!({
-        "passed": true,
-        "entries": entries,
-        "worst_error_over_bound": worst,
-        "non_finite": non_finite,
-    })
-}
-
 /// GEMMT's `--check`: entries of the `uplo` triangle of `c` (all of them up to 4096, else 4096
 /// drawn from `seed`) against the f64-accumulated reference, each checked as the 1x1 GEMM of
 /// its row of op(A) and column of op(B), and every entry of the other triangle bit for bit
@@ -649,7 +615,7 @@ fn check_triangle<T: Scalar>(
     seed: u64,
 ) -> Result<(usize, f64, usize)> {
     const SAMPLES: usize = 4096;
-    let fail = |e: String| hetblas::Error::Internal(format!("check FAILED: {e}"));
+    let fail = crate::check::failed;
     let mut other = 0;
     for j in 0..n {
         for i in (0..n).filter(|&i| !uplo.contains(i, j)) {

@@ -2,12 +2,14 @@
 //! predictions.
 
 mod calibrate;
+mod check;
 mod cli;
 mod devices;
 mod factor;
 mod gemm;
 mod power;
 mod predict;
+mod progress;
 mod report;
 mod shape;
 mod simulate;

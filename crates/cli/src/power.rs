@@ -9,17 +9,19 @@ use hetblas_core::DeviceKind;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The node's meters (the CPU device's label for RAPL), printing why others are absent.
-pub fn meters(rt: &Runtime, verbose: bool) -> Vec<Arc<dyn PowerMeter>> {
+/// The node's meters (the CPU device's label for RAPL); why others are absent goes to
+/// `notes` when given (a line each, or the JSON field `energy_notes`).
+pub fn meters(rt: &Runtime, notes: Option<&Out>) -> Vec<Arc<dyn PowerMeter>> {
     let cpu = rt
         .devices()
         .iter()
         .find(|d| d.info().kind == DeviceKind::Cpu)
         .map_or("cpu:0".to_string(), |d| d.info().label());
     let (m, absent) = hetblas::energy::power_meters(&cpu, rt.settings().cuda_devices.as_deref());
-    if verbose {
+    if let Some(out) = notes {
         for why in absent {
-            println!("energy: {why}");
+            say!(out, "energy: {why}");
+            out.push("energy_notes", why.to_string().into());
         }
     }
     m
@@ -101,8 +103,8 @@ pub fn print_batch_energy(
 /// Busy and idle power of every device: measured where a meter covers it (idle: [`IDLE`] with
 /// nothing running; busy: DGEMM 8192^3 on device-resident operands, repeated for [`BUSY`] on
 /// that device alone), the documented estimate for a CPU without RAPL.
-pub fn calibrate_power(rt: &Runtime) -> Result<Vec<DevicePower>> {
-    let meters = meters(rt, true);
+pub fn calibrate_power(rt: &Runtime, report: &Out) -> Result<Vec<DevicePower>> {
+    let meters = meters(rt, Some(report));
     let mut out = Vec::new();
     for (i, d) in rt.devices().iter().enumerate() {
         let label = d.info().label();

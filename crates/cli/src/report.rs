@@ -37,6 +37,17 @@ impl Out {
             .insert(key.to_string(), value.into());
     }
 
+    /// Appends `value` to the array field `key` (made empty first where it is not there).
+    pub fn push(&self, key: &str, value: serde_json::Value) {
+        let mut fields = self.fields.borrow_mut();
+        let entry = fields
+            .entry(key.to_string())
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        if let serde_json::Value::Array(v) = entry {
+            v.push(value);
+        }
+    }
+
     /// Prints the JSON form (with `--json`).
     pub fn finish(self) {
         if self.json {

@@ -115,4 +115,24 @@ impl ShapeArgs {
     pub fn dtype(&self) -> DType {
         self.problem.dtype()
     }
+
+    /// The options that give this problem, as they would be typed (`-s 1024 --dtype c64
+    /// --transa T`), for the commands a refusal suggests.
+    pub fn typed(&self) -> Vec<String> {
+        let (m, n, k) = self.mnk();
+        let mut v = if m == n && n == k {
+            vec![format!("-s {m}")]
+        } else {
+            vec![format!("-m {m} -n {n} -k {k}")]
+        };
+        if let Some(d) = self.problem.dtype {
+            v.push(format!("--dtype {d}"));
+        }
+        for (flag, t) in [("--transa", self.transa), ("--transb", self.transb)] {
+            if t != Trans::N {
+                v.push(format!("{flag} {}", t.as_char()));
+            }
+        }
+        v
+    }
 }

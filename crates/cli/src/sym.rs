@@ -257,11 +257,14 @@ fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> 
     };
     // One timed configuration: the median of `reps` calls after a warm-up, C restored before
     // each (beta != 0 reads it); the last one traced when `traced`.
+    let calls = (a.tiles.len() as u64 + 1) * (a.run.reps + 1);
+    let bar = crate::progress::bar(calls, "calls", a.run.json);
     let time =
         |tile: Option<usize>, traced: bool, c: &mut Vec<T>| -> Result<(f64, hetblas::GemmReport)> {
             let mut secs = Vec::new();
             let mut last = None;
             for rep in 0..=a.run.reps {
+                bar.inc(1);
                 let opts = opts.clone().tile(tile).trace(traced && rep == a.run.reps);
                 c.copy_from_slice(&c0);
                 let cm = MatMut::new(c, p.m, p.n, p.m.max(1))?;
@@ -291,13 +294,14 @@ fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> 
     let mut sweep = Vec::new();
     for &t in &a.tiles {
         let (secs, r) = time(Some(t), false, &mut c)?;
-        describe(secs, &r, " (sweep)");
+        bar.suspend(|| describe(secs, &r, " (sweep)"));
         sweep.push(serde_json::json!({ "block": t, "median_s": secs }));
         if best.is_none_or(|(b, _)| secs < b) {
             best = Some((secs, t));
         }
     }
     let (secs, r) = time(Some(model), trace_file.is_some(), &mut c)?;
+    bar.finish_and_clear();
     describe(secs, &r, if a.tile.is_some() { "" } else { " (model)" });
     out.set("routine", name.split(' ').next().unwrap_or_default());
     out.set("problem", name.clone());
@@ -348,14 +352,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> 
             4096,
             a.run.seed,
         )
-        .map_err(|e| Error::Internal(format!("check FAILED: {e}")))?;
-        let bad = crate::gemm::non_finite(&c);
-        say!(
-            out,
-            "check: sampled entries {}",
-            crate::gemm::agreement(worst, bad)
-        );
-        out.set("check", crate::gemm::check_json(None, worst, bad));
+        .map_err(crate::check::failed)?;
+        crate::check::passed(&out, "sampled entries", None, worst, &c, "");
     }
     out.finish();
     Ok(())
@@ -363,13 +361,18 @@ fn run_typed<T: Scalar>(rt: &Runtime, p: &SymProblem, a: SymArgs) -> Result<()> 
 
 /// `hetblas predict --routine ...`: the model's diagonal block and predicted time for the
 /// routine of shape `m x n` (C), inner dimension `k`, op(A) per `trans` (lower triangle, left
-/// side: the prediction does not depend on them).
+/// side: the prediction does not depend on them); `calibrate` the command that would give it
+/// a profile to predict times with.
+#[allow(clippy::too_many_arguments)] // the report, the problem, and the hint of its refusal
 pub fn predict(
     rt: &Runtime,
+    out: &Out,
+    spinner: &indicatif::ProgressBar,
     routine: Routine,
     mnk: (usize, usize, usize),
     dtype: Option<DType>,
     trans: Trans,
+    calibrate: &str,
 ) -> Result<()> {
     let dtype = routine.dtype(dtype);
     let (m, n, k) = mnk;
@@ -378,35 +381,59 @@ pub fn predict(
     let p = problem(routine, Uplo::Lower, trans, Side::Left, mnk, dtype);
     let block = rt.sym_block(&p, &GemmOptions::default());
     let name = describe(&p);
-    match rt.predict_sym(&p) {
-        Some(pred) => println!(
-            "{name}: block {block}, predicted {:.4} s on [{}] ({:.2} GFLOP/s)",
-            pred.seconds,
-            pred.devices
+    let prediction = rt.predict_sym(&p);
+    let candidates = rt.sym_tile_predictions(&p);
+    spinner.finish_and_clear();
+    out.set("routine", name.split(' ').next().unwrap_or_default());
+    out.set("problem", name.clone());
+    out.set("m", p.m);
+    out.set("n", p.n);
+    out.set("k", p.k);
+    out.set("block", block);
+    match prediction {
+        Some(pred) => {
+            let devices: Vec<String> = pred
+                .devices
                 .iter()
                 .filter_map(|&i| rt.devices().get(i).map(|d| d.info().label()))
-                .collect::<Vec<_>>()
-                .join(", "),
-            p.flops() / pred.seconds / 1e9
-        ),
-        None => println!(
-            "{name}: block {block}; no time predicted ({})",
-            rt.profile_status()
-        ),
-    }
-    let candidates = rt.sym_tile_predictions(&p);
-    if !candidates.is_empty() {
-        println!("simulated makespan per square tile (every pass):");
-        for (t, secs) in candidates {
-            match secs {
-                Some(s) => println!(
-                    "  {t:>6}  {s:.4} s  {:.2} GFLOP/s{}",
-                    p.flops() / s / 1e9,
-                    if t == block { "  <- chosen" } else { "" }
-                ),
-                None => println!("  {t:>6}  - (not replayable against the profile)"),
-            }
+                .collect();
+            say!(
+                out,
+                "{name}: block {block}, predicted {:.4} s on [{}] ({:.2} GFLOP/s)",
+                pred.seconds,
+                devices.join(", "),
+                p.flops() / pred.seconds / 1e9
+            );
+            out.set("predicted_s", pred.seconds);
+            out.set("devices", devices);
+            out.set("gflops", p.flops() / pred.seconds / 1e9);
+        }
+        None => {
+            let why = format!(
+                "{}; {calibrate} gives it a profile to predict with",
+                rt.profile_status()
+            );
+            say!(out, "{name}: block {block}; no time predicted ({why})");
+            out.set("predicted_s", serde_json::Value::Null);
+            out.set("no_prediction", why);
         }
     }
+    if !candidates.is_empty() {
+        say!(out, "simulated makespan per square tile (every pass):");
+    }
+    let mut rows = Vec::new();
+    for (t, secs) in candidates {
+        match secs {
+            Some(s) => say!(
+                out,
+                "  {t:>6}  {s:.4} s  {:.2} GFLOP/s{}",
+                p.flops() / s / 1e9,
+                if t == block { "  <- chosen" } else { "" }
+            ),
+            None => say!(out, "  {t:>6}  - (not replayable against the profile)"),
+        }
+        rows.push(serde_json::json!({ "tile": t, "predicted_s": secs, "chosen": t == block }));
+    }
+    out.set("candidates", rows);
     Ok(())
 }

@@ -195,10 +195,13 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
     });
     let alpha = T::from_f64(a.alpha);
     // One timed point: a warm-up call, then `reps` timed; the median and the last report.
+    let calls = (a.tiles.len() as u64 + 1) * (a.run.reps + 1);
+    let bar = crate::progress::bar(calls, "calls", a.run.json);
     let mut timed = |tile: Option<usize>, traced: bool| -> Result<(f64, TriReport)> {
         let mut times = Vec::new();
         let mut last = None;
         for rep in 0..=a.run.reps {
+            bar.inc(1);
             b.copy_from_slice(&b0);
             let call = TriCallOptions::default()
                 .tile(tile)
@@ -224,17 +227,20 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
     let mut best: Option<(f64, usize)> = None;
     for &t in &a.tiles {
         let (secs, r) = timed(Some(t), false)?;
-        say!(
-            out,
-            "tile {t} (sweep) on [{}]: median {secs:.4} s, {:.2} GFLOP/s",
-            r.devices.join(", "),
-            problem.flops() / secs / 1e9
-        );
+        bar.suspend(|| {
+            say!(
+                out,
+                "tile {t} (sweep) on [{}]: median {secs:.4} s, {:.2} GFLOP/s",
+                r.devices.join(", "),
+                problem.flops() / secs / 1e9
+            )
+        });
         if best.is_none_or(|(b, _)| secs < b) {
             best = Some((secs, t));
         }
     }
     let (med, report) = timed(a.tile, trace_file.is_some())?;
+    bar.finish_and_clear();
     let o = problem.opts;
     let name = format!(
         "{}{} {} {} {} {}",
@@ -380,15 +386,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
             &lines,
             4.0,
         )
-        .map_err(|e| hetblas::Error::Internal(format!("check FAILED: {e}")))?;
-        let bad = crate::gemm::non_finite(&b);
-        say!(
-            out,
-            "check: {checked} entries on {} lines {}",
-            lines.len(),
-            crate::gemm::agreement(worst, bad)
-        );
-        out.set("check", crate::gemm::check_json(Some(checked), worst, bad));
+        .map_err(crate::check::failed)?;
+        let what = format!("{checked} entries on {} lines", lines.len());
+        crate::check::passed(&out, &what, Some(checked), worst, &b, "");
     }
     out.finish();
     Ok(())
@@ -427,45 +427,79 @@ fn panel_overlap(tr: &hetblas_core::trace::Trace) -> f64 {
 }
 
 /// `hetblas predict --routine trsm|trmm`: the model's choice and every alternative.
-pub fn predict(rt: &Runtime, routine: TriRoutine, shape: &TriShapeArgs) -> Result<()> {
+pub fn predict(
+    rt: &Runtime,
+    out: &Out,
+    spinner: &indicatif::ProgressBar,
+    routine: TriRoutine,
+    shape: &TriShapeArgs,
+) -> Result<()> {
     let problem = shape.problem(routine)?;
     let d = rt.predict_tri(
         &problem,
         [MemorySpace::HOST, MemorySpace::HOST],
         &TriCallOptions::default(),
     )?;
+    spinner.finish_and_clear();
     let o = problem.opts;
-    println!(
-        "{}{} {} {} {} {} m={} n={} (A and B in host memory): {}",
+    let name = format!(
+        "{}{} {} {} {} {}",
         problem.dtype.blas_prefix(),
         routine.name().to_lowercase(),
         o.side.as_char(),
         o.uplo.as_char(),
         o.transa.as_char(),
-        o.diag.as_char(),
+        o.diag.as_char()
+    );
+    let status = rt.profile_status();
+    say!(
+        out,
+        "{name} m={} n={} (A and B in host memory): {status}",
         problem.m,
-        problem.n,
-        rt.profile_status()
+        problem.n
     );
-    println!(
+    out.set("routine", name.split(' ').next().unwrap_or_default());
+    out.set("problem", name.clone());
+    out.set("m", problem.m);
+    out.set("n", problem.n);
+    out.set("model", status);
+    say!(
+        out,
         "{:<40} {:>6} {:>10} {:>12} {:>10}",
-        "devices", "tile", "solves", "predicted s", "GFLOP/s"
+        "devices",
+        "tile",
+        "solves",
+        "predicted s",
+        "GFLOP/s"
     );
+    let mut rows = Vec::new();
     for (i, alt) in d.alternatives.iter().enumerate() {
-        println!(
+        let solves = match alt.solve {
+            SolvePlacement::Host => "host",
+            SolvePlacement::OnDevice => "device",
+        };
+        say!(
+            out,
             "{:<40} {:>6} {:>10} {:>12.4} {:>10.1}{}",
             alt.devices.join(","),
             alt.tile,
-            match alt.solve {
-                SolvePlacement::Host => "host",
-                SolvePlacement::OnDevice => "device",
-            },
+            solves,
             alt.seconds,
             problem.flops() / alt.seconds / 1e9,
             if i == 0 { "  <- chosen" } else { "" }
         );
+        rows.push(serde_json::json!({
+            "devices": alt.devices,
+            "tile": alt.tile,
+            "diagonal_blocks_on": solves,
+            "predicted_s": alt.seconds,
+            "gflops": problem.flops() / alt.seconds / 1e9,
+            "chosen": i == 0,
+        }));
     }
-    println!(
+    out.set("alternatives", rows);
+    say!(
+        out,
         "why: the fastest predicted makespan (each candidate's task graph simulated with the \
          calibrated GEMM rates, TRSM/TRMM tiles at {:.0}% of them unless the profile says \
          otherwise, and the link models)",

@@ -990,15 +990,271 @@ fn what_cannot_finish_is_refused_up_front() {
 }
 
 /// `predict` on a machine with no accelerator says what to do instead (it said the profile
-/// had no table for cpu:0 "(or nothing moves)", or that there was no profile).
+/// had no table for cpu:0 "(or nothing moves)", or that there was no profile), as commands that
+/// work when pasted: run here as written (with a profile path of the test's), they calibrate
+/// emulated devices, predict the same problem on them, and simulate it on a GPU profile; each
+/// report, the calibration's summary included, also as one JSON object.
 #[test]
-fn predict_without_an_accelerator_says_what_to_do() {
+fn predict_without_an_accelerator_says_what_to_run() {
+    let out = hetblas(&["predict", "-s", "1024", "--dtype", "f32"]);
+    refused(&out, &["cpu:0 is the host"]);
+    let se = String::from_utf8_lossy(&out.stderr).into_owned();
+    // The commands between backticks, in order.
+    let commands: Vec<&str> = se.split('`').skip(1).step_by(2).collect();
+    assert_eq!(
+        commands,
+        [
+            "hetblas --emulated 1 calibrate --quick",
+            "hetblas --emulated 1 predict -s 1024 --dtype f32",
+            "hetblas simulate --profile docs/profiles/nvidia-h200-x1.json -s 1024 --dtype f32",
+        ],
+        "{se}"
+    );
+    let dir = std::env::temp_dir().join(format!("hetblas-paste-{}", std::process::id()));
+    let profile = dir.join("profile.json");
+    let profile = profile.to_str().expect("utf-8 path");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut reports = Vec::new();
+    for c in commands {
+        let args: Vec<&str> = c.split_whitespace().skip(1).chain(["--json"]).collect();
+        let out = command(&args, &[("HETBLAS_PROFILE", profile)])
+            .current_dir(root)
+            .output()
+            .expect("hetblas runs");
+        let (so, se) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{c}: {se}");
+        let v: serde_json::Value =
+            serde_json::from_str(&so).unwrap_or_else(|e| panic!("{c}: {e}: {so}\n{se}"));
+        reports.push(v);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let [calibrated, predicted, simulated] = &reports[..] else {
+        unreachable!()
+    };
+    assert_eq!(calibrated["how"], "calibrated", "{calibrated}");
+    assert_eq!(calibrated["profile"], profile, "{calibrated}");
+    let tables = calibrated["gemm"].as_array().expect("gemm tables");
+    assert!(
+        tables
+            .iter()
+            .any(|t| t["device"] == "emulated:0" && t["best_tflops"].as_f64() > Some(0.0)),
+        "{calibrated}"
+    );
+    assert_eq!(predicted["routine"], "sgemm", "{predicted}");
+    assert_eq!(predicted["device"], "emulated:0", "{predicted}");
+    assert!(
+        predicted["choice"]["predicted_s"].as_f64() > Some(0.0),
+        "{predicted}"
+    );
+    let chosen = predicted["candidates"].as_array().expect("candidates");
+    assert_eq!(chosen.iter().filter(|c| c["chosen"] == true).count(), 1);
+    assert_eq!(simulated["routine"], "sgemm", "{simulated}");
+    assert!(simulated["makespan_s"].as_f64() > Some(0.0), "{simulated}");
+}
+
+/// With emulated devices and no profile, `predict` says which calibration to run (it said
+/// "no profile ... nothing to predict with"); `simulate` with no profile at all says where one
+/// comes from (`--profile` was a required option, with no word of either), and with a profile
+/// of no accelerator what it can simulate instead.
+#[test]
+fn refusals_for_want_of_a_profile_say_what_to_run() {
     refused(
-        &hetblas(&["predict", "-s", "1024"]),
+        &hetblas(&["--emulated", "2", "predict", "-s", "1024"]),
         &[
-            "cpu:0 is the host",
-            "--emulated 1",
-            "hetblas simulate --profile",
+            "predict needs a calibrated profile",
+            "run `hetblas --emulated 2 calibrate --quick`",
         ],
     );
+    refused(
+        &hetblas(&["simulate", "-s", "1024"]),
+        &[
+            "simulate needs a machine profile",
+            "--profile FILE",
+            "`hetblas calibrate --quick`",
+        ],
+    );
+    // A CPU-only machine's profile: "the profile has no accelerator", now with what to run
+    // instead; the first suggestion, pasted, simulates the CPU alone.
+    let dir = std::env::temp_dir().join(format!("hetblas-cpu-only-{}", std::process::id()));
+    let profile = dir.join("profile.json");
+    let profile = profile.to_str().expect("utf-8 path");
+    let env = [("HETBLAS_PROFILE", profile)];
+    let calibrate = ["calibrate", "--quick", "--no-power", "--no-cross-links"];
+    assert!(hetblas_with(&calibrate, &env).status.success());
+    let out = hetblas_with(&["simulate", "-s", "512", "--routine", "trsm"], &env);
+    refused(
+        &out,
+        &["describes none", "--devices cpu:0", "hetblas --emulated 1"],
+    );
+    let se = String::from_utf8_lossy(&out.stderr).into_owned();
+    let pasted = se.split('`').nth(1).expect("a command in backticks");
+    let args: Vec<&str> = pasted.split_whitespace().skip(1).collect();
+    let so = String::from_utf8_lossy(&hetblas_with(&args, &env).stdout).into_owned();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        so.contains("simulated dtrsm") && so.contains("[cpu:0]"),
+        "{pasted}: {so}"
+    );
+}
+
+/// `predict` (every routine's path), `simulate` (GEMM and TRSM) and `calibrate` print one
+/// JSON object with `--json` (the routines' reports had it, these printed text only); GEMM's
+/// prediction and the calibration's JSON are checked in
+/// `predict_without_an_accelerator_says_what_to_run` (they need a calibrated profile).
+#[test]
+fn predict_and_simulate_reports_are_json_with_json() {
+    let profile = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/profiles/nvidia-h200-x1.json"
+    );
+    for (args, routine, list) in [
+        (
+            &[
+                "--emulated",
+                "1",
+                "predict",
+                "--routine",
+                "potrf",
+                "-s",
+                "512",
+            ][..],
+            "dpotrf",
+            "alternatives",
+        ),
+        (
+            &[
+                "--emulated",
+                "1",
+                "predict",
+                "--routine",
+                "trsm",
+                "-s",
+                "512",
+            ][..],
+            "dtrsm",
+            "alternatives",
+        ),
+        (
+            &["predict", "--routine", "herk", "-s", "512"][..],
+            "zherk",
+            "no_prediction",
+        ),
+        (
+            &[
+                "simulate",
+                "--profile",
+                profile,
+                "--gpus",
+                "2",
+                "-s",
+                "8192",
+            ][..],
+            "dgemm",
+            "per_device",
+        ),
+        (
+            &[
+                "simulate",
+                "--profile",
+                profile,
+                "--routine",
+                "trsm",
+                "-s",
+                "8192",
+            ][..],
+            "dtrsm",
+            "per_device",
+        ),
+    ] {
+        let so = stdout_of(&[args, &["--json"]].concat());
+        let v: serde_json::Value =
+            serde_json::from_str(&so).unwrap_or_else(|e| panic!("{args:?}: {e}: {so}"));
+        assert_eq!(v["routine"], routine, "{so}");
+        let listed = match &v[list] {
+            serde_json::Value::Array(l) => !l.is_empty(),
+            other => !other.is_null(),
+        };
+        assert!(listed, "{args:?}: no {list} in {so}");
+        // The text form is the same report.
+        let text = stdout_of(args);
+        assert!(text.contains(routine) && !text.starts_with('{'), "{text}");
+    }
+}
+
+/// Progress (a bar over the calls of `gemm --warm-seconds 3`) is drawn on a terminal once a
+/// step has run a second, and never where stderr is not a terminal or with `--json`, so
+/// scripts and tests read clean output. The terminal is `script`'s pseudo-terminal.
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    let run = |args: &[&str]| -> String {
+        let dir = std::env::temp_dir().join(format!("hetblas-cli-test-{}", std::process::id()));
+        let line = std::iter::once(binary().display().to_string())
+            .chain(args.iter().map(|a| a.to_string()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut cmd = Command::new("script");
+        for (k, _) in std::env::vars() {
+            if k.starts_with("HETBLAS_") {
+                cmd.env_remove(k);
+            }
+        }
+        let out = cmd
+            .args(["-qec", &line, "/dev/null"])
+            .env("HETBLAS_BACKENDS", "cpu")
+            .env("HETBLAS_PROFILE", dir.join("absent-profile.json"))
+            .env("TERM", "xterm")
+            .output()
+            .expect("`script` (util-linux) runs the command on a pseudo-terminal");
+        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        assert!(out.status.success(), "{line}: {text}");
+        text
+    };
+    let args = ["gemm", "-s", "32", "--reps", "1", "--warm-seconds", "3"];
+    let shown = run(&args);
+    assert!(shown.contains("warm-up calls (untimed)"), "{shown}");
+    let json = run(&[&args[..], &["--json"]].concat());
+    assert!(!json.contains("calls"), "{json}");
+    serde_json::from_str::<serde_json::Value>(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    // Not a terminal: stderr stays empty.
+    let out = hetblas(&args);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `--check` of every routine with a scalar NaN (`--alpha nan`: the reference is NaN where the
+/// result is) passes and says so, in text and JSON: syrk, herk, syr2k, her2k, symm, hemm, trsm
+/// and trmm failed it ("check FAILED: C(0,0) = NaN, expected NaN"). That a NaN or infinity the
+/// reference does not have fails is tested where every check decides it, hetblas_core's
+/// `reference::agrees` (and each check's own test).
+#[test]
+fn check_passes_a_nan_the_reference_has_in_every_routine() {
+    for routine in [
+        "gemm", "gemmt", "syrk", "herk", "syr2k", "her2k", "symm", "hemm", "trsm", "trmm",
+    ] {
+        let args = [routine, "-s", "12", "--reps", "1", "--check", "--alpha=nan"];
+        let so = stdout_of(&args);
+        let line = so
+            .lines()
+            .find(|l| l.starts_with("check: "))
+            .unwrap_or_else(|| panic!("{routine}: no check line in\n{so}"));
+        assert!(
+            line.contains("entries of the result are NaN or infinite, as the reference's"),
+            "{routine}: {line}"
+        );
+        let so = stdout_of(&[&args[..], &["--json"]].concat());
+        let v: serde_json::Value =
+            serde_json::from_str(&so).unwrap_or_else(|e| panic!("{routine}: {e}: {so}"));
+        assert_eq!(v["check"]["passed"], true, "{routine}: {so}");
+        assert!(
+            v["check"]["non_finite"].as_u64().is_some_and(|n| n > 0),
+            "{routine}: {so}"
+        );
+    }
 }

@@ -126,24 +126,50 @@ pub fn check_entries<T: Scalar>(
             + 2.0 * T::DTYPE.unit_roundoff() * want.norm()
             + f64::MIN_POSITIVE;
         let got = c.get(i, j).to_c64();
-        if !(want.re.is_finite() && want.im.is_finite()) {
-            // NaN or an infinity is the right answer (NaN inputs, alpha = NaN, beta = inf):
-            // the same class of value is, with no error to measure.
-            let same = |g: f64, w: f64| (w.is_nan() && g.is_nan()) || g == w;
-            if same(got.re, want.re) && same(got.im, want.im) {
-                continue;
-            }
-            return Err(format!("C({i},{j}) = {got:e}, expected {want:e}"));
-        }
-        let err = (got - want).norm();
-        if err.is_nan() || err > bound {
-            return Err(format!(
-                "C({i},{j}) = {got:e}, expected {want:e}: error {err:e} exceeds bound {bound:e}"
-            ));
-        }
-        worst = worst.max(err / bound);
+        let ratio = agrees(T::DTYPE, got, want, bound).map_err(|e| format!("C({i},{j}) = {e}"))?;
+        worst = worst.max(ratio);
     }
     Ok((entries.len(), worst))
+}
+
+/// Whether a computed entry `got` agrees with its f64-accumulated reference `want` within
+/// `bound`: `Ok(error / bound)`, or what differs (`got`, the reference and why). Where the
+/// reference is NaN or infinite (a NaN or infinite scalar or operand, or an overflow) the entry
+/// agrees, with no error to measure, when it is the same class of value part by part (NaN where
+/// the reference is NaN, the same infinity); a NaN or infinity the reference does not have
+/// never agrees. A real `dtype` compares real parts only (complex arithmetic on a NaN gives the
+/// reference an imaginary NaN). Every reference check (GEMM, the symmetric routines, TRSM and
+/// TRMM) decides here.
+pub fn agrees(dtype: DType, got: c64, want: c64, bound: f64) -> Result<f64, String> {
+    let (got, want) = if dtype.is_complex() {
+        (got, want)
+    } else {
+        (c64::new(got.re, 0.0), c64::new(want.re, 0.0))
+    };
+    let finite = |x: c64| x.re.is_finite() && x.im.is_finite();
+    if !finite(want) {
+        let same = |g: f64, w: f64| (w.is_nan() && g.is_nan()) || g == w;
+        return if same(got.re, want.re) && same(got.im, want.im) {
+            Ok(0.0)
+        } else {
+            Err(format!(
+                "{got:e}, expected {want:e} (not the reference's NaN or infinity)"
+            ))
+        };
+    }
+    if !finite(got) {
+        return Err(format!(
+            "{got:e}, expected {want:e} (a NaN or infinity the reference does not have)"
+        ));
+    }
+    let err = (got - want).norm();
+    if bound.is_nan() || err > bound {
+        Err(format!(
+            "{got:e}, expected {want:e}: error {err:e} exceeds bound {bound:e}"
+        ))
+    } else {
+        Ok(err / bound)
+    }
 }
 
 #[cfg(test)]
@@ -252,5 +278,27 @@ mod tests {
             gemm_error_bound(DType::C64, 10, 1.0, 2.0)
                 > 2.0 * gemm_error_bound(DType::F64, 10, 1.0, 2.0)
         );
+    }
+
+    /// A NaN or infinity is an error exactly where the reference does not have the same one.
+    #[test]
+    fn non_finite_entries_agree_only_with_the_same_reference() {
+        let (nan, inf) = (f64::NAN, f64::INFINITY);
+        let z = |re: f64, im: f64| c64::new(re, im);
+        let ok = |d: DType, got: c64, want: c64| agrees(d, got, want, 1e-12).is_ok();
+        // The reference's NaN or infinity, matched.
+        assert!(ok(DType::F64, z(nan, 0.0), z(nan, nan)));
+        assert!(ok(DType::C64, z(nan, nan), z(nan, nan)));
+        assert!(ok(DType::F32, z(-inf, 0.0), z(-inf, 0.0)));
+        // One the reference does not have, or not the same one.
+        assert!(!ok(DType::F64, z(nan, 0.0), z(1.0, 0.0)));
+        assert!(!ok(DType::C32, z(1.0, inf), z(1.0, 0.5)));
+        assert!(!ok(DType::F64, z(inf, 0.0), z(-inf, 0.0)));
+        assert!(!ok(DType::C64, z(nan, 1.0), z(nan, nan)));
+        assert!(!ok(DType::F64, z(1.0, 0.0), z(nan, 0.0)));
+        // Finite entries against the bound.
+        assert_eq!(agrees(DType::F64, z(1.0, 0.0), z(1.0, 0.0), 1e-12), Ok(0.0));
+        assert!(!ok(DType::F64, z(1.0 + 1e-9, 0.0), z(1.0, 0.0)));
+        assert!(agrees(DType::F64, z(1.0, 0.0), z(1.0, 0.0), f64::NAN).is_err());
     }
 }

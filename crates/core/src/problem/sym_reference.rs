@@ -4,7 +4,7 @@
 //! before the call, and a Hermitian rank update's diagonal must be exactly real (except in the
 //! reference's quick return, alpha = 0 or k = 0 with beta = 1, which leaves all of C as it was).
 
-use super::reference::gemm_error_bound;
+use super::reference::{agrees, gemm_error_bound};
 use super::sym::{Side, SymOp, SymProblem};
 use crate::operand::{MatRef, Trans};
 use crate::scalar::{c64, Scalar};
@@ -223,13 +223,60 @@ fn check_sym_at<T: Scalar>(
         let bound = gemm_error_bound(T::DTYPE, keff, sum, factor)
             + 2.0 * T::DTYPE.unit_roundoff() * want.norm()
             + f64::MIN_POSITIVE;
-        let err = (got - want).norm();
-        if err.is_nan() || err > bound {
-            return Err(format!(
-                "C({i},{j}) = {got:e}, expected {want:e} (error {err:e} > bound {bound:e})"
-            ));
-        }
-        worst = worst.max(err / bound);
+        let ratio = agrees(T::DTYPE, got, want, bound).map_err(|e| format!("C({i},{j}) = {e}"))?;
+        worst = worst.max(ratio);
     }
     Ok(worst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sym::Uplo;
+    use super::*;
+    use crate::scalar::DType;
+
+    fn view(v: &[f64], r: usize, c: usize) -> MatRef<'_, f64> {
+        MatRef::new(v, r, c, r).unwrap()
+    }
+
+    /// SYRK's check takes a NaN result where the reference is NaN (alpha = NaN) and flags one
+    /// where it is not.
+    #[test]
+    fn a_nan_result_fails_only_where_the_reference_is_finite() {
+        let (n, k) = (3, 2);
+        let a: Vec<f64> = (0..n * k).map(|x| x as f64 * 0.25 - 0.5).collect();
+        let c0 = vec![0.0f64; n * n];
+        let p = SymProblem::rank(Uplo::Lower, Trans::N, false, false, n, k, DType::F64);
+        let check = |alpha: f64, c: &[f64]| {
+            check_sym(
+                &p,
+                c64::new(alpha, 0.0),
+                view(&a, n, k),
+                None,
+                c64::new(0.0, 0.0),
+                view(&c0, n, n),
+                view(c, n, n),
+                2.0,
+            )
+        };
+        // Lower triangle of A A^T; the upper one left as C was.
+        let mut c = c0.clone();
+        for j in 0..n {
+            for i in j..n {
+                c[i + j * n] = (0..k).map(|l| a[i + l * n] * a[j + l * n]).sum();
+            }
+        }
+        check(1.0, &c).expect("the right result passes");
+        let mut nan = c.clone();
+        for j in 0..n {
+            for i in j..n {
+                nan[i + j * n] = f64::NAN;
+            }
+        }
+        check(f64::NAN, &nan).expect("NaN where the reference is NaN passes");
+        let mut one = c.clone();
+        one[2] = f64::NAN;
+        let e = check(1.0, &one).expect_err("a NaN the reference does not have fails");
+        assert!(e.contains("C(2,0)") && e.contains("does not have"), "{e}");
+    }
 }

@@ -3,6 +3,7 @@
 //! `tol (|op(A)| |X| + |alpha B|)`, TRMM against `alpha op(A) B` with `tol |alpha| |op(A)| |B|`,
 //! `tol = factor * (order + 2) * u` per entry. Big problems are checked on a sample of lines.
 
+use super::reference::agrees;
 use crate::operand::{MatRef, Trans};
 use crate::problem::triangular::{Diag, Side, TriProblem, TriRoutine, Uplo};
 use crate::scalar::{c64, Scalar};
@@ -87,16 +88,67 @@ pub fn check_tri_lines<T: Scalar>(
                 }
                 TriRoutine::Trmm => (got.get(r, c).to_c64(), alpha * s, alpha.norm() * abs),
             };
-            let err = (have - want).norm();
             let bound = tol * scale.max(f64::MIN_POSITIVE);
-            if err.is_nan() || err > bound {
-                return Err(format!(
-                    "entry ({r},{c}): {have} against {want}, error {err:e} > bound {bound:e}"
-                ));
-            }
-            worst = worst.max(err / bound);
+            let ratio = agrees(p.dtype, have, want, bound).map_err(|e| match p.routine {
+                TriRoutine::Trsm => format!("entry ({r},{c}) of op(A) X against alpha B: {e}"),
+                TriRoutine::Trmm => format!("entry ({r},{c}): {e}"),
+            })?;
+            worst = worst.max(ratio);
             checked += 1;
         }
     }
     Ok((checked, worst))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::triangular::TriOptions;
+    use crate::scalar::DType;
+
+    fn view(v: &[f64], r: usize, c: usize) -> MatRef<'_, f64> {
+        MatRef::new(v, r, c, r).unwrap()
+    }
+
+    /// TRMM's check takes a NaN result where the reference is NaN (alpha = NaN) and flags an
+    /// infinity where it is finite.
+    #[test]
+    fn a_non_finite_result_fails_only_where_the_reference_is_finite() {
+        let (m, n) = (3, 2);
+        let p = TriProblem {
+            routine: TriRoutine::Trmm,
+            opts: TriOptions {
+                side: Side::Left,
+                uplo: Uplo::Lower,
+                transa: Trans::N,
+                diag: Diag::NonUnit,
+            },
+            m,
+            n,
+            dtype: DType::F64,
+        };
+        // A lower triangular, B all ones: row i of A B sums row i of A.
+        let a = vec![2.0, 0.5, 0.25, 0.0, 3.0, 0.5, 0.0, 0.0, 4.0f64];
+        let b0 = vec![1.0f64; m * n];
+        let ab: Vec<f64> = (0..m * n)
+            .map(|x| (0..=x % m).map(|l| a[x % m + l * m]).sum())
+            .collect();
+        let check = |alpha: f64, got: &[f64]| {
+            check_tri_lines(
+                &p,
+                alpha,
+                view(&a, m, m),
+                view(&b0, m, n),
+                view(got, m, n),
+                &[0, 1],
+                4.0,
+            )
+        };
+        check(1.0, &ab).expect("the right result passes");
+        check(f64::NAN, &[f64::NAN; 6]).expect("NaN where the reference is NaN passes");
+        let mut inf = ab.clone();
+        inf[4] = f64::INFINITY;
+        let e = check(1.0, &inf).expect_err("an infinity the reference does not have fails");
+        assert!(e.contains("(1,1)") && e.contains("does not have"), "{e}");
+    }
 }
