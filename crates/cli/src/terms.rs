@@ -52,6 +52,23 @@ pub fn terms(trace: &Trace) -> BTreeMap<(String, String), Term> {
     out
 }
 
+/// Per device, its products and adds over all its compute streams at once: the time any of
+/// them runs (the union, not the sum: two streams' overlapping products each run slower, and
+/// their per-queue rates alone read as a slow device) and the flops they did.
+pub fn products_by_device(trace: &Trace) -> BTreeMap<String, Term> {
+    let (s, e) = trace.span();
+    let mut out: BTreeMap<String, Term> = BTreeMap::new();
+    for i in trace.intervals.iter().filter(|i| i.flops > 0.0) {
+        let t = out.entry(i.device.clone()).or_default();
+        t.tasks += 1;
+        t.flops += i.flops;
+    }
+    for (device, t) in out.iter_mut() {
+        t.seconds = (e - s) * trace.busy_fraction(|i| i.flops > 0.0 && &i.device == device);
+    }
+    out
+}
+
 /// Seconds of the span during which no queue of the timeline runs a task.
 fn idle(trace: &Trace) -> f64 {
     let (s, e) = trace.span();
@@ -89,6 +106,32 @@ pub fn compare(real: &Trace, sim: &Trace) -> Vec<String> {
         lines.push(format!(
             "{:<26} {:>6} {:>10.3} {:>15} | {:>6} {:>10.3} {:>15} | {:>9}",
             format!("{} {}", k.0, k.1),
+            a.tasks,
+            a.seconds * 1e3,
+            a.rate_text(),
+            b.tasks,
+            b.seconds * 1e3,
+            b.rate_text(),
+            ratio
+        ));
+    }
+    let (rp, sp) = (products_by_device(real), products_by_device(sim));
+    let mut devices: Vec<&String> = rp.keys().chain(sp.keys()).collect();
+    devices.sort();
+    devices.dedup();
+    for d in devices {
+        let (a, b) = (
+            rp.get(d).copied().unwrap_or_default(),
+            sp.get(d).copied().unwrap_or_default(),
+        );
+        let ratio = if b.seconds > 0.0 {
+            format!("{:.3}", a.seconds / b.seconds)
+        } else {
+            "-".into()
+        };
+        lines.push(format!(
+            "{:<26} {:>6} {:>10.3} {:>15} | {:>6} {:>10.3} {:>15} | {:>9}",
+            format!("{d} products, any stream"),
             a.tasks,
             a.seconds * 1e3,
             a.rate_text(),
@@ -163,14 +206,41 @@ mod tests {
         assert!(h2d.trim_end().ends_with("2.000"), "{h2d}");
         let c0 = lines.iter().find(|l| l.starts_with("c0 gemm")).unwrap();
         assert!(c0.trim_end().ends_with("1.000"), "{c0}");
+        let d = lines.iter().find(|l| l.starts_with("d products")).unwrap();
+        // One product of 1 s in each timeline: the union is 1 s in both.
+        assert!(
+            d.trim_end().ends_with("1.000") && d.contains(" 1000.000 "),
+            "{d}"
+        );
         // Spans of 4 s and 2.5 s (printed in ms), no idle time in either (back to back).
         let last = lines.last().unwrap();
         assert!(
-            last.contains("real 4000.000 ms")
+            last.starts_with("span:")
+                && last.contains("real 4000.000 ms")
                 && last.contains("simulated 2500.000 ms")
                 && last.contains("(-37.5%)")
                 && last.contains("no task running: real 0.000 ms, simulated 0.000 ms"),
             "{last}"
         );
+    }
+
+    /// Two streams' products overlapping in time: per device, the union of their time, so
+    /// the device's rate is its flops over the time any product ran.
+    #[test]
+    fn products_by_device_count_overlapping_streams_once() {
+        let t = Trace {
+            intervals: vec![
+                iv("c0", "gemm C(0,0) l=0", 0.0, 2.0, 0, 100.0),
+                iv("c1", "gemm C(1,0) l=0", 1.0, 3.0, 0, 100.0),
+                iv("c0", "gemm C(0,1) l=0", 5.0, 6.0, 0, 50.0),
+                iv("h2d", "fetch A(0,0)", 0.0, 6.0, 100, 0.0),
+            ],
+        };
+        let p = products_by_device(&t);
+        let d = p["d"];
+        assert_eq!(d.tasks, 3);
+        // Busy 0-3 and 5-6: 4 s, not the 5 s the per-stream sums add to.
+        assert!((d.seconds - 4.0).abs() < 1e-9, "{}", d.seconds);
+        assert!((d.rate().unwrap() - 250.0 / 4.0).abs() < 1e-9);
     }
 }
