@@ -75,13 +75,46 @@ fn idle(trace: &Trace) -> f64 {
     (e - s) * (1.0 - trace.busy_fraction(|_| true))
 }
 
+/// One table row per key of either timeline: its measured term beside its simulated one and
+/// their ratio of seconds.
+fn rows<K: Ord>(
+    real: &BTreeMap<K, Term>,
+    sim: &BTreeMap<K, Term>,
+    name: impl Fn(&K) -> String,
+) -> Vec<String> {
+    let mut keys: Vec<&K> = real.keys().chain(sim.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| {
+            let (a, b) = (
+                real.get(k).copied().unwrap_or_default(),
+                sim.get(k).copied().unwrap_or_default(),
+            );
+            let ratio = if b.seconds > 0.0 {
+                format!("{:.3}", a.seconds / b.seconds)
+            } else {
+                "-".into()
+            };
+            format!(
+                "{:<26} {:>6} {:>10.3} {:>15} | {:>6} {:>10.3} {:>15} | {:>9}",
+                name(k),
+                a.tasks,
+                a.seconds * 1e3,
+                a.rate_text(),
+                b.tasks,
+                b.seconds * 1e3,
+                b.rate_text(),
+                ratio
+            )
+        })
+        .collect()
+}
+
 /// The table of [`terms`], measured beside simulated, with the spans and the idle time, as
 /// lines for the CLI.
 pub fn compare(real: &Trace, sim: &Trace) -> Vec<String> {
     let (r, s) = (terms(real), terms(sim));
-    let mut keys: Vec<&(String, String)> = r.keys().chain(s.keys()).collect();
-    keys.sort();
-    keys.dedup();
     let mut lines = vec![format!(
         "{:<26} {:>6} {:>10} {:>15} | {:>6} {:>10} {:>15} | {:>9}",
         "term (queue, task)",
@@ -93,54 +126,9 @@ pub fn compare(real: &Trace, sim: &Trace) -> Vec<String> {
         "sim rate",
         "real/sim"
     )];
-    for k in keys {
-        let (a, b) = (
-            r.get(k).copied().unwrap_or_default(),
-            s.get(k).copied().unwrap_or_default(),
-        );
-        let ratio = if b.seconds > 0.0 {
-            format!("{:.3}", a.seconds / b.seconds)
-        } else {
-            "-".into()
-        };
-        lines.push(format!(
-            "{:<26} {:>6} {:>10.3} {:>15} | {:>6} {:>10.3} {:>15} | {:>9}",
-            format!("{} {}", k.0, k.1),
-            a.tasks,
-            a.seconds * 1e3,
-            a.rate_text(),
-            b.tasks,
-            b.seconds * 1e3,
-            b.rate_text(),
-            ratio
-        ));
-    }
+    lines.extend(rows(&r, &s, |k| format!("{} {}", k.0, k.1)));
     let (rp, sp) = (products_by_device(real), products_by_device(sim));
-    let mut devices: Vec<&String> = rp.keys().chain(sp.keys()).collect();
-    devices.sort();
-    devices.dedup();
-    for d in devices {
-        let (a, b) = (
-            rp.get(d).copied().unwrap_or_default(),
-            sp.get(d).copied().unwrap_or_default(),
-        );
-        let ratio = if b.seconds > 0.0 {
-            format!("{:.3}", a.seconds / b.seconds)
-        } else {
-            "-".into()
-        };
-        lines.push(format!(
-            "{:<26} {:>6} {:>10.3} {:>15} | {:>6} {:>10.3} {:>15} | {:>9}",
-            format!("{d} products, any stream"),
-            a.tasks,
-            a.seconds * 1e3,
-            a.rate_text(),
-            b.tasks,
-            b.seconds * 1e3,
-            b.rate_text(),
-            ratio
-        ));
-    }
+    lines.extend(rows(&rp, &sp, |d| format!("{d} products, any stream")));
     let span = |t: &Trace| {
         let (s, e) = t.span();
         (s, e - s)
