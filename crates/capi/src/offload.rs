@@ -349,14 +349,14 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         _inside: inside,
     };
     let record = measured::routes().get(&key);
-    let (choice, why, estimate) = match record.filter(measured::settled) {
+    // A table lookup; it also feeds the host scale when the call stays on the host.
+    let estimate = route::host_seconds(rt, &shape.problem(beta_zero));
+    let (choice, why) = match record.filter(measured::settled) {
         // Both routes measured: the model's plans are not evaluated (at n = 1024 that would
-        // be paid on every call, beside a host BLAS call of a few milliseconds); the host
-        // estimate (a table lookup) still feeds the host scale.
+        // be paid on every call, beside a host BLAS call of a few milliseconds).
         Some(r) => {
             let choice = measured::choose(Some(r), false, None, 0.0);
-            let estimate = route::host_seconds(rt, &shape.problem(beta_zero));
-            (choice, choice.to_string(), Some(estimate))
+            (choice, choice.to_string())
         }
         None => {
             let scale = measured::host_scale(shape.dtype);
@@ -364,7 +364,6 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
             if verdict == Verdict::Forced {
                 return Routed::Devices(ticket(verdict.to_string(), false));
             }
-            let estimate = route::host_seconds(rt, &shape.problem(beta_zero));
             let predicted = match verdict {
                 Verdict::Model { devices, .. } => Some(devices),
                 _ => None,
@@ -375,7 +374,7 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
             } else {
                 verdict.to_string()
             };
-            (choice, why, Some(estimate))
+            (choice, why)
         }
     };
     if choice.offload() {
@@ -388,7 +387,10 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         summary::runtime_started(runtime_start);
     }
     summary::kept_on_host(choice.measured());
-    Routed::Host(Some(Pending { key, estimate }))
+    Routed::Host(Some(Pending {
+        key,
+        estimate: Some(estimate),
+    }))
 }
 
 impl Ticket {
