@@ -29,8 +29,9 @@
 //! ## Layout
 //! `abi` (the macros that generate the entries), `routines` (one line per routine),
 //! `functions` (the Level 1 functions), `cblas` / `cblas1` (CBLAS), `xerbla`, `host`,
-//! `route` (which calls gain), `offload` (the device path), `device_ptr`, `elem` (the four
-//! element types), `symbols` (the host symbol table).
+//! `route` (which calls gain), `offload` (the device path), `release_hooks` (`free`,
+//! `munmap`, ... noted for the registration cache), `device_ptr`, `elem` (the four element
+//! types), `symbols` (the host symbol table).
 
 #[macro_use]
 mod abi;
@@ -47,6 +48,7 @@ pub mod loaded;
 pub mod measured;
 pub mod offload;
 pub mod offload_sym;
+pub mod release_hooks;
 pub mod route;
 pub mod routines;
 pub mod settings;

@@ -102,14 +102,16 @@ fn start() -> hetblas::Result<Runtime> {
         let b = Runtime::builder().settings(settings.clone());
         if cfg!(test) {
             b.only(&[]).emulated(2).without_profile()
+        } else if crate::release_hooks::live() {
+            // Every release of memory is noted (`release_hooks`): callers' buffers are
+            // page-locked once and kept, as the Runtime does by default.
+            b.without_cpu()
         } else {
             // Host copies go through pinned staging buffers: the caller's memory is never
-            // page-locked. Measured on nvidia-h200 with pip NumPy 2.5 (2026-11-29): with the
-            // registration cache, a fresh `a @ b` output reused an address whose registration
-            // was stale (CUDA_ERROR_ALREADY_MAPPED at n = 16384, the GPU then left out; one
-            // run gave a wrong 4096 product), and a second factorization in the process could
-            // not create its cuSOLVER handle (CUSOLVER_STATUS_INTERNAL_ERROR). Staged, every
-            // result was right and a @ b at 16384 took 0.49 s against 14.1 s without hetblas.
+            // page-locked. Measured on nvidia-h200 with pip NumPy 2.5 (2026-11-29) before the
+            // release hooks: with the registration cache, a fresh `a @ b` output reused an
+            // address whose registration was stale (CUDA_ERROR_ALREADY_MAPPED at n = 16384,
+            // the GPU then left out; one run gave a wrong 4096 product).
             b.without_cpu().pin_policy(hetblas::PinPolicy::Staging)
         }
     };
@@ -199,8 +201,13 @@ fn start_runtime() -> Option<Runtime> {
             }
             if verbose() {
                 let devs: Vec<String> = rt.devices().iter().map(|d| d.info().label()).collect();
+                let host_memory = if crate::release_hooks::live() {
+                    "host buffers page-locked and kept (every release of memory is watched)"
+                } else {
+                    "host copies staged (this library's free/munmap are not the process's)"
+                };
                 eprintln!(
-                    "hetblas: runtime started: devices [{}]; {}; host BLAS: {}",
+                    "hetblas: runtime started: devices [{}]; {}; host BLAS: {}; {host_memory}",
                     devs.join(", "),
                     rt.profile_status(),
                     crate::host::describe()

@@ -75,7 +75,7 @@ pub mod tuning;
 // The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
 // folders: backends and the CLI name them so.
 pub use backend::{
-    device, factor_kernel, fault, host_queue, kernel, link, memory, pin, prefault, queue,
+    device, factor_kernel, fault, host_queue, kernel, link, memory, pin, prefault, queue, released,
     sym_kernel,
 };
 pub use exec::{execute, trace, undo};

@@ -16,4 +16,5 @@ pub mod memory;
 pub mod pin;
 pub mod prefault;
 pub mod queue;
+pub mod released;
 pub mod sym_kernel;

@@ -20,6 +20,7 @@
 //! operations).
 
 use super::prefault;
+use super::released::{self, Releases, Since};
 use crate::error::Result;
 use crate::memory::HostAccess;
 use std::sync::Mutex;
@@ -72,6 +73,9 @@ pub struct PinStats {
     /// Registrations of memory the caller freed without releasing it, dropped
     /// ([`PinCache::release_unmapped`]).
     pub released_unmapped: u64,
+    /// Registrations dropped because the program gave their memory back, as the allocator
+    /// hook reported it ([`released`]).
+    pub released_freed: u64,
     pub bytes_registered: u64,
     /// Seconds registering, the pre-faulting included.
     pub seconds_registering: f64,
@@ -125,6 +129,42 @@ struct State {
     regions: Vec<Region>,
     clock: u64,
     stats: PinStats,
+    /// Ranges of [`released`] looked at so far.
+    seen: u64,
+}
+
+impl State {
+    /// The registrations that memory given back since the last look meets (indices,
+    /// ascending), and the count of ranges to record as seen once they are dropped.
+    fn met_by_released(&self, releases: &Releases) -> (u64, Vec<usize>) {
+        if releases.noted() == self.seen {
+            return (self.seen, Vec::new());
+        }
+        let (now, since) = releases.since(self.seen);
+        let met = (0..self.regions.len())
+            .filter(|&i| match &since {
+                Since::TooMany => true,
+                Since::Ranges(r) => r.iter().any(|&(s, e)| self.regions[i].overlaps(s, e)),
+            })
+            .collect();
+        (now, met)
+    }
+
+    /// Drops (and unregisters, when ours) the registrations of memory given back.
+    fn drop_released<R: Registrar>(&mut self, registrar: &R, releases: &Releases) {
+        let (now, met) = self.met_by_released(releases);
+        for &i in met.iter().rev() {
+            let r = self.regions.swap_remove(i);
+            // Memory already unmapped may make the driver object; the entry goes either way.
+            if !r.foreign {
+                if let Err(e) = registrar.unregister(r.start) {
+                    tracing::debug!("unregistering released host range {:#x}: {e}", r.start);
+                }
+            }
+            self.stats.released_freed += 1;
+        }
+        self.seen = now;
+    }
 }
 
 /// Whether every page of `[start, start + len)` (page-aligned) is mapped in this process:
@@ -159,6 +199,8 @@ pub struct PinCache<R: Registrar> {
     /// Whether a page-aligned range has mostly never been touched
     /// ([`prefault::mostly_unbacked`]; tests substitute their own).
     unbacked: fn(u64, u64, u64) -> bool,
+    /// What the program gave back ([`released::PROCESS`]; tests substitute their own).
+    releases: &'static Releases,
     state: Mutex<State>,
 }
 
@@ -176,6 +218,7 @@ impl<R: Registrar> PinCache<R> {
             registrar,
             policy,
             unbacked: prefault::mostly_unbacked,
+            releases: &released::PROCESS,
             state: Mutex::new(State::default()),
         }
     }
@@ -203,6 +246,7 @@ impl<R: Registrar> PinCache<R> {
         }
         let (s, e) = align(addr, len as u64);
         let mut st = self.lock();
+        st.drop_released(&self.registrar, self.releases);
         st.clock += 1;
         let now = st.clock;
         let over: Vec<usize> = (0..st.regions.len())
@@ -282,6 +326,15 @@ impl<R: Registrar> PinCache<R> {
         if self.policy == PinPolicy::Staging {
             return Ok(true);
         }
+        {
+            // Memory given back under a registration: `ensure` drops it, with no call in flight.
+            let mut st = self.lock();
+            let (now, met) = st.met_by_released(self.releases);
+            if !met.is_empty() {
+                return Ok(false);
+            }
+            st.seen = now;
+        }
         // Per range a registration holds whole: the registration's start, and the range's
         // index in `to_verify` (none for a foreign registration, which is trusted).
         let mut held: Vec<(u64, Option<usize>)> = Vec::new();
@@ -359,6 +412,8 @@ impl<R: Registrar> PinCache<R> {
 
     /// Registers `[s, e)`, evicting least recently used registrations while the OS refuses.
     fn register(&self, st: &mut State, s: u64, e: u64, now: u64) -> Result<bool> {
+        // Before registering: the allocator hook must report the range's release from now on.
+        self.releases.watch(s, e);
         loop {
             match self.registrar.register(s, (e - s) as usize)? {
                 Registered::Yes => {
@@ -446,6 +501,9 @@ impl<R: Registrar> PinCache<R> {
     /// memory that no longer exists.
     pub fn release_unmapped(&self) -> usize {
         let mut st = self.lock();
+        let before = st.stats.released_freed;
+        st.drop_released(&self.registrar, self.releases);
+        let freed = (st.stats.released_freed - before) as usize;
         let mut keep = Vec::with_capacity(st.regions.len());
         let mut released = 0;
         for r in st.regions.drain(..) {
@@ -462,7 +520,7 @@ impl<R: Registrar> PinCache<R> {
         }
         st.regions = keep;
         st.stats.released_unmapped += released as u64;
-        released
+        released + freed
     }
 
     /// Runs `alloc` (a device allocation); when it fails with an error `collides` recognises as
@@ -579,6 +637,41 @@ mod tests {
         // also when it is written.
         assert!(c.check(output, len, HostAccess::ReadWrite).unwrap());
         assert!(c.ensure(input, len, HostAccess::ReadWrite).unwrap());
+    }
+
+    #[test]
+    fn memory_given_back_drops_its_registration_before_the_next_use() {
+        let mut c = cache(u64::MAX);
+        c.releases = Box::leak(Box::new(Releases::new()));
+        let len = 8 * PAGE as usize;
+        let (a, b) = (0x4000_0000u64, 0x5000_0000u64);
+        let both = [(a, len, HostAccess::Read), (b, len, HostAccess::Read)];
+        for (addr, _, access) in both {
+            assert!(c.ensure(addr, len, access).unwrap());
+        }
+        assert!(c.check_all(&both).unwrap());
+        // Memory next to a registration, given back: nothing to drop, calls still run beside
+        // each other.
+        c.releases.note(b + len as u64, b + 2 * len as u64);
+        assert!(c.check_all(&both).unwrap());
+        // B's last page freed (its probes would still pass: the fake's pages are not stale).
+        c.releases.note(b + len as u64 - PAGE, b + len as u64);
+        assert!(
+            !c.check_all(&both).unwrap(),
+            "B must be registered again first"
+        );
+        assert!(c.ensure(b, len, HostAccess::Read).unwrap());
+        let st = c.stats();
+        assert_eq!((st.released_freed, st.registrations), (1, 3));
+        assert!(c.check_all(&both).unwrap());
+        // More releases than the record keeps: every registration goes.
+        for i in 0..=256 {
+            c.releases.note(a + i * PAGE, a + (i + 1) * PAGE);
+        }
+        assert!(c.ensure(b, len, HostAccess::Read).unwrap());
+        let st = c.stats();
+        assert_eq!((st.released_freed, st.registrations), (3, 4));
+        assert!(!one_registration_covers(&c, a, len as u64));
     }
 
     #[test]
