@@ -27,6 +27,7 @@ use crate::summary::{self, OneTime};
 use hetblas::{
     DeviceMatrix, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef, Runtime, Uplo,
 };
+use hetblas_core::pin::PinStats;
 use hetblas_core::DeviceKind;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -307,7 +308,41 @@ pub(crate) struct Ticket {
     /// Whether its time teaches the routing (not when `HETBLAS_OFFLOAD_FLOPS` forced it).
     learn: bool,
     started: std::time::Instant,
+    /// The host registrations' counters when the call began (verbose only).
+    pins_before: Option<PinStats>,
     _inside: InDevicePath,
+}
+
+/// The host registration counters of the Runtime's first GPU (its backend's cache, shared by
+/// that backend's devices).
+fn pin_stats(rt: &Runtime) -> Option<PinStats> {
+    rt.devices().iter().find_map(|d| d.host_pin_stats())
+}
+
+/// What the host registrations did between `before` and `after`, for the verbose line.
+fn pin_delta(before: &PinStats, after: &PinStats) -> String {
+    let n = |a: u64, b: u64| a.saturating_sub(b);
+    let mut parts = vec![format!(
+        "{} registered ({:.2} GB), {} hits",
+        n(after.registrations, before.registrations),
+        n(after.bytes_registered, before.bytes_registered) as f64 / 1e9,
+        n(after.hits, before.hits)
+    )];
+    for (what, a, b) in [
+        (
+            "dropped as released",
+            after.released_freed,
+            before.released_freed,
+        ),
+        ("stale", after.stale, before.stale),
+        ("refused", after.failures, before.failures),
+        ("evicted", after.evictions, before.evictions),
+    ] {
+        if a > b {
+            parts.push(format!("{} {what}", a - b));
+        }
+    }
+    parts.join(", ")
 }
 
 /// The routing of a call named `name` (`"dgemm"`) whose work is the GEMM `shape` (for the
@@ -353,6 +388,7 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         runtime_start,
         learn,
         started: std::time::Instant::now(),
+        pins_before: verbose().then(|| pin_stats(rt)).flatten(),
         _inside: inside,
     };
     let record = measured::routes().get(&key);
@@ -448,8 +484,12 @@ impl Ticket {
             } else {
                 String::new()
             };
+            let pins = match (&self.pins_before, pin_stats(self.rt)) {
+                (Some(b), Some(a)) => format!("; host memory: {}", pin_delta(b, &a)),
+                _ => String::new(),
+            };
             eprintln!(
-                "hetblas: {label} {}x{}x{}: devices [{}] ({}), {elapsed:.3} s{costs}",
+                "hetblas: {label} {}x{}x{}: devices [{}] ({}), {elapsed:.3} s{costs}{pins}",
                 k.m,
                 k.n,
                 k.k,
@@ -872,13 +912,34 @@ mod tests {
         );
     }
 
-    use super::{runtime, span, trace_summary, DEVICE_OPERAND_CALLS};
+    use super::{pin_delta, runtime, span, trace_summary, DEVICE_OPERAND_CALLS};
     use crate::abi::LpInt;
     use hetblas::{MatMut, MatRef, Trans};
     use hetblas_core::reference::check_sampled;
     use hetblas_core::DeviceKind;
     use rand::rngs::StdRng;
     use rand::{RngExt, SeedableRng};
+
+    #[test]
+    fn the_verbose_line_says_what_the_host_registrations_did() {
+        let before = hetblas_core::pin::PinStats {
+            registrations: 3,
+            hits: 10,
+            bytes_registered: 1_000_000_000,
+            ..Default::default()
+        };
+        let after = hetblas_core::pin::PinStats {
+            registrations: 4,
+            hits: 12,
+            bytes_registered: 3_150_000_000,
+            released_freed: 1,
+            ..before.clone()
+        };
+        assert_eq!(
+            pin_delta(&before, &after),
+            "1 registered (2.15 GB), 2 hits, 1 dropped as released"
+        );
+    }
 
     fn random(seed: u64, len: usize) -> Vec<f64> {
         let mut rng = StdRng::seed_from_u64(seed);

@@ -93,6 +93,11 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn release_host(&self, _addr: u64, _bytes: usize) -> Result<()> {
         Ok(())
     }
+    /// What [`prepare_host`](Self::prepare_host) did so far (registrations, hits, drops);
+    /// `None` where it keeps nothing. Devices of one runtime may share one cache.
+    fn host_pin_stats(&self) -> Option<crate::pin::PinStats> {
+        None
+    }
     /// GEMM rate (flop/s) known without calibration (emulated devices know theirs); `None`
     /// when only calibration can tell.
     fn nominal_flops(&self, _dtype: crate::scalar::DType) -> Option<f64> {

@@ -155,6 +155,7 @@ impl State {
         let (now, met) = self.met_by_released(releases);
         for &i in met.iter().rev() {
             let r = self.regions.swap_remove(i);
+            releases.unwatch(r.start, r.end);
             // Memory already unmapped may make the driver object; the entry goes either way.
             if !r.foreign {
                 if let Err(e) = registrar.unregister(r.start) {
@@ -284,6 +285,7 @@ impl<R: Registrar> PinCache<R> {
             olds.push(st.regions.swap_remove(i));
         }
         for r in &olds {
+            self.releases.unwatch(r.start, r.end);
             self.registrar.unregister(r.start)?;
         }
         let t = Instant::now();
@@ -412,10 +414,14 @@ impl<R: Registrar> PinCache<R> {
 
     /// Registers `[s, e)`, evicting least recently used registrations while the OS refuses.
     fn register(&self, st: &mut State, s: u64, e: u64, now: u64) -> Result<bool> {
-        // Before registering: the allocator hook must report the range's release from now on.
-        self.releases.watch(s, e);
         loop {
-            match self.registrar.register(s, (e - s) as usize)? {
+            // Before registering: the allocator hook must report the range's release from now.
+            self.releases.watch(s, e);
+            let registered = self.registrar.register(s, (e - s) as usize);
+            if !matches!(registered, Ok(Registered::Yes | Registered::Foreign)) {
+                self.releases.unwatch(s, e);
+            }
+            match registered? {
                 Registered::Yes => {
                     st.regions.push(Region {
                         start: s,
@@ -443,6 +449,7 @@ impl<R: Registrar> PinCache<R> {
                     match victim {
                         Some(i) => {
                             let v = st.regions.swap_remove(i);
+                            self.releases.unwatch(v.start, v.end);
                             self.registrar.unregister(v.start)?;
                             st.stats.evictions += 1;
                         }
@@ -476,6 +483,7 @@ impl<R: Registrar> PinCache<R> {
         let mut result = Ok(());
         for r in st.regions.drain(..) {
             if r.overlaps(s, e) {
+                self.releases.unwatch(r.start, r.end);
                 if !r.foreign {
                     if let Err(err) = self.registrar.unregister(r.start) {
                         result = Err(err);
@@ -510,6 +518,7 @@ impl<R: Registrar> PinCache<R> {
             if r.foreign || is_mapped(r.start, r.end - r.start) {
                 keep.push(r);
             } else {
+                self.releases.unwatch(r.start, r.end);
                 // The driver may object to unregistering vanished memory; the entry goes either
                 // way (keeping it would keep the collision).
                 if let Err(e) = self.registrar.unregister(r.start) {
@@ -543,6 +552,7 @@ impl<R: Registrar> PinCache<R> {
         let mut st = self.lock();
         let mut result = Ok(());
         for r in st.regions.drain(..) {
+            self.releases.unwatch(r.start, r.end);
             if !r.foreign {
                 if let Err(err) = self.registrar.unregister(r.start) {
                     result = Err(err);
