@@ -20,9 +20,11 @@ struct Row {
     problem: GemmProblem,
     label: String,
     sweep: Vec<(Blocking, f64)>,
-    /// What the chosen calls ran, where the CSV records it (columns `host_fold`, `fold_tail`):
-    /// the tile, the measured seconds, whether C was folded and the unfolded tail.
-    ran: Option<(Blocking, f64, bool, usize)>,
+    /// The chosen tile and its measured seconds.
+    chosen: (Blocking, f64),
+    /// The fold mode the chosen calls ran, where the CSV records it (columns `host_fold`,
+    /// `fold_tail`): whether C was folded and the unfolded tail.
+    ran: Option<(bool, usize)>,
     /// The first calls' median (column `cold_s`), where recorded.
     cold: Option<f64>,
 }
@@ -72,7 +74,7 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
         let ran = match mode_cols {
             Some((hf, ft)) if f.len() > hf.max(ft) => {
                 let tail = f[ft].parse::<usize>().map_err(|e| format!("{line}: {e}"))?;
-                Some((chosen, measured, f[hf] == "true", tail))
+                Some((f[hf] == "true", tail))
             }
             _ => None,
         };
@@ -96,6 +98,7 @@ fn parse_rows(csv: &str, device: MemorySpace) -> Result<Vec<Row>, String> {
             cold: cold_col
                 .and_then(|i| f.get(i)?.parse::<f64>().ok())
                 .filter(|c| c.is_finite() && *c > 0.0),
+            chosen: (chosen, measured),
         });
     }
     Ok(rows)
@@ -116,8 +119,9 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
     let rows = parse_rows(&text, device)?;
     let (mut chosen_err, mut all_err, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut ran_err, mut ran_signed, mut cold_signed) = (Vec::new(), Vec::new(), Vec::new());
-    let mut sim_signed = Vec::new();
+    let (mut ran_signed, mut sim_signed, mut cold_signed) = (Vec::new(), Vec::new(), Vec::new());
+    // The same where the CSV does not record the fold mode (the model's mode at the tile).
+    let (mut decided_signed, mut decided_sim) = (Vec::new(), Vec::new());
     // Per problem with a sweep: measured time of the point the model and the simulator
     // would pick among the measured ones, over the fastest measured.
     let mut sweep_picks: Vec<(f64, f64)> = Vec::new();
@@ -212,7 +216,26 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
                 pick.other_mode.map(|o| (o.0, o.1.seconds))
             );
         }
-        if let Some((b, s, fold, tail)) = r.ran {
+        // The chosen point in the fold mode it ran, or, where the CSV does not record it, in the
+        // mode the model picks at that tile (the measured calls may have run another).
+        let (b, s) = r.chosen;
+        let decided = || {
+            let c = choose(
+                &model,
+                &exec,
+                &offload,
+                &[b],
+                fold_applies,
+                FoldRequest::default(),
+                rate,
+            )?;
+            Some((c.host_fold, c.fold_tail))
+        };
+        let point = match r.ran {
+            Some(ran) => Some((ran, true)),
+            None => decided().map(|d| (d, false)),
+        };
+        if let Some(((fold, tail), recorded)) = point {
             let ran = FoldRequest {
                 on: Some(fold),
                 tail: Some(tail),
@@ -220,20 +243,26 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
             let c = choose(&model, &exec, &offload, &[b], fold_applies, ran, rate)
                 .ok_or("no prediction of the chosen point")?;
             let e = (c.predicted.seconds - s) / s;
-            ran_err.push(e.abs());
-            ran_signed.push(e);
-            line += &format!(" | ran {b}{} err {:+.1}%", mode(fold, tail), 100.0 * e);
+            let how = if recorded { "ran" } else { "decided" };
+            line += &format!(" | {how} {b}{} err {:+.1}%", mode(fold, tail), 100.0 * e);
             // The same point replayed by the simulator, on the plan the pool builds for it.
             let fold_on = fold && fold_applies;
             let replayed = machine
                 .plan_folded(p, b, Objective::Time, Some(&[0]), (fold_on, tail))
-                .and_then(|mp| machine.simulate(&mp));
-            if let Ok(sim) = replayed {
-                let e = (sim.makespan + GPU_CALL_SETUP_S - s) / s;
-                sim_signed.push(e);
+                .and_then(|mp| machine.simulate(&mp))
+                .ok()
+                .map(|sim| (sim.makespan + GPU_CALL_SETUP_S - s) / s);
+            if let Some(e) = replayed {
                 line += &format!(" sim {:+.1}%", 100.0 * e);
             }
-            if let Some(cold) = r.cold {
+            let (model_err, sim_err) = if recorded {
+                (&mut ran_signed, &mut sim_signed)
+            } else {
+                (&mut decided_signed, &mut decided_sim)
+            };
+            model_err.push(e);
+            sim_err.extend(replayed);
+            if let (true, Some(cold)) = (recorded, r.cold) {
                 let e = c.predicted.seconds / cold - 1.0;
                 cold_signed.push(e);
                 line += &format!(" (first calls {:+.1}%)", 100.0 * e);
@@ -275,22 +304,38 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
         percentile(&ratios, 0.5),
         percentile(&ratios, 1.0),
     );
-    if !ran_err.is_empty() {
-        println!(
-            "as the chosen calls ran ({} problems whose fold mode the CSV records): {}; {}",
-            ran_err.len(),
-            spread(&ran_err),
-            signs(&ran_signed)
-        );
-    }
-    if !sim_signed.is_empty() {
-        let abs: Vec<f64> = sim_signed.iter().map(|e| e.abs()).collect();
-        println!(
-            "as the chosen calls ran, replayed by the simulator ({} problems): {}; {}",
-            sim_signed.len(),
-            spread(&abs),
-            signs(&sim_signed)
-        );
+    // (what was predicted, what the count says, the model's errors, the replay's)
+    for (what, whose, model_err, sim_err) in [
+        (
+            "as the chosen calls ran",
+            " whose fold mode the CSV records",
+            &ran_signed,
+            &sim_signed,
+        ),
+        (
+            "at the chosen tiles in the model's fold mode",
+            "; the CSV does not record the mode",
+            &decided_signed,
+            &decided_sim,
+        ),
+    ] {
+        let abs = |v: &[f64]| v.iter().map(|e| e.abs()).collect::<Vec<f64>>();
+        if !model_err.is_empty() {
+            println!(
+                "{what} ({} problems{whose}): {}; {}",
+                model_err.len(),
+                spread(&abs(model_err)),
+                signs(model_err)
+            );
+        }
+        if !sim_err.is_empty() {
+            println!(
+                "{what}, replayed by the simulator ({} problems): {}; {}",
+                sim_err.len(),
+                spread(&abs(sim_err)),
+                signs(sim_err)
+            );
+        }
     }
     if !sweep_picks.is_empty() {
         let (m, s): (Vec<f64>, Vec<f64>) = sweep_picks.iter().copied().unzip();
@@ -369,16 +414,18 @@ mod tests {
         let old = parse_rows(&format!("{HEAD}\n{row}\n"), MemorySpace::new_device()).unwrap();
         assert_eq!(old.len(), 1);
         assert!(old[0].ran.is_none());
+        // Without the mode, the chosen point is still predicted (in the model's mode there).
+        let tile = "4096x1024x4096/g4".parse::<Blocking>().unwrap();
+        assert_eq!(old[0].chosen, (tile, 0.0288));
         let new = parse_rows(
             &format!("{HEAD},host_fold,fold_tail\n{row},true,4\n"),
             MemorySpace::new_device(),
         )
         .unwrap();
-        let (b, s, fold, tail) = new[0].ran.expect("mode recorded");
-        assert_eq!(b, "4096x1024x4096/g4".parse::<Blocking>().unwrap());
-        assert_eq!((s, fold, tail), (0.0288, true, 4));
+        assert_eq!(new[0].ran, Some((true, 4)));
+        assert_eq!(new[0].chosen, (tile, 0.0288));
         // The chosen point joins the sweep when the sweep lacks it.
-        assert!(new[0].sweep.iter().any(|p| p.0 == b));
+        assert!(new[0].sweep.iter().any(|p| p.0 == tile));
         assert!(parse_rows(
             &format!("{HEAD},host_fold,fold_tail\n{row},true,four\n"),
             MemorySpace::new_device()

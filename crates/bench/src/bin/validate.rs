@@ -19,7 +19,9 @@ struct Args {
     #[arg(long)]
     csv: std::path::PathBuf,
     /// No GPU: predict every measured point of `--csv` again with this profile (the model as
-    /// built now) and report the errors and the choices. For model work between GPU runs.
+    /// built now) and report the errors and the choices; the chosen point also replayed by the
+    /// simulator, in the fold mode it ran (or, where the CSV does not record it, the mode the
+    /// model picks at that tile). For model work between GPU runs.
     #[arg(long)]
     rescore: Option<std::path::PathBuf>,
     /// Timed repetitions of the chosen tile and of every sweep point (after a warm-up), at
