@@ -726,7 +726,14 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
     let saved: Option<Vec<T>> =
         (beta != zero).then(|| (0..cols).flat_map(|j| sc[rows(j)].to_vec()).collect());
     let started = std::time::Instant::now();
-    let opts = GemmOptions::default().trace(trace_dir().is_some());
+    // No undo log in the Runtime: a failed call goes to the host BLAS, which recomputes C from
+    // `saved` (beta != 0) or from nothing (beta = 0). Without a CPU device the Runtime would
+    // keep one, a single-threaded host copy of each C tile before its write-back: at n = 4096
+    // 2.4 ms per 8 MiB tile where the write-back itself takes 0.19 ms (nvidia-h200, pip NumPy,
+    // 2026-11-29), the whole of the drop-in's gap to the CLI.
+    let opts = GemmOptions::default()
+        .trace(trace_dir().is_some())
+        .preserve_c(false);
     let r = match o.triangle {
         None => ticket.rt.gemm_blas(
             s.ta, s.tb, m, n, k, alpha, sa, o.lda, sb, o.ldb, beta, sc, o.ldc, &opts,

@@ -158,7 +158,8 @@ unsafe fn run<T: Scalar>(
         bv,
         beta,
         cv.rb_mut(),
-        &GemmOptions::default(),
+        // `saved` puts C back if the devices fail: no undo log in the Runtime (`offload`).
+        &GemmOptions::default().preserve_c(false),
     ) {
         Ok(report) => {
             #[cfg(test)]
