@@ -194,6 +194,31 @@ fn device_failure_completes_on_the_host() {
     );
 }
 
+/// A device failing mid-call, after tiles of C were written back: the drop-in's Runtime keeps
+/// no undo log of C (it costs a host copy of C per call), so the drop-in's own copy of C must
+/// give the host BLAS the original C to redo the call from (beta != 0 in `gemm`'s checks).
+#[test]
+fn a_device_failing_after_write_backs_leaves_the_host_the_original_c() {
+    // One device, so that it writes C(0, 0) back (its fourth copy) before it fails at its
+    // fifth, in the first call (300x200x250, beta 0.5, two tiles of C). Without the drop-in's
+    // copy of C the host redid the call from the written tile: max error 1.97.
+    let env = [
+        ("HETBLAS_EMULATED", "1"),
+        ("HETBLAS_BACKENDS", "emulated"),
+        ("HETBLAS_OFFLOAD_FLOPS", "0"),
+        ("HETBLAS_FAULT", "dev=any,at=copy:5"),
+        ("HETBLAS_VERBOSE", "1"),
+    ];
+    let out = run(&built().preload, "gemm", true, &env);
+    assert_ok(&out, "emulated device failing after a write-back");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("dgemm 300x200x250: device path failed (fault-injection error")
+            && err.contains("in copy 5"),
+        "the fault did not hit the first call after its write-back:\n{err}"
+    );
+}
+
 #[test]
 fn bad_arguments_reach_the_programs_handlers() {
     let out = run(&built().linked, "xerbla", false, &[]);
