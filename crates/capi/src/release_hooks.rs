@@ -65,7 +65,7 @@ unsafe fn note_block(p: *mut c_void) {
     }
     // SAFETY: a live block (caller contract).
     let len = unsafe { libc::malloc_usable_size(p) } as u64;
-    PROCESS.note(start, start + len);
+    PROCESS.note(start, start.saturating_add(len));
 }
 
 static FREE: AtomicUsize = AtomicUsize::new(0);
@@ -145,7 +145,8 @@ pub unsafe extern "C" fn reallocarray(p: *mut c_void, count: size_t, size: size_
 /// As `munmap(2)`.
 #[no_mangle]
 pub unsafe extern "C" fn munmap(addr: *mut c_void, len: size_t) -> c_int {
-    PROCESS.note(addr as u64, addr as u64 + len as u64);
+    // Saturating: a caller's bad length must not panic here (the call itself reports it).
+    PROCESS.note(addr as u64, (addr as u64).saturating_add(len as u64));
     match next(&MUNMAP, c"munmap") {
         // SAFETY: the system call the caller asked for.
         0 => unsafe { libc::syscall(libc::SYS_munmap, addr, len) as c_int },
@@ -172,7 +173,7 @@ pub unsafe extern "C" fn mremap(
     flags: c_int,
     new_addr: *mut c_void,
 ) -> *mut c_void {
-    PROCESS.note(old as u64, old as u64 + old_len as u64);
+    PROCESS.note(old as u64, (old as u64).saturating_add(old_len as u64));
     match next(&MREMAP, c"mremap") {
         // SAFETY: the system call the caller asked for.
         0 => unsafe {
@@ -198,7 +199,7 @@ pub unsafe extern "C" fn madvise(addr: *mut c_void, len: size_t, advice: c_int) 
         advice,
         libc::MADV_DONTNEED | libc::MADV_FREE | libc::MADV_REMOVE
     ) {
-        PROCESS.note(addr as u64, addr as u64 + len as u64);
+        PROCESS.note(addr as u64, (addr as u64).saturating_add(len as u64));
     }
     match next(&MADVISE, c"madvise") {
         // SAFETY: the system call the caller asked for.
