@@ -149,23 +149,6 @@ impl State {
             .collect();
         (now, met)
     }
-
-    /// Drops (and unregisters, when ours) the registrations of memory given back.
-    fn drop_released<R: Registrar>(&mut self, registrar: &R, releases: &Releases) {
-        let (now, met) = self.met_by_released(releases);
-        for &i in met.iter().rev() {
-            let r = self.regions.swap_remove(i);
-            releases.unwatch(r.start, r.end);
-            // Memory already unmapped may make the driver object; the entry goes either way.
-            if !r.foreign {
-                if let Err(e) = registrar.unregister(r.start) {
-                    tracing::debug!("unregistering released host range {:#x}: {e}", r.start);
-                }
-            }
-            self.stats.released_freed += 1;
-        }
-        self.seen = now;
-    }
 }
 
 /// Whether every page of `[start, start + len)` (page-aligned) is mapped in this process:
@@ -236,6 +219,31 @@ impl<R: Registrar> PinCache<R> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Ends a registration the cache no longer holds: its range is no longer watched for
+    /// releases, and it is unregistered when it is ours.
+    fn forget(&self, r: &Region) -> Result<()> {
+        self.releases.unwatch(r.start, r.end);
+        if r.foreign {
+            Ok(())
+        } else {
+            self.registrar.unregister(r.start)
+        }
+    }
+
+    /// Drops the registrations of memory given back ([`released`]).
+    fn drop_released(&self, st: &mut State) {
+        let (now, met) = st.met_by_released(self.releases);
+        for &i in met.iter().rev() {
+            let r = st.regions.swap_remove(i);
+            // Memory already unmapped may make the driver object; the entry goes either way.
+            if let Err(e) = self.forget(&r) {
+                tracing::debug!("unregistering released host range {:#x}: {e}", r.start);
+            }
+            st.stats.released_freed += 1;
+        }
+        st.seen = now;
+    }
+
     /// Makes `[addr, addr + len)` lie inside one registration that maps the caller's pages.
     /// Returns whether it does (false: copies must be staged).
     pub fn ensure(&self, addr: u64, len: usize, access: HostAccess) -> Result<bool> {
@@ -247,7 +255,7 @@ impl<R: Registrar> PinCache<R> {
         }
         let (s, e) = align(addr, len as u64);
         let mut st = self.lock();
-        st.drop_released(&self.registrar, self.releases);
+        self.drop_released(&mut st);
         st.clock += 1;
         let now = st.clock;
         let over: Vec<usize> = (0..st.regions.len())
@@ -285,8 +293,7 @@ impl<R: Registrar> PinCache<R> {
             olds.push(st.regions.swap_remove(i));
         }
         for r in &olds {
-            self.releases.unwatch(r.start, r.end);
-            self.registrar.unregister(r.start)?;
+            self.forget(r)?;
         }
         let t = Instant::now();
         if access == HostAccess::ReadWrite && (ue - us) as usize >= prefault::MIN_BYTES {
@@ -449,8 +456,7 @@ impl<R: Registrar> PinCache<R> {
                     match victim {
                         Some(i) => {
                             let v = st.regions.swap_remove(i);
-                            self.releases.unwatch(v.start, v.end);
-                            self.registrar.unregister(v.start)?;
+                            self.forget(&v)?;
                             st.stats.evictions += 1;
                         }
                         None => {
@@ -483,11 +489,8 @@ impl<R: Registrar> PinCache<R> {
         let mut result = Ok(());
         for r in st.regions.drain(..) {
             if r.overlaps(s, e) {
-                self.releases.unwatch(r.start, r.end);
-                if !r.foreign {
-                    if let Err(err) = self.registrar.unregister(r.start) {
-                        result = Err(err);
-                    }
+                if let Err(err) = self.forget(&r) {
+                    result = Err(err);
                 }
             } else {
                 keep.push(r);
@@ -510,7 +513,7 @@ impl<R: Registrar> PinCache<R> {
     pub fn release_unmapped(&self) -> usize {
         let mut st = self.lock();
         let before = st.stats.released_freed;
-        st.drop_released(&self.registrar, self.releases);
+        self.drop_released(&mut st);
         let freed = (st.stats.released_freed - before) as usize;
         let mut keep = Vec::with_capacity(st.regions.len());
         let mut released = 0;
@@ -518,10 +521,9 @@ impl<R: Registrar> PinCache<R> {
             if r.foreign || is_mapped(r.start, r.end - r.start) {
                 keep.push(r);
             } else {
-                self.releases.unwatch(r.start, r.end);
                 // The driver may object to unregistering vanished memory; the entry goes either
                 // way (keeping it would keep the collision).
-                if let Err(e) = self.registrar.unregister(r.start) {
+                if let Err(e) = self.forget(&r) {
                     tracing::debug!("unregistering unmapped host range {:#x}: {e}", r.start);
                 }
                 released += 1;
@@ -552,11 +554,8 @@ impl<R: Registrar> PinCache<R> {
         let mut st = self.lock();
         let mut result = Ok(());
         for r in st.regions.drain(..) {
-            self.releases.unwatch(r.start, r.end);
-            if !r.foreign {
-                if let Err(err) = self.registrar.unregister(r.start) {
-                    result = Err(err);
-                }
+            if let Err(err) = self.forget(&r) {
+                result = Err(err);
             }
         }
         result
