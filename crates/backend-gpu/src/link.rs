@@ -327,7 +327,12 @@ impl<A: GpuRuntime> GpuLink<A> {
         let (mut st, i, packed) = self.staging_slot(src)?;
         self.copy_2d(src, &packed)?;
         let to = *dst;
+        // A fresh output's population in the background ends where its copy-outs begin.
+        let background = self.pins.background_of(dst.addr, dst.extent_bytes());
         let job: HostJob = Box::new(move || {
+            if let Some(b) = &background {
+                b.stop();
+            }
             // SAFETY: runs after the DMA into the staging buffer (stream order, or the copy-out
             // stream's wait for it); the buffer (kept by the link until the slot's event
             // completes) and the destination (kept by the executor until the link's queue is

@@ -23,7 +23,7 @@ use super::prefault;
 use super::released::{self, Releases, Since};
 use crate::error::Result;
 use crate::memory::HostAccess;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Page size registrations are aligned to.
@@ -131,6 +131,12 @@ struct State {
     stats: PinStats,
     /// Ranges of [`released`] looked at so far.
     seen: u64,
+    /// Fresh outputs staged since the last [`PinCache::check_all`] (a call's entry;
+    /// page-aligned start, end): the call decides the same for them in `ensure` although
+    /// their population in the background has begun meanwhile.
+    fresh: Vec<(u64, u64)>,
+    /// The population of a staged fresh output in the background, if one was started.
+    background: Option<Arc<prefault::Background>>,
 }
 
 impl State {
@@ -271,7 +277,7 @@ impl<R: Registrar> PinCache<R> {
                 st.stats.stale += 1;
             }
         }
-        if self.stages(s, e, access) {
+        if self.stages(&mut st, s, e, access) {
             return Ok(false);
         }
         if over.iter().any(|&i| st.regions[i].foreign) {
@@ -335,6 +341,7 @@ impl<R: Registrar> PinCache<R> {
         if self.policy == PinPolicy::Staging {
             return Ok(true);
         }
+        self.lock().fresh.clear();
         {
             // Memory given back under a registration: `ensure` drops it, with no call in flight.
             let mut st = self.lock();
@@ -360,7 +367,7 @@ impl<R: Registrar> PinCache<R> {
             };
             match region {
                 None => {
-                    if !self.stages(s, e, access) {
+                    if !self.stages(&mut self.lock(), s, e, access) {
                         return Ok(false);
                     }
                 }
@@ -380,7 +387,7 @@ impl<R: Registrar> PinCache<R> {
         };
         for (range, ok) in to_verify.iter().zip(&verified) {
             let (s, e) = align(range.0, range.1 as u64);
-            if !ok && !self.stages(s, e, range.2) {
+            if !ok && !self.stages(&mut self.lock(), s, e, range.2) {
                 return Ok(false);
             }
         }
@@ -402,18 +409,28 @@ impl<R: Registrar> PinCache<R> {
     /// Whether the page-aligned `[s, e)` of this access, which no registration holds, is
     /// staged rather than registered: every output under `StageOutputs`; under `Cache`, an
     /// output of at least [`prefault::MIN_BYTES`] that has mostly never been touched. Its
-    /// staged copies fault its pages in as they write them. (Populating it in the background
-    /// during the call was tried and taken out: on the H200 host NumPy's `a @ b` at 16384 took
-    /// 0.205 s with it and 0.198 s without; `MADV_POPULATE_WRITE` there populated 2 GB at
-    /// 8.7 GB/s however many threads ran it, and the call's transfers stalled behind it.)
-    fn stages(&self, s: u64, e: u64, access: HostAccess) -> bool {
+    /// staged copies fault its pages in as they write them; until the first of them, its end
+    /// is populated in the background ([`prefault::Background`]).
+    fn stages(&self, st: &mut State, s: u64, e: u64, access: HostAccess) -> bool {
         if access != HostAccess::ReadWrite {
             return false;
         }
         match self.policy {
             PinPolicy::StageOutputs => true,
             PinPolicy::Cache if (e - s) as usize >= prefault::MIN_BYTES => {
-                (self.unbacked)(s, e, PAGE)
+                if st.fresh.contains(&(s, e)) {
+                    return true;
+                }
+                let fresh = (self.unbacked)(s, e, PAGE);
+                if fresh {
+                    st.fresh.push((s, e));
+                    // One at a time: a call's copies are still running one that runs on.
+                    if !st.background.as_ref().is_some_and(|b| b.running()) {
+                        st.background =
+                            prefault::Background::start(s, e, prefault::BACKGROUND_THREADS);
+                    }
+                }
+                fresh
             }
             _ => false,
         }
@@ -470,6 +487,18 @@ impl<R: Registrar> PinCache<R> {
     }
 
     /// Whether `[addr, addr + len)` lies inside one registration (a copy can DMA it directly).
+    /// The population in the background of a staged fresh output that `[addr, addr + len)`
+    /// lies in, if one runs: a staged write-back into it stops it when its copy-out begins
+    /// ([`prefault::Background`] says why).
+    pub fn background_of(&self, addr: u64, len: usize) -> Option<Arc<prefault::Background>> {
+        let (s, e) = align(addr, len as u64);
+        self.lock()
+            .background
+            .as_ref()
+            .filter(|b| b.running() && b.start <= s && e <= b.end)
+            .cloned()
+    }
+
     pub fn is_pinned(&self, addr: u64, len: usize) -> bool {
         if len == 0 {
             return true;
@@ -745,14 +774,24 @@ mod tests {
         let c = cache(u64::MAX);
         assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
         assert!(!one_registration_covers(&c, out.0, len as u64));
-        // Nothing for `ensure` to change: calls on it may run beside others.
-        assert!(c.check(out.0, len, HostAccess::ReadWrite).unwrap());
+        // Its end is populated in the background meanwhile: the same call still stages it.
+        let bg = c.background_of(out.0 + len as u64 - 4096, 4096);
         assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
-        // Written by the call, it is registered the next time.
+        // A staged write-back's copy-out stops the population; here it runs to its end.
+        if let Some(bg) = bg {
+            let t = std::time::Instant::now();
+            while bg.running() {
+                assert!(t.elapsed().as_secs() < 60, "population never ended");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        // Written (here populated), it is registered by the next call.
         out.touch();
+        assert!(!c.check(out.0, len, HostAccess::ReadWrite).unwrap());
         assert!(c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
         assert!(one_registration_covers(&c, out.0, len as u64));
         assert_eq!(c.stats().registrations, 1);
+        assert!(c.background_of(out.0, len).is_none());
     }
 
     #[cfg(target_os = "linux")]

@@ -28,6 +28,92 @@ pub fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Threads that populate a fresh output in the background ([`Background`]).
+/// `MADV_POPULATE_WRITE` of fresh anonymous memory on the H200 host (16 cores, Linux 6.18,
+/// 2026-11-30), GB/s with huge pages (4 KiB pages): 1 thread 5.6-6.4 (2.4-2.9), 4 threads 18-19
+/// (9-9.5), 8 threads 7.5-11 (4-6), 16 threads 6-7.5 (3.7-4.4): past four they contend.
+pub const BACKGROUND_THREADS: usize = 4;
+
+/// Units a background population takes, from the end of its range down.
+const UNIT_BYTES: u64 = 8 << 20;
+
+/// A population of a fresh output in the background, from its end down, until its range is
+/// done or [`Background::stop`] (a staged write-back into it has begun copying). A call that
+/// stages a fresh output writes its pages at the write-backs, which fault them in one tile at
+/// a time; before the first write-back the host is idle, so the pages written last (the end
+/// of C: the last columns of C tiles) are populated then, and the copy-outs that end the call
+/// find them there. It stops when the copy-outs begin, whose faults it would slow down (run
+/// from the start of C alongside them, it made NumPy's `a @ b` slower at every size on H200).
+///
+/// Safe whatever the program does meanwhile: `MADV_POPULATE_WRITE` never changes contents,
+/// and a unit no longer mapped (the program freed it) ends the population.
+#[derive(Debug)]
+pub struct Background {
+    pub start: u64,
+    pub end: u64,
+    next: std::sync::atomic::AtomicU64,
+    stop: std::sync::atomic::AtomicBool,
+    live: std::sync::atomic::AtomicUsize,
+}
+
+impl Background {
+    /// Starts populating the page-aligned `[start, end)` on up to `threads` threads; `None`
+    /// when no thread could be started.
+    pub fn start(start: u64, end: u64, threads: usize) -> Option<std::sync::Arc<Background>> {
+        use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+        let work = std::sync::Arc::new(Background {
+            start,
+            end,
+            next: AtomicU64::new(end),
+            stop: AtomicBool::new(end <= start),
+            live: AtomicUsize::new(0),
+        });
+        let threads = threads.clamp(
+            1,
+            (end.saturating_sub(start)).div_ceil(UNIT_BYTES).max(1) as usize,
+        );
+        let mut started = 0;
+        for i in 0..threads {
+            let w = work.clone();
+            w.live.fetch_add(1, Ordering::AcqRel);
+            let spawned = std::thread::Builder::new()
+                .name(format!("hetblas-populate-{i}"))
+                .spawn(move || {
+                    while !w.stop.load(Ordering::Acquire) {
+                        // The next unit down: [hi - UNIT, hi), at the range's start at most.
+                        let hi = w.next.fetch_sub(UNIT_BYTES, Ordering::AcqRel);
+                        if hi <= w.start || hi > w.end {
+                            break;
+                        }
+                        let lo = hi.saturating_sub(UNIT_BYTES).max(w.start);
+                        if !populate_one(lo, hi, HostAccess::ReadWrite) {
+                            // Freed, or no MADV_POPULATE_WRITE: stop every thread.
+                            w.stop.store(true, Ordering::Release);
+                        }
+                    }
+                    w.live.fetch_sub(1, Ordering::AcqRel);
+                });
+            match spawned {
+                Ok(_) => started += 1,
+                Err(_) => {
+                    work.live.fetch_sub(1, Ordering::AcqRel);
+                }
+            }
+        }
+        (started > 0).then_some(work)
+    }
+
+    /// Stops it after the units in progress.
+    pub fn stop(&self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether a thread is still populating.
+    pub fn running(&self) -> bool {
+        self.live.load(std::sync::atomic::Ordering::Acquire) > 0
+    }
+}
+
 /// The page-aligned chunks `[start, end)` is populated in by at most `threads` threads: equal
 /// parts of at least [`CHUNK_BYTES`] (rounded to pages), covering the range exactly.
 pub fn chunks(start: u64, end: u64, threads: usize, page: u64) -> Vec<(u64, u64)> {
@@ -149,6 +235,43 @@ mod tests {
     use super::*;
 
     const PAGE: u64 = 4096;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_background_population_backs_its_pages_from_the_end_and_keeps_the_contents() {
+        let len = 3 * UNIT_BYTES as usize + 5 * PAGE as usize;
+        let p = test_mapping(len);
+        let end = p + len as u64;
+        // SAFETY: inside the mapping; written before the population starts.
+        unsafe { *((p + UNIT_BYTES + 17) as *mut u8) = 42 };
+        assert!(mostly_unbacked(p, end, PAGE));
+        let bg = Background::start(p, end, BACKGROUND_THREADS).expect("a thread starts");
+        let t = std::time::Instant::now();
+        while bg.running() {
+            assert!(t.elapsed().as_secs() < 60, "population never ended");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let backed = (0..len as u64 / PAGE)
+            .filter(|i| page_backed(p + i * PAGE, PAGE) == Some(true))
+            .count() as u64;
+        assert_eq!(backed, len as u64 / PAGE, "every page backed");
+        // SAFETY: inside the mapping, which no thread populates any more.
+        assert_eq!(unsafe { *((p + UNIT_BYTES + 17) as *const u8) }, 42);
+        // SAFETY: as above.
+        assert_eq!(unsafe { *((p + 2 * UNIT_BYTES) as *const u8) }, 0);
+        // SAFETY: the mapping made above, no longer used.
+        unsafe { libc::munmap(p as *mut libc::c_void, len) };
+
+        // Stopped before it starts: nothing is populated. Freed memory ends one.
+        let q = test_mapping(len);
+        let bg = Background::start(q, q + len as u64, 1).expect("a thread starts");
+        bg.stop();
+        while bg.running() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // SAFETY: the mapping made above; no thread populates it any more.
+        unsafe { libc::munmap(q as *mut libc::c_void, len) };
+    }
 
     #[test]
     fn chunks_cover_the_range_exactly_on_page_boundaries() {
