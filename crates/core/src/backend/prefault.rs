@@ -44,6 +44,8 @@ const UNIT_BYTES: u64 = 8 << 20;
 /// of C: the last columns of C tiles) are populated then, and the copy-outs that end the call
 /// find them there. It stops when the copy-outs begin, whose faults it would slow down (run
 /// from the start of C alongside them, it made NumPy's `a @ b` slower at every size on H200).
+/// NumPy's `a @ b` on H200 (2026-11-30, medians of five alternating runs): 16384 0.214 s with
+/// it, 0.230 s without; 8192 0.059 and 0.062 s.
 ///
 /// Safe whatever the program does meanwhile: `MADV_POPULATE_WRITE` never changes contents,
 /// and a unit no longer mapped (the program freed it) ends the population.
