@@ -133,7 +133,9 @@ struct State {
     seen: u64,
     /// Fresh outputs staged since the last [`PinCache::check_all`] (a call's entry;
     /// page-aligned start, end): the call decides the same for them in `ensure` although
-    /// their population in the background has begun meanwhile.
+    /// their population in the background has begun meanwhile. (An `ensure` outside a call,
+    /// or another call's `check_all` in between, can find an entry stale or gone: the range is
+    /// then staged once more, or registered; either is correct, only slower.)
     fresh: Vec<(u64, u64)>,
     /// The population of a staged fresh output in the background, if one was started.
     background: Option<Arc<prefault::Background>>,
@@ -486,7 +488,6 @@ impl<R: Registrar> PinCache<R> {
         }
     }
 
-    /// Whether `[addr, addr + len)` lies inside one registration (a copy can DMA it directly).
     /// The population in the background of a staged fresh output that `[addr, addr + len)`
     /// lies in, if one runs: a staged write-back into it stops it when its copy-out begins
     /// ([`prefault::Background`] says why).
@@ -499,6 +500,7 @@ impl<R: Registrar> PinCache<R> {
             .cloned()
     }
 
+    /// Whether `[addr, addr + len)` lies inside one registration (a copy can DMA it directly).
     pub fn is_pinned(&self, addr: u64, len: usize) -> bool {
         if len == 0 {
             return true;
@@ -778,12 +780,11 @@ mod tests {
         let bg = c.background_of(out.0 + len as u64 - 4096, 4096);
         assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
         // A staged write-back's copy-out stops the population; here it runs to its end.
-        if let Some(bg) = bg {
-            let t = std::time::Instant::now();
-            while bg.running() {
-                assert!(t.elapsed().as_secs() < 60, "population never ended");
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
+        let bg = bg.expect("the fresh output's population started");
+        let t = std::time::Instant::now();
+        while bg.running() {
+            assert!(t.elapsed().as_secs() < 60, "population never ended");
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
         // Written (here populated), it is registered by the next call.
         out.touch();

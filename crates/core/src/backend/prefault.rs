@@ -264,15 +264,36 @@ mod tests {
         // SAFETY: the mapping made above, no longer used.
         unsafe { libc::munmap(p as *mut libc::c_void, len) };
 
-        // Stopped before it starts: nothing is populated. Freed memory ends one.
+        // Memory no longer mapped ends a population (the program freed its array).
         let q = test_mapping(len);
-        let bg = Background::start(q, q + len as u64, 1).expect("a thread starts");
+        // SAFETY: the mapping made above, unmapped before any thread uses it.
+        unsafe { libc::munmap(q as *mut libc::c_void, len) };
+        let bg = Background::start(q, q + len as u64, 2).expect("a thread starts");
+        let t = std::time::Instant::now();
+        while bg.running() {
+            assert!(
+                t.elapsed().as_secs() < 60,
+                "population of freed memory never ended"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(
+            bg.stop.load(std::sync::atomic::Ordering::Acquire),
+            "a unit no longer mapped stops the population"
+        );
+        // Stopped, it ends too.
+        let r = test_mapping(len);
+        let bg = Background::start(r, r + len as u64, 1).expect("a thread starts");
         bg.stop();
         while bg.running() {
+            assert!(
+                t.elapsed().as_secs() < 60,
+                "a stopped population never ended"
+            );
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         // SAFETY: the mapping made above; no thread populates it any more.
-        unsafe { libc::munmap(q as *mut libc::c_void, len) };
+        unsafe { libc::munmap(r as *mut libc::c_void, len) };
     }
 
     #[test]

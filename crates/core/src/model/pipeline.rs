@@ -9,7 +9,8 @@
 //!   plus the stalls of the first group where each k step brings 2 A + 2 B tiles for 4
 //!   products, then the last write-back;
 //! - host->device: every fetched byte (`Tin`, slowed where write-backs run at the same time),
-//!   then the last product and its write-back;
+//!   then the products still waiting for their tiles (the flow shop of the link and the
+//!   products, in plan order) and the tail;
 //! - device->host: the first C tile is ready after `t0 + kt * t_gemm`, then every write-back.
 //! - host fold (C in host memory, beta != 0, folded on the host): C never goes in; the first
 //!   product is back after `t0 + kt * t_gemm + t_wb`, then every fold, one after the other
@@ -601,36 +602,39 @@ fn products_after_inputs(g: &ReplayGrid, t: &TileTimes, tin: f64) -> f64 {
     if steps == 0 || steps > DRAIN_MAX_STEPS {
         return 0.0;
     }
-    let group = g.group.max(1);
-    // Plan order (`plan::builder::build_steps`): C tiles in shell order, in chunks of `group`;
-    // per chunk every k step (forward in even chunks, backward in odd ones), every tile.
+    // The plan's order, as the planner and the replay build it.
+    let mut tiles: Vec<(usize, usize)> = (0..g.mt)
+        .flat_map(|i| (0..g.nt).map(move |j| (i, j)))
+        .collect();
+    crate::distribute::shell_order(&mut tiles);
+    let group = g.group.clamp(1, crate::tiling::DEFAULT_GROUP);
     let mut seen_a = vec![false; g.mt * g.kt];
     let mut seen_b = vec![false; g.kt * g.nt];
-    let mut order: Vec<(f64, f64)> = Vec::with_capacity(steps);
-    let tiles = g.mt * g.nt;
-    for (chunk, first) in (0..tiles).step_by(group).enumerate() {
-        let members: Vec<(usize, usize)> = (first..(first + group).min(tiles))
-            .map(|p| shell_at(g.mt, g.nt, p))
-            .collect();
-        for ll in 0..g.kt {
-            let l = if chunk % 2 == 0 { ll } else { g.kt - 1 - ll };
-            let z = class(l, g.kt, g.edge[2]);
-            for &(i, j) in &members {
-                let (x, y) = (class(i, g.mt, g.edge[0]), class(j, g.nt, g.edge[1]));
-                let mut input = 0.0;
-                if !std::mem::replace(&mut seen_a[i * g.kt + l], true) {
-                    input += t.a[x][z];
-                }
-                if !std::mem::replace(&mut seen_b[l * g.nt + j], true) {
-                    input += t.b[z][y];
-                }
-                order.push((input, t.gemm[x][y][z]));
+    let order: Vec<(f64, f64)> = crate::plan::build_steps(&tiles, g.kt, group)
+        .iter()
+        .map(|st| {
+            let (x, y, z) = (
+                class(st.i, g.mt, g.edge[0]),
+                class(st.j, g.nt, g.edge[1]),
+                class(st.l, g.kt, g.edge[2]),
+            );
+            let mut input = 0.0;
+            if !std::mem::replace(&mut seen_a[st.i * g.kt + st.l], true) {
+                input += t.a[x][z];
             }
-        }
-    }
+            if !std::mem::replace(&mut seen_b[st.l * g.nt + st.j], true) {
+                input += t.b[z][y];
+            }
+            (input, t.gemm[x][y][z])
+        })
+        .collect();
     // The tiles' times scaled to the link's total (which counts C and both directions' slowing).
     let fetched: f64 = order.iter().map(|s| s.0).sum();
-    let scale = if fetched > 0.0 { tin / fetched } else { 0.0 };
+    if fetched <= 0.0 {
+        // No A or B tile crosses (they are on the device): nothing waits for the link's end.
+        return 0.0;
+    }
+    let scale = tin / fetched;
     let (mut products, mut later_inputs, mut most) = (0.0, 0.0, 0.0f64);
     for &(input, product) in order.iter().rev() {
         products += product;
@@ -1213,7 +1217,7 @@ pub(crate) mod tests {
         let d = products_after_inputs(&grid(1, 1, 2, 1), &t, 2.0);
         assert!((d - 5.0).abs() < 1e-12, "{d}");
         // Products far shorter than their tiles: after the last tile, only the products of
-        // the steps that need no new tile (the last group's, here 5 of them).
+        // the steps that need no new tile after it (here 5 products' worth).
         let t = times(0.5, 0.5, 0.01);
         let d = products_after_inputs(&grid(3, 3, 3, 4), &t, 27.0);
         assert!((d - 0.05).abs() < 1e-12, "{d}");
