@@ -781,11 +781,7 @@ mod tests {
         assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
         // A staged write-back's copy-out stops the population; here it runs to its end.
         let bg = bg.expect("the fresh output's population started");
-        let t = std::time::Instant::now();
-        while bg.running() {
-            assert!(t.elapsed().as_secs() < 60, "population never ended");
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        bg.wait_ended("population");
         // Written (here populated), it is registered by the next call.
         out.touch();
         assert!(!c.check(out.0, len, HostAccess::ReadWrite).unwrap());

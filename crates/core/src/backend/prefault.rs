@@ -114,6 +114,16 @@ impl Background {
     pub fn running(&self) -> bool {
         self.live.load(std::sync::atomic::Ordering::Acquire) > 0
     }
+
+    /// Waits until no thread populates any more; fails the test after a minute.
+    #[cfg(test)]
+    pub(crate) fn wait_ended(&self, what: &str) {
+        let t = std::time::Instant::now();
+        while self.running() {
+            assert!(t.elapsed().as_secs() < 60, "{what} never ended");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
 }
 
 /// The page-aligned chunks `[start, end)` is populated in by at most `threads` threads: equal
@@ -248,11 +258,7 @@ mod tests {
         unsafe { *((p + UNIT_BYTES + 17) as *mut u8) = 42 };
         assert!(mostly_unbacked(p, end, PAGE));
         let bg = Background::start(p, end, BACKGROUND_THREADS).expect("a thread starts");
-        let t = std::time::Instant::now();
-        while bg.running() {
-            assert!(t.elapsed().as_secs() < 60, "population never ended");
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        bg.wait_ended("population");
         let backed = (0..len as u64 / PAGE)
             .filter(|i| page_backed(p + i * PAGE, PAGE) == Some(true))
             .count() as u64;
@@ -269,14 +275,7 @@ mod tests {
         // SAFETY: the mapping made above, unmapped before any thread uses it.
         unsafe { libc::munmap(q as *mut libc::c_void, len) };
         let bg = Background::start(q, q + len as u64, 2).expect("a thread starts");
-        let t = std::time::Instant::now();
-        while bg.running() {
-            assert!(
-                t.elapsed().as_secs() < 60,
-                "population of freed memory never ended"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        bg.wait_ended("population of freed memory");
         assert!(
             bg.stop.load(std::sync::atomic::Ordering::Acquire),
             "a unit no longer mapped stops the population"
@@ -285,13 +284,7 @@ mod tests {
         let r = test_mapping(len);
         let bg = Background::start(r, r + len as u64, 1).expect("a thread starts");
         bg.stop();
-        while bg.running() {
-            assert!(
-                t.elapsed().as_secs() < 60,
-                "a stopped population never ended"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        bg.wait_ended("a stopped population");
         // SAFETY: the mapping made above; no thread populates it any more.
         unsafe { libc::munmap(r as *mut libc::c_void, len) };
     }

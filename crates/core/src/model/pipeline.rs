@@ -24,7 +24,7 @@
 use crate::model::cocopelia::Offload;
 use crate::model::exec::ExecTime;
 use crate::model::link::TileLink;
-use crate::model::replay::{class, replay, Replay, ReplayGrid, TileTimes};
+use crate::model::replay::{class, plan_steps, replay, Replay, ReplayGrid, TileTimes};
 use crate::tiling::Blocking;
 
 /// Blockings of one C tile at a time (group 1, the streaming candidates) with at most this many
@@ -602,15 +602,11 @@ fn products_after_inputs(g: &ReplayGrid, t: &TileTimes, tin: f64) -> f64 {
     if steps == 0 || steps > DRAIN_MAX_STEPS {
         return 0.0;
     }
-    // The plan's order, as the planner and the replay build it.
-    let mut tiles: Vec<(usize, usize)> = (0..g.mt)
-        .flat_map(|i| (0..g.nt).map(move |j| (i, j)))
-        .collect();
-    crate::distribute::shell_order(&mut tiles);
+    // The plan's order, its group capped as the planner caps it.
     let group = g.group.clamp(1, crate::tiling::DEFAULT_GROUP);
     let mut seen_a = vec![false; g.mt * g.kt];
     let mut seen_b = vec![false; g.kt * g.nt];
-    let order: Vec<(f64, f64)> = crate::plan::build_steps(&tiles, g.kt, group)
+    let order: Vec<(f64, f64)> = plan_steps(g, group)
         .iter()
         .map(|st| {
             let (x, y, z) = (

@@ -88,12 +88,19 @@ impl Replay {
     }
 }
 
+/// The plan's steps over the grid, in the planner's order: C tiles in shell order, in groups
+/// of `group` ([`build_steps`]).
+pub(crate) fn plan_steps(g: &ReplayGrid, group: usize) -> Vec<crate::plan::Step> {
+    let mut tiles: Vec<(usize, usize)> = (0..g.mt)
+        .flat_map(|i| (0..g.nt).map(move |j| (i, j)))
+        .collect();
+    shell_order(&mut tiles);
+    build_steps(&tiles, g.kt, group)
+}
+
 pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
     let (mt, nt, kt) = (g.mt, g.nt, g.kt);
-    let mut tiles: Vec<(usize, usize)> =
-        (0..mt).flat_map(|i| (0..nt).map(move |j| (i, j))).collect();
-    shell_order(&mut tiles);
-    let steps = build_steps(&tiles, kt, g.group);
+    let steps = plan_steps(g, g.group);
     // The fold tail, as the planner picks it.
     let tail = fold_tail_tiles(&steps, g.unfolded, g.group);
     // Arrival time of each fetched tile (negative: not fetched yet).
