@@ -106,7 +106,8 @@
 #                        its memory, a round slow for every pair the machine at that moment
 #     --linkprobe        instead of the harness: 2D host<->device copies of tiles of a large
 #                        host matrix, each copy a new tile, per column length and host pitch,
-#                        alone, both directions at once and under DGEMM, against the same
+#                        alone, both directions at once and under DGEMM (and both under DGEMM
+#                        beside host folds, issue 57), against the same
 #                        tile copied again and again (crates/bench/cuda/linkprobe.cu)
 #     --sweep            instead of the harness: each problem (default 8192^3) under every
 #                        combination of --blockings and --env settings, hetblas only, one process
@@ -505,9 +506,9 @@ memprobe() {
 # 2D copies of walking tiles against the calibration's repeated tile (see --linkprobe).
 linkprobe() {
     local exe=$OUT/linkprobe
-    run nvcc -O2 -std=c++17 -o "$exe" "$ROOT/crates/bench/cuda/linkprobe.cu" -lcublas || return
+    run nvcc -O2 -std=c++17 -o "$exe" "$ROOT/crates/bench/cuda/linkprobe.cu" -lcublas -lpthread || return
     run --log "$OUT/linkprobe.log" "$exe" 2
-    ((DRY_RUN)) || grep -h "^host\\|^|" "$OUT/linkprobe.log" >>"$OUT/summary.md"
+    ((DRY_RUN)) || grep -h "^host\\|^folds\\|^|" "$OUT/linkprobe.log" >>"$OUT/summary.md"
 }
 
 # Configurations side by side (see --sweep).

@@ -11,6 +11,11 @@
 //   both     both at once, each a new tile (the rate of each direction)
 //   h2d+gemm host->device while DGEMM 4096 runs back to back on another stream
 //   d2h+gemm device->host the same
+//   both+gemm      both directions at once while DGEMM runs (a pipeline of late C or of a fold
+//                  tail: fetches and write-backs beside products; issue 57)
+//   both+gemm+fold the same while host threads fold (C = C + P over a separate 1 GiB, as many
+//                  threads as the library's folds use: the cores, at most 12)
+//   fold           the folds' rate beside both+gemm, GB/s of C (the model's unit)
 // Host memory: one malloc'd region registered with cudaHostRegister (as the library registers
 // user buffers), random data. Each copy moves about 32 MiB; medians of 3 passes of 12 copies.
 //
@@ -19,10 +24,13 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "cuda_check.h"
@@ -52,9 +60,48 @@ struct Gemm {
     int n;
 };
 
+// Host folds beside the copies: `threads` threads each repeating C = C + P over its share of
+// `c` and `p` (`n` doubles each) until `stop`; `folded` counts the bytes of C done.
+struct Folds {
+    double *c, *p;
+    size_t n;
+    int threads;
+    std::atomic<bool> stop{false};
+    std::atomic<size_t> folded{0};
+    std::vector<std::thread> workers;
+
+    void start() {
+        stop = false;
+        folded = 0;
+        for (int t = 0; t < threads; t++) {
+            workers.emplace_back([this, t] {
+                size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+                // 1 MiB of C at a time, so that `stop` is seen soon after the copies end.
+                const size_t chunk = (1 << 20) / sizeof(double);
+                while (!stop.load(std::memory_order_relaxed)) {
+                    for (size_t i = lo; i < hi && !stop.load(std::memory_order_relaxed);
+                         i += chunk) {
+                        size_t e = std::min(hi, i + chunk);
+                        for (size_t j = i; j < e; j++) c[j] += p[j];
+                        folded.fetch_add((e - i) * sizeof(double), std::memory_order_relaxed);
+                    }
+                }
+            });
+        }
+    }
+
+    // Stops the threads; the bytes of C they folded.
+    size_t finish() {
+        stop = true;
+        for (auto &w : workers) w.join();
+        workers.clear();
+        return folded.load();
+    }
+};
+
 static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t width, size_t pitch,
                          int mode, cudaStream_t s1, cudaStream_t s2, Gemm *g, cudaStream_t gs,
-                         int copies) {
+                         int copies, Folds *folds, float *fold_gbps) {
     size_t height = std::max<size_t>(1, (32u << 20) / width);
     if (width * height > dev_bytes / 2) height = dev_bytes / 2 / width;
     // Every tile's host span within a quarter of the region, so the walk has tiles to visit.
@@ -64,7 +111,8 @@ static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t wi
     CK(cudaEventCreate(&e1));
     CK(cudaEventCreate(&f0));
     CK(cudaEventCreate(&f1));
-    bool gemm = mode == 4 || mode == 5;
+    bool gemm = mode == 4 || mode == 5 || mode == 6 || mode == 7;
+    bool duplex = mode == 3 || mode == 6 || mode == 7;
     if (gemm) {
         // Products queued for longer than the copies take.
         double one = 1.0, zero = 0.0;
@@ -72,17 +120,19 @@ static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t wi
             cublasDgemm(g->h, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->n, g->n, &one, g->a, g->n, g->b,
                         g->n, &zero, g->c, g->n);
     }
+    if (mode == 7) folds->start();
+    auto t0 = std::chrono::steady_clock::now();
     CK(cudaEventRecord(e0, s1));
     CK(cudaEventRecord(f0, s2));
     for (int i = 0; i < copies; i++) {
         size_t off = tile_offset(r, width, pitch, height, i, mode == 0);
         char *h = r.host + off;
         char *d = dev + (size_t)(i % 2) * (dev_bytes / 2);
-        if (mode == 0 || mode == 1 || mode == 4 || mode == 3)
+        if (mode == 0 || mode == 1 || mode == 4 || duplex)
             CK(cudaMemcpy2DAsync(d, width, h, pitch, width, height, cudaMemcpyHostToDevice, s1));
         if (mode == 2 || mode == 5)
             CK(cudaMemcpy2DAsync(h, pitch, d, width, width, height, cudaMemcpyDeviceToHost, s1));
-        if (mode == 3) {
+        if (duplex) {
             size_t off2 = tile_offset(r, width, pitch, height, i + copies * 3, false);
             // The other half of device memory, so the two directions touch different tiles.
             char *d2 = dev + (size_t)((i + 1) % 2) * (dev_bytes / 2);
@@ -92,11 +142,19 @@ static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t wi
     }
     CK(cudaEventRecord(e1, s1));
     CK(cudaEventRecord(f1, s2));
+    // The copies' end, not the products' (queued for longer): the folds stop with the copies.
+    CK(cudaStreamSynchronize(s1));
+    CK(cudaStreamSynchronize(s2));
+    if (mode == 7) {
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        size_t bytes = folds->finish();
+        if (fold_gbps) *fold_gbps = (float)(bytes / s / 1e9);
+    }
     CK(cudaDeviceSynchronize());
     float ms = 0, ms2 = 0;
     CK(cudaEventElapsedTime(&ms, e0, e1));
     CK(cudaEventElapsedTime(&ms2, f0, f1));
-    if (mode == 3) ms = std::max(ms, ms2);
+    if (duplex) ms = std::max(ms, ms2);
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
     CK(cudaEventDestroy(f0));
@@ -139,15 +197,36 @@ int main(int argc, char **argv) {
         CK(cudaMemcpy(g.a, v.data(), gb, cudaMemcpyHostToDevice));
         CK(cudaMemcpy(g.b, v.data(), gb, cudaMemcpyHostToDevice));
     }
-    const char *names[] = {"same", "h2d", "d2h", "both", "h2d+gemm", "d2h+gemm"};
+    // Folds over 1 GiB of C and of products, neither registered (C is the caller's memory;
+    // the products' staging slots are page-locked, a difference this probe leaves out).
+    Folds folds;
+    folds.n = (size_t(1) << 30) / sizeof(double);
+    folds.c = (double *)malloc(folds.n * sizeof(double));
+    folds.p = (double *)malloc(folds.n * sizeof(double));
+    if (!folds.c || !folds.p) return 1;
+    for (size_t i = 0; i < folds.n; i++) folds.c[i] = folds.p[i] = 1e-9 * (double)(i % 1000);
+    folds.threads =
+        (int)std::min<unsigned>(12, std::max<unsigned>(1, std::thread::hardware_concurrency()));
+    const char *names[] = {"same",     "h2d",      "d2h",       "both",
+                           "h2d+gemm", "d2h+gemm", "both+gemm", "both+gemm+fold"};
+    const int modes = 8;
     const size_t widths[] = {4096, 8192, 16384, 32768, 65536};
     const size_t pitches[] = {0, 1024, 32768, 65536, 131072, 262144, 524288};
     printf("host region %zu GiB (cudaHostRegister of malloc), copies of ~32 MiB, GB/s per direction\n",
            gib);
+    {
+        // The folds alone (no copy, no product) for the fold column's reference.
+        folds.start();
+        auto t0 = std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        size_t bytes = folds.finish();
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        printf("folds: %d threads, alone %.1f GB/s of C\n", folds.threads, bytes / s / 1e9);
+    }
     printf("| column bytes | pitch bytes |");
     for (auto n : names) printf(" %s |", n);
-    printf("\n| --- | --- |");
-    for (size_t i = 0; i < 6; i++) printf(" --- |");
+    printf(" fold |\n| --- | --- |");
+    for (int i = 0; i <= modes; i++) printf(" --- |");
     printf("\n");
     for (size_t w : widths) {
         for (size_t pc : pitches) {
@@ -155,18 +234,27 @@ int main(int argc, char **argv) {
             size_t pitch = pc == 0 ? w : pc == 1024 ? w + 1024 : pc;
             if (pitch < w || (pc > 1024 && pitch <= w + 1024)) continue;
             printf("| %zu | %zu |", w, pitch);
-            for (int mode = 0; mode < 6; mode++) {
-                time_copies(r, dev, dev_bytes, w, pitch, mode, s1, s2, &g, gs, 4);  // warm-up
+            std::vector<float> fold_rates;
+            for (int mode = 0; mode < modes; mode++) {
+                float f = 0;
+                // Warm-up.
+                time_copies(r, dev, dev_bytes, w, pitch, mode, s1, s2, &g, gs, 4, &folds, &f);
                 std::vector<float> v;
-                for (int rep = 0; rep < 3; rep++)
-                    v.push_back(time_copies(r, dev, dev_bytes, w, pitch, mode, s1, s2, &g, gs, 12));
+                for (int rep = 0; rep < 3; rep++) {
+                    v.push_back(time_copies(r, dev, dev_bytes, w, pitch, mode, s1, s2, &g, gs, 12,
+                                            &folds, &f));
+                    if (mode == 7) fold_rates.push_back(f);
+                }
                 std::sort(v.begin(), v.end());
                 printf(" %.1f |", v[1]);
             }
-            printf("\n");
+            std::sort(fold_rates.begin(), fold_rates.end());
+            printf(" %.1f |\n", fold_rates[1]);
             fflush(stdout);
         }
     }
     CK(cudaHostUnregister(r.host));
+    free(folds.c);
+    free(folds.p);
     return 0;
 }
