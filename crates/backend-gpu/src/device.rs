@@ -141,6 +141,15 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
     fn hosts_prepared(&self, regions: &[(u64, usize, HostAccess)]) -> Result<bool> {
         self.pins.check_all(regions)
     }
+    unsafe fn begin_host_call(
+        &self,
+        regions: &[(u64, usize, HostAccess)],
+    ) -> Option<Box<dyn std::any::Any + Send>> {
+        // SAFETY: forwarded contract; this backend's staged copies claim their ranges first
+        // (`GpuLink::copy_h2d_staged`, `copy_d2h_staged`).
+        let population = unsafe { self.pins.begin_call(regions) }?;
+        Some(Box::new(population))
+    }
     fn release_host(&self, addr: u64, bytes: usize) -> Result<()> {
         self.pins.release(addr, bytes)
     }

@@ -315,6 +315,9 @@ impl<A: GpuRuntime> GpuLink<A> {
 
     fn copy_h2d_staged(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
         let (mut st, i, packed) = self.staging_slot(src)?;
+        if let Some(b) = self.pins.background_of(src.addr, src.extent_bytes()) {
+            b.claim(src.addr, src.extent_bytes());
+        }
         // SAFETY: src is the caller's host tile; packed is a staging buffer of >= its bytes,
         // not in use (its previous copy finished).
         unsafe { host_copy_2d_parallel(src, &packed) };
@@ -327,11 +330,11 @@ impl<A: GpuRuntime> GpuLink<A> {
         let (mut st, i, packed) = self.staging_slot(src)?;
         self.copy_2d(src, &packed)?;
         let to = *dst;
-        // A fresh output's population in the background ends where its copy-outs begin.
+        // A fresh output populated during the call: the copy-out takes its range first.
         let background = self.pins.background_of(dst.addr, dst.extent_bytes());
         let job: HostJob = Box::new(move || {
             if let Some(b) = &background {
-                b.stop();
+                b.claim(to.addr, to.extent_bytes());
             }
             // SAFETY: runs after the DMA into the staging buffer (stream order, or the copy-out
             // stream's wait for it); the buffer (kept by the link until the slot's event

@@ -95,11 +95,11 @@ pub const RETIRED: &[(&str, &str)] = &[
     ),
     (
         "HETBLAS_POPULATE_STAGED",
-        "a staged fresh output is no longer faulted in behind the call",
+        "a staged fresh output is always populated on every core during its call",
     ),
     (
         "HETBLAS_HUGEPAGE",
-        "a staged fresh output is no longer faulted in behind the call",
+        "a staged fresh output is always populated on every core during its call",
     ),
     (
         "HETBLAS_EMULATED_FAIL",

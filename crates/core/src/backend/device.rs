@@ -88,6 +88,20 @@ pub trait Device: Send + Sync + fmt::Debug {
         }
         Ok(true)
     }
+    /// Called once a call's host `regions` are ready (after `hosts_prepared` or
+    /// `prepare_host`), before its first task: a backend may start work on them that runs
+    /// beside the call (populating a fresh output's pages). What it returns is dropped when
+    /// the call has ended, and ends that work.
+    ///
+    /// # Safety
+    /// `regions` are the call's host operands: they stay mapped, and the program leaves them
+    /// alone, until the returned value is dropped.
+    unsafe fn begin_host_call(
+        &self,
+        _regions: &[(u64, usize, HostAccess)],
+    ) -> Option<Box<dyn std::any::Any + Send>> {
+        None
+    }
     /// Forgets whatever `prepare_host` kept for `[addr, addr + bytes)` (page-locking): call it
     /// before freeing a buffer that was passed to hetblas, while no call is running.
     fn release_host(&self, _addr: u64, _bytes: usize) -> Result<()> {

@@ -107,6 +107,17 @@ pub enum PinPolicy {
     StageOutputs,
 }
 
+/// A call's population of its fresh output ([`PinCache::begin_call`]): finished when dropped,
+/// at the call's end.
+#[derive(Debug)]
+pub struct Population(Arc<prefault::Background>);
+
+impl Drop for Population {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Region {
     start: u64,
@@ -132,8 +143,8 @@ struct State {
     /// Ranges of [`released`] looked at so far.
     seen: u64,
     /// Fresh outputs staged since the last [`PinCache::check_all`] (a call's entry;
-    /// page-aligned start, end): the call decides the same for them in `ensure` although
-    /// their population in the background has begun meanwhile. (An `ensure` outside a call,
+    /// page-aligned start, end): the call decides the same for them in `ensure`, and
+    /// populates them ([`PinCache::begin_call`]). (An `ensure` outside a call,
     /// or another call's `check_all` in between, can find an entry stale or gone: the range is
     /// then staged once more, or registered; either is correct, only slower.)
     fresh: Vec<(u64, u64)>,
@@ -411,8 +422,7 @@ impl<R: Registrar> PinCache<R> {
     /// Whether the page-aligned `[s, e)` of this access, which no registration holds, is
     /// staged rather than registered: every output under `StageOutputs`; under `Cache`, an
     /// output of at least [`prefault::MIN_BYTES`] that has mostly never been touched. Its
-    /// staged copies fault its pages in as they write them; until the first of them, its end
-    /// is populated in the background ([`prefault::Background`]).
+    /// pages are populated during the call ([`PinCache::begin_call`]).
     fn stages(&self, st: &mut State, s: u64, e: u64, access: HostAccess) -> bool {
         if access != HostAccess::ReadWrite {
             return false;
@@ -426,11 +436,6 @@ impl<R: Registrar> PinCache<R> {
                 let fresh = (self.unbacked)(s, e, PAGE);
                 if fresh {
                     st.fresh.push((s, e));
-                    // One at a time: a call's copies are still running one that runs on.
-                    if !st.background.as_ref().is_some_and(|b| b.running()) {
-                        st.background =
-                            prefault::Background::start(s, e, prefault::BACKGROUND_THREADS);
-                    }
                 }
                 fresh
             }
@@ -488,9 +493,30 @@ impl<R: Registrar> PinCache<R> {
         }
     }
 
-    /// The population in the background of a staged fresh output that `[addr, addr + len)`
-    /// lies in, if one runs: a staged write-back into it stops it when its copy-out begins
-    /// ([`prefault::Background`] says why).
+    /// Starts populating the call's fresh outputs (those it stages as never touched) on every
+    /// core ([`prefault::Background`]), one at a time per cache. The returned guard finishes
+    /// the population when dropped.
+    ///
+    /// # Safety
+    /// `regions` are the call's host operands: they stay mapped, and the program leaves them
+    /// alone, until the guard is dropped; every copy of them the backend makes first claims its
+    /// range ([`PinCache::background_of`], [`prefault::Background::claim`]).
+    pub unsafe fn begin_call(&self, regions: &[(u64, usize, HostAccess)]) -> Option<Population> {
+        let mut st = self.lock();
+        if st.background.as_ref().is_some_and(|b| b.running()) {
+            return None;
+        }
+        let &(addr, len, _) = regions.iter().find(|&&(addr, len, access)| {
+            access == HostAccess::ReadWrite && st.fresh.contains(&align(addr, len as u64))
+        })?;
+        // SAFETY: the caller's contract.
+        let bg = unsafe { prefault::Background::start(addr, len, prefault::background_threads()) }?;
+        st.background = Some(bg.clone());
+        Some(Population(bg))
+    }
+
+    /// The population of a fresh output that `[addr, addr + len)` lies in, if one runs: a copy
+    /// of that range claims it first ([`prefault::Background::claim`]).
     pub fn background_of(&self, addr: u64, len: usize) -> Option<Arc<prefault::Background>> {
         let (s, e) = align(addr, len as u64);
         self.lock()
@@ -776,12 +802,19 @@ mod tests {
         let c = cache(u64::MAX);
         assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
         assert!(!one_registration_covers(&c, out.0, len as u64));
-        // Its end is populated in the background meanwhile: the same call still stages it.
-        let bg = c.background_of(out.0 + len as u64 - 4096, 4096);
+        // Deciding populates nothing; the call's start does, on every core, for outputs only.
+        assert!(c.background_of(out.0, len).is_none());
+        // SAFETY: the mapping outlives the population, and the test leaves it alone meanwhile.
+        assert!(unsafe { c.begin_call(&[(out.0, len, HostAccess::Read)]) }.is_none());
+        // SAFETY: as above.
+        let pop = unsafe { c.begin_call(&[(out.0, len, HostAccess::ReadWrite)]) }
+            .expect("the fresh output's population started");
+        // The same call still stages it, populated or not.
         assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
-        // A staged write-back's copy-out stops the population; here it runs to its end.
-        let bg = bg.expect("the fresh output's population started");
-        bg.wait_ended("population");
+        pop.0.wait_ended("population");
+        drop(pop);
+        let (s, e) = align(out.0, len as u64);
+        assert!(!prefault::mostly_unbacked(s, e, PAGE), "populated");
         // Written (here populated), it is registered by the next call.
         out.touch();
         assert!(!c.check(out.0, len, HostAccess::ReadWrite).unwrap());

@@ -1,4 +1,5 @@
-//! Parallel pre-faulting of host memory about to be page-locked.
+//! Parallel pre-faulting of host memory: about to be page-locked, or a fresh output that a call
+//! stages ([`Background`]).
 //!
 //! Page-locking (`cudaHostRegister`, `hipHostRegister`, `mlock`) faults in every page of the
 //! range that is not yet backed, one page after another on the calling thread. A program that
@@ -28,86 +29,171 @@ pub fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Threads that populate a fresh output in the background ([`Background`]).
-/// `MADV_POPULATE_WRITE` of fresh anonymous memory on the H200 host (16 cores, Linux 6.18,
-/// 2026-11-30), GB/s with huge pages (4 KiB pages): 1 thread 5.6-6.4 (2.4-2.9), 4 threads 18-19
-/// (9-9.5), 8 threads 7.5-11 (4-6), 16 threads 6-7.5 (3.7-4.4): past four they contend.
-pub const BACKGROUND_THREADS: usize = 4;
+/// First-touch stores of fresh anonymous memory scale with threads where the kernel's own
+/// population does not. H200 host (16 cores, Linux 6.18, 2026-11-30, `first_touch.c`), GB/s
+/// with huge pages: stores on 4 threads 20-21, on 16 threads 49-55; `MADV_POPULATE_WRITE` 4
+/// threads 20-23, 16 threads 8-10 (they contend). A copy into memory so touched ran at 38-49
+/// GB/s on 16 threads, against 12-25 GB/s into fresh memory.
+pub fn background_threads() -> usize {
+    threads()
+}
 
-/// Units a background population takes, from the end of its range down.
+/// Units a background population claims, from the start of its range up.
 const UNIT_BYTES: u64 = 8 << 20;
+/// Page size the population steps by (a larger page is touched several times, harmlessly).
+const PAGE: u64 = 4096;
 
-/// A population of a fresh output in the background, from its end down, until its range is
-/// done or [`Background::stop`] (a staged write-back into it has begun copying). A call that
-/// stages a fresh output writes its pages at the write-backs, which fault them in one tile at
-/// a time; before the first write-back the host is idle, so the pages written last (the end
-/// of C: the last columns of C tiles) are populated then, and the copy-outs that end the call
-/// find them there. It stops when the copy-outs begin, whose faults it would slow down (run
-/// from the start of C alongside them, it made NumPy's `a @ b` slower at every size on H200).
-/// NumPy's `a @ b` on H200 (2026-11-30, medians of five alternating runs): 16384 0.214 s with
-/// it, 0.230 s without; 8192 0.059 and 0.062 s.
-///
-/// Safe whatever the program does meanwhile: `MADV_POPULATE_WRITE` never changes contents,
-/// and a unit no longer mapped (the program freed it) ends the population.
+/// Units' states: nobody has them, a thread populates them, populated or claimed by a copy.
+const FREE: u8 = 0;
+const TOUCHING: u8 = 1;
+const DONE: u8 = 2;
+
+/// The population of a staged fresh output during its call, on every core. A call that stages
+/// a fresh output copies its write-backs into it on host threads, which fault its pages in as
+/// they write (a copy into fresh memory ran at 12-25 GB/s on H200, into touched memory at
+/// 38-49). While the devices fetch and compute, before the first write-back, the host is idle:
+/// its cores touch C's pages (an atomic compare-exchange of 0 for 0 on a byte per page, which
+/// keeps every value) from the start of C up, in units. Every staged copy of the range first
+/// [claims](Background::claim) the units it covers: one not yet begun is left to the copy, one
+/// in progress is waited for, so no page is touched while a copy writes it. The call
+/// [finishes](Background::finish) the population before it returns, so nothing touches the
+/// program's memory after it.
+/// NumPy's `a @ b` with a fresh output, H200: see docs/PERFORMANCE.md (issue 53).
 #[derive(Debug)]
 pub struct Background {
+    /// The page-aligned range the units cover.
     pub start: u64,
     pub end: u64,
-    next: std::sync::atomic::AtomicU64,
+    /// The operand's own bytes, `[first, last)`: no byte outside them is touched.
+    first: u64,
+    last: u64,
+    units: Vec<std::sync::atomic::AtomicU8>,
+    next: std::sync::atomic::AtomicUsize,
     stop: std::sync::atomic::AtomicBool,
     live: std::sync::atomic::AtomicUsize,
 }
 
 impl Background {
-    /// Starts populating the page-aligned `[start, end)` on up to `threads` threads; `None`
-    /// when no thread could be started.
-    pub fn start(start: u64, end: u64, threads: usize) -> Option<std::sync::Arc<Background>> {
-        use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    /// Starts touching the operand `[addr, addr + len)` (its pages, page-aligned) on up to
+    /// `threads` threads: one is started here, which starts the others, so the call that
+    /// begins it waits for one thread's start only. `None` when no thread could be started.
+    ///
+    /// # Safety
+    /// Until [`finish`](Self::finish) returns, `[addr, addr + len)` stays mapped and writable,
+    /// and nothing accesses it except through copies that [`claim`](Self::claim) their range
+    /// first (a call's output during its call: the BLAS contract keeps the program away).
+    pub unsafe fn start(
+        addr: u64,
+        len: usize,
+        threads: usize,
+    ) -> Option<std::sync::Arc<Background>> {
+        use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+        let (first, last) = (addr, addr + len as u64);
+        let (start, end) = (first / PAGE * PAGE, last.div_ceil(PAGE) * PAGE);
+        let n = (end.saturating_sub(start)).div_ceil(UNIT_BYTES) as usize;
         let work = std::sync::Arc::new(Background {
             start,
             end,
-            next: AtomicU64::new(end),
-            stop: AtomicBool::new(end <= start),
-            live: AtomicUsize::new(0),
+            first,
+            last,
+            units: (0..n).map(|_| AtomicU8::new(FREE)).collect(),
+            next: AtomicUsize::new(0),
+            stop: AtomicBool::new(n == 0),
+            live: AtomicUsize::new(1),
         });
-        let threads = threads.clamp(
-            1,
-            (end.saturating_sub(start)).div_ceil(UNIT_BYTES).max(1) as usize,
-        );
-        let mut started = 0;
-        for i in 0..threads {
-            let w = work.clone();
-            w.live.fetch_add(1, Ordering::AcqRel);
-            let spawned = std::thread::Builder::new()
-                .name(format!("hetblas-populate-{i}"))
-                .spawn(move || {
-                    while !w.stop.load(Ordering::Acquire) {
-                        // The next unit down: [hi - UNIT, hi), at the range's start at most.
-                        let hi = w.next.fetch_sub(UNIT_BYTES, Ordering::AcqRel);
-                        if hi <= w.start || hi > w.end {
-                            break;
-                        }
-                        let lo = hi.saturating_sub(UNIT_BYTES).max(w.start);
-                        if !populate_one(lo, hi, HostAccess::ReadWrite) {
-                            // Freed, or no MADV_POPULATE_WRITE: stop every thread.
-                            w.stop.store(true, Ordering::Release);
-                        }
+        let threads = threads.clamp(1, n.max(1));
+        let w = work.clone();
+        let spawned = std::thread::Builder::new()
+            .name("hetblas-populate-0".into())
+            .spawn(move || {
+                for i in 1..threads {
+                    let v = w.clone();
+                    v.live.fetch_add(1, Ordering::AcqRel);
+                    let more = std::thread::Builder::new()
+                        .name(format!("hetblas-populate-{i}"))
+                        .spawn(move || v.work());
+                    if more.is_err() {
+                        w.live.fetch_sub(1, Ordering::AcqRel);
+                        break;
                     }
-                    w.live.fetch_sub(1, Ordering::AcqRel);
-                });
-            match spawned {
-                Ok(_) => started += 1,
-                Err(_) => {
-                    work.live.fetch_sub(1, Ordering::AcqRel);
+                }
+                w.work();
+            });
+        match spawned {
+            Ok(_) => Some(work),
+            Err(_) => {
+                work.live.fetch_sub(1, Ordering::AcqRel);
+                None
+            }
+        }
+    }
+
+    /// One thread's share: free units, in order, until none is left or it is stopped.
+    fn work(&self) {
+        use std::sync::atomic::Ordering;
+        while !self.stop.load(Ordering::Acquire) {
+            let i = self.next.fetch_add(1, Ordering::AcqRel);
+            let Some(unit) = self.units.get(i) else {
+                break;
+            };
+            if unit
+                .compare_exchange(FREE, TOUCHING, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                continue; // a copy claimed it
+            }
+            let lo = self.start + i as u64 * UNIT_BYTES;
+            let hi = (lo + UNIT_BYTES).min(self.end);
+            let mut page = lo;
+            while page < hi {
+                // The page's byte inside the operand (its first page may begin before it).
+                let at = page.max(self.first);
+                if at < self.last {
+                    // SAFETY: `at` lies in the operand, mapped and writable until `finish`
+                    // returns (the contract of `start`); the unit is ours (TOUCHING), so no
+                    // copy writes it now.
+                    let byte = unsafe { std::sync::atomic::AtomicU8::from_ptr(at as *mut u8) };
+                    // A compare-exchange of 0 for 0 changes no byte, whatever it holds, and
+                    // on x86 writes the line even when it fails: a write fault, one per page.
+                    // (An idempotent `fetch_or(0)` compiles to a load, which maps the zero
+                    // page; a load before the exchange would fault twice.)
+                    let _ = byte.compare_exchange(0, 0, Ordering::Relaxed, Ordering::Relaxed);
+                }
+                page += PAGE;
+            }
+            unit.store(DONE, Ordering::Release);
+        }
+        self.live.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Takes `[addr, addr + len)` from the population before a copy writes or reads it: units
+    /// not begun are left to the copy; one being touched is waited for (a few milliseconds at
+    /// most, one unit on one thread).
+    pub fn claim(&self, addr: u64, len: usize) {
+        use std::sync::atomic::Ordering;
+        let (s, e) = (addr.max(self.start), (addr + len as u64).min(self.end));
+        if s >= e {
+            return;
+        }
+        let first = ((s - self.start) / UNIT_BYTES) as usize;
+        let last = ((e - 1 - self.start) / UNIT_BYTES) as usize;
+        for unit in &self.units[first..=last] {
+            loop {
+                match unit.compare_exchange(FREE, DONE, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(_) | Err(DONE) => break,
+                    Err(_) => std::thread::yield_now(),
                 }
             }
         }
-        (started > 0).then_some(work)
     }
 
-    /// Stops it after the units in progress.
-    pub fn stop(&self) {
+    /// Stops it after the units in progress and waits until no thread touches the range (the
+    /// call's end: the program may free the memory once it returns).
+    pub fn finish(&self) {
         self.stop.store(true, std::sync::atomic::Ordering::Release);
+        while self.running() {
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
     }
 
     /// Whether a thread is still populating.
@@ -246,47 +332,82 @@ pub(crate) fn test_mapping(len: usize) -> u64 {
 mod tests {
     use super::*;
 
-    const PAGE: u64 = 4096;
+    fn states(bg: &Background) -> Vec<u8> {
+        bg.units
+            .iter()
+            .map(|u| u.load(std::sync::atomic::Ordering::Acquire))
+            .collect()
+    }
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn a_background_population_backs_its_pages_from_the_end_and_keeps_the_contents() {
+    fn a_background_population_backs_every_page_of_its_operand_and_keeps_the_contents() {
         let len = 3 * UNIT_BYTES as usize + 5 * PAGE as usize;
-        let p = test_mapping(len);
-        let end = p + len as u64;
+        let map = len + 2 * PAGE as usize;
+        let p = test_mapping(map);
+        // The operand starts inside the first page; a byte before it is someone else's.
+        let op = p + 100;
         // SAFETY: inside the mapping; written before the population starts.
-        unsafe { *((p + UNIT_BYTES + 17) as *mut u8) = 42 };
-        assert!(mostly_unbacked(p, end, PAGE));
-        let bg = Background::start(p, end, BACKGROUND_THREADS).expect("a thread starts");
+        unsafe {
+            *((p + 7) as *mut u8) = 9;
+            *((op + UNIT_BYTES + 17) as *mut u8) = 42;
+        }
+        assert!(mostly_unbacked(p, p + map as u64, PAGE));
+        // SAFETY: the mapping stays until after `finish`; nothing else accesses it meanwhile.
+        let bg = unsafe { Background::start(op, len, 4) }.expect("a thread starts");
         bg.wait_ended("population");
-        let backed = (0..len as u64 / PAGE)
+        assert!(
+            states(&bg).iter().all(|&s| s == DONE),
+            "every unit populated"
+        );
+        let pages = (op + len as u64).div_ceil(PAGE) * PAGE - p;
+        let backed = (0..pages / PAGE)
             .filter(|i| page_backed(p + i * PAGE, PAGE) == Some(true))
             .count() as u64;
-        assert_eq!(backed, len as u64 / PAGE, "every page backed");
+        assert_eq!(backed, pages / PAGE, "every page of the operand backed");
+        // The page after the operand's last is not its own: untouched.
+        assert_eq!(page_backed(p + pages, PAGE), Some(false));
         // SAFETY: inside the mapping, which no thread populates any more.
-        assert_eq!(unsafe { *((p + UNIT_BYTES + 17) as *const u8) }, 42);
+        unsafe {
+            assert_eq!(*((p + 7) as *const u8), 9);
+            assert_eq!(*((op + UNIT_BYTES + 17) as *const u8), 42);
+            assert_eq!(*((op + 2 * UNIT_BYTES) as *const u8), 0);
+        }
+        bg.finish();
+        // SAFETY: the mapping made above, no longer used.
+        unsafe { libc::munmap(p as *mut libc::c_void, map) };
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_claimed_unit_is_the_copys_and_finish_ends_every_thread() {
+        let len = 6 * UNIT_BYTES as usize;
+        let p = test_mapping(len);
+        // SAFETY: the mapping stays until after `finish`; the test writes only claimed units.
+        let bg = unsafe { Background::start(p, len, 2) }.expect("a thread starts");
+        // A range across units 2 and 3: once claimed, neither is being touched, nor will be.
+        bg.claim(p + 3 * UNIT_BYTES - 8, 16);
+        assert_eq!(states(&bg)[2..4], [DONE, DONE]);
+        // SAFETY: in claimed unit 3, inside the mapping.
+        unsafe { *((p + 3 * UNIT_BYTES + 1) as *mut u8) = 5 };
+        // Ranges outside the population claim nothing.
+        bg.claim(p + len as u64, 4096);
+        bg.claim(p - 4096, 4096);
+        bg.finish();
+        assert!(!bg.running());
+        assert!(
+            states(&bg).iter().all(|&s| s != TOUCHING),
+            "nothing in progress after finish"
+        );
+        // SAFETY: no thread touches the mapping any more.
+        assert_eq!(unsafe { *((p + 3 * UNIT_BYTES + 1) as *const u8) }, 5);
+        // Finished at once, a population ends with its units free or done.
         // SAFETY: as above.
-        assert_eq!(unsafe { *((p + 2 * UNIT_BYTES) as *const u8) }, 0);
+        let bg = unsafe { Background::start(p, len, 1) }.expect("a thread starts");
+        bg.finish();
+        assert!(!bg.running());
         // SAFETY: the mapping made above, no longer used.
         unsafe { libc::munmap(p as *mut libc::c_void, len) };
-
-        // Memory no longer mapped ends a population (the program freed its array).
-        let q = test_mapping(len);
-        // SAFETY: the mapping made above, unmapped before any thread uses it.
-        unsafe { libc::munmap(q as *mut libc::c_void, len) };
-        let bg = Background::start(q, q + len as u64, 2).expect("a thread starts");
-        bg.wait_ended("population of freed memory");
-        assert!(
-            bg.stop.load(std::sync::atomic::Ordering::Acquire),
-            "a unit no longer mapped stops the population"
-        );
-        // Stopped, it ends too.
-        let r = test_mapping(len);
-        let bg = Background::start(r, r + len as u64, 1).expect("a thread starts");
-        bg.stop();
-        bg.wait_ended("a stopped population");
-        // SAFETY: the mapping made above; no thread populates it any more.
-        unsafe { libc::munmap(r as *mut libc::c_void, len) };
     }
 
     #[test]

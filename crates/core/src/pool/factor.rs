@@ -386,7 +386,8 @@ impl DevicePool {
         if pivots.rows > 0 {
             regions.push((pivots.addr, pivots.extent_bytes(), HostAccess::ReadWrite));
         }
-        let call_guard = self.enter(&devs, &regions)?;
+        // No population of A beside the call: its panels are factored on the host, in place.
+        let call_guard = self.enter(&devs, &regions, false)?;
         for d in &devs {
             d.share_host(devs.iter().filter(|d| !d.space().is_host()).count());
         }

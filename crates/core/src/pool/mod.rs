@@ -450,11 +450,17 @@ impl DevicePool {
     /// (no call in flight) after preparing them, since page-locking may replace or evict a
     /// registration that another call's copies use. Also returns the seconds spent waiting
     /// for the lock (for calls in flight to end, or for a call running alone).
+    ///
+    /// With `populate`, the accelerators may run work beside the call on its regions
+    /// ([`Device::begin_host_call`]): only where nothing on the host writes them but the
+    /// accelerators' copies (no host device among `devs`, no host folds).
     fn enter(
         &self,
         devs: &[Arc<dyn Device>],
         regions: &[(u64, usize, HostAccess)],
+        populate: bool,
     ) -> Result<(CallGuard<'_>, f64)> {
+        let populate = populate && !devs.iter().any(|d| d.space().is_host());
         let accelerators = || devs.iter().filter(|d| !d.space().is_host());
         let t = std::time::Instant::now();
         let beside = self.beside_others();
@@ -472,6 +478,7 @@ impl DevicePool {
         if ready {
             return Ok((
                 CallGuard {
+                    _populations: begin_host_call(devs, regions, populate),
                     _lock: CallLock::Beside(beside),
                     _in_flight: self.fold_speed().call(),
                 },
@@ -491,6 +498,7 @@ impl DevicePool {
         }
         Ok((
             CallGuard {
+                _populations: begin_host_call(devs, regions, populate),
                 _lock: CallLock::Alone(alone),
                 _in_flight: in_flight,
             },
@@ -524,10 +532,30 @@ impl DevicePool {
     }
 }
 
-/// Held while a call runs: its place beside other calls or alone, and its count among the
-/// calls in flight (folds are counted only for calls that ran alone,
-/// [`crate::tuning::fold_speed`]).
+/// What the accelerators run beside a call on its host `regions`
+/// ([`Device::begin_host_call`]), ended when the call's guard drops.
+fn begin_host_call(
+    devs: &[Arc<dyn Device>],
+    regions: &[(u64, usize, HostAccess)],
+    populate: bool,
+) -> Vec<Box<dyn std::any::Any + Send>> {
+    if !populate {
+        return Vec::new();
+    }
+    devs.iter()
+        .filter(|d| !d.space().is_host())
+        // SAFETY: `regions` are the call's host operands (the caller's slices, which outlive
+        // the call); the guard holding what this returns is dropped when the call has ended,
+        // its copies done.
+        .filter_map(|d| unsafe { d.begin_host_call(regions) })
+        .collect()
+}
+
+/// Held while a call runs: what runs beside it on its host operands (ended first), its place
+/// beside other calls or alone, and its count among the calls in flight (folds are counted
+/// only for calls that ran alone, [`crate::tuning::fold_speed`]).
 struct CallGuard<'a> {
+    _populations: Vec<Box<dyn std::any::Any + Send>>,
     _lock: CallLock<'a>,
     _in_flight: crate::tuning::fold_speed::CallInFlight<'a>,
 }

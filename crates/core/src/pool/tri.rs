@@ -379,7 +379,8 @@ impl DevicePool {
         if br.space.is_host() {
             regions.push((br.addr, br.extent_bytes(), HostAccess::ReadWrite));
         }
-        let call_guard = self.enter(&devs, &regions)?;
+        // No population of B beside the call: host solves write it in place.
+        let call_guard = self.enter(&devs, &regions, false)?;
         let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
         for d in &devs {
             d.share_host(accelerators);
