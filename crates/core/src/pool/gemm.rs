@@ -734,7 +734,11 @@ impl DevicePool {
             regions.push((addr, bytes, HostAccess::ReadWrite));
         }
         let entering = Instant::now();
-        let (_call, waited) = self.enter(&devs, &regions, !plan.host_folds)?;
+        let (_call, waited) = self.enter(
+            &devs,
+            &regions,
+            !plan.host_folds && operands[2].is_contiguous(),
+        )?;
         report.waited_seconds += waited;
         report.host_check_seconds = (entering.elapsed().as_secs_f64() - waited).max(0.0);
         workspace.host_ready_for(&accelerator_ids);

@@ -278,7 +278,9 @@ impl DevicePool {
             .collect();
         // C is in host memory (`k_split_choice` splits K only then).
         let region = [(c.addr, c.extent_bytes(), HostAccess::ReadWrite)];
-        let entered = self.enter(&devices, &region, true).map_err(untouched)?;
+        let entered = self
+            .enter(&devices, &region, c.is_contiguous())
+            .map_err(untouched)?;
         let written: Vec<Result<()>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..split.devices.len())
                 .filter(|&owner| blocks[owner].1 > 0)

@@ -158,7 +158,7 @@ impl DevicePool {
                 .filter(|(t, _)| t.space.is_host())
                 .map(|(t, access)| (t.addr, t.extent_bytes(), access))
                 .collect();
-        let _call = self.enter(&users, &regions, true)?;
+        let _call = self.enter(&users, &regions, dst.is_contiguous())?;
         self.copy_entered(src, dst)
     }
 

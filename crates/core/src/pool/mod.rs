@@ -453,7 +453,9 @@ impl DevicePool {
     ///
     /// With `populate`, the accelerators may run work beside the call on its regions
     /// ([`Device::begin_host_call`]): only where nothing on the host writes them but the
-    /// accelerators' copies (no host device among `devs`, no host folds).
+    /// accelerators' copies (no host device among `devs`, no host folds), and where the
+    /// written operand is contiguous (no byte between its columns is the program's, which it
+    /// may use meanwhile).
     fn enter(
         &self,
         devs: &[Arc<dyn Device>],
