@@ -510,7 +510,7 @@ impl<R: Registrar> PinCache<R> {
             access == HostAccess::ReadWrite && st.fresh.contains(&align(addr, len as u64))
         })?;
         // SAFETY: the caller's contract.
-        let bg = unsafe { prefault::Background::start(addr, len, prefault::background_threads()) }?;
+        let bg = unsafe { prefault::Background::start(addr, len, prefault::threads()) }?;
         st.background = Some(bg.clone());
         Some(Population(bg))
     }

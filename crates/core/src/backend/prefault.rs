@@ -29,15 +29,6 @@ pub fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// First-touch stores of fresh anonymous memory scale with threads where the kernel's own
-/// population does not. H200 host (16 cores, Linux 6.18, 2026-11-30, `first_touch.c`), GB/s
-/// with huge pages: stores on 4 threads 20-21, on 16 threads 49-55; `MADV_POPULATE_WRITE` 4
-/// threads 20-23, 16 threads 8-10 (they contend). A copy into memory so touched ran at 38-49
-/// GB/s on 16 threads, against 12-25 GB/s into fresh memory.
-pub fn background_threads() -> usize {
-    threads()
-}
-
 /// Units a background population claims, from the start of its range up.
 const UNIT_BYTES: u64 = 8 << 20;
 /// Page size the population steps by (a larger page is touched several times, harmlessly).
@@ -48,12 +39,15 @@ const FREE: u8 = 0;
 const TOUCHING: u8 = 1;
 const DONE: u8 = 2;
 
-/// The population of a staged fresh output during its call, on every core. A call that stages
-/// a fresh output copies its write-backs into it on host threads, which fault its pages in as
-/// they write (a copy into fresh memory ran at 12-25 GB/s on H200, into touched memory at
-/// 38-49). While the devices fetch and compute, before the first write-back, the host is idle:
-/// its cores touch C's pages (an atomic compare-exchange of 0 for 0 on a byte per page, which
-/// keeps every value) from the start of C up, in units. Every staged copy of the range first
+/// The population of a staged fresh output during its call, on every core ([`threads`]). A call
+/// that stages a fresh output copies its write-backs into it on host threads, which fault its
+/// pages in as they write (a copy into fresh memory ran at 12-25 GB/s on H200, into touched
+/// memory at 38-49). First-touch stores scale with threads where the kernel's own population
+/// does not (H200 host, 16 cores, Linux 6.18, 2026-11-30, `first_touch.c`, GB/s with huge
+/// pages: stores on 4 threads 20-21, on 16 threads 49-55; `MADV_POPULATE_WRITE` 4 threads
+/// 20-23, 16 threads 8-10). While the devices fetch and compute, before the first write-back,
+/// the host is idle: its cores touch C's pages (an atomic compare-exchange of 0 for 0 on a byte
+/// per page, which keeps every value) from the start of C up, in units. Every staged copy of the range first
 /// [claims](Background::claim) the units it covers: one not yet begun is left to the copy, one
 /// in progress is waited for, so no page is touched while a copy writes it. The call
 /// [finishes](Background::finish) the population before it returns, so nothing touches the

@@ -544,8 +544,8 @@ fn begin_host_call(
     if !populate {
         return Vec::new();
     }
+    // `populate` holds only where every device is an accelerator.
     devs.iter()
-        .filter(|d| !d.space().is_host())
         // SAFETY: `regions` are the call's host operands (the caller's slices, which outlive
         // the call); the guard holding what this returns is dropped when the call has ended,
         // its copies done.
