@@ -150,6 +150,9 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
         let population = unsafe { self.pins.begin_call(regions) }?;
         Some(Box::new(population))
     }
+    fn stages_host_output(&self, addr: u64, bytes: usize) -> bool {
+        self.pins.stages_output(addr, bytes)
+    }
     fn release_host(&self, addr: u64, bytes: usize) -> Result<()> {
         self.pins.release(addr, bytes)
     }

@@ -138,6 +138,7 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
         let as_measured = FoldRequest {
             on: None,
             tail: Some(0),
+            ..Default::default()
         };
         let predict = |b: Blocking| {
             choose(
@@ -239,6 +240,7 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
             let ran = FoldRequest {
                 on: Some(fold),
                 tail: Some(tail),
+                ..Default::default()
             };
             let c = choose(&model, &exec, &offload, &[b], fold_applies, ran, rate)
                 .ok_or("no prediction of the chosen point")?;

@@ -737,6 +737,7 @@ fn model_line(
     let fold = hetblas_core::autotune::FoldRequest {
         on: a.host_fold.as_deref().map(|f| f == "on"),
         tail: a.fold_tail,
+        ..Default::default()
     };
     let forced = a.blocking.or(a.tile.map(hetblas_core::Blocking::square));
     let choice = match forced {

@@ -102,6 +102,13 @@ pub trait Device: Send + Sync + fmt::Debug {
     ) -> Option<Box<dyn std::any::Any + Send>> {
         None
     }
+    /// Whether this device's copies into the host output `[addr, addr + bytes)` would go
+    /// through staging buffers, each write-back then copied out by host threads (a fresh result
+    /// array its backend does not page-lock): the decision prices those copy-outs
+    /// ([`crate::profile::StagedOut`]).
+    fn stages_host_output(&self, _addr: u64, _bytes: usize) -> bool {
+        false
+    }
     /// Forgets whatever `prepare_host` kept for `[addr, addr + bytes)` (page-locking): call it
     /// before freeing a buffer that was passed to hetblas, while no call is running.
     fn release_host(&self, _addr: u64, _bytes: usize) -> Result<()> {

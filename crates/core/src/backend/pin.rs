@@ -526,6 +526,21 @@ impl<R: Registrar> PinCache<R> {
             .cloned()
     }
 
+    /// Whether copies into the output `[addr, addr + len)` would be staged: no registration
+    /// holds it, and it is a range [`PinCache::ensure`] stages (a fresh output).
+    pub fn stages_output(&self, addr: u64, len: usize) -> bool {
+        if len == 0 {
+            return false;
+        }
+        if self.policy == PinPolicy::Staging {
+            return true;
+        }
+        let (s, e) = align(addr, len as u64);
+        let mut st = self.lock();
+        !st.regions.iter().any(|r| r.contains(s, e))
+            && self.stages(&mut st, s, e, HostAccess::ReadWrite)
+    }
+
     /// Whether `[addr, addr + len)` lies inside one registration (a copy can DMA it directly).
     pub fn is_pinned(&self, addr: u64, len: usize) -> bool {
         if len == 0 {
@@ -800,6 +815,9 @@ mod tests {
         let len = prefault::MIN_BYTES;
         let out = Fresh::new(len);
         let c = cache(u64::MAX);
+        // The decision asks first (and prices the copy-outs); a smaller one is registered.
+        assert!(c.stages_output(out.0, len));
+        assert!(!c.stages_output(out.0, len / 2));
         assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
         assert!(!one_registration_covers(&c, out.0, len as u64));
         // Deciding populates nothing; the call's start does, on every core, for outputs only.
@@ -820,6 +838,7 @@ mod tests {
         assert!(!c.check(out.0, len, HostAccess::ReadWrite).unwrap());
         assert!(c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
         assert!(one_registration_covers(&c, out.0, len as u64));
+        assert!(!c.stages_output(out.0, len));
         assert_eq!(c.stats().registrations, 1);
         assert!(c.background_of(out.0, len).is_none());
     }

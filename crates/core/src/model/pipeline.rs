@@ -76,6 +76,10 @@ pub struct PipelineModel {
     /// fold threads' wake ([`crate::fold::FIRST_S`]; the chooser also prices the slowest
     /// wake, [`crate::fold::WAKE_SPREAD_S`] more).
     pub fold_wake_s: f64,
+    /// C is a fresh host output the backend stages ([`crate::profile::StagedOut`]): each
+    /// write-back is then copied out by host threads, one after another. `None`: C's
+    /// write-backs end with their DMA.
+    pub staged_out: Option<crate::profile::StagedOut>,
 }
 
 /// The parts of a prediction, for `hetblas predict` and the validation report.
@@ -161,6 +165,11 @@ impl PipelineModel {
         }
         // A host fold applies where C is read and written; then C is not fetched.
         let fold = self.host_fold.filter(|_| o.get[2] && o.set[2]);
+        // A staged C's copy-outs follow its write-backs (C folded is not staged).
+        let staged = self
+            .staged_out
+            .and_then(|s| s.usable())
+            .filter(|_| o.set[2] && fold.is_none());
         let mut o = *o;
         o.get[2] &= fold.is_none();
         let o = &o;
@@ -264,7 +273,7 @@ impl PipelineModel {
                 slow_out: if tout > 0.0 { fo * tout_eff / tout } else { fo },
                 gemm_factor,
             };
-            let r = self.replayed(o, b, fold, &slowed, exec);
+            let r = self.replayed(o, b, fold, staged, &slowed, exec);
             return PipelinePrediction {
                 seconds: self.setup_s + r.end().max(issue_path),
                 compute: tc,
@@ -284,7 +293,7 @@ impl PipelineModel {
             slow_out: fo,
             gemm_factor,
         };
-        let (first_times, grid) = self.tile_times(o, b, fold, &closed, exec);
+        let (first_times, grid) = self.tile_times(o, b, fold, staged, &closed, exec);
         let FirstGroup {
             t0,
             stall,
@@ -335,14 +344,26 @@ impl PipelineModel {
             }
             None => 0.0,
         };
+        // Staged: the copy-outs run one after another from the first write-back on, and the
+        // last one after the last write-back.
+        let (copy_path, last_copy) = match staged {
+            Some(s) => (
+                t0 + stall
+                    + kt as f64 * t_gemm
+                    + t_wb
+                    + (mt * nt) as f64 * s.per_copy_s.max(0.0)
+                    + (o.m * o.n * e) as f64 / s.bytes_per_sec,
+                s.copy_seconds(tm.min(o.m) * tn.min(o.n) * e),
+            ),
+            None => (0.0, 0.0),
+        };
         PipelinePrediction {
             // The longest path. (A soft maximum, p = 6, once stood in for copies slowed by
             // concurrent products; with those measured, the plain maximum fits H200 runs
             // better: median error 2.3% against 7.2% at the chosen tiles.)
             seconds: self.setup_s
-                + compute_path
-                    .max(h2d_path)
-                    .max(d2h_path)
+                + (compute_path.max(h2d_path).max(d2h_path) + last_copy)
+                    .max(copy_path)
                     .max(fold_path)
                     .max(issue_path),
             compute: tc,
@@ -437,20 +458,22 @@ impl PipelineModel {
         o: &Offload,
         b: Blocking,
         fold: Option<f64>,
+        staged: Option<crate::profile::StagedOut>,
         slowed: &Slowed,
         exec: &dyn ExecTime,
     ) -> Replay {
-        let (t, grid) = self.tile_times(o, b, fold, slowed, exec);
+        let (t, grid) = self.tile_times(o, b, fold, staged, slowed, exec);
         replay(&grid, &t)
     }
 
-    /// Per tile class (full or edge in m, n, k): copy, fold and product times slowed as
-    /// `slowed` says, and the grid they tile.
+    /// Per tile class (full or edge in m, n, k): copy, fold (or staged copy-out) and product
+    /// times slowed as `slowed` says, and the grid they tile.
     fn tile_times(
         &self,
         o: &Offload,
         b: Blocking,
         fold: Option<f64>,
+        staged: Option<crate::profile::StagedOut>,
         slowed: &Slowed,
         exec: &dyn ExecTime,
     ) -> (TileTimes, ReplayGrid) {
@@ -489,6 +512,9 @@ impl PipelineModel {
                 }
                 if let Some(bw) = fold {
                     t.fold[x][y] = crate::fold::seconds(dm[x] * dn[y] * e, bw);
+                }
+                if let Some(s) = staged.filter(|_| o.set[2]) {
+                    t.copy_out[x][y] = s.copy_seconds(dm[x] * dn[y] * e);
                 }
                 for (z, &dz) in dk.iter().enumerate() {
                     if dm[x] * dn[y] * dz > 0 {
@@ -712,6 +738,7 @@ pub(crate) mod tests {
             setup_s: 0.0,
             task_issue_s: 0.0,
             fold_wake_s: crate::fold::FIRST_S,
+            staged_out: None,
         }
     }
 
@@ -782,6 +809,63 @@ pub(crate) mod tests {
         assert!(p.seconds >= bytes / 50e9);
         // Smaller tiles shorten the exposed first fetch and the tail.
         assert!(m.predict(&o, 2048, &exec).seconds < p.seconds);
+    }
+
+    /// A fresh C, staged: each write-back is copied out after its DMA, one copy-out after
+    /// another. 8192^3 f64, beta 0, at 55 TFLOP/s. Copy-outs at 30 GB/s (0.2 ms each beyond
+    /// their bytes): the last tile's copy-out ends the call, so 4096 tiles (128 MiB) lose more
+    /// than 2048 ones (32 MiB), replayed (one C tile at a time) and in closed form (groups of
+    /// four) alike. (On H200 NumPy's `a @ b` ran 0.033-0.035 s in 2048 tiles against
+    /// 0.040-0.044 in 4096, 2026-11-30.)
+    #[test]
+    fn a_staged_outputs_copy_outs_favour_tiles_that_finish_early() {
+        let plain = model();
+        let staged = PipelineModel {
+            staged_out: Some(crate::profile::StagedOut {
+                bytes_per_sec: 30e9,
+                per_copy_s: 0.2e-3,
+            }),
+            ..plain.clone()
+        };
+        let o = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [true; 3], true);
+        let exec = FixedRate {
+            flops_per_sec: 55e12,
+        };
+        let tile_copy = |t: usize| 0.2e-3 + (t * t * 8) as f64 / 30e9;
+        for group in [1, 4] {
+            let at = |m: &PipelineModel, t: usize| {
+                m.predict(
+                    &o,
+                    Blocking {
+                        group,
+                        ..Blocking::square(t)
+                    },
+                    &exec,
+                )
+                .seconds
+            };
+            for t in [2048, 4096] {
+                assert!(
+                    at(&staged, t) >= at(&plain, t) + tile_copy(t) - 1e-12,
+                    "group {group}, tile {t}"
+                );
+            }
+            let gap = |m: &PipelineModel| at(m, 4096) - at(m, 2048);
+            assert!(
+                gap(&staged) > gap(&plain) + 0.5 * (tile_copy(4096) - tile_copy(2048)),
+                "group {group}"
+            );
+        }
+        // C folded on the host is never staged.
+        let folding = |m: &PipelineModel| PipelineModel {
+            host_fold: Some(20e9),
+            ..m.clone()
+        };
+        let read = Offload::from_host_flags(8192, 8192, 8192, DType::F64, [true; 3], false);
+        assert_eq!(
+            folding(&staged).predict(&read, 4096, &exec),
+            folding(&plain).predict(&read, 4096, &exec)
+        );
     }
 
     /// Write-backs start when the first C tile is done, and in a group of four that is after

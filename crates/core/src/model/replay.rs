@@ -37,6 +37,9 @@ pub(crate) struct TileTimes {
     pub c_out: [[f64; 2]; 2],
     /// Host fold of a C tile (m class, n class); 0 without a host fold.
     pub fold: [[f64; 2]; 2],
+    /// Copy-out of a staged C tile by host threads after its write-back (m class, n class;
+    /// [`crate::profile::StagedOut`]); 0 where C is not staged. Like folds, one at a time.
+    pub copy_out: [[f64; 2]; 2],
     /// Tile product (m class, n class, k class).
     pub gemm: [[[f64; 2]; 2]; 2],
     /// What the call's first fold costs beyond `fold` (the fold threads' wake).
@@ -168,6 +171,9 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
                     fold = fold.max(d2h) + t.fold[ci][cj] + wake;
                     folded = true;
                 }
+                if t.copy_out[ci][cj] > 0.0 {
+                    fold = fold.max(d2h) + t.copy_out[ci][cj];
+                }
             }
         }
     }
@@ -189,6 +195,7 @@ mod tests {
             c_in: [[copy; 2]; 2],
             c_out: [[copy; 2]; 2],
             fold: [[0.0; 2]; 2],
+            copy_out: [[0.0; 2]; 2],
             gemm: [[[gemm; 2]; 2]; 2],
             wake: crate::fold::FIRST_S,
         }
@@ -307,5 +314,33 @@ mod tests {
         // A11 (5) A10 (6); products 2-3.5, 4-5.5, 5.5-7, 7-8.5.
         let r = replay(&g, &t);
         assert_eq!((r.h2d_end, r.compute_end), (6.0, 8.5));
+    }
+
+    /// A staged C's copy-outs run one after another, each after its tile's write-back: a 2x1
+    /// grid, one k step, copies 1, products 1, copy-outs 3. Write-backs end at 4 and 5; the
+    /// copy-outs at 7 and 10, which end the call.
+    #[test]
+    fn staged_copy_outs_queue_behind_their_write_backs() {
+        let g = ReplayGrid {
+            group: 1,
+            fetch_c: false,
+            ..grid(2, 1, 1, false)
+        };
+        let t = TileTimes {
+            c_in: [[0.0; 2]; 2],
+            copy_out: [[3.0; 2]; 2],
+            ..uniform(1.0, 1.0)
+        };
+        let r = replay(&g, &t);
+        assert_eq!((r.compute_end, r.d2h_end), (4.0, 5.0));
+        assert_eq!((r.fold_end, r.end()), (10.0, 10.0));
+        let plain = replay(
+            &g,
+            &TileTimes {
+                copy_out: [[0.0; 2]; 2],
+                ..t
+            },
+        );
+        assert_eq!(plain.end(), 5.0);
     }
 }

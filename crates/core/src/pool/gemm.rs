@@ -199,7 +199,7 @@ impl DevicePool {
                 )
             })
         };
-        let key = decision_key(problem, opts);
+        let key = staged_decision_key(problem, opts, self.stages_c(&operands[2]));
         let mut k_split_faults = Vec::new();
         if let Some(split) = self.k_split_choice(&problem, &key, opts) {
             let failed_before = self.failed_devices();
@@ -310,7 +310,7 @@ impl DevicePool {
         if problem.m == 0 || problem.n == 0 || k == 0 {
             return Ok(report);
         }
-        let key = decision_key(problem, opts);
+        let key = staged_decision_key(problem, opts, self.stages_c(&c));
         self.run_retrying(
             &problem,
             &key,
@@ -698,7 +698,7 @@ impl DevicePool {
     ) -> Result<Option<Faulted>> {
         let decision = self
             .decisions
-            .get_or_decide(key, || self.decide(problem, opts))?;
+            .get_or_decide(key, || self.decide(problem, opts, key.4.staged))?;
         debug_assert_eq!(
             (decision.grid.m, decision.grid.n, decision.grid.k),
             (problem.m, problem.n, problem.k)
@@ -800,11 +800,17 @@ impl DevicePool {
 
     /// The autotuner's decision for `problem` under `opts`, on this pool's devices (for a
     /// symmetric routine's tiles, see [`DevicePool::decide_sym`]).
-    pub(super) fn decide(&self, problem: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
+    /// `staged`: C is a fresh host output the devices stage.
+    pub(super) fn decide(
+        &self,
+        problem: &GemmProblem,
+        opts: &GemmOptions,
+        staged: bool,
+    ) -> Result<Decision> {
         if problem.sym.is_some() {
             return self.decide_sym(problem, opts);
         }
-        self.decide_with(problem, opts, opts.forced_blocking())
+        self.decide_staged(problem, opts, opts.forced_blocking(), staged)
     }
 
     /// [`DevicePool::decide`] with the blocking `forced` (`None`: the model's).
@@ -813,6 +819,28 @@ impl DevicePool {
         problem: &GemmProblem,
         opts: &GemmOptions,
         forced: Option<crate::tiling::Blocking>,
+    ) -> Result<Decision> {
+        self.decide_staged(problem, opts, forced, false)
+    }
+
+    /// Whether every accelerator would stage its copies into `c` (a fresh host output, whole
+    /// columns: the population of its pages runs beside the call only then).
+    fn stages_c(&self, c: &RawTile) -> bool {
+        let mut accelerators = self.devices.iter().filter(|d| !d.space().is_host());
+        c.space.is_host()
+            && c.is_contiguous()
+            && !c.is_empty()
+            && accelerators.clone().next().is_some()
+            && accelerators.all(|d| d.stages_host_output(c.addr, c.extent_bytes()))
+    }
+
+    /// [`DevicePool::decide_with`], `staged` as [`DevicePool::decide`] says.
+    fn decide_staged(
+        &self,
+        problem: &GemmProblem,
+        opts: &GemmOptions,
+        forced: Option<crate::tiling::Blocking>,
+        staged: bool,
     ) -> Result<Decision> {
         let profile = self.decision_profile();
         let excluded = self.failed_devices();
@@ -848,7 +876,10 @@ impl DevicePool {
             excluded: &excluded,
             forced,
             memory_limit: opts.memory_limit,
-            host_fold: opts.host_fold_mode(),
+            host_fold: crate::autotune::FoldRequest {
+                staged,
+                ..opts.host_fold_mode()
+            },
             objective: opts.objective,
         })
     }
@@ -1100,12 +1131,25 @@ fn name_device(e: Error, devs: &[Arc<dyn Device>]) -> Error {
 
 /// The decision cache's key of `problem` under `opts`.
 pub(super) fn decision_key(problem: GemmProblem, opts: &GemmOptions) -> DecisionKey {
+    staged_decision_key(problem, opts, false)
+}
+
+/// [`decision_key`], with C a fresh host output the devices stage (`staged`; see
+/// [`crate::autotune::FoldRequest::staged`]).
+pub(super) fn staged_decision_key(
+    problem: GemmProblem,
+    opts: &GemmOptions,
+    staged: bool,
+) -> DecisionKey {
     (
         problem,
         opts.devices.clone(),
         opts.forced_blocking(),
         opts.memory_limit,
-        opts.host_fold_mode(),
+        crate::autotune::FoldRequest {
+            staged,
+            ..opts.host_fold_mode()
+        },
         opts.objective,
     )
 }

@@ -67,7 +67,7 @@ impl DevicePool {
         }
         let decision = self
             .decisions
-            .get_or_decide(key, || self.decide(problem, opts))
+            .get_or_decide(key, || self.decide(problem, opts, key.4.staged))
             .ok()?;
         // The C-split's first device first, when it can take part.
         if let Some(p) = cands.iter().position(|&i| i == decision.devices[0]) {

@@ -148,6 +148,7 @@ impl GemmOptions {
         crate::autotune::FoldRequest {
             on: self.host_fold,
             tail: self.fold_tail,
+            staged: false,
         }
     }
 

@@ -170,6 +170,7 @@ impl Synthetic {
                     strided_near: Vec::new(),
                     strided_near_busy: Vec::new(),
                     strided_bid_slowdown: None,
+                    staged_out: None,
                 });
             }
         }
@@ -285,6 +286,7 @@ pub fn profile_of(
             strided_near: Vec::new(),
             strided_near_busy: Vec::new(),
             strided_bid_slowdown: None,
+            staged_out: None,
         });
     }
     p

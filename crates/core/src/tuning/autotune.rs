@@ -278,6 +278,10 @@ pub struct FoldRequest {
     /// With folds: the C tiles, the last to finish, whose C is sent instead
     /// ([`crate::plan::DeviceSpec::fold_tail`]).
     pub tail: Option<usize>,
+    /// C is a fresh host output the devices stage ([`crate::Device::stages_host_output`]):
+    /// its write-backs are priced with their copy-outs ([`crate::profile::StagedOut`]). Not
+    /// the caller's to set: the pool finds it.
+    pub staged: bool,
 }
 
 /// Unfolded tails the model weighs for a folding blocking of `tiles` C tiles (see
@@ -433,13 +437,17 @@ pub fn evaluate(
     {
         return None;
     }
-    let (model, exec) = pipeline_model(
+    let label = device.info().label();
+    let (mut model, exec) = pipeline_model(
         profile,
-        &device.info().label(),
+        &label,
         p.dtype,
         device.kernel().supports_add(),
         device.info().kind == DeviceKind::Gpu,
     )?;
+    if fold.staged && p.location(Operand::C).is_host() {
+        model.staged_out = profile.link(&label, HOST_LABEL).and_then(|l| l.staged_out);
+    }
     let offload = Offload::from_problem(p, device.space());
     let fold_applies =
         !p.beta_zero && p.location(Operand::C).is_host() && !device.space().is_host();
@@ -477,6 +485,7 @@ pub fn pipeline_model(
         setup_s: if gpu { GPU_CALL_SETUP_S } else { 0.0 },
         task_issue_s: if gpu { GPU_TASK_ISSUE_S } else { 0.0 },
         fold_wake_s: crate::fold::FIRST_S,
+        staged_out: None,
     };
     Some((model, exec))
 }
@@ -799,6 +808,7 @@ pub fn pipeline_calibrated_shared(
     let fold = FoldRequest {
         on: Some(on),
         tail: on.then_some(tail),
+        staged: hints.fold.staged,
     };
     calibrated_to(p, devices, rates, profile, true, |d, profile| {
         evaluate(p, d, profile, &[tile], fold)
@@ -1088,6 +1098,7 @@ mod tests {
         let all_folded = FoldRequest {
             on: Some(true),
             tail: Some(0),
+            ..Default::default()
         };
         let free = pick(b, FoldRequest::default());
         assert!(free.host_fold && free.fold_tail > 0, "{free:?}");
@@ -1098,6 +1109,7 @@ mod tests {
             FoldRequest {
                 on: Some(false),
                 tail: None,
+                ..Default::default()
             },
         );
         assert!(!none.host_fold);
@@ -1141,6 +1153,7 @@ mod tests {
             FoldRequest {
                 on: Some(true),
                 tail: None,
+                ..Default::default()
             },
         );
         assert!(

@@ -219,6 +219,36 @@ pub struct LinkProfile {
     /// on H200 the two differ both ways (1.05 against 1.23 host->device).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strided_bid_slowdown: Option<f64>,
+    /// Device->host links: write-backs into a fresh host output, which the backend stages
+    /// rather than page-locks ([`StagedOut`]); `None` where not measured or not staged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_out: Option<StagedOut>,
+}
+
+/// Write-backs into a fresh host output (a program's new result array, never touched: NumPy's
+/// `a @ b`). Its backend does not page-lock it (that would fault every page in on one thread):
+/// each tile is DMA'd into a pinned buffer, then copied out by host threads, one copy-out after
+/// another, while the output's pages are populated beside the call. Calibration measures them
+/// as a call makes them ([`crate::calibrate`]); a copy-out takes `per_copy_s + bytes /
+/// bytes_per_sec`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StagedOut {
+    pub bytes_per_sec: f64,
+    /// What each copy-out costs beyond its bytes (its host function, the copy threads' wake).
+    pub per_copy_s: f64,
+}
+
+impl StagedOut {
+    /// Seconds of the copy-out of `bytes`.
+    pub fn copy_seconds(&self, bytes: usize) -> f64 {
+        self.per_copy_s.max(0.0) + bytes as f64 / self.bytes_per_sec
+    }
+
+    /// Usable: a positive, finite speed.
+    pub fn usable(self) -> Option<StagedOut> {
+        (self.bytes_per_sec.is_finite() && self.bytes_per_sec > 0.0 && self.per_copy_s.is_finite())
+            .then_some(self)
+    }
 }
 
 impl LinkProfile {
@@ -661,6 +691,7 @@ mod tests {
         });
         p.links.push(LinkProfile {
             strided_bid_slowdown: None,
+            staged_out: None,
             strided_wide: Vec::new(),
             strided_busy: Vec::new(),
             strided_near: Vec::new(),
@@ -678,6 +709,7 @@ mod tests {
         });
         p.links.push(LinkProfile {
             strided_bid_slowdown: None,
+            staged_out: None,
             strided_wide: Vec::new(),
             strided_busy: Vec::new(),
             strided_near: Vec::new(),

@@ -1,4 +1,4 @@
-//! Phase 5, the kernels: `T x T x T` GEMM tiles per dtype on a compute queue of each device,
+//! Phase 6, the kernels: `T x T x T` GEMM tiles per dtype on a compute queue of each device,
 //! over growing T (stopping once one run exceeds the point cap or memory runs out), after a
 //! warm-up that brings the clocks to those of a long call; then, on accelerators, products
 //! while the host links copy both ways.

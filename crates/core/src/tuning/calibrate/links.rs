@@ -297,6 +297,7 @@ pub(super) fn link_profiles(m: &Machine<'_>, runs: Vec<LinkRun>) -> Vec<LinkProf
                 strided_near: Vec::new(),
                 strided_near_busy: Vec::new(),
                 strided_bid_slowdown: None,
+                staged_out: None,
             })
         })
         .collect()

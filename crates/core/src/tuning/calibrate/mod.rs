@@ -10,7 +10,9 @@
 //! 3. **2D host-link copies** (`strided`): column blocks of a larger host matrix, as the executor
 //!    copies them, alone, while the device computes, and both ways at once.
 //! 4. **Host fold** (`host_fold`): the rate at which the host adds products into C.
-//! 5. **GEMM tables** (`gemm`): per device and dtype (f64, f32, c64, c32; quick: the real
+//! 5. **Staged write-backs** (`staged`): write-backs into a fresh host output, which a backend
+//!    stages (DMA into pinned buffers, copied out by host threads), as a call makes them.
+//! 6. **GEMM tables** (`gemm`): per device and dtype (f64, f32, c64, c32; quick: the real
 //!    ones), the time of `T x T x T` products over growing T (GPUs at once, one thread each), and products under copies.
 //!
 //! Outside the phases, [`measure_panels`] times a factorization's panel op (POTRF, GETRF) on a
@@ -31,6 +33,7 @@ mod links;
 mod panel;
 mod progress;
 mod recheck;
+mod staged;
 mod stats;
 mod strided;
 
@@ -175,7 +178,7 @@ pub fn calibrate(
         + pairs.len()
         + strided::tables(&m)
         + if opts.bidirectional { host_links } else { 0 }
-        + 1
+        + 2
         + gemm::points(devices, opts)
         + accelerators;
     let mut tr = Tracker::new(total, progress);
@@ -200,6 +203,9 @@ pub fn calibrate(
     profile.host_fold_bytes_per_sec = host_fold::rate(&m, &profile.links, opts)?;
     tr.tick("host fold".into());
     phases.end("host fold");
+    staged::measure(&m, &mut profile.links)?;
+    tr.tick("staged write-backs".into());
+    phases.end("staged write-backs");
     profile.devices = gemm::device_profiles(&m, &profile.links, opts, &mut tr, &mut phases)?;
     profile.calibration_seconds = phases.done;
     Ok(profile)
