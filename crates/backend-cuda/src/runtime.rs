@@ -5,11 +5,12 @@ use crate::solver::CudaSolver;
 use crate::Cuda;
 use cudarc::cublas::sys as cb;
 use cudarc::driver::sys;
-use hetblas_core::pin::Registered;
 use hetblas_core::problem::triangular::{Diag, Side, TriRoutine, Uplo};
 use hetblas_core::scalar::{c32, c64};
 use hetblas_core::{Error, GemmTile, RawTile, Result, ScalarValue, Trans, TriTile};
-use hetblas_gpu::{run_host_job, Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob};
+use hetblas_gpu::{
+    run_host_job, Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob, Registered,
+};
 use std::ffi::c_void;
 
 /// The driver's descriptor of a 2D copy.

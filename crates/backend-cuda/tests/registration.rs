@@ -148,7 +148,7 @@ fn a_fresh_output_is_staged_then_registered_once_written() {
     // mapping, so not one page of C is backed before the call. Tiles of 1024: 16 write-backs,
     // more than the staging ring's slots.
     let n = 4096;
-    assert!(n * n * 8 >= hetblas_core::prefault::MIN_BYTES);
+    assert!(n * n * 8 >= hetblas_gpu::registration::prefault::MIN_BYTES);
     let (a, b) = (data(101, n * n), data(102, n * n));
     let mut c = vec![0.0f64; n * n];
     let zeros = vec![0.0f64; n * n];

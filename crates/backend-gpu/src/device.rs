@@ -156,7 +156,7 @@ impl<A: GpuRuntime> Device for GpuDevice<A> {
     fn release_host(&self, addr: u64, bytes: usize) -> Result<()> {
         self.pins.release(addr, bytes)
     }
-    fn host_pin_stats(&self) -> Option<hetblas_core::pin::PinStats> {
+    fn host_pin_stats(&self) -> Option<hetblas_core::PinStats> {
         Some(self.pins.stats())
     }
     fn fault_injector(&self) -> Option<&Arc<FaultInjector>> {

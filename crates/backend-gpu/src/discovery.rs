@@ -5,11 +5,10 @@
 use crate::current::CurrentGuard;
 use crate::device::GpuDevice;
 use crate::link::{End, GpuLink};
-use crate::registration::GpuRegistrar;
+use crate::registration::{GpuRegistrar, PinPolicy};
 use crate::runtime::GpuRuntime;
 use crate::stream::GpuStream;
 use hetblas_core::fault::FaultSpec;
-use hetblas_core::pin::PinPolicy;
 use hetblas_core::{Backend, Device, Discovery, Link, Result};
 use std::marker::PhantomData;
 use std::sync::Arc;

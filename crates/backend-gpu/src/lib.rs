@@ -17,8 +17,10 @@
 //!   on the host, on purpose);
 //! - [`link`]: host<->device and peer links, with the ring of pinned staging buffers for host
 //!   memory that is not registered;
-//! - [`registration`]: the runtime's side of the host registration cache, with the one
-//!   verification of cached registrations;
+//! - [`registration`]: host registration: the cache that keeps the caller's host buffers
+//!   page-locked between calls, the runtime's registrar with the one verification of cached
+//!   registrations, the parallel faulting-in of fresh host memory, and the record of host
+//!   memory the program gave back;
 //! - [`discovery`]: devices, links and peer access;
 //! - [`current`]: the calling thread's current context, saved when a call enters and put back
 //!   when it returns ([`CurrentGuard`]; the pool takes one per call through
@@ -50,10 +52,10 @@ pub use device::GpuDevice;
 pub use discovery::{GpuBackend, GpuDiscovery};
 pub use link::{End, GpuLink};
 pub use memory::{DeviceBuffer, PinnedBuffer};
-pub use registration::{GpuRegistrar, PinCache};
+pub use registration::{GpuRegistrar, PinCache, PinPolicy, Registered};
 pub use runtime::{
     run_host_job, Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob, Workspace,
 };
 pub use stream::{GpuEvent, GpuStream};
 
-pub use hetblas_core::pin::{PinPolicy, PinStats};
+pub use hetblas_core::PinStats;

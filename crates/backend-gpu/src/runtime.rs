@@ -9,7 +9,7 @@
 //! failures come back as `hetblas_core::Error` (the adapter maps its status codes in one
 //! helper).
 
-use hetblas_core::pin::Registered;
+use crate::registration::Registered;
 use hetblas_core::{
     FactorOp, GemmTile, GetrfTile, LaswpTile, PotrfTile, RawTile, Result, ScalarValue,
 };

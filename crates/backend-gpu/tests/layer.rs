@@ -150,7 +150,7 @@ fn cache_hits_are_verified_and_the_write_probe_restores_the_data() {
     let (addr, len) = registered_then_hit(dev, &data);
     // The runtime lost the registration behind the cache's back: the next hit is stale and
     // registered again.
-    let start = addr / hetblas_core::pin::PAGE * hetblas_core::pin::PAGE;
+    let start = addr / hetblas_gpu::registration::PAGE * hetblas_gpu::registration::PAGE;
     assert!(fake::forget_registration(start));
     dev.prepare_host(addr, len, HostAccess::Read).unwrap();
     let st = pins.stats();

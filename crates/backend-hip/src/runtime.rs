@@ -3,11 +3,10 @@
 use crate::result::{self, blas_api, check_blas, format_version, hip_error, Context, Libraries};
 use crate::sys::{attr, err, memcpy, op as hop, HipEvent, HipStream, HipblasHandle};
 use crate::Hip;
-use hetblas_core::pin::Registered;
 use hetblas_core::problem::triangular::{Diag, Side, TriRoutine, Uplo};
 use hetblas_core::scalar::{c32, c64};
 use hetblas_core::{DType, Error, GemmTile, RawTile, Result, ScalarValue, Trans, TriTile};
-use hetblas_gpu::{Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob};
+use hetblas_gpu::{Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob, Registered};
 use std::ffi::c_void;
 
 fn kind(k: CopyKind) -> crate::sys::HipMemcpyKind {

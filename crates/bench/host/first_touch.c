@@ -2,9 +2,9 @@
 // anonymous mapping (NumPy's `a @ b` hands the BLAS a fresh C each call), by thread count, with
 // and without transparent huge pages, beside a copy into memory already touched and the kernel's
 // own population (MADV_POPULATE_WRITE, which hetblas runs in the background on a staged fresh
-// output: crates/core/src/backend/prefault.rs picks its thread count from this). The floor it
-// gives bounds a drop-in call whose output is fresh, whatever the device does. Not part of the
-// library; built and run by `bash scripts/gpu/dropin.sh firsttouch`.
+// output: crates/backend-gpu/src/registration/prefault.rs picks its thread count from this).
+// The floor it gives bounds a drop-in call whose output is fresh, whatever the device does. Not
+// part of the library; built and run by `bash scripts/gpu/dropin.sh firsttouch`.
 //
 //   first_touch [MIB...]   (default 128 512 2048)
 #define _GNU_SOURCE

@@ -27,8 +27,7 @@ use crate::summary::{self, OneTime};
 use hetblas::{
     DeviceMatrix, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef, Runtime, Uplo,
 };
-use hetblas_core::pin::PinStats;
-use hetblas_core::DeviceKind;
+use hetblas_core::{DeviceKind, PinStats};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -929,13 +928,13 @@ mod tests {
 
     #[test]
     fn the_verbose_line_says_what_the_host_registrations_did() {
-        let before = hetblas_core::pin::PinStats {
+        let before = hetblas_core::PinStats {
             registrations: 3,
             hits: 10,
             bytes_registered: 1_000_000_000,
             ..Default::default()
         };
-        let after = hetblas_core::pin::PinStats {
+        let after = hetblas_core::PinStats {
             registrations: 4,
             hits: 12,
             bytes_registered: 3_150_000_000,

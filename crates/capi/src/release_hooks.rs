@@ -1,6 +1,6 @@
 //! The C library's ways of giving memory back (`free`, `realloc`, `reallocarray`, `munmap`,
 //! `mremap`, and `madvise` that discards pages), wrapped: each first tells the registration
-//! caches which range goes ([`hetblas_core::released`]), then calls the next definition (the C
+//! caches which range goes ([`hetblas_gpu::registration::released`]), then calls the next definition (the C
 //! library's, or another preloaded allocator's). Knowing every release, the drop-in can keep
 //! its callers' buffers page-locked between calls: without it a fresh array at the addresses of
 //! a freed one met a registration of the old pages (a wrong product once, and
@@ -14,9 +14,9 @@
 //! and the drop-in stages its copies as before.
 //!
 //! Inside `free` nothing may allocate or wait for a lock that is held while calling out:
-//! [`Releases::note`](hetblas_core::released::Releases::note) is a few atomic operations.
+//! [`Releases::note`](hetblas_gpu::registration::released::Releases::note) is a few atomic operations.
 
-use hetblas_core::released::PROCESS;
+use hetblas_gpu::registration::released::PROCESS;
 use libc::{c_int, c_void, size_t};
 use std::cell::Cell;
 use std::ffi::CStr;
@@ -229,7 +229,7 @@ pub fn live() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hetblas_core::released::Since;
+    use hetblas_gpu::registration::released::Since;
 
     /// Whether a range noted after `seen` covers `[start, end)`.
     fn noted_since(seen: u64, start: u64, end: u64) -> bool {

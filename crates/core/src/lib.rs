@@ -9,9 +9,10 @@
 //! 1. **[`backend`]: the device abstraction.** What a backend implements:
 //!    [`Device`] (memory space, allocation, compute queues, [`Kernel`]), [`Link`] (async 2D
 //!    copies between two memory spaces on a queue), [`Queue`] / [`Event`] (the only
-//!    synchronisation vocabulary) and discovery through [`Backend`]. [`pin`] keeps host memory
-//!    page-locked between calls; [`host_queue`] is a ready queue run by a host thread, for
-//!    backends that compute on the host.
+//!    synchronisation vocabulary) and discovery through [`Backend`]; [`PinStats`] is what a
+//!    backend that keeps host memory page-locked between calls reports (the registration cache
+//!    is the GPU layer's, `hetblas-gpu`); [`host_queue`] is a ready queue run by a host thread,
+//!    for backends that compute on the host.
 //! 2. **[`problem`]: the problem and its operands.** Element types ([`scalar`]), column-major
 //!    host views ([`MatRef`], [`MatMut`]), device-resident matrices ([`DeviceMatrix`]), and the
 //!    [`problem::GemmProblem`]: routine, shape, transposes, dtype and where each operand lives
@@ -75,8 +76,7 @@ pub mod tuning;
 // The modules by their short paths (`crate::queue`, `hetblas_core::profile`, ...), as before the
 // folders: backends and the CLI name them so.
 pub use backend::{
-    device, factor_kernel, fault, host_queue, kernel, link, memory, pin, prefault, queue, released,
-    sym_kernel,
+    device, factor_kernel, fault, host_queue, kernel, link, memory, pin_stats, queue, sym_kernel,
 };
 pub use exec::{execute, trace, undo};
 pub use plan::{balance, distribute, fold, tiling};
@@ -96,6 +96,7 @@ pub use link::{Link, LinkKind};
 pub use matrix::{DeviceMatrix, MatIn, MatOut};
 pub use memory::{BorrowedBuffer, Buffer, HostAccess, MemorySpace, RawTile};
 pub use operand::{MatMut, MatRef, Trans};
+pub use pin_stats::PinStats;
 pub use pool::{
     DeviceFault, DevicePool, FactorOptions, FactorReport, GemmOptions, GemmPrediction, GemmReport,
     SolvePlacement, TriCallOptions, TriReport,

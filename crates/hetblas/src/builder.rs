@@ -9,9 +9,9 @@
 
 use crate::runtime::Runtime;
 use crate::settings::{setting_error, Settings};
-use hetblas_core::pin::PinPolicy;
 use hetblas_core::{Backend, BackendStatus, Device, DevicePool, Error, Link, Result};
 use hetblas_cpu::{BlasLibrary, CpuBackend, EmulatedBackend, EmulatedConfig};
+use hetblas_gpu::PinPolicy;
 use std::sync::Arc;
 
 /// The most host-emulated devices a runtime takes. Each device has its own queues and links to

@@ -36,7 +36,6 @@ mod sym;
 
 pub use builder::{RuntimeBuilder, Survey, MAX_EMULATED};
 pub use hetblas_core::calibrate::{CalibrationOptions, Progress};
-pub use hetblas_core::pin::PinPolicy;
 pub use hetblas_core::pool::{
     FactorAlternative, FactorDecision, FactorOptions, FactorReport, SolvePlacement, TriAlternative,
     TriCallOptions, TriDecision, TriReport,
@@ -51,5 +50,6 @@ pub use hetblas_core::{
 };
 pub use hetblas_core::{Side, SymOp, SymProblem, Uplo};
 pub use hetblas_cpu::{BlasLibrary, EmulatedConfig};
+pub use hetblas_gpu::PinPolicy;
 pub use runtime::Runtime;
 pub use settings::Settings;

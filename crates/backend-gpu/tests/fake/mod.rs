@@ -6,10 +6,9 @@
 //! device once `bind` or the caller's own code (`set_current`) makes one current; an
 //! allocation needs one.
 
-use hetblas_core::pin::Registered;
 use hetblas_core::{Error, GemmTile, RawTile, Result, ScalarValue, Trans};
 use hetblas_cpu::HostLapack;
-use hetblas_gpu::{Copy2D, DeviceDescription, GpuRuntime, HostJob};
+use hetblas_gpu::{Copy2D, DeviceDescription, GpuRuntime, HostJob, Registered};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};

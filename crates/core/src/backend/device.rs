@@ -116,7 +116,7 @@ pub trait Device: Send + Sync + fmt::Debug {
     }
     /// What [`prepare_host`](Self::prepare_host) did so far (registrations, hits, drops);
     /// `None` where it keeps nothing. Devices of one runtime may share one cache.
-    fn host_pin_stats(&self) -> Option<crate::pin::PinStats> {
+    fn host_pin_stats(&self) -> Option<crate::pin_stats::PinStats> {
         None
     }
     /// GEMM rate (flop/s) known without calibration (emulated devices know theirs); `None`

@@ -16,7 +16,7 @@
 //! with 4 threads 0.61 s, then `mlock` 0.35 s (first-touch faults 0.50 GB/s on 1 thread,
 //! 2.1 GB/s on 4).
 
-use crate::memory::HostAccess;
+use hetblas_core::HostAccess;
 
 /// Ranges below this are registered as they are: starting threads costs more than it saves.
 pub const MIN_BYTES: usize = 64 << 20;
@@ -208,7 +208,7 @@ impl Background {
 
 /// The page-aligned chunks `[start, end)` is populated in by at most `threads` threads: equal
 /// parts of at least [`CHUNK_BYTES`] (rounded to pages), covering the range exactly.
-pub fn chunks(start: u64, end: u64, threads: usize, page: u64) -> Vec<(u64, u64)> {
+pub(crate) fn chunks(start: u64, end: u64, threads: usize, page: u64) -> Vec<(u64, u64)> {
     if end <= start {
         return Vec::new();
     }
@@ -226,7 +226,13 @@ pub fn chunks(start: u64, end: u64, threads: usize, page: u64) -> Vec<(u64, u64)
 /// contents. Returns whether every chunk was populated (false: the kernel lacks
 /// `MADV_POPULATE_*`, before Linux 5.14, or some page is not mapped; the registration then
 /// faults what is left, as it would have).
-pub fn populate(start: u64, end: u64, access: HostAccess, threads: usize, page: u64) -> bool {
+pub(crate) fn populate(
+    start: u64,
+    end: u64,
+    access: HostAccess,
+    threads: usize,
+    page: u64,
+) -> bool {
     let parts = chunks(start, end, threads, page);
     if parts.len() <= 1 {
         return parts.iter().all(|&(s, e)| populate_one(s, e, access));
@@ -253,7 +259,7 @@ const RESIDENCY_SAMPLES: u64 = 64;
 /// A fresh allocation (NumPy's new result array, `vec![0.0; n]`) is; a buffer the program has
 /// written, or one a call wrote before, is not. `false` where it cannot tell (some page not
 /// mapped, or not Linux): the caller then treats the range as it always did.
-pub fn mostly_unbacked(start: u64, end: u64, page: u64) -> bool {
+pub(crate) fn mostly_unbacked(start: u64, end: u64, page: u64) -> bool {
     if end <= start {
         return false;
     }

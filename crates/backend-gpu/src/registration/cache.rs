@@ -1,6 +1,7 @@
-//! The host registration cache, vendor-neutral: user buffers are page-locked once and stay
-//! registered, so repeated calls on the same buffers pay no pinning. A backend supplies the
-//! three driver operations ([`Registrar`]); the bookkeeping lives here, once.
+//! The host registration cache: user buffers are page-locked once and stay registered, so
+//! repeated calls on the same buffers pay no pinning. The bookkeeping lives here, once, over
+//! the three driver operations ([`Registrar`]; a runtime's is
+//! [`GpuRegistrar`](super::GpuRegistrar), and the unit tests here bring their own).
 //!
 //! Invariants, each learnt on real GPUs:
 //! - **One registration per buffer.** A copy whose host range spans two registrations is
@@ -21,8 +22,7 @@
 
 use super::prefault;
 use super::released::{self, Releases, Since};
-use crate::error::Result;
-use crate::memory::HostAccess;
+use hetblas_core::{HostAccess, PinStats, Result};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -57,31 +57,6 @@ pub trait Registrar: Send + Sync {
             .map(|&(addr, len, access)| self.verify(addr, len, access))
             .collect()
     }
-}
-
-/// Counters of the cache, for reports and the acceptance "the second call pays no pinning".
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PinStats {
-    pub registrations: u64,
-    pub hits: u64,
-    pub failures: u64,
-    pub evictions: u64,
-    /// Cached registrations found stale (memory freed and mapped again) and redone.
-    pub stale: u64,
-    /// Registrations replaced by one covering their union (buffers sharing pages).
-    pub merges: u64,
-    /// Registrations of memory the caller freed without releasing it, dropped
-    /// ([`PinCache::release_unmapped`]).
-    pub released_unmapped: u64,
-    /// Registrations dropped because the program gave their memory back, as the allocator
-    /// hook reported it ([`released`]).
-    pub released_freed: u64,
-    pub bytes_registered: u64,
-    /// Seconds registering, the pre-faulting included.
-    pub seconds_registering: f64,
-    /// Bytes populated in parallel before their registration ([`prefault`]).
-    pub bytes_prefaulted: u64,
-    pub seconds_prefaulting: f64,
 }
 
 /// How host memory is prepared for DMA (a runtime's choice: `RuntimeBuilder::pin_policy` in
@@ -191,7 +166,7 @@ fn is_mapped(start: u64, len: u64) -> bool {
 }
 
 /// Page-aligned `[start, end)` around `[addr, addr + len)`.
-pub fn align(addr: u64, len: u64) -> (u64, u64) {
+pub(crate) fn align(addr: u64, len: u64) -> (u64, u64) {
     (addr / PAGE * PAGE, (addr + len).div_ceil(PAGE) * PAGE)
 }
 
@@ -613,7 +588,7 @@ impl<R: Registrar> PinCache<R> {
     pub fn retry_after_unmapped<T>(
         &self,
         alloc: impl Fn() -> Result<T>,
-        collides: impl Fn(&crate::error::Error) -> bool,
+        collides: impl Fn(&hetblas_core::Error) -> bool,
     ) -> Result<T> {
         match alloc() {
             Err(e) if collides(&e) && self.release_unmapped() > 0 => alloc(),
@@ -793,7 +768,7 @@ mod tests {
     struct Fresh(u64, usize);
     impl Fresh {
         fn new(len: usize) -> Fresh {
-            Fresh(crate::backend::prefault::test_mapping(len), len)
+            Fresh(prefault::test_mapping(len), len)
         }
         fn touch(&self) {
             for off in (0..self.1).step_by(PAGE as usize) {
@@ -886,13 +861,13 @@ mod tests {
     /// A fresh anonymous mapping of `len` bytes (the caller unmaps it).
     #[cfg(unix)]
     fn map(len: usize) -> u64 {
-        crate::backend::prefault::test_mapping(len)
+        prefault::test_mapping(len)
     }
 
     #[cfg(unix)]
     #[test]
     fn allocation_is_retried_only_after_releasing_unmapped_memory() {
-        use crate::error::Error;
+        use hetblas_core::Error;
         let len = 16 * PAGE as usize;
         let buf = map(len);
         let c = cache(u64::MAX);

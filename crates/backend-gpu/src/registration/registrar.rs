@@ -1,4 +1,4 @@
-//! The runtime's side of the host registration cache (`hetblas_core::pin`): register,
+//! The runtime's side of the host registration cache ([`cache`](super::cache)): register,
 //! unregister, and the one verification of cached registrations.
 //!
 //! A cached registration is trusted only when (1) the runtime still knows it (a registration
@@ -14,11 +14,11 @@
 //! probes with it); this is the union: the runtime check costs one call, and 32 probe words
 //! cost the same single 2D copy as 16 while catching a partial remap of a buffer more often.
 
+use super::cache::{PinPolicy, Registered, Registrar, PAGE};
 use crate::current::CurrentGuard;
 use crate::memory::{DeviceBuffer, PinnedBuffer};
 use crate::runtime::{Copy2D, CopyKind, GpuRuntime};
 use crate::stream::GpuStream;
-use hetblas_core::pin::{PinPolicy, Registered, Registrar, PAGE};
 use hetblas_core::{Buffer, HostAccess, MemorySpace, Result};
 use std::sync::{Arc, Mutex};
 
@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 pub const PROBES: usize = 32;
 
 /// The registration cache of one runtime (shared by all its devices).
-pub type PinCache<A> = hetblas_core::pin::PinCache<GpuRegistrar<A>>;
+pub type PinCache<A> = super::cache::PinCache<GpuRegistrar<A>>;
 
 /// The runtime calls behind the cache.
 pub struct GpuRegistrar<A: GpuRuntime> {
@@ -98,7 +98,7 @@ impl<A: GpuRuntime> GpuRegistrar<A> {
             ctx,
             scratch: Mutex::new(Vec::new()),
         };
-        hetblas_core::pin::PinCache::new(registrar, policy)
+        super::cache::PinCache::new(registrar, policy)
     }
 }
 

@@ -4,7 +4,7 @@
 //! program no longer sees: a new array the allocator puts at those addresses would be read
 //! stale through it, and the driver refuses to register the addresses again
 //! (`CUDA_ERROR_ALREADY_MAPPED`; both seen on an H200 host with pip NumPy's fresh `a @ b`
-//! outputs). The registration caches ([`PinCache`](super::pin::PinCache)) drop every
+//! outputs). The registration caches ([`PinCache`](super::cache::PinCache)) drop every
 //! registration such a range touches before they next use one.
 //!
 //! [`Releases::note`] runs inside `free`, so it allocates nothing and takes no lock that anyone

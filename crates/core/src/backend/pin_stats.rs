@@ -1,0 +1,30 @@
+//! What a backend's host registration cache did ([`Device::host_pin_stats`]): data only. The
+//! cache itself belongs to the backend (the GPU layer's `registration` module).
+//!
+//! [`Device::host_pin_stats`]: crate::device::Device::host_pin_stats
+
+/// Counters of a registration cache, for reports and the acceptance "the second call pays no
+/// pinning".
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PinStats {
+    pub registrations: u64,
+    pub hits: u64,
+    pub failures: u64,
+    pub evictions: u64,
+    /// Cached registrations found stale (memory freed and mapped again) and redone.
+    pub stale: u64,
+    /// Registrations replaced by one covering their union (buffers sharing pages).
+    pub merges: u64,
+    /// Registrations of memory the caller freed without releasing it, dropped (found no
+    /// longer mapped).
+    pub released_unmapped: u64,
+    /// Registrations dropped because the program gave their memory back, as the allocator
+    /// hook reported it.
+    pub released_freed: u64,
+    pub bytes_registered: u64,
+    /// Seconds registering, the pre-faulting included.
+    pub seconds_registering: f64,
+    /// Bytes populated in parallel before their registration.
+    pub bytes_prefaulted: u64,
+    pub seconds_prefaulting: f64,
+}
