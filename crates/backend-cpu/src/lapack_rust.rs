@@ -15,7 +15,7 @@
 //! - **Exactly singular panels.** faer scales a column by `1 / pivot` even when the pivot is
 //!   zero, spreading NaN; LAPACK leaves that column alone and reports the first such column in
 //!   `info`. A panel whose `U` has a zero or non-finite diagonal after faer is restored and
-//!   factored again by [`getf2`], LAPACK's unblocked algorithm, which gives LAPACK's `info`.
+//!   factored again by `getf2`, LAPACK's unblocked algorithm, which gives LAPACK's `info`.
 //! - **LASWP** is the loop LAPACK defines (interchanges `k1..=k2` in order), per column.
 
 use crate::lapack::{check_pivots, HostLapack};

@@ -4,7 +4,7 @@
 //!
 //! Adding a routine: one method on [`GpuRuntime`] (the vendor's BLAS call) and one wrapper
 //! here that checks the tile, finds the stream and issues it. The factorization tiles go
-//! through the stream's solver state ([`crate::factor`]: handle, workspace, `info`).
+//! through the stream's solver state (`factor.rs`: handle, workspace, `info`).
 
 use crate::device::GpuDevice;
 use crate::runtime::GpuRuntime;

@@ -1,6 +1,6 @@
 //! The symmetric and Hermitian tiles (SYRK/HERK, SYR2K/HER2K, SYMM/HEMM) for every vendor,
 //! written once: which BLAS routine a [`hetblas_core::SymTile`] is, in which dtype, and its
-//! argument list in the reference order ([`sym_call!`]). A vendor's `GpuRuntime::sym` names
+//! argument list in the reference order (`sym_call!`). A vendor's `GpuRuntime::sym` names
 //! its eighteen entry points and the conversions of its enums, and checks the status.
 
 use hetblas_core::scalar::{c32, c64};

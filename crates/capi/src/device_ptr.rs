@@ -8,7 +8,7 @@
 //! costs a driver call per operand and device, so it is asked only when a pointer can be
 //! device memory at all ([`worth_asking`]):
 //! - when the process has loaded the CUDA or HIP runtime (found with `RTLD_NOLOAD`: hetblas
-//!   never loads it for this). A "not loaded" answer is trusted for [`RECHECK_NS`] of the
+//!   never loads it for this). A "not loaded" answer is trusted for `RECHECK_NS` of the
 //!   coarse monotonic clock (at most one kernel tick, 1-10 ms, later): no device memory can
 //!   exist sooner after the library loads, since initialising the driver and creating a
 //!   context alone take far longer (tens to hundreds of milliseconds). So a program that loads

@@ -35,7 +35,7 @@ pub trait Elem: Scalar {
 
     default_hooks! {
         /// Runs GEMM on the devices when the routing sends it there
-        /// ([`crate::offload::route_call`]); [`crate::route::Outcome::Host`] leaves the call
+        /// (`offload::route_call`); [`crate::route::Outcome::Host`] leaves the call
         /// to the host path (also after a device failure, which it reports when verbose).
         /// Complex GEMM has no device path yet.
         fn offload_gemm(ta: u8, tb: u8, m: i64, n: i64, k: i64, alpha: Self, a: *const Self,

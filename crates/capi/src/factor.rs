@@ -8,7 +8,7 @@
 //! untouched, to the routine it replaced (the host LAPACK: [`crate::lapack`] says which).
 //!
 //! **What goes to the devices.** `?potrf`, `?getrf`, `?posv` and `?gesv` on valid arguments,
-//! routed as GEMM is ([`crate::offload::route_call`]) by the GEMM of the same flops
+//! routed as GEMM is (`offload::route_call`) by the GEMM of the same flops
 //! (`n x n x n/6` for Cholesky, `m x n x k` with `2mnk = mn^2 - n^3/3` for LU): the pre-filter,
 //! the model for a shape's first call, what its calls measured after it. The solves alone
 //! (`?potrs`, `?getrs`: `O(n^2 nrhs)` on a factor the caller holds in host memory) stay on the

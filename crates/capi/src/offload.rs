@@ -1,5 +1,5 @@
 //! The device path: the Runtime's lazy start, the routing of host-operand calls
-//! ([`route_call`]: the model for a shape's first call, what was measured afterwards), real
+//! (`route_call`: the model for a shape's first call, what was measured afterwards), real
 //! GEMM and GEMMT of every type on the devices (host operands when routed there; device
 //! operands always, where they live), and the fall back to the host when a device fails.
 //!

@@ -1,5 +1,5 @@
 //! Every routine of the reference BLAS, each defined once: its argument list in Fortran order
-//! with each argument's kind (see [`crate::abi`]), the arguments the reference checks, and the
+//! with each argument's kind (see `abi.rs`), the arguments the reference checks, and the
 //! device hook where it has one. The macros generate the generic implementation and the
 //! `xxxx_` / `xxxx_64_` entries of every precision. The CBLAS layer calls the same
 //! implementations.

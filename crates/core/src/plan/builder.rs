@@ -34,7 +34,7 @@ pub(super) enum TileLoc {
     Slot(u32),
 }
 
-/// Input to [`build`].
+/// Input to the planner ([`crate::plan::build`]).
 pub struct PlanRequest<'a> {
     pub problem: GemmProblem,
     pub grid: crate::tiling::TileGrid,

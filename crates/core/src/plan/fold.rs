@@ -17,7 +17,7 @@ pub const DEFAULT_BYTES_PER_SEC: f64 = 20e9;
 
 /// What one fold costs beyond its bytes (the host queue's wait for the product's copy, the
 /// threads' hand-off). 50 us fitted sub-millisecond calls of the seeded sets while a small
-/// tile's fold ran on a few threads ([`task_cols`]). With the tile shared out, six calls on
+/// tile's fold ran on a few threads (`task_cols`). With the tile shared out, six calls on
 /// H200 that folded every 512 or 768 tile were priced 7-26% slow at 50 us (five of them; the
 /// sixth 18% fast), and five of the six within 7% at 25 us.
 pub const TASK_S: f64 = 25e-6;

@@ -1,5 +1,5 @@
 //! The reference GEMM check: entries of C recomputed by a plain dot product accumulated in f64
-//! (complex<f64> for every dtype: a real one has no imaginary part), slow and obviously right,
+//! (`complex<f64>` for every dtype: a real one has no imaginary part), slow and obviously right,
 //! compared with the error bound of [`gemm_error_bound`]. `Trans::C` conjugates complex
 //! elements. Tests and `hetblas gemm --check` use it.
 

@@ -1,5 +1,5 @@
 //! The reference check of the symmetric/Hermitian routines: every entry of C recomputed by a
-//! plain sum accumulated in complex<f64> (any dtype), compared with the GEMM error bound over the
+//! plain sum accumulated in `complex<f64>` (any dtype), compared with the GEMM error bound over the
 //! referenced part of C; the part the routine must not write is compared bit for bit with C
 //! before the call, and a Hermitian rank update's diagonal must be exactly real (except in the
 //! reference's quick return, alpha = 0 or k = 0 with beta = 1, which leaves all of C as it was).

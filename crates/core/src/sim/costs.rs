@@ -1,7 +1,7 @@
 //! The machine side of a replay, whatever the plan: the engines tasks occupy (a device's
 //! compute engine, a link's DMA engine, the host fold) and how much slower each runs while
-//! others are busy (the slowdowns calibration measures). A plan's lowering ([`super::gemm`],
-//! [`super::tri`]) prices its own tasks on these engines.
+//! others are busy (the slowdowns calibration measures). A plan's lowering
+//! ([`fn@super::lower`]) prices its tasks on these engines.
 
 use crate::error::{Error, Result};
 use crate::link::LinkKind;

@@ -1,5 +1,5 @@
 //! The discrete-event replay, over the abstract task list every plan lowers to
-//! ([`super::lower`]): per task its engine, its seconds alone, its predecessors, its queue and
+//! ([`fn@super::lower`]): per task its engine, its seconds alone, its predecessors, its queue and
 //! how the trace shows it.
 //!
 //! Every queue is in order, as a stream is: a task starts once the task before it on its
@@ -114,7 +114,7 @@ struct Running {
 /// Replays the plan in virtual time.
 ///
 /// # Errors
-/// What [`super::lower`] reports (a profile that lacks what the plan uses), and `Internal`
+/// What [`fn@super::lower`] reports (a profile that lacks what the plan uses), and `Internal`
 /// for a plan whose dependencies can never be met.
 pub fn simulate(req: &SimRequest<'_>) -> Result<Simulation> {
     let list = super::lower(req.plan, req.profile, req.devices)?;

@@ -5,7 +5,7 @@
 //! ([`synthetic`]), and predicts the timeline: makespan, each device's busy share and a trace
 //! in the executor's format, so the real and predicted timelines open side by side
 //! ([`crate::trace::chrome_json_rows`]). Every routine's [`crate::plan::Plan`] replays, its
-//! dependencies across queues and devices included: [`lower`] prices each task. [`costs`]
+//! dependencies across queues and devices included: [`mod@lower`] prices each task. [`costs`]
 //! says which engine each task occupies and what slows what; [`engine`]
 //! is the discrete-event replay; [`machine`] plans for a machine known only by its profile
 //! (what `hetblas simulate` does for 4 or 8 GPUs with none present).

@@ -496,7 +496,7 @@ pub fn pipeline_model(
 /// fold threads' slowest wake (only the best is checked: where it loses there, C is sent,
 /// even if a fold a little slower at the priced wake would have survived the slow one; the
 /// rule is meant to be conservative). Every folding blocking also weighs an unfolded tail
-/// ([`fold_tails`], or `fold.tail`); a tail must win by the same margin over folding every
+/// (`fold_tails`, or `fold.tail`); a tail must win by the same margin over folding every
 /// tile.
 pub fn choose(
     model: &PipelineModel,
@@ -889,7 +889,7 @@ fn calibrated_to(
 /// in host memory and a profile describes it: the accelerator alone priced by the pipeline
 /// model's plan for it alone, beside the CPU by the plan of several devices
 /// ([`pipeline_calibrated_shared`]), both under `hints`, with the fixed cost capped as
-/// [`calibrated_to`] says. `None` otherwise: nodes of several accelerators keep one pricing for
+/// `calibrated_to` says. `None` otherwise: nodes of several accelerators keep one pricing for
 /// every subset (their subsets are all planned alike).
 pub fn subset_rates(
     p: &GemmProblem,

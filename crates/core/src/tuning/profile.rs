@@ -337,7 +337,7 @@ pub struct MachineProfile {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tri_efficiency: Vec<(String, f64)>,
     /// Per device label and factorization op: the share of its GEMM rate (at the op's tile)
-    /// that the op reaches, where measured ([`crate::calibrate::panel`]); absent ones are
+    /// that the op reaches, where measured ([`crate::calibrate::measure_panels`]); absent ones are
     /// taken at [`crate::model::panel_efficiency`]'s defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub panel_efficiency: Vec<(String, crate::factor_kernel::FactorOp, f64)>,
