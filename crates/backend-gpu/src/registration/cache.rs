@@ -889,6 +889,9 @@ mod tests {
         calls.set(0);
         assert!(c.retry_after_unmapped(alloc, |_| false).is_err());
         assert_eq!(calls.get(), 1);
+        let _alone = prefault::TEST_MAPPINGS
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         // SAFETY: unmaps the mapping, which nothing else refers to.
         assert_eq!(unsafe { libc::munmap(buf as *mut libc::c_void, len) }, 0);
         calls.set(0);
@@ -906,6 +909,9 @@ mod tests {
         assert!(c.ensure(freed, len, HostAccess::Read).unwrap());
         assert!(c.ensure(kept, len, HostAccess::Read).unwrap());
         assert!(is_mapped(freed, len as u64));
+        let _alone = prefault::TEST_MAPPINGS
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
         // SAFETY: unmaps the first mapping, which nothing else refers to.
         assert_eq!(unsafe { libc::munmap(freed as *mut libc::c_void, len) }, 0);
         assert!(!is_mapped(freed, len as u64));

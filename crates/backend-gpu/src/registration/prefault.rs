@@ -309,10 +309,18 @@ fn populate_one(_start: u64, _end: u64, _access: HostAccess) -> bool {
     false
 }
 
+/// Held for writing by a test from its `munmap` until it is done looking at the freed range,
+/// so that no other test's [`test_mapping`] (each holds it for reading) is handed that range
+/// meanwhile: the kernel gives a freed range out again, and
+/// `registrations_of_freed_memory_are_released` once found its freed range mapped.
+#[cfg(all(test, unix))]
+pub(crate) static TEST_MAPPINGS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 /// A fresh anonymous private mapping of `len` bytes, no page touched, for tests (the caller
 /// unmaps it).
 #[cfg(all(test, unix))]
 pub(crate) fn test_mapping(len: usize) -> u64 {
+    let _shared = TEST_MAPPINGS.read().unwrap_or_else(|p| p.into_inner());
     // SAFETY: a new private anonymous mapping, which nothing else refers to.
     let p = unsafe {
         libc::mmap(
