@@ -195,16 +195,18 @@ pub fn choose(
     host_estimate: f64,
 ) -> Choice {
     let rec = rec.unwrap_or_default();
+    // The model's prediction for the devices, where it is a clear win over the host's `secs`.
+    let clear_win = |secs: f64| predicted_devices.filter(|&p| p <= CLEAR_WIN * secs);
     match (rec.devices, rec.host) {
         (None, None) => Choice::Verdict(verdict),
         (Some(first), Some(host)) if first >= host && rec.device_calls == 1 => {
-            match predicted_devices {
-                Some(predicted) if predicted <= CLEAR_WIN * host => Choice::RetryDevices {
+            match clear_win(host) {
+                Some(predicted) => Choice::RetryDevices {
                     first,
                     predicted,
                     host,
                 },
-                _ => Choice::Faster {
+                None => Choice::Faster {
                     devices: first,
                     host,
                 },
@@ -215,13 +217,13 @@ pub fn choose(
             devices,
             host_estimate,
         },
-        (Some(first), None) if rec.device_calls == 1 => match predicted_devices {
-            Some(predicted) if predicted <= CLEAR_WIN * host_estimate => Choice::ConfirmDevices {
+        (Some(first), None) if rec.device_calls == 1 => match clear_win(host_estimate) {
+            Some(predicted) => Choice::ConfirmDevices {
                 first,
                 predicted,
                 host_estimate,
             },
-            _ => Choice::MeasureHost {
+            None => Choice::MeasureHost {
                 devices: first,
                 host_estimate,
             },
@@ -230,11 +232,9 @@ pub fn choose(
             devices,
             host_estimate,
         },
-        (None, Some(host)) => match predicted_devices {
-            Some(predicted) if predicted <= CLEAR_WIN * host => {
-                Choice::TryDevices { predicted, host }
-            }
-            _ => Choice::StayHost { host },
+        (None, Some(host)) => match clear_win(host) {
+            Some(predicted) => Choice::TryDevices { predicted, host },
+            None => Choice::StayHost { host },
         },
     }
 }

@@ -327,6 +327,8 @@ impl PipelineModel {
         } else {
             0.0
         };
+        // The first C tile is back in host memory: its group's tiles, all of K, its write-back.
+        let first_back = t0 + stall + kt as f64 * t_gemm + t_wb;
         let fold_path = match fold {
             Some(bw) => {
                 let folds = (mt * nt - unfolded) as f64;
@@ -335,12 +337,7 @@ impl PipelineModel {
                 // (on H200, 8192^3 DGEMM in 4096x1024x4096/g4 tiles folded its first tile at
                 // 10 ms, after every A tile had crossed). It also wakes the fold threads.
                 let wake = if folds > 0.0 { self.fold_wake_s } else { 0.0 };
-                t0 + stall
-                    + kt as f64 * t_gemm
-                    + t_wb
-                    + c_bytes / bw
-                    + folds * crate::fold::TASK_S
-                    + wake
+                first_back + c_bytes / bw + folds * crate::fold::TASK_S + wake
             }
             None => 0.0,
         };
@@ -348,9 +345,7 @@ impl PipelineModel {
         // last one after the last write-back.
         let (copy_path, last_copy) = match staged {
             Some(s) => (
-                t0 + stall
-                    + kt as f64 * t_gemm
-                    + t_wb
+                first_back
                     + (mt * nt) as f64 * s.per_copy_s.max(0.0)
                     + (o.m * o.n * e) as f64 / s.bytes_per_sec,
                 s.copy_seconds(tm.min(o.m) * tn.min(o.n) * e),

@@ -826,11 +826,15 @@ impl DevicePool {
     /// Whether every accelerator would stage its copies into `c` (a fresh host output, whole
     /// columns: the population of its pages runs beside the call only then).
     fn stages_c(&self, c: &RawTile) -> bool {
-        let mut accelerators = self.devices.iter().filter(|d| !d.space().is_host());
+        let mut accelerators = self
+            .devices
+            .iter()
+            .filter(|d| !d.space().is_host())
+            .peekable();
         c.space.is_host()
             && c.is_contiguous()
             && !c.is_empty()
-            && accelerators.clone().next().is_some()
+            && accelerators.peek().is_some()
             && accelerators.all(|d| d.stages_host_output(c.addr, c.extent_bytes()))
     }
 

@@ -47,20 +47,28 @@ pub(super) fn measure(m: &Machine<'_>, links: &mut [LinkProfile]) -> Result<()> 
         if bytes as u64 > m.limit_of(l.src()) {
             continue;
         }
-        let mut src = None;
+        // A fresh output: untouched pages of a new mapping.
+        let fresh_output = || vec![0.0f64; ORDER * ORDER];
+        let staged = |fresh: &mut [f64]| dev.stages_host_output(fresh.as_mut_ptr() as u64, bytes);
+        if !staged(&mut fresh_output()) {
+            continue;
+        }
+        let src = m.alloc_in(l.src(), bytes)?;
         let mut seconds = [0.0; 2];
         for (slot, &side) in SIDES.iter().enumerate() {
             let mut runs = Vec::with_capacity(REPEATS);
             for _ in 0..REPEATS {
-                let mut fresh = vec![0.0f64; ORDER * ORDER];
-                if !dev.stages_host_output(fresh.as_mut_ptr() as u64, bytes) {
+                let mut fresh = fresh_output();
+                if !staged(&mut fresh) {
                     break;
                 }
-                if src.is_none() {
-                    src = Some(m.alloc_in(l.src(), bytes)?);
-                }
-                let src = src.as_deref().expect("allocated above");
-                runs.push(write_back(l.as_ref(), dev.as_ref(), src, &mut fresh, side)?);
+                runs.push(write_back(
+                    l.as_ref(),
+                    dev.as_ref(),
+                    src.as_ref(),
+                    &mut fresh,
+                    side,
+                )?);
             }
             if runs.len() < REPEATS {
                 break;
@@ -129,7 +137,9 @@ fn fit(seconds: [f64; 2], dma: &LinkModel) -> Option<StagedOut> {
     let after = [0, 1].map(|i| seconds[i] - dma.time(SIDES[i] * SIDES[i] * 8));
     let per_copy_s = ((after[0] - after[1]) / (tiles[0] - tiles[1]) as f64).max(0.0);
     let bytes_s = after[1] - tiles[1] as f64 * per_copy_s;
-    (bytes_s > 0.0).then_some(())?;
+    if bytes_s <= 0.0 {
+        return None;
+    }
     StagedOut {
         bytes_per_sec: (ORDER * ORDER * 8) as f64 / bytes_s,
         per_copy_s,
