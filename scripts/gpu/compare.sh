@@ -109,6 +109,9 @@
 #                        alone, both directions at once and under DGEMM (and both under DGEMM
 #                        beside host folds, issue 57), against the same
 #                        tile copied again and again (crates/bench/cuda/linkprobe.cu)
+#     --copyout          instead of the harness: the staged write-backs of a fresh output (issue
+#                        53), per way of running the copy-out threads and state of the output
+#                        (crates/bench/cuda/copyout.cu; C of 4096^2 and 8192^2 f64)
 #     --sweep            instead of the harness: each problem (default 8192^3) under every
 #                        combination of --blockings and --env settings, hetblas only, one process
 #                        each, the whole set repeated --rounds times in turn (machine drift
@@ -140,7 +143,7 @@ ARGS=("$@") COUNTS=""
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES="" PANELS=""
-SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 MEMPROBE=0 LINKPROBE=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 MEMPROBE=0 LINKPROBE=0 COPYOUT=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -175,6 +178,7 @@ while (($#)); do
         --hostmem) HOSTMEM=1; shift ;;
         --memprobe) MEMPROBE=1; shift ;;
         --linkprobe) LINKPROBE=1; shift ;;
+        --copyout) COPYOUT=1; shift ;;
         --blockings) BLOCKINGS=$2; shift 2 ;;
         --env) SWEEP_ENVS+=("$2"); shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
@@ -511,6 +515,14 @@ linkprobe() {
     ((DRY_RUN)) || grep -h "^host\\|^folds\\|^|" "$OUT/linkprobe.log" >>"$OUT/summary.md"
 }
 
+# The copy-outs of a fresh output's staged write-backs (see --copyout).
+copyout() {
+    local exe=$OUT/copyout
+    run nvcc -O2 -std=c++17 -o "$exe" "$ROOT/crates/bench/cuda/copyout.cu" -lpthread || return
+    run --log "$OUT/copyout.log" "$exe" 4096 8192
+    ((DRY_RUN)) || grep -h "^copy\\|^|" "$OUT/copyout.log" >>"$OUT/summary.md"
+}
+
 # Configurations side by side (see --sweep).
 # env_combos: every combination of the --env settings, one line each ("" without any).
 env_combos() {
@@ -675,6 +687,10 @@ if ((MEMPROBE)); then
 fi
 if ((LINKPROBE)); then
     linkprobe
+    finish
+fi
+if ((COPYOUT)); then
+    copyout
     finish
 fi
 if ((CONCURRENT)); then
