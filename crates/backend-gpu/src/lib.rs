@@ -35,6 +35,7 @@
 //! Per GPU: two compute streams with a BLAS handle each, one host->device and one
 //! device->host stream (both DMA engines busy at once), and one stream per peer link.
 
+mod copy_out;
 pub mod current;
 pub mod device;
 pub mod discovery;

@@ -4,19 +4,19 @@
 //!
 //! Host memory that is not registered goes through a ring of pinned staging buffers:
 //! host->device packs the tile into a staging buffer on the issuing thread, then DMA;
-//! device->host DMAs into a staging buffer on the link's stream, and a host function copies it
-//! out on a second stream of the link (its copy-out stream), after the DMA: the next DMA does
-//! not wait behind the copy-out. The link's queue ([`OutQueue`]) records its events after both,
-//! so an event still says that the copies issued before it are in their destination.
+//! device->host DMAs into a staging buffer on the link's stream, and a thread of the link copies
+//! it out after the DMA ([`crate::copy_out`]): the next DMA does not wait behind the copy-out.
+//! The link's queue ([`OutQueue`]) records its events after both, so an event still says that
+//! the copies issued before it are in their destination.
 
+use crate::copy_out::{CopyOuts, StagedEvent};
 use crate::memory::PinnedBuffer;
 use crate::registration::PinCache;
 use crate::runtime::{Copy2D, GpuRuntime, HostJob};
-use crate::stream::{GpuEvent, GpuStream};
+use crate::stream::GpuStream;
 use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::link::check_copy;
 use hetblas_core::{Buffer, Error, Event, Link, LinkKind, MemorySpace, Queue, RawTile, Result};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// Staging buffers per link: enough for the copies of a few tiles to be in flight.
@@ -24,8 +24,9 @@ const STAGING_SLOTS: usize = 4;
 
 struct StagingSlot<A: GpuRuntime> {
     buf: Option<PinnedBuffer<A>>,
-    /// Recorded after the slot's last copy; the slot is reused once it completes.
-    done: Option<Arc<GpuEvent<A>>>,
+    /// Recorded after the slot's last copy (its copy-out included); the slot is reused once it
+    /// completes.
+    done: Option<Arc<dyn Event>>,
 }
 
 struct Staging<A: GpuRuntime> {
@@ -49,18 +50,15 @@ impl<A: GpuRuntime> End<A> {
 }
 
 /// The queue of a device->host link. Copies run on `stream`; the copy-outs of staged copies run
-/// on `out` (made on the first one), each after its DMA. Without it a copy-out held the stream:
-/// NumPy's `a @ b` at 16384 (a fresh C, staged) spent 6 ms per 128 MiB tile on the link's
-/// stream against 2.6 ms registered, and the last tiles' write-backs ended the call 20 ms
-/// after the last product. Events recorded while copy-outs may be pending are recorded on `out`
-/// after it has waited for `stream`: they complete when every copy before them, copy-outs
-/// included, is done, as the executor expects of a write-back's event.
+/// on a thread of the link ([`CopyOuts`], started by the first), each after its DMA, so the
+/// next DMA does not wait behind a copy-out (NumPy's `a @ b` at 16384, a fresh C staged, spent
+/// 6 ms per 128 MiB tile on the link's stream against 2.6 ms registered when the copy-out held
+/// the stream). Events recorded while copy-outs are pending are [`StagedEvent`]s: complete when
+/// every copy before them, copy-outs included, is done, as the executor expects of a
+/// write-back's event.
 pub struct OutQueue<A: GpuRuntime> {
     stream: Arc<GpuStream<A>>,
-    out: OnceLock<Arc<GpuStream<A>>>,
-    /// Staged copies issued, and how many of them a [`Queue::synchronize`] has seen done.
-    issued: AtomicU64,
-    synced: AtomicU64,
+    outs: OnceLock<Arc<CopyOuts>>,
 }
 
 impl<A: GpuRuntime> std::fmt::Debug for OutQueue<A> {
@@ -71,47 +69,53 @@ impl<A: GpuRuntime> std::fmt::Debug for OutQueue<A> {
     }
 }
 
+impl<A: GpuRuntime> Drop for OutQueue<A> {
+    fn drop(&mut self) {
+        if let Some(outs) = self.outs.get() {
+            outs.stop();
+        }
+    }
+}
+
 impl<A: GpuRuntime> OutQueue<A> {
     fn new(stream: Arc<GpuStream<A>>) -> Arc<Self> {
         Arc::new(OutQueue {
             stream,
-            out: OnceLock::new(),
-            issued: AtomicU64::new(0),
-            synced: AtomicU64::new(0),
+            outs: OnceLock::new(),
         })
     }
 
-    /// The copy-out stream, made on first use.
-    fn out(&self) -> Result<&Arc<GpuStream<A>>> {
-        if let Some(o) = self.out.get() {
+    /// The copy-out thread, started on first use.
+    fn outs(&self) -> Result<&Arc<CopyOuts>> {
+        if let Some(o) = self.outs.get() {
             return Ok(o);
         }
-        let made = GpuStream::new(
-            self.stream.context(),
-            format!("{}-out", self.stream.name()),
-            false,
-        )?;
-        Ok(self.out.get_or_init(|| made))
+        let started = CopyOuts::start(format!("hetblas-{}-out", self.stream.name()))?;
+        Ok(self.outs.get_or_init(|| started))
     }
 
-    /// Makes `out` wait for everything issued on `stream` so far.
-    fn out_after_stream(&self, out: &GpuStream<A>) -> Result<()> {
-        let ev = self.stream.record_typed(false)?;
-        A::bind(out.context())?;
-        // SAFETY: a live stream and event of the same device.
-        unsafe { A::stream_wait_event(out.raw(), ev.raw()) }
+    /// Queues `job` after everything issued on the stream so far (a staged copy's DMA); returns
+    /// the event of both.
+    fn copy_out_after_stream(&self, job: HostJob) -> Result<Arc<dyn Event>> {
+        let outs = self.outs()?;
+        let dma = self.stream.record_typed(false)?;
+        let n = outs.push(dma.clone(), job);
+        Ok(Arc::new(StagedEvent::new(dma, n, outs.clone())))
     }
 
     /// An event after everything issued so far, copy-outs included.
     fn record_after_all(&self, timed: bool) -> Result<Arc<dyn Event>> {
-        match self.out.get() {
-            Some(out)
-                if self.issued.load(Ordering::Acquire) > self.synced.load(Ordering::Acquire) =>
-            {
-                self.out_after_stream(out)?;
-                Ok(out.record_typed(timed)?)
+        let dma = self.stream.record_typed(timed)?;
+        match self.outs.get() {
+            Some(outs) => {
+                let n = outs.last();
+                if outs.is_done(n)? {
+                    Ok(dma)
+                } else {
+                    Ok(Arc::new(StagedEvent::new(dma, n, outs.clone())))
+                }
             }
-            _ => Ok(self.stream.record_typed(timed)?),
+            None => Ok(dma),
         }
     }
 }
@@ -134,13 +138,12 @@ impl<A: GpuRuntime> Queue for OutQueue<A> {
         self.stream.wait(event)
     }
     fn synchronize(&self) -> Result<()> {
-        let issued = self.issued.load(Ordering::Acquire);
+        let outs = self.outs.get().map(|o| (o, o.last()));
         self.stream.synchronize()?;
-        if let Some(out) = self.out.get() {
-            out.synchronize()?;
+        match outs {
+            Some((o, n)) => o.drain(n),
+            None => Ok(()),
         }
-        self.synced.fetch_max(issued, Ordering::AcqRel);
-        Ok(())
     }
 }
 
@@ -152,7 +155,7 @@ pub struct GpuLink<A: GpuRuntime> {
     name: String,
     stream: Arc<GpuStream<A>>,
     queue: Arc<dyn Queue>,
-    /// Device->host links: the same queue, typed (its copy-out stream).
+    /// Device->host links: the same queue, typed (its copy-out thread).
     out: Option<Arc<OutQueue<A>>>,
     pins: Arc<PinCache<A>>,
     staging: Mutex<Staging<A>>,
@@ -404,7 +407,7 @@ impl<A: GpuRuntime> GpuLink<A> {
         // not in use (its previous copy finished).
         unsafe { host_copy_2d_parallel(src, &packed) };
         self.copy_2d(&packed, dst)?;
-        st.slots[i].done = Some(self.stream.record_typed(false)?);
+        st.slots[i].done = Some(self.stream.record_typed(false)? as Arc<dyn Event>);
         Ok(())
     }
 
@@ -427,15 +430,10 @@ impl<A: GpuRuntime> GpuLink<A> {
         let Some(q) = &self.out else {
             // SAFETY: a live stream; the job calls no runtime API and touches only the above.
             unsafe { A::launch_host_fn(self.stream.raw(), job) }?;
-            st.slots[i].done = Some(self.stream.record_typed(false)?);
+            st.slots[i].done = Some(self.stream.record_typed(false)? as Arc<dyn Event>);
             return Ok(());
         };
-        let out = q.out()?;
-        q.issued.fetch_add(1, Ordering::AcqRel);
-        q.out_after_stream(out)?;
-        // SAFETY: a live stream; the job calls no runtime API and touches only the above.
-        unsafe { A::launch_host_fn(out.raw(), job) }?;
-        st.slots[i].done = Some(out.record_typed(false)?);
+        st.slots[i].done = Some(q.copy_out_after_stream(job)?);
         Ok(())
     }
 }

@@ -96,9 +96,14 @@ unsafe impl<A: GpuRuntime> Sync for GpuEvent<A> {}
 
 impl<A: GpuRuntime> GpuEvent<A> {
     /// The event behind `event` when it is one of runtime `A`: the one place the GPU layer
-    /// recovers its own type from a core `Event`.
+    /// recovers its own type from a core `Event`. A staged write-back's event gives its DMA's
+    /// (what the device waits for).
     pub fn of(event: &dyn Event) -> Option<&GpuEvent<A>> {
-        event.as_any().downcast_ref::<GpuEvent<A>>()
+        let any = event.as_any();
+        any.downcast_ref::<GpuEvent<A>>().or_else(|| {
+            any.downcast_ref::<crate::copy_out::StagedEvent<A>>()
+                .map(|s| s.dma.as_ref())
+        })
     }
 
     pub fn raw(&self) -> A::Event {
