@@ -189,23 +189,28 @@ pub(crate) fn guard<R: Default>(name: &str, f: impl FnOnce() -> R) -> R {
 /// entries for each `symbol type` pair, LP64 and ILP64.
 ///
 /// `check(..)` names the arguments the reference checks (hetblas-refblas's `<name>_check`);
-/// `offload(hook)` names the [`crate::elem::Elem`] method that may take the call to a device.
+/// `offload(module::hook)` names the function (under `crate::`) that may take the call to a
+/// device: generic over the element type, with the routine's own argument list, returning a
+/// [`crate::route::Outcome`]. A type without a device path answers `Outcome::Host(None)` at
+/// the hook's top (complex GEMM: [`crate::offload::gemm`]).
 macro_rules! subroutine {
     (
         $name:ident [$($sym:ident $T:ty),+]
         $(bound($bound:path))?
         $(check($($chk:ident),*))?
         $(checkt($($chkt:ident),*))?
-        $(offload($hook:ident))?
+        $(offload($($hook:ident)::+))?
         ($($args:tt)*)
     ) => {
-        subroutine!(@fn $name [$($bound)?] [$(($($chk),*))?] [$(($($chkt),*))?] [$($hook)?]
-            ($($args)*) ($($args)*));
+        subroutine!(@fn $name [$($bound)?] [$(($($chk),*))?] [$(($($chkt),*))?]
+            [$($($hook)::+)?] ($($args)*) ($($args)*));
         subroutine!(@entries $name ($($args)*) [$($sym $T),+]);
     };
     // The device hook's outcome: returns from the routine when the devices computed it.
-    (@hook $T:ident [$hook:ident] $args:tt) => {
-        match hook_call!($T, $hook, $args) {
+    (@hook $T:ident [$($hook:ident)::+] ($($k:ident $a:ident),* $(,)?)) => {
+        // SAFETY: the arguments passed the reference checks; the caller upholds the array
+        // contract.
+        match unsafe { crate::$($hook)::+::<$T>($($a),*) } {
             crate::route::Outcome::Done => return Ok(()),
             crate::route::Outcome::Host(pending) => pending,
         }
@@ -226,7 +231,7 @@ macro_rules! subroutine {
     };
     (
         @fn $name:ident [$($bound:path)?] [$(($($chk:ident),*))?] [$(($($chkt:ident),*))?]
-        [$($hook:ident)?] $args:tt ($($k:ident $a:ident),* $(,)?)
+        [$($hook:tt)*] $args:tt ($($k:ident $a:ident),* $(,)?)
     ) => {
         paste::paste! {
             #[doc = concat!("The reference BLAS `", stringify!($name), "`, checked, then on the \
@@ -251,7 +256,7 @@ macro_rules! subroutine {
                 // A call the device path considered and left to the host: its host time is
                 // measured for the routing ([`crate::measured`]).
                 let pending: Option<crate::measured::Pending> =
-                    subroutine!(@hook T [$($hook)?] $args);
+                    subroutine!(@hook T [$($hook)*] $args);
                 let started = pending.as_ref().map(|_| std::time::Instant::now());
                 if call_host!(T, crate::symbols::Sym::[<$name:upper>], (); $($k $a),*).is_none() {
                     // SAFETY: checked above; the caller upholds the array contract.
@@ -263,15 +268,6 @@ macro_rules! subroutine {
                 Ok(())
             }
         }
-    };
-}
-
-/// Calls a device hook with a routine's arguments.
-macro_rules! hook_call {
-    ($T:ident, $hook:ident, ($($k:ident $a:ident),* $(,)?)) => {
-        // SAFETY: the arguments passed the reference checks; the caller upholds the array
-        // contract.
-        unsafe { $T::$hook($($a),*) }
     };
 }
 

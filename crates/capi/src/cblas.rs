@@ -88,7 +88,7 @@ unsafe fn conj_in_place<T: Elem>(n: i64, x: *mut T, inc: i64) {
         // SAFETY: within the caller's vector.
         unsafe {
             let p = x.add(i * step);
-            *p = (*p).conj();
+            *p = Scalar::conj(*p);
         }
     }
 }
@@ -104,7 +104,7 @@ unsafe fn conj_copy<T: Elem>(n: i64, x: *const T, inc: i64) -> Vec<T> {
     let len = (n as usize - 1) * inc.unsigned_abs() as usize + 1;
     // SAFETY: the caller's vector spans `len` elements.
     let s = unsafe { std::slice::from_raw_parts(x, len) };
-    s.iter().map(|v| v.conj()).collect()
+    s.iter().map(|&v| Scalar::conj(v)).collect()
 }
 
 // ---- Level 2 ---------------------------------------------------------------------------------
@@ -157,10 +157,10 @@ unsafe fn gxmv<T: Elem>(
             m,
             ku,
             kl,
-            alpha.conj(),
+            Scalar::conj(alpha),
             xc.as_ptr(),
             incx,
-            beta.conj(),
+            Scalar::conj(beta),
         );
         // SAFETY: as above.
         unsafe { conj_in_place(ylen, y, incy) };
@@ -248,7 +248,7 @@ macro_rules! hxmv {
                 unsafe {
                     let xc = conj_copy(n, x, incx);
                     conj_in_place(n, y, incy);
-                    let r = f::$fname(ul, n, $($pre,)* alpha.conj(), a, $($ck,)* xc.as_ptr(), incx, beta.conj(), y, incy);
+                    let r = f::$fname(ul, n, $($pre,)* Scalar::conj(alpha), a, $($ck,)* xc.as_ptr(), incx, Scalar::conj(beta), y, incy);
                     conj_in_place(n, y, incy);
                     return fr(r, true);
                 }
@@ -734,7 +734,7 @@ pub unsafe fn her2k<T: Elem>(
     let row = order(o)?;
     let ul = need(uplo(u, row), 2, row)?;
     let tr = need(rank_k_trans::<T>(t, row, true), 3, row)?;
-    let alpha = if row { alpha.conj() } else { alpha };
+    let alpha = if row { Scalar::conj(alpha) } else { alpha };
     // SAFETY: the BLAS contract, checked by the Fortran level.
     fr(
         // SAFETY: the BLAS contract, checked by the Fortran level.
