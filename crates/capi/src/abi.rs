@@ -185,6 +185,39 @@ pub(crate) fn guard<R: Default>(name: &str, f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// The routine table (`routines.rs`): each line is a [`subroutine!`] or a [`function!`], and
+/// the table as a whole gives the host symbols ([`crate::symbols`]): routine `x`'s row is
+/// `Sym::X`, its names for type `T` are those its line lists with `T`, in order (the first
+/// the host library has is taken: GEMMT's `dgemmtr`, then `dgemmt`). One table, so a routine
+/// is named once; the host's address table is indexed by `Sym` and the type, as before.
+macro_rules! routines {
+    ($($kind:ident ! ($($line:tt)*);)*) => {
+        $($kind!($($line)*);)*
+        routines!(@symbols $(($($line)*))*);
+    };
+    (@symbols $(($name:ident [$($sym:ident $T:ty),+] $($rest:tt)*))*) => {
+        paste::paste! {
+            /// A routine whose host symbol hetblas may call: one per line of the table.
+            #[allow(clippy::upper_case_acronyms)] // reason: named as the BLAS routines are
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            #[repr(usize)]
+            pub enum Sym { $([<$name:upper>]),* }
+        }
+
+        /// Each routine's host names (without the trailing `_`), in [`Sym`] order, each with its
+        /// type's column ([`crate::elem::Elem::IDX`]).
+        pub static SYMBOLS: &[&[(usize, &str)]] = &[
+            $(&[$((<$T as crate::elem::Elem>::IDX, stringify!($sym))),+]),*
+        ];
+    };
+}
+
+/// A Level 1 function's line in the routine table: only its host symbols. Its implementation
+/// and entries are in `functions.rs` (a returned value, mixed types: not the subroutine form).
+macro_rules! function {
+    ($($line:tt)*) => {};
+}
+
 /// One BLAS subroutine: its generic implementation (in the calling module) and its Fortran
 /// entries for each `symbol type` pair, LP64 and ILP64.
 ///

@@ -6,9 +6,13 @@
 //!
 //! Routing table: a routine with a device path names its hook in `offload(..)`, a function
 //! generic over the element type with the routine's argument list (`offload::gemmt`).
+//!
+//! The table also gives the host symbols ([`Sym`], [`SYMBOLS`]): the names a line lists for a
+//! type, in order. The Level 1 functions (`functions.rs`) have `function!` lines for theirs.
 
 use hetblas_refblas::num_complex::{Complex32 as C32, Complex64 as C64};
 
+routines! {
 // ---- Level 1 subroutines ------------------------------------------------------------------
 subroutine!(axpy [saxpy f32, daxpy f64, caxpy C32, zaxpy C64]
     (i n, v alpha, p x, i incx, m y, i incy));
@@ -19,6 +23,14 @@ subroutine!(swap [sswap f32, dswap f64, cswap C32, zswap C64] (i n, m x, i incx,
 subroutine!(rot [srot f32, drot f64, csrot C32, zdrot C64]
     (i n, m x, i incx, m y, i incy, r c, r s));
 subroutine!(rotm [srotm f32, drotm f64] bound(hetblas_refblas::Real) (i n, m x, i incx, m y, i incy, p param));
+
+// ---- Level 1 functions (their host symbols) -----------------------------------------------------
+function!(dot [sdot f32, ddot f64]);
+function!(nrm2 [snrm2 f32, dnrm2 f64, scnrm2 C32, dznrm2 C64]);
+function!(asum [sasum f32, dasum f64, scasum C32, dzasum C64]);
+function!(iamax [isamax f32, idamax f64, icamax C32, izamax C64]);
+function!(rotg [srotg f32, drotg f64, crotg C32, zrotg C64]);
+function!(rotmg [srotmg f32, drotmg f64]);
 
 // ---- Level 2 ---------------------------------------------------------------------------------
 subroutine!(gemv [sgemv f32, dgemv f64, cgemv C32, zgemv C64]
@@ -110,3 +122,4 @@ subroutine!(trmm [strmm f32, dtrmm f64, ctrmm C32, ztrmm C64]
 subroutine!(trsm [strsm f32, dtrsm f64, ctrsm C32, ztrsm C64]
     check(side, uplo, transa, diag, m, n, lda, ldb)
     (c side, c uplo, c transa, c diag, i m, i n, v alpha, p a, i lda, m b, i ldb));
+}
