@@ -22,6 +22,7 @@ macro_rules! rty {
     (r, $T:ty) => { <$T as hetblas_refblas::Scalar>::Real };
     (p, $T:ty) => { *const $T };
     (m, $T:ty) => { *mut $T };
+    (q, $T:ty) => { *mut <$T as hetblas_refblas::Scalar>::Real };
 }
 
 /// The type of an argument in the Fortran ABI, with integer type `$I`.
@@ -92,6 +93,56 @@ macro_rules! harg {
     };
     (q, $x:ident, $I:ty) => {
         $x
+    };
+}
+
+/// The type of an argument in the CBLAS ABI, with integer type `$I` (`e`: an enumeration;
+/// `q`: a real array, `crotg`'s c).
+macro_rules! cty {
+    (e, $T:ty, $I:ty) => { std::ffi::c_int };
+    (i, $T:ty, $I:ty) => { $I };
+    (v, $T:ty, $I:ty) => { <$T as crate::elem::Elem>::CScalar };
+    (r, $T:ty, $I:ty) => { <$T as hetblas_refblas::Scalar>::Real };
+    (p, $T:ty, $I:ty) => { *const $T };
+    (m, $T:ty, $I:ty) => { *mut $T };
+    (q, $T:ty, $I:ty) => { *mut <$T as hetblas_refblas::Scalar>::Real };
+}
+
+/// A CBLAS argument read into its inside value (integers widened to i64; a complex scalar
+/// read through its pointer, so only inside `unsafe`).
+macro_rules! cval {
+    (e, $T:ty, $x:ident) => {
+        $x
+    };
+    (i, $T:ty, $x:ident) => {
+        $x as i64
+    };
+    (v, $T:ty, $x:ident) => {
+        <$T as crate::elem::Elem>::cscalar($x)
+    };
+    ($k:ident, $T:ty, $x:ident) => {
+        $x
+    };
+}
+
+/// The C prototypes of one CBLAS table line (`cblas!`, `cblas1!`), one per exported name, for
+/// the header test ([`crate::header`]): `[sym T, ..] (args) [return kind] [swaps] [doc lines]`.
+/// Per-line lists come as single token trees: a macro cannot repeat a line's arguments inside
+/// the repetition over its names.
+#[cfg(test)]
+macro_rules! c_decls {
+    ([$($sym:ident $T:ty),+] $args:tt $ret:tt $swaps:tt $doc:tt) => {
+        &[$(crate::header::Decl {
+            name: concat!("cblas_", stringify!($sym)),
+            ty: <$T as crate::elem::Elem>::IDX,
+            ret: stringify! $ret,
+            args: c_decls!(@args $args),
+            swaps: &$swaps,
+            doc: &$doc,
+        }),+]
+    };
+    (@args ($($k:ident $a:ident),* $(,)?)) => {
+        &[$((stringify!($k), stringify!($a))),*]
     };
 }
 
@@ -188,8 +239,8 @@ pub(crate) fn guard<R: Default>(name: &str, f: impl FnOnce() -> R) -> R {
 /// The routine table (`routines.rs`): each line is a [`subroutine!`] or a [`function!`], and
 /// the table as a whole gives the host symbols ([`crate::symbols`]): routine `x`'s row is
 /// `Sym::X`, its names for type `T` are those its line lists with `T`, in order (the first
-/// the host library has is taken: GEMMT's `dgemmtr`, then `dgemmt`). One table, so a routine
-/// is named once; the host's address table is indexed by `Sym` and the type, as before.
+/// the host library has is taken). One table, so a routine is named once; the host's address
+/// table is indexed by `Sym` and the type.
 macro_rules! routines {
     ($($kind:ident ! ($($line:tt)*);)*) => {
         $($kind!($($line)*);)*
