@@ -1,7 +1,7 @@
 //! The four BLAS element types as hetblas's C ABI sees them.
 //!
 //! The device hooks are not here: a routine's table line names its hook, a function generic
-//! over [`Elem`] (`offload(offload::gemmt)` in `routines.rs`), so a new routine adds nothing
+//! over [`Elem`] (`offload(offload::gemm)` in `routines.rs`), so a new routine adds nothing
 //! to this file. `Elem` is both scalar traits (hetblas-refblas's, for the host and pure-Rust
 //! paths, and hetblas's, for the Runtime), so one generic hook serves every type; a method
 //! both define (`conj`, `to_c64`) is then named with its trait where `T: Elem`.

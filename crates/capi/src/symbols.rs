@@ -1,7 +1,7 @@
 //! The host symbols hetblas forwards to: a row per routine of the table in `routines.rs`
 //! ([`Sym`], generated from its lines by `routines!`), a column per precision (S, D, C, Z). A
-//! routine known under several names lists them all on its line; the first a library has is
-//! taken (GEMMT: reference BLAS 3.12's `dgemmtr`, OpenBLAS's and MKL's `dgemmt`).
+//! routine known under several names (reference BLAS 3.12's and OpenBLAS's) lists them all on
+//! its line; the first a library has is taken.
 
 pub use crate::routines::{Sym, SYMBOLS};
 
