@@ -7,7 +7,8 @@
  * Integers: by default `int` (LP64, the unsuffixed symbols). Define HETBLAS_ILP64 before
  * including this header to use 64-bit integers: the names then resolve to the ILP64 symbols
  * (`cblas_dgemm64_`, OpenBLAS's suffix convention), which the same library exports.
- * This file is generated from crates/capi/src/cblas.rs and cblas1.rs (see the README). */
+ * Generated from the CBLAS tables of crates/capi/src/cblas.rs and cblas1.rs; do not edit.
+ * Regenerate: HETBLAS_BLESS=1 cargo test -p hetblas-capi --lib header */
 #ifndef HETBLAS_H
 #define HETBLAS_H
 
@@ -41,54 +42,54 @@ void cblas_xerbla(int info, const char *rout, const char *form, ...);
 
 /* Level 1 */
 void HETBLAS_NAME(cblas_saxpy)(HETBLAS_INT n, float alpha, const float *x, HETBLAS_INT incx, float *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_sscal)(HETBLAS_INT n, float alpha, float *x, HETBLAS_INT incx);
-void HETBLAS_NAME(cblas_scopy)(HETBLAS_INT n, const float *x, HETBLAS_INT incx, float *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_sswap)(HETBLAS_INT n, float *x, HETBLAS_INT incx, float *y, HETBLAS_INT incy);
-float HETBLAS_NAME(cblas_snrm2)(HETBLAS_INT n, const float *x, HETBLAS_INT incx);
-float HETBLAS_NAME(cblas_sasum)(HETBLAS_INT n, const float *x, HETBLAS_INT incx);
-size_t HETBLAS_NAME(cblas_isamax)(HETBLAS_INT n, const float *x, HETBLAS_INT incx);
-float HETBLAS_NAME(cblas_sdot)(HETBLAS_INT n, const float *x, HETBLAS_INT incx, const float *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_srot)(HETBLAS_INT n, float *x, HETBLAS_INT incx, float *y, HETBLAS_INT incy, float c, float s);
-void HETBLAS_NAME(cblas_srotm)(HETBLAS_INT n, float *x, HETBLAS_INT incx, float *y, HETBLAS_INT incy, const float *param);
-void HETBLAS_NAME(cblas_srotg)(float *a, float *b, float *c, float *s);
-void HETBLAS_NAME(cblas_srotmg)(float *d1, float *d2, float *x1, float y1, float *param);
 void HETBLAS_NAME(cblas_daxpy)(HETBLAS_INT n, double alpha, const double *x, HETBLAS_INT incx, double *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_dscal)(HETBLAS_INT n, double alpha, double *x, HETBLAS_INT incx);
-void HETBLAS_NAME(cblas_dcopy)(HETBLAS_INT n, const double *x, HETBLAS_INT incx, double *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_dswap)(HETBLAS_INT n, double *x, HETBLAS_INT incx, double *y, HETBLAS_INT incy);
-double HETBLAS_NAME(cblas_dnrm2)(HETBLAS_INT n, const double *x, HETBLAS_INT incx);
-double HETBLAS_NAME(cblas_dasum)(HETBLAS_INT n, const double *x, HETBLAS_INT incx);
-size_t HETBLAS_NAME(cblas_idamax)(HETBLAS_INT n, const double *x, HETBLAS_INT incx);
-double HETBLAS_NAME(cblas_ddot)(HETBLAS_INT n, const double *x, HETBLAS_INT incx, const double *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_drot)(HETBLAS_INT n, double *x, HETBLAS_INT incx, double *y, HETBLAS_INT incy, double c, double s);
-void HETBLAS_NAME(cblas_drotm)(HETBLAS_INT n, double *x, HETBLAS_INT incx, double *y, HETBLAS_INT incy, const double *param);
-void HETBLAS_NAME(cblas_drotg)(double *a, double *b, double *c, double *s);
-void HETBLAS_NAME(cblas_drotmg)(double *d1, double *d2, double *x1, double y1, double *param);
 void HETBLAS_NAME(cblas_caxpy)(HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_cscal)(HETBLAS_INT n, const void *alpha, void *x, HETBLAS_INT incx);
-void HETBLAS_NAME(cblas_ccopy)(HETBLAS_INT n, const void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_cswap)(HETBLAS_INT n, void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy);
-float HETBLAS_NAME(cblas_scnrm2)(HETBLAS_INT n, const void *x, HETBLAS_INT incx);
-float HETBLAS_NAME(cblas_scasum)(HETBLAS_INT n, const void *x, HETBLAS_INT incx);
-size_t HETBLAS_NAME(cblas_icamax)(HETBLAS_INT n, const void *x, HETBLAS_INT incx);
-void HETBLAS_NAME(cblas_cdotu_sub)(HETBLAS_INT n, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *dotu);
-void HETBLAS_NAME(cblas_cdotc_sub)(HETBLAS_INT n, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *dotc);
-void HETBLAS_NAME(cblas_csscal)(HETBLAS_INT n, float alpha, void *x, HETBLAS_INT incx);
-void HETBLAS_NAME(cblas_csrot)(HETBLAS_INT n, void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy, float c, float s);
-void HETBLAS_NAME(cblas_crotg)(void *a, const void *b, float *c, void *s);
-float HETBLAS_NAME(cblas_scabs1)(const void *z);
 void HETBLAS_NAME(cblas_zaxpy)(HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_sscal)(HETBLAS_INT n, float alpha, float *x, HETBLAS_INT incx);
+void HETBLAS_NAME(cblas_dscal)(HETBLAS_INT n, double alpha, double *x, HETBLAS_INT incx);
+void HETBLAS_NAME(cblas_cscal)(HETBLAS_INT n, const void *alpha, void *x, HETBLAS_INT incx);
 void HETBLAS_NAME(cblas_zscal)(HETBLAS_INT n, const void *alpha, void *x, HETBLAS_INT incx);
+void HETBLAS_NAME(cblas_scopy)(HETBLAS_INT n, const float *x, HETBLAS_INT incx, float *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_dcopy)(HETBLAS_INT n, const double *x, HETBLAS_INT incx, double *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_ccopy)(HETBLAS_INT n, const void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_zcopy)(HETBLAS_INT n, const void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_sswap)(HETBLAS_INT n, float *x, HETBLAS_INT incx, float *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_dswap)(HETBLAS_INT n, double *x, HETBLAS_INT incx, double *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_cswap)(HETBLAS_INT n, void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_zswap)(HETBLAS_INT n, void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy);
+float HETBLAS_NAME(cblas_snrm2)(HETBLAS_INT n, const float *x, HETBLAS_INT incx);
+double HETBLAS_NAME(cblas_dnrm2)(HETBLAS_INT n, const double *x, HETBLAS_INT incx);
+float HETBLAS_NAME(cblas_scnrm2)(HETBLAS_INT n, const void *x, HETBLAS_INT incx);
 double HETBLAS_NAME(cblas_dznrm2)(HETBLAS_INT n, const void *x, HETBLAS_INT incx);
+float HETBLAS_NAME(cblas_sasum)(HETBLAS_INT n, const float *x, HETBLAS_INT incx);
+double HETBLAS_NAME(cblas_dasum)(HETBLAS_INT n, const double *x, HETBLAS_INT incx);
+float HETBLAS_NAME(cblas_scasum)(HETBLAS_INT n, const void *x, HETBLAS_INT incx);
 double HETBLAS_NAME(cblas_dzasum)(HETBLAS_INT n, const void *x, HETBLAS_INT incx);
+size_t HETBLAS_NAME(cblas_isamax)(HETBLAS_INT n, const float *x, HETBLAS_INT incx);
+size_t HETBLAS_NAME(cblas_idamax)(HETBLAS_INT n, const double *x, HETBLAS_INT incx);
+size_t HETBLAS_NAME(cblas_icamax)(HETBLAS_INT n, const void *x, HETBLAS_INT incx);
 size_t HETBLAS_NAME(cblas_izamax)(HETBLAS_INT n, const void *x, HETBLAS_INT incx);
+float HETBLAS_NAME(cblas_sdot)(HETBLAS_INT n, const float *x, HETBLAS_INT incx, const float *y, HETBLAS_INT incy);
+double HETBLAS_NAME(cblas_ddot)(HETBLAS_INT n, const double *x, HETBLAS_INT incx, const double *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_srot)(HETBLAS_INT n, float *x, HETBLAS_INT incx, float *y, HETBLAS_INT incy, float c, float s);
+void HETBLAS_NAME(cblas_drot)(HETBLAS_INT n, double *x, HETBLAS_INT incx, double *y, HETBLAS_INT incy, double c, double s);
+void HETBLAS_NAME(cblas_srotm)(HETBLAS_INT n, float *x, HETBLAS_INT incx, float *y, HETBLAS_INT incy, const float *param);
+void HETBLAS_NAME(cblas_drotm)(HETBLAS_INT n, double *x, HETBLAS_INT incx, double *y, HETBLAS_INT incy, const double *param);
+void HETBLAS_NAME(cblas_srotg)(float *a, float *b, float *c, float *s);
+void HETBLAS_NAME(cblas_drotg)(double *a, double *b, double *c, double *s);
+void HETBLAS_NAME(cblas_srotmg)(float *d1, float *d2, float *x1, float y1, float *param);
+void HETBLAS_NAME(cblas_drotmg)(double *d1, double *d2, double *x1, double y1, double *param);
+void HETBLAS_NAME(cblas_cdotu_sub)(HETBLAS_INT n, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *dotu);
 void HETBLAS_NAME(cblas_zdotu_sub)(HETBLAS_INT n, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *dotu);
+void HETBLAS_NAME(cblas_cdotc_sub)(HETBLAS_INT n, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *dotc);
 void HETBLAS_NAME(cblas_zdotc_sub)(HETBLAS_INT n, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *dotc);
+void HETBLAS_NAME(cblas_csscal)(HETBLAS_INT n, float alpha, void *x, HETBLAS_INT incx);
 void HETBLAS_NAME(cblas_zdscal)(HETBLAS_INT n, double alpha, void *x, HETBLAS_INT incx);
+void HETBLAS_NAME(cblas_csrot)(HETBLAS_INT n, void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy, float c, float s);
 void HETBLAS_NAME(cblas_zdrot)(HETBLAS_INT n, void *x, HETBLAS_INT incx, void *y, HETBLAS_INT incy, double c, double s);
+void HETBLAS_NAME(cblas_crotg)(void *a, const void *b, float *c, void *s);
 void HETBLAS_NAME(cblas_zrotg)(void *a, const void *b, double *c, void *s);
+float HETBLAS_NAME(cblas_scabs1)(const void *z);
 double HETBLAS_NAME(cblas_dcabs1)(const void *z);
 float HETBLAS_NAME(cblas_sdsdot)(HETBLAS_INT n, float sb, const float *x, HETBLAS_INT incx, const float *y, HETBLAS_INT incy);
 double HETBLAS_NAME(cblas_dsdot)(HETBLAS_INT n, const float *x, HETBLAS_INT incx, const float *y, HETBLAS_INT incy);
@@ -96,22 +97,22 @@ double HETBLAS_NAME(cblas_dsdot)(HETBLAS_INT n, const float *x, HETBLAS_INT incx
 /* Level 2 and 3 */
 void HETBLAS_NAME(cblas_sgemv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, float alpha, const float *a, HETBLAS_INT lda, const float *x, HETBLAS_INT incx, float beta, float *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_dgemv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, double alpha, const double *a, HETBLAS_INT lda, const double *x, HETBLAS_INT incx, double beta, double *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_cgemv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_zgemv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_cgemv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_zgemv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_sgbmv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT kl, HETBLAS_INT ku, float alpha, const float *a, HETBLAS_INT lda, const float *x, HETBLAS_INT incx, float beta, float *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_dgbmv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT kl, HETBLAS_INT ku, double alpha, const double *a, HETBLAS_INT lda, const double *x, HETBLAS_INT incx, double beta, double *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_cgbmv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT kl, HETBLAS_INT ku, const void * alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_zgbmv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT kl, HETBLAS_INT ku, const void * alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_chemv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_zhemv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_cgbmv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT kl, HETBLAS_INT ku, const void *alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_zgbmv)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE trans, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT kl, HETBLAS_INT ku, const void *alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_chemv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_zhemv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_ssymv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, float alpha, const float *a, HETBLAS_INT lda, const float *x, HETBLAS_INT incx, float beta, float *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_dsymv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, double alpha, const double *a, HETBLAS_INT lda, const double *x, HETBLAS_INT incx, double beta, double *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_chbmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_zhbmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_chbmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_zhbmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_ssbmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, HETBLAS_INT k, float alpha, const float *a, HETBLAS_INT lda, const float *x, HETBLAS_INT incx, float beta, float *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_dsbmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, HETBLAS_INT k, double alpha, const double *a, HETBLAS_INT lda, const double *x, HETBLAS_INT incx, double beta, double *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_chpmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void * alpha, const void *ap, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
-void HETBLAS_NAME(cblas_zhpmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void * alpha, const void *ap, const void *x, HETBLAS_INT incx, const void * beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_chpmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void *alpha, const void *ap, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
+void HETBLAS_NAME(cblas_zhpmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void *alpha, const void *ap, const void *x, HETBLAS_INT incx, const void *beta, void *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_sspmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, float alpha, const float *ap, const float *x, HETBLAS_INT incx, float beta, float *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_dspmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, double alpha, const double *ap, const double *x, HETBLAS_INT incx, double beta, double *y, HETBLAS_INT incy);
 void HETBLAS_NAME(cblas_strmv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, HETBLAS_INT n, const float *a, HETBLAS_INT lda, float *x, HETBLAS_INT incx);
@@ -140,18 +141,18 @@ void HETBLAS_NAME(cblas_ctpsv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSP
 void HETBLAS_NAME(cblas_ztpsv)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, CBLAS_DIAG diag, HETBLAS_INT n, const void *ap, void *x, HETBLAS_INT incx);
 void HETBLAS_NAME(cblas_sger)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, float alpha, const float *x, HETBLAS_INT incx, const float *y, HETBLAS_INT incy, float *a, HETBLAS_INT lda);
 void HETBLAS_NAME(cblas_dger)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, double alpha, const double *x, HETBLAS_INT incx, const double *y, HETBLAS_INT incy, double *a, HETBLAS_INT lda);
-void HETBLAS_NAME(cblas_cgeru)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
-void HETBLAS_NAME(cblas_zgeru)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
-void HETBLAS_NAME(cblas_cgerc)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
-void HETBLAS_NAME(cblas_zgerc)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
+void HETBLAS_NAME(cblas_cgeru)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
+void HETBLAS_NAME(cblas_zgeru)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
+void HETBLAS_NAME(cblas_cgerc)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
+void HETBLAS_NAME(cblas_zgerc)(CBLAS_LAYOUT order, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
 void HETBLAS_NAME(cblas_cher)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, float alpha, const void *x, HETBLAS_INT incx, void *a, HETBLAS_INT lda);
 void HETBLAS_NAME(cblas_zher)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, double alpha, const void *x, HETBLAS_INT incx, void *a, HETBLAS_INT lda);
 void HETBLAS_NAME(cblas_chpr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, float alpha, const void *x, HETBLAS_INT incx, void *ap);
 void HETBLAS_NAME(cblas_zhpr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, double alpha, const void *x, HETBLAS_INT incx, void *ap);
-void HETBLAS_NAME(cblas_cher2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void * alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
-void HETBLAS_NAME(cblas_zher2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void * alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
-void HETBLAS_NAME(cblas_chpr2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void * alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *ap);
-void HETBLAS_NAME(cblas_zhpr2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void * alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *ap);
+void HETBLAS_NAME(cblas_cher2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
+void HETBLAS_NAME(cblas_zher2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *a, HETBLAS_INT lda);
+void HETBLAS_NAME(cblas_chpr2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *ap);
+void HETBLAS_NAME(cblas_zhpr2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, const void *alpha, const void *x, HETBLAS_INT incx, const void *y, HETBLAS_INT incy, void *ap);
 void HETBLAS_NAME(cblas_ssyr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, float alpha, const float *x, HETBLAS_INT incx, float *a, HETBLAS_INT lda);
 void HETBLAS_NAME(cblas_dsyr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, double alpha, const double *x, HETBLAS_INT incx, double *a, HETBLAS_INT lda);
 void HETBLAS_NAME(cblas_sspr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, float alpha, const float *x, HETBLAS_INT incx, float *ap);
@@ -162,10 +163,10 @@ void HETBLAS_NAME(cblas_sspr2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT 
 void HETBLAS_NAME(cblas_dspr2)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, HETBLAS_INT n, double alpha, const double *x, HETBLAS_INT incx, const double *y, HETBLAS_INT incy, double *ap);
 void HETBLAS_NAME(cblas_sgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT k, float alpha, const float *a, HETBLAS_INT lda, const float *b, HETBLAS_INT ldb, float beta, float *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_dgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT k, double alpha, const double *a, HETBLAS_INT lda, const double *b, HETBLAS_INT ldb, double beta, double *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_cgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_zgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
-/* GEMMT: C's uplo triangle of alpha op(A) op(B) + beta C (OpenBLAS's and MKL's cblas_?gemmt,
- * reference CBLAS 3.12's cblas_?gemmtr: one routine under both names). */
+void HETBLAS_NAME(cblas_cgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_zgemm)(CBLAS_LAYOUT order, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT m, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+/* GEMMT: C's uplo triangle of alpha op(A) op(B) + beta C (OpenBLAS's and MKL's
+ * cblas_?gemmt, reference CBLAS 3.12's cblas_?gemmtr: one routine under both names). */
 void HETBLAS_NAME(cblas_sgemmt)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, float alpha, const float *a, HETBLAS_INT lda, const float *b, HETBLAS_INT ldb, float beta, float *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_dgemmt)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, double alpha, const double *a, HETBLAS_INT lda, const double *b, HETBLAS_INT ldb, double beta, double *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_cgemmt)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
@@ -176,82 +177,82 @@ void HETBLAS_NAME(cblas_cgemmtr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRAN
 void HETBLAS_NAME(cblas_zgemmtr)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_TRANSPOSE transb, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_ssymm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, float alpha, const float *a, HETBLAS_INT lda, const float *b, HETBLAS_INT ldb, float beta, float *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_dsymm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, double alpha, const double *a, HETBLAS_INT lda, const double *b, HETBLAS_INT ldb, double beta, double *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_csymm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_zsymm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_chemm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_zhemm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_csymm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_zsymm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_chemm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_zhemm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_ssyrk)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, float alpha, const float *a, HETBLAS_INT lda, float beta, float *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_dsyrk)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, double alpha, const double *a, HETBLAS_INT lda, double beta, double *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_csyrk)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void * beta, void *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_zsyrk)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void * beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_csyrk)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_zsyrk)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *beta, void *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_cherk)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, float alpha, const void *a, HETBLAS_INT lda, float beta, void *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_zherk)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, double alpha, const void *a, HETBLAS_INT lda, double beta, void *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_ssyr2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, float alpha, const float *a, HETBLAS_INT lda, const float *b, HETBLAS_INT ldb, float beta, float *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_dsyr2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, double alpha, const double *a, HETBLAS_INT lda, const double *b, HETBLAS_INT ldb, double beta, double *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_csyr2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_zsyr2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void * beta, void *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_cher2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, float beta, void *c, HETBLAS_INT ldc);
-void HETBLAS_NAME(cblas_zher2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void * alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, double beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_csyr2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_zsyr2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, const void *beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_cher2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, float beta, void *c, HETBLAS_INT ldc);
+void HETBLAS_NAME(cblas_zher2k)(CBLAS_LAYOUT order, CBLAS_UPLO uplo, CBLAS_TRANSPOSE trans, HETBLAS_INT n, HETBLAS_INT k, const void *alpha, const void *a, HETBLAS_INT lda, const void *b, HETBLAS_INT ldb, double beta, void *c, HETBLAS_INT ldc);
 void HETBLAS_NAME(cblas_strmm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, float alpha, const float *a, HETBLAS_INT lda, float *b, HETBLAS_INT ldb);
 void HETBLAS_NAME(cblas_dtrmm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, double alpha, const double *a, HETBLAS_INT lda, double *b, HETBLAS_INT ldb);
-void HETBLAS_NAME(cblas_ctrmm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, void *b, HETBLAS_INT ldb);
-void HETBLAS_NAME(cblas_ztrmm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, void *b, HETBLAS_INT ldb);
+void HETBLAS_NAME(cblas_ctrmm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, void *b, HETBLAS_INT ldb);
+void HETBLAS_NAME(cblas_ztrmm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, void *b, HETBLAS_INT ldb);
 void HETBLAS_NAME(cblas_strsm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, float alpha, const float *a, HETBLAS_INT lda, float *b, HETBLAS_INT ldb);
 void HETBLAS_NAME(cblas_dtrsm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, double alpha, const double *a, HETBLAS_INT lda, double *b, HETBLAS_INT ldb);
-void HETBLAS_NAME(cblas_ctrsm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, void *b, HETBLAS_INT ldb);
-void HETBLAS_NAME(cblas_ztrsm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, const void * alpha, const void *a, HETBLAS_INT lda, void *b, HETBLAS_INT ldb);
+void HETBLAS_NAME(cblas_ctrsm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, void *b, HETBLAS_INT ldb);
+void HETBLAS_NAME(cblas_ztrsm)(CBLAS_LAYOUT order, CBLAS_SIDE side, CBLAS_UPLO uplo, CBLAS_TRANSPOSE transa, CBLAS_DIAG diag, HETBLAS_INT m, HETBLAS_INT n, const void *alpha, const void *a, HETBLAS_INT lda, void *b, HETBLAS_INT ldb);
 
 #ifdef HETBLAS_ILP64
 /* The reference names, mapped to the ILP64 symbols. */
 #define cblas_saxpy cblas_saxpy64_
-#define cblas_sscal cblas_sscal64_
-#define cblas_scopy cblas_scopy64_
-#define cblas_sswap cblas_sswap64_
-#define cblas_snrm2 cblas_snrm264_
-#define cblas_sasum cblas_sasum64_
-#define cblas_isamax cblas_isamax64_
-#define cblas_sdot cblas_sdot64_
-#define cblas_srot cblas_srot64_
-#define cblas_srotm cblas_srotm64_
-#define cblas_srotg cblas_srotg64_
-#define cblas_srotmg cblas_srotmg64_
 #define cblas_daxpy cblas_daxpy64_
-#define cblas_dscal cblas_dscal64_
-#define cblas_dcopy cblas_dcopy64_
-#define cblas_dswap cblas_dswap64_
-#define cblas_dnrm2 cblas_dnrm264_
-#define cblas_dasum cblas_dasum64_
-#define cblas_idamax cblas_idamax64_
-#define cblas_ddot cblas_ddot64_
-#define cblas_drot cblas_drot64_
-#define cblas_drotm cblas_drotm64_
-#define cblas_drotg cblas_drotg64_
-#define cblas_drotmg cblas_drotmg64_
 #define cblas_caxpy cblas_caxpy64_
-#define cblas_cscal cblas_cscal64_
-#define cblas_ccopy cblas_ccopy64_
-#define cblas_cswap cblas_cswap64_
-#define cblas_scnrm2 cblas_scnrm264_
-#define cblas_scasum cblas_scasum64_
-#define cblas_icamax cblas_icamax64_
-#define cblas_cdotu_sub cblas_cdotu_sub64_
-#define cblas_cdotc_sub cblas_cdotc_sub64_
-#define cblas_csscal cblas_csscal64_
-#define cblas_csrot cblas_csrot64_
-#define cblas_crotg cblas_crotg64_
-#define cblas_scabs1 cblas_scabs164_
 #define cblas_zaxpy cblas_zaxpy64_
+#define cblas_sscal cblas_sscal64_
+#define cblas_dscal cblas_dscal64_
+#define cblas_cscal cblas_cscal64_
 #define cblas_zscal cblas_zscal64_
+#define cblas_scopy cblas_scopy64_
+#define cblas_dcopy cblas_dcopy64_
+#define cblas_ccopy cblas_ccopy64_
 #define cblas_zcopy cblas_zcopy64_
+#define cblas_sswap cblas_sswap64_
+#define cblas_dswap cblas_dswap64_
+#define cblas_cswap cblas_cswap64_
 #define cblas_zswap cblas_zswap64_
+#define cblas_snrm2 cblas_snrm264_
+#define cblas_dnrm2 cblas_dnrm264_
+#define cblas_scnrm2 cblas_scnrm264_
 #define cblas_dznrm2 cblas_dznrm264_
+#define cblas_sasum cblas_sasum64_
+#define cblas_dasum cblas_dasum64_
+#define cblas_scasum cblas_scasum64_
 #define cblas_dzasum cblas_dzasum64_
+#define cblas_isamax cblas_isamax64_
+#define cblas_idamax cblas_idamax64_
+#define cblas_icamax cblas_icamax64_
 #define cblas_izamax cblas_izamax64_
+#define cblas_sdot cblas_sdot64_
+#define cblas_ddot cblas_ddot64_
+#define cblas_srot cblas_srot64_
+#define cblas_drot cblas_drot64_
+#define cblas_srotm cblas_srotm64_
+#define cblas_drotm cblas_drotm64_
+#define cblas_srotg cblas_srotg64_
+#define cblas_drotg cblas_drotg64_
+#define cblas_srotmg cblas_srotmg64_
+#define cblas_drotmg cblas_drotmg64_
+#define cblas_cdotu_sub cblas_cdotu_sub64_
 #define cblas_zdotu_sub cblas_zdotu_sub64_
+#define cblas_cdotc_sub cblas_cdotc_sub64_
 #define cblas_zdotc_sub cblas_zdotc_sub64_
+#define cblas_csscal cblas_csscal64_
 #define cblas_zdscal cblas_zdscal64_
+#define cblas_csrot cblas_csrot64_
 #define cblas_zdrot cblas_zdrot64_
+#define cblas_crotg cblas_crotg64_
 #define cblas_zrotg cblas_zrotg64_
+#define cblas_scabs1 cblas_scabs164_
 #define cblas_dcabs1 cblas_dcabs164_
 #define cblas_sdsdot cblas_sdsdot64_
 #define cblas_dsdot cblas_dsdot64_

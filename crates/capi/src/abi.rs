@@ -22,6 +22,7 @@ macro_rules! rty {
     (r, $T:ty) => { <$T as hetblas_refblas::Scalar>::Real };
     (p, $T:ty) => { *const $T };
     (m, $T:ty) => { *mut $T };
+    (q, $T:ty) => { *mut <$T as hetblas_refblas::Scalar>::Real };
 }
 
 /// The type of an argument in the Fortran ABI, with integer type `$I`.
@@ -92,6 +93,56 @@ macro_rules! harg {
     };
     (q, $x:ident, $I:ty) => {
         $x
+    };
+}
+
+/// The type of an argument in the CBLAS ABI, with integer type `$I` (`e`: an enumeration;
+/// `q`: a real array, `crotg`'s c).
+macro_rules! cty {
+    (e, $T:ty, $I:ty) => { std::ffi::c_int };
+    (i, $T:ty, $I:ty) => { $I };
+    (v, $T:ty, $I:ty) => { <$T as crate::elem::Elem>::CScalar };
+    (r, $T:ty, $I:ty) => { <$T as hetblas_refblas::Scalar>::Real };
+    (p, $T:ty, $I:ty) => { *const $T };
+    (m, $T:ty, $I:ty) => { *mut $T };
+    (q, $T:ty, $I:ty) => { *mut <$T as hetblas_refblas::Scalar>::Real };
+}
+
+/// A CBLAS argument read into its inside value (integers widened to i64; a complex scalar
+/// read through its pointer, so only inside `unsafe`).
+macro_rules! cval {
+    (e, $T:ty, $x:ident) => {
+        $x
+    };
+    (i, $T:ty, $x:ident) => {
+        $x as i64
+    };
+    (v, $T:ty, $x:ident) => {
+        <$T as crate::elem::Elem>::cscalar($x)
+    };
+    ($k:ident, $T:ty, $x:ident) => {
+        $x
+    };
+}
+
+/// The C prototypes of one CBLAS table line (`cblas!`, `cblas1!`), one per exported name, for
+/// the header test ([`crate::header`]): `[sym T, ..] (args) [return kind] [swaps] [doc lines]`.
+/// Per-line lists come as single token trees: a macro cannot repeat a line's arguments inside
+/// the repetition over its names.
+#[cfg(test)]
+macro_rules! c_decls {
+    ([$($sym:ident $T:ty),+] $args:tt $ret:tt $swaps:tt $doc:tt) => {
+        &[$(crate::header::Decl {
+            name: concat!("cblas_", stringify!($sym)),
+            ty: <$T as crate::elem::Elem>::IDX,
+            ret: stringify! $ret,
+            args: c_decls!(@args $args),
+            swaps: &$swaps,
+            doc: &$doc,
+        }),+]
+    };
+    (@args ($($k:ident $a:ident),* $(,)?)) => {
+        &[$((stringify!($k), stringify!($a))),*]
     };
 }
 
@@ -185,27 +236,65 @@ pub(crate) fn guard<R: Default>(name: &str, f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// The routine table (`routines.rs`): each line is a [`subroutine!`] or a [`function!`], and
+/// the table as a whole gives the host symbols ([`crate::symbols`]): routine `x`'s row is
+/// `Sym::X`, its names for type `T` are those its line lists with `T`, in order (the first
+/// the host library has is taken). One table, so a routine is named once; the host's address
+/// table is indexed by `Sym` and the type.
+macro_rules! routines {
+    ($($kind:ident ! ($($line:tt)*);)*) => {
+        $($kind!($($line)*);)*
+        routines!(@symbols $(($($line)*))*);
+    };
+    (@symbols $(($name:ident [$($sym:ident $T:ty),+] $($rest:tt)*))*) => {
+        paste::paste! {
+            /// A routine whose host symbol hetblas may call: one per line of the table.
+            #[allow(clippy::upper_case_acronyms)] // reason: named as the BLAS routines are
+            #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+            #[repr(usize)]
+            pub enum Sym { $([<$name:upper>]),* }
+        }
+
+        /// Each routine's host names (without the trailing `_`), in [`Sym`] order, each with its
+        /// type's column ([`crate::elem::Elem::IDX`]).
+        pub static SYMBOLS: &[&[(usize, &str)]] = &[
+            $(&[$((<$T as crate::elem::Elem>::IDX, stringify!($sym))),+]),*
+        ];
+    };
+}
+
+/// A Level 1 function's line in the routine table: only its host symbols. Its implementation
+/// and entries are in `functions.rs` (a returned value, mixed types: not the subroutine form).
+macro_rules! function {
+    ($($line:tt)*) => {};
+}
+
 /// One BLAS subroutine: its generic implementation (in the calling module) and its Fortran
 /// entries for each `symbol type` pair, LP64 and ILP64.
 ///
 /// `check(..)` names the arguments the reference checks (hetblas-refblas's `<name>_check`);
-/// `offload(hook)` names the [`crate::elem::Elem`] method that may take the call to a device.
+/// `offload(module::hook)` names the function (under `crate::`) that may take the call to a
+/// device: generic over the element type, with the routine's own argument list, returning a
+/// [`crate::route::Outcome`]. A type without a device path answers `Outcome::Host(None)` at
+/// the hook's top (complex GEMM: [`crate::offload::gemm`]).
 macro_rules! subroutine {
     (
         $name:ident [$($sym:ident $T:ty),+]
         $(bound($bound:path))?
         $(check($($chk:ident),*))?
         $(checkt($($chkt:ident),*))?
-        $(offload($hook:ident))?
+        $(offload($($hook:ident)::+))?
         ($($args:tt)*)
     ) => {
-        subroutine!(@fn $name [$($bound)?] [$(($($chk),*))?] [$(($($chkt),*))?] [$($hook)?]
-            ($($args)*) ($($args)*));
+        subroutine!(@fn $name [$($bound)?] [$(($($chk),*))?] [$(($($chkt),*))?]
+            [$($($hook)::+)?] ($($args)*) ($($args)*));
         subroutine!(@entries $name ($($args)*) [$($sym $T),+]);
     };
     // The device hook's outcome: returns from the routine when the devices computed it.
-    (@hook $T:ident [$hook:ident] $args:tt) => {
-        match hook_call!($T, $hook, $args) {
+    (@hook $T:ident [$($hook:ident)::+] ($($k:ident $a:ident),* $(,)?)) => {
+        // SAFETY: the arguments passed the reference checks; the caller upholds the array
+        // contract.
+        match unsafe { crate::$($hook)::+::<$T>($($a),*) } {
             crate::route::Outcome::Done => return Ok(()),
             crate::route::Outcome::Host(pending) => pending,
         }
@@ -226,7 +315,7 @@ macro_rules! subroutine {
     };
     (
         @fn $name:ident [$($bound:path)?] [$(($($chk:ident),*))?] [$(($($chkt:ident),*))?]
-        [$($hook:ident)?] $args:tt ($($k:ident $a:ident),* $(,)?)
+        [$($hook:tt)*] $args:tt ($($k:ident $a:ident),* $(,)?)
     ) => {
         paste::paste! {
             #[doc = concat!("The reference BLAS `", stringify!($name), "`, checked, then on the \
@@ -251,7 +340,7 @@ macro_rules! subroutine {
                 // A call the device path considered and left to the host: its host time is
                 // measured for the routing ([`crate::measured`]).
                 let pending: Option<crate::measured::Pending> =
-                    subroutine!(@hook T [$($hook)?] $args);
+                    subroutine!(@hook T [$($hook)*] $args);
                 let started = pending.as_ref().map(|_| std::time::Instant::now());
                 if call_host!(T, crate::symbols::Sym::[<$name:upper>], (); $($k $a),*).is_none() {
                     // SAFETY: checked above; the caller upholds the array contract.
@@ -263,15 +352,6 @@ macro_rules! subroutine {
                 Ok(())
             }
         }
-    };
-}
-
-/// Calls a device hook with a routine's arguments.
-macro_rules! hook_call {
-    ($T:ident, $hook:ident, ($($k:ident $a:ident),* $(,)?)) => {
-        // SAFETY: the arguments passed the reference checks; the caller upholds the array
-        // contract.
-        unsafe { $T::$hook($($a),*) }
     };
 }
 

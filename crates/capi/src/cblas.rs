@@ -88,7 +88,7 @@ unsafe fn conj_in_place<T: Elem>(n: i64, x: *mut T, inc: i64) {
         // SAFETY: within the caller's vector.
         unsafe {
             let p = x.add(i * step);
-            *p = (*p).conj();
+            *p = Scalar::conj(*p);
         }
     }
 }
@@ -104,7 +104,7 @@ unsafe fn conj_copy<T: Elem>(n: i64, x: *const T, inc: i64) -> Vec<T> {
     let len = (n as usize - 1) * inc.unsigned_abs() as usize + 1;
     // SAFETY: the caller's vector spans `len` elements.
     let s = unsafe { std::slice::from_raw_parts(x, len) };
-    s.iter().map(|v| v.conj()).collect()
+    s.iter().map(|&v| Scalar::conj(v)).collect()
 }
 
 // ---- Level 2 ---------------------------------------------------------------------------------
@@ -157,10 +157,10 @@ unsafe fn gxmv<T: Elem>(
             m,
             ku,
             kl,
-            alpha.conj(),
+            Scalar::conj(alpha),
             xc.as_ptr(),
             incx,
-            beta.conj(),
+            Scalar::conj(beta),
         );
         // SAFETY: as above.
         unsafe { conj_in_place(ylen, y, incy) };
@@ -248,7 +248,7 @@ macro_rules! hxmv {
                 unsafe {
                     let xc = conj_copy(n, x, incx);
                     conj_in_place(n, y, incy);
-                    let r = f::$fname(ul, n, $($pre,)* alpha.conj(), a, $($ck,)* xc.as_ptr(), incx, beta.conj(), y, incy);
+                    let r = f::$fname(ul, n, $($pre,)* Scalar::conj(alpha), a, $($ck,)* xc.as_ptr(), incx, Scalar::conj(beta), y, incy);
                     conj_in_place(n, y, incy);
                     return fr(r, true);
                 }
@@ -734,7 +734,7 @@ pub unsafe fn her2k<T: Elem>(
     let row = order(o)?;
     let ul = need(uplo(u, row), 2, row)?;
     let tr = need(rank_k_trans::<T>(t, row, true), 3, row)?;
-    let alpha = if row { alpha.conj() } else { alpha };
+    let alpha = if row { Scalar::conj(alpha) } else { alpha };
     // SAFETY: the BLAS contract, checked by the Fortran level.
     fr(
         // SAFETY: the BLAS contract, checked by the Fortran level.
@@ -782,48 +782,41 @@ trxm!(trsm);
 
 // ---- The exported symbols ----------------------------------------------------------------------
 
-macro_rules! cty {
-    (e, $T:ty, $I:ty) => { c_int };
-    (i, $T:ty, $I:ty) => { $I };
-    (v, $T:ty, $I:ty) => { <$T as Elem>::CScalar };
-    (r, $T:ty, $I:ty) => { <$T as Scalar>::Real };
-    (p, $T:ty, $I:ty) => { *const $T };
-    (m, $T:ty, $I:ty) => { *mut $T };
-}
-macro_rules! cval {
-    (e, $T:ty, $x:ident) => {
-        $x
-    };
-    (i, $T:ty, $x:ident) => {
-        $x as i64
-    };
-    (v, $T:ty, $x:ident) => {
-        <$T as Elem>::cscalar($x)
-    };
-    (r, $T:ty, $x:ident) => {
-        $x
-    };
-    (p, $T:ty, $x:ident) => {
-        $x
-    };
-    (m, $T:ty, $x:ident) => {
-        $x
-    };
-}
-
-/// The `cblas_<sym>` (LP64) and `cblas_<sym>64_` (ILP64) entries of one routine, and their
-/// `scipy_` forms ([`crate::family`]).
+/// The table of CBLAS Level 2 and 3 routines: per line, the implementation above, every
+/// exported name with its type, the reference's row-major renumbering, and the argument list
+/// in CBLAS order with each argument's kind (`abi.rs`'s, and `e` for an enumeration). Per name
+/// it generates the `cblas_<sym>` (LP64) and `cblas_<sym>64_` (ILP64) entries and their
+/// `scipy_` forms ([`crate::family`]), and records the C prototype `include/hetblas.h` is
+/// rendered from (`crate::header`; a `///` line above a table line becomes the header's
+/// comment there).
+///
+/// `swap(a, b)`: the reference CBLAS reports a row-major call's error in argument `a` as `b`
+/// and the other way round (the numbering of the column-major call it makes, plus one); the
+/// default handler undoes it ([`crate::xerbla::unswap`]). The pairs of a line are disjoint.
 macro_rules! cblas {
-    ($imp:ident [$($sym:ident $T:ty),+] $args:tt) => {
+    ($(
+        $(#[doc = $doc:literal])*
+        $imp:ident [$($sym:ident $T:ty),+] $(swap($x:literal, $y:literal))* ($($args:tt)*);
+    )*) => {
+        $(cblas!(@routine $imp [$($sym $T),+] [$(($x, $y)),*] ($($args)*));)*
+
+        /// The C prototype of every name of the table, a slice per line ([`crate::header`]).
+        #[cfg(test)]
+        pub(crate) static DECLS: &[&[crate::header::Decl]] = &[
+            $(c_decls!([$($sym $T),+] ($($args)*) [] [$(($x, $y)),*] [$($doc),*])),*
+        ];
+    };
+    (@routine $imp:ident [$($sym:ident $T:ty),+] $swaps:tt $args:tt) => {
         paste::paste! { $(
-            cblas!(@entry $imp, [<cblas_ $sym>], $sym, $T, LpInt, Reference; $args);
+            cblas!(@entry $imp, [<cblas_ $sym>], $sym, $T, LpInt, Reference, $swaps; $args);
             #[cfg(not(feature = "ilp64"))]
-            cblas!(@entry $imp, [<cblas_ $sym 64_>], $sym, $T, i64, Reference; $args);
-            cblas!(@entry $imp, [<scipy_cblas_ $sym>], $sym, $T, i32, ScipyLp64; $args);
-            cblas!(@entry $imp, [<scipy_cblas_ $sym 64_>], $sym, $T, i64, ScipyIlp64; $args);
+            cblas!(@entry $imp, [<cblas_ $sym 64_>], $sym, $T, i64, Reference, $swaps; $args);
+            cblas!(@entry $imp, [<scipy_cblas_ $sym>], $sym, $T, i32, ScipyLp64, $swaps; $args);
+            cblas!(@entry $imp, [<scipy_cblas_ $sym 64_>], $sym, $T, i64, ScipyIlp64, $swaps;
+                $args);
         )+ }
     };
-    (@entry $imp:ident, $export:ident, $sym:ident, $T:ty, $I:ty, $fam:ident;
+    (@entry $imp:ident, $export:ident, $sym:ident, $T:ty, $I:ty, $fam:ident, $swaps:tt;
      ($($k:ident $a:ident),* $(,)?)) => {
         #[doc = concat!("CBLAS `cblas_", stringify!($sym), "`.")]
         ///
@@ -836,81 +829,88 @@ macro_rules! cblas {
                 // SAFETY: the CBLAS contract.
                 let r = unsafe { $imp::<$T>($(cval!($k, $T, $a)),*) };
                 if let Err((info, row)) = r {
-                    crate::xerbla::report_cblas(concat!("cblas_", stringify!($sym)), info, row);
+                    let name = concat!("cblas_", stringify!($sym));
+                    crate::xerbla::report_cblas(name, info, row, &$swaps);
                 }
             })
         }
     };
 }
 
-cblas!(gemv [sgemv f32, dgemv f64, cgemv C32, zgemv C64]
-    (e order, e trans, i m, i n, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy));
-cblas!(gbmv [sgbmv f32, dgbmv f64, cgbmv C32, zgbmv C64]
-    (e order, e trans, i m, i n, i kl, i ku, v alpha, p a, i lda, p x, i incx, v beta, m y,
-     i incy));
-cblas!(hemv [chemv C32, zhemv C64]
-    (e order, e uplo, i n, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy));
-cblas!(symv [ssymv f32, dsymv f64]
-    (e order, e uplo, i n, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy));
-cblas!(hbmv [chbmv C32, zhbmv C64]
-    (e order, e uplo, i n, i k, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy));
-cblas!(sbmv [ssbmv f32, dsbmv f64]
-    (e order, e uplo, i n, i k, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy));
-cblas!(hpmv [chpmv C32, zhpmv C64]
-    (e order, e uplo, i n, v alpha, p ap, p x, i incx, v beta, m y, i incy));
-cblas!(spmv [sspmv f32, dspmv f64]
-    (e order, e uplo, i n, v alpha, p ap, p x, i incx, v beta, m y, i incy));
-cblas!(trmv [strmv f32, dtrmv f64, ctrmv C32, ztrmv C64]
-    (e order, e uplo, e trans, e diag, i n, p a, i lda, m x, i incx));
-cblas!(trsv [strsv f32, dtrsv f64, ctrsv C32, ztrsv C64]
-    (e order, e uplo, e trans, e diag, i n, p a, i lda, m x, i incx));
-cblas!(tbmv [stbmv f32, dtbmv f64, ctbmv C32, ztbmv C64]
-    (e order, e uplo, e trans, e diag, i n, i k, p a, i lda, m x, i incx));
-cblas!(tbsv [stbsv f32, dtbsv f64, ctbsv C32, ztbsv C64]
-    (e order, e uplo, e trans, e diag, i n, i k, p a, i lda, m x, i incx));
-cblas!(tpmv [stpmv f32, dtpmv f64, ctpmv C32, ztpmv C64]
-    (e order, e uplo, e trans, e diag, i n, p ap, m x, i incx));
-cblas!(tpsv [stpsv f32, dtpsv f64, ctpsv C32, ztpsv C64]
-    (e order, e uplo, e trans, e diag, i n, p ap, m x, i incx));
-cblas!(ger [sger f32, dger f64]
-    (e order, i m, i n, v alpha, p x, i incx, p y, i incy, m a, i lda));
-cblas!(geru [cgeru C32, zgeru C64]
-    (e order, i m, i n, v alpha, p x, i incx, p y, i incy, m a, i lda));
-cblas!(gerc [cgerc C32, zgerc C64]
-    (e order, i m, i n, v alpha, p x, i incx, p y, i incy, m a, i lda));
-cblas!(her [cher C32, zher C64] (e order, e uplo, i n, r alpha, p x, i incx, m a, i lda));
-cblas!(hpr [chpr C32, zhpr C64] (e order, e uplo, i n, r alpha, p x, i incx, m ap));
-cblas!(her2 [cher2 C32, zher2 C64]
-    (e order, e uplo, i n, v alpha, p x, i incx, p y, i incy, m a, i lda));
-cblas!(hpr2 [chpr2 C32, zhpr2 C64]
-    (e order, e uplo, i n, v alpha, p x, i incx, p y, i incy, m ap));
-cblas!(syr [ssyr f32, dsyr f64] (e order, e uplo, i n, v alpha, p x, i incx, m a, i lda));
-cblas!(spr [sspr f32, dspr f64] (e order, e uplo, i n, v alpha, p x, i incx, m ap));
-cblas!(syr2 [ssyr2 f32, dsyr2 f64]
-    (e order, e uplo, i n, v alpha, p x, i incx, p y, i incy, m a, i lda));
-cblas!(spr2 [sspr2 f32, dspr2 f64]
-    (e order, e uplo, i n, v alpha, p x, i incx, p y, i incy, m ap));
+cblas! {
+    gemv [sgemv f32, dgemv f64, cgemv C32, zgemv C64] swap(3, 4)
+        (e order, e trans, i m, i n, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy);
+    gbmv [sgbmv f32, dgbmv f64, cgbmv C32, zgbmv C64] swap(3, 4) swap(5, 6)
+        (e order, e trans, i m, i n, i kl, i ku, v alpha, p a, i lda, p x, i incx, v beta, m y,
+         i incy);
+    hemv [chemv C32, zhemv C64]
+        (e order, e uplo, i n, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy);
+    symv [ssymv f32, dsymv f64]
+        (e order, e uplo, i n, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy);
+    hbmv [chbmv C32, zhbmv C64]
+        (e order, e uplo, i n, i k, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy);
+    sbmv [ssbmv f32, dsbmv f64]
+        (e order, e uplo, i n, i k, v alpha, p a, i lda, p x, i incx, v beta, m y, i incy);
+    hpmv [chpmv C32, zhpmv C64]
+        (e order, e uplo, i n, v alpha, p ap, p x, i incx, v beta, m y, i incy);
+    spmv [sspmv f32, dspmv f64]
+        (e order, e uplo, i n, v alpha, p ap, p x, i incx, v beta, m y, i incy);
+    trmv [strmv f32, dtrmv f64, ctrmv C32, ztrmv C64]
+        (e order, e uplo, e trans, e diag, i n, p a, i lda, m x, i incx);
+    trsv [strsv f32, dtrsv f64, ctrsv C32, ztrsv C64]
+        (e order, e uplo, e trans, e diag, i n, p a, i lda, m x, i incx);
+    tbmv [stbmv f32, dtbmv f64, ctbmv C32, ztbmv C64]
+        (e order, e uplo, e trans, e diag, i n, i k, p a, i lda, m x, i incx);
+    tbsv [stbsv f32, dtbsv f64, ctbsv C32, ztbsv C64]
+        (e order, e uplo, e trans, e diag, i n, i k, p a, i lda, m x, i incx);
+    tpmv [stpmv f32, dtpmv f64, ctpmv C32, ztpmv C64]
+        (e order, e uplo, e trans, e diag, i n, p ap, m x, i incx);
+    tpsv [stpsv f32, dtpsv f64, ctpsv C32, ztpsv C64]
+        (e order, e uplo, e trans, e diag, i n, p ap, m x, i incx);
+    ger [sger f32, dger f64] swap(2, 3) swap(6, 8)
+        (e order, i m, i n, v alpha, p x, i incx, p y, i incy, m a, i lda);
+    geru [cgeru C32, zgeru C64] swap(2, 3) swap(6, 8)
+        (e order, i m, i n, v alpha, p x, i incx, p y, i incy, m a, i lda);
+    gerc [cgerc C32, zgerc C64] swap(2, 3) swap(6, 8)
+        (e order, i m, i n, v alpha, p x, i incx, p y, i incy, m a, i lda);
+    her [cher C32, zher C64] (e order, e uplo, i n, r alpha, p x, i incx, m a, i lda);
+    hpr [chpr C32, zhpr C64] (e order, e uplo, i n, r alpha, p x, i incx, m ap);
+    her2 [cher2 C32, zher2 C64] swap(6, 8)
+        (e order, e uplo, i n, v alpha, p x, i incx, p y, i incy, m a, i lda);
+    hpr2 [chpr2 C32, zhpr2 C64] swap(6, 8)
+        (e order, e uplo, i n, v alpha, p x, i incx, p y, i incy, m ap);
+    syr [ssyr f32, dsyr f64] (e order, e uplo, i n, v alpha, p x, i incx, m a, i lda);
+    spr [sspr f32, dspr f64] (e order, e uplo, i n, v alpha, p x, i incx, m ap);
+    syr2 [ssyr2 f32, dsyr2 f64]
+        (e order, e uplo, i n, v alpha, p x, i incx, p y, i incy, m a, i lda);
+    spr2 [sspr2 f32, dspr2 f64]
+        (e order, e uplo, i n, v alpha, p x, i incx, p y, i incy, m ap);
 
-cblas!(gemm [sgemm f32, dgemm f64, cgemm C32, zgemm C64]
-    (e order, e transa, e transb, i m, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c,
-     i ldc));
-cblas!(gemmt [sgemmt f32, dgemmt f64, cgemmt C32, zgemmt C64,
-               sgemmtr f32, dgemmtr f64, cgemmtr C32, zgemmtr C64]
-    (e order, e uplo, e transa, e transb, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta,
-     m c, i ldc));
-cblas!(symm [ssymm f32, dsymm f64, csymm C32, zsymm C64]
-    (e order, e side, e uplo, i m, i n, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
-cblas!(hemm [chemm C32, zhemm C64]
-    (e order, e side, e uplo, i m, i n, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
-cblas!(syrk [ssyrk f32, dsyrk f64, csyrk C32, zsyrk C64]
-    (e order, e uplo, e trans, i n, i k, v alpha, p a, i lda, v beta, m c, i ldc));
-cblas!(herk [cherk C32, zherk C64]
-    (e order, e uplo, e trans, i n, i k, r alpha, p a, i lda, r beta, m c, i ldc));
-cblas!(syr2k [ssyr2k f32, dsyr2k f64, csyr2k C32, zsyr2k C64]
-    (e order, e uplo, e trans, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
-cblas!(her2k [cher2k C32, zher2k C64]
-    (e order, e uplo, e trans, i n, i k, v alpha, p a, i lda, p b, i ldb, r beta, m c, i ldc));
-cblas!(trmm [strmm f32, dtrmm f64, ctrmm C32, ztrmm C64]
-    (e order, e side, e uplo, e transa, e diag, i m, i n, v alpha, p a, i lda, m b, i ldb));
-cblas!(trsm [strsm f32, dtrsm f64, ctrsm C32, ztrsm C64]
-    (e order, e side, e uplo, e transa, e diag, i m, i n, v alpha, p a, i lda, m b, i ldb));
+    gemm [sgemm f32, dgemm f64, cgemm C32, zgemm C64] swap(4, 5) swap(9, 11)
+        (e order, e transa, e transb, i m, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c,
+         i ldc);
+    /// GEMMT: C's uplo triangle of alpha op(A) op(B) + beta C (OpenBLAS's and MKL's
+    /// cblas_?gemmt, reference CBLAS 3.12's cblas_?gemmtr: one routine under both names).
+    // Only A and B are exchanged (the reference's own handler, matching "gemm", also
+    // exchanges 4 and 5, TransB and N, which GEMMT does not swap).
+    gemmt [sgemmt f32, dgemmt f64, cgemmt C32, zgemmt C64,
+           sgemmtr f32, dgemmtr f64, cgemmtr C32, zgemmtr C64] swap(9, 11)
+        (e order, e uplo, e transa, e transb, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta,
+         m c, i ldc);
+    symm [ssymm f32, dsymm f64, csymm C32, zsymm C64] swap(4, 5)
+        (e order, e side, e uplo, i m, i n, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc);
+    hemm [chemm C32, zhemm C64] swap(4, 5)
+        (e order, e side, e uplo, i m, i n, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc);
+    syrk [ssyrk f32, dsyrk f64, csyrk C32, zsyrk C64]
+        (e order, e uplo, e trans, i n, i k, v alpha, p a, i lda, v beta, m c, i ldc);
+    herk [cherk C32, zherk C64]
+        (e order, e uplo, e trans, i n, i k, r alpha, p a, i lda, r beta, m c, i ldc);
+    syr2k [ssyr2k f32, dsyr2k f64, csyr2k C32, zsyr2k C64]
+        (e order, e uplo, e trans, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc);
+    her2k [cher2k C32, zher2k C64]
+        (e order, e uplo, e trans, i n, i k, v alpha, p a, i lda, p b, i ldb, r beta, m c, i ldc);
+    trmm [strmm f32, dtrmm f64, ctrmm C32, ztrmm C64] swap(6, 7)
+        (e order, e side, e uplo, e transa, e diag, i m, i n, v alpha, p a, i lda, m b, i ldb);
+    trsm [strsm f32, dtrsm f64, ctrsm C32, ztrsm C64] swap(6, 7)
+        (e order, e side, e uplo, e transa, e diag, i m, i n, v alpha, p a, i lda, m b, i ldb);
+}

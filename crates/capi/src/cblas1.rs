@@ -1,11 +1,17 @@
 //! CBLAS Level 1: `cblas_saxpy` ... `cblas_izamax`, over the same implementations as the
 //! Fortran entries. Level 1 has no argument checks in the reference (it returns on n <= 0), and
 //! `cblas_i?amax` returns a 0-based index.
+//!
+//! One table line per routine, as `cblas!`'s: the exported names with their types, the
+//! arguments in CBLAS order with their kinds (`abi.rs`'s `i v r p m`, and `q` for a real
+//! array), the returned value's kind, and the body: an expression over the arguments read into
+//! their inside values. Per name it generates the four entries (`cblas_x`, `cblas_x64_` and
+//! the `scipy_` forms) and records the C prototype `include/hetblas.h` is rendered from.
 
-use crate::abi::{entry, LpInt};
-use crate::elem::Elem;
+use crate::abi::LpInt;
 use crate::functions as fun;
 use crate::routines as f;
+use hetblas_refblas as rb;
 use hetblas_refblas::num_complex::{Complex32 as C32, Complex64 as C64};
 use hetblas_refblas::Scalar;
 
@@ -23,265 +29,105 @@ fn run(r: Result<(), i32>) {
     debug_assert!(r.is_ok(), "Level 1 routines have no argument checks");
 }
 
-/// The CBLAS Level 1 entries of one name family: `[prefix] [suffix], integer, family`.
+/// The Rust type of a CBLAS Level 1 result: `[]` none, `[r]` the real type, `[v]` the type
+/// itself (real types), `[z]` an index (`size_t`), `[d]` a double (`dsdot`).
+macro_rules! cret {
+    ([], $T:ty) => {
+        ()
+    };
+    ([r], $T:ty) => {
+        <$T as Scalar>::Real
+    };
+    ([v], $T:ty) => {
+        $T
+    };
+    ([z], $T:ty) => {
+        usize
+    };
+    ([d], $T:ty) => {
+        f64
+    };
+}
+
+/// The table of CBLAS Level 1 routines (see the module's documentation).
 macro_rules! cblas1 {
-    ([$($pre:tt)?] [$($suf:tt)?], $I:ty, $fam:ident) => {
-        cblas1!(@all [$($pre)?] [$($suf)?], $I, $fam, s, f32, f32, s);
-        cblas1!(@all [$($pre)?] [$($suf)?], $I, $fam, d, f64, f64, d);
-        cblas1!(@all [$($pre)?] [$($suf)?], $I, $fam, c, C32, f32, sc);
-        cblas1!(@all [$($pre)?] [$($suf)?], $I, $fam, z, C64, f64, dz);
-        cblas1!(@real [$($pre)?] [$($suf)?], $I, $fam, s, f32);
-        cblas1!(@real [$($pre)?] [$($suf)?], $I, $fam, d, f64);
-        cblas1!(@complex [$($pre)?] [$($suf)?], $I, $fam, c, C32, f32, cs, s);
-        cblas1!(@complex [$($pre)?] [$($suf)?], $I, $fam, z, C64, f64, zd, d);
-        paste::paste! {
-            /// `cblas_sdsdot`.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_sdsdot $($suf)?>](
-                n: $I, sb: f32, x: *const f32, incx: $I, y: *const f32, incy: $I,
-            ) -> f32 {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_sdsdot", || unsafe {
-                    hetblas_refblas::sdsdot(n as i64, sb, x, incx as i64, y, incy as i64)
-                })
-            }
-            /// `cblas_dsdot`.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_dsdot $($suf)?>](
-                n: $I, x: *const f32, incx: $I, y: *const f32, incy: $I,
-            ) -> f64 {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_dsdot", || unsafe {
-                    hetblas_refblas::dsdot(n as i64, x, incx as i64, y, incy as i64)
-                })
-            }
-        }
+    ($(
+        [$($sym:ident $T:ty),+] ($($args:tt)*) $(-> $ret:ident)? => $body:expr;
+    )*) => {
+        $(cblas1!(@routine [$($sym $T),+] ($($args)*) [$($ret)?] { $body });)*
+
+        /// The C prototype of every name of the table, a slice per line ([`crate::header`]).
+        #[cfg(test)]
+        pub(crate) static DECLS: &[&[crate::header::Decl]] = &[
+            $(c_decls!([$($sym $T),+] ($($args)*) [$($ret)?] [] [])),*
+        ];
     };
-    // Every precision: AXPY, SCAL, COPY, SWAP, NRM2, ASUM, IAMAX.
-    (@all [$($pre:tt)?] [$($suf:tt)?], $I:ty, $fam:ident, $p:ident, $T:ty, $R:ty, $rp:ident) => {
-        paste::paste! {
-            /// CBLAS AXPY.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p axpy $($suf)?>](
-                n: $I, alpha: <$T as Elem>::CScalar, x: *const $T, incx: $I, y: *mut $T, incy: $I,
-            ) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_axpy", || unsafe {
-                    run(f::axpy(n as i64, <$T>::cscalar(alpha), x, incx as i64, y, incy as i64))
-                })
-            }
-            /// CBLAS SCAL.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p scal $($suf)?>](
-                n: $I, alpha: <$T as Elem>::CScalar, x: *mut $T, incx: $I,
-            ) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_scal", || unsafe {
-                    run(f::scal(n as i64, <$T>::cscalar(alpha), x, incx as i64))
-                })
-            }
-            /// CBLAS COPY.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p copy $($suf)?>](
-                n: $I, x: *const $T, incx: $I, y: *mut $T, incy: $I,
-            ) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_copy", || unsafe {
-                    run(f::copy(n as i64, x, incx as i64, y, incy as i64))
-                })
-            }
-            /// CBLAS SWAP.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p swap $($suf)?>](
-                n: $I, x: *mut $T, incx: $I, y: *mut $T, incy: $I,
-            ) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_swap", || unsafe {
-                    run(f::swap(n as i64, x, incx as i64, y, incy as i64))
-                })
-            }
-            /// CBLAS NRM2.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $rp nrm2 $($suf)?>](n: $I, x: *const $T, incx: $I) -> $R {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_nrm2", || unsafe { fun::nrm2::<$T>(n as i64, x, incx as i64) })
-            }
-            /// CBLAS ASUM.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $rp asum $($suf)?>](n: $I, x: *const $T, incx: $I) -> $R {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_asum", || unsafe { fun::asum::<$T>(n as i64, x, incx as i64) })
-            }
-            /// CBLAS IAMAX (0-based).
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_i $p amax $($suf)?>](n: $I, x: *const $T, incx: $I) -> usize {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_iamax", || index0(unsafe { fun::iamax::<$T>(n as i64, x, incx as i64) }))
-            }
-        }
+    (@routine [$($sym:ident $T:ty),+] $args:tt $ret:tt $body:tt) => {
+        paste::paste! { $(
+            cblas1!(@entry [<cblas_ $sym>], $T, LpInt, Reference, $ret, $body; $args);
+            #[cfg(not(feature = "ilp64"))]
+            cblas1!(@entry [<cblas_ $sym 64_>], $T, i64, Reference, $ret, $body; $args);
+            cblas1!(@entry [<scipy_cblas_ $sym>], $T, i32, ScipyLp64, $ret, $body; $args);
+            cblas1!(@entry [<scipy_cblas_ $sym 64_>], $T, i64, ScipyIlp64, $ret, $body; $args);
+        )+ }
     };
-    (@real [$($pre:tt)?] [$($suf:tt)?], $I:ty, $fam:ident, $p:ident, $T:ty) => {
-        paste::paste! {
-            /// CBLAS DOT.
+    (@entry $export:ident, $T:ty, $I:ty, $fam:ident, $ret:tt, { $body:expr };
+     ($($k:ident $a:ident),* $(,)?)) => {
+        #[doc = concat!("CBLAS `", stringify!($export), "`.")]
+        ///
+        /// # Safety
+        /// The CBLAS contract.
+        #[no_mangle]
+        pub unsafe extern "C" fn $export($($a: cty!($k, $T, $I)),*) -> cret!($ret, $T) {
+            /// The line's body over the inside values.
             ///
             /// # Safety
             /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p dot $($suf)?>](
-                n: $I, x: *const $T, incx: $I, y: *const $T, incy: $I,
-            ) -> $T {
+            unsafe fn body($($a: rty!($k, $T)),*) -> cret!($ret, $T) {
                 // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_dot", || unsafe { fun::dot::<$T>(n as i64, x, incx as i64, y, incy as i64) })
+                unsafe { $body }
             }
-            /// CBLAS ROT.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p rot $($suf)?>](
-                n: $I, x: *mut $T, incx: $I, y: *mut $T, incy: $I, c: $T, s: $T,
-            ) {
+            crate::abi::entry(crate::family::Family::$fam, stringify!($export), || {
                 // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_rot", || unsafe {
-                    run(f::rot(n as i64, x, incx as i64, y, incy as i64, c, s))
-                })
-            }
-            /// CBLAS ROTM.
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p rotm $($suf)?>](
-                n: $I, x: *mut $T, incx: $I, y: *mut $T, incy: $I, param: *const $T,
-            ) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_rotm", || unsafe {
-                    run(f::rotm(n as i64, x, incx as i64, y, incy as i64, param))
-                })
-            }
-            /// CBLAS ROTG.
-            ///
-            /// # Safety
-            /// Four valid pointers.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p rotg $($suf)?>](a: *mut $T, b: *mut $T, c: *mut $T, s: *mut $T) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_rotg", || unsafe { fun::rotg::<$T>(a, b, c, s) })
-            }
-            /// CBLAS ROTMG.
-            ///
-            /// # Safety
-            /// Valid pointers; `param` has 5 elements.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p rotmg $($suf)?>](
-                d1: *mut $T, d2: *mut $T, x1: *mut $T, y1: $T, param: *mut $T,
-            ) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_rotmg", || unsafe { fun::rotmg::<$T>(d1, d2, x1, &y1, param) })
-            }
-        }
-    };
-    (@complex [$($pre:tt)?] [$($suf:tt)?], $I:ty, $fam:ident, $p:ident, $T:ty, $R:ty, $rs:ident, $r:ident) => {
-        paste::paste! {
-            /// CBLAS DOTU (result through a pointer).
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p dotu_sub $($suf)?>](
-                n: $I, x: *const $T, incx: $I, y: *const $T, incy: $I, dot: *mut $T,
-            ) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_dotu_sub", || unsafe {
-                    *dot = hetblas_refblas::dotu(n as i64, x, incx as i64, y, incy as i64)
-                })
-            }
-            /// CBLAS DOTC (result through a pointer).
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p dotc_sub $($suf)?>](
-                n: $I, x: *const $T, incx: $I, y: *const $T, incy: $I, dot: *mut $T,
-            ) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_dotc_sub", || unsafe {
-                    *dot = hetblas_refblas::dotc(n as i64, x, incx as i64, y, incy as i64)
-                })
-            }
-            /// CBLAS SCAL by a real scalar (`cblas_csscal`, `cblas_zdscal`).
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $rs scal $($suf)?>](n: $I, alpha: $R, x: *mut $T, incx: $I) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_rscal", || unsafe { run(f::rscal(n as i64, alpha, x, incx as i64)) })
-            }
-            /// CBLAS ROT of complex vectors by a real rotation (`cblas_csrot`, `cblas_zdrot`).
-            ///
-            /// # Safety
-            /// The CBLAS contract.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $rs rot $($suf)?>](
-                n: $I, x: *mut $T, incx: $I, y: *mut $T, incy: $I, c: $R, s: $R,
-            ) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_rot", || unsafe {
-                    run(f::rot(n as i64, x, incx as i64, y, incy as i64, c, s))
-                })
-            }
-            /// CBLAS complex ROTG.
-            ///
-            /// # Safety
-            /// Four valid pointers.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $p rotg $($suf)?>](a: *mut $T, b: *const $T, c: *mut $R, s: *mut $T) {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_rotg", || unsafe { fun::crotg::<$R>(a, b, c, s) })
-            }
-            /// CBLAS CABS1 (`cblas_scabs1`, `cblas_dcabs1`).
-            ///
-            /// # Safety
-            /// A valid pointer.
-            #[no_mangle]
-            pub unsafe extern "C" fn [<$($pre)? cblas_ $r cabs1 $($suf)?>](z: *const $T) -> $R {
-                // SAFETY: the CBLAS contract.
-                entry(crate::family::Family::$fam, "cblas_cabs1", || unsafe { (*z).abs1() })
-            }
+                unsafe { body($(cval!($k, $T, $a)),*) }
+            })
         }
     };
 }
 
-cblas1!([] [], LpInt, Reference);
-#[cfg(not(feature = "ilp64"))]
-cblas1!([][64_], i64, Reference);
-cblas1!([scipy_] [], i32, ScipyLp64);
-cblas1!([scipy_][64_], i64, ScipyIlp64);
+cblas1! {
+    [saxpy f32, daxpy f64, caxpy C32, zaxpy C64] (i n, v alpha, p x, i incx, m y, i incy)
+        => run(f::axpy(n, alpha, x, incx, y, incy));
+    [sscal f32, dscal f64, cscal C32, zscal C64] (i n, v alpha, m x, i incx)
+        => run(f::scal(n, alpha, x, incx));
+    [scopy f32, dcopy f64, ccopy C32, zcopy C64] (i n, p x, i incx, m y, i incy)
+        => run(f::copy(n, x, incx, y, incy));
+    [sswap f32, dswap f64, cswap C32, zswap C64] (i n, m x, i incx, m y, i incy)
+        => run(f::swap(n, x, incx, y, incy));
+    [snrm2 f32, dnrm2 f64, scnrm2 C32, dznrm2 C64] (i n, p x, i incx) -> r
+        => fun::nrm2(n, x, incx);
+    [sasum f32, dasum f64, scasum C32, dzasum C64] (i n, p x, i incx) -> r
+        => fun::asum(n, x, incx);
+    [isamax f32, idamax f64, icamax C32, izamax C64] (i n, p x, i incx) -> z
+        => index0(fun::iamax(n, x, incx));
+    [sdot f32, ddot f64] (i n, p x, i incx, p y, i incy) -> v => fun::dot(n, x, incx, y, incy);
+    [srot f32, drot f64] (i n, m x, i incx, m y, i incy, r c, r s)
+        => run(f::rot(n, x, incx, y, incy, c, s));
+    [srotm f32, drotm f64] (i n, m x, i incx, m y, i incy, p param)
+        => run(f::rotm(n, x, incx, y, incy, param));
+    [srotg f32, drotg f64] (m a, m b, m c, m s) => fun::rotg(a, b, c, s);
+    [srotmg f32, drotmg f64] (m d1, m d2, m x1, v y1, m param)
+        => fun::rotmg(d1, d2, x1, &y1, param);
+    [cdotu_sub C32, zdotu_sub C64] (i n, p x, i incx, p y, i incy, m dotu)
+        => *dotu = rb::dotu(n, x, incx, y, incy);
+    [cdotc_sub C32, zdotc_sub C64] (i n, p x, i incx, p y, i incy, m dotc)
+        => *dotc = rb::dotc(n, x, incx, y, incy);
+    [csscal C32, zdscal C64] (i n, r alpha, m x, i incx) => run(f::rscal(n, alpha, x, incx));
+    [csrot C32, zdrot C64] (i n, m x, i incx, m y, i incy, r c, r s)
+        => run(f::rot(n, x, incx, y, incy, c, s));
+    [crotg C32, zrotg C64] (m a, p b, q c, m s) => fun::crotg(a, b, c, s);
+    [scabs1 C32, dcabs1 C64] (p z) -> r => (*z).abs1();
+    [sdsdot f32] (i n, v sb, p x, i incx, p y, i incy) -> v
+        => rb::sdsdot(n, sb, x, incx, y, incy);
+    [dsdot f32] (i n, p x, i incx, p y, i incy) -> d => rb::dsdot(n, x, incx, y, incy);
+}

@@ -28,7 +28,8 @@ use hetblas_cpu::blas::CBLAS_CANDIDATES;
 /// A loaded host BLAS: the handle (kept open for the process' life) and every symbol it has.
 pub struct Host {
     lib: Library,
-    /// Symbol addresses indexed like [`SYMBOLS`]; 0 where the library lacks the routine.
+    /// Symbol addresses indexed by [`crate::symbols::index`]; 0 where the library lacks the
+    /// routine.
     addrs: Vec<usize>,
     /// The file or name it was opened from.
     pub path: String,
@@ -54,7 +55,7 @@ impl Host {
             .filter(|&a| a != 0 && !crate::xerbla::is_ours(a))
     }
 
-    /// The address of routine `sym` (an index into [`SYMBOLS`]), or `None`.
+    /// The address of routine `sym` (from [`crate::symbols::index`]), or `None`.
     #[inline]
     pub fn addr(&self, sym: usize) -> Option<usize> {
         match self.addrs[sym] {
@@ -203,16 +204,17 @@ fn load() -> Option<Host> {
     }
 }
 
-/// Every routine's address in `lib` under `family`'s names (0 where it has none; the first
-/// it has of a routine's alternative names).
+/// Every routine's address in `lib` under `family`'s names, four per routine (S, D, C, Z; 0
+/// where it has none; the first it has of a routine's alternative names for the type).
 fn resolve(lib: &Library, family: Family) -> Vec<usize> {
     SYMBOLS
         .iter()
-        .map(|names| {
+        .flat_map(|names| (0..4).map(move |idx| (names, idx)))
+        .map(|(names, idx)| {
             names
-                .split('|')
-                .filter(|name| !name.is_empty())
-                .find_map(|name| {
+                .iter()
+                .filter(|&&(t, _)| t == idx)
+                .find_map(|&(_, name)| {
                     let sym = format!("{}\0", family.host_symbol(name));
                     // SAFETY: only the address is taken here; it is called later with the
                     // prototype of the reference BLAS routine of that name (and the family's

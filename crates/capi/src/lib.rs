@@ -31,7 +31,12 @@
 //! `functions` (the Level 1 functions), `cblas` / `cblas1` (CBLAS), `xerbla`, `host`,
 //! `route` (which calls gain), `offload` (the device path), `release_hooks` (`free`,
 //! `munmap`, ... noted for the registration cache), `device_ptr`, `elem` (the four element
-//! types), `symbols` (the host symbol table).
+//! types), `symbols` (the host symbol table, from `routines`'s lines), `header` (a test:
+//! `include/hetblas.h` is the header the CBLAS tables render).
+//!
+//! Adding a routine: its line in `routines` (names, checks, device hook), its device path in
+//! `offload` when it has one, its CBLAS implementation and line in `cblas`. The host symbols,
+//! the row-major renumbering and the header's prototypes follow from those lines.
 
 #[macro_use]
 mod abi;
@@ -42,6 +47,8 @@ pub mod elem;
 pub mod factor;
 pub mod family;
 pub mod functions;
+#[cfg(test)]
+mod header;
 pub mod host;
 pub mod lapack;
 pub mod loaded;

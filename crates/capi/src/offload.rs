@@ -527,7 +527,8 @@ fn device_operands(ptrs: [u64; 3]) -> Option<(&'static Runtime, [Option<usize>; 
 }
 
 /// Real GEMM on the devices: device operands always, host operands when the routing says so.
-/// [`Outcome::Host`] leaves the call to the host path.
+/// [`Outcome::Host`] leaves the call to the host path. GEMM's hook (its table line in
+/// `routines.rs` names it), called for every type.
 ///
 /// # Safety
 /// The arguments passed the reference checks; the arrays satisfy the BLAS contract (in host
@@ -549,6 +550,11 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     c: *mut T,
     ldc: i64,
 ) -> Outcome {
+    // Complex GEMM has no device path yet. A type without one says so at the top of its hook
+    // (a constant the compiler folds away), not in a per-type trait method.
+    if <T as hetblas_refblas::Scalar>::IS_COMPLEX {
+        return Outcome::Host(None);
+    }
     let ops = Operands {
         a,
         lda,
@@ -565,7 +571,7 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
 /// GEMMT (C's `uplo` triangle of `alpha op(A) op(B) + beta C`, C `n x n`) on the devices as
 /// [`gemm`]: device operands always, host operands when the routing sends it there (routed as
 /// the GEMM of the same flops, `n x (n + 1)/2 x k`). [`Outcome::Host`] leaves the call to the
-/// host path.
+/// host path. GEMMT's hook, every type.
 ///
 /// # Safety
 /// As [`gemm`].

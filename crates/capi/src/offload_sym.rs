@@ -2,6 +2,7 @@
 //! ([`crate::route`], with the GEMM of the same flops standing for the routine), run by the
 //! Runtime, and on a device failure C restored and the call left to the host path.
 
+use crate::elem::Elem;
 use crate::offload::{route_call, verbose, Routed};
 use crate::route::{Outcome, Shape};
 use hetblas::{GemmOptions, MatIn, MatMut, MatRef, Scalar, Side, SymOp, Trans, Uplo};
@@ -11,6 +12,46 @@ thread_local! {
     /// Symmetric calls the devices computed on this thread (the unit tests check that the
     /// device path took theirs).
     pub static SYM_DEVICE_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The hooks the routines' table lines name (`offload(offload_sym::syrk)` in `routines.rs`):
+/// each routine's BLAS argument list onto [`rank`] or [`multiply`]. HERK's and HER2K's real
+/// scalars go on as `T` with zero imaginary part; SYRK and HERK have no B: A stands in, unread.
+macro_rules! hooks {
+    ($($name:ident($($a:ident: $t:ty),*) => $call:expr;)*) => {$(
+        #[doc = concat!("The ", stringify!($name), " hook (see [`hooks!`]).")]
+        ///
+        /// # Safety
+        /// As [`rank`].
+        #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
+        pub unsafe fn $name<T: Elem>($($a: $t),*) -> Outcome {
+            // SAFETY: forwarded contract.
+            unsafe { $call }
+        }
+    )*};
+}
+
+hooks! {
+    syrk(uplo: u8, trans: u8, n: i64, k: i64, alpha: T, a: *const T, lda: i64, beta: T,
+         c: *mut T, ldc: i64)
+        => rank((false, false), uplo, trans, n, k, alpha, (a, lda), (a, lda), beta, (c, ldc));
+    herk(uplo: u8, trans: u8, n: i64, k: i64, alpha: T::Real, a: *const T, lda: i64,
+         beta: T::Real, c: *mut T, ldc: i64)
+        => rank((false, true), uplo, trans, n, k, T::from_real(alpha), (a, lda), (a, lda),
+                T::from_real(beta), (c, ldc));
+    syr2k(uplo: u8, trans: u8, n: i64, k: i64, alpha: T, a: *const T, lda: i64, b: *const T,
+          ldb: i64, beta: T, c: *mut T, ldc: i64)
+        => rank((true, false), uplo, trans, n, k, alpha, (a, lda), (b, ldb), beta, (c, ldc));
+    her2k(uplo: u8, trans: u8, n: i64, k: i64, alpha: T, a: *const T, lda: i64, b: *const T,
+          ldb: i64, beta: T::Real, c: *mut T, ldc: i64)
+        => rank((true, true), uplo, trans, n, k, alpha, (a, lda), (b, ldb), T::from_real(beta),
+                (c, ldc));
+    symm(side: u8, uplo: u8, m: i64, n: i64, alpha: T, a: *const T, lda: i64, b: *const T,
+         ldb: i64, beta: T, c: *mut T, ldc: i64)
+        => multiply(false, side, uplo, m, n, alpha, (a, lda), (b, ldb), beta, (c, ldc));
+    hemm(side: u8, uplo: u8, m: i64, n: i64, alpha: T, a: *const T, lda: i64, b: *const T,
+         ldb: i64, beta: T, c: *mut T, ldc: i64)
+        => multiply(true, side, uplo, m, n, alpha, (a, lda), (b, ldb), beta, (c, ldc));
 }
 
 /// A rank update (`two`: SYR2K/HER2K) on the devices when the routing sends it there; `false`

@@ -4,11 +4,15 @@
 //! `xxxx_` / `xxxx_64_` entries of every precision. The CBLAS layer calls the same
 //! implementations.
 //!
-//! Routing table: a routine with a device path names its hook in `offload(..)`; adding one is
-//! that word on its line (and the hook in [`crate::elem::Elem`]).
+//! Routing table: a routine with a device path names its hook in `offload(..)`, a function
+//! generic over the element type with the routine's argument list (`offload::gemmt`).
+//!
+//! The table also gives the host symbols ([`Sym`], [`SYMBOLS`]): the names a line lists for a
+//! type, in order. The Level 1 functions (`functions.rs`) have `function!` lines for theirs.
 
 use hetblas_refblas::num_complex::{Complex32 as C32, Complex64 as C64};
 
+routines! {
 // ---- Level 1 subroutines ------------------------------------------------------------------
 subroutine!(axpy [saxpy f32, daxpy f64, caxpy C32, zaxpy C64]
     (i n, v alpha, p x, i incx, m y, i incy));
@@ -19,6 +23,14 @@ subroutine!(swap [sswap f32, dswap f64, cswap C32, zswap C64] (i n, m x, i incx,
 subroutine!(rot [srot f32, drot f64, csrot C32, zdrot C64]
     (i n, m x, i incx, m y, i incy, r c, r s));
 subroutine!(rotm [srotm f32, drotm f64] bound(hetblas_refblas::Real) (i n, m x, i incx, m y, i incy, p param));
+
+// ---- Level 1 functions (their host symbols) -----------------------------------------------------
+function!(dot [sdot f32, ddot f64]);
+function!(nrm2 [snrm2 f32, dnrm2 f64, scnrm2 C32, dznrm2 C64]);
+function!(asum [sasum f32, dasum f64, scasum C32, dzasum C64]);
+function!(iamax [isamax f32, idamax f64, icamax C32, izamax C64]);
+function!(rotg [srotg f32, drotg f64, crotg C32, zrotg C64]);
+function!(rotmg [srotmg f32, drotmg f64]);
 
 // ---- Level 2 ---------------------------------------------------------------------------------
 subroutine!(gemv [sgemv f32, dgemv f64, cgemv C32, zgemv C64]
@@ -78,29 +90,31 @@ subroutine!(spr2 [sspr2 f32, dspr2 f64] check(uplo, n, incx, incy)
 
 // ---- Level 3 ---------------------------------------------------------------------------------
 subroutine!(gemm [sgemm f32, dgemm f64, cgemm C32, zgemm C64]
-    check(transa, transb, m, n, k, lda, ldb, ldc) offload(offload_gemm)
+    check(transa, transb, m, n, k, lda, ldb, ldc) offload(offload::gemm)
     (c transa, c transb, i m, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
 // GEMMT under both of its names: reference BLAS 3.12's `?gemmtr` and OpenBLAS's and MKL's
 // `?gemmt` (xerbla names the routine as the caller did).
 subroutine!(gemmt [sgemmtr f32, dgemmtr f64, cgemmtr C32, zgemmtr C64,
                    sgemmt f32, dgemmt f64, cgemmt C32, zgemmt C64]
-    check(uplo, transa, transb, n, k, lda, ldb, ldc) offload(offload_gemmt)
+    check(uplo, transa, transb, n, k, lda, ldb, ldc) offload(offload::gemmt)
     (c uplo, c transa, c transb, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
 subroutine!(symm [ssymm f32, dsymm f64, csymm C32, zsymm C64]
-    check(side, uplo, m, n, lda, ldb, ldc) offload(offload_symm)
+    check(side, uplo, m, n, lda, ldb, ldc) offload(offload_sym::symm)
     (c side, c uplo, i m, i n, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
-subroutine!(hemm [chemm C32, zhemm C64] check(side, uplo, m, n, lda, ldb, ldc) offload(offload_hemm)
+subroutine!(hemm [chemm C32, zhemm C64] check(side, uplo, m, n, lda, ldb, ldc)
+    offload(offload_sym::hemm)
     (c side, c uplo, i m, i n, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
 subroutine!(syrk [ssyrk f32, dsyrk f64, csyrk C32, zsyrk C64]
-    checkt(uplo, trans, n, k, lda, ldc) offload(offload_syrk)
+    checkt(uplo, trans, n, k, lda, ldc) offload(offload_sym::syrk)
     (c uplo, c trans, i n, i k, v alpha, p a, i lda, v beta, m c, i ldc));
-subroutine!(herk [cherk C32, zherk C64] check(uplo, trans, n, k, lda, ldc) offload(offload_herk)
+subroutine!(herk [cherk C32, zherk C64] check(uplo, trans, n, k, lda, ldc)
+    offload(offload_sym::herk)
     (c uplo, c trans, i n, i k, r alpha, p a, i lda, r beta, m c, i ldc));
 subroutine!(syr2k [ssyr2k f32, dsyr2k f64, csyr2k C32, zsyr2k C64]
-    checkt(uplo, trans, n, k, lda, ldb, ldc) offload(offload_syr2k)
+    checkt(uplo, trans, n, k, lda, ldb, ldc) offload(offload_sym::syr2k)
     (c uplo, c trans, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc));
 subroutine!(her2k [cher2k C32, zher2k C64] check(uplo, trans, n, k, lda, ldb, ldc)
-    offload(offload_her2k)
+    offload(offload_sym::her2k)
     (c uplo, c trans, i n, i k, v alpha, p a, i lda, p b, i ldb, r beta, m c, i ldc));
 subroutine!(trmm [strmm f32, dtrmm f64, ctrmm C32, ztrmm C64]
     check(side, uplo, transa, diag, m, n, lda, ldb)
@@ -108,3 +122,4 @@ subroutine!(trmm [strmm f32, dtrmm f64, ctrmm C32, ztrmm C64]
 subroutine!(trsm [strsm f32, dtrsm f64, ctrsm C32, ztrsm C64]
     check(side, uplo, transa, diag, m, n, lda, ldb)
     (c side, c uplo, c transa, c diag, i m, i n, v alpha, p a, i lda, m b, i ldb));
+}

@@ -97,13 +97,14 @@ fn print_reference(name: &str, info: i32) {
 }
 
 /// Reports parameter `info` of CBLAS routine `name` ("cblas_dgemm"). `row_major` tells the
-/// default handler to undo the reference's row-major renumbering (see [`unswap`]).
-pub fn report_cblas(name: &str, info: i32, row_major: bool) {
+/// default handler to undo the reference's row-major renumbering, `swaps` (the routine's
+/// `swap(..)` on its `cblas!` line; see [`unswap`]).
+pub fn report_cblas(name: &str, info: i32, row_major: bool, swaps: &[(i32, i32)]) {
     static H: OnceLock<usize> = OnceLock::new();
     let addr = *H.get_or_init(|| global(c"cblas_xerbla"));
     let cname = std::ffi::CString::new(name).unwrap_or_default();
     if addr == 0 || is_ours(addr) {
-        let info = if row_major { unswap(name, info) } else { info };
+        let info = if row_major { unswap(swaps, info) } else { info };
         print_cblas(info, name);
         return;
     }
@@ -128,47 +129,18 @@ fn print_cblas(info: i32, name: &str) {
 /// The reference CBLAS numbers a row-major call's errors as the column-major Fortran routine
 /// it calls sees them (plus one), with some arguments swapped; its `cblas_xerbla` swaps them
 /// back when `RowMajorStrg` is set. hetblas reports the reference's numbers (programs' handlers,
-/// such as the CBLAS test programs', expect them), and its default handler undoes the swap.
-pub fn unswap(name: &str, info: i32) -> i32 {
-    let swap = |a: i32, b: i32| {
+/// such as the CBLAS test programs', expect them), and its default handler undoes the swap:
+/// `swaps` are the routine's exchanged pairs, from its `cblas!` line (GEMM: 4 and 5, 9 and 11).
+pub fn unswap(swaps: &[(i32, i32)], info: i32) -> i32 {
+    for &(a, b) in swaps {
         if info == a {
-            b
-        } else if info == b {
-            a
-        } else {
-            info
+            return b;
         }
-    };
-    if name.contains("gemmt") {
-        // GEMMT exchanges only A and B (the reference's own handler, matching "gemm", also
-        // exchanges 4 and 5, TransB and N, which GEMMT does not swap).
-        swap(9, 11)
-    } else if name.contains("gemm") {
-        match info {
-            4 | 5 => swap(4, 5),
-            _ => swap(9, 11),
+        if info == b {
+            return a;
         }
-    } else if name.contains("symm") || name.contains("hemm") {
-        swap(4, 5)
-    } else if name.contains("trmm") || name.contains("trsm") {
-        swap(6, 7)
-    } else if name.contains("gemv") {
-        swap(3, 4)
-    } else if name.contains("gbmv") {
-        match info {
-            3 | 4 => swap(3, 4),
-            _ => swap(5, 6),
-        }
-    } else if name.contains("ger") {
-        match info {
-            2 | 3 => swap(2, 3),
-            _ => swap(6, 8),
-        }
-    } else if (name.contains("her2") || name.contains("hpr2")) && !name.contains("her2k") {
-        swap(6, 8)
-    } else {
-        info
     }
+    info
 }
 
 /// Reference CBLAS's flag, read by a program's `cblas_xerbla` to renumber a row-major call's
@@ -284,7 +256,15 @@ pub unsafe extern "C" fn xerbla_array_(
 
 #[cfg(test)]
 mod tests {
-    use super::unswap;
+    /// `unswap` as the default handler applies it to the routine `name`.
+    fn unswap(name: &str, info: i32) -> i32 {
+        let mut decls = crate::cblas::DECLS.iter().flat_map(|line| line.iter());
+        let swaps = decls.find(|d| d.name == name).map(|d| d.swaps);
+        super::unswap(
+            swaps.unwrap_or_else(|| panic!("{name} is not on a cblas! line")),
+            info,
+        )
+    }
 
     #[test]
     fn unswap_undoes_the_reference_row_major_numbering() {
