@@ -26,6 +26,14 @@ pub mod scalars {
     pub fn c64_of(v: ScalarValue) -> c64 {
         v.as_c64()
     }
+
+    /// A scalar at an address aligned for every vendor type it is read as: `cuDoubleComplex`
+    /// and `hipDoubleComplex` are 16-byte aligned where a `c64` is 8. cuBLAS reads a host
+    /// scalar with aligned loads: through an 8-byte aligned `c64`, ZSYRK and the other
+    /// double-complex symmetric routines crashed the process (H200, 2026-11-30, the CUDA
+    /// conformance cases `sym_device_operands`, `sym_every_option_c64`, `sym_quick_returns`).
+    #[repr(C, align(16))]
+    pub struct Aligned<T>(pub T);
 }
 
 /// Issues the symmetric tile `$t` (checked, non-empty, within 32 bits) on BLAS handle `$h`
@@ -49,7 +57,7 @@ macro_rules! sym_call {
      hemm: [$chm:expr, $zhm:expr] $(,)?) => {{
         use hetblas_core::sym::SymOp;
         use hetblas_core::DType;
-        use $crate::sym::scalars::{c32_of, c64_of, f32_of, f64_of};
+        use $crate::sym::scalars::{c32_of, c64_of, f32_of, f64_of, Aligned};
         let t: &hetblas_core::SymTile = $t;
         let h = $h;
         let d = |x: usize| x as ::std::ffi::c_int;
@@ -61,18 +69,18 @@ macro_rules! sym_call {
         // `$sa` / `$sb` read through pointers of the vendor's types `$pa` / `$pb`.
         macro_rules! rk {
             ($f:expr, $ty:ty, $tr:expr, $a:expr, $pa:ty, $b:expr, $pb:ty) => {{
-                let (a, b) = ($a, $b);
-                $f(h, fill, $tr, n, k, &a as *const _ as *const $pa, t.a.addr as *const $ty,
-                   lda, &b as *const _ as *const $pb, t.c.addr as *mut $ty, ldc)
+                let (a, b) = (Aligned($a), Aligned($b));
+                $f(h, fill, $tr, n, k, &a.0 as *const _ as *const $pa, t.a.addr as *const $ty,
+                   lda, &b.0 as *const _ as *const $pb, t.c.addr as *mut $ty, ldc)
             }};
         }
         // SYR2K/HER2K and SYMM/HEMM take the same list: two modes, two dimensions, alpha, A,
         // B, beta, C (SYR2K: fill, trans, n, k; SYMM: side, fill, m, n).
         macro_rules! ab {
             ($f:expr, $ty:ty, $modes:expr, $a:expr, $b:expr, $pb:ty) => {{
-                let ((x, y, d1, d2), a, b) = ($modes, $a, $b);
-                $f(h, x, y, d1, d2, &a as *const _ as *const $ty, t.a.addr as *const $ty,
-                   lda, t.b.addr as *const $ty, ldb, &b as *const _ as *const $pb,
+                let ((x, y, d1, d2), a, b) = ($modes, Aligned($a), Aligned($b));
+                $f(h, x, y, d1, d2, &a.0 as *const _ as *const $ty, t.a.addr as *const $ty,
+                   lda, t.b.addr as *const $ty, ldb, &b.0 as *const _ as *const $pb,
                    t.c.addr as *mut $ty, ldc)
             }};
         }
