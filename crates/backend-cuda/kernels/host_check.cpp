@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <optional>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -42,9 +43,12 @@ using std::min;
 template <typename K>
 static void launch(unsigned int grid, K kernel) {
     gridDim.x = grid;
+    // The block's barrier lives beyond this scope: a local's address in the global
+    // block_barrier is a dangling pointer to GCC 13's -Wall (-Werror here).
+    static std::optional<std::barrier<>> bar;
     for (unsigned int b = 0; b < grid; ++b) {
-        std::barrier<> bar(THREADS);
-        block_barrier = &bar;
+        bar.emplace(THREADS);
+        block_barrier = &*bar;
         std::vector<std::thread> threads;
         for (unsigned int t = 0; t < THREADS; ++t) {
             threads.emplace_back([=] {

@@ -10,7 +10,11 @@ use std::process::Command;
 #[test]
 fn laswp_source_interchanges_rows_in_lapack_order_on_the_host() {
     let kernels = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("laswp_host_check");
+    // Cargo makes its target tmp directory; a bundled binary run elsewhere (the GPU machine's
+    // copy of the tree) finds none.
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(tmp).expect("the target tmp directory");
+    let exe = tmp.join("laswp_host_check");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let built = Command::new(&cxx)
         .args(["-std=c++20", "-O1", "-pthread", "-Wall", "-Werror"])
