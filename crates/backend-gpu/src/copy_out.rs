@@ -33,9 +33,9 @@ struct State {
     /// Copy-outs queued and finished since the start (a copy-out's number is its place).
     queued: u64,
     done: u64,
-    /// The first DMA that failed since the link's queue last reported one, and its copy-out's
-    /// number: that copy-out was skipped (its staging buffer may hold anything), and waits for
-    /// it or a later one report the error.
+    /// The first copy-out that failed since the link's queue last reported one (its DMA failed,
+    /// and it was skipped: the staging buffer may hold anything; or it panicked), and its
+    /// number: waits for it or a later one report the error.
     error: Option<(u64, Error)>,
     stop: bool,
 }
@@ -138,10 +138,11 @@ impl CopyOuts {
             };
             let number = st.done + 1;
             drop(st);
-            let result = dma.synchronize();
-            if result.is_ok() {
-                job();
-            }
+            // A panic ends the copy-out, not the thread: its waiters get an error, not a hang.
+            let result = dma.synchronize().and_then(|()| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
+                    .map_err(|_| Error::internal("a staged copy-out panicked"))
+            });
             let mut st = self.lock();
             st.done += 1;
             if let Err(e) = result {
@@ -280,6 +281,11 @@ mod tests {
         }
         outs.wait(2).expect("the first two copied");
         assert!(outs.wait(3).is_err());
+        // (is_done(4) only once copy-out 4 is done: before, it is Ok(false).)
+        assert!(
+            outs.wait(4).is_err(),
+            "a later copy-out's wait reports it too"
+        );
         assert!(outs.is_done(4).is_err());
         assert!(outs.drain(4).is_err());
         assert!(outs.wait(4).is_ok(), "reported once");
@@ -288,6 +294,26 @@ mod tests {
             3,
             "all but the failed one copied"
         );
+        outs.stop();
+    }
+
+    /// A copy-out that panics is an error for its waiters, and the thread goes on.
+    #[test]
+    fn a_panicking_copy_out_is_an_error_not_a_hang() {
+        let outs = CopyOuts::start("test-out".into()).expect("thread");
+        outs.push(dma(true), Box::new(|| panic!("a copy-out panics")));
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r = ran.clone();
+        outs.push(
+            dma(true),
+            Box::new(move || {
+                r.fetch_add(1, Ordering::SeqCst);
+            }),
+        );
+        assert!(outs.wait(1).is_err());
+        assert!(outs.drain(2).is_err());
+        outs.wait(2).expect("the next copy-out ran");
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
         outs.stop();
     }
 }

@@ -421,18 +421,17 @@ impl<A: GpuRuntime> GpuLink<A> {
             if let Some(b) = &background {
                 b.claim(to.addr, to.extent_bytes());
             }
-            // SAFETY: runs after the DMA into the staging buffer (stream order, or the copy-out
-            // stream's wait for it); the buffer (kept by the link until the slot's event
-            // completes) and the destination (kept by the executor until the link's queue is
-            // synchronised) outlive it; they do not overlap.
+            // SAFETY: runs once the copy-out thread has seen the DMA into the staging buffer
+            // complete; the buffer (kept by the link until the slot's event completes) and the
+            // destination (kept by the executor until the link's queue is synchronised) outlive
+            // it; they do not overlap.
             unsafe { host_copy_2d_parallel(&packed, &to) }
         });
-        let Some(q) = &self.out else {
-            // SAFETY: a live stream; the job calls no runtime API and touches only the above.
-            unsafe { A::launch_host_fn(self.stream.raw(), job) }?;
-            st.slots[i].done = Some(self.stream.record_typed(false)? as Arc<dyn Event>);
-            return Ok(());
-        };
+        // Only device->host links stage these copies, and each has its queue.
+        let q = self
+            .out
+            .as_ref()
+            .ok_or_else(|| Error::internal("a staged device->host copy on a link without one"))?;
         st.slots[i].done = Some(q.copy_out_after_stream(job)?);
         Ok(())
     }

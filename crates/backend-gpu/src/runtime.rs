@@ -71,8 +71,9 @@ impl Copy2D {
     }
 }
 
-/// A host function run in stream order (the copy-out of a staged device->host copy). It must
-/// not call the GPU runtime.
+/// Host work after GPU work: a host function run in stream order (a factorization's `info`),
+/// or the copy-out of a staged device->host copy (run by its link's thread). It must not call
+/// the GPU runtime.
 pub type HostJob = Box<dyn FnOnce() + Send + 'static>;
 
 /// The C trampoline of a [`HostJob`]: pass `Box::into_raw(Box::new(job))` as its user data.
