@@ -97,15 +97,20 @@ macro_rules! harg {
 }
 
 /// The type of an argument in the CBLAS ABI, with integer type `$I` (`e`: an enumeration;
-/// `q`: a real array, `crotg`'s c).
+/// `q`: a real array, `crotg`'s c). Reals and arrays pass as they are inside (`rty!`).
 macro_rules! cty {
-    (e, $T:ty, $I:ty) => { std::ffi::c_int };
-    (i, $T:ty, $I:ty) => { $I };
-    (v, $T:ty, $I:ty) => { <$T as crate::elem::Elem>::CScalar };
-    (r, $T:ty, $I:ty) => { <$T as hetblas_refblas::Scalar>::Real };
-    (p, $T:ty, $I:ty) => { *const $T };
-    (m, $T:ty, $I:ty) => { *mut $T };
-    (q, $T:ty, $I:ty) => { *mut <$T as hetblas_refblas::Scalar>::Real };
+    (e, $T:ty, $I:ty) => {
+        std::ffi::c_int
+    };
+    (i, $T:ty, $I:ty) => {
+        $I
+    };
+    (v, $T:ty, $I:ty) => {
+        <$T as crate::elem::Elem>::CScalar
+    };
+    ($k:ident, $T:ty, $I:ty) => {
+        rty!($k, $T)
+    };
 }
 
 /// A CBLAS argument read into its inside value (integers widened to i64; a complex scalar
