@@ -92,6 +92,18 @@ impl CopyOuts {
         self.lock().queued
     }
 
+    /// The number of the last copy-out queued while it is not done (`None` once every queued
+    /// one is; an error when the DMA of one of them failed): one look at the state, for the
+    /// link's every record.
+    pub(crate) fn pending(&self) -> Result<Option<u64>> {
+        let st = self.lock();
+        let n = st.queued;
+        if st.done < n {
+            return Ok(Some(n));
+        }
+        State::outcome(&st, n).map(|()| None)
+    }
+
     /// Whether copy-out `n` and those before it are done (an error when the DMA of one of
     /// them failed).
     pub(crate) fn is_done(&self, n: u64) -> Result<bool> {

@@ -106,17 +106,13 @@ impl<A: GpuRuntime> OutQueue<A> {
     /// An event after everything issued so far, copy-outs included.
     fn record_after_all(&self, timed: bool) -> Result<Arc<dyn Event>> {
         let dma = self.stream.record_typed(timed)?;
-        match self.outs.get() {
-            Some(outs) => {
-                let n = outs.last();
-                if outs.is_done(n)? {
-                    Ok(dma)
-                } else {
-                    Ok(Arc::new(StagedEvent::new(dma, n, outs.clone())))
-                }
-            }
-            None => Ok(dma),
-        }
+        let Some(outs) = self.outs.get() else {
+            return Ok(dma);
+        };
+        Ok(match outs.pending()? {
+            Some(n) => Arc::new(StagedEvent::new(dma, n, outs.clone())),
+            None => dma,
+        })
     }
 }
 
