@@ -5,7 +5,7 @@
 //! Host memory that is not registered goes through a ring of pinned staging buffers:
 //! host->device packs the tile into a staging buffer on the issuing thread, then DMA;
 //! device->host DMAs into a staging buffer on the link's stream, and a thread of the link copies
-//! it out after the DMA ([`crate::copy_out`]): the next DMA does not wait behind the copy-out.
+//! it out after the DMA (`copy_out.rs`): the next DMA does not wait behind the copy-out.
 //! The link's queue ([`OutQueue`]) records its events after both, so an event still says that
 //! the copies issued before it are in their destination.
 
@@ -50,10 +50,10 @@ impl<A: GpuRuntime> End<A> {
 }
 
 /// The queue of a device->host link. Copies run on `stream`; the copy-outs of staged copies run
-/// on a thread of the link ([`CopyOuts`], started by the first), each after its DMA, so the
+/// on a thread of the link (`copy_out::CopyOuts`, started by the first), each after its DMA, so the
 /// next DMA does not wait behind a copy-out (NumPy's `a @ b` at 16384, a fresh C staged, spent
 /// 6 ms per 128 MiB tile on the link's stream against 2.6 ms registered when the copy-out held
-/// the stream). Events recorded while copy-outs are pending are [`StagedEvent`]s: complete when
+/// the stream). Events recorded while copy-outs are pending are `StagedEvent`s: complete when
 /// every copy before them, copy-outs included, is done, as the executor expects of a
 /// write-back's event.
 pub struct OutQueue<A: GpuRuntime> {
