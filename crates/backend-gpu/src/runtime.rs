@@ -403,12 +403,27 @@ pub struct Workspace {
     pub bytes: usize,
 }
 
+/// A host scalar passed to a vendor BLAS by address, at an address aligned for every type it
+/// is read as: `cuDoubleComplex` and `hipDoubleComplex` are 16-byte aligned where a `c64` is 8.
+/// cuBLAS reads a host scalar with aligned loads: through an 8-byte aligned `c64`, ZSYRK and
+/// the other double-complex symmetric routines crashed the process (H200, 2026-11-30, the CUDA
+/// conformance cases `sym_device_operands`, `sym_every_option_c64`, `sym_quick_returns`).
+/// Every scalar the adapters' shared argument lists pass goes through it
+/// ([`gemm_args!`](crate::gemm_args), [`add_args!`](crate::add_args),
+/// [`sym_call!`](crate::sym_call)).
+#[repr(C, align(16))]
+pub struct Aligned<T>(pub T);
+
 /// The arguments every BLAS GEMM entry point takes, in the reference order, with dimensions
 /// converted by `$n` (`i32` or `i64`) and transposes by `$op`: adapters write each call once.
 #[macro_export]
 macro_rules! gemm_args {
     ($f:expr, $h:expr, $op:expr, $g:expr, $t:ty, $n:ty, $alpha:expr, $beta:expr) => {{
         let g: &hetblas_core::GemmTile = $g;
+        let (alpha, beta) = (
+            $crate::runtime::Aligned($alpha),
+            $crate::runtime::Aligned($beta),
+        );
         $f(
             $h,
             $op(g.transa),
@@ -416,19 +431,19 @@ macro_rules! gemm_args {
             g.m as $n,
             g.n as $n,
             g.k as $n,
-            &$alpha,
+            &alpha.0,
             g.a.addr as *const $t,
             g.a.ld as $n,
             g.b.addr as *const $t,
             g.b.ld as $n,
-            &$beta,
+            &beta.0,
             g.c.addr as *mut $t,
             g.c.ld as $n,
         )
     }};
 }
 
-/// The arguments of a BLAS geam computing `y = 1 * y + beta * x` in place, as [`gemm_args`].
+/// The arguments of a BLAS geam computing `y = 1 * y + beta * x` in place, as [`gemm_args!`](crate::gemm_args).
 /// A real `$t` writes its one as `1.0`; a complex one passes `$one` (its 1 + 0i) first.
 #[macro_export]
 macro_rules! add_args {
@@ -438,17 +453,18 @@ macro_rules! add_args {
     }};
     ($f:expr, $h:expr, $n_op:expr, $t:ty, $one:expr, $beta:expr, $x:expr, $y:expr) => {{
         let (x, y): (&hetblas_core::RawTile, &hetblas_core::RawTile) = ($x, $y);
-        let one: $t = $one;
+        let one: $crate::runtime::Aligned<$t> = $crate::runtime::Aligned($one);
+        let beta = $crate::runtime::Aligned($beta);
         $f(
             $h,
             $n_op,
             $n_op,
             x.rows as i32,
             x.cols as i32,
-            &one,
+            &one.0,
             y.addr as *const $t,
             y.ld as i32,
-            &$beta,
+            &beta.0,
             x.addr as *const $t,
             x.ld as i32,
             y.addr as *mut $t,

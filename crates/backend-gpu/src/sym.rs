@@ -26,14 +26,6 @@ pub mod scalars {
     pub fn c64_of(v: ScalarValue) -> c64 {
         v.as_c64()
     }
-
-    /// A scalar at an address aligned for every vendor type it is read as: `cuDoubleComplex`
-    /// and `hipDoubleComplex` are 16-byte aligned where a `c64` is 8. cuBLAS reads a host
-    /// scalar with aligned loads: through an 8-byte aligned `c64`, ZSYRK and the other
-    /// double-complex symmetric routines crashed the process (H200, 2026-11-30, the CUDA
-    /// conformance cases `sym_device_operands`, `sym_every_option_c64`, `sym_quick_returns`).
-    #[repr(C, align(16))]
-    pub struct Aligned<T>(pub T);
 }
 
 /// Issues the symmetric tile `$t` (checked, non-empty, within 32 bits) on BLAS handle `$h`
@@ -57,7 +49,8 @@ macro_rules! sym_call {
      hemm: [$chm:expr, $zhm:expr] $(,)?) => {{
         use hetblas_core::sym::SymOp;
         use hetblas_core::DType;
-        use $crate::sym::scalars::{c32_of, c64_of, f32_of, f64_of, Aligned};
+        use $crate::runtime::Aligned;
+        use $crate::sym::scalars::{c32_of, c64_of, f32_of, f64_of};
         let t: &hetblas_core::SymTile = $t;
         let h = $h;
         let d = |x: usize| x as ::std::ffi::c_int;
