@@ -449,12 +449,21 @@ impl Ticket {
             report.workspace_seconds,
             planning,
         ];
-        self.done_with(label, &report.devices, costs);
+        // The plan's choice, so a user (and a sweep) can see which tiling ran.
+        let plan = match report.tile {
+            Some((tm, tn, tk)) if verbose() => {
+                let fold = if report.host_fold { ", host folds" } else { "" };
+                format!(", tile {tm}x{tn}x{tk}{fold}")
+            }
+            _ => String::new(),
+        };
+        self.done_with(label, &report.devices, &plan, costs);
     }
 
     /// [`Ticket::done`] for a call that is not a GEMM (a factorization): the devices that
-    /// took part and its one-time costs (page-locking, workspaces, planning).
-    pub(crate) fn done_with(self, label: &str, devices: &[String], costs: [f64; 3]) {
+    /// took part, what the plan chose (for the verbose line; may be empty) and its one-time
+    /// costs (page-locking, workspaces, planning).
+    pub(crate) fn done_with(self, label: &str, devices: &[String], plan: &str, costs: [f64; 3]) {
         let elapsed = self.started.elapsed().as_secs_f64();
         let one_time = OneTime {
             runtime_start: self.runtime_start,
@@ -488,7 +497,7 @@ impl Ticket {
                 _ => String::new(),
             };
             eprintln!(
-                "hetblas: {label} {}x{}x{}: devices [{}] ({}), {elapsed:.3} s{costs}{pins}",
+                "hetblas: {label} {}x{}x{}: devices [{}] ({}{plan}), {elapsed:.3} s{costs}{pins}",
                 k.m,
                 k.n,
                 k.k,

@@ -154,6 +154,15 @@ fn device_path_computes_and_says_so() {
         err.contains("devices [emulated:0, emulated:1]"),
         "the GEMMs did not go to the emulated devices:\n{err}"
     );
+    // Each device call names the tiling its plan chose.
+    let device_lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains(": devices [") && !l.contains("runtime started"))
+        .collect();
+    assert!(
+        !device_lines.is_empty() && device_lines.iter().all(|l| l.contains(", tile ")),
+        "a device call's line lacks its tiling:\n{err}"
+    );
     let gemmt = err
         .lines()
         .filter(|l| l.contains("dgemmtr ") && l.contains("devices [emulated:0, emulated:1]"))
