@@ -72,6 +72,8 @@ impl<A: GpuRuntime> std::fmt::Debug for OutQueue<A> {
 impl<A: GpuRuntime> Drop for OutQueue<A> {
     fn drop(&mut self) {
         if let Some(outs) = self.outs.get() {
+            // The copy-outs read staging buffers that go with the link.
+            let _ = outs.wait(outs.last());
             outs.stop();
         }
     }
@@ -135,11 +137,15 @@ impl<A: GpuRuntime> Queue for OutQueue<A> {
     }
     fn synchronize(&self) -> Result<()> {
         let outs = self.outs.get().map(|o| (o, o.last()));
-        self.stream.synchronize()?;
-        match outs {
+        // A failed stream still has copy-outs writing the program's memory: the caller may
+        // free or restore it once this returns, so they finish first (a failed DMA's own
+        // copy-out is skipped, so this does not wait long).
+        let synced = self.stream.synchronize();
+        let drained = match outs {
             Some((o, n)) => o.drain(n),
             None => Ok(()),
-        }
+        };
+        synced.and(drained)
     }
 }
 

@@ -48,6 +48,23 @@ fn next_id() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Every stream synchronisation fails while set (a device error; tests of the error paths, in a
+/// test binary of their own: the fake's state is the process's).
+#[allow(
+    dead_code,
+    reason = "used by copy_out_errors.rs; other tests share the module"
+)]
+pub static FAIL_STREAM_SYNC: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Milliseconds a copy-out thread's wait for its DMA takes (a copy-out still running when the
+/// caller synchronises), 0 for none.
+#[allow(
+    dead_code,
+    reason = "used by copy_out_errors.rs; other tests share the module"
+)]
+pub static COPY_OUT_WAIT_MS: AtomicU64 = AtomicU64::new(0);
+
 /// Whether event handle `e` was created and not destroyed yet.
 #[allow(
     dead_code,
@@ -294,6 +311,9 @@ impl GpuRuntime for Fake {
     }
     unsafe fn stream_destroy(_: u64) {}
     unsafe fn stream_synchronize(_: u64) -> Result<()> {
+        if FAIL_STREAM_SYNC.load(Ordering::SeqCst) {
+            return Err(Error::internal("the fake stream failed"));
+        }
         Ok(())
     }
     unsafe fn stream_wait_event(_: u64, _: u64) -> Result<()> {
@@ -319,6 +339,14 @@ impl GpuRuntime for Fake {
         Ok(())
     }
     unsafe fn event_synchronize(_: u64) -> Result<()> {
+        let slow = COPY_OUT_WAIT_MS.load(Ordering::SeqCst);
+        if slow > 0
+            && std::thread::current()
+                .name()
+                .is_some_and(|n| n.ends_with("-out"))
+        {
+            std::thread::sleep(std::time::Duration::from_millis(slow));
+        }
         Ok(())
     }
     unsafe fn event_query(_: u64) -> Result<bool> {
