@@ -93,18 +93,19 @@ unsafe fn conj_in_place<T: Elem>(n: i64, x: *mut T, inc: i64) {
     }
 }
 
-/// A conjugated copy of a strided vector, with the same layout (so the same increment).
+/// A conjugated copy of a strided vector's `n` elements, packed: the copy and its increment (1,
+/// or -1 where `inc` is negative, so that element i is the same one). Only the elements are
+/// copied, not the span between them (x a column of a row-major matrix spans `n * lda`).
 ///
 /// # Safety
 /// `x` holds `1 + (n-1)*|inc|` readable elements.
-unsafe fn conj_copy<T: Elem>(n: i64, x: *const T, inc: i64) -> Vec<T> {
-    if n <= 0 {
-        return Vec::new();
-    }
-    let len = (n as usize - 1) * inc.unsigned_abs() as usize + 1;
-    // SAFETY: the caller's vector spans `len` elements.
-    let s = unsafe { std::slice::from_raw_parts(x, len) };
-    s.iter().map(|&v| Scalar::conj(v)).collect()
+unsafe fn conj_copy<T: Elem>(n: i64, x: *const T, inc: i64) -> (Vec<T>, i64) {
+    let step = inc.unsigned_abs() as usize;
+    let copy = (0..n.max(0) as usize)
+        // SAFETY: the j-th element in memory order lies within the caller's vector.
+        .map(|j| Scalar::conj(unsafe { *x.add(j * step) }))
+        .collect();
+    (copy, inc.signum())
 }
 
 // ---- Level 2 ---------------------------------------------------------------------------------
@@ -148,7 +149,7 @@ unsafe fn gxmv<T: Elem>(
         chk(info, true)?;
         let ylen = n;
         // SAFETY: x has `m` elements with stride incx (the checked BLAS contract).
-        let xc = unsafe { conj_copy(m, x, incx) };
+        let (xc, xinc) = unsafe { conj_copy(m, x, incx) };
         // SAFETY: y has `ylen` elements with stride incy (the checked BLAS contract).
         unsafe { conj_in_place(ylen, y, incy) };
         let r = call(
@@ -159,7 +160,7 @@ unsafe fn gxmv<T: Elem>(
             kl,
             Scalar::conj(alpha),
             xc.as_ptr(),
-            incx,
+            xinc,
             Scalar::conj(beta),
         );
         // SAFETY: as above.
@@ -246,9 +247,9 @@ macro_rules! hxmv {
                 chk(rb::$check(ul, n, $($pre,)* $($ck,)* incx, incy), true)?;
                 // SAFETY: the checked BLAS contract.
                 unsafe {
-                    let xc = conj_copy(n, x, incx);
+                    let (xc, xinc) = conj_copy(n, x, incx);
                     conj_in_place(n, y, incy);
-                    let r = f::$fname(ul, n, $($pre,)* Scalar::conj(alpha), a, $($ck,)* xc.as_ptr(), incx, Scalar::conj(beta), y, incy);
+                    let r = f::$fname(ul, n, $($pre,)* Scalar::conj(alpha), a, $($ck,)* xc.as_ptr(), xinc, Scalar::conj(beta), y, incy);
                     conj_in_place(n, y, incy);
                     return fr(r, true);
                 }
@@ -411,9 +412,9 @@ pub unsafe fn gerc<T: Elem>(
     chk(rb::gerc_check(n, m, incy, incx, lda), true)?;
     // SAFETY: the checked BLAS contract.
     unsafe {
-        let yc = conj_copy(n, y, incy);
+        let (yc, yinc) = conj_copy(n, y, incy);
         fr(
-            f::geru(n, m, alpha, yc.as_ptr(), incy, x, incx, a, lda),
+            f::geru(n, m, alpha, yc.as_ptr(), yinc, x, incx, a, lda),
             true,
         )
     }
@@ -438,8 +439,8 @@ macro_rules! herx {
             chk(rb::$check(ul, n, incx, $($ck,)*), true)?;
             // SAFETY: the checked BLAS contract.
             unsafe {
-                let xc = conj_copy(n, x, incx);
-                fr(f::$name(ul, n, alpha, xc.as_ptr(), incx, a, $($ck,)*), true)
+                let (xc, xinc) = conj_copy(n, x, incx);
+                fr(f::$name(ul, n, alpha, xc.as_ptr(), xinc, a, $($ck,)*), true)
             }
         }
     };
@@ -466,9 +467,9 @@ macro_rules! her2x {
             chk(rb::$check(ul, n, incy, incx, $($ck,)*), true)?;
             // SAFETY: the checked BLAS contract.
             unsafe {
-                let xc = conj_copy(n, x, incx);
-                let yc = conj_copy(n, y, incy);
-                fr(f::$name(ul, n, alpha, yc.as_ptr(), incy, xc.as_ptr(), incx, a, $($ck,)*), true)
+                let (xc, xinc) = conj_copy(n, x, incx);
+                let (yc, yinc) = conj_copy(n, y, incy);
+                fr(f::$name(ul, n, alpha, yc.as_ptr(), yinc, xc.as_ptr(), xinc, a, $($ck,)*), true)
             }
         }
     };

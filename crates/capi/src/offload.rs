@@ -559,11 +559,6 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     c: *mut T,
     ldc: i64,
 ) -> Outcome {
-    // Complex GEMM has no device path yet. A type without one says so at the top of its hook
-    // (a constant the compiler folds away), not in a per-type trait method.
-    if <T as hetblas_refblas::Scalar>::IS_COMPLEX {
-        return Outcome::Host(None);
-    }
     let ops = Operands {
         a,
         lda,
@@ -573,8 +568,12 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
         ldc,
         triangle: None,
     };
+    // Complex GEMM on host operands has no routed device path yet (a constant the compiler
+    // folds away); operands in device memory are computed where they live all the same: the
+    // host BLAS cannot read them.
+    let routed = !<T as hetblas_refblas::Scalar>::IS_COMPLEX;
     // SAFETY: forwarded contract.
-    unsafe { product(ta, tb, m, n, k, alpha, beta, &ops) }
+    unsafe { product(ta, tb, m, n, k, alpha, beta, &ops, routed) }
 }
 
 /// GEMMT (C's `uplo` triangle of `alpha op(A) op(B) + beta C`, C `n x n`) on the devices as
@@ -613,10 +612,11 @@ pub unsafe fn gemmt<T: hetblas::Scalar + crate::elem::Elem>(
         triangle: Some(uplo),
     };
     // SAFETY: forwarded contract.
-    unsafe { product(ta, tb, n, n, k, alpha, beta, &ops) }
+    unsafe { product(ta, tb, n, n, k, alpha, beta, &ops, true) }
 }
 
-/// GEMM, or GEMMT where `o.triangle` says, on the devices.
+/// GEMM, or GEMMT where `o.triangle` says, on the devices: operands in device memory always,
+/// host operands where the routing sends them and `routed` allows it.
 ///
 /// # Safety
 /// As [`gemm`].
@@ -630,6 +630,7 @@ unsafe fn product<T: hetblas::Scalar + crate::elem::Elem>(
     alpha: T,
     beta: T,
     o: &Operands<T>,
+    routed: bool,
 ) -> Outcome {
     if m <= 0 || n <= 0 || nested() {
         return Outcome::Host(None); // nothing is read or written, or called from inside
@@ -651,6 +652,9 @@ unsafe fn product<T: hetblas::Scalar + crate::elem::Elem>(
         // SAFETY: forwarded contract; `owners` says where each operand lives.
         unsafe { on_device_operands(rt, name, &shape, owners, alpha, beta, o) };
         return Outcome::Done;
+    }
+    if !routed {
+        return Outcome::Host(None);
     }
     // The routing prices GEMMT as the GEMM of the same flops.
     let routed = match o.triangle {
@@ -835,8 +839,14 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
         owner
             .map(|d| lent(d, p as u64, rows, cols, ld).map(Lent::Device))
             .unwrap_or_else(|| {
-                // SAFETY: host memory under the BLAS contract, readable for this span.
-                let slice = unsafe { std::slice::from_raw_parts(p, span(rows, cols, ld)) };
+                // An empty operand (k = 0) may come as a null pointer: no slice of it.
+                let len = span(rows, cols, ld);
+                let slice: &[T] = if len == 0 {
+                    &[]
+                } else {
+                    // SAFETY: host memory under the BLAS contract, readable for this span.
+                    unsafe { std::slice::from_raw_parts(p, len) }
+                };
                 MatRef::new(slice, dims(rows), dims(cols), dims(ld)).map(Lent::Host)
             })
     };
@@ -851,6 +861,15 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
                 // SAFETY: host memory under the BLAS contract, writable for this span and not
                 // overlapping A or B.
                 let slice = unsafe { std::slice::from_raw_parts_mut(o.c, span(m, n, o.ldc)) };
+                // GEMMT with beta = 0: the triangle zeroed first, as on the host-operand path
+                // (the diagonal tiles' host folds read C whatever beta).
+                if o.triangle.is_some() && beta == T::default() {
+                    let ldc = o.ldc as usize;
+                    for j in 0..n as usize {
+                        let r = written_rows(o.triangle, m as usize, j);
+                        slice[j * ldc + r.start..j * ldc + r.end].fill(T::default());
+                    }
+                }
                 MatOut::Host(MatMut::new(slice, dims(m), dims(n), dims(o.ldc))?)
             }
         };

@@ -134,13 +134,11 @@ impl Shape {
     }
 }
 
-/// A checked BLAS transpose character ('N', 'T' or 'C'; real types treat 'C' as 'T').
+/// A checked BLAS transpose character ('N', 'T' or 'C'): 'C' conjugates complex operands (real
+/// types take it as 'T'). (It once mapped every character but 'N' to 'T': a complex GEMMT with
+/// an operand in device memory computed A^T B for A^H B.)
 pub fn trans(c: u8) -> Trans {
-    if c.eq_ignore_ascii_case(&b'N') {
-        Trans::N
-    } else {
-        Trans::T
-    }
+    Trans::from_blas_char(c).unwrap_or(Trans::T)
 }
 
 /// Stage 1: whether the call may go to the devices, decided without the Runtime.
@@ -268,6 +266,17 @@ mod tests {
     use hetblas::{EmulatedConfig, MachineProfile};
     use hetblas_core::profile::{DeviceProfile, GemmTimes};
     use std::sync::Arc;
+
+    /// The Runtime is told what the caller asked: 'C' conjugates (complex operands in device
+    /// memory go through this), either case.
+    #[test]
+    fn transpose_characters_keep_the_conjugation() {
+        assert_eq!(trans(b'N'), Trans::N);
+        assert_eq!(trans(b'n'), Trans::N);
+        assert_eq!(trans(b'T'), Trans::T);
+        assert_eq!(trans(b'C'), Trans::C);
+        assert_eq!(trans(b'c'), Trans::C);
+    }
 
     fn shape(m: i64, n: i64, k: i64) -> Shape {
         Shape {

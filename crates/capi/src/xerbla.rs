@@ -247,8 +247,12 @@ pub unsafe extern "C" fn xerbla_array_(
     crate::abi::guard("xerbla_array_", || {
         // SAFETY: per the contract above.
         let (len, info) = unsafe { ((*srname_len).clamp(0, 32) as usize, *info) };
-        // SAFETY: `len` readable bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(srname.cast::<u8>(), len) };
+        let bytes: &[u8] = if len == 0 || srname.is_null() {
+            &[]
+        } else {
+            // SAFETY: `len` readable bytes.
+            unsafe { std::slice::from_raw_parts(srname.cast::<u8>(), len) }
+        };
         let name = String::from_utf8_lossy(bytes).trim_end().to_string();
         report::<i32>(&name, info);
     })
