@@ -16,7 +16,7 @@
 use crate::runtime::{GpuRuntime, HostJob};
 use crate::stream::GpuEvent;
 use hetblas_core::{Error, Event, Result};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 /// A link's copy-outs and the thread that runs them (started by the first).
@@ -33,10 +33,10 @@ struct State {
     /// Copy-outs queued and finished since the start (a copy-out's number is its place).
     queued: u64,
     done: u64,
-    /// The first copy-out that failed since the link's queue last reported one (its DMA failed,
-    /// and it was skipped: the staging buffer may hold anything; or it panicked), and its
-    /// number: waits for it or a later one report the error.
-    error: Option<(u64, Error)>,
+    /// The copy-outs that failed (their DMA failed, and they were skipped: the staging buffer
+    /// may hold anything; or they panicked) and no drain has reported yet, by number: a wait for
+    /// one of them or a later one reports the first.
+    errors: BTreeMap<u64, Error>,
     stop: bool,
 }
 
@@ -58,7 +58,7 @@ impl CopyOuts {
                 jobs: VecDeque::new(),
                 queued: 0,
                 done: 0,
-                error: None,
+                errors: BTreeMap::new(),
                 stop: false,
             }),
             queued: Condvar::new(),
@@ -120,14 +120,12 @@ impl CopyOuts {
         State::outcome(&st, n)
     }
 
-    /// As [`wait`](Self::wait), and the error it reports is not reported again (the queue's
-    /// synchronize: the first error since the last one).
+    /// As [`wait`](Self::wait), and the failures up to `n` are not reported again (the queue's
+    /// synchronize); later ones still are.
     pub(crate) fn drain(&self, n: u64) -> Result<()> {
         let mut st = self.wait_for(n);
         let r = State::outcome(&st, n);
-        if r.is_err() {
-            st.error = None;
-        }
+        st.errors = st.errors.split_off(&(n + 1));
         r
     }
 
@@ -158,7 +156,7 @@ impl CopyOuts {
             let mut st = self.lock();
             st.done += 1;
             if let Err(e) = result {
-                st.error.get_or_insert((number, e));
+                st.errors.insert(number, e);
             }
             drop(st);
             self.finished.notify_all();
@@ -173,11 +171,11 @@ impl CopyOuts {
 }
 
 impl State {
-    /// Copy-outs up to `n` (done): an error where one of them was skipped.
+    /// Copy-outs up to `n` (done): the first failure among them not reported yet.
     fn outcome(st: &State, n: u64) -> Result<()> {
-        match &st.error {
-            Some((at, e)) if *at <= n => Err(e.clone()),
-            _ => Ok(()),
+        match st.errors.range(..=n).next() {
+            Some((_, e)) => Err(e.clone()),
+            None => Ok(()),
         }
     }
 }
@@ -308,6 +306,23 @@ mod tests {
             3,
             "all but the failed one copied"
         );
+        outs.stop();
+    }
+
+    /// A drain reports the failures up to its number only: one after it is still reported by
+    /// the next wait that covers it (it was lost when one failure was kept at a time).
+    #[test]
+    fn a_drain_leaves_later_failures_reported() {
+        let outs = CopyOuts::start("test-out".into()).expect("thread");
+        for ok in [false, true, false, true] {
+            outs.push(dma(ok), Box::new(|| {}));
+        }
+        outs.wait(4).expect_err("failures among the four");
+        assert!(outs.drain(2).is_err(), "copy-out 1 failed");
+        assert!(outs.wait(2).is_ok(), "reported once");
+        assert!(outs.wait(3).is_err(), "copy-out 3 is still reported");
+        assert!(outs.drain(4).is_err());
+        assert!(outs.wait(4).is_ok());
         outs.stop();
     }
 
