@@ -571,9 +571,9 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     // Complex GEMM on host operands has no routed device path yet (a constant the compiler
     // folds away); operands in device memory are computed where they live all the same: the
     // host BLAS cannot read them.
-    let routed = !<T as hetblas_refblas::Scalar>::IS_COMPLEX;
+    let host_routing = !<T as hetblas_refblas::Scalar>::IS_COMPLEX;
     // SAFETY: forwarded contract.
-    unsafe { product(ta, tb, m, n, k, alpha, beta, &ops, routed) }
+    unsafe { product(ta, tb, m, n, k, alpha, beta, &ops, host_routing) }
 }
 
 /// GEMMT (C's `uplo` triangle of `alpha op(A) op(B) + beta C`, C `n x n`) on the devices as
@@ -616,7 +616,7 @@ pub unsafe fn gemmt<T: hetblas::Scalar + crate::elem::Elem>(
 }
 
 /// GEMM, or GEMMT where `o.triangle` says, on the devices: operands in device memory always,
-/// host operands where the routing sends them and `routed` allows it.
+/// host operands where the routing sends them and `host_routing` allows it.
 ///
 /// # Safety
 /// As [`gemm`].
@@ -630,7 +630,7 @@ unsafe fn product<T: hetblas::Scalar + crate::elem::Elem>(
     alpha: T,
     beta: T,
     o: &Operands<T>,
-    routed: bool,
+    host_routing: bool,
 ) -> Outcome {
     if m <= 0 || n <= 0 || nested() {
         return Outcome::Host(None); // nothing is read or written, or called from inside
@@ -653,7 +653,7 @@ unsafe fn product<T: hetblas::Scalar + crate::elem::Elem>(
         unsafe { on_device_operands(rt, name, &shape, owners, alpha, beta, o) };
         return Outcome::Done;
     }
-    if !routed {
+    if !host_routing {
         return Outcome::Host(None);
     }
     // The routing prices GEMMT as the GEMM of the same flops.
@@ -684,13 +684,28 @@ struct Operands<T> {
     triangle: Option<Uplo>,
 }
 
-/// The rows of column `j` of the `m`-row C that a call writes: all of them for GEMM, the
-/// triangle's for GEMMT.
-fn written_rows(triangle: Option<Uplo>, m: usize, j: usize) -> std::ops::Range<usize> {
-    match triangle {
+/// The entries of column `j` of the `m`-row, column-major C (leading dimension `ldc`) that a
+/// call writes, as indices into C: all its rows for GEMM, the triangle's for GEMMT.
+fn written(triangle: Option<Uplo>, m: usize, ldc: usize, j: usize) -> std::ops::Range<usize> {
+    let rows = match triangle {
         None => 0..m,
         Some(Uplo::Lower) => j.min(m)..m,
         Some(Uplo::Upper) => 0..(j + 1).min(m),
+    };
+    j * ldc + rows.start..j * ldc + rows.end
+}
+
+/// GEMMT with beta = 0: C's triangle set to zero first, as the devices' host folds of the
+/// diagonal tiles read C whatever beta (`0 * NaN` would keep a NaN that beta = 0 must not
+/// read; reported to core). Nothing for GEMM or beta != 0.
+fn zero_triangle<T: Copy + Default + PartialEq>(
+    c: &mut [T],
+    triangle: Option<Uplo>,
+    beta: T,
+    (m, n, ldc): (usize, usize, usize),
+) {
+    if triangle.is_some() && beta == T::default() {
+        (0..n).for_each(|j| c[written(triangle, m, ldc, j)].fill(T::default()));
     }
 }
 
@@ -727,17 +742,9 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
         )
     };
     let (ldc, cols) = (o.ldc as usize, n as usize);
-    let rows = |j: usize| {
-        let r = written_rows(o.triangle, m as usize, j);
-        j * ldc + r.start..j * ldc + r.end
-    };
+    let rows = |j: usize| written(o.triangle, m as usize, ldc, j);
     let zero = T::default();
-    // GEMMT with beta = 0: C's triangle set to zero first, as the devices' host folds of the
-    // diagonal tiles read C whatever beta (`0 * NaN` would keep a NaN that beta = 0 must not
-    // read; reported to core).
-    if o.triangle.is_some() && beta == zero {
-        (0..cols).for_each(|j| sc[rows(j)].fill(zero));
-    }
+    zero_triangle(sc, o.triangle, beta, (m as usize, cols, ldc));
     // A device failure may leave some tiles of C written; with beta != 0 the host must redo
     // the call from the original C, so keep what the call writes of it (beta == 0 never reads
     // C).
@@ -861,15 +868,12 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
                 // SAFETY: host memory under the BLAS contract, writable for this span and not
                 // overlapping A or B.
                 let slice = unsafe { std::slice::from_raw_parts_mut(o.c, span(m, n, o.ldc)) };
-                // GEMMT with beta = 0: the triangle zeroed first, as on the host-operand path
-                // (the diagonal tiles' host folds read C whatever beta).
-                if o.triangle.is_some() && beta == T::default() {
-                    let ldc = o.ldc as usize;
-                    for j in 0..n as usize {
-                        let r = written_rows(o.triangle, m as usize, j);
-                        slice[j * ldc + r.start..j * ldc + r.end].fill(T::default());
-                    }
-                }
+                zero_triangle(
+                    slice,
+                    o.triangle,
+                    beta,
+                    (m as usize, n as usize, o.ldc as usize),
+                );
                 MatOut::Host(MatMut::new(slice, dims(m), dims(n), dims(o.ldc))?)
             }
         };
