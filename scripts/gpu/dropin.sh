@@ -18,7 +18,7 @@
 # (and the logs beside it). Parameters (environment):
 #   LIB=.device/capi/libhetblas.so  BIGINDEX=.device/capi/bigindex  DEVPTR=.device/capi/devptr
 #   CLI=.device/bin/hetblas
-#   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  REPS=5 (their timed repetitions, median)  LOOP=100000 (small products)  RUNS=5 (runs of the loop with and without)  SMALL=64 (their n)
+#   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  REPS=5 (their timed repetitions, median)  LOOP=100000 (small products)  RUNS=9 (processes of the loop with and without, alternating; the wheels step times 5 loops in each)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
 #   PROFILE= (a machine profile for the library and the CLI alike, as HETBLAS_PROFILE; without
 #   one both use the user cache's profile, or the built-in tile rule when there is none)
@@ -38,7 +38,7 @@ CLI=$(realpath "${CLI:-.device/bin/hetblas}")
 DEBS=$(realpath "${DEBS:-.debs}")
 N=${N:-16384}
 REPS=${REPS:-5}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-9}
 LOOP=${LOOP:-100000}
 SMALL=${SMALL:-64}
 SIZES=${SIZES:-1024,2048,4096,8192,16384}
@@ -289,7 +289,7 @@ wheels)
   say "   CLI GFLOP/s: ${cli[*]:-none} ($((SECONDS - t0)) s so far)"
   # 2. scipy.linalg.blas.dgemm at N
   "${pre[@]}" "$py" "$bench" scipy-dgemm --size "$N" --reps 3 --json "$jl" >/dev/null 2>"$OUT/accept-scipy.err" || status=1
-  # 3. LOOP small products, RUNS runs each way, alternating
+  # 3. LOOP small products, RUNS processes each way, alternating (each the median of 5 loops)
   for _ in $(seq "$RUNS"); do
     "$py" "$bench" small --loop "$LOOP" --max "$SMALL" --json "$jl" >/dev/null || status=1
     env LD_PRELOAD="$LIB" HETBLAS_SUMMARY=1 "$py" "$bench" small --loop "$LOOP" --max "$SMALL" --json "$jl" \
