@@ -527,6 +527,16 @@ pub unsafe fn gemm<T: Elem>(
     // The reference reports a bad TransB of a row-major call as parameter 2 (it checks it as
     // the A of the column-major call it makes).
     let tb = need(trans(tb), if row { 2 } else { 3 }, row)?;
+    let small = if !row {
+        // SAFETY: the CBLAS contract; the fast path checks what it reads.
+        unsafe { crate::small::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) }
+    } else {
+        // SAFETY: as above, the column-major call on the transposes.
+        unsafe { crate::small::gemm(tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc) }
+    };
+    if small {
+        return Ok(());
+    }
     // SAFETY: (both) the BLAS contract, checked by the Fortran level.
     let r = if !row {
         // SAFETY: the BLAS contract, checked by the Fortran level.

@@ -59,6 +59,7 @@ pub mod release_hooks;
 pub mod route;
 pub mod routines;
 pub mod settings;
+pub mod small;
 pub mod summary;
 pub mod symbols;
 pub mod xerbla;

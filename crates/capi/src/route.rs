@@ -51,6 +51,14 @@ impl Rule {
         flops: 1e9,
         intensity: 32.0,
     };
+
+    /// The flops below which [`prefilter`] keeps every call on the host, profile or not.
+    pub fn floor(self) -> f64 {
+        match self {
+            Rule::Flops(x) => x,
+            Rule::Auto { flops, .. } => MODEL_MIN_FLOPS.min(flops),
+        }
+    }
 }
 
 /// The rule in force: `HETBLAS_OFFLOAD_FLOPS` when set, else [`Rule::BUILT_IN`].
