@@ -18,7 +18,7 @@
 # (and the logs beside it). Parameters (environment):
 #   LIB=.device/capi/libhetblas.so  BIGINDEX=.device/capi/bigindex  DEVPTR=.device/capi/devptr
 #   CLI=.device/bin/hetblas
-#   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  REPS=5 (their timed repetitions, median)  LOOP=100000 (small products)  RUNS=9 (processes of the loop with and without, alternating; the wheels step times 5 loops in each)  SMALL=64 (their n)
+#   DEBS=.debs  N=16384 (NumPy/CLI GEMM size)  REPS=5 (their timed repetitions, median)  LOOP=100000 (small products)  RUNS=9 (processes of the loop with and without, alternating; the wheels step times 5 loops in each, all on core PIN_CPU, default the last)  SMALL=64 (their n)
 #   BACKENDS=cuda,hip (the devices of the "gpu" suite run)
 #   PROFILE= (a machine profile for the library and the CLI alike, as HETBLAS_PROFILE; without
 #   one both use the user cache's profile, or the built-in tile rule when there is none)
@@ -289,12 +289,19 @@ wheels)
   say "   CLI GFLOP/s: ${cli[*]:-none} ($((SECONDS - t0)) s so far)"
   # 2. scipy.linalg.blas.dgemm at N
   "${pre[@]}" "$py" "$bench" scipy-dgemm --size "$N" --reps 3 --json "$jl" >/dev/null 2>"$OUT/accept-scipy.err" || status=1
-  # 3. LOOP small products, RUNS processes each way, alternating (each the median of 5 loops)
+  # 3. LOOP small products, RUNS processes each way, alternating (each the median of 5 loops),
+  # every process on the same core (PIN_CPU): on the H200 host the same C loop of small DGEMMs
+  # ran 0.22 or 0.36 s by process, whatever the library (2026-11-30 15:40Z), so unpinned
+  # processes measure where they land. The summary's routing line comes from one more run.
+  pin=()
+  command -v taskset >/dev/null && pin=(taskset -c "${PIN_CPU:-$(($(nproc) - 1))}")
   for _ in $(seq "$RUNS"); do
-    "$py" "$bench" small --loop "$LOOP" --max "$SMALL" --json "$jl" >/dev/null || status=1
-    env LD_PRELOAD="$LIB" HETBLAS_SUMMARY=1 "$py" "$bench" small --loop "$LOOP" --max "$SMALL" --json "$jl" \
-      >/dev/null 2>>"$OUT/accept-small.err" || status=1
+    "${pin[@]}" "$py" "$bench" small --loop "$LOOP" --max "$SMALL" --json "$jl" >/dev/null || status=1
+    env LD_PRELOAD="$LIB" "${pin[@]}" "$py" "$bench" small --loop "$LOOP" --max "$SMALL" --json "$jl" \
+      >/dev/null || status=1
   done
+  env LD_PRELOAD="$LIB" HETBLAS_SUMMARY=1 "$py" "$bench" small --loop "$LOOP" --max "$SMALL" --reps 1 \
+    >/dev/null 2>"$OUT/accept-small.err" || status=1
   # 4. MIXED seeded mixed calls
   "$py" "$bench" mixed --calls "${MIXED:-200}" --seed "${SEED:-1}" --max "${MIXED_MAX:-16384}" --json "$jl" >/dev/null || status=1
   "${pre[@]}" "$py" "$bench" mixed --calls "${MIXED:-200}" --seed "${SEED:-1}" --max "${MIXED_MAX:-16384}" --json "$jl" \
