@@ -527,24 +527,22 @@ pub unsafe fn gemm<T: Elem>(
     // The reference reports a bad TransB of a row-major call as parameter 2 (it checks it as
     // the A of the column-major call it makes).
     let tb = need(trans(tb), if row { 2 } else { 3 }, row)?;
-    let small = if !row {
-        // SAFETY: the CBLAS contract; the fast path checks what it reads.
-        unsafe { crate::small::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) }
+    // The column-major call: on the transposes, A and B exchanged, for a row-major one.
+    let (ta, tb, m, n, a, lda, b, ldb) = if row {
+        (tb, ta, n, m, b, ldb, a, lda)
     } else {
-        // SAFETY: as above, the column-major call on the transposes.
-        unsafe { crate::small::gemm(tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc) }
+        (ta, tb, m, n, a, lda, b, ldb)
     };
-    if small {
+    // A small call that passes the reference checks goes straight to the host; anything else
+    // (errors included) to the Fortran level.
+    if hetblas_refblas::gemm_check(ta, tb, m, n, k, lda, ldb, ldc) == 0
+        // SAFETY: the CBLAS contract, the arguments checked.
+        && unsafe { crate::small::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) }
+    {
         return Ok(());
     }
-    // SAFETY: (both) the BLAS contract, checked by the Fortran level.
-    let r = if !row {
-        // SAFETY: the BLAS contract, checked by the Fortran level.
-        unsafe { f::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) }
-    } else {
-        // SAFETY: the BLAS contract, checked by the Fortran level.
-        unsafe { f::gemm(tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc) }
-    };
+    // SAFETY: the BLAS contract, checked by the Fortran level.
+    let r = unsafe { f::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) };
     fr(r, row)
 }
 
