@@ -34,8 +34,9 @@ pub trait LapackInt: Copy + Into<i64> + TryFrom<i64> {}
 impl LapackInt for i32 {}
 impl LapackInt for i64 {}
 
+use crate::measured::Pending;
 use crate::offload::{route_call, span, Routed};
-use crate::route::Shape;
+use crate::route::{Outcome, Shape};
 use hetblas::{FactorOptions, MatMut, Scalar, Uplo};
 use std::ffi::c_char;
 
@@ -51,14 +52,15 @@ fn name<T: Elem>(names: [&'static str; 4]) -> &'static str {
     names[T::IDX]
 }
 
-/// Where a factorization of this GEMM-equivalent shape goes; `None` keeps it on the host.
+/// Where a factorization of this GEMM-equivalent shape goes: the devices, or the host (`Err`,
+/// with the shape's host time to measure when the routing considered it).
 fn route<T: Scalar>(
     name: &'static str,
     tag: u8,
     m: i64,
     n: i64,
     k: i64,
-) -> Option<crate::offload::Ticket> {
+) -> Result<crate::offload::Ticket, Outcome> {
     let shape = Shape {
         ta: tag,
         tb: b'N',
@@ -68,8 +70,13 @@ fn route<T: Scalar>(
         dtype: <T as Scalar>::DTYPE,
     };
     match route_call(name, &shape, true) {
-        Routed::Devices(t) => Some(t),
-        Routed::Host(_) => None,
+        Routed::Devices(t) => Ok(t),
+        // Its host time teaches the routing of this shape, not the host's GEMM rate: a
+        // factorization runs slower per flop than the GEMM standing for it.
+        Routed::Host(p) => Err(Outcome::Host(p.map(|p| Pending {
+            estimate: None,
+            ..p
+        }))),
     }
 }
 
@@ -119,18 +126,19 @@ pub unsafe fn potrf<T: Elem + Scalar, I: LapackInt>(
     a: *mut T,
     lda: *const I,
     info: *mut I,
-) -> bool {
+) -> Outcome {
     // SAFETY: LAPACK's contract: readable integers.
     let (n, lda) = unsafe { ((*n).into(), (*lda).into()) };
     let Some(u) = parse_uplo(uplo) else {
-        return false;
+        return Outcome::Host(None);
     };
     if n <= 0 || lda < n || a.is_null() {
-        return false;
+        return Outcome::Host(None);
     }
     let name = name::<T>(["spotrf", "dpotrf", "cpotrf", "zpotrf"]);
-    let Some(ticket) = route::<T>(name, u.as_char() as u8, n, n, n / 6) else {
-        return false;
+    let ticket = match route::<T>(name, u.as_char() as u8, n, n, n / 6) {
+        Ok(t) => t,
+        Err(host) => return host,
     };
     // SAFETY: LAPACK's contract makes A's span readable and writable.
     let sa = unsafe { std::slice::from_raw_parts_mut(a, span(n, n, lda)) };
@@ -140,11 +148,11 @@ pub unsafe fn potrf<T: Elem + Scalar, I: LapackInt>(
         Ok(r) => {
             set(info, r.info);
             finished(ticket, name, &r);
-            true
+            Outcome::Done
         }
         Err(e) => {
             failed(ticket, name, &e);
-            false
+            Outcome::Host(None)
         }
     }
 }
@@ -160,15 +168,16 @@ pub unsafe fn getrf<T: Elem + Scalar, I: LapackInt>(
     lda: *const I,
     ipiv: *mut I,
     info: *mut I,
-) -> bool {
+) -> Outcome {
     // SAFETY: LAPACK's contract: readable integers.
     let (m, n, lda) = unsafe { ((*m).into(), (*n).into(), (*lda).into()) };
     if m <= 0 || n <= 0 || lda < m || a.is_null() || ipiv.is_null() {
-        return false;
+        return Outcome::Host(None);
     }
     let name = name::<T>(["sgetrf", "dgetrf", "cgetrf", "zgetrf"]);
-    let Some(ticket) = route::<T>(name, b'N', m, n, lu_depth(m, n)) else {
-        return false;
+    let ticket = match route::<T>(name, b'N', m, n, lu_depth(m, n)) {
+        Ok(t) => t,
+        Err(host) => return host,
     };
     // SAFETY: LAPACK's contract: A's span readable and writable, min(m, n) pivots writable.
     let (sa, piv) = unsafe {
@@ -187,11 +196,11 @@ pub unsafe fn getrf<T: Elem + Scalar, I: LapackInt>(
             }
             set(info, r.info);
             finished(ticket, name, &r);
-            true
+            Outcome::Done
         }
         Err(e) => {
             failed(ticket, name, &e);
-            false
+            Outcome::Host(None)
         }
     }
 }
@@ -209,8 +218,8 @@ pub unsafe fn potrs<T: Elem + Scalar, I: LapackInt>(
     _b: *mut T,
     _ldb: *const I,
     _info: *mut I,
-) -> bool {
-    false
+) -> Outcome {
+    Outcome::Host(None)
 }
 
 /// `?GETRS(TRANS, N, NRHS, A, LDA, IPIV, B, LDB, INFO)`: solves with an LU factorization
@@ -228,8 +237,8 @@ pub unsafe fn getrs<T: Elem + Scalar, I: LapackInt>(
     _b: *mut T,
     _ldb: *const I,
     _info: *mut I,
-) -> bool {
-    false
+) -> Outcome {
+    Outcome::Host(None)
 }
 
 /// `?POSV(UPLO, N, NRHS, A, LDA, B, LDB, INFO)`: factor and solve, A positive definite.
@@ -245,19 +254,20 @@ pub unsafe fn posv<T: Elem + Scalar, I: LapackInt>(
     b: *mut T,
     ldb: *const I,
     info: *mut I,
-) -> bool {
+) -> Outcome {
     // SAFETY: LAPACK's contract: readable integers.
     let (n, nrhs, lda, ldb) =
         unsafe { ((*n).into(), (*nrhs).into(), (*lda).into(), (*ldb).into()) };
     let Some(u) = parse_uplo(uplo) else {
-        return false;
+        return Outcome::Host(None);
     };
     if n <= 0 || nrhs < 0 || lda < n || ldb < n || a.is_null() || b.is_null() {
-        return false;
+        return Outcome::Host(None);
     }
     let name = name::<T>(["sposv", "dposv", "cposv", "zposv"]);
-    let Some(ticket) = route::<T>(name, u.as_char() as u8, n, n, n / 6) else {
-        return false;
+    let ticket = match route::<T>(name, u.as_char() as u8, n, n, n / 6) {
+        Ok(t) => t,
+        Err(host) => return host,
     };
     // SAFETY: LAPACK's contract: A's and B's spans readable and writable, not overlapping.
     let (sa, sb) = unsafe {
@@ -273,7 +283,7 @@ pub unsafe fn posv<T: Elem + Scalar, I: LapackInt>(
         Ok(r) => r,
         Err(e) => {
             failed(ticket, name, &e);
-            return false;
+            return Outcome::Host(None);
         }
     };
     if r.info == 0 && nr > 0 {
@@ -291,7 +301,7 @@ pub unsafe fn posv<T: Elem + Scalar, I: LapackInt>(
     }
     set(info, r.info);
     finished(ticket, name, &r);
-    true
+    Outcome::Done
 }
 
 /// `?GESV(N, NRHS, A, LDA, IPIV, B, LDB, INFO)`: factor and solve, A general.
@@ -307,16 +317,17 @@ pub unsafe fn gesv<T: Elem + Scalar, I: LapackInt>(
     b: *mut T,
     ldb: *const I,
     info: *mut I,
-) -> bool {
+) -> Outcome {
     // SAFETY: LAPACK's contract: readable integers.
     let (n, nrhs, lda, ldb) =
         unsafe { ((*n).into(), (*nrhs).into(), (*lda).into(), (*ldb).into()) };
     if n <= 0 || nrhs < 0 || lda < n || ldb < n || a.is_null() || b.is_null() || ipiv.is_null() {
-        return false;
+        return Outcome::Host(None);
     }
     let name = name::<T>(["sgesv", "dgesv", "cgesv", "zgesv"]);
-    let Some(ticket) = route::<T>(name, b'N', n, n, lu_depth(n, n)) else {
-        return false;
+    let ticket = match route::<T>(name, b'N', n, n, lu_depth(n, n)) {
+        Ok(t) => t,
+        Err(host) => return host,
     };
     // SAFETY: LAPACK's contract: A, B and the n pivots writable, not overlapping.
     let (sa, sb, piv) = unsafe {
@@ -334,7 +345,7 @@ pub unsafe fn gesv<T: Elem + Scalar, I: LapackInt>(
         Ok(r) => r,
         Err(e) => {
             failed(ticket, name, &e);
-            return false;
+            return Outcome::Host(None);
         }
     };
     for (d, s) in piv.iter_mut().zip(&p32) {
@@ -355,7 +366,7 @@ pub unsafe fn gesv<T: Elem + Scalar, I: LapackInt>(
     }
     set(info, r.info);
     finished(ticket, name, &r);
-    true
+    Outcome::Done
 }
 
 /// The solves on the host from a factor, for when the devices failed after factoring: the
@@ -500,7 +511,7 @@ mod tests {
         // SAFETY: valid arguments and arrays of the stated sizes.
         let took = unsafe { potrf::<f64, i32>(c"L".as_ptr(), &n, a.as_mut_ptr(), &lda, &mut info) };
         assert!(
-            took && calls() > before,
+            matches!(took, Outcome::Done) && calls() > before,
             "the device path did not take dpotrf"
         );
         assert_eq!(info, 0);
@@ -531,7 +542,7 @@ mod tests {
         // SAFETY: as above.
         let took =
             unsafe { potrf::<f64, i32>(c"L".as_ptr(), &n, bad.as_mut_ptr(), &lda, &mut info) };
-        assert!(took);
+        assert!(matches!(took, Outcome::Done));
         assert_eq!(info, 701);
     }
 
@@ -559,7 +570,7 @@ mod tests {
             )
         };
         assert!(
-            took && calls() > before,
+            matches!(took, Outcome::Done) && calls() > before,
             "the device path did not take dgesv"
         );
         assert_eq!(info, 0);
@@ -591,12 +602,44 @@ mod tests {
                 &mut info32,
             )
         };
-        assert!(took && info32 == 0);
+        assert!(matches!(took, Outcome::Done) && info32 == 0);
         assert!(piv2.iter().zip(&ipiv).all(|(&p, &q)| i64::from(p) == q));
         assert!(f
             .iter()
             .zip(&a)
             .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan())));
+    }
+
+    #[test]
+    fn a_factorization_left_to_the_host_has_its_host_time_measured() {
+        // Its first call on the devices was slow (recorded here): the routing sends the next
+        // one to the host to measure it. That measurement must come back to the entry, or
+        // every later call of the shape stays on the host to be measured again.
+        let n = N as i64 + 1;
+        let key = crate::measured::Key {
+            routine: "dpotrf",
+            dtype: hetblas::DType::F64,
+            ta: b'U',
+            tb: b'N',
+            m: n,
+            n,
+            k: n / 6,
+        };
+        let routes = crate::measured::routes();
+        routes.record_devices(key, 100.0, 0.0);
+        let mut a = vec![0.0f64; (n * n) as usize];
+        let (ni, mut info) = (n as i32, -7i32);
+        // SAFETY: valid arguments and an array of the stated size.
+        let took = unsafe { potrf::<f64, i32>(c"U".as_ptr(), &ni, a.as_mut_ptr(), &ni, &mut info) };
+        let Outcome::Host(Some(pending)) = took else {
+            panic!("not left to the host to be measured: {took:?}");
+        };
+        assert_eq!(pending.key, key);
+        // Not taken as a measure of the host's GEMM rate.
+        assert!(pending.estimate.is_none());
+        pending.record(0.01);
+        assert_eq!(routes.get(&key).and_then(|r| r.host), Some(0.01));
+        assert_eq!(info, -7, "the host's call, not the hook, writes info");
     }
 
     #[test]
@@ -607,7 +650,7 @@ mod tests {
             // SAFETY: the hook reads n, uplo and lda only before declining.
             let took =
                 unsafe { potrf::<f64, i32>(uplo.as_ptr(), &n, a.as_mut_ptr(), &lda, &mut info) };
-            assert!(!took, "n = {n}");
+            assert!(matches!(took, Outcome::Host(_)), "n = {n}");
         }
         assert_eq!(info, -7, "a declined call writes nothing");
     }

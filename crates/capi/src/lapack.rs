@@ -109,9 +109,12 @@ macro_rules! lapack {
             static ORIGINAL: OnceLock<usize> = OnceLock::new();
             crate::abi::entry_lapack(crate::family::Family::$fam, stringify!($export), || {
                 // SAFETY: the caller's arguments, passed on as they came (LAPACK's contract).
-                if unsafe { crate::factor::$name::<$T, $I>($($a),*) } {
-                    return;
-                }
+                let pending = match unsafe { crate::factor::$name::<$T, $I>($($a),*) } {
+                    crate::route::Outcome::Done => return,
+                    crate::route::Outcome::Host(pending) => pending,
+                };
+                // A call the routing left to the host: its host time is measured for it.
+                let started = pending.as_ref().map(|_| std::time::Instant::now());
                 let addr = original(&ORIGINAL, stringify!($export));
                 // SAFETY: `addr` is the routine of this very name in another library: the
                 // same prototype, plus gfortran's hidden character lengths (1 each; routines
@@ -124,6 +127,9 @@ macro_rules! lapack {
                 };
                 // SAFETY: as above, with the caller's arguments.
                 unsafe { f($($a),*, 1, 1) };
+                if let (Some(pending), Some(started)) = (pending, started) {
+                    pending.record(started.elapsed().as_secs_f64());
+                }
             })
         }
     };

@@ -25,7 +25,7 @@ use crate::measured::{self, Key, Pending};
 use crate::route::{self, trans, Outcome, Shape, Verdict};
 use crate::summary::{self, OneTime};
 use hetblas::{
-    DeviceMatrix, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef, Runtime, Uplo,
+    DType, DeviceMatrix, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef, Runtime, Uplo,
 };
 use hetblas_core::{DeviceKind, PinStats};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -481,7 +481,7 @@ impl Ticket {
             elapsed
         };
         let k = &self.key;
-        let flops = 2.0 * k.m as f64 * k.n as f64 * k.k as f64;
+        let flops = flops(k.dtype, None, k.m, k.n, k.k);
         summary::device_call(elapsed, flops, devices, one_time);
         if verbose() {
             let costs = if one_time.total() >= 1e-3 {
@@ -714,8 +714,11 @@ fn zero_triangle<T: Copy + Default + PartialEq>(
 }
 
 /// The flops of a GEMM, or of GEMMT's triangle (diagonal included).
-fn flops(triangle: Option<Uplo>, m: i64, n: i64, k: i64) -> f64 {
-    let full = 2.0 * m as f64 * n as f64 * k as f64;
+/// Real floating-point operations of a GEMM (of `triangle` of C only, for GEMMT): a complex
+/// multiply-add is four real ones.
+fn flops(dtype: DType, triangle: Option<Uplo>, m: i64, n: i64, k: i64) -> f64 {
+    let per = if dtype.is_complex() { 8.0 } else { 2.0 };
+    let full = per * m as f64 * n as f64 * k as f64;
     match triangle {
         None => full,
         Some(_) => full * (n + 1) as f64 / (2 * n.max(1)) as f64,
@@ -895,7 +898,7 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
     let place = |w: Option<usize>| w.map_or("host".to_string(), |d| rt.devices()[d].info().label());
     match result {
         Ok(report) => {
-            let flops = flops(o.triangle, m, n, k);
+            let flops = flops(T::DTYPE, o.triangle, m, n, k);
             let elapsed = started.elapsed().as_secs_f64();
             summary::device_call(elapsed, flops, &report.devices, OneTime::default());
             if verbose() {
@@ -937,6 +940,20 @@ impl<T: hetblas::Scalar> Lent<'_, T> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_summary_counts_real_flops() {
+        use super::{flops, DType, Uplo};
+        assert_eq!(flops(DType::F64, None, 2, 3, 4), 48.0);
+        // A complex multiply-add is four real ones.
+        assert_eq!(flops(DType::C64, None, 2, 3, 4), 192.0);
+        assert_eq!(flops(DType::C32, None, 2, 3, 4), 192.0);
+        // GEMMT: the triangle's (n + 1) / 2n of the products.
+        assert_eq!(
+            flops(DType::F32, Some(Uplo::Lower), 3, 3, 2),
+            36.0 * 4.0 / 6.0
+        );
+    }
+
     #[test]
     fn a_trace_summary_names_every_queue_and_the_span_within_the_call() {
         use hetblas_core::trace::{Activity, Interval, Trace};
