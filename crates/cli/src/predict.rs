@@ -4,7 +4,8 @@ use crate::report::{say, Out};
 use crate::shape::ShapeArgs;
 use clap::Args;
 use hetblas::{Error, Result, Runtime};
-use hetblas_core::autotune::{choose_devices, model_tile};
+use hetblas_core::autotune::{choose_devices, model_tile, PlanHints};
+use hetblas_core::energy::Objective;
 use hetblas_core::model::cocopelia::{ModelKind, Offload, SingleDeviceModel};
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::profile::HOST_LABEL;
@@ -220,7 +221,15 @@ fn gemm(
         .filter(|d| d.kernel().supports(dtype))
         .collect();
     let bw = |s: MemorySpace, d: MemorySpace| rt.link_bandwidth(s, d);
-    let subsets = choose_devices(&hostp, &cands, choice.tile.tm, Some(&profile), &bw);
+    let subsets = choose_devices(
+        &hostp,
+        &cands,
+        choice.tile.tm,
+        Some(&profile),
+        &bw,
+        Objective::Time,
+        &PlanHints::default(),
+    );
     let ksplit = subsets
         .as_ref()
         .and_then(|_| k_split(rt, &hostp, &cands, choice.tile.tm, &profile));

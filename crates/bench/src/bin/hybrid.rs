@@ -5,7 +5,8 @@
 use clap::Parser;
 use hetblas::{GemmOptions, MatMut, MatRef, Runtime, Trans};
 use hetblas_bench::{median, random_data};
-use hetblas_core::autotune::choose_devices;
+use hetblas_core::autotune::{choose_devices, PlanHints};
+use hetblas_core::energy::Objective;
 use hetblas_core::problem::GemmProblem;
 use hetblas_core::{DType, Device, DeviceKind, MemorySpace};
 use std::sync::Arc;
@@ -67,8 +68,16 @@ fn run(args: Args) -> Result<(), String> {
             };
             let cands: Vec<&Arc<dyn Device>> = vec![&rt.devices()[gpu], &rt.devices()[cpu]];
             let bw = |s: MemorySpace, d: MemorySpace| rt.link_bandwidth(s, d);
-            let choice = choose_devices(&problem, &cands, 4096.min(n), profile.as_deref(), &bw)
-                .ok_or("the profile cannot rate these devices")?;
+            let choice = choose_devices(
+                &problem,
+                &cands,
+                4096.min(n),
+                profile.as_deref(),
+                &bw,
+                Objective::Time,
+                &PlanHints::default(),
+            )
+            .ok_or("the profile cannot rate these devices")?;
             let pred = |set: &[usize]| {
                 choice
                     .evaluated

@@ -32,7 +32,8 @@
 
 use super::graph::Graph;
 use super::task::{
-    Coef, FactorRoutine, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine, TaskId,
+    Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine,
+    TaskId,
 };
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
@@ -42,16 +43,6 @@ use crate::problem::{Operand, Uplo};
 use crate::scalar::DType;
 use crate::sym::SymOp;
 use crate::tiling::{Block, TileKey};
-
-/// What the planner needs to know about a participating device.
-#[derive(Debug, Clone)]
-pub struct FactorDevice {
-    pub label: String,
-    pub space: MemorySpace,
-    /// Bytes available for its copy of the matrix.
-    pub budget: u64,
-    pub compute_queues: u16,
-}
 
 /// Input to the factorization planner.
 pub struct FactorRequest<'a> {
@@ -64,7 +55,7 @@ pub struct FactorRequest<'a> {
     /// Block column width.
     pub nb: usize,
     /// Plan device 0 updates; a second one may run the panels ([`FactorRequest::panels`]).
-    pub devices: &'a [FactorDevice],
+    pub devices: &'a [DeviceSpec],
     /// The plan device that factors the panels, when not device 0: it must compute in the
     /// matrix's own memory.
     pub panels: Option<usize>,
@@ -697,13 +688,8 @@ mod tests {
     use super::*;
     use crate::plan::graph::tests::assert_dependencies_order_every_access;
 
-    fn dev(space: MemorySpace, queues: u16) -> FactorDevice {
-        FactorDevice {
-            label: format!("{space:?}"),
-            space,
-            budget: 1 << 30,
-            compute_queues: queues,
-        }
+    fn dev(space: MemorySpace, queues: u16) -> DeviceSpec {
+        DeviceSpec::new(format!("{space:?}"), space, 1 << 30, queues)
     }
 
     fn plan(routine: FactorRoutine, (m, n): (usize, usize), nb: usize, panels: bool) -> Plan {

@@ -22,12 +22,12 @@ pub mod tri;
 
 pub use builder::PlanRequest;
 pub(crate) use builder::{build_steps, fold_tail_tiles, tail_positions, Step, FOLD_SPREAD};
-pub use factor::{FactorDevice, FactorRequest};
+pub use factor::FactorRequest;
 pub use task::{
     piece_columns, slot_ld, Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan,
     PlanDevice, PlanStats, QueueId, Routine, Task, TaskId,
 };
-pub use tri::{TriDevice, TriRequest, TriTiling};
+pub use tri::{TriRequest, TriTiling};
 
 use crate::error::Result;
 

@@ -321,7 +321,8 @@ pub fn piece_columns(cols: usize, pieces: usize, p: usize) -> std::ops::Range<us
     p * cols / pieces..(p + 1) * cols / pieces
 }
 
-/// What the planner needs to know about a participating device.
+/// What a planner needs to know about a participating device (every routine's: the label,
+/// space, budget and queues; GEMM's plans also read the fold and group fields).
 #[derive(Debug, Clone)]
 pub struct DeviceSpec {
     /// The device's label ("cuda:0"), for errors.
@@ -345,6 +346,23 @@ pub struct DeviceSpec {
     /// C tiles accumulated together (see [`crate::tiling::Blocking`]); at most
     /// [`crate::tiling::DEFAULT_GROUP`], fewer when the budget holds fewer slots.
     pub group: usize,
+}
+
+impl DeviceSpec {
+    /// A device as the planners other than GEMM's see it (no folds, C tiles in default
+    /// groups).
+    pub fn new(label: String, space: MemorySpace, budget: u64, compute_queues: u16) -> Self {
+        DeviceSpec {
+            label,
+            space,
+            budget,
+            compute_queues,
+            late_c: false,
+            host_fold: false,
+            fold_tail: 0,
+            group: crate::tiling::DEFAULT_GROUP,
+        }
+    }
 }
 
 /// A device's part of the plan.

@@ -25,7 +25,7 @@
 //! of every device: the tile goes back to B, is solved there in place, and comes back.
 
 use super::graph::Graph;
-use super::task::{Coef, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine};
+use super::task::{Coef, DeviceSpec, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::operand::Trans;
@@ -34,16 +34,6 @@ use crate::problem::Operand;
 use crate::tiling::{Block, TileKey};
 use std::collections::HashMap;
 
-/// What the planner needs to know about a participating device.
-#[derive(Debug, Clone)]
-pub struct TriDevice {
-    pub label: String,
-    pub space: MemorySpace,
-    /// Bytes available for slots.
-    pub budget: u64,
-    pub compute_queues: u16,
-}
-
 /// Input to the triangular planner.
 pub struct TriRequest<'a> {
     pub problem: TriProblem,
@@ -51,7 +41,7 @@ pub struct TriRequest<'a> {
     pub locations: [MemorySpace; 2],
     pub tile: usize,
     pub panel: usize,
-    pub devices: &'a [TriDevice],
+    pub devices: &'a [DeviceSpec],
     /// Per device, its panels. Every panel exactly once over all devices.
     pub assignment: &'a [Vec<usize>],
     /// The plan device that runs every diagonal TRSM solve, when not each device its own
@@ -578,16 +568,11 @@ mod tests {
         }
     }
 
-    fn spec(space: MemorySpace, queues: u16) -> TriDevice {
-        TriDevice {
-            label: format!("{space:?}"),
-            space,
-            budget: 1 << 30,
-            compute_queues: queues,
-        }
+    fn spec(space: MemorySpace, queues: u16) -> DeviceSpec {
+        DeviceSpec::new(format!("{space:?}"), space, 1 << 30, queues)
     }
 
-    fn plan_for(p: TriProblem, devices: &[TriDevice], solver: Option<usize>) -> Plan {
+    fn plan_for(p: TriProblem, devices: &[DeviceSpec], solver: Option<usize>) -> Plan {
         let np = p.b_lines().div_ceil(8);
         let computing = devices.len() - usize::from(solver == Some(devices.len() - 1));
         let mut assignment = vec![Vec::new(); devices.len()];
@@ -614,7 +599,7 @@ mod tests {
     #[test]
     fn dependencies_order_every_read_and_write() {
         let (d0, d1) = (MemorySpace::new_device(), MemorySpace::new_device());
-        let layouts: Vec<(Vec<TriDevice>, Option<usize>)> = vec![
+        let layouts: Vec<(Vec<DeviceSpec>, Option<usize>)> = vec![
             (vec![spec(d0, 2)], None),
             (vec![spec(d0, 2), spec(d1, 1)], None),
             (
@@ -753,7 +738,7 @@ mod tests {
         let d0 = MemorySpace::new_device();
         let p = problem(TriRoutine::Trsm, Side::Left, Uplo::Lower, Trans::N);
         let req = |assignment: &[Vec<usize>], budget: u64| {
-            let devs = [TriDevice {
+            let devs = [DeviceSpec {
                 budget,
                 ..spec(d0, 1)
             }];

@@ -21,7 +21,7 @@ use crate::factor_kernel::{FactorOp, InfoCell};
 use crate::matrix::MatOut;
 use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, Trans};
-use crate::plan::{FactorDevice, FactorRequest, FactorRoutine, Plan, Request, Routine};
+use crate::plan::{FactorRequest, FactorRoutine, Plan, Request, Routine};
 use crate::problem::Uplo;
 use crate::scalar::{DType, Scalar};
 use crate::undo::{UndoLog, UndoScope};
@@ -607,18 +607,7 @@ impl DevicePool {
     ) -> Result<(FactorAlternative, Vec<usize>, Plan)> {
         let mut devices = vec![updater];
         devices.extend(panels);
-        let specs: Vec<FactorDevice> = devices
-            .iter()
-            .map(|&i| {
-                let d = &self.devices[i];
-                FactorDevice {
-                    label: d.info().label(),
-                    space: d.space(),
-                    budget: d.memory_budget(),
-                    compute_queues: d.compute_queues().len().min(2) as u16,
-                }
-            })
-            .collect();
+        let specs = self.dag_specs(&devices);
         let plan = crate::plan::build(&Request::Factor(FactorRequest {
             routine,
             m: ar.rows,

@@ -397,6 +397,8 @@ impl DevicePool {
             tile,
             Some(&profile),
             &bw,
+            crate::energy::Objective::Time,
+            &crate::autotune::PlanHints::default(),
         )?;
         Some(GemmPrediction {
             devices: c.devices,
@@ -420,6 +422,23 @@ impl DevicePool {
             let peak = if d.space().is_host() { 1e11 } else { 1e13 };
             peak * tile as f64 / (tile as f64 + 512.0)
         })
+    }
+
+    /// The planner's view of pool devices `indices` for a tile DAG (TRSM/TRMM, the
+    /// factorizations): at most two compute queues each, for the look-ahead.
+    pub(super) fn dag_specs(&self, indices: &[usize]) -> Vec<crate::plan::DeviceSpec> {
+        indices
+            .iter()
+            .map(|&i| {
+                let d = &self.devices[i];
+                crate::plan::DeviceSpec::new(
+                    d.info().label(),
+                    d.space(),
+                    d.memory_budget(),
+                    d.compute_queues().len().min(2) as u16,
+                )
+            })
+            .collect()
     }
 
     fn device(&self, idx: usize) -> Result<&Arc<dyn Device>> {

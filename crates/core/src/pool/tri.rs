@@ -14,7 +14,7 @@ use crate::exec::trace::Trace;
 use crate::matrix::{MatIn, MatOut};
 use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, MatRef, Trans};
-use crate::plan::{Plan, PlanStats, Request, Routine, TriDevice, TriRequest, TriTiling};
+use crate::plan::{Plan, PlanStats, Request, Routine, TriRequest, TriTiling};
 use crate::problem::triangular::{check_tri_args, Side, TriOptions, TriProblem, TriRoutine};
 use crate::scalar::Scalar;
 use crate::undo::{UndoLog, UndoScope};
@@ -845,18 +845,7 @@ impl DevicePool {
             .iter()
             .map(|&i| self.gemm_rate(i, dt, tile))
             .collect();
-        let specs: Vec<TriDevice> = devices
-            .iter()
-            .map(|&i| {
-                let d = &self.devices[i];
-                TriDevice {
-                    label: d.info().label(),
-                    space: d.space(),
-                    budget: d.memory_budget(),
-                    compute_queues: d.compute_queues().len().min(2) as u16,
-                }
-            })
-            .collect();
+        let specs = self.dag_specs(&devices);
         // Panels dealt by speed: each to the device that would finish its share first. The
         // solver added only to solve gets none.
         let computing = set.len();

@@ -270,7 +270,7 @@ mod tests {
     use crate::memory::MemorySpace;
     use crate::operand::Trans;
     use crate::plan::cache::{PlanCache, PlanInputs};
-    use crate::plan::{DeviceSpec, Request, TriDevice, TriRequest};
+    use crate::plan::{DeviceSpec, Request, TriRequest};
     use crate::problem::triangular::{Diag, Side, TriOptions, TriProblem, TriRoutine, Uplo};
     use crate::problem::GemmProblem;
     use crate::scalar::DType;
@@ -487,13 +487,8 @@ mod tests {
     /// A left, lower DTRSM (or DTRMM) of order `n` on `devices` GPUs of host operands, panels
     /// dealt round-robin, two compute queues each (look-ahead).
     fn tri_plan(routine: TriRoutine, n: usize, tile: usize, devices: usize) -> Plan {
-        let specs: Vec<TriDevice> = (0..devices)
-            .map(|d| TriDevice {
-                label: format!("cuda:{d}"),
-                space: MemorySpace::new_device(),
-                budget: 100 << 30,
-                compute_queues: 2,
-            })
+        let specs: Vec<DeviceSpec> = (0..devices)
+            .map(|d| DeviceSpec::new(format!("cuda:{d}"), MemorySpace::new_device(), 100 << 30, 2))
             .collect();
         let np = n.div_ceil(tile);
         let mut assignment = vec![Vec::new(); devices];

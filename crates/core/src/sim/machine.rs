@@ -10,7 +10,7 @@ use crate::energy::{choose_subset_for, Objective};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::plan::cache::{PlanCache, PlanInputs};
-use crate::plan::{DeviceSpec, Plan, Request, TriDevice, TriRequest};
+use crate::plan::{DeviceSpec, Plan, Request, TriRequest};
 use crate::problem::triangular::TriProblem;
 use crate::problem::GemmProblem;
 use crate::profile::{MachineProfile, HOST_LABEL};
@@ -282,12 +282,12 @@ impl ProfiledMachine {
                 .exec_table(p.dtype)
                 .ok_or_else(|| Error::Profile(format!("no {} gemm table for {l}", p.dtype)))?;
             rates.push(t.rate(tile));
-            specs.push(TriDevice {
-                label: l.clone(),
-                space: self.spaces[i],
-                budget: dp.memory_bytes / 10 * 9,
-                compute_queues: 2,
-            });
+            specs.push(DeviceSpec::new(
+                l.clone(),
+                self.spaces[i],
+                dp.memory_bytes / 10 * 9,
+                2,
+            ));
         }
         let np = p.b_lines().div_ceil(tile);
         let (load, assignment) = crate::plan::tri::deal_panels(np, &rates, devices.len());

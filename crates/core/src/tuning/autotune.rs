@@ -161,7 +161,7 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
                 None => (list.to_vec(), vec![1.0 / list.len() as f64; list.len()]),
             }
         }
-        None => match choose_pool_devices_with(
+        None => match choose_pool_devices(
             problem,
             pool,
             req.excluded,
@@ -922,50 +922,8 @@ pub fn provisional_tile(problem: &GemmProblem, forced: Option<Blocking>) -> usiz
 
 /// [`choose_devices`] among the devices of `pool` with a kernel for the dtype and not in
 /// `excluded`; the indices of the result are the pool's.
-pub fn choose_pool_devices(
-    problem: &GemmProblem,
-    pool: &[Arc<dyn Device>],
-    excluded: &[usize],
-    tile: usize,
-    profile: Option<&MachineProfile>,
-    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
-) -> Option<DeviceChoice> {
-    choose_pool_devices_for(
-        problem,
-        pool,
-        excluded,
-        tile,
-        profile,
-        link_bw,
-        crate::energy::Objective::Time,
-    )
-}
-
-/// [`choose_pool_devices`] for an objective ([`choose_devices_for`]).
-pub fn choose_pool_devices_for(
-    problem: &GemmProblem,
-    pool: &[Arc<dyn Device>],
-    excluded: &[usize],
-    tile: usize,
-    profile: Option<&MachineProfile>,
-    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
-    objective: crate::energy::Objective,
-) -> Option<DeviceChoice> {
-    choose_pool_devices_with(
-        problem,
-        pool,
-        excluded,
-        tile,
-        profile,
-        link_bw,
-        objective,
-        &PlanHints::default(),
-    )
-}
-
-/// [`choose_pool_devices_for`] under what the caller fixed of the plans ([`PlanHints`]).
 #[allow(clippy::too_many_arguments)] // reason: the pool's decision inputs, each a plain value
-pub fn choose_pool_devices_with(
+pub fn choose_pool_devices(
     problem: &GemmProblem,
     pool: &[Arc<dyn Device>],
     excluded: &[usize],
@@ -979,7 +937,7 @@ pub fn choose_pool_devices_with(
         .filter(|&i| pool[i].kernel().supports(problem.dtype) && !excluded.contains(&i))
         .collect();
     let devs: Vec<&Arc<dyn Device>> = cands.iter().map(|&i| &pool[i]).collect();
-    let mut c = choose_devices_with(problem, &devs, tile, profile, link_bw, objective, hints)?;
+    let mut c = choose_devices(problem, &devs, tile, profile, link_bw, objective, hints)?;
     c.devices = c.devices.iter().map(|&i| cands[i]).collect();
     Some(c)
 }
@@ -995,49 +953,12 @@ pub struct DeviceChoice {
     pub evaluated: Vec<SubsetChoice>,
 }
 
-/// Chooses the subset of `candidates` and their shares (see [`crate::balance`]); `None` when
-/// a rate is unknown.
+/// Chooses the subset of `candidates` and their shares (see [`crate::balance`]) for
+/// `objective`: with [`Objective::Energy`](crate::energy::Objective) or EDP and the power of
+/// every candidate in the profile, the subset whose balanced run is predicted to cost the
+/// fewest joules (or joule-seconds); otherwise the fastest. Each subset is priced by the plan
+/// it would run under what the caller fixed ([`PlanHints`]). `None` when a rate is unknown.
 pub fn choose_devices(
-    p: &GemmProblem,
-    candidates: &[&Arc<dyn Device>],
-    tile: usize,
-    profile: Option<&MachineProfile>,
-    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
-) -> Option<DeviceChoice> {
-    choose_devices_for(
-        p,
-        candidates,
-        tile,
-        profile,
-        link_bw,
-        crate::energy::Objective::Time,
-    )
-}
-
-/// [`choose_devices`] for an objective: with [`Objective::Energy`](crate::energy::Objective)
-/// or EDP and the power of every candidate in the profile, the subset whose balanced run is
-/// predicted to cost the fewest joules (or joule-seconds); otherwise the fastest.
-pub fn choose_devices_for(
-    p: &GemmProblem,
-    candidates: &[&Arc<dyn Device>],
-    tile: usize,
-    profile: Option<&MachineProfile>,
-    link_bw: &dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
-    objective: crate::energy::Objective,
-) -> Option<DeviceChoice> {
-    choose_devices_with(
-        p,
-        candidates,
-        tile,
-        profile,
-        link_bw,
-        objective,
-        &PlanHints::default(),
-    )
-}
-
-/// [`choose_devices_for`] under what the caller fixed of the plans ([`PlanHints`]).
-pub fn choose_devices_with(
     p: &GemmProblem,
     candidates: &[&Arc<dyn Device>],
     tile: usize,
