@@ -1042,3 +1042,57 @@ fn a_device_that_cannot_allocate_is_left_out() {
     emus[1].faults().disarm();
     assert!(pool.reprobe().is_empty());
 }
+
+#[test]
+fn a_reprobed_device_takes_factorizations_again() {
+    // Device 1 is the fast one: the model gives it the factorization. Lost, it is left out
+    // and the next call is decided (and cached) without it; re-probed, the next call must be
+    // decided again with it (the factorizations' decisions once outlived the re-probe).
+    quiet_injected_panics();
+    let slow = EmulatedConfig {
+        memory_bytes: 64 << 20,
+        flops_per_sec: Some(2e9),
+        host_link_bytes_per_sec: Some(50e9),
+        ..Default::default()
+    };
+    let fast = EmulatedConfig {
+        flops_per_sec: Some(2e11),
+        ..slow.clone()
+    };
+    let (pool, emus) = common::emulated_handles(&[slow, fast]);
+    let n = 192;
+    let spd: Vec<f64> = (0..n * n)
+        .map(|x| {
+            let (i, j) = (x % n, x / n);
+            if i == j {
+                n as f64 + 1.0
+            } else {
+                1.0 / (1 + i + j) as f64
+            }
+        })
+        .collect();
+    let opts = hetblas_core::FactorOptions::default();
+    let potrf = || {
+        let mut a = spd.clone();
+        let r = pool
+            .potrf(
+                hetblas_core::Uplo::Lower,
+                MatMut::packed(&mut a, n, n).unwrap(),
+                &opts,
+            )
+            .expect("potrf");
+        assert_eq!(r.info, 0);
+        r
+    };
+    assert_eq!(potrf().devices, vec!["emulated:1".to_string()]);
+    emus[1]
+        .faults()
+        .arm([FaultSpec::new(1, FaultOp::Kernel, 1, FaultKind::Lost)]);
+    let lost = potrf();
+    assert_eq!(lost.recovered.len(), 1, "{lost:?}");
+    assert_eq!(pool.failed_devices(), vec![1]);
+    assert_eq!(potrf().devices, vec!["emulated:0".to_string()]);
+    emus[1].faults().disarm();
+    assert!(pool.reprobe().is_empty());
+    assert_eq!(potrf().devices, vec!["emulated:1".to_string()]);
+}

@@ -1,19 +1,20 @@
-//! The decision cache: what the autotuner decided per problem and options, so that a repeated
-//! call pays nothing for it. Bounded like the plan cache.
+//! The decision caches: what the model decided per problem and options (GEMM's autotuner, the
+//! TRSM/TRMM and factorization choices), so that a repeated call pays nothing for it. Bounded
+//! like the plan cache.
 
-use crate::autotune::Decision;
 use crate::error::Result;
 use crate::problem::GemmProblem;
 use crate::tiling::Blocking;
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// The most decisions kept; the cache is emptied when it is full.
 const CAPACITY: usize = 1024;
 
-/// (problem, devices asked for, blocking asked for, memory limit, host fold mode asked for,
-/// objective).
+/// A GEMM decision's key: (problem, devices asked for, blocking asked for, memory limit, host
+/// fold mode asked for, objective).
 pub(super) type DecisionKey = (
     GemmProblem,
     Option<Vec<usize>>,
@@ -23,22 +24,32 @@ pub(super) type DecisionKey = (
     crate::energy::Objective,
 );
 
-#[derive(Default)]
-pub(super) struct DecisionCache {
-    decisions: Mutex<HashMap<DecisionKey, Decision>>,
+/// One routine family's decisions by key.
+pub(super) struct DecisionCache<K, V> {
+    decisions: Mutex<HashMap<K, V>>,
     /// Bumped by every [`DecisionCache::clear`]: a decision made while the cache was cleared
     /// (from what the clear made out of date: a failed device, an old fold price) is used by
     /// its call but not kept.
     generation: AtomicU64,
 }
 
-impl DecisionCache {
+impl<K, V> Default for DecisionCache<K, V> {
+    fn default() -> Self {
+        DecisionCache {
+            decisions: Mutex::new(HashMap::new()),
+            generation: AtomicU64::new(0),
+        }
+    }
+}
+
+impl<K: Eq + Hash + Clone, V: Clone> DecisionCache<K, V> {
+    /// The cached decision for `key`, if any.
+    pub(super) fn get(&self, key: &K) -> Option<V> {
+        lock(&self.decisions).get(key).cloned()
+    }
+
     /// The cached decision for `key`, else `decide()`'s, cached.
-    pub(super) fn get_or_decide(
-        &self,
-        key: &DecisionKey,
-        decide: impl FnOnce() -> Result<Decision>,
-    ) -> Result<Decision> {
+    pub(super) fn get_or_decide(&self, key: &K, decide: impl FnOnce() -> Result<V>) -> Result<V> {
         let generation = {
             let c = lock(&self.decisions);
             if let Some(d) = c.get(key) {
@@ -58,8 +69,9 @@ impl DecisionCache {
         Ok(d)
     }
 
-    /// Forgets the decision for `key` (its memory budgets are out of date).
-    pub(super) fn forget(&self, key: &DecisionKey) {
+    /// Forgets the decision for `key` (its memory budgets are out of date, or a device it
+    /// names failed).
+    pub(super) fn forget(&self, key: &K) {
         lock(&self.decisions).remove(key);
     }
 
@@ -78,6 +90,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::autotune::Decision;
     use crate::problem::GemmProblem;
     use crate::scalar::DType;
     use crate::tiling::TileGrid;
@@ -129,7 +142,7 @@ mod tests {
 
     #[test]
     fn a_decision_made_across_a_clear_is_not_kept() {
-        let cache = DecisionCache::default();
+        let cache = DecisionCache::<DecisionKey, Decision>::default();
         // The cache is cleared while the decision is made (another call found it out of
         // date): this call uses it, the next decides again.
         let d = cache

@@ -25,8 +25,7 @@ use crate::plan::{FactorRequest, FactorRoutine, Plan, Request, Routine};
 use crate::problem::Uplo;
 use crate::scalar::{DType, Scalar};
 use crate::undo::{UndoLog, UndoScope};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Per-call choices of a factorization; the defaults let the model decide.
@@ -107,16 +106,9 @@ pub struct FactorAlternative {
 }
 
 /// The model's choice for one factorization.
-#[derive(Debug, Clone)]
-pub struct FactorDecision {
-    /// Pool indices of the plan's devices.
-    pub devices: Vec<usize>,
-    pub plan: Arc<Plan>,
-    pub chosen: FactorAlternative,
-    pub alternatives: Vec<FactorAlternative>,
-}
+pub type FactorDecision = super::DagDecision<FactorAlternative>;
 
-type DecisionKey = (
+pub(super) type DecisionKey = (
     FactorRoutine,
     usize,
     usize,
@@ -127,16 +119,6 @@ type DecisionKey = (
     Option<bool>,
     usize,
 );
-
-/// Decisions of factorizations, per problem and options.
-#[derive(Default)]
-pub(super) struct FactorDecisions(Mutex<HashMap<DecisionKey, Arc<FactorDecision>>>);
-
-impl FactorDecisions {
-    pub(super) fn clear(&self) {
-        super::workspace::lock(&self.0).clear();
-    }
-}
 
 /// Block column widths the model considers (and the whole matrix, one panel).
 const NB_CANDIDATES: [usize; 4] = [256, 512, 1024, 2048];
@@ -337,18 +319,16 @@ impl DevicePool {
             opts.panels_on_host,
             start,
         );
-        let cached = super::workspace::lock(&self.factor_decisions.0)
-            .get(&key)
-            .cloned();
-        report.plan_cached = cached.is_some();
-        let decision = match cached {
-            Some(d) => d,
-            None => {
-                let d = Arc::new(self.decide_factor(routine, &ar, T::DTYPE, start, opts)?);
-                super::workspace::lock(&self.factor_decisions.0).insert(key, d.clone());
-                d
-            }
-        };
+        report.plan_cached = self.factor_decisions.get(&key).is_some();
+        let decision = self.factor_decisions.get_or_decide(&key, || {
+            Ok(Arc::new(self.decide_factor(
+                routine,
+                &ar,
+                T::DTYPE,
+                start,
+                opts,
+            )?))
+        })?;
         report.planning_seconds += plan_start.elapsed().as_secs_f64();
         let plan = decision.plan.clone();
         let Routine::Factor { nb, panels, .. } = plan.routine else {
@@ -583,13 +563,7 @@ impl DevicePool {
                 }
             }
         }
-        let f = super::fastest(cands, last_err, "factorization", |a| a.seconds)?;
-        Ok(FactorDecision {
-            devices: f.devices,
-            plan: f.plan,
-            chosen: f.chosen,
-            alternatives: f.alternatives,
-        })
+        super::fastest(cands, last_err, "factorization", |a| a.seconds)
     }
 
     /// One candidate: its plan and simulated time.

@@ -36,12 +36,17 @@ use workspace::Workspaces;
 /// One simulated candidate of a decision: its summary, its pool devices and its plan.
 type Candidate<A> = (A, Vec<usize>, crate::plan::Plan);
 
-/// The fastest candidate of a decision, with every summary fastest first.
-struct Fastest<A> {
-    chosen: A,
-    devices: Vec<usize>,
-    plan: Arc<crate::plan::Plan>,
-    alternatives: Vec<A>,
+/// The model's choice for a routine planned as a tile DAG (TRSM/TRMM: [`TriDecision`], the
+/// factorizations: [`FactorDecision`]): the fastest simulated candidate, whose summary `A`
+/// says what it chose.
+#[derive(Debug, Clone)]
+pub struct DagDecision<A> {
+    /// Pool indices of the plan's devices.
+    pub devices: Vec<usize>,
+    pub plan: Arc<crate::plan::Plan>,
+    pub chosen: A,
+    /// Every candidate, fastest first.
+    pub alternatives: Vec<A>,
 }
 
 /// The fastest of `cands` by `seconds`; with none, the last candidate's error (or that there
@@ -51,14 +56,14 @@ fn fastest<A: Clone>(
     last_err: Option<Error>,
     what: &str,
     seconds: impl Fn(&A) -> f64,
-) -> Result<Fastest<A>> {
+) -> Result<DagDecision<A>> {
     if cands.is_empty() {
         return Err(last_err.unwrap_or_else(|| Error::internal(format!("no {what} plan"))));
     }
     cands.sort_by(|x, y| seconds(&x.0).total_cmp(&seconds(&y.0)));
     let alternatives = cands.iter().map(|c| c.0.clone()).collect();
     let (chosen, devices, plan) = cands.swap_remove(0);
-    Ok(Fastest {
+    Ok(DagDecision {
         chosen,
         devices,
         plan: Arc::new(plan),
@@ -85,9 +90,9 @@ pub struct DevicePool {
     calls: RwLock<()>,
     workspaces: Workspaces,
     plans: PlanCache,
-    decisions: DecisionCache,
-    tri_decisions: tri::TriDecisions,
-    factor_decisions: factor::FactorDecisions,
+    decisions: DecisionCache<decisions::DecisionKey, crate::autotune::Decision>,
+    tri_decisions: DecisionCache<tri::DecisionKey, Arc<TriDecision>>,
+    factor_decisions: DecisionCache<factor::DecisionKey, Arc<FactorDecision>>,
     /// The calibrated machine profile, when one matches these devices.
     profile: RwLock<Option<Arc<MachineProfile>>>,
     /// The share of the calibrated host fold rate that decisions price folds at, and the
@@ -182,8 +187,8 @@ impl DevicePool {
             calls: RwLock::new(()),
             plans: PlanCache::default(),
             decisions: DecisionCache::default(),
-            tri_decisions: tri::TriDecisions::default(),
-            factor_decisions: factor::FactorDecisions::default(),
+            tri_decisions: DecisionCache::default(),
+            factor_decisions: DecisionCache::default(),
             profile: RwLock::new(None),
             fold_level: Mutex::new(FoldLevel::default()),
             failed: Mutex::new(Vec::new()),
@@ -211,6 +216,12 @@ impl DevicePool {
         *self.profile.write().unwrap_or_else(|p| p.into_inner()) = profile;
         *workspace::lock(&self.fold_level) = FoldLevel::default();
         self.plans.clear();
+        self.clear_decisions();
+    }
+
+    /// Forgets every routine's decisions (they name devices and rest on the profile and the
+    /// fold price).
+    fn clear_decisions(&self) {
         self.decisions.clear();
         self.tri_decisions.clear();
         self.factor_decisions.clear();
@@ -313,9 +324,7 @@ impl DevicePool {
                 "host folds now priced at {:.1} GB/s",
                 calibrated * level / 1e9
             );
-            self.decisions.clear();
-            self.tri_decisions.clear();
-            self.factor_decisions.clear();
+            self.clear_decisions();
         }
         (level, observed)
     }
@@ -357,9 +366,7 @@ impl DevicePool {
         if !f.contains(&index) {
             f.push(index);
             // Decisions name devices; they are made again without this one.
-            self.decisions.clear();
-            self.tri_decisions.clear();
-            self.factor_decisions.clear();
+            self.clear_decisions();
         }
     }
 
@@ -377,8 +384,8 @@ impl DevicePool {
             }
             !works
         });
-        self.decisions.clear();
-        self.tri_decisions.clear();
+        // Made without the devices now back (the factorizations' were once left out here).
+        self.clear_decisions();
         f.clone()
     }
 

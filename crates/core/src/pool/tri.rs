@@ -18,8 +18,7 @@ use crate::plan::{Plan, PlanStats, Request, Routine, TriRequest, TriTiling};
 use crate::problem::triangular::{check_tri_args, Side, TriOptions, TriProblem, TriRoutine};
 use crate::scalar::Scalar;
 use crate::undo::{UndoLog, UndoScope};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Where the diagonal TRSM solves run.
@@ -80,15 +79,7 @@ pub struct TriAlternative {
 }
 
 /// The model's choice for one triangular problem.
-#[derive(Debug, Clone)]
-pub struct TriDecision {
-    /// Pool indices of the plan's devices.
-    pub devices: Vec<usize>,
-    pub plan: Arc<Plan>,
-    pub chosen: TriAlternative,
-    /// Every candidate, fastest first.
-    pub alternatives: Vec<TriAlternative>,
-}
+pub type TriDecision = super::DagDecision<TriAlternative>;
 
 /// What a triangular call did.
 #[derive(Debug, Clone, Default)]
@@ -114,23 +105,13 @@ pub struct TriReport {
     pub recovered: Vec<DeviceFault>,
 }
 
-type DecisionKey = (
+pub(super) type DecisionKey = (
     TriProblem,
     [MemorySpace; 2],
     Option<Vec<usize>>,
     Option<usize>,
     Option<SolvePlacement>,
 );
-
-/// Decisions of triangular calls, per problem and options.
-#[derive(Default)]
-pub(super) struct TriDecisions(Mutex<HashMap<DecisionKey, Arc<TriDecision>>>);
-
-impl TriDecisions {
-    pub(super) fn clear(&self) {
-        super::workspace::lock(&self.0).clear();
-    }
-}
 
 /// Tile sizes the model considers.
 const TILE_CANDIDATES: [usize; 6] = [256, 512, 1024, 2048, 4096, 8192];
@@ -319,18 +300,10 @@ impl DevicePool {
             call.tile,
             call.solve,
         );
-        let cached = super::workspace::lock(&self.tri_decisions.0)
-            .get(&key)
-            .cloned();
-        report.plan_cached = cached.is_some();
-        let decision = match cached {
-            Some(d) => d,
-            None => {
-                let d = Arc::new(self.decide_tri(&problem, locations, call)?);
-                super::workspace::lock(&self.tri_decisions.0).insert(key.clone(), d.clone());
-                d
-            }
-        };
+        report.plan_cached = self.tri_decisions.get(&key).is_some();
+        let decision = self.tri_decisions.get_or_decide(&key, || {
+            Ok(Arc::new(self.decide_tri(&problem, locations, call)?))
+        })?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         let plan = &decision.plan;
         let devs: Vec<Arc<dyn Device>> = decision
@@ -365,7 +338,7 @@ impl DevicePool {
                         return Err(e);
                     };
                     self.record_fault(report, index, e, 0);
-                    super::workspace::lock(&self.tri_decisions.0).remove(&key);
+                    self.tri_decisions.forget(&key);
                     return self.run_tri(problem, ar, br, alpha, call, report, undo);
                 }
                 r => break r?,
@@ -802,13 +775,7 @@ impl DevicePool {
                 }
             }
         }
-        let f = super::fastest(cands, last_err, "triangular", |a| a.seconds)?;
-        Ok(TriDecision {
-            devices: f.devices,
-            plan: f.plan,
-            chosen: f.chosen,
-            alternatives: f.alternatives,
-        })
+        super::fastest(cands, last_err, "triangular", |a| a.seconds)
     }
 
     /// One candidate: its plan and simulated time.
