@@ -1096,3 +1096,59 @@ fn a_reprobed_device_takes_factorizations_again() {
     assert!(pool.reprobe().is_empty());
     assert_eq!(potrf().devices, vec!["emulated:1".to_string()]);
 }
+
+#[test]
+fn a_factorization_leaves_out_a_device_that_cannot_allocate() {
+    // The fast device fails every allocation (as when another process holds its memory): it
+    // is left out and the slow one factors, correctly, instead of the call failing.
+    quiet_injected_panics();
+    let slow = EmulatedConfig {
+        memory_bytes: 64 << 20,
+        flops_per_sec: Some(2e9),
+        host_link_bytes_per_sec: Some(50e9),
+        ..Default::default()
+    };
+    let fast = EmulatedConfig {
+        flops_per_sec: Some(2e11),
+        ..slow.clone()
+    };
+    let (pool, emus) = common::emulated_handles(&[slow, fast]);
+    let every = (1..=10_000).map(|n| FaultSpec::new(1, FaultOp::Alloc, n, FaultKind::Oom));
+    emus[1].faults().arm(every);
+    let n = 160;
+    let a0: Vec<f64> = (0..n * n)
+        .map(|x| {
+            let (i, j) = (x % n, x / n);
+            if i == j {
+                n as f64
+            } else {
+                0.5 / (1 + i + j) as f64
+            }
+        })
+        .collect();
+    let mut a = a0.clone();
+    let r = pool
+        .potrf(
+            hetblas_core::Uplo::Lower,
+            MatMut::packed(&mut a, n, n).unwrap(),
+            &hetblas_core::FactorOptions::default(),
+        )
+        .expect("potrf");
+    assert_eq!(r.info, 0);
+    assert_eq!(r.devices, vec!["emulated:0".to_string()]);
+    assert!(
+        r.recovered.iter().any(|f| f.index == 1),
+        "the device that cannot allocate is not named: {:?}",
+        r.recovered
+    );
+    // A = L L^T, L in the lower triangle.
+    let l = |i: usize, j: usize| if i >= j { a[j * n + i] } else { 0.0 };
+    for (i, j) in [(0, 0), (5, 3), (n - 1, 0), (n - 1, n - 1), (97, 96)] {
+        let got: f64 = (0..=j).map(|k| l(i, k) * l(j, k)).sum();
+        let want = a0[j * n + i];
+        assert!(
+            (got - want).abs() <= 1e-12 * n as f64,
+            "({i}, {j}): {got} vs {want}"
+        );
+    }
+}

@@ -355,6 +355,26 @@ impl DevicePool {
                 .acquire_bytes(&self.devices, &decision.devices, &needs)
             {
                 Err(Error::OutOfMemory { .. }) if self.workspaces.wait_for_release(epoch) => {}
+                // A device that cannot allocate (another process holds its memory) is left
+                // out, as a failed one, and the call is decided again without it.
+                Err(e @ Error::OutOfMemory { .. }) => {
+                    let Some(index) = self.blamed_for_memory(&e, &decision.devices) else {
+                        return Err(e);
+                    };
+                    let e = self.leave_out(
+                        &mut report.recovered,
+                        (index, e),
+                        "a factorization",
+                        (0, 0),
+                    );
+                    self.factor_decisions.forget(&key);
+                    return self
+                        .run_factor::<T>(routine, ar, pivots, start, opts, report, undo)
+                        .map_err(|other| match other {
+                            Error::Unsupported { .. } => e,
+                            other => other,
+                        });
+                }
                 r => break r?,
             }
         };
@@ -415,17 +435,7 @@ impl DevicePool {
         let mut last = None;
         for (d, e) in out.faults {
             let index = decision.devices[d];
-            let label = self.devices[index].info().label();
-            let e = e.on_device(&label);
-            tracing::warn!(device = %label, error = %e, "device failed during a factorization");
-            self.exclude(index);
-            report.recovered.push(DeviceFault {
-                device: label,
-                index,
-                error: e.clone(),
-                tiles_rerun: 0,
-                tiles_in_part: 0,
-            });
+            let e = self.leave_out(&mut report.recovered, (index, e), "a factorization", (0, 0));
             last = Some(e);
         }
         let last = last.ok_or_else(|| Error::internal("faulted run without a fault"))?;

@@ -382,20 +382,7 @@ impl DevicePool {
                     let ids = self.working_devices(opts);
                     match self.blamed_for_memory(&e, &ids) {
                         Some(index) if self.can_compute_without(problem.dtype, opts, index) => {
-                            let label = self.devices[index].info().label();
-                            tracing::warn!(
-                                device = %label, error = %e,
-                                "device cannot allocate its workspace; it is left out until \
-                                 re-probed and the call runs on the devices left"
-                            );
-                            self.exclude(index);
-                            report.recovered.push(DeviceFault {
-                                device: label,
-                                index,
-                                error: e,
-                                tiles_rerun: 0,
-                                tiles_in_part: 0,
-                            });
+                            self.leave_out(&mut report.recovered, (index, e), "GEMM", (0, 0));
                         }
                         _ => break Err(e),
                     }
@@ -532,23 +519,12 @@ impl DevicePool {
             .collect();
         let mut last = None;
         for (d, e) in f.faults {
-            let index = f.devices[d];
-            let label = self.devices[index].info().label();
-            let e = e.on_device(&label);
-            tracing::warn!(
-                device = %label, error = %e, tiles = unfinished.len(),
-                "device failed during GEMM; it is left out until re-probed, and the C tiles \
-                 that were not final run again on the devices left"
-            );
-            self.exclude(index);
-            report.recovered.push(DeviceFault {
-                device: label,
-                index,
-                error: e.clone(),
-                tiles_rerun: unfinished.len(),
-                tiles_in_part: f.partial.len(),
-            });
-            last = Some(e);
+            last = Some(self.leave_out(
+                &mut report.recovered,
+                (f.devices[d], e),
+                "GEMM",
+                (unfinished.len(), f.partial.len()),
+            ));
         }
         let last = last.ok_or_else(|| Error::internal("faulted run without a fault"))?;
         if !f.lost.is_empty() {

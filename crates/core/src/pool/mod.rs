@@ -370,6 +370,35 @@ impl DevicePool {
         }
     }
 
+    /// Leaves pool device `index` out of this and later calls (until [`DevicePool::reprobe`])
+    /// for `error`, met during a `routine` call, and records it in the call's `recovered`:
+    /// `tiles_rerun` of its output tiles ran again on the devices left, `tiles_in_part` of
+    /// them as parts. Returns the error, named after the device.
+    pub(super) fn leave_out(
+        &self,
+        recovered: &mut Vec<DeviceFault>,
+        (index, error): (usize, Error),
+        routine: &str,
+        (tiles_rerun, tiles_in_part): (usize, usize),
+    ) -> Error {
+        let label = self.devices[index].info().label();
+        let error = error.on_device(&label);
+        tracing::warn!(
+            device = %label, error = %error, routine, tiles_rerun,
+            "device failed; it is left out until re-probed, and the call finishes on the \
+             devices left"
+        );
+        self.exclude(index);
+        recovered.push(DeviceFault {
+            device: label,
+            index,
+            error: error.clone(),
+            tiles_rerun,
+            tiles_in_part,
+        });
+        error
+    }
+
     /// Probes every failed device again (a small allocation, its compute queues synchronised)
     /// and takes those that answer back into calls. Returns the devices still failed.
     pub fn reprobe(&self) -> Vec<usize> {

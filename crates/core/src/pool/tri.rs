@@ -337,7 +337,7 @@ impl DevicePool {
                     let Some(index) = self.blamed_for_memory(&e, &decision.devices) else {
                         return Err(e);
                     };
-                    self.record_fault(report, index, e, 0);
+                    self.leave_out(&mut report.recovered, (index, e), "TRSM/TRMM", (0, 0));
                     self.tri_decisions.forget(&key);
                     return self.run_tri(problem, ar, br, alpha, call, report, undo);
                 }
@@ -439,7 +439,12 @@ impl DevicePool {
         let mut last = None;
         for (d, e) in out.faults {
             let index = decision.devices[d];
-            last = Some(self.record_fault(report, index, e, unfinished));
+            last = Some(self.leave_out(
+                &mut report.recovered,
+                (index, e),
+                "TRSM/TRMM",
+                (unfinished, 0),
+            ));
         }
         let last = last.ok_or_else(|| Error::internal("faulted run without a fault"))?;
         let failed = self.failed_devices();
@@ -490,31 +495,6 @@ impl DevicePool {
 
     /// Leaves device `index` out (it failed with `error`) and records it in the report;
     /// returns the error, naming the device.
-    fn record_fault(
-        &self,
-        report: &mut TriReport,
-        index: usize,
-        error: Error,
-        tiles_rerun: usize,
-    ) -> Error {
-        let label = self.devices[index].info().label();
-        let error = error.on_device(&label);
-        tracing::warn!(
-            device = %label, error = %error,
-            "device failed during a triangular call; it is left out until re-probed, and the \
-             call finishes on the devices left"
-        );
-        self.exclude(index);
-        report.recovered.push(DeviceFault {
-            device: label,
-            index,
-            error: error.clone(),
-            tiles_rerun,
-            tiles_in_part: 0,
-        });
-        error
-    }
-
     /// Finishes every panel of B whose tiles are not all final, on the devices left. A panel's
     /// tiles become final in block order (a tile is written back once, after its solve or its
     /// last update), so its final tiles `D` are the first of [`TriProblem::block_order`] and
