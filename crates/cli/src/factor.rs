@@ -171,6 +171,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
     let mut ipiv = vec![0i32; m.min(n)];
     let mut times = Vec::new();
     let mut last: Option<FactorReport> = None;
+    // Devices that failed during a call (left out of the later ones), said as they happen.
+    let mut recovered: Vec<String> = Vec::new();
     let bar = crate::progress::bar(a.run.reps + 1, "calls", a.run.json);
     for rep in 0..=a.run.reps {
         bar.inc(1);
@@ -191,9 +193,14 @@ fn run_typed<T: Scalar>(rt: &Runtime, cmd: FactorCommand, a: FactorArgs) -> Resu
         if rep > 0 {
             times.push(t.elapsed().as_secs_f64());
         }
+        for f in &report.recovered {
+            bar.suspend(|| say!(out, "call {rep}: recovered: {f}"));
+            recovered.push(format!("call {rep}: {f}"));
+        }
         last = Some(report);
     }
     bar.finish_and_clear();
+    out.set("recovered", recovered);
     let med = median(&mut times);
     let report = last.unwrap_or_default();
     let flops = factor_flops(routine, m, n, T::DTYPE)

@@ -220,6 +220,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, routine: TriRoutine, a: TriArgs) -> Result
             if rep > 0 {
                 times.push(t.elapsed().as_secs_f64());
             }
+            for f in &report.recovered {
+                bar.suspend(|| say!(out, "call {rep}: recovered: {f}"));
+            }
             last = Some(report);
         }
         Ok((median(&mut times), last.unwrap_or_default()))

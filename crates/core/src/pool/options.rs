@@ -234,7 +234,7 @@ impl std::fmt::Display for DeviceFault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} failed ({}); {} C tiles ran again on the devices left",
+            "{} failed ({}); {} output tiles ran again on the devices left",
             self.device, self.error, self.tiles_rerun
         )?;
         if self.tiles_in_part > 0 {
