@@ -148,3 +148,56 @@ fn the_cpu_device_takes_leading_dimensions_beyond_32_bits() {
         assert_eq!(c[i], 3.0 * a[i] + 0.5 * c0[i], "C({i}, 0)");
     }
 }
+
+#[test]
+fn every_routine_refuses_a_bad_device_list() {
+    use hetblas_core::problem::triangular::{Diag, TriOptions, TriRoutine};
+    use hetblas_core::{FactorOptions, MatMut, MatRef, Side, Trans, TriCallOptions, Uplo};
+    let pool = common::pool();
+    let n = 8;
+    let spd: Vec<f64> = (0..n * n)
+        .map(|x| if x % (n + 1) == 0 { n as f64 } else { 0.5 })
+        .collect();
+    let tri: Vec<f64> = (0..n * n)
+        .map(|x| if x % (n + 1) == 0 { 1.0 } else { 0.0 })
+        .collect();
+    let refused = |what: &str, r: Result<(), Error>, needle: &str| {
+        assert!(
+            matches!(&r, Err(Error::InvalidInput(msg)) if msg.contains(needle)),
+            "{what}: {r:?}"
+        );
+    };
+    for (list, needle) in [(vec![], "empty"), (vec![99], "99"), (vec![0, 0], "twice")] {
+        let mut a = spd.clone();
+        let r = pool.potrf(
+            Uplo::Lower,
+            MatMut::packed(&mut a, n, n).unwrap(),
+            &FactorOptions::default().devices(list.clone()),
+        );
+        refused("potrf", r.map(|_| ()), needle);
+        assert_eq!(a, spd, "A written by a refused call");
+        let mut b = spd.clone();
+        let r = pool.tri_with(
+            TriRoutine::Trsm,
+            TriOptions {
+                side: Side::Left,
+                uplo: Uplo::Lower,
+                transa: Trans::N,
+                diag: Diag::NonUnit,
+            },
+            1.0,
+            MatRef::packed(&tri, n, n).unwrap(),
+            MatMut::packed(&mut b, n, n).unwrap(),
+            &TriCallOptions::default().devices(list.clone()),
+        );
+        refused("trsm", r.map(|_| ()), needle);
+        assert_eq!(b, spd, "B written by a refused call");
+    }
+    let mut a = spd.clone();
+    let r = pool.potrf(
+        Uplo::Lower,
+        MatMut::packed(&mut a, n, n).unwrap(),
+        &FactorOptions::default().nb(0),
+    );
+    refused("potrf nb 0", r.map(|_| ()), "block width 0");
+}

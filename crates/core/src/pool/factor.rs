@@ -252,6 +252,10 @@ impl DevicePool {
     ) -> Result<FactorReport> {
         let started = Instant::now();
         let _thread = self.keep_thread_contexts();
+        self.check_device_list(opts.devices.as_deref())?;
+        if opts.nb == Some(0) {
+            return Err(Error::InvalidInput("block width 0".into()));
+        }
         if !ar.space.is_host() && !self.devices.iter().any(|d| d.space() == ar.space) {
             return Err(Error::InvalidInput(format!(
                 "A lives in {:?}, which belongs to no device of this pool",

@@ -461,18 +461,7 @@ impl DevicePool {
 
     /// The options name existing devices, each once, and positive tile sizes.
     pub(super) fn check_options(&self, opts: &GemmOptions) -> Result<()> {
-        if let Some(list) = &opts.devices {
-            if list.is_empty() {
-                return Err(Error::InvalidInput("empty device list".into()));
-            }
-            let mut seen = HashSet::new();
-            for &i in list {
-                self.device(i)?;
-                if !seen.insert(i) {
-                    return Err(Error::InvalidInput(format!("device {i} listed twice")));
-                }
-            }
-        }
+        self.check_device_list(opts.devices.as_deref())?;
         if opts.tile == Some(0) {
             return Err(Error::InvalidInput("tile size 0".into()));
         }

@@ -477,6 +477,24 @@ impl DevicePool {
             .collect()
     }
 
+    /// A device list a caller gave (every routine's options): not empty, each index a device
+    /// of the pool, each once.
+    pub(super) fn check_device_list(&self, list: Option<&[usize]>) -> Result<()> {
+        let Some(list) = list else {
+            return Ok(());
+        };
+        if list.is_empty() {
+            return Err(Error::InvalidInput("empty device list".into()));
+        }
+        for (n, &i) in list.iter().enumerate() {
+            self.device(i)?;
+            if list[..n].contains(&i) {
+                return Err(Error::InvalidInput(format!("device {i} listed twice")));
+            }
+        }
+        Ok(())
+    }
+
     fn device(&self, idx: usize) -> Result<&Arc<dyn Device>> {
         self.devices.get(idx).ok_or_else(|| {
             Error::InvalidInput(format!(

@@ -224,14 +224,7 @@ impl DevicePool {
                 )));
             }
         }
-        if let Some(list) = &call.devices {
-            if list.is_empty() {
-                return Err(Error::InvalidInput("empty device list".into()));
-            }
-            for &i in list {
-                self.device(i)?;
-            }
-        }
+        self.check_device_list(call.devices.as_deref())?;
         if call.tile == Some(0) {
             return Err(Error::InvalidInput("tile size 0".into()));
         }
