@@ -3,7 +3,7 @@
 //! Runtime, and on a device failure C restored and the call left to the host path.
 
 use crate::elem::Elem;
-use crate::offload::{route_call, verbose, Routed};
+use crate::offload::{report_failure, route_call, trace_dir, write_trace, Routed};
 use crate::route::{Outcome, Shape};
 use hetblas::{GemmOptions, MatIn, MatMut, MatRef, Scalar, Side, SymOp, Trans, Uplo};
 
@@ -192,6 +192,7 @@ unsafe fn run<T: Scalar>(
         .flat_map(|j| (0..m).map(move |i| (i, j)))
         .map(|(i, j)| cv.get(i, j))
         .collect();
+    let started = std::time::Instant::now();
     match rt.sym_with(
         op,
         alpha,
@@ -200,18 +201,20 @@ unsafe fn run<T: Scalar>(
         beta,
         cv.rb_mut(),
         // `saved` puts C back if the devices fail: no undo log in the Runtime (`offload`).
-        &GemmOptions::default().preserve_c(false),
+        &GemmOptions::default()
+            .trace(trace_dir().is_some())
+            .preserve_c(false),
     ) {
         Ok(report) => {
             #[cfg(test)]
             SYM_DEVICE_CALLS.with(|c| c.set(c.get() + 1));
+            write_trace(name, report.trace.as_ref(), started.elapsed().as_secs_f64());
             ticket.done(name, &report);
             Outcome::Done
         }
         Err(e) => {
-            if verbose() {
-                eprintln!("hetblas: {name}: device path failed ({e}); host BLAS");
-            }
+            // Said once (every time with HETBLAS_VERBOSE), as GEMM's and the factorizations'.
+            report_failure(name, &e);
             for j in 0..n {
                 for i in 0..m {
                     cv.set(i, j, saved[i + j * m]);

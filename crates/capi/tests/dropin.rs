@@ -173,6 +173,37 @@ fn device_path_computes_and_says_so() {
     );
 }
 
+/// With `HETBLAS_TRACE=DIR` every call the devices computed writes its trace there: GEMM's,
+/// GEMMT's and the symmetric routines' (SYRK wrote none once).
+#[test]
+fn every_device_call_writes_its_trace() {
+    let dir = built().dir.join(format!("traces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let env = [
+        ("HETBLAS_EMULATED", "2"),
+        ("HETBLAS_BACKENDS", "emulated"),
+        ("HETBLAS_OFFLOAD_FLOPS", "0"),
+        ("HETBLAS_TRACE", dir.to_str().unwrap()),
+    ];
+    for case in ["syrk", "gemm"] {
+        let out = run(&built().preload, case, true, &env);
+        assert_ok(&out, case);
+    }
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for routine in ["dsyrk", "dgemm", "dgemmtr"] {
+        assert!(
+            names
+                .iter()
+                .any(|f| f.ends_with(&format!("-{routine}.json"))),
+            "no {routine} trace among {names:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// GEMMT kept on the host goes to the host's own routine (the fixture's `dgemmt_`, OpenBLAS's
 /// and MKL's name) from either of hetblas's names and from CBLAS.
 #[test]

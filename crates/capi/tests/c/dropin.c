@@ -242,9 +242,43 @@ static int check_dgemmt(int which, char uplo, int n, int k, double beta) {
   return 0;
 }
 
+/* dsyrk_ (lower, A not transposed): C := alpha A A^T + beta C against a direct sum; the upper
+ * triangle must stay as it was. Found at run time, as GEMMT's entries are. */
+typedef void fsyrk(const char *, const char *, const int *, const int *, const double *,
+                   const double *, const int *, const double *, double *, const int *, size_t,
+                   size_t);
+static int check_dsyrk(int n, int k, double alpha, double beta) {
+  fsyrk *f = (fsyrk *)entry("dsyrk_");
+  double *a = malloc(sizeof(double) * n * k), *c = malloc(sizeof(double) * n * n);
+  double *c0 = malloc(sizeof(double) * n * n);
+  for (int i = 0; i < n * k; i++) a[i] = rand() / (double)RAND_MAX - 0.5;
+  for (int i = 0; i < n * n; i++) c0[i] = c[i] = rand() / (double)RAND_MAX - 0.5;
+  f("L", "N", &n, &k, &alpha, a, &n, &beta, c, &n, 1, 1);
+  int bad = 0;
+  for (int j = 0; j < n && !bad; j++) {
+    for (int i = 0; i < n && !bad; i++) {
+      double want = c0[i + j * n];
+      if (i >= j) {
+        double s = 0;
+        for (int l = 0; l < k; l++) s += a[i + l * n] * a[j + l * n];
+        want = alpha * s + beta * want;
+      }
+      if (fabs(c[i + j * n] - want) > 1e-12 * (k + 1)) {
+        printf("dsyrk %dx%d: C(%d,%d) = %g, want %g\n", n, k, i, j, c[i + j * n], want);
+        bad = 1;
+      }
+    }
+  }
+  free(a);
+  free(c);
+  free(c0);
+  return bad;
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   srand(7);
+  if (!strcmp(what, "syrk")) return check_dsyrk(90, 40, 1.0, 0.5) | check_dsyrk(33, 70, -2.0, 0.0);
   if (!strcmp(what, "gemm")) {
     /* beta != 0: a failed device run must be redone from the original C */
     return check_dgemm(300, 200, 250, 0.5, 0) | check_dgemm(64, 48, 40, 0.0, 0) |
