@@ -1043,11 +1043,9 @@ fn a_device_that_cannot_allocate_is_left_out() {
     assert!(pool.reprobe().is_empty());
 }
 
-#[test]
-fn a_reprobed_device_takes_factorizations_again() {
-    // Device 1 is the fast one: the model gives it the factorization. Lost, it is left out
-    // and the next call is decided (and cached) without it; re-probed, the next call must be
-    // decided again with it (the factorizations' decisions once outlived the re-probe).
+/// Two emulated devices, device 1 a hundred times faster: the model gives it a
+/// factorization whenever it can take part.
+fn slow_and_fast() -> (DevicePool, Vec<Arc<EmulatedDevice>>) {
     quiet_injected_panics();
     let slow = EmulatedConfig {
         memory_bytes: 64 << 20,
@@ -1059,7 +1057,15 @@ fn a_reprobed_device_takes_factorizations_again() {
         flops_per_sec: Some(2e11),
         ..slow.clone()
     };
-    let (pool, emus) = common::emulated_handles(&[slow, fast]);
+    common::emulated_handles(&[slow, fast])
+}
+
+#[test]
+fn a_reprobed_device_takes_factorizations_again() {
+    // Device 1 is the fast one: the model gives it the factorization. Lost, it is left out
+    // and the next call is decided (and cached) without it; re-probed, the next call must be
+    // decided again with it (the factorizations' decisions once outlived the re-probe).
+    let (pool, emus) = slow_and_fast();
     let n = 192;
     let spd: Vec<f64> = (0..n * n)
         .map(|x| {
@@ -1101,18 +1107,7 @@ fn a_reprobed_device_takes_factorizations_again() {
 fn a_factorization_leaves_out_a_device_that_cannot_allocate() {
     // The fast device fails every allocation (as when another process holds its memory): it
     // is left out and the slow one factors, correctly, instead of the call failing.
-    quiet_injected_panics();
-    let slow = EmulatedConfig {
-        memory_bytes: 64 << 20,
-        flops_per_sec: Some(2e9),
-        host_link_bytes_per_sec: Some(50e9),
-        ..Default::default()
-    };
-    let fast = EmulatedConfig {
-        flops_per_sec: Some(2e11),
-        ..slow.clone()
-    };
-    let (pool, emus) = common::emulated_handles(&[slow, fast]);
+    let (pool, emus) = slow_and_fast();
     let every = (1..=10_000).map(|n| FaultSpec::new(1, FaultOp::Alloc, n, FaultKind::Oom));
     emus[1].faults().arm(every);
     let n = 160;
