@@ -43,30 +43,29 @@ impl<K, V> Default for DecisionCache<K, V> {
 }
 
 impl<K: Eq + Hash + Clone, V: Clone> DecisionCache<K, V> {
-    /// The cached decision for `key`, if any.
-    pub(super) fn get(&self, key: &K) -> Option<V> {
-        lock(&self.decisions).get(key).cloned()
-    }
-
-    /// The cached decision for `key`, else `decide()`'s, cached.
-    pub(super) fn get_or_decide(&self, key: &K, decide: impl FnOnce() -> Result<V>) -> Result<V> {
+    /// The cached decision for `key` (and `true`), else `decide()`'s, cached (and `false`).
+    pub(super) fn get_or_decide(
+        &self,
+        key: &K,
+        decide: impl FnOnce() -> Result<V>,
+    ) -> Result<(V, bool)> {
         let generation = {
             let c = lock(&self.decisions);
             if let Some(d) = c.get(key) {
-                return Ok(d.clone());
+                return Ok((d.clone(), true));
             }
             self.generation.load(Ordering::Acquire)
         };
         let d = decide()?;
         let mut c = lock(&self.decisions);
         if self.generation.load(Ordering::Acquire) != generation {
-            return Ok(d);
+            return Ok((d, false));
         }
         if c.len() >= CAPACITY {
             c.clear();
         }
         c.insert(key.clone(), d.clone());
-        Ok(d)
+        Ok((d, false))
     }
 
     /// Forgets the decision for `key` (its memory budgets are out of date, or a device it
@@ -145,17 +144,17 @@ mod tests {
         let cache = DecisionCache::<DecisionKey, Decision>::default();
         // The cache is cleared while the decision is made (another call found it out of
         // date): this call uses it, the next decides again.
-        let d = cache
+        let (d, _) = cache
             .get_or_decide(&key(), || {
                 cache.clear();
                 Ok(decision(4))
             })
             .unwrap();
         assert_eq!(d.grid.tm, 4);
-        let d = cache.get_or_decide(&key(), || Ok(decision(2))).unwrap();
+        let (d, _) = cache.get_or_decide(&key(), || Ok(decision(2))).unwrap();
         assert_eq!(d.grid.tm, 2);
         // Made without a clear in between, it is kept.
-        let d = cache.get_or_decide(&key(), || Ok(decision(8))).unwrap();
+        let (d, _) = cache.get_or_decide(&key(), || Ok(decision(8))).unwrap();
         assert_eq!(d.grid.tm, 2);
     }
 }

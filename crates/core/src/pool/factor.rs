@@ -323,8 +323,8 @@ impl DevicePool {
             opts.panels_on_host,
             start,
         );
-        report.plan_cached = self.factor_decisions.get(&key).is_some();
-        let decision = self.factor_decisions.get_or_decide(&key, || {
+        let decision;
+        (decision, report.plan_cached) = self.factor_decisions.get_or_decide(&key, || {
             Ok(Arc::new(self.decide_factor(
                 routine,
                 &ar,
@@ -352,34 +352,22 @@ impl DevicePool {
         let needs: Vec<usize> = (0..plan.devices.len())
             .map(|d| plan.workspace_bytes(d))
             .collect();
-        let workspace = loop {
-            let epoch = self.workspaces.epoch();
-            match self
-                .workspaces
-                .acquire_bytes(&self.devices, &decision.devices, &needs)
-            {
-                Err(Error::OutOfMemory { .. }) if self.workspaces.wait_for_release(epoch) => {}
-                // A device that cannot allocate (another process holds its memory) is left
-                // out, as a failed one, and the call is decided again without it.
-                Err(e @ Error::OutOfMemory { .. }) => {
-                    let Some(index) = self.blamed_for_memory(&e, &decision.devices) else {
-                        return Err(e);
-                    };
-                    let e = self.leave_out(
-                        &mut report.recovered,
-                        (index, e),
-                        "a factorization",
-                        (0, 0),
-                    );
-                    self.factor_decisions.forget(&key);
-                    return self
-                        .run_factor::<T>(routine, ar, pivots, start, opts, report, undo)
-                        .map_err(|other| match other {
-                            Error::Unsupported { .. } => e,
-                            other => other,
-                        });
-                }
-                r => break r?,
+        let workspace = match self.dag_workspace(
+            &decision.devices,
+            &needs,
+            &mut report.recovered,
+            "a factorization",
+        )? {
+            Ok(w) => w,
+            // With no device left to decide on, the device's own error.
+            Err(left_out) => {
+                self.factor_decisions.forget(&key);
+                return self
+                    .run_factor::<T>(routine, ar, pivots, start, opts, report, undo)
+                    .map_err(|other| match other {
+                        Error::Unsupported { .. } => left_out,
+                        other => other,
+                    });
             }
         };
         let ws = super::workspace::Workspaces::addresses(&workspace, &decision.devices);

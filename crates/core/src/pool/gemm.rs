@@ -661,7 +661,7 @@ impl DevicePool {
         plan_start: Instant,
         undo: Option<&UndoLog>,
     ) -> Result<Option<Faulted>> {
-        let decision = self
+        let (decision, _) = self
             .decisions
             .get_or_decide(key, || self.decide(problem, opts, key.4.staged))?;
         debug_assert_eq!(

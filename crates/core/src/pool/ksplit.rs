@@ -65,7 +65,7 @@ impl DevicePool {
         if cands.len() < 2 {
             return None;
         }
-        let decision = self
+        let (decision, _) = self
             .decisions
             .get_or_decide(key, || self.decide(problem, opts, key.4.staged))
             .ok()?;

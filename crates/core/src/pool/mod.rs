@@ -399,6 +399,33 @@ impl DevicePool {
         error
     }
 
+    /// The workspaces of a tile-DAG call (`needs` bytes on pool devices `devices`), waiting
+    /// while other calls of this pool hold device memory (nothing is written before they are
+    /// held, so trying again is safe). `Ok(Err(e))`: one of the devices cannot allocate with
+    /// nothing left to wait for (another process holds its memory); it has been left out, as
+    /// a failed one, and the call must be decided again without it.
+    fn dag_workspace(
+        &self,
+        devices: &[usize],
+        needs: &[usize],
+        recovered: &mut Vec<DeviceFault>,
+        routine: &str,
+    ) -> Result<std::result::Result<workspace::CallWorkspace<'_>, Error>> {
+        loop {
+            let epoch = self.workspaces.epoch();
+            match self.workspaces.acquire_bytes(&self.devices, devices, needs) {
+                Err(Error::OutOfMemory { .. }) if self.workspaces.wait_for_release(epoch) => {}
+                Err(e @ Error::OutOfMemory { .. }) => {
+                    let Some(index) = self.blamed_for_memory(&e, devices) else {
+                        return Err(e);
+                    };
+                    return Ok(Err(self.leave_out(recovered, (index, e), routine, (0, 0))));
+                }
+                r => return r.map(Ok),
+            }
+        }
+    }
+
     /// Probes every failed device again (a small allocation, its compute queues synchronised)
     /// and takes those that answer back into calls. Returns the devices still failed.
     pub fn reprobe(&self) -> Vec<usize> {

@@ -293,8 +293,8 @@ impl DevicePool {
             call.tile,
             call.solve,
         );
-        report.plan_cached = self.tri_decisions.get(&key).is_some();
-        let decision = self.tri_decisions.get_or_decide(&key, || {
+        let decision;
+        (decision, report.plan_cached) = self.tri_decisions.get_or_decide(&key, || {
             Ok(Arc::new(self.decide_tri(&problem, locations, call)?))
         })?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
@@ -315,26 +315,16 @@ impl DevicePool {
             .iter()
             .map(|d| d.slots as usize * plan.slot_bytes)
             .collect();
-        // Other calls hold device memory: wait until one gives its buffers back, as GEMM
-        // calls do. Nothing is written before the buffers are held, so trying again is safe.
-        let workspace = loop {
-            let epoch = self.workspaces.epoch();
-            match self
-                .workspaces
-                .acquire_bytes(&self.devices, &decision.devices, &needs)
-            {
-                Err(Error::OutOfMemory { .. }) if self.workspaces.wait_for_release(epoch) => {}
-                // A device that cannot allocate its workspace with nothing else holding
-                // memory is treated as failed: the call goes on without it.
-                Err(e @ Error::OutOfMemory { .. }) => {
-                    let Some(index) = self.blamed_for_memory(&e, &decision.devices) else {
-                        return Err(e);
-                    };
-                    self.leave_out(&mut report.recovered, (index, e), "TRSM/TRMM", (0, 0));
-                    self.tri_decisions.forget(&key);
-                    return self.run_tri(problem, ar, br, alpha, call, report, undo);
-                }
-                r => break r?,
+        let workspace = match self.dag_workspace(
+            &decision.devices,
+            &needs,
+            &mut report.recovered,
+            "TRSM/TRMM",
+        )? {
+            Ok(w) => w,
+            Err(_left_out) => {
+                self.tri_decisions.forget(&key);
+                return self.run_tri(problem, ar, br, alpha, call, report, undo);
             }
         };
         let ws = super::workspace::Workspaces::addresses(&workspace, &decision.devices);
