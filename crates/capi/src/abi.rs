@@ -346,14 +346,14 @@ macro_rules! subroutine {
                 // measured for the routing ([`crate::measured`]).
                 let pending: Option<crate::measured::Pending> =
                     subroutine!(@hook T [$($hook)*] $args);
-                let started = pending.as_ref().map(|_| std::time::Instant::now());
-                if call_host!(T, crate::symbols::Sym::[<$name:upper>], (); $($k $a),*).is_none() {
-                    // SAFETY: checked above; the caller upholds the array contract.
-                    unsafe { hetblas_refblas::$name::<T>($($a),*) };
-                }
-                if let (Some(pending), Some(started)) = (pending, started) {
-                    pending.record(started.elapsed().as_secs_f64());
-                }
+                crate::measured::Pending::timed(pending, || {
+                    if call_host!(T, crate::symbols::Sym::[<$name:upper>], (); $($k $a),*)
+                        .is_none()
+                    {
+                        // SAFETY: checked above; the caller upholds the array contract.
+                        unsafe { hetblas_refblas::$name::<T>($($a),*) };
+                    }
+                });
                 Ok(())
             }
         }

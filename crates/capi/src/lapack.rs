@@ -113,8 +113,6 @@ macro_rules! lapack {
                     crate::route::Outcome::Done => return,
                     crate::route::Outcome::Host(pending) => pending,
                 };
-                // A call the routing left to the host: its host time is measured for it.
-                let started = pending.as_ref().map(|_| std::time::Instant::now());
                 let addr = original(&ORIGINAL, stringify!($export));
                 // SAFETY: `addr` is the routine of this very name in another library: the
                 // same prototype, plus gfortran's hidden character lengths (1 each; routines
@@ -125,11 +123,12 @@ macro_rules! lapack {
                         unsafe extern "C" fn($(lty!($k, $T, $I)),*, usize, usize) -> (),
                     >(addr)
                 };
-                // SAFETY: as above, with the caller's arguments.
-                unsafe { f($($a),*, 1, 1) };
-                if let (Some(pending), Some(started)) = (pending, started) {
-                    pending.record(started.elapsed().as_secs_f64());
-                }
+                // A call the routing left to the host: its time is measured for it (the
+                // routine's lookup above is not).
+                crate::measured::Pending::timed(pending, || {
+                    // SAFETY: as above, with the caller's arguments.
+                    unsafe { f($($a),*, 1, 1) }
+                });
             })
         }
     };

@@ -358,6 +358,18 @@ pub struct Pending {
 }
 
 impl Pending {
+    /// Runs `host`, the call the routing left to the host, and records its time for
+    /// `pending` when there is one.
+    pub fn timed<R>(pending: Option<Pending>, host: impl FnOnce() -> R) -> R {
+        let Some(pending) = pending else {
+            return host();
+        };
+        let started = std::time::Instant::now();
+        let r = host();
+        pending.record(started.elapsed().as_secs_f64());
+        r
+    }
+
     /// The host call took `seconds`.
     pub fn record(self, seconds: f64) {
         routes().record_host(self.key, seconds);
