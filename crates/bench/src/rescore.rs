@@ -179,6 +179,12 @@ pub fn run(csv: &Path, profile: &Path) -> Result<(), String> {
                 .and_then(|mp| machine.simulate(&mp))
                 .map_or(f64::INFINITY, |x| x.makespan + GPU_CALL_SETUP_S);
             scored.push((s, pred, sim));
+            if std::env::var_os("RESCORE_POINTS").is_some() {
+                eprintln!(
+                    "point,{},{b},{fold},{s:.6},{pred:.6},{sim:.6}",
+                    r.label.trim()
+                );
+            }
             if std::env::var("RESCORE_DEBUG").is_ok_and(|v| r.label.contains(&v)) {
                 let c = choose(
                     &model,

@@ -18,8 +18,9 @@
 //!
 //! Edge tiles are counted at their real size (eight classes: full or edge in m, n, k).
 //!
-//! Blockings of one C tile at a time are replayed in the plan's order instead
-//! (`REPLAY_MAX_STEPS` says why).
+//! Blockings of one C tile at a time, and plans of one k step whose C arrives late, are
+//! replayed in the plan's order instead (`REPLAY_MAX_STEPS` says why), late C tiles' chains in
+//! the pieces the planner splits them into.
 
 use crate::model::cocopelia::Offload;
 use crate::model::exec::ExecTime;
@@ -243,7 +244,17 @@ impl PipelineModel {
         let c_tiles = mt * nt;
         // As the planner groups tiles: at most `DEFAULT_GROUP`.
         let g_last = (c_tiles - 1) % b.group.clamp(1, crate::tiling::DEFAULT_GROUP) + 1;
-        let beside_in = tout * (1.0 - g_last as f64 / c_tiles as f64);
+        // With one k step and late C each C tile crosses in its own turn and goes back after
+        // it, so every write-back but the last runs beside the copies in: that plan is replayed
+        // (below), as the closed form's last group, written back together at the end, is not
+        // what runs. Closed form, those plans of 2 to 4 C tiles were priced 40-160% slow on the
+        // H200 seeded sets of 2026-11-30 (590 measured points; replayed: within 20%).
+        let late_one_step = o.get[2] && self.late_c && kt == 1;
+        let beside_in = if late_one_step {
+            (tout - t_wb).max(0.0)
+        } else {
+            tout * (1.0 - g_last as f64 / c_tiles as f64)
+        };
         let both = tin.min(beside_in);
         let tin_eff = tin + (self.h2d.model.bid_slowdown - 1.0).max(0.0) * both;
         let tout_eff = tout + (self.d2h.model.bid_slowdown - 1.0).max(0.0) * both;
@@ -264,8 +275,9 @@ impl PipelineModel {
         // fold is left out: issuing does not bound the calls that fold.)
         let drain = t_gemm + t_wb;
         let issue_path = tasks * self.task_issue_s + drain;
-        // One C tile at a time: replayed, the closed form below is not needed.
-        if b.group == 1 && mt * nt * kt <= REPLAY_MAX_STEPS {
+        // One C tile at a time, or one k step with late C: replayed, the closed form below is
+        // not needed.
+        if (b.group == 1 || late_one_step) && mt * nt * kt <= REPLAY_MAX_STEPS {
             let slowed = Slowed {
                 lin,
                 lout,
@@ -498,6 +510,7 @@ impl PipelineModel {
                 // C crosses where the device reads it, and for a fold's unfolded tail.
                 if o.get[2] || fold.is_some() {
                     t.c_in[x][y] = h2d(dm[x], dn[y], c_contig, pc);
+                    t.pieces[x][y] = crate::plan::tail_pieces(dm[x] * dn[y] * e, dn[y], None);
                 }
                 if o.set[2] {
                     t.c_out[x][y] = self
@@ -804,6 +817,25 @@ pub(crate) mod tests {
         assert!(p.seconds >= bytes / 50e9);
         // Smaller tiles shorten the exposed first fetch and the tail.
         assert!(m.predict(&o, 2048, &exec).seconds < p.seconds);
+    }
+
+    /// One k step under late C: each C tile crosses in its turn and goes back after it (the
+    /// last group's in pieces), so the write-backs overlap the copies in. The closed form wrote
+    /// the last group back together after them: these four C tiles were priced near the sum
+    /// of both directions.
+    #[test]
+    fn one_k_step_under_late_c_overlaps_write_backs_with_copies_in() {
+        let m = PipelineModel {
+            late_c: true,
+            ..model()
+        };
+        let o = Offload::from_host_flags(8192, 8192, 512, DType::F64, [true; 3], false);
+        let exec = FixedRate {
+            flops_per_sec: 55e12,
+        };
+        let p = m.predict(&o, 4096, &exec);
+        assert!(p.seconds < 0.75 * (p.h2d + p.d2h), "{p:?}");
+        assert!(p.seconds >= p.h2d.max(p.d2h), "{p:?}");
     }
 
     /// A fresh C, staged: each write-back is copied out after its DMA, one copy-out after

@@ -16,7 +16,7 @@
 //! Memory is taken as ample (tiles are fetched once), as in the closed form.
 
 use crate::distribute::shell_order;
-use crate::plan::{build_steps, fold_tail_tiles};
+use crate::plan::{build_steps, fold_tail_tiles, tail_tiles};
 
 /// Edge class of index `x` in a dimension of `count` tiles whose last tile is an edge.
 pub(crate) fn class(x: usize, count: usize, has_edge: bool) -> usize {
@@ -44,6 +44,9 @@ pub(crate) struct TileTimes {
     pub gemm: [[[f64; 2]; 2]; 2],
     /// What the call's first fold costs beyond `fold` (the fold threads' wake).
     pub wake: f64,
+    /// Pieces of a late C tile's chain where the plan splits it (m class, n class;
+    /// [`crate::plan::tail_pieces`]); 0 or 1: whole.
+    pub pieces: [[usize; 2]; 2],
 }
 
 /// The grid and the plan's choices that shape the order.
@@ -110,6 +113,15 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
     let mut a_at = vec![-1.0f64; mt * kt];
     let mut b_at = vec![-1.0f64; kt * nt];
     let mut c_at = vec![-1.0f64; mt * nt];
+    // Where each late C started to cross (its pieces arrive one after another from there).
+    let mut c_from = vec![0.0f64; mt * nt];
+    // Under late C the plan sends the last group's chains in pieces: each piece's write-back
+    // follows its own fetch and add, so the tile's write-back overlaps its C still crossing.
+    let split = if g.fetch_c && g.late_c {
+        tail_tiles(&steps, g.group.clamp(1, crate::tiling::DEFAULT_GROUP))
+    } else {
+        Default::default()
+    };
     let mut r = Replay::default();
     let (mut h2d, mut compute, mut d2h, mut fold) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     let (mut started, mut folded, mut done_one) = (false, false, false);
@@ -151,10 +163,12 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
         // behind that step's A and B tiles (as the planner sends it).
         let late_from = if unfolded && !g.fetch_c { 1 } else { 2 };
         if fetch_c && g.late_c && s.ll + late_from >= kt && *late < 0.0 {
+            c_from[s.i * nt + s.j] = h2d;
             h2d += t.c_in[ci][cj];
             *late = h2d;
         }
         if s.last {
+            let product_end = compute;
             if fetch_c && g.late_c {
                 // The add waits for the caller's C (its own time is negligible).
                 compute = compute.max(*late);
@@ -163,7 +177,21 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
                 r.first_done = compute;
                 done_one = true;
             }
-            if t.c_out[ci][cj] > 0.0 {
+            let pieces = if split.contains(&(s.i, s.j)) {
+                t.pieces[ci][cj].max(1)
+            } else {
+                1
+            };
+            if pieces > 1 && t.c_out[ci][cj] > 0.0 {
+                let (from, n) = (c_from[s.i * nt + s.j], pieces as f64);
+                for q in 1..=pieces {
+                    let added = product_end.max(from + q as f64 * t.c_in[ci][cj] / n);
+                    d2h = d2h.max(added) + t.c_out[ci][cj] / n;
+                }
+                if t.copy_out[ci][cj] > 0.0 {
+                    fold = fold.max(d2h) + t.copy_out[ci][cj];
+                }
+            } else if t.c_out[ci][cj] > 0.0 {
                 d2h = d2h.max(compute) + t.c_out[ci][cj];
                 if t.fold[ci][cj] > 0.0 && !unfolded {
                     // The call's first fold also wakes the fold threads.
@@ -198,6 +226,7 @@ mod tests {
             copy_out: [[0.0; 2]; 2],
             gemm: [[[gemm; 2]; 2]; 2],
             wake: crate::fold::FIRST_S,
+            pieces: [[1; 2]; 2],
         }
     }
 
@@ -212,6 +241,31 @@ mod tests {
             late_c,
             unfolded: 0,
         }
+    }
+
+    /// A late C tile the plan splits goes back piece by piece, each piece after its own fetch:
+    /// its write-back overlaps its C still crossing. Only the last group's tiles are split.
+    #[test]
+    fn late_c_pieces_go_back_behind_their_own_fetch() {
+        let mut t = uniform(1.0, 0.1);
+        t.pieces = [[4; 2]; 2];
+        // A and B cross (2), the product (to 2.1), C from 2 to 3 in quarters; each quarter goes
+        // back after it arrives: the last at 3, back at 3.25 (whole: 3 + 1).
+        let r = replay(&grid(1, 1, 1, true), &t);
+        assert!((r.d2h_end - 3.25).abs() < 1e-12, "{r:?}");
+        let whole = replay(&grid(1, 1, 1, true), &uniform(1.0, 0.1));
+        assert!((whole.d2h_end - 4.0).abs() < 1e-12, "{whole:?}");
+        // Five tiles in groups of four: the last group's four are split, and the call ends
+        // sooner than whole.
+        let g = grid(1, 5, 1, true);
+        let (r, w) = (replay(&g, &t), replay(&g, &uniform(1.0, 0.1)));
+        assert!(r.end() < w.end(), "{r:?} {w:?}");
+        // Without late C nothing is split.
+        let (early, whole) = (
+            replay(&grid(1, 1, 1, false), &t),
+            replay(&grid(1, 1, 1, false), &uniform(1.0, 0.1)),
+        );
+        assert_eq!(early, whole);
     }
 
     #[test]

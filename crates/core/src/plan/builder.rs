@@ -481,11 +481,9 @@ pub(crate) fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> 
 /// tiles: 38.87 in 4 pieces, 38.93 whole), and the model, pricing the tail shorter, sent more
 /// of it (12000x9000x7000 in 2048 tiles: 12 C tiles sent, 37.05, against 8 and 38.85).
 ///
-/// The model does not price the pieces: crediting the last write-back's overlap (all of it
-/// but the last piece, with one k step) priced a fresh seeded set worse on H200 (p90 9.7%
-/// against 9.0% as the calls ran), as the device->host link is still busy with the earlier
-/// tiles' write-backs when the last one starts.
-pub(super) fn tail_pieces(bytes: usize, cols: usize, forced: Option<usize>) -> usize {
+/// The model prices the pieces where it replays the plan (`model::replay`: one k step under
+/// late C, or one C tile at a time); its closed form, for the others, does not.
+pub(crate) fn tail_pieces(bytes: usize, cols: usize, forced: Option<usize>) -> usize {
     forced
         .unwrap_or(bytes / TAIL_PIECE_BYTES)
         .clamp(1, TAIL_PIECES_MAX)
@@ -499,7 +497,7 @@ const TAIL_PIECE_BYTES: usize = 16 << 20;
 const TAIL_PIECES_MAX: usize = 8;
 
 /// The C tiles whose chain may be split ([`tail_pieces`]): the last `group` tiles to finish.
-fn tail_tiles(steps: &[Step], group: usize) -> HashSet<(usize, usize)> {
+pub(crate) fn tail_tiles(steps: &[Step], group: usize) -> HashSet<(usize, usize)> {
     steps
         .iter()
         .rev()

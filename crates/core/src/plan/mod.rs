@@ -21,7 +21,9 @@ pub mod tiling;
 pub mod tri;
 
 pub use builder::PlanRequest;
-pub(crate) use builder::{build_steps, fold_tail_tiles, tail_positions, Step, FOLD_SPREAD};
+pub(crate) use builder::{
+    build_steps, fold_tail_tiles, tail_pieces, tail_positions, tail_tiles, Step, FOLD_SPREAD,
+};
 pub use factor::FactorRequest;
 pub use task::{
     piece_columns, slot_ld, Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan,
