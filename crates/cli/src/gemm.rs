@@ -320,6 +320,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     // Energy counters at the first timed repetition: over all of them, calls too short for
     // the counter's resolution add up to enough.
     let mut batch: Option<(Instant, Vec<(String, f64)>)> = None;
+    // Host ranges the last call page-locked, and the seconds it took.
+    let mut pinned_last = (0u64, 0.0f64);
     let mut warm_until: Option<Instant> = None;
     let mut warm_calls = 0u64;
     let mut rep = 0;
@@ -388,6 +390,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             .triangle(triangle);
         // The call's own time, as `measure` takes it: without the meters' reads before and
         // after (NVML's took 5-13 ms around an 8192^3 DGEMM on H200).
+        let pinned_before = pin_totals(rt);
         let (report, energy, secs) = hetblas_core::energy::meter::measure(&meters, || {
             rt.gemm_with(
                 transa,
@@ -401,6 +404,8 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             )
         });
         let report = report?;
+        let (regs, reg_s) = pin_totals(rt);
+        pinned_last = (regs - pinned_before.0, reg_s - pinned_before.1);
         // A call that recovered from a device failure is timed on its own, against the others.
         for f in &report.recovered {
             bar.suspend(|| say!(out, "rep {rep}: recovered in {secs:.4} s: {f}"));
@@ -545,6 +550,11 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             gb(&report.stats.bytes_peer)
         );
     }
+    // What the last call's decision noted (devices left idle, folds priced below the
+    // calibrated rate).
+    for note in &report.notes {
+        say!(out, "note: {note}");
+    }
     // The energy of the repetition that took the median time.
     energies.sort_by(|x, y| x.0.total_cmp(&y.0));
     if let Some((_, e)) = energies.get(energies.len() / 2) {
@@ -588,6 +598,21 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
                 (e - s) * 1e3,
                 (report.seconds - report.execute_start - e) * 1e3
             );
+            // Of the time before execution: what a first call pays (deciding, planning,
+            // allocating, page-locking) and a later one finds cached.
+            say!(
+                out,
+                "  before its tasks: {:.2} ms to decide and plan (plan {}), {:.2} ms taking \
+                 workspaces, {:.2} ms checking or page-locking host operands ({} ranges \
+                 page-locked in {:.2} ms), {:.2} ms waiting for other calls",
+                report.planning_seconds * 1e3,
+                if report.plan_cached { "cached" } else { "made" },
+                report.workspace_seconds * 1e3,
+                report.host_check_seconds * 1e3,
+                pinned_last.0,
+                pinned_last.1 * 1e3,
+                report.waited_seconds * 1e3
+            );
         }
     }
     if a.run.check {
@@ -595,6 +620,16 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
     }
     out.finish();
     Ok(())
+}
+
+/// Host ranges page-locked so far by the runtime's devices, and the seconds spent on them.
+fn pin_totals(rt: &hetblas::Runtime) -> (u64, f64) {
+    rt.devices()
+        .iter()
+        .filter_map(|d| d.host_pin_stats())
+        .fold((0, 0.0), |(n, s), p| {
+            (n + p.registrations, s + p.seconds_registering)
+        })
 }
 
 /// GEMMT's `--check`: entries of the `uplo` triangle of `c` (all of them up to 4096, else 4096
