@@ -245,11 +245,13 @@ impl PipelineModel {
         // As the planner groups tiles: at most `DEFAULT_GROUP`.
         let g_last = (c_tiles - 1) % b.group.clamp(1, crate::tiling::DEFAULT_GROUP) + 1;
         // With one k step and late C each C tile crosses in its own turn and goes back after
-        // it, so every write-back but the last runs beside the copies in: that plan is replayed
-        // (below), as the closed form's last group, written back together at the end, is not
-        // what runs. Closed form, those plans of 2 to 4 C tiles were priced 40-160% slow on the
-        // H200 seeded sets of 2026-11-30 (590 measured points; replayed: within 20%).
-        let late_one_step = o.get[2] && self.late_c && kt == 1;
+        // it, so every write-back but the last runs beside the copies in. Where the last group
+        // is the whole plan, the closed form wrote it all back at the end: those plans (2 to 4
+        // C tiles) were priced 40-160% slow on the H200 seeded sets of 2026-11-30 (590
+        // measured points; |error| median 43%), and are replayed instead (below; 7.1%). Plans
+        // of more C tiles keep the closed form: replayed, they came out no better (5 to 64
+        // tiles: median 7.3% against 6.9%), and a replay costs a step per tile per candidate.
+        let late_one_step = o.get[2] && self.late_c && kt == 1 && g_last == c_tiles;
         let beside_in = if late_one_step {
             (tout - t_wb).max(0.0)
         } else {
