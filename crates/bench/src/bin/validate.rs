@@ -35,6 +35,13 @@ struct Args {
     max_reps: usize,
     #[arg(long, default_value_t = 0.25)]
     point_seconds: f64,
+    /// The chosen point's and the sweep's timed calls, in this many interleaved rounds (each
+    /// point's calls split among them), so that a drift of the machine within the process
+    /// falls on every point alike. Timed one block after another, six link-bound 3-13 ms
+    /// calls ran their chosen tile 9-16% slower than the sweep's best on one H200, and within
+    /// 1-4% of it, either way, traced on another the next day (`docs/PERFORMANCE.md`).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
     /// Untimed calls of the chosen tile, for at least this long, before any point is timed.
     #[arg(long, default_value_t = 0.2)]
     warm_seconds: f64,
@@ -372,15 +379,59 @@ fn case<T: Scalar>(
     let (once, r) = call(None, false)?;
     let mut plan_repeat = r.planning_seconds;
     let mut ran_tile = r.tile;
-    // Every point (chosen and sweep) is the median of the same number of timed calls.
+    // Timed calls per point: about `--point-seconds` of them.
     let reps = ((args.point_seconds / once.max(1e-6)).ceil() as usize)
         .clamp(args.reps.max(1), args.max_reps.max(args.reps.max(1)));
+    let chosen = choice.tile;
+    // The sweep's tiles: problems under 4096 per side (the seeded set's small ones) also try
+    // small tiles. A tile the model chose is the chosen point.
+    let maxdim = m.max(n).max(k);
+    let tiles: &[usize] = if maxdim * scale < 4096 {
+        &[256, 512, 1024, 2048]
+    } else {
+        &[1024, 2048, 4096, 8192]
+    };
+    let sweep_tiles: Vec<usize> = tiles
+        .iter()
+        .filter(|&&t| t <= maxdim * scale && !(t == 1024 && maxdim * scale > 8192))
+        .map(|&t| t / scale)
+        .collect();
+    let others: Vec<usize> = sweep_tiles
+        .iter()
+        .copied()
+        .filter(|&t| Blocking::square(t) != chosen)
+        .collect();
+    // Each other tile plans once, untimed.
+    for &t in &others {
+        call(Some(t), false)?;
+    }
+    // Every point (chosen and sweep) is the median of the same number of timed calls, taken
+    // in interleaved rounds. Each block after a switch of tile starts from the calibrated fold
+    // price, as the case's first block did (what other tiles' folds reached would otherwise
+    // decide this tile's calls), and its first call is untimed (the other plan's workspaces).
+    let rounds = args.rounds.max(1);
+    let per_round = reps.div_ceil(rounds);
     let mut times = vec![once];
-    for _ in 1..reps {
-        let (s, r) = call(None, false)?;
-        times.push(s);
-        plan_repeat = r.planning_seconds;
-        ran_tile = r.tile;
+    let mut other_times: Vec<Vec<f64>> = vec![Vec::with_capacity(reps); others.len()];
+    for round in 0..rounds {
+        if round > 0 {
+            rt.fold_speed().reset();
+            call(None, false)?;
+        }
+        let own = if round == 0 { per_round - 1 } else { per_round };
+        for _ in 0..own {
+            let (s, r) = call(None, false)?;
+            times.push(s);
+            plan_repeat = r.planning_seconds;
+            ran_tile = r.tile;
+        }
+        for (&t, v) in others.iter().zip(&mut other_times) {
+            rt.fold_speed().reset();
+            call(Some(t), false)?;
+            for _ in 0..per_round {
+                v.push(call(Some(t), false)?.0);
+            }
+        }
     }
     let measured = median(&mut times);
     debug_assert_eq!(first.tile.map(|t| t.0), Some(choice.tile.tm.min(m)));
@@ -410,32 +461,13 @@ fn case<T: Scalar>(
         _ => choice,
     };
     let chosen = choice.tile;
-    // A measured sweep of tile sizes.
-    let maxdim = m.max(n).max(k);
-    let mut sweep = Vec::new();
-    // Problems under 4096 per side (the seeded set's small ones) also try small tiles.
-    let tiles: &[usize] = if maxdim * scale < 4096 {
-        &[256, 512, 1024, 2048]
-    } else {
-        &[1024, 2048, 4096, 8192]
-    };
-    for &t in tiles {
-        if t > maxdim * scale || (t == 1024 && maxdim * scale > 8192) {
-            continue;
-        }
-        let t = t / scale;
-        let s = if Blocking::square(t) == chosen {
-            measured
-        } else {
-            call(Some(t), false)?;
-            let mut v = Vec::with_capacity(reps);
-            for _ in 0..reps {
-                v.push(call(Some(t), false)?.0);
-            }
-            median(&mut v)
-        };
-        sweep.push((t, s));
-    }
+    let sweep: Vec<(usize, f64)> = sweep_tiles
+        .iter()
+        .map(|&t| match others.iter().position(|&o| o == t) {
+            Some(i) => (t, median(&mut other_times[i])),
+            None => (t, measured),
+        })
+        .collect();
     let (best_t, best_s) = sweep
         .iter()
         .copied()
