@@ -256,13 +256,18 @@ pub const WIDE_PITCH: usize = 32768 * 8;
 pub const NEAR_PITCH: usize = 4096 * 8;
 
 /// The host pitch from which 2D copies of `row_bytes` columns move at the far
-/// ([`STRIDED_PITCH`]) rate: eight columns, at least twice [`NEAR_PITCH`] and at most
+/// ([`STRIDED_PITCH`]) rate: twelve columns, at least twice [`NEAR_PITCH`] and at most
 /// [`STRIDED_PITCH`]. On H200 (`crates/bench/cuda/linkprobe.cu`, under DGEMM) 4 and 8 KiB
 /// columns already moved at their far rate 64 KiB apart (21 and 34 GB/s, against 21 and 33 at
-/// 128 KiB), while 16 KiB columns moved halfway there (41 GB/s, between 55 and 33).
+/// 128 KiB), while 16 KiB columns moved halfway there (41 GB/s, between 55 and 33). Tiles in
+/// pipelines did better: with eight columns, the 70 link-bound calls of the seeded sets
+/// (2026-11-30 and 12-01) whose tiles crossed as 6-12 KiB columns 32-128 KiB apart were priced
+/// 7.8% slow at the median, 29 of them by more than 12% (8 KiB columns 36-50 KiB apart, the
+/// 1024-row f64 tiles of 4500-6500-row matrices, ran near the near rate); with twelve, 5.1%
+/// and 19.
 pub fn far_pitch(row_bytes: usize) -> usize {
     row_bytes
-        .saturating_mul(8)
+        .saturating_mul(12)
         .clamp(2 * NEAR_PITCH, STRIDED_PITCH)
 }
 
@@ -618,13 +623,14 @@ mod tile_link_tests {
         assert!((t16 - 2048.0 * 1024.0 * 8.0 / 34e9).abs() < 1e-9);
     }
 
-    /// The far rate starts at eight columns' pitch, no nearer than twice the near pitch and no
+    /// The far rate starts at twelve columns' pitch, no nearer than twice the near pitch and no
     /// farther than the strided pitch.
     #[test]
-    fn far_pitch_is_eight_columns_within_the_measured_pitches() {
+    fn far_pitch_is_twelve_columns_within_the_measured_pitches() {
         assert_eq!(far_pitch(4096), 2 * NEAR_PITCH);
-        assert_eq!(far_pitch(8192), 2 * NEAR_PITCH);
-        assert_eq!(far_pitch(12288), 96 * 1024);
+        assert_eq!(far_pitch(5461), 2 * NEAR_PITCH);
+        assert_eq!(far_pitch(8192), 96 * 1024);
+        assert_eq!(far_pitch(12288), STRIDED_PITCH);
         assert_eq!(far_pitch(16384), STRIDED_PITCH);
         assert_eq!(far_pitch(1 << 20), STRIDED_PITCH);
         assert_eq!(far_pitch(usize::MAX), STRIDED_PITCH);
