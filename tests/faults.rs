@@ -131,6 +131,8 @@ struct Case {
     fold_tail: Option<usize>,
     /// `Some(true)`: K split across the devices.
     k_split: Option<bool>,
+    /// GEMMT: only this triangle of C (square) is computed, the other must keep its bits.
+    triangle: Option<hetblas_core::Uplo>,
 }
 
 impl Case {
@@ -147,6 +149,7 @@ impl Case {
             fault,
             fold_tail: None,
             k_split: None,
+            triangle: None,
         }
     }
 }
@@ -172,7 +175,8 @@ fn run_case(node: &Node, case: Case, tile: usize, seed: u64, tally: &mut Tally) 
             .fold_tail(t),
         None => GemmOptions::default().tile(tile),
     }
-    .k_split(case.k_split);
+    .k_split(case.k_split)
+    .triangle(case.triangle);
     let av = MatRef::packed(&a, m, k).unwrap();
     let bv = MatRef::packed(&b, k, n).unwrap();
     let mut c = c0.clone();
@@ -207,7 +211,15 @@ fn run_case(node: &Node, case: Case, tile: usize, seed: u64, tally: &mut Tally) 
         r
     };
     tally.cases += 1;
-    let correct = |x: usize| (c[x] - want[x]).abs() <= bound[x];
+    let computed = |x: usize| case.triangle.is_none_or(|u| u.contains(x % m, x / m));
+    // Outside GEMMT's triangle, C keeps its bits.
+    let correct = |x: usize| {
+        if computed(x) {
+            (c[x] - want[x]).abs() <= bound[x]
+        } else {
+            c[x].to_bits() == c0[x].to_bits()
+        }
+    };
     match result {
         Ok(report) => {
             if report.host_fold && Some(report.fold_tail) == case.fold_tail {
@@ -476,6 +488,38 @@ fn every_injected_fault_in_a_k_split_ends_correct_or_with_c_as_before() {
     // Another device is always left: every call ends right.
     assert_eq!(tally.errors, 0, "{tally:?}");
     assert!(tally.recovered > 200, "too few recoveries: {tally:?}");
+}
+
+/// GEMMT, lower and upper, under the same faults: the call ends with the triangle right and
+/// the other triangle bit for bit as it was (an unfinished diagonal tile runs again as a GEMMT
+/// of its own, the others as GEMMs), or with an error and C exactly as before.
+#[test]
+fn every_injected_fault_in_gemmt_ends_correct_or_with_c_as_before() {
+    use hetblas_core::Uplo;
+    let mut tally = Tally::default();
+    let mut seed = 11000;
+    each_fault(&[1, 2, 4], &KINDS, &WHENS, |node, fault| {
+        for (uplo, shape) in [(Uplo::Lower, (40, 40, 30)), (Uplo::Upper, (47, 47, 50))] {
+            for beta in [0.0, 1.0, 0.3] {
+                for c_on_device in [false, true] {
+                    seed += 3;
+                    let case = Case {
+                        c_on_device,
+                        triangle: Some(uplo),
+                        ..Case::host(shape, beta, fault)
+                    };
+                    run_case(node, case, 16, seed, &mut tally);
+                }
+            }
+        }
+    });
+    eprintln!("{tally:?}");
+    assert_eq!(tally.cases, 7 * 5 * 5 * 12, "{tally:?}");
+    assert!(tally.recovered > 200, "too few recoveries: {tally:?}");
+    assert!(
+        tally.untouched_on_error > 100,
+        "too few failed calls: {tally:?}"
+    );
 }
 
 /// Host folds, every tile folded or the last two sent whole (fold tail): a fault mid-call ends

@@ -24,11 +24,9 @@ pub struct Cli {
 enum Command {
     /// List the devices found, and each backend that is absent with the reason.
     Devices(devices::DevicesArgs),
-    /// Run a GEMM on random host data; print time and GFLOP/s.
-    Gemm(gemm::GemmArgs),
-    /// GEMMT (C's L or U triangle of alpha op(A) op(B) + beta C, C n x n) on random host data,
-    /// with GEMM's options; print time and GFLOP/s.
-    Gemmt(gemm::GemmtArgs),
+    /// GEMM and the routines run as its plan (their commands are `gemm`'s module's own).
+    #[command(flatten)]
+    Gemm(gemm::GemmCommand),
     /// Measure links and kernels; write the machine profile the models use.
     Calibrate(calibrate::CalibrateArgs),
     /// Each model's predicted time per candidate tile for a problem, and hetblas's choice.
@@ -90,8 +88,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Command::Calibrate(a) => calibrate::run(cli.emulated, a),
         Command::Devices(a) => devices::run(builder(cli.emulated).survey(), a),
-        Command::Gemm(a) => gemm::run(&runtime(cli.emulated)?, a),
-        Command::Gemmt(a) => gemm::run_gemmt(&runtime(cli.emulated)?, a),
+        Command::Gemm(c) => gemm::run(&runtime(cli.emulated)?, c),
         Command::Predict(a) => predict::run(&runtime(cli.emulated)?, cli.emulated, a),
         Command::Trsm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trsm, a),
         Command::Trmm(a) => tri::run(&runtime(cli.emulated)?, hetblas::TriRoutine::Trmm, a),
@@ -132,6 +129,7 @@ pub fn parse_devices(rt: &Runtime, spec: &str) -> Result<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gemm::GemmCommand;
     use clap::CommandFactory;
 
     /// Every argument of every (sub)command, with the path of commands that holds it.
@@ -194,14 +192,14 @@ mod tests {
     fn negative_scalars_are_accepted() {
         let cli = parse(&["gemm", "--alpha", "-1.5", "--beta", "-0.25", "-m", "7"])
             .expect("negative alpha and beta parse");
-        let Command::Gemm(g) = cli.cmd else {
+        let Command::Gemm(GemmCommand::Gemm(g)) = cli.cmd else {
             panic!("not gemm: {:?}", cli.cmd)
         };
         assert_eq!((g.alpha, g.beta), (-1.5, -0.25));
         assert_eq!(g.shape.mnk(), (7, 4096, 4096));
         // The = form, and a negative exponent.
         let cli = parse(&["gemm", "--alpha=-2e-3"]).expect("--alpha=-2e-3 parses");
-        let Command::Gemm(g) = cli.cmd else {
+        let Command::Gemm(GemmCommand::Gemm(g)) = cli.cmd else {
             panic!("not gemm")
         };
         assert_eq!(g.alpha, -2e-3);
@@ -214,13 +212,15 @@ mod tests {
     fn gemmt_takes_gemms_options_and_a_triangle() {
         let cli = parse(&["gemmt", "-n", "9", "-k", "4", "--transb", "T", "--check"])
             .expect("gemmt parses");
-        let Command::Gemmt(g) = cli.cmd else {
+        let Command::Gemm(GemmCommand::Gemmt(g)) = cli.cmd else {
             panic!("not gemmt: {:?}", cli.cmd)
         };
         assert_eq!(g.uplo, hetblas::Uplo::Lower, "L is the default");
         assert_eq!(g.gemm.shape.mnk(), (4096, 9, 4));
         assert!(g.gemm.run.check && g.gemm.shape.transb == hetblas::Trans::T);
-        let Command::Gemmt(g) = parse(&["gemmt", "--uplo", "u"]).expect("uplo u").cmd else {
+        let Command::Gemm(GemmCommand::Gemmt(g)) =
+            parse(&["gemmt", "--uplo", "u"]).expect("uplo u").cmd
+        else {
             panic!("not gemmt")
         };
         assert_eq!(g.uplo, hetblas::Uplo::Upper);
@@ -341,7 +341,7 @@ mod tests {
     /// One default size everywhere, and a dtype each routine is defined for.
     #[test]
     fn defaults_are_one_size_and_a_valid_dtype() {
-        let Command::Gemm(g) = parse(&["gemm"]).expect("gemm").cmd else {
+        let Command::Gemm(GemmCommand::Gemm(g)) = parse(&["gemm"]).expect("gemm").cmd else {
             panic!("not gemm")
         };
         let Command::Predict(p) = parse(&["predict"]).expect("predict").cmd else {

@@ -3,7 +3,7 @@
 
 use crate::report::{say, Out};
 use crate::shape::{RunArgs, ShapeArgs};
-use clap::Args;
+use clap::{Args, Subcommand};
 use hetblas::{DType, GemmOptions, MatMut, MatRef, Result, Runtime, Scalar, Trans, Uplo};
 use hetblas_core::reference::check_sampled;
 use hetblas_core::scalar::{c32, c64};
@@ -88,11 +88,26 @@ pub struct GemmtArgs {
     pub uplo: Uplo,
 }
 
-pub fn run(rt: &Runtime, a: GemmArgs) -> Result<()> {
-    run_triangle(rt, a, None)
+/// GEMM's command and those of the routines run as its plan, on its options and code path:
+/// the command line takes them all from here, so that such a routine adds its command in this
+/// file alone.
+#[derive(Subcommand, Debug)]
+pub enum GemmCommand {
+    /// Run a GEMM on random host data; print time and GFLOP/s.
+    Gemm(GemmArgs),
+    /// GEMMT (C's L or U triangle of alpha op(A) op(B) + beta C, C n x n) on random host data,
+    /// with GEMM's options; print time and GFLOP/s.
+    Gemmt(GemmtArgs),
 }
 
-pub fn run_gemmt(rt: &Runtime, mut a: GemmtArgs) -> Result<()> {
+pub fn run(rt: &Runtime, command: GemmCommand) -> Result<()> {
+    match command {
+        GemmCommand::Gemm(a) => run_triangle(rt, a, None),
+        GemmCommand::Gemmt(a) => run_gemmt(rt, a),
+    }
+}
+
+fn run_gemmt(rt: &Runtime, mut a: GemmtArgs) -> Result<()> {
     let (_, n, _) = a.gemm.shape.mnk();
     let m = *a.gemm.shape.problem.m.get_or_insert(n);
     if m != n {

@@ -925,7 +925,7 @@ fn issue(
             key,
             c,
             staged,
-            triangle,
+            mask,
         } => {
             let (c, staged) = (view(req, &c), view(req, &staged));
             // `queue` is this folder's queue (see `queue_of`): the waits went there.
@@ -940,7 +940,7 @@ fn issue(
                 // SAFETY: C is the caller's host matrix, borrowed for the whole call (the
                 // executor synchronises every queue before returning); the planner gives each C
                 // tile to one fold and the staging slot is not refilled before this fold is done.
-                let r = unsafe { crate::fold::fold_into(&c, &staged, beta, triangle, &workers) };
+                let r = unsafe { crate::fold::fold_into(&c, &staged, beta, mask, &workers) };
                 if r.is_ok() {
                     speed.record_alone(alone, c.bytes() as u64, t.elapsed().as_secs_f64());
                 }

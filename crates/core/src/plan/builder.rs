@@ -16,6 +16,7 @@
 //! `route`).
 
 use super::graph::Graph;
+use super::region::CRegion;
 use super::symmetric;
 use super::task::{DeviceSpec, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine, TaskId};
 use crate::error::{Error, Result};
@@ -47,14 +48,36 @@ pub struct PlanRequest<'a> {
     /// holds is forwarded over a faster peer link instead of fetched from its origin again.
     /// `None`: never forward.
     pub link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
-    /// GEMMT: only this triangle of C is computed. The assignment holds its tiles alone and
-    /// the grid is square in C; a diagonal tile is computed whole into a slot (beta 0) and
-    /// folded on the host over the triangle ([`crate::fold`]), so the other triangle is
-    /// neither read nor written.
-    pub triangle: Option<crate::problem::Uplo>,
+    /// The part of C computed ([`CRegion`]). The assignment holds its tiles alone; a tile it
+    /// holds in part is computed whole into a slot (beta 0) and folded on the host through
+    /// its mask ([`crate::fold`]), so the entries outside are neither read nor written.
+    pub region: CRegion,
     /// Pieces of every split late-C chain instead of one per 16 MiB of C
     /// ([`crate::DevicePool::set_tail_pieces`]: tests split small tiles); `None`: by size.
     pub tail_pieces: Option<usize>,
+}
+
+impl<'a> PlanRequest<'a> {
+    /// The request of a plan over all of C, with no forwarding and late-C chains split by
+    /// size; a caller sets the others by name over it.
+    pub fn new(
+        problem: GemmProblem,
+        grid: crate::tiling::TileGrid,
+        devices: &'a [DeviceSpec],
+        assignment: &'a [Vec<(usize, usize)>],
+        links: &'a HashSet<(MemorySpace, MemorySpace)>,
+    ) -> Self {
+        PlanRequest {
+            problem,
+            grid,
+            devices,
+            assignment,
+            links,
+            link_speed: None,
+            region: CRegion::All,
+            tail_pieces: None,
+        }
+    }
 }
 
 /// One gemm step of a device's program.
@@ -99,8 +122,8 @@ pub(super) struct DeviceState {
     pub(super) split: HashSet<(usize, usize)>,
     /// The kernel adds tiles (C can arrive late).
     pub(super) adds: bool,
-    /// GEMMT's triangle ([`PlanRequest::triangle`]).
-    pub(super) triangle: Option<crate::problem::Uplo>,
+    /// [`PlanRequest::region`].
+    pub(super) region: CRegion,
     pub(super) kt: usize,
     pub(super) c_count: u16,
     pub(super) compute_queues: u16,
@@ -113,21 +136,21 @@ impl DeviceState {
         p.location(op) == self.space
     }
 
-    /// C tile `(i, j)` is folded on the host: where the device folds, and GEMMT's diagonal
-    /// tiles always.
+    /// C tile `(i, j)` is folded on the host: where the device folds, and a tile of which
+    /// the region holds a part always.
     pub(super) fn folds(&self, i: usize, j: usize) -> bool {
-        (self.host_fold && !self.unfolded.contains(&(i, j))) || self.half_tile(i, j)
+        (self.host_fold && !self.unfolded.contains(&(i, j))) || self.in_part(i, j)
     }
 
-    /// C tile `(i, j)` is a diagonal tile of which GEMMT computes one triangle.
-    pub(super) fn half_tile(&self, i: usize, j: usize) -> bool {
-        self.triangle.is_some() && i == j
+    /// C tile `(i, j)` is one of which the region holds a part.
+    pub(super) fn in_part(&self, i: usize, j: usize) -> bool {
+        !self.region.mask(i, j).is_whole()
     }
 
     /// C tile `(i, j)`'s caller C arrives late: everywhere under `late_c`, and on the tiles a
     /// folding device leaves unfolded when its kernel adds tiles.
     pub(super) fn late_for(&self, i: usize, j: usize) -> bool {
-        !self.half_tile(i, j)
+        !self.in_part(i, j)
             && (self.late_c || (self.adds && self.host_fold && self.unfolded.contains(&(i, j))))
     }
 }
@@ -179,7 +202,7 @@ pub(super) fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         routine: Routine::Gemm {
             problem: p,
             grid: g,
-            triangle: req.triangle,
+            region: req.region,
         },
         dtype: p.dtype,
         operands: Operand::ALL
@@ -233,7 +256,7 @@ fn device_state(
         0
     };
     let any_late = late_tiles > 0;
-    let distinct = distinct_tiles(&p, spec.space, tiles, kt, req.triangle.is_some());
+    let distinct = distinct_tiles(&p, spec.space, tiles, kt, req.region);
     check_routes(req, spec, &distinct, !tiles.is_empty())?;
     let by_budget = if slot_bytes == 0 {
         u64::MAX
@@ -298,7 +321,7 @@ fn device_state(
         unfolded,
         split,
         adds: spec.late_c,
-        triangle: req.triangle,
+        region: req.region,
         kt,
         c_count: 0,
         compute_queues: spec.compute_queues.max(1),
@@ -369,7 +392,7 @@ fn distinct_tiles(
     space: MemorySpace,
     tiles: &[(usize, usize)],
     kt: usize,
-    half_diagonal: bool,
+    region: CRegion,
 ) -> HashSet<TileKey> {
     let c_in_place = p.location(Operand::C) == space;
     let mut distinct: HashSet<TileKey> = HashSet::new();
@@ -381,8 +404,8 @@ fn distinct_tiles(
                 }
             }
         }
-        // GEMMT's diagonal tiles are computed in a slot even where C is in place.
-        if !c_in_place || (half_diagonal && i == j) {
+        // A tile the region holds in part is computed in a slot even where C is in place.
+        if !c_in_place || !region.mask(i, j).is_whole() {
             distinct.insert(TileKey::c(i, j));
         }
     }
@@ -432,7 +455,7 @@ fn operand_keys(p: &GemmProblem, i: usize, j: usize, l: usize) -> [TileKey; 2] {
 /// (C tiles finish in groups of four and each holds its slot until folded), within 4 GiB.
 fn host_ring_len(states: &[DeviceState], slot_bytes: usize) -> usize {
     let n = states.len().max(1);
-    if states.iter().any(|s| s.host_fold || s.triangle.is_some()) {
+    if states.iter().any(|s| s.host_fold || !s.region.is_all()) {
         let cap = (4usize << 30) / slot_bytes.max(1);
         (8 * n).min(cap).max(2 * n)
     } else {
@@ -796,7 +819,7 @@ impl Builder<'_> {
                 .ok_or_else(|| Error::internal("accumulation step without a C tile"))?;
             return Ok((loc, q, Coef::One));
         }
-        let (loc, beta) = if st.in_place(&self.p, Operand::C) && !st.half_tile(step.i, step.j) {
+        let (loc, beta) = if st.in_place(&self.p, Operand::C) && !st.in_part(step.i, step.j) {
             (TileLoc::InPlace, Coef::Beta)
         } else {
             let slot = self.acquire(st, kc, &[ka, kb])?;
@@ -1028,14 +1051,8 @@ mod tests {
         all.push(MemorySpace::HOST);
         let assign = block_cyclic(g.mt(), g.nt(), spaces.len());
         build(&PlanRequest {
-            problem: p,
-            grid: g,
-            devices: devs,
-            assignment: &assign,
-            links: &all_links(&all),
             link_speed,
-            triangle: None,
-            tail_pieces: None,
+            ..PlanRequest::new(p, g, devs, &assign, &all_links(&all))
         })
     }
 
@@ -1061,16 +1078,7 @@ mod tests {
         let g = TileGrid::square(10, 9, 11, 3);
         let devs = specs(&spaces, budget, 2, host_fold, fold_tail);
         let assign = block_cyclic(g.mt(), g.nt(), ndev);
-        build(&PlanRequest {
-            problem: p,
-            grid: g,
-            devices: &devs,
-            assignment: &assign,
-            links: &all_links(&all),
-            link_speed: None,
-            triangle: None,
-            tail_pieces: None,
-        })
+        build(&PlanRequest::new(p, g, &devs, &assign, &all_links(&all)))
     }
 
     /// Every tile runs each k step once, `first` and `last` mark its first and last step in
@@ -1438,16 +1446,13 @@ mod tests {
         let assign = crate::distribute::weighted_where(g.mt(), g.nt(), &[1.0], &|i, j| {
             symmetric::has_c_tile(&p, i, j)
         });
-        build(&PlanRequest {
-            problem: p,
-            grid: g,
-            devices: &[dev],
-            assignment: &assign,
-            links: &all_links(&[space, MemorySpace::HOST]),
-            link_speed: None,
-            triangle: None,
-            tail_pieces: None,
-        })
+        build(&PlanRequest::new(
+            p,
+            g,
+            &[dev],
+            &assign,
+            &all_links(&[space, MemorySpace::HOST]),
+        ))
         .unwrap()
     }
 
@@ -1567,16 +1572,13 @@ mod tests {
         );
         let g = TileGrid::square(10, 9, 11, 3);
         plans.push(
-            build(&PlanRequest {
-                problem: p,
-                grid: g,
-                devices: &specs(&spaces, u64::MAX, 2, false, 0),
-                assignment: &block_cyclic(g.mt(), g.nt(), 2),
-                links: &links,
-                link_speed: None,
-                triangle: None,
-                tail_pieces: None,
-            })
+            build(&PlanRequest::new(
+                p,
+                g,
+                &specs(&spaces, u64::MAX, 2, false, 0),
+                &block_cyclic(g.mt(), g.nt(), 2),
+                &links,
+            ))
             .unwrap(),
         );
         // Late C chains in pieces (8192^3 in 4096 tiles on two devices).

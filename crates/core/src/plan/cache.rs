@@ -2,6 +2,7 @@
 //! with the same problem signature, devices, tile, shares and budgets (the 2nd identical call pays
 //! no planning). Bounded: a long-running code with many shapes must not grow it forever.
 
+use super::region::CRegion;
 use super::task::{DeviceSpec, Plan};
 use super::{build, distribute, symmetric};
 use super::{PlanRequest, Request};
@@ -36,10 +37,42 @@ pub struct PlanInputs<'a> {
     pub links: &'a HashSet<(MemorySpace, MemorySpace)>,
     /// Bandwidth of each link, for peer forwarding.
     pub link_speed: &'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
-    /// GEMMT: only this triangle of C ([`PlanRequest::triangle`]).
-    pub triangle: Option<crate::problem::Uplo>,
+    /// The part of C computed ([`PlanRequest::region`]).
+    pub region: CRegion,
     /// [`PlanRequest::tail_pieces`] (part of the key).
     pub tail_pieces: Option<usize>,
+}
+
+impl<'a> PlanInputs<'a> {
+    /// The inputs of a plan over all of C with no forwarding, no host folds, no strip and
+    /// late-C chains split by size; a caller sets the others by name over these
+    /// (`PlanInputs { host_fold: true, ..PlanInputs::new(..) }`), so that an option added
+    /// later with its default here changes no caller that does not use it.
+    pub fn new(
+        problem: GemmProblem,
+        grid: TileGrid,
+        device_ids: &'a [usize],
+        devices: &'a [DeviceSpec],
+        weights: &'a [f64],
+        links: &'a HashSet<(MemorySpace, MemorySpace)>,
+        link_speed: &'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>,
+    ) -> Self {
+        PlanInputs {
+            problem,
+            grid,
+            device_ids,
+            devices,
+            weights,
+            forward: false,
+            host_fold: false,
+            fold_tail: 0,
+            strip: None,
+            links,
+            link_speed,
+            region: CRegion::All,
+            tail_pieces: None,
+        }
+    }
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -55,7 +88,7 @@ struct PlanKey {
     strip: Option<usize>,
     /// Shares per device, in 1e-4.
     weights: Vec<u32>,
-    triangle: Option<crate::problem::Uplo>,
+    region: CRegion,
     /// [`PlanInputs::tail_pieces`].
     pieces: Option<usize>,
 }
@@ -99,7 +132,7 @@ impl PlanCache {
                 .iter()
                 .map(|w| (w * 1e4).round() as u32)
                 .collect(),
-            triangle: inputs.triangle,
+            region: inputs.region,
             pieces: inputs.tail_pieces,
         };
         if let Some(p) = lock(&self.plans).get(&key) {
@@ -108,8 +141,7 @@ impl PlanCache {
         let assignment = match inputs.strip {
             Some(c) => distribute::with_strip(grid, c, inputs.weights),
             None => distribute::weighted_where(grid.mt(), grid.nt(), inputs.weights, &|i, j| {
-                symmetric::has_c_tile(problem, i, j)
-                    && inputs.triangle.is_none_or(|u| u.contains(i, j))
+                symmetric::has_c_tile(problem, i, j) && inputs.region.has_tile(i, j)
             }),
         };
         let plan = Arc::new(build(&Request::Gemm(PlanRequest {
@@ -123,7 +155,7 @@ impl PlanCache {
             } else {
                 None
             },
-            triangle: inputs.triangle,
+            region: inputs.region,
             tail_pieces: inputs.tail_pieces,
         }))?);
         let mut cache = lock(&self.plans);

@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::memory::RawTile;
-use crate::problem::Uplo;
+use crate::plan::region::TileMask;
 use crate::scalar::{c32, c64, DType, ScalarValue};
 
 /// Fold speed assumed without a calibrated one (bytes of C per second): what a few threads of
@@ -100,7 +100,8 @@ pub fn fold_workers() -> Result<rayon::ThreadPool> {
         .map_err(|e| Error::internal(format!("cannot start fold threads: {e}")))
 }
 
-/// `c = beta * c + p`, both host tiles of the same shape and dtype, on `workers`.
+/// `c = beta * c + p` on the entries of `mask`, both host tiles of the same shape and dtype,
+/// on `workers`; the entries outside the mask are neither read nor written.
 ///
 /// # Errors
 /// `Internal` when the tiles do not describe host memory of one shape and dtype
@@ -113,7 +114,7 @@ pub unsafe fn fold_into(
     c: &RawTile,
     p: &RawTile,
     beta: ScalarValue,
-    triangle: Option<Uplo>,
+    mask: TileMask,
     workers: &rayon::ThreadPool,
 ) -> Result<()> {
     use rayon::prelude::*;
@@ -140,13 +141,13 @@ pub unsafe fn fold_into(
             match beta {
                 // SAFETY: the caller guarantees valid, exclusive memory; tasks take disjoint
                 // column ranges of c.
-                ScalarValue::F32(b) => unsafe { fold_cols::<f32>(&c, &p, b, triangle, j0, j1) },
+                ScalarValue::F32(b) => unsafe { fold_cols::<f32>(&c, &p, b, mask, j0, j1) },
                 // SAFETY: as above.
-                ScalarValue::F64(b) => unsafe { fold_cols::<f64>(&c, &p, b, triangle, j0, j1) },
+                ScalarValue::F64(b) => unsafe { fold_cols::<f64>(&c, &p, b, mask, j0, j1) },
                 // SAFETY: as above.
-                ScalarValue::C32(b) => unsafe { fold_cols::<c32>(&c, &p, b, triangle, j0, j1) },
+                ScalarValue::C32(b) => unsafe { fold_cols::<c32>(&c, &p, b, mask, j0, j1) },
                 // SAFETY: as above.
-                ScalarValue::C64(b) => unsafe { fold_cols::<c64>(&c, &p, b, triangle, j0, j1) },
+                ScalarValue::C64(b) => unsafe { fold_cols::<c64>(&c, &p, b, mask, j0, j1) },
             }
         })
     });
@@ -176,24 +177,13 @@ const MAX_TASK_BYTES: usize = 1 << 20;
 ///
 /// # Safety
 /// As [`fold_into`], for those columns.
-unsafe fn fold_cols<T>(
-    c: &RawTile,
-    p: &RawTile,
-    beta: T,
-    triangle: Option<Uplo>,
-    j0: usize,
-    j1: usize,
-) where
+unsafe fn fold_cols<T>(c: &RawTile, p: &RawTile, beta: T, mask: TileMask, j0: usize, j1: usize)
+where
     T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T>,
 {
     for j in j0..j1 {
-        // Only the triangle's rows of the column, where the tile is a diagonal tile of C of
-        // which one triangle is computed (GEMMT).
-        let rows = match triangle {
-            None => 0..c.rows,
-            Some(Uplo::Lower) => j.min(c.rows)..c.rows,
-            Some(Uplo::Upper) => 0..(j + 1).min(c.rows),
-        };
+        // Only the mask's rows of the column: the others are outside the plan's region.
+        let rows = mask.rows(j, c.rows);
         // SAFETY: column j of each tile lies within the memory the caller vouched for, and
         // `rows` within its rows.
         let (cc, pc) = unsafe {
@@ -310,7 +300,15 @@ impl FoldBench {
             let t = std::time::Instant::now();
             // SAFETY: both vectors live as long as `self`, which nothing else touches while
             // this borrows it mutably.
-            let folded = unsafe { fold_into(&ct, &pt, ScalarValue::F64(0.5), None, &self.workers) };
+            let folded = unsafe {
+                fold_into(
+                    &ct,
+                    &pt,
+                    ScalarValue::F64(0.5),
+                    TileMask::Whole,
+                    &self.workers,
+                )
+            };
             let s = t.elapsed().as_secs_f64();
             finish()?;
             folded?;
@@ -350,6 +348,7 @@ fn last_level_cache_bytes() -> usize {
 mod tests {
     use super::*;
     use crate::memory::MemorySpace;
+    use crate::problem::Uplo;
 
     #[test]
     fn fold_bench_measures_on_pairs_it_did_not_just_fold() {
@@ -404,8 +403,8 @@ mod tests {
         assert_eq!(task_cols(768, 768 * 4, 0), 341);
     }
 
-    /// A triangle fold (a diagonal tile of GEMMT) writes only its triangle, the diagonal
-    /// included; the other triangle keeps its bits.
+    /// A triangle fold (a diagonal tile of a triangle region) writes only its triangle, the
+    /// diagonal included; the other triangle keeps its bits.
     #[test]
     fn a_triangle_fold_leaves_the_other_triangle() {
         let (n, ld) = (29, 31);
@@ -420,7 +419,16 @@ mod tests {
             let ct = tile(&mut c, n, n, ld, DType::F64);
             let pt = tile(&mut p, n, n, n, DType::F64);
             // SAFETY: both vectors outlive the call and are not shared.
-            unsafe { fold_into(&ct, &pt, ScalarValue::F64(-0.5), Some(uplo), &workers) }.unwrap();
+            unsafe {
+                fold_into(
+                    &ct,
+                    &pt,
+                    ScalarValue::F64(-0.5),
+                    TileMask::Triangle(uplo),
+                    &workers,
+                )
+            }
+            .unwrap();
             for j in 0..n {
                 for i in 0..ld {
                     let inside = i < n && uplo.contains(i, j);
@@ -453,7 +461,8 @@ mod tests {
             let ct = tile(&mut c, rows, cols, ldc, DType::F64);
             let pt = tile(&mut p, rows, cols, ldp, DType::F64);
             // SAFETY: both vectors outlive the call and are not shared.
-            unsafe { fold_into(&ct, &pt, ScalarValue::F64(beta), None, &workers) }.unwrap();
+            unsafe { fold_into(&ct, &pt, ScalarValue::F64(beta), TileMask::Whole, &workers) }
+                .unwrap();
             for j in 0..cols {
                 for i in 0..ldc {
                     let want = if i < rows {
@@ -479,13 +488,15 @@ mod tests {
         let pt = tile(&mut p, 2, 3, 2, DType::F32);
         let w = fold_workers().unwrap();
         // SAFETY: valid, unshared vectors.
-        unsafe { fold_into(&ct, &pt, ScalarValue::F32(0.5), None, &w) }.unwrap();
+        unsafe { fold_into(&ct, &pt, ScalarValue::F32(0.5), TileMask::Whole, &w) }.unwrap();
         assert!(c.iter().all(|&x| x == 2.5));
         let bad = tile(&mut p, 3, 2, 3, DType::F32);
         // SAFETY: rejected before any access.
-        assert!(unsafe { fold_into(&ct, &bad, ScalarValue::F32(1.0), None, &w) }.is_err());
+        let shape = unsafe { fold_into(&ct, &bad, ScalarValue::F32(1.0), TileMask::Whole, &w) };
+        assert!(shape.is_err());
         // SAFETY: rejected before any access.
-        assert!(unsafe { fold_into(&ct, &pt, ScalarValue::F64(1.0), None, &w) }.is_err());
+        let dtype = unsafe { fold_into(&ct, &pt, ScalarValue::F64(1.0), TileMask::Whole, &w) };
+        assert!(dtype.is_err());
     }
 
     #[test]
@@ -503,7 +514,7 @@ mod tests {
         let pt = tile(&mut p, rows, cols, ld, DType::C64);
         let w = fold_workers().unwrap();
         // SAFETY: valid, unshared vectors.
-        unsafe { fold_into(&ct, &pt, ScalarValue::C64(beta), None, &w) }.unwrap();
+        unsafe { fold_into(&ct, &pt, ScalarValue::C64(beta), TileMask::Whole, &w) }.unwrap();
         for j in 0..cols {
             for i in 0..ld {
                 let x = j * ld + i;
@@ -516,12 +527,21 @@ mod tests {
         let ct = tile(&mut c32s, 2, 2, 2, DType::C32);
         let pt = tile(&mut p32s, 2, 2, 2, DType::C32);
         // SAFETY: valid, unshared vectors.
-        unsafe { fold_into(&ct, &pt, ScalarValue::C32(c32::new(0.0, 1.0)), None, &w) }.unwrap();
+        unsafe {
+            fold_into(
+                &ct,
+                &pt,
+                ScalarValue::C32(c32::new(0.0, 1.0)),
+                TileMask::Whole,
+                &w,
+            )
+        }
+        .unwrap();
         // i * (1 + 2i) + 0.5 = -1.5 + i
         assert!(c32s.iter().all(|&x| x == c32::new(-1.5, 1.0)));
         let beta = ScalarValue::C64(c64::new(1.0, 0.0));
         // SAFETY: rejected before any access (beta of another dtype).
-        let r = unsafe { fold_into(&ct, &pt, beta, None, &w) };
+        let r = unsafe { fold_into(&ct, &pt, beta, TileMask::Whole, &w) };
         assert!(r.is_err());
     }
 }

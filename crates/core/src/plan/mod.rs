@@ -2,10 +2,10 @@
 //! their dependencies derived from what each reads and writes, in [`graph`]). Its vocabulary
 //! is in `task`. The routines' planners: GEMM and the symmetric routines in `builder` (the C
 //! tiles shared among devices by [`balance`] and [`distribute`] over the tile grid of
-//! [`tiling`]; the builder simulates every device's tile cache, and `route` says where each
-//! tile comes from), TRSM and TRMM in [`tri`]. [`build`] is the one entry; [`cache`] keeps
-//! finished GEMM plans. [`fold`] is the host fold a plan may ask for: C = beta*C + P on the
-//! host, for C tiles in host memory.
+//! [`tiling`]; the builder simulates every device's tile cache, `route` says where each tile
+//! comes from, and [`region`] which of C's entries the plan computes), TRSM and TRMM in
+//! [`tri`]. [`build`] is the one entry; [`cache`] keeps finished GEMM plans. [`fold`] is the
+//! host fold a plan may ask for: C = beta*C + P on the host, for C tiles in host memory.
 
 pub mod balance;
 mod builder;
@@ -14,6 +14,7 @@ pub mod distribute;
 pub mod factor;
 pub mod fold;
 pub mod graph;
+pub mod region;
 mod route;
 pub mod symmetric;
 mod task;
@@ -25,6 +26,7 @@ pub(crate) use builder::{
     build_steps, fold_tail_tiles, tail_pieces, tail_positions, tail_tiles, Step, FOLD_SPREAD,
 };
 pub use factor::FactorRequest;
+pub use region::{CRegion, TileMask};
 pub use task::{
     piece_columns, slot_ld, Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan,
     PlanDevice, PlanStats, QueueId, Routine, Task, TaskId,

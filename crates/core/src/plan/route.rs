@@ -130,7 +130,7 @@ impl Builder<'_> {
         };
         let last = if folds {
             self.host_folds = true;
-            let triangle = st.triangle.filter(|_| kc.r == kc.c);
+            let mask = st.region.mask(kc.r as usize, kc.c as usize);
             if c_space.is_host() {
                 self.graph.add(
                     st.dev,
@@ -139,12 +139,12 @@ impl Builder<'_> {
                         key: kc,
                         c,
                         staged,
-                        triangle,
+                        mask,
                     },
                 )
             } else {
-                // C in a device's memory (GEMMT's diagonal tiles): its tile is folded in host
-                // staging and goes back.
+                // C in a device's memory (a tile the region holds in part): its tile is folded
+                // in host staging and goes back.
                 let slot = self.host_slot();
                 let c_host = self.staging(slot, kc);
                 self.copy(st.dev, (c_space, MemorySpace::HOST), kc, c, c_host, None);
@@ -152,7 +152,7 @@ impl Builder<'_> {
                     key: kc,
                     c: c_host,
                     staged,
-                    triangle,
+                    mask,
                 };
                 self.graph.add(st.dev, QueueId::HostFold, fold);
                 self.copy(st.dev, (MemorySpace::HOST, c_space), kc, c_host, c, None)

@@ -5,6 +5,7 @@
 //! workspaces of a call. Neither the executor nor the simulator knows which routine a plan
 //! computes; only its labels and statistics do ([`Routine`]).
 
+use super::region::{CRegion, TileMask};
 use crate::memory::MemorySpace;
 use crate::operand::Trans;
 use crate::problem::triangular::{TriOptions, TriProblem, TriRoutine};
@@ -186,14 +187,14 @@ pub enum Op {
     /// Row interchanges `1..=ipiv.rows()` of the pivots `ipiv` (relative to `a`'s first row)
     /// applied to `a` (`?laswp`).
     Laswp { key: TileKey, a: Loc, ipiv: Loc },
-    /// Host fold: `c := beta c + staged` on the host ([`crate::fold`]); with `triangle`, on
-    /// that triangle of the tile only (a diagonal tile of C of which GEMMT computes one
-    /// triangle: the other is neither read nor written).
+    /// Host fold: `c := beta c + staged` on the host ([`crate::fold`]), on the entries of
+    /// `mask` only (a tile its plan's region holds in part: the others are neither read nor
+    /// written).
     Fold {
         key: TileKey,
         c: Loc,
         staged: Loc,
-        triangle: Option<Uplo>,
+        mask: TileMask,
     },
 }
 
@@ -390,12 +391,12 @@ pub struct OperandShape {
 /// What a plan computes: for reports, statistics and the recovery of a failed call.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Routine {
-    /// GEMM, a symmetric routine as the tiles of one GEMM plan (`problem.sym`), or GEMMT:
-    /// the tiles of C's `triangle`, the diagonal ones folded on the host over that triangle.
+    /// GEMM, or a symmetric routine as the tiles of one GEMM plan (`problem.sym`), over the
+    /// `region` of C.
     Gemm {
         problem: GemmProblem,
         grid: TileGrid,
-        triangle: Option<Uplo>,
+        region: CRegion,
     },
     /// A factorization (`?potrf` or `?getrf`) of an `m x n` matrix in `nb`-wide block columns;
     /// `panels`: the plan device that runs the panels, where not the one that updates.

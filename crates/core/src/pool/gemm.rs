@@ -158,7 +158,7 @@ impl DevicePool {
             return Ok(report);
         }
         if k == 0 || alpha == T::default() {
-            self.scale_c(&mut c, beta, opts.triangle)?;
+            self.scale_c(&mut c, beta, opts.c_region().whole_mask())?;
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -503,7 +503,7 @@ impl DevicePool {
             .filter(|&(i, j)| {
                 !f.final_tiles.contains(&(i, j))
                     && crate::plan::symmetric::has_c_tile(problem, i, j)
-                    && opts.triangle.is_none_or(|u| u.contains(i, j))
+                    && opts.c_region().has_tile(i, j)
             })
             .collect();
         let mut last = None;
@@ -580,9 +580,9 @@ impl DevicePool {
             );
         }
         // A tile written back in part runs again on its other columns only (plans of
-        // symmetric routines never split a write-back). GEMMT's diagonal tiles run again as
-        // GEMMTs of their own, the other tiles as GEMMs.
-        let half = |&(i, j): &(usize, usize)| opts.triangle.is_some() && i == j;
+        // symmetric routines never split a write-back). GEMMT's diagonal tiles (the region's
+        // tiles in part) run again as GEMMTs of their own, the other tiles as GEMMs.
+        let half = |&(i, j): &(usize, usize)| !opts.c_region().mask(i, j).is_whole();
         let whole: Vec<(usize, usize)> = unfinished
             .iter()
             .copied()
@@ -918,22 +918,22 @@ impl DevicePool {
             forward: !opts.no_peer_forwarding,
             host_fold: decision.host_fold,
             fold_tail: decision.fold_tail,
-            // A strip of C's last rows cuts across GEMMT's triangle.
-            strip: decision.strip.filter(|_| opts.triangle.is_none()),
+            // A strip of C's last rows cuts across any region but all of C.
+            strip: decision.strip.filter(|_| opts.c_region().is_all()),
             links: &self.link_set,
             link_speed: &|s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d),
-            triangle: opts.triangle,
+            region: opts.c_region(),
             tail_pieces: self.tail_pieces(),
         })
     }
 
-    /// C = beta * C (the k = 0 / alpha = 0 quick return), on `triangle` only where given.
+    /// C = beta * C (the k = 0 / alpha = 0 quick return), on the entries of `mask` only.
     /// beta == 0 writes zeros without reading C, so NaN in C does not survive.
     fn scale_c<T: Scalar>(
         &self,
         c: &mut MatOut<'_, T>,
         beta: T,
-        triangle: Option<crate::problem::Uplo>,
+        mask: crate::plan::TileMask,
     ) -> Result<()> {
         if beta == T::from_f64(1.0) {
             return Ok(());
@@ -941,11 +941,7 @@ impl DevicePool {
         let scale = |v: &mut MatMut<'_, T>| {
             for j in 0..v.cols() {
                 let col = v.col_mut(j);
-                let rows = match triangle {
-                    None => 0..col.len(),
-                    Some(crate::problem::Uplo::Lower) => j.min(col.len())..col.len(),
-                    Some(crate::problem::Uplo::Upper) => 0..(j + 1).min(col.len()),
-                };
+                let rows = mask.rows(j, col.len());
                 for x in &mut col[rows] {
                     *x = if beta == T::default() {
                         T::default()

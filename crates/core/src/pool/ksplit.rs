@@ -47,8 +47,10 @@ impl DevicePool {
         opts: &GemmOptions,
     ) -> Option<KSplit> {
         let mode = opts.k_split_mode();
-        // GEMMT's triangle is no K split's: its partial products would cover all of C.
-        if mode == Some(false) || !problem.location(Operand::C).is_host() || opts.triangle.is_some()
+        // A K split's partial products cover all of C: only for a call over all of it.
+        if mode == Some(false)
+            || !problem.location(Operand::C).is_host()
+            || !opts.c_region().is_all()
         {
             return None;
         }

@@ -121,6 +121,12 @@ impl GemmOptions {
         self
     }
 
+    /// The part of C the call computes, as its plan carries it.
+    pub fn c_region(&self) -> crate::plan::CRegion {
+        self.triangle
+            .map_or(crate::plan::CRegion::All, crate::plan::CRegion::Triangle)
+    }
+
     /// The undo log of C on (`true`), off, or only without a host CPU to finish (`None`).
     pub fn preserve_c(mut self, keep: impl Into<Option<bool>>) -> Self {
         self.preserve_c = keep.into();

@@ -296,19 +296,16 @@ mod tests {
         let links: HashSet<_> = [(MemorySpace::HOST, dev), (dev, MemorySpace::HOST)].into();
         let (plan, _) = PlanCache::default()
             .get_or_build(&PlanInputs {
-                problem: p,
-                grid: Blocking::square(tile).grid(p.m, p.n, p.k),
-                device_ids: &[0],
-                devices: &specs,
-                weights: &[1.0],
-                forward: false,
                 host_fold,
-                fold_tail: 0,
-                strip: None,
-                links: &links,
-                link_speed: &|_, _| None,
-                triangle: None,
-                tail_pieces: None,
+                ..PlanInputs::new(
+                    p,
+                    Blocking::square(tile).grid(p.m, p.n, p.k),
+                    &[0],
+                    &specs,
+                    &[1.0],
+                    &links,
+                    &|_, _| None,
+                )
             })
             .unwrap();
         plan

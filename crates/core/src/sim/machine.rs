@@ -223,19 +223,10 @@ impl ProfiledMachine {
                 .map(|l| l.bytes_per_sec)
         };
         let (plan, _) = PlanCache::default().get_or_build(&PlanInputs {
-            problem: *p,
-            grid,
-            device_ids: &devices,
-            devices: &specs,
-            weights: &weights,
             forward: true,
             host_fold,
             fold_tail,
-            strip: None,
-            links: &links,
-            link_speed: &speed,
-            triangle: None,
-            tail_pieces: None,
+            ..PlanInputs::new(*p, grid, &devices, &specs, &weights, &links, &speed)
         })?;
         Ok(MachinePlan {
             plan: (*plan).clone(),

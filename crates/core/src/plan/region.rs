@@ -1,0 +1,99 @@
+//! Which of C's entries a GEMM plan computes ([`CRegion`]), decided once from the call (by the
+//! pool) and carried by the plan's request, its cache key and the plan itself. The region says
+//! which C tiles exist and, for each, which of its entries are written ([`TileMask`]). The
+//! planner assigns only the region's tiles, computes a tile written in part whole into a slot
+//! and folds it on the host through its mask ([`crate::fold`]), so the entries outside the
+//! region are neither read nor written. A routine that computes part of C (GEMMT: one
+//! triangle) gives its shape here; the planner, the router, the executor and the fold only ask
+//! the region and its masks.
+
+use crate::problem::Uplo;
+use std::ops::Range;
+
+/// The part of C a GEMM plan computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CRegion {
+    /// Every entry of C.
+    #[default]
+    All,
+    /// One triangle of a square C, its diagonal included (GEMMT), on a tile grid square in C:
+    /// the tiles on that side of the diagonal whole, the diagonal tiles in part.
+    Triangle(Uplo),
+}
+
+impl CRegion {
+    /// Whether C tile `(i, j)` holds entries of the region.
+    pub fn has_tile(self, i: usize, j: usize) -> bool {
+        match self {
+            CRegion::All => true,
+            CRegion::Triangle(uplo) => uplo.contains(i, j),
+        }
+    }
+
+    /// The entries of C tile `(i, j)` (one of [`CRegion::has_tile`]'s) in the region.
+    pub fn mask(self, i: usize, j: usize) -> TileMask {
+        match self {
+            CRegion::Triangle(uplo) if i == j => TileMask::Triangle(uplo),
+            _ => TileMask::Whole,
+        }
+    }
+
+    /// The region as the mask of C taken as one tile (the quick return's scaling of C).
+    pub fn whole_mask(self) -> TileMask {
+        match self {
+            CRegion::All => TileMask::Whole,
+            CRegion::Triangle(uplo) => TileMask::Triangle(uplo),
+        }
+    }
+
+    /// Whether the region is all of C.
+    pub fn is_all(self) -> bool {
+        self == CRegion::All
+    }
+}
+
+/// The entries of one C tile a plan writes, column by column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TileMask {
+    /// Every entry.
+    #[default]
+    Whole,
+    /// The tile's triangle, its diagonal included.
+    Triangle(Uplo),
+}
+
+impl TileMask {
+    /// Whether every entry of the tile is written.
+    pub fn is_whole(self) -> bool {
+        self == TileMask::Whole
+    }
+
+    /// The rows of column `j` inside the mask, in a tile of `rows` rows.
+    pub fn rows(self, j: usize, rows: usize) -> Range<usize> {
+        match self {
+            TileMask::Whole => 0..rows,
+            TileMask::Triangle(Uplo::Lower) => j.min(rows)..rows,
+            TileMask::Triangle(Uplo::Upper) => 0..(j + 1).min(rows),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A triangle region: its side's tiles, the diagonal ones in part, each column's rows
+    /// from (lower) or up to (upper) the diagonal.
+    #[test]
+    fn a_triangle_region_holds_its_sides_tiles_and_masks_the_diagonal() {
+        let lower = CRegion::Triangle(Uplo::Lower);
+        assert!(lower.has_tile(2, 1) && lower.has_tile(1, 1) && !lower.has_tile(1, 2));
+        assert_eq!(lower.mask(2, 1), TileMask::Whole);
+        assert_eq!(lower.mask(1, 1), TileMask::Triangle(Uplo::Lower));
+        assert_eq!(TileMask::Triangle(Uplo::Lower).rows(1, 3), 1..3);
+        assert_eq!(TileMask::Triangle(Uplo::Upper).rows(1, 3), 0..2);
+        assert_eq!(TileMask::Triangle(Uplo::Upper).rows(5, 3), 0..3);
+        assert!(CRegion::All.has_tile(1, 2) && CRegion::All.mask(1, 1).is_whole());
+        assert_eq!(TileMask::Whole.rows(7, 3), 0..3);
+    }
+}
