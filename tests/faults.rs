@@ -997,6 +997,47 @@ fn a_device_lost_mid_trsm_or_trmm_finishes_on_the_devices_left() {
     }
 }
 
+/// The only device asked for lost mid-TRSM or mid-TRMM, with the CPU in the pool but not asked
+/// for: the CPU finishes the call, as it does for GEMM (it was an error with B partly solved).
+#[test]
+fn a_trsm_whose_devices_asked_for_are_lost_finishes_on_the_cpu() {
+    use hetblas_core::TriCallOptions;
+    let (pool, emus) = node_with_cpu(1);
+    for case in tri_cases() {
+        let (m, n) = (case.m, case.n);
+        let k = if case.opts.side == hetblas_core::Side::Left {
+            m
+        } else {
+            n
+        };
+        let a: Vec<f64> = hetblas_conformance::tri::triangular(&case.opts, k, k, case.seed);
+        let b0 = values(m * n, case.seed + 1);
+        let mut b = b0.clone();
+        emus[0]
+            .faults()
+            .arm([FaultSpec::new(0, FaultOp::Kernel, 2, FaultKind::Lost)]);
+        let report = pool
+            .tri_with(
+                case.routine,
+                case.opts,
+                case.alpha.re,
+                MatRef::new(&a, k, k, k).unwrap(),
+                MatMut::new(&mut b, m, n, m).unwrap(),
+                &TriCallOptions::default().tile(16).devices([1]),
+            )
+            .unwrap_or_else(|e| panic!("{case:?}: {e}"));
+        hetblas_conformance::tri::check_tri(&case, &a, k, &b0, &b, m, case.alpha)
+            .unwrap_or_else(|e| panic!("{case:?}: {e}"));
+        assert!(
+            report.recovered.iter().any(|f| f.index == 1),
+            "{case:?}: {:?}",
+            report.recovered
+        );
+        emus[0].faults().disarm();
+        assert!(pool.reprobe().is_empty());
+    }
+}
+
 /// With no device left (one emulated device, lost mid-call), the call fails with its error and
 /// B bit-identical to before.
 #[test]
