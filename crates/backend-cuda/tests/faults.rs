@@ -1,8 +1,9 @@
 //! Faults and out-of-core on real GPUs (skipped without CUDA; failed with HETBLAS_REQUIRE=cuda):
 //! a GPU made to fail mid-call (injected in the GPU layer) costs no data, the next call runs on
-//! the GPUs left; and a problem 8 times larger than the memory budget runs correctly with tiles
-//! evicted and fetched again.
+//! the GPUs left (GEMM; TRSM and TRMM with the CPU as the device left); and a problem 8 times
+//! larger than the memory budget runs correctly with tiles evicted and fetched again.
 
+use hetblas_core::device::Device;
 use hetblas_core::fault::{FaultInjector, FaultKind, FaultOp, FaultSpec};
 use hetblas_core::reference::check_sampled;
 use hetblas_core::{DevicePool, Error, GemmOptions, GemmReport, MatMut, MatRef, Trans};
@@ -120,4 +121,124 @@ fn out_of_core_at_an_eighth_of_the_footprint() {
         fetched > distinct,
         "nothing fetched twice under 1/8 of the footprint"
     );
+}
+
+/// The CPU (pool index 0) and the CUDA GPUs (1..), with the GPUs' fault injectors.
+fn pool_with_cpu() -> Option<(DevicePool, Vec<Arc<FaultInjector>>)> {
+    let d = hetblas_conformance::discovered_or_skip("cuda", CudaBackend.discover_gpus())?;
+    let faults = d.devices.iter().map(|g| g.faults().clone()).collect();
+    let d = d.into_discovery();
+    let blas = hetblas_cpu::choose_blas(&Default::default())
+        .expect("host BLAS")
+        .blas;
+    let mut devices: Vec<Arc<dyn Device>> =
+        vec![hetblas_cpu::CpuDevice::with_blas(blas, vec![]).expect("cpu")];
+    devices.extend(d.devices);
+    Some((DevicePool::new(devices, d.links).unwrap(), faults))
+}
+
+/// TRSM and TRMM with GPU 0 lost mid-call: with the CPU in the pool the call ends right on
+/// the CPU (asked for or not: the last resort, as for GEMM) and the GPU is left out of the next
+/// call; with no CPU and no other device it fails with B bit-identical to before; a GPU whose
+/// every allocation fails is left out and the CPU does the work.
+#[test]
+fn a_gpu_lost_mid_trsm_or_trmm_finishes_on_the_cpu_or_leaves_b_as_it_was() {
+    use hetblas_conformance::tri::{check_tri, triangular, TriCase};
+    use hetblas_core::problem::triangular::{Diag, TriOptions, TriRoutine};
+    use hetblas_core::{Side, TriCallOptions, TriReport, Uplo};
+    let Some((with_cpu, faults)) = pool_with_cpu() else {
+        return;
+    };
+    let Some((gpus, gpu_faults)) = pool() else {
+        return;
+    };
+    let (m, n) = (1536, 1024);
+    for (seed, routine) in [(11, TriRoutine::Trsm), (12, TriRoutine::Trmm)] {
+        let case = TriCase {
+            routine,
+            opts: TriOptions {
+                side: Side::Left,
+                uplo: Uplo::Lower,
+                transa: Trans::N,
+                diag: Diag::NonUnit,
+            },
+            m,
+            n,
+            alpha: hetblas_core::scalar::c64::new(0.5, 0.0),
+            pad: (0, 0),
+            tile: Some(256),
+            devices: None,
+            b_home: None,
+            seed,
+        };
+        let a: Vec<f64> = triangular(&case.opts, m, m, seed);
+        let b0 = data(seed + 1, m * n);
+        let run = |pool: &DevicePool, devices: &[usize], b: &mut Vec<f64>| {
+            pool.tri_with(
+                routine,
+                case.opts,
+                0.5,
+                MatRef::new(&a, m, m, m).unwrap(),
+                MatMut::new(b, m, n, m).unwrap(),
+                &TriCallOptions::default()
+                    .tile(256)
+                    .devices(devices.iter().copied()),
+            )
+        };
+        let finished_right = |what: &str, r: Result<TriReport, Error>, b: &[f64]| {
+            let report = r.unwrap_or_else(|e| panic!("{routine:?}, {what}: {e}"));
+            check_tri(&case, &a, m, &b0, b, m, case.alpha)
+                .unwrap_or_else(|e| panic!("{routine:?}, {what}: {e}"));
+            println!(
+                "{routine:?}, {what}: right on {:?}, recovered {:?}",
+                report.devices, report.recovered
+            );
+            report
+        };
+        // Lost at its third product, the CPU (index 0) beside it, asked for or not.
+        for asked in [&[0, 1][..], &[1]] {
+            faults[0].arm([FaultSpec::new(0, FaultOp::Kernel, 3, FaultKind::Lost)]);
+            let mut b = b0.clone();
+            let r = run(&with_cpu, asked, &mut b);
+            let report = finished_right(&format!("lost, devices {asked:?}"), r, &b);
+            assert!(
+                report.recovered.iter().any(|f| f.index == 1),
+                "{routine:?}: {:?}",
+                report.recovered
+            );
+            let mut again = b0.clone();
+            let next = run(&with_cpu, &[0, 1], &mut again).expect("the next call");
+            assert!(
+                !next.devices.contains(&"cuda:0".to_string()),
+                "{:?}",
+                next.devices
+            );
+            faults[0].disarm();
+            assert!(with_cpu.reprobe().is_empty());
+        }
+        // Every allocation fails (another process holds the memory): left out, the CPU works.
+        faults[0].arm((1..=10_000).map(|k| FaultSpec::new(0, FaultOp::Alloc, k, FaultKind::Oom)));
+        let mut b = b0.clone();
+        let r = run(&with_cpu, &[0, 1], &mut b);
+        finished_right("every allocation failing", r, &b);
+        assert!(with_cpu.failed_devices().contains(&1));
+        faults[0].disarm();
+        assert!(with_cpu.reprobe().is_empty());
+        // No CPU and no other device: the device's error, and B as it was.
+        gpu_faults[0].arm([FaultSpec::new(0, FaultOp::Kernel, 3, FaultKind::Lost)]);
+        let mut b = b0.clone();
+        let e = run(&gpus, &[0], &mut b).expect_err("no device left");
+        assert!(matches!(e, Error::DeviceLost { .. }), "{routine:?}: {e}");
+        assert!(
+            b.iter().zip(&b0).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "{routine:?}: B changed by a call that failed ({e})"
+        );
+        gpu_faults[0].disarm();
+        assert!(gpus.reprobe().is_empty());
+        for pool in [&with_cpu, &gpus] {
+            for x in [&a, &b0] {
+                let _ = pool.release_host(x);
+            }
+        }
+    }
 }
