@@ -452,15 +452,9 @@ impl DevicePool {
         routine: &str,
     ) -> Result<std::result::Result<DagOutcome, Error>> {
         let plan = run.plan;
-        let needs: Vec<usize> = (0..plan.devices.len())
-            .map(|d| plan.workspace_bytes(d))
-            .collect();
         let workspace = loop {
             let epoch = self.workspaces.epoch();
-            match self
-                .workspaces
-                .acquire_bytes(&self.devices, run.devices, &needs)
-            {
+            match self.workspaces.acquire(&self.devices, run.devices, plan) {
                 Err(Error::OutOfMemory { .. }) if self.workspaces.wait_for_release(epoch) => {}
                 Err(e @ Error::OutOfMemory { .. }) => {
                     let Some(index) = self.blamed_for_memory(&e, run.devices) else {
