@@ -192,17 +192,7 @@ impl DevicePool {
                 return Some(t);
             }
             let t = self
-                .predict_gemm(&GemmProblem {
-                    transa: Trans::N,
-                    transb: Trans::N,
-                    m,
-                    n,
-                    k,
-                    dtype: p.dtype,
-                    beta_zero: false,
-                    locations: [MemorySpace::HOST; 3],
-                    sym: None,
-                })?
+                .predict_gemm(&GemmProblem::host(m, n, k, p.dtype, false))?
                 .seconds;
             memo.borrow_mut().insert((m, n, k), t);
             Some(t)
@@ -326,13 +316,7 @@ impl DevicePool {
             Uplo::Lower => (c.sub(n1, 0, n2, n1), a2, b2, a1, b1),
             Uplo::Upper => (c.sub(0, n1, n1, n2), a1, b1, a2, b2),
         };
-        let dt = T::DTYPE;
-        let tconj = call.op.tconj().for_dtype(dt);
-        let (ta, tb) = if trans == Trans::N {
-            (Trans::N, tconj)
-        } else {
-            (trans.for_dtype(dt), Trans::N)
-        };
+        let (ta, tb) = call.op.gemm_trans(T::DTYPE);
         self.gemm_block(
             call,
             ta,
@@ -562,20 +546,12 @@ impl DevicePool {
         let beta = T::from_c64(tile.beta.as_c64());
         match tile.op {
             SymOp::Rank {
-                uplo,
-                trans,
-                two,
-                herm,
+                uplo, two, herm, ..
             } => {
                 let n = tile.n;
                 let mut prod = vec![T::default(); n * n];
                 let p = host_tile(&mut prod, n, n);
-                let tconj = call.op.tconj().for_dtype(dt);
-                let (ta, tb) = if trans == Trans::N {
-                    (Trans::N, tconj)
-                } else {
-                    (trans, Trans::N)
-                };
+                let (ta, tb) = call.op.gemm_trans(dt);
                 let alpha = call.alpha;
                 let second = if two { tile.b } else { tile.a };
                 let zero = T::default();
@@ -664,18 +640,7 @@ impl DevicePool {
             }
             SymOp::Multiply { .. } => (p.m, p.n, p.k),
         };
-        let g = GemmProblem {
-            transa: Trans::N,
-            transb: Trans::N,
-            m,
-            n,
-            k,
-            dtype: p.dtype,
-            beta_zero: false,
-            locations: [MemorySpace::HOST; 3],
-            sym: None,
-        };
-        self.predict_gemm(&g)
+        self.predict_gemm(&GemmProblem::host(m, n, k, p.dtype, false))
     }
 }
 

@@ -215,14 +215,8 @@ impl DevicePool {
             });
         }
         let (ar, br) = (a.raw(), b.raw());
-        for t in [&ar, &br] {
-            if !t.space.is_host() && !self.devices.iter().any(|d| d.space() == t.space) {
-                return Err(Error::InvalidInput(format!(
-                    "operand lives in {:?}, which belongs to no device of this pool",
-                    t.space
-                )));
-            }
-        }
+        // GEMM's check of its three operands, B standing for the third.
+        self.check_locations(&[ar, br, br])?;
         self.check_device_list(call.devices.as_deref())?;
         if call.tile == Some(0) {
             return Err(Error::InvalidInput("tile size 0".into()));
