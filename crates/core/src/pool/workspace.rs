@@ -15,7 +15,7 @@ use crate::fold::HostFolder;
 use crate::memory::Buffer;
 use crate::plan::Plan;
 use std::cell::Cell;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 
 pub(super) struct Workspaces {
     /// Per pool device, its idle slot buffers.
@@ -352,10 +352,8 @@ impl Workspaces {
     }
 }
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere; the data (caches, workspaces) stays valid.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+// A poisoned lock only means a panic elsewhere; the data (caches, workspaces) stays valid.
+pub(super) use crate::error::lock;
 
 #[cfg(test)]
 mod tests {
