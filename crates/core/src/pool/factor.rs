@@ -363,11 +363,7 @@ impl DevicePool {
             infos: &infos,
         };
         let mut out = match self.run_dag(&run, &mut report.recovered, "a factorization")? {
-            Ok(done) => {
-                report.bytes_in += done.bytes_in;
-                report.bytes_out += done.bytes_out;
-                done.out
-            }
+            Ok(out) => out,
             // With no device left to decide on, the device's own error.
             Err(left_out) => {
                 self.factor_decisions.forget(&key);
@@ -379,6 +375,9 @@ impl DevicePool {
                     });
             }
         };
+        let (bytes_in, bytes_out) = super::transfer_bytes(&out);
+        report.bytes_in += bytes_in;
+        report.bytes_out += bytes_out;
         report.trace = out.trace.take();
         if out.faults.is_empty() {
             // LAPACK's info: the first panel that reported one, offset by its first column.

@@ -86,12 +86,15 @@ struct DagRun<'a> {
     infos: &'a [Arc<crate::factor_kernel::InfoCell>],
 }
 
-/// What a run of a tile-DAG plan did: the executor's outcome, and the bytes it copied
-/// towards the devices and back.
-struct DagOutcome {
-    out: crate::execute::ExecOutcome,
-    bytes_in: u64,
-    bytes_out: u64,
+/// The bytes a run copied towards its devices and back.
+fn transfer_bytes(out: &crate::execute::ExecOutcome) -> (u64, u64) {
+    out.transfers.iter().fold((0, 0), |(fetched, written), t| {
+        if t.writeback {
+            (fetched, written + t.bytes)
+        } else {
+            (fetched + t.bytes, written)
+        }
+    })
 }
 
 /// The profile's prediction for one GEMM ([`DevicePool::predict_gemm`]).
@@ -450,7 +453,7 @@ impl DevicePool {
         run: &DagRun<'_>,
         recovered: &mut Vec<DeviceFault>,
         routine: &str,
-    ) -> Result<std::result::Result<DagOutcome, Error>> {
+    ) -> Result<std::result::Result<crate::execute::ExecOutcome, Error>> {
         let plan = run.plan;
         let workspace = loop {
             let epoch = self.workspaces.epoch();
@@ -495,19 +498,7 @@ impl DevicePool {
         })?;
         drop(call_guard);
         drop(workspace);
-        let (mut bytes_in, mut bytes_out) = (0, 0);
-        for t in &out.transfers {
-            if t.writeback {
-                bytes_out += t.bytes;
-            } else {
-                bytes_in += t.bytes;
-            }
-        }
-        Ok(Ok(DagOutcome {
-            out,
-            bytes_in,
-            bytes_out,
-        }))
+        Ok(Ok(out))
     }
 
     /// Probes every failed device again (a small allocation, its compute queues synchronised)

@@ -339,16 +339,15 @@ impl DevicePool {
             infos: &[],
         };
         let mut out = match self.run_dag(&run, &mut report.recovered, "TRSM/TRMM")? {
-            Ok(done) => {
-                report.bytes_in += done.bytes_in;
-                report.bytes_out += done.bytes_out;
-                done.out
-            }
+            Ok(out) => out,
             Err(_left_out) => {
                 self.tri_decisions.forget(&key);
                 return self.run_tri(problem, ar, br, alpha, call, report, undo);
             }
         };
+        let (bytes_in, bytes_out) = super::transfer_bytes(&out);
+        report.bytes_in += bytes_in;
+        report.bytes_out += bytes_out;
         report.trace = out.trace.take();
         if out.faults.is_empty() {
             return Ok(());
