@@ -59,6 +59,13 @@ pub enum Error {
     Internal(String),
 }
 
+/// Locks `m`, taking its data even when another thread panicked while holding it: for the
+/// locks whose data a panic elsewhere leaves valid (each caller says why), the panic being
+/// reported where it happened.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Result alias used throughout hetblas.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -36,7 +36,7 @@
 //! the executor must recover from. Unarmed, [`FaultInjector::check`] costs one relaxed atomic
 //! load.
 
-use crate::error::{Error, Result};
+use crate::error::{lock, Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -242,7 +242,7 @@ impl FaultInjector {
     /// Arms `faults` (replacing any armed before) and restarts the counts; the device is no
     /// longer lost. The device field of each spec is not checked: they are for this device.
     pub fn arm(&self, faults: impl IntoIterator<Item = FaultSpec>) {
-        let mut g = self.specs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock(&self.specs);
         *g = faults.into_iter().collect();
         self.kernels.store(0, Ordering::SeqCst);
         self.copies.store(0, Ordering::SeqCst);
@@ -321,7 +321,7 @@ impl FaultInjector {
         };
         let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
         let kind = {
-            let g = self.specs.lock().unwrap_or_else(|p| p.into_inner());
+            let g = lock(&self.specs);
             match g.iter().find(|s| s.op == op && s.at == n) {
                 Some(s) => s.kind,
                 None => return Ok(None),

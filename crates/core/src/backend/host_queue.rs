@@ -7,7 +7,7 @@
 //! work that depends on a failed operation (the write-back of a tile whose product failed)
 //! never runs.
 
-use crate::error::{Error, Result};
+use crate::error::{lock, Error, Result};
 use crate::queue::{Event, Queue};
 use std::any::Any;
 use std::fmt;
@@ -61,7 +61,7 @@ impl HostEvent {
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
         // A poisoned lock only means another thread panicked while holding it; the Option
         // inside is still meaningful.
-        self.done.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.done)
     }
 
     /// Marks the event complete now.
@@ -75,18 +75,12 @@ impl HostEvent {
 
     /// Marks the event complete now, after work that failed with `error`.
     pub fn fail(&self, error: Error) {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert(error);
+        lock(&self.failure).get_or_insert(error);
         self.complete();
     }
 
     fn failure(&self) -> Option<Error> {
-        self.failure
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.failure).clone()
     }
 
     /// When it completed.
@@ -173,11 +167,11 @@ impl HostQueue {
 
     /// Starts the thread if it is not running yet.
     fn start(&self) -> Result<()> {
-        let mut thread = self.thread.lock().unwrap_or_else(|p| p.into_inner());
+        let mut thread = lock(&self.thread);
         if thread.is_some() {
             return Ok(());
         }
-        let Some(rx) = self.rx.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+        let Some(rx) = lock(&self.rx).take() else {
             return Err(Error::DeviceLost {
                 device: self.name.clone(),
                 detail: "queue thread is gone".into(),
@@ -208,7 +202,7 @@ impl HostQueue {
     /// Sends `jobs` in order, no other sender's job in between.
     fn send(&self, jobs: impl IntoIterator<Item = Job>) -> Result<()> {
         self.start()?;
-        let g = self.tx.lock().unwrap_or_else(|p| p.into_inner());
+        let g = lock(&self.tx);
         let tx = g.as_ref().ok_or_else(|| Error::DeviceLost {
             device: self.name.clone(),
             detail: "queue is shut down".into(),
@@ -275,7 +269,7 @@ fn run_queue(rx: Receiver<Job>, err2: &Mutex<Option<Error>>, qname: &str) {
         };
         if let Some(e) = failure {
             failed = Some(e.clone());
-            let mut g = err2.lock().unwrap_or_else(|p| p.into_inner());
+            let mut g = lock(err2);
             if g.is_none() {
                 *g = Some(e);
             }
@@ -313,7 +307,7 @@ impl Queue for HostQueue {
         let ev = HostEvent::new();
         self.send([Job::Sync(ev.clone())])?;
         ev.wait_done();
-        let mut g = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock(&self.error);
         match g.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -324,8 +318,8 @@ impl Queue for HostQueue {
 impl Drop for HostQueue {
     fn drop(&mut self) {
         // Closing the channel lets the thread drain what is queued and exit.
-        self.tx.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(t) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        lock(&self.tx).take();
+        if let Some(t) = lock(&self.thread).take() {
             let _ = t.join();
         }
     }

@@ -43,41 +43,41 @@ impl GemmTile {
     /// bad tile is an error, never a crash or a silent out-of-bounds access.
     pub fn check(&self) -> Result<()> {
         let dt = self.c.dtype;
-        let bad = |what: String| Err(Error::internal(format!("bad gemm tile: {what}")));
+        let bad = |what: String| Error::internal(format!("bad gemm tile: {what}"));
         if self.a.dtype != dt
             || self.b.dtype != dt
             || self.alpha.dtype() != dt
             || self.beta.dtype() != dt
         {
-            return bad("mixed dtypes".into());
+            return Err(bad("mixed dtypes".into()));
         }
-        let (ar, ac) = self.transa.stored_shape(self.m, self.k);
-        let (br, bc) = self.transb.stored_shape(self.k, self.n);
-        if (self.a.rows, self.a.cols) != (ar, ac) && self.m * self.k > 0 {
-            return bad(format!(
-                "a is {}x{}, expected {ar}x{ac}",
-                self.a.rows, self.a.cols
-            ));
-        }
-        if (self.b.rows, self.b.cols) != (br, bc) && self.k * self.n > 0 {
-            return bad(format!(
-                "b is {}x{}, expected {br}x{bc}",
-                self.b.rows, self.b.cols
-            ));
-        }
-        if (self.c.rows, self.c.cols) != (self.m, self.n) {
-            return bad(format!(
-                "c is {}x{}, expected {}x{}",
-                self.c.rows, self.c.cols, self.m, self.n
-            ));
-        }
-        for (t, name) in [(&self.a, "a"), (&self.b, "b"), (&self.c, "c")] {
-            if t.ld < t.rows.max(1) {
-                return bad(format!("{name} ld {} < rows {}", t.ld, t.rows));
-            }
-        }
-        Ok(())
+        let a_shape = self.transa.stored_shape(self.m, self.k);
+        let b_shape = self.transb.stored_shape(self.k, self.n);
+        check_tile("a", &self.a, a_shape, self.m * self.k > 0).map_err(bad)?;
+        check_tile("b", &self.b, b_shape, self.k * self.n > 0).map_err(bad)?;
+        check_tile("c", &self.c, (self.m, self.n), true).map_err(bad)
     }
+}
+
+/// A kernel tile's shape and leading dimension: `name` is `rows x cols` where `sized` (an
+/// operand of an empty product may have any shape), with `ld >= max(1, rows)`. The error
+/// says what is wrong.
+pub(crate) fn check_tile(
+    name: &str,
+    t: &RawTile,
+    (rows, cols): (usize, usize),
+    sized: bool,
+) -> std::result::Result<(), String> {
+    if sized && (t.rows, t.cols) != (rows, cols) {
+        return Err(format!(
+            "{name} is {}x{}, expected {rows}x{cols}",
+            t.rows, t.cols
+        ));
+    }
+    if t.ld < t.rows.max(1) {
+        return Err(format!("{name} ld {} < rows {}", t.ld, t.rows));
+    }
+    Ok(())
 }
 
 /// One tile TRSM or TRMM on B in place: `b := alpha * op(a)^-1 * b` (TRSM, left) or
@@ -110,33 +110,17 @@ impl TriTile {
 
     /// Checks shapes, dtypes and leading dimensions (backends call it before their FFI).
     pub fn check(&self) -> Result<()> {
-        let bad = |what: String| Err(Error::internal(format!("bad triangular tile: {what}")));
+        let bad = |what: String| Error::internal(format!("bad triangular tile: {what}"));
         let dt = self.b.dtype;
         if self.a.dtype != dt || self.alpha.dtype() != dt {
-            return bad("mixed dtypes".into());
-        }
-        let k = self.a_order();
-        if (self.a.rows, self.a.cols) != (k, k) && self.m * self.n > 0 {
-            return bad(format!(
-                "a is {}x{}, expected {k}x{k}",
-                self.a.rows, self.a.cols
-            ));
-        }
-        if (self.b.rows, self.b.cols) != (self.m, self.n) {
-            return bad(format!(
-                "b is {}x{}, expected {}x{}",
-                self.b.rows, self.b.cols, self.m, self.n
-            ));
+            return Err(bad("mixed dtypes".into()));
         }
         if self.a.space != self.b.space {
-            return bad("a and b in different memory spaces".into());
+            return Err(bad("a and b in different memory spaces".into()));
         }
-        for (t, name) in [(&self.a, "a"), (&self.b, "b")] {
-            if t.ld < t.rows.max(1) {
-                return bad(format!("{name} ld {} < rows {}", t.ld, t.rows));
-            }
-        }
-        Ok(())
+        let k = self.a_order();
+        check_tile("a", &self.a, (k, k), self.m * self.n > 0).map_err(bad)?;
+        check_tile("b", &self.b, (self.m, self.n), true).map_err(bad)
     }
 
     /// [`TriTile::check`], then whether there is work (`Ok(false)`: an empty tile), and
@@ -178,10 +162,7 @@ pub trait Kernel: Send + Sync {
         _x: &RawTile,
         _y: &RawTile,
     ) -> Result<()> {
-        Err(Error::Unsupported {
-            device: "kernel".into(),
-            detail: "tile add".into(),
-        })
+        unsupported("add")
     }
 
     // Triangular routines
@@ -192,17 +173,11 @@ pub trait Kernel: Send + Sync {
     }
     /// Issues the tile TRSM on `queue`: `op.b` is overwritten by the solution.
     fn trsm(&self, _queue: &Arc<dyn Queue>, _op: &TriTile) -> Result<()> {
-        Err(Error::Unsupported {
-            device: "kernel".into(),
-            detail: "tile trsm".into(),
-        })
+        unsupported("trsm")
     }
     /// Issues the tile TRMM on `queue`: `op.b` is overwritten by the product.
     fn trmm(&self, _queue: &Arc<dyn Queue>, _op: &TriTile) -> Result<()> {
-        Err(Error::Unsupported {
-            device: "kernel".into(),
-            detail: "tile trmm".into(),
-        })
+        unsupported("trmm")
     }
 
     // Symmetric and Hermitian routines
@@ -213,10 +188,7 @@ pub trait Kernel: Send + Sync {
     /// Issues one diagonal tile of SYRK/HERK/SYR2K/HER2K, or one SYMM/HEMM tile, on `queue`
     /// ([`SymTile`]). Off-diagonal tiles are GEMMs and never come here.
     fn sym(&self, _queue: &Arc<dyn Queue>, op: &SymTile) -> Result<()> {
-        Err(Error::Unsupported {
-            device: "kernel".into(),
-            detail: format!("tile {}", op.op.name()),
-        })
+        unsupported(op.op.name())
     }
 
     // Factorizations (LAPACK's tile ops)
@@ -245,10 +217,7 @@ pub trait Kernel: Send + Sync {
         _op: &PotrfTile,
         _info: &Arc<InfoCell>,
     ) -> Result<()> {
-        Err(Error::Unsupported {
-            device: "kernel".into(),
-            detail: "tile potrf".into(),
-        })
+        unsupported("potrf")
     }
     /// Issues the LU factorization with partial pivoting of the panel `op.a` in place on
     /// `queue`, its pivots into `op.ipiv` ([`GetrfTile`]); `info` is filled when it has run.
@@ -266,10 +235,7 @@ pub trait Kernel: Send + Sync {
         _op: &GetrfTile,
         _info: &Arc<InfoCell>,
     ) -> Result<()> {
-        Err(Error::Unsupported {
-            device: "kernel".into(),
-            detail: "tile getrf".into(),
-        })
+        unsupported("getrf")
     }
     /// Issues the row interchanges `op.k1 ..= op.k2` of `op.ipiv` on `op.a` in place on `queue`
     /// ([`LaswpTile`]).
@@ -285,11 +251,16 @@ pub trait Kernel: Send + Sync {
     /// reads the pivots at issue time (on a GPU they are still being computed), so none can
     /// check them.
     unsafe fn laswp(&self, _queue: &Arc<dyn Queue>, _op: &LaswpTile) -> Result<()> {
-        Err(Error::Unsupported {
-            device: "kernel".into(),
-            detail: "tile laswp".into(),
-        })
+        unsupported("laswp")
     }
+}
+
+/// What a kernel op answers by default: the backend does not implement it.
+fn unsupported(op: &str) -> Result<()> {
+    Err(Error::Unsupported {
+        device: "kernel".into(),
+        detail: format!("tile {op}"),
+    })
 }
 
 /// Checks an `add` request; backends call it before their FFI.

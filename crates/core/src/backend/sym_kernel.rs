@@ -3,6 +3,7 @@
 //! is a diagonal block of the symmetric matrix.
 
 use crate::error::{Error, Result};
+use crate::kernel::check_tile;
 use crate::memory::RawTile;
 use crate::scalar::{DType, ScalarValue};
 use crate::sym::{Side, SymOp};
@@ -76,34 +77,11 @@ impl SymTile {
                 ((ka, ka), (self.m, self.n))
             }
         };
-        if (self.a.rows, self.a.cols) != a_shape && self.k > 0 {
-            return bad(format!(
-                "a is {}x{}, expected {a_shape:?}",
-                self.a.rows, self.a.cols
-            ));
-        }
-        if self.uses_b() && (self.b.rows, self.b.cols) != b_shape && self.k > 0 {
-            return bad(format!(
-                "b is {}x{}, expected {b_shape:?}",
-                self.b.rows, self.b.cols
-            ));
-        }
-        if (self.c.rows, self.c.cols) != (self.m, self.n) {
-            return bad(format!(
-                "c is {}x{}, expected {}x{}",
-                self.c.rows, self.c.cols, self.m, self.n
-            ));
-        }
-        let mut tiles = vec![(&self.a, "a"), (&self.c, "c")];
+        check_tile("a", &self.a, a_shape, self.k > 0).or_else(bad)?;
         if self.uses_b() {
-            tiles.push((&self.b, "b"));
+            check_tile("b", &self.b, b_shape, self.k > 0).or_else(bad)?;
         }
-        for (t, name) in tiles {
-            if t.ld < t.rows.max(1) {
-                return bad(format!("{name} ld {} < rows {}", t.ld, t.rows));
-            }
-        }
-        Ok(())
+        check_tile("c", &self.c, (self.m, self.n), true).or_else(bad)
     }
 
     /// The tile's flops (as [`crate::sym::SymProblem::flops`] counts them).

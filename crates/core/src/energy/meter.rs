@@ -5,6 +5,7 @@
 //! power samples taken every [`SAMPLE_PERIOD`] during the call times its duration. Each result
 //! says which was used.
 
+use crate::error::lock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -78,7 +79,7 @@ pub fn measure<R>(
             .spawn(move || loop {
                 for (i, (m, d)) in devices.iter().enumerate() {
                     if let Some(w) = m.power_w(d) {
-                        samples.lock().unwrap_or_else(|p| p.into_inner())[i].push(w);
+                        lock(&samples)[i].push(w);
                     }
                 }
                 if stop.load(Ordering::SeqCst) {
@@ -100,7 +101,7 @@ pub fn measure<R>(
         let _ = h.join();
     }
     let after: Vec<Option<f64>> = devices.iter().map(|(m, d)| m.energy_j(d)).collect();
-    let samples = samples.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let samples = lock(&samples).clone();
     let out = devices
         .iter()
         .enumerate()

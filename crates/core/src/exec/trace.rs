@@ -90,15 +90,22 @@ impl Trace {
 
     /// Chrome trace JSON ("X" complete events, one thread per queue, microseconds).
     pub fn to_chrome_json(&self) -> String {
+        let mut events = Vec::new();
+        self.push_events(&mut events, 0, 0.0);
+        serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" }).to_string()
+    }
+
+    /// The Chrome trace events of this timeline as process `pid`: one thread per queue, times
+    /// from `origin`.
+    fn push_events(&self, events: &mut Vec<serde_json::Value>, pid: usize, origin: f64) {
         let mut tids: BTreeMap<&str, usize> = BTreeMap::new();
         for i in &self.intervals {
             let n = tids.len();
             tids.entry(&i.queue).or_insert(n);
         }
-        let mut events = Vec::new();
         for (q, tid) in &tids {
             events.push(serde_json::json!({
-                "ph": "M", "name": "thread_name", "pid": 0, "tid": tid,
+                "ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
                 "args": {"name": q}
             }));
         }
@@ -107,14 +114,13 @@ impl Trace {
                 "ph": "X",
                 "name": i.label,
                 "cat": format!("{:?}", i.activity),
-                "pid": 0,
+                "pid": pid,
                 "tid": tids[i.queue.as_str()],
-                "ts": i.start * 1e6,
+                "ts": (i.start - origin) * 1e6,
                 "dur": (i.end - i.start).max(0.0) * 1e6,
                 "args": {"device": i.device, "bytes": i.bytes, "flops": i.flops},
             }));
         }
-        serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" }).to_string()
     }
 }
 
@@ -139,29 +145,7 @@ fn rows_json(rows: &[(&str, &Trace)], one_clock: bool) -> String {
             "args": {"name": name}
         }));
         let origin = if one_clock { 0.0 } else { trace.span().0 };
-        let mut tids: BTreeMap<&str, usize> = BTreeMap::new();
-        for i in &trace.intervals {
-            let n = tids.len();
-            tids.entry(&i.queue).or_insert(n);
-        }
-        for (q, tid) in &tids {
-            events.push(serde_json::json!({
-                "ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-                "args": {"name": q}
-            }));
-        }
-        for i in &trace.intervals {
-            events.push(serde_json::json!({
-                "ph": "X",
-                "name": i.label,
-                "cat": format!("{:?}", i.activity),
-                "pid": pid,
-                "tid": tids[i.queue.as_str()],
-                "ts": (i.start - origin) * 1e6,
-                "dur": (i.end - i.start).max(0.0) * 1e6,
-                "args": {"device": i.device, "bytes": i.bytes, "flops": i.flops},
-            }));
-        }
+        trace.push_events(&mut events, pid, origin);
     }
     serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" }).to_string()
 }

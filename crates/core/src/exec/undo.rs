@@ -14,7 +14,7 @@
 //! spread over the call, on the issuing thread while the devices compute, and host memory the
 //! size of C for the call's duration; it is only read on a total failure.
 
-use crate::error::{Error, Result};
+use crate::error::{lock, Error, Result};
 use crate::link::Link;
 use crate::memory::{MemorySpace, RawTile};
 use std::collections::HashMap;
@@ -46,7 +46,7 @@ pub struct UndoLog {
 
 impl std::fmt::Debug for UndoLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let g = self.saved.lock().unwrap_or_else(|p| p.into_inner());
+        let g = lock(&self.saved);
         f.debug_struct("UndoLog")
             .field("regions", &g.len())
             .field("bytes", &g.iter().map(|s| s.tile.bytes()).sum::<usize>())
@@ -66,7 +66,7 @@ impl UndoLog {
 
     /// Number of regions saved.
     pub fn len(&self) -> usize {
-        self.saved.lock().unwrap_or_else(|p| p.into_inner()).len()
+        lock(&self.saved).len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -91,10 +91,7 @@ impl UndoLog {
             ..*tile
         };
         copy(tile, &packed, links)?;
-        self.saved
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Saved { tile: *tile, data });
+        lock(&self.saved).push(Saved { tile: *tile, data });
         Ok(())
     }
 
@@ -105,7 +102,7 @@ impl UndoLog {
     /// The first copy that failed (a device-resident C on a device that is lost); the other
     /// regions are restored regardless.
     pub fn restore(&self, links: &Links) -> Result<()> {
-        let saved = std::mem::take(&mut *self.saved.lock().unwrap_or_else(|p| p.into_inner()));
+        let saved = std::mem::take(&mut *lock(&self.saved));
         let mut first_error = None;
         for s in saved.iter().rev() {
             let packed = RawTile {

@@ -2,6 +2,8 @@
 //! TRSM/TRMM and factorization choices), so that a repeated call pays nothing for it. Bounded
 //! like the plan cache.
 
+// A poisoned lock only means a panic elsewhere; the cache stays valid.
+use crate::error::lock;
 use crate::error::Result;
 use crate::problem::GemmProblem;
 use crate::tiling::Blocking;
@@ -79,11 +81,6 @@ impl<K: Eq + Hash + Clone, V: Clone> DecisionCache<K, V> {
         self.generation.fetch_add(1, Ordering::AcqRel);
         c.clear();
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere; the cache stays valid.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

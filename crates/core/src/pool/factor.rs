@@ -13,9 +13,7 @@
 
 use super::options::DeviceFault;
 use super::DevicePool;
-use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::exec::execute::{self, ExecRequest};
 use crate::exec::trace::Trace;
 use crate::factor_kernel::{FactorOp, InfoCell};
 use crate::matrix::MatOut;
@@ -338,27 +336,34 @@ impl DevicePool {
         let Routine::Factor { nb, panels, .. } = plan.routine else {
             return Err(Error::internal("a factorization ran another plan"));
         };
-        let devs: Vec<Arc<dyn Device>> = decision
-            .devices
-            .iter()
-            .map(|&i| self.devices[i].clone())
-            .collect();
-        report.devices = devs.iter().map(|d| d.info().label()).collect();
+        let label = |i: usize| self.devices[i].info().label();
+        report.devices = decision.devices.iter().map(|&i| label(i)).collect();
         report.nb = Some(nb);
-        report.panels = Some(devs[panels.unwrap_or(0)].info().label());
+        report.panels = Some(label(decision.devices[panels.unwrap_or(0)]));
         report.predicted_seconds = Some(decision.chosen.seconds);
         report.alternatives = decision.alternatives.clone();
         report.plan = Some(plan.clone());
-        let needs: Vec<usize> = (0..plan.devices.len())
-            .map(|d| plan.workspace_bytes(d))
-            .collect();
-        let workspace = match self.dag_workspace(
-            &decision.devices,
-            &needs,
-            &mut report.recovered,
-            "a factorization",
-        )? {
-            Ok(w) => w,
+        let mut regions = Vec::new();
+        if ar.space.is_host() {
+            regions.push((ar.addr, ar.extent_bytes(), HostAccess::ReadWrite));
+        }
+        if pivots.rows > 0 {
+            regions.push((pivots.addr, pivots.extent_bytes(), HostAccess::ReadWrite));
+        }
+        let infos: Vec<Arc<InfoCell>> = (0..plan.infos).map(|_| InfoCell::new()).collect();
+        let run = super::DagRun {
+            plan: &plan,
+            devices: &decision.devices,
+            operands: &[ar, pivots],
+            regions: &regions,
+            alpha: T::from_f64(1.0).to_value(),
+            beta: T::from_f64(1.0).to_value(),
+            trace: opts.trace,
+            undo: opts.preserve.then_some((undo, UndoScope::Every)),
+            infos: &infos,
+        };
+        let mut out = match self.run_dag(&run, &mut report.recovered, "a factorization")? {
+            Ok(out) => out,
             // With no device left to decide on, the device's own error.
             Err(left_out) => {
                 self.factor_decisions.forget(&key);
@@ -370,44 +375,9 @@ impl DevicePool {
                     });
             }
         };
-        let ws = super::workspace::Workspaces::addresses(&workspace, &decision.devices);
-        let mut regions = Vec::new();
-        if ar.space.is_host() {
-            regions.push((ar.addr, ar.extent_bytes(), HostAccess::ReadWrite));
-        }
-        if pivots.rows > 0 {
-            regions.push((pivots.addr, pivots.extent_bytes(), HostAccess::ReadWrite));
-        }
-        // No population of A beside the call: its panels are factored on the host, in place.
-        let call_guard = self.enter(&devs, &regions, false)?;
-        for d in &devs {
-            d.share_host(devs.iter().filter(|d| !d.space().is_host()).count());
-        }
-        let infos: Vec<Arc<InfoCell>> = (0..plan.infos).map(|_| InfoCell::new()).collect();
-        let mut out = execute::execute(&ExecRequest {
-            plan: &plan,
-            devices: &devs,
-            workspaces: &ws,
-            links: &self.links,
-            operands: &[ar, pivots],
-            host_workspace: 0,
-            host_fold: None,
-            alpha: T::from_f64(1.0).to_value(),
-            beta: T::from_f64(1.0).to_value(),
-            trace: opts.trace,
-            epochs: Some(&self.trace_epochs),
-            undo: opts.preserve.then_some((undo, UndoScope::Every)),
-            infos: &infos,
-        })?;
-        drop(call_guard);
-        drop(workspace);
-        for t in &out.transfers {
-            if t.writeback {
-                report.bytes_out += t.bytes;
-            } else {
-                report.bytes_in += t.bytes;
-            }
-        }
+        let (bytes_in, bytes_out) = super::transfer_bytes(&out);
+        report.bytes_in += bytes_in;
+        report.bytes_out += bytes_out;
         report.trace = out.trace.take();
         if out.faults.is_empty() {
             // LAPACK's info: the first panel that reported one, offset by its first column.
@@ -424,13 +394,13 @@ impl DevicePool {
         }
         // A device failed: left out, and a Cholesky with its panels on the updating device goes
         // on from its first column that was not final.
-        let mut last = None;
-        for (d, e) in out.faults {
-            let index = decision.devices[d];
-            let e = self.leave_out(&mut report.recovered, (index, e), "a factorization", (0, 0));
-            last = Some(e);
-        }
-        let last = last.ok_or_else(|| Error::internal("faulted run without a fault"))?;
+        let last = self.leave_out_all(
+            &mut report.recovered,
+            out.faults,
+            &decision.devices,
+            "a factorization",
+            (0, 0),
+        )?;
         let resumable = matches!(routine, FactorRoutine::Potrf(_))
             && panels.is_none()
             && ar.space.is_host()

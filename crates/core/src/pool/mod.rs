@@ -71,6 +71,32 @@ fn fastest<A: Clone>(
     })
 }
 
+/// One run of a tile-DAG plan ([`DevicePool::run_dag`]).
+struct DagRun<'a> {
+    plan: &'a crate::plan::Plan,
+    /// Pool indices of the plan's devices.
+    devices: &'a [usize],
+    operands: &'a [crate::memory::RawTile],
+    /// The call's host operands, prepared for the accelerators' copies.
+    regions: &'a [(u64, usize, HostAccess)],
+    alpha: crate::scalar::ScalarValue,
+    beta: crate::scalar::ScalarValue,
+    trace: bool,
+    undo: Option<(&'a crate::undo::UndoLog, crate::undo::UndoScope)>,
+    infos: &'a [Arc<crate::factor_kernel::InfoCell>],
+}
+
+/// The bytes a run copied towards its devices and back.
+fn transfer_bytes(out: &crate::execute::ExecOutcome) -> (u64, u64) {
+    out.transfers.iter().fold((0, 0), |(fetched, written), t| {
+        if t.writeback {
+            (fetched, written + t.bytes)
+        } else {
+            (fetched + t.bytes, written)
+        }
+    })
+}
+
 /// The profile's prediction for one GEMM ([`DevicePool::predict_gemm`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GemmPrediction {
@@ -399,31 +425,80 @@ impl DevicePool {
         error
     }
 
-    /// The workspaces of a tile-DAG call (`needs` bytes on pool devices `devices`), waiting
-    /// while other calls of this pool hold device memory (nothing is written before they are
-    /// held, so trying again is safe). `Ok(Err(e))`: one of the devices cannot allocate with
-    /// nothing left to wait for (another process holds its memory); it has been left out, as
-    /// a failed one, and the call must be decided again without it.
-    fn dag_workspace(
+    /// Leaves out every device of `faults` (plan device index, error; `devices` maps plan
+    /// devices to the pool's) as [`DevicePool::leave_out`] does. Returns the last one's error.
+    pub(super) fn leave_out_all(
         &self,
+        recovered: &mut Vec<DeviceFault>,
+        faults: Vec<(usize, Error)>,
         devices: &[usize],
-        needs: &[usize],
+        routine: &str,
+        tiles: (usize, usize),
+    ) -> Result<Error> {
+        let mut last = None;
+        for (d, e) in faults {
+            last = Some(self.leave_out(recovered, (devices[d], e), routine, tiles));
+        }
+        last.ok_or_else(|| Error::internal("faulted run without a fault"))
+    }
+
+    /// Runs a tile-DAG plan (TRSM/TRMM, the factorizations): its workspaces, waiting while
+    /// other calls of this pool hold device memory (nothing is written before they are held,
+    /// so trying again is safe), the call's host regions prepared, the executor. `Ok(Err(e))`:
+    /// one of the devices cannot allocate with nothing left to wait for (another process
+    /// holds its memory); it has been left out, as a failed one, and the call must be decided
+    /// again without it.
+    fn run_dag(
+        &self,
+        run: &DagRun<'_>,
         recovered: &mut Vec<DeviceFault>,
         routine: &str,
-    ) -> Result<std::result::Result<workspace::CallWorkspace<'_>, Error>> {
-        loop {
+    ) -> Result<std::result::Result<crate::execute::ExecOutcome, Error>> {
+        let plan = run.plan;
+        let workspace = loop {
             let epoch = self.workspaces.epoch();
-            match self.workspaces.acquire_bytes(&self.devices, devices, needs) {
+            match self.workspaces.acquire(&self.devices, run.devices, plan) {
                 Err(Error::OutOfMemory { .. }) if self.workspaces.wait_for_release(epoch) => {}
                 Err(e @ Error::OutOfMemory { .. }) => {
-                    let Some(index) = self.blamed_for_memory(&e, devices) else {
+                    let Some(index) = self.blamed_for_memory(&e, run.devices) else {
                         return Err(e);
                     };
                     return Ok(Err(self.leave_out(recovered, (index, e), routine, (0, 0))));
                 }
-                r => return r.map(Ok),
+                r => break r?,
             }
+        };
+        let ws = Workspaces::addresses(&workspace, run.devices);
+        let devs: Vec<Arc<dyn Device>> = run
+            .devices
+            .iter()
+            .map(|&i| self.devices[i].clone())
+            .collect();
+        // No population of the operands beside the call: host kernels (solves, panels) write
+        // them in place.
+        let call_guard = self.enter(&devs, run.regions, false)?;
+        let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
+        for d in &devs {
+            d.share_host(accelerators);
         }
+        let out = crate::execute::execute(&crate::execute::ExecRequest {
+            plan,
+            devices: &devs,
+            workspaces: &ws,
+            links: &self.links,
+            operands: run.operands,
+            host_workspace: 0,
+            host_fold: None,
+            alpha: run.alpha,
+            beta: run.beta,
+            trace: run.trace,
+            epochs: Some(&self.trace_epochs),
+            undo: run.undo,
+            infos: run.infos,
+        })?;
+        drop(call_guard);
+        drop(workspace);
+        Ok(Ok(out))
     }
 
     /// Probes every failed device again (a small allocation, its compute queues synchronised)

@@ -192,17 +192,7 @@ impl DevicePool {
                 return Some(t);
             }
             let t = self
-                .predict_gemm(&GemmProblem {
-                    transa: Trans::N,
-                    transb: Trans::N,
-                    m,
-                    n,
-                    k,
-                    dtype: p.dtype,
-                    beta_zero: false,
-                    locations: [MemorySpace::HOST; 3],
-                    sym: None,
-                })?
+                .predict_gemm(&GemmProblem::host(m, n, k, p.dtype, false))?
                 .seconds;
             memo.borrow_mut().insert((m, n, k), t);
             Some(t)
@@ -242,7 +232,8 @@ impl DevicePool {
     /// C (its referenced part) = beta * C: the quick return of `alpha == 0` or `k == 0` with
     /// `beta != 1` (a Hermitian rank update's diagonal becoming real).
     fn scale_referenced<T: Scalar>(&self, op: &SymOp, c: RawTile, beta: T) -> Result<()> {
-        let apply = |ptr: *mut T, ld: usize| {
+        let apply = |c: RawTile| {
+            let (ptr, ld) = (c.addr as *mut T, c.ld);
             for j in 0..c.cols {
                 for i in 0..c.rows {
                     if op.triangular_c() && !op.uplo().contains(i, j) {
@@ -253,7 +244,7 @@ impl DevicePool {
                         T::default()
                     } else {
                         // SAFETY: (i, j) lies inside C, a valid writable matrix (a checked view
-                        // or the host copy below).
+                        // or its host copy).
                         let mut old = unsafe { p.read() }.to_c64();
                         if op.herm() && op.triangular_c() && i == j {
                             old = c64::new(old.re, 0.0);
@@ -265,20 +256,34 @@ impl DevicePool {
                 }
             }
         };
-        if c.space.is_host() {
-            apply(c.addr as *mut T, c.ld);
+        self.on_host::<T>(c, true, apply)
+    }
+
+    /// `f` on tile `t` in host memory: on `t` itself when it is there, else on a host copy of
+    /// it, copied back after `f` when `write_back`.
+    fn on_host<T: Scalar>(
+        &self,
+        t: RawTile,
+        write_back: bool,
+        f: impl FnOnce(RawTile),
+    ) -> Result<()> {
+        if t.space.is_host() {
+            f(t);
             return Ok(());
         }
-        let mut tmp = vec![T::default(); c.rows * c.cols];
+        let mut copy = vec![T::default(); t.rows * t.cols];
         let host = RawTile {
             space: MemorySpace::HOST,
-            addr: tmp.as_mut_ptr() as u64,
-            ld: c.rows.max(1),
-            ..c
+            addr: copy.as_mut_ptr() as u64,
+            ld: t.rows.max(1),
+            ..t
         };
-        self.copy_blocking(c, host)?;
-        apply(tmp.as_mut_ptr(), host.ld);
-        self.copy_blocking(host, c)
+        self.copy_blocking(t, host)?;
+        f(host);
+        if write_back {
+            self.copy_blocking(host, t)?;
+        }
+        Ok(())
     }
 
     /// A rank update of the `n x n` block `c` with the panels `a`, `b` (op(.) `n x k`).
@@ -326,13 +331,7 @@ impl DevicePool {
             Uplo::Lower => (c.sub(n1, 0, n2, n1), a2, b2, a1, b1),
             Uplo::Upper => (c.sub(0, n1, n1, n2), a1, b1, a2, b2),
         };
-        let dt = T::DTYPE;
-        let tconj = call.op.tconj().for_dtype(dt);
-        let (ta, tb) = if trans == Trans::N {
-            (Trans::N, tconj)
-        } else {
-            (trans.for_dtype(dt), Trans::N)
-        };
+        let (ta, tb) = call.op.gemm_trans(T::DTYPE);
         self.gemm_block(
             call,
             ta,
@@ -549,33 +548,15 @@ impl DevicePool {
             ld: rows.max(1),
             dtype: dt,
         };
-        // A host copy of `t` (itself when in host memory).
-        let on_host = |t: RawTile, keep: &mut Vec<T>| -> Result<RawTile> {
-            if t.space.is_host() {
-                return Ok(t);
-            }
-            *keep = vec![T::default(); t.rows * t.cols];
-            let h = host_tile(keep, t.rows, t.cols);
-            self.copy_blocking(t, h)?;
-            Ok(h)
-        };
         let beta = T::from_c64(tile.beta.as_c64());
         match tile.op {
             SymOp::Rank {
-                uplo,
-                trans,
-                two,
-                herm,
+                uplo, two, herm, ..
             } => {
                 let n = tile.n;
                 let mut prod = vec![T::default(); n * n];
                 let p = host_tile(&mut prod, n, n);
-                let tconj = call.op.tconj().for_dtype(dt);
-                let (ta, tb) = if trans == Trans::N {
-                    (Trans::N, tconj)
-                } else {
-                    (trans, Trans::N)
-                };
+                let (ta, tb) = call.op.gemm_trans(dt);
                 let alpha = call.alpha;
                 let second = if two { tile.b } else { tile.a };
                 let zero = T::default();
@@ -585,53 +566,50 @@ impl DevicePool {
                     let one = T::from_f64(1.0);
                     self.gemm_block(call, ta, tb, alpha2, tile.b, tile.a, one, p, report)?;
                 }
-                let mut keep = Vec::new();
-                let c = on_host(tile.c, &mut keep)?;
-                for j in 0..n {
-                    for i in 0..n {
-                        if !uplo.contains(i, j) {
-                            continue;
-                        }
-                        let at = (c.addr as *mut T).wrapping_add(i + j * c.ld);
-                        let mut v = prod[i + j * n].to_c64();
-                        if beta != T::default() {
-                            // SAFETY: (i, j) lies inside C's host copy (or C, a host view).
-                            let mut old = unsafe { at.read() }.to_c64();
-                            if herm && i == j {
-                                old = c64::new(old.re, 0.0);
+                self.on_host::<T>(tile.c, true, |c| {
+                    for j in 0..n {
+                        for i in 0..n {
+                            if !uplo.contains(i, j) {
+                                continue;
                             }
-                            v += beta.to_c64() * old;
+                            let at = (c.addr as *mut T).wrapping_add(i + j * c.ld);
+                            let mut v = prod[i + j * n].to_c64();
+                            if beta != T::default() {
+                                // SAFETY: (i, j) lies inside C's host copy (or C, a host view).
+                                let mut old = unsafe { at.read() }.to_c64();
+                                if herm && i == j {
+                                    old = c64::new(old.re, 0.0);
+                                }
+                                v += beta.to_c64() * old;
+                            }
+                            if herm && i == j {
+                                v = c64::new(v.re, 0.0);
+                            }
+                            // SAFETY: as above, writable.
+                            unsafe { at.write(T::from_c64(v)) };
                         }
-                        if herm && i == j {
-                            v = c64::new(v.re, 0.0);
-                        }
-                        // SAFETY: as above, writable.
-                        unsafe { at.write(T::from_c64(v)) };
                     }
-                }
-                if !tile.c.space.is_host() {
-                    self.copy_blocking(c, tile.c)?;
-                }
+                })?;
             }
             SymOp::Multiply { side, uplo, herm } => {
                 let k = tile.k;
-                let mut keep = Vec::new();
-                let a = on_host(tile.a, &mut keep)?;
                 let mut full = vec![T::default(); k * k];
-                for j in 0..k {
-                    for i in 0..k {
-                        let (si, sj) = if uplo.contains(i, j) { (i, j) } else { (j, i) };
-                        // SAFETY: (si, sj) lies inside A's host copy (or A, a host view).
-                        let x = unsafe { (a.addr as *const T).add(si + sj * a.ld).read() };
-                        full[i + j * k] = if herm && i == j {
-                            T::from_c64(c64::new(x.to_c64().re, 0.0))
-                        } else if herm && (si, sj) != (i, j) {
-                            x.conj()
-                        } else {
-                            x
-                        };
+                self.on_host::<T>(tile.a, false, |a| {
+                    for j in 0..k {
+                        for i in 0..k {
+                            let (si, sj) = if uplo.contains(i, j) { (i, j) } else { (j, i) };
+                            // SAFETY: (si, sj) lies inside A's host copy (or A, a host view).
+                            let x = unsafe { (a.addr as *const T).add(si + sj * a.ld).read() };
+                            full[i + j * k] = if herm && i == j {
+                                T::from_c64(c64::new(x.to_c64().re, 0.0))
+                            } else if herm && (si, sj) != (i, j) {
+                                x.conj()
+                            } else {
+                                x
+                            };
+                        }
                     }
-                }
+                })?;
                 let f = host_tile(&mut full, k, k);
                 let (x, y) = match side {
                     Side::Left => (f, tile.b),
@@ -664,18 +642,7 @@ impl DevicePool {
             }
             SymOp::Multiply { .. } => (p.m, p.n, p.k),
         };
-        let g = GemmProblem {
-            transa: Trans::N,
-            transb: Trans::N,
-            m,
-            n,
-            k,
-            dtype: p.dtype,
-            beta_zero: false,
-            locations: [MemorySpace::HOST; 3],
-            sym: None,
-        };
-        self.predict_gemm(&g)
+        self.predict_gemm(&GemmProblem::host(m, n, k, p.dtype, false))
     }
 }
 

@@ -300,21 +300,12 @@ fn sym_passes(p: &SymProblem, beta_zero: bool) -> Vec<GemmProblem> {
     let base = |transa, transb, k, diagonal, beta_zero| GemmProblem {
         transa,
         transb,
-        m: p.m,
-        n: p.n,
-        k,
-        dtype: dt,
-        beta_zero,
-        locations: [crate::memory::MemorySpace::HOST; 3],
         sym: Some(SymTiles { op: p.op, diagonal }),
+        ..GemmProblem::host(p.m, p.n, k, dt, beta_zero)
     };
     match p.op {
-        SymOp::Rank { trans, two, .. } => {
-            let (ta, tb) = if trans == Trans::N {
-                (Trans::N, p.op.tconj().for_dtype(dt))
-            } else {
-                (trans.for_dtype(dt), Trans::N)
-            };
+        SymOp::Rank { two, .. } => {
+            let (ta, tb) = p.op.gemm_trans(dt);
             let mut v = vec![base(ta, tb, p.k, true, beta_zero)];
             if two {
                 v.push(base(ta, tb, p.k, false, false));

@@ -7,9 +7,8 @@
 
 use super::options::DeviceFault;
 use super::DevicePool;
-use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::exec::execute::{self, ExecOutcome, ExecRequest};
+use crate::exec::execute::ExecOutcome;
 use crate::exec::trace::Trace;
 use crate::matrix::{MatIn, MatOut};
 use crate::memory::{HostAccess, MemorySpace, RawTile};
@@ -216,14 +215,8 @@ impl DevicePool {
             });
         }
         let (ar, br) = (a.raw(), b.raw());
-        for t in [&ar, &br] {
-            if !t.space.is_host() && !self.devices.iter().any(|d| d.space() == t.space) {
-                return Err(Error::InvalidInput(format!(
-                    "operand lives in {:?}, which belongs to no device of this pool",
-                    t.space
-                )));
-            }
-        }
+        // GEMM's check of its three operands, B standing for the third.
+        self.check_locations(&[ar, br, br])?;
         self.check_device_list(call.devices.as_deref())?;
         if call.tile == Some(0) {
             return Err(Error::InvalidInput("tile size 0".into()));
@@ -299,47 +292,22 @@ impl DevicePool {
         })?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         let plan = &decision.plan;
-        let devs: Vec<Arc<dyn Device>> = decision
+        report.devices = decision
             .devices
             .iter()
-            .map(|&i| self.devices[i].clone())
+            .map(|&i| self.devices[i].info().label())
             .collect();
-        report.devices = devs.iter().map(|d| d.info().label()).collect();
         report.tile = Some(decision.chosen.tile);
         report.solve = Some(decision.chosen.solve);
         report.predicted_seconds = Some(decision.chosen.seconds);
         report.stats = plan.stats();
         report.plan = Some(plan.clone());
-        let needs: Vec<usize> = plan
-            .devices
-            .iter()
-            .map(|d| d.slots as usize * plan.slot_bytes)
-            .collect();
-        let workspace = match self.dag_workspace(
-            &decision.devices,
-            &needs,
-            &mut report.recovered,
-            "TRSM/TRMM",
-        )? {
-            Ok(w) => w,
-            Err(_left_out) => {
-                self.tri_decisions.forget(&key);
-                return self.run_tri(problem, ar, br, alpha, call, report, undo);
-            }
-        };
-        let ws = super::workspace::Workspaces::addresses(&workspace, &decision.devices);
         let mut regions = Vec::new();
         if ar.space.is_host() {
             regions.push((ar.addr, ar.extent_bytes(), HostAccess::Read));
         }
         if br.space.is_host() {
             regions.push((br.addr, br.extent_bytes(), HostAccess::ReadWrite));
-        }
-        // No population of B beside the call: host solves write it in place.
-        let call_guard = self.enter(&devs, &regions, false)?;
-        let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
-        for d in &devs {
-            d.share_host(accelerators);
         }
         // Final tiles are written once, so a failed call goes on from them
         // ([`DevicePool::finish_panels`]). What a device computing in B's own memory wrote in
@@ -359,30 +327,27 @@ impl DevicePool {
         } else {
             None
         };
-        let mut out = execute::execute(&ExecRequest {
+        let run = super::DagRun {
             plan,
-            devices: &devs,
-            workspaces: &ws,
-            links: &self.links,
+            devices: &decision.devices,
             operands: &[ar, br],
-            host_workspace: 0,
-            host_fold: None,
+            regions: &regions,
             alpha: alpha.to_value(),
             beta: alpha.to_value(),
             trace: call.trace,
-            epochs: Some(&self.trace_epochs),
             undo: scope.map(|s| (undo, s)),
             infos: &[],
-        })?;
-        drop(call_guard);
-        drop(workspace);
-        for t in &out.transfers {
-            if t.writeback {
-                report.bytes_out += t.bytes;
-            } else {
-                report.bytes_in += t.bytes;
+        };
+        let mut out = match self.run_dag(&run, &mut report.recovered, "TRSM/TRMM")? {
+            Ok(out) => out,
+            Err(_left_out) => {
+                self.tri_decisions.forget(&key);
+                return self.run_tri(problem, ar, br, alpha, call, report, undo);
             }
-        }
+        };
+        let (bytes_in, bytes_out) = super::transfer_bytes(&out);
+        report.bytes_in += bytes_in;
+        report.bytes_out += bytes_out;
         report.trace = out.trace.take();
         if out.faults.is_empty() {
             return Ok(());
@@ -419,17 +384,13 @@ impl DevicePool {
             panel,
         };
         let unfinished = tiling.nt() * tiling.np() - out.final_tiles.len();
-        let mut last = None;
-        for (d, e) in out.faults {
-            let index = decision.devices[d];
-            last = Some(self.leave_out(
-                &mut report.recovered,
-                (index, e),
-                "TRSM/TRMM",
-                (unfinished, 0),
-            ));
-        }
-        let last = last.ok_or_else(|| Error::internal("faulted run without a fault"))?;
+        let last = self.leave_out_all(
+            &mut report.recovered,
+            out.faults,
+            &decision.devices,
+            "TRSM/TRMM",
+            (unfinished, 0),
+        )?;
         let failed = self.failed_devices();
         if [ar.space, br.space]
             .iter()
@@ -490,8 +451,6 @@ impl DevicePool {
         self.finish_panels(&tiling, ar, br, alpha, &sub, &finals, report)
     }
 
-    /// Leaves device `index` out (it failed with `error`) and records it in the report;
-    /// returns the error, naming the device.
     /// Finishes every panel of B whose tiles are not all final, on the devices left. A panel's
     /// tiles become final in block order (a tile is written back once, after its solve or its
     /// last update), so its final tiles `D` are the first of [`TriProblem::block_order`] and

@@ -15,7 +15,7 @@ use crate::fold::HostFolder;
 use crate::memory::Buffer;
 use crate::plan::Plan;
 use std::cell::Cell;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 
 pub(super) struct Workspaces {
     /// Per pool device, its idle slot buffers.
@@ -204,31 +204,6 @@ impl Workspaces {
         Ok(ws)
     }
 
-    /// Buffers for one call of `needs[i]` bytes on pool device `ids[i]` (routines whose plans
-    /// are not GEMM plans: the triangular ones).
-    pub(super) fn acquire_bytes(
-        &self,
-        devices: &[Arc<dyn Device>],
-        ids: &[usize],
-        needs: &[usize],
-    ) -> Result<CallWorkspace<'_>> {
-        lock(&self.usage).holding += 1;
-        let mut ws = CallWorkspace {
-            pool: self,
-            device: Vec::with_capacity(ids.len()),
-            host: None,
-            complete: false,
-        };
-        for (&need, &di) in needs.iter().zip(ids) {
-            if need > 0 {
-                let buffer = self.device_buffer(&devices[di], di, need)?;
-                ws.device.push((di, buffer));
-            }
-        }
-        ws.complete = true;
-        Ok(ws)
-    }
-
     /// Base addresses of a call's slot buffers, per plan device (0 for a device with none).
     pub(super) fn addresses(ws: &CallWorkspace<'_>, ids: &[usize]) -> Vec<u64> {
         ids.iter()
@@ -377,10 +352,8 @@ impl Workspaces {
     }
 }
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere; the data (caches, workspaces) stays valid.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+// A poisoned lock only means a panic elsewhere; the data (caches, workspaces) stays valid.
+pub(super) use crate::error::lock;
 
 #[cfg(test)]
 mod tests {

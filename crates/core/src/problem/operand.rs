@@ -95,6 +95,18 @@ pub fn required_len(rows: usize, cols: usize, ld: usize) -> Result<usize> {
         .ok_or_else(|| Error::InvalidInput(format!("matrix {rows}x{cols} ld {ld} overflows usize")))
 }
 
+/// Checks that a `rows x cols` matrix with leading dimension `ld` fits in a slice of `len`
+/// elements (a view's constructor).
+fn fits(len: usize, rows: usize, cols: usize, ld: usize) -> Result<()> {
+    let need = required_len(rows, cols, ld)?;
+    if need > len {
+        return Err(Error::InvalidInput(format!(
+            "matrix {rows}x{cols} with ld {ld} needs {need} elements, the slice has {len}"
+        )));
+    }
+    Ok(())
+}
+
 /// An immutable column-major view of a host matrix.
 #[derive(Debug, Clone, Copy)]
 pub struct MatRef<'a, T> {
@@ -116,13 +128,7 @@ impl<'a, T: Scalar> MatRef<'a, T> {
     /// # Errors
     /// `InvalidInput` when `ld < max(1, rows)` or the matrix does not fit in `data`.
     pub fn new(data: &'a [T], rows: usize, cols: usize, ld: usize) -> Result<Self> {
-        let need = required_len(rows, cols, ld)?;
-        if need > data.len() {
-            return Err(Error::InvalidInput(format!(
-                "matrix {rows}x{cols} with ld {ld} needs {need} elements, the slice has {}",
-                data.len()
-            )));
-        }
+        fits(data.len(), rows, cols, ld)?;
         Ok(MatRef {
             ptr: data.as_ptr(),
             rows,
@@ -201,13 +207,7 @@ unsafe impl<T: Sync> Sync for MatMut<'_, T> {}
 impl<'a, T: Scalar> MatMut<'a, T> {
     /// A mutable view; see [`MatRef::new`].
     pub fn new(data: &'a mut [T], rows: usize, cols: usize, ld: usize) -> Result<Self> {
-        let need = required_len(rows, cols, ld)?;
-        if need > data.len() {
-            return Err(Error::InvalidInput(format!(
-                "matrix {rows}x{cols} with ld {ld} needs {need} elements, the slice has {}",
-                data.len()
-            )));
-        }
+        fits(data.len(), rows, cols, ld)?;
         Ok(MatMut {
             ptr: data.as_mut_ptr(),
             rows,

@@ -82,22 +82,7 @@ pub fn check_entries<T: Scalar>(
         };
         elem(x, transb)
     };
-    let entries: Vec<(usize, usize)> = if m * n <= samples {
-        (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).collect()
-    } else {
-        // splitmix64: a dependency-free, seeded choice of entries.
-        let mut s = seed;
-        let mut next = move || {
-            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = s;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        (0..samples)
-            .map(|_| ((next() % m as u64) as usize, (next() % n as u64) as usize))
-            .collect()
-    };
+    let entries = sampled_entries(m, n, samples, seed);
     let zero = c64::new(0.0, 0.0);
     let mut worst = 0.0f64;
     for &(i, j) in &entries {
@@ -130,6 +115,31 @@ pub fn check_entries<T: Scalar>(
         worst = worst.max(ratio);
     }
     Ok((entries.len(), worst))
+}
+
+/// The entries of an `m x n` matrix a check looks at: all of them, column by column, when
+/// there are at most `samples`, else `samples` chosen from `seed`.
+pub(crate) fn sampled_entries(
+    m: usize,
+    n: usize,
+    samples: usize,
+    seed: u64,
+) -> Vec<(usize, usize)> {
+    if m * n <= samples {
+        return (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).collect();
+    }
+    // splitmix64: a dependency-free, seeded choice of entries.
+    let mut s = seed;
+    let mut next = move || {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    (0..samples)
+        .map(|_| ((next() % m as u64) as usize, (next() % n as u64) as usize))
+        .collect()
 }
 
 /// Whether a computed entry `got` agrees with its f64-accumulated reference `want` within

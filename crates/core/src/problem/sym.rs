@@ -105,6 +105,18 @@ impl SymOp {
             Trans::T
         }
     }
+    /// The transposes of the GEMM a rank update's product `op(A) op(B)^T` (`^H` for Hermitian
+    /// routines) is in `dtype`: `(N, T or C)` with `trans` N, else `(trans, N)`. `(N, N)` for
+    /// SYMM/HEMM.
+    pub fn gemm_trans(&self, dtype: crate::scalar::DType) -> (Trans, Trans) {
+        match *self {
+            SymOp::Rank {
+                trans: Trans::N, ..
+            } => (Trans::N, self.tconj().for_dtype(dtype)),
+            SymOp::Rank { trans, .. } => (trans.for_dtype(dtype), Trans::N),
+            SymOp::Multiply { .. } => (Trans::N, Trans::N),
+        }
+    }
     /// The order of the symmetric matrix of a problem with C's columns `n` and inner dimension
     /// `k`: C's for a rank update, the symmetric operand's (`k`) for SYMM/HEMM.
     pub fn order(&self, n: usize, k: usize) -> usize {

@@ -90,26 +90,7 @@ pub fn check_sym_sampled<T: Scalar>(
     samples: usize,
     seed: u64,
 ) -> Result<f64, String> {
-    if p.m * p.n <= samples {
-        return check_sym(p, alpha, a, b, beta, c0, c, 2.0);
-    }
-    // splitmix64: a dependency-free, seeded choice of entries.
-    let mut s = seed;
-    let mut next = move || {
-        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    let entries: Vec<(usize, usize)> = (0..samples)
-        .map(|_| {
-            (
-                (next() % p.m as u64) as usize,
-                (next() % p.n as u64) as usize,
-            )
-        })
-        .collect();
+    let entries = crate::reference::sampled_entries(p.m, p.n, samples, seed);
     check_sym_at(p, alpha, a, b, beta, c0, c, 2.0, &entries)
 }
 

@@ -10,9 +10,7 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::link::{Link, LinkKind};
-use crate::profile::{
-    DeviceProfile, GemmTimes, LinkProfile, MachineProfile, HOST_LABEL, PROFILE_VERSION,
-};
+use crate::profile::{DeviceProfile, GemmTimes, LinkProfile, MachineProfile, HOST_LABEL};
 use crate::scalar::DType;
 use std::sync::Arc;
 
@@ -84,19 +82,12 @@ impl Synthetic {
         let label = |i: usize| format!("{backend}:{i}");
         let short = |i: usize| format!("{backend}{i}");
         let mut p = MachineProfile {
-            version: PROFILE_VERSION,
             created: self.base.created.clone(),
             host: format!("synthetic: {} x {}", self.count, kind.name),
-            devices: Vec::new(),
-            links: Vec::new(),
             host_fold_bytes_per_sec: self
                 .host_fold_bytes_per_sec
                 .or(self.base.host_fold_bytes_per_sec),
-            host_fold_calibrated_bytes_per_sec: None,
-            power: Vec::new(),
-            tri_efficiency: Vec::new(),
-            panel_efficiency: Vec::new(),
-            calibration_seconds: Vec::new(),
+            ..MachineProfile::new()
         };
         let kind_power = self.base.power.iter().find(|w| w.label == self.kind);
         for i in 0..self.count {

@@ -22,6 +22,8 @@
 //! calls are bound by the link they share, where folding, slowed or not, still moves the
 //! fewest bytes.)
 
+// A poisoned lock only means a panic elsewhere; the sums stay valid.
+use crate::error::lock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -199,11 +201,6 @@ impl FoldSpeed {
             _ => 1.0,
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere; the sums stay valid.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -28,6 +28,19 @@ pub(super) fn f64_tile(buf: &dyn Buffer, side: usize) -> RawTile {
     }
 }
 
+/// Mean seconds of a copy of `s` to `d` over `link`, repeated until the mean is confident.
+pub(super) fn copy_seconds(
+    link: &dyn Link,
+    s: &RawTile,
+    d: &RawTile,
+    opts: &CalibrationOptions,
+) -> Result<f64> {
+    let m = measure_until_confident(opts, &mut || {
+        time_on_queue(link.queue(), &mut || link.copy(s, d))
+    })?;
+    Ok(m.mean)
+}
+
 /// Measures one link: every size of `sides` (square f64 tiles) copied from `src` to `dst`
 /// (buffers in the link's spaces, large enough for the largest side), then the fit. Calls
 /// `tick` after each point. Returns the model (slowdown 1) and the `(bytes, mean seconds)`
@@ -55,10 +68,7 @@ pub fn measure_link(
             )));
         }
         let (s, d) = (f64_tile(src, side), f64_tile(dst, side));
-        let m = measure_until_confident(opts, &mut || {
-            time_on_queue(link.queue(), &mut || link.copy(&s, &d))
-        })?;
-        samples.push((bytes, m.mean));
+        samples.push((bytes, copy_seconds(link, &s, &d, opts)?));
         tick(format!("link {}: {}", link.name(), human_bytes(bytes)));
     }
     let model = LinkModel::fit_relative(&samples)
@@ -66,30 +76,13 @@ pub fn measure_link(
     Ok((model, samples))
 }
 
-/// The slowdown of copying `side x side` f64 tiles over `fg` while `bg` copies continuously:
-/// `t_busy / idle_seconds`, at least 1 (a busy neighbour never speeds a link up). `bg_time` is
-/// the expected time of one background copy, used to keep `bg` busy for the whole foreground
-/// copy. Buffers: `fg_src`/`fg_dst` in `fg`'s spaces, `bg_src`/`bg_dst` in `bg`'s.
+/// The slowdown of copying tile `fs` to `fd` (contiguous or 2D) over `fg` while `bg` copies
+/// `bs` to `bd` continuously: `t_busy / idle_seconds`, at least 1 (a busy neighbour never
+/// speeds a link up). `bg_time` is the expected time of one background copy, used to keep `bg`
+/// busy for the whole foreground copy.
 ///
 /// # Errors
 /// Backend errors.
-#[allow(clippy::too_many_arguments)] // a GEMM-shaped argument list (BLAS order)
-pub fn measure_slowdown(
-    fg: &dyn Link,
-    bg: &dyn Link,
-    fg_bufs: (&dyn Buffer, &dyn Buffer),
-    bg_bufs: (&dyn Buffer, &dyn Buffer),
-    side: usize,
-    idle_seconds: f64,
-    bg_time: f64,
-    opts: &CalibrationOptions,
-) -> Result<f64> {
-    let (fs, fd) = (f64_tile(fg_bufs.0, side), f64_tile(fg_bufs.1, side));
-    let (bs, bd) = (f64_tile(bg_bufs.0, side), f64_tile(bg_bufs.1, side));
-    slowdown_of(fg, bg, (fs, fd), (bs, bd), idle_seconds, bg_time, opts)
-}
-
-/// [`measure_slowdown`] on given tiles (contiguous or 2D).
 pub(super) fn slowdown_of(
     fg: &dyn Link,
     bg: &dyn Link,
@@ -253,12 +246,12 @@ pub(super) fn measure_slowdowns(
             m.alloc_in(b.link.src(), bytes)?,
             m.alloc_in(b.link.dst(), bytes)?,
         ];
-        let factor = measure_slowdown(
+        let t: Vec<RawTile> = bufs.iter().map(|b| f64_tile(b.as_ref(), side)).collect();
+        let factor = slowdown_of(
             f.link.as_ref(),
             b.link.as_ref(),
-            (bufs[0].as_ref(), bufs[1].as_ref()),
-            (bufs[2].as_ref(), bufs[3].as_ref()),
-            side,
+            (t[0], t[1]),
+            (t[2], t[3]),
             idle,
             b.model.time(bytes),
             opts,

@@ -23,9 +23,8 @@
 //! measured faster, the calibrated rate predicted that machine's folding calls better.
 
 use super::gemm::{measure_gemm, warm_up};
-use super::links::f64_tile;
+use super::links::{copy_seconds, f64_tile};
 use super::progress::Tracker;
-use super::stats::{measure_until_confident, time_on_queue};
 use super::{CalibrationOptions, Machine, Progress};
 use crate::device::{Device, DeviceKind};
 use crate::error::{Error, Result};
@@ -332,13 +331,11 @@ pub fn recheck(
         let bytes = side * side * 8;
         let (src, dst) = (m.alloc_in(l.src(), bytes)?, m.alloc_in(l.dst(), bytes)?);
         let (s, d) = (f64_tile(src.as_ref(), side), f64_tile(dst.as_ref(), side));
-        let got = measure_until_confident(&opts, &mut || {
-            time_on_queue(l.queue(), &mut || l.copy(&s, &d))
-        })?;
+        let got = copy_seconds(l.as_ref(), &s, &d, &opts)?;
         out.judge(
             Target::Link(l.name().to_string()),
             format!("link {} {bytes} B", l.name()),
-            got.mean,
+            got,
             expected,
         );
         tr.tick(format!("re-check link {}", l.name()));

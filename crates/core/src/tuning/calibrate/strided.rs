@@ -3,7 +3,7 @@
 //! and both directions at once.
 
 use super::gemm::GemmBench;
-use super::links::slowdown_of;
+use super::links::{copy_seconds, slowdown_of};
 use super::stats::{measure_until_confident, time_on_queue};
 use super::{CalibrationOptions, Machine};
 use crate::error::Result;
@@ -85,14 +85,12 @@ fn measure_strided(
     opts: &CalibrationOptions,
 ) -> Result<Vec<(usize, f64)>> {
     let mut out = Vec::new();
-    let q = link.queue().clone();
     for &side in sides {
         // DMA speed depends on the host pitch as well as on the column length (short columns
         // far apart cost page walks).
         let (s, d) = bufs.tiles(side);
-        let m =
-            measure_until_confident(opts, &mut || time_on_queue(&q, &mut || link.copy(&s, &d)))?;
-        out.push((side * 8, (side * side * 8) as f64 / m.mean));
+        let seconds = copy_seconds(link, &s, &d, opts)?;
+        out.push((side * 8, (side * side * 8) as f64 / seconds));
     }
     Ok(out)
 }
@@ -155,8 +153,8 @@ pub(super) fn pitched_tile(b: &dyn Buffer, side: usize, ld: usize) -> RawTile {
 }
 
 /// Slowdown of 2D tile copies over `fg` (square f64 tiles of `side`, host side a column block
-/// of a matrix at [`crate::model::link::STRIDED_PITCH`]) while `bg`, the opposite direction, runs the same copies: what
-/// a pipeline that fetches and writes back tiles at once sees.
+/// of a matrix at [`STRIDED_PITCH`]) while `bg`, the opposite direction, runs the same copies:
+/// what a pipeline that fetches and writes back tiles at once sees.
 pub(super) fn measure_strided_duplex(
     fg: &dyn Link,
     bg: &dyn Link,
@@ -164,33 +162,12 @@ pub(super) fn measure_strided_duplex(
     side: usize,
     opts: &CalibrationOptions,
 ) -> Result<f64> {
-    let ld = side.max(crate::model::link::STRIDED_PITCH / 8);
-    let bytes_of = |s: MemorySpace| {
-        if s.is_host() {
-            ld * side * 8
-        } else {
-            side * side * 8
-        }
-    };
-    let bufs = [
-        alloc_in(fg.src(), bytes_of(fg.src()))?,
-        alloc_in(fg.dst(), bytes_of(fg.dst()))?,
-        alloc_in(bg.src(), bytes_of(bg.src()))?,
-        alloc_in(bg.dst(), bytes_of(bg.dst()))?,
-    ];
-    let t: Vec<RawTile> = bufs
-        .iter()
-        .map(|b| pitched_tile(b.as_ref(), side, ld))
-        .collect();
-    let idle = measure_until_confident(opts, &mut || {
-        time_on_queue(fg.queue(), &mut || fg.copy(&t[0], &t[1]))
-    })?
-    .mean;
-    let bg_time = measure_until_confident(opts, &mut || {
-        time_on_queue(bg.queue(), &mut || bg.copy(&t[2], &t[3]))
-    })?
-    .mean;
-    slowdown_of(fg, bg, (t[0], t[1]), (t[2], t[3]), idle, bg_time, opts)
+    let fg_bufs = PitchedBuffers::new(fg, alloc_in, side, STRIDED_PITCH)?;
+    let bg_bufs = PitchedBuffers::new(bg, alloc_in, side, STRIDED_PITCH)?;
+    let (f, b) = (fg_bufs.tiles(side), bg_bufs.tiles(side));
+    let idle = copy_seconds(fg, &f.0, &f.1, opts)?;
+    let bg_time = copy_seconds(bg, &b.0, &b.1, opts)?;
+    slowdown_of(fg, bg, f, b, idle, bg_time, opts)
 }
 
 /// The device end of a host link.
