@@ -176,7 +176,7 @@ fn run_case(node: &Node, case: Case, tile: usize, seed: u64, tally: &mut Tally) 
         None => GemmOptions::default().tile(tile),
     }
     .k_split(case.k_split)
-    .triangle(case.triangle);
+    .c_region(case.triangle);
     let av = MatRef::packed(&a, m, k).unwrap();
     let bv = MatRef::packed(&b, k, n).unwrap();
     let mut c = c0.clone();

@@ -892,7 +892,7 @@ unsafe fn on_device_operands<T: hetblas::Scalar + crate::elem::Elem>(
             b.input(),
             beta,
             c_out,
-            &GemmOptions::default().triangle(o.triangle),
+            &GemmOptions::default().c_region(o.triangle),
         )
     })();
     let place = |w: Option<usize>| w.map_or("host".to_string(), |d| rt.devices()[d].info().label());

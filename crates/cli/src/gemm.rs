@@ -402,7 +402,7 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
             .host_fold(a.host_fold.as_deref().map(|f| f == "on"))
             .fold_tail(a.fold_tail)
             .objective(a.objective)
-            .triangle(triangle);
+            .c_region(triangle);
         // The call's own time, as `measure` takes it: without the meters' reads before and
         // after (NVML's took 5-13 ms around an 8192^3 DGEMM on H200).
         let pinned_before = pin_totals(rt);

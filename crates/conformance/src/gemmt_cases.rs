@@ -5,6 +5,7 @@
 
 use crate::data::{random_vec, rng};
 use crate::Target;
+use hetblas_core::problem::check_gemmt_args;
 use hetblas_core::reference::gemm_error_bound;
 use hetblas_core::scalar::{c32, c64};
 use hetblas_core::{GemmOptions, MatMut, MatRef, Scalar, Trans, Uplo};
@@ -47,7 +48,7 @@ pub fn run_gemmt_case<T: Scalar>(t: &Target, s: &GemmtSpec) -> Result<(), String
     }
     let (alpha, beta) = (T::from_c64(s.alpha), T::from_c64(s.beta));
     let opts = GemmOptions::default()
-        .triangle(s.uplo)
+        .c_region(s.uplo)
         .tile(s.tile)
         .devices(t.compute.iter().copied());
     let av = MatRef::new(&a, ar, ac, lda).map_err(|e| e.to_string())?;
@@ -239,9 +240,26 @@ pub fn gemmt_bad_arguments_are_reported(t: &Target) -> Result<(), String> {
     ] {
         let (uplo, ta, tb, n, k, lda, ldb, ldc) = args;
         let mut c = vec![7.0f64; 64];
-        let r = t.pool.gemmt_blas(
-            uplo, ta, tb, n, k, 1.0, &a, lda, &b, ldb, 1.0, &mut c, ldc, &opts,
-        );
+        // The BLAS-style entry as the Runtime's `gemmt_blas` composes it: the check, then
+        // GEMM on the slices over the triangle.
+        let r = check_gemmt_args(uplo, ta, tb, n, k, lda, ldb, ldc).and_then(|(uplo, ta, tb)| {
+            t.pool.gemm_blas_checked(
+                ta,
+                tb,
+                n,
+                n,
+                k,
+                1.0,
+                &a,
+                lda,
+                &b,
+                ldb,
+                1.0,
+                &mut c,
+                ldc,
+                &opts.clone().c_region(uplo),
+            )
+        });
         match r {
             Err(e) if e.blas_param() == Some(param) => {}
             other => {

@@ -10,7 +10,7 @@ use hetblas_core::pool::{
     FactorDecision, FactorOptions, FactorReport, TriCallOptions, TriDecision, TriReport,
 };
 use hetblas_core::problem::triangular::{TriOptions, TriProblem, TriRoutine};
-use hetblas_core::problem::{GemmProblem, Uplo};
+use hetblas_core::problem::{check_gemmt_args, GemmProblem, Uplo};
 use hetblas_core::profile::MachineProfile;
 use hetblas_core::{
     BackendStatus, DType, Device, DeviceMatrix, DevicePool, GemmOptions, GemmPrediction,
@@ -266,7 +266,7 @@ impl Runtime {
     /// device matrices, in any mix. It runs as GEMM's plan over the triangle's C tiles (the
     /// diagonal tiles computed whole into a workspace and folded over the triangle on the
     /// host), with GEMM's recovery from a failed device. For options (devices, tiles, trace),
-    /// give [`GemmOptions::triangle`] to [`Runtime::gemm_with`].
+    /// give the triangle as [`GemmOptions::c_region()`] to [`Runtime::gemm_with`].
     ///
     /// ```
     /// use hetblas::{MatMut, MatRef, Runtime, Trans, Uplo};
@@ -297,15 +297,15 @@ impl Runtime {
         beta: T,
         c: impl Into<MatOut<'a, T>>,
     ) -> Result<GemmReport> {
-        let opts = GemmOptions::default().triangle(uplo);
+        let opts = GemmOptions::default().c_region(uplo);
         self.pool
             .gemm_with(transa, transb, alpha, a, b, beta, c, &opts)
     }
 
     /// BLAS-style GEMMT on host slices: arguments checked as reference BLAS 3.12's `?gemmtr`
     /// checks them (uplo 1, transa 2, transb 3, n 4, k 5, lda 8, ldb 10, ldc 13; the errors
-    /// name the routine GEMMTR), then [`Runtime::gemmt`] with `opts` (whose `triangle` is
-    /// replaced by `uplo`).
+    /// name the routine GEMMTR), then [`Runtime::gemmt`] with `opts` (whose `c_region` is
+    /// replaced by `uplo`'s triangle).
     ///
     /// # Errors
     /// A bad argument with its BLAS parameter number; device errors.
@@ -327,8 +327,10 @@ impl Runtime {
         ldc: i64,
         opts: &GemmOptions,
     ) -> Result<GemmReport> {
-        self.pool.gemmt_blas(
-            uplo, transa, transb, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts,
+        let (uplo, transa, transb) = check_gemmt_args(uplo, transa, transb, n, k, lda, ldb, ldc)?;
+        let opts = opts.clone().c_region(uplo);
+        self.pool.gemm_blas_checked(
+            transa, transb, n, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &opts,
         )
     }
 

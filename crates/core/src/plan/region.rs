@@ -4,9 +4,11 @@
 //! planner assigns only the region's tiles, computes a tile written in part whole into a slot
 //! and folds it on the host through its mask ([`crate::fold`]), so the entries outside the
 //! region are neither read nor written. A routine that computes part of C (GEMMT: one
-//! triangle) gives its shape here; the planner, the router, the executor and the fold only ask
-//! the region and its masks.
+//! triangle) gives its shape here: which shapes of C it takes, whether its tiles must be square,
+//! which tiles exist, what a tile in part runs again as. The pool, the planner, the router, the
+//! executor and the fold only ask the region and its masks.
 
+use crate::error::{Error, Result};
 use crate::problem::Uplo;
 use std::ops::Range;
 
@@ -21,7 +23,41 @@ pub enum CRegion {
     Triangle(Uplo),
 }
 
+/// A triangle of C (GEMMT's `uplo`).
+impl From<Uplo> for CRegion {
+    fn from(uplo: Uplo) -> Self {
+        CRegion::Triangle(uplo)
+    }
+}
+
+/// A triangle of C, or all of C (`None`): the `uplo` of a caller that computes either.
+impl From<Option<Uplo>> for CRegion {
+    fn from(uplo: Option<Uplo>) -> Self {
+        uplo.map_or(CRegion::All, CRegion::Triangle)
+    }
+}
+
 impl CRegion {
+    /// Whether the region fits C of `m x n` (a triangle needs C square); the error is a BLAS
+    /// argument error of the routine that computes the region, as its reference numbers it.
+    pub fn check_shape(self, m: usize, n: usize) -> Result<()> {
+        match self {
+            CRegion::Triangle(_) if m != n => Err(Error::InvalidArgument {
+                routine: "GEMMTR",
+                param: 4,
+                name: "n",
+                reason: format!("C is {m}x{n}: a triangle needs it square"),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether C's tiles must be square (`tm == tn`): a region cut along C's diagonal has its
+    /// tiles in part on the diagonal, and a tile there must hold the diagonal's corner.
+    pub fn square_tiles(self) -> bool {
+        matches!(self, CRegion::Triangle(_))
+    }
+
     /// Whether C tile `(i, j)` holds entries of the region.
     pub fn has_tile(self, i: usize, j: usize) -> bool {
         match self {
@@ -35,6 +71,15 @@ impl CRegion {
         match self {
             CRegion::Triangle(uplo) if i == j => TileMask::Triangle(uplo),
             _ => TileMask::Whole,
+        }
+    }
+
+    /// The region of C tile `(i, j)` taken as a C of its own: what a tile that did not finish
+    /// runs again as, alone.
+    pub fn tile_region(self, i: usize, j: usize) -> CRegion {
+        match self.mask(i, j) {
+            TileMask::Whole => CRegion::All,
+            TileMask::Triangle(uplo) => CRegion::Triangle(uplo),
         }
     }
 
@@ -95,5 +140,20 @@ mod tests {
         assert_eq!(TileMask::Triangle(Uplo::Upper).rows(5, 3), 0..3);
         assert!(CRegion::All.has_tile(1, 2) && CRegion::All.mask(1, 1).is_whole());
         assert_eq!(TileMask::Whole.rows(7, 3), 0..3);
+    }
+
+    /// A triangle needs C square, its tiles square, and its diagonal tiles run again alone as
+    /// triangles of their own; all of C takes any shape.
+    #[test]
+    fn a_triangle_region_asks_for_square_c_and_square_tiles() {
+        let upper = CRegion::from(Uplo::Upper);
+        assert_eq!(upper, CRegion::Triangle(Uplo::Upper));
+        assert_eq!(CRegion::from(None), CRegion::All);
+        assert!(upper.check_shape(5, 5).is_ok() && CRegion::All.check_shape(5, 4).is_ok());
+        assert_eq!(upper.check_shape(5, 4).unwrap_err().blas_param(), Some(4));
+        assert!(upper.square_tiles() && !CRegion::All.square_tiles());
+        assert_eq!(upper.tile_region(2, 2), upper);
+        assert_eq!(upper.tile_region(1, 2), CRegion::All);
+        assert_eq!(CRegion::All.tile_region(2, 2), CRegion::All);
     }
 }

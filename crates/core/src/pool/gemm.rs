@@ -13,7 +13,7 @@ use crate::matrix::{MatIn, MatOut};
 use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, MatRef, Trans};
 use crate::plan::cache::{PlanCache, PlanInputs};
-use crate::plan::{DeviceSpec, Plan};
+use crate::plan::{CRegion, DeviceSpec, Plan};
 use crate::problem::{check_gemm_args, GemmProblem};
 use crate::scalar::{DType, Scalar};
 use crate::undo::{UndoLog, UndoScope};
@@ -43,27 +43,19 @@ impl DevicePool {
         opts: &GemmOptions,
     ) -> Result<GemmReport> {
         let (ta, tb) = check_gemm_args(transa, transb, m, n, k, lda, ldb, ldc)?;
-        let to = |x: i64| {
-            usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
-        };
-        let (m, n, k) = (to(m)?, to(n)?, to(k)?);
-        let (ar, ac) = ta.stored_shape(m, k);
-        let (br, bc) = tb.stored_shape(k, n);
-        let av = MatRef::new(a, ar, ac, to(lda)?)?;
-        let bv = MatRef::new(b, br, bc, to(ldb)?)?;
-        let cv = MatMut::new(c, m, n, to(ldc)?)?;
-        self.gemm_with(ta, tb, alpha, av, bv, beta, cv, opts)
+        self.gemm_blas_checked(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts)
     }
 
-    /// BLAS-style GEMMT on host slices (`?gemmtr`, `?gemmt`): C's `uplo` triangle of
-    /// `alpha*op(a)*op(b) + beta*c`, C `n x n`; the other triangle is neither read nor
-    /// written. Arguments are checked as reference BLAS 3.12 checks them.
+    /// GEMM on host slices whose BLAS arguments a routine's check passed (sizes and leading
+    /// dimensions it accepted): the slices as views, then [`DevicePool::gemm_with`] over
+    /// `opts`'s region of C. The BLAS-style entry of a routine computing a part of C is its
+    /// check and this.
     #[allow(clippy::too_many_arguments)] // the BLAS argument list, as BLAS orders it
-    pub fn gemmt_blas<T: Scalar>(
+    pub fn gemm_blas_checked<T: Scalar>(
         &self,
-        uplo: u8,
-        transa: u8,
-        transb: u8,
+        transa: Trans,
+        transb: Trans,
+        m: i64,
         n: i64,
         k: i64,
         alpha: T,
@@ -76,26 +68,16 @@ impl DevicePool {
         ldc: i64,
         opts: &GemmOptions,
     ) -> Result<GemmReport> {
-        let (ul, ta, tb) =
-            crate::problem::check_gemmt_args(uplo, transa, transb, n, k, lda, ldb, ldc)?;
         let to = |x: i64| {
             usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
         };
-        let (n, k) = (to(n)?, to(k)?);
-        let av = MatRef::new(
-            a,
-            ta.stored_shape(n, k).0,
-            ta.stored_shape(n, k).1,
-            to(lda)?,
-        )?;
-        let bv = MatRef::new(
-            b,
-            tb.stored_shape(k, n).0,
-            tb.stored_shape(k, n).1,
-            to(ldb)?,
-        )?;
-        let cv = MatMut::new(c, n, n, to(ldc)?)?;
-        self.gemm_with(ta, tb, alpha, av, bv, beta, cv, &opts.clone().triangle(ul))
+        let (m, n, k) = (to(m)?, to(n)?, to(k)?);
+        let (ar, ac) = transa.stored_shape(m, k);
+        let (br, bc) = transb.stored_shape(k, n);
+        let av = MatRef::new(a, ar, ac, to(lda)?)?;
+        let bv = MatRef::new(b, br, bc, to(ldb)?)?;
+        let cv = MatMut::new(c, m, n, to(ldc)?)?;
+        self.gemm_with(transa, transb, alpha, av, bv, beta, cv, opts)
     }
 
     /// `c = alpha * op(a) * op(b) + beta * c` with default options.
@@ -140,14 +122,7 @@ impl DevicePool {
         let _thread = self.keep_thread_contexts();
         let (a, b, mut c) = (a.into(), b.into(), c.into());
         let (m, n, k) = gemm_shape(transa, transb, &a, &b, &c)?;
-        if opts.triangle.is_some() && m != n {
-            return Err(Error::InvalidArgument {
-                routine: "GEMMTR",
-                param: 4,
-                name: "n",
-                reason: format!("C is {m}x{n}: a triangle needs it square"),
-            });
-        }
+        opts.c_region.check_shape(m, n)?;
         let operands = [a.raw(), b.raw(), c.raw()];
         self.check_locations(&operands)?;
         // Options are checked on quick returns too: a bad device list is wrong at any size.
@@ -158,7 +133,7 @@ impl DevicePool {
             return Ok(report);
         }
         if k == 0 || alpha == T::default() {
-            self.scale_c(&mut c, beta, opts.c_region().whole_mask())?;
+            self.scale_c(&mut c, beta, opts.c_region.whole_mask())?;
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -503,7 +478,7 @@ impl DevicePool {
             .filter(|&(i, j)| {
                 !f.final_tiles.contains(&(i, j))
                     && crate::plan::symmetric::has_c_tile(problem, i, j)
-                    && opts.c_region().has_tile(i, j)
+                    && opts.c_region.has_tile(i, j)
             })
             .collect();
         let mut last = None;
@@ -580,32 +555,33 @@ impl DevicePool {
             );
         }
         // A tile written back in part runs again on its other columns only (plans of
-        // symmetric routines never split a write-back). GEMMT's diagonal tiles (the region's
-        // tiles in part) run again as GEMMTs of their own, the other tiles as GEMMs.
-        let half = |&(i, j): &(usize, usize)| !opts.c_region().mask(i, j).is_whole();
+        // symmetric routines never split a write-back). A tile the region holds in part runs
+        // again alone over its part (a triangle's diagonal tile as a triangle of its own), the
+        // other tiles as GEMMs.
+        let half = |&(i, j): &(usize, usize)| !opts.c_region.mask(i, j).is_whole();
         let whole: Vec<(usize, usize)> = unfinished
             .iter()
             .copied()
             .filter(|t| !f.partial.contains_key(t) && !half(t))
             .collect();
-        let mut blocks: Vec<(usize, usize, usize, usize, bool)> =
+        let mut blocks: Vec<(usize, usize, usize, usize, CRegion)> =
             unfinished_blocks(&f.grid, &whole)
                 .into_iter()
-                .map(|(r0, mr, c0, nc)| (r0, mr, c0, nc, false))
+                .map(|(r0, mr, c0, nc)| (r0, mr, c0, nc, CRegion::All))
                 .collect();
         for (&(i, j), &done) in &f.partial {
             let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
             if done < nc {
-                blocks.push((r0, mr, c0 + done, nc - done, false));
+                blocks.push((r0, mr, c0 + done, nc - done, CRegion::All));
             }
         }
-        for &(i, _) in unfinished.iter().filter(|t| half(t)) {
-            let (r0, mr) = f.grid.m_span(i);
-            blocks.push((r0, mr, r0, mr, true));
+        for &(i, j) in unfinished.iter().filter(|t| half(t)) {
+            let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
+            blocks.push((r0, mr, c0, nc, opts.c_region.tile_region(i, j)));
         }
-        for (r0, mr, c0, nc, diagonal) in blocks {
+        for (r0, mr, c0, nc, region) in blocks {
             let sub_opts = GemmOptions {
-                triangle: sub_opts.triangle.filter(|_| diagonal),
+                c_region: region,
                 ..sub_opts.clone()
             };
             let sub = GemmProblem {
@@ -874,20 +850,19 @@ impl DevicePool {
         devs: &[Arc<dyn Device>],
         opts: &GemmOptions,
     ) -> Result<(Arc<Plan>, bool)> {
-        // GEMMT's diagonal tiles are square: C's tiles take the smaller of the decided sizes
-        // (its slots then fit the budgets the decision made).
-        let grid = &match opts.triangle {
-            Some(_) => {
-                let t = decision.grid.tm.min(decision.grid.tn);
-                crate::tiling::Blocking {
-                    tm: t,
-                    tn: t,
-                    tk: decision.grid.tk,
-                    group: decision.group,
-                }
-                .grid(problem.m, problem.n, problem.k)
+        // A region that needs square tiles takes the smaller of the decided sizes (its slots
+        // then fit the budgets the decision made).
+        let grid = &if opts.c_region.square_tiles() {
+            let t = decision.grid.tm.min(decision.grid.tn);
+            crate::tiling::Blocking {
+                tm: t,
+                tn: t,
+                tk: decision.grid.tk,
+                group: decision.group,
             }
-            None => decision.grid,
+            .grid(problem.m, problem.n, problem.k)
+        } else {
+            decision.grid
         };
         let specs: Vec<DeviceSpec> = devs
             .iter()
@@ -919,10 +894,10 @@ impl DevicePool {
             host_fold: decision.host_fold,
             fold_tail: decision.fold_tail,
             // A strip of C's last rows cuts across any region but all of C.
-            strip: decision.strip.filter(|_| opts.c_region().is_all()),
+            strip: decision.strip.filter(|_| opts.c_region.is_all()),
             links: &self.link_set,
             link_speed: &|s: MemorySpace, d: MemorySpace| self.link_bandwidth(s, d),
-            region: opts.c_region(),
+            region: opts.c_region,
             tail_pieces: self.tail_pieces(),
         })
     }

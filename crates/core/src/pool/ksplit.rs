@@ -48,9 +48,7 @@ impl DevicePool {
     ) -> Option<KSplit> {
         let mode = opts.k_split_mode();
         // A K split's partial products cover all of C: only for a call over all of it.
-        if mode == Some(false)
-            || !problem.location(Operand::C).is_host()
-            || !opts.c_region().is_all()
+        if mode == Some(false) || !problem.location(Operand::C).is_host() || !opts.c_region.is_all()
         {
             return None;
         }

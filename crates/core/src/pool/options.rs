@@ -5,7 +5,7 @@
 use crate::exec::execute::Transfer;
 use crate::exec::trace::Trace;
 use crate::plan::tiling::Blocking;
-use crate::plan::PlanStats;
+use crate::plan::{CRegion, PlanStats};
 
 /// Per-call choices; the defaults let hetblas decide.
 ///
@@ -50,8 +50,9 @@ pub struct GemmOptions {
     /// (a host copy of C per call): `Some(true)` always, `Some(false)` never, `None` (default)
     /// only when no host CPU device can finish a failed call.
     pub preserve_c: Option<bool>,
-    /// Compute only this triangle of C, the other neither read nor written (GEMMT; C square).
-    pub triangle: Option<crate::problem::Uplo>,
+    /// The part of C computed (all of it by default); the entries outside it are neither read
+    /// nor written.
+    pub c_region: CRegion,
 }
 
 impl GemmOptions {
@@ -115,16 +116,10 @@ impl GemmOptions {
         self
     }
 
-    /// Only C's `uplo` triangle (GEMMT), or all of C (`None`).
-    pub fn triangle(mut self, uplo: impl Into<Option<crate::problem::Uplo>>) -> Self {
-        self.triangle = uplo.into();
+    /// Computes only this part of C ([`CRegion`]).
+    pub fn c_region(mut self, region: impl Into<CRegion>) -> Self {
+        self.c_region = region.into();
         self
-    }
-
-    /// The part of C the call computes, as its plan carries it.
-    pub fn c_region(&self) -> crate::plan::CRegion {
-        self.triangle
-            .map_or(crate::plan::CRegion::All, crate::plan::CRegion::Triangle)
     }
 
     /// The undo log of C on (`true`), off, or only without a host CPU to finish (`None`).
