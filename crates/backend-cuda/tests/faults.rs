@@ -217,13 +217,19 @@ fn a_gpu_lost_mid_trsm_or_trmm_finishes_on_the_cpu_or_leaves_b_as_it_was() {
             assert!(with_cpu.reprobe().is_empty());
         }
         // Every allocation fails (another process holds the memory): left out, the CPU works.
-        faults[0].arm((1..=10_000).map(|k| FaultSpec::new(0, FaultOp::Alloc, k, FaultKind::Oom)));
+        // A pool of its own: the other pool's workspaces, kept from its earlier calls, would
+        // need no allocation.
+        let (fresh, fresh_faults) = pool_with_cpu().expect("the GPUs found above");
+        fresh_faults[0]
+            .arm((1..=10_000).map(|k| FaultSpec::new(0, FaultOp::Alloc, k, FaultKind::Oom)));
         let mut b = b0.clone();
-        let r = run(&with_cpu, &[0, 1], &mut b);
+        let r = run(&fresh, &[0, 1], &mut b);
         finished_right("every allocation failing", r, &b);
-        assert!(with_cpu.failed_devices().contains(&1));
-        faults[0].disarm();
-        assert!(with_cpu.reprobe().is_empty());
+        assert!(fresh.failed_devices().contains(&1));
+        fresh_faults[0].disarm();
+        for x in [&a, &b0] {
+            let _ = fresh.release_host(x);
+        }
         // No CPU and no other device: the device's error, and B as it was.
         gpu_faults[0].arm([FaultSpec::new(0, FaultOp::Kernel, 3, FaultKind::Lost)]);
         let mut b = b0.clone();
