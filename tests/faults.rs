@@ -825,6 +825,17 @@ struct TriTally {
     untouched_on_error: usize,
 }
 
+/// A triangular case's operands: A (`k x k`, its side's order) and B as it was.
+fn tri_operands(case: &hetblas_conformance::tri::TriCase) -> (Vec<f64>, usize, Vec<f64>) {
+    let k = if case.opts.side == hetblas_core::Side::Left {
+        case.m
+    } else {
+        case.n
+    };
+    let a = hetblas_conformance::tri::triangular(&case.opts, k, k, case.seed);
+    (a, k, values(case.m * case.n, case.seed + 1))
+}
+
 /// Runs TRSM or TRMM `case` on `pool` with `fault` armed on `emus[fault.0]` (pool index
 /// `offset + fault.0`): B must be right, with the failed device named in the report when the
 /// fault struck, or the call must fail with a device's error and B bit-identical. The failed
@@ -840,13 +851,7 @@ fn run_tri_case(
 ) {
     use hetblas_core::TriCallOptions;
     let (m, n) = (case.m, case.n);
-    let k = if case.opts.side == hetblas_core::Side::Left {
-        m
-    } else {
-        n
-    };
-    let a: Vec<f64> = hetblas_conformance::tri::triangular(&case.opts, k, k, case.seed);
-    let b0 = values(m * n, case.seed + 1);
+    let (a, k, b0) = tri_operands(case);
     let mut b = b0.clone();
     let (dev, op, at, kind) = fault;
     emus[dev].faults().arm([FaultSpec::new(dev, op, at, kind)]);
@@ -1005,13 +1010,7 @@ fn a_trsm_whose_devices_asked_for_are_lost_finishes_on_the_cpu() {
     let (pool, emus) = node_with_cpu(1);
     for case in tri_cases() {
         let (m, n) = (case.m, case.n);
-        let k = if case.opts.side == hetblas_core::Side::Left {
-            m
-        } else {
-            n
-        };
-        let a: Vec<f64> = hetblas_conformance::tri::triangular(&case.opts, k, k, case.seed);
-        let b0 = values(m * n, case.seed + 1);
+        let (a, k, b0) = tri_operands(&case);
         let mut b = b0.clone();
         emus[0]
             .faults()
