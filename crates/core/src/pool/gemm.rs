@@ -514,26 +514,11 @@ impl DevicePool {
         {
             return Err(last);
         }
-        // The devices left for this call: those asked for (or all), less the failed ones.
-        let left: Vec<usize> = self
-            .working_devices(opts)
-            .into_iter()
-            .filter(|&i| self.devices[i].kernel().supports(problem.dtype))
-            .collect();
-        // The devices asked for are all gone: the host CPU, when there is one, finishes.
-        let left = if left.is_empty() {
-            match self.host_fallback(problem.dtype) {
-                Some(cpu) if opts.devices.is_some() => {
-                    tracing::warn!(
-                        device = %self.devices[cpu].info().label(),
-                        "no device asked for is left; the host CPU finishes the call"
-                    );
-                    vec![cpu]
-                }
-                _ => return Err(last),
-            }
-        } else {
-            left
+        let dtype = problem.dtype;
+        let Some(left) = self.devices_left(opts.devices.as_deref(), dtype, |i| {
+            self.devices[i].kernel().supports(dtype)
+        }) else {
+            return Err(last);
         };
         let sub_opts = GemmOptions {
             devices: opts.devices.as_ref().map(|_| left.clone()),

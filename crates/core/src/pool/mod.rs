@@ -386,6 +386,37 @@ impl DevicePool {
         .collect()
     }
 
+    /// The devices a call that lost some goes on with: those it asked for (all when `asked` is
+    /// `None`), less the failed ones, that pass `usable`; when every device asked for is gone,
+    /// the host CPU, the last resort (which is why a call with a host CPU keeps no undo copy of
+    /// its output). `None`: no device left.
+    pub(super) fn devices_left(
+        &self,
+        asked: Option<&[usize]>,
+        dtype: DType,
+        usable: impl Fn(usize) -> bool,
+    ) -> Option<Vec<usize>> {
+        let failed = self.failed_devices();
+        let left: Vec<usize> = match asked {
+            Some(list) => list.to_vec(),
+            None => (0..self.devices.len()).collect(),
+        }
+        .into_iter()
+        .filter(|&i| !failed.contains(&i) && usable(i))
+        .collect();
+        if !left.is_empty() {
+            return Some(left);
+        }
+        let cpu = asked
+            .and(self.host_fallback(dtype))
+            .filter(|&cpu| usable(cpu))?;
+        tracing::warn!(
+            device = %self.devices[cpu].info().label(),
+            "no device asked for is left; the host CPU finishes the call"
+        );
+        Some(vec![cpu])
+    }
+
     /// Leaves device `index` out of later calls (it failed).
     fn exclude(&self, index: usize) {
         let mut f = workspace::lock(&self.failed);

@@ -402,29 +402,12 @@ impl DevicePool {
         let dt = problem.dtype;
         let usable = |i: usize| {
             let k = self.devices[i].kernel();
-            !failed.contains(&i) && k.supports(dt) && k.supports_tri(dt)
+            k.supports(dt) && k.supports_tri(dt)
         };
-        // The devices left: those asked for (or all) less the failed ones. When those asked
-        // for are all gone, the host CPU finishes, as for GEMM (the undo scope above counted on
-        // it: B is not saved where a host CPU is left).
-        let devices = match &call.devices {
-            None if (0..self.devices.len()).any(usable) => None,
-            None => return Err(last),
-            Some(asked) => {
-                let left: Vec<usize> = asked.iter().copied().filter(|&i| usable(i)).collect();
-                match self.host_fallback(dt).filter(|&cpu| usable(cpu)) {
-                    _ if !left.is_empty() => Some(left),
-                    Some(cpu) => {
-                        tracing::warn!(
-                            device = %self.devices[cpu].info().label(),
-                            "no device asked for is left; the host CPU finishes the call"
-                        );
-                        Some(vec![cpu])
-                    }
-                    None => return Err(last),
-                }
-            }
+        let Some(left) = self.devices_left(call.devices.as_deref(), dt, usable) else {
+            return Err(last);
         };
+        let devices = call.devices.as_ref().map(|_| left);
         let sub = TriCallOptions {
             devices,
             trace: false,
