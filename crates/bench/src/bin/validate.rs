@@ -401,14 +401,11 @@ fn case<T: Scalar>(
         .copied()
         .filter(|&t| Blocking::square(t) != chosen)
         .collect();
-    // Each other tile plans once, untimed.
-    for &t in &others {
-        call(Some(t), false)?;
-    }
     // Every point (chosen and sweep) is the median of the same number of timed calls, taken
     // in interleaved rounds. Each block after a switch of tile starts from the calibrated fold
     // price, as the case's first block did (what other tiles' folds reached would otherwise
-    // decide this tile's calls), and its first call is untimed (the other plan's workspaces).
+    // decide this tile's calls), and its first call is untimed (the other plan's workspaces;
+    // in round 0 it plans the tile). The chosen tile's round 0 goes on from `once`.
     let rounds = args.rounds.max(1);
     let per_round = reps.div_ceil(rounds);
     let mut times = vec![once];
