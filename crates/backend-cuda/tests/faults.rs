@@ -10,11 +10,16 @@ use hetblas_core::{DevicePool, Error, GemmOptions, GemmReport, MatMut, MatRef, T
 use hetblas_cuda::CudaBackend;
 use std::sync::Arc;
 
-/// The pool of the CUDA GPUs and their fault injectors.
-fn pool() -> Option<(DevicePool, Vec<Arc<FaultInjector>>)> {
+/// The CUDA GPUs (devices and links) and their fault injectors.
+fn gpus() -> Option<(hetblas_core::Discovery, Vec<Arc<FaultInjector>>)> {
     let d = hetblas_conformance::discovered_or_skip("cuda", CudaBackend.discover_gpus())?;
     let faults = d.devices.iter().map(|g| g.faults().clone()).collect();
-    let d = d.into_discovery();
+    Some((d.into_discovery(), faults))
+}
+
+/// The pool of the CUDA GPUs and their fault injectors.
+fn pool() -> Option<(DevicePool, Vec<Arc<FaultInjector>>)> {
+    let (d, faults) = gpus()?;
     Some((DevicePool::new(d.devices, d.links).unwrap(), faults))
 }
 
@@ -125,9 +130,7 @@ fn out_of_core_at_an_eighth_of_the_footprint() {
 
 /// The CPU (pool index 0) and the CUDA GPUs (1..), with the GPUs' fault injectors.
 fn pool_with_cpu() -> Option<(DevicePool, Vec<Arc<FaultInjector>>)> {
-    let d = hetblas_conformance::discovered_or_skip("cuda", CudaBackend.discover_gpus())?;
-    let faults = d.devices.iter().map(|g| g.faults().clone()).collect();
-    let d = d.into_discovery();
+    let (d, faults) = gpus()?;
     let blas = hetblas_cpu::choose_blas(&Default::default())
         .expect("host BLAS")
         .blas;
