@@ -315,7 +315,7 @@ pub(crate) struct Ticket {
 /// The host registration counters of the Runtime's first GPU (its backend's cache, shared by
 /// that backend's devices).
 fn pin_stats(rt: &Runtime) -> Option<PinStats> {
-    rt.devices().iter().find_map(|d| d.host_pin_stats())
+    rt.host_pin_stats()
 }
 
 /// What the host registrations did between `before` and `after`, for the verbose line.

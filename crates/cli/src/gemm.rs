@@ -638,22 +638,9 @@ fn run_typed<T: Scalar>(rt: &Runtime, a: GemmArgs, triangle: Option<Uplo>) -> Re
 }
 
 /// Host ranges page-locked so far by the runtime's backends, and the seconds spent on them.
-/// A backend's devices share one registration cache: each backend is counted once.
 fn pin_totals(rt: &hetblas::Runtime) -> (u64, f64) {
-    let mut seen: Vec<&str> = Vec::new();
-    let mut totals = (0, 0.0);
-    for d in rt.devices() {
-        let backend = d.info().backend.as_str();
-        if seen.contains(&backend) {
-            continue;
-        }
-        if let Some(p) = d.host_pin_stats() {
-            seen.push(backend);
-            totals.0 += p.registrations;
-            totals.1 += p.seconds_registering;
-        }
-    }
-    totals
+    rt.host_pin_stats()
+        .map_or((0, 0.0), |p| (p.registrations, p.seconds_registering))
 }
 
 /// GEMMT's `--check`: entries of the `uplo` triangle of `c` (all of them up to 4096, else 4096

@@ -78,6 +78,24 @@ impl Runtime {
         self.pool.devices()
     }
 
+    /// What the host registration caches did, each backend's counted once (its devices share
+    /// one cache); `None` when no backend keeps one.
+    pub fn host_pin_stats(&self) -> Option<hetblas_core::pin_stats::PinStats> {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut total: Option<hetblas_core::pin_stats::PinStats> = None;
+        for d in self.devices() {
+            let backend = d.info().backend.as_str();
+            if seen.contains(&backend) {
+                continue;
+            }
+            if let Some(p) = d.host_pin_stats() {
+                seen.push(backend);
+                *total.get_or_insert_with(Default::default) += &p;
+            }
+        }
+        total
+    }
+
     /// The links between the devices' memory spaces and the host.
     pub fn links(&self) -> impl Iterator<Item = &Arc<dyn Link>> {
         self.pool.links()

@@ -28,3 +28,21 @@ pub struct PinStats {
     pub bytes_prefaulted: u64,
     pub seconds_prefaulting: f64,
 }
+
+impl std::ops::AddAssign<&PinStats> for PinStats {
+    /// The counters of two caches together (a runtime with GPUs of two backends).
+    fn add_assign(&mut self, o: &PinStats) {
+        self.registrations += o.registrations;
+        self.hits += o.hits;
+        self.failures += o.failures;
+        self.evictions += o.evictions;
+        self.stale += o.stale;
+        self.merges += o.merges;
+        self.released_unmapped += o.released_unmapped;
+        self.released_freed += o.released_freed;
+        self.bytes_registered += o.bytes_registered;
+        self.seconds_registering += o.seconds_registering;
+        self.bytes_prefaulted += o.bytes_prefaulted;
+        self.seconds_prefaulting += o.seconds_prefaulting;
+    }
+}
