@@ -410,6 +410,10 @@ fn case<T: Scalar>(
     let per_round = reps.div_ceil(rounds);
     let mut times = vec![once];
     let mut other_times: Vec<Vec<f64>> = vec![Vec::with_capacity(reps); others.len()];
+    // What the chosen tile's last timed call ran, and the fold price it was decided at (the
+    // other tiles' blocks reset and move that price after it).
+    let mut ran = r;
+    let mut decided_at = rt.decision_profile();
     for round in 0..rounds {
         if round > 0 {
             rt.fold_speed().reset();
@@ -417,10 +421,12 @@ fn case<T: Scalar>(
         }
         let own = if round == 0 { per_round - 1 } else { per_round };
         for _ in 0..own {
+            decided_at = rt.decision_profile();
             let (s, r) = call(None, false)?;
             times.push(s);
             plan_repeat = r.planning_seconds;
             ran_tile = r.tile;
+            ran = r;
         }
         for (&t, v) in others.iter().zip(&mut other_times) {
             rt.fold_speed().reset();
@@ -435,7 +441,7 @@ fn case<T: Scalar>(
     // Folds slower here than calibrated are priced at what they reached
     // (`hetblas_core::tuning::fold_speed`): the prediction is then the model's at that rate,
     // as the timed calls were decided.
-    let choice = match rt.decision_profile() {
+    let choice = match decided_at {
         Some(p) if p.host_fold_bytes_per_sec != profile.host_fold_bytes_per_sec => {
             let priced = model_tile(
                 &problem,
@@ -497,8 +503,8 @@ fn case<T: Scalar>(
             .join(" "),
         // What the chosen calls ran: whether C was folded on the host, and how many C tiles
         // were sent whole (the rescore predicts the chosen point in this mode).
-        r.host_fold,
-        r.fold_tail,
+        ran.host_fold,
+        ran.fold_tail,
         (predicted - cold_s) / cold_s
     ))
 }
