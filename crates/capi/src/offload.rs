@@ -312,12 +312,6 @@ pub(crate) struct Ticket {
     _inside: InDevicePath,
 }
 
-/// The host registration counters of the Runtime's first GPU (its backend's cache, shared by
-/// that backend's devices).
-fn pin_stats(rt: &Runtime) -> Option<PinStats> {
-    rt.host_pin_stats()
-}
-
 /// What the host registrations did between `before` and `after`, for the verbose line.
 fn pin_delta(before: &PinStats, after: &PinStats) -> String {
     let n = |a: u64, b: u64| a.saturating_sub(b);
@@ -387,7 +381,7 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         runtime_start,
         learn,
         started: std::time::Instant::now(),
-        pins_before: verbose().then(|| pin_stats(rt)).flatten(),
+        pins_before: verbose().then(|| rt.host_pin_stats()).flatten(),
         _inside: inside,
     };
     let record = measured::routes().get(&key);
@@ -492,7 +486,7 @@ impl Ticket {
             } else {
                 String::new()
             };
-            let pins = match (&self.pins_before, pin_stats(self.rt)) {
+            let pins = match (&self.pins_before, self.rt.host_pin_stats()) {
                 (Some(b), Some(a)) => format!("; host memory: {}", pin_delta(b, &a)),
                 _ => String::new(),
             };
