@@ -377,8 +377,6 @@ fn case<T: Scalar>(
         call(None, false)?;
     }
     let (once, r) = call(None, false)?;
-    let mut plan_repeat = r.planning_seconds;
-    let mut ran_tile = r.tile;
     // Timed calls per point: about `--point-seconds` of them.
     let reps = ((args.point_seconds / once.max(1e-6)).ceil() as usize)
         .clamp(args.reps.max(1), args.max_reps.max(args.reps.max(1)));
@@ -424,8 +422,6 @@ fn case<T: Scalar>(
             decided_at = rt.decision_profile();
             let (s, r) = call(None, false)?;
             times.push(s);
-            plan_repeat = r.planning_seconds;
-            ran_tile = r.tile;
             ran = r;
         }
         for (&t, v) in others.iter().zip(&mut other_times) {
@@ -457,7 +453,7 @@ fn case<T: Scalar>(
                 hetblas_core::autotune::fold_rate(Some(&p)) / 1e9,
                 hetblas_core::autotune::fold_rate(Some(profile)) / 1e9,
                 priced.tile,
-                ran_tile
+                ran.tile
             );
             priced
         }
@@ -495,7 +491,7 @@ fn case<T: Scalar>(
         (predicted - measured) / measured,
         measured / best_s,
         first.planning_seconds * 1e6,
-        plan_repeat * 1e6,
+        ran.planning_seconds * 1e6,
         sweep
             .iter()
             .map(|(t, s)| format!("{t}:{s:.5}"))

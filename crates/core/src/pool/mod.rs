@@ -376,9 +376,14 @@ impl DevicePool {
     /// The devices a call may use: those it asked for (all when none), less those that
     /// failed earlier.
     pub(super) fn working_devices(&self, opts: &GemmOptions) -> Vec<usize> {
+        self.working_of(opts.devices.as_deref())
+    }
+
+    /// [`DevicePool::working_devices`] of a call that asked for `asked` (all when `None`).
+    fn working_of(&self, asked: Option<&[usize]>) -> Vec<usize> {
         let failed = self.failed_devices();
-        match &opts.devices {
-            Some(list) => list.clone(),
+        match asked {
+            Some(list) => list.to_vec(),
             None => (0..self.devices.len()).collect(),
         }
         .into_iter()
@@ -396,14 +401,11 @@ impl DevicePool {
         dtype: DType,
         usable: impl Fn(usize) -> bool,
     ) -> Option<Vec<usize>> {
-        let failed = self.failed_devices();
-        let left: Vec<usize> = match asked {
-            Some(list) => list.to_vec(),
-            None => (0..self.devices.len()).collect(),
-        }
-        .into_iter()
-        .filter(|&i| !failed.contains(&i) && usable(i))
-        .collect();
+        let left: Vec<usize> = self
+            .working_of(asked)
+            .into_iter()
+            .filter(|&i| usable(i))
+            .collect();
         if !left.is_empty() {
             return Some(left);
         }
