@@ -109,6 +109,8 @@
 #                        alone, both directions at once and under DGEMM (and both under DGEMM
 #                        beside host folds, issue 57), against the same
 #                        tile copied again and again (crates/bench/cuda/linkprobe.cu)
+#     --linkprobe-folds  the same probe's fold table: copies beside host folds by the folds'
+#                        working set, from in-cache to 512 MiB (issue 57)
 #     --copyout          instead of the harness: the staged write-backs of a fresh output (issue
 #                        53), per way of running the copy-out threads and state of the output
 #                        (crates/bench/cuda/copyout.cu; C of 4096^2 and 8192^2 f64)
@@ -143,7 +145,7 @@ ARGS=("$@") COUNTS=""
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES="" PANELS=""
-SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 MEMPROBE=0 LINKPROBE=0 COPYOUT=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 MEMPROBE=0 LINKPROBE=0 LINKPROBE_MODE="" COPYOUT=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -178,6 +180,7 @@ while (($#)); do
         --hostmem) HOSTMEM=1; shift ;;
         --memprobe) MEMPROBE=1; shift ;;
         --linkprobe) LINKPROBE=1; shift ;;
+        --linkprobe-folds) LINKPROBE=1; LINKPROBE_MODE=folds; shift ;;
         --copyout) COPYOUT=1; shift ;;
         --blockings) BLOCKINGS=$2; shift 2 ;;
         --env) SWEEP_ENVS+=("$2"); shift 2 ;;
@@ -511,7 +514,7 @@ memprobe() {
 linkprobe() {
     local exe=$OUT/linkprobe
     run nvcc -O2 -std=c++17 -o "$exe" "$ROOT/crates/bench/cuda/linkprobe.cu" -lcublas -lpthread || return
-    run --log "$OUT/linkprobe.log" "$exe" 2
+    run --log "$OUT/linkprobe.log" "$exe" 2 ${LINKPROBE_MODE:+"$LINKPROBE_MODE"}
     ((DRY_RUN)) || grep -h "^host\\|^folds\\|^|" "$OUT/linkprobe.log" >>"$OUT/summary.md"
 }
 

@@ -16,10 +16,14 @@
 //   both+gemm+fold the same while host threads fold (C = C + P over a separate 1 GiB, as many
 //                  threads as the library's folds use: the cores, at most 12)
 //   fold           the folds' rate beside both+gemm, GB/s of C (the model's unit)
+// With `folds` (issue 57: do copies in slow beside folds by the folds' working set?): per fold
+// region S (C and P of S bytes each, folded over and over), the rates of h2d+gemm, h2d+gemm
+// with those folds (h2d+gemm+fold), both+gemm and both+gemm+fold, and the folds' own rate,
+// for three tile shapes of the seeded sets.
 // Host memory: one malloc'd region registered with cudaHostRegister (as the library registers
 // user buffers), random data. Each copy moves about 32 MiB; medians of 3 passes of 12 copies.
 //
-//   linkprobe [HOST_GIB]   (default 2)
+//   linkprobe [HOST_GIB] [folds]   (default 2)
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -111,7 +115,8 @@ static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t wi
     CK(cudaEventCreate(&e1));
     CK(cudaEventCreate(&f0));
     CK(cudaEventCreate(&f1));
-    bool gemm = mode == 4 || mode == 5 || mode == 6 || mode == 7;
+    // Mode 8: h2d+gemm+fold (only with `folds`).
+    bool gemm = mode == 4 || mode == 5 || mode == 6 || mode == 7 || mode == 8;
     bool duplex = mode == 3 || mode == 6 || mode == 7;
     if (gemm) {
         // Products queued for longer than the copies take.
@@ -120,7 +125,7 @@ static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t wi
             cublasDgemm(g->h, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->n, g->n, &one, g->a, g->n, g->b,
                         g->n, &zero, g->c, g->n);
     }
-    if (mode == 7) folds->start();
+    if (mode == 7 || mode == 8) folds->start();
     auto t0 = std::chrono::steady_clock::now();
     CK(cudaEventRecord(e0, s1));
     CK(cudaEventRecord(f0, s2));
@@ -128,7 +133,7 @@ static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t wi
         size_t off = tile_offset(r, width, pitch, height, i, mode == 0);
         char *h = r.host + off;
         char *d = dev + (size_t)(i % 2) * (dev_bytes / 2);
-        if (mode == 0 || mode == 1 || mode == 4 || duplex)
+        if (mode == 0 || mode == 1 || mode == 4 || mode == 8 || duplex)
             CK(cudaMemcpy2DAsync(d, width, h, pitch, width, height, cudaMemcpyHostToDevice, s1));
         if (mode == 2 || mode == 5)
             CK(cudaMemcpy2DAsync(h, pitch, d, width, width, height, cudaMemcpyDeviceToHost, s1));
@@ -145,7 +150,7 @@ static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t wi
     // The copies' end, not the products' (queued for longer): the folds stop with the copies.
     CK(cudaStreamSynchronize(s1));
     CK(cudaStreamSynchronize(s2));
-    if (mode == 7) {
+    if (mode == 7 || mode == 8) {
         double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         size_t bytes = folds->finish();
         if (fold_gbps) *fold_gbps = (float)(bytes / s / 1e9);
@@ -207,6 +212,49 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < folds.n; i++) folds.c[i] = folds.p[i] = 1e-9 * (double)(i % 1000);
     folds.threads =
         (int)std::min<unsigned>(12, std::max<unsigned>(1, std::thread::hardware_concurrency()));
+    if (argc > 2 && strcmp(argv[2], "folds") == 0) {
+        const size_t full = folds.n;
+        const size_t sizes_mib[] = {4, 8, 16, 32, 64, 128, 512};
+        // (column bytes, pitch bytes): 1536-row f64 tiles of a 7592-row matrix, 1024-row f64
+        // tiles of a 3697-row one, contiguous 32 KiB columns.
+        const size_t shapes[][2] = {{12288, 60736}, {8192, 29576}, {32768, 32768}};
+        const int fmodes[] = {4, 8, 6, 7};
+        printf("folds: %d threads; GB/s per direction of ~32 MiB copies\n", folds.threads);
+        printf("| fold MiB | column bytes | pitch bytes | h2d+gemm | h2d+gemm+fold | both+gemm | "
+               "both+gemm+fold | fold alone | fold beside h2d | fold beside both |\n");
+        printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+        for (size_t mib : sizes_mib) {
+            folds.n = std::min(full, (mib << 20) / sizeof(double));
+            folds.start();
+            auto t0 = std::chrono::steady_clock::now();
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            size_t fb = folds.finish();
+            double fs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            for (auto &sh : shapes) {
+                printf("| %zu | %zu | %zu |", mib, sh[0], sh[1]);
+                float beside[2] = {0, 0};
+                for (int mode : fmodes) {
+                    float f = 0;
+                    time_copies(r, dev, dev_bytes, sh[0], sh[1], mode, s1, s2, &g, gs, 4, &folds, &f);
+                    std::vector<float> v, fr;
+                    for (int rep = 0; rep < 3; rep++) {
+                        v.push_back(time_copies(r, dev, dev_bytes, sh[0], sh[1], mode, s1, s2, &g,
+                                                gs, 12, &folds, &f));
+                        fr.push_back(f);
+                    }
+                    std::sort(v.begin(), v.end());
+                    std::sort(fr.begin(), fr.end());
+                    if (mode == 8) beside[0] = fr[1];
+                    if (mode == 7) beside[1] = fr[1];
+                    printf(" %.1f |", v[1]);
+                }
+                printf(" %.1f | %.1f | %.1f |\n", fb / fs / 1e9, beside[0], beside[1]);
+                fflush(stdout);
+            }
+        }
+        CK(cudaHostUnregister(r.host));
+        return 0;
+    }
     const char *names[] = {"same",     "h2d",      "d2h",       "both",
                            "h2d+gemm", "d2h+gemm", "both+gemm", "both+gemm+fold"};
     const int modes = 8;
