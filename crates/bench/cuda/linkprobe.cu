@@ -101,6 +101,16 @@ struct Folds {
         workers.clear();
         return folded.load();
     }
+
+    // GB/s of C the threads fold for `ms` milliseconds with nothing else running.
+    double alone(int ms) {
+        start();
+        auto t0 = std::chrono::steady_clock::now();
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        size_t bytes = finish();
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return bytes / s / 1e9;
+    }
 };
 
 static float time_copies(const Region &r, char *dev, size_t dev_bytes, size_t width, size_t pitch,
@@ -212,6 +222,22 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < folds.n; i++) folds.c[i] = folds.p[i] = 1e-9 * (double)(i % 1000);
     folds.threads =
         (int)std::min<unsigned>(12, std::max<unsigned>(1, std::thread::hardware_concurrency()));
+    // The median of 3 passes of 12 copies after a 4-copy warm-up, in GB/s per direction; with
+    // folds (modes 7 and 8) `fold` gets the median of their rates.
+    auto median = [&](size_t width, size_t pitch, int mode, float *fold) {
+        float f = 0;
+        time_copies(r, dev, dev_bytes, width, pitch, mode, s1, s2, &g, gs, 4, &folds, &f);
+        std::vector<float> v, fr;
+        for (int rep = 0; rep < 3; rep++) {
+            v.push_back(
+                time_copies(r, dev, dev_bytes, width, pitch, mode, s1, s2, &g, gs, 12, &folds, &f));
+            fr.push_back(f);
+        }
+        std::sort(v.begin(), v.end());
+        std::sort(fr.begin(), fr.end());
+        if (fold) *fold = fr[1];
+        return v[1];
+    };
     if (argc > 2 && strcmp(argv[2], "folds") == 0) {
         const size_t full = folds.n;
         const size_t sizes_mib[] = {4, 8, 16, 32, 64, 128, 512};
@@ -225,30 +251,15 @@ int main(int argc, char **argv) {
         printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
         for (size_t mib : sizes_mib) {
             folds.n = std::min(full, (mib << 20) / sizeof(double));
-            folds.start();
-            auto t0 = std::chrono::steady_clock::now();
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
-            size_t fb = folds.finish();
-            double fs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            double alone = folds.alone(200);
             for (auto &sh : shapes) {
                 printf("| %zu | %zu | %zu |", mib, sh[0], sh[1]);
                 float beside[2] = {0, 0};
                 for (int mode : fmodes) {
-                    float f = 0;
-                    time_copies(r, dev, dev_bytes, sh[0], sh[1], mode, s1, s2, &g, gs, 4, &folds, &f);
-                    std::vector<float> v, fr;
-                    for (int rep = 0; rep < 3; rep++) {
-                        v.push_back(time_copies(r, dev, dev_bytes, sh[0], sh[1], mode, s1, s2, &g,
-                                                gs, 12, &folds, &f));
-                        fr.push_back(f);
-                    }
-                    std::sort(v.begin(), v.end());
-                    std::sort(fr.begin(), fr.end());
-                    if (mode == 8) beside[0] = fr[1];
-                    if (mode == 7) beside[1] = fr[1];
-                    printf(" %.1f |", v[1]);
+                    float *fold = mode == 8 ? &beside[0] : mode == 7 ? &beside[1] : nullptr;
+                    printf(" %.1f |", median(sh[0], sh[1], mode, fold));
                 }
-                printf(" %.1f | %.1f | %.1f |\n", fb / fs / 1e9, beside[0], beside[1]);
+                printf(" %.1f | %.1f | %.1f |\n", alone, beside[0], beside[1]);
                 fflush(stdout);
             }
         }
@@ -262,15 +273,8 @@ int main(int argc, char **argv) {
     const size_t pitches[] = {0, 1024, 32768, 65536, 131072, 262144, 524288};
     printf("host region %zu GiB (cudaHostRegister of malloc), copies of ~32 MiB, GB/s per direction\n",
            gib);
-    {
-        // The folds alone (no copy, no product) for the fold column's reference.
-        folds.start();
-        auto t0 = std::chrono::steady_clock::now();
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        size_t bytes = folds.finish();
-        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        printf("folds: %d threads, alone %.1f GB/s of C\n", folds.threads, bytes / s / 1e9);
-    }
+    // The folds alone (no copy, no product) for the fold column's reference.
+    printf("folds: %d threads, alone %.1f GB/s of C\n", folds.threads, folds.alone(300));
     printf("| column bytes | pitch bytes |");
     for (auto n : names) printf(" %s |", n);
     printf(" fold |\n| --- | --- |");
@@ -282,22 +286,10 @@ int main(int argc, char **argv) {
             size_t pitch = pc == 0 ? w : pc == 1024 ? w + 1024 : pc;
             if (pitch < w || (pc > 1024 && pitch <= w + 1024)) continue;
             printf("| %zu | %zu |", w, pitch);
-            std::vector<float> fold_rates;
-            for (int mode = 0; mode < modes; mode++) {
-                float f = 0;
-                // Warm-up.
-                time_copies(r, dev, dev_bytes, w, pitch, mode, s1, s2, &g, gs, 4, &folds, &f);
-                std::vector<float> v;
-                for (int rep = 0; rep < 3; rep++) {
-                    v.push_back(time_copies(r, dev, dev_bytes, w, pitch, mode, s1, s2, &g, gs, 12,
-                                            &folds, &f));
-                    if (mode == 7) fold_rates.push_back(f);
-                }
-                std::sort(v.begin(), v.end());
-                printf(" %.1f |", v[1]);
-            }
-            std::sort(fold_rates.begin(), fold_rates.end());
-            printf(" %.1f |\n", fold_rates[1]);
+            float fold = 0;
+            for (int mode = 0; mode < modes; mode++)
+                printf(" %.1f |", median(w, pitch, mode, mode == 7 ? &fold : nullptr));
+            printf(" %.1f |\n", fold);
             fflush(stdout);
         }
     }
