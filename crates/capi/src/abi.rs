@@ -210,8 +210,9 @@ macro_rules! call_host {
 
 /// An exported entry point of `family`: marks the thread as in a call of that family (whose
 /// host the call goes to when it stays on the host), counts it for the summary, and catches a
-/// panic ([`guard`]).
-#[inline]
+/// panic ([`guard`]). Never inlined: an entry point's fast path ([`crate::small`]) stays a few
+/// instructions that do not set up this bookkeeping first.
+#[inline(never)]
 pub(crate) fn entry<R: Default>(
     family: crate::family::Family,
     name: &str,
@@ -360,6 +361,26 @@ macro_rules! subroutine {
     };
 }
 
+/// The entry points' fast path ([`crate::small`]): GEMM's small calls go to the host before the
+/// entry's bookkeeping; every other routine expands to nothing.
+macro_rules! fast_path {
+    (fortran gemm, $fam:ident, $T:ty; ($($k:ident $a:ident),* $(,)?)) => {
+        // SAFETY: the Fortran caller passes valid references (the BLAS contract).
+        if unsafe { crate::small::gemm::<$T>(crate::family::Family::$fam, $(fval!($k, $a)),*) } {
+            return;
+        }
+    };
+    (cblas gemm, $fam:ident, $T:ty; ($($k:ident $a:ident),* $(,)?)) => {
+        // SAFETY: the CBLAS contract.
+        if unsafe {
+            crate::small::cblas_gemm::<$T>(crate::family::Family::$fam, $(cval!($k, $T, $a)),*)
+        } {
+            return;
+        }
+    };
+    ($($other:tt)*) => {};
+}
+
 /// One Fortran entry point of name family `$fam` ([`crate::family::Family`]): read the
 /// arguments, run the implementation, report a bad argument through `xerbla_`.
 macro_rules! fortran_entry {
@@ -373,6 +394,7 @@ macro_rules! fortran_entry {
             #[no_mangle]
             #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
             pub unsafe extern "C" fn $export($($a: fty!($k, $T, $I)),*) {
+                fast_path!(fortran $name, $fam, $T; ($($k $a),*));
                 crate::abi::entry(crate::family::Family::$fam, stringify!($export), || {
                     // SAFETY: the Fortran caller passes valid references (the BLAS contract).
                     let r = unsafe { $name::<$T>($(fval!($k, $a)),*) };

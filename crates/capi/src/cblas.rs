@@ -533,14 +533,6 @@ pub unsafe fn gemm<T: Elem>(
     } else {
         (ta, tb, m, n, a, lda, b, ldb)
     };
-    // A small call that passes the reference checks goes straight to the host; anything else
-    // (errors included) to the Fortran level.
-    if hetblas_refblas::gemm_check(ta, tb, m, n, k, lda, ldb, ldc) == 0
-        // SAFETY: the CBLAS contract, the arguments checked.
-        && unsafe { crate::small::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) }
-    {
-        return Ok(());
-    }
     // SAFETY: the BLAS contract, checked by the Fortran level.
     let r = unsafe { f::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) };
     fr(r, row)
@@ -834,6 +826,7 @@ macro_rules! cblas {
         #[no_mangle]
         #[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
         pub unsafe extern "C" fn $export($($a: cty!($k, $T, $I)),*) {
+            fast_path!(cblas $imp, $fam, $T; ($($k $a),*));
             crate::abi::entry(crate::family::Family::$fam, stringify!($export), || {
                 // SAFETY: the CBLAS contract.
                 let r = unsafe { $imp::<$T>($(cval!($k, $T, $a)),*) };

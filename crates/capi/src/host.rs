@@ -153,6 +153,43 @@ pub fn for_family(family: Family) -> Option<&'static Host> {
     }
 }
 
+/// [`for_family`] when its first call has loaded it, without loading anything: `None` before
+/// then (and where it is the pure-Rust reference BLAS).
+#[inline(always)]
+pub fn loaded_for(family: Family) -> Option<&'static Host> {
+    let reference = || HOST.get()?.as_ref();
+    match family {
+        Family::Reference => reference(),
+        _ if crate::settings::read_already()?.host_blas == hetblas::BlasLibrary::Rust => None,
+        f => match wheel_cell(f)?.get()? {
+            Some(h) => Some(h),
+            None => reference(),
+        },
+    }
+}
+
+/// Runs `call` marked as inside a host call ([`InHost`]), or returns `None` when this thread is
+/// inside one already. One thread-local access for the check, the mark and its removal.
+#[inline]
+pub fn outside_host<R>(call: impl FnOnce() -> R) -> Option<R> {
+    IN_HOST
+        .try_with(|c| {
+            if c.replace(true) {
+                return None;
+            }
+            struct Unmark<'a>(&'a std::cell::Cell<bool>);
+            impl Drop for Unmark<'_> {
+                fn drop(&mut self) {
+                    self.0.set(false);
+                }
+            }
+            let _unmark = Unmark(c);
+            Some(call())
+        })
+        .ok()
+        .flatten()
+}
+
 /// The host of the call this thread is in ([`crate::family::current`]).
 #[inline]
 pub fn current() -> Option<&'static Host> {

@@ -553,10 +553,6 @@ pub unsafe fn gemm<T: hetblas::Scalar + crate::elem::Elem>(
     c: *mut T,
     ldc: i64,
 ) -> Outcome {
-    // SAFETY: forwarded contract (the arguments passed the reference checks).
-    if unsafe { crate::small::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) } {
-        return Outcome::Done;
-    }
     let ops = Operands {
         a,
         lda,

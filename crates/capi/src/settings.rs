@@ -6,9 +6,10 @@
 use hetblas::Settings;
 use std::sync::OnceLock;
 
+static SETTINGS: OnceLock<Settings> = OnceLock::new();
+
 /// The settings, read on the first call that needs one.
 pub fn settings() -> &'static Settings {
-    static SETTINGS: OnceLock<Settings> = OnceLock::new();
     SETTINGS.get_or_init(|| {
         let (settings, errors) = Settings::read_env();
         for e in errors {
@@ -19,4 +20,10 @@ pub fn settings() -> &'static Settings {
         }
         settings
     })
+}
+
+/// The settings when a call has read them already, without reading: `None` before then.
+#[inline]
+pub fn read_already() -> Option<&'static Settings> {
+    SETTINGS.get()
 }
