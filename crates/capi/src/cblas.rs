@@ -33,7 +33,9 @@ fn order(o: c_int) -> Result<bool, (i32, bool)> {
         _ => Err((1, false)),
     }
 }
-fn trans(t: c_int) -> Option<u8> {
+/// A CBLAS transpose enumeration as the Fortran option letter.
+#[inline]
+pub(crate) fn trans(t: c_int) -> Option<u8> {
     match t {
         111 => Some(b'N'),
         112 => Some(b'T'),

@@ -42,13 +42,9 @@ pub unsafe fn cblas_gemm<T: Elem>(
     c: *mut T,
     ldc: i64,
 ) -> bool {
-    let trans = |t: c_int| match t {
-        111 => b'N',
-        112 => b'T',
-        113 => b'C',
-        _ => 0,
+    let (Some(ta), Some(tb)) = (crate::cblas::trans(ta), crate::cblas::trans(tb)) else {
+        return false;
     };
-    let (ta, tb) = (trans(ta), trans(tb));
     match order {
         // SAFETY: the CBLAS contract.
         102 => unsafe { gemm(family, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) },
