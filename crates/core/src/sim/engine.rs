@@ -339,8 +339,11 @@ mod tests {
 
     #[test]
     fn replay_keeps_queues_in_order_and_dependencies() {
-        let m =
-            ProfiledMachine::new(MachineProfile::recorded("nvidia-h200-x2.json"), None).unwrap();
+        let m = ProfiledMachine::new(
+            MachineProfile::recorded("nvidia-h200-x2-2026-11-22.json"),
+            None,
+        )
+        .unwrap();
         let p = dgemm(8192);
         let mp = m
             .plan(&p, Blocking::square(2048), Objective::Time, None)

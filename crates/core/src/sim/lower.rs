@@ -477,8 +477,8 @@ mod tests {
     }
 
     fn h200x2() -> MachineProfile {
-        let text = include_str!("../../../../docs/profiles/nvidia-h200-x2.json");
-        MachineProfile::from_json(text, "nvidia-h200-x2.json").unwrap()
+        let text = include_str!("../../../../docs/profiles/nvidia-h200-x2-2026-11-22.json");
+        MachineProfile::from_json(text, "nvidia-h200-x2-2026-11-22.json").unwrap()
     }
 
     /// A left, lower DTRSM (or DTRMM) of order `n` on `devices` GPUs of host operands, panels
