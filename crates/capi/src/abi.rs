@@ -163,23 +163,26 @@ macro_rules! fits {
 
 /// Calls host symbol `$sym` (a [`crate::symbols::Sym`]) for type `$T` with the given arguments
 /// on the host of the current call's name family ([`crate::host::current`]) when it has the
-/// routine and, for an LP64 host, the integers fit; evaluates to `Some(result)` or `None`.
+/// routine and, for an LP64 host, the integers fit, outside any other host call of the thread
+/// ([`crate::host::outside_host`]); evaluates to `Some(result)` or `None`.
 macro_rules! call_host {
     // An index result (I?AMAX): the host's integer, widened to i64.
     (@index $T:ty, $sym:expr; $($k:ident $a:ident),*) => {{
         let host = crate::host::current();
         let addr = host.and_then(|h| h.addr(crate::symbols::index::<$T>($sym)).map(|a| (a, h.ilp64)));
         match addr {
-            _ if crate::host::InHost::active() => None,
-            Some((addr, true)) => Some(call_host!(@call addr, i64, $T, i64; $($k $a),*)),
-            Some((addr, false)) if $(fits!($k, $a) &&)* true => {
-                Some(i64::from(call_host!(@call addr, i32, $T, i32; $($k $a),*)))
+            Some((addr, true)) => {
+                crate::host::outside_host(|| call_host!(@call addr, i64, $T, i64; $($k $a),*))
             }
+            Some((addr, false)) if $(fits!($k, $a) &&)* true => crate::host::outside_host(|| {
+                i64::from(call_host!(@call addr, i32, $T, i32; $($k $a),*))
+            }),
             _ => None,
         }
     }};
+    // The call itself, integers of type `$I`: the caller runs it inside
+    // [`crate::host::outside_host`].
     (@call $addr:ident, $I:ty, $T:ty, $ret:ty; $($k:ident $a:ident),*) => {{
-        let _in_host = crate::host::InHost::enter();
         // SAFETY: `addr` is the host library's routine of this name for this type; its
         // prototype is the reference BLAS one written here (all by reference, integers of the
         // host's width, four hidden character lengths at the end, which callees with fewer
@@ -198,10 +201,11 @@ macro_rules! call_host {
         let host = crate::host::current();
         let addr = host.and_then(|h| h.addr(crate::symbols::index::<$T>($sym)).map(|a| (a, h.ilp64)));
         match addr {
-            _ if crate::host::InHost::active() => None,
-            Some((addr, true)) => Some(call_host!(@call addr, i64, $T, $ret; $($k $a),*)),
+            Some((addr, true)) => {
+                crate::host::outside_host(|| call_host!(@call addr, i64, $T, $ret; $($k $a),*))
+            }
             Some((addr, false)) if $(fits!($k, $a) &&)* true => {
-                Some(call_host!(@call addr, i32, $T, $ret; $($k $a),*))
+                crate::host::outside_host(|| call_host!(@call addr, i32, $T, $ret; $($k $a),*))
             }
             _ => None,
         }

@@ -71,33 +71,6 @@ thread_local! {
     static IN_HOST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Marks this thread as inside a host BLAS call. A host routine that calls a BLAS symbol by
-/// global name reaches hetblas again when DEEPBIND could not apply (the program had loaded that
-/// library itself before hetblas opened it); such a nested call is answered by
-/// hetblas-refblas instead of the host, which would call back again, forever.
-pub struct InHost(());
-
-impl InHost {
-    /// Whether this thread is inside a host call.
-    #[inline]
-    pub fn active() -> bool {
-        IN_HOST.with(|c| c.get())
-    }
-    /// Enters a host call (left when the value is dropped).
-    #[inline]
-    pub fn enter() -> InHost {
-        IN_HOST.with(|c| c.set(true));
-        InHost(())
-    }
-}
-
-impl Drop for InHost {
-    #[inline]
-    fn drop(&mut self) {
-        IN_HOST.with(|c| c.set(false));
-    }
-}
-
 /// The host BLAS of the reference names, loaded on first use; `None` when there is none (or
 /// `HETBLAS_CBLAS=rust`), and every routine answers from the pure-Rust reference BLAS.
 #[inline]
@@ -168,8 +141,12 @@ pub fn loaded_for(family: Family) -> Option<&'static Host> {
     }
 }
 
-/// Runs `call` marked as inside a host call ([`InHost`]), or returns `None` when this thread is
-/// inside one already. One thread-local access for the check, the mark and its removal.
+/// Runs `call` (a host BLAS call) with this thread marked as inside one, or returns `None` when
+/// it is inside one already (or its thread-locals are gone). A host routine that calls a BLAS
+/// symbol by global name reaches hetblas again when DEEPBIND could not apply (the program had
+/// loaded that library itself before hetblas opened it); such a nested call is answered by
+/// hetblas-refblas instead of the host, which would call back again, forever. One thread-local
+/// access for the check, the mark and its removal.
 #[inline]
 pub fn outside_host<R>(call: impl FnOnce() -> R) -> Option<R> {
     IN_HOST

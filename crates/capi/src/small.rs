@@ -108,17 +108,13 @@ pub unsafe fn gemm<T: Elem>(
         return false;
     }
     crate::host::outside_host(|| {
-        let (ta, tb) = (&ta, &tb);
         if ilp64 {
-            // SAFETY: the host's GEMM with 64-bit integers; the arguments passed the
-            // reference checks above and the arrays are the caller's, under the contract.
-            unsafe { call::<T, i64>(addr, ta, tb, [m, n, k, lda, ldb, ldc], alpha, a, b, beta, c) }
+            call_host!(@call addr, i64, T, ();
+                c ta, c tb, i m, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc)
         } else {
-            let d = [
-                m as i32, n as i32, k as i32, lda as i32, ldb as i32, ldc as i32,
-            ];
-            // SAFETY: as above, with 32-bit integers (each checked to fit above).
-            unsafe { call::<T, i32>(addr, ta, tb, d, alpha, a, b, beta, c) }
+            // The integers were checked to fit above.
+            call_host!(@call addr, i32, T, ();
+                c ta, c tb, i m, i n, i k, v alpha, p a, i lda, p b, i ldb, v beta, m c, i ldc)
         }
     })
     .is_some()
@@ -138,52 +134,6 @@ fn valid_nonempty(ta: u8, tb: u8, m: i64, n: i64, k: i64, lda: i64, ldb: i64, ld
         && lda >= if ta == b'N' { m } else { k }
         && ldb >= if tb == b'N' { k } else { n }
         && ldc >= m
-}
-
-/// Calls the host's Fortran GEMM at `addr` with integers of type `I`.
-///
-/// # Safety
-/// `addr` is the host library's `?gemm_` for `T` with integers `I`, and the arguments satisfy
-/// its contract.
-#[allow(clippy::too_many_arguments)] // reason: the BLAS routine's own argument list
-#[inline(always)]
-unsafe fn call<T: Elem, I>(
-    addr: usize,
-    ta: &u8,
-    tb: &u8,
-    [m, n, k, lda, ldb, ldc]: [I; 6],
-    alpha: T,
-    a: *const T,
-    b: *const T,
-    beta: T,
-    c: *mut T,
-) {
-    type Gemm<T, I> = unsafe extern "C" fn(
-        *const u8,
-        *const u8,
-        *const I,
-        *const I,
-        *const I,
-        *const T,
-        *const T,
-        *const I,
-        *const T,
-        *const I,
-        *const T,
-        *mut T,
-        *const I,
-        usize,
-        usize,
-    );
-    // SAFETY: `addr` is the host's GEMM with this prototype (reference BLAS: all by
-    // reference, two hidden character lengths at the end), as the caller guarantees.
-    let f = unsafe { std::mem::transmute::<usize, Gemm<T, I>>(addr) };
-    // SAFETY: as above; the pointers are the caller's, under the BLAS contract.
-    unsafe {
-        f(
-            ta, tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1,
-        )
-    }
 }
 
 #[cfg(test)]
