@@ -33,10 +33,26 @@ fn strided_sides(
         .collect()
 }
 
+/// Where, within 2 MiB, the host side of every measured tile starts: 4 KiB before a boundary,
+/// so that at the far pitch (128 KiB) every column longer than 4 KiB crosses a 128 KiB
+/// boundary. On H200 (2026-12-01, registered buffers probed by where the tile starts,
+/// `docs/data/h200-2026-12-01-2d-copy-start.txt`) 8 and 12 KiB columns at that pitch moved
+/// at 33 and 25 GB/s alone from this start and at 49 and 50 from any start that kept them
+/// within one 128 KiB block; beside DGEMM 4096 8-16 KiB columns moved at 19-27 against 30-33.
+/// Calibration used to measure wherever the allocator put the buffer: 16 of 18 calibrations
+/// of 11-29 to 12-01 got this start (large `malloc` blocks there begin 4 KiB before a 2 MiB
+/// boundary) and the model is fitted to their tables; the other 2 got faster tables, which
+/// priced 12-16 KiB column copies up to 1.45x too fast, and their validation sets were the
+/// two worst. Columns of real matrices cross at some starts and not at others; tables
+/// measured with the columns spread over the starts priced the 18 sets worse (issue 57 in
+/// `docs/PERFORMANCE.md`): the start is fixed at the one the model is fitted to.
+const HOST_TILE_OFFSET_IN_2MIB: usize = (2 << 20) - 4096;
+
 /// The buffers of one link's 2D copies at one host pitch, for every side up to `side`: the
-/// host one a column block of a matrix with `ld` rows, the device one packed. Made once per
-/// link and pitch (allocating and page-locking them per side and table moved about 7 GiB per
-/// host link through the allocator and the driver, seconds of a calibration).
+/// host one a column block of a matrix with `ld` rows starting at [`HOST_TILE_OFFSET_IN_2MIB`],
+/// the device one packed. Made once per link and pitch (allocating and page-locking them per
+/// side and table moved about 7 GiB per host link through the allocator and the driver,
+/// seconds of a calibration).
 struct PitchedBuffers {
     src: Box<dyn Buffer>,
     dst: Box<dyn Buffer>,
@@ -53,7 +69,8 @@ impl PitchedBuffers {
         let ld = side.max(pitch / 8);
         let bytes = |s: MemorySpace| {
             if s.is_host() {
-                ld * side * 8
+                // Room to move the tile's start to its offset.
+                ld * side * 8 + (2 << 20)
             } else {
                 side * side * 8
             }
@@ -139,12 +156,20 @@ fn measure_strided_busy(
     Ok(out)
 }
 
-/// A square f64 tile of `side` at the start of `b`: in host memory a column block of a matrix
-/// with `ld` rows, on a device packed.
+/// A square f64 tile of `side` in `b`: in host memory a column block of a matrix with `ld`
+/// rows, starting at [`HOST_TILE_OFFSET_IN_2MIB`] within 2 MiB (`b` holds 2 MiB more than the
+/// tile spans); on a device packed, at the start.
 pub(super) fn pitched_tile(b: &dyn Buffer, side: usize, ld: usize) -> RawTile {
+    let addr = if b.space().is_host() {
+        let page = 2u64 << 20;
+        let want = HOST_TILE_OFFSET_IN_2MIB as u64;
+        b.addr() + (want + page - b.addr() % page) % page
+    } else {
+        b.addr()
+    };
     RawTile {
         space: b.space(),
-        addr: b.addr(),
+        addr,
         rows: side,
         cols: side,
         ld: if b.space().is_host() { ld } else { side },
@@ -319,4 +344,49 @@ pub(super) fn host_link_duplex(
         tick(format!("2D copies {} both ways", lp.name));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Host memory at a given address (nothing is read or written through it here).
+    #[derive(Debug)]
+    struct At(u64, usize);
+
+    impl Buffer for At {
+        fn space(&self) -> MemorySpace {
+            MemorySpace::HOST
+        }
+        fn addr(&self) -> u64 {
+            self.0
+        }
+        fn len(&self) -> usize {
+            self.1
+        }
+    }
+
+    #[test]
+    fn the_host_tile_starts_at_its_offset_in_2mib_wherever_the_buffer_does() {
+        let (side, ld) = (1024, STRIDED_PITCH / 8);
+        let span = ld * side * 8 + (2 << 20);
+        for start in [
+            0u64,
+            4096,
+            (2 << 20) - 4096,
+            (2 << 20) - 8192,
+            12345 << 12,
+            7 << 21,
+        ] {
+            let b = At(start, span);
+            let t = pitched_tile(&b, side, ld);
+            assert_eq!(
+                t.addr % (2 << 20),
+                HOST_TILE_OFFSET_IN_2MIB as u64,
+                "{start}"
+            );
+            assert!(t.addr >= start && t.addr + t.extent_bytes() as u64 <= start + span as u64);
+            assert_eq!((t.rows, t.cols, t.ld), (side, side, ld));
+        }
+    }
 }
