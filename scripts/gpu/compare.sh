@@ -111,6 +111,9 @@
 #                        tile copied again and again (crates/bench/cuda/linkprobe.cu)
 #     --linkprobe-folds  the same probe's fold table: copies beside host folds by the folds'
 #                        working set, from in-cache to 512 MiB (issue 57)
+#     --copystart        instead of the harness: 2D host->device copies by where the tile's
+#                        columns start within 2 MiB, alone and beside DGEMM (issue 57;
+#                        crates/bench/cuda/copystart.cu and copystart_sweep.cu)
 #     --copyout          instead of the harness: the staged write-backs of a fresh output (issue
 #                        53), per way of running the copy-out threads and state of the output
 #                        (crates/bench/cuda/copyout.cu; C of 4096^2 and 8192^2 f64)
@@ -145,7 +148,7 @@ ARGS=("$@") COUNTS=""
 SIZES="" SHAPES="" DTYPES=f64 GPUS=1 PLACEMENT="" VARIANTS=hetblas,cublasxt REPS=auto XT=""
 FORCE=() TRAFFIC=0 TIMELINE=0 PIN_DEMO="" MIXED=0 FAULT="" OOC=32768 ROUTINE=gemm TVARIANTS="" SYM=()
 CONCURRENT=0 THREADS=4 OVERSUB=32768 SIMULATE=0 ENERGY=0 CDEVICES="" PANELS=""
-SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 MEMPROBE=0 LINKPROBE=0 LINKPROBE_MODE="" COPYOUT=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
+SWEEP=0 BLOCKINGS=model SWEEP_ENVS=() ROUNDS=3 LINKS=0 HOSTMEM=0 MEMPROBE=0 LINKPROBE=0 LINKPROBE_MODE="" COPYSTART=0 COPYOUT=0 CALLCOST=0 CALLS=30 HOST_LOAD=0
 OBJ_SHAPES=4096x4096x32768,8192x8192x8192,32768x32768x2048,2048x2048x32768
 while (($#)); do
     case $1 in
@@ -181,6 +184,7 @@ while (($#)); do
         --memprobe) MEMPROBE=1; shift ;;
         --linkprobe) LINKPROBE=1; shift ;;
         --linkprobe-folds) LINKPROBE=1; LINKPROBE_MODE=folds; shift ;;
+        --copystart) COPYSTART=1; shift ;;
         --copyout) COPYOUT=1; shift ;;
         --blockings) BLOCKINGS=$2; shift 2 ;;
         --env) SWEEP_ENVS+=("$2"); shift 2 ;;
@@ -518,6 +522,16 @@ linkprobe() {
     ((DRY_RUN)) || grep -h "^host\\|^folds\\|^|" "$OUT/linkprobe.log" >>"$OUT/summary.md"
 }
 
+# 2D copies by where their columns start (see --copystart).
+copystart() {
+    local exe
+    for exe in copystart copystart_sweep; do
+        run nvcc -O2 -o "$OUT/$exe" "$ROOT/crates/bench/cuda/$exe.cu" -lcublas -lcuda || return
+        run --log "$OUT/$exe.log" "$OUT/$exe"
+        ((DRY_RUN)) || cat "$OUT/$exe.log" >>"$OUT/summary.md"
+    done
+}
+
 # The copy-outs of a fresh output's staged write-backs (see --copyout).
 copyout() {
     local exe=$OUT/copyout
@@ -690,6 +704,10 @@ if ((MEMPROBE)); then
 fi
 if ((LINKPROBE)); then
     linkprobe
+    finish
+fi
+if ((COPYSTART)); then
+    copystart
     finish
 fi
 if ((COPYOUT)); then
