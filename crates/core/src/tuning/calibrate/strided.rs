@@ -46,7 +46,11 @@ fn strided_sides(
 /// two worst. Columns of real matrices cross at some starts and not at others; tables
 /// measured with the columns spread over the starts priced the 18 sets worse (issue 57 in
 /// `docs/PERFORMANCE.md`): the start is fixed at the one the model is fitted to.
-const HOST_TILE_OFFSET_IN_2MIB: usize = (2 << 20) - 4096;
+const HOST_TILE_OFFSET_IN_2MIB: usize = TWO_MIB - 4096;
+
+/// The span [`HOST_TILE_OFFSET_IN_2MIB`] is taken within; host buffers hold this much more than
+/// their tile spans, room to move its start there.
+const TWO_MIB: usize = 2 << 20;
 
 /// The buffers of one link's 2D copies at one host pitch, for every side up to `side`: the
 /// host one a column block of a matrix with `ld` rows starting at [`HOST_TILE_OFFSET_IN_2MIB`],
@@ -69,8 +73,7 @@ impl PitchedBuffers {
         let ld = side.max(pitch / 8);
         let bytes = |s: MemorySpace| {
             if s.is_host() {
-                // Room to move the tile's start to its offset.
-                ld * side * 8 + (2 << 20)
+                ld * side * 8 + TWO_MIB
             } else {
                 side * side * 8
             }
@@ -157,13 +160,12 @@ fn measure_strided_busy(
 }
 
 /// A square f64 tile of `side` in `b`: in host memory a column block of a matrix with `ld`
-/// rows, starting at [`HOST_TILE_OFFSET_IN_2MIB`] within 2 MiB (`b` holds 2 MiB more than the
-/// tile spans); on a device packed, at the start.
+/// rows, starting at [`HOST_TILE_OFFSET_IN_2MIB`] within 2 MiB (`b` holds [`TWO_MIB`] more than
+/// the tile spans); on a device packed, at the start.
 pub(super) fn pitched_tile(b: &dyn Buffer, side: usize, ld: usize) -> RawTile {
     let addr = if b.space().is_host() {
-        let page = 2u64 << 20;
-        let want = HOST_TILE_OFFSET_IN_2MIB as u64;
-        b.addr() + (want + page - b.addr() % page) % page
+        let (span, want) = (TWO_MIB as u64, HOST_TILE_OFFSET_IN_2MIB as u64);
+        b.addr() + (want + span - b.addr() % span) % span
     } else {
         b.addr()
     };
@@ -369,19 +371,19 @@ mod tests {
     #[test]
     fn the_host_tile_starts_at_its_offset_in_2mib_wherever_the_buffer_does() {
         let (side, ld) = (1024, STRIDED_PITCH / 8);
-        let span = ld * side * 8 + (2 << 20);
+        let span = ld * side * 8 + TWO_MIB;
         for start in [
             0u64,
             4096,
-            (2 << 20) - 4096,
-            (2 << 20) - 8192,
+            TWO_MIB as u64 - 4096,
+            TWO_MIB as u64 - 8192,
             12345 << 12,
             7 << 21,
         ] {
             let b = At(start, span);
             let t = pitched_tile(&b, side, ld);
             assert_eq!(
-                t.addr % (2 << 20),
+                t.addr % TWO_MIB as u64,
                 HOST_TILE_OFFSET_IN_2MIB as u64,
                 "{start}"
             );
