@@ -133,6 +133,7 @@ mod tests {
             strip: None,
             balancer_weights: vec![1.0],
             left_out: vec![],
+            prices: None,
         }
     }
 

@@ -638,6 +638,7 @@ impl DevicePool {
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         report.plan_cached = cached;
         report.tile = Some((decision.grid.tm, decision.grid.tn, decision.grid.tk));
+        report.prices = decision.prices.clone();
         report.devices = devs.iter().map(|d| d.info().label()).collect();
         report.weights = decision.weights.clone();
         report.balancer_weights = decision.balancer_weights.clone();

@@ -167,6 +167,9 @@ pub struct GemmReport {
     pub devices: Vec<String>,
     /// Tile sizes (tm, tn, tk); `None` for a quick return.
     pub tile: Option<(usize, usize, usize)>,
+    /// What the pipeline model predicted for the call and for each square tile it weighed,
+    /// where it chose the tiling (one device, a calibrated profile).
+    pub prices: Option<crate::autotune::TilePrices>,
     /// The plan came from the cache.
     pub plan_cached: bool,
     pub planning_seconds: f64,

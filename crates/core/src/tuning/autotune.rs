@@ -41,6 +41,34 @@ pub struct Decision {
     /// Devices the caller asked for that get no work: the model predicts that any share
     /// would slow the call (pool indices).
     pub left_out: Vec<usize>,
+    /// The pipeline model's prices, where it chose the blocking (one device, a profile).
+    pub prices: Option<TilePrices>,
+}
+
+/// What the pipeline model predicted for a call: its choice's seconds, and each square tile
+/// it weighed (in the chosen fold mode), so that a caller who measures the call can tell a
+/// mispriced tile and which others the model thought near it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TilePrices {
+    pub chosen_seconds: f64,
+    /// (square tile side, predicted seconds), by side.
+    pub square: Vec<(usize, f64)>,
+}
+
+impl TilePrices {
+    fn of(choice: &ModelChoice) -> TilePrices {
+        let mut square: Vec<(usize, f64)> = choice
+            .candidates
+            .iter()
+            .filter(|(b, _)| b.is_square())
+            .map(|(b, pred)| (b.tm, pred.seconds))
+            .collect();
+        square.sort_by_key(|&(t, _)| t);
+        TilePrices {
+            chosen_seconds: choice.predicted.seconds,
+            square,
+        }
+    }
 }
 
 /// The inputs of [`decide`]: the problem, the pool's devices and what the caller fixed.
@@ -110,7 +138,7 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
         })
         .collect();
     let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &pool[i]).collect();
-    let (blocking, host_fold, fold_tail) = choose_tile(
+    let (blocking, host_fold, fold_tail, prices) = choose_tile(
         problem,
         &devs,
         &budgets,
@@ -131,6 +159,7 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
         strip,
         balancer_weights,
         left_out,
+        prices,
     })
 }
 
@@ -238,7 +267,7 @@ pub fn choose_tile(
     profile: Option<&MachineProfile>,
     forced: Option<Blocking>,
     fold: FoldRequest,
-) -> (Blocking, bool, usize) {
+) -> (Blocking, bool, usize, Option<TilePrices>) {
     if let (Some(prof), [d], [budget]) = (profile, devices, budgets) {
         let sel = match forced {
             Some(b) => evaluate(p, d, prof, &[b], fold),
@@ -246,10 +275,17 @@ pub fn choose_tile(
         };
         if let Some(sel) = sel {
             // `fold_tail` is 0 unless the model folds.
-            return (sel.tile, fold.on.unwrap_or(sel.host_fold), sel.fold_tail);
+            let prices = TilePrices::of(&sel);
+            return (
+                sel.tile,
+                fold.on.unwrap_or(sel.host_fold),
+                sel.fold_tail,
+                Some(prices),
+            );
         }
     }
-    fixed_rule_plan(p, devices, budgets, forced, fold)
+    let (tile, host_fold, tail) = fixed_rule_plan(p, devices, budgets, forced, fold);
+    (tile, host_fold, tail, None)
 }
 
 /// The blocking, host fold and unfolded tail of a plan the pipeline model does not choose
