@@ -62,4 +62,5 @@ pub mod settings;
 pub mod small;
 pub mod summary;
 pub mod symbols;
+pub mod tiling;
 pub mod xerbla;

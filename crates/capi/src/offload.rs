@@ -24,6 +24,7 @@
 use crate::measured::{self, Key, Pending};
 use crate::route::{self, trans, Outcome, Shape, Verdict};
 use crate::summary::{self, OneTime};
+use crate::tiling::{self, Forced};
 use hetblas::{
     DType, DeviceMatrix, GemmOptions, GemmReport, MatIn, MatMut, MatOut, MatRef, Runtime, Uplo,
 };
@@ -306,6 +307,10 @@ pub(crate) struct Ticket {
     runtime_start: f64,
     /// Whether its time teaches the routing (not when `HETBLAS_OFFLOAD_FLOPS` forced it).
     learn: bool,
+    /// A plain GEMM whose time teaches the learned tilings ([`crate::tiling`]), and the tile
+    /// they forced on it.
+    tilings: bool,
+    forced: Option<Forced>,
     started: std::time::Instant,
     /// The host registrations' counters when the call began (verbose only).
     pins_before: Option<PinStats>,
@@ -380,6 +385,8 @@ pub(crate) fn route_call(name: &'static str, shape: &Shape, beta_zero: bool) -> 
         why,
         runtime_start,
         learn,
+        tilings: false,
+        forced: None,
         started: std::time::Instant::now(),
         pins_before: verbose().then(|| rt.host_pin_stats()).flatten(),
         _inside: inside,
@@ -447,10 +454,30 @@ impl Ticket {
         let plan = match report.tile {
             Some((tm, tn, tk)) if verbose() => {
                 let fold = if report.host_fold { ", host folds" } else { "" };
-                format!(", tile {tm}x{tn}x{tk}{fold}")
+                let why = match self.forced {
+                    Some(Forced { trial: true, .. }) => {
+                        ", tried: the model's tile ran slower than predicted"
+                    }
+                    Some(Forced { trial: false, .. }) => ", measured faster than the model's",
+                    None => "",
+                };
+                format!(", tile {tm}x{tn}x{tk}{fold}{why}")
             }
             _ => String::new(),
         };
+        if self.learn && self.tilings {
+            // What the tiling decides: the call less its waits and page-locking (a fresh
+            // output below the staging size is page-locked on every call, whatever the tile).
+            let secs = report.seconds - report.host_check_seconds - report.waited_seconds;
+            let forced = self.forced.map(|f| f.tile);
+            tiling::tilings().record(
+                self.key,
+                report.tile,
+                forced,
+                secs.max(0.0),
+                report.prices.as_ref(),
+            );
+        }
         self.done_with(label, &report.devices, &plan, costs);
     }
 
@@ -465,7 +492,9 @@ impl Ticket {
             workspaces: costs[1],
             planning: costs[2],
         };
-        let counted = if self.learn {
+        // A neighbour tile on trial may be slow: its time teaches the tilings, not the route.
+        let trial = self.forced.is_some_and(|f| f.trial);
+        let counted = if self.learn && !trial {
             measured::routes().record_devices(
                 self.key,
                 elapsed + self.runtime_start,
@@ -721,7 +750,7 @@ fn flops(dtype: DType, triangle: Option<Uplo>, m: i64, n: i64, k: i64) -> f64 {
 /// # Safety
 /// As [`gemm`], every operand in host memory.
 unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
-    ticket: Ticket,
+    mut ticket: Ticket,
     name: &str,
     s: &Shape,
     alpha: T,
@@ -753,9 +782,15 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
     // keep one, a single-threaded host copy of each C tile before its write-back: at n = 4096
     // 2.4 ms per 8 MiB tile where the write-back itself takes 0.19 ms (nvidia-h200, pip NumPy,
     // 2026-11-29), the whole of the drop-in's gap to the CLI.
+    // A plain GEMM's shape may run at a tile its earlier calls measured faster.
+    if ticket.learn && o.triangle.is_none() {
+        ticket.tilings = true;
+        ticket.forced = tiling::tilings().next_tile(&ticket.key);
+    }
     let opts = GemmOptions::default()
         .trace(trace_dir().is_some())
-        .preserve_c(false);
+        .preserve_c(false)
+        .tile(ticket.forced.map(|f| f.tile));
     let r = match o.triangle {
         None => ticket.rt.gemm_blas(
             s.ta, s.tb, m, n, k, alpha, sa, o.lda, sb, o.ldb, beta, sc, o.ldc, &opts,
