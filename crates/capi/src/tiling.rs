@@ -39,8 +39,8 @@ pub const MAX_TRIALS: usize = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Forced {
     pub tile: usize,
-    /// A neighbour being tried (its time says nothing yet of the shape's route: a trial may be
-    /// slow); `false`: the tile measured fastest.
+    /// A tile on trial (its time says nothing yet of the shape's route: a trial may be slow);
+    /// `false`: the tile measured fastest.
     pub trial: bool,
 }
 
@@ -55,7 +55,7 @@ pub struct Learned {
     times: Vec<(usize, f64)>,
     /// Tiles still to try, in order.
     pending: Vec<usize>,
-    /// The neighbours were queued once: never again for this shape.
+    /// The tiles to try were chosen once: never again for this shape.
     explored: bool,
 }
 
@@ -220,7 +220,7 @@ mod tests {
     }
 
     #[test]
-    fn a_mispriced_shape_tries_the_tiles_priced_below_its_time_then_keeps_the_fastest() {
+    fn a_mispriced_shape_tries_the_tile_priced_next_then_keeps_the_faster() {
         // 8192 fresh on the H200: 1024 priced 34.0 ms ran 41-44; 512 priced beyond that.
         let p = prices(
             1024,
