@@ -309,6 +309,61 @@ fn slow_folds_turn_the_model_to_sending_c() {
     case.check();
 }
 
+/// A call the pipeline model tiled reports the model's prices (what the drop-in's learned
+/// tilings judge a measured call by): its choice's seconds, and every square tile it weighed,
+/// the one that ran among them at that price when it is square; a forced tile is priced alone;
+/// with no profile there are none.
+#[test]
+fn the_report_carries_the_models_prices() {
+    let case = FoldingCall::new();
+    let report = case.call();
+    let prices = report.prices.clone().expect("the model tiled the call");
+    assert!(prices.chosen_seconds > 0.0, "{prices:?}");
+    assert!(prices.square.len() >= 3, "{prices:?}");
+    assert!(
+        prices.square.windows(2).all(|w| w[0].0 < w[1].0),
+        "sorted by side: {prices:?}"
+    );
+    assert!(prices.square.iter().all(|&(_, s)| s > 0.0), "{prices:?}");
+    let (tm, tn, tk) = report.tile.expect("tiles");
+    let side = tm.max(tn);
+    // The model tiles this call in squares (K clamps the third side).
+    assert!(tm == tn && tk == FoldingCall::K, "{:?}", report.tile);
+    let own = prices
+        .square
+        .iter()
+        .find(|p| p.0 == side)
+        .expect("its tile");
+    assert!(
+        (own.1 - prices.chosen_seconds).abs() <= 1e-12 * own.1.max(1.0),
+        "{own:?} against {prices:?}"
+    );
+    // A forced square tile: priced alone.
+    let (m, n, k) = (FoldingCall::M, FoldingCall::N, FoldingCall::K);
+    let forced = case
+        .pool
+        .gemm_with(
+            Trans::N,
+            Trans::N,
+            1.0,
+            MatRef::new(&case.a, m, k, m).unwrap(),
+            MatRef::new(&case.b, k, n, k).unwrap(),
+            1.0,
+            MatMut::new(&mut case.c.borrow_mut(), m, n, m).unwrap(),
+            &GemmOptions::default().tile(512),
+        )
+        .expect("the forced call runs");
+    case.calls.set(case.calls.get() + 1);
+    let p = forced.prices.expect("priced");
+    assert_eq!(p.square.len(), 1, "{p:?}");
+    assert_eq!(p.square[0].0, 512);
+    assert_eq!(forced.tile, Some((512, 512, 16)));
+    // Without a profile the model does not tile, and prices nothing.
+    case.pool.set_profile(None);
+    assert_eq!(case.call().prices, None);
+    case.check();
+}
+
 /// Only the folds of a call that ran alone are counted: folds beside another call of the pool
 /// say nothing of the next call, which may run alone (on one H200 they priced the calls after
 /// four concurrent ones at the concurrent calls' rate, and the first of those ran 2.2-2.7x
