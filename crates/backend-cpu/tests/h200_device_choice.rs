@@ -229,6 +229,11 @@ impl FoldingCall {
 
     /// C += A B.
     fn call(&self) -> GemmReport {
+        self.call_with(&GemmOptions::default())
+    }
+
+    /// C += A B with `opts`.
+    fn call_with(&self, opts: &GemmOptions) -> GemmReport {
         let (m, n, k) = (Self::M, Self::N, Self::K);
         self.calls.set(self.calls.get() + 1);
         self.pool
@@ -240,7 +245,7 @@ impl FoldingCall {
                 MatRef::new(&self.b, k, n, k).unwrap(),
                 1.0,
                 MatMut::new(&mut self.c.borrow_mut(), m, n, m).unwrap(),
-                &GemmOptions::default(),
+                opts,
             )
             .expect("the call runs")
     }
@@ -339,21 +344,7 @@ fn the_report_carries_the_models_prices() {
         "{own:?} against {prices:?}"
     );
     // A forced square tile: priced alone.
-    let (m, n, k) = (FoldingCall::M, FoldingCall::N, FoldingCall::K);
-    let forced = case
-        .pool
-        .gemm_with(
-            Trans::N,
-            Trans::N,
-            1.0,
-            MatRef::new(&case.a, m, k, m).unwrap(),
-            MatRef::new(&case.b, k, n, k).unwrap(),
-            1.0,
-            MatMut::new(&mut case.c.borrow_mut(), m, n, m).unwrap(),
-            &GemmOptions::default().tile(512),
-        )
-        .expect("the forced call runs");
-    case.calls.set(case.calls.get() + 1);
+    let forced = case.call_with(&GemmOptions::default().tile(512));
     let p = forced.prices.expect("priced");
     assert_eq!(p.square.len(), 1, "{p:?}");
     assert_eq!(p.square[0].0, 512);
