@@ -492,7 +492,7 @@ impl Ticket {
             workspaces: costs[1],
             planning: costs[2],
         };
-        // A neighbour tile on trial may be slow: its time teaches the tilings, not the route.
+        // A tile on trial may be slow: its time teaches the tilings, not the route.
         let trial = self.forced.is_some_and(|f| f.trial);
         let counted = if self.learn && !trial {
             measured::routes().record_devices(
@@ -776,17 +776,17 @@ unsafe fn on_host_operands<T: hetblas::Scalar + crate::elem::Elem>(
     // C).
     let saved: Option<Vec<T>> =
         (beta != zero).then(|| (0..cols).flat_map(|j| sc[rows(j)].to_vec()).collect());
+    // A plain GEMM's shape may run at a tile its earlier calls measured faster.
+    if ticket.learn && o.triangle.is_none() {
+        ticket.tilings = true;
+        ticket.forced = tiling::tilings().next_tile(&ticket.key);
+    }
     let started = std::time::Instant::now();
     // No undo log in the Runtime: a failed call goes to the host BLAS, which recomputes C from
     // `saved` (beta != 0) or from nothing (beta = 0). Without a CPU device the Runtime would
     // keep one, a single-threaded host copy of each C tile before its write-back: at n = 4096
     // 2.4 ms per 8 MiB tile where the write-back itself takes 0.19 ms (nvidia-h200, pip NumPy,
     // 2026-11-29), the whole of the drop-in's gap to the CLI.
-    // A plain GEMM's shape may run at a tile its earlier calls measured faster.
-    if ticket.learn && o.triangle.is_none() {
-        ticket.tilings = true;
-        ticket.forced = tiling::tilings().next_tile(&ticket.key);
-    }
     let opts = GemmOptions::default()
         .trace(trace_dir().is_some())
         .preserve_c(false)
