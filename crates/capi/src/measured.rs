@@ -248,6 +248,15 @@ pub fn settled(rec: &Record) -> bool {
     }
 }
 
+/// `key`'s entry of a per-shape table, made when missing; a table of [`MAX_SHAPES`] shapes
+/// starts over first (the next call of each shape is a first call again).
+pub(crate) fn make_room<'a, V: Default>(t: &'a mut HashMap<Key, V>, key: &Key) -> &'a mut V {
+    if t.len() >= MAX_SHAPES && !t.contains_key(key) {
+        t.clear();
+    }
+    t.entry(*key).or_default()
+}
+
 /// The measured shapes of this process.
 #[derive(Debug, Default)]
 pub struct Routes {
@@ -272,7 +281,7 @@ impl Routes {
         } else {
             seconds
         };
-        let r = Self::make_room(&mut t, &key);
+        let r = make_room(&mut t, &key);
         r.devices = Some(recorded);
         r.device_calls = r.device_calls.saturating_add(1);
         recorded
@@ -280,14 +289,7 @@ impl Routes {
 
     /// A call of `key` on the host BLAS took `seconds`.
     pub fn record_host(&self, key: Key, seconds: f64) {
-        Self::make_room(&mut self.lock(), &key).host = Some(seconds);
-    }
-
-    fn make_room<'a>(t: &'a mut HashMap<Key, Record>, key: &Key) -> &'a mut Record {
-        if t.len() >= MAX_SHAPES && !t.contains_key(key) {
-            t.clear();
-        }
-        t.entry(*key).or_default()
+        make_room(&mut self.lock(), &key).host = Some(seconds);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Record>> {

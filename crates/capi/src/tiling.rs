@@ -18,7 +18,7 @@
 //! becomes slower than another measured one loses its place, as routes do in
 //! [`crate::measured`].
 
-use crate::measured::{Key, MAX_SHAPES};
+use crate::measured::{make_room, Key};
 use hetblas_core::autotune::TilePrices;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -172,11 +172,7 @@ impl Tilings {
         prices: Option<&TilePrices>,
     ) {
         let dims = |x: i64| usize::try_from(x).unwrap_or(0);
-        let mut t = self.lock();
-        if t.len() >= MAX_SHAPES && !t.contains_key(&key) {
-            t.clear();
-        }
-        t.entry(key).or_default().record(
+        make_room(&mut self.lock(), &key).record(
             (dims(key.m), dims(key.n), dims(key.k)),
             ran,
             forced,
