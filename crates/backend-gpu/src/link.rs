@@ -17,7 +17,9 @@ use crate::stream::GpuStream;
 use hetblas_core::fault::{FaultInjector, FaultOp};
 use hetblas_core::link::check_copy;
 use hetblas_core::{Buffer, Error, Event, Link, LinkKind, MemorySpace, Queue, RawTile, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
 
 /// Staging buffers per link: enough for the copies of a few tiles to be in flight.
 const STAGING_SLOTS: usize = 4;
@@ -161,6 +163,8 @@ pub struct GpuLink<A: GpuRuntime> {
     out: Option<Arc<OutQueue<A>>>,
     pins: Arc<PinCache<A>>,
     staging: Mutex<Staging<A>>,
+    /// Nanoseconds spent allocating staging buffers ([`Link::staging_alloc_seconds`]).
+    staging_alloc_ns: AtomicU64,
     /// Fault injectors of the devices at its ends (see [`GpuLink::set_faults`]).
     faults: std::sync::OnceLock<Vec<Arc<FaultInjector>>>,
 }
@@ -344,6 +348,7 @@ impl<A: GpuRuntime> GpuLink<A> {
                     .collect(),
                 next: 0,
             }),
+            staging_alloc_ns: AtomicU64::new(0),
             faults: std::sync::OnceLock::new(),
         })
     }
@@ -388,7 +393,14 @@ impl<A: GpuRuntime> GpuLink<A> {
         let slot = &mut st.slots[i];
         if slot.buf.as_ref().is_none_or(|b| b.len() < like.bytes()) {
             slot.buf = None;
+            let allocating = Instant::now();
             slot.buf = Some(PinnedBuffer::new(self.stream.context(), like.bytes())?);
+            let ns = allocating
+                .elapsed()
+                .as_nanos()
+                .try_into()
+                .unwrap_or(u64::MAX);
+            self.staging_alloc_ns.fetch_add(ns, Ordering::Relaxed);
         }
         let addr = slot.buf.as_ref().map_or(0, |b| b.as_mut_ptr() as u64);
         let packed = RawTile {
@@ -454,6 +466,9 @@ impl<A: GpuRuntime> Link for GpuLink<A> {
     }
     fn queue(&self) -> &Arc<dyn Queue> {
         &self.queue
+    }
+    fn staging_alloc_seconds(&self) -> f64 {
+        self.staging_alloc_ns.load(Ordering::Relaxed) as f64 * 1e-9
     }
     fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()> {
         check_copy(self, src, dst)?;

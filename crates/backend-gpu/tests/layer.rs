@@ -141,6 +141,29 @@ fn staged_and_registered_copies_carry_strided_tiles() {
         .unwrap();
 }
 
+/// The staging ring's page-locked buffers are a one-time cost of the call that allocates them:
+/// each link counts the time ([`Link::staging_alloc_seconds`]), which stops growing once its
+/// slots hold the size and grows again for a larger tile.
+#[test]
+fn staging_buffers_are_counted_when_allocated_only() {
+    let d = gpus();
+    let find = |name: &str| d.links.iter().find(|l| l.name() == name).unwrap().clone();
+    let (h2d, d2h) = (find("host->fake0"), find("fake1->host"));
+    let spent = || h2d.staging_alloc_seconds() + d2h.staging_alloc_seconds();
+    assert_eq!(spent(), 0.0);
+    let (rows, cols) = (37, 29);
+    let src = random_vec(&mut rng(2), rows * cols);
+    // Twice round the ring: every slot holds the size.
+    round_trips(&d, &src, rows, cols, rows, 8);
+    let filled = spent();
+    assert!(filled > 0.0);
+    round_trips(&d, &src, rows, cols, rows, 8);
+    assert_eq!(spent(), filled, "slots of the size are reused");
+    let big = random_vec(&mut rng(3), 4 * rows * cols);
+    round_trips(&d, &big, 2 * rows, 2 * cols, 2 * rows, 1);
+    assert!(spent() > filled, "a larger tile allocates");
+}
+
 #[test]
 fn cache_hits_are_verified_and_the_write_probe_restores_the_data() {
     let d = gpus();

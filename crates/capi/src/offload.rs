@@ -448,6 +448,7 @@ impl Ticket {
         let costs = [
             report.host_check_seconds,
             report.workspace_seconds,
+            report.staging_seconds,
             planning,
         ];
         // The plan's choice, so a user (and a sweep) can see which tiling ran.
@@ -466,9 +467,14 @@ impl Ticket {
             _ => String::new(),
         };
         if self.learn && self.tilings {
-            // What the tiling decides: the call less its waits and page-locking (a fresh
-            // output below the staging size is page-locked on every call, whatever the tile).
-            let secs = report.seconds - report.host_check_seconds - report.waited_seconds;
+            // What the tiling decides: the call less its waits, page-locking (a fresh output
+            // below the staging size is page-locked on every call, whatever the tile) and
+            // staging buffers allocated (a tile larger than any staged before pays them once:
+            // a trial of one would be judged by them).
+            let secs = report.seconds
+                - report.host_check_seconds
+                - report.waited_seconds
+                - report.staging_seconds;
             let forced = self.forced.map(|f| f.tile);
             tiling::tilings().record(
                 self.key,
@@ -483,14 +489,15 @@ impl Ticket {
 
     /// [`Ticket::done`] for a call that is not a GEMM (a factorization): the devices that
     /// took part, what the plan chose (for the verbose line; may be empty) and its one-time
-    /// costs (page-locking, workspaces, planning).
-    pub(crate) fn done_with(self, label: &str, devices: &[String], plan: &str, costs: [f64; 3]) {
+    /// costs (page-locking, workspaces, staging buffers, planning).
+    pub(crate) fn done_with(self, label: &str, devices: &[String], plan: &str, costs: [f64; 4]) {
         let elapsed = self.started.elapsed().as_secs_f64();
         let one_time = OneTime {
             runtime_start: self.runtime_start,
             page_locking: costs[0],
             workspaces: costs[1],
-            planning: costs[2],
+            staging: costs[2],
+            planning: costs[3],
         };
         // A tile on trial may be slow: its time teaches the tilings, not the route.
         let trial = self.forced.is_some_and(|f| f.trial);

@@ -47,6 +47,13 @@ pub trait Link: Send + Sync + fmt::Debug {
     fn nominal_bandwidth(&self) -> Option<f64> {
         None
     }
+    /// Seconds the link has spent, since it was made, allocating the page-locked staging
+    /// buffers that its copies of unregistered host memory go through: a copy of a tile larger
+    /// than any it staged before allocates new ones, a one-time cost of the call that makes it.
+    /// 0 for links that stage nothing.
+    fn staging_alloc_seconds(&self) -> f64 {
+        0.0
+    }
 }
 
 /// Checks a copy request against a link; backends call it before touching their FFI.

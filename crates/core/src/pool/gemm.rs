@@ -149,6 +149,7 @@ impl DevicePool {
             locations: [operands[0].space, operands[1].space, operands[2].space],
             sym: None,
         };
+        let staging_before = self.staging_alloc_seconds();
         let plan_start = Instant::now();
         // Notes of this call's choices, kept ahead of those the run adds (which replace theirs on
         // each attempt).
@@ -181,6 +182,7 @@ impl DevicePool {
             match self.run_k_split(&problem, opts, &operands, alpha, beta, &split, &mut report) {
                 Ok(()) => {
                     report.notes.splice(0..0, call_notes);
+                    report.staging_seconds = self.staging_alloc_seconds() - staging_before;
                     report.seconds = started.elapsed().as_secs_f64();
                     return Ok(report);
                 }
@@ -232,8 +234,15 @@ impl DevicePool {
             f.tiles_rerun = tiles;
             report.recovered.insert(0, f);
         }
+        report.staging_seconds = self.staging_alloc_seconds() - staging_before;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
+    }
+
+    /// Seconds the pool's links have spent allocating staging buffers
+    /// ([`Link::staging_alloc_seconds`]).
+    fn staging_alloc_seconds(&self) -> f64 {
+        self.links.values().map(|l| l.staging_alloc_seconds()).sum()
     }
 
     /// Whether a device the call may use is left that computes `dtype`.

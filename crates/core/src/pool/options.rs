@@ -188,6 +188,9 @@ pub struct GemmReport {
     /// cached page-locked registrations still hold (probe copies on the devices' links), or
     /// page-locking them.
     pub host_check_seconds: f64,
+    /// Of `seconds`: page-locked staging buffers the links allocated during the call
+    /// ([`crate::Link::staging_alloc_seconds`]; calls running beside this one may add theirs).
+    pub staging_seconds: f64,
     pub stats: PlanStats,
     /// Share of C each device was given (whole tiles or a strip; see `stats.c_share`).
     pub weights: Vec<f64>,
