@@ -92,7 +92,11 @@ fn finished(ticket: crate::offload::Ticket, name: &str, r: &hetblas::FactorRepor
     crate::offload::write_trace(name, r.trace.as_ref(), r.seconds);
     #[cfg(test)]
     DEVICE_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    ticket.done_with(name, &r.devices, "", [0.0, 0.0, 0.0, r.planning_seconds]);
+    let costs = crate::summary::OneTime {
+        planning: r.planning_seconds,
+        ..crate::summary::OneTime::NONE
+    };
+    ticket.done_with(name, &r.devices, "", costs);
 }
 
 /// A device failure: said once without `HETBLAS_VERBOSE`, the call left to the host.

@@ -445,12 +445,13 @@ impl Ticket {
         } else {
             report.planning_seconds
         };
-        let costs = [
-            report.host_check_seconds,
-            report.workspace_seconds,
-            report.staging_seconds,
+        let costs = OneTime {
+            page_locking: report.host_check_seconds,
+            workspaces: report.workspace_seconds,
+            staging: report.staging_seconds,
             planning,
-        ];
+            ..OneTime::NONE
+        };
         // The plan's choice, so a user (and a sweep) can see which tiling ran.
         let plan = match report.tile {
             Some((tm, tn, tk)) if verbose() => {
@@ -489,15 +490,12 @@ impl Ticket {
 
     /// [`Ticket::done`] for a call that is not a GEMM (a factorization): the devices that
     /// took part, what the plan chose (for the verbose line; may be empty) and its one-time
-    /// costs (page-locking, workspaces, staging buffers, planning).
-    pub(crate) fn done_with(self, label: &str, devices: &[String], plan: &str, costs: [f64; 4]) {
+    /// costs besides the Runtime's start, which the ticket adds.
+    pub(crate) fn done_with(self, label: &str, devices: &[String], plan: &str, costs: OneTime) {
         let elapsed = self.started.elapsed().as_secs_f64();
         let one_time = OneTime {
             runtime_start: self.runtime_start,
-            page_locking: costs[0],
-            workspaces: costs[1],
-            staging: costs[2],
-            planning: costs[3],
+            ..costs
         };
         // A tile on trial may be slow: its time teaches the tilings, not the route.
         let trial = self.forced.is_some_and(|f| f.trial);

@@ -34,11 +34,7 @@ struct DeviceTotals {
     seconds: f64,
     flops: f64,
     devices: std::collections::BTreeSet<String>,
-    runtime_start: f64,
-    page_locking: f64,
-    workspaces: f64,
-    staging: f64,
-    planning: f64,
+    one_time: OneTime,
     /// Candidate calls the routing kept on the host, by what decided.
     kept_by_model: u64,
     kept_by_measurement: u64,
@@ -50,11 +46,7 @@ static DEVICES: Mutex<DeviceTotals> = Mutex::new(DeviceTotals {
     seconds: 0.0,
     flops: 0.0,
     devices: std::collections::BTreeSet::new(),
-    runtime_start: 0.0,
-    page_locking: 0.0,
-    workspaces: 0.0,
-    staging: 0.0,
-    planning: 0.0,
+    one_time: OneTime::NONE,
     kept_by_model: 0,
     kept_by_measurement: 0,
 });
@@ -160,6 +152,23 @@ pub struct OneTime {
 }
 
 impl OneTime {
+    pub const NONE: OneTime = OneTime {
+        runtime_start: 0.0,
+        page_locking: 0.0,
+        workspaces: 0.0,
+        staging: 0.0,
+        planning: 0.0,
+    };
+
+    /// Adds `other`'s costs to these.
+    fn add(&mut self, other: &OneTime) {
+        self.runtime_start += other.runtime_start;
+        self.page_locking += other.page_locking;
+        self.workspaces += other.workspaces;
+        self.staging += other.staging;
+        self.planning += other.planning;
+    }
+
     pub fn total(&self) -> f64 {
         self.runtime_start + self.page_locking + self.workspaces + self.staging + self.planning
     }
@@ -200,17 +209,13 @@ pub fn device_call(seconds: f64, flops: f64, labels: &[String], one_time: OneTim
     d.seconds += seconds;
     d.flops += flops;
     d.devices.extend(labels.iter().cloned());
-    d.runtime_start += one_time.runtime_start;
-    d.page_locking += one_time.page_locking;
-    d.workspaces += one_time.workspaces;
-    d.staging += one_time.staging;
-    d.planning += one_time.planning;
+    d.one_time.add(&one_time);
 }
 
 /// The Runtime started in `seconds` for a call that then stayed on the host.
 pub fn runtime_started(seconds: f64) {
     if enabled() {
-        devices().runtime_start += seconds;
+        devices().one_time.runtime_start += seconds;
     }
 }
 
@@ -296,13 +301,7 @@ pub fn text() -> String {
             hosts.join(", ")
         }
     );
-    let one_time = OneTime {
-        runtime_start: d.runtime_start,
-        page_locking: d.page_locking,
-        workspaces: d.workspaces,
-        staging: d.staging,
-        planning: d.planning,
-    };
+    let one_time = d.one_time;
     if one_time.total() > 0.0 {
         s += &format!("; one-time costs: {one_time}");
     }
