@@ -29,6 +29,15 @@ use std::time::Instant;
 /// Page size registrations are aligned to.
 pub const PAGE: u64 = 4096;
 
+/// A fresh output this large or larger is staged (its pages populated on every core during
+/// the call) rather than page-locked, which faults it in one page after another on the
+/// calling thread. NumPy's `a @ b` 2048 hands over a fresh 32 MiB output every call (glibc
+/// maps blocks from a threshold that rises to 32 MiB): on the H200 host, 2026-12-01
+/// 22:15-22:33Z, 3.7-4.8 ms staged against 8.6-10.8 ms page-locked; 1024-1536 and
+/// 3072-8192 stayed within the lease's spread (`docs/data/h200-2026-12-01-fresh-outputs.txt`).
+/// Smaller outputs are rarely fresh: the allocator reuses pages it has.
+pub const FRESH_STAGED_BYTES: usize = 4 << 20;
+
 /// What a registration attempt gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Registered {
@@ -396,7 +405,7 @@ impl<R: Registrar> PinCache<R> {
 
     /// Whether the page-aligned `[s, e)` of this access, which no registration holds, is
     /// staged rather than registered: every output under `StageOutputs`; under `Cache`, an
-    /// output of at least [`prefault::MIN_BYTES`] that has mostly never been touched. Its
+    /// output of at least [`FRESH_STAGED_BYTES`] that has mostly never been touched. Its
     /// pages are populated during the call ([`PinCache::begin_call`]).
     fn stages(&self, st: &mut State, s: u64, e: u64, access: HostAccess) -> bool {
         if access != HostAccess::ReadWrite {
@@ -404,7 +413,7 @@ impl<R: Registrar> PinCache<R> {
         }
         match self.policy {
             PinPolicy::StageOutputs => true,
-            PinPolicy::Cache if (e - s) as usize >= prefault::MIN_BYTES => {
+            PinPolicy::Cache if (e - s) as usize >= FRESH_STAGED_BYTES => {
                 if st.fresh.contains(&(s, e)) {
                     return true;
                 }
@@ -792,7 +801,8 @@ mod tests {
         let c = cache(u64::MAX);
         // The decision asks first (and prices the copy-outs); a smaller one is registered.
         assert!(c.stages_output(out.0, len));
-        assert!(!c.stages_output(out.0, len / 2));
+        assert!(c.stages_output(out.0, FRESH_STAGED_BYTES));
+        assert!(!c.stages_output(out.0, FRESH_STAGED_BYTES / 2));
         assert!(!c.ensure(out.0, len, HostAccess::ReadWrite).unwrap());
         assert!(!one_registration_covers(&c, out.0, len as u64));
         // Deciding populates nothing; the call's start does, on every core, for outputs only.
@@ -827,8 +837,10 @@ mod tests {
         let c = cache(u64::MAX);
         assert!(c.ensure(input.0, len, HostAccess::Read).unwrap());
         // Below the threshold a fresh output costs little to lock: registered.
-        let small = Fresh::new(len / 2);
-        assert!(c.ensure(small.0, len / 2, HostAccess::ReadWrite).unwrap());
+        let small = Fresh::new(FRESH_STAGED_BYTES / 2);
+        assert!(c
+            .ensure(small.0, FRESH_STAGED_BYTES / 2, HostAccess::ReadWrite)
+            .unwrap());
         // `PinPolicy::RegisterAll`: fresh outputs too.
         let out = Fresh::new(len);
         let mut all = cache(u64::MAX);

@@ -16,5 +16,5 @@ pub mod prefault;
 pub mod registrar;
 pub mod released;
 
-pub use cache::{PinPolicy, Registered, PAGE};
+pub use cache::{PinPolicy, Registered, FRESH_STAGED_BYTES, PAGE};
 pub use registrar::{GpuRegistrar, PinCache};

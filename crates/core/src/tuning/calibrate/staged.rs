@@ -19,7 +19,7 @@ use crate::scalar::DType;
 use std::time::Instant;
 
 /// Order of the fresh f64 output: 128 MiB, above the size from which the GPU layer stages
-/// fresh outputs (64 MiB).
+/// fresh outputs (4 MiB, `hetblas_gpu::registration::FRESH_STAGED_BYTES`).
 const ORDER: usize = 4096;
 /// Tile sides written back: 16 copy-outs of 8 MiB and 4 of 32 MiB, whose difference gives the
 /// cost of a copy-out beyond its bytes.
