@@ -390,11 +390,29 @@ impl<A: GpuRuntime> GpuLink<A> {
         if let Some(ev) = st.slots[i].done.take() {
             ev.synchronize()?;
         }
-        let slot = &mut st.slots[i];
-        if slot.buf.as_ref().is_none_or(|b| b.len() < like.bytes()) {
-            slot.buf = None;
+        let small =
+            |slot: &StagingSlot<A>| slot.buf.as_ref().is_none_or(|b| b.len() < like.bytes());
+        if small(&st.slots[i]) {
+            // The ring grows as a whole: its idle slots too, now (best effort: only this slot
+            // must be had). Grown one slot at a time as the ring came round, a call of one tile
+            // per link paid a page-locked allocation in each of its first four calls (19-23 ms
+            // a call for 2048^2 f64 C tiles on the H200 host, 2026-12-01), after the first
+            // call that the learned route and tiling leave such costs out of.
             let allocating = Instant::now();
-            slot.buf = Some(PinnedBuffer::new(self.stream.context(), like.bytes())?);
+            st.slots[i].buf = None;
+            st.slots[i].buf = Some(PinnedBuffer::new(self.stream.context(), like.bytes())?);
+            for k in (1..STAGING_SLOTS).map(|k| (i + k) % STAGING_SLOTS) {
+                let slot = &mut st.slots[k];
+                let idle = slot
+                    .done
+                    .as_ref()
+                    .is_none_or(|ev| ev.is_complete().unwrap_or(false));
+                if idle && small(slot) {
+                    slot.done = None;
+                    slot.buf = None;
+                    slot.buf = PinnedBuffer::new(self.stream.context(), like.bytes()).ok();
+                }
+            }
             let ns = allocating
                 .elapsed()
                 .as_nanos()
@@ -402,7 +420,10 @@ impl<A: GpuRuntime> GpuLink<A> {
                 .unwrap_or(u64::MAX);
             self.staging_alloc_ns.fetch_add(ns, Ordering::Relaxed);
         }
-        let addr = slot.buf.as_ref().map_or(0, |b| b.as_mut_ptr() as u64);
+        let addr = st.slots[i]
+            .buf
+            .as_ref()
+            .map_or(0, |b| b.as_mut_ptr() as u64);
         let packed = RawTile {
             space: MemorySpace::HOST,
             addr,
