@@ -396,8 +396,8 @@ impl<A: GpuRuntime> GpuLink<A> {
             // The ring grows as a whole: its idle slots too, now (best effort: only this slot
             // must be had). Grown one slot at a time as the ring came round, a call of one tile
             // per link paid a page-locked allocation in each of its first four calls (19-23 ms
-            // a call for 2048^2 f64 C tiles on the H200 host, 2026-12-01), after the first
-            // call that the learned route and tiling leave such costs out of.
+            // each for 2048^2 f64 C tiles on the H200 host, 2026-12-01), and the drop-in's
+            // learned route leaves one-time costs out of a shape's first call only.
             let allocating = Instant::now();
             st.slots[i].buf = None;
             st.slots[i].buf = Some(PinnedBuffer::new(self.stream.context(), like.bytes())?);
