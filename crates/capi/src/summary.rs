@@ -160,17 +160,19 @@ impl OneTime {
         planning: 0.0,
     };
 
-    /// Adds `other`'s costs to these.
-    fn add(&mut self, other: &OneTime) {
+    pub fn total(&self) -> f64 {
+        self.runtime_start + self.page_locking + self.workspaces + self.staging + self.planning
+    }
+}
+
+impl std::ops::AddAssign<&OneTime> for OneTime {
+    /// The costs of two calls together (the exit summary's totals).
+    fn add_assign(&mut self, other: &OneTime) {
         self.runtime_start += other.runtime_start;
         self.page_locking += other.page_locking;
         self.workspaces += other.workspaces;
         self.staging += other.staging;
         self.planning += other.planning;
-    }
-
-    pub fn total(&self) -> f64 {
-        self.runtime_start + self.page_locking + self.workspaces + self.staging + self.planning
     }
 }
 
@@ -209,7 +211,7 @@ pub fn device_call(seconds: f64, flops: f64, labels: &[String], one_time: OneTim
     d.seconds += seconds;
     d.flops += flops;
     d.devices.extend(labels.iter().cloned());
-    d.one_time.add(&one_time);
+    d.one_time += &one_time;
 }
 
 /// The Runtime started in `seconds` for a call that then stayed on the host.
