@@ -9,7 +9,7 @@
 
 use super::links::f64_tile;
 use super::progress::Tracker;
-use super::stats::{measure_until_confident, time_on_queue, Measurement};
+use super::stats::{measure_warm_until_confident, time_on_queue, Measurement};
 use super::{CalibrationOptions, Machine, Phases};
 use crate::device::Device;
 use crate::device::DeviceKind;
@@ -319,11 +319,13 @@ pub(super) fn time_gemm_tile(
     // One untimed product first: the first call of a dtype loads its kernels (on H200 the
     // first f32 product took long enough to stop a quick calibration after one tile size).
     time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
-    // One product to size the batches, then samples of `batch` products back to back.
+    // One product to size the batches, then samples of `batch` products back to back, none
+    // discarded: the two products before them are the warm-up, and a discarded sample besides
+    // only lengthened every point (docs/PERFORMANCE.md, calibration time).
     let single = time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
     let batch =
         ((opts.gemm_sample.as_secs_f64() / single.max(1e-9)).ceil() as usize).clamp(1, 10_000);
-    let result = measure_until_confident(opts, &mut || {
+    let result = measure_warm_until_confident(opts, &mut || {
         Ok(time_on_queue(queue, &mut || {
             for _ in 0..batch {
                 kernel.gemm(queue, &op)?;
@@ -560,18 +562,26 @@ pub(super) fn device_profiles(
     phases: &mut Phases,
 ) -> Result<Vec<DeviceProfile>> {
     let mut tables = gpu_tables(m, opts);
+    if tables.iter().any(Option::is_some) {
+        phases.end("GEMM tables of the GPUs at once");
+    }
     let mut gemms = Vec::with_capacity(m.devices.len());
     for (i, d) in m.devices.iter().enumerate() {
         let expected_done = tr.done
             + gemm_dtypes_for(d.as_ref(), opts).len() * gemm_tiles_for(d.as_ref(), opts).len();
+        let label = d.info().label();
         let gemm = match tables[i].take() {
             Some(r) => r?,
-            None => gemm_table(m.links, d, opts, &mut |s| tr.tick(s))?,
+            None => {
+                let table = gemm_table(m.links, d, opts, &mut |s| tr.tick(s))?;
+                // Per device: which table a slow calibration spent its time on.
+                phases.end(&format!("GEMM table {label}"));
+                table
+            }
         };
-        tr.skip_to(expected_done, format!("gemm {}: done", d.info().label()));
+        tr.skip_to(expected_done, format!("gemm {label}: done"));
         gemms.push(gemm);
     }
-    phases.end("GEMM tables");
     let mut profiles = Vec::with_capacity(m.devices.len());
     for (d, gemm) in m.devices.iter().zip(gemms) {
         let info = d.info();

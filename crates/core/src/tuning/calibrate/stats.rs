@@ -72,6 +72,18 @@ pub fn measure_until_confident(
     once: &mut dyn FnMut() -> Result<f64>,
 ) -> Result<Measurement> {
     once()?;
+    measure_warm_until_confident(opts, once)
+}
+
+/// [`measure_until_confident`] for work already run just before (a GEMM point's sizing run):
+/// no repetition is discarded.
+///
+/// # Errors
+/// As [`measure_until_confident`].
+pub fn measure_warm_until_confident(
+    opts: &CalibrationOptions,
+    once: &mut dyn FnMut() -> Result<f64>,
+) -> Result<Measurement> {
     let start = Instant::now();
     let min_reps = opts.min_reps.max(2);
     let mut s = Stats::default();
@@ -147,6 +159,13 @@ mod tests {
         .unwrap();
         assert_eq!(m.reps, 3);
         assert_eq!(calls, 4, "one warm-up run");
+        let mut calls = 0;
+        let warm = measure_warm_until_confident(&opts, &mut || {
+            calls += 1;
+            Ok(1e-3)
+        })
+        .unwrap();
+        assert_eq!((warm.reps, calls), (3, 3), "no run discarded");
         assert!((m.mean - 1e-3).abs() < 1e-15);
         // +-20% alternating noise: needs about (2 * 0.2 / 0.05)^2 = 64 reps.
         let mut i = 0;
