@@ -59,9 +59,8 @@ pub enum Error {
     Internal(String),
 }
 
-/// Locks `m`, taking its data even when another thread panicked while holding it: for the
-/// locks whose data a panic elsewhere leaves valid (each caller says why), the panic being
-/// reported where it happened.
+/// Locks `m`, taking its data even when another thread panicked holding it (for locks whose data
+/// a panic leaves valid; the panic is reported where it happened).
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -88,10 +87,8 @@ impl Error {
         }
     }
 
-    /// Names the device an out-of-memory or device-lost error happened on: a backend raises
-    /// them with what it knows (often its own name, "cuda"); the caller that knows which device
-    /// it asked puts the device's label ("cuda:1") in. An error that already names that device
-    /// (or a queue of it: "cpu:0 compute") and every other error pass unchanged.
+    /// Puts the device's label ("cuda:1") in an out-of-memory or device-lost error raised with
+    /// less (a backend's name, "cuda"); one naming it already ("cpu:0 compute") passes as is.
     pub fn on_device(self, label: &str) -> Self {
         match self {
             Error::OutOfMemory { device, detail } if !device.starts_with(label) => {

@@ -1,10 +1,6 @@
-//! The Device trait: what a backend implements for each processor it drives, and the Backend
-//! trait that discovers them.
-//!
-//! A device owns one memory space, allocates buffers in it, offers one or more compute queues
-//! and runs tile kernels ([`Kernel`]). Copies between spaces are [`Link`]s, provided by the
-//! backend that owns the DMA engine. Nothing here is vendor-specific: the CPU, the host-emulated
-//! devices, CUDA and HIP GPUs all fit the same shape.
+//! The Device trait: what a backend implements for each processor it drives (a memory space,
+//! compute queues, tile kernels), and the Backend trait that discovers them. Copies between
+//! spaces are [`Link`]s, provided by the backend that owns the DMA engine.
 
 use crate::error::Result;
 use crate::kernel::Kernel;
@@ -66,20 +62,16 @@ pub trait Device: Send + Sync + fmt::Debug {
     /// The tile kernels.
     fn kernel(&self) -> &dyn Kernel;
     /// Makes the host region `[addr, addr + bytes)` ready for this device's DMA engine
-    /// (page-locking for GPUs). Called once per host operand and call, while no copy is in
-    /// flight; backends cache the work. `access` says whether the call will write the region.
+    /// (page-locking for GPUs), while no copy is in flight; backends cache the work.
     fn prepare_host(&self, _addr: u64, _bytes: usize, _access: HostAccess) -> Result<()> {
         Ok(())
     }
-    /// Whether `[addr, addr + bytes)` is ready for this device's DMA engine as it stands:
-    /// `prepare_host` would change nothing. Unlike `prepare_host`, it may run while copies of
-    /// other calls are in flight (it only checks, and never registers or unregisters memory);
-    /// a pool runs concurrent calls on host operands for which it returns `true`.
+    /// Whether `prepare_host` would change nothing for `[addr, addr + bytes)`. It only checks,
+    /// so it may run while other calls' copies are in flight (a pool runs concurrent calls so).
     fn host_prepared(&self, _addr: u64, _bytes: usize, _access: HostAccess) -> Result<bool> {
         Ok(true)
     }
-    /// [`host_prepared`](Self::host_prepared) of every region: `true` when each is. A backend
-    /// that verifies registrations by copies overrides it to wait for all at once.
+    /// [`host_prepared`](Self::host_prepared) of every region (overridden to verify all at once).
     fn hosts_prepared(&self, regions: &[(u64, usize, HostAccess)]) -> Result<bool> {
         for &(addr, bytes, access) in regions {
             if !self.host_prepared(addr, bytes, access)? {
@@ -88,10 +80,9 @@ pub trait Device: Send + Sync + fmt::Debug {
         }
         Ok(true)
     }
-    /// Called once a call's host `regions` are ready (after `hosts_prepared` or
-    /// `prepare_host`), before its first task: a backend may start work on them that runs
-    /// beside the call (populating a fresh output's pages). What it returns is dropped when
-    /// the call has ended, and ends that work.
+    /// Called once a call's host `regions` are ready, before its first task: a backend may start
+    /// work beside the call (populating a fresh output's pages), ended when what it returns is
+    /// dropped at the call's end.
     ///
     /// # Safety
     /// `regions` are the call's host operands: they stay mapped, and the program leaves them
@@ -102,52 +93,41 @@ pub trait Device: Send + Sync + fmt::Debug {
     ) -> Option<Box<dyn std::any::Any + Send>> {
         None
     }
-    /// Whether this device's copies into the host output `[addr, addr + bytes)` would go
-    /// through staging buffers, each write-back then copied out by host threads (a fresh result
-    /// array its backend does not page-lock): the decision prices those copy-outs
-    /// ([`crate::profile::StagedOut`]).
+    /// Whether copies into the host output `[addr, addr + bytes)` would be staged, then copied
+    /// out by host threads (the decision prices that: [`crate::profile::StagedOut`]).
     fn stages_host_output(&self, _addr: u64, _bytes: usize) -> bool {
         false
     }
-    /// Forgets whatever `prepare_host` kept for `[addr, addr + bytes)` (page-locking): call it
-    /// before freeing a buffer that was passed to hetblas, while no call is running.
+    /// Forgets what `prepare_host` kept for `[addr, addr + bytes)`: call it before freeing a
+    /// buffer passed to hetblas, while no call is running.
     fn release_host(&self, _addr: u64, _bytes: usize) -> Result<()> {
         Ok(())
     }
-    /// What [`prepare_host`](Self::prepare_host) did so far (registrations, hits, drops);
-    /// `None` where it keeps nothing. Devices of one runtime may share one cache.
+    /// What [`prepare_host`](Self::prepare_host) did so far; `None` where it keeps nothing.
     fn host_pin_stats(&self) -> Option<crate::pin_stats::PinStats> {
         None
     }
-    /// GEMM rate (flop/s) known without calibration (emulated devices know theirs); `None`
-    /// when only calibration can tell.
+    /// GEMM rate (flop/s) known without calibration (emulated devices know theirs).
     fn nominal_flops(&self, _dtype: crate::scalar::DType) -> Option<f64> {
         None
     }
-    /// Called before a call in which the host also feeds `accelerators` other devices: a
-    /// device computing on the host (the CPU) leaves them cores for their issue threads and
-    /// staging copies.
+    /// Called before a call in which the host also feeds `accelerators` other devices: the CPU
+    /// leaves them cores for their issue threads and staging copies.
     fn share_host(&self, _accelerators: usize) {}
-    /// The device's fault injector, for backends that support fault injection
-    /// ([`crate::fault`]: the emulated devices and the GPU layer).
+    /// The device's fault injector ([`crate::fault`]), where the backend supports one.
     fn fault_injector(&self) -> Option<&Arc<crate::fault::FaultInjector>> {
         None
     }
 
-    /// Whether `addr` is an address in this device's own memory (memory it computes in and
-    /// the host cannot read directly), whoever allocated it: a GPU asks its runtime
-    /// (`cuPointerGetAttribute`, `hipPointerGetAttributes`), an emulated device its live
-    /// allocations. Lets callers that receive raw pointers (the drop-in BLAS) find operands
-    /// that must be computed where they live. Devices that compute in host memory say `false`.
+    /// Whether `addr` lies in this device's own memory, whoever allocated it (a GPU asks its
+    /// runtime): the drop-in BLAS finds operands to compute where they live. `false` for
+    /// devices computing in host memory.
     fn owns_address(&self, _addr: u64) -> bool {
         false
     }
-    /// Saves what the calling thread has current in this device's runtime, which working on
-    /// the device changes on the thread that calls into it (a GPU's context), and returns a
-    /// guard that puts it back when dropped: a caller's own GPU code after a BLAS call must
-    /// find its context as it left it. `None` (the default) for devices that change no thread
-    /// state. Devices of one backend (`info().backend`) share that state: a pool keeps it
-    /// once per backend and call.
+    /// Saves the calling thread's current state in this device's runtime (a GPU's context) in a
+    /// guard that puts it back when dropped, so the caller's own GPU code finds it as it left
+    /// it. `None` for devices changing no thread state. Devices of one backend share that state.
     fn keep_thread_context(&self) -> Option<ThreadContext> {
         None
     }
@@ -186,11 +166,7 @@ pub struct Discovery {
 /// A family of devices behind one vendor library.
 pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
-    /// Finds the backend's devices.
-    ///
-    /// # Errors
-    /// `Unavailable` with the reason (library not found, no device, driver too old) when the
-    /// backend cannot run here. That is a normal outcome, not a failure of hetblas.
+    /// Finds the backend's devices; `Unavailable` with the reason when it cannot run here.
     fn discover(&self) -> Result<Discovery>;
 }
 
@@ -205,9 +181,6 @@ pub struct BackendStatus {
 }
 
 /// Parses a device-ordinal filter such as `"0,2"` (`HETBLAS_CUDA_DEVICES`, `HETBLAS_HIP_DEVICES`).
-///
-/// # Errors
-/// `InvalidInput` naming the entry that is not an ordinal.
 pub fn parse_device_filter(v: &str) -> Result<Vec<i32>> {
     v.split(',')
         .map(str::trim)
@@ -220,11 +193,8 @@ pub fn parse_device_filter(v: &str) -> Result<Vec<i32>> {
         .collect()
 }
 
-/// The ordinals a backend takes of its `count` devices: those `filter` (the setting `var`,
-/// when given) lists that exist, in its order, else all of them.
-///
-/// # Errors
-/// `Unavailable` when the filter selects none of the devices (naming `var` and its value).
+/// The ordinals a backend takes of its `count` devices: those `filter` (the setting `var`, when
+/// given) lists that exist, in its order, else all; `Unavailable` when it selects none.
 pub fn select_ordinals(
     backend: &'static str,
     var: &str,

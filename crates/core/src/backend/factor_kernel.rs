@@ -1,23 +1,11 @@
-//! The tiles of the factorizations that a device's kernel runs: the Cholesky factorization of a
-//! diagonal tile ([`PotrfTile`]), the LU factorization with partial pivoting of a tall panel
-//! ([`GetrfTile`]) and the row interchanges that apply its pivots elsewhere ([`LaswpTile`]).
-//! Everything else a tile factorization does is TRSM, SYRK/HERK and GEMM tiles, which exist.
+//! The tiles of the factorizations a device's kernel runs: Cholesky of a diagonal tile
+//! ([`PotrfTile`]), LU with partial pivoting of a tall panel ([`GetrfTile`]) and the row
+//! interchanges applying its pivots elsewhere ([`LaswpTile`]). Each follows LAPACK's routine of
+//! the same name exactly on one tile, so a host LAPACK, cuSOLVER or rocSOLVER runs it as one call.
 //!
-//! Each op follows LAPACK's routine of the same name exactly (`?potrf`, `?getrf`, `?laswp`, column
-//! major, 1-based pivots) on one tile, so that a planner assembling them gets LAPACK's results,
-//! and a host LAPACK, cuSOLVER or rocSOLVER can run each one as a single call.
-//!
-//! Two results are not the matrix and come back their own way:
-//!
-//! - **`info`**, LAPACK's status, through an [`InfoCell`]: the kernel fills it when the op has
-//!   run on its queue; the caller reads it after synchronising that queue (or an event recorded
-//!   after the op). Bad arguments never reach a kernel (the ops are checked first), so only
-//!   `info >= 0` comes back: 0, or the 1-based column, relative to the tile, where LAPACK stops.
-//! - **the pivots**, through a [`RawPivots`] array of LAPACK integers in the memory space of the
-//!   device that ran the op (device memory on a GPU, host memory on the CPU). They stay there;
-//!   a caller that needs them elsewhere (LASWP on another device, the caller's `ipiv` on the
-//!   host) copies them over a [`Link`](crate::link::Link) like any tile, as
-//!   [`RawPivots::as_tile`] describes.
+//! LAPACK's `info` comes back through an [`InfoCell`] the kernel fills when the op has run; the
+//! pivots through [`RawPivots`] in the memory space of the device that ran the op, copied over a
+//! [`Link`](crate::link::Link) like any tile where needed elsewhere.
 
 use crate::error::{Error, Result};
 use crate::memory::{MemorySpace, RawTile};
@@ -46,18 +34,11 @@ impl FactorOp {
     }
 }
 
-/// LAPACK's `info` of one factorization op, filled by the kernel that runs it.
-///
-/// Contract:
-/// - A cell starts *pending* ([`InfoCell::get`] is `None`). The kernel holds a reference to it
-///   until the op has run, and then [`set`](InfoCell::set)s it once: before the op's queue
-///   reports the op complete ([`crate::Queue::synchronize`] returning, or an event recorded after
-///   the op completing). A kernel may fill it earlier (an empty tile at issue time).
-/// - After that synchronisation returned `Ok`, `get` is `Some(info)`: `0` on success, `k > 0`
-///   as LAPACK defines it for the op, relative to the tile (1-based; a planner adds the tile's
-///   offset). If the queue reported an error instead, the cell may stay pending: the op did not
-///   complete and its `info` means nothing.
-/// - One cell serves one op at a time; [`reset`](InfoCell::reset) it before reusing it.
+/// LAPACK's `info` of one factorization op. It starts pending (`get` is `None`); the kernel
+/// [`set`](InfoCell::set)s it once, before the op's queue reports the op complete. After that
+/// synchronisation returned `Ok`, `get` is `Some(info)`: 0, or `k > 0` relative to the tile as
+/// LAPACK defines it (bad arguments never reach a kernel). After a queue error it may stay
+/// pending. One cell serves one op at a time; [`reset`](InfoCell::reset) it before reusing it.
 #[derive(Debug)]
 pub struct InfoCell(AtomicI64);
 
@@ -97,14 +78,9 @@ impl InfoCell {
     }
 }
 
-/// `len` pivot indices at `addr` in `space`: LAPACK integers (`i32`, what LP64 LAPACK,
-/// cuSOLVER and rocSOLVER take), 1-based, relative to the first row of the tile they belong to
-/// (`ipiv[i] = p` means row `i + 1` of the tile was interchanged with row `p`).
-///
-/// They live in the memory of the device whose kernel writes or reads them: device memory for
-/// a GPU, host memory for the CPU and for host-emulated devices' own spaces alike. To use
-/// pivots on another device, copy them over the link between the two spaces, as the `len x 1`
-/// tile [`RawPivots::as_tile`] gives; host code reads host-space pivots directly.
+/// `len` pivot indices at `addr` in `space`: LAPACK integers (`i32`, as LP64 LAPACK, cuSOLVER
+/// and rocSOLVER take them), 1-based, relative to the tile's first row (`ipiv[i] = p`: row
+/// `i + 1` was interchanged with row `p`), in the memory of the device whose kernel uses them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RawPivots {
     pub space: MemorySpace,
@@ -121,9 +97,8 @@ impl RawPivots {
         self.len * Self::ELEMENT_BYTES
     }
 
-    /// The array as a contiguous `len x 1` tile of 4-byte elements, for a
-    /// [`Link::copy`](crate::link::Link::copy): a link copies bytes and reads the dtype only for
-    /// the element size, so the tile says `F32` (4 bytes). Never hand it to a numeric kernel.
+    /// The array as a contiguous `len x 1` tile for a [`Link::copy`](crate::link::Link::copy),
+    /// `F32` standing for any 4-byte element. Never hand it to a numeric kernel.
     pub fn as_tile(&self) -> RawTile {
         RawTile {
             space: self.space,
@@ -162,13 +137,10 @@ fn overlaps(a: u64, a_len: usize, b: u64, b_len: usize) -> bool {
     a_len > 0 && b_len > 0 && a < b + b_len as u64 && b < a + a_len as u64
 }
 
-/// Cholesky factorization of one Hermitian (symmetric, for real dtypes) positive definite tile
-/// in place, as `?potrf`: `A = L L^H` with `uplo = Lower`, `A = U^H U` with `uplo = Upper`.
-///
-/// Only the `uplo` triangle of `a` (`n x n`) is read and written; the other triangle is never
-/// touched. `info = k > 0`: the leading minor of order `k` is not positive definite (its
-/// pivot is not positive, or NaN); the factorization stopped there and the triangle holds
-/// partial results (which may differ between backends; LAPACK gives no more either).
+/// Cholesky factorization of one Hermitian (symmetric) positive definite tile in place, as
+/// `?potrf`: only the `uplo` triangle of `a` (`n x n`) is read and written. `info = k > 0`: the
+/// leading minor of order `k` is not positive definite (pivot not positive, or NaN); the
+/// triangle then holds partial results, which may differ between backends.
 #[derive(Debug, Clone, Copy)]
 pub struct PotrfTile {
     pub uplo: Uplo,
@@ -196,20 +168,17 @@ impl PotrfTile {
         check_tile(FactorOp::Potrf, "a", &self.a)
     }
 
-    /// Real flops: `n^3 / 6` multiply-adds (the leading term LAPACK counts), 2 flops each, 8
-    /// for complex dtypes.
+    /// Real flops: `n^3 / 6` multiply-adds (LAPACK's leading term).
     pub fn flops(&self) -> f64 {
         let n = self.n() as f64;
-        per_multiply_add(self.dtype()) * n * n * n / 6.0
+        self.dtype().flops_per_fma() * n * n * n / 6.0
     }
 }
 
-/// LAPACK's `info` for a Cholesky factor whose library did not stop at a NaN pivot: the first
-/// of `n` diagonal entries (`stride` elements apart from `addr`, host memory) that is NaN,
-/// 1-based, or `None`. LAPACK's `?potrf` stops where a pivot is not positive *or NaN*; some
-/// libraries (OpenBLAS) test only the first and carry the NaN on. Columns before a NaN pivot
-/// are finite (they do not depend on it), so the first NaN on the factor's diagonal is the
-/// column LAPACK names.
+/// LAPACK's `info` for a Cholesky factor whose library did not stop at a NaN pivot (OpenBLAS
+/// tests only for non-positive ones): the first of `n` diagonal entries (`stride` elements
+/// apart from `addr`, host memory) that is NaN, 1-based, or `None`. Columns before a NaN pivot
+/// do not depend on it, so the first NaN on the diagonal is the column LAPACK names.
 ///
 /// # Safety
 /// The `n` entries (at `addr + i * stride` elements of `dtype`) are valid host memory.
@@ -233,15 +202,10 @@ pub unsafe fn first_nan_pivot(addr: u64, stride: usize, n: usize, dtype: DType) 
     })
 }
 
-/// LU factorization with partial pivoting of one `m x n` panel in place, as `?getrf`:
-/// `A = P L U`, `L` unit lower triangular (trapezoidal when `m > n`) below the diagonal, `U`
-/// upper triangular on and above it.
-///
-/// `ipiv` (`min(m, n)` entries) receives the pivots (1-based, relative to the panel's first
-/// row). The pivot of each column is the entry of largest `|re| + |im|` (`|x|` for real
-/// dtypes) on or below the diagonal, the first one on a tie, as LAPACK's `i?amax` picks it.
-/// `info = k > 0`: `U(k, k)` is exactly zero; the factorization was completed (as LAPACK does),
-/// and a solve with it would divide by zero.
+/// LU factorization with partial pivoting of one `m x n` panel in place, as `?getrf`
+/// (`A = P L U`), its `min(m, n)` pivots into `ipiv`. Each column's pivot is the first entry of
+/// largest `|re| + |im|` on or below the diagonal, as LAPACK's `i?amax` picks it. `info = k > 0`:
+/// `U(k, k)` is exactly zero (the factorization is completed, as LAPACK does).
 #[derive(Debug, Clone, Copy)]
 pub struct GetrfTile {
     pub a: RawTile,
@@ -281,20 +245,18 @@ impl GetrfTile {
         Ok(())
     }
 
-    /// Real flops: `m n^2 / 2 - n^3 / 6` multiply-adds for `m >= n` (the leading terms LAPACK
-    /// counts; `m` and `n` swapped for a wide panel), 2 flops each, 8 for complex dtypes.
+    /// Real flops: `m n^2 / 2 - n^3 / 6` multiply-adds for `m >= n` (LAPACK's leading terms;
+    /// swapped for a wide panel).
     pub fn flops(&self) -> f64 {
         let (m, n) = (self.a.rows as f64, self.a.cols as f64);
         let (m, n) = if m >= n { (m, n) } else { (n, m) };
-        per_multiply_add(self.dtype()) * (m * n * n / 2.0 - n * n * n / 6.0)
+        self.dtype().flops_per_fma() * (m * n * n / 2.0 - n * n * n / 6.0)
     }
 }
 
-/// Row interchanges on one tile in place, as `?laswp` with `incx = 1`: for `i = k1, ..., k2`
-/// in that order, row `i` of `a` is interchanged with row `ipiv[i - 1]` (1-based throughout),
-/// in every column of `a`. Only entries `k1 - 1 .. k2` of `ipiv` are read, and every pivot
-/// they hold must name a row of `a` (LAPACK does not check this; the kernels do not either,
-/// see the Safety section of [`crate::Kernel::laswp`]). `k1 > k2` interchanges nothing.
+/// Row interchanges on one tile in place, as `?laswp` with `incx = 1`: for `i = k1, ..., k2` in
+/// order, row `i` of `a` is interchanged with row `ipiv[i - 1]` (1-based). Each pivot read must
+/// name a row of `a`, unchecked (see [`crate::Kernel::laswp`]). `k1 > k2` interchanges nothing.
 #[derive(Debug, Clone, Copy)]
 pub struct LaswpTile {
     pub a: RawTile,
@@ -338,15 +300,6 @@ impl LaswpTile {
             }
         }
         Ok(())
-    }
-}
-
-/// Real flops per multiply-add: 2, or 8 for complex dtypes.
-fn per_multiply_add(dtype: DType) -> f64 {
-    if dtype.is_complex() {
-        8.0
-    } else {
-        2.0
     }
 }
 

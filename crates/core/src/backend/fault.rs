@@ -1,12 +1,8 @@
-//! Fault injection: make a device fail at its n-th kernel or copy, or lose it, so that the
-//! executor's recovery can be tested (CI on emulated devices, a real GPU on the GPU machine).
-//!
-//! A backend that supports injection (the emulated devices, the GPU layer) holds one
-//! [`FaultInjector`] per device and calls [`FaultInjector::check`] before it issues each
-//! kernel or copy. The injector is armed through its API ([`FaultInjector::arm`]), or at
-//! discovery with the faults the runtime was given ([`FaultInjector::arm_matching`]; the
-//! `hetblas` crate reads them from `HETBLAS_FAULT`, in the syntax [`FaultSpec::parse_list`]
-//! takes):
+//! Fault injection: make a device fail at its n-th kernel, copy or allocation, or lose it, so
+//! that the executor's recovery can be tested. A backend that supports it (the emulated devices,
+//! the GPU layer) holds one [`FaultInjector`] per device and calls [`FaultInjector::check`]
+//! before issuing each operation; it is armed through [`FaultInjector::arm`], or at discovery
+//! with the runtime's faults (`HETBLAS_FAULT`, parsed by [`FaultSpec::parse_list`]):
 //!
 //! ```text
 //! dev=1,at=kernel:4,kind=error        device index 1, its 4th kernel fails
@@ -15,26 +11,15 @@
 //! dev=any,at=alloc:1                  every device's first allocation fails
 //! ```
 //!
-//! This is the one fault-injection mechanism of hetblas: the emulated devices (hetblas-cpu)
-//! and the GPU layer (CUDA, HIP) are armed from the same [`FaultSpec`]s.
+//! - `dev`: a device index (in every backend that injects faults), a label, or `any`.
+//! - `at`: `kernel:N`, `copy:N` or `alloc:N`, 1-based, counted per device since armed (a copy
+//!   counts for the non-host end of its link, a peer copy's destination).
+//! - `kind`: `error` (default), `lost`, `oom`, `panic` or `async` ([`FaultKind`]); an
+//!   allocation, on the caller's thread, fails with `error`, `lost` or `oom` only.
 //!
-//! - `dev`: a device index (matches that index in every backend that injects faults), a
-//!   label (`emulated:1`, `cuda:1`), or `any` (every device, each counting its own).
-//! - `at`: `kernel:N`, `copy:N` or `alloc:N`, 1-based, counted per device from when it was
-//!   armed (copies count for the device at the non-host end of the link, the destination of a
-//!   peer copy; allocations are device memory allocations: workspaces, uploads).
-//! - `kind`: `error` (the operation fails with a backend error; default), `lost` (the device
-//!   is lost: that operation and every later one fails, allocations included, until the
-//!   injector is disarmed), `oom` (the operation fails out of memory), `panic` (the backend
-//!   panics while issuing it) or `async` (the operation is queued and fails when it runs, on
-//!   the emulated devices; the GPU layer fails it at issue). An allocation fails with
-//!   `error`, `lost` or `oom` only: it happens on the caller's thread, where a panic would
-//!   cross the API.
-//!
-//! Faults other than `async` are raised when the operation is issued, before anything is
-//! queued, so an operation issued before the fault completes normally: exactly the situation
-//! the executor must recover from. Unarmed, [`FaultInjector::check`] costs one relaxed atomic
-//! load.
+//! Faults other than `async` are raised at issue, before anything is queued, so operations
+//! issued before complete normally: what the executor must recover from. Unarmed,
+//! [`FaultInjector::check`] costs one relaxed atomic load.
 
 use crate::error::{lock, Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -72,9 +57,8 @@ pub enum FaultKind {
     Oom,
     /// The backend panics while issuing the operation.
     Panic,
-    /// The operation is issued, then fails on its queue (like a kernel that faults on the
-    /// device): later work on that queue is skipped, and so is work on other queues that waits
-    /// for it. Backends that cannot defer a failure (the GPU layer) fail at issue instead.
+    /// The operation is issued, then fails on its queue (later work on it, and work waiting for
+    /// it, is skipped). Backends that cannot defer a failure (the GPU layer) fail at issue.
     Async,
 }
 
@@ -110,11 +94,7 @@ impl FaultSpec {
         }
     }
 
-    /// Parses a list of faults: separated by `;`, each `dev=..,at=..,kind=..` (the syntax of
-    /// `HETBLAS_FAULT` and of the command's `--fault`).
-    ///
-    /// # Errors
-    /// `InvalidInput` naming the part that is not understood.
+    /// Parses a list of faults separated by `;` (`HETBLAS_FAULT`, the command's `--fault`).
     pub fn parse_list(text: &str) -> Result<Vec<FaultSpec>> {
         text.split(';')
             .map(str::trim)
@@ -123,10 +103,8 @@ impl FaultSpec {
             .collect()
     }
 
-    /// Parses one fault, `dev=1,at=kernel:4,kind=error`.
-    ///
-    /// # Errors
-    /// `InvalidInput` naming the part that is not understood.
+    /// Parses one fault, `dev=1,at=kernel:4,kind=error`; `InvalidInput` naming what is not
+    /// understood.
     pub fn parse(text: &str) -> Result<FaultSpec> {
         let bad = |why: &str| Error::InvalidInput(format!("fault \"{text}\": {why}"));
         let (mut device, mut at, mut kind) = (None, None, FaultKind::Error);
@@ -204,9 +182,8 @@ pub struct FaultInjector {
     label: String,
     armed: AtomicBool,
     lost: AtomicBool,
-    kernels: AtomicU64,
-    copies: AtomicU64,
-    allocs: AtomicU64,
+    /// Operations counted since armed, by [`FaultOp`].
+    counts: [AtomicU64; 3],
     specs: Mutex<Vec<FaultSpec>>,
 }
 
@@ -217,16 +194,12 @@ impl FaultInjector {
             label: label.into(),
             armed: AtomicBool::new(false),
             lost: AtomicBool::new(false),
-            kernels: AtomicU64::new(0),
-            copies: AtomicU64::new(0),
-            allocs: AtomicU64::new(0),
+            counts: Default::default(),
             specs: Mutex::new(Vec::new()),
         }
     }
 
-    /// Arms those of `faults` that are for this device, device index `index` of its backend
-    /// (discovery does this with the faults the runtime was given); none for it: nothing
-    /// changes.
+    /// Arms those of `faults` that are for this device, index `index` of its backend (if any).
     pub fn arm_matching(&self, index: usize, faults: &[FaultSpec]) {
         let mine: Vec<FaultSpec> = faults
             .iter()
@@ -244,9 +217,9 @@ impl FaultInjector {
     pub fn arm(&self, faults: impl IntoIterator<Item = FaultSpec>) {
         let mut g = lock(&self.specs);
         *g = faults.into_iter().collect();
-        self.kernels.store(0, Ordering::SeqCst);
-        self.copies.store(0, Ordering::SeqCst);
-        self.allocs.store(0, Ordering::SeqCst);
+        for c in &self.counts {
+            c.store(0, Ordering::SeqCst);
+        }
         self.lost.store(false, Ordering::SeqCst);
         self.armed.store(!g.is_empty(), Ordering::SeqCst);
     }
@@ -259,20 +232,13 @@ impl FaultInjector {
     /// Kernels and copies counted since the injector was armed (those refused because the
     /// device was lost are not counted).
     pub fn counts(&self) -> (u64, u64) {
-        (
-            self.kernels.load(Ordering::SeqCst),
-            self.copies.load(Ordering::SeqCst),
-        )
-    }
-
-    /// Whether the device was lost to an injected fault.
-    pub fn is_lost(&self) -> bool {
-        self.lost.load(Ordering::Relaxed)
+        let n = |op: FaultOp| self.counts[op as usize].load(Ordering::SeqCst);
+        (n(FaultOp::Kernel), n(FaultOp::Copy))
     }
 
     /// `DeviceLost` once an injected loss happened (for allocations and probes).
     pub fn alive(&self) -> Result<()> {
-        if self.is_lost() {
+        if self.lost.load(Ordering::Relaxed) {
             return Err(self.lost_error());
         }
         Ok(())
@@ -285,41 +251,20 @@ impl FaultInjector {
         }
     }
 
-    /// Called before issuing an `op`: fails it when a fault is armed for this one.
-    ///
-    /// # Errors
-    /// The injected error: `Backend` (kind error), `DeviceLost` (kind lost, and every operation
-    /// after it), `OutOfMemory` (kind oom).
-    ///
-    /// # Panics
-    /// On purpose, for kind panic: the executor must catch it.
+    /// Called before issuing an `op`: the injected error when a fault is armed for this one
+    /// (`Backend`, `DeviceLost` then and after, `OutOfMemory`), or a panic for kind panic.
     pub fn check(&self, op: FaultOp) -> Result<()> {
-        match self.check_queued(op)? {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.check_queued(op)?.map_or(Ok(()), Err)
     }
 
-    /// [`FaultInjector::check`] for a backend that can fail an operation when it runs on its
-    /// queue: `Ok(Some(error))` for an `async` fault, which the operation must return when it
-    /// runs instead of doing its work.
-    ///
-    /// # Errors
-    /// As [`FaultInjector::check`].
-    ///
-    /// # Panics
-    /// As [`FaultInjector::check`].
+    /// [`FaultInjector::check`] for a backend that can fail an operation on its queue:
+    /// `Ok(Some(error))` for an `async` fault, which the operation returns when it runs.
     pub fn check_queued(&self, op: FaultOp) -> Result<Option<Error>> {
         if !self.armed.load(Ordering::Relaxed) {
             return Ok(None);
         }
         self.alive()?;
-        let counter = match op {
-            FaultOp::Kernel => &self.kernels,
-            FaultOp::Copy => &self.copies,
-            FaultOp::Alloc => &self.allocs,
-        };
-        let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        let n = self.counts[op as usize].fetch_add(1, Ordering::SeqCst) + 1;
         let kind = {
             let g = lock(&self.specs);
             match g.iter().find(|s| s.op == op && s.at == n) {

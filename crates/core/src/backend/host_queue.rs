@@ -1,11 +1,7 @@
-//! A queue served by one host thread: the CPU device, the host-emulated devices and their copy
-//! links run on these. Pure Rust, no FFI; behaves like a stream (in order, asynchronous, events).
-//!
-//! After an operation fails, the queue runs nothing more until it is synchronised (like a CUDA
-//! stream after a kernel fault): later operations are skipped, and its events complete as
-//! *failed*, carrying the error. A queue that waits for a failed event fails the same way, so
-//! work that depends on a failed operation (the write-back of a tile whose product failed)
-//! never runs.
+//! A queue served by one host thread, for the CPU device, the host-emulated devices and their
+//! links; it behaves like a stream. After an operation fails, the queue runs nothing more until
+//! it is synchronised (like a CUDA stream after a fault): its events complete as failed, and a
+//! queue waiting for one fails too, so work depending on a failed operation never runs.
 
 use crate::error::{lock, Error, Result};
 use crate::queue::{Event, Queue};
@@ -16,7 +12,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-/// Stack of a host queue's thread (reserved address space; pages are touched as used).
+/// Stack of a host queue's thread (reserved, touched as used): a host LAPACK's recursive panel
+/// code needs more than Rust's 2 MiB default (OpenBLAS 0.3.21's dgetrf overflowed it, 1600 rows).
 const QUEUE_STACK_BYTES: usize = 64 << 20;
 
 type Work = Box<dyn FnOnce() -> Result<()> + Send>;
@@ -59,8 +56,6 @@ impl HostEvent {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
-        // A poisoned lock only means another thread panicked while holding it; the Option
-        // inside is still meaningful.
         lock(&self.done)
     }
 
@@ -104,10 +99,7 @@ impl Event for HostEvent {
     /// The error of the operation that failed before the event.
     fn synchronize(&self) -> Result<()> {
         self.wait_done();
-        match self.failure() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.failure().map_or(Ok(()), Err)
     }
     fn is_complete(&self) -> Result<bool> {
         Ok(self.lock().is_some())
@@ -150,10 +142,7 @@ impl fmt::Debug for HostQueue {
 }
 
 impl HostQueue {
-    /// A queue; its thread starts with its first operation.
-    ///
-    /// # Errors
-    /// None today; the thread's start can fail at the first operation (`DeviceLost`).
+    /// A queue; its thread starts with its first operation (which fails if it cannot start).
     pub fn new(name: impl Into<String>) -> Result<Arc<HostQueue>> {
         let (tx, rx) = channel::<Job>();
         Ok(Arc::new(HostQueue {
@@ -180,8 +169,6 @@ impl HostQueue {
         let (err2, qname) = (self.error.clone(), self.name.clone());
         let handle = std::thread::Builder::new()
             .name(format!("hetblas-{}", self.name))
-            // A host LAPACK's recursive panel code needs more than Rust's 2 MiB default:
-            // OpenBLAS 0.3.21's dgetrf_parallel overflowed it (SIGSEGV) on a 1600-row panel.
             .stack_size(QUEUE_STACK_BYTES)
             .spawn(move || run_queue(rx, &err2, &qname))
             .map_err(|e| Error::DeviceLost {
@@ -192,9 +179,8 @@ impl HostQueue {
         Ok(())
     }
 
-    /// Appends an operation. It runs after everything enqueued before it, unless one of those
-    /// failed (then it is skipped until the next `synchronize`); its error is reported by the
-    /// next `synchronize`.
+    /// Appends an operation (skipped after a failure until the next `synchronize`, which
+    /// reports its error).
     pub fn enqueue(&self, job: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
         self.send([Job::Work(Box::new(job))])
     }
@@ -216,9 +202,8 @@ impl HostQueue {
         Ok(())
     }
 
-    /// Enqueues `job` and records an event right behind it, with no other sender's job in
-    /// between: on a queue several threads issue to, an event recorded separately could
-    /// follow another thread's failed job and report failure for work that ran.
+    /// Enqueues `job` and records an event right behind it: recorded separately, the event
+    /// could follow another thread's failed job and report failure for work that ran.
     pub fn enqueue_recorded(
         &self,
         job: impl FnOnce() -> Result<()> + Send + 'static,
@@ -269,10 +254,7 @@ fn run_queue(rx: Receiver<Job>, err2: &Mutex<Option<Error>>, qname: &str) {
         };
         if let Some(e) = failure {
             failed = Some(e.clone());
-            let mut g = lock(err2);
-            if g.is_none() {
-                *g = Some(e);
-            }
+            lock(err2).get_or_insert(e);
         }
     }
 }
@@ -307,11 +289,7 @@ impl Queue for HostQueue {
         let ev = HostEvent::new();
         self.send([Job::Sync(ev.clone())])?;
         ev.wait_done();
-        let mut g = lock(&self.error);
-        match g.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        lock(&self.error).take().map_or(Ok(()), Err)
     }
 }
 

@@ -1,11 +1,6 @@
 //! The Kernel trait: the tile kernels a device runs on its own memory, asynchronously on one of
-//! its queues. GEMM in f32, f64, c32 and c64 first (`Trans::C` conjugates complex operands;
-//! the executor passes `T` for real ones); later routines arrive as new methods with default bodies
-//! that answer `Unsupported`, so existing backends keep compiling.
-//!
-//! The factorization ops ([`Kernel::potrf`], [`Kernel::getrf`], [`Kernel::laswp`]; their tiles
-//! in [`crate::factor_kernel`]) are `unsafe fn`s: they take raw addresses that only the caller
-//! can vouch for, and say so in a `# Safety` list.
+//! its queues. Routines beyond GEMM have default bodies answering `Unsupported`. The
+//! factorization ops are `unsafe fn`s: only the caller can vouch for their raw addresses.
 
 use crate::error::{Error, Result};
 use crate::factor_kernel::{FactorOp, GetrfTile, InfoCell, LaswpTile, PotrfTile};
@@ -17,9 +12,8 @@ use crate::scalar::{DType, ScalarValue};
 use crate::sym_kernel::SymTile;
 use std::sync::Arc;
 
-/// One tile GEMM: `c = alpha * op(a) * op(b) + beta * c`, with `op(a)` `m x k`, `op(b)` `k x n`.
-/// `a`, `b` are the stored tiles (transposed by `transa`, `transb`). With `beta == 0`, `c` is
-/// never read: it may hold NaN or garbage.
+/// One tile GEMM: `c = alpha * op(a) * op(b) + beta * c`, with `op(a)` `m x k`, `op(b)` `k x n`
+/// (`Trans::C` only for complex dtypes). With `beta == 0`, `c` is never read (it may hold NaN).
 #[derive(Debug, Clone, Copy)]
 pub struct GemmTile {
     pub transa: Trans,
@@ -59,9 +53,8 @@ impl GemmTile {
     }
 }
 
-/// A kernel tile's shape and leading dimension: `name` is `rows x cols` where `sized` (an
-/// operand of an empty product may have any shape), with `ld >= max(1, rows)`. The error
-/// says what is wrong.
+/// Checks that tile `name` is `rows x cols` where `sized` (an operand of an empty product may
+/// have any shape), with `ld >= max(1, rows)`; the error says what is wrong.
 pub(crate) fn check_tile(
     name: &str,
     t: &RawTile,
@@ -80,11 +73,9 @@ pub(crate) fn check_tile(
     Ok(())
 }
 
-/// One tile TRSM or TRMM on B in place: `b := alpha * op(a)^-1 * b` (TRSM, left) or
-/// `alpha * op(a) * b` (TRMM, left), `b * op(a)^-1` / `b * op(a)` on the right. `a` is the
-/// stored triangular tile (only its `uplo` triangle is read, its diagonal not with a unit
-/// diagonal), `b` is `m x n`. `opts.transa` is already normalised for the dtype (`C` only for
-/// complex ones).
+/// One tile TRSM (`b := alpha * op(a)^-1 * b`, or `b * op(a)^-1` on the right) or TRMM
+/// (`alpha * op(a) * b`, `b * op(a)`) on the `m x n` `b` in place; only `a`'s `uplo` triangle is
+/// read (not its diagonal when unit). `opts.transa` is `C` only for complex dtypes.
 #[derive(Debug, Clone, Copy)]
 pub struct TriTile {
     pub opts: TriOptions,
@@ -123,23 +114,18 @@ impl TriTile {
         check_tile("b", &self.b, (self.m, self.n), true).map_err(bad)
     }
 
-    /// [`TriTile::check`], then whether there is work (`Ok(false)`: an empty tile), and
-    /// `Unsupported` (naming `device`) when a dimension exceeds 32 bits (cuBLAS, hipBLAS and
-    /// CBLAS take `int`).
+    /// [`TriTile::check`], then whether there is work (`Ok(false)`: an empty tile);
+    /// `Unsupported` (naming `device`) beyond the 32-bit dimensions cuBLAS, hipBLAS and CBLAS take.
     pub fn check_i32(&self, device: &str) -> Result<bool> {
         self.check()?;
         if self.m == 0 || self.n == 0 {
             return Ok(false);
         }
-        if [self.m, self.n, self.a.ld, self.b.ld]
-            .iter()
-            .any(|&d| d > i32::MAX as usize)
-        {
-            return Err(Error::Unsupported {
-                device: device.into(),
-                detail: "triangular tile beyond 32-bit dimensions".into(),
-            });
-        }
+        fit_i32(
+            [self.m, self.n, self.a.ld, self.b.ld],
+            device,
+            "triangular tile",
+        )?;
         Ok(true)
     }
 }
@@ -198,11 +184,8 @@ pub trait Kernel: Send + Sync {
         false
     }
     /// Issues the Cholesky factorization of `op.a` in place on `queue` ([`PotrfTile`]); `info`
-    /// is filled when it has run ([`InfoCell`]'s contract).
-    ///
-    /// # Errors
-    /// `Unsupported` where [`supports_factor`](Kernel::supports_factor) says no; `Internal`
-    /// for a tile that fails [`PotrfTile::check`]; the backend's errors issuing it.
+    /// is filled when it has run. Errors: `Unsupported` where `supports_factor` says no,
+    /// `Internal` for a tile failing its `check`, the backend's errors issuing it.
     ///
     /// # Safety
     /// - `op.a` lies in this device's memory space (`op.a.space` is the device's), and the
@@ -219,11 +202,8 @@ pub trait Kernel: Send + Sync {
     ) -> Result<()> {
         unsupported("potrf")
     }
-    /// Issues the LU factorization with partial pivoting of the panel `op.a` in place on
-    /// `queue`, its pivots into `op.ipiv` ([`GetrfTile`]); `info` is filled when it has run.
-    ///
-    /// # Errors
-    /// As [`potrf`](Kernel::potrf), with [`GetrfTile::check`].
+    /// Issues the LU factorization of the panel `op.a` in place on `queue`, its pivots into
+    /// `op.ipiv` ([`GetrfTile`]); `info` is filled when it has run. Errors as `potrf`'s.
     ///
     /// # Safety
     /// As [`potrf`](Kernel::potrf) for `op.a`; and `op.ipiv` lies in the same space, its
@@ -238,10 +218,7 @@ pub trait Kernel: Send + Sync {
         unsupported("getrf")
     }
     /// Issues the row interchanges `op.k1 ..= op.k2` of `op.ipiv` on `op.a` in place on `queue`
-    /// ([`LaswpTile`]).
-    ///
-    /// # Errors
-    /// As [`potrf`](Kernel::potrf), with [`LaswpTile::check`].
+    /// ([`LaswpTile`]). Errors as `potrf`'s.
     ///
     /// # Safety
     /// As [`potrf`](Kernel::potrf) for `op.a`; and when `k1 <= k2`, `op.ipiv` lies in the same
@@ -283,23 +260,26 @@ pub fn check_add(beta: ScalarValue, x: &RawTile, y: &RawTile) -> Result<()> {
     Ok(())
 }
 
-/// [`check_add`] for a library whose tile add takes 32-bit dimensions (cuBLAS/hipBLAS geam):
-/// `Ok(false)` when there is nothing to add, `Unsupported` (naming `device`) beyond 32 bits.
+/// [`check_add`] for a library taking 32-bit dimensions (cuBLAS/hipBLAS geam): `Ok(false)` when
+/// there is nothing to add, `Unsupported` (naming `device`) beyond 32 bits.
 pub fn check_add_i32(beta: ScalarValue, x: &RawTile, y: &RawTile, device: &str) -> Result<bool> {
     check_add(beta, x, y)?;
     if x.is_empty() {
         return Ok(false);
     }
-    if [x.rows, x.cols, x.ld, y.ld]
-        .iter()
-        .any(|&d| d > i32::MAX as usize)
-    {
+    fit_i32([x.rows, x.cols, x.ld, y.ld], device, "tile add")?;
+    Ok(true)
+}
+
+/// `Unsupported` (naming `device`) for a dimension beyond the 32 bits the libraries take.
+fn fit_i32(dims: [usize; 4], device: &str, what: &str) -> Result<()> {
+    if dims.iter().any(|&d| d > i32::MAX as usize) {
         return Err(Error::Unsupported {
             device: device.into(),
-            detail: "tile add beyond 32-bit dimensions".into(),
+            detail: format!("{what} beyond 32-bit dimensions"),
         });
     }
-    Ok(true)
+    Ok(())
 }
 
 #[cfg(test)]

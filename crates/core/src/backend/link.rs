@@ -31,26 +31,18 @@ pub trait Link: Send + Sync + fmt::Debug {
     /// # Errors
     /// `InvalidInput` if the tiles do not match or are not in this link's spaces; backend errors.
     fn copy(&self, src: &RawTile, dst: &RawTile) -> Result<()>;
-    /// [`Link::copy`] and an event recorded right behind it: the event says whether this copy
-    /// ran. Links whose queue skips work after a failure until a synchronize (the host queues
-    /// of emulated devices) enqueue the two together, so that another thread's failed job or
-    /// synchronize cannot come between them.
-    ///
-    /// # Errors
-    /// As [`Link::copy`], and the queue's error recording the event.
+    /// [`Link::copy`] and an event recorded right behind it, saying whether this copy ran (host
+    /// queues enqueue the two together, so another thread's failed job cannot come between).
     fn copy_recorded(&self, src: &RawTile, dst: &RawTile) -> Result<Arc<dyn Event>> {
         self.copy(src, dst)?;
         self.queue().record()
     }
-    /// Bandwidth (bytes/s) the link is known to have without calibration (emulated links know
-    /// theirs); `None` when only calibration can tell.
+    /// Bandwidth (bytes/s) known without calibration (emulated links know theirs).
     fn nominal_bandwidth(&self) -> Option<f64> {
         None
     }
-    /// Seconds the link has spent, since it was made, allocating the page-locked staging
-    /// buffers that its copies of unregistered host memory go through: a copy of a tile larger
-    /// than any it staged before allocates new ones, a one-time cost of the call that makes it.
-    /// 0 for links that stage nothing.
+    /// Seconds the link has spent, since it was made, allocating page-locked staging buffers
+    /// for copies of unregistered host memory (0 for links that stage nothing).
     fn staging_alloc_seconds(&self) -> f64 {
         0.0
     }

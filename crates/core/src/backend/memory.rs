@@ -1,9 +1,6 @@
-//! Memory spaces, device buffers and raw tile views.
-//!
-//! Every device owns a memory space and the host is one too. Addresses are plain `u64`s that mean
-//! something only inside their space (a host pointer, a CUDA device pointer, ...); a [`RawTile`]
-//! pairs an address with its space, shape, leading dimension and dtype so that links and kernels
-//! can check they were handed memory they can reach.
+//! Memory spaces, device buffers and raw tile views. Addresses are plain `u64`s meaningful only
+//! inside their space; a [`RawTile`] pairs one with its space, shape, leading dimension and dtype
+//! so that links and kernels can check they were handed memory they can reach.
 
 use crate::scalar::DType;
 use std::fmt;
@@ -71,8 +68,7 @@ pub struct BorrowedBuffer {
 }
 
 impl BorrowedBuffer {
-    /// The `len` bytes at `addr` in `space`. Creating one is safe (it is only a description);
-    /// what is done with it decides whether the memory is valid.
+    /// The `len` bytes at `addr` in `space` (only a description: creating one is safe).
     pub fn new(space: MemorySpace, addr: u64, len: usize) -> BorrowedBuffer {
         BorrowedBuffer { space, addr, len }
     }
@@ -149,8 +145,8 @@ impl RawTile {
     }
 }
 
-/// How a call uses a host region it hands to a device (page-locking backends verify cached
-/// registrations differently for memory they will write).
+/// How a call uses a host region it hands to a device (page-locking backends verify memory they
+/// will write differently).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostAccess {
     Read,

@@ -1,10 +1,6 @@
-//! What a backend's host registration cache did ([`Device::host_pin_stats`]): data only. The
-//! cache itself belongs to the backend (the GPU layer's `registration` module).
-//!
-//! [`Device::host_pin_stats`]: crate::device::Device::host_pin_stats
+//! What a backend's host registration cache did ([`crate::device::Device::host_pin_stats`]).
 
-/// Counters of a registration cache, for reports and the acceptance "the second call pays no
-/// pinning".
+/// Counters of a registration cache, for reports.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PinStats {
     pub registrations: u64,
@@ -15,11 +11,9 @@ pub struct PinStats {
     pub stale: u64,
     /// Registrations replaced by one covering their union (buffers sharing pages).
     pub merges: u64,
-    /// Registrations of memory the caller freed without releasing it, dropped (found no
-    /// longer mapped).
+    /// Registrations dropped because their memory was found no longer mapped.
     pub released_unmapped: u64,
-    /// Registrations dropped because the program gave their memory back, as the allocator
-    /// hook reported it.
+    /// Registrations dropped because the allocator hook reported their memory freed.
     pub released_freed: u64,
     pub bytes_registered: u64,
     /// Seconds registering, the pre-faulting included.

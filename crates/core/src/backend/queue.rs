@@ -1,10 +1,5 @@
-//! Queues and events: the only synchronisation vocabulary of hetblas.
-//!
-//! A queue runs its operations in order, asynchronously to the host (a CUDA/HIP stream, a host
-//! worker thread). An event marks a point in a queue; another queue can wait for it. Waiting for an
-//! event of another backend cannot happen on a device: such a queue refuses the event
-//! ([`Queue::can_wait`]) and the executor resolves the dependency on the host, on purpose, as
-//! DESIGN.md says.
+//! Queues and events: the only synchronisation vocabulary of hetblas. A queue refuses another
+//! backend's event ([`Queue::can_wait`]); the executor then waits for it on the host.
 
 use crate::error::Result;
 use std::any::Any;
@@ -36,28 +31,23 @@ pub trait Queue: Send + Sync + fmt::Debug {
     fn name(&self) -> &str;
     /// Records an event after everything issued so far.
     fn record(&self) -> Result<Arc<dyn Event>>;
-    /// Records an event that carries a device-side timestamp (for traces). Backends whose plain
-    /// events already carry one need not override it.
+    /// Records an event that carries a device-side timestamp (for traces).
     fn record_timed(&self) -> Result<Arc<dyn Event>> {
         self.record()
     }
     /// Whether [`wait`](Queue::wait) takes `event`: events of its own backend (a queue run by a
     /// host thread takes every event). The executor waits on the host for the others.
     fn can_wait(&self, event: &dyn Event) -> bool;
-    /// Makes later work on this queue wait for `event`, without blocking the calling thread.
-    ///
-    /// # Errors
-    /// `Unsupported` for an event [`can_wait`](Queue::can_wait) refuses (another backend's):
-    /// a silent host wait would stall the issuing thread where nobody looks for it.
+    /// Makes later work on this queue wait for `event`, without blocking the calling thread;
+    /// `Unsupported` for an event `can_wait` refuses (a silent host wait would stall the issuer).
     fn wait(&self, event: &Arc<dyn Event>) -> Result<()>;
     /// Blocks until everything issued so far is done; reports the first error an operation hit
     /// since the last synchronize.
     fn synchronize(&self) -> Result<()>;
 }
 
-/// The queue of `own` (a device's typed queues) that `queue` is, by identity: how a device
-/// finds its own typed queue behind the core `Queue` it was handed, with no run-time type
-/// test. `None` for a queue of another device.
+/// The queue of `own` (a device's typed queues) that `queue` is, by identity; `None` for a
+/// queue of another device.
 pub fn own_queue<'a, Q: Queue>(own: &'a [Arc<Q>], queue: &Arc<dyn Queue>) -> Option<&'a Q> {
     own.iter()
         .find(|q| std::ptr::addr_eq(Arc::as_ptr(q), Arc::as_ptr(queue)))

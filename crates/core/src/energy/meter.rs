@@ -1,17 +1,14 @@
-//! Measured joules per call. A [`PowerMeter`] reads a device's power now and, where the
-//! hardware keeps one, its total-energy counter. The counters tick every 20-100 ms (NVML's on
-//! H100/H200 about every 20 ms, with a 100 ms worst case), so a call is charged from the
-//! counter only when it lasts at least [`COUNTER_MIN_S`]; shorter calls are charged the mean of
-//! power samples taken every [`SAMPLE_PERIOD`] during the call times its duration. Each result
-//! says which was used.
+//! Measured joules per call: from a device's total-energy counter for calls of at least
+//! [`COUNTER_MIN_S`], else the mean of power samples taken every [`SAMPLE_PERIOD`] times the
+//! call's duration.
 
 use crate::error::lock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A call shorter than this is not charged from the energy counter (its resolution is up to
-/// 100 ms: under 1 s that is more than 10% of the call).
+/// A call shorter than this is not charged from the energy counter: it ticks every 20-100 ms
+/// (NVML's on H100/H200), more than 10% of a call under 1 s.
 pub const COUNTER_MIN_S: f64 = 1.0;
 /// How often power is sampled during a call.
 pub const SAMPLE_PERIOD: Duration = Duration::from_millis(5);

@@ -1,12 +1,9 @@
-//! Energy: what a call is optimised for ([`Objective`]), each device's power while busy and
-//! while idle ([`DevicePower`], recorded by calibration in the profile), the energy a
-//! balanced split is predicted to cost, the subset choice under an objective
-//! ([`choose_subset_for`]), and measured joules per call from power meters ([`meter`]).
+//! Energy: the call's [`Objective`], each device's busy and idle power ([`DevicePower`]), the
+//! subset choice under an objective ([`choose_subset_for`]) and measured joules ([`meter`]).
 //!
-//! The model (PARALiA's, and StarPU's energy-aware schedulers'): energy = sum over the devices
-//! of busy power x busy time + idle power x idle time, over the call's makespan. A device left
-//! out of the call still idles for the whole of it, so leaving a device out saves only the
-//! difference between its busy and idle power.
+//! The model (PARALiA's, StarPU's): energy = sum over the devices of busy power x busy time +
+//! idle power x idle time over the makespan. A device left out still idles for the whole call,
+//! so leaving it out saves only the difference between its busy and idle power.
 
 pub mod meter;
 
@@ -110,11 +107,10 @@ pub struct ScoredSubset {
     pub joules: f64,
 }
 
-/// Chooses the subset of `rates` for `objective`. With [`Objective::Time`] or without the
-/// power of every candidate (`power[i]` = (busy W, idle W)) it is the balancer's own choice
-/// ([`crate::balance::choose_subset_split`]); otherwise every subset is balanced and scored by its
-/// predicted energy (or energy x time), and, as for time, a larger subset must win by
-/// [`MIN_GAIN`]. Returns the chosen subset and every subset evaluated, best first.
+/// Chooses the subset of `rates` for `objective`: the balancer's own choice for time or without
+/// every candidate's power (`power[i]` = (busy W, idle W)); else the subset of least predicted
+/// energy (or energy x time), a larger one winning by [`MIN_GAIN`]. Returns it and every subset
+/// evaluated, best first.
 pub fn choose_subset_for(
     p: &GemmProblem,
     rates: &[DeviceRate],
@@ -147,14 +143,11 @@ pub fn choose_subset_for_split(
             })
             .collect()
     };
+    let (chosen, all) = crate::balance::choose_subset_split(p, rates, shared);
     let usable = power.is_some_and(|pw| pw.len() == rates.len());
     if objective == Objective::Time || !usable {
-        let (chosen, all) = crate::balance::choose_subset_split(p, rates, shared);
-        let mut scored = score_all(vec![chosen]);
-        let chosen = scored.remove(0);
-        return (chosen, score_all(all));
+        return (score_all(vec![chosen]).remove(0), score_all(all));
     }
-    let (_, all) = crate::balance::choose_subset_split(p, rates, shared);
     let mut scored = score_all(all);
     let key = |s: &ScoredSubset| score(objective, s.subset.balance.makespan, s.joules);
     scored.sort_by(|a, b| key(a).total_cmp(&key(b)));

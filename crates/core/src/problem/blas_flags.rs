@@ -1,5 +1,51 @@
 //! The BLAS flags of the Level 3 routines beyond GEMM: which triangle is referenced (UPLO) and
-//! on which side a matrix multiplies (SIDE), shared by the symmetric and triangular routines.
+//! on which side a matrix multiplies (SIDE), shared by the symmetric and triangular routines;
+//! and the reference BLAS argument checks every routine's checker is made of ([`ArgCheck`]).
+
+use crate::error::{Error, Result};
+
+/// The argument checks of reference BLAS for `routine`: each failure is the `InvalidArgument`
+/// carrying the parameter number `xerbla` reports. Callers check in BLAS's order.
+pub(crate) struct ArgCheck(pub &'static str);
+
+impl ArgCheck {
+    fn err(&self, param: u32, name: &'static str, reason: String) -> Error {
+        Error::InvalidArgument {
+            routine: self.0,
+            param,
+            name,
+            reason,
+        }
+    }
+
+    /// The flag character `c` as `parse` reads it, else an error naming the `allowed` ones.
+    pub(crate) fn flag<T>(
+        &self,
+        param: u32,
+        name: &'static str,
+        c: u8,
+        parse: impl FnOnce(u8) -> Option<T>,
+        allowed: &str,
+    ) -> Result<T> {
+        parse(c).ok_or_else(|| self.err(param, name, format!("{:?} is not {allowed}", c as char)))
+    }
+
+    /// A dimension: `v >= 0`.
+    pub(crate) fn dim(&self, param: u32, name: &'static str, v: i64) -> Result<()> {
+        if v < 0 {
+            return Err(self.err(param, name, format!("{name} = {v} < 0")));
+        }
+        Ok(())
+    }
+
+    /// A leading dimension: `ld >= max(1, rows)`.
+    pub(crate) fn ld(&self, param: u32, name: &'static str, ld: i64, rows: i64) -> Result<()> {
+        if ld < rows.max(1) {
+            return Err(self.err(param, name, format!("{name} = {ld} < max(1, {rows})")));
+        }
+        Ok(())
+    }
+}
 
 /// Which triangle of a symmetric or Hermitian matrix is referenced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -1,6 +1,7 @@
 //! The problem: routine, shape, transposes, alpha/beta, dtype and operand locations. The planner
 //! sees only this; the executor binds it to actual addresses.
 
+use super::blas_flags::ArgCheck;
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::operand::Trans;
@@ -54,9 +55,8 @@ pub fn placement_locations(placement: &str, device: MemorySpace) -> Option<[Memo
     (n == 3).then_some(out)
 }
 
-/// The largest m*n*k the models take: their counts of tiles, tasks and bytes stay far inside
-/// 64 bits below it. A problem whose operands fit in memory has m*n*k under 2^56 (A, B and C
-/// each under 2^37 elements), so no call that can run is refused by it.
+/// The largest m*n*k the models take (their counts stay far inside 64 bits). Operands that fit in
+/// memory have m*n*k under 2^56, so no call that can run is refused by it.
 pub const MAX_MODELLED_PRODUCT: u128 = 1 << 60;
 
 /// Whether the models can take an m x n x k problem (see [`MAX_MODELLED_PRODUCT`]).
@@ -65,13 +65,12 @@ pub fn modelled_size(m: usize, n: usize, k: usize) -> bool {
 }
 
 impl GemmProblem {
-    /// `InvalidInput` when the problem is too large for the models (m*n*k over
-    /// [`MAX_MODELLED_PRODUCT`]), which would otherwise overflow their counts.
-    pub fn check_modelled(&self) -> crate::error::Result<()> {
+    /// `InvalidInput` when m*n*k is over [`MAX_MODELLED_PRODUCT`].
+    pub fn check_modelled(&self) -> Result<()> {
         if modelled_size(self.m, self.n, self.k) {
             Ok(())
         } else {
-            Err(crate::error::Error::InvalidInput(format!(
+            Err(Error::InvalidInput(format!(
                 "{}x{}x{} is too large to model (m*n*k over 2^60)",
                 self.m, self.n, self.k
             )))
@@ -105,6 +104,21 @@ impl GemmProblem {
     pub fn location(&self, op: Operand) -> MemorySpace {
         self.locations[op.index()]
     }
+
+    /// A GEMM `m x n x k` of `dtype` with no transposes and A, B and C in host memory.
+    pub fn host(m: usize, n: usize, k: usize, dtype: DType, beta_zero: bool) -> GemmProblem {
+        GemmProblem {
+            transa: Trans::N,
+            transb: Trans::N,
+            m,
+            n,
+            k,
+            dtype,
+            beta_zero,
+            locations: [MemorySpace::HOST; 3],
+            sym: None,
+        }
+    }
 }
 
 /// Checks GEMMT arguments (`?gemmtr` of reference BLAS 3.12, `?gemmt` elsewhere: C's `uplo`
@@ -121,36 +135,9 @@ pub fn check_gemmt_args(
     ldb: i64,
     ldc: i64,
 ) -> Result<(super::Uplo, Trans, Trans)> {
-    let arg = |param, name, reason: String| Error::InvalidArgument {
-        routine: "GEMMTR",
-        param,
-        name,
-        reason,
-    };
-    let ul = super::Uplo::from_blas_char(uplo)
-        .ok_or_else(|| arg(1, "uplo", format!("{:?} is not U or L", uplo as char)))?;
-    let trans = |c: u8, param, name| {
-        Trans::from_blas_char(c)
-            .ok_or_else(|| arg(param, name, format!("{:?} is not N, T or C", c as char)))
-    };
-    let (ta, tb) = (trans(transa, 2, "transa")?, trans(transb, 3, "transb")?);
-    if n < 0 {
-        return Err(arg(4, "n", format!("n = {n} < 0")));
-    }
-    if k < 0 {
-        return Err(arg(5, "k", format!("k = {k} < 0")));
-    }
-    let nrowa = if ta.is_transposed() { k } else { n };
-    let nrowb = if tb.is_transposed() { n } else { k };
-    if lda < nrowa.max(1) {
-        return Err(arg(8, "lda", format!("lda = {lda} < max(1, {nrowa})")));
-    }
-    if ldb < nrowb.max(1) {
-        return Err(arg(10, "ldb", format!("ldb = {ldb} < max(1, {nrowb})")));
-    }
-    if ldc < n.max(1) {
-        return Err(arg(13, "ldc", format!("ldc = {ldc} < max(1, {n})")));
-    }
+    let a = ArgCheck("GEMMTR");
+    let ul = a.flag(1, "uplo", uplo, super::Uplo::from_blas_char, "U or L")?;
+    let (ta, tb) = check_product(&a, 1, transa, transb, None, n, k, lda, ldb, ldc)?;
     Ok((ul, ta, tb))
 }
 
@@ -167,71 +154,59 @@ pub fn check_gemm_args(
     ldb: i64,
     ldc: i64,
 ) -> Result<(Trans, Trans)> {
-    let ta = Trans::from_blas_char(transa).ok_or_else(|| {
-        Error::gemm_arg(
-            1,
-            "transa",
-            format!("{:?} is not N, T or C", transa as char),
-        )
-    })?;
-    let tb = Trans::from_blas_char(transb).ok_or_else(|| {
-        Error::gemm_arg(
-            2,
-            "transb",
-            format!("{:?} is not N, T or C", transb as char),
-        )
-    })?;
-    if m < 0 {
-        return Err(Error::gemm_arg(3, "m", format!("m = {m} < 0")));
-    }
-    if n < 0 {
-        return Err(Error::gemm_arg(4, "n", format!("n = {n} < 0")));
-    }
-    if k < 0 {
-        return Err(Error::gemm_arg(5, "k", format!("k = {k} < 0")));
-    }
-    let nrowa = if ta.is_transposed() { k } else { m };
-    let nrowb = if tb.is_transposed() { n } else { k };
-    if lda < nrowa.max(1) {
-        return Err(Error::gemm_arg(
-            8,
-            "lda",
-            format!("lda = {lda} < max(1, {nrowa})"),
-        ));
-    }
-    if ldb < nrowb.max(1) {
-        return Err(Error::gemm_arg(
-            10,
-            "ldb",
-            format!("ldb = {ldb} < max(1, {nrowb})"),
-        ));
-    }
-    if ldc < m.max(1) {
-        return Err(Error::gemm_arg(
-            13,
-            "ldc",
-            format!("ldc = {ldc} < max(1, {m})"),
-        ));
-    }
-    Ok((ta, tb))
+    check_product(
+        &ArgCheck("GEMM"),
+        0,
+        transa,
+        transb,
+        Some(m),
+        n,
+        k,
+        lda,
+        ldb,
+        ldc,
+    )
 }
 
-impl GemmProblem {
-    /// A GEMM `m x n x k` of `dtype` with no transposes and A, B and C in host memory (what
-    /// a model or planner is asked about most often).
-    pub fn host(m: usize, n: usize, k: usize, dtype: DType, beta_zero: bool) -> GemmProblem {
-        GemmProblem {
-            transa: Trans::N,
-            transb: Trans::N,
-            m,
-            n,
-            k,
-            dtype,
-            beta_zero,
-            locations: [MemorySpace::HOST; 3],
-            sym: None,
-        }
+/// GEMM's checks from TRANSA on, shared with GEMMT: its flags come `shift` places later and its
+/// C is `n x n` (no `m`).
+#[allow(clippy::too_many_arguments)] // the BLAS argument list
+fn check_product(
+    a: &ArgCheck,
+    shift: u32,
+    transa: u8,
+    transb: u8,
+    m: Option<i64>,
+    n: i64,
+    k: i64,
+    lda: i64,
+    ldb: i64,
+    ldc: i64,
+) -> Result<(Trans, Trans)> {
+    let ta = a.flag(
+        1 + shift,
+        "transa",
+        transa,
+        Trans::from_blas_char,
+        "N, T or C",
+    )?;
+    let tb = a.flag(
+        2 + shift,
+        "transb",
+        transb,
+        Trans::from_blas_char,
+        "N, T or C",
+    )?;
+    if let Some(m) = m {
+        a.dim(3, "m", m)?;
     }
+    a.dim(4, "n", n)?;
+    a.dim(5, "k", k)?;
+    let m = m.unwrap_or(n);
+    a.ld(8, "lda", lda, if ta.is_transposed() { k } else { m })?;
+    a.ld(10, "ldb", ldb, if tb.is_transposed() { n } else { k })?;
+    a.ld(13, "ldc", ldc, m)?;
+    Ok((ta, tb))
 }
 
 /// Test problems.

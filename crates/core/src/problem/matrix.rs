@@ -87,27 +87,14 @@ impl<'a, T> From<&'a mut DeviceMatrix<T>> for MatOut<'a, T> {
 
 impl<T: Scalar> MatIn<'_, T> {
     pub fn rows(&self) -> usize {
-        match self {
-            MatIn::Host(m) => m.rows(),
-            MatIn::Device(m) => m.rows(),
-        }
+        self.raw().rows
     }
     pub fn cols(&self) -> usize {
-        match self {
-            MatIn::Host(m) => m.cols(),
-            MatIn::Device(m) => m.cols(),
-        }
+        self.raw().cols
     }
     pub fn raw(&self) -> RawTile {
         match self {
-            MatIn::Host(m) => RawTile {
-                space: MemorySpace::HOST,
-                addr: m.as_ptr() as u64,
-                rows: m.rows(),
-                cols: m.cols(),
-                ld: m.ld(),
-                dtype: T::DTYPE,
-            },
+            MatIn::Host(m) => host_tile(m.as_ptr(), m.rows(), m.cols(), m.ld()),
             MatIn::Device(m) => m.raw(),
         }
     }
@@ -115,28 +102,31 @@ impl<T: Scalar> MatIn<'_, T> {
 
 impl<T: Scalar> MatOut<'_, T> {
     pub fn rows(&self) -> usize {
-        match self {
-            MatOut::Host(m) => m.rows(),
-            MatOut::Device(m) => m.rows(),
-        }
+        self.tile().rows
     }
     pub fn cols(&self) -> usize {
-        match self {
-            MatOut::Host(m) => m.cols(),
-            MatOut::Device(m) => m.cols(),
-        }
+        self.tile().cols
     }
+    /// The matrix as a raw tile, to be written.
     pub fn raw(&mut self) -> RawTile {
+        self.tile()
+    }
+    fn tile(&self) -> RawTile {
         match self {
-            MatOut::Host(m) => RawTile {
-                space: MemorySpace::HOST,
-                addr: m.as_mut_ptr() as u64,
-                rows: m.rows(),
-                cols: m.cols(),
-                ld: m.ld(),
-                dtype: T::DTYPE,
-            },
+            MatOut::Host(m) => host_tile(m.as_ptr(), m.rows(), m.cols(), m.ld()),
             MatOut::Device(m) => m.raw(),
         }
+    }
+}
+
+/// The host matrix at `ptr` as a raw tile.
+fn host_tile<T: Scalar>(ptr: *const T, rows: usize, cols: usize, ld: usize) -> RawTile {
+    RawTile {
+        space: MemorySpace::HOST,
+        addr: ptr as u64,
+        rows,
+        cols,
+        ld,
+        dtype: T::DTYPE,
     }
 }

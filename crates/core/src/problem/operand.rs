@@ -1,6 +1,5 @@
-//! Column-major operand views over host memory, as BLAS defines them: a base, a shape and a
-//! leading dimension. `MatRef` is `Copy`; `MatMut` reborrows. Constructors check every bound, so a
-//! view that exists is a valid one; the raw-pointer constructors are `unsafe` with their contract.
+//! Column-major operand views over host memory, as BLAS defines them. Constructors check every
+//! bound, so a view that exists is valid; the raw-pointer constructors are `unsafe`.
 
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -25,8 +24,7 @@ impl Trans {
             _ => None,
         }
     }
-    /// Whether the stored matrix is transposed before use (T and C): the layout question, the
-    /// same for every dtype (tiles of a `C` operand are cut as those of a `T` one).
+    /// Whether the stored matrix is transposed before use (T and C, for every dtype).
     pub fn is_transposed(self) -> bool {
         !matches!(self, Trans::N)
     }
@@ -42,20 +40,12 @@ impl Trans {
     pub fn is_conjugated(self) -> bool {
         matches!(self, Trans::C)
     }
-    /// For real types `C` means `T`; kernels receive the normalized form.
-    pub fn normalized_real(self) -> Trans {
-        match self {
-            Trans::C => Trans::T,
-            t => t,
-        }
-    }
     /// What a kernel of `dtype` receives: `C` stays `C` for complex types (conjugate
     /// transpose), and becomes `T` for real ones.
     pub fn for_dtype(self, dtype: crate::scalar::DType) -> Trans {
-        if dtype.is_complex() {
-            self
-        } else {
-            self.normalized_real()
+        match self {
+            Trans::C if !dtype.is_complex() => Trans::T,
+            t => t,
         }
     }
     /// (rows, cols) of the stored matrix for an operand used as `rows_op x cols_op`.
@@ -78,8 +68,7 @@ impl std::str::FromStr for Trans {
     }
 }
 
-/// Checks that a column-major `rows x cols` matrix with leading dimension `ld` fits in `len`
-/// elements; returns the number of elements it spans.
+/// The number of elements a column-major `rows x cols` matrix with leading dimension `ld` spans.
 pub fn required_len(rows: usize, cols: usize, ld: usize) -> Result<usize> {
     if ld < rows.max(1) {
         return Err(Error::InvalidInput(format!(
@@ -129,13 +118,8 @@ impl<'a, T: Scalar> MatRef<'a, T> {
     /// `InvalidInput` when `ld < max(1, rows)` or the matrix does not fit in `data`.
     pub fn new(data: &'a [T], rows: usize, cols: usize, ld: usize) -> Result<Self> {
         fits(data.len(), rows, cols, ld)?;
-        Ok(MatRef {
-            ptr: data.as_ptr(),
-            rows,
-            cols,
-            ld,
-            _life: PhantomData,
-        })
+        // SAFETY: `fits` checked the extent, and `data` stays borrowed for 'a.
+        Ok(unsafe { Self::from_raw_parts(data.as_ptr(), rows, cols, ld) })
     }
 
     /// A view of a packed matrix (`ld = rows`).
@@ -170,8 +154,7 @@ impl<'a, T: Scalar> MatRef<'a, T> {
         self.ptr
     }
 
-    /// Element (i, j). Panics when out of range (a programming error in the caller, like slice
-    /// indexing); the library itself never calls it with unchecked indices.
+    /// Element (i, j). Panics when out of range, like slice indexing.
     pub fn get(&self, i: usize, j: usize) -> T {
         assert!(
             i < self.rows && j < self.cols,
@@ -208,13 +191,8 @@ impl<'a, T: Scalar> MatMut<'a, T> {
     /// A mutable view; see [`MatRef::new`].
     pub fn new(data: &'a mut [T], rows: usize, cols: usize, ld: usize) -> Result<Self> {
         fits(data.len(), rows, cols, ld)?;
-        Ok(MatMut {
-            ptr: data.as_mut_ptr(),
-            rows,
-            cols,
-            ld,
-            _life: PhantomData,
-        })
+        // SAFETY: `fits` checked the extent, and `data` stays borrowed mutably for 'a.
+        Ok(unsafe { Self::from_raw_parts(data.as_mut_ptr(), rows, cols, ld) })
     }
 
     pub fn packed(data: &'a mut [T], rows: usize, cols: usize) -> Result<Self> {
@@ -252,24 +230,14 @@ impl<'a, T: Scalar> MatMut<'a, T> {
 
     /// A shorter-lived mutable view of the same matrix.
     pub fn rb_mut(&mut self) -> MatMut<'_, T> {
-        MatMut {
-            ptr: self.ptr,
-            rows: self.rows,
-            cols: self.cols,
-            ld: self.ld,
-            _life: PhantomData,
-        }
+        // SAFETY: the same matrix, reborrowed from `self` for a shorter lifetime.
+        unsafe { MatMut::from_raw_parts(self.ptr, self.rows, self.cols, self.ld) }
     }
 
     /// A shared view of the same matrix.
     pub fn as_ref(&self) -> MatRef<'_, T> {
-        MatRef {
-            ptr: self.ptr,
-            rows: self.rows,
-            cols: self.cols,
-            ld: self.ld,
-            _life: PhantomData,
-        }
+        // SAFETY: the same matrix, borrowed shared from `self` for a shorter lifetime.
+        unsafe { MatRef::from_raw_parts(self.ptr, self.rows, self.cols, self.ld) }
     }
 
     pub fn get(&self, i: usize, j: usize) -> T {

@@ -64,31 +64,13 @@ pub fn check_entries<T: Scalar>(
     } else {
         a.cols()
     };
-    // Conjugation only means something for complex types (`conj` is the identity otherwise).
-    let elem = |x: T, t: Trans| if t.is_conjugated() { x.conj() } else { x }.to_c64();
-    let opa = |i: usize, l: usize| {
-        let x = if transa.is_transposed() {
-            a.get(l, i)
-        } else {
-            a.get(i, l)
-        };
-        elem(x, transa)
-    };
-    let opb = |l: usize, j: usize| {
-        let x = if transb.is_transposed() {
-            b.get(j, l)
-        } else {
-            b.get(l, j)
-        };
-        elem(x, transb)
-    };
     let entries = sampled_entries(m, n, samples, seed);
     let zero = c64::new(0.0, 0.0);
     let mut worst = 0.0f64;
     for &(i, j) in &entries {
         let (mut s, mut abs) = (zero, 0.0);
         for l in 0..k {
-            let p = opa(i, l) * opb(l, j);
+            let p = op_elem(&a, transa, i, l) * op_elem(&b, transb, l, j);
             s += p;
             abs += p.norm();
         }
@@ -117,6 +99,18 @@ pub fn check_entries<T: Scalar>(
     Ok((entries.len(), worst))
 }
 
+/// Element `(i, l)` of `op(a)`: `a`'s `(l, i)` when `trans` transposes, conjugated for `C`
+/// (which changes nothing for a real dtype).
+pub(crate) fn op_elem<T: Scalar>(a: &MatRef<'_, T>, trans: Trans, i: usize, l: usize) -> c64 {
+    let (r, c) = trans.stored_shape(i, l);
+    let x = a.get(r, c).to_c64();
+    if trans.is_conjugated() {
+        x.conj()
+    } else {
+        x
+    }
+}
+
 /// The entries of an `m x n` matrix a check looks at: all of them, column by column, when
 /// there are at most `samples`, else `samples` chosen from `seed`.
 pub(crate) fn sampled_entries(
@@ -143,13 +137,10 @@ pub(crate) fn sampled_entries(
 }
 
 /// Whether a computed entry `got` agrees with its f64-accumulated reference `want` within
-/// `bound`: `Ok(error / bound)`, or what differs (`got`, the reference and why). Where the
-/// reference is NaN or infinite (a NaN or infinite scalar or operand, or an overflow) the entry
-/// agrees, with no error to measure, when it is the same class of value part by part (NaN where
-/// the reference is NaN, the same infinity); a NaN or infinity the reference does not have
-/// never agrees. A real `dtype` compares real parts only (complex arithmetic on a NaN gives the
-/// reference an imaginary NaN). Every reference check (GEMM, the symmetric routines, TRSM and
-/// TRMM) decides here.
+/// `bound`: `Ok(error / bound)`, or what differs. Where the reference is NaN or infinite, the
+/// entry agrees when it is the same value class part by part; a NaN or infinity the reference
+/// does not have never agrees. A real `dtype` compares real parts only (complex arithmetic on a
+/// NaN gives the reference an imaginary NaN). Every reference check decides here.
 pub fn agrees(dtype: DType, got: c64, want: c64, bound: f64) -> Result<f64, String> {
     let (got, want) = if dtype.is_complex() {
         (got, want)

@@ -1,10 +1,5 @@
 //! Element types: f32, f64 and the complex `c32` / `c64` (num-complex's `Complex32` /
-//! `Complex64`). The enum leaves room for half precision, which kernels refuse through
-//! `Kernel::supports` until they implement it.
-//!
-//! Everything dtype-specific that the pipeline needs (element size, flops per multiply-add,
-//! rounding unit, whether `Trans::C` differs from `Trans::T`) is a method of [`DType`], so a
-//! routine beyond GEMM reuses it as is.
+//! `Complex64`). Everything dtype-specific the pipeline needs is a method of [`DType`].
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -191,15 +186,21 @@ pub trait Scalar:
     const DTYPE: DType;
     fn to_value(self) -> ScalarValue;
     /// The real part, widened to f64.
-    fn to_f64(self) -> f64;
+    fn to_f64(self) -> f64 {
+        self.to_c64().re
+    }
     /// The real number `v` in this type.
-    fn from_f64(v: f64) -> Self;
+    fn from_f64(v: f64) -> Self {
+        Self::from_c64(c64::new(v, 0.0))
+    }
     /// The value widened to `c64` (exact).
     fn to_c64(self) -> c64;
     /// The value rounded from `c64` (the imaginary part dropped for a real type).
     fn from_c64(v: c64) -> Self;
     /// The complex conjugate (the value itself for a real type).
-    fn conj(self) -> Self;
+    fn conj(self) -> Self {
+        self
+    }
     /// Whether the value is NaN (either part, for a complex type).
     fn is_nan(self) -> bool {
         self.to_c64().is_nan()
@@ -211,20 +212,11 @@ impl Scalar for f32 {
     fn to_value(self) -> ScalarValue {
         ScalarValue::F32(self)
     }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
     fn to_c64(self) -> c64 {
         c64::new(self as f64, 0.0)
     }
     fn from_c64(v: c64) -> Self {
         v.re as f32
-    }
-    fn conj(self) -> Self {
-        self
     }
 }
 
@@ -233,20 +225,11 @@ impl Scalar for f64 {
     fn to_value(self) -> ScalarValue {
         ScalarValue::F64(self)
     }
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn from_f64(v: f64) -> Self {
-        v
-    }
     fn to_c64(self) -> c64 {
         c64::new(self, 0.0)
     }
     fn from_c64(v: c64) -> Self {
         v.re
-    }
-    fn conj(self) -> Self {
-        self
     }
 }
 
@@ -254,12 +237,6 @@ impl Scalar for c32 {
     const DTYPE: DType = DType::C32;
     fn to_value(self) -> ScalarValue {
         ScalarValue::C32(self)
-    }
-    fn to_f64(self) -> f64 {
-        self.re as f64
-    }
-    fn from_f64(v: f64) -> Self {
-        c32::new(v as f32, 0.0)
     }
     fn to_c64(self) -> c64 {
         c64::new(self.re as f64, self.im as f64)
@@ -276,12 +253,6 @@ impl Scalar for c64 {
     const DTYPE: DType = DType::C64;
     fn to_value(self) -> ScalarValue {
         ScalarValue::C64(self)
-    }
-    fn to_f64(self) -> f64 {
-        self.re
-    }
-    fn from_f64(v: f64) -> Self {
-        c64::new(v, 0.0)
     }
     fn to_c64(self) -> c64 {
         self

@@ -2,7 +2,8 @@
 //! SYMM/HEMM, their BLAS argument checks (parameter numbers as the reference BLAS reports them)
 //! and their flop counts.
 
-use crate::error::{Error, Result};
+use super::blas_flags::ArgCheck;
+use crate::error::Result;
 use crate::operand::Trans;
 use crate::scalar::DType;
 
@@ -33,15 +34,10 @@ pub enum SymOp {
     },
 }
 
-/// A symmetric/Hermitian routine run as the tiles of a GEMM (see `plan::symmetric`):
-/// - a rank update (`op` is `Rank`): C's tiles in `op`'s triangle only, B being A itself
-///   (`two == false`, SYRK/HERK) or the rank-2k routine's B; `diagonal` says whether C's
-///   diagonal tiles are computed (they run the routine's own kernel and write only the
-///   triangle). The rank-2k routines run as two such GEMMs, the second without the diagonal.
-/// - SYMM/HEMM (`op` is `Multiply`): every C tile; the symmetric operand (A on the left, B on
-///   the right, in the GEMM's terms) is read from its stored triangle, tiles across the
-///   diagonal transposed (conjugate-transposed for HEMM), and its diagonal tiles run the
-///   routine's kernel.
+/// A symmetric/Hermitian routine run as the tiles of a GEMM (see `plan::symmetric`): for a rank
+/// update, C's tiles in `op`'s triangle only (`diagonal`: whether C's diagonal tiles, run by the
+/// routine's own kernel, are included; the rank-2k routines run as two such GEMMs); for
+/// SYMM/HEMM every C tile, the symmetric operand read from its stored triangle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SymTiles {
     pub op: SymOp,
@@ -59,26 +55,12 @@ impl SymOp {
     /// The routine's BLAS name without its type prefix ("SYRK", "HER2K", ...).
     pub fn name(&self) -> &'static str {
         match *self {
-            SymOp::Rank {
-                two: false,
-                herm: false,
-                ..
-            } => "SYRK",
-            SymOp::Rank {
-                two: false,
-                herm: true,
-                ..
-            } => "HERK",
-            SymOp::Rank {
-                two: true,
-                herm: false,
-                ..
-            } => "SYR2K",
-            SymOp::Rank {
-                two: true,
-                herm: true,
-                ..
-            } => "HER2K",
+            SymOp::Rank { two, herm, .. } => match (two, herm) {
+                (false, false) => "SYRK",
+                (false, true) => "HERK",
+                (true, false) => "SYR2K",
+                (true, true) => "HER2K",
+            },
             SymOp::Multiply { herm: false, .. } => "SYMM",
             SymOp::Multiply { herm: true, .. } => "HEMM",
         }
@@ -105,9 +87,8 @@ impl SymOp {
             Trans::T
         }
     }
-    /// The transposes of the GEMM a rank update's product `op(A) op(B)^T` (`^H` for Hermitian
-    /// routines) is in `dtype`: `(N, T or C)` with `trans` N, else `(trans, N)`. `(N, N)` for
-    /// SYMM/HEMM.
+    /// The transposes of the GEMM a rank update's product `op(A) op(B)^T` (`^H`) is in `dtype`:
+    /// `(N, T or C)` with `trans` N, else `(trans, N)`; `(N, N)` for SYMM/HEMM.
     pub fn gemm_trans(&self, dtype: crate::scalar::DType) -> (Trans, Trans) {
         match *self {
             SymOp::Rank {
@@ -117,8 +98,7 @@ impl SymOp {
             SymOp::Multiply { .. } => (Trans::N, Trans::N),
         }
     }
-    /// The order of the symmetric matrix of a problem with C's columns `n` and inner dimension
-    /// `k`: C's for a rank update, the symmetric operand's (`k`) for SYMM/HEMM.
+    /// The order of the symmetric matrix: C's (`n`) for a rank update, `k` for SYMM/HEMM.
     pub fn order(&self, n: usize, k: usize) -> usize {
         match self {
             SymOp::Rank { .. } => n,
@@ -177,8 +157,8 @@ impl SymProblem {
             dtype,
         }
     }
-    /// Floating-point operations, as the routine's own count (a triangle of C for the rank
-    /// updates, twice that for the rank-2k ones; a full product for SYMM).
+    /// Floating-point operations: a triangle of C for the rank updates (twice for rank-2k), a
+    /// full product for SYMM.
     pub fn flops(&self) -> f64 {
         let f = self.dtype.flops_per_fma();
         let (m, n, k) = (self.m as f64, self.n as f64, self.k as f64);
@@ -187,26 +167,6 @@ impl SymProblem {
             SymOp::Multiply { .. } => f * m * n * k,
         }
     }
-}
-
-fn arg(routine: &'static str, param: u32, name: &'static str, reason: String) -> Error {
-    Error::InvalidArgument {
-        routine,
-        param,
-        name,
-        reason,
-    }
-}
-
-fn parse_uplo(routine: &'static str, param: u32, c: u8) -> Result<Uplo> {
-    Uplo::from_blas_char(c).ok_or_else(|| {
-        arg(
-            routine,
-            param,
-            "uplo",
-            format!("{:?} is not U or L", c as char),
-        )
-    })
 }
 
 /// Checks SYRK/HERK (`two` false) or SYR2K/HER2K arguments as the reference BLAS does, in its
@@ -232,55 +192,24 @@ pub fn check_rank_args(
         two,
         herm,
     };
-    let routine = op.name();
-    let ul = parse_uplo(routine, 1, uplo)?;
-    let tr = Trans::from_blas_char(trans)
-        .filter(|t| {
-            !dtype.is_complex()
-                || *t == Trans::N
-                || (herm && *t == Trans::C)
-                || (!herm && *t == Trans::T)
-        })
-        .ok_or_else(|| {
-            let allowed = match (dtype.is_complex(), herm) {
-                (false, _) => "N, T or C",
-                (true, true) => "N or C",
-                (true, false) => "N or T",
-            };
-            arg(
-                routine,
-                2,
-                "trans",
-                format!("{:?} is not {allowed}", trans as char),
-            )
-        })?;
-    if n < 0 {
-        return Err(arg(routine, 3, "n", format!("n = {n} < 0")));
-    }
-    if k < 0 {
-        return Err(arg(routine, 4, "k", format!("k = {k} < 0")));
-    }
+    let a = ArgCheck(op.name());
+    let ul = a.flag(1, "uplo", uplo, Uplo::from_blas_char, "U or L")?;
+    let allowed = match (dtype.is_complex(), herm) {
+        (false, _) => "N, T or C",
+        (true, true) => "N or C",
+        (true, false) => "N or T",
+    };
+    // The transposes are the capitals `allowed` names.
+    let parse = |c| Trans::from_blas_char(c).filter(|t| allowed.contains(t.as_char()));
+    let tr = a.flag(2, "trans", trans, parse, allowed)?;
+    a.dim(3, "n", n)?;
+    a.dim(4, "k", k)?;
     let nrowa = if tr == Trans::N { n } else { k };
-    if lda < nrowa.max(1) {
-        return Err(arg(
-            routine,
-            7,
-            "lda",
-            format!("lda = {lda} < max(1, {nrowa})"),
-        ));
+    a.ld(7, "lda", lda, nrowa)?;
+    if two {
+        a.ld(9, "ldb", ldb, nrowa)?;
     }
-    if two && ldb < nrowa.max(1) {
-        return Err(arg(
-            routine,
-            9,
-            "ldb",
-            format!("ldb = {ldb} < max(1, {nrowa})"),
-        ));
-    }
-    if ldc < n.max(1) {
-        let p = if two { 12 } else { 10 };
-        return Err(arg(routine, p, "ldc", format!("ldc = {ldc} < max(1, {n})")));
-    }
+    a.ld(if two { 12 } else { 10 }, "ldc", ldc, n)?;
     Ok((ul, tr.for_dtype(dtype)))
 }
 
@@ -297,42 +226,14 @@ pub fn check_multiply_args(
     ldb: i64,
     ldc: i64,
 ) -> Result<(Side, Uplo)> {
-    let routine = if herm { "HEMM" } else { "SYMM" };
-    let sd = Side::from_blas_char(side).ok_or_else(|| {
-        arg(
-            routine,
-            1,
-            "side",
-            format!("{:?} is not L or R", side as char),
-        )
-    })?;
-    let ul = parse_uplo(routine, 2, uplo)?;
-    if m < 0 {
-        return Err(arg(routine, 3, "m", format!("m = {m} < 0")));
-    }
-    if n < 0 {
-        return Err(arg(routine, 4, "n", format!("n = {n} < 0")));
-    }
-    let nrowa = if sd == Side::Left { m } else { n };
-    if lda < nrowa.max(1) {
-        return Err(arg(
-            routine,
-            7,
-            "lda",
-            format!("lda = {lda} < max(1, {nrowa})"),
-        ));
-    }
-    if ldb < m.max(1) {
-        return Err(arg(routine, 9, "ldb", format!("ldb = {ldb} < max(1, {m})")));
-    }
-    if ldc < m.max(1) {
-        return Err(arg(
-            routine,
-            12,
-            "ldc",
-            format!("ldc = {ldc} < max(1, {m})"),
-        ));
-    }
+    let a = ArgCheck(if herm { "HEMM" } else { "SYMM" });
+    let sd = a.flag(1, "side", side, Side::from_blas_char, "L or R")?;
+    let ul = a.flag(2, "uplo", uplo, Uplo::from_blas_char, "U or L")?;
+    a.dim(3, "m", m)?;
+    a.dim(4, "n", n)?;
+    a.ld(7, "lda", lda, if sd == Side::Left { m } else { n })?;
+    a.ld(9, "ldb", ldb, m)?;
+    a.ld(12, "ldc", ldc, m)?;
     Ok((sd, ul))
 }
 

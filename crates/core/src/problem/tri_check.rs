@@ -3,35 +3,22 @@
 //! `tol (|op(A)| |X| + |alpha B|)`, TRMM against `alpha op(A) B` with `tol |alpha| |op(A)| |B|`,
 //! `tol = factor * (order + 2) * u` per entry. Big problems are checked on a sample of lines.
 
-use super::reference::agrees;
-use crate::operand::{MatRef, Trans};
-use crate::problem::triangular::{Diag, Side, TriProblem, TriRoutine, Uplo};
+use super::reference::{agrees, op_elem};
+use crate::operand::MatRef;
+use crate::problem::triangular::{Diag, Side, TriProblem, TriRoutine};
 use crate::scalar::{c64, Scalar};
 
 /// `op(A)(i, l)`: the unit diagonal as 1, the other triangle as 0 (neither is read).
 fn op_a<T: Scalar>(p: &TriProblem, a: &MatRef<'_, T>, i: usize, l: usize) -> c64 {
     let o = &p.opts;
-    let (r, c) = if o.transa.is_transposed() {
-        (l, i)
-    } else {
-        (i, l)
-    };
+    let (r, c) = o.transa.stored_shape(i, l);
     if r == c && o.diag == Diag::Unit {
         return c64::new(1.0, 0.0);
     }
-    let stored = match o.uplo {
-        Uplo::Lower => r >= c,
-        Uplo::Upper => r <= c,
-    };
-    if !stored {
+    if !o.uplo.contains(r, c) {
         return c64::new(0.0, 0.0);
     }
-    let v = a.get(r, c).to_c64();
-    if o.transa == Trans::C {
-        v.conj()
-    } else {
-        v
-    }
+    op_elem(a, o.transa, i, l)
 }
 
 /// Checks `lines` of `got` (B after the call) against A and the B before the call, `b0`.
@@ -103,7 +90,8 @@ pub fn check_tri_lines<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::triangular::TriOptions;
+    use crate::operand::Trans;
+    use crate::problem::triangular::{TriOptions, Uplo};
     use crate::scalar::DType;
 
     fn view(v: &[f64], r: usize, c: usize) -> MatRef<'_, f64> {

@@ -2,7 +2,8 @@
 //! overwriting B) and TRMM (`B := alpha op(A) B` or `alpha B op(A)`), their options and argument
 //! checks, and the block order in which a tile algorithm may work on B in place.
 
-use crate::error::{Error, Result};
+use super::blas_flags::ArgCheck;
+use crate::error::Result;
 use crate::operand::Trans;
 use crate::scalar::DType;
 
@@ -120,15 +121,6 @@ impl TriProblem {
     }
 }
 
-fn arg(routine: TriRoutine, param: u32, name: &'static str, reason: String) -> Error {
-    Error::InvalidArgument {
-        routine: routine.name(),
-        param,
-        name,
-        reason,
-    }
-}
-
 /// Checks TRSM/TRMM arguments as reference BLAS does, in its order (SIDE 1, UPLO 2, TRANSA 3,
 /// DIAG 4, M 5, N 6, LDA 9, LDB 11), and returns the parsed options.
 #[allow(clippy::too_many_arguments)] // reason: the BLAS argument list
@@ -143,49 +135,20 @@ pub fn check_tri_args(
     lda: i64,
     ldb: i64,
 ) -> Result<TriOptions> {
-    let ch = |c: u8| format!("{:?}", c as char);
-    let side_v = Side::from_blas_char(side)
-        .ok_or_else(|| arg(routine, 1, "side", format!("{} is not L or R", ch(side))))?;
-    let uplo_v = Uplo::from_blas_char(uplo)
-        .ok_or_else(|| arg(routine, 2, "uplo", format!("{} is not L or U", ch(uplo))))?;
-    let transa_v = Trans::from_blas_char(transa).ok_or_else(|| {
-        arg(
-            routine,
-            3,
-            "transa",
-            format!("{} is not N, T or C", ch(transa)),
-        )
-    })?;
-    let diag_v = Diag::from_blas_char(diag)
-        .ok_or_else(|| arg(routine, 4, "diag", format!("{} is not U or N", ch(diag))))?;
-    if m < 0 {
-        return Err(arg(routine, 5, "m", format!("m = {m} < 0")));
-    }
-    if n < 0 {
-        return Err(arg(routine, 6, "n", format!("n = {n} < 0")));
-    }
-    let nrowa = if side_v == Side::Left { m } else { n };
-    if lda < nrowa.max(1) {
-        return Err(arg(
-            routine,
-            9,
-            "lda",
-            format!("lda = {lda} < max(1, {nrowa})"),
-        ));
-    }
-    if ldb < m.max(1) {
-        return Err(arg(
-            routine,
-            11,
-            "ldb",
-            format!("ldb = {ldb} < max(1, {m})"),
-        ));
-    }
+    let a = ArgCheck(routine.name());
+    let side = a.flag(1, "side", side, Side::from_blas_char, "L or R")?;
+    let uplo = a.flag(2, "uplo", uplo, Uplo::from_blas_char, "L or U")?;
+    let transa = a.flag(3, "transa", transa, Trans::from_blas_char, "N, T or C")?;
+    let diag = a.flag(4, "diag", diag, Diag::from_blas_char, "U or N")?;
+    a.dim(5, "m", m)?;
+    a.dim(6, "n", n)?;
+    a.ld(9, "lda", lda, if side == Side::Left { m } else { n })?;
+    a.ld(11, "ldb", ldb, m)?;
     Ok(TriOptions {
-        side: side_v,
-        uplo: uplo_v,
-        transa: transa_v,
-        diag: diag_v,
+        side,
+        uplo,
+        transa,
+        diag,
     })
 }
 
