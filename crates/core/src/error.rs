@@ -89,22 +89,13 @@ impl Error {
 
     /// Puts the device's label ("cuda:1") in an out-of-memory or device-lost error raised with
     /// less (a backend's name, "cuda"); one naming it already ("cpu:0 compute") passes as is.
-    pub fn on_device(self, label: &str) -> Self {
-        match self {
-            Error::OutOfMemory { device, detail } if !device.starts_with(label) => {
-                Error::OutOfMemory {
-                    device: label.to_string(),
-                    detail,
-                }
+    pub fn on_device(mut self, label: &str) -> Self {
+        if let Error::OutOfMemory { device, .. } | Error::DeviceLost { device, .. } = &mut self {
+            if !device.starts_with(label) {
+                *device = label.to_string();
             }
-            Error::DeviceLost { device, detail } if !device.starts_with(label) => {
-                Error::DeviceLost {
-                    device: label.to_string(),
-                    detail,
-                }
-            }
-            e => e,
         }
+        self
     }
 
     pub fn internal(msg: impl fmt::Display) -> Self {

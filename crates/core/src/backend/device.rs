@@ -136,6 +136,7 @@ pub trait Device: Send + Sync + fmt::Debug {
 
 /// A runtime's thread state saved by [`Device::keep_thread_context`], put back when dropped, on
 /// the thread that saved it (it is not `Send`).
+#[derive(Debug)]
 pub struct ThreadContext {
     _restore: Box<dyn Any>,
 }
@@ -146,12 +147,6 @@ impl ThreadContext {
         ThreadContext {
             _restore: Box::new(guard),
         }
-    }
-}
-
-impl fmt::Debug for ThreadContext {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ThreadContext")
     }
 }
 

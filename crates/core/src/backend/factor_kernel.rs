@@ -66,10 +66,7 @@ impl InfoCell {
 
     /// `info`, once the op has run; `None` while pending.
     pub fn get(&self) -> Option<i64> {
-        match self.0.load(Ordering::Acquire) {
-            PENDING => None,
-            v => Some(v),
-        }
+        Some(self.0.load(Ordering::Acquire)).filter(|&v| v != PENDING)
     }
 
     /// Makes the cell pending again, for another op.

@@ -37,12 +37,9 @@ pub enum FaultOp {
 }
 
 impl FaultOp {
+    const ALL: [FaultOp; 3] = [FaultOp::Kernel, FaultOp::Copy, FaultOp::Alloc];
     fn name(self) -> &'static str {
-        match self {
-            FaultOp::Kernel => "kernel",
-            FaultOp::Copy => "copy",
-            FaultOp::Alloc => "alloc",
-        }
+        ["kernel", "copy", "alloc"][self as usize]
     }
 }
 
@@ -127,12 +124,10 @@ impl FaultSpec {
                         .trim()
                         .split_once(':')
                         .ok_or_else(|| bad("at must be kernel:N, copy:N or alloc:N"))?;
-                    let op = match op {
-                        "kernel" => FaultOp::Kernel,
-                        "copy" => FaultOp::Copy,
-                        "alloc" => FaultOp::Alloc,
-                        o => return Err(bad(&format!("operation \"{o}\""))),
-                    };
+                    let op = FaultOp::ALL
+                        .into_iter()
+                        .find(|o| o.name() == op)
+                        .ok_or_else(|| bad(&format!("operation \"{op}\"")))?;
                     let n: u64 = n
                         .parse()
                         .ok()

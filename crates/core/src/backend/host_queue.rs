@@ -161,20 +161,14 @@ impl HostQueue {
             return Ok(());
         }
         let Some(rx) = lock(&self.rx).take() else {
-            return Err(Error::DeviceLost {
-                device: self.name.clone(),
-                detail: "queue thread is gone".into(),
-            });
+            return Err(lost(&self.name, "queue thread is gone"));
         };
         let (err2, qname) = (self.error.clone(), self.name.clone());
         let handle = std::thread::Builder::new()
             .name(format!("hetblas-{}", self.name))
             .stack_size(QUEUE_STACK_BYTES)
             .spawn(move || run_queue(rx, &err2, &qname))
-            .map_err(|e| Error::DeviceLost {
-                device: self.name.clone(),
-                detail: format!("cannot start queue thread: {e}"),
-            })?;
+            .map_err(|e| lost(&self.name, format!("cannot start queue thread: {e}")))?;
         *thread = Some(handle);
         Ok(())
     }
@@ -189,15 +183,12 @@ impl HostQueue {
     fn send(&self, jobs: impl IntoIterator<Item = Job>) -> Result<()> {
         self.start()?;
         let g = lock(&self.tx);
-        let tx = g.as_ref().ok_or_else(|| Error::DeviceLost {
-            device: self.name.clone(),
-            detail: "queue is shut down".into(),
-        })?;
+        let tx = g
+            .as_ref()
+            .ok_or_else(|| lost(&self.name, "queue is shut down"))?;
         for job in jobs {
-            tx.send(job).map_err(|_| Error::DeviceLost {
-                device: self.name.clone(),
-                detail: "queue thread is gone".into(),
-            })?;
+            tx.send(job)
+                .map_err(|_| lost(&self.name, "queue thread is gone"))?;
         }
         Ok(())
     }
@@ -247,10 +238,10 @@ fn run_queue(rx: Receiver<Job>, err2: &Mutex<Option<Error>>, qname: &str) {
         let failure = match r {
             Ok(Ok(())) => None,
             Ok(Err(e)) => Some(e),
-            Err(p) => Some(Error::DeviceLost {
-                device: qname.to_string(),
-                detail: format!("queue operation panicked: {}", panic_message(&p)),
-            }),
+            Err(p) => Some(lost(
+                qname,
+                format!("queue operation panicked: {}", panic_message(&p)),
+            )),
         };
         if let Some(e) = failure {
             failed = Some(e.clone());
@@ -259,15 +250,20 @@ fn run_queue(rx: Receiver<Job>, err2: &Mutex<Option<Error>>, qname: &str) {
     }
 }
 
+/// The queue `name` is lost, for the reason `detail`.
+fn lost(name: &str, detail: impl Into<String>) -> Error {
+    Error::DeviceLost {
+        device: name.to_string(),
+        detail: detail.into(),
+    }
+}
+
 /// The message a panic was raised with (`&str` or `String` payloads).
 pub(crate) fn panic_message(p: &Box<dyn Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".into()
-    }
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 impl Queue for HostQueue {

@@ -15,5 +15,5 @@ pub mod tri_check;
 pub mod triangular;
 
 pub use gemm::{check_gemm_args, check_gemmt_args, placement_locations, GemmProblem, Operand};
-pub use sym::{check_multiply_args, check_rank_args, Side, SymOp, SymProblem, SymTiles, Uplo};
+pub use sym::{Side, SymOp, SymProblem, SymTiles, Uplo};
 pub use triangular::{check_tri_args, Diag, TriOptions, TriProblem, TriRoutine};

@@ -74,8 +74,13 @@ pub fn check_entries<T: Scalar>(
             s += p;
             abs += p.norm();
         }
-        let c0v = c0.get(i, j).to_c64();
-        let want = alpha * s + if beta == zero { zero } else { beta * c0v };
+        // beta = 0 does not read C (0 * inf would be NaN).
+        let c0v = if beta == zero {
+            zero
+        } else {
+            c0.get(i, j).to_c64()
+        };
+        let want = alpha * s + beta * c0v;
         // A real dtype has no imaginary part to compare (complex arithmetic on NaN would
         // give it one).
         let want = if T::DTYPE.is_complex() {
@@ -83,12 +88,7 @@ pub fn check_entries<T: Scalar>(
         } else {
             c64::new(want.re, 0.0)
         };
-        let sum = alpha.norm() * abs
-            + if beta == zero {
-                0.0
-            } else {
-                beta.norm() * c0v.norm()
-            };
+        let sum = alpha.norm() * abs + beta.norm() * c0v.norm();
         let bound = gemm_error_bound(T::DTYPE, k, sum, factor)
             + 2.0 * T::DTYPE.unit_roundoff() * want.norm()
             + f64::MIN_POSITIVE;

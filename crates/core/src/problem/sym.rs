@@ -1,9 +1,6 @@
 //! The symmetric and Hermitian Level 3 routines as problems: SYRK/HERK, SYR2K/HER2K and
-//! SYMM/HEMM, their BLAS argument checks (parameter numbers as the reference BLAS reports them)
-//! and their flop counts.
+//! SYMM/HEMM, and their flop counts.
 
-use super::blas_flags::ArgCheck;
-use crate::error::Result;
 use crate::operand::Trans;
 use crate::scalar::DType;
 
@@ -169,129 +166,9 @@ impl SymProblem {
     }
 }
 
-/// Checks SYRK/HERK (`two` false) or SYR2K/HER2K arguments as the reference BLAS does, in its
-/// order: uplo 1, trans 2, n 3, k 4, lda 7, then (SYR2K) ldb 9 and ldc 12, or (SYRK) ldc 10.
-/// The real routines take `N`, `T` or `C`; complex SYRK/SYR2K take `N` or `T`; HERK/HER2K
-/// take `N` or `C`.
-#[allow(clippy::too_many_arguments)] // the BLAS argument list, as BLAS orders it
-pub fn check_rank_args(
-    two: bool,
-    herm: bool,
-    dtype: DType,
-    uplo: u8,
-    trans: u8,
-    n: i64,
-    k: i64,
-    lda: i64,
-    ldb: i64,
-    ldc: i64,
-) -> Result<(Uplo, Trans)> {
-    let op = SymOp::Rank {
-        uplo: Uplo::Lower,
-        trans: Trans::N,
-        two,
-        herm,
-    };
-    let a = ArgCheck(op.name());
-    let ul = a.flag(1, "uplo", uplo, Uplo::from_blas_char, "U or L")?;
-    let allowed = match (dtype.is_complex(), herm) {
-        (false, _) => "N, T or C",
-        (true, true) => "N or C",
-        (true, false) => "N or T",
-    };
-    // The transposes are the capitals `allowed` names.
-    let parse = |c| Trans::from_blas_char(c).filter(|t| allowed.contains(t.as_char()));
-    let tr = a.flag(2, "trans", trans, parse, allowed)?;
-    a.dim(3, "n", n)?;
-    a.dim(4, "k", k)?;
-    let nrowa = if tr == Trans::N { n } else { k };
-    a.ld(7, "lda", lda, nrowa)?;
-    if two {
-        a.ld(9, "ldb", ldb, nrowa)?;
-    }
-    a.ld(if two { 12 } else { 10 }, "ldc", ldc, n)?;
-    Ok((ul, tr.for_dtype(dtype)))
-}
-
-/// Checks SYMM/HEMM arguments as the reference BLAS does: side 1, uplo 2, m 3, n 4, lda 7,
-/// ldb 9, ldc 12.
-#[allow(clippy::too_many_arguments)] // the BLAS argument list, as BLAS orders it
-pub fn check_multiply_args(
-    herm: bool,
-    side: u8,
-    uplo: u8,
-    m: i64,
-    n: i64,
-    lda: i64,
-    ldb: i64,
-    ldc: i64,
-) -> Result<(Side, Uplo)> {
-    let a = ArgCheck(if herm { "HEMM" } else { "SYMM" });
-    let sd = a.flag(1, "side", side, Side::from_blas_char, "L or R")?;
-    let ul = a.flag(2, "uplo", uplo, Uplo::from_blas_char, "U or L")?;
-    a.dim(3, "m", m)?;
-    a.dim(4, "n", n)?;
-    a.ld(7, "lda", lda, if sd == Side::Left { m } else { n })?;
-    a.ld(9, "ldb", ldb, m)?;
-    a.ld(12, "ldc", ldc, m)?;
-    Ok((sd, ul))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rank_checks_report_reference_parameters() {
-        let p = |r: Result<(Uplo, Trans)>| r.unwrap_err().blas_param().unwrap();
-        let c = |two, herm, dt, u, t, n, k, lda, ldb, ldc| {
-            check_rank_args(two, herm, dt, u, t, n, k, lda, ldb, ldc)
-        };
-        assert_eq!(p(c(false, false, DType::F64, b'X', b'N', 2, 2, 2, 2, 2)), 1);
-        assert_eq!(p(c(false, false, DType::F64, b'L', b'X', 2, 2, 2, 2, 2)), 2);
-        assert_eq!(p(c(false, false, DType::C64, b'L', b'C', 2, 2, 2, 2, 2)), 2);
-        assert_eq!(p(c(false, true, DType::C64, b'L', b'T', 2, 2, 2, 2, 2)), 2);
-        assert_eq!(
-            p(c(false, false, DType::F64, b'L', b'N', -1, 2, 2, 2, 2)),
-            3
-        );
-        assert_eq!(
-            p(c(false, false, DType::F64, b'L', b'N', 2, -1, 2, 2, 2)),
-            4
-        );
-        assert_eq!(p(c(false, false, DType::F64, b'L', b'T', 2, 3, 2, 2, 2)), 7);
-        assert_eq!(p(c(true, false, DType::F64, b'U', b'N', 3, 2, 3, 2, 3)), 9);
-        assert_eq!(p(c(true, false, DType::F64, b'U', b'N', 3, 2, 3, 3, 2)), 12);
-        assert_eq!(
-            p(c(false, false, DType::F64, b'U', b'N', 3, 2, 3, 0, 2)),
-            10
-        );
-        // Real routines take C as T; HERK takes C and keeps it.
-        assert_eq!(
-            c(false, false, DType::F32, b'u', b'c', 3, 2, 2, 0, 3).unwrap(),
-            (Uplo::Upper, Trans::T)
-        );
-        assert_eq!(
-            c(true, true, DType::C32, b'l', b'C', 3, 2, 2, 2, 3).unwrap(),
-            (Uplo::Lower, Trans::C)
-        );
-    }
-
-    #[test]
-    fn multiply_checks_report_reference_parameters() {
-        let p = |r: Result<(Side, Uplo)>| r.unwrap_err().blas_param().unwrap();
-        assert_eq!(p(check_multiply_args(false, b'X', b'L', 2, 2, 2, 2, 2)), 1);
-        assert_eq!(p(check_multiply_args(false, b'L', b'X', 2, 2, 2, 2, 2)), 2);
-        assert_eq!(p(check_multiply_args(true, b'L', b'U', -1, 2, 2, 2, 2)), 3);
-        assert_eq!(p(check_multiply_args(true, b'L', b'U', 2, -1, 2, 2, 2)), 4);
-        assert_eq!(p(check_multiply_args(false, b'R', b'U', 2, 3, 2, 2, 2)), 7);
-        assert_eq!(p(check_multiply_args(false, b'L', b'U', 3, 2, 3, 2, 3)), 9);
-        assert_eq!(p(check_multiply_args(false, b'L', b'U', 3, 2, 3, 3, 2)), 12);
-        assert_eq!(
-            check_multiply_args(false, b'r', b'u', 3, 2, 2, 3, 3).unwrap(),
-            (Side::Right, Uplo::Upper)
-        );
-    }
 
     #[test]
     fn flops_count_a_triangle() {

@@ -24,20 +24,16 @@ pub fn same_bits<T: Scalar>(x: &T, y: &T) -> bool {
 
 /// Element `(i, l)` of the full symmetric/Hermitian matrix stored in `uplo` of `a`.
 fn full_elem<T: Scalar>(a: &MatRef<'_, T>, op: &SymOp, i: usize, l: usize) -> c64 {
-    let herm = op.herm();
-    if i == l && herm {
+    if i == l && op.herm() {
         return c64::new(a.get(i, i).to_c64().re, 0.0);
     }
-    if op.uplo().contains(i, l) {
-        a.get(i, l).to_c64()
+    // The other triangle is the stored one transposed (conjugated for HEMM).
+    let t = if op.uplo().contains(i, l) {
+        Trans::N
     } else {
-        let x = a.get(l, i).to_c64();
-        if herm {
-            x.conj()
-        } else {
-            x
-        }
-    }
+        op.tconj()
+    };
+    op_elem(a, t, i, l)
 }
 
 /// Checks `c`, the result of the routine `p` on `a`, `b` (SYR2K/HER2K and SYMM/HEMM) and `c0`

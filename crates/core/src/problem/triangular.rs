@@ -58,17 +58,12 @@ pub struct TriOptions {
 }
 
 impl TriOptions {
-    /// Whether `op(A)` is lower triangular (a stored lower A not transposed, or an upper one
-    /// transposed).
-    pub fn op_lower(&self) -> bool {
-        (self.uplo == Uplo::Lower) != self.transa.is_transposed()
-    }
-
     /// Whether TRSM's solve walks A's diagonal blocks from the first to the last: the left side
     /// with a lower `op(A)` (forward substitution), the right side with an upper one. TRMM walks
     /// the other way, so that the blocks of B it still reads are not yet overwritten.
     pub fn trsm_forward(&self) -> bool {
-        (self.side == Side::Left) == self.op_lower()
+        let op_lower = (self.uplo == Uplo::Lower) != self.transa.is_transposed();
+        (self.side == Side::Left) == op_lower
     }
 }
 
@@ -109,11 +104,8 @@ impl TriProblem {
     /// works on block `order[s]`; the blocks after it in the order are the ones it updates
     /// (TRSM) or reads (TRMM).
     pub fn block_order(&self, nt: usize) -> Vec<usize> {
-        let forward = match self.routine {
-            TriRoutine::Trsm => self.opts.trsm_forward(),
-            TriRoutine::Trmm => !self.opts.trsm_forward(),
-        };
-        if forward {
+        // TRMM walks the other way.
+        if self.opts.trsm_forward() == (self.routine == TriRoutine::Trsm) {
             (0..nt).collect()
         } else {
             (0..nt).rev().collect()
