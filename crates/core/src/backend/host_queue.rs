@@ -203,12 +203,6 @@ impl HostQueue {
         self.send([Job::Work(Box::new(job)), Job::Record(ev.clone())])?;
         Ok(ev)
     }
-
-    fn record_host(&self) -> Result<Arc<HostEvent>> {
-        let ev = HostEvent::new();
-        self.send([Job::Record(ev.clone())])?;
-        Ok(ev)
-    }
 }
 
 /// The queue's thread: runs the jobs in order; after a failure skips work until the next
@@ -271,7 +265,9 @@ impl Queue for HostQueue {
         &self.name
     }
     fn record(&self) -> Result<Arc<dyn Event>> {
-        Ok(self.record_host()?)
+        let ev = HostEvent::new();
+        self.send([Job::Record(ev.clone())])?;
+        Ok(ev)
     }
     /// Every event: the queue's own thread waits for it, so the issuing thread never blocks.
     fn can_wait(&self, _event: &dyn Event) -> bool {

@@ -59,11 +59,8 @@ pub fn check_entries<T: Scalar>(
 ) -> Result<(usize, f64), String> {
     let (alpha, beta) = (alpha.into(), beta.into());
     let (m, n) = (c.rows(), c.cols());
-    let k = if transa.is_transposed() {
-        a.rows()
-    } else {
-        a.cols()
-    };
+    // op(a) is m x k.
+    let (_, k) = transa.stored_shape(a.rows(), a.cols());
     let entries = sampled_entries(m, n, samples, seed);
     let zero = c64::new(0.0, 0.0);
     let mut worst = 0.0f64;

@@ -129,7 +129,8 @@ fn check_sym_at<T: Scalar>(
                     Trans::N
                 };
                 let op = |x: &MatRef<'_, T>, i, l| op_elem(x, t, i, l);
-                let b = if two {
+                // B is read only when there are products (SYRK's B is A).
+                let b = if two && k > 0 {
                     *b.as_ref().ok_or("SYR2K without B")?
                 } else {
                     a

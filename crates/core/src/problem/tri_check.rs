@@ -41,18 +41,16 @@ pub fn check_tri_lines<T: Scalar>(
     let alpha = alpha.to_c64();
     let mut worst = 0.0f64;
     let mut checked = 0;
+    // X (TRSM) or the old B (TRMM): what op(A) multiplies.
+    let x = if p.routine == TriRoutine::Trsm {
+        got
+    } else {
+        b0
+    };
     for &line in lines {
-        // The line of X (TRSM) or of the old B (TRMM) that op(A) multiplies.
-        let src = |l: usize| -> c64 {
-            let m = if p.routine == TriRoutine::Trsm {
-                &got
-            } else {
-                &b0
-            };
-            match p.opts.side {
-                Side::Left => m.get(l, line).to_c64(),
-                Side::Right => m.get(line, l).to_c64(),
-            }
+        let src = |l: usize| match p.opts.side {
+            Side::Left => x.get(l, line).to_c64(),
+            Side::Right => x.get(line, l).to_c64(),
         };
         for e in 0..order {
             let (mut s, mut abs) = (c64::new(0.0, 0.0), 0.0);
