@@ -1,23 +1,17 @@
-//! The executor of every plan: one worker per device (a thread of its own; the calling thread
-//! when the plan has one device) walks its part of the plan and issues every task on its queue,
-//! making the queue wait for the events of dependencies on other queues. Nothing waits on the
-//! host except a dependency on another backend's event; transfers of the next tiles thus run
-//! ahead of the compute of the current ones, bounded only by the slots the plan reuses. The
-//! executor knows no routine: a task is a copy or a kernel on explicit tiles ([`Op`]).
+//! The executor of every plan: one worker per device (the calling thread when the plan has one
+//! device) issues its tasks on their queues, making each queue wait for the events of
+//! dependencies on other queues; nothing waits on the host except for another backend's event.
+//! A task is a copy or a kernel on explicit tiles ([`Op`]).
 //!
-//! **Faults.** When a device fails (an error or a panic while issuing its task, or an error its
-//! queues report), its worker stops issuing at once; a worker that needs a task the failed
-//! device never issued stops too, and the others run on. Every queue used is then synchronised
-//! (so no operation still touches the caller's memory) and the outcome lists the device faults
-//! and the output tiles that are *final*: those whose finishing task ([`Task::finishes`])
-//! completed. The caller runs what is not final again on the devices left
-//! ([`ExecOutcome::faults`]). Before the first write into each region of an operand the
-//! executor saves its old contents in the request's [`UndoLog`], so that a call left with no
-//! device can put the operand back exactly. An error that is no device's fault (a plan bug)
-//! is returned as an error.
+//! **Faults.** A device that fails (an error or panic while issuing, or an error its queues
+//! report) stops its worker, and any worker that needs a task it never issued; the others run
+//! on. Every queue is then synchronised and the outcome lists the faults and the output tiles
+//! that are final ([`Task::finishes`]), for the caller to run the rest again. Each operand
+//! region is saved in the [`UndoLog`] before its first write. An error that is no device's
+//! fault (a plan bug) is returned as an error.
 
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::{lock, Error, Result};
 use crate::factor_kernel::{GetrfTile, InfoCell, LaswpTile, PotrfTile, RawPivots};
 use crate::kernel::{GemmTile, TriTile};
 use crate::link::Link;
@@ -77,11 +71,9 @@ pub struct ExecRequest<'a> {
 }
 
 /// Per device, an event recorded on an idle compute queue and the host instant it completed
-/// at: the origin that a traced call's device timestamps are measured from. Taking one waits
-/// for the queue to drain, which a call running beside others must not do (it would wait for
-/// their work and so serialise behind them, and its trace would show that wait); so the pool
-/// takes one per device and reuses it. Timing events give milliseconds as `f32`, so an epoch
-/// is renewed after [`TraceEpochs::MAX_AGE`] (its resolution then stays within microseconds).
+/// at: the origin of a traced call's device timestamps. Taking one waits for the queue to
+/// drain (a call beside others would serialise behind them), so the pool keeps one per device,
+/// renewed after [`TraceEpochs::MAX_AGE`] (timing events are `f32` milliseconds).
 #[derive(Default)]
 pub struct TraceEpochs {
     by_device: Mutex<HashMap<String, Epoch>>,
@@ -96,7 +88,7 @@ impl TraceEpochs {
 
     /// The epoch of `device` (its label), taken on `queue` when there is none or it is old.
     fn get(&self, device: &str, queue: &Arc<dyn Queue>) -> Result<Epoch> {
-        let mut map = self.by_device.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.by_device);
         if let Some((ev, at)) = map.get(device) {
             if at.elapsed() < Self::MAX_AGE {
                 return Ok((ev.clone(), *at));
@@ -240,8 +232,8 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
         out.stop = stop;
         out
     };
-    // One device's plan is issued on the calling thread: starting and joining an issue thread
-    // cost sub-millisecond calls on H200 0.1-0.2 ms each (0.22-0.53 ms against 0.12-0.30).
+    // One device's plan is issued on the calling thread: an issue thread cost sub-millisecond
+    // calls on H200 0.1-0.2 ms.
     let mut outs: Vec<WorkerOut> = if plan.devices.len() == 1 {
         vec![run_worker(0)]
     } else {
@@ -333,41 +325,37 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
     faults.retain(|(d, _)| blamed.insert(*d));
 
     let mut outcome = ExecOutcome::default();
-    if !faults.is_empty() {
-        for o in &outs {
-            for f in &o.finals {
-                if f.event.as_ref().is_some_and(|e| e.synchronize().is_ok()) {
-                    outcome.final_tiles.insert(f.tile);
-                } else {
-                    // The pieces complete in order: the columns of those that did are final.
-                    let done = f
-                        .pieces
-                        .iter()
-                        .take_while(|e| e.synchronize().is_ok())
-                        .count();
-                    if done > 0 {
-                        let cols = crate::plan::piece_columns(f.cols, f.of, done - 1).end;
-                        outcome.partial.insert(f.tile, cols);
-                    }
-                }
-            }
-        }
-        for o in &outs {
-            outcome.in_place.extend(o.touched_in_place.iter().copied());
-        }
-        outcome.faults = faults;
-        for o in outs {
-            outcome.transfers.extend(o.transfers);
-        }
-        return Ok(outcome);
-    }
     let mut trace = Trace::default();
     let epochs: Vec<_> = outs.iter().map(|o| o.epoch.clone()).collect();
     for o in outs {
         outcome.transfers.extend(o.transfers);
-        for tt in o.timed {
-            trace.intervals.push(interval(req, &epochs, t0, &tt)?);
+        if faults.is_empty() {
+            for tt in o.timed {
+                trace.intervals.push(interval(req, &epochs, t0, &tt)?);
+            }
+            continue;
         }
+        outcome.in_place.extend(o.touched_in_place);
+        for f in &o.finals {
+            if f.event.as_ref().is_some_and(|e| e.synchronize().is_ok()) {
+                outcome.final_tiles.insert(f.tile);
+            } else {
+                // The pieces complete in order: the columns of those that did are final.
+                let done = f
+                    .pieces
+                    .iter()
+                    .take_while(|e| e.synchronize().is_ok())
+                    .count();
+                if done > 0 {
+                    let cols = crate::plan::piece_columns(f.cols, f.of, done - 1).end;
+                    outcome.partial.insert(f.tile, cols);
+                }
+            }
+        }
+    }
+    if !faults.is_empty() {
+        outcome.faults = faults;
+        return Ok(outcome);
     }
     if req.trace {
         trace.intervals.sort_by(|a, b| a.start.total_cmp(&b.start));
@@ -697,10 +685,6 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
     Ok(())
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// What a task does without a dependency that a stopped device never issued.
 enum PeerGone {
     /// It is the fill of the peer slot a copy takes from: copy from the operand instead.
@@ -745,9 +729,7 @@ fn newest_issued(sh: &Shared<'_>, task: &Task, dq: QueueId, dd: u16) -> Option<A
 }
 
 /// A copy whose peer source stopped, done from the operand itself. On the fault path only, so
-/// it is simply made synchronous: whatever the copy's queue was told to wait for (the slot's
-/// earlier readers) is done first, and the copy is done when this returns, before any task
-/// after it on that queue.
+/// simply synchronous: after what its queue waits for, done before any later task there.
 fn copy_from_origin(
     req: &ExecRequest<'_>,
     d: usize,
@@ -774,7 +756,7 @@ fn copy_from_origin(
 fn wait_issued(sh: &Shared<'_>, dep: TaskId) -> std::result::Result<Arc<dyn Event>, Stop> {
     let cell = &sh.issued[dep as usize];
     let owner = sh.req.plan.tasks[dep as usize].device as usize;
-    let mut g = sh.wake.0.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = lock(&sh.wake.0);
     loop {
         if let Some(ev) = cell.get() {
             return ev.clone().ok_or_else(|| {
@@ -969,13 +951,9 @@ fn info_cell<'r>(req: &'r ExecRequest<'_>, i: u32) -> Result<&'r Arc<InfoCell>> 
         .ok_or_else(|| Error::internal(format!("plan uses info cell {i} of {}", req.infos.len())))
 }
 
-/// Whether split `task` waits for `dep`, a task it depends on, piece by piece (each of its
-/// pieces after the same piece of `dep`) rather than whole: only within one tile's chain (a
-/// late C tile's fetch, add and write-back), split alike. A slot released by another tile's
-/// chain held another tile: its pieces are other columns, so a piece of this tile may
-/// overwrite bytes that any piece of that one still reads. The planner gives a split task one
-/// such dependency (an add its C fetch, a write-back its add); the executor follows at most
-/// one piece by piece.
+/// Whether split `task` waits for `dep` piece by piece rather than whole: only within one
+/// tile's chain (a late C tile's fetch, add and write-back), split alike. (A slot released by
+/// another tile's chain held other columns, which any piece of this tile may overwrite.)
 pub(crate) fn waits_piece_by_piece(task: &Task, dep: &Task) -> bool {
     task.pieces > 1
         && dep.pieces == task.pieces
@@ -991,11 +969,9 @@ fn chain_tile(op: &Op) -> Option<TileKey> {
     }
 }
 
-/// A split task ([`Task::pieces`]: a late C tile's fetch, add or write-back) issued piece by
-/// piece over its tile's columns, each piece after the same piece of `after` (the split task
-/// it depends on, when its queue is another); the event recorded after each piece goes into
-/// `events` as it is issued (so that a failure leaves those of the pieces issued before it).
-/// One transfer is counted for the whole tile.
+/// A split task ([`Task::pieces`]) issued piece by piece over its tile's columns, each piece
+/// after the same piece of `after`; each piece's event goes into `events` as it is issued (a
+/// failure leaves those issued before it). One transfer is counted for the whole tile.
 fn issue_pieces(
     req: &ExecRequest<'_>,
     d: usize,
@@ -1103,35 +1079,27 @@ fn interval(
     let d = task.device as usize;
     // Prefer the task's own device epoch, then any comparable one.
     let order = std::iter::once(d).chain((0..epochs.len()).filter(|&x| x != d));
-    let mut times = None;
-    for e in order {
-        if let Some((ev, host)) = &epochs[e] {
-            if let (Some(s), Some(en)) = (
-                tt.start.elapsed_since(ev.as_ref()),
-                tt.end.elapsed_since(ev.as_ref()),
-            ) {
-                // The epoch may predate the run (kept by the pool): a signed offset.
-                let base = if *host >= t0 {
-                    host.duration_since(t0).as_secs_f64()
-                } else {
-                    -t0.duration_since(*host).as_secs_f64()
-                };
-                times = Some((base + s, base + en));
-                break;
-            }
-        }
-    }
+    let on_device = order
+        .filter_map(|e| epochs[e].as_ref())
+        .find_map(|(ev, host)| {
+            let s = tt.start.elapsed_since(ev.as_ref())?;
+            let en = tt.end.elapsed_since(ev.as_ref())?;
+            // The epoch may predate the run (kept by the pool): a signed offset.
+            let base = if *host >= t0 {
+                host.duration_since(t0).as_secs_f64()
+            } else {
+                -t0.duration_since(*host).as_secs_f64()
+            };
+            Some((base + s, base + en))
+        });
     // Host queues (folds) report host instants.
     let host_instant = |e: &Arc<dyn Event>| {
         e.host_instant()
             .map(|t| t.saturating_duration_since(t0).as_secs_f64())
     };
-    if times.is_none() {
-        if let (Some(s), Some(e)) = (host_instant(&tt.start), host_instant(&tt.end)) {
-            times = Some((s, e));
-        }
-    }
-    let (start, end) = times.ok_or_else(|| Error::internal("trace events not comparable"))?;
+    let (start, end) = on_device
+        .or_else(|| Some((host_instant(&tt.start)?, host_instant(&tt.end)?)))
+        .ok_or_else(|| Error::internal("trace events not comparable"))?;
     let (activity, label, bytes, flops) = plan.describe(task);
     Ok(Interval {
         device: req.devices[d].info().label(),

@@ -1,18 +1,9 @@
 //! The undo log of C: the values a call overwrites, kept so that a call that fails on every
-//! device leaves C bit-identical to what it was before.
-//!
-//! A C tile is written only when final, so a device failure mid-call loses nothing while a
-//! device is left to finish the other tiles. When none is left, the tiles already final hold
-//! the new values, and with them the old ones are gone (the old C cannot be derived from the
-//! new one: beta may be 0, and rounding is not invertible). So the executor saves each C
-//! region, just before the first write into it, into host memory here, and the call restores
-//! them all, newest first, when it gives up.
-//!
-//! Why a per-tile log and not the alternatives: a copy of the whole C before the call costs a
-//! full pass over C up front that nothing overlaps, and holding every final tile in device or
-//! staging memory until the end defeats out-of-core runs. Saving per tile costs one copy of C
-//! spread over the call, on the issuing thread while the devices compute, and host memory the
-//! size of C for the call's duration; it is only read on a total failure.
+//! device leaves C bit-identical to what it was before (the old C cannot be derived from the
+//! new: beta may be 0). The executor saves each C region into host memory just before its
+//! first write; the call restores them all, newest first, when it gives up. Per tile, because
+//! copying all of C up front is a pass nothing overlaps, and holding final tiles on the device
+//! until the end defeats out-of-core runs.
 
 use crate::error::{lock, Error, Result};
 use crate::link::Link;
@@ -64,13 +55,9 @@ impl UndoLog {
         UndoLog::default()
     }
 
-    /// Number of regions saved.
-    pub fn len(&self) -> usize {
-        lock(&self.saved).len()
-    }
-
+    /// Whether no region is saved.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        lock(&self.saved).is_empty()
     }
 
     /// Saves the current contents of `tile` (a region of C). Blocks until they are copied:
@@ -211,7 +198,7 @@ mod tests {
         for x in &mut c {
             *x = -1.0;
         }
-        assert_eq!(log.len(), 2);
+        assert_eq!(lock(&log.saved).len(), 2);
         log.restore(&links).unwrap();
         assert!(log.is_empty());
         for (x, (&got, &want)) in c.iter().zip(&orig).enumerate() {

@@ -1,24 +1,10 @@
 //! Kernel execution time: measured GEMM times per square tile size, interpolated off the grid.
 //!
-//! CoCoPeLia looks `t_GPU(T)` up in a table of micro-benchmarks and so cannot answer for a T it
-//! did not measure. [`ExecTable`] interpolates instead.
-//!
-//! **What is interpolated.** Not the time itself: GEMM time grows like `T^3`, so a straight line
-//! between two measured times badly overestimates in between (halfway from 1024 to 2048, the
-//! line gives 4.5x the 1024 time where the cubic gives 3.4x). The *flop rate*
-//! `r(T) = 2 T^3 / t(T)` is what varies slowly and smoothly with T (it climbs while the device
-//! fills up and then saturates), so the table interpolates the rate, linearly in `log2 T`
-//! (the grids are geometric, and the rate's ramp is roughly logarithmic in the size), and returns
-//! `t(T) = 2 T^3 / r(T)`. With a constant rate this is exact, the result is always positive, and
-//! between two points it never leaves the range of their rates. Outside the grid the nearest
-//! measured rate is used (a device does not get faster past its largest measured tile, and the
-//! smallest measured tile is the best guess below it).
-//!
-//! Rates are real flops: a complex multiply-add counts 8, a real one 2.
-//!
-//! **Non-square tiles** (`m x n x k` edge tiles): `2 m n k / r(s)` with `s = cbrt(m n k)`, the
-//! edge of the cube of the same volume. A thin edge tile thus gets the (lower) rate of a small
-//! square tile of the same work, not the rate of the full tile.
+//! The flop rate is interpolated, not the time: time grows like `T^3` (a straight line between
+//! two times badly overestimates in between), while the rate varies slowly; linearly in
+//! `log2 T`, as the grids are geometric. Outside the grid the nearest measured rate holds.
+//! Rates are real flops (a complex multiply-add counts 8). An `m x n x k` tile takes the rate of
+//! the cube of the same volume, so a thin edge tile gets a small tile's (lower) rate.
 
 use crate::error::{Error, Result};
 use crate::scalar::DType;

@@ -46,72 +46,55 @@ impl LinkModel {
         }
     }
 
-    /// Fits `t = t_i + t_b * b` to `(bytes, seconds)` samples by ordinary least squares.
-    ///
-    /// The latency is constrained to be non-negative: when the unconstrained intercept comes out
-    /// negative, the fit is redone through the origin (`t_b = sum(b t) / sum(b^2)`), which is the
-    /// least-squares solution under that constraint. The slowdown of the result is 1.
-    ///
-    /// # Errors
-    /// `InvalidInput` with no usable sample (finite, non-negative), or when the fitted time does
-    /// not grow with the size (`t_b <= 0`): the samples do not describe a link.
-    pub fn fit(samples: &[(usize, f64)]) -> Result<LinkModel> {
-        fit_weighted(samples, |_| 1.0)
-    }
-
-    /// Like [`LinkModel::fit`], but minimising relative residuals (weights `1/t^2`): small
-    /// transfers, which fix the latency, count as much as large ones, which fix the bandwidth.
-    /// Calibration uses it because its sizes grow geometrically and an ordinary fit would let
-    /// the noise of the largest transfers swamp the latency.
+    /// Fits `t = t_i + t_b * b` to `(bytes, seconds)` samples minimising relative residuals
+    /// (weights `1/t^2`): calibration's sizes grow geometrically, and an ordinary fit would let
+    /// the noise of the largest transfers swamp the latency. The latency is kept non-negative
+    /// (else the fit is redone through the origin); the slowdown of the result is 1.
     ///
     /// # Errors
-    /// As [`LinkModel::fit`].
+    /// `InvalidInput` with no usable sample (finite, positive), or when the fitted time does not
+    /// grow with the size (`t_b <= 0`): the samples do not describe a link.
     pub fn fit_relative(samples: &[(usize, f64)]) -> Result<LinkModel> {
-        fit_weighted(samples, |t| if t > 0.0 { 1.0 / (t * t) } else { 0.0 })
+        let pts: Vec<(f64, f64, f64)> = samples
+            .iter()
+            .filter(|(_, t)| t.is_finite() && *t >= 0.0)
+            .map(|&(b, t)| (b as f64, t, 1.0 / (t * t)))
+            .filter(|(_, _, w)| w.is_finite() && *w > 0.0)
+            .collect();
+        if pts.is_empty() {
+            return Err(Error::InvalidInput(
+                "link fit: no usable (bytes, seconds) sample".into(),
+            ));
+        }
+        let sw: f64 = pts.iter().map(|p| p.2).sum();
+        let mb = pts.iter().map(|p| p.2 * p.0).sum::<f64>() / sw;
+        let mt = pts.iter().map(|p| p.2 * p.1).sum::<f64>() / sw;
+        let sbb: f64 = pts.iter().map(|p| p.2 * (p.0 - mb) * (p.0 - mb)).sum();
+        let sbt: f64 = pts.iter().map(|p| p.2 * (p.0 - mb) * (p.1 - mt)).sum();
+        let (mut latency, mut slope) = if sbb > 0.0 {
+            let s = sbt / sbb;
+            (mt - s * mb, s)
+        } else {
+            // One distinct size: latency and bandwidth cannot be told apart; all to bandwidth.
+            (-1.0, 0.0)
+        };
+        if latency < 0.0 {
+            let sb2: f64 = pts.iter().map(|p| p.2 * p.0 * p.0).sum();
+            let sbt0: f64 = pts.iter().map(|p| p.2 * p.0 * p.1).sum();
+            latency = 0.0;
+            slope = if sb2 > 0.0 { sbt0 / sb2 } else { 0.0 };
+        }
+        if !(slope > 0.0 && slope.is_finite()) {
+            return Err(Error::InvalidInput(format!(
+                "link fit: transfer time does not grow with size (t_b = {slope:e} s/B)"
+            )));
+        }
+        Ok(LinkModel {
+            latency_s: latency,
+            sec_per_byte: slope,
+            bid_slowdown: 1.0,
+        })
     }
-}
-
-/// Weighted least squares of `t = a + s*b` with `a >= 0`.
-fn fit_weighted(samples: &[(usize, f64)], weight: impl Fn(f64) -> f64) -> Result<LinkModel> {
-    let pts: Vec<(f64, f64, f64)> = samples
-        .iter()
-        .filter(|(_, t)| t.is_finite() && *t >= 0.0)
-        .map(|&(b, t)| (b as f64, t, weight(t)))
-        .filter(|(_, _, w)| w.is_finite() && *w > 0.0)
-        .collect();
-    if pts.is_empty() {
-        return Err(Error::InvalidInput(
-            "link fit: no usable (bytes, seconds) sample".into(),
-        ));
-    }
-    let sw: f64 = pts.iter().map(|p| p.2).sum();
-    let mb = pts.iter().map(|p| p.2 * p.0).sum::<f64>() / sw;
-    let mt = pts.iter().map(|p| p.2 * p.1).sum::<f64>() / sw;
-    let sbb: f64 = pts.iter().map(|p| p.2 * (p.0 - mb) * (p.0 - mb)).sum();
-    let sbt: f64 = pts.iter().map(|p| p.2 * (p.0 - mb) * (p.1 - mt)).sum();
-    let (mut latency, mut slope) = if sbb > 0.0 {
-        let s = sbt / sbb;
-        (mt - s * mb, s)
-    } else {
-        // One distinct size: no way to split latency from bandwidth; charge it all to bandwidth.
-        (-1.0, 0.0)
-    };
-    if latency < 0.0 {
-        let sb2: f64 = pts.iter().map(|p| p.2 * p.0 * p.0).sum();
-        let sbt0: f64 = pts.iter().map(|p| p.2 * p.0 * p.1).sum();
-        latency = 0.0;
-        slope = if sb2 > 0.0 { sbt0 / sb2 } else { 0.0 };
-    }
-    if !(slope > 0.0 && slope.is_finite()) {
-        return Err(Error::InvalidInput(format!(
-            "link fit: transfer time does not grow with size (t_b = {slope:e} s/B)"
-        )));
-    }
-    Ok(LinkModel {
-        latency_s: latency,
-        sec_per_byte: slope,
-        bid_slowdown: 1.0,
-    })
 }
 
 #[cfg(test)]
@@ -141,14 +124,10 @@ mod tests {
                 (b, truth.time(b))
             })
             .collect();
-        for m in [
-            LinkModel::fit(&samples).unwrap(),
-            LinkModel::fit_relative(&samples).unwrap(),
-        ] {
-            assert!(close(m.latency_s, 2e-4, 1e-9), "{m:?}");
-            assert!(close(m.bytes_per_sec(), 2e9, 1e-9), "{m:?}");
-            assert_eq!(m.bid_slowdown, 1.0);
-        }
+        let m = LinkModel::fit_relative(&samples).unwrap();
+        assert!(close(m.latency_s, 2e-4, 1e-9), "{m:?}");
+        assert!(close(m.bytes_per_sec(), 2e9, 1e-9), "{m:?}");
+        assert_eq!(m.bid_slowdown, 1.0);
     }
 
     #[test]
@@ -162,8 +141,6 @@ mod tests {
                 (b, truth.time(b) * noise)
             })
             .collect();
-        let m = LinkModel::fit(&samples).unwrap();
-        assert!(close(m.bytes_per_sec(), 10e9, 0.05), "{m:?}");
         let r = LinkModel::fit_relative(&samples).unwrap();
         assert!(close(r.bytes_per_sec(), 10e9, 0.05), "{r:?}");
         assert!(close(r.latency_s, 5e-5, 0.3), "{r:?}");
@@ -171,26 +148,27 @@ mod tests {
 
     #[test]
     fn latency_clamped_non_negative() {
-        // Points on t = -1e-3 + 1e-9 b: OLS intercept is negative; the fit goes through 0.
+        // Points on t = -1e-3 + 1e-9 b: the intercept is negative; the fit goes through 0.
         let samples: Vec<(usize, f64)> = [2_000_000usize, 4_000_000, 8_000_000]
             .iter()
             .map(|&b| (b, -1e-3 + 1e-9 * b as f64))
             .collect();
-        let m = LinkModel::fit(&samples).unwrap();
+        let m = LinkModel::fit_relative(&samples).unwrap();
         assert_eq!(m.latency_s, 0.0);
-        let sb2: f64 = samples.iter().map(|s| (s.0 as f64).powi(2)).sum();
-        let sbt: f64 = samples.iter().map(|s| s.0 as f64 * s.1).sum();
+        let w = |t: f64| 1.0 / (t * t);
+        let sb2: f64 = samples.iter().map(|s| w(s.1) * (s.0 as f64).powi(2)).sum();
+        let sbt: f64 = samples.iter().map(|s| w(s.1) * s.0 as f64 * s.1).sum();
         assert!(close(m.sec_per_byte, sbt / sb2, 1e-12));
     }
 
     #[test]
     fn fit_errors() {
-        assert!(LinkModel::fit(&[]).is_err());
-        assert!(LinkModel::fit(&[(100, f64::NAN)]).is_err());
+        assert!(LinkModel::fit_relative(&[]).is_err());
+        assert!(LinkModel::fit_relative(&[(100, f64::NAN)]).is_err());
         // Decreasing time with size is not a link.
-        assert!(LinkModel::fit(&[(100, 2.0), (200, 1.0)]).is_err());
+        assert!(LinkModel::fit_relative(&[(100, 2.0), (200, 1.0)]).is_err());
         // A single size: all of it goes to bandwidth.
-        let m = LinkModel::fit(&[(1000, 1e-6), (1000, 1e-6)]).unwrap();
+        let m = LinkModel::fit_relative(&[(1000, 1e-6), (1000, 1e-6)]).unwrap();
         assert_eq!(m.latency_s, 0.0);
         assert!(close(m.sec_per_byte, 1e-9, 1e-12));
     }

@@ -1,39 +1,23 @@
 //! The model of hetblas's own single-device pipeline, the one the autotuner uses.
 //!
-//! CoCoPeLia's models predict CoCoPeLia's schedule. hetblas runs a different one: every tile is
-//! fetched once and kept (while memory allows), C tiles are accumulated in groups of four in
-//! growing squares, and the copy queues run ahead of compute limited only by data dependencies.
-//! Its time is the longest of three paths:
-//!
-//! - compute: the first tiles' fetch (`t0`), then every tile product back to back (`Tc`),
-//!   plus the stalls of the first group where each k step brings 2 A + 2 B tiles for 4
-//!   products, then the last write-back;
-//! - host->device: every fetched byte (`Tin`, slowed where write-backs run at the same time),
-//!   then the products still waiting for their tiles (the flow shop of the link and the
-//!   products, in plan order) and the tail;
-//! - device->host: the first C tile is ready after `t0 + kt * t_gemm`, then every write-back.
-//! - host fold (C in host memory, beta != 0, folded on the host): C never goes in; the first
-//!   product is back after `t0 + kt * t_gemm + t_wb`, then every fold, one after the other
-//!   (the first also waking the fold threads).
-//!
-//! Edge tiles are counted at their real size (eight classes: full or edge in m, n, k).
-//!
-//! Blockings of one C tile at a time, and plans of one k step whose C arrives late, are
-//! replayed in the plan's order instead (`REPLAY_MAX_STEPS` says why), late C tiles' chains in
-//! the pieces the planner splits them into.
+//! Every tile is fetched once and kept, C tiles are accumulated in groups in shell order, and
+//! the copy queues run ahead of compute limited only by data. The time is the longest path:
+//! compute (the first tiles' fetch, every product, the first group's stalls, the tail),
+//! host->device (every fetched byte, then the products still waiting for their tiles),
+//! device->host (from the first C tile done, every write-back) and the host folds. Edge tiles
+//! count at their real size (full or edge in m, n, k). Blockings of one C tile at a time, and
+//! one k step with late C, are replayed in the plan's order instead ([`replay`]).
 
 use crate::model::cocopelia::Offload;
 use crate::model::exec::ExecTime;
 use crate::model::link::TileLink;
-use crate::model::replay::{class, plan_steps, replay, Replay, ReplayGrid, TileTimes};
+use crate::model::replay::{class, plan_steps, replay, ReplayGrid, TileTimes};
 use crate::tiling::Blocking;
 
-/// Blockings of one C tile at a time (group 1, the streaming candidates) with at most this many
-/// tile products are replayed step by step ([`replay`]): the closed form sees only the first C
-/// tile, while shell order puts a new A row-panel at the second (8192x8192x32768 with 4096x512
-/// C tiles, measured on H200: the closed form predicted 10% fast, the replay 7% slow). Square
-/// blockings keep the closed form: replayed, 4096^3..8192^3 came out 10-25% slow against the
-/// same measurements while the closed form was within 8%.
+/// Blockings of one C tile at a time with at most this many tile products are replayed step by
+/// step: the closed form sees only the first C tile, while shell order puts a new A row-panel
+/// at the second (8192x8192x32768 in 4096x512 C tiles on H200: closed form 10% fast, replay 7%
+/// slow). Square blockings keep the closed form (replayed, 4096^3..8192^3 came out 10-25% slow).
 const REPLAY_MAX_STEPS: usize = 4096;
 
 /// Rows and columns of C tiles in a group of `group` (the planner's groups are 2x2 blocks in
@@ -124,14 +108,9 @@ fn shell_at(mt: usize, nt: usize, mut pos: usize) -> (usize, usize) {
     (mt - 1, nt - 1)
 }
 
-/// How many C tiles of a fold tail of `n`, in an `mt x nt` grid accumulated `group` at a
-/// time, are of each edge class (`[m class][n class]`, 1 = the edge tile of a dimension that
-/// has one); the tail as the planner picks it ([`crate::plan::fold_tail_tiles`], `spread` as
-/// [`crate::plan::FOLD_SPREAD`]).
-///
-/// Why: counted as full tiles, the tail of 12 of 20765x15140x1322 SGEMM in 4096 tiles (every
-/// edge tile of its 24, the last to finish) left 629 MB of C to fold where 805 MB were, and
-/// the call ran 33-42 ms on H200 against 32.6 predicted.
+/// How many C tiles of a fold tail of `n` (as [`crate::plan::fold_tail_tiles`] picks it) are of
+/// each edge class (`[m class][n class]`): counted as full tiles, a tail of edge tiles left too
+/// little C to fold (20765x15140x1322 SGEMM in 4096 tiles: 629 MB priced, 805 MB folded).
 fn tail_classes(
     mt: usize,
     nt: usize,
@@ -189,9 +168,8 @@ impl PipelineModel {
         };
         let mut tc = compute_time(o, (tm, tn, tk), exec);
         let mut t_gemm = exec.gemm_time(tm, tn, tk);
-        // Link times with the share `lin` / `lout` of each direction's copies running under
-        // products (see `TileLink::busy`): first as if all were, then with the share compute
-        // covers.
+        // Link times with the share of each direction's copies under products: first as if
+        // all were, then with the share compute covers.
         let tiles = (tm, tn, tk);
         let all_busy = self.link_times(o, tiles, 1.0, 1.0);
         let share = |t: f64| if t > 0.0 { (tc / t).min(1.0) } else { 0.0 };
@@ -201,15 +179,16 @@ impl PipelineModel {
             total_in: mut tin,
             total_out: mut tout,
         } = self.link_times(o, tiles, lin, lout);
-        // The tail's C crosses at its tiles' own sizes (see `tail_classes`), in the planner's
-        // groups (at most the default).
+        // The planner's groups are at most the default.
+        let group = b.group.clamp(1, crate::tiling::DEFAULT_GROUP);
+        // The tail's C crosses at its tiles' own sizes.
         let (dm, dn) = (sizes(o.m, tm), sizes(o.n, tn));
         let tail_count = tail_classes(
             mt,
             nt,
             [dm[1] > 0, dn[1] > 0],
             unfolded,
-            b.group.clamp(1, crate::tiling::DEFAULT_GROUP),
+            group,
             crate::plan::FOLD_SPREAD,
         );
         let c_contig = contiguity(o, tm, g.tk).2;
@@ -236,21 +215,14 @@ impl PipelineModel {
         tin *= fi;
         tout *= fo;
         t_wb *= fo;
-        // Both directions at once slow each other, but only where they overlap. The last
-        // group's write-backs wait for its last k step, whose A and B tiles are about the last
-        // to cross, so only the earlier groups' share of the write-backs is counted beside the
-        // copies in (an approximation). Counted whole, it priced calls of one or two groups
-        // slow; docs/PERFORMANCE.md gives what it changed on the seeded sets.
+        // Both directions slow each other where they overlap. The last group's write-backs
+        // wait for its last k step, whose A and B tiles are about the last to cross, so only
+        // the earlier groups' share of the write-backs counts beside the copies in.
         let c_tiles = mt * nt;
-        // As the planner groups tiles: at most `DEFAULT_GROUP`.
-        let g_last = (c_tiles - 1) % b.group.clamp(1, crate::tiling::DEFAULT_GROUP) + 1;
-        // With one k step and late C each C tile crosses in its own turn and goes back after
-        // it, so every write-back but the last runs beside the copies in. Where the last group
-        // is the whole plan, the closed form wrote it all back at the end: those plans (2 to 4
-        // C tiles) were priced 40-160% slow on the H200 seeded sets of 2026-11-30 (590
-        // measured points; |error| median 43%), and are replayed instead (below; 7.1%). Plans
-        // of more C tiles keep the closed form: replayed, they came out no better (5 to 64
-        // tiles: median 7.3% against 6.9%), and a replay costs a step per tile per candidate.
+        let g_last = (c_tiles - 1) % group + 1;
+        // With one k step and late C, every write-back but the last runs beside the copies
+        // in. Where the last group is the whole plan (2 to 4 C tiles) the closed form priced
+        // them 40-160% slow on H200: those are replayed (below).
         let late_one_step = o.get[2] && self.late_c && kt == 1 && g_last == c_tiles;
         let beside_in = if late_one_step {
             (tout - t_wb).max(0.0)
@@ -270,24 +242,32 @@ impl PipelineModel {
         }
         // The host issues every task (events, waits, library calls) one after another.
         let tasks = issued_tasks(o, (mt, nt, kt), fold.is_some());
-        // Issued last, the last product and its write-back still run after the host is done:
-        // without them, the calls that issuing bounds (a few tiles, under 0.15 ms) were
-        // predicted a median 10 us fast on H200, on every one of 11 seeded sets.
-        // (Full tiles' times: an edge tile last is priced a little high. A folded last tile's
-        // fold is left out: issuing does not bound the calls that fold.)
+        // The last product and its write-back still run after the host has issued them
+        // (without them, calls bound by issuing came out a median 10 us fast on H200).
         let drain = t_gemm + t_wb;
         let issue_path = tasks * self.task_issue_s + drain;
-        // One C tile at a time, or one k step with late C: replayed, the closed form below is
-        // not needed.
-        if (b.group == 1 || late_one_step) && mt * nt * kt <= REPLAY_MAX_STEPS {
-            let slowed = Slowed {
-                lin,
-                lout,
-                slow_in: if tin > 0.0 { fi * tin_eff / tin } else { fi },
-                slow_out: if tout > 0.0 { fo * tout_eff / tout } else { fo },
-                gemm_factor,
-            };
-            let r = self.replayed(o, b, fold, staged, &slowed, exec);
+        // One C tile at a time, or one k step with late C: replayed at the closed form's
+        // slowed times (both directions' overlap included); else the closed form, whose
+        // first group keeps its tiles' real sizes.
+        let replayed = (b.group == 1 || late_one_step) && mt * nt * kt <= REPLAY_MAX_STEPS;
+        let (slow_in, slow_out) = if replayed {
+            (
+                if tin > 0.0 { fi * tin_eff / tin } else { fi },
+                if tout > 0.0 { fo * tout_eff / tout } else { fo },
+            )
+        } else {
+            (fi, fo)
+        };
+        let slowed = Slowed {
+            lin,
+            lout,
+            slow_in,
+            slow_out,
+            gemm_factor,
+        };
+        let (first_times, grid) = self.tile_times(o, b, fold, staged, &slowed, exec);
+        if replayed {
+            let r = replay(&grid, &first_times);
             return PipelinePrediction {
                 seconds: self.setup_s + r.end().max(issue_path),
                 compute: tc,
@@ -297,17 +277,6 @@ impl PipelineModel {
                 first_group_stall: r.idle,
             };
         }
-        // The first group at its tiles' real sizes: a group that reaches an edge of the grid
-        // holds edge tiles (13339x90x6116 f32 in 8192 tiles waits for one full and one
-        // 5147-row A tile, not two full ones).
-        let closed = Slowed {
-            lin,
-            lout,
-            slow_in: fi,
-            slow_out: fo,
-            gemm_factor,
-        };
-        let (first_times, grid) = self.tile_times(o, b, fold, staged, &closed, exec);
         let FirstGroup {
             t0,
             stall,
@@ -317,11 +286,9 @@ impl PipelineModel {
         let t_fold = first_times.fold[0][0];
         // The last group ends folded, or whole when the unfolded tiles cover it.
         let tail = if unfolded >= g_last {
-            let mut whole = *o;
-            whole.get[2] = true;
-            self.tail(&whole, g_last, t_wb, None, t_gemm)
+            self.tail(true, g_last, t_wb, None, t_gemm)
         } else {
-            self.tail(o, g_last, t_wb, fold.map(|_| t_fold), t_gemm)
+            self.tail(o.get[2], g_last, t_wb, fold.map(|_| t_fold), t_gemm)
         };
         let compute_path = t0 + stall + tc + tail;
         // After the last host->device copy: with one k step and late C that copy is the last
@@ -333,9 +300,7 @@ impl PipelineModel {
             tin_eff + products_after_inputs(&grid, &first_times, tin_eff).max(t_gemm) + tail
         };
         // The write-backs start when the first C tile is done: in a group, after the group's
-        // earlier k steps and their stalls (17301x3969x3370 DGEMM in 2048 tiles on H200: its
-        // first write-back started at 4.3 ms, after six tiles had crossed, where counting one
-        // product per k step after the first tiles said 2.1).
+        // earlier k steps and their stalls.
         let d2h_path = if o.set[2] {
             first_done + tout_eff + if unfolded > 0 { 0.0 } else { t_fold }
         } else {
@@ -347,9 +312,7 @@ impl PipelineModel {
             Some(bw) => {
                 let folds = (mt * nt - unfolded) as f64;
                 let c_bytes = (o.m * o.n * e - tail_c_bytes) as f64;
-                // The first fold waits for the first C tile: its group's tiles and all of K
-                // (on H200, 8192^3 DGEMM in 4096x1024x4096/g4 tiles folded its first tile at
-                // 10 ms, after every A tile had crossed). It also wakes the fold threads.
+                // The first fold waits for the first C tile and wakes the fold threads.
                 let wake = if folds > 0.0 { self.fold_wake_s } else { 0.0 };
                 first_back + c_bytes / bw + folds * crate::fold::TASK_S + wake
             }
@@ -367,9 +330,7 @@ impl PipelineModel {
             None => (0.0, 0.0),
         };
         PipelinePrediction {
-            // The longest path. (A soft maximum, p = 6, once stood in for copies slowed by
-            // concurrent products; with those measured, the plain maximum fits H200 runs
-            // better: median error 2.3% against 7.2% at the chosen tiles.)
+            // The longest path.
             seconds: self.setup_s
                 + (compute_path.max(h2d_path).max(d2h_path) + last_copy)
                     .max(copy_path)
@@ -383,12 +344,17 @@ impl PipelineModel {
         }
     }
 
-    /// The tail after the last product, for a last group of `g_last` C tiles: its write-back,
-    /// and its host fold (`t_fold`, when C is folded). With late C the last group's write-backs
-    /// come together at the end (each after its add), overlapping only the group's remaining
-    /// products; folded, the group's products come back one after the other and are folded in
-    /// turn.
-    fn tail(&self, o: &Offload, g_last: usize, t_wb: f64, t_fold: Option<f64>, t_gemm: f64) -> f64 {
+    /// The tail after the last product, for a last group of `g_last` C tiles: its write-backs
+    /// (with late C, `reads_c`, each after its add, overlapping only the group's remaining
+    /// products) and, when C is folded (`t_fold`), the folds one after the other.
+    fn tail(
+        &self,
+        reads_c: bool,
+        g_last: usize,
+        t_wb: f64,
+        t_fold: Option<f64>,
+        t_gemm: f64,
+    ) -> f64 {
         let g_last = g_last as f64;
         match t_fold {
             Some(t_fold) => {
@@ -396,14 +362,13 @@ impl PipelineModel {
                 let fast = t_wb.min(t_fold);
                 (g_last * slow + fast - (g_last - 1.0) * t_gemm).max(t_wb + t_fold)
             }
-            None if self.late_c && o.get[2] => (g_last * t_wb - (g_last - 1.0) * t_gemm).max(t_wb),
+            None if self.late_c && reads_c => (g_last * t_wb - (g_last - 1.0) * t_gemm).max(t_wb),
             None => t_wb,
         }
     }
 
-    /// One C tile's write-back time and the totals of every tile of the
-    /// offload, with the share `lin` / `lout` of each direction's copies running under
-    /// products.
+    /// One C tile's write-back time and the totals of every tile of the offload, with the share
+    /// `lin` / `lout` of each direction's copies running under products.
     fn link_times(
         &self,
         o: &Offload,
@@ -458,21 +423,6 @@ impl PipelineModel {
                 0.0
             },
         }
-    }
-
-    /// One C tile at a time: every tile in the plan's order ([`replay`]), per tile class at
-    /// the slowed times the closed form uses.
-    fn replayed(
-        &self,
-        o: &Offload,
-        b: Blocking,
-        fold: Option<f64>,
-        staged: Option<crate::profile::StagedOut>,
-        slowed: &Slowed,
-        exec: &dyn ExecTime,
-    ) -> Replay {
-        let (t, grid) = self.tile_times(o, b, fold, staged, slowed, exec);
-        replay(&grid, &t)
     }
 
     /// Per tile class (full or edge in m, n, k): copy, fold (or staged copy-out) and product
@@ -551,11 +501,9 @@ impl PipelineModel {
     }
 }
 
-/// The first group's timeline: when the first product starts (its A and B tiles, and its C
-/// unless C arrives late, have crossed: `t0`), how long the group's products then wait for
-/// their tiles (`stall`: per k step, the group's new A and B tiles against its products, each
-/// tile at its class's time), and when the first C tile is done (`first_done`: the group
-/// replayed in the plan's order, [`replay`]), which is when its write-back can start.
+/// The first group's timeline: when the first product starts (`t0`), how long its products
+/// then wait for their tiles (`stall`, per k step) and when its first C tile is done
+/// (`first_done`: the group replayed, [`replay`]), when the write-backs can start.
 struct FirstGroup {
     t0: f64,
     stall: f64,
@@ -590,12 +538,10 @@ fn first_group(g: &ReplayGrid, t: &TileTimes) -> FirstGroup {
     for s in 1..g.kt {
         stall += (inputs(s) - products(s)).max(0.0);
     }
-    // Late C still crosses during the first group (its last steps), delaying the A and B
-    // tiles behind it on the same link, beyond whatever slack the group's products leave.
+    // Late C crosses during the first group's last steps, delaying the A and B tiles behind
+    // it beyond the slack the group's products leave: with two k steps C crosses during the
+    // first, so only the second step's slack is left.
     if g.fetch_c && g.late_c {
-        // From three k steps on, the link has run ahead by the earlier steps' slack when C
-        // starts crossing (at the second-last step). With two, C crosses during the first
-        // step, between that step's A and B tiles: only the second step's slack is left.
         let slack_steps = if g.kt == 2 { 1..2 } else { 0..g.kt };
         let slack: f64 = slack_steps
             .map(|s| (products(s) - inputs(s)).max(0.0))
@@ -622,17 +568,10 @@ fn first_group(g: &ReplayGrid, t: &TileTimes) -> FirstGroup {
 const DRAIN_MAX_STEPS: usize = 1 << 16;
 
 /// How long products still run after the last A or B tile has crossed, when the link feeds
-/// them in plan order: each step's new tiles cross one after another (`tin` in all, each tile
-/// at its class's share), each product starts once its tiles are in and the product before it
-/// is done. That is the flow shop's `max over steps s of (products from s on - tiles after s)`.
-///
-/// Why: counting one product after the last tile, 14916x2716x10070 DGEMM in 4096x512x4096
-/// tiles (groups of four, C folded; H200, 2026-11-29) was predicted at 29.7 ms and ran 33.8-36:
-/// its 128 MiB A tiles held the link until the end, and the last two groups' products (a C
-/// column each, waiting for 16 MiB B tiles) ran 5 ms after the last fetch. The simulator,
-/// which replays this order, gave 34.4. With this term, on a fresh calibration (2026-11-30):
-/// 31.8 predicted, 31.5-32.2 measured; on that day's fresh seeded set (40 problems, rescored)
-/// median / p90 / max 3.3 / 9.9 / 16.6% against 3.1 / 10.1 / 16.3% without it.
+/// them in plan order (`tin` in all, each tile at its class's share): the flow shop's
+/// `max over steps s of (products from s on - tiles after s)`. Counting one product instead,
+/// 14916x2716x10070 DGEMM in 4096x512x4096 tiles on H200 (large A tiles holding the link to
+/// the end) was predicted 29.7 ms and ran 33.8-36.
 fn products_after_inputs(g: &ReplayGrid, t: &TileTimes, tin: f64) -> f64 {
     let steps = g.mt * g.nt * g.kt;
     if steps == 0 || steps > DRAIN_MAX_STEPS {

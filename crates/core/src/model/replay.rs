@@ -1,19 +1,10 @@
-//! Replays the planner's step order on one device against per-tile copy and product times.
-//!
-//! The pipeline model's closed form sees the first group and the totals. What happens between
-//! them depends on the order: with shell-ordered C tiles the second tile of a narrow grid needs
-//! a whole new A row-panel before much compute has run (8192x8192x32768 with 4096x512 C tiles:
-//! 39 ms of copies for 5 ms of products), and a late C tile fetched at the first of two k steps
-//! delays the second step's A and B (12288^3 with 6144 tiles). Replaying the order catches both.
-//!
-//! The replay follows the plan's rules: steps from [`crate::plan::build_steps`] over the C tiles in
-//! [`crate::distribute::shell_order`]; the host->device queue fetches each A and B tile at its
-//! first use (C before them at a tile's first step when C is read there, or after the step's
-//! product from the second-last k step on when C arrives late, at the last for a fold tail's
-//! tiles), as far ahead of compute as data allows; one compute engine runs products in order;
-//! the device->host queue writes each C tile back after its last product (and its add), and
-//! host folds run one after another, except for the fold tail's tiles, which go back whole.
-//! Memory is taken as ample (tiles are fetched once), as in the closed form.
+//! Replays the planner's step order on one device against per-tile copy and product times:
+//! the pipeline model's closed form sees only the first group and the totals, while the order
+//! decides e.g. when a narrow grid's second tile needs a new A row-panel. The replay follows
+//! the plan's rules ([`crate::plan::build_steps`] over C tiles in shell order): the host->device
+//! queue fetches each A and B tile at first use (C first, or late from the second-last k step
+//! on), one compute engine runs products in order, each C tile goes back after its last product
+//! (and add), host folds run one after another. Memory is taken as ample, as in the closed form.
 
 use crate::distribute::shell_order;
 use crate::plan::{build_steps, fold_tail_tiles, tail_tiles};

@@ -1,7 +1,6 @@
-//! The machine side of a replay, whatever the plan: the engines tasks occupy (a device's
-//! compute engine, a link's DMA engine, the host fold) and how much slower each runs while
-//! others are busy (the slowdowns calibration measures). A plan's lowering
-//! ([`fn@super::lower`]) prices its tasks on these engines.
+//! The machine side of a replay: the engines tasks occupy (a device's compute engine, a link's
+//! DMA engine, the host fold) and how much slower each runs while others are busy (the
+//! slowdowns calibration measures).
 
 use crate::error::{Error, Result};
 use crate::link::LinkKind;
@@ -29,10 +28,8 @@ pub enum Engine {
 /// One link of the plan as the simulator sees it.
 #[derive(Debug, Clone)]
 pub struct SimLink {
-    pub name: String,
     pub src: MemorySpace,
     pub dst: MemorySpace,
-    pub kind: LinkKind,
     pub profile: LinkProfile,
     pub tile: TileLink,
     /// The plan device at the device end of a host link.
@@ -141,10 +138,8 @@ impl Contention {
         }
         .map(|d| d as u16);
         self.links.push(SimLink {
-            name: lp.name.clone(),
             src,
             dst,
-            kind: lp.kind,
             tile: lp.tile_link(),
             profile: lp.clone(),
             device,
@@ -178,20 +173,17 @@ impl Contention {
                             let other = &self.links[j];
                             // Both directions at once: the measured duplex, and a 2D copy
                             // slow beside products is as slow beside the other direction's
-                            // copies (H200, 17301x3969x3370 DGEMM in 2048 tiles: write-backs
-                            // of 16 KiB columns moved at 33-34 GB/s, the busy table's 32.7,
-                            // whenever fetches ran, with products beside 30-100% of them; the
-                            // duplex, measured on 32 KiB columns, says 44).
+                            // copies (as H200 timelines showed).
                             let s = if other.src == me.dst && other.dst == me.src {
                                 me.tile.model.bid_slowdown.max(beside_products)
                             } else {
-                                me.profile.slowdown_under(&other.name)
+                                me.profile.slowdown_under(&other.profile.name)
                             };
                             f = f.max(s);
                         }
                         Engine::Compute(d) if me.device == Some(d) => {
                             f = f.max(beside_products);
-                            if me.kind == LinkKind::HostToDevice {
+                            if me.profile.kind == LinkKind::HostToDevice {
                                 f = f.max(self.copy_under_gemm[d as usize]);
                             }
                         }
@@ -214,7 +206,7 @@ impl Contention {
                 .links
                 .iter()
                 .find(|l| l.src == src && l.dst == dst)
-                .map_or_else(|| format!("{src:?}->{dst:?}"), |l| l.name.clone()),
+                .map_or_else(|| format!("{src:?}->{dst:?}"), |l| l.profile.name.clone()),
             QueueId::HostFold => "host fold".to_string(),
         }
     }

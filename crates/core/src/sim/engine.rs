@@ -1,15 +1,10 @@
-//! The discrete-event replay, over the abstract task list every plan lowers to
-//! ([`fn@super::lower`]): per task its engine, its seconds alone, its predecessors, its queue and
-//! how the trace shows it.
+//! The discrete-event replay of the task list every plan lowers to ([`fn@super::lower`]).
 //!
-//! Every queue is in order, as a stream is: a task starts once the task before it on its
-//! queue and every task it depends on (the executor's cross-queue events and, for DAG
-//! routines, the predecessors the planner derives) have completed, and its engine is free. A
-//! device's compute queues share its compute engine; each link has its own DMA engine.
-//! Running tasks progress at `1 / slowdown`, the slowdown set by which other engines run at
-//! the moment (opposite directions of a link, other links, DMA under compute and compute under
-//! DMA, as calibration measured them); every start and end is an event at which all rates are
-//! set again, so the replay is exact for piecewise-constant rates.
+//! Every queue is in order, as a stream is: a task starts once the task before it on its queue
+//! and its dependencies have completed and its engine is free (a device's compute queues share
+//! its compute engine; each link has its own DMA engine). Running tasks progress at
+//! `1 / slowdown`, set by which other engines run; rates are set again at every start and end,
+//! so the replay is exact for piecewise-constant rates.
 
 use super::costs::{Contention, Engine};
 use crate::error::{Error, Result};
@@ -247,20 +242,12 @@ fn replay(list: &TaskList) -> Result<Replayed> {
                 } else {
                     done[q[head[qi] - 1] as usize]
                 };
-                let Some(mut ready) = prev_done else { continue };
-                let mut ok = true;
-                for &d in &tasks[t as usize].deps {
-                    match done.get(d as usize).copied().flatten() {
-                        Some(x) => ready = ready.max(x),
-                        None => {
-                            ok = false;
-                            break;
-                        }
-                    }
-                }
-                if !ok {
-                    continue;
-                }
+                let Some(prev_done) = prev_done else { continue };
+                // When every dependency is done, the latest of their ends.
+                let ready = tasks[t as usize].deps.iter().try_fold(prev_done, |r, &d| {
+                    Some(r.max(done.get(d as usize).copied().flatten()?))
+                });
+                let Some(ready) = ready else { continue };
                 let engine = tasks[t as usize].engine;
                 if running
                     .iter()

@@ -1,19 +1,18 @@
 //! Any [`Plan`] lowered to the simulator's task list: products, the routines' own tiles and
-//! tile adds on the device's compute engine at its GEMM table's speed (a triangular tile at
-//! half a GEMM of its tile over the device's triangular efficiency,
-//! [`MachineProfile::tri_efficiency_of`]); copies on their link's DMA engine at the link
-//! model's (2D copies at the operand's pitch when one side is a host operand's block that does
-//! not span whole columns); folds on the host fold at its measured rate. A task split in pieces
-//! is replayed as its pieces.
+//! tile adds on the device's compute engine at its GEMM table's speed; copies on their link's
+//! DMA engine at the link model's (2D copies at the host operand's pitch); folds on the host
+//! fold at its measured rate. A task split in pieces is replayed as its pieces.
 
 use super::costs::{Contention, Engine};
 use super::engine::{SimTask, TaskList};
 use crate::error::{Error, Result};
 use crate::exec::execute::waits_piece_by_piece;
 use crate::factor_kernel::FactorOp;
+use crate::model::exec::ExecTable;
 use crate::model::link::STRIDED_PITCH;
 use crate::plan::{Op, Plan, QueueId, TaskId};
 use crate::profile::MachineProfile;
+use crate::scalar::DType;
 
 /// `plan`'s tasks priced on `profile`, plan device `d` being the profile's device
 /// `labels[d]`.
@@ -31,10 +30,8 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
     let fold_rate = crate::autotune::fold_rate(Some(profile));
     let es = plan.dtype.size();
     let mut tasks = Vec::with_capacity(plan.tasks.len());
-    // A task split in pieces (`Task::pieces`: a late C chain) is replayed as its pieces, one
-    // after another on its queue, as the executor issues them: plan task `t` becomes list ids
-    // `base[t]..base[t] + pieces`. The ids keep the plan's order (the host fold queue takes its
-    // tasks by id), later ones shifted by the pieces before them; `SimTask::task` maps back.
+    // A split task (`Task::pieces`) is replayed as its pieces: plan task `t` becomes list ids
+    // `base[t]..base[t] + pieces`, keeping the plan's order; `SimTask::task` maps back.
     let mut base = Vec::with_capacity(plan.tasks.len());
     let mut next: TaskId = 0;
     for t in &plan.tasks {
@@ -56,22 +53,11 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
         let mut beside: Vec<f64> = vec![1.0; pieces];
         let (engine, alone): (Engine, Vec<f64>) = match (t.op, t.queue) {
             (op @ (Op::Gemm { .. } | Op::Sym { .. }), QueueId::Compute { device, .. }) => {
-                let (m, n, k) = product_shape(&op);
-                // A routine's own product (a rank update's diagonal tile: its triangle) is
-                // priced by its flops at the GEMM rate of the tile: priced as the whole tile,
-                // DSYRK 16384 on H200 came out 14-31% slow in 4096-8192 tiles and 6% in 1024
-                // tiles, and the model chose 1024 (7% off the best).
-                let gemm_flops = plan.dtype.flops_per_fma() * (m * n * k) as f64;
-                let share = if gemm_flops > 0.0 {
-                    op.flops(plan.dtype) / gemm_flops
-                } else {
-                    1.0
-                };
+                // A routine's own product (a rank update's diagonal tile: its triangle) costs
+                // its flops: priced as the whole tile, DSYRK 16384 on H200 came out 14-31% slow.
                 let table = &machine.tables[device as usize];
-                (
-                    Engine::Compute(device),
-                    vec![table.time_mnk(m, n, k) * share],
-                )
+                let time = at_gemm_rate(table, &op, plan.dtype, product_shape(&op));
+                (Engine::Compute(device), vec![time])
             }
             (Op::Tri { a, b, .. }, QueueId::Compute { device, .. }) => {
                 let d = device as usize;
@@ -94,13 +80,7 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                 let time = match kind {
                     // A pass over the block, priced like a product of depth 1.
                     FactorOp::Laswp => table.time_mnk(a.rows(), a.cols(), 1),
-                    // Its flops at the GEMM rate of a product of its shape.
-                    _ => {
-                        let (m, n) = (a.rows(), a.cols());
-                        let gemm_flops = plan.dtype.flops_per_fma() * (m * n * n) as f64;
-                        let share = op.flops(plan.dtype) / gemm_flops.max(f64::MIN_POSITIVE);
-                        table.time_mnk(m, n, n) * share
-                    }
+                    _ => at_gemm_rate(table, &op, plan.dtype, (a.rows(), a.cols(), a.cols())),
                 };
                 (Engine::Compute(device), vec![time / efficiency])
             }
@@ -140,11 +120,9 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                 } else {
                     STRIDED_PITCH
                 };
-                // A 2D copy runs at its alone speed, and at its busy table's while its device
-                // computes (the engine switches as products start and end; `Contention`).
-                // Priced at the busy speed throughout, write-backs that ran alone at 46-49
-                // GB/s on H200 were replayed at 33-40, and replays of link-bound calls came out
-                // 5-10% slow (17301x3969x3370 and 10765x5184x1074 DGEMM in 2048 tiles).
+                // A 2D copy runs at its alone speed, and at its busy table's only while its
+                // device computes (`Contention`): priced busy throughout, link-bound replays on
+                // H200 came out 5-10% slow.
                 let tile = &machine.links[li].tile;
                 let time = |q: usize, load: f64| {
                     tile.tile_time(dst.rows(), piece_cols(q), es, contiguous, pitch, load)
@@ -236,6 +214,16 @@ fn unreachable_op<T>() -> Result<T> {
     Err(Error::internal("simulator: not a factorization op"))
 }
 
+/// `op`'s flops at the GEMM rate of an `m x n x k` product.
+fn at_gemm_rate(table: &ExecTable, op: &Op, dtype: DType, (m, n, k): (usize, usize, usize)) -> f64 {
+    let gemm_flops = dtype.flops_per_fma() * (m * n * k) as f64;
+    if gemm_flops > 0.0 {
+        table.time_mnk(m, n, k) * (op.flops(dtype) / gemm_flops)
+    } else {
+        0.0
+    }
+}
+
 /// (m, n, k) of a product.
 fn product_shape(op: &Op) -> (usize, usize, usize) {
     match *op {
@@ -252,18 +240,6 @@ fn product_shape(op: &Op) -> (usize, usize, usize) {
     }
 }
 
-/// Whether a copy lands in a device slot (a fetch) rather than an operand or staging.
-#[cfg(test)]
-fn is_fetch(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Copy {
-            dst: crate::plan::Loc::Slot { .. },
-            ..
-        }
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +254,17 @@ mod tests {
     use crate::tiling::Blocking;
     use crate::trace::Activity;
     use std::collections::HashSet;
+
+    /// Whether a copy lands in a device slot (a fetch) rather than an operand or staging.
+    fn is_fetch(op: &Op) -> bool {
+        matches!(
+            op,
+            Op::Copy {
+                dst: crate::plan::Loc::Slot { .. },
+                ..
+            }
+        )
+    }
 
     /// The plan of `p` in `tile` tiles on one device that adds tiles (C may arrive late),
     /// folding C on the host or not.

@@ -1,8 +1,5 @@
-//! A machine known only by its profile (measured elsewhere, or synthetic): plans for it as the
-//! pool would plan on it (the balancer's rates from the profile's tables and host links, the
-//! subset for an objective, shares rounded to whole tiles, 2D block-cyclic placement, the same
-//! plan builder), so that `hetblas simulate` answers for 4 or 8 GPUs with none present; and
-//! TRSM/TRMM tile DAGs, their panels dealt by the devices' GEMM rates as the pool deals them.
+//! A machine known only by its profile (measured elsewhere, or synthetic), planned for as the
+//! pool would plan on it, so that `hetblas simulate` answers for 4 or 8 GPUs with none present.
 
 use super::engine::{simulate, SimRequest, Simulation};
 use crate::balance::{tile_counts, DeviceRate};
@@ -192,35 +189,29 @@ impl ProfiledMachine {
                 }
             })
             .collect();
-        let mut links = HashSet::new();
         let space_of = |label: &str| -> Option<MemorySpace> {
             if label == HOST_LABEL {
                 return Some(MemorySpace::HOST);
             }
-            self.labels
-                .iter()
-                .position(|l| l == label)
-                .map(|i| self.spaces[i])
+            let i = self.labels.iter().position(|l| l == label)?;
+            Some(self.spaces[i])
         };
-        for l in &self.profile.links {
-            if let (Some(s), Some(d)) = (space_of(&l.src_label), space_of(&l.dst_label)) {
-                links.insert((s, d));
+        let label_of = |x: MemorySpace| -> Option<&str> {
+            if x.is_host() {
+                return Some(HOST_LABEL);
             }
-        }
+            let i = self.spaces.iter().position(|&y| y == x)?;
+            Some(&self.labels[i])
+        };
+        let links: HashSet<_> = self
+            .profile
+            .links
+            .iter()
+            .filter_map(|l| Some((space_of(&l.src_label)?, space_of(&l.dst_label)?)))
+            .collect();
         let speed = |s: MemorySpace, d: MemorySpace| -> Option<f64> {
-            let label = |x: MemorySpace| {
-                if x.is_host() {
-                    Some(HOST_LABEL.to_string())
-                } else {
-                    self.spaces
-                        .iter()
-                        .position(|&y| y == x)
-                        .map(|i| self.labels[i].clone())
-                }
-            };
-            self.profile
-                .link(&label(s)?, &label(d)?)
-                .map(|l| l.bytes_per_sec)
+            let l = self.profile.link(label_of(s)?, label_of(d)?)?;
+            Some(l.bytes_per_sec)
         };
         let (plan, _) = PlanCache::default().get_or_build(&PlanInputs {
             forward: true,
@@ -328,10 +319,7 @@ impl ProfiledMachine {
     }
 
     /// The square tile among `candidates` whose plan simulates fastest (or cheapest in
-    /// energy, per `objective`), with its plan and simulation. This is where the autotuner
-    /// can use the simulator: each candidate costs one plan and one replay (milliseconds for
-    /// a few thousand tasks), so it suits few candidates, large calls, or shapes and machines
-    /// the closed-form models do not cover.
+    /// energy, per `objective`), with its plan and simulation.
     ///
     /// # Errors
     /// When no candidate can be planned and simulated: the last error.

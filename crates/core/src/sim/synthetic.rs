@@ -107,26 +107,13 @@ impl Synthetic {
         }
         // Host links: the kind's, renamed; each slowed by every other GPU's host links.
         for i in 0..self.count {
-            for (template, src, dst, name) in [
-                (
-                    h2d,
-                    HOST_LABEL.to_string(),
-                    label(i),
-                    format!("host->{}", short(i)),
-                ),
-                (
-                    d2h,
-                    label(i),
-                    HOST_LABEL.to_string(),
-                    format!("{}->host", short(i)),
-                ),
-            ] {
-                let reverse = if src == HOST_LABEL {
-                    format!("{}->host", short(i))
-                } else {
-                    format!("host->{}", short(i))
-                };
-                let mut under = vec![(reverse, template.bid_slowdown)];
+            let names = [format!("host->{}", short(i)), format!("{}->host", short(i))];
+            let ends = [
+                (HOST_LABEL.to_string(), label(i)),
+                (label(i), HOST_LABEL.to_string()),
+            ];
+            for (k, template) in [h2d, d2h].into_iter().enumerate() {
+                let mut under = vec![(names[1 - k].clone(), template.bid_slowdown)];
                 if self.host_contention > 1.0 {
                     for j in (0..self.count).filter(|&j| j != i) {
                         under.push((format!("host->{}", short(j)), self.host_contention));
@@ -134,9 +121,9 @@ impl Synthetic {
                     }
                 }
                 p.links.push(LinkProfile {
-                    name,
-                    src_label: src,
-                    dst_label: dst,
+                    name: names[k].clone(),
+                    src_label: ends[k].0.clone(),
+                    dst_label: ends[k].1.clone(),
                     slowdown_under: under,
                     ..template.clone()
                 });
