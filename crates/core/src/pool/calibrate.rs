@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 impl DevicePool {
     /// Measures every link and every device of the pool ([`crate::calibrate`]) and returns the
-    /// profile: `CalibrationOptions::quick()` takes seconds, `CalibrationOptions::full()` (the
-    /// default) minutes. `progress` is called after every point. No GEMM of this pool runs
+    /// profile: `CalibrationOptions::quick()` takes seconds, `CalibrationOptions::default()` (the
+    /// full one) minutes. `progress` is called after every point. No GEMM of this pool runs
     /// meanwhile. The profile is not put in use: pass it to [`DevicePool::set_profile`], or
     /// save it ([`MachineProfile::save`]).
     ///

@@ -374,15 +374,12 @@ pub fn streaming_candidates(m: usize, n: usize, k: usize) -> Vec<Blocking> {
 }
 
 /// Blockings whose copies have long columns: A tiles of `tm` rows and B tiles of `tk` rows make
-/// 32 KiB columns (4096 f64, 8192 f32), narrow C tiles (`tn` 512..2048) in groups of four.
-/// Square tiles of 2048-3072 move 16-24 KiB columns, which run at 28-40 GB/s while products run
-/// against 46 at 32 KiB (H200 timelines); on H200, 8192^3 DGEMM took 30.5 ms in
-/// 4096x1024x4096/g4 against 33.7 in 3072 tiles.
+/// 32 KiB columns (4096 f64, 8192 f32), narrow C tiles (`tn` 512..2048) in groups of four. On
+/// H200, 8192^3 DGEMM took 30.5 ms in 4096x1024x4096/g4 against 33.7 in 3072 tiles.
 pub fn deep_candidates(m: usize, n: usize, k: usize, elem_bytes: usize) -> Vec<Blocking> {
     let rows = DEEP_COLUMN_BYTES / elem_bytes.max(1);
-    // Only with two k steps or more (with one, every C tile crosses both ways per product:
-    // 32768x4096x4096 DGEMM in 4096x512x4096/g4 took 50 ms where the model said 36, against
-    // 46 for square 2048 tiles, on H200) and several C tiles.
+    // Only with two k steps or more (with one, every C tile crosses both ways per product and
+    // the model priced them too fast) and several C tiles.
     if m < rows || k < 2 * rows || n < 4 * 512 {
         return Vec::new();
     }
@@ -529,11 +526,9 @@ pub fn pipeline_model(
 /// Predicts every blocking with and without host fold (`fold_applies`: C in host memory and
 /// beta != 0; `fold.on` = `Some` evaluates only that mode) and picks the fastest: ties to the
 /// larger tile, a fold must win by [`FOLD_MARGIN`], and the best fold must also win at the
-/// fold threads' slowest wake (only the best is checked: where it loses there, C is sent,
-/// even if a fold a little slower at the priced wake would have survived the slow one; the
-/// rule is meant to be conservative). Every folding blocking also weighs an unfolded tail
-/// (`fold_tails`, or `fold.tail`); a tail must win by the same margin over folding every
-/// tile.
+/// fold threads' slowest wake (only the best is checked: conservative). Every folding blocking
+/// also weighs an unfolded tail (`fold_tails`, or `fold.tail`), which must win by the same
+/// margin over folding every tile.
 pub fn choose(
     model: &PipelineModel,
     exec: &dyn ExecTime,
@@ -543,15 +538,23 @@ pub fn choose(
     fold: FoldRequest,
     fold_bytes_per_sec: f64,
 ) -> Option<ModelChoice> {
-    let best = |c: &[(Blocking, PipelinePrediction, usize)]| {
+    let best = |c: &[Cand]| {
         c.iter().copied().min_by(|a, b| {
             a.1.seconds
                 .total_cmp(&b.1.seconds)
                 .then((b.0.tm * b.0.tn).cmp(&(a.0.tm * a.0.tn)))
         })
     };
-    let strip = |c: Vec<(Blocking, PipelinePrediction, usize)>| {
-        c.into_iter().map(|(b, p, _)| (b, p)).collect::<Vec<_>>()
+    // The choice `win` (blocking, prediction, tail) among `all`, beside the other mode's best.
+    type Cand = (Blocking, PipelinePrediction, usize);
+    let choice = |win: Cand, host_fold, all: Vec<Cand>, other: Option<Cand>, slow| ModelChoice {
+        tile: win.0,
+        host_fold,
+        fold_tail: win.2,
+        predicted: win.1,
+        candidates: all.into_iter().map(|(b, p, _)| (b, p)).collect(),
+        other_mode: other.map(|(b, p, _)| (b, p)),
+        fold_slow_wake_s: slow,
     };
     let fold_applies = fold_applies && fold.on != Some(false);
     let mut model = model.clone();
@@ -561,15 +564,7 @@ pub fn choose(
         .collect();
     let plain_best = best(&plain)?;
     if !fold_applies {
-        return Some(ModelChoice {
-            tile: plain_best.0,
-            host_fold: false,
-            fold_tail: 0,
-            predicted: plain_best.1,
-            candidates: strip(plain),
-            other_mode: None,
-            fold_slow_wake_s: None,
-        });
+        return Some(choice(plain_best, false, plain, None, None));
     }
     model.host_fold = Some(fold_bytes_per_sec);
     // A tail the model picks must beat folding every tile by more than noise; one the caller
@@ -601,10 +596,8 @@ pub fn choose(
         })
         .collect();
     let fold_best = best(&folded)?;
-    // Folding must win by more than noise ([`FOLD_MARGIN`]), and still win with the slowest
-    // wake of the fold threads seen ([`crate::fold::WAKE_SPREAD_S`]): where the first fold is
-    // on the call's critical path (sub-millisecond calls), a slow wake turns the fold's gain
-    // into a loss; where it is hidden behind later products, the slow wake costs nothing.
+    // Folding must also win with the slowest wake of the fold threads seen: where the first
+    // fold is on a short call's critical path, a slow wake turns its gain into a loss.
     let fold_slow_wake_s = (fold.on != Some(true)
         && fold_best.1.seconds < FOLD_MARGIN * plain_best.1.seconds)
         .then(|| {
@@ -614,67 +607,29 @@ pub fn choose(
         });
     let fold_wins = fold_slow_wake_s.is_some_and(|s| s < plain_best.1.seconds);
     Some(if fold.on == Some(true) || fold_wins {
-        ModelChoice {
-            tile: fold_best.0,
-            host_fold: true,
-            fold_tail: fold_best.2,
-            predicted: fold_best.1,
-            candidates: strip(folded),
-            other_mode: Some((plain_best.0, plain_best.1)),
-            fold_slow_wake_s,
-        }
+        choice(fold_best, true, folded, Some(plain_best), fold_slow_wake_s)
     } else {
-        ModelChoice {
-            tile: plain_best.0,
-            host_fold: false,
-            fold_tail: 0,
-            predicted: plain_best.1,
-            candidates: strip(plain),
-            other_mode: Some((fold_best.0, fold_best.1)),
-            fold_slow_wake_s,
-        }
+        choice(plain_best, false, plain, Some(fold_best), fold_slow_wake_s)
     })
 }
 
 /// What every call costs a GPU whatever its size (the checks of its host registrations,
-/// events, the final synchronisation). On H200 (`callcost`, host operands) a call spent
-/// 35-46 us deciding, planning and entering (mostly the probes that verify the cached
-/// registrations of A, B and C, now issued together and waited for once: 61-68 us one after
-/// another), 15-28 us to its first task and little after its last. It was 0.15 ms while each
-/// call also started an issue thread per device: one device's plan is now issued on the
-/// calling thread, and sub-millisecond calls ran in 0.07-0.29 ms instead of 0.22-0.53. Fitted
-/// with [`GPU_TASK_ISSUE_S`] to the seeded sets of seeds 2034 and 2035 (0.03-0.05 ms: median
-/// |error| 2.8-3.5% at the chosen points, 0.04 the lowest). Refitted to 0.045 ms, with the
-/// fold's fixed cost at 25 us ([`crate::fold::TASK_S`]): on the sets of seeds 2040-2056, 29
-/// calls off by more than 12% instead of 34; on fresh sets measured after (seeds 2057-2062,
-/// three H200 machines, where sub-0.2 ms calls ran 10-30 us slower than priced), p90 11.3%
-/// against 12.0%. Lowered to 0.037 ms when events became pooled and the write probe one copy:
-/// entering a call fell from 33-37 us to 25-30 (`callcost`, traced, H200), whole tiny calls by
-/// 10-23 us. Fitted on two seeds measured with that code (2083-2084; 0.030-0.045 ms tried, with
-/// 3-5 us per task, 5 kept): p90 8.0% against 9.7%, 3 calls beyond 12% against 5; then on
-/// fresh seeds 2085-2086, p90 6.8% and 11.3%.
+/// events, the final synchronisation): entering a call took 25-30 us on H200 (`callcost`,
+/// traced). Fitted with [`GPU_TASK_ISSUE_S`] on the seeded sets of seeds 2083-2084 (0.030-0.045
+/// ms tried): p90 8.0% against 9.7%; on fresh seeds 2085-2086, p90 6.8% and 11.3%.
 pub const GPU_CALL_SETUP_S: f64 = 0.037e-3;
 
 /// Smallest square tile weighed for problems of 4096 and more: smaller tiles never won a
-/// measured sweep on H200 (512 tiles took 2x the best on 4096^3), and the model, which sees
-/// their per-task costs only roughly, rated 512 and 768 best there.
+/// measured sweep on H200 (512 tiles took 2x the best on 4096^3), though the model rated them.
 pub const MIN_GPU_TILE: usize = 1024;
 
-/// Host time to issue one task of a GPU plan (events, stream waits, the library call). It was
-/// 10 us while each call started an issue thread (4096^3 DGEMM in 512 tiles, 768 tasks, took
-/// 16.4 ms on H200 where the pipeline needs 9); issued on the calling thread, traced
-/// sub-millisecond calls spent 8-10 us a task with two timing events each, and 4-6 us fitted
-/// the seeded sets of seeds 2034 and 2035 equally.
+/// Host time to issue one task of a GPU plan (events, stream waits, the library call): traced
+/// sub-millisecond calls on H200 spent 8-10 us a task, and 4-6 us fitted the seeded sets alike.
 pub const GPU_TASK_ISSUE_S: f64 = 5e-6;
 
 /// A host fold is chosen when the model predicts it at most this fraction of the time without
-/// (measurement noise). It was 0.9 while folds started threads per tile and their speed was
-/// measured without concurrent DMA; with both fixed, on H200 the fold on 4096x4096x32768 won
-/// 3-5% measured where the model predicted 2%. At 0.98 the replay model's 1.9% for that
-/// problem fell under the margin (measured: 1.17x cuBLASXt without the fold, 1.20-1.23x with
-/// it). At 0.99, with the near-pitch copy tables and the cold fold rate, 16384^3 DGEMM sent C
-/// whole in 6144 tiles (49.0 TFLOP/s) where the fold was predicted 0.7% faster and ran 3.2%
-/// faster (50.6): folds keep winning a little more than predicted, hence 0.995.
+/// (measurement noise). Folds win a little more than predicted: at 0.99, 16384^3 DGEMM on H200
+/// sent C whole where the fold was predicted 0.7% faster and ran 3.2% faster.
 pub const FOLD_MARGIN: f64 = 0.995;
 
 /// Bytes of C per second a host fold achieves: calibrated, else a conservative estimate.
@@ -692,24 +647,19 @@ pub fn default_devices_excluding(
     dtype: DType,
     excluded: &[usize],
 ) -> Vec<usize> {
-    let usable =
-        |i: usize, d: &Arc<dyn Device>| d.kernel().supports(dtype) && !excluded.contains(&i);
-    let accel: Vec<usize> = devices
-        .iter()
-        .enumerate()
-        .filter(|(i, d)| d.info().kind != DeviceKind::Cpu && usable(*i, d))
-        .map(|(i, _)| i)
+    let usable: Vec<usize> = (0..devices.len())
+        .filter(|&i| devices[i].kernel().supports(dtype) && !excluded.contains(&i))
         .collect();
-    if !accel.is_empty() {
-        return accel;
-    }
-    devices
+    let accel: Vec<usize> = usable
         .iter()
-        .enumerate()
-        .filter(|(i, d)| usable(*i, d))
-        .map(|(i, _)| i)
-        .take(1)
-        .collect()
+        .copied()
+        .filter(|&i| devices[i].info().kind != DeviceKind::Cpu)
+        .collect();
+    if accel.is_empty() {
+        usable.into_iter().take(1).collect()
+    } else {
+        accel
+    }
 }
 
 /// Default tile size for a problem on the chosen devices.
@@ -728,7 +678,9 @@ pub fn default_tile(p: &GemmProblem, devices: &[&Arc<dyn Device>], budgets: &[u6
             return maxdim;
         }
     }
-    let mut t = prev_pow2(maxdim / 4).clamp(256, 4096).min(maxdim);
+    let mut t = (1usize << (maxdim / 4).max(1).ilog2())
+        .clamp(256, 4096)
+        .min(maxdim);
     let min_budget = devices
         .iter()
         .zip(budgets)
@@ -740,14 +692,6 @@ pub fn default_tile(p: &GemmProblem, devices: &[&Arc<dyn Device>], budgets: &[u6
         t /= 2;
     }
     t
-}
-
-fn prev_pow2(x: usize) -> usize {
-    if x == 0 {
-        1
-    } else {
-        1 << (usize::BITS - 1 - x.leading_zeros())
-    }
 }
 
 /// The rate model of each device for the balancer, from the profile (calibrated GEMM rate at the
@@ -796,8 +740,8 @@ pub fn device_rates(
 
 /// `rates` with each accelerator's scaled so that the balancer's time for the whole problem
 /// on it alone is the pipeline model's ([`model_tile`]), which knows the tile pipeline, the
-/// host fold and late C. The balancer's rough traffic count read 39 ms for 8192^3 DGEMM on
-/// one H200 (measured 33.6): it then gave the CPU work it could not finish in time.
+/// host fold and late C (the balancer's rough traffic count gave the CPU work it could not
+/// finish in time).
 pub fn pipeline_calibrated(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
@@ -829,9 +773,7 @@ impl PlanHints {
 /// `rates` with each accelerator's scaled to the pipeline model's time for the plan it runs
 /// beside other devices: a plan of several devices takes square tiles of [`default_tile`] (or
 /// the forced blocking) and folds C on the host only when the caller asked ([`choose_tile`]),
-/// where alone it would fold in the model's blocking. On H200, 6392x9996x326 SGEMM (host
-/// operands, beta = 1) ran 7.2 ms on the GPU alone with folds and 9.3-11.7 ms with the CPU
-/// beside it, which the balancer had priced from the folding plan.
+/// where alone it would fold in the model's blocking.
 pub fn pipeline_calibrated_shared(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
@@ -896,9 +838,8 @@ fn calibrated_to(
             if !(total.is_finite() && total > 0.0) {
                 return r;
             }
-            // The rough overhead (two tiles of the provisional size over the link) can exceed
-            // the whole pipeline's time on small problems (2000x2000x100 DGEMM: 1.2 ms against
-            // 0.85 predicted): at most half the pipeline's time is fixed.
+            // The rough overhead (two provisional tiles over the link) can exceed the whole
+            // pipeline's time on small problems: at most half of it is fixed.
             let overhead = if cap_overhead {
                 r.overhead.min(0.5 * total)
             } else {
@@ -1130,13 +1071,6 @@ mod tests {
         assert_eq!(super::candidate_tiles(1000), vec![256, 384, 512, 768]);
         assert_eq!(super::candidate_tiles(100), vec![100]);
         assert_eq!(super::candidate_tiles(0), vec![1]);
-    }
-
-    #[test]
-    fn pow2() {
-        assert_eq!(super::prev_pow2(2048), 2048);
-        assert_eq!(super::prev_pow2(2047), 1024);
-        assert_eq!(super::prev_pow2(0), 1);
     }
 
     #[test]

@@ -1,26 +1,15 @@
 //! What host folds achieve in this process, against the calibrated rate the model prices them
 //! at.
 //!
-//! Why: on H200 the same call (5213x4209x3077 DGEMM, C folded on the host) took 7.2-8.5 ms in
-//! most processes and 14.5 ms in some, and the whole difference was the folds: 11-18 GB/s of C
-//! instead of 25-32 (the host's memory, shared with the link and with whatever else runs, is
-//! what a fold spends). A model that prices folds at the calibrated rate keeps folding there,
-//! where sending C would have cost less. So each fold's bytes and time are recorded, and when
-//! recent folds ran slower than calibrated the model prices them at the rate they reached
-//! ([`FoldSpeed::level`]). Folds near or above the calibrated rate change nothing: the
-//! calibration's rate is the conservative one (a cold fold alone; beside copies, folds of
-//! whole tiles ran 0.92-1.5x that on H200), so only folds well below it
-//! ([`KEEP_SHARE`]) move the price.
+//! The host's memory, shared with the link and whatever else runs, is what a fold spends: on
+//! H200 the same folding call took 7.2-8.5 ms in most processes and 14.5 ms in some, its folds
+//! at 11-18 GB/s of C instead of 25-32. So each fold's bytes and time are recorded, and when
+//! recent folds ran well below the calibrated (conservative, cold) rate ([`KEEP_SHARE`]) the
+//! model prices them at the rate they reached ([`FoldSpeed::level`]).
 //!
-//! One record per pool (the calls of a `Runtime` share it). Only folds of a call that ran
-//! alone are counted: calls of the same pool running at once fold beside each other's folds
-//! and copies, and what they reach says nothing of the next call, which may run alone. Counted,
-//! they priced the calls that came after a burst of concurrent ones at the burst's rate: on one
-//! H200, four DGEMM 8192^3 calls run one after another right after four concurrent ones took
-//! 0.150-0.168 s against 0.114-0.121 s otherwise (the first of them 2.2-2.7x its usual time).
-//! So a process whose calls always overlap others never adapts. (Beside each other, folding
-//! calls are bound by the link they share, where folding, slowed or not, still moves the
-//! fewest bytes.)
+//! One record per pool. Only folds of a call that ran alone are counted: calls running at once
+//! fold beside each other's folds and copies, which says nothing of the next call (counted,
+//! they slowed the calls after a burst of concurrent ones by up to 2.7x on H200).
 
 // A poisoned lock only means a panic elsewhere; the sums stay valid.
 use crate::error::lock;
@@ -40,18 +29,15 @@ pub const HALF_LIFE_BYTES: f64 = 256.0 * (1u64 << 20) as f64;
 /// away from folding records none, so the calibrated rate comes back and folds are tried again.
 pub const FORGET_AFTER: Duration = Duration::from_secs(5);
 
-/// Folds are taken to run as calibrated down to this share of the rate: beside copies, whole
-/// tiles' folds on H200 ran at 0.92-1.5x the calibrated (cold) rate in ordinary processes, and
-/// a level that moved with that spread would turn borderline choices back and forth
-/// (6392x9996x326 SGEMM stopped folding at 0.92 and ran no faster).
+/// Folds are taken to run as calibrated down to this share of the rate: on H200 they ran at
+/// 0.92-1.5x the calibrated rate in ordinary processes, and a level following that spread
+/// would turn borderline choices back and forth.
 pub const KEEP_SHARE: f64 = 0.75;
 
-/// A fold that starts this long after the last one ended finds the fold threads asleep: rayon's
-/// workers sleep after a few dozen rounds of finding no work, tens of microseconds on an idle
-/// host; within a fold-bound call the folds follow each other without a gap. The gap is longer
-/// than the threads take to sleep on purpose: a fold after a shorter pause that did pay a wake
-/// is recorded with it (a slower rate, on the safe side), never one that paid none without
-/// it.
+/// A fold that starts this long after the last one ended finds the fold threads asleep (rayon's
+/// workers sleep after tens of microseconds without work). Longer than that on purpose: a fold
+/// that paid a wake may be recorded with it (on the safe side), never one that paid none
+/// without it.
 pub const WAKE_GAP: Duration = Duration::from_micros(200);
 
 /// Steps of the level ([`FoldSpeed::level`]): the model is re-run (cached decisions dropped)
@@ -143,10 +129,9 @@ impl FoldSpeed {
     }
 
     /// A fold that began at `started` ([`FoldSpeed::alone_since`]) ended now, after `seconds`:
-    /// [`FoldSpeed::record`]ed only when its call ran alone until now (it was alone when the
-    /// fold started, and no call entered since), less the threads' wake when it woke them. Call
-    /// it for every fold that completed, alone or not: it also marks when the threads last
-    /// worked (a fold that failed is not marked: its call fails with it).
+    /// [`FoldSpeed::record`]ed only when its call ran alone throughout, less the threads' wake
+    /// when it woke them. Call it for every fold that completed: it also marks when the threads
+    /// last worked.
     pub fn record_alone(&self, started: Option<AloneSince>, bytes: u64, seconds: f64) {
         self.record_alone_at(started, bytes, seconds, Instant::now());
     }

@@ -31,42 +31,22 @@ pub const HOST_LABEL: &str = "host";
 pub enum ProfileError {
     /// No file at the path (calibrate to create one).
     #[error("no profile at {path}")]
-    NotFound {
-        /// The path looked at.
-        path: String,
-    },
+    NotFound { path: String },
     /// The file exists but could not be read.
     #[error("cannot read {path}: {message}")]
-    Read {
-        /// The file.
-        path: String,
-        /// The system's reason.
-        message: String,
-    },
+    Read { path: String, message: String },
     /// The profile could not be written.
     #[error("cannot write {path}: {message}")]
-    Write {
-        /// The file.
-        path: String,
-        /// The system's reason.
-        message: String,
-    },
+    Write { path: String, message: String },
     /// The file is not a profile (bad JSON, missing fields).
     #[error("{path} is not a valid profile: {message}")]
-    Parse {
-        /// The file.
-        path: String,
-        /// What the parser said.
-        message: String,
-    },
+    Parse { path: String, message: String },
     /// The file is a profile of another format version.
     #[error(
         "{path} has profile version {found}; this hetblas reads version {supported} (recalibrate)"
     )]
     Version {
-        /// The file.
         path: String,
-        /// Its version.
         found: u64,
         /// The version this hetblas reads ([`PROFILE_VERSION`]).
         supported: u32,
@@ -134,10 +114,8 @@ impl DeviceProfile {
     }
 
     /// The interpolating execution table of a dtype; `None` when it was not measured (or the
-    /// stored points are unusable). A complex dtype that was not measured (quick calibrations
-    /// and older profiles measure f32 and f64 only) is modelled from the real type of its
-    /// precision: a complex multiply-add is four real ones, so each tile takes four times as
-    /// long (the same flop rate). See [`DeviceProfile::exec_table_measured`].
+    /// stored points are unusable). An unmeasured complex dtype is modelled from the real type
+    /// of its precision: four real multiply-adds a complex one, at the same flop rate.
     pub fn exec_table(&self, dtype: DType) -> Option<ExecTable> {
         self.exec_table_measured(dtype).or_else(|| {
             let real = self.exec_table_measured(dtype.real())?;
@@ -214,9 +192,8 @@ pub struct LinkProfile {
     /// The same while the device computes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub strided_near_busy: Vec<(usize, f64)>,
-    /// Host links: slowdown of those 2D tile copies while the opposite direction runs the same.
-    /// Where measured it replaces `bid_slowdown` (taken on contiguous copies) for tile copies:
-    /// on H200 the two differ both ways (1.05 against 1.23 host->device).
+    /// Host links: slowdown of those 2D tile copies while the opposite direction runs the same;
+    /// where measured it replaces `bid_slowdown` (taken on contiguous copies) for tile copies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strided_bid_slowdown: Option<f64>,
     /// Device->host links: write-backs into a fresh host output, which the backend stages
@@ -226,10 +203,8 @@ pub struct LinkProfile {
 }
 
 /// Write-backs into a fresh host output (a program's new result array, never touched: NumPy's
-/// `a @ b`). Its backend does not page-lock it (that would fault every page in on one thread):
-/// each tile is DMA'd into a pinned buffer, then copied out by host threads, one copy-out after
-/// another, while the output's pages are populated beside the call. Calibration measures them
-/// as a call makes them ([`crate::calibrate`]); a copy-out takes `per_copy_s + bytes /
+/// `a @ b`), which its backend stages rather than page-locks: each tile is DMA'd into a pinned
+/// buffer, then copied out by host threads; a copy-out takes `per_copy_s + bytes /
 /// bytes_per_sec`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StagedOut {
@@ -260,11 +235,8 @@ impl LinkProfile {
     /// The link as tiles use it (contiguous model plus the strided table).
     pub fn tile_link(&self) -> crate::model::link::TileLink {
         let mut model = self.model();
-        // Tiles cross as 2D copies: where the duplex of those was measured, it is theirs. On
-        // the H200 profile of 2026-11-24 the contiguous duplex came out 1.23 host->device and
-        // the 2D one 1.05, and walking tiles of a 2 GiB matrix lost 1.10-1.12 both ways at
-        // once (`linkprobe.cu`); slow 2D copies (8 KiB columns far apart) moved at 34 GB/s in
-        // both directions at once in a pipeline timeline (19032x24219x2266 f32, 2048 tiles).
+        // Tiles cross as 2D copies: where the duplex of those was measured, it is theirs (on
+        // H200 the contiguous duplex came out 1.23 host->device, the 2D one 1.05).
         if let Some(s) = self.strided_bid_slowdown.filter(|s| s.is_finite()) {
             model.bid_slowdown = s.max(1.0);
         }
@@ -447,8 +419,7 @@ impl MachineProfile {
     /// The profile as pretty JSON.
     ///
     /// # Errors
-    /// [`ProfileError::Write`] if serialisation fails (non-finite numbers become `null`, which
-    /// does not fail; this is for completeness).
+    /// [`ProfileError::Write`] if serialisation fails.
     pub fn to_json(&self) -> Result<String, ProfileError> {
         serde_json::to_string_pretty(self).map_err(|e| ProfileError::Write {
             path: "<memory>".into(),

@@ -1,15 +1,13 @@
 //! Phase 6, the kernels: `T x T x T` GEMM tiles per dtype on a compute queue of each device,
-//! over growing T (stopping once one run exceeds the point cap or memory runs out), after a
-//! warm-up that brings the clocks to those of a long call; then, on accelerators, products
-//! while the host links copy both ways.
-//!
-//! GEMM operands are initialised from host vectors of random values through the device's host
-//! link when it has one (otherwise they hold whatever the allocation held, and `beta = 0`
-//! keeps the kernel from reading C).
+//! over growing T, after a warm-up that brings the clocks to those of a long call; then, on
+//! accelerators, products while the host links copy both ways. Operands hold random values
+//! uploaded over the device's host link (without one, `beta = 0` keeps C unread).
 
 use super::links::f64_tile;
 use super::progress::Tracker;
-use super::stats::{measure_warm_until_confident, time_on_queue, Measurement};
+use super::stats::{
+    batch, measure_warm_until_confident, repeat, time_beside, time_on_queue, Measurement,
+};
 use super::{CalibrationOptions, Machine, Phases};
 use crate::device::Device;
 use crate::device::DeviceKind;
@@ -31,11 +29,9 @@ pub(super) enum HostData {
 }
 
 impl HostData {
-    /// `n` pseudo-random elements in [-1, 1) with full mantissas. Values with few significant
-    /// bits (small multiples of a power of two, zeros) flip fewer multiplier bits, draw less
-    /// power and run at higher clocks: on H200 such data gave 63-65 TFLOP/s DGEMM where random
-    /// data sustains 55. Generated on every core (each value depends only on its index and
-    /// `seed`): one thread took about a second for the three operands of an 8192 tile.
+    /// `n` pseudo-random elements in [-1, 1) with full mantissas: values with few significant
+    /// bits draw less power and run at higher clocks (63-65 TFLOP/s DGEMM on H200 where random
+    /// data sustains 55). Generated on every core; each value depends on its index and `seed`.
     pub(super) fn new(dtype: DType, n: usize, seed: usize) -> HostData {
         let reals = n * dtype.size() / dtype.real().size();
         match dtype.real() {
@@ -91,11 +87,8 @@ pub(super) fn square(space: MemorySpace, addr: u64, t: usize, dtype: DType) -> R
 /// queue. `h2d` (a link from the host into the device's space) initialises the operands.
 /// Stops early (returning what it has) when the device runs out of memory or one run of a size
 /// takes longer than the point cap divided by `min_reps` (larger sizes would take longer still).
-/// Calls `tick` once per size, measured or skipped.
-///
-/// # Errors
-/// `Unsupported` when the device has no compute queue or does not support `dtype`; backend
-/// errors other than running out of memory.
+/// Calls `tick` once per size, measured or skipped. `Unsupported` when the device has no
+/// compute queue or does not support `dtype`.
 pub fn measure_gemm(
     device: &dyn Device,
     h2d: Option<&dyn Link>,
@@ -165,11 +158,9 @@ fn gemm_queue(device: &dyn Device, dtype: DType) -> Result<Arc<dyn Queue>> {
 /// Operands of timed products on one device in one dtype, for square tiles up to `max`:
 /// random host data (`seed`) and, on a device computing outside host memory, three device
 /// buffers, made once. The product of a size `t` takes the packed `t x t` head of each
-/// (uploaded over `h2d` when the size changes). Made anew for every size, the operands of the
-/// tables and of the busy copy tables were generated, allocated and uploaded about 80 times
-/// per GPU, most of a calibration's seconds outside the measurements.
+/// (uploaded over `h2d` when the size changes).
 pub(super) struct GemmBench<'a> {
-    device: &'a dyn Device,
+    pub(super) device: &'a dyn Device,
     h2d: Option<&'a dyn Link>,
     dtype: DType,
     pub(super) max: usize,
@@ -182,10 +173,7 @@ pub(super) struct GemmBench<'a> {
 }
 
 impl<'a> GemmBench<'a> {
-    /// Host data and device buffers for tiles up to `max`.
-    ///
-    /// # Errors
-    /// `OutOfMemory` when the device cannot hold three `max x max` tiles; backend errors.
+    /// Host data and device buffers for tiles up to `max` (`OutOfMemory` when they don't fit).
     pub(super) fn new(
         device: &'a dyn Device,
         h2d: Option<&'a dyn Link>,
@@ -215,9 +203,6 @@ impl<'a> GemmBench<'a> {
 
     /// A bench for the largest of `sizes` that the device can hold (`None`: not even the
     /// smallest).
-    ///
-    /// # Errors
-    /// Backend errors other than running out of memory.
     pub(super) fn largest(
         device: &'a dyn Device,
         h2d: Option<&'a dyn Link>,
@@ -235,11 +220,6 @@ impl<'a> GemmBench<'a> {
             }
         }
         Ok(None)
-    }
-
-    /// The device the products run on.
-    pub(super) fn device(&self) -> &'a dyn Device {
-        self.device
     }
 
     /// The product `C += A * B` of `t x t` tiles (`t` at most `max`), or `C = A * B` when C
@@ -319,19 +299,12 @@ pub(super) fn time_gemm_tile(
     // One untimed product first: the first call of a dtype loads its kernels (on H200 the
     // first f32 product took long enough to stop a quick calibration after one tile size).
     time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
-    // One product to size the batches, then samples of `batch` products back to back, none
-    // discarded: the two products before them are the warm-up, and a discarded sample besides
-    // only lengthened every point (docs/PERFORMANCE.md, calibration time).
+    // One product to size the batches, then samples of `n` products back to back, none
+    // discarded: the two products before them are the warm-up.
     let single = time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
-    let batch =
-        ((opts.gemm_sample.as_secs_f64() / single.max(1e-9)).ceil() as usize).clamp(1, 10_000);
+    let n = batch(opts.gemm_sample.as_secs_f64(), single);
     let result = measure_warm_until_confident(opts, &mut || {
-        Ok(time_on_queue(queue, &mut || {
-            for _ in 0..batch {
-                kernel.gemm(queue, &op)?;
-            }
-            Ok(())
-        })? / batch as f64)
+        Ok(time_on_queue(queue, &mut || repeat(n, &mut || kernel.gemm(queue, &op)))? / n as f64)
     });
     // Nothing may still run on the operands when they are used for another size or dropped.
     let sync = queue.synchronize();
@@ -355,8 +328,9 @@ pub(super) fn d2h_of(links: &[Arc<dyn Link>], space: MemorySpace) -> Option<&dyn
         .map(|l| l.as_ref())
 }
 
-/// Keeps the device busy with back-to-back products for `opts.gemm_warmup`, so its clocks are
-/// those of a long call when the GEMM points are measured.
+/// Keeps the device busy with back-to-back products (batches of about 50 ms, at the largest
+/// calibrated tile up to 4096) for `opts.gemm_warmup`, so its clocks are those of a long call
+/// when the GEMM points are measured.
 pub(super) fn warm_up(
     device: &dyn Device,
     h2d: Option<&dyn Link>,
@@ -365,41 +339,29 @@ pub(super) fn warm_up(
     if opts.gemm_warmup.is_zero() || !device.kernel().supports(DType::F64) {
         return Ok(());
     }
-    let t = warm_up_tile(opts);
-    match GemmBench::new(device, h2d, DType::F64, t, 0) {
-        Ok(mut bench) => warm_up_on(&mut bench, opts),
-        Err(Error::OutOfMemory { .. }) => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
-/// The tile of the warm-up: the largest calibrated up to 4096.
-fn warm_up_tile(opts: &CalibrationOptions) -> usize {
-    opts.gemm_tiles
+    let t = opts
+        .gemm_tiles
         .iter()
         .copied()
         .filter(|&t| t <= 4096)
         .max()
-        .unwrap_or(1024)
-}
-
-/// [`warm_up`] on products of `bench` (at the warm-up tile, or its largest below): batches of
-/// about 50 ms back to back until `opts.gemm_warmup` has passed. (It was a measurement of
-/// two samples as long as the warm-up after a discarded one: three times the warm-up.)
-fn warm_up_on(bench: &mut GemmBench<'_>, opts: &CalibrationOptions) -> Result<()> {
-    let Some(queue) = bench.device.compute_queues().first().cloned() else {
+        .unwrap_or(1024);
+    let mut bench = match GemmBench::new(device, h2d, DType::F64, t, 0) {
+        Ok(bench) => bench,
+        Err(Error::OutOfMemory { .. }) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let Some(queue) = device.compute_queues().first().cloned() else {
         return Ok(());
     };
-    let op = bench.op(warm_up_tile(opts));
-    let kernel = bench.device.kernel();
+    let op = bench.op(t);
+    let kernel = device.kernel();
     let start = std::time::Instant::now();
     let single = time_on_queue(&queue, &mut || kernel.gemm(&queue, &op))?;
-    let batch = ((0.05 / single.max(1e-9)).ceil() as usize).clamp(1, 10_000);
+    let n = batch(0.05, single);
     let run = (|| -> Result<()> {
         while start.elapsed() < opts.gemm_warmup {
-            for _ in 0..batch {
-                kernel.gemm(&queue, &op)?;
-            }
+            repeat(n, &mut || kernel.gemm(&queue, &op))?;
             queue.synchronize()?;
         }
         Ok(())
@@ -410,9 +372,8 @@ fn warm_up_on(bench: &mut GemmBench<'_>, opts: &CalibrationOptions) -> Result<()
 }
 
 /// Largest GEMM tile measured on a device computing in host memory: a CPU's rate is flat
-/// beyond a few thousand (the table's last point stands for larger tiles there; on the H200
-/// hosts' profiles 4096 measured 1% slower to 4% faster than 3072 in f64, 0-12% faster in
-/// f32), while one 4096^3 DGEMM takes 0.14-0.27 s on 16 cores and every point repeats.
+/// beyond a few thousand (on the H200 hosts 4096 measured within -1% to +12% of 3072), while
+/// one 4096^3 DGEMM takes 0.14-0.27 s on 16 cores and every point repeats.
 pub(super) const HOST_GEMM_MAX_TILE: usize = 3072;
 
 /// The GEMM tiles calibrated on `d`.
@@ -425,11 +386,9 @@ pub(super) fn gemm_tiles_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<u
 }
 
 /// The dtypes whose GEMM tables are measured on `d`: those of `opts`, but on a device that
-/// computes in host memory only the real ones. The models take an unmeasured complex type
-/// from the real one of its precision ([`DeviceProfile::exec_table`]: four real
-/// multiply-adds at the same rate), which on the H200 hosts' CPUs is within 4% of what was
-/// measured (c64 0.52 against f64 0.54 TFLOP/s, c32 1.07 against f32 1.10, 4096 tiles), while
-/// the complex points took a CPU's table four times as long as the real ones.
+/// computes in host memory only the real ones: the models take an unmeasured complex type
+/// from the real one ([`DeviceProfile::exec_table`]), within 4% of measured on the H200 hosts'
+/// CPUs, where the complex points took four times as long.
 pub(super) fn gemm_dtypes_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<DType> {
     opts.dtypes
         .iter()
@@ -441,8 +400,8 @@ pub(super) fn gemm_dtypes_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<
 /// How much longer `side^3` tile products of `dtype` take on `device` while its host links
 /// copy in both directions (contiguous copies of up to 64 MiB, kept busy for the whole
 /// measurement; `copy_bps` sizes their number): the median ratio of three paired measurements
-/// (batches of [`UNDER_DMA_SAMPLES`] `gemm_sample`s), at least 1. Second: how much longer host->device copies
-/// take while those products run (the same pairing), at least 1.
+/// (batches of [`UNDER_DMA_SAMPLES`] `gemm_sample`s), at least 1. Second: how much longer
+/// host->device copies take while those products run (the same pairing), at least 1.
 pub(super) fn measure_gemm_under_dma(
     device: &dyn Device,
     links: (&dyn Link, &dyn Link),
@@ -481,28 +440,22 @@ pub(super) fn measure_gemm_under_dma(
     // Batches long enough for clocks to follow the load; copies for twice as long, so that
     // they outlast the batch even when it slows down.
     let span = UNDER_DMA_SAMPLES * opts.gemm_sample.as_secs_f64();
-    let batch = ((span / single.max(1e-9)).ceil() as usize).clamp(1, 10_000);
+    let n = batch(span, single);
     let copy_time = cbytes as f64 / copy_bps.max(1.0);
     let ncopies = ((2.0 * span / copy_time).ceil() as usize).clamp(2, 4000);
     let run = |busy: bool| -> Result<f64> {
-        if busy {
-            for _ in 0..ncopies {
-                h2d.copy(&ct[0], &ct[1])?;
-                d2h.copy(&ct[2], &ct[3])?;
-            }
-        }
-        let t = time_on_queue(&queue, &mut || {
-            for _ in 0..batch {
-                kernel.gemm(&queue, &op)?;
-            }
-            Ok(())
-        });
-        let s1 = h2d.queue().synchronize();
-        let s2 = d2h.queue().synchronize();
-        let t = t?;
-        s1?;
-        s2?;
-        Ok(t)
+        let copies = if busy { ncopies } else { 0 };
+        time_beside(
+            &mut || {
+                repeat(copies, &mut || {
+                    h2d.copy(&ct[0], &ct[1])?;
+                    d2h.copy(&ct[2], &ct[3])
+                })
+            },
+            &queue,
+            &mut || repeat(n, &mut || kernel.gemm(&queue, &op)),
+            &[h2d.queue(), d2h.queue()],
+        )
     };
     // Median of three paired (busy / alone) ratios, at least 1.
     let paired = |f: &dyn Fn(bool) -> Result<f64>| -> Result<f64> {
@@ -518,21 +471,13 @@ pub(super) fn measure_gemm_under_dma(
     // Copies for half a batch, alone and under a running batch.
     let nhalf = ((0.5 * span / copy_time).ceil() as usize).clamp(1, 2000);
     let copies = |busy: bool| -> Result<f64> {
-        if busy {
-            for _ in 0..batch {
-                kernel.gemm(&queue, &op)?;
-            }
-        }
-        let t = time_on_queue(h2d.queue(), &mut || {
-            for _ in 0..nhalf {
-                h2d.copy(&ct[0], &ct[1])?;
-            }
-            Ok(())
-        });
-        let s = queue.synchronize();
-        let t = t?;
-        s?;
-        Ok(t)
+        let products = if busy { n } else { 0 };
+        time_beside(
+            &mut || repeat(products, &mut || kernel.gemm(&queue, &op)),
+            h2d.queue(),
+            &mut || repeat(nhalf, &mut || h2d.copy(&ct[0], &ct[1])),
+            &[&queue],
+        )
     };
     let copy_ratio = paired(&copies)?;
     queue.synchronize()?;
@@ -627,43 +572,48 @@ fn gemm_table(
     Ok(gemm)
 }
 
-/// The GPUs' tables, measured at once, one thread each, when there are several: their
-/// products share nothing (each has its memory, clocks and power limit), and one after the
-/// other the tables took most of a 4-GPU calibration. Per device: `None` for devices left to
-/// measure one at a time (one GPU, and devices computing on host cores: the CPU, emulated
-/// devices).
+/// The GPUs' tables, measured at once when there are several ([`at_once`]); `None` for devices
+/// left to measure one at a time (one GPU, and devices computing on host cores).
 fn gpu_tables(m: &Machine<'_>, opts: &CalibrationOptions) -> Vec<Option<Result<Vec<GemmTimes>>>> {
-    let mut tables: Vec<Option<Result<Vec<GemmTimes>>>> = m.devices.iter().map(|_| None).collect();
-    let gpus: Vec<usize> = (0..m.devices.len())
-        .filter(|&i| m.devices[i].info().kind == DeviceKind::Gpu)
-        .collect();
-    if gpus.len() > 1 {
-        let (devices, links) = (m.devices, m.links);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = gpus
-                .iter()
-                .map(|&i| {
-                    (
-                        i,
-                        s.spawn(move || gemm_table(links, &devices[i], opts, &mut |_| {})),
-                    )
+    let gpu = |d: &Arc<dyn Device>| d.info().kind == DeviceKind::Gpu;
+    let several = m.devices.iter().filter(|d| gpu(d)).count() > 1;
+    let links = m.links;
+    at_once(
+        m.devices,
+        |d| several && gpu(d),
+        |d| gemm_table(links, d, opts, &mut |_| {}),
+    )
+}
+
+/// `f` of each of `jobs` that `picked` selects, one thread each, all at once (GPUs share
+/// nothing: each has its memory, clocks and power limit; one after the other, the tables took
+/// most of a 4-GPU calibration); `None` for the others.
+pub(super) fn at_once<J: Sync, T: Send>(
+    jobs: &[J],
+    picked: impl Fn(&J) -> bool,
+    f: impl Fn(&J) -> Result<T> + Sync,
+) -> Vec<Option<Result<T>>> {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = jobs
+            .iter()
+            .map(|j| picked(j).then(|| s.spawn(|| f(j))))
+            .collect();
+        hs.into_iter()
+            .map(|h| {
+                h.map(|h| {
+                    h.join().unwrap_or_else(|p| {
+                        Err(Error::internal(crate::host_queue::panic_message(&p)))
+                    })
                 })
-                .collect();
-            for (i, h) in handles {
-                tables[i] = Some(h.join().unwrap_or_else(|_| {
-                    Err(Error::internal("a GEMM calibration thread panicked"))
-                }));
-            }
-        });
-    }
-    tables
+            })
+            .collect()
+    })
 }
 
 /// Products while the host links copy both ways (accelerators only), at the largest measured
 /// tile up to 4096: (GEMM slowdown, copy slowdown) per real dtype (a complex one takes its real
-/// type's: on H200 they measured 1.02-1.03 against 1.02-1.04 for f64, 1.00 against 1.00 for
-/// f32, and measuring them took two of a GPU's seconds). A dtype whose operands do not fit
-/// beside the copy buffers is left out.
+/// type's, which on H200 it matched within 0.02). A dtype whose operands do not fit beside the
+/// copy buffers is left out.
 #[allow(clippy::type_complexity)] // two parallel (dtype, factor) tables, as the profile keeps them
 fn under_dma(
     m: &Machine<'_>,

@@ -45,12 +45,7 @@ pub(super) fn rate(
         let n = ((3.0 * fold_s * bps / (side * side * 8) as f64).ceil() as usize).clamp(1, 500);
         let busy = bench.rate(
             5,
-            &mut || {
-                for _ in 0..n {
-                    l.copy(&s, &d)?;
-                }
-                Ok(())
-            },
+            &mut || super::stats::repeat(n, &mut || l.copy(&s, &d)),
             &mut || l.queue().synchronize(),
         )?;
         rate = rate.min(busy);

@@ -4,28 +4,21 @@
 //! link (and, with [`CalibrationOptions::cross_links`], every other host link) copies
 //! continuously: `sl = t_busy / t_idle`, at least 1.
 
-use super::stats::{measure_until_confident, time_on_queue};
+use super::progress::{human_bytes, Tracker};
+use super::stats::{measure_until_confident, repeat, time_beside, time_on_queue};
+use super::strided::is_host_link;
 use super::{CalibrationOptions, Machine};
-
-use super::progress::human_bytes;
-use super::progress::Tracker;
 use crate::error::{Error, Result};
-use crate::link::{Link, LinkKind};
+use crate::link::Link;
 use crate::memory::{Buffer, RawTile};
 use crate::model::link::LinkModel;
 use crate::profile::LinkProfile;
 use crate::scalar::DType;
 use std::sync::Arc;
 
+/// A packed square f64 tile of `side` at the start of `buf`.
 pub(super) fn f64_tile(buf: &dyn Buffer, side: usize) -> RawTile {
-    RawTile {
-        space: buf.space(),
-        addr: buf.addr(),
-        rows: side,
-        cols: side,
-        ld: side.max(1),
-        dtype: DType::F64,
-    }
+    super::gemm::square(buf.space(), buf.addr(), side, DType::F64)
 }
 
 /// Mean seconds of a copy of `s` to `d` over `link`, repeated until the mean is confident.
@@ -41,48 +34,10 @@ pub(super) fn copy_seconds(
     Ok(m.mean)
 }
 
-/// Measures one link: every size of `sides` (square f64 tiles) copied from `src` to `dst`
-/// (buffers in the link's spaces, large enough for the largest side), then the fit. Calls
-/// `tick` after each point. Returns the model (slowdown 1) and the `(bytes, mean seconds)`
-/// samples.
-///
-/// # Errors
-/// `InvalidInput` when a buffer is too small or in the wrong space, backend errors, or a failed
-/// fit (fewer than two sizes).
-pub fn measure_link(
-    link: &dyn Link,
-    src: &dyn Buffer,
-    dst: &dyn Buffer,
-    sides: &[usize],
-    opts: &CalibrationOptions,
-    tick: &mut dyn FnMut(String),
-) -> Result<(LinkModel, Vec<(usize, f64)>)> {
-    let mut samples = Vec::with_capacity(sides.len());
-    for &side in sides {
-        let bytes = side * side * 8;
-        if bytes > src.len() || bytes > dst.len() {
-            return Err(Error::InvalidInput(format!(
-                "calibration buffers of {} / {} B cannot hold a {side}x{side} f64 tile",
-                src.len(),
-                dst.len()
-            )));
-        }
-        let (s, d) = (f64_tile(src, side), f64_tile(dst, side));
-        samples.push((bytes, copy_seconds(link, &s, &d, opts)?));
-        tick(format!("link {}: {}", link.name(), human_bytes(bytes)));
-    }
-    let model = LinkModel::fit_relative(&samples)
-        .map_err(|e| Error::Profile(format!("link {}: {e}", link.name())))?;
-    Ok((model, samples))
-}
-
 /// The slowdown of copying tile `fs` to `fd` (contiguous or 2D) over `fg` while `bg` copies
 /// `bs` to `bd` continuously: `t_busy / idle_seconds`, at least 1 (a busy neighbour never
 /// speeds a link up). `bg_time` is the expected time of one background copy, used to keep `bg`
 /// busy for the whole foreground copy.
-///
-/// # Errors
-/// Backend errors.
 pub(super) fn slowdown_of(
     fg: &dyn Link,
     bg: &dyn Link,
@@ -99,14 +54,12 @@ pub(super) fn slowdown_of(
         2
     };
     let m = measure_until_confident(opts, &mut || {
-        for _ in 0..nbg {
-            bg.copy(&bs, &bd)?;
-        }
-        let t = time_on_queue(fg.queue(), &mut || fg.copy(&fs, &fd));
-        let b = bg.queue().synchronize();
-        let t = t?;
-        b?;
-        Ok(t)
+        time_beside(
+            &mut || repeat(nbg, &mut || bg.copy(&bs, &bd)),
+            fg.queue(),
+            &mut || fg.copy(&fs, &fd),
+            &[bg.queue()],
+        )
     })?;
     Ok(if idle_seconds > 0.0 {
         (m.mean / idle_seconds).max(1.0)
@@ -135,8 +88,6 @@ pub(super) fn slowdown_pairs(
     usable: &[&Arc<dyn Link>],
     opts: &CalibrationOptions,
 ) -> Vec<(usize, usize)> {
-    let is_host_link =
-        |l: &Arc<dyn Link>| matches!(l.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost);
     (0..usable.len())
         .flat_map(|i| (0..usable.len()).map(move |j| (i, j)))
         .filter(|&(i, j)| {
@@ -146,7 +97,7 @@ pub(super) fn slowdown_pairs(
             }
             let reverse = a.src() == b.dst() && a.dst() == b.src();
             (opts.bidirectional && reverse)
-                || (opts.cross_links && is_host_link(a) && is_host_link(b))
+                || (opts.cross_links && is_host_link(a.as_ref()) && is_host_link(b.as_ref()))
         })
         .collect()
 }
@@ -180,14 +131,15 @@ pub(super) fn fit_links(
         let bytes = side * side * 8;
         let src = m.alloc_in(l.src(), bytes)?;
         let dst = m.alloc_in(l.dst(), bytes)?;
-        let (model, samples) = measure_link(
-            l.as_ref(),
-            src.as_ref(),
-            dst.as_ref(),
-            &sides,
-            opts,
-            &mut |s| tr.tick(s),
-        )?;
+        let mut samples = Vec::with_capacity(sides.len());
+        for &side in &sides {
+            let bytes = side * side * 8;
+            let (s, d) = (f64_tile(src.as_ref(), side), f64_tile(dst.as_ref(), side));
+            samples.push((bytes, copy_seconds(l.as_ref(), &s, &d, opts)?));
+            tr.tick(format!("link {}: {}", l.name(), human_bytes(bytes)));
+        }
+        let model = LinkModel::fit_relative(&samples)
+            .map_err(|e| Error::Profile(format!("link {}: {e}", l.name())))?;
         // Buffers live only while their link is measured: a device with many links would not
         // hold them all at once.
         drop((src, dst));

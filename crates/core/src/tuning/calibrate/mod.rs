@@ -1,25 +1,10 @@
 //! Calibration: micro-benchmarks that measure the numbers the models need, on any backend,
 //! through the core traits only ([`Device`], [`Link`], [`crate::Queue`], [`crate::Event`]).
-//! [`calibrate`] runs the phases in order, each in its own file:
-//!
-//! 1. **Link fits** (`links`): square f64 tiles of growing size over each link; latency and
-//!    bandwidth fitted to the means.
-//! 2. **Link slowdowns** (`links`): each link timed while its reverse link (and, with
-//!    [`CalibrationOptions::cross_links`], every other host link) copies, giving
-//!    [`crate::profile::LinkProfile::slowdown_under`].
-//! 3. **2D host-link copies** (`strided`): column blocks of a larger host matrix, as the executor
-//!    copies them, alone, while the device computes, and both ways at once.
-//! 4. **Host fold** (`host_fold`): the rate at which the host adds products into C.
-//! 5. **Staged write-backs** (`staged`): write-backs into a fresh host output, which a backend
-//!    stages (DMA into pinned buffers, copied out by host threads), as a call makes them.
-//! 6. **GEMM tables** (`gemm`): per device and dtype (f64, f32, c64, c32; quick: the real
-//!    ones), the time of `T x T x T` products over growing T (GPUs at once, one thread each), and products under copies.
-//!
-//! Outside the phases, [`measure_panels`] times a factorization's panel op (POTRF, GETRF) on a
-//! device for chosen shapes: an optional measurement for a model that places panels.
-//!
-//! A previous profile of the same hardware can be re-checked instead (`recheck`: a few points
-//! measured again, seconds instead of minutes) and reused when it holds.
+//! [`calibrate`] runs the phases in order, each in its own file: link fits and slowdowns
+//! (`links`), 2D host-link copies (`strided`), the host fold (`host_fold`), staged write-backs
+//! (`staged`), and the GEMM tables with products under copies (`gemm`). [`measure_panels`]
+//! times a factorization's panel op, outside the phases. A previous profile of the same
+//! hardware can be re-checked instead (`recheck`: seconds instead of minutes).
 //!
 //! Every point repeats until its 95% confidence interval is within 5% of the mean or a time cap
 //! (`stats`); progress is reported after every point (`progress`).
@@ -68,8 +53,7 @@ pub struct CalibrationOptions {
     /// Target relative half-width of the 95% confidence interval of each mean.
     pub rel_ci: f64,
     /// Repetitions before the interval is trusted (at least 2; with few, Student's t keeps
-    /// the interval wide: at 3, a point stops only when its samples' spread is under 2% of
-    /// the mean).
+    /// the interval wide).
     pub min_reps: usize,
     /// Repetitions at most.
     pub max_reps: usize,
@@ -103,9 +87,7 @@ impl Default for CalibrationOptions {
             ],
             dtypes: vec![DType::F64, DType::F32, DType::C64, DType::C32],
             rel_ci: 0.05,
-            // Three, and 20 ms GEMM samples after the warm-up: H200's products and large
-            // copies vary by under 1% from sample to sample, so five samples of 40 ms (and
-            // caps of 2 s) only made the calibration longer (108.6 s on one H200, 2026-11-29).
+            // H200's products and large copies vary by under 1% from sample to sample.
             min_reps: 3,
             max_reps: 500,
             point_time_cap: Duration::from_secs(1),
@@ -137,13 +119,6 @@ impl CalibrationOptions {
             gemm_sample: Duration::from_millis(5),
             gemm_warmup: Duration::from_millis(100),
         }
-    }
-}
-
-impl CalibrationOptions {
-    /// The full calibration (the same as `Default`).
-    pub fn full() -> CalibrationOptions {
-        CalibrationOptions::default()
     }
 }
 

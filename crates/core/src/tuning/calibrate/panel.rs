@@ -220,19 +220,10 @@ fn panel_input(op: FactorOp, dtype: DType, m: usize, n: usize) -> HostData {
         let diag = 2.0 * n as f64;
         for i in 0..n {
             let re = (i + i * m) * per;
+            // The diagonal is real: its imaginary part (if any) is zero.
             match &mut data {
-                HostData::F64(v) => {
-                    v[re] = diag;
-                    if per == 2 {
-                        v[re + 1] = 0.0;
-                    }
-                }
-                HostData::F32(v) => {
-                    v[re] = diag as f32;
-                    if per == 2 {
-                        v[re + 1] = 0.0;
-                    }
-                }
+                HostData::F64(v) => v[re..re + per].copy_from_slice(&[diag, 0.0][..per]),
+                HostData::F32(v) => v[re..re + per].copy_from_slice(&[diag as f32, 0.0][..per]),
             }
         }
     }

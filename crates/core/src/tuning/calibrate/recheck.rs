@@ -1,33 +1,23 @@
 //! The fast path of calibration: a previous profile of the same hardware, re-checked. When the
-//! device set (labels, names, memory sizes) and the links (names, kinds) are those of the
-//! profile, a few points are measured again: each link's largest calibrated tile of up to
-//! 32 MiB (against the time measured then), and one GEMM tile per device (its largest of up to
-//! 4096, f64 when calibrated, after a warm-up; the GPUs at once, since they share nothing,
-//! devices computing on the host's cores one at a time). When every point is within its
-//! tolerance of what the profile says ([`Target::tolerance`]: [`RECHECK_TOLERANCE`] for GEMM
-//! and link points), the profile holds and is reused as it is:
-//! seconds instead of the minute or more of a full calibration. When some point moved further,
-//! but no more than [`RESCALE_LIMIT`], the profile is reused rescaled ([`Recheck::rescaled`]):
-//! that device's GEMM times (every dtype and tile) or that link's times are scaled by the
-//! measured ratio. A clock, a power cap or a co-tenant on the host's cores moves the level of a
-//! device's curve, not its shape; what the shape decides (the tile, the split) stays, and the
-//! level that sets the shares is measured. The H200 host's CPU re-measured 9.8% faster than its profile of the
-//! day before (its GPU 6.2%), 32.8% faster in a later run: without the rescale each cost a full
-//! calibration of 98 s.
+//! devices (labels, names, memory sizes) and the links (names, kinds) are those of the profile,
+//! a few points are measured again: each link's largest calibrated tile of up to 32 MiB, and
+//! one GEMM tile per device (its largest of up to 4096, f64 when calibrated, after a warm-up;
+//! the GPUs at once). When every point is within its tolerance ([`Target::tolerance`]), the
+//! profile is reused as it is: seconds instead of a minute or more. When some point moved
+//! further, but no more than [`RESCALE_LIMIT`], it is reused rescaled ([`Recheck::rescaled`]):
+//! a clock, a power cap or a co-tenant moves the level of a device's curve, not its shape (the
+//! H200 host's CPU re-measured 10-33% faster than its profile on later days).
 //!
-//! The host fold's rate is re-measured too, when the profile has one. It is the host memory's
-//! level, shared with whatever else runs there: on H200 hosts folds of the same pipeline ran at
-//! 17-22 GB/s of C on one machine and 23-33 on another, hours apart, against a profile's 21.8.
-//! It is rescaled however far it moved, and whenever it moved beyond the measurement's noise
-//! ([`FOLD_TOLERANCE`]): it has no shape to change. It is never taken faster than calibrated:
-//! measured faster, the calibrated rate predicted that machine's folding calls better.
+//! The host fold's rate is re-measured too, when the profile has one: it is the host memory's
+//! level (17-22 GB/s of C on one H200 machine, 23-33 on another, hours apart), with no shape
+//! to change, so it is rescaled however far it moved, but never taken faster than calibrated.
 
-use super::gemm::{measure_gemm, warm_up};
+use super::gemm::{at_once, h2d_of, measure_gemm, warm_up};
 use super::links::{copy_seconds, f64_tile};
 use super::progress::Tracker;
 use super::{CalibrationOptions, Machine, Progress};
 use crate::device::{Device, DeviceKind};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::link::Link;
 use crate::memory::Buffer;
 use crate::profile::MachineProfile;
@@ -41,31 +31,18 @@ use std::time::Duration;
 pub const RECHECK_TOLERANCE: f64 = 0.08;
 
 /// The host fold's tolerance: its rate is a level with no shape, so a small move is taken
-/// too. On H200 hosts the re-check measured it 4-7% off the profile on four machines (and
-/// 24-53% off on others, taken anyway). Seed 2047's set, from the machine where it measured
-/// 5.6% slower (2026-11-24), rescored at the measured rate gave median 2.5%, p90 9.8%, max
-/// 18.0%, choice/best max 1.096, against 3.2%, 10.8%, 19.7% and 1.168 at the profile's. Seed
-/// 2046 of the same machine and seeds 2043-2045 of two others moved by no figure. The
-/// measurement's own noise was not separated from the machines' spread.
+/// too (on H200 hosts the re-check measured it 4-7% off the profile on four machines; rescored
+/// at the measured rate, the sets measured there were predicted better).
 ///
 /// A faster fold is taken only up to the rate calibration measured
 /// ([`MachineProfile::host_fold_calibrated_bytes_per_sec`], else the profile's own): a rate a
-/// re-check lowered comes back, and no further. On the machine of 2026-11-24 23:14Z the
-/// re-check measured the fold 12% faster than calibrated and took it; seeds 2051 and 2052,
-/// measured there, ran their folded calls up to 28% slower than that rate predicted, and
-/// rescored at the profile's rate gave p90 7.3% and 9.1% and max 11.5% and 22.8%, against
-/// 8.2%, 10.2%, 13.2% and 27.8%. The slower moves taken
-/// (seeds 2042 and 2047) each made that machine's predictions better. A fold alone in the
-/// re-check, its tile just written, is the best a fold does; the folds of a call run beside its
-/// copies, and the fold speed of calls ([`crate::tuning::fold_speed`]) only ever lowers the
-/// price too.
+/// re-check lowered comes back, and no further. A fold alone in the re-check is the best a fold
+/// does; measured 12% faster and taken, it priced that machine's folding calls up to 28% fast.
 pub const FOLD_TOLERANCE: f64 = 0.03;
 
 /// Largest relative difference of a point that is rescaled rather than recalibrated: beyond
-/// it the hardware or its setup changed (a link at another PCIe generation or width), and the
-/// curve's shape may have changed with it. The H200 host's CPU measured its f64 4096 tile in
-/// 230, 208 and 155 ms on three days' runs (its cores shared with other tenants): a level
-/// that moves by a third is that machine's normal, not new hardware.
+/// it the hardware or its setup changed, and the curve's shape may have with it. (The H200
+/// host's CPU, its cores shared with other tenants, moved by a third from day to day.)
 pub const RESCALE_LIMIT: f64 = 0.5;
 
 /// Largest link tile re-measured (bytes): at full bandwidth, within a millisecond or so.
@@ -75,15 +52,8 @@ const GEMM_TILE: usize = 4096;
 
 /// One device's GEMM point to re-measure: the device, dtype, tile, the profile's seconds, and
 /// the link that initialises its operands.
-type GemmJob<'a> = (
-    &'a Arc<dyn Device>,
-    DType,
-    usize,
-    f64,
-    Option<&'a Arc<dyn Link>>,
-);
+type GemmJob<'a> = (&'a Arc<dyn Device>, DType, usize, f64, Option<&'a dyn Link>);
 
-/// `(tile, seconds)` points of [`measure_gemm`].
 type GemmPoints = Vec<(usize, f64)>;
 
 /// What a re-measured point belongs to.
@@ -237,9 +207,7 @@ impl Recheck {
 }
 
 /// The measurement options of a re-check: the quick calibration's, with buffers large enough
-/// for the [`GEMM_TILE`] point in any dtype (the quick calibration's 64 MiB cap left the f64
-/// 4096 tile of every H200 profile unmeasured, so every re-check failed and a full
-/// calibration followed).
+/// for the [`GEMM_TILE`] point in any dtype.
 fn recheck_options() -> CalibrationOptions {
     let quick = CalibrationOptions::quick();
     CalibrationOptions {
@@ -355,25 +323,15 @@ pub fn recheck(
                 .iter()
                 .filter(|(t, _)| *t <= GEMM_TILE)
                 .max_by_key(|(t, _)| *t)?;
-            let h2d = m
-                .usable
-                .iter()
-                .find(|l| l.src().is_host() && l.dst() == d.space())
-                .copied();
-            Some((d, g.dtype, t, s, h2d))
+            Some((d, g.dtype, t, s, h2d_of(links, d.space())))
         })
         .collect();
-    // GPUs at once (their products share nothing); devices that compute on the host's cores
-    // (the CPU, emulated devices) one at a time, after them: side by side they would slow each
-    // other down.
-    // Each device is warmed up first, as the full calibration's tables are measured warm: on
-    // nvidia-h200-x2 the host CPU's f64 2048 tile took 39.0 ms measured cold, 17.8 ms in the
-    // full calibration a minute later. A point still outside the tolerance is measured once
-    // more and the faster kept (a transient only slows a point; a changed device stays slow).
+    // GPUs at once; devices that compute on the host's cores one at a time, after them. Each
+    // is warmed up first, as the full calibration's tables are measured warm (the host CPU's
+    // f64 2048 tile took 39.0 ms cold on H200, 17.8 ms warm). A point outside the tolerance is
+    // measured once more and the faster kept (a transient only slows a point).
     let measure = |&(d, dtype, t, expected, h2d): &GemmJob<'_>| -> Result<GemmPoints> {
-        let h2d: Option<&dyn Link> = h2d.map(|l| l.as_ref() as &dyn Link);
-        // At the point's own tile: a slow device's largest calibration tile could take
-        // minutes.
+        // At the point's own tile: a slow device's largest one could take minutes.
         let warm = CalibrationOptions {
             gemm_tiles: vec![t],
             ..opts.clone()
@@ -389,21 +347,7 @@ pub fn recheck(
         }
     };
     let gpu = |j: &GemmJob<'_>| j.0.info().kind == DeviceKind::Gpu;
-    let mut measured: Vec<Option<Result<GemmPoints>>> = std::thread::scope(|sc| {
-        let hs: Vec<_> = jobs
-            .iter()
-            .map(|j| gpu(j).then(|| sc.spawn(|| measure(j))))
-            .collect();
-        hs.into_iter()
-            .map(|h| {
-                h.map(|h| {
-                    h.join().unwrap_or_else(|p| {
-                        Err(Error::internal(crate::host_queue::panic_message(&p)))
-                    })
-                })
-            })
-            .collect()
-    });
+    let mut measured = at_once(&jobs, gpu, measure);
     for (j, m) in jobs.iter().zip(measured.iter_mut()) {
         if m.is_none() {
             *m = Some(measure(j));
@@ -419,10 +363,9 @@ pub fn recheck(
     }
     tr.tick("re-check gemm".into());
     if let Some(bps) = fold {
-        // Seconds of a 2048^2 f64 tile's fold, as the rate is measured. A fold slower than its
-        // tolerance allows is measured once more and the faster kept (a burst of other load
-        // slows it); a faster one is taken only up to the calibrated rate
-        // (`fastest_fold_seconds`).
+        // Seconds of a 2048^2 f64 tile's fold, as the rate is measured. A fold too slow is
+        // measured once more and the faster kept; a faster one is taken only up to the
+        // calibrated rate (`fastest_fold_seconds`).
         let tile = (2048 * 2048 * 8) as f64;
         let measure = || -> Result<Option<f64>> {
             Ok(super::host_fold::rate(&m, &previous.links, &opts)?.map(|r| tile / r.max(1.0)))

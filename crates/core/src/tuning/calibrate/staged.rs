@@ -1,12 +1,10 @@
-//! Phase 5, staged write-backs ([`StagedOut`]): write-backs into a fresh host output. The
-//! output is a new mapping no one has touched (a program's result array); asked to prepare it,
-//! the device stages it rather than page-locks it. In a call its pages are populated on every
-//! core from the call's start ([`crate::Device::begin_host_call`]), mostly before the first
-//! C tile is done: so here they are touched first, then its tiles are copied back over the
-//! link, each DMA'd into a pinned buffer and copied out by host threads. (Timed with the
-//! population running beside the copies, NumPy's 16384^3 `a @ b` on H200 measured 11 GB/s,
-//! which priced 6144 tiles 30 ms slow; the call ran at the untouched model's time.)
-//! Only devices that stage fresh outputs ([`crate::Device::stages_host_output`]) get a value.
+//! Phase 5, staged write-backs ([`StagedOut`]): write-backs into a fresh host output (a new
+//! mapping no one has touched), which the device stages rather than page-locks. In a call its
+//! pages are populated from the call's start ([`crate::Device::begin_host_call`]), mostly
+//! before the first C tile is done: so here they are touched first (timed beside the
+//! population, the copies priced NumPy's 16384^3 `a @ b` on H200 30 ms slow), then its tiles
+//! are copied back. Only devices that stage fresh outputs
+//! ([`crate::Device::stages_host_output`]) get a value.
 
 use super::Machine;
 use crate::device::Device;
@@ -29,9 +27,6 @@ const REPEATS: usize = 3;
 
 /// Measures [`LinkProfile::staged_out`] of every device->host link whose device stages fresh
 /// outputs.
-///
-/// # Errors
-/// Allocation and backend errors.
 pub(super) fn measure(m: &Machine<'_>, links: &mut [LinkProfile]) -> Result<()> {
     for l in &m.usable {
         if l.kind() != LinkKind::DeviceToHost || !l.dst().is_host() {

@@ -63,10 +63,7 @@ pub(super) fn student_t975(df: usize) -> f64 {
 /// Runs `once` (which returns the seconds of one repetition) after one discarded warm-up run,
 /// until the 95% confidence interval of the mean is within `opts.rel_ci` of it, or
 /// `opts.max_reps` repetitions, or `opts.point_time_cap` spent (never fewer than
-/// `opts.min_reps`, at least 2).
-///
-/// # Errors
-/// The first error of `once`; `Internal` if a repetition reports a negative or non-finite time.
+/// `opts.min_reps`, at least 2). A negative or non-finite time is an `Internal` error.
 pub fn measure_until_confident(
     opts: &CalibrationOptions,
     once: &mut dyn FnMut() -> Result<f64>,
@@ -77,9 +74,6 @@ pub fn measure_until_confident(
 
 /// [`measure_until_confident`] for work already run just before (a GEMM point's sizing run):
 /// no repetition is discarded.
-///
-/// # Errors
-/// As [`measure_until_confident`].
 pub fn measure_warm_until_confident(
     opts: &CalibrationOptions,
     once: &mut dyn FnMut() -> Result<f64>,
@@ -112,9 +106,6 @@ pub fn measure_warm_until_confident(
 /// Seconds of the work `issue` puts on `queue`: events recorded before and after it, their
 /// device-side difference, or the host clock around it when the events carry no timestamps.
 /// The queue is synchronised afterwards so errors of the work surface here.
-///
-/// # Errors
-/// Errors of `issue`, of recording and of synchronising.
 pub fn time_on_queue(queue: &Arc<dyn Queue>, issue: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
     queue.synchronize()?;
     let host_start = Instant::now();
@@ -125,6 +116,32 @@ pub fn time_on_queue(queue: &Arc<dyn Queue>, issue: &mut dyn FnMut() -> Result<(
     let host = host_start.elapsed().as_secs_f64();
     queue.synchronize()?;
     Ok(e1.elapsed_since(e0.as_ref()).unwrap_or(host))
+}
+
+/// [`time_on_queue`] of `timed` on `queue` after `busy` has issued work on `busy_queues`, which
+/// are synchronised afterwards (all of them, whatever failed: nothing may outlive its buffers).
+pub(super) fn time_beside(
+    busy: &mut dyn FnMut() -> Result<()>,
+    queue: &Arc<dyn Queue>,
+    timed: &mut dyn FnMut() -> Result<()>,
+    busy_queues: &[&Arc<dyn Queue>],
+) -> Result<f64> {
+    busy()?;
+    let t = time_on_queue(queue, timed);
+    let synced: Vec<Result<()>> = busy_queues.iter().map(|q| q.synchronize()).collect();
+    let t = t?;
+    synced.into_iter().collect::<Result<()>>()?;
+    Ok(t)
+}
+
+/// Runs `f` `n` times, stopping at its first error.
+pub(super) fn repeat(n: usize, f: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+    (0..n).try_for_each(|_| f())
+}
+
+/// Operations of `single` seconds that fill `span` seconds (1 to 10,000).
+pub(super) fn batch(span: f64, single: f64) -> usize {
+    ((span / single.max(1e-9)).ceil() as usize).clamp(1, 10_000)
 }
 
 #[cfg(test)]

@@ -2,9 +2,9 @@
 //! block of a larger matrix, as the executor issues them; the same while the device computes;
 //! and both directions at once.
 
-use super::gemm::GemmBench;
+use super::gemm::{h2d_of, GemmBench};
 use super::links::{copy_seconds, slowdown_of};
-use super::stats::{measure_until_confident, time_on_queue};
+use super::stats::{measure_until_confident, repeat, time_beside, time_on_queue};
 use super::{CalibrationOptions, Machine};
 use crate::error::Result;
 use crate::link::{Link, LinkKind};
@@ -34,18 +34,11 @@ fn strided_sides(
 }
 
 /// Where, within 2 MiB, the host side of every measured tile starts: 4 KiB before a boundary,
-/// so that at the far pitch (128 KiB) every column longer than 4 KiB crosses a 128 KiB
-/// boundary. On H200 (2026-12-01, registered buffers probed by where the tile starts,
-/// `docs/data/h200-2026-12-01-2d-copy-start.txt`) 8 and 12 KiB columns at that pitch moved
-/// at 33 and 25 GB/s alone from this start and at 49 and 50 from any start that kept them
-/// within one 128 KiB block; beside DGEMM 4096 8-16 KiB columns moved at 19-27 against 30-33.
-/// Calibration used to measure wherever the allocator put the buffer: 16 of 18 calibrations
-/// of 11-29 to 12-01 got this start (large `malloc` blocks there begin 4 KiB before a 2 MiB
-/// boundary) and the model is fitted to their tables; the other 2 got faster tables, which
-/// priced 12-16 KiB column copies up to 1.45x too fast, and their validation sets were the
-/// two worst. Columns of real matrices cross at some starts and not at others; tables
-/// measured with the columns spread over the starts priced the 18 sets worse (issue 57 in
-/// `docs/PERFORMANCE.md`): the start is fixed at the one the model is fitted to.
+/// so that at the far pitch every column longer than 4 KiB crosses a 128 KiB boundary, which
+/// slows short columns (on H200, 8 and 12 KiB ones at 33 and 25 GB/s against 49 and 50 within
+/// one block; `docs/data/h200-2026-12-01-2d-copy-start.txt`). Large `malloc` blocks mostly
+/// start there, and the model is fitted to tables measured so (issue 57 in
+/// `docs/PERFORMANCE.md`): the start is fixed at that one.
 const HOST_TILE_OFFSET_IN_2MIB: usize = TWO_MIB - 4096;
 
 /// The span [`HOST_TILE_OFFSET_IN_2MIB`] is taken within; host buffers hold this much more than
@@ -54,9 +47,8 @@ const TWO_MIB: usize = 2 << 20;
 
 /// The buffers of one link's 2D copies at one host pitch, for every side up to `side`: the
 /// host one a column block of a matrix with `ld` rows starting at [`HOST_TILE_OFFSET_IN_2MIB`],
-/// the device one packed. Made once per link and pitch (allocating and page-locking them per
-/// side and table moved about 7 GiB per host link through the allocator and the driver,
-/// seconds of a calibration).
+/// the device one packed. Made once per link and pitch (per side and table, allocating them
+/// cost seconds of a calibration).
 struct PitchedBuffers {
     src: Box<dyn Buffer>,
     dst: Box<dyn Buffer>,
@@ -95,31 +87,10 @@ impl PitchedBuffers {
     }
 }
 
-/// Bandwidth of 2D host<->device copies of square f64 tiles whose host side is a column block of
-/// a larger matrix with a pitch of `pitch` bytes (at least), per column length in bytes, for
-/// each of `sides`.
-fn measure_strided(
-    link: &dyn Link,
-    bufs: &PitchedBuffers,
-    sides: &[usize],
-    opts: &CalibrationOptions,
-) -> Result<Vec<(usize, f64)>> {
-    let mut out = Vec::new();
-    for &side in sides {
-        // DMA speed depends on the host pitch as well as on the column length (short columns
-        // far apart cost page walks).
-        let (s, d) = bufs.tiles(side);
-        let seconds = copy_seconds(link, &s, &d, opts)?;
-        out.push((side * 8, (side * side * 8) as f64 / seconds));
-    }
-    Ok(out)
-}
-
-/// A strided table of [`measure_strided`] (the columns of `alone`) measured while the device at
+/// A strided table (the columns of `alone`) measured while the device at
 /// the link's device end runs f64 products of the copy's tile size (at most 4096, from
-/// `bench`) back to back: what a pipeline's copies see. On H200 the difference is large for
-/// short columns far apart (16 KiB columns of 2048 tiles at a 128 KiB pitch: 49 GB/s alone, 33
-/// in the pipeline's timeline) and small for long or near ones.
+/// `bench`) back to back: what a pipeline's copies see (on H200, 16 KiB columns at a 128 KiB
+/// pitch: 49 GB/s alone, 33 beside products).
 fn measure_strided_busy(
     link: &dyn Link,
     bench: &mut GemmBench<'_>,
@@ -127,10 +98,10 @@ fn measure_strided_busy(
     opts: &CalibrationOptions,
     alone: &[(usize, f64)],
 ) -> Result<Vec<(usize, f64)>> {
-    let Some(queue) = bench.device().compute_queues().first().cloned() else {
+    let Some(queue) = bench.device.compute_queues().first().cloned() else {
         return Ok(Vec::new());
     };
-    let kernel = bench.device().kernel();
+    let kernel = bench.device.kernel();
     let mut out = Vec::new();
     for &(col_bytes, alone_bps) in alone {
         let side = col_bytes / 8;
@@ -143,16 +114,13 @@ fn measure_strided_busy(
         // Products for twice the copy's time alone, so the copy runs under them throughout.
         let copy_s = (side * side * 8) as f64 / alone_bps.max(1.0);
         let n = ((2.0 * copy_s / single.max(1e-9)).ceil() as usize + 1).clamp(2, 10_000);
-        let q = link.queue().clone();
         let m = measure_until_confident(opts, &mut || {
-            for _ in 0..n {
-                kernel.gemm(&queue, &op)?;
-            }
-            let t = time_on_queue(&q, &mut || link.copy(&st, &dt));
-            let s = queue.synchronize();
-            let t = t?;
-            s?;
-            Ok(t)
+            time_beside(
+                &mut || repeat(n, &mut || kernel.gemm(&queue, &op)),
+                link.queue(),
+                &mut || link.copy(&st, &dt),
+                &[&queue],
+            )
         })?;
         out.push((col_bytes, (side * side * 8) as f64 / m.mean));
     }
@@ -179,24 +147,6 @@ pub(super) fn pitched_tile(b: &dyn Buffer, side: usize, ld: usize) -> RawTile {
     }
 }
 
-/// Slowdown of 2D tile copies over `fg` (square f64 tiles of `side`, host side a column block
-/// of a matrix at [`STRIDED_PITCH`]) while `bg`, the opposite direction, runs the same copies:
-/// what a pipeline that fetches and writes back tiles at once sees.
-pub(super) fn measure_strided_duplex(
-    fg: &dyn Link,
-    bg: &dyn Link,
-    alloc_in: &dyn Fn(MemorySpace, usize) -> Result<Box<dyn Buffer>>,
-    side: usize,
-    opts: &CalibrationOptions,
-) -> Result<f64> {
-    let fg_bufs = PitchedBuffers::new(fg, alloc_in, side, STRIDED_PITCH)?;
-    let bg_bufs = PitchedBuffers::new(bg, alloc_in, side, STRIDED_PITCH)?;
-    let (f, b) = (fg_bufs.tiles(side), bg_bufs.tiles(side));
-    let idle = copy_seconds(fg, &f.0, &f.1, opts)?;
-    let bg_time = copy_seconds(bg, &b.0, &b.1, opts)?;
-    slowdown_of(fg, bg, f, b, idle, bg_time, opts)
-}
-
 /// The device end of a host link.
 fn device_end(l: &dyn Link) -> MemorySpace {
     if l.src().is_host() {
@@ -206,15 +156,15 @@ fn device_end(l: &dyn Link) -> MemorySpace {
     }
 }
 
-fn is_host_link(l: &dyn Link) -> bool {
+/// A host->device or device->host link.
+pub(super) fn is_host_link(l: &dyn Link) -> bool {
     matches!(l.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost)
 }
 
 /// Phase 3a: every host link's 2D tile copies (host side a column block of a larger matrix),
 /// alone and, for accelerators, while the device computes, as in a pipeline; at the strided
-/// pitch and, for columns shorter than it, at the near pitch. (A wide host
-/// pitch, measured until 2026-11-22, gave the same table and is no longer measured; profiles
-/// that have it still use it.) Calls `tick` after each table.
+/// pitch and, for columns shorter than it, at the near pitch (a wide pitch is no longer
+/// measured: profiles that have it still use it). Calls `tick` after each table.
 pub(super) fn host_link_tiles(
     m: &Machine<'_>,
     links: &mut [LinkProfile],
@@ -231,10 +181,7 @@ pub(super) fn host_link_tiles(
         let dev_space = device_end(l.as_ref());
         let limit = m.limit_of(dev_space);
         let alloc = |s, b| m.alloc_in(s, b);
-        let h2d = m
-            .usable
-            .iter()
-            .find(|x| x.src().is_host() && x.dst() == dev_space);
+        let h2d = h2d_of(m.links, dev_space);
         // Products beside the copies: f64 operands of up to 4096 on the device, made once.
         let mut bench = match (m.device_in(dev_space), h2d) {
             (Some(dev), Some(h2d)) if !dev.space().is_host() => {
@@ -244,7 +191,7 @@ pub(super) fn host_link_tiles(
                     .copied()
                     .filter(|&s| s <= 4096 && (s * s * 8) as u64 <= limit)
                     .collect();
-                GemmBench::largest(dev.as_ref(), Some(h2d.as_ref()), DType::F64, &sides, 13)?
+                GemmBench::largest(dev.as_ref(), Some(h2d), DType::F64, &sides, 13)?
             }
             _ => None,
         };
@@ -256,7 +203,16 @@ pub(super) fn host_link_tiles(
                 continue;
             };
             let bufs = PitchedBuffers::new(l.as_ref(), &alloc, largest, pitch)?;
-            let alone = measure_strided(l.as_ref(), &bufs, &sides, opts)?;
+            // Bandwidth per column length: DMA speed depends on the host pitch as well (short
+            // columns far apart cost page walks).
+            let alone = sides
+                .iter()
+                .map(|&side| {
+                    let (s, d) = bufs.tiles(side);
+                    let seconds = copy_seconds(l.as_ref(), &s, &d, opts)?;
+                    Ok((side * 8, (side * side * 8) as f64 / seconds))
+                })
+                .collect::<Result<Vec<_>>>()?;
             tick(format!(
                 "2D copies {} at {} KiB pitch",
                 lp.name,
@@ -336,13 +292,15 @@ pub(super) fn host_link_duplex(
         else {
             continue;
         };
-        lp.strided_bid_slowdown = Some(measure_strided_duplex(
-            fg.as_ref(),
-            bg.as_ref(),
-            &|s, b| m.alloc_in(s, b),
-            side,
-            opts,
-        )?);
+        // What a pipeline that fetches and writes back tiles at once sees.
+        let alloc = |s, b| m.alloc_in(s, b);
+        let fg_bufs = PitchedBuffers::new(fg.as_ref(), &alloc, side, STRIDED_PITCH)?;
+        let bg_bufs = PitchedBuffers::new(bg.as_ref(), &alloc, side, STRIDED_PITCH)?;
+        let (f, b) = (fg_bufs.tiles(side), bg_bufs.tiles(side));
+        let idle = copy_seconds(fg.as_ref(), &f.0, &f.1, opts)?;
+        let bg_time = copy_seconds(bg.as_ref(), &b.0, &b.1, opts)?;
+        let slowdown = slowdown_of(fg.as_ref(), bg.as_ref(), f, b, idle, bg_time, opts)?;
+        lp.strided_bid_slowdown = Some(slowdown);
         tick(format!("2D copies {} both ways", lp.name));
     }
     Ok(())
