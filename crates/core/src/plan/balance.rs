@@ -26,7 +26,7 @@ pub struct DeviceRate {
 }
 
 /// Shares and predicted times.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Balance {
     /// Fraction of the C tiles per device (sums to 1).
     pub weights: Vec<f64>,
@@ -36,10 +36,8 @@ pub struct Balance {
     pub makespan: f64,
 }
 
-/// Factor a CPU's rate drops by while it also feeds accelerators. HDGEMM measured 10-30%; on
-/// the H200 nodes here it is worse: the accelerators' DMA streams through host memory while the
-/// CPU's (thin) share is bound by the same memory bandwidth, and CPU+GPU runs came out slower
-/// than the balancer expected at 0.8.
+/// Factor a CPU's rate drops by while it also feeds accelerators (HDGEMM measured 10-30%; on
+/// H200 nodes the accelerators' DMA and the CPU share one memory bandwidth: 0.8 was too high).
 pub const IN_SITU: f64 = 0.5;
 /// A larger subset must beat a smaller one by this fraction to be chosen.
 pub const MIN_GAIN: f64 = 0.03;
@@ -191,11 +189,7 @@ pub fn choose_subset_split(
         // No candidate: no subset (the caller reports that no device can take the call).
         let none = SubsetChoice {
             devices: Vec::new(),
-            balance: Balance {
-                weights: Vec::new(),
-                times: Vec::new(),
-                makespan: 0.0,
-            },
+            balance: Balance::default(),
         };
         return (none, Vec::new());
     }

@@ -1,19 +1,12 @@
-//! The planner: problem + tile grid + C-tile assignment -> a DAG of tasks per device.
-//!
-//! Tasks are fetch (a tile crosses a link into a cache slot), gemm (one tile product on a compute
-//! queue) and write-back (a finished C tile returns to C's location). The planner simulates each
-//! device's tile cache while it builds the DAG, so the plan already says which slot every tile
-//! lives in and which earlier tasks must finish before a slot is reused. Eviction is Belady's (the
-//! planner knows every future use): out-of-core runs refetch as little as possible.
+//! The GEMM planner: problem + tile grid + C-tile assignment -> a DAG of fetches, tile products
+//! and write-backs per device. It simulates each device's tile cache (Belady eviction: it knows
+//! every future use) while it builds the DAG, so the plan says which slot every tile lives in.
 //!
 //! Invariants (tested): each A/B tile is fetched at most once per device unless the cache is too
 //! small to keep it until its next use; each C tile is accumulated over all of K on one device and
-//! written back once; with beta == 0, C is never fetched or read.
-//!
-//! Also planned here: late C (products start at beta = 0 and the caller's C is added at the end,
-//! when the kernel can add tiles), peer forwarding (a tile another device holds comes over a
-//! faster peer link), and routes through host staging slots between spaces with no link (see
-//! `route`).
+//! written back once; with beta == 0, C is never fetched or read. Also planned here: late C
+//! (products start at beta = 0 and the caller's C is added at the end), peer forwarding and
+//! routes through host staging (`route`).
 
 use super::graph::Graph;
 use super::region::CRegion;
@@ -48,36 +41,11 @@ pub struct PlanRequest<'a> {
     /// holds is forwarded over a faster peer link instead of fetched from its origin again.
     /// `None`: never forward.
     pub link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
-    /// The part of C computed ([`CRegion`]). The assignment holds its tiles alone; a tile it
-    /// holds in part is computed whole into a slot (beta 0) and folded on the host through
-    /// its mask ([`crate::fold`]), so the entries outside are neither read nor written.
+    /// The part of C computed ([`CRegion`]); the assignment holds its tiles alone.
     pub region: CRegion,
     /// Pieces of every split late-C chain instead of one per 16 MiB of C
     /// ([`crate::DevicePool::set_tail_pieces`]: tests split small tiles); `None`: by size.
     pub tail_pieces: Option<usize>,
-}
-
-impl<'a> PlanRequest<'a> {
-    /// The request of a plan over all of C, with no forwarding and late-C chains split by
-    /// size; a caller sets the others by name over it.
-    pub fn new(
-        problem: GemmProblem,
-        grid: crate::tiling::TileGrid,
-        devices: &'a [DeviceSpec],
-        assignment: &'a [Vec<(usize, usize)>],
-        links: &'a HashSet<(MemorySpace, MemorySpace)>,
-    ) -> Self {
-        PlanRequest {
-            problem,
-            grid,
-            devices,
-            assignment,
-            links,
-            link_speed: None,
-            region: CRegion::All,
-            tail_pieces: None,
-        }
-    }
 }
 
 /// One gemm step of a device's program.
@@ -279,9 +247,8 @@ fn device_state(
     };
     let steps = build_steps(tiles, kt, group);
     let unfolded = fold_tail_tiles(&steps, tail, group);
-    // Under late C only: a fold tail's last write-backs queue behind the tail's others on
-    // the device->host link, and pieces gained nothing there on H200. Not in plans of
-    // symmetric routines: their fault recovery reruns a tile whole, never its other columns.
+    // Under late C only (a fold tail's last write-backs queue behind its others: pieces gained
+    // nothing). Not for symmetric routines: their fault recovery reruns a tile whole.
     let split = if late_c && p.sym.is_none() {
         tail_tiles(&steps, group)
     } else {
@@ -337,14 +304,10 @@ fn device_state(
     Ok((st, pd))
 }
 
-/// The `n` C tiles of a fold tail, whose C is sent rather than folded (the model's replay and
-/// closed form pick them the same way): the last to finish, so that no fold runs after the
-/// last products, but a share ([`FOLD_SPREAD`]) spread evenly over the tiles finished before.
-///
-/// Why spread: the last `n` alone put every fold in the first half of the call and every sent
-/// C in the second, so each half left one resource idle. DGEMM 9585x22240x3734 in 3072 tiles
-/// with 16 of 32 sent on H200: the host folds ran 9-43 ms of 58, idle after; the
-/// host->device link was 5-17% busy during the folds and the bottleneck after them.
+/// The `n` C tiles of a fold tail, whose C is sent rather than folded (the model picks them
+/// the same way): the last to finish, so that no fold runs after the last products, but a
+/// share ([`FOLD_SPREAD`]) spread over the tiles before, so that the folds and the sent C do
+/// not each leave one half of the call idle.
 pub(crate) fn fold_tail_tiles(steps: &[Step], n: usize, group: usize) -> HashSet<(usize, usize)> {
     let order: Vec<(usize, usize)> = steps
         .iter()
@@ -378,11 +341,8 @@ pub(crate) fn tail_positions(count: usize, n: usize, group: usize, spread: f64) 
     at
 }
 
-/// The share of a fold tail spread over the earlier tiles ([`fold_tail_tiles`]; 0 would send
-/// the last tiles alone). Measured on H200 against 0
-/// (the last tiles alone), the model choosing, over seven folding calls: 1.7% faster on
-/// average, from 2.8% slower to 1.11x (DGEMM 12093x20302x1973); spreading all but the last
-/// group lost up to 7% where half did not.
+/// The share of a fold tail spread over the earlier tiles ([`fold_tail_tiles`]): on H200,
+/// 1.7% faster than 0 over seven folding calls; all but the last group lost up to 7%.
 pub(crate) const FOLD_SPREAD: f64 = 0.5;
 
 /// The tiles of a device's C tiles that need a slot there (those not already in its space),
@@ -493,19 +453,9 @@ pub(crate) fn build_steps(tiles: &[(usize, usize)], kt: usize, group: usize) -> 
 /// Pieces for the chain of a late C tile at the end of a device's plan (its C fetch, add and
 /// write-back, [`Task::pieces`]) whose stored C block is `bytes` over `cols` columns: `forced`
 /// when given ([`PlanRequest::tail_pieces`]; 1 turns the split off), else one piece per
-/// [`TAIL_PIECE_BYTES`], at most [`TAIL_PIECES_MAX`].
-///
-/// Why: under late C the last tile's C crosses last, and its add and write-back followed; in
-/// pieces, each piece's write-back follows its own fetch and add. On H200 (C late, not
-/// folded), DGEMM 8192x8192x2048 in 4096 tiles (one k step) ran 16.48 and 15.52 TFLOP/s in 4 and
-/// 8 pieces against 15.34 and 14.84 whole, on two machines; 16384x16384x1024 in 4096 tiles
-/// 9.11 against 8.89. A host fold's unfolded tail is not split: there the last
-/// write-backs queue behind the tail's others on the device->host link (DGEMM 8192^3, 4096x2048
-/// tiles: 38.87 in 4 pieces, 38.93 whole), and the model, pricing the tail shorter, sent more
-/// of it (12000x9000x7000 in 2048 tiles: 12 C tiles sent, 37.05, against 8 and 38.85).
-///
-/// The model prices the pieces where it replays the plan (`model::replay`: one k step under
-/// late C, or one C tile at a time); its closed form, for the others, does not.
+/// [`TAIL_PIECE_BYTES`], at most [`TAIL_PIECES_MAX`]. Why: each piece's write-back then
+/// follows its own fetch and add instead of the whole tile's (on H200, 8192x8192x2048 DGEMM
+/// in 4096 tiles: 16.48 TFLOP/s in 4 pieces against 15.34 whole).
 pub(crate) fn tail_pieces(bytes: usize, cols: usize, forced: Option<usize>) -> usize {
     forced
         .unwrap_or(bytes / TAIL_PIECE_BYTES)
@@ -593,32 +543,6 @@ impl Builder<'_> {
         }
     }
 
-    /// A copy of tile `key` from `src` to `dst` on the link between their spaces, issued by
-    /// plan device `device`.
-    pub(super) fn copy(
-        &mut self,
-        device: u16,
-        (src_space, dst_space): (MemorySpace, MemorySpace),
-        key: TileKey,
-        src: Loc,
-        dst: Loc,
-        origin: Option<Loc>,
-    ) -> TaskId {
-        self.graph.add(
-            device,
-            QueueId::Link {
-                src: src_space,
-                dst: dst_space,
-            },
-            Op::Copy {
-                key,
-                src,
-                dst,
-                origin,
-            },
-        )
-    }
-
     /// Picks a slot for `key`: a free one, else the resident tile used furthest in the future
     /// (never one in `pinned`). What the slot held is waited for through the graph.
     pub(super) fn acquire(
@@ -673,12 +597,9 @@ impl Builder<'_> {
     }
 
     /// Every device's steps, interleaved step by step so task ids follow a plausible global
-    /// timeline: cross-device dependencies (peer forwarding) then always point backwards. In
-    /// each round the device that has fetched least from its tiles' origins goes first (ties
-    /// rotate), so a tile several devices need comes over the least loaded link and the others
-    /// take it from a peer: with the first device only rotating, the host link of one of two
-    /// H200s carried 3.76 GB of 16384^3 DGEMM against 2.68 for the other, and its products
-    /// waited on it.
+    /// timeline (peer forwarding's dependencies then point backwards). In each round the device
+    /// that has fetched least from its tiles' origins goes first (ties rotate), so a tile
+    /// several devices need comes over the least loaded link and the others take it from a peer.
     fn all_steps(&mut self, states: &mut [DeviceState]) -> Result<()> {
         let n = states.len();
         let mut round = 0usize;
@@ -733,9 +654,8 @@ impl Builder<'_> {
         }
         st.acc.insert((step.i, step.j), (c_loc, c_queue));
         // Late C crosses during the tile's second-last k step, so that it is there for the
-        // last; a fold tail's C crosses at the last step, behind that step's A and B tiles:
-        // the link is the bottleneck there, and C sent earlier held back the last products'
-        // tiles (8192^3 DGEMM on H200: the last B tiles crossed 3 ms late).
+        // last; a fold tail's C at the last step, behind that step's A and B tiles (sent
+        // earlier, it held back the last products' tiles on the busy link).
         let lead = if st.late_c { 2 } else { 1 };
         if st.late_for(step.i, step.j)
             && !whole
@@ -908,6 +828,27 @@ mod tests {
     use super::symmetric;
     use super::*;
 
+    /// The request of a plan over all of C, with no forwarding and late-C chains split by
+    /// size.
+    fn request<'a>(
+        problem: GemmProblem,
+        grid: crate::tiling::TileGrid,
+        devices: &'a [DeviceSpec],
+        assignment: &'a [Vec<(usize, usize)>],
+        links: &'a HashSet<(MemorySpace, MemorySpace)>,
+    ) -> PlanRequest<'a> {
+        PlanRequest {
+            problem,
+            grid,
+            devices,
+            assignment,
+            links,
+            link_speed: None,
+            region: CRegion::All,
+            tail_pieces: None,
+        }
+    }
+
     /// A task as the tests below look at it: what its operation is in GEMM's terms.
     #[derive(Debug, Clone, Copy, PartialEq)]
     enum Kind {
@@ -1052,7 +993,7 @@ mod tests {
         let assign = block_cyclic(g.mt(), g.nt(), spaces.len());
         build(&PlanRequest {
             link_speed,
-            ..PlanRequest::new(p, g, devs, &assign, &all_links(&all))
+            ..request(p, g, devs, &assign, &all_links(&all))
         })
     }
 
@@ -1078,7 +1019,7 @@ mod tests {
         let g = TileGrid::square(10, 9, 11, 3);
         let devs = specs(&spaces, budget, 2, host_fold, fold_tail);
         let assign = block_cyclic(g.mt(), g.nt(), ndev);
-        build(&PlanRequest::new(p, g, &devs, &assign, &all_links(&all)))
+        build(&request(p, g, &devs, &assign, &all_links(&all)))
     }
 
     /// Every tile runs each k step once, `first` and `last` mark its first and last step in
@@ -1446,7 +1387,7 @@ mod tests {
         let assign = crate::distribute::weighted_where(g.mt(), g.nt(), &[1.0], &|i, j| {
             symmetric::has_c_tile(&p, i, j)
         });
-        build(&PlanRequest::new(
+        build(&request(
             p,
             g,
             &[dev],
@@ -1572,7 +1513,7 @@ mod tests {
         );
         let g = TileGrid::square(10, 9, 11, 3);
         plans.push(
-            build(&PlanRequest::new(
+            build(&request(
                 p,
                 g,
                 &specs(&spaces, u64::MAX, 2, false, 0),

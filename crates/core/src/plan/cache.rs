@@ -1,6 +1,6 @@
 //! The plan cache: plans carry no addresses, so a plan built for one call serves every later call
-//! with the same problem signature, devices, tile, shares and budgets (the 2nd identical call pays
-//! no planning). Bounded: a long-running code with many shapes must not grow it forever.
+//! with the same problem signature, devices, tile, shares and budgets. Bounded, so that a code
+//! with many shapes does not grow it forever.
 
 use super::region::CRegion;
 use super::task::{DeviceSpec, Plan};
@@ -45,9 +45,7 @@ pub struct PlanInputs<'a> {
 
 impl<'a> PlanInputs<'a> {
     /// The inputs of a plan over all of C with no forwarding, no host folds, no strip and
-    /// late-C chains split by size; a caller sets the others by name over these
-    /// (`PlanInputs { host_fold: true, ..PlanInputs::new(..) }`), so that an option added
-    /// later with its default here changes no caller that does not use it.
+    /// late-C chains split by size; a caller sets the others by name over these.
     pub fn new(
         problem: GemmProblem,
         grid: TileGrid,

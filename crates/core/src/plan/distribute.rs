@@ -42,20 +42,13 @@ pub fn block_cyclic(mt: usize, nt: usize, ndev: usize) -> Vec<Vec<(usize, usize)
     out
 }
 
-/// Assigns C tiles to devices in proportion to `weights` (fractions summing to 1). Tile counts
-/// are the largest-remainder rounding of `weight * tiles` (callers that know device speeds pass
-/// weights that are already whole tile counts, see `balance::tile_counts`). The devices with a
-/// large share ("major": at least half the largest count) get the tiles 2D block-cyclically,
-/// as with equal weights, so each still touches only its grid row's A panels and grid column's
-/// B panels; the other devices, and majors that are short, then take tiles from the ends of the
-/// majors' lists (the last shells, furthest from the start). Each device's tiles end in
-/// [`shell_order`].
-pub fn weighted(mt: usize, nt: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)>> {
-    weighted_where(mt, nt, weights, &|_, _| true)
-}
-
-/// [`weighted`] over the tiles `keep` accepts (a triangle of C for the symmetric rank
-/// updates): the counts are shares of those tiles, dealt from the same block-cyclic lists.
+/// Assigns the C tiles `keep` accepts (a triangle of C for the symmetric rank updates) to
+/// devices in proportion to `weights`: counts by largest-remainder rounding of `weight * tiles`
+/// (callers that know device speeds pass whole tile counts, see `balance::tile_counts`). The
+/// devices with a large share ("major": at least half the largest count) get the tiles 2D
+/// block-cyclically, so each touches only its grid row's A panels and grid column's B panels;
+/// the others, and majors that are short, then take tiles from the ends of the majors' lists.
+/// Each device's tiles end in [`shell_order`].
 pub fn weighted_where(
     mt: usize,
     nt: usize,
@@ -177,13 +170,13 @@ pub fn host_strip(
 }
 
 /// The assignment with a host strip on `grid`: `device` takes the last tile row, the others
-/// share the rest by their `weights` (as [`weighted`]).
+/// share the rest by their `weights` (as [`weighted_where`]).
 pub fn with_strip(grid: &TileGrid, device: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)>> {
     let (mt, nt) = (grid.mt(), grid.nt());
     let others: Vec<usize> = (0..weights.len()).filter(|&d| d != device).collect();
     let w: Vec<f64> = others.iter().map(|&d| weights[d]).collect();
     let mut out = vec![Vec::new(); weights.len()];
-    for (list, &d) in weighted(mt.saturating_sub(1), nt, &w)
+    for (list, &d) in weighted_where(mt.saturating_sub(1), nt, &w, &|_, _| true)
         .into_iter()
         .zip(&others)
     {
@@ -198,12 +191,8 @@ pub fn with_strip(grid: &TileGrid, device: usize, weights: &[f64]) -> Vec<Vec<(u
 /// Orders C tiles in growing squares ("shells") of the device's local tile grid: shell s holds
 /// the tiles whose larger local coordinate is s, walked along its L (row s left to right, then
 /// column s bottom to top) so consecutive tiles share an A row-panel or a B column-panel.
-///
-/// Why: row-by-row order needs all of B during the first row, so transfers pile up at the start
-/// while the compute engine waits, and sit idle at the end. Shell s adds one A row-panel and one
-/// B column-panel for 2s + 1 C tiles, so new data per unit of compute shrinks steadily and the
-/// transfers stay hidden behind compute after the first shell (measured: 16384^3 DGEMM on H200,
-/// 197 ms row order).
+/// Shell s adds one A row-panel and one B column-panel for 2s + 1 C tiles, so transfers stay
+/// hidden behind compute after the first shell (row order needs all of B during the first row).
 pub fn shell_order(tiles: &mut [(usize, usize)]) {
     let mut rows: Vec<usize> = tiles.iter().map(|t| t.0).collect();
     let mut cols: Vec<usize> = tiles.iter().map(|t| t.1).collect();
@@ -224,6 +213,10 @@ pub fn shell_order(tiles: &mut [(usize, usize)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn weighted(mt: usize, nt: usize, weights: &[f64]) -> Vec<Vec<(usize, usize)>> {
+        weighted_where(mt, nt, weights, &|_, _| true)
+    }
 
     #[test]
     fn grids() {

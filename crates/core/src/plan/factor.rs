@@ -2,31 +2,21 @@
 //! (`?getrf`), both *left-looking with look-ahead*, in block columns of `nb`.
 //!
 //! **Where the matrix lives.** The updating device keeps the whole matrix in its memory (a
-//! copy, [`Loc::Mirror`], or the operand itself when it computes in the operand's space), so
-//! that its updates are few large GEMMs on blocks of it. A block column crosses to the device
-//! just before the step that needs it and goes back as soon as it is final: the copies run under
-//! the updates of other columns, so a matrix in host memory costs little more than one already
-//! on the device.
+//! copy, [`Loc::Mirror`], or the operand itself), so that its updates are few large GEMMs. A
+//! block column crosses to the device just before the step that needs it and goes back as soon
+//! as it is final, under the updates of other columns.
 //!
 //! **Left-looking.** Step `j` brings column `j` up to date with every column before it, then
-//! factors it (its *panel*). Column `j` is only needed at step `j`, and is final (Cholesky) or
-//! final but for row interchanges of later panels (LU) after it: the order in which a host
-//! matrix can stream in and out.
+//! factors it (its *panel*); column `j` is final after it (for LU, but for later panels' row
+//! interchanges): the order in which a host matrix can stream in and out.
 //!
-//! **Look-ahead.** Column `j + 1`'s update is split: by the columns before `j` (*bulk*: it needs
-//! nothing of step `j`) and by column `j` (*last*). The bulk runs on compute queue 0 while the
-//! panel of step `j` runs on queue 1 (or on another device), so the panel's latency hides under
-//! the bulk; only the last update and the panel are on the critical path.
+//! **Look-ahead.** Column `j + 1`'s update is split: by the columns before `j` (*bulk*, on
+//! compute queue 0 while panel `j` runs on queue 1 or on the `panels` device, the CPU, which
+//! factors it in the operand's memory) and by column `j` (*last*, on the critical path).
 //!
-//! **Panels elsewhere.** A `panels` device computing in the operand's memory (the CPU) can
-//! factor every panel with the host LAPACK: the panel goes back to the operand, is factored
-//! there in place, and returns to the updating device.
-//!
-//! **LU's row interchanges.** Each panel's pivots (relative to its first row, kept in the
-//! pivots' operand and its device copy) are applied to a column before its update (the
-//! panels before it, in order), and to the columns before the panel afterwards, so that L
-//! ends with every interchange applied as LAPACK leaves it. A block row of L is final once the
-//! panel of its own rows has been applied to it: later panels only move rows below theirs.
+//! **LU's row interchanges.** Each panel's pivots (relative to its first row) are applied to a
+//! column before its update, and to the columns before the panel afterwards, so that L ends as
+//! LAPACK leaves it. A block row of L is final once its own panel's interchanges are applied.
 //!
 //! The dependencies come from the graph (blocks of many sizes: it tracks `nb x nb` cells).
 
@@ -72,26 +62,18 @@ pub struct FactorRequest<'a> {
 /// cannot hold its copy of the matrix.
 pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
     if req.devices.is_empty() || req.nb == 0 {
-        return Err(Error::InvalidInput(
-            "a factorization needs a device and a positive block width".into(),
-        ));
+        return super::invalid("a factorization needs a device and a positive block width");
     }
     if let FactorRoutine::Potrf(_) = req.routine {
         if req.m != req.n {
-            return Err(Error::InvalidInput(
-                "Cholesky of a matrix that is not square".into(),
-            ));
+            return super::invalid("Cholesky of a matrix that is not square");
         }
     } else if req.start > 0 {
-        return Err(Error::InvalidInput(
-            "an LU starts at its first column".into(),
-        ));
+        return super::invalid("an LU starts at its first column");
     }
     if let Some(p) = req.panels {
         if req.devices.get(p).map(|d| d.space) != Some(req.location) || p == 0 {
-            return Err(Error::InvalidInput(
-                "the panel device computes where the matrix lives".into(),
-            ));
+            return super::invalid("the panel device computes where the matrix lives");
         }
     }
     let (m, n) = (req.m, req.n);
@@ -189,13 +171,13 @@ struct Steps<'a> {
     infos: u32,
 }
 
-/// A block of the matrix: rows `r0..r0 + rows`, columns `c0..c0 + cols`.
-fn block(r0: usize, rows: usize, c0: usize, cols: usize) -> Block {
-    Block {
-        row: r0,
-        col: c0,
-        rows,
-        cols,
+/// Block `(r0, rows, c0, cols)` in the lower triangle's terms: itself, or its transpose
+/// for the upper triangle.
+fn side(lower: bool, r0: usize, rows: usize, c0: usize, cols: usize) -> Block {
+    if lower {
+        Block::new(r0, rows, c0, cols)
+    } else {
+        Block::new(c0, cols, r0, rows)
     }
 }
 
@@ -206,8 +188,7 @@ impl Steps<'_> {
 
     /// Columns of block column `j`: first, width.
     fn span(&self, j: usize, len: usize) -> (usize, usize) {
-        let s = j * self.nb();
-        (s, self.nb().min(len - s))
+        crate::tiling::span(len, self.nb(), j)
     }
 
     /// A block of the matrix where the updating device works on it.
@@ -240,16 +221,18 @@ impl Steps<'_> {
         Loc::Operand { op, block: b }
     }
 
-    fn key(r: usize, c: usize) -> TileKey {
-        TileKey::a(r, c)
-    }
-
     fn compute(&self, d: usize, queue: u16) -> QueueId {
         let queues = self.req.devices[d].compute_queues.max(1);
         QueueId::Compute {
             device: d as u16,
             index: queue % queues,
         }
+    }
+
+    /// `op` on plan device `d`'s compute queue `queue`.
+    fn run(&mut self, d: usize, queue: u16, op: Op) -> TaskId {
+        let queue = self.compute(d, queue);
+        self.g.add(d as u16, queue, op)
     }
 
     /// A copy of block `b` of `op` between the host operand and the updating device's copy
@@ -269,19 +252,7 @@ impl Steps<'_> {
         } else {
             (copy, host, (dev, home))
         };
-        let id = self.g.add(
-            0,
-            QueueId::Link {
-                src: link.0,
-                dst: link.1,
-            },
-            Op::Copy {
-                key,
-                src,
-                dst,
-                origin: None,
-            },
-        );
+        let id = self.g.copy(0, link, key, src, dst, None);
         self.g.task_mut(id).finishes = finishes;
     }
 
@@ -313,8 +284,7 @@ impl Steps<'_> {
             b: self.work(b),
             c: self.work(c),
         };
-        let queue = self.compute(0, q);
-        self.g.add(0, queue, op);
+        self.run(0, q, op);
     }
 
     /// `c -= a a^H` on `c`'s `uplo` triangle (`trans`: `a` is `k x n` and `c -= a^H a`).
@@ -340,8 +310,7 @@ impl Steps<'_> {
             b: self.work(a),
             c: self.work(c),
         };
-        let queue = self.compute(0, q);
-        self.g.add(0, queue, op);
+        self.run(0, q, op);
     }
 
     /// TRSM of block `b` by the triangular block `t` on the updating device's queue `q`.
@@ -357,8 +326,7 @@ impl Steps<'_> {
             a: self.work(t),
             b: self.work(b),
         };
-        let queue = self.compute(0, q);
-        self.g.add(0, queue, op);
+        self.run(0, q, op);
     }
 
     /// The conjugate transpose for the dtype (`T` for real ones).
@@ -374,29 +342,11 @@ impl Steps<'_> {
         let n = self.req.n;
         let nt = n.div_ceil(self.nb());
         let lower = uplo == Uplo::Lower;
-        // The blocks of step j: its diagonal block and the rest of its column (lower) or row
-        // (upper) beyond it.
-        let diag = |s: &Self, j: usize| {
-            let (o, w) = s.span(j, n);
-            block(o, w, o, w)
-        };
-        let rest = |s: &Self, j: usize| {
-            let (o, w) = s.span(j, n);
-            if lower {
-                block(o + w, n - o - w, o, w)
-            } else {
-                block(o, w, o + w, n - o - w)
-            }
-        };
         // Uploads first: the link runs ahead in step order.
         for j in 0..nt {
             let (o, w) = self.span(j, n);
-            let whole = if lower {
-                block(o, n - o, o, w)
-            } else {
-                block(o, w, o, n - o)
-            };
-            self.cross(Operand::A, whole, Self::key(j, j), true, false);
+            let whole = side(lower, o, n - o, o, w);
+            self.cross(Operand::A, whole, TileKey::a(j, j), true, false);
         }
         let start = self.req.start.min(nt);
         for j in start..nt {
@@ -406,36 +356,24 @@ impl Steps<'_> {
             } else if j >= 1 {
                 self.potrf_update(uplo, j, j - 1..j);
             }
-            // The panel.
-            let (d, r) = (diag(self, j), rest(self, j));
+            // The panel: its diagonal block, and the rest of its column (lower) or row (upper).
+            let (o, w) = self.span(j, n);
+            let (d, r) = (Block::new(o, w, o, w), side(lower, o + w, n - o - w, o, w));
             let info = self.next_info();
-            let key = Self::key(j, j);
+            let key = TileKey::a(j, j);
             match self.req.panels {
                 Some(p) => {
                     self.cross(Operand::A, d, key, false, false);
-                    let queue = self.compute(p, 0);
-                    let id = self.g.add(
-                        p as u16,
-                        queue,
-                        Op::Potrf {
-                            key,
-                            uplo,
-                            a: Self::host(Operand::A, d),
-                            info,
-                        },
-                    );
+                    let a = Self::host(Operand::A, d);
+                    let id = self.run(p, 0, Op::Potrf { key, uplo, a, info });
                     self.g.task_mut(id).finishes = true;
                     self.cross(Operand::A, d, key, true, false);
                 }
                 None => {
-                    let queue = self.compute(0, 1);
                     let a = self.work(d);
-                    self.g.add(0, queue, Op::Potrf { key, uplo, a, info });
-                    if self.in_place {
-                        // Its last write is the potrf itself.
-                        let last = self.g.len() as TaskId - 1;
-                        self.g.task_mut(last).finishes = true;
-                    }
+                    let id = self.run(0, 1, Op::Potrf { key, uplo, a, info });
+                    // In place, its last write is the potrf itself.
+                    self.g.task_mut(id).finishes = self.in_place;
                 }
             }
             let opts = TriOptions {
@@ -449,14 +387,16 @@ impl Steps<'_> {
             if self.req.panels.is_none() {
                 self.cross(Operand::A, d, key, false, true);
             }
-            self.cross(Operand::A, r, Self::key(j + 1, j), false, true);
+            self.cross(Operand::A, r, TileKey::a(j + 1, j), false, true);
             if j + 1 < nt && j >= 1 {
                 self.potrf_update(uplo, j + 1, 0..j);
             }
         }
     }
 
-    /// Step `j`'s update by the steps `ks` (a range of earlier block columns or rows).
+    /// Step `j`'s update by the steps `ks` (a range of earlier block columns or rows):
+    /// `A(j, j) -= L(j, K) L(j, K)^H` on its lower triangle (`U(K, j)^H U(K, j)` on its upper),
+    /// the rest of its column (row) by GEMM.
     fn potrf_update(&mut self, uplo: Uplo, j: usize, ks: std::ops::Range<usize>) {
         let n = self.req.n;
         let (o, w) = self.span(j, n);
@@ -464,44 +404,17 @@ impl Steps<'_> {
         if k1 <= k0 {
             return;
         }
-        let q = 0;
-        let key = Self::key(j, ks.start);
-        let ct = self.ctrans();
-        if uplo == Uplo::Lower {
-            // A(j, j) -= L(j, K) L(j, K)^H on its lower triangle; below: GEMM.
-            self.rank(
-                q,
-                key,
-                uplo,
-                Trans::N,
-                block(o, w, k0, k1 - k0),
-                block(o, w, o, w),
-            );
-            self.gemm(
-                q,
-                key,
-                (Trans::N, block(o + w, n - o - w, k0, k1 - k0)),
-                (ct, block(o, w, k0, k1 - k0)),
-                block(o + w, n - o - w, o, w),
-            );
+        let key = TileKey::a(j, ks.start);
+        let (ct, lower, rest) = (self.ctrans(), uplo == Uplo::Lower, n - o - w);
+        let own = side(lower, o, w, k0, k1 - k0);
+        let beyond = side(lower, o + w, rest, k0, k1 - k0);
+        let (trans, a, b) = if lower {
+            (Trans::N, (Trans::N, beyond), (ct, own))
         } else {
-            // A(j, j) -= U(K, j)^H U(K, j) on its upper triangle; right of it: GEMM.
-            self.rank(
-                q,
-                key,
-                uplo,
-                ct,
-                block(k0, k1 - k0, o, w),
-                block(o, w, o, w),
-            );
-            self.gemm(
-                q,
-                key,
-                (ct, block(k0, k1 - k0, o, w)),
-                (Trans::N, block(k0, k1 - k0, o + w, n - o - w)),
-                block(o, w, o + w, n - o - w),
-            );
-        }
+            (ct, (ct, own), (Trans::N, beyond))
+        };
+        self.rank(0, key, uplo, trans, own, Block::new(o, w, o, w));
+        self.gemm(0, key, a, b, side(lower, o + w, rest, o, w));
     }
 
     // ---- LU -----------------------------------------------------------------------------
@@ -514,7 +427,13 @@ impl Steps<'_> {
         let np = mn.div_ceil(self.nb());
         for j in 0..nt {
             let (o, w) = self.span(j, n);
-            self.cross(Operand::A, block(0, m, o, w), Self::key(0, j), true, false);
+            self.cross(
+                Operand::A,
+                Block::new(0, m, o, w),
+                TileKey::a(0, j),
+                true,
+                false,
+            );
         }
         for j in 0..nt {
             if j >= 1 {
@@ -531,7 +450,13 @@ impl Steps<'_> {
             } else {
                 // A column past the last panel: U only, final now.
                 let (o, w) = self.span(j, n);
-                self.cross(Operand::A, block(0, m, o, w), Self::key(0, j), false, true);
+                self.cross(
+                    Operand::A,
+                    Block::new(0, m, o, w),
+                    TileKey::a(0, j),
+                    false,
+                    true,
+                );
             }
             if j + 1 < nt && j >= 1 {
                 self.getrf_update(j + 1, 0..j);
@@ -545,8 +470,8 @@ impl Steps<'_> {
         if m > mn {
             self.cross(
                 Operand::A,
-                block(mn, m - mn, 0, n),
-                Self::key(np, 0),
+                Block::new(mn, m - mn, 0, n),
+                TileKey::a(np, 0),
                 false,
                 true,
             );
@@ -558,43 +483,29 @@ impl Steps<'_> {
     fn panel(&mut self, j: usize) {
         let (m, n) = (self.req.m, self.req.n);
         let (o, w) = self.span(j, n);
-        let a = block(o, m - o, o, w);
-        let piv = block(o, w.min(m - o), 0, 1);
+        let (ab, piv) = (
+            Block::new(o, m - o, o, w),
+            Block::new(o, w.min(m - o), 0, 1),
+        );
         let info = self.next_info();
-        let key = Self::key(j, j);
+        let key = TileKey::a(j, j);
         match self.req.panels {
             Some(p) => {
-                self.cross(Operand::A, a, key, false, false);
-                let queue = self.compute(p, 0);
-                self.g.add(
-                    p as u16,
-                    queue,
-                    Op::Getrf {
-                        key,
-                        a: Self::host(Operand::A, a),
-                        ipiv: Self::host(Operand::B, piv),
-                        info,
-                    },
-                );
-                self.cross(Operand::A, a, key, true, false);
+                self.cross(Operand::A, ab, key, false, false);
+                let (a, ipiv) = (Self::host(Operand::A, ab), Self::host(Operand::B, piv));
+                self.run(p, 0, Op::Getrf { key, a, ipiv, info });
+                self.cross(Operand::A, ab, key, true, false);
                 self.cross(Operand::B, piv, key, true, false);
             }
             None => {
-                let queue = self.compute(0, 1);
-                let (a, ipiv) = (self.work(a), self.at(0, Operand::B, piv));
-                self.g.add(0, queue, Op::Getrf { key, a, ipiv, info });
+                let (a, ipiv) = (self.work(ab), self.at(0, Operand::B, piv));
+                self.run(0, 1, Op::Getrf { key, a, ipiv, info });
                 self.cross(Operand::B, piv, key, false, true);
             }
         }
         // Final now: U above and the diagonal block.
-        let top = (o + w).min(m);
-        self.cross(
-            Operand::A,
-            block(0, top, o, w),
-            Self::key(0, j),
-            false,
-            true,
-        );
+        let u = Block::new(0, (o + w).min(m), o, w);
+        self.cross(Operand::A, u, TileKey::a(0, j), false, true);
     }
 
     /// Panel `j`'s interchanges applied to the columns before it, after which block row `j`
@@ -602,35 +513,14 @@ impl Steps<'_> {
     fn left_swaps(&mut self, j: usize) {
         let (m, n) = (self.req.m, self.req.n);
         let (o, w) = self.span(j, n);
+        let (key, rows) = (TileKey::a(j, 0), w.min(m - o));
         if o > 0 {
-            let piv = self.at(0, Operand::B, block(o, w.min(m - o), 0, 1));
-            let a = self.work(block(o, m - o, 0, o));
-            let queue = self.compute(0, 1);
-            self.g.add(
-                0,
-                queue,
-                Op::Laswp {
-                    key: Self::key(j, 0),
-                    a,
-                    ipiv: piv,
-                },
-            );
+            let ipiv = self.at(0, Operand::B, Block::new(o, rows, 0, 1));
+            let a = self.work(Block::new(o, m - o, 0, o));
+            self.run(0, 1, Op::Laswp { key, a, ipiv });
         }
-        self.l_rows_final(j);
-    }
-
-    /// Block row `j` of L (the columns before panel `j`) back to the host: final.
-    fn l_rows_final(&mut self, j: usize) {
-        let (m, n) = (self.req.m, self.req.n);
-        let (o, w) = self.span(j, n);
-        let rows = w.min(m - o);
-        self.cross(
-            Operand::A,
-            block(o, rows, 0, o),
-            Self::key(j, 0),
-            false,
-            true,
-        );
+        // Block row `j` of L back to the host: final.
+        self.cross(Operand::A, Block::new(o, rows, 0, o), key, false, true);
     }
 
     /// Column `j` brought up to date with the panels `ps`: their interchanges, the solve of its
@@ -645,13 +535,12 @@ impl Steps<'_> {
         }
         let (o, w) = self.span(j, n);
         let q = 0;
-        let key = Self::key(ps.start, j);
+        let key = TileKey::a(ps.start, j);
         for p in ps.clone() {
             let (po, pw) = self.span(p, mn);
-            let piv = self.at(0, Operand::B, block(po, pw, 0, 1));
-            let a = self.work(block(po, m - po, o, w));
-            let queue = self.compute(0, q);
-            self.g.add(0, queue, Op::Laswp { key, a, ipiv: piv });
+            let ipiv = self.at(0, Operand::B, Block::new(po, pw, 0, 1));
+            let a = self.work(Block::new(po, m - po, o, w));
+            self.run(0, q, Op::Laswp { key, a, ipiv });
         }
         let r0 = ps.start * self.nb();
         let r1 = (ps.end * self.nb()).min(mn);
@@ -669,16 +558,16 @@ impl Steps<'_> {
             q,
             key,
             opts,
-            block(r0, r1 - r0, r0, r1 - r0),
-            block(r0, r1 - r0, o, w),
+            Block::new(r0, r1 - r0, r0, r1 - r0),
+            Block::new(r0, r1 - r0, o, w),
         );
         // A(r1.., j) -= L(r1.., r0..r1) U(r0..r1, j).
         self.gemm(
             q,
             key,
-            (Trans::N, block(r1, m - r1, r0, r1 - r0)),
-            (Trans::N, block(r0, r1 - r0, o, w)),
-            block(r1, m - r1, o, w),
+            (Trans::N, Block::new(r1, m - r1, r0, r1 - r0)),
+            (Trans::N, Block::new(r0, r1 - r0, o, w)),
+            Block::new(r1, m - r1, o, w),
         );
     }
 }

@@ -16,10 +16,7 @@ use crate::scalar::{c32, c64, DType, ScalarValue};
 pub const DEFAULT_BYTES_PER_SEC: f64 = 20e9;
 
 /// What one fold costs beyond its bytes (the host queue's wait for the product's copy, the
-/// threads' hand-off). 50 us fitted sub-millisecond calls of the seeded sets while a small
-/// tile's fold ran on a few threads (`task_cols`). With the tile shared out, six calls on
-/// H200 that folded every 512 or 768 tile were priced 7-26% slow at 50 us (five of them; the
-/// sixth 18% fast), and five of the six within 7% at 25 us.
+/// threads' hand-off): on H200, five of six calls folding 512 or 768 tiles priced within 7%.
 pub const TASK_S: f64 = 25e-6;
 
 /// Seconds a fold of `bytes` of C takes at `bytes_per_sec`, with its fixed cost ([`TASK_S`];
@@ -30,32 +27,14 @@ pub fn seconds(bytes: usize, bytes_per_sec: f64) -> f64 {
 }
 
 /// What a call's first fold costs beyond [`TASK_S`]: the fold threads sleep between calls and
-/// wake one after another. On H200's host the first fold of sub-millisecond calls ran 90-260
-/// us longer than the folds after it (a 3 MB f32 tile: 361 us, then 103), and such calls that
-/// folded ran 44-300 us slower than priced in each seeded set that had them (seeds 2065-2067,
-/// 2069, 2070), where the same calls unfolded ran faster. Keeping the threads awake through the
-/// call (spinning) cut the folds' busy time by a third to a half but not the calls' times
-/// (six problems, two processes each: three slower, two faster, one the same).
+/// wake one after another (on H200's host the first fold ran 90-260 us longer than the next;
+/// spinning the threads through the call did not shorten the calls).
 pub const FIRST_S: f64 = 100e-6;
 
-/// How much longer than [`FIRST_S`] the wake may take: on H200's host a call's first fold ran
-/// 90-260 us longer than the folds after it. The tile chooser folds only where the fold
-/// still wins at the slowest wake (`autotune::choose`). On the seeded sets of seeds
-/// 2050-2075 this unfolds 16 calls (0.5-5.7 ms); measured on H200, both ways in one process,
-/// three rounds: unfolded 2-23% faster for 9 of them (717x4127x82 DGEMM 727 us against 944),
-/// within 1.3% for 3, 4-6% slower for 4 (2987x3717x117 SGEMM 1196 against 1130); median 3.7%
-/// faster.
+/// How much longer than [`FIRST_S`] the wake may take (up to 260 us on H200): the tile chooser
+/// folds only where the fold still wins at the slowest wake (`autotune::choose`); on H200 the
+/// calls this unfolds ran 3.7% faster (median of 16).
 pub const WAKE_SPREAD_S: f64 = 160e-6;
-
-/// Threads one fold uses: memory-bound, so a handful saturate the host's bandwidth (on the
-/// H200 host, DGEMM 8192^3 ran as fast with 8 or 12 as with 14-24, slower with 4 or 6): the
-/// cores, at most 12.
-pub fn fold_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .clamp(1, 12)
-}
 
 /// What host folds run on: an in-order queue (a fold waits for its product's copy) and the
 /// worker threads that do the arithmetic. Started once per pool, on first use.
@@ -90,11 +69,13 @@ impl std::fmt::Debug for HostFolder {
     }
 }
 
-/// The worker threads host folds run on (a fold of a small tile must not pay for starting
-/// threads: on H200 that cost dominated folds of 2048^2 tiles).
+/// The worker threads host folds run on, started once (starting them dominated folds of 2048^2
+/// tiles): the cores, at most 12, since the fold is memory-bound (on H200, 8 or 12 ran as fast
+/// as 14-24).
 pub fn fold_workers() -> Result<rayon::ThreadPool> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     rayon::ThreadPoolBuilder::new()
-        .num_threads(fold_threads())
+        .num_threads(threads.clamp(1, 12))
         .thread_name(|i| format!("hetblas-fold{i}"))
         .build()
         .map_err(|e| Error::internal(format!("cannot start fold threads: {e}")))
@@ -155,9 +136,7 @@ pub unsafe fn fold_into(
 }
 
 /// Columns of C per fold task, for a tile of `cols` columns of `col_bytes` each folded on
-/// `threads` threads: the columns shared out evenly among every thread, each task aimed at
-/// 64 KiB to 1 MiB (enough per task, enough tasks to balance; one column, whatever its size,
-/// at the least). Whole 1 MiB tasks left a 768^2 f32 tile (2.25 MiB) to three threads.
+/// `threads` threads: shared out evenly, each task 64 KiB to 1 MiB, one column at the least.
 fn task_cols(cols: usize, col_bytes: usize, threads: usize) -> usize {
     let col_bytes = col_bytes.max(1);
     let per = cols.div_ceil(threads.max(1)).clamp(
@@ -170,7 +149,7 @@ fn task_cols(cols: usize, col_bytes: usize, threads: usize) -> usize {
 /// Smallest fold task aimed at (an estimate: a task must outweigh handing it to a thread).
 const MIN_TASK_BYTES: usize = 64 << 10;
 
-/// Largest fold task aimed at: as many tasks as the old fixed 1 MiB tasks for large tiles.
+/// Largest fold task aimed at.
 const MAX_TASK_BYTES: usize = 1 << 20;
 
 /// Columns `j0..j1` of the fold.
@@ -206,15 +185,10 @@ where
     }
 }
 
-/// The tile pairs on which calibration measures the host fold speed (bytes of C per second), made
-/// once for several measurements (calibration measures the fold alone and beside copies on the
-/// same pairs: making them took longer than folding them).
-///
-/// Each fold takes the next of enough tile pairs (C and the product) to span twice the
-/// last-level cache, as a pipeline's folds do: they walk a C larger than the cache. On H200's
-/// host (300 MiB L3) one 32 MiB tile folded again and again ran 33.8 GB/s, from the cache,
-/// while whole C tiles of an 8192^2 C folded after their copies ran 24.5
-/// (`crates/bench/cuda/hostmem.cu`).
+/// The tile pairs on which calibration measures the host fold speed (bytes of C per second),
+/// made once for several measurements. Each fold takes the next of enough pairs (C and the
+/// product) to span twice the last-level cache, as a pipeline's folds walk a C larger than the
+/// cache (on H200 one tile folded from the cache ran 33.8 GB/s, a real C's 24.5).
 pub struct FoldBench {
     side: usize,
     cs: Vec<Vec<f64>>,

@@ -8,7 +8,9 @@
 //! tiles) names a granule: each block then stands for every `granule x granule` cell it covers.
 
 use super::task::{Loc, Op, QueueId, Task, TaskId};
+use crate::memory::MemorySpace;
 use crate::problem::Operand;
+use crate::tiling::TileKey;
 use std::collections::HashMap;
 
 /// A tile as the dependency analysis sees it.
@@ -73,14 +75,6 @@ impl Graph {
         &self.tasks
     }
 
-    pub fn len(&self) -> usize {
-        self.tasks.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
-    }
-
     /// Adds a task on `device`'s `queue`; its dependencies follow from `op`'s effects.
     pub fn add(&mut self, device: u16, queue: QueueId, op: Op) -> TaskId {
         let id = self.tasks.len() as TaskId;
@@ -132,6 +126,30 @@ impl Graph {
             finishes: false,
         });
         id
+    }
+
+    /// A copy of tile `key` from `src` to `dst` on the link `src_space -> dst_space`;
+    /// `origin` as [`Op::Copy`]'s.
+    pub fn copy(
+        &mut self,
+        device: u16,
+        (src_space, dst_space): (MemorySpace, MemorySpace),
+        key: TileKey,
+        src: Loc,
+        dst: Loc,
+        origin: Option<Loc>,
+    ) -> TaskId {
+        let queue = QueueId::Link {
+            src: src_space,
+            dst: dst_space,
+        };
+        let op = Op::Copy {
+            key,
+            src,
+            dst,
+            origin,
+        };
+        self.add(device, queue, op)
     }
 
     /// The task `id`, to set its pieces or mark it as finishing its tile.

@@ -27,13 +27,14 @@ pub(crate) use builder::{
 };
 pub use factor::FactorRequest;
 pub use region::{CRegion, TileMask};
+pub(crate) use task::slot_size;
 pub use task::{
     piece_columns, slot_ld, Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan,
     PlanDevice, PlanStats, QueueId, Routine, Task, TaskId,
 };
 pub use tri::{TriRequest, TriTiling};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// What to plan: one request per routine family, one planner entry.
 pub enum Request<'a> {
@@ -57,4 +58,9 @@ pub fn build(req: &Request<'_>) -> Result<Plan> {
         Request::Tri(r) => tri::build_tri(r),
         Request::Factor(r) => factor::build_factor(r),
     }
+}
+
+/// A request's `InvalidInput` error.
+fn invalid<T>(why: impl Into<String>) -> Result<T> {
+    Err(Error::InvalidInput(why.into()))
 }

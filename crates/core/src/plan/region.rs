@@ -1,12 +1,8 @@
-//! Which of C's entries a GEMM plan computes ([`CRegion`]), decided once from the call (by the
-//! pool) and carried by the plan's request, its cache key and the plan itself. The region says
-//! which C tiles exist and, for each, which of its entries are written ([`TileMask`]). The
-//! planner assigns only the region's tiles, computes a tile written in part whole into a slot
-//! and folds it on the host through its mask ([`crate::fold`]), so the entries outside the
-//! region are neither read nor written. A routine that computes part of C (GEMMT: one
-//! triangle) gives its shape here: which shapes of C it takes, whether its tiles must be square,
-//! which tiles exist, what a tile in part runs again as. The pool, the planner, the router, the
-//! executor and the fold only ask the region and its masks.
+//! Which of C's entries a GEMM plan computes ([`CRegion`]: all, or GEMMT's triangle), carried by
+//! the plan's request, its cache key and the plan itself: which C tiles exist and, for each,
+//! which entries are written ([`TileMask`]). A tile written in part is computed whole into a
+//! slot and folded on the host through its mask ([`crate::fold`]), so the entries outside the
+//! region are neither read nor written.
 
 use crate::error::{Error, Result};
 use crate::problem::Uplo;

@@ -40,7 +40,8 @@ impl Builder<'_> {
                     self.slot(states[d].dev, slot, key),
                     self.origin(key),
                 );
-                self.copy(states[d].dev, (src, dst), key, from, to, Some(origin));
+                self.graph
+                    .copy(states[d].dev, (src, dst), key, from, to, Some(origin));
             }
         }
         self.holders
@@ -79,15 +80,18 @@ impl Builder<'_> {
         let src = self.p.location(key.op);
         let (origin, to) = (self.origin(key), self.slot(st.dev, slot, key));
         let id = if self.links.contains(&(src, st.space)) {
-            self.copy(st.dev, (src, st.space), key, origin, to, None)
+            self.graph
+                .copy(st.dev, (src, st.space), key, origin, to, None)
         } else {
             let host = self.host_slot();
             let staged = self.staging(host, key);
-            self.copy(st.dev, (src, MemorySpace::HOST), key, origin, staged, None);
-            self.copy(st.dev, (MemorySpace::HOST, st.space), key, staged, to, None)
+            self.graph
+                .copy(st.dev, (src, MemorySpace::HOST), key, origin, staged, None);
+            self.graph
+                .copy(st.dev, (MemorySpace::HOST, st.space), key, staged, to, None)
         };
-        let (r, c) = self.grid.op_shape(key);
-        st.fetched += r * c;
+        let b = self.grid.stored_block(&self.p, key);
+        st.fetched += b.rows * b.cols;
         id
     }
 
@@ -107,7 +111,9 @@ impl Builder<'_> {
         let direct = self.links.contains(&(st.space, c_space));
         let folds = st.folds(kc.r as usize, kc.c as usize) && !whole;
         if direct && !folds {
-            let wb = self.copy(st.dev, (st.space, c_space), kc, from, c, None);
+            let wb = self
+                .graph
+                .copy(st.dev, (st.space, c_space), kc, from, c, None);
             self.graph.task_mut(wb).finishes = true;
             return wb;
         }
@@ -118,47 +124,40 @@ impl Builder<'_> {
         } else {
             let host = self.host_slot();
             let staged = self.staging(host, kc);
-            let out = self.copy(
-                st.dev,
-                (st.space, MemorySpace::HOST),
-                kc,
-                from,
-                staged,
-                None,
-            );
+            let link = (st.space, MemorySpace::HOST);
+            let out = self.graph.copy(st.dev, link, kc, from, staged, None);
             (staged, Some(out))
         };
         let last = if folds {
             self.host_folds = true;
             let mask = st.region.mask(kc.r as usize, kc.c as usize);
-            if c_space.is_host() {
-                self.graph.add(
-                    st.dev,
-                    QueueId::HostFold,
-                    Op::Fold {
-                        key: kc,
-                        c,
-                        staged,
-                        mask,
-                    },
-                )
+            // C in a device's memory (a tile the region holds in part) is folded in host
+            // staging and goes back.
+            let c_host = if c_space.is_host() {
+                c
             } else {
-                // C in a device's memory (a tile the region holds in part): its tile is folded
-                // in host staging and goes back.
                 let slot = self.host_slot();
                 let c_host = self.staging(slot, kc);
-                self.copy(st.dev, (c_space, MemorySpace::HOST), kc, c, c_host, None);
-                let fold = Op::Fold {
-                    key: kc,
-                    c: c_host,
-                    staged,
-                    mask,
-                };
-                self.graph.add(st.dev, QueueId::HostFold, fold);
-                self.copy(st.dev, (MemorySpace::HOST, c_space), kc, c_host, c, None)
+                self.graph
+                    .copy(st.dev, (c_space, MemorySpace::HOST), kc, c, c_host, None);
+                c_host
+            };
+            let fold = Op::Fold {
+                key: kc,
+                c: c_host,
+                staged,
+                mask,
+            };
+            let fold = self.graph.add(st.dev, QueueId::HostFold, fold);
+            if c_space.is_host() {
+                fold
+            } else {
+                self.graph
+                    .copy(st.dev, (MemorySpace::HOST, c_space), kc, c_host, c, None)
             }
         } else {
-            self.copy(st.dev, (MemorySpace::HOST, c_space), kc, staged, c, None)
+            self.graph
+                .copy(st.dev, (MemorySpace::HOST, c_space), kc, staged, c, None)
         };
         self.graph.task_mut(last).finishes = true;
         out.unwrap_or(last)

@@ -1,9 +1,7 @@
 //! The one task graph every routine is planned as: tasks that name their device, their queue
-//! and an operation on explicit tiles ([`Loc`]: a block of an operand, a device's cache slot or
-//! a host staging slot), with the dependencies derived from what each reads and writes
-//! ([`super::graph`]). A plan carries no addresses: the executor binds it to the operands and
-//! workspaces of a call. Neither the executor nor the simulator knows which routine a plan
-//! computes; only its labels and statistics do ([`Routine`]).
+//! and an operation on explicit tiles ([`Loc`]), with the dependencies derived from what each
+//! reads and writes ([`super::graph`]). A plan carries no addresses: the executor binds it to a
+//! call's operands and workspaces, knowing nothing of the routine ([`Routine`]).
 
 use super::region::{CRegion, TileMask};
 use crate::memory::MemorySpace;
@@ -85,6 +83,11 @@ pub fn slot_ld(rows: usize) -> usize {
     } else {
         rows.div_ceil(32) * 32
     }
+}
+
+/// Bytes of a slot holding `bytes`: rounded up to 512 so every slot starts aligned.
+pub(crate) fn slot_size(bytes: usize) -> usize {
+    bytes.div_ceil(512).max(1) * 512
 }
 
 /// A scalar of a task, named so that plans stay independent of the call's values.
@@ -218,8 +221,7 @@ impl Op {
     /// pivots: [`Op::also_written`]).
     pub fn effects(&self) -> (Vec<Loc>, Loc) {
         match *self {
-            Op::Potrf { a, .. } => (vec![a], a),
-            Op::Getrf { a, .. } => (vec![a], a),
+            Op::Potrf { a, .. } | Op::Getrf { a, .. } => (vec![a], a),
             Op::Laswp { a, ipiv, .. } => (vec![a, ipiv], a),
             Op::Copy { src, dst, .. } => (vec![src], dst),
             Op::Gemm {
@@ -305,9 +307,8 @@ pub struct Task {
     /// Whether a task on another queue waits for this one (the executor records an event).
     pub signal: bool,
     /// Issued as this many pieces of its tile's columns, each waiting only for the same piece
-    /// of the task before it (1: whole). Set on the chain of a late C tile at the end of a
-    /// device's GEMM plan (its C fetch, add and write-back), so that the last write-back
-    /// overlaps the last fetch instead of following it.
+    /// of the task before it (1: whole): the chain of a late C tile at the end of a device's
+    /// GEMM plan, so that its write-back overlaps its fetch.
     pub pieces: u16,
     /// Its completion makes its tile of the output final: written whole, for the last time.
     /// After a device fails, the tiles whose final writes completed need not run again.
@@ -337,12 +338,9 @@ pub struct DeviceSpec {
     /// With C in host memory and beta != 0, fold the product into C on the host instead of
     /// sending C to the device ([`crate::fold`]).
     pub host_fold: bool,
-    /// With `host_fold`: this many of the device's C tiles are not folded: their C is sent to
-    /// the device (late, where the kernel adds tiles) and they go back whole. Why: the folds
-    /// queue up on the host while the host->device link, busy until the last A and B tiles,
-    /// then idles; sending C shortens the fold queue more than it lengthens the link's. Which
-    /// tiles: the last to finish, and a share spread earlier
-    /// (`plan::fold_tail_tiles`).
+    /// With `host_fold`: this many of the device's C tiles are not folded but have their C sent
+    /// (late, where the kernel adds tiles), shortening the host's fold queue while the link
+    /// idles after the last A and B tiles (which tiles: `plan::fold_tail_tiles`).
     pub fold_tail: usize,
     /// C tiles accumulated together (see [`crate::tiling::Blocking`]); at most
     /// [`crate::tiling::DEFAULT_GROUP`], fewer when the budget holds fewer slots.
@@ -522,52 +520,32 @@ impl Plan {
     /// What a task does, as traces show it: activity, label, bytes moved, flops. The executor and
     /// the simulator both label with it, so real and simulated timelines compare task by task.
     pub fn describe(&self, task: &Task) -> (Activity, String, u64, f64) {
-        let plan = self;
-        let name = |k: TileKey| format!("{:?}({},{})", k.op, k.r, k.c);
         let op = &task.op;
-        let key = op.key();
-        let flops = op.flops(plan.dtype);
-        match *op {
+        let k = op.key();
+        let (activity, verb, bytes) = match *op {
             Op::Copy { src, dst, .. } => {
-                let bytes = plan.loc_bytes(&dst);
                 let (activity, verb) = match (src, dst) {
-                    (Loc::Staging { .. }, Loc::Slot { .. }) | (_, Loc::Staging { .. }) => {
+                    (Loc::Staging { .. }, _) | (_, Loc::Staging { .. }) => {
                         (Activity::Fetch, "stage")
                     }
-                    (Loc::Staging { .. }, _) => (Activity::Fetch, "stage"),
                     (_, Loc::Slot { .. } | Loc::Mirror { .. }) => (Activity::Fetch, "fetch"),
                     _ => (Activity::WriteBack, "writeback"),
                 };
-                (activity, format!("{verb} {}", name(key)), bytes, 0.0)
+                (activity, verb.to_string(), self.loc_bytes(&dst))
             }
-            Op::Fold { c, .. } => (
-                Activity::WriteBack,
-                format!("fold {}", name(key)),
-                plan.loc_bytes(&c),
-                0.0,
-            ),
-            Op::Potrf { .. } | Op::Getrf { .. } | Op::Laswp { .. } => {
-                let verb = match op {
-                    Op::Potrf { .. } => "potrf",
-                    Op::Getrf { .. } => "getrf",
-                    _ => "laswp",
-                };
-                (Activity::Gemm, format!("{verb} {}", name(key)), 0, flops)
-            }
-            Op::Add { .. } => (Activity::Gemm, format!("add {}", name(key)), 0, flops),
-            Op::Gemm { l, .. } | Op::Sym { l, .. } => (
-                Activity::Gemm,
-                format!("gemm {} l={l}", name(key)),
-                0,
-                flops,
-            ),
-            Op::Tri { routine, .. } => (
-                Activity::Gemm,
-                format!("{} {}", routine.name().to_lowercase(), name(key)),
-                0,
-                flops,
-            ),
+            Op::Fold { c, .. } => (Activity::WriteBack, "fold".into(), self.loc_bytes(&c)),
+            Op::Potrf { .. } => (Activity::Gemm, "potrf".into(), 0),
+            Op::Getrf { .. } => (Activity::Gemm, "getrf".into(), 0),
+            Op::Laswp { .. } => (Activity::Gemm, "laswp".into(), 0),
+            Op::Add { .. } => (Activity::Gemm, "add".into(), 0),
+            Op::Gemm { .. } | Op::Sym { .. } => (Activity::Gemm, "gemm".into(), 0),
+            Op::Tri { routine, .. } => (Activity::Gemm, routine.name().to_lowercase(), 0),
+        };
+        let mut label = format!("{verb} {:?}({},{})", k.op, k.r, k.c);
+        if let Op::Gemm { l, .. } | Op::Sym { l, .. } = *op {
+            label += &format!(" l={l}");
         }
+        (activity, label, bytes, op.flops(self.dtype))
     }
 
     pub fn stats(&self) -> PlanStats {

@@ -47,6 +47,18 @@ pub struct Block {
     pub cols: usize,
 }
 
+impl Block {
+    /// Rows `row..row + rows`, columns `col..col + cols`.
+    pub fn new(row: usize, rows: usize, col: usize, cols: usize) -> Block {
+        Block {
+            row,
+            col,
+            rows,
+            cols,
+        }
+    }
+}
+
 /// How many C tiles the planner accumulates together by default: the first group of four
 /// (a 2x2 block) needs 4 new A/B tiles per 4 products instead of 2 per product, so transfers
 /// keep up with compute from the start.
@@ -160,7 +172,8 @@ fn ceil_div(a: usize, b: usize) -> usize {
     a.div_ceil(b.max(1))
 }
 
-fn span(len: usize, t: usize, idx: usize) -> (usize, usize) {
+/// Start and length of tile `idx` of `t` along `len`.
+pub(crate) fn span(len: usize, t: usize, idx: usize) -> (usize, usize) {
     let start = idx * t;
     (start, t.min(len.saturating_sub(start)))
 }
@@ -168,15 +181,7 @@ fn span(len: usize, t: usize, idx: usize) -> (usize, usize) {
 impl TileGrid {
     /// Square tiles of size `t` (clamped to each dimension so no tile is larger than the matrix).
     pub fn square(m: usize, n: usize, k: usize, t: usize) -> TileGrid {
-        let t = t.max(1);
-        TileGrid {
-            m,
-            n,
-            k,
-            tm: t.min(m.max(1)),
-            tn: t.min(n.max(1)),
-            tk: t.min(k.max(1)),
-        }
+        Blocking::square(t).grid(m, n, k)
     }
 
     pub fn mt(&self) -> usize {
@@ -200,16 +205,6 @@ impl TileGrid {
         span(self.k, self.tk, l)
     }
 
-    /// (rows, cols) of a tile in operation coordinates.
-    pub fn op_shape(&self, key: TileKey) -> (usize, usize) {
-        let (r, c) = (key.r as usize, key.c as usize);
-        match key.op {
-            Operand::A => (self.m_span(r).1, self.k_span(c).1),
-            Operand::B => (self.k_span(r).1, self.n_span(c).1),
-            Operand::C => (self.m_span(r).1, self.n_span(c).1),
-        }
-    }
-
     /// The stored block a tile occupies, given the problem's transposes.
     pub fn stored_block(&self, p: &GemmProblem, key: TileKey) -> Block {
         let (r, c) = (key.r as usize, key.c as usize);
@@ -224,22 +219,7 @@ impl TileGrid {
             Operand::C => false,
         };
         let (rs, cs) = if transposed { (cs, rs) } else { (rs, cs) };
-        Block {
-            row: rs.0,
-            col: cs.0,
-            rows: rs.1,
-            cols: cs.1,
-        }
-    }
-
-    /// Leading dimension of a tile with `rows` rows held in a cache slot: padded to a multiple
-    /// of 32 elements (128/256-byte aligned columns: what DMA engines and GEMM kernels like).
-    pub fn slot_ld(rows: usize) -> usize {
-        if rows <= 16 {
-            rows.max(1)
-        } else {
-            rows.div_ceil(32) * 32
-        }
+        Block::new(rs.0, rs.1, cs.0, cs.1)
     }
 
     /// Bytes of one cache slot: the largest stored tile with its padded leading dimension,
@@ -249,10 +229,10 @@ impl TileGrid {
         let shapes = [(tm, tk), (tk, tm), (tk, tn), (tn, tk), (tm, tn)];
         let elems = shapes
             .iter()
-            .map(|&(r, c)| Self::slot_ld(r) * c)
+            .map(|&(r, c)| crate::plan::slot_ld(r) * c)
             .max()
             .unwrap_or(1);
-        (elems * elem).div_ceil(512).max(1) * 512
+        crate::plan::slot_size(elems * elem)
     }
 }
 
@@ -268,7 +248,6 @@ mod tests {
         let g = TileGrid::square(10, 7, 5, 4);
         assert_eq!((g.mt(), g.nt(), g.kt()), (3, 2, 2));
         assert_eq!(g.m_span(2), (8, 2));
-        assert_eq!(g.op_shape(TileKey::a(2, 1)), (2, 1));
         let p = GemmProblem {
             transa: Trans::T,
             transb: Trans::N,

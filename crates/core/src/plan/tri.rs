@@ -1,28 +1,21 @@
-//! The tile graph of TRSM and TRMM: B is overwritten in place, so unlike GEMM's independent
-//! output tiles, the tasks depend on each other through the tiles they read and write (the
-//! dependencies follow from them: [`super::graph`]).
+//! The tile graph of TRSM and TRMM: B is overwritten in place, so the tasks depend on each other
+//! through the tiles they read and write ([`super::graph`]).
 //!
 //! **Tiling.** A's order is cut into `nt` blocks of `tile`; B's independent lines (columns on
 //! the left side, rows on the right) into panels of `panel`. B tile `(k, j)` is A-block `k` of
-//! panel `j`. Panels are dealt to devices; a device keeps every B tile of a panel in its memory
-//! for all the steps of that panel (fetched once, written back once when final) and fetches
-//! each A tile it needs once, kept for the whole call.
+//! panel `j`. Panels are dealt to devices; a device keeps a panel's B tiles for all its steps
+//! (fetched once, written back once when final) and each A tile it needs for the whole call.
 //!
 //! **Steps.** TRSM walks the diagonal blocks in [`TriProblem::block_order`]: step `s` solves
 //! `B(k) := op(A)(k,k)^-1 B(k)` for `k = order[s]`, then updates each later block
-//! `B(i) -= coupling(i, k) B(k)` (GEMM tiles). Alpha is applied once, at each tile's first touch
-//! (the step-0 solve or the step-0 update's beta). TRMM walks the other way: per step the
-//! diagonal multiply `B(i) := alpha op(A)(i,i) B(i)`, then `B(i) += alpha coupling(i, l) B(l)`
-//! for the later blocks `l`, which are not yet overwritten. Either way a panel's tiles become
-//! final in block order, so after a failure the final ones are a prefix of the order
-//! ([`crate::pool`] finishes the rest from there).
+//! `B(i) -= coupling(i, k) B(k)`; alpha is applied at each tile's first touch. TRMM walks the
+//! other way: `B(i) := alpha op(A)(i,i) B(i)`, then `B(i) += alpha coupling(i, l) B(l)` for the
+//! later blocks `l`. Either way a panel's tiles become final in block order, so after a failure
+//! the final ones are a prefix of the order ([`crate::pool`] finishes the rest).
 //!
-//! **Look-ahead.** With two compute queues, the update of the next step's block and that
-//! block's diagonal solve go on queue 1, the rest of the trailing update on queue 0: the next
-//! panel solve runs while the current trailing update does.
-//!
-//! **Solves elsewhere.** A `solver` device in host memory (the CPU) can run the diagonal solves
-//! of every device: the tile goes back to B, is solved there in place, and comes back.
+//! **Look-ahead.** With two compute queues, the next step's block update and solve go on queue
+//! 1, the rest of the trailing update on queue 0. A `solver` device in host memory (the CPU)
+//! can run every device's diagonal solves: the tile goes back to B, is solved there, returns.
 
 use super::graph::Graph;
 use super::task::{Coef, DeviceSpec, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine};
@@ -93,21 +86,12 @@ impl TriTiling {
 
     /// Start and length of diagonal block `b` (along A's order).
     pub fn block_span(&self, b: usize) -> (usize, usize) {
-        let order = self.problem.a_order();
-        let s = b * self.tile;
-        (s, self.tile.min(order - s))
+        crate::tiling::span(self.problem.a_order(), self.tile, b)
     }
 
     /// Start and length of panel `j` (along B's independent lines).
     pub fn panel_span(&self, j: usize) -> (usize, usize) {
-        let lines = self.problem.b_lines();
-        let s = j * self.panel;
-        (s, self.panel.min(lines - s))
-    }
-
-    /// B tile `(k, j)`: block `k` of panel `j`.
-    pub fn b_key(k: usize, j: usize) -> TileKey {
-        TileKey::b(k, j)
+        crate::tiling::span(self.problem.b_lines(), self.panel, j)
     }
 
     /// The stored block a tile names: A's `(r, c)`, or B's block `r` of panel `c`.
@@ -118,29 +102,13 @@ impl TriTiling {
                 let (a, alen) = self.block_span(r);
                 let (p, plen) = self.panel_span(c);
                 match self.problem.opts.side {
-                    Side::Left => Block {
-                        row: a,
-                        col: p,
-                        rows: alen,
-                        cols: plen,
-                    },
-                    Side::Right => Block {
-                        row: p,
-                        col: a,
-                        rows: plen,
-                        cols: alen,
-                    },
+                    Side::Left => Block::new(a, alen, p, plen),
+                    Side::Right => Block::new(p, plen, a, alen),
                 }
             }
             _ => {
-                let (row, rows) = self.block_span(r);
-                let (col, cols) = self.block_span(c);
-                Block {
-                    row,
-                    col,
-                    rows,
-                    cols,
-                }
+                let ((row, rows), (col, cols)) = (self.block_span(r), self.block_span(c));
+                Block::new(row, rows, col, cols)
             }
         }
     }
@@ -160,11 +128,7 @@ impl TriTiling {
     /// Bytes of one slot: the largest tile, packed with its padded leading dimension.
     fn slot_bytes(&self) -> usize {
         let side = self.tile.max(self.panel);
-        let es = self.problem.dtype.size();
-        (super::task::slot_ld(side) * side * es)
-            .div_ceil(512)
-            .max(1)
-            * 512
+        super::task::slot_size(super::task::slot_ld(side) * side * self.problem.dtype.size())
     }
 }
 
@@ -185,12 +149,10 @@ struct DevState {
 pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
     let p = req.problem;
     if req.tile == 0 || req.panel == 0 || req.resident_panels == 0 {
-        return Err(Error::InvalidInput(
-            "tile, panel and resident panels must be positive".into(),
-        ));
+        return super::invalid("tile, panel and resident panels must be positive");
     }
     if req.devices.len() != req.assignment.len() || req.devices.is_empty() {
-        return Err(Error::InvalidInput("one panel list per device".into()));
+        return super::invalid("one panel list per device");
     }
     let tiling = TriTiling {
         problem: p,
@@ -201,23 +163,17 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
     let mut seen = vec![false; np];
     for &j in req.assignment.iter().flatten() {
         if j >= np || std::mem::replace(&mut seen[j], true) {
-            return Err(Error::InvalidInput(format!(
-                "panel {j} missing or assigned twice"
-            )));
+            return super::invalid(format!("panel {j} missing or assigned twice"));
         }
     }
     if seen.iter().any(|s| !s) {
-        return Err(Error::InvalidInput(
-            "a panel is assigned to no device".into(),
-        ));
+        return super::invalid("a panel is assigned to no device");
     }
     let [a_space, b_space] = req.locations;
     if let Some(s) = req.solver {
         let sp = req.devices.get(s).map(|d| d.space);
         if p.routine != TriRoutine::Trsm || sp != Some(b_space) || sp != Some(a_space) {
-            return Err(Error::InvalidInput(
-                "a separate solver runs TRSM solves where A and B live".into(),
-            ));
+            return super::invalid("a separate solver runs TRSM solves where A and B live");
         }
     }
     let slot_bytes = tiling.slot_bytes();
@@ -226,23 +182,25 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
         .devices
         .iter()
         .enumerate()
-        .map(|(d, spec)| DevState {
-            dev: d as u16,
-            space: spec.space,
-            queues: spec.compute_queues.max(1),
-            next_slot: 0,
-            a_slots: HashMap::new(),
+        .map(|(d, spec)| {
+            // B slots come first: `resident_panels` groups of `nt`; A slots follow.
+            let panels = req.assignment[d].len();
+            let b_groups = if spec.space == b_space {
+                0
+            } else {
+                req.resident_panels.min(panels)
+            };
+            DevState {
+                dev: d as u16,
+                space: spec.space,
+                queues: spec.compute_queues.max(1),
+                next_slot: (b_groups * nt) as u32,
+                a_slots: HashMap::new(),
+            }
         })
         .collect();
     let order = p.block_order(nt);
     let max_panels = req.assignment.iter().map(Vec::len).max().unwrap_or(0);
-    // B slots per device come first: `resident_panels` groups of `nt`; A slots follow.
-    for (d, st) in devs.iter_mut().enumerate() {
-        if st.space != b_space && !req.assignment[d].is_empty() {
-            let groups = req.resident_panels.min(req.assignment[d].len()) as u32;
-            st.next_slot = groups * nt as u32;
-        }
-    }
     let mut panel = Panel {
         g: &mut g,
         tiling,
@@ -352,31 +310,9 @@ impl Panel<'_> {
         st.next_slot += 1;
         st.a_slots.insert(key, s);
         let (src, dst) = (self.origin(key), self.slot(st.dev, s, key));
-        self.copy(st, (a_space, st.space), key, src, dst);
+        self.g
+            .copy(st.dev, (a_space, st.space), key, src, dst, None);
         dst
-    }
-
-    fn copy(
-        &mut self,
-        st: &DevState,
-        link: (MemorySpace, MemorySpace),
-        key: TileKey,
-        src: Loc,
-        dst: Loc,
-    ) {
-        self.g.add(
-            st.dev,
-            QueueId::Link {
-                src: link.0,
-                dst: link.1,
-            },
-            Op::Copy {
-                key,
-                src,
-                dst,
-                origin: None,
-            },
-        );
     }
 
     /// The tasks of panel `j` on device `d`, its B tiles in slots `first..first + nt`.
@@ -394,7 +330,7 @@ impl Panel<'_> {
             index: index % queues,
         };
         let b_in_place = space == b_space;
-        let bkey = |k: usize| TriTiling::b_key(k, j);
+        let bkey = |k: usize| TileKey::b(k, j);
         let bloc = |this: &Self, k: usize| {
             if b_in_place {
                 this.origin(bkey(k))
@@ -403,10 +339,7 @@ impl Panel<'_> {
             }
         };
         let lookahead = queues > 1;
-        let (trsm, diag_alpha) = match p.routine {
-            TriRoutine::Trsm => (true, Coef::Alpha),
-            TriRoutine::Trmm => (false, Coef::Alpha),
-        };
+        let trsm = p.routine == TriRoutine::Trsm;
         let diag =
             |this: &mut Self, dev: u16, q: QueueId, k: usize, a: Loc, b: Loc, first: bool| {
                 this.g.add(
@@ -417,7 +350,7 @@ impl Panel<'_> {
                         routine: p.routine,
                         opts: p.opts,
                         alpha: if first || !trsm {
-                            diag_alpha
+                            Coef::Alpha
                         } else {
                             Coef::One
                         },
@@ -453,30 +386,18 @@ impl Panel<'_> {
                     },
                 )
             };
-        let fetch_b = |this: &mut Self, st: &DevState, k: usize| {
+        let fetch_b = |this: &mut Self, k: usize| {
             let (src, dst) = (this.origin(bkey(k)), bloc(this, k));
-            this.copy(st, (b_space, space), bkey(k), src, dst);
+            this.g.copy(dev, (b_space, space), bkey(k), src, dst, None);
         };
         let write_back = |this: &mut Self, k: usize, finishes: bool| {
             let (src, dst) = (bloc(this, k), this.origin(bkey(k)));
-            let id = this.g.add(
-                dev,
-                QueueId::Link {
-                    src: space,
-                    dst: b_space,
-                },
-                Op::Copy {
-                    key: bkey(k),
-                    src,
-                    dst,
-                    origin: None,
-                },
-            );
+            let id = this.g.copy(dev, (space, b_space), bkey(k), src, dst, None);
             this.g.task_mut(id).finishes = finishes;
         };
         if !b_in_place {
             for &k in order {
-                fetch_b(self, &devs[d], k);
+                fetch_b(self, k);
             }
         }
         match p.routine {
@@ -507,7 +428,7 @@ impl Panel<'_> {
                             let id = diag(self, e as u16, q, k, a, b, s == 0);
                             self.g.task_mut(id).finishes = true;
                             if s + 1 < nt && !b_in_place {
-                                fetch_b(self, &devs[d], k);
+                                fetch_b(self, k);
                             }
                         }
                     }

@@ -460,7 +460,7 @@ impl DevicePool {
             .map(|j| {
                 order
                     .iter()
-                    .take_while(|&&k| finals.contains(&TriTiling::b_key(k, j)))
+                    .take_while(|&&k| finals.contains(&crate::tiling::TileKey::b(k, j)))
                     .count()
             })
             .collect();
