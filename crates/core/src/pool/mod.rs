@@ -23,7 +23,8 @@ pub use tri::{SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriRe
 use crate::device::{Device, ThreadContext};
 use crate::error::{Error, Result};
 use crate::link::Link;
-use crate::memory::{HostAccess, MemorySpace};
+use crate::memory::{HostAccess, MemorySpace, RawTile};
+use crate::operand::Trans;
 use crate::plan::cache::PlanCache;
 use crate::problem::GemmProblem;
 use crate::profile::MachineProfile;
@@ -49,14 +50,18 @@ pub struct DagDecision<A> {
     pub alternatives: Vec<A>,
 }
 
-/// The fastest of `cands` by `seconds`; with none, the last candidate's error (or that there
-/// was no `what` plan).
+/// The fastest of the candidates that could be planned, by `seconds`; with none, the last
+/// one's error (or that there was no `what` plan).
 fn fastest<A: Clone>(
-    mut cands: Vec<Candidate<A>>,
-    last_err: Option<Error>,
+    results: Vec<Result<Candidate<A>>>,
     what: &str,
     seconds: impl Fn(&A) -> f64,
 ) -> Result<DagDecision<A>> {
+    let mut last_err = None;
+    let mut cands: Vec<Candidate<A>> = results
+        .into_iter()
+        .filter_map(|r| r.map_err(|e| last_err = Some(e)).ok())
+        .collect();
     if cands.is_empty() {
         return Err(last_err.unwrap_or_else(|| Error::internal(format!("no {what} plan"))));
     }
@@ -84,6 +89,29 @@ struct DagRun<'a> {
     trace: bool,
     undo: Option<(&'a crate::undo::UndoLog, crate::undo::UndoScope)>,
     infos: &'a [Arc<crate::factor_kernel::InfoCell>],
+}
+
+/// The block of op(`t`) at (`row`, `col`), `rows x cols`, as a tile of the stored `t`.
+fn op_sub(t: RawTile, trans: Trans, row: usize, col: usize, rows: usize, cols: usize) -> RawTile {
+    if trans.is_transposed() {
+        t.sub(col, row, cols, rows)
+    } else {
+        t.sub(row, col, rows, cols)
+    }
+}
+
+/// A BLAS/LAPACK size or leading dimension as `usize`.
+fn to_usize(x: i64) -> Result<usize> {
+    usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
+}
+
+/// The host tiles among `tiles` as regions the accelerators' DMA engines read or write.
+fn host_regions(tiles: &[(RawTile, HostAccess)]) -> Vec<(u64, usize, HostAccess)> {
+    tiles
+        .iter()
+        .filter(|(t, _)| t.space.is_host() && !t.is_empty())
+        .map(|&(t, access)| (t.addr, t.extent_bytes(), access))
+        .collect()
 }
 
 /// The bytes a run copied towards its devices and back.

@@ -14,7 +14,7 @@
 //! travels whole and comes back with those entries as they were, bit for bit.
 
 use super::options::{GemmOptions, GemmReport};
-use super::DevicePool;
+use super::{op_sub, DevicePool};
 use crate::error::{Error, Result};
 use crate::matrix::{DeviceMatrix, MatIn, MatOut};
 use crate::memory::{MemorySpace, RawTile};
@@ -305,13 +305,7 @@ impl DevicePool {
         else {
             return Err(Error::internal("rank block of a multiply"));
         };
-        let part = |t: RawTile, r0: usize, len: usize| {
-            if trans == Trans::N {
-                t.sub(r0, 0, len, k)
-            } else {
-                t.sub(0, r0, k, len)
-            }
-        };
+        let part = |t: RawTile, r0: usize, len: usize| op_sub(t, trans, r0, 0, len, k);
         if n <= call.block {
             let tile = call.tile((n, n, k), a, b, beta, c);
             return self.sym_tile::<T>(call, tile, report);
@@ -406,7 +400,8 @@ impl DevicePool {
         Ok(())
     }
 
-    /// One off-diagonal GEMM through the whole pipeline.
+    /// One off-diagonal GEMM through the whole pipeline. Each puts its own region of C back
+    /// when it fails (the earlier GEMMs' regions are final and correct).
     #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars
     fn gemm_block<T: Scalar>(
         &self,
@@ -420,34 +415,7 @@ impl DevicePool {
         c: RawTile,
         report: &mut GemmReport,
     ) -> Result<()> {
-        let k = if ta.is_transposed() { a.rows } else { a.cols };
-        let problem = GemmProblem {
-            transa: ta,
-            transb: tb,
-            m: c.rows,
-            n: c.cols,
-            k,
-            dtype: T::DTYPE,
-            beta_zero: beta == T::default(),
-            locations: [a.space, b.space, c.space],
-            sym: None,
-        };
-        let opts = call.opts;
-        let key = super::gemm::decision_key(problem, opts);
-        let mut sub = GemmReport::default();
-        // Each GEMM of the split puts its own region of C back when it fails (a failure of a
-        // later GEMM leaves the earlier ones' regions final and correct).
-        self.run_retrying(
-            &problem,
-            &key,
-            opts,
-            &[a, b, c],
-            alpha,
-            beta,
-            &mut sub,
-            None,
-            None,
-        )?;
+        let sub = self.gemm_raw(ta, tb, alpha, a, b, beta, c, call.opts, false)?;
         merge(report, sub);
         Ok(())
     }
