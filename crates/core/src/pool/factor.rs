@@ -1,7 +1,6 @@
 //! The factorizations' call path (`?potrf`, `?getrf` and the solvers on them): LAPACK's
-//! argument checks, quick returns, the choice of the updating device, block width and where
-//! panels run by simulating each candidate plan (cached per problem), then workspaces, the one
-//! executor, and LAPACK's `info` and pivots from what the kernels reported.
+//! checks, the updating device, block width and panel placement chosen by simulating each
+//! candidate plan (cached per problem), the executor, and LAPACK's `info` and pivots.
 //!
 //! **Faults.** A Cholesky whose panels run on the updating device writes each block column of
 //! A once, when final: a device lost mid-call is left out and the factorization goes on, on
@@ -263,14 +262,7 @@ impl DevicePool {
             return Ok(report);
         }
         // Pivots come back relative to their panel, as 4-byte integers, into a host buffer.
-        let mut rel: Vec<i32> = vec![
-            0;
-            if ipiv.is_some() {
-                ar.rows.min(ar.cols)
-            } else {
-                0
-            }
-        ];
+        let mut rel: Vec<i32> = vec![0; ipiv.as_ref().map_or(0, |_| ar.rows.min(ar.cols))];
         let pivots = RawTile {
             space: MemorySpace::HOST,
             addr: rel.as_mut_ptr() as u64,
@@ -434,8 +426,6 @@ impl DevicePool {
             })
     }
 
-    /// Every candidate (updating device, panel device, block width) planned and simulated;
-    /// the fastest.
     /// Whether device `i` can be a factorization's updating device for `op` (POTRF or GETRF)
     /// in `dt`: the panel op, GEMM and TRSM, and SYRK (POTRF) or LASWP (GETRF); whether it has
     /// failed is not asked.
@@ -451,6 +441,8 @@ impl DevicePool {
                 || op == FactorOp::Getrf && k.supports_factor(FactorOp::Laswp, dt))
     }
 
+    /// Every candidate (updating device, panel device, block width) planned and simulated;
+    /// the fastest.
     fn decide_factor(
         &self,
         routine: FactorRoutine,

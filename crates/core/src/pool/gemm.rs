@@ -128,17 +128,7 @@ impl DevicePool {
             return Ok(report);
         }
 
-        let problem = GemmProblem {
-            transa,
-            transb,
-            m,
-            n,
-            k,
-            dtype: T::DTYPE,
-            beta_zero: beta == T::default(),
-            locations: [operands[0].space, operands[1].space, operands[2].space],
-            sym: None,
-        };
+        let problem = tiles_problem(transa, transb, operands, beta == T::default());
         let staging_before = self.staging_alloc_seconds();
         let plan_start = Instant::now();
         // Notes of this call's choices, kept ahead of those the run adds (which replace theirs on
@@ -352,13 +342,11 @@ impl DevicePool {
     }
 
     /// Whether a call keeps the undo log of C ([`UndoLog`]: every region of C saved on the
-    /// host before its first write, so that a call that ends with no device left leaves C
-    /// bit-identical). The save is a host copy of all of C per call: on one H200, DGEMM 8192^3
-    /// fell from about 35 to 9 TFLOP/s and 32768^3 from 52 to 44 with it. So by default
-    /// (`GemmOptions::preserve_c` unset) it is kept only when no
-    /// working host CPU device can finish the call: with one, a failed call's unfinished tiles
-    /// end on the CPU ([`DevicePool::run_recovering`]), and no device left means the CPU
-    /// failed too (C is then tile-wise final or untouched, and the error says so).
+    /// host before its first write, so that a call left with no device leaves C as it was).
+    /// The save is a host copy of C per call (on one H200, DGEMM 8192^3 fell from about 35 to
+    /// 9 TFLOP/s), so by default it is kept only when no working host CPU can finish a failed
+    /// call's tiles ([`DevicePool::run_recovering`]; no device left then means the CPU failed
+    /// too, and C is tile-wise final or untouched).
     pub(super) fn keeps_undo_log(&self, opts: &GemmOptions, dtype: DType) -> bool {
         opts.preserve_c
             .unwrap_or_else(|| self.host_fallback(dtype).is_none())
@@ -483,18 +471,10 @@ impl DevicePool {
                 e => e,
             });
         }
-        let failed = self.failed_devices();
-        // An operand in a failed device's memory cannot be read (or C written) any more.
-        if operands
-            .iter()
-            .any(|t| failed.iter().any(|&i| self.devices[i].space() == t.space))
-        {
-            return Err(last);
-        }
         let dtype = problem.dtype;
-        let Some(left) = self.devices_left(opts.devices.as_deref(), dtype, |i| {
-            self.devices[i].kernel().supports(dtype)
-        }) else {
+        let supports = |i: usize| self.devices[i].kernel().supports(dtype);
+        let Some(left) = self.devices_left(opts.devices.as_deref(), operands, dtype, supports)
+        else {
             return Err(last);
         };
         let sub_opts = GemmOptions {
@@ -941,16 +921,9 @@ fn gemm_shape<T: Scalar>(
     c: &MatOut<'_, T>,
 ) -> Result<(usize, usize, usize)> {
     let (m, n) = (c.rows(), c.cols());
-    let (am, ak) = if transa.is_transposed() {
-        (a.cols(), a.rows())
-    } else {
-        (a.rows(), a.cols())
-    };
-    let (bk, bn) = if transb.is_transposed() {
-        (b.cols(), b.rows())
-    } else {
-        (b.rows(), b.cols())
-    };
+    // The shape of op(X) is X's, swapped when transposed, as `stored_shape` swaps.
+    let (am, ak) = transa.stored_shape(a.rows(), a.cols());
+    let (bk, bn) = transb.stored_shape(b.rows(), b.cols());
     if am != m {
         return Err(Error::gemm_arg(
             3,

@@ -332,11 +332,10 @@ impl DevicePool {
         }
     }
 
-    /// The share of the calibrated host fold rate that decisions price folds at now
-    /// ([`crate::tuning::fold_speed::FoldSpeed::level`]; 1 without a profile). A move of one step between two shares under 1 is not taken
-    /// (rates near a step's edge would otherwise move it back and forth). When it changes, the
-    /// scaled profile is made again and cached decisions, priced at the old rate, are dropped.
-    /// Returns the level, and the rate folds reached when it is below 1.
+    /// The share of the calibrated host fold rate that decisions price folds at now (1 without
+    /// a profile), and the rate folds reached when it is below 1. A move of one step between
+    /// two shares under 1 is not taken (rates near a step's edge would move it back and
+    /// forth). When it changes, cached decisions, priced at the old rate, are dropped.
     pub(super) fn sync_fold_level(&self) -> (f64, Option<f64>) {
         use crate::tuning::fold_speed;
         let Some(profile) = self.profile() else {
@@ -422,13 +421,20 @@ impl DevicePool {
     /// The devices a call that lost some goes on with: those it asked for (all when `asked` is
     /// `None`), less the failed ones, that pass `usable`; when every device asked for is gone,
     /// the host CPU, the last resort (which is why a call with a host CPU keeps no undo copy of
-    /// its output). `None`: no device left.
+    /// its output). `None`: no device left, or one of `operands` lives in a failed device's
+    /// memory (it cannot be read, or written, any more).
     pub(super) fn devices_left(
         &self,
         asked: Option<&[usize]>,
+        operands: &[RawTile],
         dtype: DType,
         usable: impl Fn(usize) -> bool,
     ) -> Option<Vec<usize>> {
+        let failed = self.failed_devices();
+        let space_failed = |t: &RawTile| failed.iter().any(|&i| self.devices[i].space() == t.space);
+        if operands.iter().any(space_failed) {
+            return None;
+        }
         let left: Vec<usize> = self
             .working_of(asked)
             .into_iter()
@@ -576,7 +582,7 @@ impl DevicePool {
             }
             !works
         });
-        // Made without the devices now back (the factorizations' were once left out here).
+        // Made without the devices now back.
         self.clear_decisions();
         f.clone()
     }

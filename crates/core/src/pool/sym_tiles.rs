@@ -1,14 +1,9 @@
-//! The symmetric/Hermitian routines as the tiles of one GEMM plan (`plan::symmetric`): one
-//! plan over the referenced triangle of C (SYRK/HERK; SYR2K/HER2K as two, the second without
-//! the diagonal), or over all of C with the symmetric operand read from its stored triangle
-//! (SYMM/HEMM). Every operand tile is fetched as the plan's cache allows, once where memory
-//! holds it, and the diagonal tiles run the routine's kernel among the GEMM tiles, their
-//! copies overlapped like any other. The tile is the one whose plan the simulator replays
-//! fastest against the profile.
-//!
-//! A device failure re-runs each unfinished C tile as the pieces of its own sum (a plain GEMM
-//! for a rank update's tile off the diagonal; the routine's one-tile problem on the diagonal,
-//! and for SYMM/HEMM the GEMMs of the symmetric operand's row panel either side of it).
+//! The symmetric/Hermitian routines as the tiles of one GEMM plan (`plan::symmetric`): over
+//! the referenced triangle of C (SYRK/HERK; SYR2K/HER2K as two, the second without the
+//! diagonal), or over all of C with the symmetric operand read from its stored triangle
+//! (SYMM/HEMM), the diagonal tiles running the routine's kernel among the GEMM tiles. The tile
+//! is the one whose plan the simulator replays fastest against the profile. A device failure
+//! re-runs each unfinished C tile as the pieces of its own sum ([`sym_pieces`]).
 
 use super::gemm::{decision_key, tiles_problem};
 use super::options::{GemmOptions, GemmReport};

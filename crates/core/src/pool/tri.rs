@@ -1,9 +1,7 @@
-//! The TRSM and TRMM call path: argument checks, quick returns (alpha == 0 zeroes B without
-//! reading A), the choice of tile size, devices and solve placement by simulating each
-//! candidate plan ([`crate::sim`]), cached per problem; then workspaces, host preparation and
-//! the executor every routine runs on. A device that fails mid-call is left out and the call
-//! finishes on the devices left: each panel of B goes on from the tiles that were final
-//! ([`DevicePool::finish_panels`]).
+//! The TRSM and TRMM call path: checks, quick returns, the tile size, devices and solve
+//! placement chosen by simulating each candidate plan (cached per problem), then the executor.
+//! A device that fails mid-call is left out and each panel of B goes on from the tiles that
+//! were final ([`DevicePool::finish_panels`]).
 
 use super::options::DeviceFault;
 use super::{host_regions, op_sub, to_usize, DevicePool};
@@ -154,14 +152,8 @@ impl DevicePool {
         a: impl Into<MatIn<'a, T>>,
         b: impl Into<MatOut<'a, T>>,
     ) -> Result<TriReport> {
-        self.tri_with(
-            TriRoutine::Trsm,
-            opts,
-            alpha,
-            a,
-            b,
-            &TriCallOptions::default(),
-        )
+        let call = TriCallOptions::default();
+        self.tri_with(TriRoutine::Trsm, opts, alpha, a, b, &call)
     }
 
     /// TRMM with default options: `B := alpha op(A) B` (or `alpha B op(A)`).
@@ -172,14 +164,8 @@ impl DevicePool {
         a: impl Into<MatIn<'a, T>>,
         b: impl Into<MatOut<'a, T>>,
     ) -> Result<TriReport> {
-        self.tri_with(
-            TriRoutine::Trmm,
-            opts,
-            alpha,
-            a,
-            b,
-            &TriCallOptions::default(),
-        )
+        let call = TriCallOptions::default();
+        self.tri_with(TriRoutine::Trmm, opts, alpha, a, b, &call)
     }
 
     /// TRSM or TRMM with explicit options. A must be `k x k` with k = m (left) or n (right)
@@ -382,20 +368,12 @@ impl DevicePool {
             "TRSM/TRMM",
             (unfinished, 0),
         )?;
-        let failed = self.failed_devices();
-        if [ar.space, br.space]
-            .iter()
-            .any(|s| failed.iter().any(|&i| self.devices[i].space() == *s))
-        {
-            // An operand in a failed device's own memory: it cannot be read any more.
-            return Err(last);
-        }
         let dt = problem.dtype;
         let usable = |i: usize| {
             let k = self.devices[i].kernel();
             k.supports(dt) && k.supports_tri(dt)
         };
-        let Some(left) = self.devices_left(call.devices.as_deref(), dt, usable) else {
+        let Some(left) = self.devices_left(call.devices.as_deref(), &[ar, br], dt, usable) else {
             return Err(last);
         };
         let devices = call.devices.as_ref().map(|_| left);
