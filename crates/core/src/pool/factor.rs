@@ -1,7 +1,6 @@
 //! The factorizations' call path (`?potrf`, `?getrf` and the solvers on them): LAPACK's
-//! argument checks, quick returns, the choice of the updating device, block width and where
-//! panels run by simulating each candidate plan (cached per problem), then workspaces, the one
-//! executor, and LAPACK's `info` and pivots from what the kernels reported.
+//! checks, the updating device, block width and panel placement chosen by simulating each
+//! candidate plan (cached per problem), the executor, and LAPACK's `info` and pivots.
 //!
 //! **Faults.** A Cholesky whose panels run on the updating device writes each block column of
 //! A once, when final: a device lost mid-call is left out and the factorization goes on, on
@@ -12,7 +11,7 @@
 //! overwrites), else it holds partial results (the error says so).
 
 use super::options::DeviceFault;
-use super::DevicePool;
+use super::{host_regions, to_usize, DevicePool};
 use crate::error::{Error, Result};
 use crate::exec::trace::Trace;
 use crate::factor_kernel::{FactorOp, InfoCell};
@@ -20,6 +19,7 @@ use crate::matrix::MatOut;
 use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, Trans};
 use crate::plan::{FactorRequest, FactorRoutine, Plan, Request, Routine};
+use crate::problem::triangular::{Diag, Side, TriOptions, TriRoutine};
 use crate::problem::Uplo;
 use crate::scalar::{DType, Scalar};
 use crate::undo::{UndoLog, UndoScope};
@@ -128,10 +128,6 @@ fn lapack_arg(routine: &'static str, param: u32, name: &'static str, reason: Str
         name,
         reason,
     }
-}
-
-fn to_usize(x: i64) -> Result<usize> {
-    usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
 }
 
 impl DevicePool {
@@ -266,14 +262,7 @@ impl DevicePool {
             return Ok(report);
         }
         // Pivots come back relative to their panel, as 4-byte integers, into a host buffer.
-        let mut rel: Vec<i32> = vec![
-            0;
-            if ipiv.is_some() {
-                ar.rows.min(ar.cols)
-            } else {
-                0
-            }
-        ];
+        let mut rel: Vec<i32> = vec![0; ipiv.as_ref().map_or(0, |_| ar.rows.min(ar.cols))];
         let pivots = RawTile {
             space: MemorySpace::HOST,
             addr: rel.as_mut_ptr() as u64,
@@ -343,13 +332,7 @@ impl DevicePool {
         report.predicted_seconds = Some(decision.chosen.seconds);
         report.alternatives = decision.alternatives.clone();
         report.plan = Some(plan.clone());
-        let mut regions = Vec::new();
-        if ar.space.is_host() {
-            regions.push((ar.addr, ar.extent_bytes(), HostAccess::ReadWrite));
-        }
-        if pivots.rows > 0 {
-            regions.push((pivots.addr, pivots.extent_bytes(), HostAccess::ReadWrite));
-        }
+        let regions = host_regions(&[(ar, HostAccess::ReadWrite), (pivots, HostAccess::ReadWrite)]);
         let infos: Vec<Arc<InfoCell>> = (0..plan.infos).map(|_| InfoCell::new()).collect();
         let run = super::DagRun {
             plan: &plan,
@@ -443,8 +426,6 @@ impl DevicePool {
             })
     }
 
-    /// Every candidate (updating device, panel device, block width) planned and simulated;
-    /// the fastest.
     /// Whether device `i` can be a factorization's updating device for `op` (POTRF or GETRF)
     /// in `dt`: the panel op, GEMM and TRSM, and SYRK (POTRF) or LASWP (GETRF); whether it has
     /// failed is not asked.
@@ -460,6 +441,8 @@ impl DevicePool {
                 || op == FactorOp::Getrf && k.supports_factor(FactorOp::Laswp, dt))
     }
 
+    /// Every candidate (updating device, panel device, block width) planned and simulated;
+    /// the fastest.
     fn decide_factor(
         &self,
         routine: FactorRoutine,
@@ -515,8 +498,7 @@ impl DevicePool {
             nbs.push(n.max(1));
         }
         let profile = self.evaluation_profile(dt);
-        let mut cands: Vec<(FactorAlternative, Vec<usize>, Plan)> = Vec::new();
-        let mut last_err = None;
+        let mut cands = Vec::new();
         for &u in &updaters {
             let panel_choices: Vec<Option<usize>> = match (opts.panels_on_host, host_dev) {
                 (Some(false), _) => vec![None],
@@ -528,14 +510,11 @@ impl DevicePool {
             };
             for &nb in &nbs {
                 for &p in &panel_choices {
-                    match self.factor_candidate(routine, ar, dt, nb, u, p, start, &profile) {
-                        Ok(c) => cands.push(c),
-                        Err(e) => last_err = Some(e),
-                    }
+                    cands.push(self.factor_candidate(routine, ar, dt, nb, u, p, start, &profile));
                 }
             }
         }
-        super::fastest(cands, last_err, "factorization", |a| a.seconds)
+        super::fastest(cands, "factorization", |a| a.seconds)
     }
 
     /// One candidate: its plan and simulated time.
@@ -614,7 +593,6 @@ impl DevicePool {
         a: impl Into<crate::matrix::MatIn<'a, T>>,
         b: impl Into<MatOut<'a, T>>,
     ) -> Result<()> {
-        use crate::problem::triangular::{Diag, Side, TriOptions, TriRoutine};
         let (a, mut b) = (a.into(), b.into());
         let (ar, br) = (a.raw(), b.raw());
         if ar.rows != ar.cols || ar.rows != br.rows {
@@ -625,25 +603,14 @@ impl DevicePool {
                 format!("A is {}x{}, B has {} rows", ar.rows, ar.cols, br.rows),
             ));
         }
-        let one = T::from_f64(1.0);
         let ct = Trans::C.for_dtype(T::DTYPE);
         // L L^H X = B: L Y = B, then L^H X = Y (upper: U^H Y = B, U X = Y).
         let (first, second) = match uplo {
             Uplo::Lower => (Trans::N, ct),
             Uplo::Upper => (ct, Trans::N),
         };
-        let call = super::tri::TriCallOptions::default();
-        for transa in [first, second] {
-            let opts = TriOptions {
-                side: Side::Left,
-                uplo,
-                transa,
-                diag: Diag::NonUnit,
-            };
-            let mut report = super::tri::TriReport::default();
-            self.tri_raw(TriRoutine::Trsm, opts, one, ar, br, &call, &mut report)?;
-        }
-        Ok(())
+        let unit = Diag::NonUnit;
+        self.solve_twice::<T>(ar, br, [(uplo, first, unit), (uplo, second, unit)])
     }
 
     /// `?getrs` (`trans` N): solves `A X = B` with the LU factors and pivots of `getrf`, `B`
@@ -654,7 +621,6 @@ impl DevicePool {
         ipiv: &[i32],
         mut b: MatMut<'a, T>,
     ) -> Result<()> {
-        use crate::problem::triangular::{Diag, Side, TriOptions, TriRoutine};
         let a = a.into();
         let ar = a.raw();
         let n = ar.rows;
@@ -684,14 +650,27 @@ impl DevicePool {
                 }
             }
         }
-        let one = T::from_f64(1.0);
-        let call = super::tri::TriCallOptions::default();
         let br = MatOut::from(b).raw();
-        for (uplo, diag) in [(Uplo::Lower, Diag::Unit), (Uplo::Upper, Diag::NonUnit)] {
+        let (l, u) = (
+            (Uplo::Lower, Trans::N, Diag::Unit),
+            (Uplo::Upper, Trans::N, Diag::NonUnit),
+        );
+        self.solve_twice::<T>(ar, br, [l, u])
+    }
+
+    /// B := the solution of `op(A) X = B` for each (uplo, transa, diag) of `solves` in turn.
+    fn solve_twice<T: Scalar>(
+        &self,
+        ar: RawTile,
+        br: RawTile,
+        solves: [(Uplo, Trans, Diag); 2],
+    ) -> Result<()> {
+        let (call, one) = (super::tri::TriCallOptions::default(), T::from_f64(1.0));
+        for (uplo, transa, diag) in solves {
             let opts = TriOptions {
                 side: Side::Left,
                 uplo,
-                transa: Trans::N,
+                transa,
                 diag,
             };
             let mut report = super::tri::TriReport::default();

@@ -3,8 +3,9 @@
 
 use super::decisions::DecisionKey;
 use super::options::{DeviceFault, GemmOptions, GemmReport};
+use super::sym_tiles::sym_pieces;
 use super::workspace::Workspaces;
-use super::DevicePool;
+use super::{host_regions, op_sub, to_usize, DevicePool};
 use crate::autotune::{self, Decision, DecisionRequest};
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -68,15 +69,12 @@ impl DevicePool {
         ldc: i64,
         opts: &GemmOptions,
     ) -> Result<GemmReport> {
-        let to = |x: i64| {
-            usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
-        };
-        let (m, n, k) = (to(m)?, to(n)?, to(k)?);
+        let (m, n, k) = (to_usize(m)?, to_usize(n)?, to_usize(k)?);
         let (ar, ac) = transa.stored_shape(m, k);
         let (br, bc) = transb.stored_shape(k, n);
-        let av = MatRef::new(a, ar, ac, to(lda)?)?;
-        let bv = MatRef::new(b, br, bc, to(ldb)?)?;
-        let cv = MatMut::new(c, m, n, to(ldc)?)?;
+        let av = MatRef::new(a, ar, ac, to_usize(lda)?)?;
+        let bv = MatRef::new(b, br, bc, to_usize(ldb)?)?;
+        let cv = MatMut::new(c, m, n, to_usize(ldc)?)?;
         self.gemm_with(transa, transb, alpha, av, bv, beta, cv, opts)
     }
 
@@ -92,16 +90,8 @@ impl DevicePool {
         beta: T,
         c: impl Into<MatOut<'a, T>>,
     ) -> Result<GemmReport> {
-        self.gemm_with(
-            transa,
-            transb,
-            alpha,
-            a,
-            b,
-            beta,
-            c,
-            &GemmOptions::default(),
-        )
+        let opts = GemmOptions::default();
+        self.gemm_with(transa, transb, alpha, a, b, beta, c, &opts)
     }
 
     /// GEMM with explicit options. Shapes come from the operands: C is m x n, op(A) m x k,
@@ -138,17 +128,7 @@ impl DevicePool {
             return Ok(report);
         }
 
-        let problem = GemmProblem {
-            transa,
-            transb,
-            m,
-            n,
-            k,
-            dtype: T::DTYPE,
-            beta_zero: beta == T::default(),
-            locations: [operands[0].space, operands[1].space, operands[2].space],
-            sym: None,
-        };
+        let problem = tiles_problem(transa, transb, operands, beta == T::default());
         let staging_before = self.staging_alloc_seconds();
         let plan_start = Instant::now();
         // Notes of this call's choices, kept ahead of those the run adds (which replace theirs on
@@ -175,7 +155,7 @@ impl DevicePool {
                 )
             })
         };
-        let key = staged_decision_key(problem, opts, self.stages_c(&operands[2]));
+        let key = decision_key(problem, opts, self.stages_c(&operands[2]));
         let mut k_split_faults = Vec::new();
         if let Some(split) = self.k_split_choice(&problem, &key, opts) {
             let failed_before = self.failed_devices();
@@ -188,7 +168,7 @@ impl DevicePool {
                 }
                 // C untouched and a device left: the call runs again as a C split, without
                 // the devices that failed (as a C split recovers from a failed device).
-                Err(f) if !f.c_written && self.can_compute(problem.dtype, opts) => {
+                Err(f) if !f.c_written && self.can_compute(problem.dtype, opts, None) => {
                     tracing::warn!(
                         error = %f.error,
                         "the K split failed before writing C; the call runs as a C split on \
@@ -245,23 +225,17 @@ impl DevicePool {
         self.links.values().map(|l| l.staging_alloc_seconds()).sum()
     }
 
-    /// Whether a device the call may use is left that computes `dtype`.
-    fn can_compute(&self, dtype: crate::scalar::DType, opts: &GemmOptions) -> bool {
+    /// Whether a device the call may use, other than `without`, computes `dtype`.
+    fn can_compute(&self, dtype: DType, opts: &GemmOptions, without: Option<usize>) -> bool {
         self.working_devices(opts)
             .iter()
-            .any(|&i| self.devices[i].kernel().supports(dtype))
-    }
-
-    /// Whether a device other than `index` that the call may use computes `dtype`.
-    fn can_compute_without(&self, dtype: DType, opts: &GemmOptions, index: usize) -> bool {
-        self.working_devices(opts)
-            .iter()
-            .any(|&i| i != index && self.devices[i].kernel().supports(dtype))
+            .any(|&i| Some(i) != without && self.devices[i].kernel().supports(dtype))
     }
 
     /// `c = alpha op(a) op(b) + beta c` on raw operands the caller checked (shapes that
-    /// agree, k > 0, alpha != 0) and borrows for the whole call, without a profile's
-    /// quick returns: the GEMMs another routine's recovery runs.
+    /// agree, alpha != 0) and borrows for the whole call, without a profile's quick returns:
+    /// the GEMMs of another routine's split or recovery. `stage`: C may be a fresh host output
+    /// the devices stage ([`DevicePool::stages_c`]).
     #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars
     pub(super) fn gemm_raw<T: Scalar>(
         &self,
@@ -273,33 +247,20 @@ impl DevicePool {
         beta: T,
         c: RawTile,
         opts: &GemmOptions,
+        stage: bool,
     ) -> Result<GemmReport> {
-        let k = if transa.is_transposed() {
-            a.rows
-        } else {
-            a.cols
-        };
-        let problem = GemmProblem {
-            transa,
-            transb,
-            m: c.rows,
-            n: c.cols,
-            k,
-            dtype: T::DTYPE,
-            beta_zero: beta == T::default(),
-            locations: [a.space, b.space, c.space],
-            sym: None,
-        };
+        let problem = tiles_problem(transa, transb, [a, b, c], beta == T::default());
         let mut report = GemmReport::default();
-        if problem.m == 0 || problem.n == 0 || k == 0 {
+        if problem.m == 0 || problem.n == 0 || problem.k == 0 {
             return Ok(report);
         }
-        let key = staged_decision_key(problem, opts, self.stages_c(&c));
+        let key = decision_key(problem, opts, stage && self.stages_c(&c));
+        let ops = [a, b, c];
         self.run_retrying(
             &problem,
             &key,
             opts,
-            &[a, b, c],
+            &ops,
             alpha,
             beta,
             &mut report,
@@ -365,7 +326,7 @@ impl DevicePool {
                 Err(e @ Error::OutOfMemory { .. }) if decided_again => {
                     let ids = self.working_devices(opts);
                     match self.blamed_for_memory(&e, &ids) {
-                        Some(index) if self.can_compute_without(problem.dtype, opts, index) => {
+                        Some(index) if self.can_compute(problem.dtype, opts, Some(index)) => {
                             self.leave_out(&mut report.recovered, (index, e), "GEMM", (0, 0));
                         }
                         _ => break Err(e),
@@ -381,15 +342,13 @@ impl DevicePool {
     }
 
     /// Whether a call keeps the undo log of C ([`UndoLog`]: every region of C saved on the
-    /// host before its first write, so that a call that ends with no device left leaves C
-    /// bit-identical). The save is a host copy of all of C per call: on one H200, DGEMM 8192^3
-    /// fell from about 35 to 9 TFLOP/s and 32768^3 from 52 to 44 with it. So by default
-    /// (`GemmOptions::preserve_c` unset) it is kept only when no
-    /// working host CPU device can finish the call: with one, a failed call's unfinished tiles
-    /// end on the CPU ([`DevicePool::run_recovering`]), and no device left means the CPU
-    /// failed too (C is then tile-wise final or untouched, and the error says so).
+    /// host before its first write, so that a call left with no device leaves C as it was).
+    /// The save is a host copy of C per call (on one H200, DGEMM 8192^3 fell from about 35 to
+    /// 9 TFLOP/s), so by default it is kept only when no working host CPU can finish a failed
+    /// call's tiles ([`DevicePool::run_recovering`]; no device left then means the CPU failed
+    /// too, and C is tile-wise final or untouched).
     pub(super) fn keeps_undo_log(&self, opts: &GemmOptions, dtype: DType) -> bool {
-        opts.preserve_c_mode()
+        opts.preserve_c
             .unwrap_or_else(|| self.host_fallback(dtype).is_none())
     }
 
@@ -490,16 +449,13 @@ impl DevicePool {
                     && opts.c_region.has_tile(i, j)
             })
             .collect();
-        let mut last = None;
-        for (d, e) in f.faults {
-            last = Some(self.leave_out(
-                &mut report.recovered,
-                (f.devices[d], e),
-                "GEMM",
-                (unfinished.len(), f.partial.len()),
-            ));
-        }
-        let last = last.ok_or_else(|| Error::internal("faulted run without a fault"))?;
+        let last = self.leave_out_all(
+            &mut report.recovered,
+            f.faults,
+            &f.devices,
+            "GEMM",
+            (unfinished.len(), f.partial.len()),
+        )?;
         if !f.lost.is_empty() {
             // C in a failed device's own memory, accumulated in place: its old values are gone.
             return Err(match last {
@@ -515,18 +471,10 @@ impl DevicePool {
                 e => e,
             });
         }
-        let failed = self.failed_devices();
-        // An operand in a failed device's memory cannot be read (or C written) any more.
-        if operands
-            .iter()
-            .any(|t| failed.iter().any(|&i| self.devices[i].space() == t.space))
-        {
-            return Err(last);
-        }
         let dtype = problem.dtype;
-        let Some(left) = self.devices_left(opts.devices.as_deref(), dtype, |i| {
-            self.devices[i].kernel().supports(dtype)
-        }) else {
+        let supports = |i: usize| self.devices[i].kernel().supports(dtype);
+        let Some(left) = self.devices_left(opts.devices.as_deref(), operands, dtype, supports)
+        else {
             return Err(last);
         };
         let sub_opts = GemmOptions {
@@ -534,77 +482,67 @@ impl DevicePool {
             trace: false,
             ..opts.clone()
         };
+        // Each piece: (problem, operands, beta, region of C).
+        let mut pieces = Vec::new();
         if problem.sym.is_some() {
-            return self.rerun_sym_tiles(
-                problem,
-                key,
-                &sub_opts,
-                operands,
-                alpha,
-                beta,
-                &f.grid,
-                &unfinished,
-                report,
-                undo,
-            );
-        }
-        // A tile written back in part runs again on its other columns only (plans of
-        // symmetric routines never split a write-back). A tile the region holds in part runs
-        // again alone over its part (a triangle's diagonal tile as a triangle of its own), the
-        // other tiles as GEMMs.
-        let half = |&(i, j): &(usize, usize)| !opts.c_region.mask(i, j).is_whole();
-        let whole: Vec<(usize, usize)> = unfinished
-            .iter()
-            .copied()
-            .filter(|t| !f.partial.contains_key(t) && !half(t))
-            .collect();
-        let mut blocks: Vec<(usize, usize, usize, usize, CRegion)> =
-            unfinished_blocks(&f.grid, &whole)
-                .into_iter()
-                .map(|(r0, mr, c0, nc)| (r0, mr, c0, nc, CRegion::All))
+            for &tile in &unfinished {
+                for (sub, ops, beta) in sym_pieces(problem, operands, &f.grid, tile, beta)? {
+                    pieces.push((sub, ops, beta, opts.c_region));
+                }
+            }
+        } else {
+            // A tile written back in part runs again on its other columns only (plans of
+            // symmetric routines never split a write-back). A tile the region holds in part
+            // runs again alone over its part (a triangle's diagonal tile as a triangle of its
+            // own), the other tiles as GEMMs.
+            let half = |&(i, j): &(usize, usize)| !opts.c_region.mask(i, j).is_whole();
+            let whole: Vec<(usize, usize)> = unfinished
+                .iter()
+                .copied()
+                .filter(|t| !f.partial.contains_key(t) && !half(t))
                 .collect();
-        for (&(i, j), &done) in &f.partial {
-            let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
-            if done < nc {
-                blocks.push((r0, mr, c0 + done, nc - done, CRegion::All));
+            let mut blocks: Vec<(usize, usize, usize, usize, CRegion)> =
+                unfinished_blocks(&f.grid, &whole)
+                    .into_iter()
+                    .map(|(r0, mr, c0, nc)| (r0, mr, c0, nc, CRegion::All))
+                    .collect();
+            for (&(i, j), &done) in &f.partial {
+                let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
+                if done < nc {
+                    blocks.push((r0, mr, c0 + done, nc - done, CRegion::All));
+                }
+            }
+            for &(i, j) in unfinished.iter().filter(|t| half(t)) {
+                let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
+                blocks.push((r0, mr, c0, nc, opts.c_region.tile_region(i, j)));
+            }
+            let ([a, b, c], k) = (*operands, problem.k);
+            for (r0, mr, c0, nc, region) in blocks {
+                let ops = [
+                    op_sub(a, problem.transa, r0, 0, mr, k),
+                    op_sub(b, problem.transb, 0, c0, k, nc),
+                    c.sub(r0, c0, mr, nc),
+                ];
+                let sub = GemmProblem {
+                    m: mr,
+                    n: nc,
+                    ..*problem
+                };
+                pieces.push((sub, ops, beta, region));
             }
         }
-        for &(i, j) in unfinished.iter().filter(|t| half(t)) {
-            let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
-            blocks.push((r0, mr, c0, nc, opts.c_region.tile_region(i, j)));
-        }
-        for (r0, mr, c0, nc, region) in blocks {
+        for (sub, ops, beta, region) in pieces {
             let sub_opts = GemmOptions {
                 c_region: region,
                 ..sub_opts.clone()
             };
-            let sub = GemmProblem {
-                m: mr,
-                n: nc,
-                ..*problem
-            };
-            let [a, b, c] = *operands;
-            let k = problem.k;
-            let sub_ops = [
-                if problem.transa.is_transposed() {
-                    a.sub(0, r0, k, mr)
-                } else {
-                    a.sub(r0, 0, mr, k)
-                },
-                if problem.transb.is_transposed() {
-                    b.sub(c0, 0, nc, k)
-                } else {
-                    b.sub(0, c0, k, nc)
-                },
-                c.sub(r0, c0, mr, nc),
-            ];
             let sub_key = (sub, sub_opts.devices.clone(), key.2, key.3, key.4, key.5);
             let mut sub_report = GemmReport::default();
             self.run_recovering(
                 &sub,
                 &sub_key,
                 &sub_opts,
-                &sub_ops,
+                &ops,
                 alpha,
                 beta,
                 &mut sub_report,
@@ -643,7 +581,7 @@ impl DevicePool {
             .iter()
             .map(|&i| self.devices[i].clone())
             .collect();
-        let (plan, cached) = self.plan(problem, &decision, &devs, opts)?;
+        let (plan, cached) = self.plan(&self.plans, problem, &decision, &devs, opts)?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         report.plan_cached = cached;
         report.tile = Some((decision.grid.tm, decision.grid.tn, decision.grid.tk));
@@ -665,7 +603,9 @@ impl DevicePool {
             .copied()
             .filter(|&i| !self.devices[i].space().is_host())
             .collect();
-        let mut regions = host_regions(operands);
+        let [a, b, c] = *operands;
+        let (read, write) = (HostAccess::Read, HostAccess::ReadWrite);
+        let mut regions = host_regions(&[(a, read), (b, read), (c, write)]);
         if let Some((addr, bytes)) = workspace.host_region_to_prepare(&accelerator_ids) {
             regions.push((addr, bytes, HostAccess::ReadWrite));
         }
@@ -746,17 +686,7 @@ impl DevicePool {
         if problem.sym.is_some() {
             return self.decide_sym(problem, opts);
         }
-        self.decide_staged(problem, opts, opts.forced_blocking(), staged)
-    }
-
-    /// [`DevicePool::decide`] with the blocking `forced` (`None`: the model's).
-    pub(super) fn decide_with(
-        &self,
-        problem: &GemmProblem,
-        opts: &GemmOptions,
-        forced: Option<crate::tiling::Blocking>,
-    ) -> Result<Decision> {
-        self.decide_staged(problem, opts, forced, false)
+        self.decide_with(problem, opts, opts.forced_blocking(), staged)
     }
 
     /// Whether every accelerator would stage its copies into `c` (a fresh host output, whole
@@ -774,8 +704,8 @@ impl DevicePool {
             && accelerators.all(|d| d.stages_host_output(c.addr, c.extent_bytes()))
     }
 
-    /// [`DevicePool::decide_with`], `staged` as [`DevicePool::decide`] says.
-    fn decide_staged(
+    /// [`DevicePool::decide`] with the blocking `forced` (`None`: the model's).
+    pub(super) fn decide_with(
         &self,
         problem: &GemmProblem,
         opts: &GemmOptions,
@@ -824,20 +754,9 @@ impl DevicePool {
         })
     }
 
-    /// The plan for a decision under `opts`, from the pool's cache or built into it.
-    pub(super) fn plan(
-        &self,
-        problem: &GemmProblem,
-        decision: &Decision,
-        devs: &[Arc<dyn Device>],
-        opts: &GemmOptions,
-    ) -> Result<(Arc<Plan>, bool)> {
-        self.plan_in(&self.plans, problem, decision, devs, opts)
-    }
-
     /// The plan for a decision, from `cache` or built into it (candidates that are only
     /// weighed use a cache of their own, so that the pool's keeps the plans that run).
-    pub(super) fn plan_in(
+    pub(super) fn plan(
         &self,
         cache: &PlanCache,
         problem: &GemmProblem,
@@ -899,7 +818,7 @@ impl DevicePool {
 
     /// C = beta * C (the k = 0 / alpha = 0 quick return), on the entries of `mask` only.
     /// beta == 0 writes zeros without reading C, so NaN in C does not survive.
-    fn scale_c<T: Scalar>(
+    pub(super) fn scale_c<T: Scalar>(
         &self,
         c: &mut MatOut<'_, T>,
         beta: T,
@@ -929,7 +848,10 @@ impl DevicePool {
             MatOut::Device(dm) => {
                 let (r, cc) = (dm.rows(), dm.cols());
                 let mut tmp = vec![T::default(); r * cc];
-                self.download(dm, MatMut::packed(&mut tmp, r, cc)?)?;
+                // Zeros over all of C need none of its values.
+                if beta != T::default() || !mask.is_whole() {
+                    self.download(dm, MatMut::packed(&mut tmp, r, cc)?)?;
+                }
                 scale(&mut MatMut::packed(&mut tmp, r, cc)?);
                 self.copy_blocking(MatIn::Host(MatRef::packed(&tmp, r, cc)?).raw(), dm.raw())
             }
@@ -999,16 +921,9 @@ fn gemm_shape<T: Scalar>(
     c: &MatOut<'_, T>,
 ) -> Result<(usize, usize, usize)> {
     let (m, n) = (c.rows(), c.cols());
-    let (am, ak) = if transa.is_transposed() {
-        (a.cols(), a.rows())
-    } else {
-        (a.rows(), a.cols())
-    };
-    let (bk, bn) = if transb.is_transposed() {
-        (b.cols(), b.rows())
-    } else {
-        (b.rows(), b.cols())
-    };
+    // The shape of op(X) is X's, swapped when transposed, as `stored_shape` swaps.
+    let (am, ak) = transa.stored_shape(a.rows(), a.cols());
+    let (bk, bn) = transb.stored_shape(b.rows(), b.cols());
     if am != m {
         return Err(Error::gemm_arg(
             3,
@@ -1033,23 +948,6 @@ fn gemm_shape<T: Scalar>(
     Ok((m, n, ak))
 }
 
-/// The host operands as regions the accelerators' DMA engines read (A, B) or write (C).
-fn host_regions(operands: &[RawTile; 3]) -> Vec<(u64, usize, HostAccess)> {
-    operands
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.space.is_host() && !t.is_empty())
-        .map(|(i, t)| {
-            let access = if i == 2 {
-                HostAccess::ReadWrite
-            } else {
-                HostAccess::Read
-            };
-            (t.addr, t.extent_bytes(), access)
-        })
-        .collect()
-}
-
 /// An out-of-memory or device-lost error from execution names the device when the backend
 /// named only itself and one device of that backend took part.
 fn name_device(e: Error, devs: &[Arc<dyn Device>]) -> Error {
@@ -1064,18 +962,9 @@ fn name_device(e: Error, devs: &[Arc<dyn Device>]) -> Error {
     }
 }
 
-/// The decision cache's key of `problem` under `opts`.
-pub(super) fn decision_key(problem: GemmProblem, opts: &GemmOptions) -> DecisionKey {
-    staged_decision_key(problem, opts, false)
-}
-
-/// [`decision_key`], with C a fresh host output the devices stage (`staged`; see
-/// [`crate::autotune::FoldRequest::staged`]).
-pub(super) fn staged_decision_key(
-    problem: GemmProblem,
-    opts: &GemmOptions,
-    staged: bool,
-) -> DecisionKey {
+/// The decision cache's key of `problem` under `opts`; `staged`: C is a fresh host output the
+/// devices stage ([`crate::autotune::FoldRequest::staged`]).
+pub(super) fn decision_key(problem: GemmProblem, opts: &GemmOptions, staged: bool) -> DecisionKey {
     (
         problem,
         opts.devices.clone(),
@@ -1087,4 +976,28 @@ pub(super) fn staged_decision_key(
         },
         opts.objective,
     )
+}
+
+/// The GEMM `c = alpha op(a) op(b) + beta c` on tiles, its shape taken from them.
+pub(super) fn tiles_problem(
+    transa: Trans,
+    transb: Trans,
+    [a, b, c]: [RawTile; 3],
+    beta_zero: bool,
+) -> GemmProblem {
+    GemmProblem {
+        transa,
+        transb,
+        m: c.rows,
+        n: c.cols,
+        k: if transa.is_transposed() {
+            a.rows
+        } else {
+            a.cols
+        },
+        dtype: c.dtype,
+        beta_zero,
+        locations: [a.space, b.space, c.space],
+        sym: None,
+    }
 }

@@ -1,15 +1,12 @@
 //! The K-split call path ([`crate::tuning::ksplit`] is its model): each device computes
-//! `alpha * op(A)[:, K_d] * op(B)[K_d, :]` into a C-sized partial in its own memory. Then each
-//! device owns a block of C's columns: it copies the other partials' blocks in (peer link, else
-//! through host memory), adds them with its tile add, adds beta times the caller's block when
-//! beta != 0, and writes the block to C, every device over its own link at once. C in host
-//! memory is written only after every block is reduced: a failure before that leaves it
-//! untouched.
+//! `alpha * op(A)[:, K_d] * op(B)[K_d, :]` into a C-sized partial in its own memory, then
+//! reduces its own block of C's columns and writes it to C, all devices at once. C is written
+//! only after every block is reduced: a failure before that leaves it untouched.
 
 use super::decisions::DecisionKey;
 use super::options::{GemmOptions, GemmReport};
 use super::workspace::lock;
-use super::DevicePool;
+use super::{op_sub, DevicePool};
 use crate::autotune::{self, Decision};
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -46,7 +43,7 @@ impl DevicePool {
         key: &DecisionKey,
         opts: &GemmOptions,
     ) -> Option<KSplit> {
-        let mode = opts.k_split_mode();
+        let mode = opts.k_split;
         // A K split's partial products cover all of C: only for a call over all of it.
         if mode == Some(false) || !problem.location(Operand::C).is_host() || !opts.c_region.is_all()
         {
@@ -182,60 +179,42 @@ impl DevicePool {
         let ranges = ksplit::ranges(&split.k);
         let [a, b, c] = *operands;
         let targets: Vec<RawTile> = partials.iter().map(|p| p.raw()).collect();
-        let subs: Vec<Result<(GemmReport, f64)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = split
-                .devices
-                .iter()
-                .enumerate()
-                .map(|(n_dev, &d)| {
-                    let (k0, kd) = ranges[n_dev];
-                    let target = targets[n_dev];
-                    s.spawn(move || -> Result<(GemmReport, f64)> {
-                        let sub = GemmProblem {
-                            k: kd,
-                            beta_zero: true,
-                            locations: [a.space, b.space, target.space],
-                            ..*problem
-                        };
-                        let ops = [
-                            if problem.transa.is_transposed() {
-                                a.sub(k0, 0, kd, m)
-                            } else {
-                                a.sub(0, k0, m, kd)
-                            },
-                            if problem.transb.is_transposed() {
-                                b.sub(0, k0, n, kd)
-                            } else {
-                                b.sub(k0, 0, kd, n)
-                            },
-                            target,
-                        ];
-                        let sub_opts = GemmOptions {
-                            devices: Some(vec![d]),
-                            k_split: Some(false),
-                            ..opts.clone()
-                        };
-                        let key = super::gemm::decision_key(sub, &sub_opts);
-                        let mut r = GemmReport::default();
-                        let sub_start = Instant::now();
-                        self.run_recovering(
-                            &sub,
-                            &key,
-                            &sub_opts,
-                            &ops,
-                            alpha,
-                            T::default(),
-                            &mut r,
-                            sub_start,
-                            // The partials are the K-split's own memory, and C is written
-                            // once, at the end: nothing to put back.
-                            None,
-                        )?;
-                        Ok((r, sub_start.duration_since(t_call).as_secs_f64()))
-                    })
-                })
-                .collect();
-            join_all(handles)
+        let subs = on_threads(split.devices.iter().enumerate(), |(n_dev, &d)| {
+            let (k0, kd) = ranges[n_dev];
+            let target = targets[n_dev];
+            let sub = GemmProblem {
+                k: kd,
+                beta_zero: true,
+                locations: [a.space, b.space, target.space],
+                ..*problem
+            };
+            let ops = [
+                op_sub(a, problem.transa, 0, k0, m, kd),
+                op_sub(b, problem.transb, k0, 0, kd, n),
+                target,
+            ];
+            let sub_opts = GemmOptions {
+                devices: Some(vec![d]),
+                k_split: Some(false),
+                ..opts.clone()
+            };
+            let key = super::gemm::decision_key(sub, &sub_opts, false);
+            let mut r = GemmReport::default();
+            let sub_start = Instant::now();
+            self.run_recovering(
+                &sub,
+                &key,
+                &sub_opts,
+                &ops,
+                alpha,
+                T::default(),
+                &mut r,
+                sub_start,
+                // The partials are the K-split's own memory, and C is written once, at the
+                // end: nothing to put back.
+                None,
+            )?;
+            Ok((r, sub_start.duration_since(t_call).as_secs_f64()))
         });
         let mut subs: Vec<(GemmReport, f64)> =
             subs.into_iter().collect::<Result<_>>().map_err(untouched)?;
@@ -243,34 +222,17 @@ impl DevicePool {
             lock(&steps).take_sub(r, *origin);
         }
         // Every block reduced before any is written: a failure leaves C as it was.
-        let reduced: Vec<Result<()>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..split.devices.len())
-                .filter_map(|owner| scratch[owner].as_ref().map(|tmp| (owner, tmp)))
-                .map(|(owner, tmp)| {
-                    let (partials, steps, blocks) = (&partials, &steps, &blocks);
-                    s.spawn(move || {
-                        self.reduce_block(
-                            owner,
-                            split.devices[owner],
-                            partials,
-                            tmp,
-                            blocks[owner],
-                            beta,
-                            c,
-                            steps,
-                        )
-                    })
-                })
-                .collect();
-            join_all(handles)
+        let owners = (0..split.devices.len()).filter_map(|o| scratch[o].as_ref().map(|t| (o, t)));
+        let reduced = on_threads(owners, |(owner, tmp)| {
+            let (d, block) = (split.devices[owner], blocks[owner]);
+            self.reduce_block(owner, d, &partials, tmp, block, beta, c, &steps)
         });
         reduced
             .into_iter()
             .collect::<Result<Vec<()>>>()
             .map_err(untouched)?;
-        // The blocks go out all at once, under one entry for the whole of C: each copy entering
-        // on its own, the second waited for the first (two H200s: 2.6 ms for the pair of
-        // 67 MB blocks against 1.3 ms for one).
+        // The blocks go out all at once, under one entry for the whole of C (each copy entering
+        // on its own, the second waited for the first).
         let devices: Vec<Arc<dyn Device>> = split
             .devices
             .iter()
@@ -281,22 +243,15 @@ impl DevicePool {
         let entered = self
             .enter(&devices, &region, c.is_contiguous())
             .map_err(untouched)?;
-        let written: Vec<Result<()>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..split.devices.len())
-                .filter(|&owner| blocks[owner].1 > 0)
-                .map(|owner| {
-                    let (j0, nj) = blocks[owner];
-                    let (acc, dst) = (partials[owner].raw().sub(0, j0, m, nj), c.sub(0, j0, m, nj));
-                    let (steps, d) = (&steps, split.devices[owner]);
-                    s.spawn(move || {
-                        let t = Instant::now();
-                        self.copy_entered(acc, dst)?;
-                        lock(steps).push(d, Activity::WriteBack, "C out", t, dst.bytes() as u64);
-                        Ok(())
-                    })
-                })
-                .collect();
-            join_all(handles)
+        let owners = (0..split.devices.len()).filter(|&owner| blocks[owner].1 > 0);
+        let written = on_threads(owners, |owner| {
+            let (j0, nj) = blocks[owner];
+            let (acc, dst) = (partials[owner].raw().sub(0, j0, m, nj), c.sub(0, j0, m, nj));
+            let t = Instant::now();
+            self.copy_entered(acc, dst)?;
+            let d = split.devices[owner];
+            lock(&steps).push(d, Activity::WriteBack, "C out", t, dst.bytes() as u64);
+            Ok(())
         });
         drop(entered);
         written
@@ -400,15 +355,23 @@ fn column_blocks(n: usize, parts: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Joins scoped threads, a panic becoming an internal error with its message.
-fn join_all<R>(handles: Vec<std::thread::ScopedJoinHandle<'_, Result<R>>>) -> Vec<Result<R>> {
-    handles
-        .into_iter()
-        .map(|h| {
-            h.join()
-                .unwrap_or_else(|p| Err(Error::internal(crate::host_queue::panic_message(&p))))
-        })
-        .collect()
+/// `f` on each of `items`, each on a thread of its own: the results in order, a panic
+/// becoming an internal error with its message.
+fn on_threads<I: Send, R: Send>(
+    items: impl Iterator<Item = I>,
+    f: impl Fn(I) -> Result<R> + Sync,
+) -> Vec<Result<R>> {
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items.map(|i| s.spawn(move || f(i))).collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|p| Err(Error::internal(crate::host_queue::panic_message(&p))))
+            })
+            .collect()
+    })
 }
 
 /// The K-split's timeline, when asked for: the sub-calls' traces on the call's clock, and its

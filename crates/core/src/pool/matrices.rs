@@ -152,12 +152,7 @@ impl DevicePool {
             .filter(|d| d.space() == src.space || d.space() == dst.space)
             .cloned()
             .collect();
-        let regions: Vec<(u64, usize, HostAccess)> =
-            [(&src, HostAccess::Read), (&dst, HostAccess::ReadWrite)]
-                .into_iter()
-                .filter(|(t, _)| t.space.is_host())
-                .map(|(t, access)| (t.addr, t.extent_bytes(), access))
-                .collect();
+        let regions = super::host_regions(&[(src, HostAccess::Read), (dst, HostAccess::ReadWrite)]);
         let _call = self.enter(&users, &regions, dst.is_contiguous())?;
         self.copy_entered(src, dst)
     }

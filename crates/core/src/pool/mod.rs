@@ -23,7 +23,8 @@ pub use tri::{SolvePlacement, TriAlternative, TriCallOptions, TriDecision, TriRe
 use crate::device::{Device, ThreadContext};
 use crate::error::{Error, Result};
 use crate::link::Link;
-use crate::memory::{HostAccess, MemorySpace};
+use crate::memory::{HostAccess, MemorySpace, RawTile};
+use crate::operand::Trans;
 use crate::plan::cache::PlanCache;
 use crate::problem::GemmProblem;
 use crate::profile::MachineProfile;
@@ -49,14 +50,18 @@ pub struct DagDecision<A> {
     pub alternatives: Vec<A>,
 }
 
-/// The fastest of `cands` by `seconds`; with none, the last candidate's error (or that there
-/// was no `what` plan).
+/// The fastest of the candidates that could be planned, by `seconds`; with none, the last
+/// one's error (or that there was no `what` plan).
 fn fastest<A: Clone>(
-    mut cands: Vec<Candidate<A>>,
-    last_err: Option<Error>,
+    results: Vec<Result<Candidate<A>>>,
     what: &str,
     seconds: impl Fn(&A) -> f64,
 ) -> Result<DagDecision<A>> {
+    let mut last_err = None;
+    let mut cands: Vec<Candidate<A>> = results
+        .into_iter()
+        .filter_map(|r| r.map_err(|e| last_err = Some(e)).ok())
+        .collect();
     if cands.is_empty() {
         return Err(last_err.unwrap_or_else(|| Error::internal(format!("no {what} plan"))));
     }
@@ -84,6 +89,29 @@ struct DagRun<'a> {
     trace: bool,
     undo: Option<(&'a crate::undo::UndoLog, crate::undo::UndoScope)>,
     infos: &'a [Arc<crate::factor_kernel::InfoCell>],
+}
+
+/// The block of op(`t`) at (`row`, `col`), `rows x cols`, as a tile of the stored `t`.
+fn op_sub(t: RawTile, trans: Trans, row: usize, col: usize, rows: usize, cols: usize) -> RawTile {
+    if trans.is_transposed() {
+        t.sub(col, row, cols, rows)
+    } else {
+        t.sub(row, col, rows, cols)
+    }
+}
+
+/// A BLAS/LAPACK size or leading dimension as `usize`.
+fn to_usize(x: i64) -> Result<usize> {
+    usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
+}
+
+/// The host tiles among `tiles` as regions the accelerators' DMA engines read or write.
+fn host_regions(tiles: &[(RawTile, HostAccess)]) -> Vec<(u64, usize, HostAccess)> {
+    tiles
+        .iter()
+        .filter(|(t, _)| t.space.is_host() && !t.is_empty())
+        .map(|&(t, access)| (t.addr, t.extent_bytes(), access))
+        .collect()
 }
 
 /// The bytes a run copied towards its devices and back.
@@ -304,11 +332,10 @@ impl DevicePool {
         }
     }
 
-    /// The share of the calibrated host fold rate that decisions price folds at now
-    /// ([`crate::tuning::fold_speed::FoldSpeed::level`]; 1 without a profile). A move of one step between two shares under 1 is not taken
-    /// (rates near a step's edge would otherwise move it back and forth). When it changes, the
-    /// scaled profile is made again and cached decisions, priced at the old rate, are dropped.
-    /// Returns the level, and the rate folds reached when it is below 1.
+    /// The share of the calibrated host fold rate that decisions price folds at now (1 without
+    /// a profile), and the rate folds reached when it is below 1. A move of one step between
+    /// two shares under 1 is not taken (rates near a step's edge would move it back and
+    /// forth). When it changes, cached decisions, priced at the old rate, are dropped.
     pub(super) fn sync_fold_level(&self) -> (f64, Option<f64>) {
         use crate::tuning::fold_speed;
         let Some(profile) = self.profile() else {
@@ -394,13 +421,20 @@ impl DevicePool {
     /// The devices a call that lost some goes on with: those it asked for (all when `asked` is
     /// `None`), less the failed ones, that pass `usable`; when every device asked for is gone,
     /// the host CPU, the last resort (which is why a call with a host CPU keeps no undo copy of
-    /// its output). `None`: no device left.
+    /// its output). `None`: no device left, or one of `operands` lives in a failed device's
+    /// memory (it cannot be read, or written, any more).
     pub(super) fn devices_left(
         &self,
         asked: Option<&[usize]>,
+        operands: &[RawTile],
         dtype: DType,
         usable: impl Fn(usize) -> bool,
     ) -> Option<Vec<usize>> {
+        let failed = self.failed_devices();
+        let space_failed = |t: &RawTile| failed.iter().any(|&i| self.devices[i].space() == t.space);
+        if operands.iter().any(space_failed) {
+            return None;
+        }
         let left: Vec<usize> = self
             .working_of(asked)
             .into_iter()
@@ -548,7 +582,7 @@ impl DevicePool {
             }
             !works
         });
-        // Made without the devices now back (the factorizations' were once left out here).
+        // Made without the devices now back.
         self.clear_decisions();
         f.clone()
     }

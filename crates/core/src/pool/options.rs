@@ -128,20 +128,10 @@ impl GemmOptions {
         self
     }
 
-    /// The undo-log mode asked for (`None`: only without a host CPU to finish).
-    pub(crate) fn preserve_c_mode(&self) -> Option<bool> {
-        self.preserve_c
-    }
-
     /// K-split on (`true` / `Some(true)`), off, or chosen by the model (`None`).
     pub fn k_split(mut self, split: impl Into<Option<bool>>) -> Self {
         self.k_split = split.into();
         self
-    }
-
-    /// The K-split mode asked for (`None`: the model).
-    pub(crate) fn k_split_mode(&self) -> Option<bool> {
-        self.k_split
     }
 
     /// The host fold mode asked for, and its unfolded tail (`None`s: the model).

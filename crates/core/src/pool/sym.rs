@@ -1,20 +1,13 @@
-//! The symmetric/Hermitian call path (SYRK/HERK, SYR2K/HER2K, SYMM/HEMM): argument and shape
-//! checks, quick returns, then the routine as the tiles of one GEMM plan (`sym_tiles`) when
-//! every device the call may use has the routine's kernel. Otherwise (a host BLAS without it)
-//! a recursive split of C over blocks of the model's size:
-//! - a rank update splits C (n x n) into two diagonal blocks, updated recursively, and the
-//!   off-diagonal block of the referenced triangle, one GEMM (two for the rank-2k routines)
-//!   run by the whole GEMM pipeline (every device, tiled, overlapped, balanced);
-//! - SYMM/HEMM splits the symmetric A in the same way: C's two block rows (columns) are the
-//!   SYMM of a diagonal block of A plus a GEMM with the off-diagonal block, read from the
-//!   stored triangle transposed (conjugate-transposed for HEMM).
-//!
-//! The diagonal blocks run as one tile of the routine on the fastest device whose kernel has
-//! it. The unreferenced triangle of C is never computed: a diagonal block that crosses a link
-//! travels whole and comes back with those entries as they were, bit for bit.
+//! The symmetric/Hermitian call path (SYRK/HERK, SYR2K/HER2K, SYMM/HEMM): checks, quick
+//! returns, then the tiles of one GEMM plan (`sym_tiles`) when every device the call may use
+//! has the routine's kernel. Otherwise (a host BLAS without it) a recursive split of C (of A for
+//! SYMM/HEMM) into diagonal blocks, each one tile of the routine on the fastest device with
+//! its kernel, and off-diagonal GEMMs run by the whole GEMM pipeline. The unreferenced
+//! triangle of C is never computed: a diagonal block that crosses a link comes back with it as
+//! it was, bit for bit.
 
 use super::options::{GemmOptions, GemmReport};
-use super::DevicePool;
+use super::{op_sub, DevicePool};
 use crate::error::{Error, Result};
 use crate::matrix::{DeviceMatrix, MatIn, MatOut};
 use crate::memory::{MemorySpace, RawTile};
@@ -86,19 +79,14 @@ impl DevicePool {
         let (a, mut c) = (a.into(), c.into());
         let problem = sym_shape(&op, &a, b.as_ref(), &c, T::DTYPE)?;
         let real = |x: T| T::from_c64(c64::new(x.to_c64().re, 0.0));
-        let (alpha, beta) = match op {
-            SymOp::Rank {
-                two: false,
-                herm: true,
-                ..
-            } => (real(alpha), real(beta)),
-            SymOp::Rank {
-                two: true,
-                herm: true,
-                ..
-            } => (alpha, real(beta)),
-            _ => (alpha, beta),
+        let herm_rank = matches!(op, SymOp::Rank { herm: true, .. });
+        let two = matches!(op, SymOp::Rank { two: true, .. });
+        let alpha = if herm_rank && !two {
+            real(alpha)
+        } else {
+            alpha
         };
+        let beta = if herm_rank { real(beta) } else { beta };
         let (ar, cr) = (a.raw(), c.raw());
         let br = b.as_ref().map_or(ar, MatIn::raw);
         self.check_locations(&[ar, br, cr])?;
@@ -305,13 +293,7 @@ impl DevicePool {
         else {
             return Err(Error::internal("rank block of a multiply"));
         };
-        let part = |t: RawTile, r0: usize, len: usize| {
-            if trans == Trans::N {
-                t.sub(r0, 0, len, k)
-            } else {
-                t.sub(0, r0, k, len)
-            }
-        };
+        let part = |t: RawTile, r0: usize, len: usize| op_sub(t, trans, r0, 0, len, k);
         if n <= call.block {
             let tile = call.tile((n, n, k), a, b, beta, c);
             return self.sym_tile::<T>(call, tile, report);
@@ -406,7 +388,8 @@ impl DevicePool {
         Ok(())
     }
 
-    /// One off-diagonal GEMM through the whole pipeline.
+    /// One off-diagonal GEMM through the whole pipeline. Each puts its own region of C back
+    /// when it fails (the earlier GEMMs' regions are final and correct).
     #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars
     fn gemm_block<T: Scalar>(
         &self,
@@ -420,34 +403,7 @@ impl DevicePool {
         c: RawTile,
         report: &mut GemmReport,
     ) -> Result<()> {
-        let k = if ta.is_transposed() { a.rows } else { a.cols };
-        let problem = GemmProblem {
-            transa: ta,
-            transb: tb,
-            m: c.rows,
-            n: c.cols,
-            k,
-            dtype: T::DTYPE,
-            beta_zero: beta == T::default(),
-            locations: [a.space, b.space, c.space],
-            sym: None,
-        };
-        let opts = call.opts;
-        let key = super::gemm::decision_key(problem, opts);
-        let mut sub = GemmReport::default();
-        // Each GEMM of the split puts its own region of C back when it fails (a failure of a
-        // later GEMM leaves the earlier ones' regions final and correct).
-        self.run_retrying(
-            &problem,
-            &key,
-            opts,
-            &[a, b, c],
-            alpha,
-            beta,
-            &mut sub,
-            None,
-            None,
-        )?;
+        let sub = self.gemm_raw(ta, tb, alpha, a, b, beta, c, call.opts, false)?;
         merge(report, sub);
         Ok(())
     }
@@ -466,10 +422,7 @@ impl DevicePool {
             .into_iter()
             .filter(|&i| self.devices[i].kernel().supports_sym(T::DTYPE))
             .collect();
-        // Calibrated, else the device's own figure, else a guess by kind. (Read from the
-        // devices alone, the rate was unknown for the CPU and the GPUs alike, so a tile of
-        // host C went to the CPU whenever the call allowed it: DSYRK 8192 with the CPU in
-        // the call ran at 0.5-1.7 TFLOP/s on an H200 node.)
+        // Calibrated, else the device's own figure, else a guess by kind.
         let side = tile.m.max(tile.n).max(1);
         let rate = |i: usize| self.gemm_rate(i, T::DTYPE, side);
         // C's own device first (nothing to move), then the fastest, the host's memory winning
@@ -763,11 +716,7 @@ fn sym_shape<T: Scalar>(
                 return Err(bad(3, "n", format!("C is {m}x{n}, not square")));
             }
             let (ar, ac) = (a.rows(), a.cols());
-            let (nn, k) = if trans == Trans::N {
-                (ar, ac)
-            } else {
-                (ac, ar)
-            };
+            let (nn, k) = trans.stored_shape(ar, ac);
             if nn != n {
                 return Err(bad(3, "n", format!("op(A) has {nn} rows, C has {n}")));
             }

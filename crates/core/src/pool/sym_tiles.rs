@@ -1,18 +1,13 @@
-//! The symmetric/Hermitian routines as the tiles of one GEMM plan (`plan::symmetric`): one
-//! plan over the referenced triangle of C (SYRK/HERK; SYR2K/HER2K as two, the second without
-//! the diagonal), or over all of C with the symmetric operand read from its stored triangle
-//! (SYMM/HEMM). Every operand tile is fetched as the plan's cache allows, once where memory
-//! holds it, and the diagonal tiles run the routine's kernel among the GEMM tiles, their
-//! copies overlapped like any other. The tile is the one whose plan the simulator replays
-//! fastest against the profile.
-//!
-//! A device failure re-runs each unfinished C tile as the pieces of its own sum (a plain GEMM
-//! for a rank update's tile off the diagonal; the routine's one-tile problem on the diagonal,
-//! and for SYMM/HEMM the GEMMs of the symmetric operand's row panel either side of it).
+//! The symmetric/Hermitian routines as the tiles of one GEMM plan (`plan::symmetric`): over
+//! the referenced triangle of C (SYRK/HERK; SYR2K/HER2K as two, the second without the
+//! diagonal), or over all of C with the symmetric operand read from its stored triangle
+//! (SYMM/HEMM), the diagonal tiles running the routine's kernel among the GEMM tiles. The tile
+//! is the one whose plan the simulator replays fastest against the profile. A device failure
+//! re-runs each unfinished C tile as the pieces of its own sum ([`sym_pieces`]).
 
-use super::gemm::decision_key;
+use super::gemm::{decision_key, tiles_problem};
 use super::options::{GemmOptions, GemmReport};
-use super::DevicePool;
+use super::{op_sub, DevicePool};
 use crate::autotune::Decision;
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -156,7 +151,7 @@ impl DevicePool {
         report: &mut GemmReport,
         undo: Option<&crate::undo::UndoLog>,
     ) -> Result<()> {
-        let key = decision_key(*p, opts);
+        let key = decision_key(*p, opts, false);
         let mut sub = GemmReport::default();
         self.run_retrying(p, &key, opts, ops, alpha, beta, &mut sub, None, undo)?;
         report.tile = sub.tile;
@@ -217,10 +212,13 @@ impl DevicePool {
             Some(b) => b.tm,
             None => {
                 let plain = GemmProblem { sym: None, ..*p };
-                self.decide_with(&plain, opts, None)?.grid.tm
+                self.decide_with(&plain, opts, None, false)?.grid.tm
             }
         };
-        Ok((self.decide_with(p, opts, Some(square(t, group)))?, None))
+        Ok((
+            self.decide_with(p, opts, Some(square(t, group)), false)?,
+            None,
+        ))
     }
 
     /// The decision for `p` in `blocking` and its plan's makespan replayed against
@@ -234,11 +232,11 @@ impl DevicePool {
         profile: &crate::profile::MachineProfile,
         scratch: &crate::plan::cache::PlanCache,
     ) -> Option<(f64, Decision)> {
-        let d = self.decide_with(p, opts, Some(blocking)).ok()?;
+        let d = self.decide_with(p, opts, Some(blocking), false).ok()?;
         let devs: Vec<Arc<dyn Device>> =
             d.devices.iter().map(|&i| self.devices[i].clone()).collect();
         let labels: Vec<String> = devs.iter().map(|d| d.info().label()).collect();
-        let (plan, _) = self.plan_in(scratch, p, &d, &devs, opts).ok()?;
+        let (plan, _) = self.plan(scratch, p, &d, &devs, opts).ok()?;
         let s = simulate(&SimRequest {
             plan: &plan,
             profile,
@@ -247,48 +245,6 @@ impl DevicePool {
         })
         .ok()?;
         Some((s.makespan, d))
-    }
-
-    /// A symmetric plan's unfinished C tiles, each re-run on the devices left as the pieces of
-    /// its own sum (see [`sym_pieces`]).
-    #[allow(clippy::too_many_arguments)] // one call's state, as `run_recovering` holds it
-    pub(super) fn rerun_sym_tiles<T: Scalar>(
-        &self,
-        p: &GemmProblem,
-        key: &super::decisions::DecisionKey,
-        opts: &GemmOptions,
-        operands: &[RawTile; 3],
-        alpha: T,
-        beta: T,
-        grid: &TileGrid,
-        tiles: &[(usize, usize)],
-        report: &mut GemmReport,
-        undo: Option<&crate::undo::UndoLog>,
-    ) -> Result<()> {
-        for &(i, j) in tiles {
-            for (sub, ops, first) in sym_pieces(p, operands, grid, i, j)? {
-                let beta = if first { beta } else { T::from_f64(1.0) };
-                let sub = GemmProblem {
-                    beta_zero: beta == T::default(),
-                    ..sub
-                };
-                let sub_key = (sub, opts.devices.clone(), key.2, key.3, key.4, key.5);
-                let mut sub_report = GemmReport::default();
-                self.run_recovering(
-                    &sub,
-                    &sub_key,
-                    opts,
-                    &ops,
-                    alpha,
-                    beta,
-                    &mut sub_report,
-                    std::time::Instant::now(),
-                    undo,
-                )?;
-                super::sym::merge_rerun(report, sub_report);
-            }
-        }
-        Ok(())
     }
 }
 
@@ -351,15 +307,15 @@ fn sym_candidates(order: usize) -> Vec<usize> {
     }
 }
 
-/// C tile `(i, j)` of the symmetric plan `p` as problems whose sum it is: `(problem, operands,
-/// applies beta)`, the first applying the caller's beta and the rest adding to it.
-fn sym_pieces(
+/// C tile `(i, j)` of the symmetric plan `p` as problems whose sum it is, each with its
+/// operands and beta: the first applies the caller's `beta`, the rest add to it.
+pub(super) fn sym_pieces<T: Scalar>(
     p: &GemmProblem,
     ops: &[RawTile; 3],
     g: &TileGrid,
-    i: usize,
-    j: usize,
-) -> Result<Vec<(GemmProblem, [RawTile; 3], bool)>> {
+    (i, j): (usize, usize),
+    beta: T,
+) -> Result<Vec<(GemmProblem, [RawTile; 3], T)>> {
     let s = p
         .sym
         .ok_or_else(|| Error::internal("symmetric re-run of a plain GEMM"))?;
@@ -367,44 +323,25 @@ fn sym_pieces(
     let (c0, nc) = g.n_span(j);
     let [a, b, c] = *ops;
     let cc = c.sub(r0, c0, mr, nc);
-    let plain = |k: usize, transa, transb, a: RawTile, b: RawTile| {
-        (
-            GemmProblem {
-                transa,
-                transb,
-                m: mr,
-                n: nc,
-                k,
-                locations: [a.space, b.space, c.space],
-                sym: None,
-                ..*p
-            },
-            [a, b, cc],
-            false,
-        )
+    let one = T::from_f64(1.0);
+    let plain = |transa, transb, a: RawTile, b: RawTile| {
+        let sub = tiles_problem(transa, transb, [a, b, cc], false);
+        (sub, [a, b, cc], one)
     };
     let tc = s.op.tconj();
     let mut out = Vec::new();
     match s.op {
         SymOp::Rank { .. } => {
             let k = p.k;
-            let ai = if p.transa.is_transposed() {
-                a.sub(0, r0, k, mr)
-            } else {
-                a.sub(r0, 0, mr, k)
-            };
-            let bj = if p.transb.is_transposed() {
-                b.sub(c0, 0, nc, k)
-            } else {
-                b.sub(0, c0, k, nc)
-            };
+            let ai = op_sub(a, p.transa, r0, 0, mr, k);
+            let bj = op_sub(b, p.transb, 0, c0, k, nc);
             let sub = GemmProblem {
                 m: mr,
                 n: nc,
                 sym: if i == j { p.sym } else { None },
                 ..*p
             };
-            out.push((sub, [ai, bj, cc], true));
+            out.push((sub, [ai, bj, cc], beta));
         }
         SymOp::Multiply {
             side: Side::Left,
@@ -423,7 +360,7 @@ fn sym_pieces(
             out.push((
                 diag,
                 [a.sub(r0, r0, mr, mr), b.sub(r0, c0, mr, nc), cc],
-                true,
+                beta,
             ));
             let e = r0 + mr;
             if r0 > 0 {
@@ -431,14 +368,14 @@ fn sym_pieces(
                     Uplo::Lower => (a.sub(r0, 0, mr, r0), Trans::N),
                     Uplo::Upper => (a.sub(0, r0, r0, mr), tc),
                 };
-                out.push(plain(r0, t, Trans::N, blk, b.sub(0, c0, r0, nc)));
+                out.push(plain(t, Trans::N, blk, b.sub(0, c0, r0, nc)));
             }
             if e < m {
                 let (blk, t) = match uplo {
                     Uplo::Lower => (a.sub(e, r0, m - e, mr), tc),
                     Uplo::Upper => (a.sub(r0, e, mr, m - e), Trans::N),
                 };
-                out.push(plain(m - e, t, Trans::N, blk, b.sub(e, c0, m - e, nc)));
+                out.push(plain(t, Trans::N, blk, b.sub(e, c0, m - e, nc)));
             }
         }
         SymOp::Multiply {
@@ -457,7 +394,7 @@ fn sym_pieces(
             out.push((
                 diag,
                 [a.sub(r0, c0, mr, nc), b.sub(c0, c0, nc, nc), cc],
-                true,
+                beta,
             ));
             let e = c0 + nc;
             if c0 > 0 {
@@ -465,16 +402,19 @@ fn sym_pieces(
                     Uplo::Lower => (b.sub(c0, 0, nc, c0), tc),
                     Uplo::Upper => (b.sub(0, c0, c0, nc), Trans::N),
                 };
-                out.push(plain(c0, Trans::N, t, a.sub(r0, 0, mr, c0), blk));
+                out.push(plain(Trans::N, t, a.sub(r0, 0, mr, c0), blk));
             }
             if e < n {
                 let (blk, t) = match uplo {
                     Uplo::Lower => (b.sub(e, c0, n - e, nc), Trans::N),
                     Uplo::Upper => (b.sub(c0, e, nc, n - e), tc),
                 };
-                out.push(plain(n - e, Trans::N, t, a.sub(r0, e, mr, n - e), blk));
+                out.push(plain(Trans::N, t, a.sub(r0, e, mr, n - e), blk));
             }
         }
+    }
+    for (sub, _, beta) in &mut out {
+        sub.beta_zero = *beta == T::default();
     }
     Ok(out)
 }

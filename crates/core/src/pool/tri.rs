@@ -1,12 +1,10 @@
-//! The TRSM and TRMM call path: argument checks, quick returns (alpha == 0 zeroes B without
-//! reading A), the choice of tile size, devices and solve placement by simulating each
-//! candidate plan ([`crate::sim`]), cached per problem; then workspaces, host preparation and
-//! the executor every routine runs on. A device that fails mid-call is left out and the call
-//! finishes on the devices left: each panel of B goes on from the tiles that were final
-//! ([`DevicePool::finish_panels`]).
+//! The TRSM and TRMM call path: checks, quick returns, the tile size, devices and solve
+//! placement chosen by simulating each candidate plan (cached per problem), then the executor.
+//! A device that fails mid-call is left out and each panel of B goes on from the tiles that
+//! were final ([`DevicePool::finish_panels`]).
 
 use super::options::DeviceFault;
-use super::DevicePool;
+use super::{host_regions, op_sub, to_usize, DevicePool};
 use crate::error::{Error, Result};
 use crate::exec::execute::ExecOutcome;
 use crate::exec::trace::Trace;
@@ -139,13 +137,10 @@ impl DevicePool {
         opts: &TriCallOptions,
     ) -> Result<TriReport> {
         let o = check_tri_args(routine, side, uplo, transa, diag, m, n, lda, ldb)?;
-        let to = |x: i64| {
-            usize::try_from(x).map_err(|_| Error::InvalidInput(format!("{x} does not fit usize")))
-        };
-        let (m, n) = (to(m)?, to(n)?);
+        let (m, n) = (to_usize(m)?, to_usize(n)?);
         let k = if o.side == Side::Left { m } else { n };
-        let av = MatRef::new(a, k, k, to(lda)?)?;
-        let bv = MatMut::new(b, m, n, to(ldb)?)?;
+        let av = MatRef::new(a, k, k, to_usize(lda)?)?;
+        let bv = MatMut::new(b, m, n, to_usize(ldb)?)?;
         self.tri_with(routine, o, alpha, av, bv, opts)
     }
 
@@ -157,14 +152,8 @@ impl DevicePool {
         a: impl Into<MatIn<'a, T>>,
         b: impl Into<MatOut<'a, T>>,
     ) -> Result<TriReport> {
-        self.tri_with(
-            TriRoutine::Trsm,
-            opts,
-            alpha,
-            a,
-            b,
-            &TriCallOptions::default(),
-        )
+        let call = TriCallOptions::default();
+        self.tri_with(TriRoutine::Trsm, opts, alpha, a, b, &call)
     }
 
     /// TRMM with default options: `B := alpha op(A) B` (or `alpha B op(A)`).
@@ -175,14 +164,8 @@ impl DevicePool {
         a: impl Into<MatIn<'a, T>>,
         b: impl Into<MatOut<'a, T>>,
     ) -> Result<TriReport> {
-        self.tri_with(
-            TriRoutine::Trmm,
-            opts,
-            alpha,
-            a,
-            b,
-            &TriCallOptions::default(),
-        )
+        let call = TriCallOptions::default();
+        self.tri_with(TriRoutine::Trmm, opts, alpha, a, b, &call)
     }
 
     /// TRSM or TRMM with explicit options. A must be `k x k` with k = m (left) or n (right)
@@ -228,7 +211,7 @@ impl DevicePool {
         }
         if alpha == T::default() {
             // B := 0, A not read (reference BLAS).
-            self.zero_out(&mut b)?;
+            self.scale_c(&mut b, T::default(), crate::plan::TileMask::Whole)?;
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -302,13 +285,7 @@ impl DevicePool {
         report.predicted_seconds = Some(decision.chosen.seconds);
         report.stats = plan.stats();
         report.plan = Some(plan.clone());
-        let mut regions = Vec::new();
-        if ar.space.is_host() {
-            regions.push((ar.addr, ar.extent_bytes(), HostAccess::Read));
-        }
-        if br.space.is_host() {
-            regions.push((br.addr, br.extent_bytes(), HostAccess::ReadWrite));
-        }
+        let regions = host_regions(&[(ar, HostAccess::Read), (br, HostAccess::ReadWrite)]);
         // Final tiles are written once, so a failed call goes on from them
         // ([`DevicePool::finish_panels`]). What a device computing in B's own memory wrote in
         // place is saved, to be put back; every region is saved where no host CPU is left to
@@ -391,20 +368,12 @@ impl DevicePool {
             "TRSM/TRMM",
             (unfinished, 0),
         )?;
-        let failed = self.failed_devices();
-        if [ar.space, br.space]
-            .iter()
-            .any(|s| failed.iter().any(|&i| self.devices[i].space() == *s))
-        {
-            // An operand in a failed device's own memory: it cannot be read any more.
-            return Err(last);
-        }
         let dt = problem.dtype;
         let usable = |i: usize| {
             let k = self.devices[i].kernel();
             k.supports(dt) && k.supports_tri(dt)
         };
-        let Some(left) = self.devices_left(call.devices.as_deref(), dt, usable) else {
+        let Some(left) = self.devices_left(call.devices.as_deref(), &[ar, br], dt, usable) else {
             return Err(last);
         };
         let devices = call.devices.as_ref().map(|_| left);
@@ -527,37 +496,16 @@ impl DevicePool {
         let mut alpha = alpha;
         if p.routine == TriRoutine::Trsm && s > 0 {
             // B_R := alpha B_R - op(A)(R,D) X_D (left) or alpha B_R - X_D op(A)(D,R) (right).
-            // The stored block of op(A)(R,D) is A(R,D), or A(D,R) transposed.
-            let coupling = |rows: (usize, usize), cols: (usize, usize)| {
-                if transa.is_transposed() {
-                    a_raw.sub(cols.0, rows.0, cols.1, rows.1)
-                } else {
-                    a_raw.sub(rows.0, cols.0, rows.1, cols.1)
-                }
-            };
             let c = sub_b(b_block(r0, nr));
             let x = sub_b(b_block(d0, nd));
             let minus_one = T::from_f64(-1.0);
             let opts = super::options::GemmOptions::default().device_list(call.devices.clone());
             let g = if left {
-                self.gemm_raw(
-                    transa,
-                    Trans::N,
-                    minus_one,
-                    coupling((r0, nr), (d0, nd)),
-                    x,
-                    alpha,
-                    c,
-                    &opts,
-                )?
+                let a_rd = op_sub(a_raw, transa, r0, d0, nr, nd);
+                self.gemm_raw(transa, Trans::N, minus_one, a_rd, x, alpha, c, &opts, true)?
             } else {
-                // op(A)(D,R): the stored block A(D,R), or A(R,D) transposed.
-                let coupling_dr = if transa.is_transposed() {
-                    a_raw.sub(r0, d0, nr, nd)
-                } else {
-                    a_raw.sub(d0, r0, nd, nr)
-                };
-                self.gemm_raw(Trans::N, transa, minus_one, x, coupling_dr, alpha, c, &opts)?
+                let a_dr = op_sub(a_raw, transa, d0, r0, nd, nr);
+                self.gemm_raw(Trans::N, transa, minus_one, x, a_dr, alpha, c, &opts, true)?
             };
             report.recovered.extend(g.recovered);
             alpha = T::from_f64(1.0);
@@ -669,8 +617,7 @@ impl DevicePool {
             }
         };
         let profile = self.evaluation_profile(dt);
-        let mut cands: Vec<(TriAlternative, Vec<usize>, Plan)> = Vec::new();
-        let mut last_err = None;
+        let mut cands = Vec::new();
         for set in &sets {
             let solves: Vec<SolvePlacement> = match (call.solve, problem.routine) {
                 (_, TriRoutine::Trmm) => vec![SolvePlacement::OnDevice],
@@ -685,16 +632,13 @@ impl DevicePool {
             };
             for &tile in &tiles {
                 for &solve in &solves {
-                    let c =
-                        self.candidate(problem, locations, set, tile, solve, host_dev, &profile);
-                    match c {
-                        Ok(c) => cands.push(c),
-                        Err(e) => last_err = Some(e),
-                    }
+                    cands.push(
+                        self.candidate(problem, locations, set, tile, solve, host_dev, &profile),
+                    );
                 }
             }
         }
-        super::fastest(cands, last_err, "triangular", |a| a.seconds)
+        super::fastest(cands, "triangular", |a| a.seconds)
     }
 
     /// One candidate: its plan and simulated time.
@@ -775,23 +719,5 @@ impl DevicePool {
             devices,
             plan,
         ))
-    }
-
-    /// B := 0 (alpha == 0), A never read.
-    fn zero_out<T: Scalar>(&self, b: &mut MatOut<'_, T>) -> Result<()> {
-        match b {
-            MatOut::Host(h) => {
-                for j in 0..h.cols() {
-                    h.col_mut(j).fill(T::default());
-                }
-                Ok(())
-            }
-            MatOut::Device(dm) => {
-                let (r, c) = (dm.rows(), dm.cols());
-                let zeros = vec![T::default(); r * c];
-                let src: RawTile = MatIn::Host(MatRef::packed(&zeros, r, c)?).raw();
-                self.copy_blocking(src, dm.raw())
-            }
-        }
     }
 }

@@ -1,13 +1,8 @@
-//! What the pool keeps between calls for the devices to work in: buffers of tile slots per
-//! device, host staging buffers for two-hop routes and host folds, and the host folder. Kept,
-//! because allocating device memory and page-locking host memory cost more than a small GEMM.
-//!
-//! Calls from several threads run at once, so each call takes its own buffers: an idle one
-//! large enough when there is one, else a new one. Buffers go back to the idle lists when the
-//! call ends. A call that finds a device out of memory first frees the idle buffers there; when
-//! other calls still hold buffers it then waits for one of them to end and tries again
-//! ([`Workspaces::wait_for_release`]), so memory pressure from concurrency delays a call but never
-//! fails one that would succeed alone.
+//! What the pool keeps between calls for the devices to work in (tile slot buffers, host
+//! staging buffers, host folders): allocating device memory and page-locking host memory cost
+//! more than a small GEMM. Each call takes its own buffers, idle ones when large enough; a call
+//! out of memory waits for another to give its buffers back ([`Workspaces::wait_for_release`]),
+//! so concurrency delays a call but never fails one that would succeed alone.
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -25,9 +20,7 @@ pub(super) struct Workspaces {
     /// Idle host staging buffers.
     idle_host: Mutex<Vec<HostStaging>>,
     /// Idle host folders: each call that folds takes one, so that the folds of calls running
-    /// at once do not queue behind each other (one in-order queue for all made a call's fold
-    /// wait for another call's product, and a call whose staging slot waited for that fold
-    /// stop issuing).
+    /// at once do not queue behind each other.
     idle_folders: Mutex<Vec<Arc<HostFolder>>>,
     /// The threads every folder folds on, started on first use.
     fold_workers: Mutex<Option<Arc<rayon::ThreadPool>>>,
@@ -294,11 +287,9 @@ impl Workspaces {
     /// After an out-of-memory error (the caller's buffers given back) of an attempt that began
     /// at `epoch`: `true` (try again) at once when another call has given its buffers back
     /// since, else, when other calls hold buffers, once one of them does; `false` when no other
-    /// call holds any and none was released since (waiting would not help). Without the epoch,
-    /// a release between the failure and this check was missed: the call then waited for the
-    /// next one or, with no call left holding, failed although memory was free (seen with 6
-    /// threads on a 16-core host). The caller's own release (an attempt that got its buffers
-    /// and ran out of memory later) is not another call's: counted, it would retry forever.
+    /// call holds any and none was released since (waiting would not help). The epoch keeps a
+    /// release between the failure and this check from being missed; the caller's own release
+    /// is not counted (it would retry forever).
     pub(super) fn wait_for_release(&self, epoch: Epoch) -> bool {
         let own = OWN_RELEASES.with(Cell::get) - epoch.own;
         let mut u = lock(&self.usage);
