@@ -413,7 +413,8 @@ fn pool_calibrates_itself() {
     devices.extend(node.devices.iter().map(|d| d.clone() as Arc<dyn Device>));
     let pool = DevicePool::new(devices, node.links.clone()).expect("pool");
     let opts = CalibrationOptions {
-        link_sides: vec![16, 128, 512],
+        // Unsorted, with a repeat: measured once each, smallest first, in buffers of the largest.
+        link_sides: vec![512, 16, 128, 16],
         gemm_tiles: vec![64, 128],
         dtypes: vec![DType::F64],
         min_reps: 3,
@@ -440,6 +441,13 @@ fn pool_calibrates_itself() {
     assert_eq!(profile.links.len(), pool.links().count());
     for l in &profile.links {
         assert!(l.bytes_per_sec > 0.0 && l.latency_s >= 0.0, "{}", l.name);
+        let sizes: Vec<usize> = l.samples.iter().map(|&(b, _)| b).collect();
+        assert_eq!(
+            sizes,
+            [16 * 16 * 8, 128 * 128 * 8, 512 * 512 * 8],
+            "{}",
+            l.name
+        );
     }
     for d in &profile.devices {
         let g = d.gemm.first().expect("a GEMM table per device");

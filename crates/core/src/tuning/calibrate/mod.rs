@@ -279,17 +279,22 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// The tile sides measured on `l`: those of `opts.link_sides` that fit both ends.
+    /// The tile sides measured on `l`: those of `opts.link_sides` that fit both ends, smallest
+    /// first (the link's buffers are sized by the last).
     pub(super) fn link_sides(&self, l: &Arc<dyn Link>, opts: &CalibrationOptions) -> Vec<usize> {
         let limit = self
             .limit_of(l.src())
             .min(self.limit_of(l.dst()))
             .min(opts.max_buffer_bytes as u64);
-        opts.link_sides
+        let mut sides: Vec<usize> = opts
+            .link_sides
             .iter()
             .copied()
             .filter(|&s| s > 0 && (s * s * 8) as u64 <= limit)
-            .collect()
+            .collect();
+        sides.sort_unstable();
+        sides.dedup();
+        sides
     }
 
     /// The usable link named `name`.
