@@ -37,17 +37,27 @@ mkdir -p "$OUT/tests"
 PASSED=0 FAILED_TESTS=0
 
 # run_tests LABEL BINARY...: each binary one test at a time; counts tests passed and failed.
+# The conformance binaries run a second time with the default test threads: their tests, each
+# with its own runtime, then call the GPU at once (concurrent callers; two runtimes' page-locked
+# buffers sharing pages).
 run_tests() {
-    local label=$1 t name p f
+    local label=$1 t name p f mode log threads
     shift
     for t in "$@"; do
         name=$(basename "$t")
-        run --log "$OUT/tests/$label-$name.log" --grep "^test result|found hip|device tests" \
-            "$t" --test-threads=1 "${TIMING[@]}" "${FILTER[@]}"
-        ((DRY_RUN)) && continue
-        p=$(grep -oE "[0-9]+ passed" "$OUT/tests/$label-$name.log" | awk '{ s += $1 } END { print s + 0 }')
-        f=$(grep -oE "[0-9]+ failed" "$OUT/tests/$label-$name.log" | awk '{ s += $1 } END { print s + 0 }')
-        PASSED=$((PASSED + p)) FAILED_TESTS=$((FAILED_TESTS + f))
+        for mode in one concurrent; do
+            log="$OUT/tests/$label-$name.log" threads=(--test-threads=1)
+            if [[ $mode == concurrent ]]; then
+                [[ $name == conformance__* ]] || continue
+                log="$OUT/tests/$label-$name-concurrent.log" threads=()
+            fi
+            run --log "$log" --grep "^test result|found hip|device tests" \
+                "$t" "${threads[@]}" "${TIMING[@]}" "${FILTER[@]}"
+            ((DRY_RUN)) && continue
+            p=$(grep -oE "[0-9]+ passed" "$log" | awk '{ s += $1 } END { print s + 0 }')
+            f=$(grep -oE "[0-9]+ failed" "$log" | awk '{ s += $1 } END { print s + 0 }')
+            PASSED=$((PASSED + p)) FAILED_TESTS=$((FAILED_TESTS + f))
+        done
     done
 }
 

@@ -22,6 +22,7 @@ pub mod check;
 pub mod data;
 pub mod factor;
 pub mod gemmt_cases;
+pub mod runtimes;
 pub mod sym_cases;
 pub mod tri;
 
@@ -160,6 +161,21 @@ macro_rules! conformance_suite {
             factor_potrf_calls, factor_potrf_call_info, factor_getrf_calls, factor_getrf_call_info,
             factor_solves, factor_calls_in_device_memory
         );
+        $crate::conformance_suite!(@pairs $make; pools_sharing_pages);
+    };
+    (@pairs $make:path; $($case:ident),*) => {
+        $(
+            // Two runtimes: the targets made twice.
+            #[test]
+            fn $case() {
+                let (Some(first), Some(second)) = ($make(), $make()) else { return };
+                for (f, s) in first.iter().zip(&second) {
+                    if let Err(e) = $crate::runtimes::$case(f, s) {
+                        panic!("[{}] {}: {}", f.name, stringify!($case), e);
+                    }
+                }
+            }
+        )*
     };
     (@tri $make:path; $($case:ident),*) => {
         $crate::conformance_suite!(@module tri $make; $($case),*);

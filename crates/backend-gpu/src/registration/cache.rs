@@ -8,6 +8,11 @@
 //!   rejected by the CUDA driver (`CUDA_ERROR_INVALID_VALUE`), so a request overlapping
 //!   registrations it is not wholly inside of replaces them with one registration of the union
 //!   (or of the request alone when the union cannot be registered).
+//! - **Only our own registrations.** Memory someone else page-locked (another runtime in the
+//!   process, the program, a pinned allocation) is staged, never copied directly: their
+//!   registration may cover the range only in part (buffers share edge pages), and it may be
+//!   dropped or replaced between our calls, by a thread we do not wait for. Trusted, it made
+//!   concurrent tests on one H200 fail a copy now and then with `CUDA_ERROR_INVALID_VALUE`.
 //! - **Verified hits.** A registration outlives the call but the caller's buffer may not: freed
 //!   and mapped again (or its pages discarded), the registration still points at the old
 //!   physical pages and a DMA through it silently reads stale data or writes where the caller
@@ -43,7 +48,8 @@ pub const FRESH_STAGED_BYTES: usize = 4 << 20;
 pub enum Registered {
     /// Registered by this call.
     Yes,
-    /// The memory is already page-locked by someone else (pinned allocation, another cache).
+    /// The memory is already page-locked, in whole or in part, by someone else (a pinned
+    /// allocation, another cache): staged.
     Foreign,
     /// The OS or driver cannot lock this memory now (limit reached, or not registrable).
     Refused,
@@ -107,7 +113,6 @@ struct Region {
     start: u64,
     end: u64,
     last_use: u64,
-    foreign: bool,
 }
 
 impl Region {
@@ -223,14 +228,10 @@ impl<R: Registrar> PinCache<R> {
     }
 
     /// Ends a registration the cache no longer holds: its range is no longer watched for
-    /// releases, and it is unregistered when it is ours.
+    /// releases, and it is unregistered.
     fn forget(&self, r: &Region) -> Result<()> {
         self.releases.unwatch(r.start, r.end);
-        if r.foreign {
-            Ok(())
-        } else {
-            self.registrar.unregister(r.start)
-        }
+        self.registrar.unregister(r.start)
     }
 
     /// Drops the registrations of memory given back ([`released`]).
@@ -266,7 +267,7 @@ impl<R: Registrar> PinCache<R> {
             .collect();
         if let [i] = over[..] {
             if st.regions[i].contains(s, e) {
-                if st.regions[i].foreign || self.registrar.verify(addr, len, access)? {
+                if self.registrar.verify(addr, len, access)? {
                     st.regions[i].last_use = now;
                     st.stats.hits += 1;
                     return Ok(true);
@@ -275,11 +276,6 @@ impl<R: Registrar> PinCache<R> {
             }
         }
         if self.stages(&mut st, s, e, access) {
-            return Ok(false);
-        }
-        if over.iter().any(|&i| st.regions[i].foreign) {
-            // Someone else's registration in the way: cannot be merged; stage.
-            st.stats.failures += 1;
             return Ok(false);
         }
         // Replace every overlapping registration by one covering the union.
@@ -349,8 +345,8 @@ impl<R: Registrar> PinCache<R> {
             st.seen = now;
         }
         // Per range a registration holds whole: the registration's start, and the range's
-        // index in `to_verify` (none for a foreign registration, which is trusted).
-        let mut held: Vec<(u64, Option<usize>)> = Vec::new();
+        // index in `to_verify`.
+        let mut held: Vec<(u64, usize)> = Vec::new();
         let mut to_verify: Vec<(u64, usize, HostAccess)> = Vec::new();
         for &(addr, len, access) in ranges.iter().filter(|r| r.1 > 0) {
             let (s, e) = align(addr, len as u64);
@@ -358,7 +354,7 @@ impl<R: Registrar> PinCache<R> {
                 let st = self.lock();
                 let over: Vec<&Region> = st.regions.iter().filter(|r| r.overlaps(s, e)).collect();
                 match over[..] {
-                    [r] if r.contains(s, e) => Some((r.start, r.foreign)),
+                    [r] if r.contains(s, e) => Some(r.start),
                     _ => None,
                 }
             };
@@ -368,12 +364,9 @@ impl<R: Registrar> PinCache<R> {
                         return Ok(false);
                     }
                 }
-                Some((start, foreign)) => {
-                    let verify = (!foreign).then(|| {
-                        to_verify.push((addr, len, access));
-                        to_verify.len() - 1
-                    });
-                    held.push((start, verify));
+                Some(start) => {
+                    to_verify.push((addr, len, access));
+                    held.push((start, to_verify.len() - 1));
                 }
             }
         }
@@ -390,7 +383,7 @@ impl<R: Registrar> PinCache<R> {
         }
         let mut st = self.lock();
         for (start, verify) in held {
-            if verify.is_some_and(|i| !verified[i]) {
+            if !verified[verify] {
                 continue; // stale, staged this time
             }
             st.clock += 1;
@@ -433,7 +426,7 @@ impl<R: Registrar> PinCache<R> {
             // Before registering: the allocator hook must report the range's release from now.
             self.releases.watch(s, e);
             let registered = self.registrar.register(s, (e - s) as usize);
-            if !matches!(registered, Ok(Registered::Yes | Registered::Foreign)) {
+            if !matches!(registered, Ok(Registered::Yes)) {
                 self.releases.unwatch(s, e);
             }
             match registered? {
@@ -442,24 +435,18 @@ impl<R: Registrar> PinCache<R> {
                         start: s,
                         end: e,
                         last_use: now,
-                        foreign: false,
                     });
                     st.stats.registrations += 1;
                     st.stats.bytes_registered += e - s;
                     return Ok(true);
                 }
                 Registered::Foreign => {
-                    st.regions.push(Region {
-                        start: s,
-                        end: e,
-                        last_use: now,
-                        foreign: true,
-                    });
-                    return Ok(true);
+                    st.stats.failures += 1;
+                    return Ok(false);
                 }
                 Registered::Refused => {
                     let victim = (0..st.regions.len())
-                        .filter(|&i| !st.regions[i].foreign && !st.regions[i].overlaps(s, e))
+                        .filter(|&i| !st.regions[i].overlaps(s, e))
                         .min_by_key(|&i| st.regions[i].last_use);
                     match victim {
                         Some(i) => {
@@ -534,7 +521,7 @@ impl<R: Registrar> PinCache<R> {
         self.lock().regions.iter().any(|r| r.contains(s, e))
     }
 
-    /// Forgets (and unregisters, when ours) every registration overlapping `[addr, addr + len)`.
+    /// Forgets and unregisters every registration overlapping `[addr, addr + len)`.
     pub fn release(&self, addr: u64, len: usize) -> Result<()> {
         if len == 0 {
             return Ok(());
@@ -574,7 +561,7 @@ impl<R: Registrar> PinCache<R> {
         let mut keep = Vec::with_capacity(st.regions.len());
         let mut released = 0;
         for r in st.regions.drain(..) {
-            if r.foreign || is_mapped(r.start, r.end - r.start) {
+            if is_mapped(r.start, r.end - r.start) {
                 keep.push(r);
             } else {
                 // The driver may object to unregistering vanished memory; the entry goes either
@@ -632,18 +619,22 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// A driver stand-in: registrations may not overlap (as in CUDA), a capacity limit, and
-    /// memory "generations" for staleness.
+    /// memory "generations" for staleness; `others` were registered by someone else.
     #[derive(Default)]
     struct Fake {
         regs: Mutex<BTreeMap<u64, u64>>,
         capacity: u64,
         stale_pages: Mutex<Vec<u64>>,
+        others: Vec<(u64, u64)>,
     }
 
     impl Registrar for Fake {
         fn register(&self, start: u64, len: usize) -> Result<Registered> {
             let mut r = self.regs.lock().unwrap();
             let end = start + len as u64;
+            if self.others.iter().any(|&(s, e)| s < end && start < e) {
+                return Ok(Registered::Foreign);
+            }
             assert!(
                 r.iter().all(|(&s, &e)| e <= start || s >= end),
                 "overlapping registration [{start:x}, {end:x})"
@@ -686,6 +677,29 @@ mod tests {
             },
             PinPolicy::Cache,
         )
+    }
+
+    /// A range someone else page-locked in part is staged on every call, never taken for
+    /// registered (their registration may not cover it, and may change between calls).
+    #[test]
+    fn someone_elses_registration_is_staged() {
+        let base = 0x1000_0000;
+        let c = PinCache::new(
+            Fake {
+                capacity: u64::MAX,
+                others: vec![(base, base + PAGE)],
+                ..Default::default()
+            },
+            PinPolicy::Cache,
+        );
+        let len = 3 * PAGE as usize;
+        for _ in 0..2 {
+            assert!(!c.ensure(base + 100, len, HostAccess::Read).unwrap());
+            assert!(!c.is_pinned(base + 100, len));
+        }
+        assert!(c.ensure(base + PAGE, len, HostAccess::Read).unwrap());
+        let stats = c.stats();
+        assert_eq!((stats.failures, stats.registrations), (2, 1));
     }
 
     #[test]
@@ -1051,7 +1065,6 @@ mod tests {
             start: addr,
             end: addr + len as u64,
             last_use: 0,
-            foreign: false,
         });
         drop(st);
         std::thread::scope(|s| {

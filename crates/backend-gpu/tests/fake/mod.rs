@@ -8,7 +8,7 @@
 
 use hetblas_core::{Error, GemmTile, RawTile, Result, ScalarValue, Trans};
 use hetblas_cpu::HostLapack;
-use hetblas_gpu::{Copy2D, DeviceDescription, GpuRuntime, HostJob, Registered};
+use hetblas_gpu::{Copy2D, CopyKind, DeviceDescription, GpuRuntime, HostJob, Registered};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -280,6 +280,35 @@ impl GpuRuntime for Fake {
         })
     }
     unsafe fn copy_2d(c: &Copy2D) -> Result<()> {
+        // As CUDA: a host range that meets a registration must lie wholly inside it (a copy
+        // over pages only partly registered, or over two registrations, is refused). Pinned
+        // allocations are exempt: here they come from the same heap as the registered
+        // buffers, in CUDA never.
+        let host = match c.kind {
+            CopyKind::HostToDevice => Some((c.src, c.src_pitch)),
+            CopyKind::DeviceToHost => Some((c.dst, c.dst_pitch)),
+            CopyKind::DeviceToDevice => None,
+        };
+        if let Some((at, pitch)) = host.filter(|_| c.height > 0 && c.width > 0) {
+            let end = at + ((c.height - 1) * pitch + c.width) as u64;
+            let st = state();
+            let pinned = st
+                .allocs
+                .iter()
+                .any(|(&p, &words)| p <= at && end <= p + 8 * words as u64);
+            let met: Vec<(u64, u64)> = st
+                .registered
+                .iter()
+                .map(|(&s, &l)| (s, s + l as u64))
+                .filter(|&(s, e)| s < end && at < e)
+                .collect();
+            if !pinned && !met.is_empty() && !matches!(met[..], [(s, e)] if s <= at && end <= e) {
+                return Err(Error::internal(format!(
+                    "fake copy: host range [{at:#x}, {end:#x}) partly registered \
+                     (CUDA_ERROR_INVALID_VALUE)"
+                )));
+            }
+        }
         for j in 0..c.height {
             // SAFETY: caller contract (all fake memory is host memory).
             unsafe {
