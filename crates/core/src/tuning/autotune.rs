@@ -45,9 +45,8 @@ pub struct Decision {
     pub prices: Option<TilePrices>,
 }
 
-/// What the pipeline model predicted for a call: its choice's seconds, and each square tile
-/// it weighed (in the chosen fold mode), so that a caller who measures the call can tell a
-/// mispriced tile and which others the model thought near it.
+/// What the pipeline model predicted for a call: its choice's seconds and each square tile's
+/// (in the chosen fold mode), so that a caller who measures the call can tell a mispriced tile.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TilePrices {
     pub chosen_seconds: f64,
@@ -95,9 +94,8 @@ pub struct DecisionRequest<'a> {
     pub objective: crate::energy::Objective,
 }
 
-/// Decides the device subset and shares (balancer, when rates are known), the tile (model,
-/// when a profile describes the device), the memory budgets and the host fold; then rounds the
-/// shares to whole tiles (or gives a host device a strip of rows).
+/// Decides the devices and shares, the tile, the memory budgets and the host fold; then rounds
+/// the shares to whole tiles (or gives a host device a strip of rows).
 ///
 /// # Errors
 /// `Unsupported` when no device (or a device asked for) has a GEMM kernel for the dtype.
@@ -163,18 +161,16 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
     })
 }
 
-/// The devices asked for (with the balancer's shares when their rates are known, else equal
-/// ones), or the subset the balancer chooses among those with a kernel for the dtype, or the
-/// default devices with equal shares.
+/// The devices asked for, or the subset the balancer chooses, or the default devices; with
+/// the balancer's shares when rates are known, else equal ones.
 fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<f64>) {
     let (problem, pool, profile, link_bw) =
         (req.problem, req.devices, req.profile, req.link_bandwidth);
     let hints = PlanHints::of(req);
     match req.only {
         Some(list) => {
-            // A forced set is the devices the call may use, not a duty for each: the subset
-            // of them predicted fastest takes the work (a device whose share would slow the
-            // call gets none; [`Decision::left_out`]). Without rates, equal shares.
+            // A forced set is the devices the call may use, not a duty for each
+            // ([`Decision::left_out`]).
             let devs: Vec<&Arc<dyn Device>> = list.iter().map(|&i| &pool[i]).collect();
             match device_rates(problem, &devs, t0, profile, link_bw) {
                 Some(r) => {
@@ -210,24 +206,21 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
     }
 }
 
-/// Whole tiles: the continuous shares rounded so that no device finishes late; a device
-/// computing in host memory whose share is under two tiles gets a strip of rows instead.
-/// Returns the grid, the rounded shares and the strip's device (index into `devs`).
+/// The continuous shares rounded to whole tiles so that no device finishes late, or a strip of
+/// rows for a device computing in host memory; the grid, shares and strip's device.
 fn whole_tiles(
     req: &DecisionRequest<'_>,
     devs: &[&Arc<dyn Device>],
     blocking: Blocking,
-    weights: Vec<f64>,
+    mut weights: Vec<f64>,
 ) -> (TileGrid, Vec<f64>, Option<usize>) {
     let problem = req.problem;
-    let mut weights = weights;
     let mut grid = blocking.grid(problem.m, problem.n, problem.k);
     let tile = blocking.tm;
     let mut strip = None;
     if devs.len() > 1 && blocking.is_square() {
         if let Some(rates) = device_rates(problem, devs, tile, req.profile, req.link_bandwidth) {
-            // The rates the subset was chosen with: a lone accelerator beside the CPU priced by
-            // the plan of several devices.
+            // The rates the subset was chosen with.
             let rates = if prices_split(devs, req.profile) {
                 pipeline_calibrated_shared(problem, devs, rates, req.profile, &PlanHints::of(req))
             } else {
@@ -255,11 +248,9 @@ fn whole_tiles(
     (grid, weights, strip)
 }
 
-/// The blocking for a problem (`forced` when the caller fixed it) and whether C is folded on
-/// the host (with the number of last C tiles left unfolded): the pipeline model's choice when
-/// a calibrated profile describes the (single) device; else square tiles of the fixed rule of
-/// [`default_tile`] and no host fold (without a measured host memory speed there is no case
-/// for it). `fold` says what the caller fixed.
+/// The blocking (`forced` when the caller fixed it), the host fold and its unfolded tail: the
+/// pipeline model's choice when a profile describes the single device, else
+/// `fixed_rule_plan`'s.
 pub fn choose_tile(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
@@ -274,7 +265,6 @@ pub fn choose_tile(
             None => model_tile(p, d, *budget, prof, fold),
         };
         if let Some(sel) = sel {
-            // `fold_tail` is 0 unless the model folds.
             let prices = TilePrices::of(&sel);
             return (
                 sel.tile,
@@ -288,9 +278,8 @@ pub fn choose_tile(
     (tile, host_fold, tail, None)
 }
 
-/// The blocking, host fold and unfolded tail of a plan the pipeline model does not choose
-/// (several devices, or no profile): `forced` or square tiles of [`default_tile`], and a host
-/// fold only when the caller asked for one.
+/// The plan the pipeline model does not choose (several devices, or no profile): `forced` or
+/// square tiles of [`default_tile`], and a host fold only when the caller asked for one.
 fn fixed_rule_plan(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
@@ -314,9 +303,8 @@ pub struct FoldRequest {
     /// With folds: the C tiles, the last to finish, whose C is sent instead
     /// ([`crate::plan::DeviceSpec::fold_tail`]).
     pub tail: Option<usize>,
-    /// C is a fresh host output the devices stage ([`crate::Device::stages_host_output`]):
-    /// its write-backs are priced with their copy-outs ([`crate::profile::StagedOut`]). Not
-    /// the caller's to set: the pool finds it.
+    /// C is a fresh host output the devices stage ([`crate::profile::StagedOut`]); set by the
+    /// pool, not the caller.
     pub staged: bool,
 }
 
@@ -346,10 +334,8 @@ pub struct ModelChoice {
     pub fold_slow_wake_s: Option<f64>,
 }
 
-/// Thin-by-fat problems (K at least twice M and N) also try streaming blockings: C tiles
-/// `tm x tn` with `tm` covering M when M is at most 8192 (A tiles are then whole columns:
-/// contiguous copies), narrow `tn`, deep `tk` (long columns of B: full-speed 2D copies), one
-/// C tile at a time.
+/// Streaming blockings for thin-by-fat problems (K at least twice M and N): `tm` covering M up
+/// to 8192 (contiguous A columns), narrow `tn`, deep `tk`, one C tile at a time.
 pub fn streaming_candidates(m: usize, n: usize, k: usize) -> Vec<Blocking> {
     if k < 2 * m.max(n) {
         return Vec::new();
@@ -401,11 +387,8 @@ pub fn deep_candidates(m: usize, n: usize, k: usize, elem_bytes: usize) -> Vec<B
 /// while products run (calibration's `strided_busy`: 46-52 GB/s from 32 KiB, 40 at 24 KiB).
 pub const DEEP_COLUMN_BYTES: usize = 32 << 10;
 
-/// Evaluates the pipeline model for every candidate tile that fits the budget (six tiles
-/// resident), with and without host fold where it applies (C in host memory, beta != 0; `fold`
-/// = `Some` evaluates only that mode), and picks the fastest (ties to the larger tile; a fold
-/// must win by [`FOLD_MARGIN`]). `None` when nothing needs tiling (every operand already in
-/// the device) or the profile lacks the device, its links or the dtype.
+/// The pipeline model's fastest of [`model_tile_candidates`] ([`choose`]). `None` when nothing
+/// needs tiling (every operand in the device) or the profile lacks the device, links or dtype.
 pub fn model_tile(
     p: &GemmProblem,
     device: &Arc<dyn Device>,
@@ -421,9 +404,8 @@ pub const MIN_TILE: usize = 256;
 /// Largest square candidate tile.
 pub const MAX_TILE: usize = 16384;
 
-/// The regular square candidates `256 * 2^i` and `384 * 2^i` up to `min(max_dim, MAX_TILE)`,
-/// ascending (a tile larger than the problem is the same single sub-kernel); `[max_dim]` when
-/// `max_dim < MIN_TILE` (and `[1]` for an empty problem).
+/// The square candidates `256 * 2^i` and `384 * 2^i` up to `min(max_dim, MAX_TILE)`, ascending;
+/// `[max_dim]` when `max_dim < MIN_TILE` (`[1]` for an empty problem).
 pub fn candidate_tiles(max_dim: usize) -> Vec<usize> {
     if max_dim < MIN_TILE {
         return vec![max_dim.max(1)];
@@ -441,9 +423,8 @@ pub fn candidate_tiles(max_dim: usize) -> Vec<usize> {
     out
 }
 
-/// The blockings [`model_tile`] considers: square candidates (at least [`MIN_GPU_TILE`] for
-/// problems of 4096 and more) and, for thin-by-fat problems,
-/// [`streaming_candidates`]; those whose six largest tiles fit `budget` bytes.
+/// The blockings [`model_tile`] considers (square ones at least [`MIN_GPU_TILE`] for problems
+/// of 4096 and more) whose six largest tiles fit `budget` bytes.
 pub fn model_tile_candidates(p: &GemmProblem, budget: u64) -> Vec<Blocking> {
     let maxdim = p.m.max(p.n).max(p.k);
     candidate_tiles(maxdim)
@@ -495,9 +476,8 @@ pub fn evaluate(
     )
 }
 
-/// The pipeline model of the device labelled `label` in `profile` and its GEMM table for
-/// `dtype`; `late_c`: the device adds tiles (C may arrive late); `gpu`: calls pay
-/// [`GPU_CALL_SETUP_S`]. `None` when the profile lacks the device, its host links or the dtype.
+/// The pipeline model of device `label` and its GEMM table for `dtype`; `late_c`: the device
+/// adds tiles (C may arrive late); `gpu`: calls pay [`GPU_CALL_SETUP_S`].
 pub fn pipeline_model(
     profile: &MachineProfile,
     label: &str,
@@ -524,11 +504,9 @@ pub fn pipeline_model(
 }
 
 /// Predicts every blocking with and without host fold (`fold_applies`: C in host memory and
-/// beta != 0; `fold.on` = `Some` evaluates only that mode) and picks the fastest: ties to the
-/// larger tile, a fold must win by [`FOLD_MARGIN`], and the best fold must also win at the
-/// fold threads' slowest wake (only the best is checked: conservative). Every folding blocking
-/// also weighs an unfolded tail (`fold_tails`, or `fold.tail`), which must win by the same
-/// margin over folding every tile.
+/// beta != 0; `fold.on` = `Some`: only that mode) and picks the fastest, ties to the larger
+/// tile. A fold (and a tail of it left unfolded) must win by [`FOLD_MARGIN`], the best fold
+/// also at the fold threads' slowest wake.
 pub fn choose(
     model: &PipelineModel,
     exec: &dyn ExecTime,
@@ -613,10 +591,8 @@ pub fn choose(
     })
 }
 
-/// What every call costs a GPU whatever its size (the checks of its host registrations,
-/// events, the final synchronisation): entering a call took 25-30 us on H200 (`callcost`,
-/// traced). Fitted with [`GPU_TASK_ISSUE_S`] on the seeded sets of seeds 2083-2084 (0.030-0.045
-/// ms tried): p90 8.0% against 9.7%; on fresh seeds 2085-2086, p90 6.8% and 11.3%.
+/// What every call costs a GPU whatever its size (registration checks, events, the final
+/// synchronisation): 25-30 us on H200 (`callcost`), fitted with [`GPU_TASK_ISSUE_S`].
 pub const GPU_CALL_SETUP_S: f64 = 0.037e-3;
 
 /// Smallest square tile weighed for problems of 4096 and more: smaller tiles never won a
@@ -639,9 +615,8 @@ pub fn fold_rate(profile: Option<&MachineProfile>) -> f64 {
         .unwrap_or(crate::fold::DEFAULT_BYTES_PER_SEC)
 }
 
-/// The default device subset without the devices in `excluded` (failed ones): the
-/// accelerators (GPUs, emulated devices) that support the dtype; the CPU alone when there are
-/// none. The CPU joins accelerators only when the balancer says so.
+/// The default devices not in `excluded`: the accelerators that support the dtype, else the
+/// CPU alone (it joins accelerators only when the balancer says so).
 pub fn default_devices_excluding(
     devices: &[Arc<dyn Device>],
     dtype: DType,
@@ -662,15 +637,10 @@ pub fn default_devices_excluding(
     }
 }
 
-/// Default tile size for a problem on the chosen devices.
-///
-/// - One device that holds every operand in its own space computes in place: no tiling at all
-///   (one call of its library GEMM is as fast as it gets).
-/// - Otherwise a quarter of the largest dimension, rounded down to a power of two, clamped to
-///   [256, 4096]: big enough for a GPU GEMM to run near peak, small enough to pipeline.
-/// - Shrunk until every device's budget holds 6 tiles (double-buffered A, B and C).
-///
-/// `budgets[i]` is the memory device `i` may use for tiles.
+/// Default tile size: the largest dimension for one device holding every operand (no
+/// tiling); else a quarter of it, rounded down to a power of two, clamped to [256, 4096] and
+/// shrunk until every budget (`budgets[i]`, device `i`'s) holds 6 tiles (double-buffered A,
+/// B and C).
 pub fn default_tile(p: &GemmProblem, devices: &[&Arc<dyn Device>], budgets: &[u64]) -> usize {
     let maxdim = p.m.max(p.n).max(p.k).max(1);
     if let [d] = devices {
@@ -694,9 +664,8 @@ pub fn default_tile(p: &GemmProblem, devices: &[&Arc<dyn Device>], budgets: &[u6
     t
 }
 
-/// The rate model of each device for the balancer, from the profile (calibrated GEMM rate at the
-/// tile size in use, host link bandwidth) or what devices and links know of themselves. `None`
-/// when some device's rate is unknown (the balancer then stays out: equal shares).
+/// Each device's rate model for the balancer, from the profile (GEMM rate at `tile`) or what
+/// devices and links know of themselves. `None` when some device's rate is unknown.
 pub fn device_rates(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
@@ -718,9 +687,8 @@ pub fn device_rates(
                 (None, 50e-6)
             } else {
                 let bw = link_bw(MemorySpace::HOST, d.space()).unwrap_or(f64::INFINITY);
-                // Before its first product a device waits for one A and one B tile; every call
-                // on a GPU also pays its setup ([`GPU_CALL_SETUP_S`]). Emulated devices, whose
-                // rates are nominal, pay what their links charge.
+                // Before its first product a device waits for one A and one B tile, and a GPU
+                // pays its call setup.
                 let setup = if d.info().kind == DeviceKind::Gpu {
                     GPU_CALL_SETUP_S
                 } else {
@@ -738,10 +706,8 @@ pub fn device_rates(
         .collect()
 }
 
-/// `rates` with each accelerator's scaled so that the balancer's time for the whole problem
-/// on it alone is the pipeline model's ([`model_tile`]), which knows the tile pipeline, the
-/// host fold and late C (the balancer's rough traffic count gave the CPU work it could not
-/// finish in time).
+/// `rates` with each accelerator's scaled to the pipeline model's time for the whole problem
+/// on it alone ([`model_tile`]; the balancer's rough traffic count gave the CPU too much work).
 pub fn pipeline_calibrated(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
@@ -753,8 +719,7 @@ pub fn pipeline_calibrated(
     })
 }
 
-/// What the caller fixed that changes a device's plan: a blocking and the host fold. The
-/// balancer prices each subset by the plan it would run under them.
+/// What the caller fixed that changes a device's plan, by which the balancer prices subsets.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PlanHints {
     pub forced: Option<Blocking>,
@@ -771,9 +736,7 @@ impl PlanHints {
 }
 
 /// `rates` with each accelerator's scaled to the pipeline model's time for the plan it runs
-/// beside other devices: a plan of several devices takes square tiles of [`default_tile`] (or
-/// the forced blocking) and folds C on the host only when the caller asked ([`choose_tile`]),
-/// where alone it would fold in the model's blocking.
+/// beside other devices (`fixed_rule_plan`).
 pub fn pipeline_calibrated_shared(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
@@ -793,8 +756,7 @@ pub fn pipeline_calibrated_shared(
     })
 }
 
-/// [`pipeline_calibrated`] for the plan a lone device runs under `hints`, its fixed cost
-/// capped as [`calibrated_to`] says.
+/// [`pipeline_calibrated`] for the plan a lone device runs under `hints`, fixed cost capped.
 fn pipeline_calibrated_alone(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
@@ -838,8 +800,7 @@ fn calibrated_to(
             if !(total.is_finite() && total > 0.0) {
                 return r;
             }
-            // The rough overhead (two provisional tiles over the link) can exceed the whole
-            // pipeline's time on small problems: at most half of it is fixed.
+            // The rough overhead can exceed the whole pipeline's time on small problems.
             let overhead = if cap_overhead {
                 r.overhead.min(0.5 * total)
             } else {
@@ -861,13 +822,9 @@ fn calibrated_to(
         .collect()
 }
 
-/// The balancer's rates for subsets of one device and of several
-/// ([`crate::balance::choose_subset_split`]), when one accelerator is beside devices computing
-/// in host memory and a profile describes it: the accelerator alone priced by the pipeline
-/// model's plan for it alone, beside the CPU by the plan of several devices
-/// ([`pipeline_calibrated_shared`]), both under `hints`, with the fixed cost capped as
-/// `calibrated_to` says. `None` otherwise: nodes of several accelerators keep one pricing for
-/// every subset (their subsets are all planned alike).
+/// The balancer's rates for subsets of one device and of several, when `prices_split`: the
+/// accelerator priced by its plan alone, and by the plan of several devices. `None` otherwise
+/// (subsets of several accelerators are all planned alike).
 pub fn subset_rates(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
@@ -883,8 +840,7 @@ pub fn subset_rates(
     Some((alone, shared))
 }
 
-/// Whether [`subset_rates`] prices `devices` by two plans: one accelerator beside devices
-/// computing in host memory, with a profile.
+/// One accelerator beside devices computing in host memory, with a profile.
 fn prices_split(devices: &[&Arc<dyn Device>], profile: Option<&MachineProfile>) -> bool {
     let accelerators = devices.iter().filter(|d| !d.space().is_host()).count();
     profile.is_some() && accelerators == 1 && accelerators < devices.len()
@@ -930,11 +886,9 @@ pub struct DeviceChoice {
     pub evaluated: Vec<SubsetChoice>,
 }
 
-/// Chooses the subset of `candidates` and their shares (see [`crate::balance`]) for
-/// `objective`: with [`Objective::Energy`](crate::energy::Objective) or EDP and the power of
-/// every candidate in the profile, the subset whose balanced run is predicted to cost the
-/// fewest joules (or joule-seconds); otherwise the fastest. Each subset is priced by the plan
-/// it would run under what the caller fixed ([`PlanHints`]). `None` when a rate is unknown.
+/// Chooses the subset of `candidates` and their shares for `objective` (the fastest, or with
+/// every candidate's power in the profile the fewest joules or joule-seconds), each subset
+/// priced by its plan under `hints`. `None` when a rate is unknown.
 pub fn choose_devices(
     p: &GemmProblem,
     candidates: &[&Arc<dyn Device>],

@@ -1,15 +1,8 @@
 //! What host folds achieve in this process, against the calibrated rate the model prices them
-//! at.
-//!
-//! The host's memory, shared with the link and whatever else runs, is what a fold spends: on
-//! H200 the same folding call took 7.2-8.5 ms in most processes and 14.5 ms in some, its folds
-//! at 11-18 GB/s of C instead of 25-32. So each fold's bytes and time are recorded, and when
-//! recent folds ran well below the calibrated (conservative, cold) rate ([`KEEP_SHARE`]) the
-//! model prices them at the rate they reached ([`FoldSpeed::level`]).
-//!
-//! One record per pool. Only folds of a call that ran alone are counted: calls running at once
-//! fold beside each other's folds and copies, which says nothing of the next call (counted,
-//! they slowed the calls after a burst of concurrent ones by up to 2.7x on H200).
+//! at: the host's memory, shared with whatever else runs, varies from process to process, so
+//! when recent folds ran well below the calibrated rate ([`KEEP_SHARE`]) the model prices them
+//! at the rate they reached ([`FoldSpeed::level`]). One record per pool; only folds of a call
+//! that ran alone are counted (concurrent calls say nothing of the next call).
 
 // A poisoned lock only means a panic elsewhere; the sums stay valid.
 use crate::error::lock;
@@ -22,11 +15,11 @@ use std::time::{Duration, Instant};
 pub const MIN_BYTES: u64 = 4 << 20;
 
 /// Bytes of folds over which an old observation loses half its weight: about one call's folds
-/// on the shapes where the price matters (5213x4209 f64 C: 168 MiB; 8192^2 f64: 512 MiB).
+/// on the shapes where the price matters.
 pub const HALF_LIFE_BYTES: f64 = 256.0 * (1u64 << 20) as f64;
 
-/// With no fold for this long, what was observed is forgotten. A call the slow folds turned
-/// away from folding records none, so the calibrated rate comes back and folds are tried again.
+/// With no fold for this long, what was observed is forgotten (a call that slow folds turned
+/// away from folding records none).
 pub const FORGET_AFTER: Duration = Duration::from_secs(5);
 
 /// Folds are taken to run as calibrated down to this share of the rate: on H200 they ran at
@@ -34,14 +27,11 @@ pub const FORGET_AFTER: Duration = Duration::from_secs(5);
 /// would turn borderline choices back and forth.
 pub const KEEP_SHARE: f64 = 0.75;
 
-/// A fold that starts this long after the last one ended finds the fold threads asleep (rayon's
-/// workers sleep after tens of microseconds without work). Longer than that on purpose: a fold
-/// that paid a wake may be recorded with it (on the safe side), never one that paid none
-/// without it.
+/// A fold that starts this long after the last one ended finds the fold threads asleep (they
+/// sleep after tens of microseconds): longer on purpose, to err on the safe side.
 pub const WAKE_GAP: Duration = Duration::from_micros(200);
 
-/// Steps of the level ([`FoldSpeed::level`]): the model is re-run (cached decisions dropped)
-/// only when the level changes, not on every fold.
+/// Steps of the level ([`FoldSpeed::level`]), so that cached decisions drop only when it moves.
 pub const STEPS: u32 = 8;
 
 /// Recent folds: bytes and seconds, each weighted down as newer folds come in.

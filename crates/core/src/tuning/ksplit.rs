@@ -1,17 +1,10 @@
-//! K-split: when C has too few tiles to keep every device busy (4096x4096x32768 is one C tile
-//! of 4096), each device computes a partial product over its own slice of K, all of C, in its
-//! own memory. Then each device owns a block of C's columns: the other partials' blocks come to
-//! it (a peer copy, else through host memory), it adds them and beta times the caller's block,
-//! and writes the block back, all devices over their own links at once.
+//! K-split: when C has too few tiles to keep every device busy, each device computes a partial
+//! product of all of C over its own slice of K; then each device reduces one block of C's
+//! columns (the other partials' blocks come to it) and writes it back, all at once.
 //!
-//! The model: device `d` with `k_d` of K spends `o_d + max(flops_d / rate_d, in_d / bw_d)`,
-//! where `in_d` is its slices of A and B; then the reduction costs the slowest device's
-//! inbound partial blocks, its block of the caller's C (beta != 0) and its block's write-back.
-//! The shares make every device finish its product at the same time (bisection on that time:
-//! each `k_d` is linear in it). The autotuner compares the total with the C-split's prediction
-//! ([`crate::balance`]) and takes the K-split only when it wins by
-//! [`crate::balance::MIN_GAIN`]. (Reduced and written by one device, C's write-back alone took
-//! 2.8 ms of 32 on two H200s: hence a block per device.)
+//! The model: device `d` with `k_d` of K spends `o_d + max(flops_d / rate_d, in_d / bw_d)`
+//! (`in_d`: its slices of A and B); then the slowest device's reduction. The shares make every
+//! device finish its product at the same time (bisection: each `k_d` is linear in it).
 
 use crate::balance::DeviceRate;
 use crate::memory::MemorySpace;

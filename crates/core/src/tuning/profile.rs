@@ -1,10 +1,5 @@
-//! The machine profile: what calibration measured on this machine (per link: latency,
-//! bandwidth, bidirectional slowdown and slowdown under other busy links; per device: GEMM times
-//! per tile size and dtype), as versioned JSON kept in the user's cache directory.
-//!
-//! A profile is keyed by the machine's devices through [`MachineProfile::fingerprint`]: when the
-//! devices change (a GPU added, swapped or with a different memory size), the fingerprint
-//! changes and the profile no longer applies.
+//! The machine profile: what calibration measured on this machine (links and devices), as
+//! versioned JSON keyed by the devices' [`MachineProfile::fingerprint`].
 //!
 //! Location ([`default_path_with`]): `$HETBLAS_PROFILE` if set, else
 //! `$XDG_CACHE_HOME/hetblas/profile.json`, else `$HOME/.cache/hetblas/profile.json`.
@@ -94,8 +89,7 @@ pub struct DeviceProfile {
     #[serde(default)]
     pub gemm: Vec<GemmTimes>,
     /// Per dtype: how much longer a tile product takes while the device's host links copy in
-    /// both directions (>= 1; absent: not measured). DGEMM on H200 is power-bound, and DMA
-    /// traffic costs it clock speed.
+    /// both directions (>= 1; absent: not measured).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gemm_under_dma: Vec<(DType, f64)>,
     /// Per dtype: how much longer host->device copies take while tile products of that dtype
@@ -132,14 +126,12 @@ impl DeviceProfile {
         ExecTable::new(dtype, self.gemm_times(dtype)?.iter().copied()).ok()
     }
 
-    /// The slowdown of host->device copies while products of `dtype` run (that of the real
-    /// type of its precision for an unmeasured complex one; 1.0 when neither was measured).
+    /// The slowdown of host->device copies while products of `dtype` run (see `per_dtype`).
     pub fn copy_slowdown_under_gemm(&self, dtype: DType) -> f64 {
         per_dtype(&self.copy_under_gemm, dtype)
     }
 
-    /// The slowdown of a tile product under DMA traffic (as above: the real type's for an
-    /// unmeasured complex one, 1.0 when not measured).
+    /// The slowdown of a tile product under DMA traffic (see `per_dtype`).
     pub fn gemm_slowdown_under_dma(&self, dtype: DType) -> f64 {
         per_dtype(&self.gemm_under_dma, dtype)
     }
@@ -202,10 +194,8 @@ pub struct LinkProfile {
     pub staged_out: Option<StagedOut>,
 }
 
-/// Write-backs into a fresh host output (a program's new result array, never touched: NumPy's
-/// `a @ b`), which its backend stages rather than page-locks: each tile is DMA'd into a pinned
-/// buffer, then copied out by host threads; a copy-out takes `per_copy_s + bytes /
-/// bytes_per_sec`.
+/// Write-backs into a fresh host output (NumPy's `a @ b`), which its backend stages rather than
+/// page-locks: each tile is DMA'd into a pinned buffer, then copied out by host threads.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StagedOut {
     pub bytes_per_sec: f64,
@@ -235,8 +225,7 @@ impl LinkProfile {
     /// The link as tiles use it (contiguous model plus the strided table).
     pub fn tile_link(&self) -> crate::model::link::TileLink {
         let mut model = self.model();
-        // Tiles cross as 2D copies: where the duplex of those was measured, it is theirs (on
-        // H200 the contiguous duplex came out 1.23 host->device, the 2D one 1.05).
+        // Tiles cross as 2D copies: where the duplex of those was measured, it is theirs.
         if let Some(s) = self.strided_bid_slowdown.filter(|s| s.is_finite()) {
             model.bid_slowdown = s.max(1.0);
         }
@@ -260,9 +249,7 @@ impl LinkProfile {
             busy: net(&self.strided_busy),
             near: net(&self.strided_near),
             near_busy: net(&self.strided_near_busy),
-            // Host->device tile copies are the device's DMA reads of host memory; on H200 they
-            // ran at the busy speed whatever ran beside them (see `TileLink::busy_always`). No
-            // calibration step measures this yet, so every host->device link takes it.
+            // Not measured yet: every host->device link takes it (see `TileLink::busy_always`).
             busy_always: self.kind == LinkKind::HostToDevice,
             model,
         }
@@ -291,21 +278,17 @@ pub struct MachineProfile {
     /// The links.
     pub links: Vec<LinkProfile>,
     /// Host fold speed ([`crate::fold`]): bytes of C folded per second with the fold's threads.
-    /// Absent in profiles from before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_fold_bytes_per_sec: Option<f64>,
     /// The host fold speed calibration measured, where a re-check has since lowered
-    /// `host_fold_bytes_per_sec` (a re-check raises it again up to this, never beyond;
-    /// `hetblas calibrate`'s re-check). Absent: the two are the same.
+    /// `host_fold_bytes_per_sec` (a re-check raises it again up to this, never beyond).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_fold_calibrated_bytes_per_sec: Option<f64>,
-    /// Power of the devices while busy and idle ([`crate::energy`]); absent in profiles from
-    /// before it was measured and where no meter or estimate applies.
+    /// Power of the devices while busy and idle ([`crate::energy`]), where known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub power: Vec<crate::energy::DevicePower>,
-    /// Per device label: the share of its GEMM rate that its TRSM/TRMM tiles reach. Absent
-    /// devices are taken at [`crate::model::TRI_EFFICIENCY`] (calibration does not measure
-    /// the triangular kernels yet); emulated devices run them at their nominal rate (1.0).
+    /// Per device label: the share of its GEMM rate that its TRSM/TRMM tiles reach (absent:
+    /// [`crate::model::TRI_EFFICIENCY`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tri_efficiency: Vec<(String, f64)>,
     /// Per device label and factorization op: the share of its GEMM rate (at the op's tile)
@@ -313,8 +296,7 @@ pub struct MachineProfile {
     /// taken at [`crate::model::panel_efficiency`]'s defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub panel_efficiency: Vec<(String, crate::factor_kernel::FactorOp, f64)>,
-    /// The calibration's phases and the seconds each took (absent in profiles from before
-    /// they were recorded; a re-checked profile keeps those of the calibration it came from).
+    /// The calibration's phases and the seconds each took.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calibration_seconds: Vec<(String, f64)>,
 }
@@ -366,8 +348,7 @@ impl MachineProfile {
     }
 
     /// Whether the profile describes every one of these devices (same label, name and memory
-    /// size). A runtime that uses a subset of the calibrated devices (only the GPUs, say) can
-    /// use the profile; one with a device the profile does not know cannot.
+    /// size); it may describe more.
     pub fn matches(&self, devices: &[Arc<dyn Device>]) -> bool {
         devices.iter().all(|d| {
             let i = d.info();
@@ -483,8 +464,8 @@ impl MachineProfile {
         MachineProfile::from_json(&text, &shown)
     }
 
-    /// Writes the profile atomically: to a temporary file next to `path`, flushed to disk, then
-    /// renamed over `path`, so a reader never sees half a profile. Creates missing directories.
+    /// Writes the profile atomically (a temporary file renamed over `path`), creating missing
+    /// directories.
     ///
     /// # Errors
     /// [`ProfileError::Write`].
@@ -529,9 +510,8 @@ impl Default for MachineProfile {
     }
 }
 
-/// A stable fingerprint of a device set: FNV-1a (64 bit) over the sorted
-/// `label \t name \t memory_bytes` lines, as `"fnv1a64:<16 hex digits>"`. Independent of the
-/// order the devices are listed in, stable across Rust versions and platforms.
+/// A stable fingerprint of a device set, whatever its order: FNV-1a (64 bit) over the sorted
+/// `label \t name \t memory_bytes` lines, as `"fnv1a64:<16 hex digits>"`.
 pub fn fingerprint_of<'a>(devices: impl IntoIterator<Item = (&'a str, &'a str, u64)>) -> String {
     let mut lines: Vec<String> = devices
         .into_iter()

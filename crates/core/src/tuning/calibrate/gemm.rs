@@ -29,9 +29,8 @@ pub(super) enum HostData {
 }
 
 impl HostData {
-    /// `n` pseudo-random elements in [-1, 1) with full mantissas: values with few significant
-    /// bits draw less power and run at higher clocks (63-65 TFLOP/s DGEMM on H200 where random
-    /// data sustains 55). Generated on every core; each value depends on its index and `seed`.
+    /// `n` pseudo-random elements in [-1, 1) with full mantissas (values with few significant
+    /// bits draw less power and run at higher clocks), a function of index and `seed`.
     pub(super) fn new(dtype: DType, n: usize, seed: usize) -> HostData {
         let reals = n * dtype.size() / dtype.real().size();
         match dtype.real() {
@@ -83,12 +82,9 @@ pub(super) fn square(space: MemorySpace, addr: u64, t: usize, dtype: DType) -> R
     }
 }
 
-/// Times square GEMM tiles of each size of `tiles` and `dtype` on `device`'s first compute
-/// queue. `h2d` (a link from the host into the device's space) initialises the operands.
-/// Stops early (returning what it has) when the device runs out of memory or one run of a size
-/// takes longer than the point cap divided by `min_reps` (larger sizes would take longer still).
-/// Calls `tick` once per size, measured or skipped. `Unsupported` when the device has no
-/// compute queue or does not support `dtype`.
+/// Times square GEMM tiles of each size of `tiles` on `device`'s first compute queue (operands
+/// initialised over `h2d`), calling `tick` once per size. Stops early when the device runs out
+/// of memory or one run takes more than the point cap divided by `min_reps`.
 pub fn measure_gemm(
     device: &dyn Device,
     h2d: Option<&dyn Link>,
@@ -105,8 +101,7 @@ pub fn measure_gemm(
             && bytes <= opts.max_buffer_bytes
             && (device.space().is_host() || 3 * bytes as u64 <= device.memory_budget())
     };
-    // One set of operands for every size: the largest size that fits, or the next smaller
-    // one when the device cannot hold it.
+    // One set of operands for every size: the largest that the device can hold.
     let sizes: Vec<usize> = tiles.iter().copied().filter(|&t| fits(t)).collect();
     let mut bench = GemmBench::largest(device, h2d, dtype, &sizes, 0)?;
     let max = bench.as_ref().map_or(0, |b| b.max);
@@ -120,7 +115,6 @@ pub fn measure_gemm(
         match time_gemm_tile(bench, &queue, t, opts) {
             Ok((m, single)) => {
                 out.push((t, m.mean));
-                // One run already takes a good share of the cap: larger tiles would only exceed it.
                 if single * opts.min_reps.max(2) as f64 > opts.point_time_cap.as_secs_f64() {
                     stop = true;
                 }
@@ -156,9 +150,8 @@ fn gemm_queue(device: &dyn Device, dtype: DType) -> Result<Arc<dyn Queue>> {
 }
 
 /// Operands of timed products on one device in one dtype, for square tiles up to `max`:
-/// random host data (`seed`) and, on a device computing outside host memory, three device
-/// buffers, made once. The product of a size `t` takes the packed `t x t` head of each
-/// (uploaded over `h2d` when the size changes).
+/// random host data (`seed`) and, outside host memory, three device buffers whose packed
+/// `t x t` heads are uploaded over `h2d` when the size changes.
 pub(super) struct GemmBench<'a> {
     pub(super) device: &'a dyn Device,
     h2d: Option<&'a dyn Link>,
@@ -222,9 +215,8 @@ impl<'a> GemmBench<'a> {
         Ok(None)
     }
 
-    /// The product `C += A * B` of `t x t` tiles (`t` at most `max`), or `C = A * B` when C
-    /// could not be initialised. The queue of earlier products must be synchronised before a
-    /// product of another size is asked for: its operands overwrite theirs.
+    /// The product `C += A * B` of `t x t` tiles (`t` at most `max`; `C = A * B` when C could
+    /// not be initialised). Earlier products must be synchronised before another size is asked.
     pub(super) fn op(&mut self, t: usize) -> GemmTile {
         let t = t.min(self.max);
         let (dtype, space) = (self.dtype, self.device.space());
@@ -286,8 +278,7 @@ impl<'a> GemmBench<'a> {
     }
 }
 
-/// Measures one tile size on `bench`; returns the measurement and the time of the warm-up-free
-/// first run.
+/// Measures one tile size on `bench`, and the time of its first run.
 pub(super) fn time_gemm_tile(
     bench: &mut GemmBench<'_>,
     queue: &Arc<dyn Queue>,
@@ -296,11 +287,9 @@ pub(super) fn time_gemm_tile(
 ) -> Result<(Measurement, f64)> {
     let op = bench.op(t);
     let kernel = bench.device.kernel();
-    // One untimed product first: the first call of a dtype loads its kernels (on H200 the
-    // first f32 product took long enough to stop a quick calibration after one tile size).
+    // One untimed product first: the first call of a dtype loads its kernels. Then one to
+    // size the batches; the samples after them discard none.
     time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
-    // One product to size the batches, then samples of `n` products back to back, none
-    // discarded: the two products before them are the warm-up.
     let single = time_on_queue(queue, &mut || kernel.gemm(queue, &op))?;
     let n = batch(opts.gemm_sample.as_secs_f64(), single);
     let result = measure_warm_until_confident(opts, &mut || {
@@ -313,24 +302,20 @@ pub(super) fn time_gemm_tile(
     Ok((m, single))
 }
 
-pub(super) fn h2d_of(links: &[Arc<dyn Link>], space: MemorySpace) -> Option<&dyn Link> {
+/// The link from `src` to `dst`, if any.
+pub(super) fn link_of(
+    links: &[Arc<dyn Link>],
+    src: MemorySpace,
+    dst: MemorySpace,
+) -> Option<&dyn Link> {
     links
         .iter()
-        .find(|l| l.src().is_host() && l.dst() == space)
+        .find(|l| l.src() == src && l.dst() == dst)
         .map(|l| l.as_ref())
 }
 
-/// The link from `space` to the host, if any.
-pub(super) fn d2h_of(links: &[Arc<dyn Link>], space: MemorySpace) -> Option<&dyn Link> {
-    links
-        .iter()
-        .find(|l| l.dst().is_host() && l.src() == space)
-        .map(|l| l.as_ref())
-}
-
-/// Keeps the device busy with back-to-back products (batches of about 50 ms, at the largest
-/// calibrated tile up to 4096) for `opts.gemm_warmup`, so its clocks are those of a long call
-/// when the GEMM points are measured.
+/// Keeps the device busy with back-to-back products (at the largest calibrated tile up to
+/// 4096) for `opts.gemm_warmup`, so its clocks are those of a long call.
 pub(super) fn warm_up(
     device: &dyn Device,
     h2d: Option<&dyn Link>,
@@ -346,10 +331,8 @@ pub(super) fn warm_up(
         .filter(|&t| t <= 4096)
         .max()
         .unwrap_or(1024);
-    let mut bench = match GemmBench::new(device, h2d, DType::F64, t, 0) {
-        Ok(bench) => bench,
-        Err(Error::OutOfMemory { .. }) => return Ok(()),
-        Err(e) => return Err(e),
+    let Some(mut bench) = GemmBench::largest(device, h2d, DType::F64, &[t], 0)? else {
+        return Ok(());
     };
     let Some(queue) = device.compute_queues().first().cloned() else {
         return Ok(());
@@ -372,8 +355,7 @@ pub(super) fn warm_up(
 }
 
 /// Largest GEMM tile measured on a device computing in host memory: a CPU's rate is flat
-/// beyond a few thousand (on the H200 hosts 4096 measured within -1% to +12% of 3072), while
-/// one 4096^3 DGEMM takes 0.14-0.27 s on 16 cores and every point repeats.
+/// beyond a few thousand (on the H200 hosts 4096 within -1% to +12% of 3072), and slow.
 pub(super) const HOST_GEMM_MAX_TILE: usize = 3072;
 
 /// The GEMM tiles calibrated on `d`.
@@ -385,10 +367,9 @@ pub(super) fn gemm_tiles_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<u
         .collect()
 }
 
-/// The dtypes whose GEMM tables are measured on `d`: those of `opts`, but on a device that
-/// computes in host memory only the real ones: the models take an unmeasured complex type
-/// from the real one ([`DeviceProfile::exec_table`]), within 4% of measured on the H200 hosts'
-/// CPUs, where the complex points took four times as long.
+/// The dtypes whose GEMM tables are measured on `d`: those of `opts`, only the real ones in
+/// host memory (the models take a complex type from its real one within 4% there,
+/// [`DeviceProfile::exec_table`]).
 pub(super) fn gemm_dtypes_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<DType> {
     opts.dtypes
         .iter()
@@ -397,11 +378,9 @@ pub(super) fn gemm_dtypes_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<
         .collect()
 }
 
-/// How much longer `side^3` tile products of `dtype` take on `device` while its host links
-/// copy in both directions (contiguous copies of up to 64 MiB, kept busy for the whole
-/// measurement; `copy_bps` sizes their number): the median ratio of three paired measurements
-/// (batches of [`UNDER_DMA_SAMPLES`] `gemm_sample`s), at least 1. Second: how much longer
-/// host->device copies take while those products run (the same pairing), at least 1.
+/// How much longer `side^3` tile products take on `device` while its host links copy both
+/// ways (up to 64 MiB copies; `copy_bps` sizes their number), and how much longer host->device
+/// copies take beside the products: medians of three paired ratios, at least 1.
 pub(super) fn measure_gemm_under_dma(
     device: &dyn Device,
     links: (&dyn Link, &dyn Link),
@@ -412,11 +391,7 @@ pub(super) fn measure_gemm_under_dma(
     opts: &CalibrationOptions,
 ) -> Result<(f64, f64)> {
     let (h2d, d2h) = links;
-    let queue = device
-        .compute_queues()
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::internal("no compute queue"))?;
+    let queue = gemm_queue(device, dtype)?;
     let mut bench = GemmBench::new(device, Some(h2d), dtype, side, 7)?;
     let op = bench.op(side);
     if !bench.initialised {
@@ -437,8 +412,7 @@ pub(super) fn measure_gemm_under_dma(
     ];
     let ct: Vec<RawTile> = cb.iter().map(|b| f64_tile(b.as_ref(), cside)).collect();
     let single = time_on_queue(&queue, &mut || kernel.gemm(&queue, &op))?;
-    // Batches long enough for clocks to follow the load; copies for twice as long, so that
-    // they outlast the batch even when it slows down.
+    // Copies for twice a batch, so that they outlast it even when it slows down.
     let span = UNDER_DMA_SAMPLES * opts.gemm_sample.as_secs_f64();
     let n = batch(span, single);
     let copy_time = cbytes as f64 / copy_bps.max(1.0);
@@ -489,16 +463,13 @@ pub(super) fn measure_gemm_under_dma(
 /// to follow the load (0.12 s in a full calibration).
 const UNDER_DMA_SAMPLES: f64 = 6.0;
 
-/// The GEMM points planned over `devices` (for progress).
-pub(super) fn points(devices: &[Arc<dyn Device>], opts: &CalibrationOptions) -> usize {
-    devices
-        .iter()
-        .map(|d| gemm_dtypes_for(d.as_ref(), opts).len() * gemm_tiles_for(d.as_ref(), opts).len())
-        .sum()
+/// The GEMM points planned on `d` (for progress).
+pub(super) fn points(d: &dyn Device, opts: &CalibrationOptions) -> usize {
+    gemm_dtypes_for(d, opts).len() * gemm_tiles_for(d, opts).len()
 }
 
 /// Phase 5: every device's profile: its GEMM tables and, on accelerators, its products under
-/// copies. `links` are the measured links (their bandwidths set the copy load).
+/// copies beside the measured `links`.
 pub(super) fn device_profiles(
     m: &Machine<'_>,
     links: &[LinkProfile],
@@ -512,8 +483,7 @@ pub(super) fn device_profiles(
     }
     let mut gemms = Vec::with_capacity(m.devices.len());
     for (i, d) in m.devices.iter().enumerate() {
-        let expected_done = tr.done
-            + gemm_dtypes_for(d.as_ref(), opts).len() * gemm_tiles_for(d.as_ref(), opts).len();
+        let expected_done = tr.done + points(d.as_ref(), opts);
         let label = d.info().label();
         let gemm = match tables[i].take() {
             Some(r) => r?,
@@ -555,7 +525,7 @@ fn gemm_table(
     opts: &CalibrationOptions,
     tick: &mut dyn FnMut(String),
 ) -> Result<Vec<GemmTimes>> {
-    let h2d = h2d_of(links, d.space());
+    let h2d = link_of(links, MemorySpace::HOST, d.space());
     if !d.space().is_host() && !opts.gemm_warmup.is_zero() {
         warm_up(d.as_ref(), h2d, opts)?;
     }
@@ -586,8 +556,7 @@ fn gpu_tables(m: &Machine<'_>, opts: &CalibrationOptions) -> Vec<Option<Result<V
 }
 
 /// `f` of each of `jobs` that `picked` selects, one thread each, all at once (GPUs share
-/// nothing: each has its memory, clocks and power limit; one after the other, the tables took
-/// most of a 4-GPU calibration); `None` for the others.
+/// nothing: each has its memory, clocks and power limit); `None` for the others.
 pub(super) fn at_once<J: Sync, T: Send>(
     jobs: &[J],
     picked: impl Fn(&J) -> bool,
@@ -611,9 +580,7 @@ pub(super) fn at_once<J: Sync, T: Send>(
 }
 
 /// Products while the host links copy both ways (accelerators only), at the largest measured
-/// tile up to 4096: (GEMM slowdown, copy slowdown) per real dtype (a complex one takes its real
-/// type's, which on H200 it matched within 0.02). A dtype whose operands do not fit beside the
-/// copy buffers is left out.
+/// tile up to 4096: (GEMM slowdown, copy slowdown) per real dtype that fits beside the copies.
 #[allow(clippy::type_complexity)] // two parallel (dtype, factor) tables, as the profile keeps them
 fn under_dma(
     m: &Machine<'_>,
@@ -624,8 +591,9 @@ fn under_dma(
 ) -> Result<(Vec<(DType, f64)>, Vec<(DType, f64)>)> {
     let mut gemm_under_dma = Vec::new();
     let mut copy_under_gemm = Vec::new();
-    let (h2d, d2h) = (h2d_of(m.links, d.space()), d2h_of(m.links, d.space()));
-    let (false, Some(h2d), Some(d2h)) = (d.space().is_host(), h2d, d2h) else {
+    let (s, host) = (d.space(), MemorySpace::HOST);
+    let (h2d, d2h) = (link_of(m.links, host, s), link_of(m.links, s, host));
+    let (false, Some(h2d), Some(d2h)) = (s.is_host(), h2d, d2h) else {
         return Ok((gemm_under_dma, copy_under_gemm));
     };
     let bps = links

@@ -31,9 +31,7 @@ pub(super) fn rate(
             .find(|p| p.name == l.name())
             .map_or(10e9, |p| p.bytes_per_sec);
         // Copies for about three folds at the lone rate (a 2048^2 f64 tile each), each copy
-        // no longer than a fold: on a slow link one copy of the size cap would outlast the
-        // fold many times over (an emulated 250 MB/s link took 0.27 s per 64 MiB copy, which
-        // made the re-check's fold point slower than a whole test calibration).
+        // no longer than a fold: on a slow link one copy of the size cap would outlast it.
         let fold_s = (2048.0 * 2048.0 * 8.0) / alone.max(1.0);
         let cap = (opts.max_buffer_bytes.min(64 << 20) as f64).min(fold_s * bps);
         let side = ((cap / 8.0).sqrt() as usize).max(64);

@@ -34,10 +34,8 @@ pub(super) fn copy_seconds(
     Ok(m.mean)
 }
 
-/// The slowdown of copying tile `fs` to `fd` (contiguous or 2D) over `fg` while `bg` copies
-/// `bs` to `bd` continuously: `t_busy / idle_seconds`, at least 1 (a busy neighbour never
-/// speeds a link up). `bg_time` is the expected time of one background copy, used to keep `bg`
-/// busy for the whole foreground copy.
+/// The slowdown of copying tile `fs` to `fd` over `fg` while `bg` copies `bs` to `bd`
+/// continuously (`bg_time` a copy): `t_busy / idle_seconds`, at least 1.
 pub(super) fn slowdown_of(
     fg: &dyn Link,
     bg: &dyn Link,
@@ -176,8 +174,7 @@ pub(super) fn measure_slowdowns(
             continue;
         };
         // Tiles of up to SLOWDOWN_BYTES: the factor is a bandwidth ratio, the same for any
-        // copy well past the latency, and four buffers of the largest link tile (512 MiB
-        // each, two of them page-locked) cost more to make than to measure.
+        // copy well past the latency, and larger buffers cost more to make than to measure.
         let side = runs[fi]
             .samples
             .iter()

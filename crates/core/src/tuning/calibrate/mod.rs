@@ -1,16 +1,11 @@
-//! Calibration: micro-benchmarks that measure the numbers the models need, on any backend,
-//! through the core traits only ([`Device`], [`Link`], [`crate::Queue`], [`crate::Event`]).
-//! [`calibrate`] runs the phases in order, each in its own file: link fits and slowdowns
-//! (`links`), 2D host-link copies (`strided`), the host fold (`host_fold`), staged write-backs
-//! (`staged`), and the GEMM tables with products under copies (`gemm`). [`measure_panels`]
-//! times a factorization's panel op, outside the phases. A previous profile of the same
-//! hardware can be re-checked instead (`recheck`: seconds instead of minutes).
-//!
-//! Every point repeats until its 95% confidence interval is within 5% of the mean or a time cap
-//! (`stats`); progress is reported after every point (`progress`).
+//! Calibration: micro-benchmarks that measure the numbers the models need, through the core
+//! traits only. [`calibrate`] runs the phases in order, one file each (`links`, `strided`,
+//! `host_fold`, `staged`, `gemm`); [`measure_panels`] times a factorization's panel op apart;
+//! `recheck` re-checks a previous profile of the same hardware in seconds. Every point repeats
+//! until its 95% confidence interval is within 5% of the mean or a time cap (`stats`).
 //!
 //! Host buffers for copies come from `host_alloc`: for a GPU backend they should be page-locked,
-//! as the executor's are. [`crate::DevicePool::calibrate`] supplies such buffers itself.
+//! as the executor's are.
 
 mod gemm;
 mod host_fold;
@@ -45,15 +40,12 @@ pub struct CalibrationOptions {
     pub link_sides: Vec<usize>,
     /// Square GEMM tile sizes T, ascending.
     pub gemm_tiles: Vec<usize>,
-    /// GEMM element types (those a device does not support are skipped for it). The full
-    /// calibration measures all four; the quick one f64 and f32 only, and the models take an
-    /// unmeasured complex type from the real one of its precision
-    /// ([`crate::profile::DeviceProfile::exec_table`]).
+    /// GEMM element types (those a device does not support are skipped for it); the models
+    /// take an unmeasured complex one from its real one.
     pub dtypes: Vec<DType>,
     /// Target relative half-width of the 95% confidence interval of each mean.
     pub rel_ci: f64,
-    /// Repetitions before the interval is trusted (at least 2; with few, Student's t keeps
-    /// the interval wide).
+    /// Repetitions before the interval is trusted (at least 2).
     pub min_reps: usize,
     /// Repetitions at most.
     pub max_reps: usize,
@@ -67,8 +59,7 @@ pub struct CalibrationOptions {
     pub max_buffer_bytes: usize,
     /// Host links: column lengths (f64 elements) of the strided 2D tile copies measured.
     pub strided_sides: Vec<usize>,
-    /// Each GEMM sample runs back-to-back products for at least this long (sustained clocks,
-    /// as in a long call, not the boost of a single product).
+    /// Each GEMM sample runs back-to-back products for at least this long (sustained clocks).
     pub gemm_sample: Duration,
     /// Continuous GEMM work on an accelerator before its GEMM points (clocks settle).
     pub gemm_warmup: Duration,
@@ -108,25 +99,21 @@ impl CalibrationOptions {
             link_sides: vec![16, 64, 256, 1024, 2048],
             gemm_tiles: vec![256, 512, 1024, 2048],
             dtypes: vec![DType::F64, DType::F32],
-            rel_ci: 0.05,
-            min_reps: 3,
             max_reps: 100,
             point_time_cap: Duration::from_millis(250),
-            bidirectional: true,
             cross_links: false,
             max_buffer_bytes: 64 << 20,
             strided_sides: vec![256, 1024, 2048],
             gemm_sample: Duration::from_millis(5),
             gemm_warmup: Duration::from_millis(100),
+            ..CalibrationOptions::default()
         }
     }
 }
 
-/// Calibrates the machine: every link between known memory spaces (host and `devices`), and
-/// every device's GEMM, into a [`MachineProfile`]. `host_alloc` allocates host memory for copies
-/// (page-locked for GPU backends); `progress` is called after every point.
-///
-/// Links touching a space that is neither the host nor one of `devices` are skipped.
+/// Calibrates the machine: every link between the host and `devices`, and every device's GEMM,
+/// into a [`MachineProfile`]. `host_alloc` allocates host memory for copies; `progress` is
+/// called after every point.
 ///
 /// # Errors
 /// Allocation failures of the smallest link size, backend errors, failed fits.
@@ -139,7 +126,6 @@ pub fn calibrate(
 ) -> Result<MachineProfile> {
     let m = Machine::new(devices, links, host_alloc);
     let pairs = links::slowdown_pairs(&m.usable, opts);
-    let accelerators = devices.iter().filter(|d| !d.space().is_host()).count();
     let host_links = m
         .usable
         .iter()
@@ -154,8 +140,10 @@ pub fn calibrate(
         + strided::tables(&m)
         + if opts.bidirectional { host_links } else { 0 }
         + 2
-        + gemm::points(devices, opts)
-        + accelerators;
+        + devices
+            .iter()
+            .map(|d| gemm::points(d.as_ref(), opts) + usize::from(!d.space().is_host()))
+            .sum::<usize>();
     let mut tr = Tracker::new(total, progress);
     let mut phases = Phases::default();
 
@@ -186,8 +174,7 @@ pub fn calibrate(
     Ok(profile)
 }
 
-/// Seconds of each phase of a calibration, for the profile
-/// ([`MachineProfile::calibration_seconds`]): what a calibration's time went to.
+/// Seconds of each phase of a calibration ([`MachineProfile::calibration_seconds`]).
 #[derive(Debug)]
 pub(super) struct Phases {
     since: std::time::Instant,
@@ -213,8 +200,7 @@ impl Phases {
     }
 }
 
-/// The machine being calibrated: its devices by memory space, the links between spaces it
-/// knows, and where buffers come from.
+/// The machine being calibrated: its devices by space, its links, and where buffers come from.
 pub(super) struct Machine<'a> {
     pub(super) devices: &'a [Arc<dyn Device>],
     pub(super) links: &'a [Arc<dyn Link>],

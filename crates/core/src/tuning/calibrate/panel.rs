@@ -1,13 +1,8 @@
-//! An optional measurement for the factorizations: the time of a panel op on a device, for the
-//! shapes asked (POTRF of an `n x n` diagonal tile, GETRF of an `m x n` panel), so that a model
-//! can say where panels run. Not part of [`super::calibrate`]'s phases: a caller that wants the
-//! numbers calls [`measure_panels`] per device and dtype.
+//! An optional measurement for the factorizations, outside [`super::calibrate`]'s phases: the
+//! time of a panel op (POTRF of an `n x n` tile, GETRF of an `m x n` panel) on a device.
 //!
-//! A factorization overwrites its operand, so each repetition starts from the same input: a
-//! host copy (random data; for POTRF made Hermitian positive definite by a dominant diagonal)
-//! written over the working tile before the op is timed (through `h2d` for a device with its
-//! own memory, a plain copy for one computing in host memory). Only the op is timed, with
-//! events on the compute queue ([`time_on_queue`]).
+//! A factorization overwrites its operand, so each repetition first writes the same random
+//! input (for POTRF, positive definite) over the working tile; only the op is timed.
 
 use super::gemm::HostData;
 use super::stats::{measure_until_confident, time_on_queue};
@@ -66,9 +61,8 @@ impl PanelTime {
 }
 
 /// Times `op` (POTRF or GETRF) in `dtype` on `device`'s first compute queue for each `(m, n)`
-/// of `shapes` (POTRF takes square ones), initialising the operand through `h2d` (a link from
-/// the host into the device's space; `None` for a device computing in host memory). Empty
-/// shapes are skipped; a shape the device has no memory for ends the list early.
+/// of `shapes`, initialising the operand through `h2d` (`None` in host memory). Empty shapes
+/// are skipped; a shape the device has no memory for ends the list early.
 ///
 /// # Errors
 /// `Unsupported` when the device lacks the op in `dtype`, has no compute queue, or has its own
@@ -86,16 +80,17 @@ pub fn measure_panels(
     if op == FactorOp::Laswp {
         return Err(Error::InvalidInput("laswp is not a panel op".into()));
     }
-    if !device.kernel().supports_factor(op, dtype) {
-        return Err(Error::Unsupported {
-            device: label,
-            detail: format!("{}{} tiles", dtype.blas_prefix(), op.name()),
-        });
-    }
     let unsupported = |detail: &str| Error::Unsupported {
         device: label.clone(),
         detail: detail.into(),
     };
+    if !device.kernel().supports_factor(op, dtype) {
+        return Err(unsupported(&format!(
+            "{}{} tiles",
+            dtype.blas_prefix(),
+            op.name()
+        )));
+    }
     let queue = device
         .compute_queues()
         .first()

@@ -1,25 +1,19 @@
-//! The fast path of calibration: a previous profile of the same hardware, re-checked. When the
-//! devices (labels, names, memory sizes) and the links (names, kinds) are those of the profile,
-//! a few points are measured again: each link's largest calibrated tile of up to 32 MiB, and
-//! one GEMM tile per device (its largest of up to 4096, f64 when calibrated, after a warm-up;
-//! the GPUs at once). When every point is within its tolerance ([`Target::tolerance`]), the
-//! profile is reused as it is: seconds instead of a minute or more. When some point moved
-//! further, but no more than [`RESCALE_LIMIT`], it is reused rescaled ([`Recheck::rescaled`]):
-//! a clock, a power cap or a co-tenant moves the level of a device's curve, not its shape (the
-//! H200 host's CPU re-measured 10-33% faster than its profile on later days).
-//!
-//! The host fold's rate is re-measured too, when the profile has one: it is the host memory's
-//! level (17-22 GB/s of C on one H200 machine, 23-33 on another, hours apart), with no shape
-//! to change, so it is rescaled however far it moved, but never taken faster than calibrated.
+//! The fast path of calibration: a previous profile of the same hardware (same devices and
+//! links), re-checked on a few points: each link's largest calibrated tile up to 32 MiB, one
+//! GEMM tile per device, and the host fold's rate. When every point is within its tolerance
+//! the profile is reused as it is; when some moved, but no more than [`RESCALE_LIMIT`], it is
+//! reused rescaled ([`Recheck::rescaled`]): a clock, a power cap or a co-tenant moves the level
+//! of a device's curve, not its shape. The fold, a level with no shape, is rescaled however
+//! far it moved, but never taken faster than calibrated.
 
-use super::gemm::{at_once, h2d_of, measure_gemm, warm_up};
+use super::gemm::{at_once, link_of, measure_gemm, warm_up};
 use super::links::{copy_seconds, f64_tile};
 use super::progress::Tracker;
 use super::{CalibrationOptions, Machine, Progress};
 use crate::device::{Device, DeviceKind};
 use crate::error::Result;
 use crate::link::Link;
-use crate::memory::Buffer;
+use crate::memory::{Buffer, MemorySpace};
 use crate::profile::MachineProfile;
 use crate::scalar::DType;
 use std::sync::Arc;
@@ -30,19 +24,14 @@ use std::time::Duration;
 /// change that moves the model's choices (a link or clock 10% slower).
 pub const RECHECK_TOLERANCE: f64 = 0.08;
 
-/// The host fold's tolerance: its rate is a level with no shape, so a small move is taken
-/// too (on H200 hosts the re-check measured it 4-7% off the profile on four machines; rescored
-/// at the measured rate, the sets measured there were predicted better).
-///
-/// A faster fold is taken only up to the rate calibration measured
-/// ([`MachineProfile::host_fold_calibrated_bytes_per_sec`], else the profile's own): a rate a
-/// re-check lowered comes back, and no further. A fold alone in the re-check is the best a fold
-/// does; measured 12% faster and taken, it priced that machine's folding calls up to 28% fast.
+/// The host fold's tolerance: its rate is a level with no shape, so a small move is taken too
+/// (on H200 hosts it re-measured 4-7% off the profile). A faster fold is taken only up to the
+/// rate calibration measured ([`MachineProfile::host_fold_calibrated_bytes_per_sec`]): a fold
+/// alone in the re-check is the best a fold does.
 pub const FOLD_TOLERANCE: f64 = 0.03;
 
 /// Largest relative difference of a point that is rescaled rather than recalibrated: beyond
-/// it the hardware or its setup changed, and the curve's shape may have with it. (The H200
-/// host's CPU, its cores shared with other tenants, moved by a third from day to day.)
+/// it the hardware or its setup changed, and the curve's shape may have with it.
 pub const RESCALE_LIMIT: f64 = 0.5;
 
 /// Largest link tile re-measured (bytes): at full bandwidth, within a millisecond or so.
@@ -50,9 +39,8 @@ const LINK_BYTES: usize = 32 << 20;
 /// Largest GEMM tile re-measured.
 const GEMM_TILE: usize = 4096;
 
-/// One device's GEMM point to re-measure: the device, dtype, tile, the profile's seconds, and
-/// the link that initialises its operands.
-type GemmJob<'a> = (&'a Arc<dyn Device>, DType, usize, f64, Option<&'a dyn Link>);
+/// One device's GEMM point to re-measure: the device, dtype, tile and the profile's seconds.
+type GemmJob<'a> = (&'a Arc<dyn Device>, DType, usize, f64);
 
 type GemmPoints = Vec<(usize, f64)>;
 
@@ -155,10 +143,8 @@ impl Recheck {
         self.rescalable() && self.moved.iter().all(|(t, _)| *t == Target::HostFold)
     }
 
-    /// `previous` with every moved point's device or link scaled by its measured ratio: a
-    /// device's GEMM times of every dtype and tile, or a link's latency, bandwidth, samples and
-    /// tile-copy tables (times scale by the ratio, rates by its inverse). What did not move is
-    /// kept as it is.
+    /// `previous` with every moved point's device GEMM times, link or fold rate scaled by its
+    /// measured ratio (times by the ratio, rates by its inverse).
     pub fn rescaled(&self, previous: &MachineProfile) -> MachineProfile {
         let mut p = previous.clone();
         for (target, r) in &self.moved {
@@ -323,14 +309,14 @@ pub fn recheck(
                 .iter()
                 .filter(|(t, _)| *t <= GEMM_TILE)
                 .max_by_key(|(t, _)| *t)?;
-            Some((d, g.dtype, t, s, h2d_of(links, d.space())))
+            Some((d, g.dtype, t, s))
         })
         .collect();
-    // GPUs at once; devices that compute on the host's cores one at a time, after them. Each
-    // is warmed up first, as the full calibration's tables are measured warm (the host CPU's
-    // f64 2048 tile took 39.0 ms cold on H200, 17.8 ms warm). A point outside the tolerance is
-    // measured once more and the faster kept (a transient only slows a point).
-    let measure = |&(d, dtype, t, expected, h2d): &GemmJob<'_>| -> Result<GemmPoints> {
+    // GPUs at once, then the others one at a time; each warmed up first, as calibration
+    // measures warm. A point outside the tolerance is measured once more and the faster kept
+    // (a transient only slows a point).
+    let measure = |&(d, dtype, t, expected): &GemmJob<'_>| -> Result<GemmPoints> {
+        let h2d = link_of(links, MemorySpace::HOST, d.space());
         // At the point's own tile: a slow device's largest one could take minutes.
         let warm = CalibrationOptions {
             gemm_tiles: vec![t],
@@ -354,7 +340,7 @@ pub fn recheck(
         }
     }
     let measured = measured.into_iter().flatten();
-    for ((d, dtype, t, expected, _), got) in jobs.iter().zip(measured) {
+    for ((d, dtype, t, expected), got) in jobs.iter().zip(measured) {
         let what = format!("gemm {} {dtype} T={t}", d.info().label());
         match got?.first() {
             Some(&(_, s)) => out.judge(Target::Gemm(d.info().label()), what, s, *expected),
@@ -363,9 +349,8 @@ pub fn recheck(
     }
     tr.tick("re-check gemm".into());
     if let Some(bps) = fold {
-        // Seconds of a 2048^2 f64 tile's fold, as the rate is measured. A fold too slow is
-        // measured once more and the faster kept; a faster one is taken only up to the
-        // calibrated rate (`fastest_fold_seconds`).
+        // Seconds of a 2048^2 f64 tile's fold, as the rate is measured; a fold too slow is
+        // measured once more and the faster kept.
         let tile = (2048 * 2048 * 8) as f64;
         let measure = || -> Result<Option<f64>> {
             Ok(super::host_fold::rate(&m, &previous.links, &opts)?.map(|r| tile / r.max(1.0)))
@@ -414,8 +399,7 @@ fn faster_points(a: GemmPoints, b: GemmPoints) -> GemmPoints {
 }
 
 /// The shortest time a re-check takes for the fold of `tile` bytes of C: that of the rate
-/// calibration measured. A fold measured faster is taken at that rate (see
-/// [`FOLD_TOLERANCE`]), so that a rate a re-check lowered can come back, and no further.
+/// calibration measured ([`FOLD_TOLERANCE`]).
 fn fastest_fold_seconds(tile: f64, previous: &MachineProfile) -> f64 {
     let rate = previous.host_fold_bytes_per_sec.unwrap_or(0.0);
     let calibrated = previous

@@ -1,16 +1,12 @@
-//! Phase 5, staged write-backs ([`StagedOut`]): write-backs into a fresh host output (a new
-//! mapping no one has touched), which the device stages rather than page-locks. In a call its
-//! pages are populated from the call's start ([`crate::Device::begin_host_call`]), mostly
-//! before the first C tile is done: so here they are touched first (timed beside the
-//! population, the copies priced NumPy's 16384^3 `a @ b` on H200 30 ms slow), then its tiles
-//! are copied back. Only devices that stage fresh outputs
-//! ([`crate::Device::stages_host_output`]) get a value.
+//! Phase 5, staged write-backs ([`StagedOut`]) into a fresh host output, on devices that stage
+//! them ([`crate::Device::stages_host_output`]). A call populates its pages from its start
+//! ([`crate::Device::begin_host_call`]), so here they are touched first, then the tiles copied.
 
 use super::Machine;
 use crate::device::Device;
 use crate::error::Result;
 use crate::link::{Link, LinkKind};
-use crate::memory::{Buffer, HostAccess, RawTile};
+use crate::memory::{Buffer, HostAccess};
 use crate::model::link::LinkModel;
 use crate::profile::{LinkProfile, StagedOut};
 use crate::scalar::DType;
@@ -87,14 +83,7 @@ fn write_back(
     fresh: &mut [f64],
     side: usize,
 ) -> Result<f64> {
-    let whole = |space, addr| RawTile {
-        space,
-        addr,
-        rows: ORDER,
-        cols: ORDER,
-        ld: ORDER,
-        dtype: DType::F64,
-    };
+    let whole = |space, addr| super::gemm::square(space, addr, ORDER, DType::F64);
     let (from, to) = (
         whole(src.space(), src.addr()),
         whole(crate::MemorySpace::HOST, fresh.as_mut_ptr() as u64),

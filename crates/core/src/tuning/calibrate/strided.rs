@@ -2,7 +2,7 @@
 //! block of a larger matrix, as the executor issues them; the same while the device computes;
 //! and both directions at once.
 
-use super::gemm::{h2d_of, GemmBench};
+use super::gemm::{link_of, GemmBench};
 use super::links::{copy_seconds, slowdown_of};
 use super::stats::{measure_until_confident, repeat, time_beside, time_on_queue};
 use super::{CalibrationOptions, Machine};
@@ -34,11 +34,8 @@ fn strided_sides(
 }
 
 /// Where, within 2 MiB, the host side of every measured tile starts: 4 KiB before a boundary,
-/// so that at the far pitch every column longer than 4 KiB crosses a 128 KiB boundary, which
-/// slows short columns (on H200, 8 and 12 KiB ones at 33 and 25 GB/s against 49 and 50 within
-/// one block; `docs/data/h200-2026-12-01-2d-copy-start.txt`). Large `malloc` blocks mostly
-/// start there, and the model is fitted to tables measured so (issue 57 in
-/// `docs/PERFORMANCE.md`): the start is fixed at that one.
+/// where large `malloc` blocks mostly start, so that every column longer than 4 KiB crosses a
+/// 128 KiB boundary, which slows short columns (issue 57 in `docs/PERFORMANCE.md`).
 const HOST_TILE_OFFSET_IN_2MIB: usize = TWO_MIB - 4096;
 
 /// The span [`HOST_TILE_OFFSET_IN_2MIB`] is taken within; host buffers hold this much more than
@@ -46,9 +43,7 @@ const HOST_TILE_OFFSET_IN_2MIB: usize = TWO_MIB - 4096;
 const TWO_MIB: usize = 2 << 20;
 
 /// The buffers of one link's 2D copies at one host pitch, for every side up to `side`: the
-/// host one a column block of a matrix with `ld` rows starting at [`HOST_TILE_OFFSET_IN_2MIB`],
-/// the device one packed. Made once per link and pitch (per side and table, allocating them
-/// cost seconds of a calibration).
+/// host one a column block of a matrix with `ld` rows ([`pitched_tile`]), the device one packed.
 struct PitchedBuffers {
     src: Box<dyn Buffer>,
     dst: Box<dyn Buffer>,
@@ -87,10 +82,8 @@ impl PitchedBuffers {
     }
 }
 
-/// A strided table (the columns of `alone`) measured while the device at
-/// the link's device end runs f64 products of the copy's tile size (at most 4096, from
-/// `bench`) back to back: what a pipeline's copies see (on H200, 16 KiB columns at a 128 KiB
-/// pitch: 49 GB/s alone, 33 beside products).
+/// A strided table (the columns of `alone`) measured while the link's device runs f64 products
+/// of the copy's tile size (at most 4096) back to back: what a pipeline's copies see.
 fn measure_strided_busy(
     link: &dyn Link,
     bench: &mut GemmBench<'_>,
@@ -161,10 +154,9 @@ pub(super) fn is_host_link(l: &dyn Link) -> bool {
     matches!(l.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost)
 }
 
-/// Phase 3a: every host link's 2D tile copies (host side a column block of a larger matrix),
-/// alone and, for accelerators, while the device computes, as in a pipeline; at the strided
-/// pitch and, for columns shorter than it, at the near pitch (a wide pitch is no longer
-/// measured: profiles that have it still use it). Calls `tick` after each table.
+/// Phase 3a: every host link's 2D tile copies, alone and, for accelerators, while the device
+/// computes; at the strided pitch and, for shorter columns, at the near pitch. Calls `tick`
+/// after each table.
 pub(super) fn host_link_tiles(
     m: &Machine<'_>,
     links: &mut [LinkProfile],
@@ -181,7 +173,7 @@ pub(super) fn host_link_tiles(
         let dev_space = device_end(l.as_ref());
         let limit = m.limit_of(dev_space);
         let alloc = |s, b| m.alloc_in(s, b);
-        let h2d = h2d_of(m.links, dev_space);
+        let h2d = link_of(m.links, MemorySpace::HOST, dev_space);
         // Products beside the copies: f64 operands of up to 4096 on the device, made once.
         let mut bench = match (m.device_in(dev_space), h2d) {
             (Some(dev), Some(h2d)) if !dev.space().is_host() => {
@@ -203,8 +195,6 @@ pub(super) fn host_link_tiles(
                 continue;
             };
             let bufs = PitchedBuffers::new(l.as_ref(), &alloc, largest, pitch)?;
-            // Bandwidth per column length: DMA speed depends on the host pitch as well (short
-            // columns far apart cost page walks).
             let alone = sides
                 .iter()
                 .map(|&side| {
@@ -213,19 +203,12 @@ pub(super) fn host_link_tiles(
                     Ok((side * 8, (side * side * 8) as f64 / seconds))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            tick(format!(
-                "2D copies {} at {} KiB pitch",
-                lp.name,
-                pitch >> 10
-            ));
+            let what = format!("2D copies {} at {} KiB pitch", lp.name, pitch >> 10);
+            tick(what.clone());
             let busy = match bench.as_mut() {
                 Some(b) => {
                     let busy = measure_strided_busy(l.as_ref(), b, &bufs, opts, &alone)?;
-                    tick(format!(
-                        "2D copies {} at {} KiB pitch beside products",
-                        lp.name,
-                        pitch >> 10
-                    ));
+                    tick(format!("{what} beside products"));
                     busy
                 }
                 None => Vec::new(),
@@ -248,14 +231,8 @@ pub(super) fn tables(m: &Machine<'_>) -> usize {
         .iter()
         .filter(|l| is_host_link(l.as_ref()))
         .map(|l| {
-            let accel = m
-                .device_in(device_end(l.as_ref()))
-                .is_some_and(|d| !d.space().is_host());
-            if accel {
-                4
-            } else {
-                2
-            }
+            let dev = m.device_in(device_end(l.as_ref()));
+            2 + 2 * usize::from(dev.is_some_and(|d| !d.space().is_host()))
         })
         .sum()
 }
