@@ -19,6 +19,7 @@ use crate::matrix::MatOut;
 use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, Trans};
 use crate::plan::{FactorRequest, FactorRoutine, Plan, Request, Routine};
+use crate::problem::blas_flags::ArgCheck;
 use crate::problem::triangular::{Diag, Side, TriOptions, TriRoutine};
 use crate::problem::Uplo;
 use crate::scalar::{DType, Scalar};
@@ -121,15 +122,6 @@ pub(super) type DecisionKey = (
 /// Block column widths the model considers (and the whole matrix, one panel).
 const NB_CANDIDATES: [usize; 4] = [256, 512, 1024, 2048];
 
-fn lapack_arg(routine: &'static str, param: u32, name: &'static str, reason: String) -> Error {
-    Error::InvalidArgument {
-        routine,
-        param,
-        name,
-        reason,
-    }
-}
-
 impl DevicePool {
     /// LAPACK-style `?potrf` on a host slice: arguments checked as LAPACK checks them (uplo 1,
     /// n 2, lda 4), then A's `uplo` triangle is overwritten by its Cholesky factor; the other
@@ -142,25 +134,10 @@ impl DevicePool {
         lda: i64,
         opts: &FactorOptions,
     ) -> Result<FactorReport> {
-        let ul = Uplo::from_blas_char(uplo).ok_or_else(|| {
-            lapack_arg(
-                "POTRF",
-                1,
-                "uplo",
-                format!("{:?} is not U or L", uplo as char),
-            )
-        })?;
-        if n < 0 {
-            return Err(lapack_arg("POTRF", 2, "n", format!("n = {n} < 0")));
-        }
-        if lda < n.max(1) {
-            return Err(lapack_arg(
-                "POTRF",
-                4,
-                "lda",
-                format!("lda = {lda} < max(1, {n})"),
-            ));
-        }
+        let check = ArgCheck("POTRF");
+        let ul = check.flag(1, "uplo", uplo, Uplo::from_blas_char, "U or L")?;
+        check.dim(2, "n", n)?;
+        check.ld(4, "lda", lda, n)?;
         let n = to_usize(n)?;
         self.potrf(ul, MatMut::new(a, n, n, to_usize(lda)?)?, opts)
     }
@@ -175,8 +152,7 @@ impl DevicePool {
     ) -> Result<FactorReport> {
         let mut a = a.into();
         if a.rows() != a.cols() {
-            return Err(lapack_arg(
-                "POTRF",
+            return Err(ArgCheck("POTRF").err(
                 2,
                 "n",
                 format!("A is {}x{}, not square", a.rows(), a.cols()),
@@ -197,20 +173,10 @@ impl DevicePool {
         ipiv: &mut [i32],
         opts: &FactorOptions,
     ) -> Result<FactorReport> {
-        if m < 0 {
-            return Err(lapack_arg("GETRF", 1, "m", format!("m = {m} < 0")));
-        }
-        if n < 0 {
-            return Err(lapack_arg("GETRF", 2, "n", format!("n = {n} < 0")));
-        }
-        if lda < m.max(1) {
-            return Err(lapack_arg(
-                "GETRF",
-                4,
-                "lda",
-                format!("lda = {lda} < max(1, {m})"),
-            ));
-        }
+        let check = ArgCheck("GETRF");
+        check.dim(1, "m", m)?;
+        check.dim(2, "n", n)?;
+        check.ld(4, "lda", lda, m)?;
         let (m, n) = (to_usize(m)?, to_usize(n)?);
         self.getrf(MatMut::new(a, m, n, to_usize(lda)?)?, ipiv, opts)
     }
@@ -596,8 +562,7 @@ impl DevicePool {
         let (a, mut b) = (a.into(), b.into());
         let (ar, br) = (a.raw(), b.raw());
         if ar.rows != ar.cols || ar.rows != br.rows {
-            return Err(lapack_arg(
-                "POTRS",
+            return Err(ArgCheck("POTRS").err(
                 2,
                 "n",
                 format!("A is {}x{}, B has {} rows", ar.rows, ar.cols, br.rows),
@@ -625,8 +590,7 @@ impl DevicePool {
         let ar = a.raw();
         let n = ar.rows;
         if ar.rows != ar.cols || b.rows() != n || ipiv.len() < n {
-            return Err(lapack_arg(
-                "GETRS",
+            return Err(ArgCheck("GETRS").err(
                 2,
                 "n",
                 format!(

@@ -15,6 +15,7 @@ use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, MatRef, Trans};
 use crate::plan::cache::{PlanCache, PlanInputs};
 use crate::plan::{CRegion, DeviceSpec, Plan};
+use crate::problem::blas_flags::ArgCheck;
 use crate::problem::{check_gemm_args, GemmProblem};
 use crate::scalar::{DType, Scalar};
 use crate::undo::{UndoLog, UndoScope};
@@ -118,12 +119,10 @@ impl DevicePool {
         // Options are checked on quick returns too: a bad device list is wrong at any size.
         self.check_options(opts)?;
         let mut report = GemmReport::default();
-        if m == 0 || n == 0 {
-            report.seconds = started.elapsed().as_secs_f64();
-            return Ok(report);
-        }
-        if k == 0 || alpha == T::default() {
-            self.scale_c(&mut c, beta, opts.c_region.whole_mask())?;
+        if m == 0 || n == 0 || k == 0 || alpha == T::default() {
+            if m > 0 && n > 0 {
+                self.scale_c(&mut c, beta, opts.c_region.whole_mask())?;
+            }
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -924,22 +923,15 @@ fn gemm_shape<T: Scalar>(
     // The shape of op(X) is X's, swapped when transposed, as `stored_shape` swaps.
     let (am, ak) = transa.stored_shape(a.rows(), a.cols());
     let (bk, bn) = transb.stored_shape(b.rows(), b.cols());
+    let check = ArgCheck("GEMM");
     if am != m {
-        return Err(Error::gemm_arg(
-            3,
-            "m",
-            format!("op(A) has {am} rows but C has {m}"),
-        ));
+        return Err(check.err(3, "m", format!("op(A) has {am} rows but C has {m}")));
     }
     if bn != n {
-        return Err(Error::gemm_arg(
-            4,
-            "n",
-            format!("op(B) has {bn} columns but C has {n}"),
-        ));
+        return Err(check.err(4, "n", format!("op(B) has {bn} columns but C has {n}")));
     }
     if ak != bk {
-        return Err(Error::gemm_arg(
+        return Err(check.err(
             5,
             "k",
             format!("op(A) has {ak} columns but op(B) has {bk} rows"),

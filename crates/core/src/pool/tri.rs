@@ -12,6 +12,7 @@ use crate::matrix::{MatIn, MatOut};
 use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, MatRef, Trans};
 use crate::plan::{Plan, PlanStats, Request, Routine, TriRequest, TriTiling};
+use crate::problem::blas_flags::ArgCheck;
 use crate::problem::triangular::{check_tri_args, Side, TriOptions, TriProblem, TriRoutine};
 use crate::scalar::Scalar;
 use crate::undo::{UndoLog, UndoScope};
@@ -190,12 +191,8 @@ impl DevicePool {
             } else {
                 (6, "n")
             };
-            return Err(Error::InvalidArgument {
-                routine: routine.name(),
-                param,
-                name,
-                reason: format!("A is {}x{}, B is {m}x{n}", a.rows(), a.cols()),
-            });
+            let reason = format!("A is {}x{}, B is {m}x{n}", a.rows(), a.cols());
+            return Err(ArgCheck(routine.name()).err(param, name, reason));
         }
         let (ar, br) = (a.raw(), b.raw());
         // GEMM's check of its three operands, B standing for the third.
@@ -205,17 +202,12 @@ impl DevicePool {
             return Err(Error::InvalidInput("tile size 0".into()));
         }
         let mut report = TriReport::default();
-        if m == 0 || n == 0 {
-            report.seconds = started.elapsed().as_secs_f64();
-            return Ok(report);
-        }
-        if alpha == T::default() {
+        if m > 0 && n > 0 && alpha == T::default() {
             // B := 0, A not read (reference BLAS).
             self.scale_c(&mut b, T::default(), crate::plan::TileMask::Whole)?;
-            report.seconds = started.elapsed().as_secs_f64();
-            return Ok(report);
+        } else if m > 0 && n > 0 {
+            self.tri_raw(routine, opts, alpha, ar, br, call, &mut report)?;
         }
-        self.tri_raw(routine, opts, alpha, ar, br, call, &mut report)?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
