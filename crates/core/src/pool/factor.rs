@@ -11,7 +11,7 @@
 //! overwrites), else it holds partial results (the error says so).
 
 use super::options::DeviceFault;
-use super::{host_regions, to_usize, DevicePool};
+use super::{to_usize, DevicePool};
 use crate::error::{Error, Result};
 use crate::exec::trace::Trace;
 use crate::factor_kernel::{FactorOp, InfoCell};
@@ -298,15 +298,12 @@ impl DevicePool {
         report.predicted_seconds = Some(decision.chosen.seconds);
         report.alternatives = decision.alternatives.clone();
         report.plan = Some(plan.clone());
-        let regions = host_regions(&[(ar, HostAccess::ReadWrite), (pivots, HostAccess::ReadWrite)]);
         let infos: Vec<Arc<InfoCell>> = (0..plan.infos).map(|_| InfoCell::new()).collect();
         let run = super::DagRun {
             plan: &plan,
             devices: &decision.devices,
-            operands: &[ar, pivots],
-            regions: &regions,
+            operands: [(ar, HostAccess::ReadWrite), (pivots, HostAccess::ReadWrite)],
             alpha: T::from_f64(1.0).to_value(),
-            beta: T::from_f64(1.0).to_value(),
             trace: opts.trace,
             undo: opts.preserve.then_some((undo, UndoScope::Every)),
             infos: &infos,
@@ -324,9 +321,7 @@ impl DevicePool {
                     });
             }
         };
-        let (bytes_in, bytes_out) = super::transfer_bytes(&out);
-        report.bytes_in += bytes_in;
-        report.bytes_out += bytes_out;
+        super::add_transfer_bytes(&out, &mut report.bytes_in, &mut report.bytes_out);
         report.trace = out.trace.take();
         if out.faults.is_empty() {
             // LAPACK's info: the first panel that reported one, offset by its first column.

@@ -48,10 +48,8 @@ impl DevicePool {
         self.gemm_blas_checked(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts)
     }
 
-    /// GEMM on host slices whose BLAS arguments a routine's check passed (sizes and leading
-    /// dimensions it accepted): the slices as views, then [`DevicePool::gemm_with`] over
-    /// `opts`'s region of C. The BLAS-style entry of a routine computing a part of C is its
-    /// check and this.
+    /// GEMM on host slices whose BLAS arguments a routine's check passed: the slices as views,
+    /// then [`DevicePool::gemm_with`] over `opts`'s region of C.
     #[allow(clippy::too_many_arguments)] // the BLAS argument list, as BLAS orders it
     pub fn gemm_blas_checked<T: Scalar>(
         &self,
@@ -231,10 +229,9 @@ impl DevicePool {
             .any(|&i| Some(i) != without && self.devices[i].kernel().supports(dtype))
     }
 
-    /// `c = alpha op(a) op(b) + beta c` on raw operands the caller checked (shapes that
-    /// agree, alpha != 0) and borrows for the whole call, without a profile's quick returns:
-    /// the GEMMs of another routine's split or recovery. `stage`: C may be a fresh host output
-    /// the devices stage ([`DevicePool::stages_c`]).
+    /// `c = alpha op(a) op(b) + beta c` on raw operands the caller checked and borrows for the
+    /// call: another routine's split or recovery. `stage`: C may be staged
+    /// ([`DevicePool::stages_c`]).
     #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars
     pub(super) fn gemm_raw<T: Scalar>(
         &self,
@@ -270,10 +267,8 @@ impl DevicePool {
     }
 
     /// Runs `problem` through [`DevicePool::run_recovering`], retrying on running out of
-    /// memory: after another call gives its buffers back, or once with the decision made again
-    /// (a cached decision carries the memory budgets of its time). When it still fails, C is
-    /// put back from the undo log where the call keeps one. `plan_start` is `None` to time
-    /// each attempt's planning from its own start.
+    /// memory; when it still fails, C is put back from the call's undo log, if any.
+    /// `plan_start`: `None` times each attempt's planning from its own start.
     #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars, and the call's state
     pub(super) fn run_retrying<T: Scalar>(
         &self,
@@ -340,12 +335,9 @@ impl DevicePool {
         })
     }
 
-    /// Whether a call keeps the undo log of C ([`UndoLog`]: every region of C saved on the
-    /// host before its first write, so that a call left with no device leaves C as it was).
-    /// The save is a host copy of C per call (on one H200, DGEMM 8192^3 fell from about 35 to
-    /// 9 TFLOP/s), so by default it is kept only when no working host CPU can finish a failed
-    /// call's tiles ([`DevicePool::run_recovering`]; no device left then means the CPU failed
-    /// too, and C is tile-wise final or untouched).
+    /// Whether a call keeps the undo log of C ([`UndoLog`]). It costs a host copy of C per call
+    /// (H200 DGEMM 8192^3: 35 to 9 TFLOP/s), so by default only when no working host CPU can
+    /// finish a failed call's tiles.
     pub(super) fn keeps_undo_log(&self, opts: &GemmOptions, dtype: DType) -> bool {
         opts.preserve_c
             .unwrap_or_else(|| self.host_fallback(dtype).is_none())
@@ -417,10 +409,8 @@ impl DevicePool {
         Ok(())
     }
 
-    /// [`DevicePool::run`], and when devices fail during it, their exclusion and the C tiles
-    /// that are not final run again on the devices left (recursively: a device that fails
-    /// during the re-run is left out in turn). With no device left, the error of the last
-    /// device that failed.
+    /// [`DevicePool::run`]; devices that fail are left out and the C tiles not final run again
+    /// on the devices left (recursively). With no device left, the last failure's error.
     #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
     pub(super) fn run_recovering<T: Scalar>(
         &self,
@@ -490,10 +480,8 @@ impl DevicePool {
                 }
             }
         } else {
-            // A tile written back in part runs again on its other columns only (plans of
-            // symmetric routines never split a write-back). A tile the region holds in part
-            // runs again alone over its part (a triangle's diagonal tile as a triangle of its
-            // own), the other tiles as GEMMs.
+            // A tile written back in part runs again on its other columns only; a tile the
+            // region holds in part runs again alone over its part; the others as GEMMs.
             let half = |&(i, j): &(usize, usize)| !opts.c_region.mask(i, j).is_whole();
             let whole: Vec<(usize, usize)> = unfinished
                 .iter()

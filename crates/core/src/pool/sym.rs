@@ -134,12 +134,9 @@ impl DevicePool {
         Ok(report)
     }
 
-    /// The tile for `p`: the caller's, else the tiled plan's square tile (the candidate the
-    /// simulator replays fastest, see `sym_tiles`), else the recursive split's diagonal
-    /// block. Those blocks run on one device each while the off-diagonal GEMMs use every
-    /// device, so the block is small next to n (the diagonal work is 2 * block / n of a rank
-    /// update), yet large enough that the off-diagonal GEMMs of the deepest level are
-    /// efficient tiles.
+    /// The tile for `p`: the caller's, else the tiled plan's square tile (see `sym_tiles`),
+    /// else the recursive split's diagonal block: small next to n (each runs on one device),
+    /// large enough for efficient off-diagonal GEMMs at the deepest level.
     pub fn sym_block(&self, p: &SymProblem, opts: &GemmOptions) -> usize {
         if let Some(t) = opts.tile {
             return t.max(1);
