@@ -506,18 +506,13 @@ impl DevicePool {
             start,
         }))?;
         let labels: Vec<String> = specs.iter().map(|s| s.label.clone()).collect();
-        let sim = crate::sim::simulate(&crate::sim::SimRequest {
-            plan: &plan,
-            profile,
-            devices: &labels,
-            queue_names: None,
-        })?;
+        let seconds = super::makespan(&plan, &labels, profile)?;
         Ok((
             FactorAlternative {
                 panels: labels[if panels.is_some() { 1 } else { 0 }].clone(),
                 devices: labels,
                 nb,
-                seconds: sim.makespan,
+                seconds,
             },
             devices,
             plan,

@@ -488,11 +488,7 @@ impl DevicePool {
                 .copied()
                 .filter(|t| !f.partial.contains_key(t) && !half(t))
                 .collect();
-            let mut blocks: Vec<(usize, usize, usize, usize, CRegion)> =
-                unfinished_blocks(&f.grid, &whole)
-                    .into_iter()
-                    .map(|(r0, mr, c0, nc)| (r0, mr, c0, nc, CRegion::All))
-                    .collect();
+            let mut blocks = unfinished_blocks(&f.grid, &whole);
             for (&(i, j), &done) in &f.partial {
                 let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
                 if done < nc {
@@ -615,11 +611,10 @@ impl DevicePool {
         } else {
             0
         };
-        let folder = if plan.host_folds {
-            Some(self.workspaces.folder()?)
-        } else {
-            None
-        };
+        let folder = plan
+            .host_folds
+            .then(|| self.workspaces.folder())
+            .transpose()?;
         let host_fold = folder.as_ref().map(|f| f.folder());
         report.execute_start = plan_start.elapsed().as_secs_f64();
         let outcome = execute::execute(&ExecRequest {
@@ -879,19 +874,19 @@ struct Faulted {
 }
 
 /// The C tiles `tiles` (sorted by row, then column) as blocks of C: per tile row, each run of
-/// adjacent tiles is one block (row, rows, col, cols), so a re-run is few calls.
+/// adjacent tiles is one block (row, rows, col, cols, all of it), so a re-run is few calls.
 fn unfinished_blocks(
     grid: &crate::tiling::TileGrid,
     tiles: &[(usize, usize)],
-) -> Vec<(usize, usize, usize, usize)> {
-    let mut blocks: Vec<(usize, usize, usize, usize)> = Vec::new();
+) -> Vec<(usize, usize, usize, usize, CRegion)> {
+    let mut blocks: Vec<(usize, usize, usize, usize, CRegion)> = Vec::new();
     let mut prev: Option<(usize, usize)> = None;
     for &(i, j) in tiles {
         let (r0, mr) = grid.m_span(i);
         let (c0, nc) = grid.n_span(j);
         match (prev, blocks.last_mut()) {
             (Some((pi, pj)), Some(b)) if pi == i && pj + 1 == j => b.3 += nc,
-            _ => blocks.push((r0, mr, c0, nc)),
+            _ => blocks.push((r0, mr, c0, nc, CRegion::All)),
         }
         prev = Some((i, j));
     }

@@ -76,6 +76,17 @@ fn fastest<A: Clone>(
     })
 }
 
+/// The makespan of `plan` on the devices labelled `labels`, replayed against `profile`.
+fn makespan(plan: &crate::plan::Plan, labels: &[String], profile: &MachineProfile) -> Result<f64> {
+    let sim = crate::sim::simulate(&crate::sim::SimRequest {
+        plan,
+        profile,
+        devices: labels,
+        queue_names: None,
+    })?;
+    Ok(sim.makespan)
+}
+
 /// One run of a tile-DAG plan ([`DevicePool::run_dag`]).
 struct DagRun<'a> {
     plan: &'a crate::plan::Plan,

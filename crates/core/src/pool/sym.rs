@@ -57,12 +57,9 @@ impl<T: Scalar> Call<'_, T> {
 
 impl DevicePool {
     /// A symmetric/Hermitian routine (see [`SymOp`]) on host or device operands: `b` is B of
-    /// SYR2K/HER2K and SYMM/HEMM (`None` for SYRK/HERK). Shapes come from the operands: C is
-    /// `n x n` for the rank updates with op(A) (and op(B)) `n x k`; C and B are `m x n` for
-    /// SYMM with A `m x m` (left) or `n x n` (right). A mismatch is reported as the routine's
-    /// parameter 3 or 4. HERK's alpha and beta, and HER2K's beta, are real: their imaginary
-    /// parts are ignored. As in the reference BLAS, alpha = 0 or k = 0 only scales the
-    /// referenced part of C by beta, and with beta = 1 as well C is not touched at all.
+    /// SYR2K/HER2K and SYMM/HEMM (`None` for SYRK/HERK). Shapes come from the operands (a
+    /// mismatch is the routine's parameter 3 or 4). HERK's alpha and beta, and HER2K's beta,
+    /// are taken as real. As in reference BLAS, alpha = 0 or k = 0 only scales C by beta.
     #[allow(clippy::too_many_arguments)] // the routine's operands and scalars, as BLAS orders them
     pub fn sym_with<'a, T: Scalar>(
         &self,

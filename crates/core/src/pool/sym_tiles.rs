@@ -15,7 +15,6 @@ use crate::memory::RawTile;
 use crate::operand::Trans;
 use crate::problem::GemmProblem;
 use crate::scalar::Scalar;
-use crate::sim::{simulate, SimRequest};
 use crate::sym::{Side, SymOp, SymProblem, SymTiles, Uplo};
 use crate::tiling::{Blocking, TileGrid};
 use std::sync::Arc;
@@ -237,14 +236,7 @@ impl DevicePool {
             d.devices.iter().map(|&i| self.devices[i].clone()).collect();
         let labels: Vec<String> = devs.iter().map(|d| d.info().label()).collect();
         let (plan, _) = self.plan(scratch, p, &d, &devs, opts).ok()?;
-        let s = simulate(&SimRequest {
-            plan: &plan,
-            profile,
-            devices: &labels,
-            queue_names: None,
-        })
-        .ok()?;
-        Some((s.makespan, d))
+        Some((super::makespan(&plan, &labels, profile).ok()?, d))
     }
 }
 

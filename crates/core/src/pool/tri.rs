@@ -559,15 +559,11 @@ impl DevicePool {
                 sets.push(vec![h]);
             }
         }
-        for s in &sets {
-            for &i in s {
-                if !usable(i) {
-                    return Err(Error::Unsupported {
-                        device: self.devices[i].info().label(),
-                        detail: format!("{} in {dt}", problem.routine.name()),
-                    });
-                }
-            }
+        if let Some(&i) = sets.iter().flatten().find(|&&i| !usable(i)) {
+            return Err(Error::Unsupported {
+                device: self.devices[i].info().label(),
+                detail: format!("{} in {dt}", problem.routine.name()),
+            });
         }
         sets.retain(|s| !s.is_empty());
         if sets.is_empty() {
@@ -670,12 +666,7 @@ impl DevicePool {
             resident_panels: 2,
         }))?;
         let labels: Vec<String> = specs.iter().map(|s| s.label.clone()).collect();
-        let sim = crate::sim::simulate(&crate::sim::SimRequest {
-            plan: &plan,
-            profile,
-            devices: &labels,
-            queue_names: None,
-        })?;
+        let seconds = super::makespan(&plan, &labels, profile)?;
         Ok((
             TriAlternative {
                 // A device added only to solve is marked so.
@@ -692,7 +683,7 @@ impl DevicePool {
                     .collect(),
                 tile,
                 solve,
-                seconds: sim.makespan,
+                seconds,
             },
             devices,
             plan,
