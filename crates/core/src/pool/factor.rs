@@ -238,10 +238,8 @@ impl DevicePool {
             dtype: DType::F32,
         };
         let undo = UndoLog::new();
-        let r = self.run_factor::<T>(routine, ar, pivots, 0, opts, &mut report, &undo);
-        if let Err(e) = r {
-            return Err(self.put_c_back(e, &undo));
-        }
+        self.run_factor::<T>(routine, ar, pivots, 0, opts, &mut report, &undo)
+            .map_err(|e| self.put_c_back(e, &undo))?;
         if let (Some(ipiv), Some(nb)) = (ipiv, report.nb) {
             for (i, (p, &r)) in ipiv.iter_mut().zip(&rel).enumerate() {
                 *p = r + (i / nb * nb) as i32;
