@@ -128,8 +128,7 @@ impl DevicePool {
         let problem = tiles_problem(transa, transb, operands, beta == T::default());
         let staging_before = self.staging_alloc_seconds();
         let plan_start = Instant::now();
-        // Notes of this call's choices, kept ahead of those the run adds (which replace theirs on
-        // each attempt).
+        // Notes of this call's choices, kept ahead of those the run adds (on each attempt).
         let mut call_notes = Vec::new();
         let (fold_level, fold_observed) = self.sync_fold_level();
         // Where the model weighed a host fold at that price: C in host memory and read, the
@@ -314,9 +313,8 @@ impl DevicePool {
                     decided_again = true;
                     self.decisions.forget(key);
                 }
-                // Still out of memory with nothing to wait for: the device cannot take part
-                // (another process holds its memory, or it fails every allocation). It is
-                // left out as a failed device and the call goes on without it.
+                // Still out of memory with nothing to wait for: the device cannot take part, and
+                // is left out as a failed device.
                 Err(e @ Error::OutOfMemory { .. }) if decided_again => {
                     let ids = self.working_devices(opts);
                     match self.blamed_for_memory(&e, &ids) {

@@ -305,17 +305,8 @@ impl DevicePool {
             Uplo::Upper => (c.sub(0, n1, n1, n2), a1, b1, a2, b2),
         };
         let (ta, tb) = call.op.gemm_trans(T::DTYPE);
-        self.gemm_block(
-            call,
-            ta,
-            tb,
-            call.alpha,
-            ax,
-            if two { by } else { ay },
-            beta,
-            cx,
-            report,
-        )?;
+        let second = if two { by } else { ay };
+        self.gemm_block(call, ta, tb, call.alpha, ax, second, beta, cx, report)?;
         if two {
             let alpha2 = if call.op.herm() {
                 call.alpha.conj()
