@@ -69,16 +69,6 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// A BLAS argument error for GEMM.
-    pub fn gemm_arg(param: u32, name: &'static str, reason: impl fmt::Display) -> Self {
-        Error::InvalidArgument {
-            routine: "GEMM",
-            param,
-            name,
-            reason: reason.to_string(),
-        }
-    }
-
     /// The BLAS parameter number, for argument errors (what `xerbla` prints as INFO).
     pub fn blas_param(&self) -> Option<u32> {
         match self {

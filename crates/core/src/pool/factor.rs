@@ -11,7 +11,7 @@
 //! overwrites), else it holds partial results (the error says so).
 
 use super::options::DeviceFault;
-use super::{host_regions, to_usize, DevicePool};
+use super::{to_usize, DevicePool};
 use crate::error::{Error, Result};
 use crate::exec::trace::Trace;
 use crate::factor_kernel::{FactorOp, InfoCell};
@@ -19,6 +19,7 @@ use crate::matrix::MatOut;
 use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, Trans};
 use crate::plan::{FactorRequest, FactorRoutine, Plan, Request, Routine};
+use crate::problem::blas_flags::ArgCheck;
 use crate::problem::triangular::{Diag, Side, TriOptions, TriRoutine};
 use crate::problem::Uplo;
 use crate::scalar::{DType, Scalar};
@@ -121,15 +122,6 @@ pub(super) type DecisionKey = (
 /// Block column widths the model considers (and the whole matrix, one panel).
 const NB_CANDIDATES: [usize; 4] = [256, 512, 1024, 2048];
 
-fn lapack_arg(routine: &'static str, param: u32, name: &'static str, reason: String) -> Error {
-    Error::InvalidArgument {
-        routine,
-        param,
-        name,
-        reason,
-    }
-}
-
 impl DevicePool {
     /// LAPACK-style `?potrf` on a host slice: arguments checked as LAPACK checks them (uplo 1,
     /// n 2, lda 4), then A's `uplo` triangle is overwritten by its Cholesky factor; the other
@@ -142,25 +134,10 @@ impl DevicePool {
         lda: i64,
         opts: &FactorOptions,
     ) -> Result<FactorReport> {
-        let ul = Uplo::from_blas_char(uplo).ok_or_else(|| {
-            lapack_arg(
-                "POTRF",
-                1,
-                "uplo",
-                format!("{:?} is not U or L", uplo as char),
-            )
-        })?;
-        if n < 0 {
-            return Err(lapack_arg("POTRF", 2, "n", format!("n = {n} < 0")));
-        }
-        if lda < n.max(1) {
-            return Err(lapack_arg(
-                "POTRF",
-                4,
-                "lda",
-                format!("lda = {lda} < max(1, {n})"),
-            ));
-        }
+        let check = ArgCheck("POTRF");
+        let ul = check.flag(1, "uplo", uplo, Uplo::from_blas_char, "U or L")?;
+        check.dim(2, "n", n)?;
+        check.ld(4, "lda", lda, n)?;
         let n = to_usize(n)?;
         self.potrf(ul, MatMut::new(a, n, n, to_usize(lda)?)?, opts)
     }
@@ -175,8 +152,7 @@ impl DevicePool {
     ) -> Result<FactorReport> {
         let mut a = a.into();
         if a.rows() != a.cols() {
-            return Err(lapack_arg(
-                "POTRF",
+            return Err(ArgCheck("POTRF").err(
                 2,
                 "n",
                 format!("A is {}x{}, not square", a.rows(), a.cols()),
@@ -197,20 +173,10 @@ impl DevicePool {
         ipiv: &mut [i32],
         opts: &FactorOptions,
     ) -> Result<FactorReport> {
-        if m < 0 {
-            return Err(lapack_arg("GETRF", 1, "m", format!("m = {m} < 0")));
-        }
-        if n < 0 {
-            return Err(lapack_arg("GETRF", 2, "n", format!("n = {n} < 0")));
-        }
-        if lda < m.max(1) {
-            return Err(lapack_arg(
-                "GETRF",
-                4,
-                "lda",
-                format!("lda = {lda} < max(1, {m})"),
-            ));
-        }
+        let check = ArgCheck("GETRF");
+        check.dim(1, "m", m)?;
+        check.dim(2, "n", n)?;
+        check.ld(4, "lda", lda, m)?;
         let (m, n) = (to_usize(m)?, to_usize(n)?);
         self.getrf(MatMut::new(a, m, n, to_usize(lda)?)?, ipiv, opts)
     }
@@ -272,10 +238,8 @@ impl DevicePool {
             dtype: DType::F32,
         };
         let undo = UndoLog::new();
-        let r = self.run_factor::<T>(routine, ar, pivots, 0, opts, &mut report, &undo);
-        if let Err(e) = r {
-            return Err(self.put_c_back(e, &undo));
-        }
+        self.run_factor::<T>(routine, ar, pivots, 0, opts, &mut report, &undo)
+            .map_err(|e| self.put_c_back(e, &undo))?;
         if let (Some(ipiv), Some(nb)) = (ipiv, report.nb) {
             for (i, (p, &r)) in ipiv.iter_mut().zip(&rel).enumerate() {
                 *p = r + (i / nb * nb) as i32;
@@ -332,15 +296,12 @@ impl DevicePool {
         report.predicted_seconds = Some(decision.chosen.seconds);
         report.alternatives = decision.alternatives.clone();
         report.plan = Some(plan.clone());
-        let regions = host_regions(&[(ar, HostAccess::ReadWrite), (pivots, HostAccess::ReadWrite)]);
         let infos: Vec<Arc<InfoCell>> = (0..plan.infos).map(|_| InfoCell::new()).collect();
         let run = super::DagRun {
             plan: &plan,
             devices: &decision.devices,
-            operands: &[ar, pivots],
-            regions: &regions,
+            operands: [(ar, HostAccess::ReadWrite), (pivots, HostAccess::ReadWrite)],
             alpha: T::from_f64(1.0).to_value(),
-            beta: T::from_f64(1.0).to_value(),
             trace: opts.trace,
             undo: opts.preserve.then_some((undo, UndoScope::Every)),
             infos: &infos,
@@ -358,9 +319,7 @@ impl DevicePool {
                     });
             }
         };
-        let (bytes_in, bytes_out) = super::transfer_bytes(&out);
-        report.bytes_in += bytes_in;
-        report.bytes_out += bytes_out;
+        super::add_transfer_bytes(&out, &mut report.bytes_in, &mut report.bytes_out);
         report.trace = out.trace.take();
         if out.faults.is_empty() {
             // LAPACK's info: the first panel that reported one, offset by its first column.
@@ -545,18 +504,13 @@ impl DevicePool {
             start,
         }))?;
         let labels: Vec<String> = specs.iter().map(|s| s.label.clone()).collect();
-        let sim = crate::sim::simulate(&crate::sim::SimRequest {
-            plan: &plan,
-            profile,
-            devices: &labels,
-            queue_names: None,
-        })?;
+        let seconds = super::makespan(&plan, &labels, profile)?;
         Ok((
             FactorAlternative {
                 panels: labels[if panels.is_some() { 1 } else { 0 }].clone(),
                 devices: labels,
                 nb,
-                seconds: sim.makespan,
+                seconds,
             },
             devices,
             plan,
@@ -596,8 +550,7 @@ impl DevicePool {
         let (a, mut b) = (a.into(), b.into());
         let (ar, br) = (a.raw(), b.raw());
         if ar.rows != ar.cols || ar.rows != br.rows {
-            return Err(lapack_arg(
-                "POTRS",
+            return Err(ArgCheck("POTRS").err(
                 2,
                 "n",
                 format!("A is {}x{}, B has {} rows", ar.rows, ar.cols, br.rows),
@@ -625,8 +578,7 @@ impl DevicePool {
         let ar = a.raw();
         let n = ar.rows;
         if ar.rows != ar.cols || b.rows() != n || ipiv.len() < n {
-            return Err(lapack_arg(
-                "GETRS",
+            return Err(ArgCheck("GETRS").err(
                 2,
                 "n",
                 format!(

@@ -15,6 +15,7 @@ use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, MatRef, Trans};
 use crate::plan::cache::{PlanCache, PlanInputs};
 use crate::plan::{CRegion, DeviceSpec, Plan};
+use crate::problem::blas_flags::ArgCheck;
 use crate::problem::{check_gemm_args, GemmProblem};
 use crate::scalar::{DType, Scalar};
 use crate::undo::{UndoLog, UndoScope};
@@ -47,10 +48,8 @@ impl DevicePool {
         self.gemm_blas_checked(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, opts)
     }
 
-    /// GEMM on host slices whose BLAS arguments a routine's check passed (sizes and leading
-    /// dimensions it accepted): the slices as views, then [`DevicePool::gemm_with`] over
-    /// `opts`'s region of C. The BLAS-style entry of a routine computing a part of C is its
-    /// check and this.
+    /// GEMM on host slices whose BLAS arguments a routine's check passed: the slices as views,
+    /// then [`DevicePool::gemm_with`] over `opts`'s region of C.
     #[allow(clippy::too_many_arguments)] // the BLAS argument list, as BLAS orders it
     pub fn gemm_blas_checked<T: Scalar>(
         &self,
@@ -118,12 +117,10 @@ impl DevicePool {
         // Options are checked on quick returns too: a bad device list is wrong at any size.
         self.check_options(opts)?;
         let mut report = GemmReport::default();
-        if m == 0 || n == 0 {
-            report.seconds = started.elapsed().as_secs_f64();
-            return Ok(report);
-        }
-        if k == 0 || alpha == T::default() {
-            self.scale_c(&mut c, beta, opts.c_region.whole_mask())?;
+        if m == 0 || n == 0 || k == 0 || alpha == T::default() {
+            if m > 0 && n > 0 {
+                self.scale_c(&mut c, beta, opts.c_region.whole_mask())?;
+            }
             report.seconds = started.elapsed().as_secs_f64();
             return Ok(report);
         }
@@ -131,8 +128,7 @@ impl DevicePool {
         let problem = tiles_problem(transa, transb, operands, beta == T::default());
         let staging_before = self.staging_alloc_seconds();
         let plan_start = Instant::now();
-        // Notes of this call's choices, kept ahead of those the run adds (which replace theirs on
-        // each attempt).
+        // Notes of this call's choices, kept ahead of those the run adds (on each attempt).
         let mut call_notes = Vec::new();
         let (fold_level, fold_observed) = self.sync_fold_level();
         // Where the model weighed a host fold at that price: C in host memory and read, the
@@ -232,10 +228,9 @@ impl DevicePool {
             .any(|&i| Some(i) != without && self.devices[i].kernel().supports(dtype))
     }
 
-    /// `c = alpha op(a) op(b) + beta c` on raw operands the caller checked (shapes that
-    /// agree, alpha != 0) and borrows for the whole call, without a profile's quick returns:
-    /// the GEMMs of another routine's split or recovery. `stage`: C may be a fresh host output
-    /// the devices stage ([`DevicePool::stages_c`]).
+    /// `c = alpha op(a) op(b) + beta c` on raw operands the caller checked and borrows for the
+    /// call: another routine's split or recovery. `stage`: C may be staged
+    /// ([`DevicePool::stages_c`]).
     #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars
     pub(super) fn gemm_raw<T: Scalar>(
         &self,
@@ -271,10 +266,8 @@ impl DevicePool {
     }
 
     /// Runs `problem` through [`DevicePool::run_recovering`], retrying on running out of
-    /// memory: after another call gives its buffers back, or once with the decision made again
-    /// (a cached decision carries the memory budgets of its time). When it still fails, C is
-    /// put back from the undo log where the call keeps one. `plan_start` is `None` to time
-    /// each attempt's planning from its own start.
+    /// memory; when it still fails, C is put back from the call's undo log, if any.
+    /// `plan_start`: `None` times each attempt's planning from its own start.
     #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars, and the call's state
     pub(super) fn run_retrying<T: Scalar>(
         &self,
@@ -320,9 +313,8 @@ impl DevicePool {
                     decided_again = true;
                     self.decisions.forget(key);
                 }
-                // Still out of memory with nothing to wait for: the device cannot take part
-                // (another process holds its memory, or it fails every allocation). It is
-                // left out as a failed device and the call goes on without it.
+                // Still out of memory with nothing to wait for: the device cannot take part, and
+                // is left out as a failed device.
                 Err(e @ Error::OutOfMemory { .. }) if decided_again => {
                     let ids = self.working_devices(opts);
                     match self.blamed_for_memory(&e, &ids) {
@@ -341,12 +333,9 @@ impl DevicePool {
         })
     }
 
-    /// Whether a call keeps the undo log of C ([`UndoLog`]: every region of C saved on the
-    /// host before its first write, so that a call left with no device leaves C as it was).
-    /// The save is a host copy of C per call (on one H200, DGEMM 8192^3 fell from about 35 to
-    /// 9 TFLOP/s), so by default it is kept only when no working host CPU can finish a failed
-    /// call's tiles ([`DevicePool::run_recovering`]; no device left then means the CPU failed
-    /// too, and C is tile-wise final or untouched).
+    /// Whether a call keeps the undo log of C ([`UndoLog`]). It costs a host copy of C per call
+    /// (H200 DGEMM 8192^3: 35 to 9 TFLOP/s), so by default only when no working host CPU can
+    /// finish a failed call's tiles.
     pub(super) fn keeps_undo_log(&self, opts: &GemmOptions, dtype: DType) -> bool {
         opts.preserve_c
             .unwrap_or_else(|| self.host_fallback(dtype).is_none())
@@ -418,10 +407,8 @@ impl DevicePool {
         Ok(())
     }
 
-    /// [`DevicePool::run`], and when devices fail during it, their exclusion and the C tiles
-    /// that are not final run again on the devices left (recursively: a device that fails
-    /// during the re-run is left out in turn). With no device left, the error of the last
-    /// device that failed.
+    /// [`DevicePool::run`]; devices that fail are left out and the C tiles not final run again
+    /// on the devices left (recursively). With no device left, the last failure's error.
     #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
     pub(super) fn run_recovering<T: Scalar>(
         &self,
@@ -491,21 +478,15 @@ impl DevicePool {
                 }
             }
         } else {
-            // A tile written back in part runs again on its other columns only (plans of
-            // symmetric routines never split a write-back). A tile the region holds in part
-            // runs again alone over its part (a triangle's diagonal tile as a triangle of its
-            // own), the other tiles as GEMMs.
+            // A tile written back in part runs again on its other columns only; a tile the
+            // region holds in part runs again alone over its part; the others as GEMMs.
             let half = |&(i, j): &(usize, usize)| !opts.c_region.mask(i, j).is_whole();
             let whole: Vec<(usize, usize)> = unfinished
                 .iter()
                 .copied()
                 .filter(|t| !f.partial.contains_key(t) && !half(t))
                 .collect();
-            let mut blocks: Vec<(usize, usize, usize, usize, CRegion)> =
-                unfinished_blocks(&f.grid, &whole)
-                    .into_iter()
-                    .map(|(r0, mr, c0, nc)| (r0, mr, c0, nc, CRegion::All))
-                    .collect();
+            let mut blocks = unfinished_blocks(&f.grid, &whole);
             for (&(i, j), &done) in &f.partial {
                 let ((r0, mr), (c0, nc)) = (f.grid.m_span(i), f.grid.n_span(j));
                 if done < nc {
@@ -628,11 +609,10 @@ impl DevicePool {
         } else {
             0
         };
-        let folder = if plan.host_folds {
-            Some(self.workspaces.folder()?)
-        } else {
-            None
-        };
+        let folder = plan
+            .host_folds
+            .then(|| self.workspaces.folder())
+            .transpose()?;
         let host_fold = folder.as_ref().map(|f| f.folder());
         report.execute_start = plan_start.elapsed().as_secs_f64();
         let outcome = execute::execute(&ExecRequest {
@@ -892,19 +872,19 @@ struct Faulted {
 }
 
 /// The C tiles `tiles` (sorted by row, then column) as blocks of C: per tile row, each run of
-/// adjacent tiles is one block (row, rows, col, cols), so a re-run is few calls.
+/// adjacent tiles is one block (row, rows, col, cols, all of it), so a re-run is few calls.
 fn unfinished_blocks(
     grid: &crate::tiling::TileGrid,
     tiles: &[(usize, usize)],
-) -> Vec<(usize, usize, usize, usize)> {
-    let mut blocks: Vec<(usize, usize, usize, usize)> = Vec::new();
+) -> Vec<(usize, usize, usize, usize, CRegion)> {
+    let mut blocks: Vec<(usize, usize, usize, usize, CRegion)> = Vec::new();
     let mut prev: Option<(usize, usize)> = None;
     for &(i, j) in tiles {
         let (r0, mr) = grid.m_span(i);
         let (c0, nc) = grid.n_span(j);
         match (prev, blocks.last_mut()) {
             (Some((pi, pj)), Some(b)) if pi == i && pj + 1 == j => b.3 += nc,
-            _ => blocks.push((r0, mr, c0, nc)),
+            _ => blocks.push((r0, mr, c0, nc, CRegion::All)),
         }
         prev = Some((i, j));
     }
@@ -924,22 +904,15 @@ fn gemm_shape<T: Scalar>(
     // The shape of op(X) is X's, swapped when transposed, as `stored_shape` swaps.
     let (am, ak) = transa.stored_shape(a.rows(), a.cols());
     let (bk, bn) = transb.stored_shape(b.rows(), b.cols());
+    let check = ArgCheck("GEMM");
     if am != m {
-        return Err(Error::gemm_arg(
-            3,
-            "m",
-            format!("op(A) has {am} rows but C has {m}"),
-        ));
+        return Err(check.err(3, "m", format!("op(A) has {am} rows but C has {m}")));
     }
     if bn != n {
-        return Err(Error::gemm_arg(
-            4,
-            "n",
-            format!("op(B) has {bn} columns but C has {n}"),
-        ));
+        return Err(check.err(4, "n", format!("op(B) has {bn} columns but C has {n}")));
     }
     if ak != bk {
-        return Err(Error::gemm_arg(
+        return Err(check.err(
             5,
             "k",
             format!("op(A) has {ak} columns but op(B) has {bk} rows"),

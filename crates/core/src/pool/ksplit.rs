@@ -132,11 +132,8 @@ impl DevicePool {
         Some((shares, c_split))
     }
 
-    /// Runs `split`: the partial products side by side, one thread per device; then each
-    /// device reduces its own block of C's columns (the other partials' blocks, and beta times
-    /// the caller's block) and, once every block is reduced, writes it to C, all devices at
-    /// once.
-    /// A failure says whether C was being written: until then it is as before the call.
+    /// Runs `split` as the module doc says. A failure says whether C was being written: until
+    /// then it is as before the call.
     #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
     pub(super) fn run_k_split<T: Scalar>(
         &self,

@@ -173,12 +173,9 @@ impl DevicePool {
         link.queue().synchronize()
     }
 
-    /// Makes a host buffer ready for every accelerator's DMA engine now (page-locking it once,
-    /// as a call given it would), so that calls on it, or on views inside it, find it
-    /// registered. For buffers that many calls read piecewise (a distributed GEMM's local
-    /// arrays and shared windows): one registration of the whole buffer, paid before the
-    /// calls, instead of one per view on the first call that meets it. Waits for the calls in
-    /// flight. Undo with [`DevicePool::release_host`].
+    /// Makes a host buffer ready for every accelerator's DMA engine now (page-locked once), so
+    /// that calls on views inside it find it registered: for buffers many calls read
+    /// piecewise. Waits for the calls in flight. Undo with [`DevicePool::release_host`].
     pub fn prepare_host<T>(&self, buffer: &[T], access: HostAccess) -> Result<()> {
         let (addr, bytes) = (buffer.as_ptr() as u64, std::mem::size_of_val(buffer));
         if bytes == 0 {
@@ -194,10 +191,8 @@ impl DevicePool {
     }
 
     /// Releases what the devices keep for a host buffer between calls (page-locked
-    /// registrations). Call it before freeing a large buffer that was passed to hetblas: a
-    /// registration left behind on freed memory occupies address space in the GPU driver
-    /// (hetblas verifies and redoes such registrations itself, but other CUDA code in the
-    /// process may trip over them).
+    /// registrations). Call it before freeing a large buffer passed to hetblas: a stale
+    /// registration occupies GPU driver address space, and other CUDA code may trip over it.
     pub fn release_host<T>(&self, buffer: &[T]) -> Result<()> {
         let _thread = self.keep_thread_contexts();
         let _alone = self.alone();

@@ -76,16 +76,26 @@ fn fastest<A: Clone>(
     })
 }
 
+/// The makespan of `plan` on the devices labelled `labels`, replayed against `profile`.
+fn makespan(plan: &crate::plan::Plan, labels: &[String], profile: &MachineProfile) -> Result<f64> {
+    let sim = crate::sim::simulate(&crate::sim::SimRequest {
+        plan,
+        profile,
+        devices: labels,
+        queue_names: None,
+    })?;
+    Ok(sim.makespan)
+}
+
 /// One run of a tile-DAG plan ([`DevicePool::run_dag`]).
 struct DagRun<'a> {
     plan: &'a crate::plan::Plan,
     /// Pool indices of the plan's devices.
     devices: &'a [usize],
-    operands: &'a [crate::memory::RawTile],
-    /// The call's host operands, prepared for the accelerators' copies.
-    regions: &'a [(u64, usize, HostAccess)],
+    /// The operands, and how the host ones are prepared for the accelerators' copies.
+    operands: [(RawTile, HostAccess); 2],
+    /// The executor's alpha and beta (TRSM/TRMM's alpha; 1 for the factorizations).
     alpha: crate::scalar::ScalarValue,
-    beta: crate::scalar::ScalarValue,
     trace: bool,
     undo: Option<(&'a crate::undo::UndoLog, crate::undo::UndoScope)>,
     infos: &'a [Arc<crate::factor_kernel::InfoCell>],
@@ -114,15 +124,11 @@ fn host_regions(tiles: &[(RawTile, HostAccess)]) -> Vec<(u64, usize, HostAccess)
         .collect()
 }
 
-/// The bytes a run copied towards its devices and back.
-fn transfer_bytes(out: &crate::execute::ExecOutcome) -> (u64, u64) {
-    out.transfers.iter().fold((0, 0), |(fetched, written), t| {
-        if t.writeback {
-            (fetched, written + t.bytes)
-        } else {
-            (fetched + t.bytes, written)
-        }
-    })
+/// Adds the bytes a run copied towards its devices and back to `fetched` and `written`.
+fn add_transfer_bytes(out: &crate::execute::ExecOutcome, fetched: &mut u64, written: &mut u64) {
+    let (outs, ins): (Vec<_>, Vec<_>) = out.transfers.iter().partition(|t| t.writeback);
+    *fetched += ins.iter().map(|t| t.bytes).sum::<u64>();
+    *written += outs.iter().map(|t| t.bytes).sum::<u64>();
 }
 
 /// The profile's prediction for one GEMM ([`DevicePool::predict_gemm`]).
@@ -281,11 +287,8 @@ impl DevicePool {
         self.factor_decisions.clear();
     }
 
-    /// Splits the late-C chain of each plan's last C tiles (their C fetch, add and write-back)
-    /// into `pieces` column pieces whatever the tiles' size, where the planner would otherwise
-    /// split only tiles of 32 MiB or more ([`crate::plan::Task::pieces`]); `None` returns to
-    /// that. For tests: recovery between the pieces of a write-back, on small tiles. Plans
-    /// are keyed by it, so the plan cache stays valid.
+    /// Splits the late-C chain of each plan's last C tiles into `pieces` column pieces at any
+    /// tile size ([`crate::plan::Task::pieces`]; `None`: 32 MiB tiles and up). For tests.
     pub fn set_tail_pieces(&self, pieces: Option<usize>) {
         let n = pieces.map_or(0, |p| p.max(1));
         self.tail_pieces
@@ -333,9 +336,8 @@ impl DevicePool {
     }
 
     /// The share of the calibrated host fold rate that decisions price folds at now (1 without
-    /// a profile), and the rate folds reached when it is below 1. A move of one step between
-    /// two shares under 1 is not taken (rates near a step's edge would move it back and
-    /// forth). When it changes, cached decisions, priced at the old rate, are dropped.
+    /// a profile), and the rate folds reached when it is below 1. One-step moves under 1 are
+    /// not taken (no flapping); a change drops the cached decisions.
     pub(super) fn sync_fold_level(&self) -> (f64, Option<f64>) {
         use crate::tuning::fold_speed;
         let Some(profile) = self.profile() else {
@@ -418,11 +420,9 @@ impl DevicePool {
         .collect()
     }
 
-    /// The devices a call that lost some goes on with: those it asked for (all when `asked` is
-    /// `None`), less the failed ones, that pass `usable`; when every device asked for is gone,
-    /// the host CPU, the last resort (which is why a call with a host CPU keeps no undo copy of
-    /// its output). `None`: no device left, or one of `operands` lives in a failed device's
-    /// memory (it cannot be read, or written, any more).
+    /// The devices a call that lost some goes on with: those it asked for (all when `None`),
+    /// less the failed ones, that pass `usable`; else the host CPU, the last resort. `None`: no
+    /// device left, or one of `operands` lives in a failed device's memory.
     pub(super) fn devices_left(
         &self,
         asked: Option<&[usize]>,
@@ -509,12 +509,9 @@ impl DevicePool {
         last.ok_or_else(|| Error::internal("faulted run without a fault"))
     }
 
-    /// Runs a tile-DAG plan (TRSM/TRMM, the factorizations): its workspaces, waiting while
-    /// other calls of this pool hold device memory (nothing is written before they are held,
-    /// so trying again is safe), the call's host regions prepared, the executor. `Ok(Err(e))`:
-    /// one of the devices cannot allocate with nothing left to wait for (another process
-    /// holds its memory); it has been left out, as a failed one, and the call must be decided
-    /// again without it.
+    /// Runs a tile-DAG plan (TRSM/TRMM, the factorizations): its workspaces (waiting for other
+    /// calls' memory), the host regions prepared, the executor. `Ok(Err(e))`: a device cannot
+    /// allocate with nothing to wait for; it was left out and the call must be decided again.
     fn run_dag(
         &self,
         run: &DagRun<'_>,
@@ -543,7 +540,7 @@ impl DevicePool {
             .collect();
         // No population of the operands beside the call: host kernels (solves, panels) write
         // them in place.
-        let call_guard = self.enter(&devs, run.regions, false)?;
+        let call_guard = self.enter(&devs, &host_regions(&run.operands), false)?;
         let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
         for d in &devs {
             d.share_host(accelerators);
@@ -553,11 +550,11 @@ impl DevicePool {
             devices: &devs,
             workspaces: &ws,
             links: &self.links,
-            operands: run.operands,
+            operands: &run.operands.map(|(t, _)| t),
             host_workspace: 0,
             host_fold: None,
             alpha: run.alpha,
-            beta: run.beta,
+            beta: run.alpha,
             trace: run.trace,
             epochs: Some(&self.trace_epochs),
             undo: run.undo,
@@ -675,8 +672,7 @@ impl DevicePool {
 }
 
 impl DevicePool {
-    /// Frees the tile workspaces and host staging buffers kept between calls (they are kept
-    /// because allocating and page-locking them costs more than a small GEMM). Waits for the
+    /// Frees the tile workspaces and host staging buffers kept between calls. Waits for the
     /// calls in flight; the next call allocates again.
     ///
     /// # Errors
@@ -688,16 +684,13 @@ impl DevicePool {
     }
 
     /// Enters a call whose host `regions` the accelerators among `devs` copy from or to: beside
-    /// the calls in flight when every region is ready for their DMA as it stands, else alone
-    /// (no call in flight) after preparing them, since page-locking may replace or evict a
-    /// registration that another call's copies use. Also returns the seconds spent waiting
-    /// for the lock (for calls in flight to end, or for a call running alone).
+    /// the calls in flight when every region is ready for their DMA, else alone after
+    /// preparing them (page-locking may evict a registration another call uses). Also returns
+    /// the seconds spent waiting for the lock.
     ///
-    /// With `populate`, the accelerators may run work beside the call on its regions
-    /// ([`Device::begin_host_call`]): only where nothing on the host writes them but the
-    /// accelerators' copies (no host device among `devs`, no host folds), and where the
-    /// written operand is contiguous (no byte between its columns is the program's, which it
-    /// may use meanwhile).
+    /// With `populate` (only where the host writes the regions through the accelerators'
+    /// copies alone and the written operand is contiguous), the accelerators may run work
+    /// beside the call on its regions ([`Device::begin_host_call`]).
     fn enter(
         &self,
         devs: &[Arc<dyn Device>],
@@ -752,11 +745,7 @@ impl DevicePool {
 
     /// Saves what the calling thread has current in each backend's runtime, put back when the
     /// returned guards drop ([`Device::keep_thread_context`]). Every public entry that may
-    /// reach a device holds them for the whole call, declared first so that they drop last:
-    /// the call binds device contexts on this thread (registration checks, uploads and
-    /// downloads, the issue of a one-device plan), and the caller's own GPU code after the
-    /// call must find its context as it left it. Issue threads are the pool's own and need
-    /// none.
+    /// reach a device holds them first, so the caller's GPU code finds its context as it was.
     pub(super) fn keep_thread_contexts(&self) -> Vec<ThreadContext> {
         self.context_keepers
             .iter()

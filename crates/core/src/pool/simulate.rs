@@ -27,9 +27,7 @@ impl DevicePool {
         self.simulate_ran(report.plan.as_deref(), &report.devices, profile)
     }
 
-    /// Simulates the plan of a finished TRSM or TRMM call (`report.plan`) against
-    /// `profile` (the pool's own when `None`), as [`DevicePool::simulate_report`] does for
-    /// GEMM.
+    /// [`DevicePool::simulate_report`] for a finished TRSM or TRMM call.
     ///
     /// # Errors
     /// As [`DevicePool::simulate_report`].

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::matrix::{DeviceMatrix, MatIn, MatOut};
 use crate::memory::{MemorySpace, RawTile};
 use crate::operand::Trans;
+use crate::problem::blas_flags::ArgCheck;
 use crate::problem::GemmProblem;
 use crate::scalar::{c64, Scalar};
 use crate::sym::{Side, SymOp, SymProblem, Uplo};
@@ -56,12 +57,9 @@ impl<T: Scalar> Call<'_, T> {
 
 impl DevicePool {
     /// A symmetric/Hermitian routine (see [`SymOp`]) on host or device operands: `b` is B of
-    /// SYR2K/HER2K and SYMM/HEMM (`None` for SYRK/HERK). Shapes come from the operands: C is
-    /// `n x n` for the rank updates with op(A) (and op(B)) `n x k`; C and B are `m x n` for
-    /// SYMM with A `m x m` (left) or `n x n` (right). A mismatch is reported as the routine's
-    /// parameter 3 or 4. HERK's alpha and beta, and HER2K's beta, are real: their imaginary
-    /// parts are ignored. As in the reference BLAS, alpha = 0 or k = 0 only scales the
-    /// referenced part of C by beta, and with beta = 1 as well C is not touched at all.
+    /// SYR2K/HER2K and SYMM/HEMM (`None` for SYRK/HERK). Shapes come from the operands (a
+    /// mismatch is the routine's parameter 3 or 4). HERK's alpha and beta, and HER2K's beta,
+    /// are taken as real. As in reference BLAS, alpha = 0 or k = 0 only scales C by beta.
     #[allow(clippy::too_many_arguments)] // the routine's operands and scalars, as BLAS orders them
     pub fn sym_with<'a, T: Scalar>(
         &self,
@@ -102,47 +100,40 @@ impl DevicePool {
             if beta != T::from_f64(1.0) {
                 self.scale_referenced(&op, cr, beta)?;
             }
-            report.seconds = started.elapsed().as_secs_f64();
-            return Ok(report);
-        }
-        // Its tiles' decisions price host folds as GEMM's do.
-        self.sync_fold_level();
-        if self.sym_tiles_usable(T::DTYPE, opts) {
-            self.run_sym_tiles(op, alpha, [ar, br, cr], beta, problem.k, opts, &mut report)?;
-            report.seconds = started.elapsed().as_secs_f64();
-            return Ok(report);
-        }
-        let block = self.sym_block(&problem, opts);
-        // `tile` is the diagonal block; the off-diagonal GEMMs keep their own tiling (a
-        // `blocking` the caller forces still applies to them).
-        let gemm_opts = GemmOptions {
-            tile: None,
-            ..opts.clone()
-        };
-        let call = Call {
-            op,
-            alpha,
-            opts: &gemm_opts,
-            block,
-        };
-        let k = problem.k;
-        match op {
-            SymOp::Rank { .. } => {
-                self.rank_block(&call, ar, br, beta, cr, problem.n, k, &mut report)?
+        } else {
+            // Its tiles' decisions price host folds as GEMM's do.
+            self.sync_fold_level();
+            if self.sym_tiles_usable(T::DTYPE, opts) {
+                self.run_sym_tiles(op, alpha, [ar, br, cr], beta, problem.k, opts, &mut report)?;
+            } else {
+                let block = self.sym_block(&problem, opts);
+                // `tile` is the diagonal block; the off-diagonal GEMMs keep their own tiling (a
+                // `blocking` the caller forces still applies to them).
+                let gemm_opts = GemmOptions {
+                    tile: None,
+                    ..opts.clone()
+                };
+                let call = Call {
+                    op,
+                    alpha,
+                    opts: &gemm_opts,
+                    block,
+                };
+                let (n, k, r) = (problem.n, problem.k, &mut report);
+                match op {
+                    SymOp::Rank { .. } => self.rank_block(&call, ar, br, beta, cr, n, k, r)?,
+                    SymOp::Multiply { .. } => self.multiply_block(&call, ar, br, beta, cr, r)?,
+                }
+                report.tile = Some((block, block, block));
             }
-            SymOp::Multiply { .. } => self.multiply_block(&call, ar, br, beta, cr, &mut report)?,
         }
-        report.tile = Some((block, block, block));
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
 
-    /// The tile for `p`: the caller's, else the tiled plan's square tile (the candidate the
-    /// simulator replays fastest, see `sym_tiles`), else the recursive split's diagonal
-    /// block. Those blocks run on one device each while the off-diagonal GEMMs use every
-    /// device, so the block is small next to n (the diagonal work is 2 * block / n of a rank
-    /// update), yet large enough that the off-diagonal GEMMs of the deepest level are
-    /// efficient tiles.
+    /// The tile for `p`: the caller's, else the tiled plan's square tile (see `sym_tiles`),
+    /// else the recursive split's diagonal block: small next to n (each runs on one device),
+    /// large enough for efficient off-diagonal GEMMs at the deepest level.
     pub fn sym_block(&self, p: &SymProblem, opts: &GemmOptions) -> usize {
         if let Some(t) = opts.tile {
             return t.max(1);
@@ -314,17 +305,8 @@ impl DevicePool {
             Uplo::Upper => (c.sub(0, n1, n1, n2), a1, b1, a2, b2),
         };
         let (ta, tb) = call.op.gemm_trans(T::DTYPE);
-        self.gemm_block(
-            call,
-            ta,
-            tb,
-            call.alpha,
-            ax,
-            if two { by } else { ay },
-            beta,
-            cx,
-            report,
-        )?;
+        let second = if two { by } else { ay };
+        self.gemm_block(call, ta, tb, call.alpha, ax, second, beta, cx, report)?;
         if two {
             let alpha2 = if call.op.herm() {
                 call.alpha.conj()
@@ -665,12 +647,8 @@ fn checked_trans(op: SymOp, dtype: crate::scalar::DType) -> Result<SymOp> {
         return Ok(op);
     };
     if dtype.is_complex() && trans != Trans::N && (trans == Trans::C) != herm {
-        return Err(Error::InvalidArgument {
-            routine: op.name(),
-            param: 2,
-            name: "trans",
-            reason: format!("{trans:?} is not N or {}", if herm { 'C' } else { 'T' }),
-        });
+        let reason = format!("{trans:?} is not N or {}", if herm { 'C' } else { 'T' });
+        return Err(ArgCheck(op.name()).err(2, "trans", reason));
     }
     Ok(SymOp::Rank {
         uplo,
@@ -689,12 +667,7 @@ fn sym_shape<T: Scalar>(
     dtype: crate::scalar::DType,
 ) -> Result<SymProblem> {
     let name = op.name();
-    let bad = |param: u32, what: &'static str, reason: String| Error::InvalidArgument {
-        routine: name,
-        param,
-        name: what,
-        reason,
-    };
+    let check = ArgCheck(name);
     if !op.defined_for(dtype) {
         return Err(Error::InvalidInput(format!(
             "{name} is not defined for {dtype}"
@@ -713,16 +686,16 @@ fn sym_shape<T: Scalar>(
             herm,
         } => {
             if m != n {
-                return Err(bad(3, "n", format!("C is {m}x{n}, not square")));
+                return Err(check.err(3, "n", format!("C is {m}x{n}, not square")));
             }
             let (ar, ac) = (a.rows(), a.cols());
             let (nn, k) = trans.stored_shape(ar, ac);
             if nn != n {
-                return Err(bad(3, "n", format!("op(A) has {nn} rows, C has {n}")));
+                return Err(check.err(3, "n", format!("op(A) has {nn} rows, C has {n}")));
             }
             if let Some(b) = b.filter(|_| needs_b) {
                 if (b.rows(), b.cols()) != (ar, ac) {
-                    return Err(bad(
+                    return Err(check.err(
                         4,
                         "k",
                         format!("B is {}x{}, A is {ar}x{ac}", b.rows(), b.cols()),
@@ -739,7 +712,7 @@ fn sym_shape<T: Scalar>(
                 } else {
                     (4, "n")
                 };
-                return Err(bad(
+                return Err(check.err(
                     p,
                     w,
                     format!("A is {}x{}, expected {ka}x{ka}", a.rows(), a.cols()),
@@ -747,7 +720,7 @@ fn sym_shape<T: Scalar>(
             }
             let b = b.ok_or_else(|| Error::InvalidInput(format!("{name} needs B")))?;
             if (b.rows(), b.cols()) != (m, n) {
-                return Err(bad(
+                return Err(check.err(
                     3,
                     "m",
                     format!("B is {}x{}, C is {m}x{n}", b.rows(), b.cols()),

@@ -15,7 +15,6 @@ use crate::memory::RawTile;
 use crate::operand::Trans;
 use crate::problem::GemmProblem;
 use crate::scalar::Scalar;
-use crate::sim::{simulate, SimRequest};
 use crate::sym::{Side, SymOp, SymProblem, SymTiles, Uplo};
 use crate::tiling::{Blocking, TileGrid};
 use std::sync::Arc;
@@ -169,10 +168,8 @@ impl DevicePool {
         Ok(self.decide_sym_scored(p, opts)?.0)
     }
 
-    /// The decision for a symmetric plan: square tiles (the caller's tile, or the first size
-    /// of a forced blocking), else the candidate whose plan the simulator replays fastest
-    /// against the profile (with that makespan), else the GEMM model's tile for the same
-    /// shape.
+    /// The decision for a symmetric plan in square tiles: the caller's, else the candidate the
+    /// simulator replays fastest (with that makespan), else the GEMM model's tile.
     fn decide_sym_scored(
         &self,
         p: &GemmProblem,
@@ -237,14 +234,7 @@ impl DevicePool {
             d.devices.iter().map(|&i| self.devices[i].clone()).collect();
         let labels: Vec<String> = devs.iter().map(|d| d.info().label()).collect();
         let (plan, _) = self.plan(scratch, p, &d, &devs, opts).ok()?;
-        let s = simulate(&SimRequest {
-            plan: &plan,
-            profile,
-            devices: &labels,
-            queue_names: None,
-        })
-        .ok()?;
-        Some((s.makespan, d))
+        Some((super::makespan(&plan, &labels, profile).ok()?, d))
     }
 }
 
@@ -275,14 +265,12 @@ fn sym_passes(p: &SymProblem, beta_zero: bool) -> Vec<GemmProblem> {
     }
 }
 
-/// Simulated makespans this close to the fastest candidate's are ties.
+/// Simulated makespans this close to the fastest candidate's are ties: the simulator's error on
+/// these plans ran from -4% to +6.5% against measured H200 sweeps.
 pub const SYM_TIE: f64 = 0.03;
 
 /// The candidate the model takes among `(tile, simulated seconds)`: the smallest tile within
-/// [`SYM_TIE`] of the fastest. Why: the simulator's error on these plans, against measured
-/// sweeps on H200, ran from -4% to +6.5% per candidate, so candidates that close cannot be
-/// told apart; and of the four such ties measured (DSYRK 16384 and 32768, DSYR2K 16384, ZHERK
-/// 16384) the smaller tile ran faster in three (by 5-8%) and level in the fourth.
+/// [`SYM_TIE`] of the fastest (of four measured ties, it ran 5-8% faster in three, level in one).
 pub fn sym_pick(scored: &[(usize, f64)]) -> Option<usize> {
     let fastest = scored.iter().map(|s| s.1).min_by(f64::total_cmp)?;
     scored

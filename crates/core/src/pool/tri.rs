@@ -4,7 +4,7 @@
 //! were final ([`DevicePool::finish_panels`]).
 
 use super::options::DeviceFault;
-use super::{host_regions, op_sub, to_usize, DevicePool};
+use super::{op_sub, to_usize, DevicePool};
 use crate::error::{Error, Result};
 use crate::exec::execute::ExecOutcome;
 use crate::exec::trace::Trace;
@@ -12,6 +12,7 @@ use crate::matrix::{MatIn, MatOut};
 use crate::memory::{HostAccess, MemorySpace, RawTile};
 use crate::operand::{MatMut, MatRef, Trans};
 use crate::plan::{Plan, PlanStats, Request, Routine, TriRequest, TriTiling};
+use crate::problem::blas_flags::ArgCheck;
 use crate::problem::triangular::{check_tri_args, Side, TriOptions, TriProblem, TriRoutine};
 use crate::scalar::Scalar;
 use crate::undo::{UndoLog, UndoScope};
@@ -190,12 +191,8 @@ impl DevicePool {
             } else {
                 (6, "n")
             };
-            return Err(Error::InvalidArgument {
-                routine: routine.name(),
-                param,
-                name,
-                reason: format!("A is {}x{}, B is {m}x{n}", a.rows(), a.cols()),
-            });
+            let reason = format!("A is {}x{}, B is {m}x{n}", a.rows(), a.cols());
+            return Err(ArgCheck(routine.name()).err(param, name, reason));
         }
         let (ar, br) = (a.raw(), b.raw());
         // GEMM's check of its three operands, B standing for the third.
@@ -205,26 +202,18 @@ impl DevicePool {
             return Err(Error::InvalidInput("tile size 0".into()));
         }
         let mut report = TriReport::default();
-        if m == 0 || n == 0 {
-            report.seconds = started.elapsed().as_secs_f64();
-            return Ok(report);
-        }
-        if alpha == T::default() {
+        if m > 0 && n > 0 && alpha == T::default() {
             // B := 0, A not read (reference BLAS).
             self.scale_c(&mut b, T::default(), crate::plan::TileMask::Whole)?;
-            report.seconds = started.elapsed().as_secs_f64();
-            return Ok(report);
+        } else if m > 0 && n > 0 {
+            self.tri_raw(routine, opts, alpha, ar, br, call, &mut report)?;
         }
-        self.tri_raw(routine, opts, alpha, ar, br, call, &mut report)?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
 
     /// TRSM or TRMM of B `br` (not empty) by A `ar`, operands that the caller checked and
-    /// borrows for the whole call. Where a failed call cannot be finished from the tiles that
-    /// were final (no host CPU to finish it, or solves on the host, which write a tile of B
-    /// twice), B is saved before each first write so that a call left with no device puts it
-    /// back as it was.
+    /// borrows for the whole call; a call that fails puts B back from its undo log.
     #[allow(clippy::too_many_arguments)] // the routine's operands and options
     pub(super) fn tri_raw<T: Scalar>(
         &self,
@@ -285,11 +274,9 @@ impl DevicePool {
         report.predicted_seconds = Some(decision.chosen.seconds);
         report.stats = plan.stats();
         report.plan = Some(plan.clone());
-        let regions = host_regions(&[(ar, HostAccess::Read), (br, HostAccess::ReadWrite)]);
-        // Final tiles are written once, so a failed call goes on from them
-        // ([`DevicePool::finish_panels`]). What a device computing in B's own memory wrote in
-        // place is saved, to be put back; every region is saved where no host CPU is left to
-        // finish, or where solves on the host write a tile of B twice.
+        // A failed call goes on from the final tiles ([`DevicePool::finish_panels`]): saved are
+        // what a device writes in B's own memory, or all of B where no host CPU can finish or
+        // solves on the host write a tile twice.
         let scope = if self.host_fallback(problem.dtype).is_none()
             || matches!(
                 plan.routine,
@@ -307,10 +294,8 @@ impl DevicePool {
         let run = super::DagRun {
             plan,
             devices: &decision.devices,
-            operands: &[ar, br],
-            regions: &regions,
+            operands: [(ar, HostAccess::Read), (br, HostAccess::ReadWrite)],
             alpha: alpha.to_value(),
-            beta: alpha.to_value(),
             trace: call.trace,
             undo: scope.map(|s| (undo, s)),
             infos: &[],
@@ -322,9 +307,7 @@ impl DevicePool {
                 return self.run_tri(problem, ar, br, alpha, call, report, undo);
             }
         };
-        let (bytes_in, bytes_out) = super::transfer_bytes(&out);
-        report.bytes_in += bytes_in;
-        report.bytes_out += bytes_out;
+        super::add_transfer_bytes(&out, &mut report.bytes_in, &mut report.bytes_out);
         report.trace = out.trace.take();
         if out.faults.is_empty() {
             return Ok(());
@@ -334,10 +317,8 @@ impl DevicePool {
         )
     }
 
-    /// After devices failed: they are left out, and the call finishes on the devices left.
-    /// Each panel's tiles were final in block order, so the panels go on from their final
-    /// tiles ([`DevicePool::finish_panels`]); a call that kept the undo log (solves on the
-    /// host write a tile twice) is put back and runs again whole.
+    /// After devices failed: they are left out, and the panels go on from their final tiles
+    /// ([`DevicePool::finish_panels`]), or B is put back and the call runs again whole.
     #[allow(clippy::too_many_arguments)] // one call's state
     fn recover_tri<T: Scalar>(
         &self,
@@ -404,12 +385,9 @@ impl DevicePool {
     }
 
     /// Finishes every panel of B whose tiles are not all final, on the devices left. A panel's
-    /// tiles become final in block order (a tile is written back once, after its solve or its
-    /// last update), so its final tiles `D` are the first of [`TriProblem::block_order`] and
-    /// the rest `R` still hold the caller's B. TRSM: `B_R := alpha B_R - op(A)(R,D) X_D`, then
-    /// `X_R` solves with `op(A)(R,R)`; TRMM: `B_R := alpha op(A)(R,R) B_R` (the rows of R
-    /// read only rows of R). Panels with the same final tiles that lie side by side go
-    /// together.
+    /// final tiles `D` are the first of [`TriProblem::block_order`]; the rest `R` hold the
+    /// caller's B. TRSM: `B_R := alpha B_R - op(A)(R,D) X_D`, then `X_R` solves with
+    /// `op(A)(R,R)`; TRMM: `B_R := alpha op(A)(R,R) B_R`. Adjacent panels alike go together.
     #[allow(clippy::too_many_arguments)] // one call's state
     fn finish_panels<T: Scalar>(
         &self,
@@ -581,15 +559,11 @@ impl DevicePool {
                 sets.push(vec![h]);
             }
         }
-        for s in &sets {
-            for &i in s {
-                if !usable(i) {
-                    return Err(Error::Unsupported {
-                        device: self.devices[i].info().label(),
-                        detail: format!("{} in {dt}", problem.routine.name()),
-                    });
-                }
-            }
+        if let Some(&i) = sets.iter().flatten().find(|&&i| !usable(i)) {
+            return Err(Error::Unsupported {
+                device: self.devices[i].info().label(),
+                detail: format!("{} in {dt}", problem.routine.name()),
+            });
         }
         sets.retain(|s| !s.is_empty());
         if sets.is_empty() {
@@ -692,12 +666,7 @@ impl DevicePool {
             resident_panels: 2,
         }))?;
         let labels: Vec<String> = specs.iter().map(|s| s.label.clone()).collect();
-        let sim = crate::sim::simulate(&crate::sim::SimRequest {
-            plan: &plan,
-            profile,
-            devices: &labels,
-            queue_names: None,
-        })?;
+        let seconds = super::makespan(&plan, &labels, profile)?;
         Ok((
             TriAlternative {
                 // A device added only to solve is marked so.
@@ -714,7 +683,7 @@ impl DevicePool {
                     .collect(),
                 tile,
                 solve,
-                seconds: sim.makespan,
+                seconds,
             },
             devices,
             plan,

@@ -54,10 +54,8 @@ pub(super) struct Epoch {
 /// for whose DMA it was made ready.
 struct HostStaging {
     words: Vec<u64>,
-    /// Its memory is the pool's own, never freed while registered, so a registration of it
-    /// cannot go stale: once ready for a device, it needs no verifying (the probes are
-    /// synchronous copies, which wait behind the copies of the calls in flight). Were its
-    /// registration evicted, the links would stage its copies: slower, still right.
+    /// The pool's own memory, never freed while registered: once ready for a device, its
+    /// registration needs no verifying (an evicted one only makes the links stage).
     ready_for: Vec<usize>,
 }
 
@@ -284,12 +282,9 @@ impl Workspaces {
         }
     }
 
-    /// After an out-of-memory error (the caller's buffers given back) of an attempt that began
-    /// at `epoch`: `true` (try again) at once when another call has given its buffers back
-    /// since, else, when other calls hold buffers, once one of them does; `false` when no other
-    /// call holds any and none was released since (waiting would not help). The epoch keeps a
-    /// release between the failure and this check from being missed; the caller's own release
-    /// is not counted (it would retry forever).
+    /// After an out-of-memory error of an attempt that began at `epoch`: `true` (try again) once
+    /// another call has given its buffers back since `epoch` (waiting while others hold some);
+    /// `false` when none holds any and none was released. The caller's own releases don't count.
     pub(super) fn wait_for_release(&self, epoch: Epoch) -> bool {
         let own = OWN_RELEASES.with(Cell::get) - epoch.own;
         let mut u = lock(&self.usage);

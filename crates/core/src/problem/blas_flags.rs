@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 pub(crate) struct ArgCheck(pub &'static str);
 
 impl ArgCheck {
-    fn err(&self, param: u32, name: &'static str, reason: String) -> Error {
+    /// The error for parameter `param` (`name`), failing for `reason`.
+    pub(crate) fn err(&self, param: u32, name: &'static str, reason: String) -> Error {
         Error::InvalidArgument {
             routine: self.0,
             param,
