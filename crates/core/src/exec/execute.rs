@@ -796,12 +796,8 @@ fn issue(
             c,
             ..
         } => {
+            let k = op.product_shape().2;
             let (a, b, c) = (view(req, &a), view(req, &b), view(req, &c));
-            let k = if transa.is_transposed() {
-                a.rows
-            } else {
-                a.cols
-            };
             kernel.gemm(
                 queue,
                 &GemmTile {

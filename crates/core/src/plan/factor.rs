@@ -22,8 +22,7 @@
 
 use super::graph::Graph;
 use super::task::{
-    Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine,
-    TaskId,
+    Coef, DeviceSpec, FactorRoutine, Loc, Op, Plan, PlanDevice, QueueId, Routine, TaskId,
 };
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
@@ -78,17 +77,9 @@ pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
     }
     let (m, n) = (req.m, req.n);
     let pivots = matches!(req.routine, FactorRoutine::Getrf);
-    let mut operands = vec![OperandShape {
-        space: req.location,
-        rows: m,
-        cols: n,
-    }];
+    let mut operands = vec![(req.location, m, n)];
     if pivots {
-        operands.push(OperandShape {
-            space: MemorySpace::HOST,
-            rows: m.min(n),
-            cols: 1,
-        });
+        operands.push((MemorySpace::HOST, m.min(n), 1));
     }
     let updater = &req.devices[0];
     let in_place = updater.space == req.location;
@@ -102,35 +93,27 @@ pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
     if pivots && !pivots_in_place {
         mirrors.push(Operand::B);
     }
-    let mut plan = Plan {
-        routine: Routine::Factor {
-            routine: req.routine,
-            m,
-            n,
-            nb: req.nb,
-            panels: req.panels,
-        },
-        dtype: req.dtype,
-        operands,
-        slot_bytes: 0,
-        host_slots: 0,
-        host_folds: false,
-        devices: req
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(d, spec)| PlanDevice {
-                space: spec.space,
-                slots: 0,
-                compute_queues: spec.compute_queues.max(1),
-                tiles: 0,
-                mirrors: if d == 0 { mirrors.clone() } else { Vec::new() },
-            })
-            .collect(),
-        tasks: Vec::new(),
-        order: Vec::new(),
-        infos: 0,
+    let routine = Routine::Factor {
+        routine: req.routine,
+        m,
+        n,
+        nb: req.nb,
+        panels: req.panels,
     };
+    let devices = req
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(d, spec)| PlanDevice {
+            space: spec.space,
+            slots: 0,
+            compute_queues: spec.compute_queues.max(1),
+            tiles: 0,
+            mirrors: if d == 0 { mirrors.clone() } else { Vec::new() },
+        })
+        .collect();
+    let no_tasks = (Vec::new(), Vec::new());
+    let mut plan = Plan::new(routine, req.dtype, &operands, 0, devices, no_tasks);
     let need = plan.workspace_bytes(0) as u64;
     if need > updater.budget {
         return Err(Error::OutOfMemory {
@@ -153,10 +136,8 @@ pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
         FactorRoutine::Getrf => b.getrf(),
     }
     plan.infos = b.infos;
-    let (tasks, order) = b.g.finish(req.devices.len());
+    (plan.tasks, plan.order) = b.g.finish(req.devices.len());
     plan.devices[0].tiles = req.n.div_ceil(req.nb);
-    plan.tasks = tasks;
-    plan.order = order;
     Ok(plan)
 }
 

@@ -18,7 +18,7 @@
 //! can run every device's diagonal solves: the tile goes back to B, is solved there, returns.
 
 use super::graph::Graph;
-use super::task::{Coef, DeviceSpec, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine};
+use super::task::{Coef, DeviceSpec, Loc, Op, Plan, PlanDevice, QueueId, Routine};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::operand::Trans;
@@ -238,36 +238,18 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
             mirrors: Vec::new(),
         });
     }
-    let (tasks, order) = g.finish(req.devices.len());
+    let routine = Routine::Tri {
+        problem: p,
+        tile: req.tile,
+        panel: req.panel,
+        solver: req.solver,
+    };
     let k = p.a_order();
-    Ok(Plan {
-        routine: Routine::Tri {
-            problem: p,
-            tile: req.tile,
-            panel: req.panel,
-            solver: req.solver,
-        },
-        dtype: p.dtype,
-        operands: vec![
-            OperandShape {
-                space: a_space,
-                rows: k,
-                cols: k,
-            },
-            OperandShape {
-                space: b_space,
-                rows: p.m,
-                cols: p.n,
-            },
-        ],
-        slot_bytes,
-        host_slots: 0,
-        host_folds: false,
-        devices,
-        tasks,
-        order,
-        infos: 0,
-    })
+    let operands = [(a_space, k, k), (b_space, p.m, p.n)];
+    let graph = g.finish(req.devices.len());
+    Ok(Plan::new(
+        routine, p.dtype, &operands, slot_bytes, devices, graph,
+    ))
 }
 
 /// What every panel's tasks are emitted with.

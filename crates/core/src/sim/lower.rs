@@ -56,7 +56,7 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                 // A routine's own product (a rank update's diagonal tile: its triangle) costs
                 // its flops: priced as the whole tile, DSYRK 16384 on H200 came out 14-31% slow.
                 let table = &machine.tables[device as usize];
-                let time = at_gemm_rate(table, &op, plan.dtype, product_shape(&op));
+                let time = at_gemm_rate(table, &op, plan.dtype, op.product_shape());
                 (Engine::Compute(device), vec![time])
             }
             (Op::Tri { a, b, .. }, QueueId::Compute { device, .. }) => {
@@ -221,22 +221,6 @@ fn at_gemm_rate(table: &ExecTable, op: &Op, dtype: DType, (m, n, k): (usize, usi
         table.time_mnk(m, n, k) * (op.flops(dtype) / gemm_flops)
     } else {
         0.0
-    }
-}
-
-/// (m, n, k) of a product.
-fn product_shape(op: &Op) -> (usize, usize, usize) {
-    match *op {
-        Op::Gemm { transa, a, c, .. } => {
-            let k = if transa.is_transposed() {
-                a.rows()
-            } else {
-                a.cols()
-            };
-            (c.rows(), c.cols(), k)
-        }
-        Op::Sym { k, c, .. } => (c.rows(), c.cols(), k),
-        _ => (0, 0, 0),
     }
 }
 
