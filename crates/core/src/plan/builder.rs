@@ -147,7 +147,7 @@ pub(super) fn build(req: &PlanRequest<'_>) -> Result<Plan> {
 
     let mut b = Builder {
         p,
-        graph: Graph::new(),
+        graph: Graph::default(),
         holders: HashMap::new(),
         link_speed: req.link_speed,
         links: req.links,

@@ -407,14 +407,7 @@ impl Steps<'_> {
         // Panels: the block columns that reach the diagonal (width within min(m, n)).
         let np = mn.div_ceil(self.nb());
         for j in 0..nt {
-            let (o, w) = self.span(j, n);
-            self.cross(
-                Operand::A,
-                Block::new(0, m, o, w),
-                TileKey::a(0, j),
-                true,
-                false,
-            );
+            self.cross_column(j, true);
         }
         for j in 0..nt {
             if j >= 1 {
@@ -430,14 +423,7 @@ impl Steps<'_> {
                 self.panel(j);
             } else {
                 // A column past the last panel: U only, final now.
-                let (o, w) = self.span(j, n);
-                self.cross(
-                    Operand::A,
-                    Block::new(0, m, o, w),
-                    TileKey::a(0, j),
-                    false,
-                    true,
-                );
+                self.cross_column(j, false);
             }
             if j + 1 < nt && j >= 1 {
                 self.getrf_update(j + 1, 0..j);
@@ -449,14 +435,16 @@ impl Steps<'_> {
         }
         // Rows below every panel (a tall matrix): final after the last interchanges.
         if m > mn {
-            self.cross(
-                Operand::A,
-                Block::new(mn, m - mn, 0, n),
-                TileKey::a(np, 0),
-                false,
-                true,
-            );
+            let rows = Block::new(mn, m - mn, 0, n);
+            self.cross(Operand::A, rows, TileKey::a(np, 0), false, true);
         }
+    }
+
+    /// Block column `j` whole to the device (`up`), or back to the host, final.
+    fn cross_column(&mut self, j: usize, up: bool) {
+        let (o, w) = self.span(j, self.req.n);
+        let col = Block::new(0, self.req.m, o, w);
+        self.cross(Operand::A, col, TileKey::a(0, j), up, !up);
     }
 
     /// Panel `j`: LU of rows `o..m` of block column `j`, its pivots, and what is final after it
@@ -535,19 +523,18 @@ impl Steps<'_> {
             transa: Trans::N,
             diag: Diag::Unit,
         };
-        self.trsm(
-            q,
-            key,
-            opts,
+        let (l, u) = (
             Block::new(r0, r1 - r0, r0, r1 - r0),
             Block::new(r0, r1 - r0, o, w),
         );
+        self.trsm(q, key, opts, l, u);
         // A(r1.., j) -= L(r1.., r0..r1) U(r0..r1, j).
+        let below = Block::new(r1, m - r1, r0, r1 - r0);
         self.gemm(
             q,
             key,
-            (Trans::N, Block::new(r1, m - r1, r0, r1 - r0)),
-            (Trans::N, Block::new(r0, r1 - r0, o, w)),
+            (Trans::N, below),
+            (Trans::N, u),
             Block::new(r1, m - r1, o, w),
         );
     }

@@ -177,7 +177,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
         }
     }
     let slot_bytes = tiling.slot_bytes();
-    let mut g = Graph::new();
+    let mut g = Graph::default();
     let mut devs: Vec<DevState> = req
         .devices
         .iter()

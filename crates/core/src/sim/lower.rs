@@ -65,16 +65,15 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                 (Engine::Compute(device), vec![0.5 * time / efficiency[d]])
             }
             (
-                op @ (Op::Potrf { .. } | Op::Getrf { .. } | Op::Laswp { .. }),
+                op @ (Op::Potrf { a, .. } | Op::Getrf { a, .. } | Op::Laswp { a, .. }),
                 QueueId::Compute { device, .. },
             ) => {
                 let d = device as usize;
                 let table = &machine.tables[d];
-                let (kind, a) = match op {
-                    Op::Potrf { a, .. } => (FactorOp::Potrf, a),
-                    Op::Getrf { a, .. } => (FactorOp::Getrf, a),
-                    Op::Laswp { a, .. } => (FactorOp::Laswp, a),
-                    _ => unreachable_op()?,
+                let kind = match op {
+                    Op::Potrf { .. } => FactorOp::Potrf,
+                    Op::Getrf { .. } => FactorOp::Getrf,
+                    _ => FactorOp::Laswp,
                 };
                 let efficiency = profile.panel_efficiency_of(&labels[d], kind);
                 let time = match kind {
@@ -207,11 +206,6 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
         order,
         machine,
     })
-}
-
-/// A factorization op arm that cannot be reached (the match above took the op).
-fn unreachable_op<T>() -> Result<T> {
-    Err(Error::internal("simulator: not a factorization op"))
 }
 
 /// `op`'s flops at the GEMM rate of an `m x n x k` product.
