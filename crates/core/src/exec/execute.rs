@@ -74,7 +74,7 @@ pub struct ExecRequest<'a> {
 /// at: the origin of a traced call's device timestamps. Taking one waits for the queue to
 /// drain (a call beside others would serialise behind them), so the pool keeps one per device,
 /// renewed after [`TraceEpochs::MAX_AGE`] (timing events are `f32` milliseconds).
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct TraceEpochs {
     by_device: Mutex<HashMap<String, Epoch>>,
 }
@@ -97,12 +97,6 @@ impl TraceEpochs {
         let fresh = take_epoch(queue)?;
         map.insert(device.to_string(), fresh.clone());
         Ok(fresh)
-    }
-}
-
-impl std::fmt::Debug for TraceEpochs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TraceEpochs").finish_non_exhaustive()
     }
 }
 
@@ -608,6 +602,13 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
                 out.touched_in_place.insert(key);
             }
         }
+        let final_write = |event, pieces| FinalWrite {
+            tile: key,
+            event,
+            pieces,
+            of: task.pieces as usize,
+            cols: written.cols(),
+        };
         // The event recorded with the task itself, where its queue is shared (a host fold).
         let mut own = None;
         if task.pieces > 1 && !from_origin {
@@ -616,13 +617,7 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             if let Err(e) = issued {
                 // The pieces written before the failure may have reached the operand.
                 if task.finishes && !evs.is_empty() {
-                    out.finals.push(FinalWrite {
-                        tile: key,
-                        event: None,
-                        pieces: evs,
-                        of: task.pieces as usize,
-                        cols: written.cols(),
-                    });
+                    out.finals.push(final_write(None, evs));
                 }
                 return Err(Stop::Fault(e));
             }
@@ -666,13 +661,8 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
                 Some(e) => e.clone(),
                 None => q.record().map_err(Stop::Fault)?,
             };
-            out.finals.push(FinalWrite {
-                tile: key,
-                event: Some(event),
-                pieces: piece_events.get(&tid).cloned().unwrap_or_default(),
-                of: task.pieces as usize,
-                cols: written.cols(),
-            });
+            let pieces = piece_events.get(&tid).cloned().unwrap_or_default();
+            out.finals.push(final_write(Some(event), pieces));
         }
         if sh.issued[tid as usize].set(ev).is_err() {
             return Err(Stop::Fault(Error::internal("task issued twice")));

@@ -161,11 +161,7 @@ impl PipelineModel {
             return PipelinePrediction::default();
         }
         // Folded C tiles leave the last `unfolded` ones to cross whole.
-        let unfolded = if fold.is_some() {
-            self.fold_tail.min(mt * nt)
-        } else {
-            0
-        };
+        let unfolded = fold.map_or(0, |_| self.fold_tail.min(mt * nt));
         let mut tc = compute_time(o, (tm, tn, tk), exec);
         let mut t_gemm = exec.gemm_time(tm, tn, tk);
         // Link times with the share of each direction's copies under products: first as if
@@ -491,11 +487,7 @@ impl PipelineModel {
             group: b.group,
             fetch_c: o.get[2],
             late_c: self.late_c,
-            unfolded: if fold.is_some() {
-                self.fold_tail.min(mt * nt)
-            } else {
-                0
-            },
+            unfolded: fold.map_or(0, |_| self.fold_tail.min(mt * nt)),
         };
         (t, grid)
     }

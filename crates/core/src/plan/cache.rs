@@ -148,11 +148,8 @@ impl PlanCache {
             devices: inputs.devices,
             assignment: &assignment,
             links: inputs.links,
-            link_speed: if inputs.forward && inputs.device_ids.len() > 1 {
-                Some(inputs.link_speed)
-            } else {
-                None
-            },
+            link_speed: (inputs.forward && inputs.device_ids.len() > 1)
+                .then_some(inputs.link_speed),
             region: inputs.region,
             tail_pieces: inputs.tail_pieces,
         }))?);
