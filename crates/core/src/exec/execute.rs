@@ -24,6 +24,7 @@ use crate::sym_kernel::SymTile;
 use crate::tiling::TileKey;
 use crate::trace::{Interval, Trace};
 use crate::undo::{UndoLog, UndoScope};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -488,14 +489,11 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         return Ok(());
     }
     if req.trace {
-        let q = queue_of(
-            req,
-            QueueId::Compute {
-                device: d as u16,
-                index: 0,
-            },
-        )
-        .map_err(Stop::Fault)?;
+        let compute0 = QueueId::Compute {
+            device: d as u16,
+            index: 0,
+        };
+        let q = queue_of(req, compute0).map_err(Stop::Fault)?;
         let epoch = match req.epochs {
             Some(epochs) => epochs.get(&req.devices[d].info().label(), &q),
             None => take_epoch(&q),
@@ -509,13 +507,11 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
     let mut piece_events: HashMap<TaskId, Vec<Arc<dyn Event>>> = HashMap::new();
     for &tid in &plan.order[d] {
         let task = &plan.tasks[tid as usize];
-        let q = match queues.get(&task.queue) {
-            Some(q) => q.clone(),
-            None => {
-                let q = queue_of(req, task.queue).map_err(Stop::Fault)?;
-                queues.insert(task.queue, q.clone());
-                q
-            }
+        let q = match queues.entry(task.queue) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => e
+                .insert(queue_of(req, task.queue).map_err(Stop::Fault)?)
+                .clone(),
         };
         // Wait for dependencies on other queues (or issued by other threads): of the tasks one
         // thread put on one queue, only the newest matters (they complete in order).

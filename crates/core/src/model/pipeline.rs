@@ -109,8 +109,7 @@ fn shell_at(mt: usize, nt: usize, mut pos: usize) -> (usize, usize) {
 }
 
 /// How many C tiles of a fold tail of `n` (as [`crate::plan::fold_tail_tiles`] picks it) are of
-/// each edge class (`[m class][n class]`): counted as full tiles, a tail of edge tiles left too
-/// little C to fold (20765x15140x1322 SGEMM in 4096 tiles: 629 MB priced, 805 MB folded).
+/// each edge class (`[m class][n class]`), so that a tail of edge tiles is priced at its size.
 fn tail_classes(
     mt: usize,
     nt: usize,
@@ -217,8 +216,7 @@ impl PipelineModel {
         let c_tiles = mt * nt;
         let g_last = (c_tiles - 1) % group + 1;
         // With one k step and late C, every write-back but the last runs beside the copies
-        // in. Where the last group is the whole plan (2 to 4 C tiles) the closed form priced
-        // them 40-160% slow on H200: those are replayed (below).
+        // in; a last group that is the whole plan is replayed (below).
         let late_one_step = o.get[2] && self.late_c && kt == 1 && g_last == c_tiles;
         let beside_in = if late_one_step {
             (tout - t_wb).max(0.0)
@@ -561,9 +559,7 @@ const DRAIN_MAX_STEPS: usize = 1 << 16;
 
 /// How long products still run after the last A or B tile has crossed, when the link feeds
 /// them in plan order (`tin` in all, each tile at its class's share): the flow shop's
-/// `max over steps s of (products from s on - tiles after s)`. Counting one product instead,
-/// 14916x2716x10070 DGEMM in 4096x512x4096 tiles on H200 (large A tiles holding the link to
-/// the end) was predicted 29.7 ms and ran 33.8-36.
+/// `max over steps s of (products from s on - tiles after s)`, not just the last product.
 fn products_after_inputs(g: &ReplayGrid, t: &TileTimes, tin: f64) -> f64 {
     let steps = g.mt * g.nt * g.kt;
     if steps == 0 || steps > DRAIN_MAX_STEPS {

@@ -54,7 +54,7 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
         let (engine, alone): (Engine, Vec<f64>) = match (t.op, t.queue) {
             (op @ (Op::Gemm { .. } | Op::Sym { .. }), QueueId::Compute { device, .. }) => {
                 // A routine's own product (a rank update's diagonal tile: its triangle) costs
-                // its flops: priced as the whole tile, DSYRK 16384 on H200 came out 14-31% slow.
+                // its own flops, not the whole tile's.
                 let table = &machine.tables[device as usize];
                 let time = at_gemm_rate(table, &op, plan.dtype, op.product_shape());
                 (Engine::Compute(device), vec![time])
@@ -120,8 +120,7 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                     STRIDED_PITCH
                 };
                 // A 2D copy runs at its alone speed, and at its busy table's only while its
-                // device computes (`Contention`): priced busy throughout, link-bound replays on
-                // H200 came out 5-10% slow.
+                // device computes (`Contention`).
                 let tile = &machine.links[li].tile;
                 let time = |q: usize, load: f64| {
                     tile.tile_time(dst.rows(), piece_cols(q), es, contiguous, pitch, load)
