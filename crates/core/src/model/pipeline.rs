@@ -260,16 +260,18 @@ impl PipelineModel {
             gemm_factor,
         };
         let (first_times, grid) = self.tile_times(o, b, fold, staged, &slowed, exec);
+        let prediction = |seconds, first_fetch, first_group_stall| PipelinePrediction {
+            seconds,
+            compute: tc,
+            h2d: tin_eff,
+            d2h: tout_eff,
+            first_fetch,
+            first_group_stall,
+        };
         if replayed {
             let r = replay(&grid, &first_times);
-            return PipelinePrediction {
-                seconds: self.setup_s + r.end().max(issue_path),
-                compute: tc,
-                h2d: tin_eff,
-                d2h: tout_eff,
-                first_fetch: r.first_start,
-                first_group_stall: r.idle,
-            };
+            let seconds = self.setup_s + r.end().max(issue_path);
+            return prediction(seconds, r.first_start, r.idle);
         }
         let FirstGroup {
             t0,
@@ -323,19 +325,11 @@ impl PipelineModel {
             ),
             None => (0.0, 0.0),
         };
-        PipelinePrediction {
-            // The longest path.
-            seconds: self.setup_s
-                + (compute_path.max(h2d_path).max(d2h_path) + last_copy)
-                    .max(copy_path)
-                    .max(fold_path)
-                    .max(issue_path),
-            compute: tc,
-            h2d: tin_eff,
-            d2h: tout_eff,
-            first_fetch: t0,
-            first_group_stall: stall,
-        }
+        let longest = (compute_path.max(h2d_path).max(d2h_path) + last_copy)
+            .max(copy_path)
+            .max(fold_path)
+            .max(issue_path);
+        prediction(self.setup_s + longest, t0, stall)
     }
 
     /// The tail after the last product, for a last group of `g_last` C tiles: its write-backs

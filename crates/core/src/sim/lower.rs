@@ -101,10 +101,8 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                     0.0
                 };
                 let bytes = c.rows() * c.cols() * es;
-                (
-                    Engine::Fold,
-                    vec![crate::fold::seconds(bytes, fold_rate) + wake],
-                )
+                let time = crate::fold::seconds(bytes, fold_rate) + wake;
+                (Engine::Fold, vec![time])
             }
             (Op::Copy { src, dst, .. }, QueueId::Link { src: from, dst: to }) => {
                 let li = machine.link(profile, from, to)?;
