@@ -132,11 +132,24 @@ impl Synthetic {
         for i in 0..self.count {
             for j in (0..self.count).filter(|&j| j != i) {
                 let Some(bw) = self.peer[i][j] else { continue };
-                let name = format!("{}->{}", short(i), short(j));
-                let ends = (label(i), label(j));
-                let latency = self.peer_latency_s;
-                p.links
-                    .push(plain_link(name, ends, LinkKind::Peer, latency, bw));
+                p.links.push(LinkProfile {
+                    name: format!("{}->{}", short(i), short(j)),
+                    src_label: label(i),
+                    dst_label: label(j),
+                    kind: LinkKind::Peer,
+                    latency_s: self.peer_latency_s,
+                    bytes_per_sec: bw,
+                    bid_slowdown: 1.0,
+                    slowdown_under: Vec::new(),
+                    samples: Vec::new(),
+                    strided: Vec::new(),
+                    strided_wide: Vec::new(),
+                    strided_busy: Vec::new(),
+                    strided_near: Vec::new(),
+                    strided_near_busy: Vec::new(),
+                    strided_bid_slowdown: None,
+                    staged_out: None,
+                });
             }
         }
         // The host CPU, when the base has one, with its power.
@@ -235,44 +248,26 @@ pub fn profile_of(
         let (Some(src), Some(dst)) = (label_of(l.src()), label_of(l.dst())) else {
             continue;
         };
-        let name = l.name().to_string();
-        p.links.push(plain_link(
-            name,
-            (src, dst),
-            l.kind(),
+        p.links.push(LinkProfile {
+            name: l.name().to_string(),
+            src_label: src,
+            dst_label: dst,
+            kind: l.kind(),
             latency_s,
-            bandwidth(l),
-        ));
+            bytes_per_sec: bandwidth(l),
+            bid_slowdown: 1.0,
+            slowdown_under: Vec::new(),
+            samples: Vec::new(),
+            strided: Vec::new(),
+            strided_wide: Vec::new(),
+            strided_busy: Vec::new(),
+            strided_near: Vec::new(),
+            strided_near_busy: Vec::new(),
+            strided_bid_slowdown: None,
+            staged_out: None,
+        });
     }
     p
-}
-
-/// A link known only by its latency and bandwidth (no tables, no slowdowns).
-fn plain_link(
-    name: String,
-    (src_label, dst_label): (String, String),
-    kind: LinkKind,
-    latency_s: f64,
-    bytes_per_sec: f64,
-) -> LinkProfile {
-    LinkProfile {
-        name,
-        src_label,
-        dst_label,
-        kind,
-        latency_s,
-        bytes_per_sec,
-        bid_slowdown: 1.0,
-        slowdown_under: Vec::new(),
-        samples: Vec::new(),
-        strided: Vec::new(),
-        strided_wide: Vec::new(),
-        strided_busy: Vec::new(),
-        strided_near: Vec::new(),
-        strided_near_busy: Vec::new(),
-        strided_bid_slowdown: None,
-        staged_out: None,
-    }
 }
 
 #[cfg(test)]
