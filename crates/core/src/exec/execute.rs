@@ -24,6 +24,7 @@ use crate::sym_kernel::SymTile;
 use crate::tiling::TileKey;
 use crate::trace::{Interval, Trace};
 use crate::undo::{UndoLog, UndoScope};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -74,7 +75,7 @@ pub struct ExecRequest<'a> {
 /// at: the origin of a traced call's device timestamps. Taking one waits for the queue to
 /// drain (a call beside others would serialise behind them), so the pool keeps one per device,
 /// renewed after [`TraceEpochs::MAX_AGE`] (timing events are `f32` milliseconds).
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct TraceEpochs {
     by_device: Mutex<HashMap<String, Epoch>>,
 }
@@ -97,12 +98,6 @@ impl TraceEpochs {
         let fresh = take_epoch(queue)?;
         map.insert(device.to_string(), fresh.clone());
         Ok(fresh)
-    }
-}
-
-impl std::fmt::Debug for TraceEpochs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TraceEpochs").finish_non_exhaustive()
     }
 }
 
@@ -494,14 +489,11 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         return Ok(());
     }
     if req.trace {
-        let q = queue_of(
-            req,
-            QueueId::Compute {
-                device: d as u16,
-                index: 0,
-            },
-        )
-        .map_err(Stop::Fault)?;
+        let compute0 = QueueId::Compute {
+            device: d as u16,
+            index: 0,
+        };
+        let q = queue_of(req, compute0).map_err(Stop::Fault)?;
         let epoch = match req.epochs {
             Some(epochs) => epochs.get(&req.devices[d].info().label(), &q),
             None => take_epoch(&q),
@@ -515,13 +507,11 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
     let mut piece_events: HashMap<TaskId, Vec<Arc<dyn Event>>> = HashMap::new();
     for &tid in &plan.order[d] {
         let task = &plan.tasks[tid as usize];
-        let q = match queues.get(&task.queue) {
-            Some(q) => q.clone(),
-            None => {
-                let q = queue_of(req, task.queue).map_err(Stop::Fault)?;
-                queues.insert(task.queue, q.clone());
-                q
-            }
+        let q = match queues.entry(task.queue) {
+            Entry::Occupied(e) => e.get().clone(),
+            Entry::Vacant(e) => e
+                .insert(queue_of(req, task.queue).map_err(Stop::Fault)?)
+                .clone(),
         };
         // Wait for dependencies on other queues (or issued by other threads): of the tasks one
         // thread put on one queue, only the newest matters (they complete in order).
@@ -608,6 +598,13 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
                 out.touched_in_place.insert(key);
             }
         }
+        let final_write = |event, pieces| FinalWrite {
+            tile: key,
+            event,
+            pieces,
+            of: task.pieces as usize,
+            cols: written.cols(),
+        };
         // The event recorded with the task itself, where its queue is shared (a host fold).
         let mut own = None;
         if task.pieces > 1 && !from_origin {
@@ -616,13 +613,7 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             if let Err(e) = issued {
                 // The pieces written before the failure may have reached the operand.
                 if task.finishes && !evs.is_empty() {
-                    out.finals.push(FinalWrite {
-                        tile: key,
-                        event: None,
-                        pieces: evs,
-                        of: task.pieces as usize,
-                        cols: written.cols(),
-                    });
+                    out.finals.push(final_write(None, evs));
                 }
                 return Err(Stop::Fault(e));
             }
@@ -666,13 +657,8 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
                 Some(e) => e.clone(),
                 None => q.record().map_err(Stop::Fault)?,
             };
-            out.finals.push(FinalWrite {
-                tile: key,
-                event: Some(event),
-                pieces: piece_events.get(&tid).cloned().unwrap_or_default(),
-                of: task.pieces as usize,
-                cols: written.cols(),
-            });
+            let pieces = piece_events.get(&tid).cloned().unwrap_or_default();
+            out.finals.push(final_write(Some(event), pieces));
         }
         if sh.issued[tid as usize].set(ev).is_err() {
             return Err(Stop::Fault(Error::internal("task issued twice")));
@@ -796,12 +782,8 @@ fn issue(
             c,
             ..
         } => {
+            let k = op.product_shape().2;
             let (a, b, c) = (view(req, &a), view(req, &b), view(req, &c));
-            let k = if transa.is_transposed() {
-                a.rows
-            } else {
-                a.cols
-            };
             kernel.gemm(
                 queue,
                 &GemmTile {

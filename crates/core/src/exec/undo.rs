@@ -71,13 +71,7 @@ impl UndoLog {
             return Ok(());
         }
         let mut data = vec![0u64; tile.bytes().div_ceil(8)];
-        let packed = RawTile {
-            space: MemorySpace::HOST,
-            addr: data.as_mut_ptr() as u64,
-            ld: tile.rows,
-            ..*tile
-        };
-        copy(tile, &packed, links)?;
+        copy(tile, &packed(tile, data.as_mut_ptr() as u64), links)?;
         lock(&self.saved).push(Saved { tile: *tile, data });
         Ok(())
     }
@@ -92,17 +86,21 @@ impl UndoLog {
         let saved = std::mem::take(&mut *lock(&self.saved));
         let mut first_error = None;
         for s in saved.iter().rev() {
-            let packed = RawTile {
-                space: MemorySpace::HOST,
-                addr: s.data.as_ptr() as u64,
-                ld: s.tile.rows,
-                ..s.tile
-            };
-            if let Err(e) = copy(&packed, &s.tile, links) {
+            if let Err(e) = copy(&packed(&s.tile, s.data.as_ptr() as u64), &s.tile, links) {
                 first_error.get_or_insert(e);
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// `tile`'s shape packed (ld = rows) in host memory at `addr`.
+fn packed(tile: &RawTile, addr: u64) -> RawTile {
+    RawTile {
+        space: MemorySpace::HOST,
+        addr,
+        ld: tile.rows,
+        ..*tile
     }
 }
 

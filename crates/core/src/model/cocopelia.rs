@@ -2,19 +2,13 @@
 //! (ISPASS 2021, Eq. 1-5, typos fixed) and Werkhoven et al.'s CUDA-stream-overlap model (the
 //! paper's "CSO-Model"), kept for comparison (`hetblas predict`).
 //!
-//! Interpretation: with tile T the problem splits into `k` sub-kernels; edge tiles count as
-//! full tiles, as in the paper. `get_i`: operand i is fetched (A, B when not on the device; C
-//! also needs beta != 0); `set_i`: written back (only C). `t_in`, `t_out`: one tile per
-//! flagged operand. Eq. 1's `opd` is 3 for GEMM whatever the operands' location. Eq. 5's
-//! `k_in = sum_i get_i (tiles_i - 1)` (the paper's `get_i * tiles_i - 1` counts -1 for
-//! operands not fetched), clamped to `[0, k-1]`. This reproduces the paper's reference values
-//! (dgemm 16384^3, T = 4096, V100 links of Table II, `t_exec = 20 ms`: Eq.1 2.16726 s, Eq.2
-//! 2.14657, Eq.4 2.34190, Eq.5 1.32341).
+//! As in the paper, edge tiles count as full tiles and Eq. 1's `opd` is 3 whatever the
+//! operands' location; Eq. 5's `k_in = sum_i get_i (tiles_i - 1)` (the paper's
+//! `get_i * tiles_i - 1` counts -1 for operands not fetched), clamped to `[0, k-1]`, which
+//! reproduces the paper's reference values (the tests check them).
 //!
-//! CSO splits the whole problem's transfers and kernel linearly into `ns = k` parts over three
-//! engines, `max(h, e, d) (ns-1) + h + e + d`, each part paying the link latency; operands
-//! cross once and no bidirectional slowdown is modelled, which is why CoCoPeLia reports that it
-//! underestimates tiled GEMM.
+//! CSO splits the whole problem's transfers and kernel into `ns = k` parts over three engines,
+//! `max(h, e, d) (ns-1) + h + e + d`, with no bidirectional slowdown.
 
 use crate::memory::MemorySpace;
 use crate::model::exec::ExecTime;

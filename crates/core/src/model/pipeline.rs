@@ -109,8 +109,7 @@ fn shell_at(mt: usize, nt: usize, mut pos: usize) -> (usize, usize) {
 }
 
 /// How many C tiles of a fold tail of `n` (as [`crate::plan::fold_tail_tiles`] picks it) are of
-/// each edge class (`[m class][n class]`): counted as full tiles, a tail of edge tiles left too
-/// little C to fold (20765x15140x1322 SGEMM in 4096 tiles: 629 MB priced, 805 MB folded).
+/// each edge class (`[m class][n class]`), so that a tail of edge tiles is priced at its size.
 fn tail_classes(
     mt: usize,
     nt: usize,
@@ -161,11 +160,7 @@ impl PipelineModel {
             return PipelinePrediction::default();
         }
         // Folded C tiles leave the last `unfolded` ones to cross whole.
-        let unfolded = if fold.is_some() {
-            self.fold_tail.min(mt * nt)
-        } else {
-            0
-        };
+        let unfolded = fold.map_or(0, |_| self.fold_tail.min(mt * nt));
         let mut tc = compute_time(o, (tm, tn, tk), exec);
         let mut t_gemm = exec.gemm_time(tm, tn, tk);
         // Link times with the share of each direction's copies under products: first as if
@@ -221,8 +216,7 @@ impl PipelineModel {
         let c_tiles = mt * nt;
         let g_last = (c_tiles - 1) % group + 1;
         // With one k step and late C, every write-back but the last runs beside the copies
-        // in. Where the last group is the whole plan (2 to 4 C tiles) the closed form priced
-        // them 40-160% slow on H200: those are replayed (below).
+        // in; a last group that is the whole plan is replayed (below).
         let late_one_step = o.get[2] && self.late_c && kt == 1 && g_last == c_tiles;
         let beside_in = if late_one_step {
             (tout - t_wb).max(0.0)
@@ -266,16 +260,18 @@ impl PipelineModel {
             gemm_factor,
         };
         let (first_times, grid) = self.tile_times(o, b, fold, staged, &slowed, exec);
+        let prediction = |seconds, first_fetch, first_group_stall| PipelinePrediction {
+            seconds,
+            compute: tc,
+            h2d: tin_eff,
+            d2h: tout_eff,
+            first_fetch,
+            first_group_stall,
+        };
         if replayed {
             let r = replay(&grid, &first_times);
-            return PipelinePrediction {
-                seconds: self.setup_s + r.end().max(issue_path),
-                compute: tc,
-                h2d: tin_eff,
-                d2h: tout_eff,
-                first_fetch: r.first_start,
-                first_group_stall: r.idle,
-            };
+            let seconds = self.setup_s + r.end().max(issue_path);
+            return prediction(seconds, r.first_start, r.idle);
         }
         let FirstGroup {
             t0,
@@ -329,19 +325,11 @@ impl PipelineModel {
             ),
             None => (0.0, 0.0),
         };
-        PipelinePrediction {
-            // The longest path.
-            seconds: self.setup_s
-                + (compute_path.max(h2d_path).max(d2h_path) + last_copy)
-                    .max(copy_path)
-                    .max(fold_path)
-                    .max(issue_path),
-            compute: tc,
-            h2d: tin_eff,
-            d2h: tout_eff,
-            first_fetch: t0,
-            first_group_stall: stall,
-        }
+        let longest = (compute_path.max(h2d_path).max(d2h_path) + last_copy)
+            .max(copy_path)
+            .max(fold_path)
+            .max(issue_path);
+        prediction(self.setup_s + longest, t0, stall)
     }
 
     /// The tail after the last product, for a last group of `g_last` C tiles: its write-backs
@@ -491,11 +479,7 @@ impl PipelineModel {
             group: b.group,
             fetch_c: o.get[2],
             late_c: self.late_c,
-            unfolded: if fold.is_some() {
-                self.fold_tail.min(mt * nt)
-            } else {
-                0
-            },
+            unfolded: fold.map_or(0, |_| self.fold_tail.min(mt * nt)),
         };
         (t, grid)
     }
@@ -569,9 +553,7 @@ const DRAIN_MAX_STEPS: usize = 1 << 16;
 
 /// How long products still run after the last A or B tile has crossed, when the link feeds
 /// them in plan order (`tin` in all, each tile at its class's share): the flow shop's
-/// `max over steps s of (products from s on - tiles after s)`. Counting one product instead,
-/// 14916x2716x10070 DGEMM in 4096x512x4096 tiles on H200 (large A tiles holding the link to
-/// the end) was predicted 29.7 ms and ran 33.8-36.
+/// `max over steps s of (products from s on - tiles after s)`, not just the last product.
 fn products_after_inputs(g: &ReplayGrid, t: &TileTimes, tin: f64) -> f64 {
     let steps = g.mt * g.nt * g.kt;
     if steps == 0 || steps > DRAIN_MAX_STEPS {

@@ -165,7 +165,7 @@ pub fn tile_counts(
 }
 
 /// One evaluated subset, for `hetblas predict`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SubsetChoice {
     /// Indices into the candidate list.
     pub devices: Vec<usize>,
@@ -187,11 +187,7 @@ pub fn choose_subset_split(
     let n = alone.len().min(shared.len()).min(16);
     if n == 0 {
         // No candidate: no subset (the caller reports that no device can take the call).
-        let none = SubsetChoice {
-            devices: Vec::new(),
-            balance: Balance::default(),
-        };
-        return (none, Vec::new());
+        return (SubsetChoice::default(), Vec::new());
     }
     let mut all = Vec::new();
     for mask in 1u32..(1 << n) {

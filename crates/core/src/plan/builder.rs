@@ -11,7 +11,7 @@
 use super::graph::Graph;
 use super::region::CRegion;
 use super::symmetric;
-use super::task::{DeviceSpec, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine, TaskId};
+use super::task::{DeviceSpec, Loc, Op, Plan, PlanDevice, QueueId, Routine, TaskId};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::plan::task::Coef;
@@ -147,7 +147,7 @@ pub(super) fn build(req: &PlanRequest<'_>) -> Result<Plan> {
 
     let mut b = Builder {
         p,
-        graph: Graph::new(),
+        graph: Graph::default(),
         holders: HashMap::new(),
         link_speed: req.link_speed,
         links: req.links,
@@ -160,35 +160,20 @@ pub(super) fn build(req: &PlanRequest<'_>) -> Result<Plan> {
     };
     b.all_steps(&mut states)?;
 
-    let host_slots = if b.host_used { b.host_ring as u32 } else { 0 };
-    let host_folds = b.host_folds;
-    let (tasks, order) = b.graph.finish(req.devices.len());
     let (ar, ac) = p.transa.stored_shape(p.m, p.k);
     let (br, bc) = p.transb.stored_shape(p.k, p.n);
-    let shapes = [(ar, ac), (br, bc), (p.m, p.n)];
-    Ok(Plan {
-        routine: Routine::Gemm {
-            problem: p,
-            grid: g,
-            region: req.region,
-        },
-        dtype: p.dtype,
-        operands: Operand::ALL
-            .iter()
-            .map(|&op| OperandShape {
-                space: p.location(op),
-                rows: shapes[op.index()].0,
-                cols: shapes[op.index()].1,
-            })
-            .collect(),
-        slot_bytes,
-        host_slots,
-        host_folds,
-        devices: plan_devices,
-        tasks,
-        order,
-        infos: 0,
-    })
+    let [la, lb, lc] = Operand::ALL.map(|op| p.location(op));
+    let routine = Routine::Gemm {
+        problem: p,
+        grid: g,
+        region: req.region,
+    };
+    let operands = [(la, ar, ac), (lb, br, bc), (lc, p.m, p.n)];
+    let graph = b.graph.finish(req.devices.len());
+    let mut plan = Plan::new(routine, p.dtype, &operands, slot_bytes, plan_devices, graph);
+    plan.host_slots = if b.host_used { b.host_ring as u32 } else { 0 };
+    plan.host_folds = b.host_folds;
+    Ok(plan)
 }
 
 /// Plan device `d`'s starting state: its program of steps, the future uses of each tile

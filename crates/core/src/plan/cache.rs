@@ -6,7 +6,7 @@ use super::region::CRegion;
 use super::task::{DeviceSpec, Plan};
 use super::{build, distribute, symmetric};
 use super::{PlanRequest, Request};
-use crate::error::Result;
+use crate::error::{lock, Result};
 use crate::memory::MemorySpace;
 use crate::problem::GemmProblem;
 use crate::tiling::TileGrid;
@@ -148,11 +148,8 @@ impl PlanCache {
             devices: inputs.devices,
             assignment: &assignment,
             links: inputs.links,
-            link_speed: if inputs.forward && inputs.device_ids.len() > 1 {
-                Some(inputs.link_speed)
-            } else {
-                None
-            },
+            link_speed: (inputs.forward && inputs.device_ids.len() > 1)
+                .then_some(inputs.link_speed),
             region: inputs.region,
             tail_pieces: inputs.tail_pieces,
         }))?);
@@ -178,9 +175,4 @@ impl PlanCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere; the cache stays valid.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

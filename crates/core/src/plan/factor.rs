@@ -22,8 +22,7 @@
 
 use super::graph::Graph;
 use super::task::{
-    Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine,
-    TaskId,
+    Coef, DeviceSpec, FactorRoutine, Loc, Op, Plan, PlanDevice, QueueId, Routine, TaskId,
 };
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
@@ -78,17 +77,9 @@ pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
     }
     let (m, n) = (req.m, req.n);
     let pivots = matches!(req.routine, FactorRoutine::Getrf);
-    let mut operands = vec![OperandShape {
-        space: req.location,
-        rows: m,
-        cols: n,
-    }];
+    let mut operands = vec![(req.location, m, n)];
     if pivots {
-        operands.push(OperandShape {
-            space: MemorySpace::HOST,
-            rows: m.min(n),
-            cols: 1,
-        });
+        operands.push((MemorySpace::HOST, m.min(n), 1));
     }
     let updater = &req.devices[0];
     let in_place = updater.space == req.location;
@@ -102,35 +93,27 @@ pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
     if pivots && !pivots_in_place {
         mirrors.push(Operand::B);
     }
-    let mut plan = Plan {
-        routine: Routine::Factor {
-            routine: req.routine,
-            m,
-            n,
-            nb: req.nb,
-            panels: req.panels,
-        },
-        dtype: req.dtype,
-        operands,
-        slot_bytes: 0,
-        host_slots: 0,
-        host_folds: false,
-        devices: req
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(d, spec)| PlanDevice {
-                space: spec.space,
-                slots: 0,
-                compute_queues: spec.compute_queues.max(1),
-                tiles: 0,
-                mirrors: if d == 0 { mirrors.clone() } else { Vec::new() },
-            })
-            .collect(),
-        tasks: Vec::new(),
-        order: Vec::new(),
-        infos: 0,
+    let routine = Routine::Factor {
+        routine: req.routine,
+        m,
+        n,
+        nb: req.nb,
+        panels: req.panels,
     };
+    let devices = req
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(d, spec)| PlanDevice {
+            space: spec.space,
+            slots: 0,
+            compute_queues: spec.compute_queues.max(1),
+            tiles: 0,
+            mirrors: if d == 0 { mirrors.clone() } else { Vec::new() },
+        })
+        .collect();
+    let no_tasks = (Vec::new(), Vec::new());
+    let mut plan = Plan::new(routine, req.dtype, &operands, 0, devices, no_tasks);
     let need = plan.workspace_bytes(0) as u64;
     if need > updater.budget {
         return Err(Error::OutOfMemory {
@@ -153,10 +136,8 @@ pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
         FactorRoutine::Getrf => b.getrf(),
     }
     plan.infos = b.infos;
-    let (tasks, order) = b.g.finish(req.devices.len());
+    (plan.tasks, plan.order) = b.g.finish(req.devices.len());
     plan.devices[0].tiles = req.n.div_ceil(req.nb);
-    plan.tasks = tasks;
-    plan.order = order;
     Ok(plan)
 }
 
@@ -426,14 +407,7 @@ impl Steps<'_> {
         // Panels: the block columns that reach the diagonal (width within min(m, n)).
         let np = mn.div_ceil(self.nb());
         for j in 0..nt {
-            let (o, w) = self.span(j, n);
-            self.cross(
-                Operand::A,
-                Block::new(0, m, o, w),
-                TileKey::a(0, j),
-                true,
-                false,
-            );
+            self.cross_column(j, true);
         }
         for j in 0..nt {
             if j >= 1 {
@@ -449,14 +423,7 @@ impl Steps<'_> {
                 self.panel(j);
             } else {
                 // A column past the last panel: U only, final now.
-                let (o, w) = self.span(j, n);
-                self.cross(
-                    Operand::A,
-                    Block::new(0, m, o, w),
-                    TileKey::a(0, j),
-                    false,
-                    true,
-                );
+                self.cross_column(j, false);
             }
             if j + 1 < nt && j >= 1 {
                 self.getrf_update(j + 1, 0..j);
@@ -468,14 +435,16 @@ impl Steps<'_> {
         }
         // Rows below every panel (a tall matrix): final after the last interchanges.
         if m > mn {
-            self.cross(
-                Operand::A,
-                Block::new(mn, m - mn, 0, n),
-                TileKey::a(np, 0),
-                false,
-                true,
-            );
+            let rows = Block::new(mn, m - mn, 0, n);
+            self.cross(Operand::A, rows, TileKey::a(np, 0), false, true);
         }
+    }
+
+    /// Block column `j` whole to the device (`up`), or back to the host, final.
+    fn cross_column(&mut self, j: usize, up: bool) {
+        let (o, w) = self.span(j, self.req.n);
+        let col = Block::new(0, self.req.m, o, w);
+        self.cross(Operand::A, col, TileKey::a(0, j), up, !up);
     }
 
     /// Panel `j`: LU of rows `o..m` of block column `j`, its pivots, and what is final after it
@@ -554,19 +523,18 @@ impl Steps<'_> {
             transa: Trans::N,
             diag: Diag::Unit,
         };
-        self.trsm(
-            q,
-            key,
-            opts,
+        let (l, u) = (
             Block::new(r0, r1 - r0, r0, r1 - r0),
             Block::new(r0, r1 - r0, o, w),
         );
+        self.trsm(q, key, opts, l, u);
         // A(r1.., j) -= L(r1.., r0..r1) U(r0..r1, j).
+        let below = Block::new(r1, m - r1, r0, r1 - r0);
         self.gemm(
             q,
             key,
-            (Trans::N, Block::new(r1, m - r1, r0, r1 - r0)),
-            (Trans::N, Block::new(r0, r1 - r0, o, w)),
+            (Trans::N, below),
+            (Trans::N, u),
             Block::new(r1, m - r1, o, w),
         );
     }

@@ -58,10 +58,6 @@ pub struct Graph {
 }
 
 impl Graph {
-    pub fn new() -> Graph {
-        Graph::default()
-    }
-
     /// A graph whose operand blocks are unions of `granule x granule` cells (see the module
     /// documentation).
     pub fn with_granule(granule: usize) -> Graph {

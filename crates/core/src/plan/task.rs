@@ -260,18 +260,30 @@ impl Op {
         !matches!(self, Op::Copy { .. } | Op::Fold { .. })
     }
 
-    /// Real flops of the operation (a complex multiply-add counts as 8).
-    pub fn flops(&self, dtype: DType) -> f64 {
-        let fma = dtype.flops_per_fma();
+    /// `(m, n, k)` of a product (GEMM or a routine's own tile); zeros for other operations.
+    pub fn product_shape(&self) -> (usize, usize, usize) {
         match *self {
-            Op::Copy { .. } => 0.0,
             Op::Gemm { transa, a, c, .. } => {
                 let k = if transa.is_transposed() {
                     a.rows()
                 } else {
                     a.cols()
                 };
-                fma * (c.rows() * c.cols() * k) as f64
+                (c.rows(), c.cols(), k)
+            }
+            Op::Sym { k, c, .. } => (c.rows(), c.cols(), k),
+            _ => (0, 0, 0),
+        }
+    }
+
+    /// Real flops of the operation (a complex multiply-add counts as 8).
+    pub fn flops(&self, dtype: DType) -> f64 {
+        let fma = dtype.flops_per_fma();
+        match *self {
+            Op::Copy { .. } => 0.0,
+            Op::Gemm { .. } => {
+                let (m, n, k) = self.product_shape();
+                fma * (m * n * k) as f64
             }
             Op::Sym { op, k, c, .. } => crate::sym::SymProblem {
                 op,
@@ -471,6 +483,31 @@ pub struct PlanStats {
 }
 
 impl Plan {
+    /// A plan of `tasks` on `devices` over `operands` (space, stored rows and columns), with
+    /// no host staging slots, host folds or info cells (a planner sets those after).
+    pub(super) fn new(
+        routine: Routine,
+        dtype: DType,
+        operands: &[(MemorySpace, usize, usize)],
+        slot_bytes: usize,
+        devices: Vec<PlanDevice>,
+        (tasks, order): (Vec<Task>, Vec<Vec<TaskId>>),
+    ) -> Plan {
+        let shape = |&(space, rows, cols)| OperandShape { space, rows, cols };
+        Plan {
+            routine,
+            dtype,
+            operands: operands.iter().map(shape).collect(),
+            slot_bytes,
+            host_slots: 0,
+            host_folds: false,
+            devices,
+            tasks,
+            order,
+            infos: 0,
+        }
+    }
+
     /// The GEMM problem and grid of a GEMM plan.
     pub fn gemm(&self) -> Option<(&GemmProblem, &TileGrid)> {
         match &self.routine {

@@ -15,26 +15,18 @@ pub struct TileKey {
 }
 
 impl TileKey {
+    fn of(op: Operand, r: usize, c: usize) -> TileKey {
+        let (r, c) = (r as u32, c as u32);
+        TileKey { op, r, c }
+    }
     pub fn a(i: usize, l: usize) -> TileKey {
-        TileKey {
-            op: Operand::A,
-            r: i as u32,
-            c: l as u32,
-        }
+        TileKey::of(Operand::A, i, l)
     }
     pub fn b(l: usize, j: usize) -> TileKey {
-        TileKey {
-            op: Operand::B,
-            r: l as u32,
-            c: j as u32,
-        }
+        TileKey::of(Operand::B, l, j)
     }
     pub fn c(i: usize, j: usize) -> TileKey {
-        TileKey {
-            op: Operand::C,
-            r: i as u32,
-            c: j as u32,
-        }
+        TileKey::of(Operand::C, i, j)
     }
 }
 

@@ -18,7 +18,7 @@
 //! can run every device's diagonal solves: the tile goes back to B, is solved there, returns.
 
 use super::graph::Graph;
-use super::task::{Coef, DeviceSpec, Loc, Op, OperandShape, Plan, PlanDevice, QueueId, Routine};
+use super::task::{Coef, DeviceSpec, Loc, Op, Plan, PlanDevice, QueueId, Routine};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
 use crate::operand::Trans;
@@ -177,7 +177,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
         }
     }
     let slot_bytes = tiling.slot_bytes();
-    let mut g = Graph::new();
+    let mut g = Graph::default();
     let mut devs: Vec<DevState> = req
         .devices
         .iter()
@@ -238,36 +238,18 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
             mirrors: Vec::new(),
         });
     }
-    let (tasks, order) = g.finish(req.devices.len());
+    let routine = Routine::Tri {
+        problem: p,
+        tile: req.tile,
+        panel: req.panel,
+        solver: req.solver,
+    };
     let k = p.a_order();
-    Ok(Plan {
-        routine: Routine::Tri {
-            problem: p,
-            tile: req.tile,
-            panel: req.panel,
-            solver: req.solver,
-        },
-        dtype: p.dtype,
-        operands: vec![
-            OperandShape {
-                space: a_space,
-                rows: k,
-                cols: k,
-            },
-            OperandShape {
-                space: b_space,
-                rows: p.m,
-                cols: p.n,
-            },
-        ],
-        slot_bytes,
-        host_slots: 0,
-        host_folds: false,
-        devices,
-        tasks,
-        order,
-        infos: 0,
-    })
+    let operands = [(a_space, k, k), (b_space, p.m, p.n)];
+    let graph = g.finish(req.devices.len());
+    Ok(Plan::new(
+        routine, p.dtype, &operands, slot_bytes, devices, graph,
+    ))
 }
 
 /// What every panel's tasks are emitted with.
@@ -339,25 +321,17 @@ impl Panel<'_> {
             }
         };
         let lookahead = queues > 1;
-        let trsm = p.routine == TriRoutine::Trsm;
         let diag =
-            |this: &mut Self, dev: u16, q: QueueId, k: usize, a: Loc, b: Loc, first: bool| {
-                this.g.add(
-                    dev,
-                    q,
-                    Op::Tri {
-                        key: bkey(k),
-                        routine: p.routine,
-                        opts: p.opts,
-                        alpha: if first || !trsm {
-                            Coef::Alpha
-                        } else {
-                            Coef::One
-                        },
-                        a,
-                        b,
-                    },
-                )
+            |this: &mut Self, dev: u16, q: QueueId, k: usize, a: Loc, b: Loc, alpha: Coef| {
+                let op = Op::Tri {
+                    key: bkey(k),
+                    routine: p.routine,
+                    opts: p.opts,
+                    alpha,
+                    a,
+                    b,
+                };
+                this.g.add(dev, q, op)
             };
         // `B(i) := alpha_coef coupling B(k) + beta B(i)` as the GEMM of the stored tiles.
         let update =
@@ -370,21 +344,18 @@ impl Panel<'_> {
                     Side::Left => (ta, Trans::N, a, src),
                     Side::Right => (Trans::N, ta, src, a),
                 };
-                this.g.add(
-                    dev,
-                    q,
-                    Op::Gemm {
-                        key: bkey(i),
-                        l: k as u32,
-                        transa,
-                        transb,
-                        alpha,
-                        beta,
-                        a,
-                        b,
-                        c: dst,
-                    },
-                )
+                let op = Op::Gemm {
+                    key: bkey(i),
+                    l: k as u32,
+                    transa,
+                    transb,
+                    alpha,
+                    beta,
+                    a,
+                    b,
+                    c: dst,
+                };
+                this.g.add(dev, q, op)
             };
         let fetch_b = |this: &mut Self, k: usize| {
             let (src, dst) = (this.origin(bkey(k)), bloc(this, k));
@@ -404,12 +375,14 @@ impl Panel<'_> {
             TriRoutine::Trsm => {
                 for s in 0..nt {
                     let k = order[s];
+                    // Alpha applies at each tile's first touch: the first step's.
+                    let scale = if s == 0 { Coef::Alpha } else { Coef::One };
                     let diag_q = compute(if lookahead && s > 0 { 1 } else { 0 });
                     match self.solver.filter(|&e| e != d) {
                         None => {
                             let a = self.a_tile(&mut devs[d], TileKey::a(k, k));
                             let b = bloc(self, k);
-                            let id = diag(self, dev, diag_q, k, a, b, s == 0);
+                            let id = diag(self, dev, diag_q, k, a, b, scale);
                             if b_in_place {
                                 self.g.task_mut(id).finishes = true;
                             } else {
@@ -425,7 +398,7 @@ impl Panel<'_> {
                                 index: 0,
                             };
                             let (a, b) = (self.origin(TileKey::a(k, k)), self.origin(bkey(k)));
-                            let id = diag(self, e as u16, q, k, a, b, s == 0);
+                            let id = diag(self, e as u16, q, k, a, b, scale);
                             self.g.task_mut(id).finishes = true;
                             if s + 1 < nt && !b_in_place {
                                 fetch_b(self, k);
@@ -435,8 +408,7 @@ impl Panel<'_> {
                     for (s2, &i) in order.iter().enumerate().skip(s + 1) {
                         let q = compute(if lookahead && s2 == s + 1 { 1 } else { 0 });
                         let a = self.a_tile(&mut devs[d], t.coupling(i, k));
-                        let beta = if s == 0 { Coef::Alpha } else { Coef::One };
-                        update(self, q, i, k, a, Coef::MinusOne, beta);
+                        update(self, q, i, k, a, Coef::MinusOne, scale);
                     }
                 }
             }
@@ -448,7 +420,7 @@ impl Panel<'_> {
                     let q = compute(if lookahead { (s % 2) as u16 } else { 0 });
                     let a = self.a_tile(&mut devs[d], TileKey::a(i, i));
                     let b = bloc(self, i);
-                    let mut last = diag(self, dev, q, i, a, b, true);
+                    let mut last = diag(self, dev, q, i, a, b, Coef::Alpha);
                     for &l in order.iter().skip(s + 1) {
                         let a = self.a_tile(&mut devs[d], t.coupling(i, l));
                         last = update(self, q, i, l, a, Coef::Alpha, Coef::One);

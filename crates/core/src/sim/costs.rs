@@ -154,10 +154,9 @@ impl Contention {
         match engine {
             Engine::Fold => 1.0,
             Engine::Compute(d) => {
-                let dma = busy.iter().any(|e| match *e {
-                    Engine::Link(i) => self.links[i].device == Some(d),
-                    _ => false,
-                });
+                let dma = busy
+                    .iter()
+                    .any(|&e| matches!(e, Engine::Link(i) if self.links[i].device == Some(d)));
                 if dma {
                     self.gemm_under_dma[d as usize].min(MAX_SLOWDOWN)
                 } else {

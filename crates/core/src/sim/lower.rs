@@ -54,9 +54,9 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
         let (engine, alone): (Engine, Vec<f64>) = match (t.op, t.queue) {
             (op @ (Op::Gemm { .. } | Op::Sym { .. }), QueueId::Compute { device, .. }) => {
                 // A routine's own product (a rank update's diagonal tile: its triangle) costs
-                // its flops: priced as the whole tile, DSYRK 16384 on H200 came out 14-31% slow.
+                // its own flops, not the whole tile's.
                 let table = &machine.tables[device as usize];
-                let time = at_gemm_rate(table, &op, plan.dtype, product_shape(&op));
+                let time = at_gemm_rate(table, &op, plan.dtype, op.product_shape());
                 (Engine::Compute(device), vec![time])
             }
             (Op::Tri { a, b, .. }, QueueId::Compute { device, .. }) => {
@@ -65,16 +65,15 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                 (Engine::Compute(device), vec![0.5 * time / efficiency[d]])
             }
             (
-                op @ (Op::Potrf { .. } | Op::Getrf { .. } | Op::Laswp { .. }),
+                op @ (Op::Potrf { a, .. } | Op::Getrf { a, .. } | Op::Laswp { a, .. }),
                 QueueId::Compute { device, .. },
             ) => {
                 let d = device as usize;
                 let table = &machine.tables[d];
-                let (kind, a) = match op {
-                    Op::Potrf { a, .. } => (FactorOp::Potrf, a),
-                    Op::Getrf { a, .. } => (FactorOp::Getrf, a),
-                    Op::Laswp { a, .. } => (FactorOp::Laswp, a),
-                    _ => unreachable_op()?,
+                let kind = match op {
+                    Op::Potrf { .. } => FactorOp::Potrf,
+                    Op::Getrf { .. } => FactorOp::Getrf,
+                    _ => FactorOp::Laswp,
                 };
                 let efficiency = profile.panel_efficiency_of(&labels[d], kind);
                 let time = match kind {
@@ -102,10 +101,8 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                     0.0
                 };
                 let bytes = c.rows() * c.cols() * es;
-                (
-                    Engine::Fold,
-                    vec![crate::fold::seconds(bytes, fold_rate) + wake],
-                )
+                let time = crate::fold::seconds(bytes, fold_rate) + wake;
+                (Engine::Fold, vec![time])
             }
             (Op::Copy { src, dst, .. }, QueueId::Link { src: from, dst: to }) => {
                 let li = machine.link(profile, from, to)?;
@@ -121,8 +118,7 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                     STRIDED_PITCH
                 };
                 // A 2D copy runs at its alone speed, and at its busy table's only while its
-                // device computes (`Contention`): priced busy throughout, link-bound replays on
-                // H200 came out 5-10% slow.
+                // device computes (`Contention`).
                 let tile = &machine.links[li].tile;
                 let time = |q: usize, load: f64| {
                     tile.tile_time(dst.rows(), piece_cols(q), es, contiguous, pitch, load)
@@ -209,11 +205,6 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
     })
 }
 
-/// A factorization op arm that cannot be reached (the match above took the op).
-fn unreachable_op<T>() -> Result<T> {
-    Err(Error::internal("simulator: not a factorization op"))
-}
-
 /// `op`'s flops at the GEMM rate of an `m x n x k` product.
 fn at_gemm_rate(table: &ExecTable, op: &Op, dtype: DType, (m, n, k): (usize, usize, usize)) -> f64 {
     let gemm_flops = dtype.flops_per_fma() * (m * n * k) as f64;
@@ -221,22 +212,6 @@ fn at_gemm_rate(table: &ExecTable, op: &Op, dtype: DType, (m, n, k): (usize, usi
         table.time_mnk(m, n, k) * (op.flops(dtype) / gemm_flops)
     } else {
         0.0
-    }
-}
-
-/// (m, n, k) of a product.
-fn product_shape(op: &Op) -> (usize, usize, usize) {
-    match *op {
-        Op::Gemm { transa, a, c, .. } => {
-            let k = if transa.is_transposed() {
-                a.rows()
-            } else {
-                a.cols()
-            };
-            (c.rows(), c.cols(), k)
-        }
-        Op::Sym { k, c, .. } => (c.rows(), c.cols(), k),
-        _ => (0, 0, 0),
     }
 }
 

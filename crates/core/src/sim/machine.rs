@@ -138,24 +138,20 @@ impl ProfiledMachine {
         (host_fold, fold_tail): (bool, usize),
     ) -> Result<MachinePlan> {
         let all = self.rates(p, blocking.tm)?;
-        let cands: Vec<usize> = match only {
+        let devices: Vec<usize> = match only {
             Some(o) => o.to_vec(),
-            None => (0..self.labels.len()).collect(),
+            None => {
+                let power: Option<Vec<(f64, f64)>> = self
+                    .labels
+                    .iter()
+                    .map(|l| self.profile.power_of(l))
+                    .collect();
+                choose_subset_for(p, &all, power.as_deref(), objective)
+                    .0
+                    .subset
+                    .devices
+            }
         };
-        let rates: Vec<DeviceRate> = cands.iter().map(|&i| all[i]).collect();
-        let power: Option<Vec<(f64, f64)>> = cands
-            .iter()
-            .map(|&i| self.profile.power_of(&self.labels[i]))
-            .collect();
-        let chosen = if only.is_some() {
-            (0..cands.len()).collect::<Vec<_>>()
-        } else {
-            choose_subset_for(p, &rates, power.as_deref(), objective)
-                .0
-                .subset
-                .devices
-        };
-        let devices: Vec<usize> = chosen.iter().map(|&i| cands[i]).collect();
         let sub: Vec<DeviceRate> = devices.iter().map(|&i| all[i]).collect();
         let grid = blocking.grid(p.m, p.n, p.k);
         let shares = crate::balance::balance(p, &sub).weights;
