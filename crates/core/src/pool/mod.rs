@@ -126,9 +126,13 @@ fn host_regions(tiles: &[(RawTile, HostAccess)]) -> Vec<(u64, usize, HostAccess)
 
 /// Adds the bytes a run copied towards its devices and back to `fetched` and `written`.
 fn add_transfer_bytes(out: &crate::execute::ExecOutcome, fetched: &mut u64, written: &mut u64) {
-    let (outs, ins): (Vec<_>, Vec<_>) = out.transfers.iter().partition(|t| t.writeback);
-    *fetched += ins.iter().map(|t| t.bytes).sum::<u64>();
-    *written += outs.iter().map(|t| t.bytes).sum::<u64>();
+    for t in &out.transfers {
+        if t.writeback {
+            *written += t.bytes;
+        } else {
+            *fetched += t.bytes;
+        }
+    }
 }
 
 /// The profile's prediction for one GEMM ([`DevicePool::predict_gemm`]).
