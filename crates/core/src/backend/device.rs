@@ -59,7 +59,6 @@ pub trait Device: Send + Sync + fmt::Debug {
     fn allocate(&self, bytes: usize) -> Result<Box<dyn Buffer>>;
     /// The queues kernels run on (at least one). Several let independent tiles run concurrently.
     fn compute_queues(&self) -> &[Arc<dyn Queue>];
-    /// The tile kernels.
     fn kernel(&self) -> &dyn Kernel;
     /// Makes the host region `[addr, addr + bytes)` ready for this device's DMA engine
     /// (page-locking for GPUs), while no copy is in flight; backends cache the work.

@@ -26,11 +26,7 @@ impl FactorOp {
 
     /// LAPACK's name without the type letter ("potrf").
     pub fn name(self) -> &'static str {
-        match self {
-            FactorOp::Potrf => "potrf",
-            FactorOp::Getrf => "getrf",
-            FactorOp::Laswp => "laswp",
-        }
+        ["potrf", "getrf", "laswp"][self as usize]
     }
 }
 
@@ -89,7 +85,6 @@ impl RawPivots {
     /// Bytes of one pivot (a LAPACK `int`).
     pub const ELEMENT_BYTES: usize = 4;
 
-    /// Bytes of the array.
     pub fn bytes(&self) -> usize {
         self.len * Self::ELEMENT_BYTES
     }
@@ -149,7 +144,6 @@ impl PotrfTile {
         self.a.dtype
     }
 
-    /// The order of the tile.
     pub fn n(&self) -> usize {
         self.a.rows
     }

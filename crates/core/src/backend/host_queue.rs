@@ -74,15 +74,6 @@ impl HostEvent {
         self.complete();
     }
 
-    fn failure(&self) -> Option<Error> {
-        lock(&self.failure).clone()
-    }
-
-    /// When it completed.
-    pub fn completed_at(&self) -> Option<Instant> {
-        *self.lock()
-    }
-
     fn wait_done(&self) -> Instant {
         let mut g = self.lock();
         loop {
@@ -99,14 +90,14 @@ impl Event for HostEvent {
     /// The error of the operation that failed before the event.
     fn synchronize(&self) -> Result<()> {
         self.wait_done();
-        self.failure().map_or(Ok(()), Err)
+        lock(&self.failure).clone().map_or(Ok(()), Err)
     }
     fn is_complete(&self) -> Result<bool> {
         Ok(self.lock().is_some())
     }
     fn elapsed_since(&self, earlier: &dyn Event) -> Option<f64> {
         Some(
-            self.completed_at()?
+            self.host_instant()?
                 .duration_since(earlier.host_instant()?)
                 .as_secs_f64(),
         )
@@ -115,7 +106,7 @@ impl Event for HostEvent {
         "host"
     }
     fn host_instant(&self) -> Option<Instant> {
-        self.completed_at()
+        *self.lock()
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -154,7 +145,6 @@ impl HostQueue {
         }))
     }
 
-    /// Starts the thread if it is not running yet.
     fn start(&self) -> Result<()> {
         let mut thread = lock(&self.thread);
         if thread.is_some() {
@@ -213,10 +203,7 @@ fn run_queue(rx: Receiver<Job>, err2: &Mutex<Option<Error>>, qname: &str) {
     for job in rx {
         let work = match job {
             Job::Record(ev) => {
-                match &failed {
-                    Some(e) => ev.fail(e.clone()),
-                    None => ev.complete(),
-                }
+                failed.clone().map_or_else(|| ev.complete(), |e| ev.fail(e));
                 continue;
             }
             Job::Sync(ev) => {
@@ -228,19 +215,16 @@ fn run_queue(rx: Receiver<Job>, err2: &Mutex<Option<Error>>, qname: &str) {
             Job::Work(_) if failed.is_some() => continue,
             Job::Work(w) => w,
         };
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-        let failure = match r {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(e),
-            Err(p) => Some(lost(
+        let e = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => e,
+            Err(p) => lost(
                 qname,
                 format!("queue operation panicked: {}", panic_message(&p)),
-            )),
+            ),
         };
-        if let Some(e) = failure {
-            failed = Some(e.clone());
-            lock(err2).get_or_insert(e);
-        }
+        failed = Some(e.clone());
+        lock(err2).get_or_insert(e);
     }
 }
 

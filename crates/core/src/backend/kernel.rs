@@ -91,7 +91,6 @@ impl TriTile {
         self.b.dtype
     }
 
-    /// The order of `a`.
     pub fn a_order(&self) -> usize {
         match self.opts.side {
             Side::Left => self.m,
@@ -118,15 +117,8 @@ impl TriTile {
     /// `Unsupported` (naming `device`) beyond the 32-bit dimensions cuBLAS, hipBLAS and CBLAS take.
     pub fn check_i32(&self, device: &str) -> Result<bool> {
         self.check()?;
-        if self.m == 0 || self.n == 0 {
-            return Ok(false);
-        }
-        fit_i32(
-            [self.m, self.n, self.a.ld, self.b.ld],
-            device,
-            "triangular tile",
-        )?;
-        Ok(true)
+        let dims = [self.m, self.n, self.a.ld, self.b.ld];
+        fit_i32(self.m == 0 || self.n == 0, dims, device, "triangular tile")
     }
 }
 
@@ -264,22 +256,20 @@ pub fn check_add(beta: ScalarValue, x: &RawTile, y: &RawTile) -> Result<()> {
 /// there is nothing to add, `Unsupported` (naming `device`) beyond 32 bits.
 pub fn check_add_i32(beta: ScalarValue, x: &RawTile, y: &RawTile, device: &str) -> Result<bool> {
     check_add(beta, x, y)?;
-    if x.is_empty() {
-        return Ok(false);
-    }
-    fit_i32([x.rows, x.cols, x.ld, y.ld], device, "tile add")?;
-    Ok(true)
+    let dims = [x.rows, x.cols, x.ld, y.ld];
+    fit_i32(x.is_empty(), dims, device, "tile add")
 }
 
-/// `Unsupported` (naming `device`) for a dimension beyond the 32 bits the libraries take.
-fn fit_i32(dims: [usize; 4], device: &str, what: &str) -> Result<()> {
-    if dims.iter().any(|&d| d > i32::MAX as usize) {
+/// Whether there is work (`Ok(false)` when `empty`), or `Unsupported` (naming `device`) for a
+/// dimension beyond the 32 bits the libraries take.
+fn fit_i32(empty: bool, dims: [usize; 4], device: &str, what: &str) -> Result<bool> {
+    if !empty && dims.iter().any(|&d| d > i32::MAX as usize) {
         return Err(Error::Unsupported {
             device: device.into(),
             detail: format!("{what} beyond 32-bit dimensions"),
         });
     }
-    Ok(())
+    Ok(!empty)
 }
 
 #[cfg(test)]

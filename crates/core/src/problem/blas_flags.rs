@@ -48,28 +48,51 @@ impl ArgCheck {
     }
 }
 
-/// Which triangle of a symmetric or Hermitian matrix is referenced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Uplo {
-    Upper,
-    Lower,
+/// A BLAS flag: an enum whose variants are the characters `from_blas_char` parses (either case)
+/// and `as_char` gives; with `parse "what", "expected"`, also `FromStr` of one character.
+macro_rules! blas_flag {
+    ($(#[$doc:meta])* $name:ident { $($var:ident = $ch:literal),+ } $(parse $what:literal, $expected:literal)?) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $($var),+
+        }
+
+        impl $name {
+            /// Parses the BLAS character (either case).
+            pub fn from_blas_char(c: u8) -> Option<$name> {
+                match c.to_ascii_uppercase() {
+                    $($ch => Some($name::$var),)+
+                    _ => None,
+                }
+            }
+            /// The BLAS character.
+            pub fn as_char(self) -> char {
+                match self {
+                    $($name::$var => $ch as char,)+
+                }
+            }
+        }
+
+        $(impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Self, String> {
+                match s.as_bytes() {
+                    [c] => $name::from_blas_char(*c).ok_or_else(|| format!("bad {} {s:?}", $what)),
+                    _ => Err(format!("bad {} {s:?} (expected {})", $what, $expected)),
+                }
+            }
+        })?
+    };
+}
+pub(crate) use blas_flag;
+
+blas_flag! {
+    /// Which triangle of a symmetric or Hermitian matrix is referenced.
+    Uplo { Upper = b'U', Lower = b'L' } parse "uplo", "U or L"
 }
 
 impl Uplo {
-    /// Parses a BLAS `uplo` character (`U`, `L`, either case).
-    pub fn from_blas_char(c: u8) -> Option<Uplo> {
-        match c.to_ascii_uppercase() {
-            b'U' => Some(Uplo::Upper),
-            b'L' => Some(Uplo::Lower),
-            _ => None,
-        }
-    }
-    pub fn as_char(self) -> char {
-        match self {
-            Uplo::Upper => 'U',
-            Uplo::Lower => 'L',
-        }
-    }
     /// Whether entry (i, j) lies in the referenced triangle (the diagonal included).
     pub fn contains(self, i: usize, j: usize) -> bool {
         match self {
@@ -79,46 +102,7 @@ impl Uplo {
     }
 }
 
-impl std::str::FromStr for Uplo {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.as_bytes() {
-            [c] => Uplo::from_blas_char(*c).ok_or_else(|| format!("bad uplo {s:?}")),
-            _ => Err(format!("bad uplo {s:?} (expected U or L)")),
-        }
-    }
-}
-
-/// On which side the symmetric matrix of SYMM/HEMM multiplies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Side {
-    Left,
-    Right,
-}
-
-impl Side {
-    /// Parses a BLAS `side` character (`L`, `R`, either case).
-    pub fn from_blas_char(c: u8) -> Option<Side> {
-        match c.to_ascii_uppercase() {
-            b'L' => Some(Side::Left),
-            b'R' => Some(Side::Right),
-            _ => None,
-        }
-    }
-    pub fn as_char(self) -> char {
-        match self {
-            Side::Left => 'L',
-            Side::Right => 'R',
-        }
-    }
-}
-
-impl std::str::FromStr for Side {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.as_bytes() {
-            [c] => Side::from_blas_char(*c).ok_or_else(|| format!("bad side {s:?}")),
-            _ => Err(format!("bad side {s:?} (expected L or R)")),
-        }
-    }
+blas_flag! {
+    /// On which side the symmetric matrix of SYMM/HEMM multiplies.
+    Side { Left = b'L', Right = b'R' } parse "side", "L or R"
 }

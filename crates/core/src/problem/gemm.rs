@@ -183,20 +183,9 @@ fn check_product(
     ldb: i64,
     ldc: i64,
 ) -> Result<(Trans, Trans)> {
-    let ta = a.flag(
-        1 + shift,
-        "transa",
-        transa,
-        Trans::from_blas_char,
-        "N, T or C",
-    )?;
-    let tb = a.flag(
-        2 + shift,
-        "transb",
-        transb,
-        Trans::from_blas_char,
-        "N, T or C",
-    )?;
+    let trans = |param, name, c| a.flag(param, name, c, Trans::from_blas_char, "N, T or C");
+    let ta = trans(1 + shift, "transa", transa)?;
+    let tb = trans(2 + shift, "transb", transb)?;
     if let Some(m) = m {
         a.dim(3, "m", m)?;
     }

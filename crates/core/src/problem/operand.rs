@@ -1,40 +1,21 @@
 //! Column-major operand views over host memory, as BLAS defines them. Constructors check every
 //! bound, so a view that exists is valid; the raw-pointer constructors are `unsafe`.
 
+use super::blas_flags::blas_flag;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::marker::PhantomData;
 
-/// How an operand enters the product: as stored, transposed, or conjugate-transposed (`C`,
-/// which equals `T` for real types and is accepted as such).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Trans {
-    N,
-    T,
-    C,
+blas_flag! {
+    /// How an operand enters the product: as stored, transposed, or conjugate-transposed (`C`,
+    /// which equals `T` for real types and is accepted as such).
+    Trans { N = b'N', T = b'T', C = b'C' } parse "transpose", "N, T or C"
 }
 
 impl Trans {
-    /// Parses a BLAS transpose character (`N`, `T`, `C`, either case).
-    pub fn from_blas_char(c: u8) -> Option<Trans> {
-        match c.to_ascii_uppercase() {
-            b'N' => Some(Trans::N),
-            b'T' => Some(Trans::T),
-            b'C' => Some(Trans::C),
-            _ => None,
-        }
-    }
     /// Whether the stored matrix is transposed before use (T and C, for every dtype).
     pub fn is_transposed(self) -> bool {
         !matches!(self, Trans::N)
-    }
-    /// The BLAS character.
-    pub fn as_char(self) -> char {
-        match self {
-            Trans::N => 'N',
-            Trans::T => 'T',
-            Trans::C => 'C',
-        }
     }
     /// Whether the elements are conjugated (C) when the dtype is complex.
     pub fn is_conjugated(self) -> bool {
@@ -54,16 +35,6 @@ impl Trans {
             (cols_op, rows_op)
         } else {
             (rows_op, cols_op)
-        }
-    }
-}
-
-impl std::str::FromStr for Trans {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s.as_bytes() {
-            [c] => Trans::from_blas_char(*c).ok_or_else(|| format!("bad transpose {s:?}")),
-            _ => Err(format!("bad transpose {s:?} (expected N, T or C)")),
         }
     }
 }
@@ -162,13 +133,6 @@ impl<'a, T: Scalar> MatRef<'a, T> {
         );
         // SAFETY: (i, j) is in range and the constructor checked the extent.
         unsafe { *self.ptr.add(i + j * self.ld) }
-    }
-
-    /// Column `j` as a slice.
-    pub fn col(&self, j: usize) -> &'a [T] {
-        assert!(j < self.cols, "column {j} out of range");
-        // SAFETY: column j spans `rows` elements starting at j*ld, inside the checked extent.
-        unsafe { std::slice::from_raw_parts(self.ptr.add(j * self.ld), self.rows) }
     }
 }
 

@@ -26,7 +26,6 @@ fn op_a<T: Scalar>(p: &TriProblem, a: &MatRef<'_, T>, i: usize, l: usize) -> c64
 ///
 /// # Errors
 /// The first entry beyond its bound (or NaN), described.
-#[allow(clippy::too_many_arguments)] // reason: the problem, its operands and the sample
 pub fn check_tri_lines<T: Scalar>(
     p: &TriProblem,
     alpha: T,

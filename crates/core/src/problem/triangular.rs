@@ -2,14 +2,13 @@
 //! overwriting B) and TRMM (`B := alpha op(A) B` or `alpha B op(A)`), their options and argument
 //! checks, and the block order in which a tile algorithm may work on B in place.
 
-use super::blas_flags::ArgCheck;
+use super::blas_flags::{blas_flag, ArgCheck};
 use crate::error::Result;
 use crate::operand::Trans;
 use crate::scalar::DType;
 
 pub use super::blas_flags::{Side, Uplo};
 
-/// Which routine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum TriRoutine {
     Trsm,
@@ -18,34 +17,13 @@ pub enum TriRoutine {
 
 impl TriRoutine {
     pub fn name(self) -> &'static str {
-        match self {
-            TriRoutine::Trsm => "TRSM",
-            TriRoutine::Trmm => "TRMM",
-        }
+        ["TRSM", "TRMM"][self as usize]
     }
 }
 
-/// DIAG: a unit diagonal is taken as 1 and never read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-pub enum Diag {
-    Unit,
-    NonUnit,
-}
-
-impl Diag {
-    pub fn from_blas_char(c: u8) -> Option<Diag> {
-        match c.to_ascii_uppercase() {
-            b'U' => Some(Diag::Unit),
-            b'N' => Some(Diag::NonUnit),
-            _ => None,
-        }
-    }
-    pub fn as_char(self) -> char {
-        match self {
-            Diag::Unit => 'U',
-            Diag::NonUnit => 'N',
-        }
-    }
+blas_flag! {
+    /// DIAG: a unit diagonal is taken as 1 and never read.
+    Diag { Unit = b'U', NonUnit = b'N' }
 }
 
 /// The options of one triangular call (shape-free part).
@@ -55,16 +33,6 @@ pub struct TriOptions {
     pub uplo: Uplo,
     pub transa: Trans,
     pub diag: Diag,
-}
-
-impl TriOptions {
-    /// Whether TRSM's solve walks A's diagonal blocks from the first to the last: the left side
-    /// with a lower `op(A)` (forward substitution), the right side with an upper one. TRMM walks
-    /// the other way, so that the blocks of B it still reads are not yet overwritten.
-    pub fn trsm_forward(&self) -> bool {
-        let op_lower = (self.uplo == Uplo::Lower) != self.transa.is_transposed();
-        (self.side == Side::Left) == op_lower
-    }
 }
 
 /// One triangular problem: B is `m x n`, A is `m x m` (left) or `n x n` (right).
@@ -78,7 +46,6 @@ pub struct TriProblem {
 }
 
 impl TriProblem {
-    /// The order of A.
     pub fn a_order(&self) -> usize {
         match self.opts.side {
             Side::Left => self.m,
@@ -104,8 +71,12 @@ impl TriProblem {
     /// works on block `order[s]`; the blocks after it in the order are the ones it updates
     /// (TRSM) or reads (TRMM).
     pub fn block_order(&self, nt: usize) -> Vec<usize> {
-        // TRMM walks the other way.
-        if self.opts.trsm_forward() == (self.routine == TriRoutine::Trsm) {
+        // TRSM walks forward on the left side with a lower `op(A)` (forward substitution), on
+        // the right with an upper one; TRMM the other way, so that the blocks of B it still
+        // reads are not yet overwritten.
+        let o = &self.opts;
+        let op_lower = (o.uplo == Uplo::Lower) != o.transa.is_transposed();
+        if ((o.side == Side::Left) == op_lower) == (self.routine == TriRoutine::Trsm) {
             (0..nt).collect()
         } else {
             (0..nt).rev().collect()

@@ -136,14 +136,7 @@ pub fn decide(req: &DecisionRequest<'_>) -> Result<Decision> {
         })
         .collect();
     let devs: Vec<&Arc<dyn Device>> = devices.iter().map(|&i| &pool[i]).collect();
-    let (blocking, host_fold, fold_tail, prices) = choose_tile(
-        problem,
-        &devs,
-        &budgets,
-        req.profile,
-        req.forced,
-        req.host_fold,
-    );
+    let (blocking, host_fold, fold_tail, prices) = choose_tile(req, &devs, &budgets);
     let balancer_weights = weights.clone();
     let (grid, weights, strip) = whole_tiles(req, &devs, blocking, weights);
     Ok(Decision {
@@ -176,7 +169,9 @@ fn devices_and_shares(req: &DecisionRequest<'_>, t0: usize) -> (Vec<usize>, Vec<
                 Some(r) => {
                     let (alone, shared) = subset_rates(problem, &devs, r.clone(), profile, &hints)
                         .unwrap_or_else(|| {
-                            let r = pipeline_calibrated(problem, &devs, r, profile);
+                            let free = PlanHints::default();
+                            let r =
+                                pipeline_calibrated_alone(problem, &devs, r, profile, &free, false);
                             (r.clone(), r)
                         });
                     let (chosen, _) = choose_subset_split(problem, &alone, &shared);
@@ -251,15 +246,13 @@ fn whole_tiles(
 /// The blocking (`forced` when the caller fixed it), the host fold and its unfolded tail: the
 /// pipeline model's choice when a profile describes the single device, else
 /// `fixed_rule_plan`'s.
-pub fn choose_tile(
-    p: &GemmProblem,
+fn choose_tile(
+    req: &DecisionRequest<'_>,
     devices: &[&Arc<dyn Device>],
     budgets: &[u64],
-    profile: Option<&MachineProfile>,
-    forced: Option<Blocking>,
-    fold: FoldRequest,
 ) -> (Blocking, bool, usize, Option<TilePrices>) {
-    if let (Some(prof), [d], [budget]) = (profile, devices, budgets) {
+    let (p, forced, fold) = (req.problem, req.forced, req.host_fold);
+    if let (Some(prof), [d], [budget]) = (req.profile, devices, budgets) {
         let sel = match forced {
             Some(b) => evaluate(p, d, prof, &[b], fold),
             None => model_tile(p, d, *budget, prof, fold),
@@ -410,17 +403,11 @@ pub fn candidate_tiles(max_dim: usize) -> Vec<usize> {
     if max_dim < MIN_TILE {
         return vec![max_dim.max(1)];
     }
-    let mut out = Vec::with_capacity(20);
-    let mut p = MIN_TILE;
-    while p <= MAX_TILE {
-        for t in [p, p + p / 2] {
-            if t <= MAX_TILE && t <= max_dim {
-                out.push(t);
-            }
-        }
-        p *= 2;
-    }
-    out
+    std::iter::successors(Some(MIN_TILE), |p| Some(p * 2))
+        .take_while(|&p| p <= MAX_TILE)
+        .flat_map(|p| [p, p + p / 2])
+        .filter(|&t| t <= MAX_TILE && t <= max_dim)
+        .collect()
 }
 
 /// The blockings [`model_tile`] considers (square ones at least [`MIN_GPU_TILE`] for problems
@@ -445,10 +432,7 @@ pub fn evaluate(
     tiles: &[Blocking],
     fold: FoldRequest,
 ) -> Option<ModelChoice> {
-    if Operand::ALL
-        .iter()
-        .all(|&op| p.location(op) == device.space())
-    {
+    if p.locations.iter().all(|&l| l == device.space()) {
         return None;
     }
     let label = device.info().label();
@@ -644,7 +628,7 @@ pub fn default_devices_excluding(
 pub fn default_tile(p: &GemmProblem, devices: &[&Arc<dyn Device>], budgets: &[u64]) -> usize {
     let maxdim = p.m.max(p.n).max(p.k).max(1);
     if let [d] = devices {
-        if Operand::ALL.iter().all(|&op| p.location(op) == d.space()) {
+        if p.locations.iter().all(|&l| l == d.space()) {
             return maxdim;
         }
     }
@@ -654,7 +638,7 @@ pub fn default_tile(p: &GemmProblem, devices: &[&Arc<dyn Device>], budgets: &[u6
     let min_budget = devices
         .iter()
         .zip(budgets)
-        .filter(|(d, _)| Operand::ALL.iter().any(|&op| p.location(op) != d.space()))
+        .filter(|(d, _)| p.locations.iter().any(|&l| l != d.space()))
         .map(|(_, &b)| b)
         .min()
         .unwrap_or(u64::MAX);
@@ -706,19 +690,6 @@ pub fn device_rates(
         .collect()
 }
 
-/// `rates` with each accelerator's scaled to the pipeline model's time for the whole problem
-/// on it alone ([`model_tile`]; the balancer's rough traffic count gave the CPU too much work).
-pub fn pipeline_calibrated(
-    p: &GemmProblem,
-    devices: &[&Arc<dyn Device>],
-    rates: Vec<DeviceRate>,
-    profile: Option<&MachineProfile>,
-) -> Vec<DeviceRate> {
-    calibrated_to(p, devices, rates, profile, false, |d, profile| {
-        model_tile(p, d, d.memory_budget(), profile, FoldRequest::default())
-    })
-}
-
 /// What the caller fixed that changes a device's plan, by which the balancer prices subsets.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PlanHints {
@@ -756,15 +727,18 @@ pub fn pipeline_calibrated_shared(
     })
 }
 
-/// [`pipeline_calibrated`] for the plan a lone device runs under `hints`, fixed cost capped.
+/// `rates` with each accelerator's scaled to the pipeline model's time for the plan it runs
+/// alone under `hints` (the balancer's rough traffic count gave the CPU too much work), the
+/// fixed cost capped with `cap`.
 fn pipeline_calibrated_alone(
     p: &GemmProblem,
     devices: &[&Arc<dyn Device>],
     rates: Vec<DeviceRate>,
     profile: Option<&MachineProfile>,
     hints: &PlanHints,
+    cap: bool,
 ) -> Vec<DeviceRate> {
-    calibrated_to(p, devices, rates, profile, true, |d, profile| {
+    calibrated_to(p, devices, rates, profile, cap, |d, profile| {
         match hints.forced {
             Some(b) => evaluate(p, d, profile, &[b], hints.fold),
             None => model_tile(p, d, d.memory_budget(), profile, hints.fold),
@@ -835,7 +809,7 @@ pub fn subset_rates(
     if !prices_split(devices, profile) {
         return None;
     }
-    let alone = pipeline_calibrated_alone(p, devices, rates.clone(), profile, hints);
+    let alone = pipeline_calibrated_alone(p, devices, rates.clone(), profile, hints, true);
     let shared = pipeline_calibrated_shared(p, devices, rates, profile, hints);
     Some((alone, shared))
 }
@@ -901,26 +875,25 @@ pub fn choose_devices(
     let rates = device_rates(p, candidates, tile, profile, link_bw)?;
     let (alone, shared) = subset_rates(p, candidates, rates.clone(), profile, hints)
         .unwrap_or((rates.clone(), rates));
-    if objective == crate::energy::Objective::Time {
-        let (chosen, evaluated) = choose_subset_split(p, &alone, &shared);
-        return Some(DeviceChoice {
-            devices: chosen.devices,
-            weights: chosen.balance.weights,
-            predicted: chosen.balance.makespan,
-            evaluated,
-        });
-    }
-    let power: Option<Vec<(f64, f64)>> = candidates
-        .iter()
-        .map(|d| profile.and_then(|pr| pr.power_of(&d.info().label())))
-        .collect();
-    let (chosen, scored) =
-        crate::energy::choose_subset_for_split(p, &alone, &shared, power.as_deref(), objective);
+    let (chosen, evaluated) = if objective == crate::energy::Objective::Time {
+        choose_subset_split(p, &alone, &shared)
+    } else {
+        let power: Option<Vec<(f64, f64)>> = candidates
+            .iter()
+            .map(|d| profile.and_then(|pr| pr.power_of(&d.info().label())))
+            .collect();
+        let (chosen, scored) =
+            crate::energy::choose_subset_for_split(p, &alone, &shared, power.as_deref(), objective);
+        (
+            chosen.subset,
+            scored.into_iter().map(|s| s.subset).collect(),
+        )
+    };
     Some(DeviceChoice {
-        devices: chosen.subset.devices,
-        weights: chosen.subset.balance.weights,
-        predicted: chosen.subset.balance.makespan,
-        evaluated: scored.into_iter().map(|s| s.subset).collect(),
+        devices: chosen.devices,
+        weights: chosen.balance.weights,
+        predicted: chosen.balance.makespan,
+        evaluated,
     })
 }
 

@@ -219,12 +219,10 @@ pub fn choose(
 
 /// The extents of `shares` as (first index, extent) slices of K, in device order.
 pub fn ranges(k: &[usize]) -> Vec<(usize, usize)> {
-    let mut at = 0;
     k.iter()
-        .map(|&kd| {
-            let r = (at, kd);
-            at += kd;
-            r
+        .scan(0, |at, &kd| {
+            *at += kd;
+            Some((*at - kd, kd))
         })
         .collect()
 }

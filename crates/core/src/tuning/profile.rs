@@ -24,39 +24,26 @@ pub const HOST_LABEL: &str = "host";
 /// Why a profile could not be found, read, written or used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProfileError {
-    /// No file at the path (calibrate to create one).
     #[error("no profile at {path}")]
     NotFound { path: String },
-    /// The file exists but could not be read.
     #[error("cannot read {path}: {message}")]
     Read { path: String, message: String },
-    /// The profile could not be written.
     #[error("cannot write {path}: {message}")]
     Write { path: String, message: String },
-    /// The file is not a profile (bad JSON, missing fields).
     #[error("{path} is not a valid profile: {message}")]
     Parse { path: String, message: String },
-    /// The file is a profile of another format version.
     #[error(
         "{path} has profile version {found}; this hetblas reads version {supported} (recalibrate)"
     )]
     Version {
         path: String,
         found: u64,
-        /// The version this hetblas reads ([`PROFILE_VERSION`]).
         supported: u32,
     },
-    /// None of HETBLAS_PROFILE, XDG_CACHE_HOME, HOME is set.
     #[error("no profile location: set HETBLAS_PROFILE, XDG_CACHE_HOME or HOME")]
     NoLocation,
-    /// The profile was measured on a different set of devices.
     #[error("profile is for another machine (fingerprint {profile}, this machine {machine}); recalibrate")]
-    Mismatch {
-        /// Fingerprint stored devices give.
-        profile: String,
-        /// Fingerprint of the devices present.
-        machine: String,
-    },
+    Mismatch { profile: String, machine: String },
 }
 
 impl From<ProfileError> for Error {
@@ -68,7 +55,6 @@ impl From<ProfileError> for Error {
 /// Measured GEMM times of one dtype on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GemmTimes {
-    /// Element type.
     pub dtype: DType,
     /// `(T, seconds)` of a square `T x T x T` GEMM, ascending T.
     pub times: Vec<(usize, f64)>,
@@ -83,9 +69,7 @@ pub struct DeviceProfile {
     pub name: String,
     /// Backend name ("cuda", "cpu", ...).
     pub backend: String,
-    /// Memory size in bytes.
     pub memory_bytes: u64,
-    /// GEMM times per dtype.
     #[serde(default)]
     pub gemm: Vec<GemmTimes>,
     /// Per dtype: how much longer a tile product takes while the device's host links copy in
@@ -148,11 +132,9 @@ fn per_dtype(list: &[(DType, f64)], dtype: DType) -> f64 {
 pub struct LinkProfile {
     /// The link's name ("host->cuda0").
     pub name: String,
-    /// Label of the source memory ([`HOST_LABEL`] or a device label).
+    /// Labels of the source and destination memories ([`HOST_LABEL`] or a device label).
     pub src_label: String,
-    /// Label of the destination memory.
     pub dst_label: String,
-    /// Host-to-device, device-to-host or peer.
     pub kind: LinkKind,
     /// Fitted latency `t_i` (s).
     pub latency_s: f64,
@@ -217,7 +199,6 @@ impl StagedOut {
 }
 
 impl LinkProfile {
-    /// The transfer model of the link.
     pub fn model(&self) -> LinkModel {
         LinkModel::new(self.latency_s, self.bytes_per_sec, self.bid_slowdown)
     }
@@ -271,11 +252,8 @@ pub struct MachineProfile {
     pub version: u32,
     /// When it was measured (RFC 3339, UTC).
     pub created: String,
-    /// The machine's host name.
     pub host: String,
-    /// The devices.
     pub devices: Vec<DeviceProfile>,
-    /// The links.
     pub links: Vec<LinkProfile>,
     /// Host fold speed ([`crate::fold`]): bytes of C folded per second with the fold's threads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -372,12 +350,10 @@ impl MachineProfile {
         }
     }
 
-    /// The device with this label.
     pub fn device(&self, label: &str) -> Option<&DeviceProfile> {
         self.devices.iter().find(|d| d.label == label)
     }
 
-    /// The link from `src_label` to `dst_label`.
     pub fn link(&self, src_label: &str, dst_label: &str) -> Option<&LinkProfile> {
         self.links
             .iter()
@@ -392,7 +368,6 @@ impl MachineProfile {
             .map(|p| (p.busy_w, p.idle_w))
     }
 
-    /// The link with this name.
     pub fn link_named(&self, name: &str) -> Option<&LinkProfile> {
         self.links.iter().find(|l| l.name == name)
     }

@@ -132,21 +132,15 @@ pub fn measure_gemm(
 
 /// The first compute queue of `device`, which must support `dtype`.
 fn gemm_queue(device: &dyn Device, dtype: DType) -> Result<Arc<dyn Queue>> {
-    let label = device.info().label();
+    let unsupported = |detail| Error::Unsupported {
+        device: device.info().label(),
+        detail,
+    };
     if !device.kernel().supports(dtype) {
-        return Err(Error::Unsupported {
-            device: label,
-            detail: format!("gemm in {dtype}"),
-        });
+        return Err(unsupported(format!("gemm in {dtype}")));
     }
-    device
-        .compute_queues()
-        .first()
-        .cloned()
-        .ok_or_else(|| Error::Unsupported {
-            device: label,
-            detail: "no compute queue".into(),
-        })
+    let queue = device.compute_queues().first().cloned();
+    queue.ok_or_else(|| unsupported("no compute queue".into()))
 }
 
 /// Operands of timed products on one device in one dtype, for square tiles up to `max`:
@@ -302,7 +296,6 @@ pub(super) fn time_gemm_tile(
     Ok((m, single))
 }
 
-/// The link from `src` to `dst`, if any.
 pub(super) fn link_of(
     links: &[Arc<dyn Link>],
     src: MemorySpace,
@@ -358,7 +351,6 @@ pub(super) fn warm_up(
 /// beyond a few thousand (on the H200 hosts 4096 within -1% to +12% of 3072), and slow.
 pub(super) const HOST_GEMM_MAX_TILE: usize = 3072;
 
-/// The GEMM tiles calibrated on `d`.
 pub(super) fn gemm_tiles_for(d: &dyn Device, opts: &CalibrationOptions) -> Vec<usize> {
     opts.gemm_tiles
         .iter()

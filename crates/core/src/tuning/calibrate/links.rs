@@ -111,21 +111,15 @@ pub(super) fn fit_links(
     for l in &m.usable {
         let sides = m.link_sides(l, opts);
         let expected_done = tr.done + sides.len();
-        let Some(&side) = sides.last() else {
+        let Some(&side) = sides.last().filter(|_| sides.len() >= 2) else {
+            let n = if sides.is_empty() { "no" } else { "one" };
             tracing::warn!(
                 link = l.name(),
-                "calibration: no tile size fits; link skipped"
-            );
-            continue;
-        };
-        if sides.len() < 2 {
-            tracing::warn!(
-                link = l.name(),
-                "calibration: one tile size fits; link skipped"
+                "calibration: {n} tile size fits; link skipped"
             );
             tr.skip_to(expected_done, format!("link {}: skipped", l.name()));
             continue;
-        }
+        };
         let bytes = side * side * 8;
         let src = m.alloc_in(l.src(), bytes)?;
         let dst = m.alloc_in(l.dst(), bytes)?;

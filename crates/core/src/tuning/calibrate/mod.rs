@@ -239,7 +239,6 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// The device computing in space `s`.
     pub(super) fn device_in(&self, s: MemorySpace) -> Option<&'a Arc<dyn Device>> {
         self.by_space.get(&s).copied()
     }
@@ -253,15 +252,11 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// A buffer of `bytes` in space `s`.
     pub(super) fn alloc_in(&self, s: MemorySpace, bytes: usize) -> Result<Box<dyn Buffer>> {
-        if s.is_host() {
-            (self.host_alloc)(bytes)
-        } else {
-            match self.by_space.get(&s) {
-                Some(d) => d.allocate(bytes),
-                None => Err(Error::internal("no device for a calibrated space")),
-            }
+        match self.by_space.get(&s) {
+            _ if s.is_host() => (self.host_alloc)(bytes),
+            Some(d) => d.allocate(bytes),
+            None => Err(Error::internal("no device for a calibrated space")),
         }
     }
 
@@ -283,7 +278,6 @@ impl<'a> Machine<'a> {
         sides
     }
 
-    /// The usable link named `name`.
     pub(super) fn usable_named(&self, name: &str) -> Option<&'a Arc<dyn Link>> {
         self.usable.iter().find(|l| l.name() == name).copied()
     }

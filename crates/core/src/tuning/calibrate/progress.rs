@@ -28,7 +28,6 @@ pub(super) fn human_bytes(b: usize) -> String {
 
 /// Counts points and reports progress.
 pub(super) struct Tracker<'a> {
-    /// Points measured (or skipped) so far.
     pub(super) done: usize,
     total: usize,
     start: Instant,

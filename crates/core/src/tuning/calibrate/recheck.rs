@@ -98,6 +98,13 @@ impl Recheck {
         ));
     }
 
+    /// A point that could not be measured: the profile cannot be judged whole.
+    fn unmeasured(&mut self, what: &str) {
+        self.holds = false;
+        self.complete = false;
+        self.points.push(format!("{what}: could not be measured"));
+    }
+
     /// Before any point is judged: the profile holds until one says otherwise.
     fn nothing_measured() -> Recheck {
         Recheck {
@@ -107,13 +114,6 @@ impl Recheck {
             complete: true,
             moved: Vec::new(),
         }
-    }
-
-    /// A point that could not be measured: the profile cannot be judged whole.
-    fn unmeasured(&mut self, what: &str) {
-        self.holds = false;
-        self.complete = false;
-        self.points.push(format!("{what}: could not be measured"));
     }
 
     fn other_hardware(why: String) -> Recheck {
@@ -333,16 +333,10 @@ pub fn recheck(
         }
     };
     let gpu = |j: &GemmJob<'_>| j.0.info().kind == DeviceKind::Gpu;
-    let mut measured = at_once(&jobs, gpu, measure);
-    for (j, m) in jobs.iter().zip(measured.iter_mut()) {
-        if m.is_none() {
-            *m = Some(measure(j));
-        }
-    }
-    let measured = measured.into_iter().flatten();
-    for ((d, dtype, t, expected), got) in jobs.iter().zip(measured) {
+    for (job, got) in jobs.iter().zip(at_once(&jobs, gpu, measure)) {
+        let (d, dtype, t, expected) = job;
         let what = format!("gemm {} {dtype} T={t}", d.info().label());
-        match got?.first() {
+        match got.unwrap_or_else(|| measure(job))?.first() {
             Some(&(_, s)) => out.judge(Target::Gemm(d.info().label()), what, s, *expected),
             None => out.unmeasured(&what),
         }

@@ -53,13 +53,8 @@ pub(super) fn measure(m: &Machine<'_>, links: &mut [LinkProfile]) -> Result<()> 
                 if !staged(&mut fresh) {
                     break;
                 }
-                runs.push(write_back(
-                    l.as_ref(),
-                    dev.as_ref(),
-                    src.as_ref(),
-                    &mut fresh,
-                    side,
-                )?);
+                let s = write_back(l.as_ref(), dev.as_ref(), src.as_ref(), &mut fresh, side)?;
+                runs.push(s);
             }
             if runs.len() < REPEATS {
                 break;

@@ -16,7 +16,6 @@ pub struct Measurement {
     pub mean: f64,
     /// Half-width of the 95% confidence interval of the mean (s).
     pub half_width: f64,
-    /// Repetitions taken.
     pub reps: usize,
 }
 

@@ -149,7 +149,6 @@ fn device_end(l: &dyn Link) -> MemorySpace {
     }
 }
 
-/// A host->device or device->host link.
 pub(super) fn is_host_link(l: &dyn Link) -> bool {
     matches!(l.kind(), LinkKind::HostToDevice | LinkKind::DeviceToHost)
 }
