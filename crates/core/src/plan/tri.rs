@@ -177,7 +177,6 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
         }
     }
     let slot_bytes = tiling.slot_bytes();
-    let mut g = Graph::default();
     let mut devs: Vec<DevState> = req
         .devices
         .iter()
@@ -202,7 +201,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
     let order = p.block_order(nt);
     let max_panels = req.assignment.iter().map(Vec::len).max().unwrap_or(0);
     let mut panel = Panel {
-        g: &mut g,
+        g: Graph::default(),
         tiling,
         locations: req.locations,
         solver: req.solver,
@@ -219,24 +218,18 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
         }
     }
     let mut devices = Vec::with_capacity(devs.len());
-    for (d, st) in devs.iter().enumerate() {
+    for ((st, spec), panels) in devs.iter().zip(req.devices).zip(req.assignment) {
         let need = st.next_slot as u64 * slot_bytes as u64;
-        if need > req.devices[d].budget {
+        if need > spec.budget {
             return Err(Error::OutOfMemory {
-                device: req.devices[d].label.clone(),
+                device: spec.label.clone(),
                 detail: format!(
                     "triangular plan needs {} slots of {slot_bytes} bytes ({need} bytes), budget {}",
-                    st.next_slot, req.devices[d].budget
+                    st.next_slot, spec.budget
                 ),
             });
         }
-        devices.push(PlanDevice {
-            space: st.space,
-            slots: st.next_slot,
-            compute_queues: st.queues,
-            tiles: req.assignment[d].len() * nt,
-            mirrors: Vec::new(),
-        });
+        devices.push(PlanDevice::new(spec, st.next_slot, panels.len() * nt));
     }
     let routine = Routine::Tri {
         problem: p,
@@ -246,7 +239,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
     };
     let k = p.a_order();
     let operands = [(a_space, k, k), (b_space, p.m, p.n)];
-    let graph = g.finish(req.devices.len());
+    let graph = panel.g.finish(req.devices.len());
     Ok(Plan::new(
         routine, p.dtype, &operands, slot_bytes, devices, graph,
     ))
@@ -254,7 +247,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
 
 /// What every panel's tasks are emitted with.
 struct Panel<'a> {
-    g: &'a mut Graph,
+    g: Graph,
     tiling: TriTiling,
     locations: [MemorySpace; 2],
     solver: Option<usize>,
