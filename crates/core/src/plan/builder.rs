@@ -276,11 +276,7 @@ fn device_state(
 /// share ([`FOLD_SPREAD`]) spread over the tiles before, so that the folds and the sent C do
 /// not each leave one half of the call idle.
 pub(crate) fn fold_tail_tiles(steps: &[Step], n: usize, group: usize) -> HashSet<(usize, usize)> {
-    let order: Vec<(usize, usize)> = steps
-        .iter()
-        .filter(|s| s.last)
-        .map(|s| (s.i, s.j))
-        .collect();
+    let order: Vec<(usize, usize)> = finish_order(steps).collect();
     tail_positions(order.len(), n, group, FOLD_SPREAD)
         .into_iter()
         .map(|p| order[p])
@@ -435,13 +431,12 @@ const TAIL_PIECES_MAX: usize = 8;
 
 /// The C tiles whose chain may be split ([`tail_pieces`]): the last `group` tiles to finish.
 pub(crate) fn tail_tiles(steps: &[Step], group: usize) -> HashSet<(usize, usize)> {
-    steps
-        .iter()
-        .rev()
-        .filter(|s| s.last)
-        .take(group.max(1))
-        .map(|s| (s.i, s.j))
-        .collect()
+    finish_order(steps).rev().take(group.max(1)).collect()
+}
+
+/// The C tiles of `steps` in the order they finish (their last step).
+fn finish_order(steps: &[Step]) -> impl DoubleEndedIterator<Item = (usize, usize)> + '_ {
+    steps.iter().filter(|s| s.last).map(|s| (s.i, s.j))
 }
 
 pub(super) struct Builder<'a> {
