@@ -486,14 +486,6 @@ impl Builder<'_> {
         }
     }
 
-    /// Tile `key` where a product on device `st` finds it.
-    fn at(&self, st: &DeviceState, loc: TileLoc, key: TileKey) -> Loc {
-        match loc {
-            TileLoc::InPlace => self.origin(key),
-            TileLoc::Slot(s) => self.slot(st.dev, s, key),
-        }
-    }
-
     /// Picks a slot for `key`: a free one, else the resident tile used furthest in the future
     /// (never one in `pinned`). What the slot held is waited for through the graph.
     pub(super) fn acquire(
@@ -620,11 +612,11 @@ impl Builder<'_> {
         let (ka, ta) = symmetric::a_tile(p, i, l);
         let (kb, tb) = symmetric::b_tile(p, l, j);
         let key = TileKey::c(i, j);
-        let (a, b, c) = (
-            self.at(st, locs[0], ka),
-            self.at(st, locs[1], kb),
-            self.at(st, locs[2], key),
-        );
+        let at = |loc, key| match loc {
+            TileLoc::InPlace => self.origin(key),
+            TileLoc::Slot(s) => self.slot(st.dev, s, key),
+        };
+        let (a, b, c) = (at(locs[0], ka), at(locs[1], kb), at(locs[2], key));
         match p.sym {
             Some(s) if symmetric::routine_product(p, i, j, l) => {
                 // SYMM/HEMM on the right multiplies the other operand by the symmetric one.

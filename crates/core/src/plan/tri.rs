@@ -203,8 +203,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
     let mut panel = Panel {
         g: Graph::default(),
         tiling,
-        locations: req.locations,
-        solver: req.solver,
+        req,
         order: &order,
     };
     // Devices take turns panel by panel so a shared solver serves them in step order.
@@ -249,8 +248,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
 struct Panel<'a> {
     g: Graph,
     tiling: TriTiling,
-    locations: [MemorySpace; 2],
-    solver: Option<usize>,
+    req: &'a TriRequest<'a>,
     order: &'a [usize],
 }
 
@@ -274,7 +272,7 @@ impl Panel<'_> {
 
     /// The A tile `key` on device `st`: in place, or fetched on first use.
     fn a_tile(&mut self, st: &mut DevState, key: TileKey) -> Loc {
-        let a_space = self.locations[0];
+        let a_space = self.req.locations[0];
         if st.space == a_space {
             return self.origin(key);
         }
@@ -294,7 +292,7 @@ impl Panel<'_> {
     fn emit(&mut self, devs: &mut [DevState], d: usize, j: usize, first: u32) {
         let t = self.tiling;
         let p = t.problem;
-        let b_space = self.locations[1];
+        let b_space = self.req.locations[1];
         let order = self.order;
         let nt = order.len();
         let space = devs[d].space;
@@ -371,7 +369,7 @@ impl Panel<'_> {
                     // Alpha applies at each tile's first touch: the first step's.
                     let scale = if s == 0 { Coef::Alpha } else { Coef::One };
                     let diag_q = compute(if lookahead && s > 0 { 1 } else { 0 });
-                    match self.solver.filter(|&e| e != d) {
+                    match self.req.solver.filter(|&e| e != d) {
                         None => {
                             let a = self.a_tile(&mut devs[d], TileKey::a(k, k));
                             let b = bloc(self, k);
