@@ -84,16 +84,8 @@ fn device_time(p: &GemmProblem, r: &DeviceRate, w: f64, shared: bool) -> f64 {
 /// Balances `p` over `rates` (every device takes part).
 pub fn balance(p: &GemmProblem, rates: &[DeviceRate]) -> Balance {
     let n = rates.len().max(1);
-    let shared = rates.iter().any(|r| r.host_bytes_per_sec.is_some()) && rates.len() > 1;
     let mut w = vec![1.0 / n as f64; rates.len()];
-    let times = |w: &[f64]| -> Vec<f64> {
-        rates
-            .iter()
-            .zip(w)
-            .map(|(r, &x)| device_time(p, r, x, shared))
-            .collect()
-    };
-    let mut t = times(&w);
+    let mut t = times(p, rates, &w);
     for _ in 0..200 {
         let active: Vec<f64> = t
             .iter()
@@ -116,7 +108,7 @@ pub fn balance(p: &GemmProblem, rates: &[DeviceRate]) -> Balance {
         }
         let s: f64 = w.iter().sum();
         w.iter_mut().for_each(|x| *x /= s);
-        t = times(&w);
+        t = times(p, rates, &w);
     }
     let makespan = t.iter().copied().fold(0.0, f64::max);
     Balance {
@@ -126,14 +118,16 @@ pub fn balance(p: &GemmProblem, rates: &[DeviceRate]) -> Balance {
     }
 }
 
+/// Each device's predicted time for its share in `weights`.
+fn times(p: &GemmProblem, rates: &[DeviceRate], weights: &[f64]) -> Vec<f64> {
+    let shared = rates.iter().any(|r| r.host_bytes_per_sec.is_some()) && rates.len() > 1;
+    let time = |(r, &w): (&DeviceRate, &f64)| device_time(p, r, w, shared);
+    rates.iter().zip(weights).map(time).collect()
+}
+
 /// The predicted makespan of `p` with the given shares (rounded ones, say), on `rates`.
 pub fn makespan(p: &GemmProblem, rates: &[DeviceRate], weights: &[f64]) -> f64 {
-    let shared = rates.iter().any(|r| r.host_bytes_per_sec.is_some()) && rates.len() > 1;
-    rates
-        .iter()
-        .zip(weights)
-        .map(|(r, &w)| device_time(p, r, w, shared))
-        .fold(0.0, f64::max)
+    times(p, rates, weights).into_iter().fold(0.0, f64::max)
 }
 
 /// Whole tile counts for `tiles` C tiles: the floors of `weights * tiles`, then each remaining
@@ -200,17 +194,13 @@ pub fn choose_subset_split(
         });
     }
     all.sort_by(|a, b| a.balance.makespan.total_cmp(&b.balance.makespan));
-    // Among subsets within MIN_GAIN of the fastest, the one with the fewest devices.
+    // Among subsets within MIN_GAIN of the fastest, the one with the fewest devices (the
+    // fastest of those: the first, `all` being sorted).
     let best = all[0].balance.makespan;
     let chosen = all
         .iter()
         .filter(|s| s.balance.makespan <= best * (1.0 + MIN_GAIN))
-        .min_by(|a, b| {
-            a.devices
-                .len()
-                .cmp(&b.devices.len())
-                .then(a.balance.makespan.total_cmp(&b.balance.makespan))
-        })
+        .min_by_key(|s| s.devices.len())
         .cloned()
         .unwrap_or_else(|| all[0].clone());
     (chosen, all)

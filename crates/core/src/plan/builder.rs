@@ -90,7 +90,6 @@ pub(super) struct DeviceState {
     pub(super) split: HashSet<(usize, usize)>,
     /// The kernel adds tiles (C can arrive late).
     pub(super) adds: bool,
-    /// [`PlanRequest::region`].
     pub(super) region: CRegion,
     pub(super) kt: usize,
     pub(super) c_count: u16,
@@ -149,14 +148,11 @@ pub(super) fn build(req: &PlanRequest<'_>) -> Result<Plan> {
         p,
         graph: Graph::default(),
         holders: HashMap::new(),
-        link_speed: req.link_speed,
-        links: req.links,
         host_ring: host_ring_len(&states, slot_bytes),
         host_next: 0,
         host_used: false,
         host_folds: false,
-        grid: g,
-        tail_pieces: req.tail_pieces,
+        req,
     };
     b.all_steps(&mut states)?;
 
@@ -200,7 +196,7 @@ fn device_state(
         0
     };
     // C tiles that take C late (all under late C, a fold tail's where the kernel adds tiles)
-    // keep two slots each.
+    // may hold two slots each: the accumulator and the caller's C.
     let late_tiles = if late_c {
         tiles.len()
     } else if spec.late_c {
@@ -211,21 +207,14 @@ fn device_state(
     let any_late = late_tiles > 0;
     let distinct = distinct_tiles(&p, spec.space, tiles, kt, req.region);
     check_routes(req, spec, &distinct, !tiles.is_empty())?;
-    let by_budget = if slot_bytes == 0 {
-        u64::MAX
-    } else {
-        spec.budget / slot_bytes as u64
-    };
-    // With late C a C tile can hold two slots (its accumulator and the caller's C).
     let objects = distinct.len() + late_tiles;
-    let slots = (objects as u64).min(by_budget) as u32;
+    let slots = (objects as u64).min(spec.budget / slot_bytes as u64) as u32;
     let min_needed = objects.min(if any_late { 4 } else { 3 }) as u32;
     // C tiles accumulated together; each holds a slot until written back.
-    let most = spec.group.clamp(1, GROUP);
+    let most = spec.group.clamp(1, crate::tiling::DEFAULT_GROUP);
     let group = if c_in_place {
         most
     } else if any_late {
-        // Each C tile may hold its accumulator and its late C at once.
         ((slots as usize).saturating_sub(2) / 2).clamp(1, most)
     } else {
         (slots as usize).saturating_sub(2).clamp(1, most)
@@ -279,14 +268,7 @@ fn device_state(
         compute_queues: spec.compute_queues.max(1),
         fetched: 0,
     };
-    let pd = PlanDevice {
-        space: spec.space,
-        slots,
-        compute_queues: st.compute_queues,
-        tiles: tiles.len(),
-        mirrors: Vec::new(),
-    };
-    Ok((st, pd))
+    Ok((st, PlanDevice::new(spec, slots, tiles.len())))
 }
 
 /// The `n` C tiles of a fold tail, whose C is sent rather than folded (the model picks them
@@ -294,11 +276,7 @@ fn device_state(
 /// share ([`FOLD_SPREAD`]) spread over the tiles before, so that the folds and the sent C do
 /// not each leave one half of the call idle.
 pub(crate) fn fold_tail_tiles(steps: &[Step], n: usize, group: usize) -> HashSet<(usize, usize)> {
-    let order: Vec<(usize, usize)> = steps
-        .iter()
-        .filter(|s| s.last)
-        .map(|s| (s.i, s.j))
-        .collect();
+    let order: Vec<(usize, usize)> = finish_order(steps).collect();
     tail_positions(order.len(), n, group, FOLD_SPREAD)
         .into_iter()
         .map(|p| order[p])
@@ -408,9 +386,6 @@ fn host_ring_len(states: &[DeviceState], slot_bytes: usize) -> usize {
     }
 }
 
-/// The most C tiles accumulated together (k-loop outermost within the group).
-const GROUP: usize = crate::tiling::DEFAULT_GROUP;
-
 /// The gemm steps of a device: its C tiles in groups of `group`; within a group, for each k
 /// step, every tile of the group. K runs forward in even groups and backward in odd ones
 /// (serpentine: the tiles used last by one group are used first by the next).
@@ -456,13 +431,12 @@ const TAIL_PIECES_MAX: usize = 8;
 
 /// The C tiles whose chain may be split ([`tail_pieces`]): the last `group` tiles to finish.
 pub(crate) fn tail_tiles(steps: &[Step], group: usize) -> HashSet<(usize, usize)> {
-    steps
-        .iter()
-        .rev()
-        .filter(|s| s.last)
-        .take(group.max(1))
-        .map(|s| (s.i, s.j))
-        .collect()
+    finish_order(steps).rev().take(group.max(1)).collect()
+}
+
+/// The C tiles of `steps` in the order they finish (their last step).
+fn finish_order(steps: &[Step]) -> impl DoubleEndedIterator<Item = (usize, usize)> + '_ {
+    steps.iter().filter(|s| s.last).map(|s| (s.i, s.j))
 }
 
 pub(super) struct Builder<'a> {
@@ -470,38 +444,26 @@ pub(super) struct Builder<'a> {
     pub(super) graph: Graph,
     /// A/B tiles resident on some device: (device, slot).
     pub(super) holders: HashMap<TileKey, Vec<(u16, u32)>>,
-    pub(super) link_speed: Option<&'a dyn Fn(MemorySpace, MemorySpace) -> Option<f64>>,
-    pub(super) links: &'a HashSet<(MemorySpace, MemorySpace)>,
     /// Host staging slots for two-hop routes and host folds, used round-robin.
     pub(super) host_ring: usize,
     pub(super) host_next: usize,
     pub(super) host_used: bool,
     pub(super) host_folds: bool,
-    pub(super) grid: crate::tiling::TileGrid,
-    /// [`PlanRequest::tail_pieces`].
-    pub(super) tail_pieces: Option<usize>,
+    pub(super) req: &'a PlanRequest<'a>,
 }
 
 impl Builder<'_> {
-    /// The next host staging slot (its earlier use's readers are waited for through the graph).
-    pub(super) fn host_slot(&mut self) -> u32 {
-        let h = self.host_next;
-        self.host_next = (h + 1) % self.host_ring.max(1);
-        self.host_used = true;
-        h as u32
-    }
-
     /// The operand block tile `key` is.
     pub(super) fn origin(&self, key: TileKey) -> Loc {
         Loc::Operand {
             op: key.op,
-            block: self.grid.stored_block(&self.p, key),
+            block: self.req.grid.stored_block(&self.p, key),
         }
     }
 
     /// Tile `key` in slot `slot` of plan device `device`.
     pub(super) fn slot(&self, device: u16, slot: u32, key: TileKey) -> Loc {
-        let b = self.grid.stored_block(&self.p, key);
+        let b = self.req.grid.stored_block(&self.p, key);
         Loc::Slot {
             device,
             slot,
@@ -510,21 +472,17 @@ impl Builder<'_> {
         }
     }
 
-    /// Tile `key` in host staging slot `slot`.
-    pub(super) fn staging(&self, slot: u32, key: TileKey) -> Loc {
-        let b = self.grid.stored_block(&self.p, key);
+    /// Tile `key` in the next host staging slot (its earlier use's readers are waited for
+    /// through the graph).
+    pub(super) fn staging(&mut self, key: TileKey) -> Loc {
+        let slot = self.host_next as u32;
+        self.host_next = (self.host_next + 1) % self.host_ring.max(1);
+        self.host_used = true;
+        let b = self.req.grid.stored_block(&self.p, key);
         Loc::Staging {
             slot,
             rows: b.rows,
             cols: b.cols,
-        }
-    }
-
-    /// Tile `key` where a product on device `st` finds it.
-    fn at(&self, st: &DeviceState, loc: TileLoc, key: TileKey) -> Loc {
-        match loc {
-            TileLoc::InPlace => self.origin(key),
-            TileLoc::Slot(s) => self.slot(st.dev, s, key),
         }
     }
 
@@ -542,31 +500,20 @@ impl Builder<'_> {
         let slot = match free.map(|s| s as usize) {
             Some(s) => s,
             None => {
-                let mut best: Option<(usize, usize)> = None; // (slot, next use)
-                for (s, o) in st.owner.iter().enumerate() {
-                    let Some(k) = o else { continue };
-                    if pinned.contains(k) || k.op == Operand::C {
-                        continue;
-                    }
-                    let next = st
-                        .uses
-                        .get(k)
-                        .and_then(|q| q.front().copied())
-                        .unwrap_or(usize::MAX);
-                    if best.is_none_or(|(_, n)| next > n) {
-                        best = Some((s, next));
-                    }
-                }
-                let (s, _) = best.ok_or_else(|| {
-                    Error::internal(format!(
-                        "no evictable slot on plan device {} ({} slots)",
-                        st.dev,
-                        st.owner.len()
-                    ))
-                })?;
-                let old = st.owner[s]
-                    .take()
-                    .ok_or_else(|| Error::internal("evicted slot had no owner"))?;
+                // The resident tile used furthest in the future (the first such slot).
+                let next_use = |k: &TileKey| st.uses.get(k).and_then(|q| q.front().copied());
+                let owners = st.owner.iter().enumerate().rev();
+                let (s, old) = owners
+                    .filter_map(|(s, o)| o.map(|k| (s, k)))
+                    .filter(|(_, k)| !pinned.contains(k) && k.op != Operand::C)
+                    .max_by_key(|(_, k)| next_use(k).unwrap_or(usize::MAX))
+                    .ok_or_else(|| {
+                        Error::internal(format!(
+                            "no evictable slot on plan device {} ({} slots)",
+                            st.dev,
+                            st.owner.len()
+                        ))
+                    })?;
                 st.resident.remove(&old);
                 if let Some(h) = self.holders.get_mut(&old) {
                     h.retain(|&(dev, _)| dev != st.dev);
@@ -647,7 +594,6 @@ impl Builder<'_> {
             && step.ll + lead >= st.kt
             && !st.late.contains_key(&(step.i, step.j))
         {
-            // Fetch the caller's C while the last products run.
             let slot = self.acquire(st, kc, &[ka, kb])?;
             let f = self.fetch(st, kc, slot);
             st.late.insert((step.i, step.j), (slot, f));
@@ -666,11 +612,11 @@ impl Builder<'_> {
         let (ka, ta) = symmetric::a_tile(p, i, l);
         let (kb, tb) = symmetric::b_tile(p, l, j);
         let key = TileKey::c(i, j);
-        let (a, b, c) = (
-            self.at(st, locs[0], ka),
-            self.at(st, locs[1], kb),
-            self.at(st, locs[2], key),
-        );
+        let at = |loc, key| match loc {
+            TileLoc::InPlace => self.origin(key),
+            TileLoc::Slot(s) => self.slot(st.dev, s, key),
+        };
+        let (a, b, c) = (at(locs[0], ka), at(locs[1], kb), at(locs[2], key));
         match p.sym {
             Some(s) if symmetric::routine_product(p, i, j, l) => {
                 // SYMM/HEMM on the right multiplies the other operand by the symmetric one.
@@ -685,7 +631,7 @@ impl Builder<'_> {
                     key,
                     l: l as u32,
                     op: s.op,
-                    k: self.grid.k_span(l).1,
+                    k: self.req.grid.k_span(l).1,
                     alpha: Coef::Alpha,
                     beta,
                     a,
@@ -760,9 +706,9 @@ impl Builder<'_> {
         if !plain_fetch || !plain_wb || !matches!(tasks[add as usize].op, Op::Add { .. }) {
             return;
         }
-        let b = self.grid.stored_block(&self.p, kc);
+        let b = self.req.grid.stored_block(&self.p, kc);
         let bytes = b.rows * b.cols * self.p.dtype.size();
-        let pieces = tail_pieces(bytes, b.cols, self.tail_pieces) as u16;
+        let pieces = tail_pieces(bytes, b.cols, self.req.tail_pieces) as u16;
         for t in [fetch, add, wb] {
             self.graph.task_mut(t).pieces = pieces;
         }

@@ -167,12 +167,7 @@ impl PlanCache {
     }
 
     /// Number of plans held.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         lock(&self.plans).len()
-    }
-
-    /// Whether no plan is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }

@@ -8,17 +8,11 @@ use crate::tiling::TileGrid;
 /// `pr x pc = ndev` closest to square, with more devices along the longer dimension.
 pub fn device_grid(ndev: usize, mt: usize, nt: usize) -> (usize, usize) {
     let ndev = ndev.max(1);
-    let mut best: (usize, usize) = (1, ndev);
-    for pr in 1..=ndev {
-        if ndev.is_multiple_of(pr) {
-            let pc = ndev / pr;
-            let (bpr, bpc) = best;
-            if pr.abs_diff(pc) < bpr.abs_diff(bpc) {
-                best = (pr, pc);
-            }
-        }
-    }
-    let (a, b) = (best.0.min(best.1), best.0.max(best.1));
+    let pr = (1..=ndev)
+        .filter(|&pr| ndev.is_multiple_of(pr))
+        .min_by_key(|&pr| pr.abs_diff(ndev / pr))
+        .unwrap_or(1);
+    let (a, b) = (pr.min(ndev / pr), pr.max(ndev / pr));
     if mt > nt {
         (b, a)
     } else {

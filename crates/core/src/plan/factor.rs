@@ -100,18 +100,9 @@ pub(super) fn build_factor(req: &FactorRequest<'_>) -> Result<Plan> {
         nb: req.nb,
         panels: req.panels,
     };
-    let devices = req
-        .devices
-        .iter()
-        .enumerate()
-        .map(|(d, spec)| PlanDevice {
-            space: spec.space,
-            slots: 0,
-            compute_queues: spec.compute_queues.max(1),
-            tiles: 0,
-            mirrors: if d == 0 { mirrors.clone() } else { Vec::new() },
-        })
-        .collect();
+    let no_slots = |spec| PlanDevice::new(spec, 0, 0);
+    let mut devices: Vec<_> = req.devices.iter().map(no_slots).collect();
+    devices[0].mirrors = mirrors;
     let no_tasks = (Vec::new(), Vec::new());
     let mut plan = Plan::new(routine, req.dtype, &operands, 0, devices, no_tasks);
     let need = plan.workspace_bytes(0) as u64;
@@ -163,23 +154,19 @@ fn side(lower: bool, r0: usize, rows: usize, c0: usize, cols: usize) -> Block {
 }
 
 impl Steps<'_> {
-    fn nb(&self) -> usize {
-        self.req.nb
-    }
-
     /// Columns of block column `j`: first, width.
     fn span(&self, j: usize, len: usize) -> (usize, usize) {
-        crate::tiling::span(len, self.nb(), j)
+        crate::tiling::span(len, self.req.nb, j)
     }
 
     /// A block of the matrix where the updating device works on it.
     fn work(&self, b: Block) -> Loc {
-        self.at(0, Operand::A, b)
+        self.at(Operand::A, b)
     }
 
-    /// A block of operand `op` where plan device `d` works on it: its copy, or the operand.
-    fn at(&self, d: usize, op: Operand, b: Block) -> Loc {
-        if d == 0 && !self.in_place_of(op) {
+    /// A block of operand `op` where the updating device works on it: its copy, or the operand.
+    fn at(&self, op: Operand, b: Block) -> Loc {
+        if !self.in_place_of(op) {
             Loc::Mirror {
                 device: 0,
                 op,
@@ -202,17 +189,13 @@ impl Steps<'_> {
         Loc::Operand { op, block: b }
     }
 
-    fn compute(&self, d: usize, queue: u16) -> QueueId {
-        let queues = self.req.devices[d].compute_queues.max(1);
-        QueueId::Compute {
-            device: d as u16,
-            index: queue % queues,
-        }
-    }
-
     /// `op` on plan device `d`'s compute queue `queue`.
     fn run(&mut self, d: usize, queue: u16, op: Op) -> TaskId {
-        let queue = self.compute(d, queue);
+        let index = queue % self.req.devices[d].compute_queues.max(1);
+        let queue = QueueId::Compute {
+            device: d as u16,
+            index,
+        };
         self.g.add(d as u16, queue, op)
     }
 
@@ -227,7 +210,7 @@ impl Steps<'_> {
             Operand::B => MemorySpace::HOST,
             _ => self.req.location,
         };
-        let (host, copy) = (Self::host(op, b), self.at(0, op, b));
+        let (host, copy) = (Self::host(op, b), self.at(op, b));
         let (src, dst, link) = if up {
             (host, copy, (home, dev))
         } else {
@@ -315,13 +298,11 @@ impl Steps<'_> {
         Trans::C.for_dtype(self.req.dtype)
     }
 
-    // ---- Cholesky -----------------------------------------------------------------------
-
-    /// `uplo` = Lower: column steps; Upper: the same on row blocks (`A = U^H U`), so that
-    /// only the triangle LAPACK reads is read and written.
+    /// Cholesky. `uplo` = Lower: column steps; Upper: the same on row blocks (`A = U^H U`), so
+    /// that only the triangle LAPACK reads is read and written.
     fn potrf(&mut self, uplo: Uplo) {
         let n = self.req.n;
-        let nt = n.div_ceil(self.nb());
+        let nt = n.div_ceil(self.req.nb);
         let lower = uplo == Uplo::Lower;
         // Uploads first: the link runs ahead in step order.
         for j in 0..nt {
@@ -331,12 +312,9 @@ impl Steps<'_> {
         }
         let start = self.req.start.min(nt);
         for j in start..nt {
-            if j == start && j >= 1 {
-                // Going on after a failure: the whole update by the final columns.
-                self.potrf_update(uplo, j, 0..j);
-            } else if j >= 1 {
-                self.potrf_update(uplo, j, j - 1..j);
-            }
+            // Going on after a failure: the whole update by the final columns.
+            let from = if j == start { 0 } else { j - 1 };
+            self.potrf_update(uplo, j, from..j);
             // The panel: its diagonal block, and the rest of its column (lower) or row (upper).
             let (o, w) = self.span(j, n);
             let (d, r) = (Block::new(o, w, o, w), side(lower, o + w, n - o - w, o, w));
@@ -381,7 +359,7 @@ impl Steps<'_> {
     fn potrf_update(&mut self, uplo: Uplo, j: usize, ks: std::ops::Range<usize>) {
         let n = self.req.n;
         let (o, w) = self.span(j, n);
-        let (k0, k1) = (ks.start * self.nb(), (ks.end * self.nb()).min(o));
+        let (k0, k1) = (ks.start * self.req.nb, (ks.end * self.req.nb).min(o));
         if k1 <= k0 {
             return;
         }
@@ -398,14 +376,13 @@ impl Steps<'_> {
         self.gemm(0, key, a, b, side(lower, o + w, rest, o, w));
     }
 
-    // ---- LU -----------------------------------------------------------------------------
-
+    /// LU with partial pivoting.
     fn getrf(&mut self) {
         let (m, n) = (self.req.m, self.req.n);
         let mn = m.min(n);
-        let nt = n.div_ceil(self.nb());
+        let nt = n.div_ceil(self.req.nb);
         // Panels: the block columns that reach the diagonal (width within min(m, n)).
-        let np = mn.div_ceil(self.nb());
+        let np = mn.div_ceil(self.req.nb);
         for j in 0..nt {
             self.cross_column(j, true);
         }
@@ -452,10 +429,8 @@ impl Steps<'_> {
     fn panel(&mut self, j: usize) {
         let (m, n) = (self.req.m, self.req.n);
         let (o, w) = self.span(j, n);
-        let (ab, piv) = (
-            Block::new(o, m - o, o, w),
-            Block::new(o, w.min(m - o), 0, 1),
-        );
+        let ab = Block::new(o, m - o, o, w);
+        let piv = Block::new(o, w.min(m - o), 0, 1);
         let info = self.next_info();
         let key = TileKey::a(j, j);
         match self.req.panels {
@@ -467,7 +442,7 @@ impl Steps<'_> {
                 self.cross(Operand::B, piv, key, true, false);
             }
             None => {
-                let (a, ipiv) = (self.work(ab), self.at(0, Operand::B, piv));
+                let (a, ipiv) = (self.work(ab), self.at(Operand::B, piv));
                 self.run(0, 1, Op::Getrf { key, a, ipiv, info });
                 self.cross(Operand::B, piv, key, false, true);
             }
@@ -484,7 +459,7 @@ impl Steps<'_> {
         let (o, w) = self.span(j, n);
         let (key, rows) = (TileKey::a(j, 0), w.min(m - o));
         if o > 0 {
-            let ipiv = self.at(0, Operand::B, Block::new(o, rows, 0, 1));
+            let ipiv = self.at(Operand::B, Block::new(o, rows, 0, 1));
             let a = self.work(Block::new(o, m - o, 0, o));
             self.run(0, 1, Op::Laswp { key, a, ipiv });
         }
@@ -498,7 +473,7 @@ impl Steps<'_> {
         let (m, n) = (self.req.m, self.req.n);
         let mn = m.min(n);
         // Only block columns that reach the diagonal have panels.
-        let ps = ps.start..ps.end.min(mn.div_ceil(self.nb()));
+        let ps = ps.start..ps.end.min(mn.div_ceil(self.req.nb));
         if ps.is_empty() {
             return;
         }
@@ -507,12 +482,12 @@ impl Steps<'_> {
         let key = TileKey::a(ps.start, j);
         for p in ps.clone() {
             let (po, pw) = self.span(p, mn);
-            let ipiv = self.at(0, Operand::B, Block::new(po, pw, 0, 1));
+            let ipiv = self.at(Operand::B, Block::new(po, pw, 0, 1));
             let a = self.work(Block::new(po, m - po, o, w));
             self.run(0, q, Op::Laswp { key, a, ipiv });
         }
-        let r0 = ps.start * self.nb();
-        let r1 = (ps.end * self.nb()).min(mn);
+        let r0 = ps.start * self.req.nb;
+        let r1 = (ps.end * self.req.nb).min(mn);
         if r1 <= r0 {
             return;
         }
@@ -523,20 +498,13 @@ impl Steps<'_> {
             transa: Trans::N,
             diag: Diag::Unit,
         };
-        let (l, u) = (
-            Block::new(r0, r1 - r0, r0, r1 - r0),
-            Block::new(r0, r1 - r0, o, w),
-        );
+        let l = Block::new(r0, r1 - r0, r0, r1 - r0);
+        let u = Block::new(r0, r1 - r0, o, w);
         self.trsm(q, key, opts, l, u);
         // A(r1.., j) -= L(r1.., r0..r1) U(r0..r1, j).
         let below = Block::new(r1, m - r1, r0, r1 - r0);
-        self.gemm(
-            q,
-            key,
-            (Trans::N, below),
-            (Trans::N, u),
-            Block::new(r1, m - r1, o, w),
-        );
+        let c = Block::new(r1, m - r1, o, w);
+        self.gemm(q, key, (Trans::N, below), (Trans::N, u), c);
     }
 }
 

@@ -108,11 +108,8 @@ pub unsafe fn fold_into(
     if c.rows == 0 || c.cols == 0 {
         return Ok(());
     }
-    let per = task_cols(
-        c.cols,
-        c.rows * c.dtype.size(),
-        workers.current_num_threads(),
-    );
+    let threads = workers.current_num_threads();
+    let per = task_cols(c.cols, c.rows * c.dtype.size(), threads);
     let chunks = c.cols.div_ceil(per);
     let (c, p) = (*c, *p);
     workers.install(|| {
@@ -266,6 +263,7 @@ impl FoldBench {
             ld: side,
             dtype: DType::F64,
         };
+        let beta = ScalarValue::F64(0.5);
         let mut times = Vec::with_capacity(reps);
         for r in 0..=reps.max(1) {
             let i = (self.next + r) % pairs;
@@ -274,15 +272,7 @@ impl FoldBench {
             let t = std::time::Instant::now();
             // SAFETY: both vectors live as long as `self`, which nothing else touches while
             // this borrows it mutably.
-            let folded = unsafe {
-                fold_into(
-                    &ct,
-                    &pt,
-                    ScalarValue::F64(0.5),
-                    TileMask::Whole,
-                    &self.workers,
-                )
-            };
+            let folded = unsafe { fold_into(&ct, &pt, beta, TileMask::Whole, &self.workers) };
             let s = t.elapsed().as_secs_f64();
             finish()?;
             folded?;

@@ -95,15 +95,14 @@ impl Graph {
         deps.dedup();
         // A dependency that another dependency already waits for adds nothing but an event
         // wait (and would make a task split in pieces wait for another chain whole).
-        let implied: Vec<TaskId> = deps
-            .iter()
-            .copied()
-            .filter(|&d| {
-                deps.iter()
-                    .any(|&e| e != d && self.tasks[e as usize].deps.binary_search(&d).is_ok())
-            })
-            .collect();
-        deps.retain(|d| !implied.contains(d));
+        let all = deps.clone();
+        let waits = |e: TaskId, d| self.tasks[e as usize].deps.binary_search(&d).is_ok();
+        deps.retain(|&d| !all.iter().any(|&e| e != d && waits(e, d)));
+        // A dependency on another queue, or on another device's issuing thread, needs an event.
+        for &d in &deps {
+            let t = &mut self.tasks[d as usize];
+            t.signal |= t.queue != queue || t.device != device;
+        }
         for r in &reads {
             self.history.entry(*r).or_default().readers.push(id);
         }
@@ -124,21 +123,18 @@ impl Graph {
         id
     }
 
-    /// A copy of tile `key` from `src` to `dst` on the link `src_space -> dst_space`;
+    /// A copy of tile `key` from `src` to `dst` on the link `from -> to`;
     /// `origin` as [`Op::Copy`]'s.
     pub fn copy(
         &mut self,
         device: u16,
-        (src_space, dst_space): (MemorySpace, MemorySpace),
+        (from, to): (MemorySpace, MemorySpace),
         key: TileKey,
         src: Loc,
         dst: Loc,
         origin: Option<Loc>,
     ) -> TaskId {
-        let queue = QueueId::Link {
-            src: src_space,
-            dst: dst_space,
-        };
+        let queue = QueueId::Link { src: from, dst: to };
         let op = Op::Copy {
             key,
             src,
@@ -153,24 +149,13 @@ impl Graph {
         &mut self.tasks[id as usize]
     }
 
-    /// The tasks, with the events they must record marked (a dependency on another queue, or
-    /// on another device's issuing thread, needs one), and each of `devices` devices' task ids
-    /// in issue order.
+    /// The tasks, and each of `devices` devices' task ids in issue order.
     pub fn finish(self, devices: usize) -> (Vec<Task>, Vec<Vec<TaskId>>) {
-        let mut tasks = self.tasks;
-        for t in 0..tasks.len() {
-            for di in 0..tasks[t].deps.len() {
-                let d = tasks[t].deps[di] as usize;
-                if tasks[d].queue != tasks[t].queue || tasks[d].device != tasks[t].device {
-                    tasks[d].signal = true;
-                }
-            }
-        }
         let mut order = vec![Vec::new(); devices];
-        for (id, t) in tasks.iter().enumerate() {
+        for (id, t) in self.tasks.iter().enumerate() {
             order[t.device as usize].push(id as TaskId);
         }
-        (tasks, order)
+        (self.tasks, order)
     }
 }
 

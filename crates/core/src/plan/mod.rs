@@ -27,7 +27,6 @@ pub(crate) use builder::{
 };
 pub use factor::FactorRequest;
 pub use region::{CRegion, TileMask};
-pub(crate) use task::slot_size;
 pub use task::{
     piece_columns, slot_ld, Coef, DeviceSpec, FactorRoutine, Loc, Op, OperandShape, Plan,
     PlanDevice, PlanStats, QueueId, Routine, Task, TaskId,

@@ -28,33 +28,27 @@ impl Builder<'_> {
         }
         let peer = self.best_peer(states, d, key);
         let st = &mut states[d];
+        let (dev, space) = (st.dev, st.space);
         let slot = self.acquire(st, key, pinned)?;
         match peer {
             None => {
                 self.fetch(st, key, slot);
             }
             Some((e, e_slot)) => {
-                let (src, dst) = (states[e as usize].space, states[d].space);
-                let (from, to, origin) = (
-                    self.slot(e, e_slot, key),
-                    self.slot(states[d].dev, slot, key),
-                    self.origin(key),
-                );
-                self.graph
-                    .copy(states[d].dev, (src, dst), key, from, to, Some(origin));
+                let link = (states[e as usize].space, space);
+                let (from, to) = (self.slot(e, e_slot, key), self.slot(dev, slot, key));
+                let origin = Some(self.origin(key));
+                self.graph.copy(dev, link, key, from, to, origin);
             }
         }
-        self.holders
-            .entry(key)
-            .or_default()
-            .push((states[d].dev, slot));
+        self.holders.entry(key).or_default().push((dev, slot));
         Ok(TileLoc::Slot(slot))
     }
 
     /// The holder of `key` with the fastest link to device `d`, if that link beats the one
     /// from the tile's origin (by 20%: forwarding adds a dependency on the holder's fetch).
     fn best_peer(&self, states: &[DeviceState], d: usize, key: TileKey) -> Option<(u16, u32)> {
-        let speed = self.link_speed?;
+        let speed = self.req.link_speed?;
         let dst = states[d].space;
         // A device that accumulates C in its own memory, in place, neither takes tiles from a
         // peer nor gives them: its products must depend on no other device, or a device that
@@ -79,18 +73,17 @@ impl Builder<'_> {
     pub(super) fn fetch(&mut self, st: &mut DeviceState, key: TileKey, slot: u32) -> TaskId {
         let src = self.p.location(key.op);
         let (origin, to) = (self.origin(key), self.slot(st.dev, slot, key));
-        let id = if self.links.contains(&(src, st.space)) {
+        let id = if self.req.links.contains(&(src, st.space)) {
             self.graph
                 .copy(st.dev, (src, st.space), key, origin, to, None)
         } else {
-            let host = self.host_slot();
-            let staged = self.staging(host, key);
+            let staged = self.staging(key);
             self.graph
                 .copy(st.dev, (src, MemorySpace::HOST), key, origin, staged, None);
             self.graph
                 .copy(st.dev, (MemorySpace::HOST, st.space), key, staged, to, None)
         };
-        let b = self.grid.stored_block(&self.p, key);
+        let b = self.req.grid.stored_block(&self.p, key);
         st.fetched += b.rows * b.cols;
         id
     }
@@ -108,7 +101,7 @@ impl Builder<'_> {
     ) -> TaskId {
         let c_space = self.p.location(Operand::C);
         let (from, c) = (self.slot(st.dev, slot, kc), self.origin(kc));
-        let direct = self.links.contains(&(st.space, c_space));
+        let direct = self.req.links.contains(&(st.space, c_space));
         let folds = st.folds(kc.r as usize, kc.c as usize) && !whole;
         if direct && !folds {
             let wb = self
@@ -122,8 +115,7 @@ impl Builder<'_> {
         let (staged, out) = if st.space.is_host() && folds {
             (from, None)
         } else {
-            let host = self.host_slot();
-            let staged = self.staging(host, kc);
+            let staged = self.staging(kc);
             let link = (st.space, MemorySpace::HOST);
             let out = self.graph.copy(st.dev, link, kc, from, staged, None);
             (staged, Some(out))
@@ -136,8 +128,7 @@ impl Builder<'_> {
             let c_host = if c_space.is_host() {
                 c
             } else {
-                let slot = self.host_slot();
-                let c_host = self.staging(slot, kc);
+                let c_host = self.staging(kc);
                 self.graph
                     .copy(st.dev, (c_space, MemorySpace::HOST), kc, c, c_host, None);
                 c_host

@@ -224,13 +224,8 @@ impl Op {
             Op::Potrf { a, .. } | Op::Getrf { a, .. } => (vec![a], a),
             Op::Laswp { a, ipiv, .. } => (vec![a, ipiv], a),
             Op::Copy { src, dst, .. } => (vec![src], dst),
-            Op::Gemm {
-                a, b, c, beta: bc, ..
-            }
-            | Op::Sym {
-                a, b, c, beta: bc, ..
-            } => {
-                if bc == Coef::Zero {
+            Op::Gemm { a, b, c, beta, .. } | Op::Sym { a, b, c, beta, .. } => {
+                if beta == Coef::Zero {
                     (vec![a, b], c)
                 } else {
                     (vec![a, b, c], c)
@@ -387,6 +382,19 @@ pub struct PlanDevice {
     pub tiles: usize,
     /// Operands the device holds a whole copy of ([`Loc::Mirror`]), after its slots.
     pub mirrors: Vec<Operand>,
+}
+
+impl PlanDevice {
+    /// `spec`'s part: `slots` slots, `tiles` output tiles, no mirrors.
+    pub(super) fn new(spec: &DeviceSpec, slots: u32, tiles: usize) -> PlanDevice {
+        PlanDevice {
+            space: spec.space,
+            slots,
+            compute_queues: spec.compute_queues.max(1),
+            tiles,
+            mirrors: Vec::new(),
+        }
+    }
 }
 
 /// An operand as a plan sees it: where it lives and its stored shape (the pitch that a copy
@@ -608,7 +616,6 @@ impl Plan {
             .map_or(1.0, |o| (o.rows * o.cols).max(1) as f64);
         for t in &self.tasks {
             let d = t.device as usize;
-            let bytes = |l: &Loc| self.loc_bytes(l);
             match t.op {
                 Op::Gemm { .. } | Op::Sym { .. } => {
                     s.gemms += 1;
@@ -620,19 +627,19 @@ impl Plan {
                     (_, Loc::Slot { .. } | Loc::Mirror { .. }) => {
                         s.fetches[key.op.index()] += 1;
                         match src {
-                            Loc::Slot { .. } => s.bytes_peer[d] += bytes(&dst),
-                            _ => s.bytes_in[d] += bytes(&dst),
+                            Loc::Slot { .. } => s.bytes_peer[d] += self.loc_bytes(&dst),
+                            _ => s.bytes_in[d] += self.loc_bytes(&dst),
                         }
                     }
                     (_, Loc::Operand { .. }) => {
                         s.writebacks += 1;
-                        s.bytes_out[d] += bytes(&dst);
+                        s.bytes_out[d] += self.loc_bytes(&dst);
                     }
                     _ => {}
                 },
                 Op::Fold { c, .. } => {
                     s.writebacks += 1;
-                    s.bytes_out[d] += bytes(&c);
+                    s.bytes_out[d] += self.loc_bytes(&c);
                 }
             }
             if t.finishes {

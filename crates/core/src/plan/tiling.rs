@@ -160,10 +160,6 @@ pub struct TileGrid {
     pub tk: usize,
 }
 
-fn ceil_div(a: usize, b: usize) -> usize {
-    a.div_ceil(b.max(1))
-}
-
 /// Start and length of tile `idx` of `t` along `len`.
 pub(crate) fn span(len: usize, t: usize, idx: usize) -> (usize, usize) {
     let start = idx * t;
@@ -177,13 +173,13 @@ impl TileGrid {
     }
 
     pub fn mt(&self) -> usize {
-        ceil_div(self.m, self.tm)
+        self.m.div_ceil(self.tm.max(1))
     }
     pub fn nt(&self) -> usize {
-        ceil_div(self.n, self.tn)
+        self.n.div_ceil(self.tn.max(1))
     }
     pub fn kt(&self) -> usize {
-        ceil_div(self.k, self.tk)
+        self.k.div_ceil(self.tk.max(1))
     }
 
     /// (first row, rows) of block row `i` of C / op(A).
@@ -200,15 +196,10 @@ impl TileGrid {
     /// The stored block a tile occupies, given the problem's transposes.
     pub fn stored_block(&self, p: &GemmProblem, key: TileKey) -> Block {
         let (r, c) = (key.r as usize, key.c as usize);
-        let (rs, cs) = match key.op {
-            Operand::A => (self.m_span(r), self.k_span(c)),
-            Operand::B => (self.k_span(r), self.n_span(c)),
-            Operand::C => (self.m_span(r), self.n_span(c)),
-        };
-        let transposed = match key.op {
-            Operand::A => p.transa.is_transposed(),
-            Operand::B => p.transb.is_transposed(),
-            Operand::C => false,
+        let (rs, cs, transposed) = match key.op {
+            Operand::A => (self.m_span(r), self.k_span(c), p.transa.is_transposed()),
+            Operand::B => (self.k_span(r), self.n_span(c), p.transb.is_transposed()),
+            Operand::C => (self.m_span(r), self.n_span(c), false),
         };
         let (rs, cs) = if transposed { (cs, rs) } else { (rs, cs) };
         Block::new(rs.0, rs.1, cs.0, cs.1)
@@ -221,10 +212,10 @@ impl TileGrid {
         let shapes = [(tm, tk), (tk, tm), (tk, tn), (tn, tk), (tm, tn)];
         let elems = shapes
             .iter()
-            .map(|&(r, c)| crate::plan::slot_ld(r) * c)
+            .map(|&(r, c)| super::task::slot_ld(r) * c)
             .max()
             .unwrap_or(1);
-        crate::plan::slot_size(elems * elem)
+        super::task::slot_size(elems * elem)
     }
 }
 

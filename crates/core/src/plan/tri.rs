@@ -177,7 +177,6 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
         }
     }
     let slot_bytes = tiling.slot_bytes();
-    let mut g = Graph::default();
     let mut devs: Vec<DevState> = req
         .devices
         .iter()
@@ -202,10 +201,9 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
     let order = p.block_order(nt);
     let max_panels = req.assignment.iter().map(Vec::len).max().unwrap_or(0);
     let mut panel = Panel {
-        g: &mut g,
+        g: Graph::default(),
         tiling,
-        locations: req.locations,
-        solver: req.solver,
+        req,
         order: &order,
     };
     // Devices take turns panel by panel so a shared solver serves them in step order.
@@ -219,24 +217,18 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
         }
     }
     let mut devices = Vec::with_capacity(devs.len());
-    for (d, st) in devs.iter().enumerate() {
+    for ((st, spec), panels) in devs.iter().zip(req.devices).zip(req.assignment) {
         let need = st.next_slot as u64 * slot_bytes as u64;
-        if need > req.devices[d].budget {
+        if need > spec.budget {
             return Err(Error::OutOfMemory {
-                device: req.devices[d].label.clone(),
+                device: spec.label.clone(),
                 detail: format!(
                     "triangular plan needs {} slots of {slot_bytes} bytes ({need} bytes), budget {}",
-                    st.next_slot, req.devices[d].budget
+                    st.next_slot, spec.budget
                 ),
             });
         }
-        devices.push(PlanDevice {
-            space: st.space,
-            slots: st.next_slot,
-            compute_queues: st.queues,
-            tiles: req.assignment[d].len() * nt,
-            mirrors: Vec::new(),
-        });
+        devices.push(PlanDevice::new(spec, st.next_slot, panels.len() * nt));
     }
     let routine = Routine::Tri {
         problem: p,
@@ -246,7 +238,7 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
     };
     let k = p.a_order();
     let operands = [(a_space, k, k), (b_space, p.m, p.n)];
-    let graph = g.finish(req.devices.len());
+    let graph = panel.g.finish(req.devices.len());
     Ok(Plan::new(
         routine, p.dtype, &operands, slot_bytes, devices, graph,
     ))
@@ -254,10 +246,9 @@ pub(super) fn build_tri(req: &TriRequest<'_>) -> Result<Plan> {
 
 /// What every panel's tasks are emitted with.
 struct Panel<'a> {
-    g: &'a mut Graph,
+    g: Graph,
     tiling: TriTiling,
-    locations: [MemorySpace; 2],
-    solver: Option<usize>,
+    req: &'a TriRequest<'a>,
     order: &'a [usize],
 }
 
@@ -281,7 +272,7 @@ impl Panel<'_> {
 
     /// The A tile `key` on device `st`: in place, or fetched on first use.
     fn a_tile(&mut self, st: &mut DevState, key: TileKey) -> Loc {
-        let a_space = self.locations[0];
+        let a_space = self.req.locations[0];
         if st.space == a_space {
             return self.origin(key);
         }
@@ -301,7 +292,7 @@ impl Panel<'_> {
     fn emit(&mut self, devs: &mut [DevState], d: usize, j: usize, first: u32) {
         let t = self.tiling;
         let p = t.problem;
-        let b_space = self.locations[1];
+        let b_space = self.req.locations[1];
         let order = self.order;
         let nt = order.len();
         let space = devs[d].space;
@@ -378,7 +369,7 @@ impl Panel<'_> {
                     // Alpha applies at each tile's first touch: the first step's.
                     let scale = if s == 0 { Coef::Alpha } else { Coef::One };
                     let diag_q = compute(if lookahead && s > 0 { 1 } else { 0 });
-                    match self.solver.filter(|&e| e != d) {
+                    match self.req.solver.filter(|&e| e != d) {
                         None => {
                             let a = self.a_tile(&mut devs[d], TileKey::a(k, k));
                             let b = bloc(self, k);
