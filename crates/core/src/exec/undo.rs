@@ -35,16 +35,6 @@ pub struct UndoLog {
     saved: Mutex<Vec<Saved>>,
 }
 
-impl std::fmt::Debug for UndoLog {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let g = lock(&self.saved);
-        f.debug_struct("UndoLog")
-            .field("regions", &g.len())
-            .field("bytes", &g.iter().map(|s| s.tile.bytes()).sum::<usize>())
-            .finish()
-    }
-}
-
 /// Bytes per thread above which a host save or restore is split over threads.
 const PARALLEL_CHUNK_BYTES: usize = 8 << 20;
 

@@ -7,6 +7,7 @@
 //! so the replay is exact for piecewise-constant rates.
 
 use super::costs::{Contention, Engine};
+use crate::energy::joules;
 use crate::error::{Error, Result};
 use crate::plan::{Plan, QueueId, TaskId};
 use crate::profile::MachineProfile;
@@ -91,10 +92,7 @@ impl Simulation {
     pub fn energy(&self, power: impl Fn(&str) -> Option<(f64, f64)>) -> f64 {
         self.devices
             .iter()
-            .filter_map(|d| {
-                let (busy, idle) = power(&d.label)?;
-                Some(busy * d.compute_s + idle * (self.makespan - d.compute_s).max(0.0))
-            })
+            .filter_map(|d| Some(joules(power(&d.label)?, d.compute_s, self.makespan)))
             .sum()
     }
 }
