@@ -900,7 +900,7 @@ fn issue(
             let space = req.plan.devices[d].space;
             if !space.is_host() {
                 let link = link_of(req, space, MemorySpace::HOST)?;
-                transfers.push(transfer(d, key, true, link, staged.bytes()));
+                transfers.push(transfer(d, key, true, link.name(), staged.bytes()));
             }
             return Ok(Some(done));
         }
@@ -979,7 +979,7 @@ fn issue_pieces(
     if let Op::Copy { dst, .. } = task.op {
         if let Some(writeback) = recorded_direction(&dst) {
             let link = link_of(req, x.space, y.space)?;
-            transfers.push(transfer(d, key, writeback, link, y.bytes()));
+            transfers.push(transfer(d, key, writeback, link.name(), y.bytes()));
         }
     }
     Ok(())
@@ -995,19 +995,13 @@ fn recorded_direction(dst: &Loc) -> Option<bool> {
     }
 }
 
-/// The record of a copy of `bytes` of tile `key` over `link` by plan device `d`.
-fn transfer(
-    d: usize,
-    key: TileKey,
-    writeback: bool,
-    link: &Arc<dyn Link>,
-    bytes: usize,
-) -> Transfer {
+/// The record of a copy of `bytes` of tile `key` over the link named `link` by plan device `d`.
+fn transfer(d: usize, key: TileKey, writeback: bool, link: &str, bytes: usize) -> Transfer {
     Transfer {
         device: d as u16,
         key,
         writeback,
-        link: link.name().to_string(),
+        link: link.to_string(),
         bytes: bytes as u64,
     }
 }
@@ -1026,7 +1020,7 @@ fn copy_recorded<'r>(
     let link = link_of(req, from.space, to.space)?;
     link.copy(&from, &to)?;
     if let Some(writeback) = recorded_direction(dst) {
-        transfers.push(transfer(d, key, writeback, link, from.bytes()));
+        transfers.push(transfer(d, key, writeback, link.name(), from.bytes()));
     }
     Ok(link)
 }

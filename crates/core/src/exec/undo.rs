@@ -74,13 +74,11 @@ impl UndoLog {
     /// regions are restored regardless.
     pub fn restore(&self, links: &Links) -> Result<()> {
         let saved = std::mem::take(&mut *lock(&self.saved));
-        let mut first_error = None;
-        for s in saved.iter().rev() {
-            if let Err(e) = copy(&packed(&s.tile, s.data.as_ptr() as u64), &s.tile, links) {
-                first_error.get_or_insert(e);
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        saved
+            .iter()
+            .rev()
+            .map(|s| copy(&packed(&s.tile, s.data.as_ptr() as u64), &s.tile, links))
+            .fold(Ok(()), Result::and)
     }
 }
 

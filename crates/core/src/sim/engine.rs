@@ -38,9 +38,8 @@ pub struct SimTask {
     pub flops: f64,
 }
 
-/// A plan lowered for the engine. Its task ids index `tasks`, in the plan's order: one per
-/// plan task, unless the lowering replays a task as several (its ids are then consecutive,
-/// and the later tasks' ids shifted); [`SimTask::task`] names the plan's task.
+/// A plan lowered for the engine: its tasks in the plan's order, a task replayed as several
+/// pieces under consecutive ids ([`SimTask::task`] names the plan's task).
 #[derive(Debug, Clone)]
 pub struct TaskList {
     pub tasks: Vec<SimTask>,
