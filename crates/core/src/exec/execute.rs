@@ -908,7 +908,6 @@ fn issue(
     Ok(None)
 }
 
-/// The info cell `i` of the call.
 fn info_cell<'r>(req: &'r ExecRequest<'_>, i: u32) -> Result<&'r Arc<InfoCell>> {
     req.infos
         .get(i as usize)

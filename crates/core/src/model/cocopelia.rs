@@ -163,14 +163,11 @@ pub fn t_over(t_in: f64, t_out: f64, sl_h2d: f64, sl_d2h: f64) -> f64 {
 /// The transfer models of a device's host links: what the single-device models need.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SingleDeviceModel {
-    /// Host -> device.
     pub h2d: LinkModel,
-    /// Device -> host.
     pub d2h: LinkModel,
 }
 
 impl SingleDeviceModel {
-    /// The model of a device reached through `h2d` and `d2h`.
     pub fn new(h2d: LinkModel, d2h: LinkModel) -> SingleDeviceModel {
         SingleDeviceModel { h2d, d2h }
     }

@@ -329,10 +329,7 @@ impl ProfiledMachine {
     }
 
     /// The tile among `candidates` whose plan (by `plan`) simulates with the least `score`
-    /// (the first of equal scores), with its plan and simulation.
-    ///
-    /// # Errors
-    /// When no candidate can be planned and simulated: the last error.
+    /// (the first of equal scores), with its plan and simulation; else the last error.
     fn best_of(
         &self,
         candidates: &[usize],
