@@ -26,14 +26,12 @@ pub enum Objective {
 impl std::str::FromStr for Objective {
     type Err = crate::Error;
     fn from_str(s: &str) -> crate::Result<Objective> {
-        match s.to_ascii_lowercase().as_str() {
-            "time" => Ok(Objective::Time),
-            "energy" => Ok(Objective::Energy),
-            "edp" => Ok(Objective::Edp),
-            _ => Err(crate::Error::InvalidInput(format!(
-                "objective {s:?}: one of time, energy, edp"
-            ))),
-        }
+        [Objective::Time, Objective::Energy, Objective::Edp]
+            .into_iter()
+            .find(|o| s.eq_ignore_ascii_case(&o.to_string()))
+            .ok_or_else(|| {
+                crate::Error::InvalidInput(format!("objective {s:?}: one of time, energy, edp"))
+            })
     }
 }
 
@@ -80,18 +78,13 @@ pub fn cpu_estimate(label: &str, cores: usize) -> DevicePower {
     }
 }
 
-/// Predicted joules of a balanced run: per device `(busy W, idle W)` and its busy seconds,
-/// over a call of `makespan` seconds.
-pub fn predicted_energy(power: &[(f64, f64)], busy: &[f64], makespan: f64) -> f64 {
-    power
-        .iter()
-        .zip(busy)
-        .map(|(&(b, i), &t)| b * t + i * (makespan - t).max(0.0))
-        .sum()
+/// Joules of a device drawing `(busy W, idle W)` busy `busy_s` of a call of `makespan` seconds.
+pub(crate) fn joules((busy_w, idle_w): (f64, f64), busy_s: f64, makespan: f64) -> f64 {
+    busy_w * busy_s + idle_w * (makespan - busy_s).max(0.0)
 }
 
 /// A subset's score under an objective (smaller is better).
-fn score(objective: Objective, seconds: f64, joules: f64) -> f64 {
+pub(crate) fn score(objective: Objective, seconds: f64, joules: f64) -> f64 {
     match objective {
         Objective::Time => seconds,
         Objective::Energy => joules,
@@ -137,7 +130,11 @@ pub fn choose_subset_for_split(
                     for (&d, &t) in s.devices.iter().zip(&s.balance.times) {
                         busy[d] = t;
                     }
-                    predicted_energy(pw, &busy, s.balance.makespan)
+                    let makespan = s.balance.makespan;
+                    pw.iter()
+                        .zip(&busy)
+                        .map(|(&w, &t)| joules(w, t, makespan))
+                        .sum()
                 });
                 ScoredSubset { subset: s, joules }
             })

@@ -59,13 +59,11 @@ pub struct ExecRequest<'a> {
     pub alpha: ScalarValue,
     pub beta: ScalarValue,
     pub trace: bool,
-    /// The time origins of traces, per device, kept by the pool across calls (see
-    /// [`TraceEpochs`]); `None` takes a fresh one per call, which waits for the device's
-    /// compute queue to drain.
+    /// The time origins of traces, kept by the pool across calls; `None` takes a fresh one per
+    /// call, which waits for the device's compute queue to drain.
     pub epochs: Option<&'a TraceEpochs>,
-    /// Where the original of each operand region goes before its first write, so that a call
-    /// that fails on every device can put the operand back as it was ([`UndoLog`]), and which
-    /// writes it saves for.
+    /// Where the original of each operand region goes before its first write ([`UndoLog`]), and
+    /// which writes it saves for.
     pub undo: Option<(&'a UndoLog, UndoScope)>,
     /// The cells the plan's factorization ops fill with LAPACK's `info` (`plan.infos` of them).
     pub infos: &'a [Arc<InfoCell>],
@@ -90,10 +88,8 @@ impl TraceEpochs {
     /// The epoch of `device` (its label), taken on `queue` when there is none or it is old.
     fn get(&self, device: &str, queue: &Arc<dyn Queue>) -> Result<Epoch> {
         let mut map = lock(&self.by_device);
-        if let Some((ev, at)) = map.get(device) {
-            if at.elapsed() < Self::MAX_AGE {
-                return Ok((ev.clone(), *at));
-            }
+        if let Some(fresh) = map.get(device).filter(|e| e.1.elapsed() < Self::MAX_AGE) {
+            return Ok(fresh.clone());
         }
         let fresh = take_epoch(queue)?;
         map.insert(device.to_string(), fresh.clone());
@@ -101,7 +97,6 @@ impl TraceEpochs {
     }
 }
 
-/// A timing event on `queue` once it has drained, and the host instant it completed at.
 fn take_epoch(queue: &Arc<dyn Queue>) -> Result<Epoch> {
     queue.synchronize()?;
     let ev = queue.record_timed()?;
@@ -114,8 +109,7 @@ fn take_epoch(queue: &Arc<dyn Queue>) -> Result<Epoch> {
 pub struct ExecOutcome {
     pub transfers: Vec<Transfer>,
     pub trace: Option<Trace>,
-    /// Devices that failed (plan device index, the error), in the order seen. Empty when the
-    /// whole plan ran.
+    /// Devices that failed (plan device index, the error), in the order seen.
     pub faults: Vec<(usize, Error)>,
     /// With faults: the output tiles whose final values are in the operand.
     pub final_tiles: HashSet<TileKey>,
@@ -132,8 +126,7 @@ pub struct ExecOutcome {
 struct Shared<'a> {
     req: &'a ExecRequest<'a>,
     issued: Vec<OnceLock<Option<Arc<dyn Event>>>>,
-    /// Per plan device: its worker stopped before the end (a fault, or a task it needed was
-    /// never issued).
+    /// Per plan device: its worker stopped before the end.
     stopped: Vec<AtomicBool>,
     wake: (Mutex<()>, Condvar),
     /// Operand regions saved in the undo log (by operand and first row and column).
@@ -146,6 +139,12 @@ enum Stop {
     Fault(Error),
     /// A task it depends on belongs to a device that stopped and will never be issued.
     Halted,
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Stop {
+        Stop::Fault(e)
+    }
 }
 
 /// A write that finishes a tile: its event completes once the tile is final.
@@ -204,8 +203,8 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
         saved: Mutex::new(HashSet::new()),
     };
     let t0 = Instant::now();
-    // One device's worker, with what stopped it. A panic in a backend while issuing is that
-    // device's fault, with its message; the partial record of what was issued survives it.
+    // A panic in a backend while issuing is that device's fault; the record of what was issued
+    // survives it.
     let run_worker = |d: usize| {
         let mut out = WorkerOut::default();
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -244,20 +243,18 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
             handles
                 .into_iter()
                 .enumerate()
-                .map(|(d, h)| match h {
-                    Ok(h) => h.join().unwrap_or_else(|p| WorkerOut {
-                        stop: Some(Stop::Fault(Error::internal(format!(
-                            "issue worker panicked: {}",
-                            crate::host_queue::panic_message(&p)
-                        )))),
+                .map(|(d, h)| {
+                    let out = match h {
+                        Ok(h) => h.join().map_err(|p| {
+                            let p = crate::host_queue::panic_message(&p);
+                            format!("issue worker panicked: {p}")
+                        }),
+                        Err(e) => Err(format!("cannot start issue worker {d}: {e}")),
+                    };
+                    out.unwrap_or_else(|msg| WorkerOut {
+                        stop: Some(Stop::Fault(Error::internal(msg))),
                         ..WorkerOut::default()
-                    }),
-                    Err(e) => WorkerOut {
-                        stop: Some(Stop::Fault(Error::internal(format!(
-                            "cannot start issue worker {d}: {e}"
-                        )))),
-                        ..WorkerOut::default()
-                    },
+                    })
                 })
                 .collect()
         })
@@ -282,13 +279,11 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
     // no device's).
     let mut seen: Vec<(QueueId, Vec<usize>)> = Vec::new();
     for t in &plan.tasks {
+        let d = t.device as usize;
         match seen.iter_mut().find(|(q, _)| *q == t.queue) {
-            Some((_, devs)) => {
-                if !devs.contains(&(t.device as usize)) {
-                    devs.push(t.device as usize);
-                }
-            }
-            None => seen.push((t.queue, vec![t.device as usize])),
+            Some((_, devs)) if !devs.contains(&d) => devs.push(d),
+            Some(_) => {}
+            None => seen.push((t.queue, vec![d])),
         }
     }
     for (q, devs) in seen {
@@ -297,17 +292,12 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
             // The device the error names (a failure that reached this queue through an event
             // it waited for), else the devices that issued on the queue.
             match blamed_device(req, &e) {
-                _ if !is_device_fault(&e) => {
-                    fatal.get_or_insert(e);
+                Some(d) if is_device_fault(&e) => faults.push((d, e)),
+                None if is_device_fault(&e) && q != QueueId::HostFold => {
+                    faults.extend(devs.into_iter().map(|d| (d, e.clone())));
                 }
-                Some(d) => faults.push((d, e)),
-                None if q == QueueId::HostFold => {
+                _ => {
                     fatal.get_or_insert(e);
-                }
-                None => {
-                    for d in devs {
-                        faults.push((d, e.clone()));
-                    }
                 }
             }
         }
@@ -348,20 +338,16 @@ pub fn execute(req: &ExecRequest<'_>) -> Result<ExecOutcome> {
             }
         }
     }
-    if !faults.is_empty() {
-        outcome.faults = faults;
-        return Ok(outcome);
-    }
-    if req.trace {
+    if req.trace && faults.is_empty() {
         trace.intervals.sort_by(|a, b| a.start.total_cmp(&b.start));
         outcome.trace = Some(trace);
     }
+    outcome.faults = faults;
     Ok(outcome)
 }
 
-/// Errors that mean a device failed (the call can go on without it), as opposed to errors in
-/// what hetblas asked of it.
-pub fn is_device_fault(e: &Error) -> bool {
+/// Errors that mean a device failed (the call can go on without it).
+fn is_device_fault(e: &Error) -> bool {
     matches!(
         e,
         Error::Backend { .. } | Error::DeviceLost { .. } | Error::OutOfMemory { .. }
@@ -493,12 +479,12 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             device: d as u16,
             index: 0,
         };
-        let q = queue_of(req, compute0).map_err(Stop::Fault)?;
+        let q = queue_of(req, compute0)?;
         let epoch = match req.epochs {
             Some(epochs) => epochs.get(&req.devices[d].info().label(), &q),
             None => take_epoch(&q),
         };
-        out.epoch = Some(epoch.map_err(Stop::Fault)?);
+        out.epoch = Some(epoch?);
     }
     // Per queue of this worker: the last task of each other queue it already waited for.
     let mut waited: HashMap<(QueueId, QueueId, u16), TaskId> = HashMap::new();
@@ -509,9 +495,7 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
         let task = &plan.tasks[tid as usize];
         let q = match queues.entry(task.queue) {
             Entry::Occupied(e) => e.get().clone(),
-            Entry::Vacant(e) => e
-                .insert(queue_of(req, task.queue).map_err(Stop::Fault)?)
-                .clone(),
+            Entry::Vacant(e) => e.insert(queue_of(req, task.queue)?).clone(),
         };
         // Wait for dependencies on other queues (or issued by other threads): of the tasks one
         // thread put on one queue, only the newest matters (they complete in order).
@@ -562,20 +546,20 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
                 Err(e) => return Err(e),
             };
             if q.can_wait(ev.as_ref()) {
-                q.wait(&ev).map_err(Stop::Fault)?;
+                q.wait(&ev)?;
             } else {
                 // Another backend's event (a mixed-vendor plan): no device can wait for it, so
                 // this issuing thread does, here and on purpose.
-                ev.synchronize().map_err(Stop::Fault)?;
+                ev.synchronize()?;
             }
             waited.insert((task.queue, dq, dd), dep);
         }
         let start = if req.trace {
             // A split task starts with its first piece's dependency (issued again below).
             if let Some(first) = piece_dep.and_then(|evs| evs.first()) {
-                q.wait(first).map_err(Stop::Fault)?;
+                q.wait(first)?;
             }
-            Some(q.record_timed().map_err(Stop::Fault)?)
+            Some(q.record_timed()?)
         } else {
             None
         };
@@ -590,8 +574,7 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             if let Some(undo) = saves {
                 let first = lock(&sh.saved).insert((op, block.row, block.col));
                 if first {
-                    undo.save(&view(req, &written), req.links)
-                        .map_err(Stop::Fault)?;
+                    undo.save(&view(req, &written), req.links)?;
                 }
             }
             if task.op.computes() {
@@ -605,7 +588,7 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             of: task.pieces as usize,
             cols: written.cols(),
         };
-        // The event recorded with the task itself, where its queue is shared (a host fold).
+        // The event recorded with the task itself (a host fold's).
         let mut own = None;
         if task.pieces > 1 && !from_origin {
             let mut evs = Vec::new();
@@ -619,7 +602,7 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
             }
             piece_events.insert(tid, evs);
         } else if from_origin {
-            copy_from_origin(req, d, task.op, &q, &mut out.transfers).map_err(Stop::Fault)?;
+            copy_from_origin(req, d, task.op, &q, &mut out.transfers)?;
         } else {
             match issue(req, d, task.op, &q, &mut out.transfers) {
                 Ok(e) => own = e,
@@ -631,8 +614,7 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
                         origin: Some(_),
                         ..
                     } if blamed_device(req, &e) == Some(device as usize) => {
-                        copy_from_origin(req, d, task.op, &q, &mut out.transfers)
-                            .map_err(Stop::Fault)?;
+                        copy_from_origin(req, d, task.op, &q, &mut out.transfers)?;
                     }
                     _ => return Err(Stop::Fault(e)),
                 },
@@ -643,19 +625,19 @@ fn worker(sh: &Shared<'_>, d: usize, out: &mut WorkerOut) -> std::result::Result
                 task: tid,
                 queue: q.clone(),
                 start,
-                end: q.record_timed().map_err(Stop::Fault)?,
+                end: q.record_timed()?,
             });
         }
         let ev = match (&own, task.signal) {
             (Some(e), _) => Some(e.clone()),
-            (None, true) => Some(q.record().map_err(Stop::Fault)?),
+            (None, true) => Some(q.record()?),
             (None, false) => None,
         };
         // The write that makes a tile final: its event says, after a fault, whether it ran.
         if task.finishes {
             let event = match &ev {
                 Some(e) => e.clone(),
-                None => q.record().map_err(Stop::Fault)?,
+                None => q.record()?,
             };
             let pieces = piece_events.get(&tid).cloned().unwrap_or_default();
             out.finals.push(final_write(Some(event), pieces));
@@ -918,7 +900,7 @@ fn issue(
             let space = req.plan.devices[d].space;
             if !space.is_host() {
                 let link = link_of(req, space, MemorySpace::HOST)?;
-                transfers.push(transfer(d, key, true, link, staged.bytes()));
+                transfers.push(transfer(d, key, true, link.name(), staged.bytes()));
             }
             return Ok(Some(done));
         }
@@ -926,7 +908,6 @@ fn issue(
     Ok(None)
 }
 
-/// The info cell `i` of the call.
 fn info_cell<'r>(req: &'r ExecRequest<'_>, i: u32) -> Result<&'r Arc<InfoCell>> {
     req.infos
         .get(i as usize)
@@ -997,15 +978,14 @@ fn issue_pieces(
     if let Op::Copy { dst, .. } = task.op {
         if let Some(writeback) = recorded_direction(&dst) {
             let link = link_of(req, x.space, y.space)?;
-            transfers.push(transfer(d, key, writeback, link, y.bytes()));
+            transfers.push(transfer(d, key, writeback, link.name(), y.bytes()));
         }
     }
     Ok(())
 }
 
-/// Whether a copy into `dst` is counted as a transfer, and then whether as a write-back: a
-/// copy into a device slot is a fetch, a copy into an operand a write-back; staging hops are
-/// not counted.
+/// Whether a copy into `dst` is counted as a transfer, and then whether as a write-back (into
+/// an operand) or a fetch (into a slot); staging hops are not counted.
 fn recorded_direction(dst: &Loc) -> Option<bool> {
     match dst {
         Loc::Slot { .. } | Loc::Mirror { .. } => Some(false),
@@ -1014,19 +994,13 @@ fn recorded_direction(dst: &Loc) -> Option<bool> {
     }
 }
 
-/// The record of a copy of `bytes` of tile `key` over `link` by plan device `d`.
-fn transfer(
-    d: usize,
-    key: TileKey,
-    writeback: bool,
-    link: &Arc<dyn Link>,
-    bytes: usize,
-) -> Transfer {
+/// The record of a copy of `bytes` of tile `key` over the link named `link` by plan device `d`.
+fn transfer(d: usize, key: TileKey, writeback: bool, link: &str, bytes: usize) -> Transfer {
     Transfer {
         device: d as u16,
         key,
         writeback,
-        link: link.name().to_string(),
+        link: link.to_string(),
         bytes: bytes as u64,
     }
 }
@@ -1045,7 +1019,7 @@ fn copy_recorded<'r>(
     let link = link_of(req, from.space, to.space)?;
     link.copy(&from, &to)?;
     if let Some(writeback) = recorded_direction(dst) {
-        transfers.push(transfer(d, key, writeback, link, from.bytes()));
+        transfers.push(transfer(d, key, writeback, link.name(), from.bytes()));
     }
     Ok(link)
 }

@@ -152,22 +152,20 @@ fn rows_json(rows: &[(&str, &Trace)], one_clock: bool) -> String {
 
 fn union_length(mut iv: Vec<(f64, f64)>) -> f64 {
     iv.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut iv = iv.into_iter();
+    let Some(mut cur) = iv.next() else {
+        return 0.0;
+    };
     let mut total = 0.0;
-    let mut cur: Option<(f64, f64)> = None;
     for (s, e) in iv {
-        match cur {
-            Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
-            Some((cs, ce)) => {
-                total += ce - cs;
-                cur = Some((s, e));
-            }
-            None => cur = Some((s, e)),
+        if s <= cur.1 {
+            cur.1 = cur.1.max(e);
+        } else {
+            total += cur.1 - cur.0;
+            cur = (s, e);
         }
     }
-    if let Some((cs, ce)) = cur {
-        total += ce - cs;
-    }
-    total
+    total + (cur.1 - cur.0)
 }
 
 #[cfg(test)]

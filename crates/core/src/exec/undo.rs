@@ -35,16 +35,6 @@ pub struct UndoLog {
     saved: Mutex<Vec<Saved>>,
 }
 
-impl std::fmt::Debug for UndoLog {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let g = lock(&self.saved);
-        f.debug_struct("UndoLog")
-            .field("regions", &g.len())
-            .field("bytes", &g.iter().map(|s| s.tile.bytes()).sum::<usize>())
-            .finish()
-    }
-}
-
 /// Bytes per thread above which a host save or restore is split over threads.
 const PARALLEL_CHUNK_BYTES: usize = 8 << 20;
 
@@ -84,13 +74,11 @@ impl UndoLog {
     /// regions are restored regardless.
     pub fn restore(&self, links: &Links) -> Result<()> {
         let saved = std::mem::take(&mut *lock(&self.saved));
-        let mut first_error = None;
-        for s in saved.iter().rev() {
-            if let Err(e) = copy(&packed(&s.tile, s.data.as_ptr() as u64), &s.tile, links) {
-                first_error.get_or_insert(e);
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        saved
+            .iter()
+            .rev()
+            .map(|s| copy(&packed(&s.tile, s.data.as_ptr() as u64), &s.tile, links))
+            .fold(Ok(()), Result::and)
     }
 }
 

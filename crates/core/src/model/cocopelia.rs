@@ -17,9 +17,6 @@ use crate::problem::{GemmProblem, Operand};
 use crate::scalar::DType;
 use serde::{Deserialize, Serialize};
 
-/// Number of data structures of GEMM (A, B, C): the `opd` of Eq. 1.
-pub const GEMM_OPD: usize = 3;
-
 /// Which model predicts the offload time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ModelKind {
@@ -120,16 +117,6 @@ impl Offload {
     pub fn subkernels(&self, t: usize) -> usize {
         blocks(self.m, t) * blocks(self.n, t) * blocks(self.k, t)
     }
-
-    /// Bytes of operand i (A, B, C).
-    pub fn operand_bytes(&self, i: usize) -> usize {
-        let (r, c) = match i {
-            0 => (self.m, self.k),
-            1 => (self.k, self.n),
-            _ => (self.m, self.n),
-        };
-        r * c * self.elem_bytes
-    }
 }
 
 /// `ceil(d / t)`; 0 for an empty dimension.
@@ -144,8 +131,6 @@ fn blocks(d: usize, t: usize) -> usize {
 /// The per-tile quantities the models combine, for one tile size.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Terms {
-    /// Tile size T.
-    pub tile: usize,
     /// Sub-kernels `k`.
     pub subkernels: usize,
     /// Sub-kernels that fetch a new tile under full reuse (`k_in`, clamped).
@@ -178,14 +163,11 @@ pub fn t_over(t_in: f64, t_out: f64, sl_h2d: f64, sl_d2h: f64) -> f64 {
 /// The transfer models of a device's host links: what the single-device models need.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SingleDeviceModel {
-    /// Host -> device.
     pub h2d: LinkModel,
-    /// Device -> host.
     pub d2h: LinkModel,
 }
 
 impl SingleDeviceModel {
-    /// The model of a device reached through `h2d` and `d2h`.
     pub fn new(h2d: LinkModel, d2h: LinkModel) -> SingleDeviceModel {
         SingleDeviceModel { h2d, d2h }
     }
@@ -207,7 +189,6 @@ impl SingleDeviceModel {
             .sum();
         let k_in = k_in_raw.min(subkernels.saturating_sub(1));
         Terms {
-            tile: t,
             subkernels,
             k_in,
             t_h2d,
@@ -233,10 +214,11 @@ impl SingleDeviceModel {
         }
         // CSO: `ns = k(T)` parts of the whole problem's transfers and kernel time.
         let nsf = o.subkernels(t) as f64;
+        let shapes = [(o.m, o.k), (o.k, o.n), (o.m, o.n)];
         let part = |link: &LinkModel, flags: &[bool; 3]| {
             let bytes: usize = (0..3)
                 .filter(|&i| flags[i])
-                .map(|i| o.operand_bytes(i))
+                .map(|i| shapes[i].0 * shapes[i].1 * o.elem_bytes)
                 .sum();
             if bytes == 0 {
                 0.0
@@ -256,7 +238,8 @@ impl SingleDeviceModel {
 /// which is the same formula with per-tile parts.
 pub fn combine(kind: ModelKind, x: &Terms) -> f64 {
     let km1 = x.subkernels.saturating_sub(1) as f64;
-    let opd = GEMM_OPD as f64;
+    // Eq. 1's `opd`: GEMM's three data structures.
+    let opd = 3.0;
     match kind {
         ModelKind::Baseline => {
             x.t_exec.max(opd * x.t_h2d).max(opd * x.t_d2h) * km1

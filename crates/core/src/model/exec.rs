@@ -52,20 +52,18 @@ impl ExecTable {
             }
         }
         pts.sort_by_key(|p| p.0);
-        let mut merged: Vec<(usize, f64)> = Vec::with_capacity(pts.len());
-        let mut count = 0usize;
-        for (t, s) in pts {
-            match merged.last_mut() {
-                Some(last) if last.0 == t => {
-                    count += 1;
-                    last.1 += (s - last.1) / count as f64;
-                }
-                _ => {
-                    merged.push((t, s));
-                    count = 1;
-                }
-            }
-        }
+        // A running mean of each size's times.
+        let merged: Vec<(usize, f64)> = pts
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|same| {
+                let mean = same
+                    .iter()
+                    .skip(1)
+                    .zip(2u32..)
+                    .fold(same[0].1, |m, (&(_, s), n)| m + (s - m) / f64::from(n));
+                (same[0].0, mean)
+            })
+            .collect();
         let log_t = merged.iter().map(|p| (p.0 as f64).log2()).collect();
         let rates = merged
             .iter()

@@ -166,14 +166,10 @@ impl PipelineModel {
         // Link times with the share of each direction's copies under products: first as if
         // all were, then with the share compute covers.
         let tiles = (tm, tn, tk);
-        let all_busy = self.link_times(o, tiles, 1.0, 1.0);
+        let (_, all_in, all_out) = self.link_times(o, tiles, 1.0, 1.0);
         let share = |t: f64| if t > 0.0 { (tc / t).min(1.0) } else { 0.0 };
-        let (lin, lout) = (share(all_busy.total_in), share(all_busy.total_out));
-        let LinkTimes {
-            c_out: mut t_wb,
-            total_in: mut tin,
-            total_out: mut tout,
-        } = self.link_times(o, tiles, lin, lout);
+        let (lin, lout) = (share(all_in), share(all_out));
+        let (mut t_wb, mut tin, mut tout) = self.link_times(o, tiles, lin, lout);
         // The planner's groups are at most the default.
         let group = b.group.clamp(1, crate::tiling::DEFAULT_GROUP);
         // The tail's C crosses at its tiles' own sizes.
@@ -273,11 +269,7 @@ impl PipelineModel {
             let seconds = self.setup_s + r.end().max(issue_path);
             return prediction(seconds, r.first_start, r.idle);
         }
-        let FirstGroup {
-            t0,
-            stall,
-            first_done,
-        } = first_group(&grid, &first_times);
+        let (t0, stall, first_done) = first_group(&grid, &first_times);
         // A full tile's fold (0 without folds), as the tile classes priced it.
         let t_fold = first_times.fold[0][0];
         // The last group ends folded, or whole when the unfolded tiles cover it.
@@ -355,15 +347,15 @@ impl PipelineModel {
         }
     }
 
-    /// One C tile's write-back time and the totals of every tile of the offload, with the share
-    /// `lin` / `lout` of each direction's copies running under products.
+    /// Link seconds of one C tile's write-back, of every tile in and of every tile out, with
+    /// the share `lin` / `lout` of each direction's copies running under products.
     fn link_times(
         &self,
         o: &Offload,
         (tm, tn, tk): (usize, usize, usize),
         lin: f64,
         lout: f64,
-    ) -> LinkTimes {
+    ) -> (f64, f64, f64) {
         let e = o.elem_bytes;
         let (a_contig, b_contig, c_contig) = contiguity(o, tm, tk);
         // C's host pitch (N transposes): C has m rows.
@@ -398,19 +390,14 @@ impl PipelineModel {
         if o.get[2] {
             total_in += sum_tiles(&self.h2d, o.m, tm, o.n, tn, c_contig, lin);
         }
-        LinkTimes {
-            c_out: if o.set[2] {
-                self.d2h.tile_time(tm, tn, e, c_contig, pc, lout)
-            } else {
-                0.0
-            },
-            total_in,
-            total_out: if o.set[2] {
-                sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig, lout)
-            } else {
-                0.0
-            },
+        if !o.set[2] {
+            return (0.0, total_in, 0.0);
         }
+        (
+            self.d2h.tile_time(tm, tn, e, c_contig, pc, lout),
+            total_in,
+            sum_tiles(&self.d2h, o.m, tm, o.n, tn, c_contig, lout),
+        )
     }
 
     /// Per tile class (full or edge in m, n, k): copy, fold (or staged copy-out) and product
@@ -488,13 +475,7 @@ impl PipelineModel {
 /// The first group's timeline: when the first product starts (`t0`), how long its products
 /// then wait for their tiles (`stall`, per k step) and when its first C tile is done
 /// (`first_done`: the group replayed, [`replay`]), when the write-backs can start.
-struct FirstGroup {
-    t0: f64,
-    stall: f64,
-    first_done: f64,
-}
-
-fn first_group(g: &ReplayGrid, t: &TileTimes) -> FirstGroup {
+fn first_group(g: &ReplayGrid, t: &TileTimes) -> (f64, f64, f64) {
     let (gr, gc) = group_shape(g.group, g.mt, g.nt);
     let rows: Vec<usize> = (0..gr).map(|i| class(i, g.mt, g.edge[0])).collect();
     let cols: Vec<usize> = (0..gc).map(|j| class(j, g.nt, g.edge[1])).collect();
@@ -540,12 +521,7 @@ fn first_group(g: &ReplayGrid, t: &TileTimes) -> FirstGroup {
         unfolded: 0,
         ..*g
     };
-    let first_done = replay(&first, t).first_done;
-    FirstGroup {
-        t0,
-        stall,
-        first_done,
-    }
+    (t0, stall, replay(&first, t).first_done)
 }
 
 /// Plans of more steps are not scanned by [`products_after_inputs`] (one product is counted).
@@ -595,13 +571,6 @@ fn products_after_inputs(g: &ReplayGrid, t: &TileTimes, tin: f64) -> f64 {
         later_inputs += input * scale;
     }
     most
-}
-
-/// Per tile: link seconds of one C tile out; per offload: every tile in, every tile out.
-struct LinkTimes {
-    c_out: f64,
-    total_in: f64,
-    total_out: f64,
 }
 
 /// What the closed form found about interference, for the replay: link loads (share of copies

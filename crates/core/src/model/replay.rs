@@ -173,22 +173,21 @@ pub(crate) fn replay(g: &ReplayGrid, t: &TileTimes) -> Replay {
             } else {
                 1
             };
-            if pieces > 1 && t.c_out[ci][cj] > 0.0 {
-                let (from, n) = (c_from[s.i * nt + s.j], pieces as f64);
-                for q in 1..=pieces {
-                    let added = product_end.max(from + q as f64 * t.c_in[ci][cj] / n);
-                    d2h = d2h.max(added) + t.c_out[ci][cj] / n;
-                }
-                if t.copy_out[ci][cj] > 0.0 {
-                    fold = fold.max(d2h) + t.copy_out[ci][cj];
-                }
-            } else if t.c_out[ci][cj] > 0.0 {
-                d2h = d2h.max(compute) + t.c_out[ci][cj];
-                if t.fold[ci][cj] > 0.0 && !unfolded {
-                    // The call's first fold also wakes the fold threads.
-                    let wake = if folded { 0.0 } else { t.wake };
-                    fold = fold.max(d2h) + t.fold[ci][cj] + wake;
-                    folded = true;
+            if t.c_out[ci][cj] > 0.0 {
+                if pieces > 1 {
+                    let (from, n) = (c_from[s.i * nt + s.j], pieces as f64);
+                    for q in 1..=pieces {
+                        let added = product_end.max(from + q as f64 * t.c_in[ci][cj] / n);
+                        d2h = d2h.max(added) + t.c_out[ci][cj] / n;
+                    }
+                } else {
+                    d2h = d2h.max(compute) + t.c_out[ci][cj];
+                    if t.fold[ci][cj] > 0.0 && !unfolded {
+                        // The call's first fold also wakes the fold threads.
+                        let wake = if folded { 0.0 } else { t.wake };
+                        fold = fold.max(d2h) + t.fold[ci][cj] + wake;
+                        folded = true;
+                    }
                 }
                 if t.copy_out[ci][cj] > 0.0 {
                     fold = fold.max(d2h) + t.copy_out[ci][cj];

@@ -7,6 +7,7 @@
 //! so the replay is exact for piecewise-constant rates.
 
 use super::costs::{Contention, Engine};
+use crate::energy::joules;
 use crate::error::{Error, Result};
 use crate::plan::{Plan, QueueId, TaskId};
 use crate::profile::MachineProfile;
@@ -37,9 +38,8 @@ pub struct SimTask {
     pub flops: f64,
 }
 
-/// A plan lowered for the engine. Its task ids index `tasks`, in the plan's order: one per
-/// plan task, unless the lowering replays a task as several (its ids are then consecutive,
-/// and the later tasks' ids shifted); [`SimTask::task`] names the plan's task.
+/// A plan lowered for the engine: its tasks in the plan's order, a task replayed as several
+/// pieces under consecutive ids ([`SimTask::task`] names the plan's task).
 #[derive(Debug, Clone)]
 pub struct TaskList {
     pub tasks: Vec<SimTask>,
@@ -91,10 +91,7 @@ impl Simulation {
     pub fn energy(&self, power: impl Fn(&str) -> Option<(f64, f64)>) -> f64 {
         self.devices
             .iter()
-            .filter_map(|d| {
-                let (busy, idle) = power(&d.label)?;
-                Some(busy * d.compute_s + idle * (self.makespan - d.compute_s).max(0.0))
-            })
+            .filter_map(|d| Some(joules(power(&d.label)?, d.compute_s, self.makespan)))
             .sum()
     }
 }

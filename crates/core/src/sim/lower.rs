@@ -31,17 +31,11 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
     let es = plan.dtype.size();
     let mut tasks = Vec::with_capacity(plan.tasks.len());
     // A split task (`Task::pieces`) is replayed as its pieces: plan task `t` becomes list ids
-    // `base[t]..base[t] + pieces`, keeping the plan's order; `SimTask::task` maps back.
-    let mut base = Vec::with_capacity(plan.tasks.len());
-    let mut next: TaskId = 0;
+    // `base[t]..base[t + 1]`, keeping the plan's order; `SimTask::task` maps back.
+    let mut base: Vec<TaskId> = vec![0];
     for t in &plan.tasks {
-        base.push(next);
-        next += TaskId::from(t.pieces.max(1));
+        base.push(base[base.len() - 1] + TaskId::from(t.pieces.max(1)));
     }
-    let last_piece = |d: TaskId| {
-        let n = TaskId::from(plan.tasks[d as usize].pieces.max(1));
-        base[d as usize] + n - 1
-    };
     // The host fold queue takes its tasks by id, so the first fold listed runs first.
     let mut first_fold = true;
     for (id, t) in plan.tasks.iter().enumerate() {
@@ -161,7 +155,7 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
                     if waits_piece_by_piece(t, &plan.tasks[d as usize]) {
                         base[d as usize] + q as TaskId
                     } else {
-                        last_piece(d)
+                        base[d as usize + 1] - 1
                     }
                 })
                 .collect();
@@ -194,7 +188,7 @@ pub fn lower(plan: &Plan, profile: &MachineProfile, labels: &[String]) -> Result
         .iter()
         .map(|o| {
             o.iter()
-                .flat_map(|&t| base[t as usize]..=last_piece(t))
+                .flat_map(|&t| base[t as usize]..base[t as usize + 1])
                 .collect()
         })
         .collect();

@@ -6,13 +6,22 @@ use crate::balance::{tile_counts, DeviceRate};
 use crate::energy::{choose_subset_for, Objective};
 use crate::error::{Error, Result};
 use crate::memory::MemorySpace;
+use crate::model::exec::ExecTable;
 use crate::plan::cache::{PlanCache, PlanInputs};
 use crate::plan::{DeviceSpec, Plan, Request, TriRequest};
 use crate::problem::triangular::TriProblem;
 use crate::problem::GemmProblem;
-use crate::profile::{MachineProfile, HOST_LABEL};
+use crate::profile::{DeviceProfile, MachineProfile, HOST_LABEL};
+use crate::scalar::DType;
 use crate::tiling::Blocking;
 use std::collections::HashSet;
+
+/// Device `label` of `profile`.
+fn device<'p>(profile: &'p MachineProfile, label: &str) -> Result<&'p DeviceProfile> {
+    profile
+        .device(label)
+        .ok_or_else(|| Error::InvalidInput(format!("the profile has no device {label}")))
+}
 
 /// The profile's devices, each given a memory space of its own.
 pub struct ProfiledMachine {
@@ -51,23 +60,17 @@ impl ProfiledMachine {
         if labels.is_empty() {
             return Err(Error::InvalidInput("the profile has no accelerator".into()));
         }
-        for l in &labels {
-            if profile.device(l).is_none() {
-                return Err(Error::InvalidInput(format!(
-                    "the profile has no device {l}"
-                )));
-            }
-        }
         let spaces = labels
             .iter()
             .map(|l| {
-                if profile.device(l).is_some_and(|d| d.backend == "cpu") {
+                let cpu = device(&profile, l)?.backend == "cpu";
+                Ok(if cpu {
                     MemorySpace::HOST
                 } else {
                     MemorySpace::new_device()
-                }
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         Ok(ProfiledMachine {
             profile,
             labels,
@@ -75,18 +78,32 @@ impl ProfiledMachine {
         })
     }
 
+    /// The GEMM table of `dtype` of device `l`.
+    fn table(&self, l: &str, dtype: DType) -> Result<ExecTable> {
+        device(&self.profile, l)?
+            .exec_table(dtype)
+            .ok_or_else(|| Error::Profile(format!("no {dtype} gemm table for {l}")))
+    }
+
+    /// Candidate `i` for the planner, with what the pool leaves for tiles after the runtime's
+    /// own use.
+    fn spec(&self, i: usize, compute_queues: u16) -> DeviceSpec {
+        let budget = self.profile.device(&self.labels[i]);
+        let budget = budget.map_or(0, |d| d.memory_bytes / 10 * 9);
+        DeviceSpec::new(
+            self.labels[i].clone(),
+            self.spaces[i],
+            budget,
+            compute_queues,
+        )
+    }
+
     fn rates(&self, p: &GemmProblem, tile: usize) -> Result<Vec<DeviceRate>> {
         self.labels
             .iter()
             .zip(&self.spaces)
             .map(|(l, s)| {
-                let dp = self
-                    .profile
-                    .device(l)
-                    .ok_or_else(|| Error::InvalidInput(format!("the profile has no device {l}")))?;
-                let t = dp
-                    .exec_table(p.dtype)
-                    .ok_or_else(|| Error::Profile(format!("no {} gemm table for {l}", p.dtype)))?;
+                let t = self.table(l, p.dtype)?;
                 let flops = t.rate(tile.min(p.m.max(p.n).max(p.k)).max(1));
                 if s.is_host() {
                     return Ok(DeviceRate {
@@ -164,50 +181,40 @@ impl ProfiledMachine {
         } else {
             vec![1.0]
         };
+        let queues = if grid.tm.min(grid.tn).min(grid.tk) >= 2048 {
+            1
+        } else {
+            2
+        };
         let specs: Vec<DeviceSpec> = devices
             .iter()
-            .map(|&i| {
-                let dp = self.profile.device(&self.labels[i]);
-                DeviceSpec {
-                    label: self.labels[i].clone(),
-                    space: self.spaces[i],
-                    // What the pool leaves for tiles after the runtime's own use.
-                    budget: dp.map_or(0, |d| d.memory_bytes / 10 * 9),
-                    compute_queues: if grid.tm.min(grid.tn).min(grid.tk) >= 2048 {
-                        1
-                    } else {
-                        2
-                    },
-                    late_c: true,
-                    host_fold,
-                    fold_tail,
-                    group: blocking.group,
-                }
+            .map(|&i| DeviceSpec {
+                late_c: true,
+                host_fold,
+                fold_tail,
+                group: blocking.group,
+                ..self.spec(i, queues)
             })
             .collect();
-        let space_of = |label: &str| -> Option<MemorySpace> {
-            if label == HOST_LABEL {
-                return Some(MemorySpace::HOST);
-            }
-            let i = self.labels.iter().position(|l| l == label)?;
-            Some(self.spaces[i])
-        };
-        let label_of = |x: MemorySpace| -> Option<&str> {
-            if x.is_host() {
-                return Some(HOST_LABEL);
-            }
-            let i = self.spaces.iter().position(|&y| y == x)?;
-            Some(&self.labels[i])
-        };
+        // The host, then the candidates: (label, memory space).
+        let ends: Vec<(&str, MemorySpace)> = std::iter::once((HOST_LABEL, MemorySpace::HOST))
+            .chain(
+                self.labels
+                    .iter()
+                    .map(String::as_str)
+                    .zip(self.spaces.clone()),
+            )
+            .collect();
+        let space_of = |label: &str| ends.iter().find(|e| e.0 == label).map(|e| e.1);
+        let label_of = |x: MemorySpace| ends.iter().find(|e| e.1 == x).map(|e| e.0);
         let links: HashSet<_> = self
             .profile
             .links
             .iter()
             .filter_map(|l| Some((space_of(&l.src_label)?, space_of(&l.dst_label)?)))
             .collect();
-        let speed = |s: MemorySpace, d: MemorySpace| -> Option<f64> {
-            let l = self.profile.link(label_of(s)?, label_of(d)?)?;
-            Some(l.bytes_per_sec)
+        let speed = |s: MemorySpace, d: MemorySpace| {
+            Some(self.profile.link(label_of(s)?, label_of(d)?)?.bytes_per_sec)
         };
         let (plan, _) = PlanCache::default().get_or_build(&PlanInputs {
             forward: true,
@@ -252,20 +259,8 @@ impl ProfiledMachine {
                 .labels
                 .get(i)
                 .ok_or_else(|| Error::InvalidInput(format!("no candidate device {i}")))?;
-            let dp = self
-                .profile
-                .device(l)
-                .ok_or_else(|| Error::InvalidInput(format!("the profile has no device {l}")))?;
-            let t = dp
-                .exec_table(p.dtype)
-                .ok_or_else(|| Error::Profile(format!("no {} gemm table for {l}", p.dtype)))?;
-            rates.push(t.rate(tile));
-            specs.push(DeviceSpec::new(
-                l.clone(),
-                self.spaces[i],
-                dp.memory_bytes / 10 * 9,
-                2,
-            ));
+            rates.push(self.table(l, p.dtype)?.rate(tile));
+            specs.push(self.spec(i, 2));
         }
         let np = p.b_lines().div_ceil(tile);
         let (load, assignment) = crate::plan::tri::deal_panels(np, &rates, devices.len());
@@ -329,19 +324,12 @@ impl ProfiledMachine {
         let plan = |t| self.plan(p, Blocking::square(t), objective, only);
         self.best_of(candidates, plan, |s| {
             let joules = s.energy(|l| self.profile.power_of(l));
-            match objective {
-                Objective::Time => s.makespan,
-                Objective::Energy => joules,
-                Objective::Edp => joules * s.makespan,
-            }
+            crate::energy::score(objective, s.makespan, joules)
         })
     }
 
     /// The tile among `candidates` whose plan (by `plan`) simulates with the least `score`
-    /// (the first of equal scores), with its plan and simulation.
-    ///
-    /// # Errors
-    /// When no candidate can be planned and simulated: the last error.
+    /// (the first of equal scores), with its plan and simulation; else the last error.
     fn best_of(
         &self,
         candidates: &[usize],

@@ -104,9 +104,7 @@ impl Synthetic {
                     ..w.clone()
                 });
             }
-        }
-        // Host links: the kind's, renamed; each slowed by every other GPU's host links.
-        for i in 0..self.count {
+            // Host links: the kind's, renamed; each slowed by every other GPU's host links.
             let names = [format!("host->{}", short(i)), format!("{}->host", short(i))];
             let ends = [
                 (HOST_LABEL.to_string(), label(i)),
