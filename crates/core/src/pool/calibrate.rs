@@ -5,7 +5,7 @@ use crate::calibrate::{calibrate, recheck, CalibrationOptions, Progress, Recheck
 use crate::device::Device;
 use crate::error::Result;
 use crate::link::Link;
-use crate::memory::{Buffer, HostAccess, MemorySpace};
+use crate::memory::{BorrowedBuffer, Buffer, HostAccess, MemorySpace};
 use crate::profile::MachineProfile;
 use std::sync::Arc;
 
@@ -64,32 +64,34 @@ impl DevicePool {
             .cloned()
             .collect();
         move |bytes: usize| -> Result<Box<dyn Buffer>> {
+            // Without a host device: a vector of u64, for 8-byte alignment.
+            let mut words = Vec::new();
             let inner: Box<dyn Buffer> = match &host {
                 Some(h) => h.allocate(bytes)?,
-                None => Box::new(HostVec(vec![0u64; bytes.div_ceil(8).max(1)])),
+                None => {
+                    words = vec![0u64; bytes.div_ceil(8).max(1)];
+                    let addr = words.as_ptr() as u64;
+                    Box::new(BorrowedBuffer::new(
+                        MemorySpace::HOST,
+                        addr,
+                        words.len() * 8,
+                    ))
+                }
             };
-            let registered = Registered {
+            let mut registered = Registered {
                 inner,
+                _words: words,
                 devices: Vec::with_capacity(dma.len()),
             };
-            registered.register(&dma)
+            // On failure, those done are released (drop).
+            for d in &dma {
+                let (addr, len) = (registered.inner.addr(), registered.inner.len());
+                d.prepare_host(addr, len, HostAccess::ReadWrite)
+                    .map_err(|e| e.on_device(&d.info().label()))?;
+                registered.devices.push(d.clone());
+            }
+            Ok(Box::new(registered))
         }
-    }
-}
-
-/// Host memory of a pool without a host device (u64 for 8-byte alignment).
-#[derive(Debug)]
-struct HostVec(Vec<u64>);
-
-impl Buffer for HostVec {
-    fn space(&self) -> MemorySpace {
-        MemorySpace::HOST
-    }
-    fn addr(&self) -> u64 {
-        self.0.as_ptr() as u64
-    }
-    fn len(&self) -> usize {
-        self.0.len() * 8
     }
 }
 
@@ -97,19 +99,9 @@ impl Buffer for HostVec {
 #[derive(Debug)]
 struct Registered {
     inner: Box<dyn Buffer>,
+    /// The memory `inner` borrows, if any.
+    _words: Vec<u64>,
     devices: Vec<Arc<dyn Device>>,
-}
-
-impl Registered {
-    /// Registers the buffer with each of `devices`; on failure, those done are released (drop).
-    fn register(mut self, devices: &[Arc<dyn Device>]) -> Result<Box<dyn Buffer>> {
-        for d in devices {
-            d.prepare_host(self.inner.addr(), self.inner.len(), HostAccess::ReadWrite)
-                .map_err(|e| e.on_device(&d.info().label()))?;
-            self.devices.push(d.clone());
-        }
-        Ok(Box::new(self))
-    }
 }
 
 impl Buffer for Registered {

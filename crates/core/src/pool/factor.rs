@@ -46,24 +46,14 @@ pub struct FactorOptions {
 }
 
 impl FactorOptions {
+    super::options::setters! {
+        nb: impl Into<Option<usize>>;
+        panels_on_host: impl Into<Option<bool>>;
+        preserve: bool;
+        trace: bool;
+    }
     pub fn devices(mut self, devices: impl IntoIterator<Item = usize>) -> Self {
         self.devices = Some(devices.into_iter().collect());
-        self
-    }
-    pub fn nb(mut self, nb: impl Into<Option<usize>>) -> Self {
-        self.nb = nb.into();
-        self
-    }
-    pub fn panels_on_host(mut self, on: impl Into<Option<bool>>) -> Self {
-        self.panels_on_host = on.into();
-        self
-    }
-    pub fn preserve(mut self, keep: bool) -> Self {
-        self.preserve = keep;
-        self
-    }
-    pub fn trace(mut self, trace: bool) -> Self {
-        self.trace = trace;
         self
     }
 }
@@ -276,13 +266,7 @@ impl DevicePool {
         );
         let decision;
         (decision, report.plan_cached) = self.factor_decisions.get_or_decide(&key, || {
-            Ok(Arc::new(self.decide_factor(
-                routine,
-                &ar,
-                T::DTYPE,
-                start,
-                opts,
-            )?))
+            Ok(Arc::new(self.decide_factor(routine, &ar, start, opts)?))
         })?;
         report.planning_seconds += plan_start.elapsed().as_secs_f64();
         let plan = decision.plan.clone();
@@ -313,9 +297,9 @@ impl DevicePool {
                 self.factor_decisions.forget(&key);
                 return self
                     .run_factor::<T>(routine, ar, pivots, start, opts, report, undo)
-                    .map_err(|other| match other {
+                    .map_err(|e| match e {
                         Error::Unsupported { .. } => left_out,
-                        other => other,
+                        e => e,
                     });
             }
         };
@@ -376,12 +360,9 @@ impl DevicePool {
             ..opts.clone()
         };
         self.run_factor::<T>(routine, ar, pivots, start + done, &sub, report, undo)
-            .map_err(|e| {
-                if matches!(e, Error::Unsupported { .. }) {
-                    last
-                } else {
-                    e
-                }
+            .map_err(|e| match e {
+                Error::Unsupported { .. } => last,
+                e => e,
             })
     }
 
@@ -406,33 +387,27 @@ impl DevicePool {
         &self,
         routine: FactorRoutine,
         ar: &RawTile,
-        dt: DType,
         start: usize,
         opts: &FactorOptions,
     ) -> Result<FactorDecision> {
+        let dt = ar.dtype;
         let failed = self.failed_devices();
         let op = match routine {
             FactorRoutine::Potrf(_) => FactorOp::Potrf,
             FactorRoutine::Getrf => FactorOp::Getrf,
         };
         let updates = |i: usize| !failed.contains(&i) && self.updates_factor(i, op, dt);
-        let allowed: Vec<usize> = match &opts.devices {
-            Some(l) => l
-                .iter()
-                .copied()
-                .filter(|&i| i < self.devices.len())
-                .collect(),
-            None => (0..self.devices.len()).collect(),
-        };
-        let host_dev = (0..self.devices.len())
+        let all = 0..self.devices.len();
+        let host_dev = all
+            .clone()
             .find(|&i| self.devices[i].space() == ar.space && ar.space.is_host() && updates(i));
         // The updating device: the one holding A when it is on a device, else each that can.
-        let updaters: Vec<usize> = if !ar.space.is_host() {
-            (0..self.devices.len())
+        let updaters: Vec<usize> = match &opts.devices {
+            _ if !ar.space.is_host() => all
                 .filter(|&i| self.devices[i].space() == ar.space && updates(i))
-                .collect()
-        } else {
-            allowed.iter().copied().filter(|&i| updates(i)).collect()
+                .collect(),
+            Some(l) => l.iter().copied().filter(|&i| updates(i)).collect(),
+            None => all.filter(|&i| updates(i)).collect(),
         };
         if updaters.is_empty() {
             return Err(Error::Unsupported {
@@ -450,10 +425,7 @@ impl DevicePool {
                 .filter(|&nb| nb < order && order.div_ceil(nb) <= 128)
                 .collect(),
         };
-        if opts.nb.is_none() && start == 0 {
-            nbs.push(n.max(1));
-        }
-        if nbs.is_empty() {
+        if nbs.is_empty() || (opts.nb.is_none() && start == 0) {
             nbs.push(n.max(1));
         }
         let profile = self.evaluation_profile(dt);
@@ -469,7 +441,7 @@ impl DevicePool {
             };
             for &nb in &nbs {
                 for &p in &panel_choices {
-                    cands.push(self.factor_candidate(routine, ar, dt, nb, u, p, start, &profile));
+                    cands.push(self.factor_candidate(routine, ar, nb, u, p, start, &profile));
                 }
             }
         }
@@ -482,7 +454,6 @@ impl DevicePool {
         &self,
         routine: FactorRoutine,
         ar: &RawTile,
-        dt: DType,
         nb: usize,
         updater: usize,
         panels: Option<usize>,
@@ -496,7 +467,7 @@ impl DevicePool {
             routine,
             m: ar.rows,
             n: ar.cols,
-            dtype: dt,
+            dtype: ar.dtype,
             location: ar.space,
             nb,
             devices: &specs,
@@ -536,7 +507,7 @@ impl DevicePool {
             ld: m.max(1),
             dtype,
         };
-        self.decide_factor(routine, &ar, dtype, 0, opts)
+        self.decide_factor(routine, &ar, 0, opts)
     }
 
     /// `?potrs`: solves `A X = B` with the Cholesky factor of `potrf` (its `uplo` triangle),
@@ -595,11 +566,8 @@ impl DevicePool {
                 .ok()
                 .filter(|&p| p < n)
                 .ok_or_else(|| Error::InvalidInput(format!("pivot {i} is {p}, not in 1..={n}")))?;
-            if p != i {
-                for j in 0..b.cols() {
-                    let col = b.col_mut(j);
-                    col.swap(i, p);
-                }
+            for j in 0..b.cols() {
+                b.col_mut(j).swap(i, p);
             }
         }
         let br = MatOut::from(b).raw();

@@ -131,78 +131,67 @@ impl DevicePool {
         // Notes of this call's choices, kept ahead of those the run adds (on each attempt).
         let mut call_notes = Vec::new();
         let (fold_level, fold_observed) = self.sync_fold_level();
-        // Where the model weighed a host fold at that price: C in host memory and read, the
-        // fold left to the model, one device (folds are planned for one device alone).
-        let fold_note = |report: &GemmReport| {
-            let priced = fold_level < 1.0
+        let staged = self.stages_c(&operands[2]);
+        let run = GemmRun::new(problem, opts, operands, alpha, beta, staged);
+        let mut k_split_faults = Vec::new();
+        let k_split_ran = match self.k_split_choice(&run) {
+            None => false,
+            Some(split) => {
+                let failed_before = self.failed_devices();
+                match self.run_k_split(&run, &split, &mut report) {
+                    Ok(()) => true,
+                    // C untouched and a device left: the call runs again as a C split, without
+                    // the devices that failed (as a C split recovers from a failed device).
+                    Err(f) if !f.c_written && self.can_compute(problem.dtype, opts, None) => {
+                        tracing::warn!(
+                            error = %f.error,
+                            "the K split failed before writing C; the call runs as a C split on \
+                             the devices left"
+                        );
+                        report = GemmReport::default();
+                        call_notes.push(format!(
+                            "K split failed ({}); ran as a C split on the devices left",
+                            f.error
+                        ));
+                        k_split_faults = self
+                            .failed_devices()
+                            .into_iter()
+                            .filter(|i| !failed_before.contains(i))
+                            .map(|index| DeviceFault {
+                                device: self.devices[index].info().label(),
+                                index,
+                                error: f.error.clone(),
+                                tiles_rerun: 0,
+                                tiles_in_part: 0,
+                            })
+                            .collect();
+                        false
+                    }
+                    Err(f) => return Err(f.error),
+                }
+            }
+        };
+        if !k_split_ran {
+            self.run_retrying(&run, &mut report, Some(plan_start), None)?;
+            // Where the model weighed a host fold at that price: C in host memory and read, the
+            // fold left to the model, one device (folds are planned for one device alone).
+            if fold_level < 1.0
                 && !problem.beta_zero
                 && problem.locations[2].is_host()
                 && opts.host_fold_mode().on.is_none()
                 && report.devices.len() == 1
-                && report.k_split.is_empty();
-            priced.then(|| {
+                && report.k_split.is_empty()
+            {
                 let calibrated = crate::autotune::fold_rate(self.profile().as_deref());
-                format!(
+                call_notes.push(format!(
                     "host folds priced at {:.1} GB/s, not the calibrated {:.1}: recent folds \
                      reached {:.1} GB/s",
                     calibrated * fold_level / 1e9,
                     calibrated / 1e9,
                     fold_observed.unwrap_or(0.0) / 1e9
-                )
-            })
-        };
-        let key = decision_key(problem, opts, self.stages_c(&operands[2]));
-        let mut k_split_faults = Vec::new();
-        if let Some(split) = self.k_split_choice(&problem, &key, opts) {
-            let failed_before = self.failed_devices();
-            match self.run_k_split(&problem, opts, &operands, alpha, beta, &split, &mut report) {
-                Ok(()) => {
-                    report.notes.splice(0..0, call_notes);
-                    report.staging_seconds = self.staging_alloc_seconds() - staging_before;
-                    report.seconds = started.elapsed().as_secs_f64();
-                    return Ok(report);
-                }
-                // C untouched and a device left: the call runs again as a C split, without
-                // the devices that failed (as a C split recovers from a failed device).
-                Err(f) if !f.c_written && self.can_compute(problem.dtype, opts, None) => {
-                    tracing::warn!(
-                        error = %f.error,
-                        "the K split failed before writing C; the call runs as a C split on \
-                         the devices left"
-                    );
-                    report = GemmReport::default();
-                    call_notes.push(format!(
-                        "K split failed ({}); ran as a C split on the devices left",
-                        f.error
-                    ));
-                    k_split_faults = self
-                        .failed_devices()
-                        .into_iter()
-                        .filter(|i| !failed_before.contains(i))
-                        .map(|index| DeviceFault {
-                            device: self.devices[index].info().label(),
-                            index,
-                            error: f.error.clone(),
-                            tiles_rerun: 0,
-                            tiles_in_part: 0,
-                        })
-                        .collect();
-                }
-                Err(f) => return Err(f.error),
+                ));
             }
         }
-        self.run_retrying(
-            &problem,
-            &key,
-            opts,
-            &operands,
-            alpha,
-            beta,
-            &mut report,
-            Some(plan_start),
-            None,
-        )?;
-        call_notes.extend(fold_note(&report));
         report.notes.splice(0..0, call_notes);
         // After a failed K split every C tile ran again.
         let tiles: usize = report.stats.c_tiles.iter().sum();
@@ -249,38 +238,29 @@ impl DevicePool {
         if problem.m == 0 || problem.n == 0 || problem.k == 0 {
             return Ok(report);
         }
-        let key = decision_key(problem, opts, stage && self.stages_c(&c));
-        let ops = [a, b, c];
-        self.run_retrying(
-            &problem,
-            &key,
+        let run = GemmRun::new(
+            problem,
             opts,
-            &ops,
+            [a, b, c],
             alpha,
             beta,
-            &mut report,
-            None,
-            None,
-        )?;
+            stage && self.stages_c(&c),
+        );
+        self.run_retrying(&run, &mut report, None, None)?;
         Ok(report)
     }
 
     /// Runs `problem` through [`DevicePool::run_recovering`], retrying on running out of
     /// memory; when it still fails, C is put back from the call's undo log, if any.
     /// `plan_start`: `None` times each attempt's planning from its own start.
-    #[allow(clippy::too_many_arguments)] // GEMM's operands and scalars, and the call's state
     pub(super) fn run_retrying<T: Scalar>(
         &self,
-        problem: &GemmProblem,
-        key: &DecisionKey,
-        opts: &GemmOptions,
-        operands: &[RawTile; 3],
-        alpha: T,
-        beta: T,
+        run: &GemmRun<'_, T>,
         report: &mut GemmReport,
         plan_start: Option<Instant>,
         outer_undo: Option<&UndoLog>,
     ) -> Result<()> {
+        let GemmRun { problem, opts, .. } = run;
         let mut decided_again = false;
         // A call of several plans keeps one log for all and puts C back itself.
         let own_undo =
@@ -288,17 +268,7 @@ impl DevicePool {
         let undo = outer_undo.or(own_undo.as_ref());
         let result = loop {
             let epoch = self.workspaces.epoch();
-            match self.run_recovering(
-                problem,
-                key,
-                opts,
-                operands,
-                alpha,
-                beta,
-                report,
-                plan_start.unwrap_or_else(Instant::now),
-                undo,
-            ) {
+            match self.run_recovering(run, report, plan_start.unwrap_or_else(Instant::now), undo) {
                 // Other calls hold device memory: wait until one gives its buffers back.
                 Err(Error::OutOfMemory { .. })
                     if report.recovered.is_empty() && {
@@ -311,7 +281,7 @@ impl DevicePool {
                 // have less free memory now, decide again with today's budgets, once.
                 Err(Error::OutOfMemory { .. }) if report.recovered.is_empty() && !decided_again => {
                     decided_again = true;
-                    self.decisions.forget(key);
+                    self.decisions.forget(&run.key);
                 }
                 // Still out of memory with nothing to wait for: the device cannot take part, and
                 // is left out as a failed device.
@@ -409,25 +379,17 @@ impl DevicePool {
 
     /// [`DevicePool::run`]; devices that fail are left out and the C tiles not final run again
     /// on the devices left (recursively). With no device left, the last failure's error.
-    #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
     pub(super) fn run_recovering<T: Scalar>(
         &self,
-        problem: &GemmProblem,
-        key: &DecisionKey,
-        opts: &GemmOptions,
-        operands: &[RawTile; 3],
-        alpha: T,
-        beta: T,
+        run: &GemmRun<'_, T>,
         report: &mut GemmReport,
         plan_start: Instant,
         undo: Option<&UndoLog>,
     ) -> Result<()> {
-        let Some(f) = self.run(
-            problem, key, opts, operands, alpha, beta, report, plan_start, undo,
-        )?
-        else {
+        let Some(f) = self.run(run, report, plan_start, undo)? else {
             return Ok(());
         };
+        let (problem, opts, operands, beta) = (&run.problem, run.opts, &run.operands, run.beta);
         let unfinished: Vec<(usize, usize)> = (0..f.grid.mt())
             .flat_map(|i| (0..f.grid.nt()).map(move |j| (i, j)))
             .filter(|&(i, j)| {
@@ -517,19 +479,9 @@ impl DevicePool {
                 c_region: region,
                 ..sub_opts.clone()
             };
-            let sub_key = (sub, sub_opts.devices.clone(), key.2, key.3, key.4, key.5);
+            let sub_run = GemmRun::new(sub, &sub_opts, ops, run.alpha, beta, run.key.4.staged);
             let mut sub_report = GemmReport::default();
-            self.run_recovering(
-                &sub,
-                &sub_key,
-                &sub_opts,
-                &ops,
-                alpha,
-                beta,
-                &mut sub_report,
-                Instant::now(),
-                undo,
-            )?;
+            self.run_recovering(&sub_run, &mut sub_report, Instant::now(), undo)?;
             super::sym::merge_rerun(report, sub_report);
         }
         Ok(())
@@ -537,19 +489,21 @@ impl DevicePool {
 
     /// Decision (cached), plan (cached), workspaces, host preparation, execution. `Some` when
     /// devices failed: what is needed to finish the call without them.
-    #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
     fn run<T: Scalar>(
         &self,
-        problem: &GemmProblem,
-        key: &DecisionKey,
-        opts: &GemmOptions,
-        operands: &[RawTile; 3],
-        alpha: T,
-        beta: T,
+        run: &GemmRun<'_, T>,
         report: &mut GemmReport,
         plan_start: Instant,
         undo: Option<&UndoLog>,
     ) -> Result<Option<Faulted>> {
+        let GemmRun {
+            problem,
+            key,
+            opts,
+            operands,
+            alpha,
+            beta,
+        } = run;
         let (decision, _) = self
             .decisions
             .get_or_decide(key, || self.decide(problem, opts, key.4.staged))?;
@@ -557,11 +511,7 @@ impl DevicePool {
             (decision.grid.m, decision.grid.n, decision.grid.k),
             (problem.m, problem.n, problem.k)
         );
-        let devs: Vec<Arc<dyn Device>> = decision
-            .devices
-            .iter()
-            .map(|&i| self.devices[i].clone())
-            .collect();
+        let devs = self.devices_of(&decision.devices);
         let (plan, cached) = self.plan(&self.plans, problem, &decision, &devs, opts)?;
         report.planning_seconds = plan_start.elapsed().as_secs_f64();
         report.plan_cached = cached;
@@ -599,10 +549,7 @@ impl DevicePool {
         report.waited_seconds += waited;
         report.host_check_seconds = (entering.elapsed().as_secs_f64() - waited).max(0.0);
         workspace.host_ready_for(&accelerator_ids);
-        let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
-        for d in &devs {
-            d.share_host(accelerators);
-        }
+        super::share_host(&devs);
         report.host_fold = plan.host_folds;
         report.fold_tail = if plan.host_folds {
             decision.fold_tail
@@ -613,7 +560,7 @@ impl DevicePool {
             .host_folds
             .then(|| self.workspaces.folder())
             .transpose()?;
-        let host_fold = folder.as_ref().map(|f| f.folder());
+        let host_fold = folder.as_ref().map(|f| f.folder.clone());
         report.execute_start = plan_start.elapsed().as_secs_f64();
         let outcome = execute::execute(&ExecRequest {
             plan: &plan,
@@ -654,9 +601,8 @@ impl DevicePool {
         }))
     }
 
-    /// The autotuner's decision for `problem` under `opts`, on this pool's devices (for a
-    /// symmetric routine's tiles, see [`DevicePool::decide_sym`]).
-    /// `staged`: C is a fresh host output the devices stage.
+    /// The autotuner's decision for `problem` under `opts` (a symmetric routine's tiles:
+    /// [`DevicePool::decide_sym`]). `staged`: C is a fresh host output the devices stage.
     pub(super) fn decide(
         &self,
         problem: &GemmProblem,
@@ -664,7 +610,7 @@ impl DevicePool {
         staged: bool,
     ) -> Result<Decision> {
         if problem.sym.is_some() {
-            return self.decide_sym(problem, opts);
+            return Ok(self.decide_sym(problem, opts)?.0);
         }
         self.decide_with(problem, opts, opts.forced_blocking(), staged)
     }
@@ -935,20 +881,49 @@ fn name_device(e: Error, devs: &[Arc<dyn Device>]) -> Error {
     }
 }
 
-/// The decision cache's key of `problem` under `opts`; `staged`: C is a fresh host output the
-/// devices stage ([`crate::autotune::FoldRequest::staged`]).
-pub(super) fn decision_key(problem: GemmProblem, opts: &GemmOptions, staged: bool) -> DecisionKey {
-    (
-        problem,
-        opts.devices.clone(),
-        opts.forced_blocking(),
-        opts.memory_limit,
-        crate::autotune::FoldRequest {
+/// One GEMM on tiles the caller checked and borrows for the call:
+/// `c = alpha op(a) op(b) + beta c` over `opts.c_region`, and its decision's key.
+pub(super) struct GemmRun<'o, T> {
+    pub problem: GemmProblem,
+    pub key: DecisionKey,
+    pub opts: &'o GemmOptions,
+    pub operands: [RawTile; 3],
+    pub alpha: T,
+    pub beta: T,
+}
+
+impl<'o, T> GemmRun<'o, T> {
+    /// `staged`: C is a fresh host output the devices stage
+    /// ([`crate::autotune::FoldRequest::staged`]).
+    pub(super) fn new(
+        problem: GemmProblem,
+        opts: &'o GemmOptions,
+        operands: [RawTile; 3],
+        alpha: T,
+        beta: T,
+        staged: bool,
+    ) -> Self {
+        let fold = crate::autotune::FoldRequest {
             staged,
             ..opts.host_fold_mode()
-        },
-        opts.objective,
-    )
+        };
+        let key = (
+            problem,
+            opts.devices.clone(),
+            opts.forced_blocking(),
+            opts.memory_limit,
+            fold,
+            opts.objective,
+        );
+        GemmRun {
+            problem,
+            key,
+            opts,
+            operands,
+            alpha,
+            beta,
+        }
+    }
 }
 
 /// The GEMM `c = alpha op(a) op(b) + beta c` on tiles, its shape taken from them.
@@ -963,11 +938,7 @@ pub(super) fn tiles_problem(
         transb,
         m: c.rows,
         n: c.cols,
-        k: if transa.is_transposed() {
-            a.rows
-        } else {
-            a.cols
-        },
+        k: transa.stored_shape(a.rows, a.cols).1,
         dtype: c.dtype,
         beta_zero,
         locations: [a.space, b.space, c.space],

@@ -3,7 +3,7 @@
 //! reduces its own block of C's columns and writes it to C, all devices at once. C is written
 //! only after every block is reduced: a failure before that leaves it untouched.
 
-use super::decisions::DecisionKey;
+use super::gemm::GemmRun;
 use super::options::{GemmOptions, GemmReport};
 use super::workspace::lock;
 use super::{op_sub, DevicePool};
@@ -37,12 +37,10 @@ impl DevicePool {
     /// the model, when C has fewer than two tiles per device able to take part and the model
     /// predicts the K-split faster than the C-split `decision` by [`crate::balance::MIN_GAIN`].
     /// Only with C in host memory and devices with their own memory and a tile add.
-    pub(super) fn k_split_choice(
-        &self,
-        problem: &GemmProblem,
-        key: &DecisionKey,
-        opts: &GemmOptions,
-    ) -> Option<KSplit> {
+    pub(super) fn k_split_choice<T>(&self, run: &GemmRun<'_, T>) -> Option<KSplit> {
+        let GemmRun {
+            problem, key, opts, ..
+        } = run;
         let mode = opts.k_split;
         // A K split's partial products cover all of C: only for a call over all of it.
         if mode == Some(false) || !problem.location(Operand::C).is_host() || !opts.c_region.is_all()
@@ -134,17 +132,13 @@ impl DevicePool {
 
     /// Runs `split` as the module doc says. A failure says whether C was being written: until
     /// then it is as before the call.
-    #[allow(clippy::too_many_arguments)] // one call's state, passed once from `gemm_with`
     pub(super) fn run_k_split<T: Scalar>(
         &self,
-        problem: &GemmProblem,
-        opts: &GemmOptions,
-        operands: &[RawTile; 3],
-        alpha: T,
-        beta: T,
+        run: &GemmRun<'_, T>,
         split: &KSplit,
         report: &mut GemmReport,
     ) -> std::result::Result<(), KSplitFailure> {
+        let (problem, opts, [a, b, c]) = (&run.problem, run.opts, run.operands);
         let untouched = |error| KSplitFailure {
             error,
             c_written: false,
@@ -174,7 +168,6 @@ impl DevicePool {
             .collect::<Result<_>>()
             .map_err(untouched)?;
         let ranges = ksplit::ranges(&split.k);
-        let [a, b, c] = *operands;
         let targets: Vec<RawTile> = partials.iter().map(|p| p.raw()).collect();
         let subs = on_threads(split.devices.iter().enumerate(), |(n_dev, &d)| {
             let (k0, kd) = ranges[n_dev];
@@ -195,46 +188,28 @@ impl DevicePool {
                 k_split: Some(false),
                 ..opts.clone()
             };
-            let key = super::gemm::decision_key(sub, &sub_opts, false);
+            let sub_run = GemmRun::new(sub, &sub_opts, ops, run.alpha, T::default(), false);
             let mut r = GemmReport::default();
             let sub_start = Instant::now();
-            self.run_recovering(
-                &sub,
-                &key,
-                &sub_opts,
-                &ops,
-                alpha,
-                T::default(),
-                &mut r,
-                sub_start,
-                // The partials are the K-split's own memory, and C is written once, at the
-                // end: nothing to put back.
-                None,
-            )?;
+            // The partials are the K-split's own memory, and C is written once, at the end:
+            // nothing to put back.
+            self.run_recovering(&sub_run, &mut r, sub_start, None)?;
             Ok((r, sub_start.duration_since(t_call).as_secs_f64()))
         });
-        let mut subs: Vec<(GemmReport, f64)> =
-            subs.into_iter().collect::<Result<_>>().map_err(untouched)?;
+        let mut subs = subs.map_err(untouched)?;
         for (r, origin) in &mut subs {
             lock(&steps).take_sub(r, *origin);
         }
         // Every block reduced before any is written: a failure leaves C as it was.
         let owners = (0..split.devices.len()).filter_map(|o| scratch[o].as_ref().map(|t| (o, t)));
-        let reduced = on_threads(owners, |(owner, tmp)| {
+        on_threads(owners, |(owner, tmp)| {
             let (d, block) = (split.devices[owner], blocks[owner]);
-            self.reduce_block(owner, d, &partials, tmp, block, beta, c, &steps)
-        });
-        reduced
-            .into_iter()
-            .collect::<Result<Vec<()>>>()
-            .map_err(untouched)?;
+            self.reduce_block(owner, d, &partials, tmp, block, run.beta, c, &steps)
+        })
+        .map_err(untouched)?;
         // The blocks go out all at once, under one entry for the whole of C (each copy entering
         // on its own, the second waited for the first).
-        let devices: Vec<Arc<dyn Device>> = split
-            .devices
-            .iter()
-            .map(|&d| self.devices[d].clone())
-            .collect();
+        let devices = self.devices_of(&split.devices);
         // C is in host memory (`k_split_choice` splits K only then).
         let region = [(c.addr, c.extent_bytes(), HostAccess::ReadWrite)];
         let entered = self
@@ -251,13 +226,10 @@ impl DevicePool {
             Ok(())
         });
         drop(entered);
-        written
-            .into_iter()
-            .collect::<Result<Vec<()>>>()
-            .map_err(|error| KSplitFailure {
-                error,
-                c_written: true,
-            })?;
+        written.map_err(|error| KSplitFailure {
+            error,
+            c_written: true,
+        })?;
         let subs: Vec<GemmReport> = subs.into_iter().map(|(r, _)| r).collect();
         merge_reports(report, split, &subs, problem);
         report.trace = steps
@@ -352,14 +324,14 @@ fn column_blocks(n: usize, parts: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// `f` on each of `items`, each on a thread of its own: the results in order, a panic
-/// becoming an internal error with its message.
+/// `f` on each of `items`, each on a thread of its own: the results in order, or the first
+/// error, a panic becoming an internal error with its message.
 fn on_threads<I: Send, R: Send>(
     items: impl Iterator<Item = I>,
     f: impl Fn(I) -> Result<R> + Sync,
-) -> Vec<Result<R>> {
+) -> Result<Vec<R>> {
     let f = &f;
-    std::thread::scope(|s| {
+    let results: Vec<Result<R>> = std::thread::scope(|s| {
         let handles: Vec<_> = items.map(|i| s.spawn(move || f(i))).collect();
         handles
             .into_iter()
@@ -368,7 +340,8 @@ fn on_threads<I: Send, R: Send>(
                     .unwrap_or_else(|p| Err(Error::internal(crate::host_queue::panic_message(&p))))
             })
             .collect()
-    })
+    });
+    results.into_iter().collect()
 }
 
 /// The K-split's timeline, when asked for: the sub-calls' traces on the call's clock, and its

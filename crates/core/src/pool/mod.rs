@@ -159,9 +159,7 @@ pub struct DevicePool {
     factor_decisions: DecisionCache<factor::DecisionKey, Arc<FactorDecision>>,
     /// The calibrated machine profile, when one matches these devices.
     profile: RwLock<Option<Arc<MachineProfile>>>,
-    /// The share of the calibrated host fold rate that decisions price folds at, and the
-    /// profile with that rate (`None` at 1: the calibrated profile). See
-    /// [`crate::tuning::fold_speed`].
+    /// The price of host folds decisions use ([`crate::tuning::fold_speed`]).
     fold_level: Mutex<FoldLevel>,
     /// Devices that failed during a call: no call uses them until [`DevicePool::reprobe`].
     failed: Mutex<Vec<usize>>,
@@ -197,15 +195,9 @@ impl Default for FoldLevel {
 
 impl std::fmt::Debug for DevicePool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let labels: Vec<String> = self.devices.iter().map(|d| d.info().label()).collect();
         f.debug_struct("DevicePool")
-            .field(
-                "devices",
-                &self
-                    .devices
-                    .iter()
-                    .map(|d| d.info().label())
-                    .collect::<Vec<_>>(),
-            )
+            .field("devices", &labels)
             .field("links", &self.links.len())
             .finish()
     }
@@ -233,15 +225,10 @@ impl DevicePool {
             }
         }
         let link_set = map.keys().copied().collect();
-        let mut context_keepers: Vec<usize> = Vec::new();
-        for (i, d) in devices.iter().enumerate() {
-            if !context_keepers
-                .iter()
-                .any(|&k| devices[k].info().backend == d.info().backend)
-            {
-                context_keepers.push(i);
-            }
-        }
+        let mut backends = HashSet::new();
+        let context_keepers = (0..devices.len())
+            .filter(|&i| backends.insert(devices[i].info().backend.clone()))
+            .collect();
         Ok(DevicePool {
             context_keepers,
             workspaces: Workspaces::new(devices.len()),
@@ -301,10 +288,8 @@ impl DevicePool {
 
     /// What [`DevicePool::set_tail_pieces`] set.
     pub fn tail_pieces(&self) -> Option<usize> {
-        match self.tail_pieces.load(std::sync::atomic::Ordering::Relaxed) {
-            0 => None,
-            n => Some(n),
-        }
+        let n = self.tail_pieces.load(std::sync::atomic::Ordering::Relaxed);
+        Some(n).filter(|&n| n > 0)
     }
 
     /// Number of plans in the plan cache (a repeated call reuses its plan).
@@ -392,12 +377,10 @@ impl DevicePool {
     /// link knows of itself.
     pub fn link_bandwidth(&self, src: MemorySpace, dst: MemorySpace) -> Option<f64> {
         let link = self.link(src, dst)?;
-        if let Some(p) = self.profile() {
-            if let Some(lp) = p.link_named(link.name()) {
-                return Some(lp.bytes_per_sec);
-            }
-        }
-        link.nominal_bandwidth()
+        let calibrated = self
+            .profile()
+            .and_then(|p| Some(p.link_named(link.name())?.bytes_per_sec));
+        calibrated.or_else(|| link.nominal_bandwidth())
     }
 
     /// Devices that failed during a call and are left out of calls until
@@ -457,16 +440,6 @@ impl DevicePool {
         Some(vec![cpu])
     }
 
-    /// Leaves device `index` out of later calls (it failed).
-    fn exclude(&self, index: usize) {
-        let mut f = workspace::lock(&self.failed);
-        if !f.contains(&index) {
-            f.push(index);
-            // Decisions name devices; they are made again without this one.
-            self.clear_decisions();
-        }
-    }
-
     /// Leaves pool device `index` out of this and later calls (until [`DevicePool::reprobe`])
     /// for `error`, met during a `routine` call, and records it in the call's `recovered`:
     /// `tiles_rerun` of its output tiles ran again on the devices left, `tiles_in_part` of
@@ -485,7 +458,13 @@ impl DevicePool {
             "device failed; it is left out until re-probed, and the call finishes on the \
              devices left"
         );
-        self.exclude(index);
+        let mut failed = workspace::lock(&self.failed);
+        if !failed.contains(&index) {
+            failed.push(index);
+            // Decisions name devices; they are made again without this one.
+            self.clear_decisions();
+        }
+        drop(failed);
         recovered.push(DeviceFault {
             device: label,
             index,
@@ -537,18 +516,11 @@ impl DevicePool {
             }
         };
         let ws = Workspaces::addresses(&workspace, run.devices);
-        let devs: Vec<Arc<dyn Device>> = run
-            .devices
-            .iter()
-            .map(|&i| self.devices[i].clone())
-            .collect();
+        let devs = self.devices_of(run.devices);
         // No population of the operands beside the call: host kernels (solves, panels) write
         // them in place.
         let call_guard = self.enter(&devs, &host_regions(&run.operands), false)?;
-        let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
-        for d in &devs {
-            d.share_host(accelerators);
-        }
+        share_host(&devs);
         let out = crate::execute::execute(&crate::execute::ExecRequest {
             plan,
             devices: &devs,
@@ -617,10 +589,11 @@ impl DevicePool {
     /// the symmetric routines' choice of device for a diagonal tile use it.
     pub(super) fn gemm_rate(&self, i: usize, dt: DType, tile: usize) -> f64 {
         let d = &self.devices[i];
-        if let Some(p) = self.profile() {
-            if let Some(t) = p.device(&d.info().label()).and_then(|dp| dp.exec_table(dt)) {
-                return t.rate(tile);
-            }
+        let calibrated = self
+            .profile()
+            .and_then(|p| p.device(&d.info().label())?.exec_table(dt));
+        if let Some(t) = calibrated {
+            return t.rate(tile);
         }
         d.nominal_flops(dt).unwrap_or_else(|| {
             // Uncalibrated: a guess by kind, lower for small tiles (GEMM rates grow with the
@@ -665,6 +638,11 @@ impl DevicePool {
         Ok(())
     }
 
+    /// Pool devices `indices`.
+    fn devices_of(&self, indices: &[usize]) -> Vec<Arc<dyn Device>> {
+        indices.iter().map(|&i| self.devices[i].clone()).collect()
+    }
+
     fn device(&self, idx: usize) -> Result<&Arc<dyn Device>> {
         self.devices.get(idx).ok_or_else(|| {
             Error::InvalidInput(format!(
@@ -673,9 +651,7 @@ impl DevicePool {
             ))
         })
     }
-}
 
-impl DevicePool {
     /// Frees the tile workspaces and host staging buffers kept between calls. Waits for the
     /// calls in flight; the next call allocates again.
     ///
@@ -708,11 +684,10 @@ impl DevicePool {
         let mut waited = t.elapsed().as_secs_f64();
         let mut ready = true;
         for d in accelerators() {
-            if !d
+            ready = d
                 .hosts_prepared(regions)
-                .map_err(|e| e.on_device(&d.info().label()))?
-            {
-                ready = false;
+                .map_err(|e| e.on_device(&d.info().label()))?;
+            if !ready {
                 break;
             }
         }
@@ -767,52 +742,7 @@ impl DevicePool {
     fn alone(&self) -> RwLockWriteGuard<'_, ()> {
         self.calls.write().unwrap_or_else(|p| p.into_inner())
     }
-}
 
-/// What the accelerators run beside a call on its host `regions`
-/// ([`Device::begin_host_call`]), ended when the call's guard drops.
-fn begin_host_call(
-    devs: &[Arc<dyn Device>],
-    regions: &[(u64, usize, HostAccess)],
-    populate: bool,
-) -> Vec<Box<dyn std::any::Any + Send>> {
-    if !populate {
-        return Vec::new();
-    }
-    // `populate` holds only where every device is an accelerator.
-    devs.iter()
-        // SAFETY: `regions` are the call's host operands (the caller's slices, which outlive
-        // the call); the guard holding what this returns is dropped when the call has ended,
-        // its copies done.
-        .filter_map(|d| unsafe { d.begin_host_call(regions) })
-        .collect()
-}
-
-/// Held while a call runs: what runs beside it on its host operands (ended first), its place
-/// beside other calls or alone, and its count among the calls in flight (folds are counted
-/// only for calls that ran alone, [`crate::tuning::fold_speed`]).
-struct CallGuard<'a> {
-    _populations: Vec<Box<dyn std::any::Any + Send>>,
-    _lock: CallLock<'a>,
-    _in_flight: crate::tuning::fold_speed::CallInFlight<'a>,
-}
-
-/// A call's place: beside other calls, or alone.
-#[allow(dead_code)] // held for its drop only
-enum CallLock<'a> {
-    Beside(RwLockReadGuard<'a, ()>),
-    Alone(RwLockWriteGuard<'a, ()>),
-}
-
-impl Drop for DevicePool {
-    fn drop(&mut self) {
-        let _thread = self.keep_thread_contexts();
-        // The staging buffers may be page-locked by the devices: release before freeing.
-        let _ = self.workspaces.release_idle(&self.devices);
-    }
-}
-
-impl DevicePool {
     /// The profile the simulator prices candidate plans with: the calibrated one where it
     /// covers every device (its `dtype` GEMM table) and link, else one made of what the pool
     /// knows ([`DevicePool::gemm_rate`], [`DevicePool::link_bandwidth`]; 10 us per copy).
@@ -859,5 +789,56 @@ impl DevicePool {
             let label = self.devices[i].info().label();
             *device == label || device.starts_with(&format!("{label} "))
         })
+    }
+}
+
+/// Tells each of `devs` how many accelerators among them share the host.
+fn share_host(devs: &[Arc<dyn Device>]) {
+    let accelerators = devs.iter().filter(|d| !d.space().is_host()).count();
+    for d in devs {
+        d.share_host(accelerators);
+    }
+}
+
+/// What the accelerators run beside a call on its host `regions`
+/// ([`Device::begin_host_call`]), ended when the call's guard drops.
+fn begin_host_call(
+    devs: &[Arc<dyn Device>],
+    regions: &[(u64, usize, HostAccess)],
+    populate: bool,
+) -> Vec<Box<dyn std::any::Any + Send>> {
+    if !populate {
+        return Vec::new();
+    }
+    // `populate` holds only where every device is an accelerator.
+    devs.iter()
+        // SAFETY: `regions` are the call's host operands (the caller's slices, which outlive
+        // the call); the guard holding what this returns is dropped when the call has ended,
+        // its copies done.
+        .filter_map(|d| unsafe { d.begin_host_call(regions) })
+        .collect()
+}
+
+/// Held while a call runs: what runs beside it on its host operands (ended first), its place
+/// beside other calls or alone, and its count among the calls in flight (folds are counted
+/// only for calls that ran alone, [`crate::tuning::fold_speed`]).
+struct CallGuard<'a> {
+    _populations: Vec<Box<dyn std::any::Any + Send>>,
+    _lock: CallLock<'a>,
+    _in_flight: crate::tuning::fold_speed::CallInFlight<'a>,
+}
+
+/// A call's place: beside other calls, or alone.
+#[allow(dead_code)] // held for its drop only
+enum CallLock<'a> {
+    Beside(RwLockReadGuard<'a, ()>),
+    Alone(RwLockWriteGuard<'a, ()>),
+}
+
+impl Drop for DevicePool {
+    fn drop(&mut self) {
+        let _thread = self.keep_thread_contexts();
+        // The staging buffers may be page-locked by the devices: release before freeing.
+        let _ = self.workspaces.release_idle(&self.devices);
     }
 }

@@ -55,17 +55,31 @@ pub struct GemmOptions {
     pub c_region: CRegion,
 }
 
-impl GemmOptions {
-    /// Forces a square tile size (`None`: the autotuner chooses).
-    pub fn tile(mut self, tile: impl Into<Option<usize>>) -> Self {
-        self.tile = tile.into();
-        self
-    }
+/// Builder setters: `name(value)` sets the field `name` to `value.into()`.
+macro_rules! setters {
+    ($($name:ident: $arg:ty;)*) => {$(
+        #[doc = concat!("Sets the `", stringify!($name), "` field.")]
+        pub fn $name(mut self, $name: $arg) -> Self {
+            self.$name = $name.into();
+            self
+        }
+    )*};
+}
+pub(super) use setters;
 
-    /// Forces tile sizes and group; takes precedence over [`GemmOptions::tile`].
-    pub fn blocking(mut self, blocking: impl Into<Option<Blocking>>) -> Self {
-        self.blocking = blocking.into();
-        self
+impl GemmOptions {
+    setters! {
+        tile: impl Into<Option<usize>>;
+        blocking: impl Into<Option<Blocking>>;
+        trace: bool;
+        memory_limit: impl Into<Option<u64>>;
+        no_peer_forwarding: bool;
+        host_fold: impl Into<Option<bool>>;
+        fold_tail: impl Into<Option<usize>>;
+        objective: crate::energy::Objective;
+        c_region: impl Into<CRegion>;
+        preserve_c: impl Into<Option<bool>>;
+        k_split: impl Into<Option<bool>>;
     }
 
     /// Uses exactly these devices (indices into [`crate::DevicePool::devices`]).
@@ -77,60 +91,6 @@ impl GemmOptions {
     /// Uses these devices when `Some`, or lets the autotuner choose when `None`.
     pub fn device_list(mut self, devices: Option<Vec<usize>>) -> Self {
         self.devices = devices;
-        self
-    }
-
-    /// Records a timeline of every transfer and kernel ([`GemmReport::trace`]).
-    pub fn trace(mut self, trace: bool) -> Self {
-        self.trace = trace;
-        self
-    }
-
-    /// Uses at most this many bytes of each device's memory for tiles.
-    pub fn memory_limit(mut self, bytes: impl Into<Option<u64>>) -> Self {
-        self.memory_limit = bytes.into();
-        self
-    }
-
-    /// Never forwards a tile from a device that holds it (always fetches from the operand).
-    pub fn no_peer_forwarding(mut self, no: bool) -> Self {
-        self.no_peer_forwarding = no;
-        self
-    }
-
-    /// Host fold on (`true` / `Some(true)`), off, or chosen by the model (`None`).
-    pub fn host_fold(mut self, fold: impl Into<Option<bool>>) -> Self {
-        self.host_fold = fold.into();
-        self
-    }
-
-    /// With host folds, the unfolded tail (see [`GemmOptions::fold_tail`]); `None`: the model.
-    pub fn fold_tail(mut self, tail: impl Into<Option<usize>>) -> Self {
-        self.fold_tail = tail.into();
-        self
-    }
-
-    /// Chooses the device subset for time, energy or energy-delay product.
-    pub fn objective(mut self, objective: crate::energy::Objective) -> Self {
-        self.objective = objective;
-        self
-    }
-
-    /// Computes only this part of C ([`CRegion`]).
-    pub fn c_region(mut self, region: impl Into<CRegion>) -> Self {
-        self.c_region = region.into();
-        self
-    }
-
-    /// The undo log of C on (`true`), off, or only without a host CPU to finish (`None`).
-    pub fn preserve_c(mut self, keep: impl Into<Option<bool>>) -> Self {
-        self.preserve_c = keep.into();
-        self
-    }
-
-    /// K-split on (`true` / `Some(true)`), off, or chosen by the model (`None`).
-    pub fn k_split(mut self, split: impl Into<Option<bool>>) -> Self {
-        self.k_split = split.into();
         self
     }
 

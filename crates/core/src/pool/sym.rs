@@ -11,7 +11,7 @@ use super::{op_sub, DevicePool};
 use crate::error::{Error, Result};
 use crate::matrix::{DeviceMatrix, MatIn, MatOut};
 use crate::memory::{MemorySpace, RawTile};
-use crate::operand::Trans;
+use crate::operand::{MatMut, Trans};
 use crate::problem::blas_flags::ArgCheck;
 use crate::problem::GemmProblem;
 use crate::scalar::{c64, Scalar};
@@ -77,14 +77,11 @@ impl DevicePool {
         let (a, mut c) = (a.into(), c.into());
         let problem = sym_shape(&op, &a, b.as_ref(), &c, T::DTYPE)?;
         let real = |x: T| T::from_c64(c64::new(x.to_c64().re, 0.0));
-        let herm_rank = matches!(op, SymOp::Rank { herm: true, .. });
+        // HERK's or HER2K's.
+        let herm = matches!(op, SymOp::Rank { herm: true, .. });
         let two = matches!(op, SymOp::Rank { two: true, .. });
-        let alpha = if herm_rank && !two {
-            real(alpha)
-        } else {
-            alpha
-        };
-        let beta = if herm_rank { real(beta) } else { beta };
+        let alpha = if herm && !two { real(alpha) } else { alpha };
+        let beta = if herm { real(beta) } else { beta };
         let (ar, cr) = (a.raw(), c.raw());
         let br = b.as_ref().map_or(ar, MatIn::raw);
         self.check_locations(&[ar, br, cr])?;
@@ -104,7 +101,7 @@ impl DevicePool {
             // Its tiles' decisions price host folds as GEMM's do.
             self.sync_fold_level();
             if self.sym_tiles_usable(T::DTYPE, opts) {
-                self.run_sym_tiles(op, alpha, [ar, br, cr], beta, problem.k, opts, &mut report)?;
+                self.run_sym_tiles(&problem, alpha, [ar, br, cr], beta, opts, &mut report)?;
             } else {
                 let block = self.sym_block(&problem, opts);
                 // `tile` is the diagonal block; the off-diagonal GEMMs keep their own tiling (a
@@ -119,9 +116,9 @@ impl DevicePool {
                     opts: &gemm_opts,
                     block,
                 };
-                let (n, k, r) = (problem.n, problem.k, &mut report);
+                let r = &mut report;
                 match op {
-                    SymOp::Rank { .. } => self.rank_block(&call, ar, br, beta, cr, n, k, r)?,
+                    SymOp::Rank { .. } => self.rank_block(&call, ar, br, beta, cr, r)?,
                     SymOp::Multiply { .. } => self.multiply_block(&call, ar, br, beta, cr, r)?,
                 }
                 report.tile = Some((block, block, block));
@@ -266,7 +263,6 @@ impl DevicePool {
     }
 
     /// A rank update of the `n x n` block `c` with the panels `a`, `b` (op(.) `n x k`).
-    #[allow(clippy::too_many_arguments)] // one block's operands
     fn rank_block<T: Scalar>(
         &self,
         call: &Call<'_, T>,
@@ -274,8 +270,6 @@ impl DevicePool {
         b: RawTile,
         beta: T,
         c: RawTile,
-        n: usize,
-        k: usize,
         report: &mut GemmReport,
     ) -> Result<()> {
         let SymOp::Rank {
@@ -284,6 +278,7 @@ impl DevicePool {
         else {
             return Err(Error::internal("rank block of a multiply"));
         };
+        let (n, k) = (c.rows, trans.stored_shape(a.rows, a.cols).1);
         let part = |t: RawTile, r0: usize, len: usize| op_sub(t, trans, r0, 0, len, k);
         if n <= call.block {
             let tile = call.tile((n, n, k), a, b, beta, c);
@@ -297,8 +292,8 @@ impl DevicePool {
             part(b, 0, n1),
             part(b, n1, n2),
         );
-        self.rank_block(call, a1, b1, beta, c.sub(0, 0, n1, n1), n1, k, report)?;
-        self.rank_block(call, a2, b2, beta, c.sub(n1, n1, n2, n2), n2, k, report)?;
+        self.rank_block(call, a1, b1, beta, c.sub(0, 0, n1, n1), report)?;
+        self.rank_block(call, a2, b2, beta, c.sub(n1, n1, n2, n2), report)?;
         // The off-diagonal block: rows X, columns Y of C.
         let (cx, ax, bx, ay, by) = match uplo {
             Uplo::Lower => (c.sub(n1, 0, n2, n1), a2, b2, a1, b1),
@@ -475,14 +470,6 @@ impl DevicePool {
         report: &mut GemmReport,
     ) -> Result<()> {
         let dt = T::DTYPE;
-        let host_tile = |v: &mut Vec<T>, rows: usize, cols: usize| RawTile {
-            space: MemorySpace::HOST,
-            addr: v.as_mut_ptr() as u64,
-            rows,
-            cols,
-            ld: rows.max(1),
-            dtype: dt,
-        };
         let beta = T::from_c64(tile.beta.as_c64());
         match tile.op {
             SymOp::Rank {
@@ -490,7 +477,7 @@ impl DevicePool {
             } => {
                 let n = tile.n;
                 let mut prod = vec![T::default(); n * n];
-                let p = host_tile(&mut prod, n, n);
+                let p = MatOut::Host(MatMut::packed(&mut prod, n, n)?).raw();
                 let (ta, tb) = call.op.gemm_trans(dt);
                 let alpha = call.alpha;
                 let second = if two { tile.b } else { tile.a };
@@ -545,7 +532,7 @@ impl DevicePool {
                         }
                     }
                 })?;
-                let f = host_tile(&mut full, k, k);
+                let f = MatOut::Host(MatMut::packed(&mut full, k, k)?).raw();
                 let (x, y) = match side {
                     Side::Left => (f, tile.b),
                     Side::Right => (tile.b, f),
@@ -584,15 +571,10 @@ impl DevicePool {
 /// The model's diagonal block for a matrix of order `order` on `devices` devices: about an
 /// eighth of the order per device count (the diagonal tiles stay a small share of the work,
 /// 2 * block / order), a power of two within [`BLOCKS`], never above the order.
-pub fn choose_block(order: usize, devices: usize) -> usize {
+fn choose_block(order: usize, devices: usize) -> usize {
     let target = order / (8 * devices.max(1)).max(1);
-    let mut best = BLOCKS[0];
-    for &b in &BLOCKS {
-        if b <= target.max(BLOCKS[0]) {
-            best = b;
-        }
-    }
-    best.min(order.max(1))
+    let best = BLOCKS.into_iter().rfind(|&b| b <= target.max(BLOCKS[0]));
+    best.unwrap_or(BLOCKS[0]).min(order.max(1))
 }
 
 /// Where to split a matrix of order `n > block`: a multiple of `block` near the middle, so

@@ -5,11 +5,10 @@
 //! is the one whose plan the simulator replays fastest against the profile. A device failure
 //! re-runs each unfinished C tile as the pieces of its own sum ([`sym_pieces`]).
 
-use super::gemm::{decision_key, tiles_problem};
+use super::gemm::{tiles_problem, GemmRun};
 use super::options::{GemmOptions, GemmReport};
 use super::{op_sub, DevicePool};
 use crate::autotune::Decision;
-use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::memory::RawTile;
 use crate::operand::Trans;
@@ -17,7 +16,6 @@ use crate::problem::GemmProblem;
 use crate::scalar::Scalar;
 use crate::sym::{Side, SymOp, SymProblem, SymTiles, Uplo};
 use crate::tiling::{Blocking, TileGrid};
-use std::sync::Arc;
 
 /// Square tiles the simulator chooses among (those that cut the order into 1 to 32 tiles).
 const TILES: [usize; 7] = [256, 512, 1024, 2048, 4096, 6144, 8192];
@@ -32,27 +30,19 @@ impl DevicePool {
             .all(|i| self.devices[i].kernel().supports_sym(dtype))
     }
 
-    /// Runs `op` (its checks and quick returns done) as symmetric tiles: `[a, b, c]` are the
+    /// Runs `shape` (its checks and quick returns done) as symmetric tiles: `[a, b, c]` are the
     /// routine's operands (`b` is `a` for SYRK/HERK), alpha and beta as the routine takes them
     /// (HERK's already real).
-    #[allow(clippy::too_many_arguments)] // the routine's operands and scalars
     pub(super) fn run_sym_tiles<T: Scalar>(
         &self,
-        op: SymOp,
+        shape: &SymProblem,
         alpha: T,
         [a, b, c]: [RawTile; 3],
         beta: T,
-        k: usize,
         opts: &GemmOptions,
         report: &mut GemmReport,
     ) -> Result<()> {
-        let shape = SymProblem {
-            op,
-            m: c.rows,
-            n: c.cols,
-            k,
-            dtype: T::DTYPE,
-        };
+        let op = shape.op;
         let one = T::from_f64(1.0);
         let conj = if op.herm() { alpha.conj() } else { alpha };
         // One undo log over every pass: a rank-2k update whose second plan fails with no
@@ -60,21 +50,18 @@ impl DevicePool {
         let undo = self
             .keeps_undo_log(opts, T::DTYPE)
             .then(crate::undo::UndoLog::new);
-        for (pass, p) in sym_passes(&shape, beta == T::default())
+        for (pass, p) in sym_passes(shape, beta == T::default())
             .into_iter()
             .enumerate()
         {
             // The second pass of a rank-2k update adds alpha op(B) op(A)^T (conj(alpha) for
-            // HER2K) off the diagonal: B and A swap places.
-            let ops = match (op, pass) {
-                (SymOp::Rank { .. }, 0) => [a, b, c],
-                (SymOp::Rank { .. }, _) => [b, a, c],
-                (SymOp::Multiply { side, .. }, _) => match side {
-                    // In GEMM terms the symmetric matrix is A on the left, B on the right.
-                    Side::Left => [a, b, c],
-                    Side::Right => [b, a, c],
-                },
+            // HER2K) off the diagonal: B and A swap places. In GEMM terms SYMM's symmetric
+            // matrix is A on the left, B on the right.
+            let swap = match op {
+                SymOp::Rank { .. } => pass > 0,
+                SymOp::Multiply { side, .. } => side == Side::Right,
             };
+            let ops = if swap { [b, a, c] } else { [a, b, c] };
             let p = GemmProblem {
                 locations: [ops[0].space, ops[1].space, ops[2].space],
                 ..p
@@ -84,11 +71,20 @@ impl DevicePool {
             } else {
                 (conj, one)
             };
-            self.run_sym_pass(&p, &ops, alpha, beta, opts, report, undo.as_ref())
+            let run = GemmRun::new(p, opts, ops, alpha, beta, false);
+            let mut sub = GemmReport::default();
+            self.run_retrying(&run, &mut sub, None, undo.as_ref())
                 .map_err(|e| match &undo {
                     Some(u) => self.put_c_back(e, u),
                     None => e,
                 })?;
+            report.tile = sub.tile;
+            report.planning_seconds += sub.planning_seconds;
+            report.host_fold |= sub.host_fold;
+            report.stats = std::mem::take(&mut sub.stats);
+            report.plan = sub.plan.take();
+            report.trace = sub.trace.take().or(report.trace.take());
+            super::sym::merge(report, sub);
         }
         Ok(())
     }
@@ -104,7 +100,7 @@ impl DevicePool {
         let mut total = Some(0.0);
         let mut devices = Vec::new();
         for (pass, g) in sym_passes(p, false).into_iter().enumerate() {
-            let (d, secs) = self.decide_sym_scored(&g, opts)?;
+            let (d, secs) = self.decide_sym(&g, opts)?;
             if pass == 0 {
                 tile = d.grid.tm;
                 devices = d.devices.clone();
@@ -138,39 +134,9 @@ impl DevicePool {
             .collect()
     }
 
-    /// One symmetric plan through the GEMM path (decision, plan, retries, recovery).
-    #[allow(clippy::too_many_arguments)] // one plan's operands and scalars, and the call's log
-    fn run_sym_pass<T: Scalar>(
-        &self,
-        p: &GemmProblem,
-        ops: &[RawTile; 3],
-        alpha: T,
-        beta: T,
-        opts: &GemmOptions,
-        report: &mut GemmReport,
-        undo: Option<&crate::undo::UndoLog>,
-    ) -> Result<()> {
-        let key = decision_key(*p, opts, false);
-        let mut sub = GemmReport::default();
-        self.run_retrying(p, &key, opts, ops, alpha, beta, &mut sub, None, undo)?;
-        report.tile = sub.tile;
-        report.planning_seconds += sub.planning_seconds;
-        report.host_fold |= sub.host_fold;
-        report.stats = std::mem::take(&mut sub.stats);
-        report.plan = sub.plan.take();
-        report.trace = sub.trace.take().or(report.trace.take());
-        super::sym::merge(report, sub);
-        Ok(())
-    }
-
-    /// The decision for a symmetric plan (see [`DevicePool::decide_sym_scored`]).
-    pub(super) fn decide_sym(&self, p: &GemmProblem, opts: &GemmOptions) -> Result<Decision> {
-        Ok(self.decide_sym_scored(p, opts)?.0)
-    }
-
     /// The decision for a symmetric plan in square tiles: the caller's, else the candidate the
     /// simulator replays fastest (with that makespan), else the GEMM model's tile.
-    fn decide_sym_scored(
+    pub(super) fn decide_sym(
         &self,
         p: &GemmProblem,
         opts: &GemmOptions,
@@ -230,8 +196,7 @@ impl DevicePool {
         scratch: &crate::plan::cache::PlanCache,
     ) -> Option<(f64, Decision)> {
         let d = self.decide_with(p, opts, Some(blocking), false).ok()?;
-        let devs: Vec<Arc<dyn Device>> =
-            d.devices.iter().map(|&i| self.devices[i].clone()).collect();
+        let devs = self.devices_of(&d.devices);
         let labels: Vec<String> = devs.iter().map(|d| d.info().label()).collect();
         let (plan, _) = self.plan(scratch, p, &d, &devs, opts).ok()?;
         Some((super::makespan(&plan, &labels, profile).ok()?, d))
@@ -331,73 +296,52 @@ pub(super) fn sym_pieces<T: Scalar>(
             };
             out.push((sub, [ai, bj, cc], beta));
         }
-        SymOp::Multiply {
-            side: Side::Left,
-            uplo,
-            ..
-        } => {
-            // Row panel i of the symmetric A: its diagonal tile, then the columns before and
-            // after it, each read from the stored triangle.
-            let m = p.m;
+        SymOp::Multiply { side, uplo, .. } => {
+            // Row panel i of the symmetric A (left), or column panel j of the symmetric B
+            // (right): its diagonal tile, then the lines before and after it, each read from
+            // the stored triangle (transposed on the right).
+            let left = side == Side::Left;
+            let (sm, p0, pl, order) = if left {
+                (a, r0, mr, p.m)
+            } else {
+                (b, c0, nc, p.n)
+            };
+            // The other operand's block facing lines `x0..x0 + xl` of the symmetric one.
+            let other = |x0, xl| {
+                if left {
+                    b.sub(x0, c0, xl, nc)
+                } else {
+                    a.sub(r0, x0, mr, xl)
+                }
+            };
             let diag = GemmProblem {
                 m: mr,
                 n: nc,
-                k: mr,
+                k: pl,
                 ..*p
             };
-            out.push((
-                diag,
-                [a.sub(r0, r0, mr, mr), b.sub(r0, c0, mr, nc), cc],
-                beta,
-            ));
-            let e = r0 + mr;
-            if r0 > 0 {
-                let (blk, t) = match uplo {
-                    Uplo::Lower => (a.sub(r0, 0, mr, r0), Trans::N),
-                    Uplo::Upper => (a.sub(0, r0, r0, mr), tc),
-                };
-                out.push(plain(t, Trans::N, blk, b.sub(0, c0, r0, nc)));
-            }
-            if e < m {
-                let (blk, t) = match uplo {
-                    Uplo::Lower => (a.sub(e, r0, m - e, mr), tc),
-                    Uplo::Upper => (a.sub(r0, e, mr, m - e), Trans::N),
-                };
-                out.push(plain(t, Trans::N, blk, b.sub(e, c0, m - e, nc)));
-            }
-        }
-        SymOp::Multiply {
-            side: Side::Right,
-            uplo,
-            ..
-        } => {
-            // Column panel j of the symmetric matrix (the GEMM's B), likewise.
-            let n = p.n;
-            let diag = GemmProblem {
-                m: mr,
-                n: nc,
-                k: nc,
-                ..*p
+            let (sd, od) = (sm.sub(p0, p0, pl, pl), other(p0, pl));
+            out.push((diag, if left { [sd, od, cc] } else { [od, sd, cc] }, beta));
+            let e = p0 + pl;
+            let (before, after) = match uplo {
+                Uplo::Lower => (
+                    (sm.sub(p0, 0, pl, p0), Trans::N),
+                    (sm.sub(e, p0, order - e, pl), tc),
+                ),
+                Uplo::Upper => (
+                    (sm.sub(0, p0, p0, pl), tc),
+                    (sm.sub(p0, e, pl, order - e), Trans::N),
+                ),
             };
-            out.push((
-                diag,
-                [a.sub(r0, c0, mr, nc), b.sub(c0, c0, nc, nc), cc],
-                beta,
-            ));
-            let e = c0 + nc;
-            if c0 > 0 {
-                let (blk, t) = match uplo {
-                    Uplo::Lower => (b.sub(c0, 0, nc, c0), tc),
-                    Uplo::Upper => (b.sub(0, c0, c0, nc), Trans::N),
-                };
-                out.push(plain(Trans::N, t, a.sub(r0, 0, mr, c0), blk));
-            }
-            if e < n {
-                let (blk, t) = match uplo {
-                    Uplo::Lower => (b.sub(e, c0, n - e, nc), Trans::N),
-                    Uplo::Upper => (b.sub(c0, e, nc, n - e), tc),
-                };
-                out.push(plain(Trans::N, t, a.sub(r0, e, mr, n - e), blk));
+            for ((blk, t), x0, xl) in [(before, 0, p0), (after, e, order - e)] {
+                if xl > 0 {
+                    out.push(if left {
+                        plain(t, Trans::N, blk, other(x0, xl))
+                    } else {
+                        let t = if t == Trans::N { tc } else { Trans::N };
+                        plain(Trans::N, t, other(x0, xl), blk)
+                    });
+                }
             }
         }
     }

@@ -6,7 +6,6 @@
 use super::options::DeviceFault;
 use super::{op_sub, to_usize, DevicePool};
 use crate::error::{Error, Result};
-use crate::exec::execute::ExecOutcome;
 use crate::exec::trace::Trace;
 use crate::matrix::{MatIn, MatOut};
 use crate::memory::{HostAccess, MemorySpace, RawTile};
@@ -43,9 +42,10 @@ pub struct TriCallOptions {
 }
 
 impl TriCallOptions {
-    pub fn tile(mut self, tile: impl Into<Option<usize>>) -> Self {
-        self.tile = tile.into();
-        self
+    super::options::setters! {
+        tile: impl Into<Option<usize>>;
+        solve: impl Into<Option<SolvePlacement>>;
+        trace: bool;
     }
     pub fn devices(mut self, devices: impl IntoIterator<Item = usize>) -> Self {
         self.devices = Some(devices.into_iter().collect());
@@ -53,14 +53,6 @@ impl TriCallOptions {
     }
     pub fn device_list(mut self, devices: Option<Vec<usize>>) -> Self {
         self.devices = devices;
-        self
-    }
-    pub fn solve(mut self, solve: impl Into<Option<SolvePlacement>>) -> Self {
-        self.solve = solve.into();
-        self
-    }
-    pub fn trace(mut self, trace: bool) -> Self {
-        self.trace = trace;
         self
     }
 }
@@ -278,13 +270,8 @@ impl DevicePool {
         // what a device writes in B's own memory, or all of B where no host CPU can finish or
         // solves on the host write a tile twice.
         let scope = if self.host_fallback(problem.dtype).is_none()
-            || matches!(
-                plan.routine,
-                Routine::Tri {
-                    solver: Some(_),
-                    ..
-                }
-            ) {
+            || decision.chosen.solve == SolvePlacement::Host
+        {
             Some(UndoScope::Every)
         } else if plan.devices.iter().any(|d| d.space == br.space) {
             Some(UndoScope::InPlace)
@@ -312,27 +299,8 @@ impl DevicePool {
         if out.faults.is_empty() {
             return Ok(());
         }
-        self.recover_tri(
-            problem, ar, br, alpha, call, report, undo, scope, &decision, out,
-        )
-    }
-
-    /// After devices failed: they are left out, and the panels go on from their final tiles
-    /// ([`DevicePool::finish_panels`]), or B is put back and the call runs again whole.
-    #[allow(clippy::too_many_arguments)] // one call's state
-    fn recover_tri<T: Scalar>(
-        &self,
-        problem: TriProblem,
-        ar: RawTile,
-        br: RawTile,
-        alpha: T,
-        call: &TriCallOptions,
-        report: &mut TriReport,
-        undo: &UndoLog,
-        scope: Option<UndoScope>,
-        decision: &TriDecision,
-        out: ExecOutcome,
-    ) -> Result<()> {
+        // Devices failed: they are left out, and the panels go on from their final tiles, or B
+        // is put back and the call runs again whole.
         let Routine::Tri { tile, panel, .. } = decision.plan.routine else {
             return Err(Error::internal("a triangular call ran another plan"));
         };
@@ -357,9 +325,8 @@ impl DevicePool {
         let Some(left) = self.devices_left(call.devices.as_deref(), &[ar, br], dt, usable) else {
             return Err(last);
         };
-        let devices = call.devices.as_ref().map(|_| left);
         let sub = TriCallOptions {
-            devices,
+            devices: call.devices.as_ref().map(|_| left),
             trace: false,
             ..call.clone()
         };
@@ -412,17 +379,12 @@ impl DevicePool {
             })
             .collect();
         let mut j = 0;
-        while j < np {
-            let s = done[j];
-            let mut end = j + 1;
-            while end < np && done[end] == s {
-                end += 1;
-            }
+        for alike in done.chunk_by(|x, y| x == y) {
+            let (s, end) = (alike[0], j + alike.len());
             if s < nt {
-                let lines = (tiling.panel_span(j).0, {
-                    let (last, len) = tiling.panel_span(end - 1);
-                    last + len - tiling.panel_span(j).0
-                });
+                let first = tiling.panel_span(j).0;
+                let (last, len) = tiling.panel_span(end - 1);
+                let lines = (first, last + len - first);
                 self.finish_lines(tiling, &order, s, lines, ar, br, alpha, call, report)?;
             }
             j = end;
@@ -446,16 +408,10 @@ impl DevicePool {
         report: &mut TriReport,
     ) -> Result<()> {
         let p = tiling.problem;
-        let span = |blocks: &[usize]| -> (usize, usize) {
-            let lo = blocks.iter().map(|&k| tiling.block_span(k).0).min();
-            let hi = blocks
-                .iter()
-                .map(|&k| tiling.block_span(k).0 + tiling.block_span(k).1)
-                .max();
-            match (lo, hi) {
-                (Some(lo), Some(hi)) => (lo, hi - lo),
-                _ => (0, 0),
-            }
+        let span = |blocks: &[usize]| {
+            let spans = blocks.iter().map(|&k| tiling.block_span(k));
+            let lo = spans.clone().map(|(o, _)| o).min().unwrap_or(0);
+            (lo, spans.map(|(o, l)| o + l).max().unwrap_or(0) - lo)
         };
         let (r0, nr) = span(&order[s..]);
         let (d0, nd) = span(&order[..s]);
@@ -665,22 +621,15 @@ impl DevicePool {
             solver,
             resident_panels: 2,
         }))?;
-        let labels: Vec<String> = specs.iter().map(|s| s.label.clone()).collect();
+        let mut labels: Vec<String> = specs.iter().map(|s| s.label.clone()).collect();
         let seconds = super::makespan(&plan, &labels, profile)?;
+        // A device added only to solve is marked so.
+        for l in &mut labels[computing..] {
+            l.push_str("(solves)");
+        }
         Ok((
             TriAlternative {
-                // A device added only to solve is marked so.
-                devices: labels
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| {
-                        if i >= computing {
-                            format!("{l}(solves)")
-                        } else {
-                            l.clone()
-                        }
-                    })
-                    .collect(),
+                devices: labels,
                 tile,
                 solve,
                 seconds,

@@ -102,13 +102,7 @@ impl CallWorkspace<'_> {
 /// synchronised its queue by then).
 pub(super) struct FolderLease<'a> {
     pool: &'a Workspaces,
-    folder: Arc<HostFolder>,
-}
-
-impl FolderLease<'_> {
-    pub(super) fn folder(&self) -> Arc<HostFolder> {
-        self.folder.clone()
-    }
+    pub folder: Arc<HostFolder>,
 }
 
 impl Drop for FolderLease<'_> {
@@ -221,12 +215,7 @@ impl Workspaces {
             }
             std::mem::take(&mut *idle)
         };
-        let freed: u64 = smaller.iter().map(|b| b.len() as u64).sum();
-        drop(smaller);
-        {
-            let mut owned = lock(&self.owned[i]);
-            *owned = owned.saturating_sub(freed);
-        }
+        self.free(i, smaller);
         let buffer = match d.allocate(need) {
             Ok(b) => b,
             Err(Error::OutOfMemory { .. }) => {
@@ -243,9 +232,13 @@ impl Workspaces {
 
     /// Frees the idle slot buffers of pool device `i`.
     fn free_idle(&self, i: usize) {
-        let freed: Vec<Box<dyn Buffer>> = std::mem::take(&mut *lock(&self.idle[i]));
-        let bytes: u64 = freed.iter().map(|b| b.len() as u64).sum();
-        drop(freed);
+        self.free(i, std::mem::take(&mut *lock(&self.idle[i])));
+    }
+
+    /// Frees `buffers`, slot buffers of pool device `i`.
+    fn free(&self, i: usize, buffers: Vec<Box<dyn Buffer>>) {
+        let bytes: u64 = buffers.iter().map(|b| b.len() as u64).sum();
+        drop(buffers);
         let mut owned = lock(&self.owned[i]);
         *owned = owned.saturating_sub(bytes);
     }
@@ -326,13 +319,11 @@ impl Workspaces {
         }
         let hosts: Vec<HostStaging> = std::mem::take(&mut *lock(&self.idle_host));
         let mut result = Ok(());
-        for h in &hosts {
-            let v = &h.words;
-            for d in devices {
-                if let Err(e) = d.release_host(v.as_ptr() as u64, v.len() * 8) {
-                    result = result.and(Err(e));
-                }
-            }
+        for (h, d) in hosts
+            .iter()
+            .flat_map(|h| devices.iter().map(move |d| (h, d)))
+        {
+            result = result.and(d.release_host(h.words.as_ptr() as u64, h.words.len() * 8));
         }
         result
     }
